@@ -1,0 +1,90 @@
+# ingot: one entry point. `make run` serves the reference service, `make test`
+# runs every test; both install what they need first (tools/setup).
+# Everything generated goes to build/.
+
+BUILD    ?= build
+CC_MUSL  ?= musl-gcc
+CC_HOST  ?= cc
+DEPS     := $(BUILD)/deps
+GEN      := $(BUILD)/gen
+OBJ      := $(BUILD)/obj
+BIN      := $(BUILD)/bin/service
+SCHEMA   ?= schemas/service.json
+
+WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
+CFLAGS   := $(WARN) -O2 -I. -I$(GEN) -I$(DEPS)/musl/include \
+            -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
+            -fno-stack-protector -fno-plt
+LDFLAGS  := -static -Wl,--gc-sections -Wl,-O1 -Wl,--build-id=none -s
+LIBS     := $(DEPS)/musl/lib/libbearssl.a
+
+RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c)
+APP_SRC     := $(wildcard app/*.c)
+GEN_SRC     := $(GEN)/api.c
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c)
+RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
+APP_OBJ     := $(APP_SRC:%.c=$(OBJ)/%.o) $(OBJ)/gen/api.o
+
+.PHONY: all deps deps-lock gen bin run test bench clean setup-build setup-run setup-test
+all: bin
+
+# ---- third-party sources (Debian source packages, built with musl) ----
+$(DEPS)/.stamp: tools/deps/fetch tools/deps/deps.lock
+	BUILD=$(BUILD) tools/deps/fetch
+deps: $(DEPS)/.stamp
+$(LIBS): $(DEPS)/.stamp
+deps-lock:
+	BUILD=$(BUILD) tools/deps/fetch --lock
+
+# ---- schema compiler (host tool) and generated code ----
+$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	$(CC_HOST) $(WARN) -O2 -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+
+$(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
+	@mkdir -p $(GEN)
+	$(BUILD)/schemac $(SCHEMA) $(GEN)
+gen: $(GEN)/api.c
+
+# ---- the service ----
+$(OBJ)/%.o: %.c $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/gen/api.o: $(GEN)/api.c $(GEN)/api.h
+	@mkdir -p $(@D)
+	$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(APP_SRC:%.c=$(OBJ)/%.o): $(GEN)/api.h
+
+$(BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LIBS)
+	@mkdir -p $(@D)
+	$(CC_MUSL) $(LDFLAGS) $^ -o $@
+	@echo "built $@ ($$(stat -c %s $@) bytes)"
+
+bin: setup-build $(BIN)
+
+setup-build:
+	@tools/setup build
+setup-run:
+	@tools/setup run
+setup-test:
+	@tools/setup test
+
+run: setup-run
+	@$(MAKE) --no-print-directory bin
+	exec $(BIN)
+
+test: setup-test
+	@$(MAKE) --no-print-directory bin
+	@tests/run
+
+bench:
+	@tools/setup bench
+	@$(MAKE) --no-print-directory bin
+	@tools/bench/run
+
+clean:
+	rm -rf $(OBJ) $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/bench
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

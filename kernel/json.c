@@ -1,0 +1,120 @@
+/* JSON writer primitives for generated encoders: escaped strings, integers
+ * without printf, shortest round-trip doubles. They append to an ig_wbuf. */
+#include "ingot.h"
+#include "json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* 0: copy; 'u': \u00XX; else the character after the backslash. */
+static const char escape_class[128] = {
+	['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r',
+	['"'] = '"', ['\\'] = '\\',
+	[0] = 'u', [1] = 'u', [2] = 'u', [3] = 'u', [4] = 'u', [5] = 'u', [6] = 'u', [7] = 'u',
+	[11] = 'u', [14] = 'u', [15] = 'u', [16] = 'u', [17] = 'u', [18] = 'u', [19] = 'u',
+	[20] = 'u', [21] = 'u', [22] = 'u', [23] = 'u', [24] = 'u', [25] = 'u', [26] = 'u',
+	[27] = 'u', [28] = 'u', [29] = 'u', [30] = 'u', [31] = 'u',
+};
+
+size_t ig_json_escape(char *dst, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *d = dst;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char e = c < 128 ? escape_class[c] : 0;
+		if (ig_likely(!e)) {
+			*d++ = (char)c;
+		} else if (e == 'u') {
+			memcpy(d, "\\u00", 4);
+			d[4] = hex[c >> 4];
+			d[5] = hex[c & 15];
+			d += 6;
+		} else {
+			d[0] = '\\';
+			d[1] = e;
+			d += 2;
+		}
+	}
+	return (size_t)(d - dst);
+}
+
+void ig_json_string(ig_wbuf *w, const char *s, size_t n)
+{
+	char *d = ig_wbuf_reserve(w, 6 * n + 2);
+	if (!d)
+		return;
+	d[0] = '"';
+	size_t k = ig_json_escape(d + 1, s, n);
+	d[k + 1] = '"';
+	w->len += k + 2;
+}
+
+size_t ig_fmt_u64(char *out, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
+size_t ig_fmt_i64(char *out, int64_t v)
+{
+	if (v >= 0)
+		return ig_fmt_u64(out, (uint64_t)v);
+	out[0] = '-';
+	return 1 + ig_fmt_u64(out + 1, (uint64_t)0 - (uint64_t)v);
+}
+
+void ig_json_int(ig_wbuf *w, int64_t v)
+{
+	char *d = ig_wbuf_reserve(w, 21);
+	if (d)
+		w->len += ig_fmt_i64(d, v);
+}
+
+void ig_json_uint(ig_wbuf *w, uint64_t v)
+{
+	char *d = ig_wbuf_reserve(w, 20);
+	if (d)
+		w->len += ig_fmt_u64(d, v);
+}
+
+void ig_json_bool(ig_wbuf *w, bool v)
+{
+	if (v)
+		ig_wbuf_lit(w, "true");
+	else
+		ig_wbuf_lit(w, "false");
+}
+
+/* Shortest round-trip: the fewest significant digits that parse back to the
+ * same double. Integral values within 2^53 print as integers. */
+void ig_json_double(ig_wbuf *w, double v)
+{
+	if (!isfinite(v)) {
+		ig_wbuf_lit(w, "null");
+		return;
+	}
+	if (v == (double)(int64_t)v && fabs(v) < 9007199254740992.0) {
+		if (v == 0 && signbit(v))
+			ig_wbuf_lit(w, "-0");
+		else
+			ig_json_int(w, (int64_t)v);
+		return;
+	}
+	char buf[32];
+	int n = 0;
+	for (int prec = 1; prec <= 17; prec++) {
+		n = snprintf(buf, sizeof buf, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	ig_wbuf_put(w, buf, (size_t)n);
+}

@@ -1,0 +1,119 @@
+/* JSON-lines logger. Each line carries ts (UTC, milliseconds), level and
+ * msg, then the caller's fields. Fields that do not fit are dropped and the
+ * line is marked "truncated":true rather than split. */
+#include "log.h"
+#include "json.h"
+#include "ingot.h"
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int ig_log_threshold = IG_LOG_INFO;
+
+static const char *const level_names[] = { "error", "warn", "info", "debug" };
+
+static void put(struct ig_logline *l, const char *s, size_t n)
+{
+	if (l->len + n + 2 > sizeof l->buf) { /* keep room for "}\n" */
+		l->truncated = true;
+		return;
+	}
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+}
+
+static void put_escaped(struct ig_logline *l, const char *s, size_t n)
+{
+	char tmp[6 * 64];
+	while (n) {
+		size_t k = n < 64 ? n : 64;
+		put(l, tmp, ig_json_escape(tmp, s, k));
+		s += k;
+		n -= k;
+	}
+}
+
+static void put_key(struct ig_logline *l, const char *key)
+{
+	put(l, ",\"", 2);
+	put(l, key, strlen(key));
+	put(l, "\":", 2);
+}
+
+bool ig_log_begin(struct ig_logline *l, enum ig_log_level level, const char *msg)
+{
+	if ((int)level > ig_log_threshold)
+		return false;
+	l->len = 0;
+	l->truncated = false;
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	char t[40];
+	size_t n = strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S", &tm);
+	t[n++] = '.';
+	t[n++] = (char)('0' + ts.tv_nsec / 100000000);
+	t[n++] = (char)('0' + ts.tv_nsec / 10000000 % 10);
+	t[n++] = (char)('0' + ts.tv_nsec / 1000000 % 10);
+	t[n++] = 'Z';
+	put(l, "{\"ts\":\"", 7);
+	put(l, t, n);
+	put(l, "\",\"level\":\"", 11);
+	put(l, level_names[level], strlen(level_names[level]));
+	put(l, "\",\"msg\":\"", 9);
+	put_escaped(l, msg, strlen(msg));
+	put(l, "\"", 1);
+	return true;
+}
+
+void ig_log_str(struct ig_logline *l, const char *key, const char *v, size_t n)
+{
+	put_key(l, key);
+	put(l, "\"", 1);
+	put_escaped(l, v, n);
+	put(l, "\"", 1);
+}
+
+void ig_log_cstr(struct ig_logline *l, const char *key, const char *v)
+{
+	ig_log_str(l, key, v, strlen(v));
+}
+
+void ig_log_int(struct ig_logline *l, const char *key, int64_t v)
+{
+	char d[24];
+	put_key(l, key);
+	put(l, d, ig_fmt_i64(d, v));
+}
+
+void ig_log_end(struct ig_logline *l)
+{
+	if (l->truncated)
+		put(l, ",\"truncated\":true", 17);
+	l->buf[l->len++] = '}';
+	l->buf[l->len++] = '\n';
+	/* stdout may be a pipe a supervisor reads; a short write is retried. */
+	for (size_t off = 0; off < l->len;) {
+		ssize_t w = write(1, l->buf + off, l->len - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+void ig_log_msg(enum ig_log_level level, const char *msg)
+{
+	struct ig_logline l;
+	if (ig_log_begin(&l, level, msg))
+		ig_log_end(&l);
+}
+
+int ig_log_level_parse(const char *s)
+{
+	for (int i = 0; i < (int)IG_COUNTOF(level_names); i++)
+		if (strcmp(s, level_names[i]) == 0)
+			return i;
+	return -1;
+}

@@ -1,0 +1,87 @@
+/* Event loop: wait, read the clock once, dispatch events, run due timers. */
+#include "loop.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define IG_EVENTS_PER_WAIT 256
+
+static void on_wakefd(struct ig_io *io, uint32_t events)
+{
+	(void)events;
+	struct ig_loop *loop = (struct ig_loop *)((char *)io - offsetof(struct ig_loop, wake_io));
+	uint64_t v;
+	while (read(loop->wakefd, &v, sizeof v) > 0)
+		;
+	if (loop->on_wake)
+		loop->on_wake(loop, loop->arg);
+}
+
+int ig_loop_init(struct ig_loop *loop, int core)
+{
+	*loop = (struct ig_loop){ .epfd = -1, .wakefd = -1, .core = core };
+	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+	loop->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (loop->epfd < 0 || loop->wakefd < 0)
+		return -1;
+	loop->wake_io.fn = on_wakefd;
+	if (ig_loop_add(loop, loop->wakefd, EPOLLIN, &loop->wake_io) != 0)
+		return -1;
+	ig_clock_update(&loop->clock);
+	ig_timers_init(&loop->timers, loop->clock.now_ms);
+	return 0;
+}
+
+void ig_loop_close(struct ig_loop *loop)
+{
+	if (loop->wakefd >= 0)
+		close(loop->wakefd);
+	if (loop->epfd >= 0)
+		close(loop->epfd);
+}
+
+int ig_loop_add(struct ig_loop *loop, int fd, uint32_t events, struct ig_io *io)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = io };
+	return epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int ig_loop_mod(struct ig_loop *loop, int fd, uint32_t events, struct ig_io *io)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = io };
+	return epoll_ctl(loop->epfd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void ig_loop_del(struct ig_loop *loop, int fd)
+{
+	epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, 0);
+}
+
+void ig_loop_wake(struct ig_loop *loop)
+{
+	uint64_t one = 1;
+	(void)!write(loop->wakefd, &one, sizeof one);
+}
+
+void ig_loop_run(struct ig_loop *loop)
+{
+	struct epoll_event events[IG_EVENTS_PER_WAIT];
+	loop->running = true;
+	while (loop->running) {
+		int timeout = ig_timers_wait_ms(&loop->timers, loop->clock.now_ms);
+		int n = epoll_wait(loop->epfd, events, IG_EVENTS_PER_WAIT, timeout);
+		if (n < 0 && errno != EINTR)
+			break;
+		ig_clock_update(&loop->clock);
+		for (int i = 0; i < n; i++) {
+			struct ig_io *io = events[i].data.ptr;
+			io->fn(io, events[i].events);
+		}
+		ig_timers_run(&loop->timers, loop->clock.now_ms);
+		if (loop->after_batch)
+			loop->after_batch(loop, loop->arg);
+	}
+}

@@ -1,0 +1,53 @@
+/* Object pools: a LIFO free list (so the most recently used, cache-warm
+ * object is reused first) over chunks carved lazily from anonymous mmaps.
+ * Chunks are never returned: a pool's size is its high-water mark. */
+#include "pool.h"
+
+#include <sys/mman.h>
+
+void ig_pool_init(struct ig_pool *p, size_t obj_size, size_t chunk_objs, size_t max_objs)
+{
+	*p = (struct ig_pool){ 0 };
+	p->obj_size = (obj_size + 15) & ~(size_t)15;
+	p->chunk_objs = chunk_objs ? chunk_objs : 1;
+	p->max_objs = max_objs;
+}
+
+static int pool_grow(struct ig_pool *p)
+{
+	size_t n = p->chunk_objs;
+	if (p->total + n > p->max_objs)
+		n = p->max_objs - p->total;
+	if (n == 0)
+		return -1;
+	void *m = mmap(NULL, n * p->obj_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	p->bump = m;
+	p->bump_end = (char *)m + n * p->obj_size;
+	p->total += n;
+	return 0;
+}
+
+void *ig_pool_take(struct ig_pool *p)
+{
+	void *o = p->free_list;
+	if (o) {
+		p->free_list = *(void **)o;
+	} else {
+		if (p->bump == p->bump_end && pool_grow(p) != 0)
+			return NULL;
+		o = p->bump;
+		p->bump += p->obj_size;
+	}
+	p->in_use++;
+	return o;
+}
+
+void ig_pool_give(struct ig_pool *p, void *obj)
+{
+	*(void **)obj = p->free_list;
+	p->free_list = obj;
+	p->in_use--;
+}

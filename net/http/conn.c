@@ -1,0 +1,585 @@
+/* The HTTP/1.1 connection engine: the transport lends it bytes, it parses
+ * every complete request in them (pipelining), dispatches each to the app
+ * in order, and writes the responses of a batch in one writev. Responses
+ * leave in request order: a pending exchange holds back the ones after it.
+ * States are explicit (enum conn_state); one timer per connection carries
+ * whichever deadline the state needs, re-armed lazily. */
+#include "internal.h"
+
+#include <stddef.h>
+
+#define MAX_IOV 64
+
+static const struct ig_stream_ops conn_stream_ops;
+
+static uint64_t now_ms(const struct http_conn *c)
+{
+	return c->core->loop.clock.now_ms;
+}
+
+/* ---- output ---- */
+
+static void out_release_written(struct http_conn *c)
+{
+	while (c->out_head && c->out_head->off == c->out_head->len) {
+		struct out_block *b = c->out_head;
+		c->out_head = b->next;
+		ig_pool_give(&c->core->blocks, b);
+	}
+	if (!c->out_head)
+		c->out_tail = NULL;
+}
+
+static void conn_destroy(struct http_conn *c, bool graceful);
+
+/* Writes what is queued. Returns false if the connection was destroyed. */
+static bool conn_flush(struct http_conn *c)
+{
+	while (c->out_head) {
+		struct iovec iov[MAX_IOV];
+		int n = 0;
+		for (struct out_block *b = c->out_head; b && n < MAX_IOV; b = b->next)
+			iov[n++] = (struct iovec){ b->data + b->off, b->len - b->off };
+		ssize_t w = c->t->ops->writev(c->t, iov, n);
+		if (w == IG_WOULD_BLOCK)
+			return true;
+		if (w < 0) {
+			conn_destroy(c, false);
+			return false;
+		}
+		c->out_bytes -= (size_t)w;
+		for (struct out_block *b = c->out_head; b && w > 0; b = b->next) {
+			size_t k = b->len - b->off;
+			if ((size_t)w < k)
+				k = (size_t)w;
+			b->off += (uint32_t)k;
+			w -= (ssize_t)k;
+		}
+		out_release_written(c);
+	}
+	if (c->state == CONN_CLOSING && !c->q_head) {
+		conn_destroy(c, true);
+		return false;
+	}
+	return true;
+}
+
+/* ---- timers ---- */
+
+static void conn_set_deadline(struct http_conn *c, enum conn_timer kind, uint64_t deadline)
+{
+	c->timer_kind = kind;
+	c->deadline_ms = deadline;
+	if (kind == TIMER_NONE)
+		return;
+	/* Lazy: a timer due earlier than the deadline re-arms when it fires. */
+	if (!ig_timer_armed(&c->timer) || c->timer.deadline_ms > deadline)
+		ig_timer_set(&c->core->loop.timers, &c->timer, deadline);
+}
+
+/* Chooses the deadline for the connection's state after a batch. */
+static void conn_update_deadline(struct http_conn *c)
+{
+	const struct http_config *cfg = c->core->cfg;
+	if (c->out_bytes) {
+		if (c->timer_kind != TIMER_WRITE)
+			conn_set_deadline(c, TIMER_WRITE, now_ms(c) + (uint64_t)cfg->write_timeout_ms);
+	} else if (c->state == CONN_BODY || c->state == CONN_CHUNKED) {
+		if (c->timer_kind != TIMER_BODY)
+			conn_set_deadline(c, TIMER_BODY, now_ms(c) + (uint64_t)cfg->body_timeout_ms);
+	} else if (c->q_head) {
+		conn_set_deadline(c, TIMER_NONE, 0); /* the app owns the time now */
+	} else if (c->rpos < c->rlen) {
+		/* From the first byte of the head, not the latest: a client that
+		   trickles bytes (slowloris) still meets the deadline. */
+		if (c->timer_kind != TIMER_HEAD) {
+			c->head_started_ms = now_ms(c);
+			conn_set_deadline(c, TIMER_HEAD, now_ms(c) + (uint64_t)cfg->header_timeout_ms);
+		}
+	} else {
+		conn_set_deadline(c, TIMER_IDLE, now_ms(c) + (uint64_t)cfg->idle_timeout_ms);
+	}
+}
+
+static void conn_fail_request(struct http_conn *c, int status, const char *detail);
+static void conn_emit_ready(struct http_conn *c);
+
+static void on_conn_timer(struct ig_timer *t)
+{
+	struct http_conn *c = (struct http_conn *)((char *)t - offsetof(struct http_conn, timer));
+	if (c->timer_kind == TIMER_NONE)
+		return;
+	if (now_ms(c) < c->deadline_ms) {
+		ig_timer_set(&c->core->loop.timers, &c->timer, c->deadline_ms);
+		return;
+	}
+	switch (c->timer_kind) {
+	case TIMER_IDLE:
+		conn_destroy(c, false);
+		return;
+	case TIMER_HEAD:
+		conn_fail_request(c, 408, "the request head did not arrive in time");
+		return;
+	case TIMER_BODY:
+		conn_fail_request(c, 408, "the request body did not arrive in time");
+		return;
+	case TIMER_WRITE: /* the client does not read: no point writing more */
+	case TIMER_NONE:
+		conn_destroy(c, false);
+		return;
+	}
+}
+
+/* ---- lifecycle ---- */
+
+void *http_conn_accept(void *core_arg, struct ig_transport *t)
+{
+	struct http_core *core = core_arg;
+	if (core->draining)
+		return NULL;
+	struct http_conn *c = ig_pool_take(&core->conns);
+	if (!c)
+		return NULL;
+	*c = (struct http_conn){ .t = t, .core = core, .state = CONN_HEAD };
+	c->timer.fn = on_conn_timer;
+	c->next = core->live;
+	if (core->live)
+		core->live->prev = c;
+	core->live = c;
+	core->count++;
+	t->engine = c;
+	t->engine_ops = &conn_stream_ops;
+	conn_set_deadline(c, TIMER_IDLE, core->loop.clock.now_ms + (uint64_t)core->cfg->idle_timeout_ms);
+	return c;
+}
+
+static void rbuf_release(struct http_conn *c)
+{
+	if (c->rbuf) {
+		ig_pool_give(&c->core->rbufs, c->rbuf);
+		c->rbuf = NULL;
+	}
+	c->rpos = c->rlen = 0;
+}
+
+/* Frees the connection; exchanges still pending learn that their client
+ * has gone and free themselves when they finish. */
+static void conn_destroy(struct http_conn *c, bool graceful)
+{
+	struct http_core *core = c->core;
+	for (struct ig_ctx *x = c->q_head, *next; x; x = next) {
+		next = x->next;
+		if (x->state == CTX_PENDING)
+			http_ctx_cancel(x);
+		else
+			http_ctx_free(x);
+	}
+	if (c->reading)
+		http_ctx_free(c->reading);
+	c->q_head = c->q_tail = NULL;
+	c->out_bytes = 0;
+	for (struct out_block *b = c->out_head; b; b->off = b->len, b = b->next)
+		;
+	out_release_written(c);
+	rbuf_release(c);
+	ig_timer_cancel(&core->loop.timers, &c->timer);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		core->live = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	if (c->t)
+		c->t->ops->close(c->t, graceful);
+	ig_pool_give(&core->conns, c);
+	core->count--;
+	if (core->draining && core->count == 0)
+		core->loop.running = false;
+}
+
+/* Answers an error that makes the rest of the stream meaningless: reading
+ * stops, the problem is queued after the responses before it, and the
+ * connection closes once they are written. */
+static void conn_fail_request(struct http_conn *c, int status, const char *detail)
+{
+	if (c->reading) {
+		http_ctx_free(c->reading);
+		c->reading = NULL;
+	}
+	c->state = CONN_CLOSING;
+	c->fail_status = status;
+	c->fail_detail = detail;
+	if (c->processing)
+		return; /* the batch end answers it, after the responses before it */
+	conn_emit_ready(c);
+	if (conn_flush(c))
+		conn_update_deadline(c);
+}
+
+/* ---- request dispatch ---- */
+
+static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
+{
+	struct http_core *core = c->core;
+	core->requests++;
+	x->keep_alive = x->keep_alive && !core->draining;
+	if (!x->keep_alive)
+		c->state = CONN_CLOSING; /* this is the last request we read */
+	if (c->q_tail)
+		c->q_tail->next = x;
+	else
+		c->q_head = x;
+	c->q_tail = x;
+	c->queued++;
+	core->app->route(x);
+	if (x->state == CTX_RUNNING) {
+		x->state = CTX_PENDING;
+		/* The read buffer will move on; keep what the app may read. */
+		if (x->conn && http_ctx_detach(x) != 0)
+			ig_respond_problem(x, 500, "out of request memory");
+	}
+}
+
+/* Starts a request whose body does not fit the read buffer: the head moves
+ * into the exchange's arena and the body is read into the arena too. */
+static bool conn_begin_arena_body(struct http_conn *c, const struct http_request *r, size_t head_len)
+{
+	struct ig_ctx *x = http_ctx_new(c->core, c);
+	if (!x) {
+		conn_fail_request(c, 503, "out of request slots");
+		return false;
+	}
+	http_ctx_set_request(x, r, NULL, 0);
+	if (http_ctx_detach(x) != 0) {
+		http_ctx_free(x);
+		conn_fail_request(c, 500, "out of request memory");
+		return false;
+	}
+	c->reading = x;
+	c->rpos += (uint32_t)head_len;
+	c->body_len = 0;
+	if (r->body_kind == HTTP_BODY_LENGTH) {
+		c->body_need = r->content_length;
+		char *body = ig_arena_alloc(&x->arena, c->body_need);
+		if (!body) {
+			conn_fail_request(c, 413, "the request body is too large");
+			return false;
+		}
+		x->req.body.ptr = body;
+		size_t have = c->rlen - c->rpos;
+		if (have > c->body_need)
+			have = c->body_need;
+		memcpy(body, c->rbuf + c->rpos, have);
+		c->rpos += (uint32_t)have;
+		c->body_len = have;
+		c->state = CONN_BODY;
+	} else {
+		c->chunked = (struct http_chunked_decoder){ .max_trailer_bytes = (size_t)c->core->cfg->max_header_bytes };
+		x->body = (ig_wbuf){ .arena = &x->arena };
+		c->state = CONN_CHUNKED;
+	}
+	return true;
+}
+
+static bool conn_body_complete(struct http_conn *c)
+{
+	struct ig_ctx *x = c->reading;
+	c->reading = NULL;
+	c->state = CONN_HEAD;
+	if (x->body.ptr) { /* chunked: the decoded body was gathered in body */
+		x->req.body = (ig_str){ x->body.ptr, x->body.len };
+		x->body = (ig_wbuf){ .arena = &x->arena };
+	}
+	c->continue_sent = false;
+	conn_dispatch(c, x);
+	return c->state != CONN_CLOSING;
+}
+
+static void send_continue(struct http_conn *c)
+{
+	if (!c->continue_sent && !c->q_head) {
+		static const char line[] = "HTTP/1.1 100 Continue\r\n\r\n";
+		http_out_append(c, line, sizeof line - 1);
+	}
+	c->continue_sent = true;
+}
+
+/* Handles one parsed head. Returns true to keep parsing. */
+static bool conn_on_head(struct http_conn *c, const struct http_request *r, size_t head_len)
+{
+	const struct http_config *cfg = c->core->cfg;
+	size_t after_head = c->rlen - c->rpos - head_len;
+	if (r->body_kind == HTTP_BODY_LENGTH && r->content_length > (uint64_t)cfg->max_body) {
+		conn_fail_request(c, 413, "the request body is too large");
+		return false;
+	}
+	if (r->body_kind == HTTP_BODY_CHUNKED) {
+		if (!conn_begin_arena_body(c, r, head_len))
+			return false;
+		if (r->expect_continue && c->rpos == c->rlen)
+			send_continue(c);
+		return true;
+	}
+	size_t body_len = r->body_kind == HTTP_BODY_LENGTH ? (size_t)r->content_length : 0;
+	if (after_head < body_len) {
+		if (head_len + body_len > c->core->rbuf_size) {
+			if (!conn_begin_arena_body(c, r, head_len))
+				return false;
+			if (r->expect_continue && c->body_len == 0)
+				send_continue(c);
+			return true;
+		}
+		/* The body will fit: wait for it, re-parsing the head then. */
+		if (r->expect_continue && after_head == 0)
+			send_continue(c);
+		return false;
+	}
+	struct ig_ctx *x = http_ctx_new(c->core, c);
+	if (!x) {
+		conn_fail_request(c, 503, "out of request slots");
+		return false;
+	}
+	http_ctx_set_request(x, r, c->rbuf + c->rpos + head_len, body_len);
+	c->rpos += (uint32_t)(head_len + body_len);
+	c->continue_sent = false;
+	conn_dispatch(c, x);
+	return c->state == CONN_HEAD;
+}
+
+static bool conn_decode_chunked(struct http_conn *c)
+{
+	struct ig_ctx *x = c->reading;
+	size_t len = c->rlen - c->rpos;
+	ssize_t left = http_decode_chunked(&c->chunked, c->rbuf + c->rpos, &len);
+	if (left == HTTP_ERROR) {
+		conn_fail_request(c, 400, "malformed chunked body");
+		return false;
+	}
+	if (x->body.len + len > (size_t)c->core->cfg->max_body) {
+		conn_fail_request(c, 413, "the request body is too large");
+		return false;
+	}
+	ig_wbuf_put(&x->body, c->rbuf + c->rpos, len);
+	if (x->body.failed) {
+		conn_fail_request(c, 413, "the request body is too large");
+		return false;
+	}
+	c->rpos += (uint32_t)len;
+	if (left == HTTP_INCOMPLETE) {
+		c->rlen = c->rpos;
+		return false;
+	}
+	c->rlen = c->rpos + (uint32_t)left;
+	return conn_body_complete(c);
+}
+
+static bool conn_backpressure(const struct http_conn *c)
+{
+	return c->out_bytes > (size_t)c->core->cfg->max_output || c->queued >= HTTP_MAX_QUEUED;
+}
+
+/* Parses and dispatches every complete request in the read buffer. */
+static void conn_process(struct http_conn *c)
+{
+	struct http_core *core = c->core;
+	c->processing = true;
+	for (;;) {
+		if (c->state == CONN_CHUNKED) {
+			if (c->rpos == c->rlen || !conn_decode_chunked(c))
+				break;
+			continue;
+		}
+		if (c->state != CONN_HEAD || c->rpos == c->rlen || conn_backpressure(c))
+			break;
+		struct http_request r = { .headers = core->scratch_headers,
+					  .header_capacity = core->limits.max_headers };
+		int n = http_parse_request(c->rbuf + c->rpos, c->rlen - c->rpos, &r, &core->limits);
+		if (n == HTTP_INCOMPLETE)
+			break;
+		if (n == HTTP_ERROR) {
+			conn_fail_request(c, r.error_status, r.error_detail);
+			break;
+		}
+		if (!conn_on_head(c, &r, (size_t)n))
+			break;
+	}
+	c->processing = false;
+	if (c->state != CONN_CLOSING && c->rpos == c->rlen && c->state != CONN_BODY)
+		rbuf_release(c);
+	else if (c->rpos > 0 && c->rpos == c->rlen)
+		c->rpos = c->rlen = 0;
+}
+
+/* Appends the responses at the head of the queue that are ready. */
+static void conn_emit_ready(struct http_conn *c)
+{
+	while (c->q_head && c->q_head->state == CTX_READY) {
+		struct ig_ctx *x = c->q_head;
+		c->q_head = x->next;
+		if (!c->q_head)
+			c->q_tail = NULL;
+		c->queued--;
+		/* While draining, the last queued response closes the stream. */
+		bool last = !x->keep_alive || (c->core->draining && !c->q_head);
+		if (last)
+			c->state = CONN_CLOSING;
+		http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, last,
+			      x->req.minor_version, x->req.head);
+		if (!x->req.head)
+			http_out_append(c, x->body.ptr, x->body.len);
+		http_ctx_free(x);
+		if (last)
+			break;
+	}
+	if (!c->q_head && c->fail_status) {
+		http_out_problem(c, c->fail_status, c->fail_detail, true);
+		c->fail_status = 0;
+	}
+}
+
+static bool conn_idle(const struct http_conn *c)
+{
+	return !c->q_head && !c->reading && c->rpos == c->rlen && !c->out_bytes;
+}
+
+/* Processes, answers and writes until nothing more can move. Returns false
+ * if the connection was destroyed. */
+static bool conn_run(struct http_conn *c)
+{
+	for (;;) {
+		uint64_t before = c->core->requests;
+		conn_process(c);
+		conn_emit_ready(c);
+		if (!conn_flush(c))
+			return false;
+		/* More than HTTP_MAX_QUEUED pipelined requests: go again. */
+		if (c->core->requests == before || c->state != CONN_HEAD ||
+		    c->rpos == c->rlen || conn_backpressure(c))
+			break;
+	}
+	if (c->core->draining && conn_idle(c)) {
+		conn_destroy(c, false);
+		return false;
+	}
+	conn_update_deadline(c);
+	return true;
+}
+
+/* An exchange became ready. Inside a batch the batch end writes it; after
+ * an asynchronous completion, write now and resume the pipeline. */
+void http_conn_ctx_ready(struct http_conn *c)
+{
+	if (c->processing)
+		return;
+	if (conn_run(c) && c->state != CONN_CLOSING && !conn_backpressure(c))
+		c->t->ops->resume_read(c->t);
+}
+
+/* ---- transport callbacks ---- */
+
+static char *conn_lend(void *engine, size_t *cap)
+{
+	struct http_conn *c = engine;
+	if (c->state == CONN_CLOSING || conn_backpressure(c))
+		return NULL;
+	if (c->state == CONN_BODY) {
+		*cap = c->body_need - c->body_len;
+		return (char *)c->reading->req.body.ptr + c->body_len;
+	}
+	if (!c->rbuf) {
+		c->rbuf = ig_pool_take(&c->core->rbufs);
+		if (!c->rbuf)
+			return NULL;
+		c->rpos = c->rlen = 0;
+	}
+	if (c->rlen == c->core->rbuf_size && c->rpos > 0) {
+		memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
+		c->rlen -= c->rpos;
+		c->rpos = 0;
+	}
+	*cap = c->core->rbuf_size - c->rlen;
+	return *cap ? c->rbuf + c->rlen : NULL;
+}
+
+static void conn_received(void *engine, size_t n)
+{
+	struct http_conn *c = engine;
+	if (n == 0) {
+		/* The client finished sending: answer what it asked, then close.
+		   A partial request can never complete. */
+		c->peer_done = true;
+		if (c->state == CONN_BODY || c->state == CONN_CHUNKED || c->rpos < c->rlen) {
+			if (c->reading) {
+				http_ctx_free(c->reading);
+				c->reading = NULL;
+			}
+			c->rpos = c->rlen = 0;
+		}
+		c->state = CONN_CLOSING;
+		if (!c->q_head && !c->out_bytes) {
+			conn_destroy(c, false);
+			return;
+		}
+		conn_flush(c);
+		return;
+	}
+	if (c->state == CONN_BODY) {
+		c->body_len += n;
+		if (c->body_len == c->body_need)
+			conn_body_complete(c);
+	} else {
+		c->rlen += (uint32_t)n;
+	}
+	conn_run(c);
+}
+
+static void conn_writable(void *engine)
+{
+	struct http_conn *c = engine;
+	if (!c->out_bytes)
+		return;
+	bool pressured = conn_backpressure(c);
+	if (!conn_flush(c))
+		return;
+	if (pressured && !conn_backpressure(c))
+		http_conn_ctx_ready(c); /* buffered requests first, then new bytes */
+	else
+		conn_update_deadline(c);
+}
+
+static void conn_closed(void *engine)
+{
+	struct http_conn *c = engine;
+	c->t = NULL; /* the transport is gone already */
+	conn_destroy(c, false);
+}
+
+static const struct ig_stream_ops conn_stream_ops = {
+	.lend = conn_lend,
+	.received = conn_received,
+	.writable = conn_writable,
+	.closed = conn_closed,
+};
+
+/* ---- drain ---- */
+
+void http_conn_drain(struct http_core *core)
+{
+	for (struct http_conn *c = core->live, *next; c; c = next) {
+		next = c->next;
+		if (conn_idle(c))
+			conn_destroy(c, false);
+	}
+	if (core->count == 0)
+		core->loop.running = false;
+}
+
+void http_conn_force_close_all(struct http_core *core)
+{
+	while (core->live) {
+		struct http_conn *c = core->live;
+		core->cut += c->queued + (c->reading || c->rpos < c->rlen ? 1 : 0);
+		conn_destroy(c, false);
+	}
+	core->loop.running = false;
+}

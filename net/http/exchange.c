@@ -1,0 +1,299 @@
+/* Exchanges (ig_ctx): taken from the core's pool at dispatch, given back
+ * when the response has been copied to the connection's output, or, for a
+ * pending exchange whose client left, when the app finally calls
+ * ig_finish. Everything a request allocates lives in its arena. */
+#include "internal.h"
+#include "kernel/json.h"
+#include "kernel/log.h"
+
+#include <stddef.h>
+#include <strings.h>
+
+struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
+{
+	struct ig_ctx *x = ig_pool_take(&core->ctxs);
+	if (!x)
+		return NULL;
+	memset(x, 0, offsetof(struct ig_ctx, arena));
+	x->conn = c;
+	x->core = core;
+	x->state = CTX_RUNNING;
+	ig_arena_init(&x->arena, &core->blocks, (size_t)core->cfg->max_body * 2 + (1u << 20));
+	memset(&x->req, 0, sizeof *x - offsetof(struct ig_ctx, req));
+	x->content_type = "application/json";
+	x->body.arena = x->headers.arena = x->errors.arena = &x->arena;
+	if (core->cfg->access_log)
+		x->start_us = ig_monotonic_us();
+	return x;
+}
+
+void http_ctx_free(struct ig_ctx *x)
+{
+	ig_timer_cancel(&x->core->loop.timers, &x->timer);
+	ig_arena_reset(&x->arena);
+	ig_pool_give(&x->core->ctxs, x);
+}
+
+void http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const char *body, size_t body_len)
+{
+	ig_request *q = &x->req;
+	q->method = (ig_str){ r->method, r->method_len };
+	q->head = r->method_len == 4 && memcmp(r->method, "HEAD", 4) == 0;
+	if (q->head)
+		q->method = IG_STR("GET");
+	q->target = (ig_str){ r->target, r->target_len };
+	q->path = (ig_str){ r->path, r->path_len };
+	q->query = (ig_str){ r->query, r->query_len };
+	/* ig_header and http_header differ in layout; the parser's array is
+	   the core's scratch space, so it is converted lazily by ig_req_header
+	   and copied by detach. Keep a view of it meanwhile. */
+	q->headers = (const ig_header *)r->headers;
+	q->num_headers = r->num_headers;
+	q->body = (ig_str){ body, body_len };
+	q->minor_version = r->minor_version;
+	x->keep_alive = r->keep_alive;
+}
+
+static int copy_str(ig_arena *a, ig_str *s)
+{
+	if (!s->len)
+		return 0;
+	char *p = ig_arena_alloc(a, s->len);
+	if (!p)
+		return -1;
+	memcpy(p, s->ptr, s->len);
+	s->ptr = p;
+	return 0;
+}
+
+int http_ctx_detach(struct ig_ctx *x)
+{
+	ig_request *q = &x->req;
+	const struct http_header *src = (const struct http_header *)q->headers;
+	ig_header *h = ig_arena_alloc(&x->arena, sizeof *h * (q->num_headers ? q->num_headers : 1));
+	if (!h)
+		return -1;
+	for (size_t i = 0; i < q->num_headers; i++) {
+		h[i].name = (ig_str){ src[i].name, src[i].name_len };
+		h[i].value = (ig_str){ src[i].value, src[i].value_len };
+		if (copy_str(&x->arena, &h[i].name) || copy_str(&x->arena, &h[i].value))
+			return -1;
+	}
+	q->headers = h;
+	x->state = x->state; /* headers now in ig_header layout */
+	x->req.num_headers = q->num_headers;
+	x->errors.failed = false;
+	bool head = q->head;
+	if (copy_str(&x->arena, &q->target) || copy_str(&x->arena, &q->path) ||
+	    copy_str(&x->arena, &q->query) || copy_str(&x->arena, &q->body))
+		return -1;
+	if (!head)
+		copy_str(&x->arena, &q->method);
+	/* Remember the layout switch. */
+	x->error_count |= 0x80000000u;
+	return 0;
+}
+
+static bool headers_detached(const struct ig_ctx *x)
+{
+	return (x->error_count & 0x80000000u) != 0;
+}
+
+void http_ctx_cancel(struct ig_ctx *x)
+{
+	x->conn = NULL;
+}
+
+/* ---- public API ---- */
+
+const ig_request *ig_req(const ig_ctx *x)
+{
+	return &x->req;
+}
+
+ig_str ig_req_header(const ig_ctx *x, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < x->req.num_headers; i++) {
+		ig_str hn, hv;
+		if (headers_detached(x)) {
+			hn = x->req.headers[i].name;
+			hv = x->req.headers[i].value;
+		} else {
+			const struct http_header *h = (const struct http_header *)x->req.headers + i;
+			hn = (ig_str){ h->name, h->name_len };
+			hv = (ig_str){ h->value, h->value_len };
+		}
+		if (hn.len == n && strncasecmp(hn.ptr, name, n) == 0)
+			return hv;
+	}
+	return (ig_str){ NULL, 0 };
+}
+
+void *ig_alloc(ig_ctx *x, size_t size)
+{
+	return ig_arena_alloc(&x->arena, size);
+}
+
+uint32_t ig_core_index(const ig_ctx *x)
+{
+	return x->core->index;
+}
+
+uint32_t ig_core_count(const ig_ctx *x)
+{
+	return x->core->cfg->threads > 0 ? (uint32_t)x->core->cfg->threads : 1;
+}
+
+ig_wbuf *ig_body(ig_ctx *x)
+{
+	return &x->body;
+}
+
+void ig_set_content_type(ig_ctx *x, const char *ct)
+{
+	x->content_type = ct;
+}
+
+void ig_add_header(ig_ctx *x, const char *name, ig_str value)
+{
+	ig_wbuf_put(&x->headers, name, strlen(name));
+	ig_wbuf_lit(&x->headers, ": ");
+	/* A field value must not smuggle a line break into the head. */
+	for (size_t i = 0; i < value.len; i++) {
+		char ch = value.ptr[i];
+		ig_wbuf_put(&x->headers, (ch == '\r' || ch == '\n' || ch == 0) ? " " : &ch, 1);
+	}
+	ig_wbuf_lit(&x->headers, "\r\n");
+}
+
+void ig_set_encoder(ig_ctx *x, ig_encode_fn *encode, const void *out)
+{
+	x->encode = encode;
+	x->out = out;
+}
+
+static void access_log(const struct ig_ctx *x)
+{
+	struct ig_logline l;
+	if (!ig_log_begin(&l, IG_LOG_INFO, "request"))
+		return;
+	ig_log_str(&l, "method", x->req.head ? "HEAD" : x->req.method.ptr,
+		   x->req.head ? 4 : x->req.method.len);
+	ig_log_str(&l, "target", x->req.target.ptr, x->req.target.len);
+	ig_log_int(&l, "status", x->status);
+	ig_log_int(&l, "bytes", (int64_t)x->body.len);
+	ig_log_int(&l, "us", (int64_t)(ig_monotonic_us() - x->start_us));
+	ig_log_int(&l, "core", x->core->index);
+	ig_log_end(&l);
+}
+
+void ig_finish(ig_ctx *x, int status)
+{
+	if (x->state == CTX_READY)
+		return; /* finished twice: the first answer stands */
+	ig_timer_cancel(&x->core->loop.timers, &x->timer);
+	x->status = status;
+	if (x->encode && x->conn)
+		x->encode(x, status, x->out);
+	if (x->body.failed) {
+		x->body.len = 0;
+		x->body.failed = false;
+		x->status = 500;
+		x->content_type = "application/problem+json";
+		char tmp[6 * 200 + 128];
+		size_t n = http_problem_body(tmp, sizeof tmp, 500, "the response exceeded the request memory limit");
+		ig_wbuf_put(&x->body, tmp, n);
+	}
+	if (x->core->cfg->access_log)
+		access_log(x);
+	struct http_conn *c = x->conn;
+	if (!c) {
+		/* The client left while this was pending: drop the result. */
+		struct ig_logline l;
+		x->core->dropped++;
+		if (ig_log_begin(&l, IG_LOG_DEBUG, "response dropped: client gone")) {
+			ig_log_int(&l, "status", status);
+			ig_log_end(&l);
+		}
+		http_ctx_free(x);
+		return;
+	}
+	x->state = CTX_READY;
+	http_conn_ctx_ready(c);
+}
+
+void ig_respond_problem(ig_ctx *x, int status, const char *detail)
+{
+	char tmp[6 * 200 + 128];
+	size_t n = http_problem_body(tmp, sizeof tmp, status, detail);
+	x->body.len = 0;
+	ig_wbuf_put(&x->body, tmp, n);
+	x->content_type = "application/problem+json";
+	x->encode = NULL;
+	ig_finish(x, status);
+}
+
+static void json_key_str(ig_wbuf *w, const char *key, const char *v)
+{
+	ig_wbuf_put(w, key, strlen(key));
+	ig_json_string(w, v, strlen(v));
+}
+
+void ig_error_add(ig_ctx *x, const char *in, const char *name_or_pointer,
+		  const char *keyword, const char *message)
+{
+	uint32_t count = x->error_count & 0x7fffffffu;
+	if (count >= HTTP_MAX_ERRORS)
+		return;
+	ig_wbuf *w = &x->errors;
+	ig_wbuf_put(w, count ? ",{" : "{", count ? 2 : 1);
+	if (in && strcmp(in, "body") != 0) {
+		json_key_str(w, "\"in\":", in);
+		json_key_str(w, ",\"name\":", name_or_pointer);
+	} else {
+		json_key_str(w, "\"pointer\":", name_or_pointer);
+	}
+	json_key_str(w, ",\"keyword\":", keyword);
+	json_key_str(w, ",\"message\":", message);
+	ig_wbuf_lit(w, "}");
+	x->error_count++;
+}
+
+bool ig_has_errors(const ig_ctx *x)
+{
+	return (x->error_count & 0x7fffffffu) != 0;
+}
+
+void ig_respond_errors(ig_ctx *x, const char *detail)
+{
+	ig_wbuf *b = &x->body;
+	b->len = 0;
+	ig_wbuf_lit(b, "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":");
+	ig_json_string(b, detail, strlen(detail));
+	ig_wbuf_lit(b, ",\"errors\":[");
+	ig_wbuf_put(b, x->errors.ptr, x->errors.len);
+	ig_wbuf_lit(b, "]}");
+	x->content_type = "application/problem+json";
+	x->encode = NULL;
+	ig_finish(x, 400);
+}
+
+bool ig_cancelled(const ig_ctx *x)
+{
+	return x->conn == NULL;
+}
+
+static void on_ctx_timer(struct ig_timer *t)
+{
+	struct ig_ctx *x = (struct ig_ctx *)((char *)t - offsetof(struct ig_ctx, timer));
+	x->timer_fn(x, x->timer_arg);
+}
+
+void ig_after(ig_ctx *x, uint32_t ms, ig_ctx_fn *fn, void *arg)
+{
+	x->timer_fn = fn;
+	x->timer_arg = arg;
+	x->timer.fn = on_ctx_timer;
+	ig_timer_set(&x->core->loop.timers, &x->timer, x->core->loop.clock.now_ms + ms);
+}

@@ -1,0 +1,84 @@
+/* What a handler and the generated code see of one request/response
+ * exchange (ig_ctx): the parsed request, the per-request arena, the response
+ * being built, and the "pending, complete later" path.
+ *
+ * Lifetime: an ig_ctx lives from dispatch until ig_finish has run and its
+ * response has been written out (or dropped because the client left). A
+ * handler that returns IG_PENDING must call ig_finish exactly once later,
+ * on the same core, even if the client has gone (ig_cancelled says so): the
+ * ctx and its arena stay valid until then. */
+#ifndef NET_HTTP_EXCHANGE_H
+#define NET_HTTP_EXCHANGE_H
+
+#include "kernel/ingot.h"
+
+typedef struct ig_ctx ig_ctx;
+
+#define IG_PENDING (-1)
+
+typedef struct ig_header {
+	ig_str name, value;
+} ig_header;
+
+typedef struct ig_request {
+	ig_str method; /* "HEAD" is routed as GET; see head below */
+	ig_str target, path, query;
+	const ig_header *headers;
+	size_t num_headers;
+	ig_str body;
+	int minor_version;
+	bool head; /* a HEAD request: the body will not be sent */
+} ig_request;
+
+const ig_request *ig_req(const ig_ctx *ctx);
+/* Case-insensitive lookup; the first match, or {NULL, 0}. */
+ig_str ig_req_header(const ig_ctx *ctx, const char *name);
+
+void *ig_alloc(ig_ctx *ctx, size_t size); /* arena; NULL when over limit */
+uint32_t ig_core_index(const ig_ctx *ctx);
+uint32_t ig_core_count(const ig_ctx *ctx);
+
+/* ---- building the response ---- */
+/* The body writer; content type defaults to application/json. */
+ig_wbuf *ig_body(ig_ctx *ctx);
+void ig_set_content_type(ig_ctx *ctx, const char *ct);
+/* Adds a header field; name and value are copied. */
+void ig_add_header(ig_ctx *ctx, const char *name, ig_str value);
+
+/* Generated code registers how to turn the output struct into a body. */
+typedef void ig_encode_fn(ig_ctx *ctx, int status, const void *out);
+void ig_set_encoder(ig_ctx *ctx, ig_encode_fn *encode, const void *out);
+
+/* Completes the exchange with status: runs the encoder (if any) and queues
+ * the response. Call exactly once. */
+void ig_finish(ig_ctx *ctx, int status);
+
+/* A complete problem+json (RFC 9457) response. */
+void ig_respond_problem(ig_ctx *ctx, int status, const char *detail);
+
+/* Validation errors: collect, then answer 400 with an "errors" array. */
+void ig_error_add(ig_ctx *ctx, const char *in, const char *name_or_pointer,
+		  const char *keyword, const char *message);
+bool ig_has_errors(const ig_ctx *ctx);
+void ig_respond_errors(ig_ctx *ctx, const char *detail);
+
+/* ---- pending work ---- */
+/* True once the client has gone: the response will be dropped. */
+bool ig_cancelled(const ig_ctx *ctx);
+/* Runs fn(ctx, arg) after ms milliseconds on this core. One per ctx. */
+typedef void ig_ctx_fn(ig_ctx *ctx, void *arg);
+void ig_after(ig_ctx *ctx, uint32_t ms, ig_ctx_fn *fn, void *arg);
+
+/* ---- the app, as the generated code hands it to the runtime ---- */
+struct ig_app {
+	const char *name, *version;
+	void (*route)(ig_ctx *ctx); /* match, decode, call, or answer an error */
+	const char *openapi_json;
+	size_t openapi_len;
+};
+
+/* The program's entry: parse config, start a loop per core, serve until
+ * SIGTERM/SIGINT; returns the process exit code. */
+int ig_main(int argc, char **argv, const struct ig_app *app);
+
+#endif

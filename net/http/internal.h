@@ -1,0 +1,126 @@
+/* Shared inside net/http: the per-core server state, the connection and the
+ * exchange. Not for generated code or apps (they use exchange.h). */
+#ifndef NET_HTTP_INTERNAL_H
+#define NET_HTTP_INTERNAL_H
+
+#include "exchange.h"
+#include "parser.h"
+#include "kernel/arena.h"
+#include "kernel/loop.h"
+#include "kernel/pool.h"
+#include "net/sock/sock.h"
+
+#define HTTP_BLOCK_SIZE (16 * 1024)
+#define HTTP_MAX_QUEUED 128 /* pipelined requests awaiting their turn */
+#define HTTP_MAX_ERRORS 20
+
+struct http_config {
+	int64_t port, threads, max_conns, max_request_line, max_header_bytes, max_headers;
+	int64_t max_body, header_timeout_ms, body_timeout_ms, idle_timeout_ms;
+	int64_t write_timeout_ms, max_output, grace_ms;
+	const char *host;
+	int log_level;
+	bool access_log;
+};
+
+struct http_conn;
+
+struct http_core {
+	struct ig_loop loop;
+	struct sock_core sock;
+	struct ig_pool conns, ctxs, rbufs, blocks;
+	const struct http_config *cfg;
+	const struct ig_app *app;
+	struct http_limits limits;
+	struct http_header *scratch_headers; /* parser output, reused */
+	struct http_conn *live; /* every open connection, for drain */
+	int listen_fd;
+	uint32_t index, count;
+	_Atomic int drain_requested, force_requested;
+	uint32_t rbuf_size;
+	bool draining;
+	uint64_t requests, cut, dropped;
+};
+
+enum ctx_state { CTX_RUNNING, CTX_PENDING, CTX_READY };
+
+struct ig_ctx {
+	struct http_conn *conn; /* NULL once the client has gone */
+	struct http_core *core;
+	struct ig_ctx *next;    /* in the connection's queue */
+	enum ctx_state state;
+	bool keep_alive;
+	ig_arena arena;
+	ig_request req;
+	int status;
+	const char *content_type;
+	ig_wbuf body, headers;
+	ig_encode_fn *encode;
+	const void *out;
+	ig_wbuf errors;
+	uint32_t error_count;
+	struct ig_timer timer;
+	ig_ctx_fn *timer_fn;
+	void *timer_arg;
+	uint64_t start_us; /* for the access log */
+};
+
+struct out_block {
+	struct out_block *next;
+	uint32_t len, off;
+	char data[];
+};
+
+enum conn_state {
+	CONN_HEAD,    /* reading heads (and bodies that fit the read buffer) */
+	CONN_BODY,    /* reading a large Content-Length body into the arena */
+	CONN_CHUNKED, /* decoding a chunked body into the arena */
+	CONN_CLOSING, /* reading no more: flush, then close */
+};
+
+enum conn_timer { TIMER_IDLE, TIMER_HEAD, TIMER_BODY, TIMER_WRITE, TIMER_NONE };
+
+struct http_conn {
+	struct ig_transport *t;
+	struct http_core *core;
+	struct http_conn *next, *prev;
+	enum conn_state state;
+	char *rbuf;
+	uint32_t rpos, rlen;
+	struct ig_ctx *reading; /* the request whose body is being read */
+	size_t body_len, body_need;
+	struct http_chunked_decoder chunked;
+	struct ig_ctx *q_head, *q_tail;
+	uint32_t queued;
+	struct out_block *out_head, *out_tail;
+	size_t out_bytes;
+	struct ig_timer timer;
+	enum conn_timer timer_kind;
+	uint64_t deadline_ms, head_started_ms;
+	int fail_status; /* an error answered once the queue ahead has left */
+	const char *fail_detail;
+	bool processing, continue_sent, peer_done;
+};
+
+/* conn.c */
+void *http_conn_accept(void *core, struct ig_transport *t);
+void http_conn_ctx_ready(struct http_conn *c);
+void http_conn_drain(struct http_core *core);
+void http_conn_force_close_all(struct http_core *core);
+
+/* exchange.c */
+struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c);
+void http_ctx_free(struct ig_ctx *ctx);
+void http_ctx_set_request(struct ig_ctx *ctx, const struct http_request *r, const char *body, size_t body_len);
+int http_ctx_detach(struct ig_ctx *ctx); /* copy request slices into the arena */
+void http_ctx_cancel(struct ig_ctx *ctx);
+
+/* response.c */
+void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
+		   const ig_wbuf *extra, bool close, int minor, bool head_only);
+void http_out_append(struct http_conn *c, const void *p, size_t n);
+void http_out_problem(struct http_conn *c, int status, const char *detail, bool close);
+size_t http_problem_body(char *out, size_t cap, int status, const char *detail);
+const char *http_reason(int status);
+
+#endif

@@ -1,0 +1,147 @@
+/* Response serialization into a connection's output chain: the status line
+ * and head fields are appended straight into the output blocks, so the
+ * responses of one batch sit contiguously and leave in one writev. */
+#include "internal.h"
+#include "kernel/json.h"
+
+#include <stdio.h>
+
+const char *http_reason(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 301: return "Moved Permanently";
+	case 302: return "Found";
+	case 304: return "Not Modified";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 409: return "Conflict";
+	case 411: return "Length Required";
+	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
+	case 415: return "Unsupported Media Type";
+	case 417: return "Expectation Failed";
+	case 422: return "Unprocessable Content";
+	case 429: return "Too Many Requests";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Unknown";
+	}
+}
+
+static struct out_block *out_new_block(struct http_conn *c)
+{
+	struct out_block *b = ig_pool_take(&c->core->blocks);
+	if (!b)
+		return NULL;
+	b->next = NULL;
+	b->len = b->off = 0;
+	if (c->out_tail)
+		c->out_tail->next = b;
+	else
+		c->out_head = b;
+	c->out_tail = b;
+	return b;
+}
+
+static size_t block_room(const struct http_conn *c, const struct out_block *b)
+{
+	return c->core->blocks.obj_size - sizeof *b - b->len;
+}
+
+void http_out_append(struct http_conn *c, const void *p, size_t n)
+{
+	const char *s = p;
+	c->out_bytes += n;
+	while (n) {
+		struct out_block *b = c->out_tail;
+		if (!b || block_room(c, b) == 0)
+			b = out_new_block(c);
+		if (!b) { /* pool exhausted: the response is lost; close */
+			c->state = CONN_CLOSING;
+			c->out_bytes -= n;
+			return;
+		}
+		size_t k = block_room(c, b) < n ? block_room(c, b) : n;
+		memcpy(b->data + b->len, s, k);
+		b->len += (uint32_t)k;
+		s += k;
+		n -= k;
+	}
+}
+
+#define OUT_LIT(c, lit) http_out_append((c), (lit), sizeof(lit) - 1)
+
+void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
+		   const ig_wbuf *extra, bool close, int minor, bool head_only)
+{
+	(void)head_only;
+	char line[64];
+	memcpy(line, "HTTP/1.1 ", 9);
+	line[9] = (char)('0' + status / 100);
+	line[10] = (char)('0' + status / 10 % 10);
+	line[11] = (char)('0' + status % 10);
+	line[12] = ' ';
+	const char *reason = http_reason(status);
+	size_t rl = strlen(reason);
+	memcpy(line + 13, reason, rl);
+	memcpy(line + 13 + rl, "\r\n", 2);
+	http_out_append(c, line, 15 + rl);
+	if (ctype) {
+		OUT_LIT(c, "Content-Type: ");
+		http_out_append(c, ctype, strlen(ctype));
+		OUT_LIT(c, "\r\n");
+	}
+	bool bodiless = status < 200 || status == 204 || status == 304;
+	if (!bodiless) {
+		char cl[40] = "Content-Length: ";
+		size_t n = 16 + ig_fmt_u64(cl + 16, body_len);
+		cl[n++] = '\r';
+		cl[n++] = '\n';
+		http_out_append(c, cl, n);
+	}
+	http_out_append(c, c->core->loop.clock.date_line, IG_DATE_LINE_LEN);
+	if (extra && extra->len)
+		http_out_append(c, extra->ptr, extra->len);
+	if (close)
+		OUT_LIT(c, "Connection: close\r\n");
+	else if (minor == 0)
+		OUT_LIT(c, "Connection: keep-alive\r\n");
+	OUT_LIT(c, "\r\n");
+}
+
+/* cap must be at least 6 * 200 + 128: details are cut at 200 bytes. */
+size_t http_problem_body(char *out, size_t cap, int status, const char *detail)
+{
+	char esc[6 * 200];
+	const char *d = detail ? detail : http_reason(status);
+	size_t dl = strlen(d);
+	size_t el = ig_json_escape(esc, d, dl < 200 ? dl : 200);
+	int n = snprintf(out, cap,
+			 "{\"type\":\"about:blank\",\"title\":\"%s\",\"status\":%d,\"detail\":\"%.*s\"}",
+			 http_reason(status), status, (int)el, esc);
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+/* A connection-level error (no exchange exists): the parser's details are
+ * static strings without characters that need escaping. */
+void http_out_problem(struct http_conn *c, int status, const char *detail, bool close)
+{
+	char body[6 * 200 + 128];
+	size_t n = http_problem_body(body, sizeof body, status, detail);
+	http_out_head(c, status, "application/problem+json", n, NULL, close, 1, false);
+	http_out_append(c, body, n);
+}

@@ -1,0 +1,311 @@
+/* Listeners and streams over epoll. Streams are registered edge-triggered
+ * for reading and writing once, so readiness never costs an epoll_ctl; a
+ * read shorter than the buffer means the socket is drained (TCP returns
+ * all it has), which saves the EAGAIN read per request. */
+#include "sock.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define LINGER_DISCARD_MAX (1u << 20)
+
+enum stream_state {
+	STREAM_OPEN,
+	STREAM_LINGERING, /* engine gone, write side shut, discarding input */
+	STREAM_DEAD,      /* to be freed when the current callback unwinds */
+};
+
+struct sock_stream {
+	struct ig_transport t; /* first: the engine's handle */
+	struct ig_io io;
+	struct ig_timer linger_timer;
+	struct sock_core *core;
+	int fd;
+	enum stream_state state;
+	bool in_callback;
+	bool read_paused; /* the engine lent no buffer: resume_read restarts */
+	bool rdhup;
+	uint32_t discarded;
+};
+
+static const struct ig_transport_ops stream_ops;
+
+int sock_listen(const char *host, int *port, int backlog, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo *ai;
+	char service[8];
+	snprintf(service, sizeof service, "%d", *port);
+	int rc = getaddrinfo(host, service, &hints, &ai);
+	if (rc != 0) {
+		snprintf(err, errlen, "HOST \"%s\" is not a numeric IPv4 or IPv6 address", host);
+		return -1;
+	}
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, backlog) != 0) {
+		snprintf(err, errlen, "cannot listen on %s port %d: %s", host, *port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	if (*port == 0) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof ss;
+		getsockname(fd, (struct sockaddr *)&ss, &len);
+		*port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+						       : ((struct sockaddr_in *)&ss)->sin_port);
+	}
+	return fd;
+}
+
+static struct sock_stream *stream_of(struct ig_transport *t)
+{
+	return (struct sock_stream *)t;
+}
+
+static void stream_free(struct sock_stream *s)
+{
+	ig_timer_cancel(&s->core->loop->timers, &s->linger_timer);
+	close(s->fd); /* also removes it from epoll */
+	ig_pool_give(&s->core->streams, s);
+}
+
+/* Frees a stream marked dead once no callback of it is on the stack. */
+static void stream_settle(struct sock_stream *s)
+{
+	if (s->state == STREAM_DEAD && !s->in_callback)
+		stream_free(s);
+}
+
+static void stream_fail(struct sock_stream *s)
+{
+	if (s->state == STREAM_OPEN) {
+		s->core->open_streams--;
+		s->state = STREAM_DEAD;
+		s->t.engine_ops->closed(s->t.engine);
+	} else {
+		s->state = STREAM_DEAD;
+	}
+}
+
+static void linger_discard(struct sock_stream *s)
+{
+	char sink[4096];
+	for (;;) {
+		ssize_t n = read(s->fd, sink, sizeof sink);
+		if (n > 0) {
+			s->discarded += (uint32_t)n;
+			if (s->discarded < LINGER_DISCARD_MAX)
+				continue;
+		} else if (n < 0 && errno == EAGAIN) {
+			return;
+		}
+		s->state = STREAM_DEAD; /* EOF, error, or enough discarded */
+		return;
+	}
+}
+
+static void stream_read(struct sock_stream *s)
+{
+	while (s->state == STREAM_OPEN) {
+		size_t cap = 0;
+		char *buf = s->t.engine_ops->lend(s->t.engine, &cap);
+		if (!buf || cap == 0) {
+			s->read_paused = true;
+			return;
+		}
+		ssize_t n = read(s->fd, buf, cap);
+		if (n > 0) {
+			s->t.engine_ops->received(s->t.engine, (size_t)n);
+			if ((size_t)n < cap && !s->rdhup)
+				return;
+		} else if (n == 0) {
+			s->t.engine_ops->received(s->t.engine, 0);
+			return;
+		} else if (errno == EAGAIN) {
+			return;
+		} else if (errno != EINTR) {
+			stream_fail(s);
+			return;
+		}
+	}
+	if (s->state == STREAM_LINGERING)
+		linger_discard(s);
+}
+
+static void on_stream_event(struct ig_io *io, uint32_t events)
+{
+	struct sock_stream *s = (struct sock_stream *)((char *)io - offsetof(struct sock_stream, io));
+	s->in_callback = true;
+	if (events & EPOLLRDHUP)
+		s->rdhup = true;
+	if (s->state == STREAM_LINGERING) {
+		linger_discard(s);
+	} else {
+		if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+			stream_read(s);
+		if ((events & EPOLLOUT) && s->state == STREAM_OPEN)
+			s->t.engine_ops->writable(s->t.engine);
+		if ((events & EPOLLERR) && s->state == STREAM_OPEN)
+			stream_fail(s);
+	}
+	s->in_callback = false;
+	stream_settle(s);
+}
+
+static ssize_t stream_writev(struct ig_transport *t, const struct iovec *iov, int iovcnt)
+{
+	struct sock_stream *s = stream_of(t);
+	for (;;) {
+		ssize_t n = writev(s->fd, iov, iovcnt);
+		if (n >= 0)
+			return n;
+		if (errno == EAGAIN)
+			return IG_WOULD_BLOCK;
+		if (errno != EINTR)
+			return -1;
+	}
+}
+
+static void stream_resume_read(struct ig_transport *t)
+{
+	struct sock_stream *s = stream_of(t);
+	if (!s->read_paused || s->state != STREAM_OPEN)
+		return;
+	s->read_paused = false;
+	/* Edge-triggered: bytes that arrived while paused raised no new event,
+	   so read now. */
+	bool outer = s->in_callback;
+	s->in_callback = true;
+	stream_read(s);
+	s->in_callback = outer;
+	stream_settle(s);
+}
+
+static void on_linger_timeout(struct ig_timer *tm)
+{
+	struct sock_stream *s = (struct sock_stream *)((char *)tm - offsetof(struct sock_stream, linger_timer));
+	s->state = STREAM_DEAD;
+	stream_settle(s);
+}
+
+static void stream_close(struct ig_transport *t, int graceful)
+{
+	struct sock_stream *s = stream_of(t);
+	if (s->state != STREAM_OPEN)
+		return;
+	s->core->open_streams--;
+	if (graceful && shutdown(s->fd, SHUT_WR) == 0) {
+		s->state = STREAM_LINGERING;
+		s->linger_timer.fn = on_linger_timeout;
+		ig_timer_set(&s->core->loop->timers, &s->linger_timer,
+			     s->core->loop->clock.now_ms + s->core->linger_ms);
+		if (!s->in_callback) {
+			s->in_callback = true;
+			linger_discard(s);
+			s->in_callback = false;
+		}
+	} else {
+		s->state = STREAM_DEAD;
+	}
+	stream_settle(s);
+}
+
+static const struct ig_transport_ops stream_ops = {
+	.writev = stream_writev,
+	.resume_read = stream_resume_read,
+	.close = stream_close,
+};
+
+static void accept_one(struct sock_core *c, int fd)
+{
+	if (c->open_streams >= c->max_streams) {
+		c->refused++;
+		close(fd);
+		return;
+	}
+	struct sock_stream *s = ig_pool_take(&c->streams);
+	if (!s) {
+		c->refused++;
+		close(fd);
+		return;
+	}
+	*s = (struct sock_stream){ .core = c, .fd = fd, .state = STREAM_OPEN };
+	s->t.ops = &stream_ops;
+	s->t.loop = c->loop;
+	s->io.fn = on_stream_event;
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (!c->accept(c->accept_arg, &s->t)) {
+		close(fd);
+		ig_pool_give(&c->streams, s);
+		return;
+	}
+	c->open_streams++;
+	if (ig_loop_add(c->loop, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &s->io) != 0) {
+		s->in_callback = true;
+		stream_fail(s);
+		s->in_callback = false;
+		stream_settle(s);
+	}
+}
+
+static void accept_queued(struct sock_core *c)
+{
+	/* Bounded so one busy listener cannot starve the streams. */
+	for (int i = 0; i < 256; i++) {
+		int fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			/* EMFILE/ENFILE: the events will come again; the
+			   connection limit keeps this rare. */
+			return;
+		}
+		accept_one(c, fd);
+	}
+}
+
+static void on_listen_event(struct ig_io *io, uint32_t events)
+{
+	(void)events;
+	struct sock_core *c = (struct sock_core *)((char *)io - offsetof(struct sock_core, listen_io));
+	accept_queued(c);
+}
+
+void sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
+		    uint32_t max_streams, sock_accept_fn *accept, void *arg)
+{
+	*c = (struct sock_core){ .loop = loop, .listen_fd = listen_fd, .max_streams = max_streams,
+				 .accept = accept, .accept_arg = arg, .linger_ms = 2000 };
+	/* Lingering streams are extra: allow the pool some headroom. */
+	ig_pool_init(&c->streams, sizeof(struct sock_stream), 64, (size_t)max_streams + 1024);
+	c->listen_io.fn = on_listen_event;
+}
+
+int sock_core_start(struct sock_core *c)
+{
+	return ig_loop_add(c->loop, c->listen_fd, EPOLLIN, &c->listen_io);
+}
+
+void sock_core_stop_accepting(struct sock_core *c)
+{
+	if (c->listen_fd < 0)
+		return;
+	accept_queued(c);
+	ig_loop_del(c->loop, c->listen_fd);
+	close(c->listen_fd);
+	c->listen_fd = -1;
+}

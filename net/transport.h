@@ -1,0 +1,56 @@
+/* The transport seam: how a protocol engine (net/http) sees a byte stream
+ * without touching a file descriptor. net/sock implements it over sockets
+ * and the kernel's epoll loop; net/tls wraps any transport; net/lwip will
+ * implement it over lwIP for a bare-metal build.
+ *
+ * The engine lends buffers for incoming bytes and hands over slices to
+ * write; the transport calls back when bytes landed, when it can write
+ * again, and when the stream is gone. */
+#ifndef NET_TRANSPORT_H
+#define NET_TRANSPORT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#define IG_WOULD_BLOCK (-2)
+
+struct ig_transport;
+struct ig_loop;
+
+/* Implemented by the engine that sits on a transport. */
+struct ig_stream_ops {
+	/* Where to put incoming bytes: at most *cap at the returned address.
+	   NULL (or *cap == 0) pauses reading until resume_read is called. */
+	char *(*lend)(void *engine, size_t *cap);
+	/* n bytes landed in the lent buffer; n == 0: the peer finished
+	   sending (EOF). */
+	void (*received)(void *engine, size_t n);
+	/* Output that would have blocked can now be written. */
+	void (*writable)(void *engine);
+	/* The transport is gone (error, reset, or after close): release the
+	   engine. No call on the transport is allowed after this. */
+	void (*closed)(void *engine);
+};
+
+/* Implemented by a transport. */
+struct ig_transport_ops {
+	/* Writes from iov; returns bytes written (maybe fewer than offered),
+	   IG_WOULD_BLOCK (writable will follow), or -1 (closed will follow). */
+	ssize_t (*writev)(struct ig_transport *t, const struct iovec *iov, int iovcnt);
+	/* The engine wants bytes again after a pause. */
+	void (*resume_read)(struct ig_transport *t);
+	/* Ends the stream. Graceful: stop sending, keep reading and discarding
+	   the peer's bytes for a short while so that a response already written
+	   is not destroyed by a reset. closed follows in both cases. */
+	void (*close)(struct ig_transport *t, int graceful);
+};
+
+struct ig_transport {
+	const struct ig_transport_ops *ops;
+	const struct ig_stream_ops *engine_ops;
+	void *engine;
+	struct ig_loop *loop;
+};
+
+#endif
