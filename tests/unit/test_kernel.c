@@ -1,0 +1,164 @@
+/* Unit tests of kernel/ pieces that have no I/O: the timer wheel, the JSON
+ * writer primitives, the arena and its growable buffer, the option parser
+ * and the object pool. */
+#include "kernel/arena.h"
+#include "kernel/config.h"
+#include "kernel/ingot.h"
+#include "kernel/json.h"
+#include "kernel/pool.h"
+#include "kernel/timer.h"
+#include "tests/unit/check.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int fired[4];
+static struct ig_timer timers[4];
+static void on_fire_indexed(struct ig_timer *t) { fired[t - timers]++; }
+
+static void test_timers(void)
+{
+	struct ig_timers w;
+	ig_timers_init(&w, 1000);
+	for (int i = 0; i < 4; i++)
+		timers[i] = (struct ig_timer){ .fn = on_fire_indexed };
+	ig_timer_set(&w, &timers[0], 1010);
+	ig_timer_set(&w, &timers[1], 1100);
+	ig_timer_set(&w, &timers[2], 1000 + 10000); /* beyond one rotation */
+	ig_timer_set(&w, &timers[3], 1050);
+	ig_timer_cancel(&w, &timers[3]);
+	CHECK(ig_timers_wait_ms(&w, 1000) > 0 && ig_timers_wait_ms(&w, 1000) <= 12,
+	      "timer wheel: wait time reaches the earliest timer");
+	ig_timers_run(&w, 1009);
+	CHECK_INT(fired[0], 0, "timer: not fired before its deadline");
+	ig_timers_run(&w, 1012);
+	CHECK_INT(fired[0], 1, "timer: fired once at its deadline");
+	ig_timers_run(&w, 1060);
+	CHECK_INT(fired[3], 0, "timer: a cancelled timer never fires");
+	ig_timers_run(&w, 5000);
+	CHECK_INT(fired[1], 1, "timer: fired after a long gap");
+	CHECK_INT(fired[2], 0, "timer: a timer one rotation away waits its turn");
+	ig_timers_run(&w, 11000);
+	CHECK_INT(fired[2], 1, "timer: fires after more than one rotation");
+	CHECK_INT(ig_timers_wait_ms(&w, 11000), -1, "timer wheel: no wait when empty");
+}
+
+static struct ig_pool blocks;
+
+static const char *json_of(void (*fn)(ig_wbuf *, double), double v, ig_arena *a)
+{
+	static char out[64];
+	ig_wbuf w = { .arena = a };
+	fn(&w, v);
+	memcpy(out, w.ptr, w.len);
+	out[w.len] = 0;
+	return out;
+}
+
+static void test_json(void)
+{
+	ig_arena a;
+	ig_arena_init(&a, &blocks, 1 << 20);
+	ig_wbuf w = { .arena = &a };
+	ig_json_string(&w, "a\"b\\c\n\x01\xc3\xa9", 9);
+	CHECK(w.len == 19 && memcmp(w.ptr, "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\"", 19) == 0,
+	      "json: strings escape quote, backslash, controls; UTF-8 passes");
+	w.len = 0;
+	ig_json_int(&w, INT64_MIN);
+	CHECK(w.len == 20 && memcmp(w.ptr, "-9223372036854775808", 20) == 0, "json: INT64_MIN");
+	w.len = 0;
+	ig_json_uint(&w, UINT64_MAX);
+	CHECK(w.len == 20 && memcmp(w.ptr, "18446744073709551615", 20) == 0, "json: UINT64_MAX");
+	CHECK(strcmp(json_of(ig_json_double, 12.5, &a), "12.5") == 0, "json: 12.5");
+	CHECK(strcmp(json_of(ig_json_double, 0.1, &a), "0.1") == 0, "json: 0.1 is shortest");
+	CHECK(strcmp(json_of(ig_json_double, 1e300, &a), "1e+300") == 0, "json: 1e300");
+	CHECK(strcmp(json_of(ig_json_double, 3.0, &a), "3") == 0, "json: integral double");
+	CHECK(strcmp(json_of(ig_json_double, NAN, &a), "null") == 0, "json: NaN is null");
+	double third = 1.0 / 3.0;
+	CHECK(strtod(json_of(ig_json_double, third, &a), NULL) == third, "json: doubles round-trip");
+	ig_arena_reset(&a);
+}
+
+static void test_arena(void)
+{
+	ig_arena a;
+	ig_arena_init(&a, &blocks, 100000);
+	char *p = ig_arena_alloc(&a, 10);
+	char *q = ig_arena_alloc(&a, 10);
+	CHECK(p && q && q - p == 16 && ((uintptr_t)p & 7) == 0, "arena: 8-byte aligned bump allocation");
+	void *big = ig_arena_alloc(&a, 50000);
+	CHECK(big != NULL, "arena: allocations beyond a block get their own mapping");
+	memset(big, 1, 50000);
+	CHECK(ig_arena_alloc(&a, 60000) == NULL, "arena: the limit is enforced");
+	ig_arena_reset(&a);
+	ig_arena_init(&a, &blocks, 1 << 20);
+	ig_wbuf w = { .arena = &a };
+	for (int i = 0; i < 10000; i++)
+		ig_wbuf_lit(&w, "0123456789");
+	CHECK(!w.failed && w.len == 100000 && w.ptr[99999] == '9', "wbuf: grows beyond a block");
+	ig_arena_reset(&a);
+	ig_arena_init(&a, &blocks, 1000);
+	ig_wbuf small = { .arena = &a };
+	for (int i = 0; i < 200; i++)
+		ig_wbuf_lit(&small, "0123456789");
+	CHECK(small.failed, "wbuf: growth past the arena limit marks it failed");
+	ig_arena_reset(&a);
+	CHECK_INT(blocks.in_use, 0, "arena: reset gives every block back");
+}
+
+static void test_pool(void)
+{
+	struct ig_pool p;
+	ig_pool_init(&p, 24, 2, 3);
+	void *a = ig_pool_take(&p), *b = ig_pool_take(&p), *c = ig_pool_take(&p);
+	CHECK(a && b && c && ig_pool_take(&p) == NULL, "pool: take stops at the cap");
+	ig_pool_give(&p, b);
+	CHECK(ig_pool_take(&p) == b, "pool: the last object given is the next taken");
+}
+
+static void test_config(void)
+{
+	int64_t port = 8080, threads = 0;
+	const char *host = "0.0.0.0";
+	bool flag = false;
+	struct ig_option o[] = {
+		{ "port", "T_PORT", IG_OPT_INT, &port, 0, 65535, "port" },
+		{ "host", "T_HOST", IG_OPT_STR, &host, 0, 0, "host" },
+		{ "threads", "T_THREADS", IG_OPT_INT, &threads, 0, 256, "threads" },
+		{ "flag", "T_FLAG", IG_OPT_BOOL, &flag, 0, 0, "flag" },
+	};
+	setenv("T_PORT", "9000", 1);
+	setenv("T_FLAG", "yes", 1);
+	char *argv1[] = { "x", "--threads", "3", "--host=::1", NULL };
+	CHECK(ig_config_parse(o, 4, 4, argv1, "t", "0") == IG_CONFIG_OK && port == 9000 &&
+		      threads == 3 && strcmp(host, "::1") == 0 && flag,
+	      "config: environment then flags, both forms");
+	char *argv2[] = { "x", "--port", "9001", NULL };
+	CHECK(ig_config_parse(o, 4, 3, argv2, "t", "0") == IG_CONFIG_OK && port == 9001,
+	      "config: a flag wins over the environment");
+	setenv("T_PORT", "80x", 1);
+	char *argv3[] = { "x", NULL };
+	CHECK(ig_config_parse(o, 4, 1, argv3, "t", "0") == IG_CONFIG_ERROR, "config: trailing garbage is an error");
+	setenv("T_PORT", "70000", 1);
+	CHECK(ig_config_parse(o, 4, 1, argv3, "t", "0") == IG_CONFIG_ERROR, "config: out of range is an error");
+	setenv("T_PORT", "", 1);
+	CHECK(ig_config_parse(o, 4, 1, argv3, "t", "0") == IG_CONFIG_ERROR, "config: empty is an error");
+	unsetenv("T_PORT");
+	char *argv4[] = { "x", "--nope", "1", NULL };
+	CHECK(ig_config_parse(o, 4, 3, argv4, "t", "0") == IG_CONFIG_ERROR, "config: unknown flag is an error");
+	char *argv5[] = { "x", "--port", NULL };
+	CHECK(ig_config_parse(o, 4, 2, argv5, "t", "0") == IG_CONFIG_ERROR, "config: a flag without value is an error");
+	setenv("T_FLAG", "maybe", 1);
+	CHECK(ig_config_parse(o, 4, 1, argv3, "t", "0") == IG_CONFIG_ERROR, "config: a bad boolean is an error");
+}
+
+int main(void)
+{
+	ig_pool_init(&blocks, 16384, 4, 64);
+	test_timers();
+	test_json();
+	test_arena();
+	test_pool();
+	test_config();
+	return check_done();
+}
