@@ -82,8 +82,9 @@ static void conn_update_deadline(struct http_conn *c)
 {
 	const struct http_config *cfg = c->core->cfg;
 	if (c->out_bytes) {
-		if (c->timer_kind != TIMER_WRITE)
-			conn_set_deadline(c, TIMER_WRITE, now_ms(c) + (uint64_t)cfg->write_timeout_ms);
+		/* Refreshed after every batch: a client that reads slowly is
+		   fine, one that stops reading meets the deadline. */
+		conn_set_deadline(c, TIMER_WRITE, now_ms(c) + (uint64_t)cfg->write_timeout_ms);
 	} else if (c->state == CONN_BODY || c->state == CONN_CHUNKED) {
 		if (c->timer_kind != TIMER_BODY)
 			conn_set_deadline(c, TIMER_BODY, now_ms(c) + (uint64_t)cfg->body_timeout_ms);
