@@ -94,6 +94,50 @@ void ig_json_bool(ig_wbuf *w, bool v)
 		ig_wbuf_lit(w, "false");
 }
 
+/* Fast path for decimals with few fraction digits (prices, ratios): the
+ * smallest k such that v * 10^k is an integer N below 2^53 and N / 10^k
+ * gives v back. Both N and 10^k are exact doubles, so that division is
+ * correctly rounded, as strtod would read "N e-k": the digits round-trip,
+ * and the smallest k gives the fewest. */
+static bool json_double_fixed(ig_wbuf *w, double v)
+{
+	static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
+	double a = fabs(v);
+	for (int k = 1; k < (int)IG_COUNTOF(pow10); k++) {
+		double scaled = a * pow10[k];
+		if (scaled >= 9007199254740992.0)
+			return false;
+		uint64_t n = (uint64_t)scaled;
+		if ((double)n != scaled || (double)n / pow10[k] != a)
+			continue;
+		char digits[24];
+		size_t len = ig_fmt_u64(digits, n);
+		char *d = ig_wbuf_reserve(w, len + 4);
+		if (!d)
+			return true;
+		size_t o = 0;
+		if (signbit(v))
+			d[o++] = '-';
+		if (len <= (size_t)k) { /* 0.05: pad with zeros */
+			d[o++] = '0';
+			d[o++] = '.';
+			for (size_t z = len; z < (size_t)k; z++)
+				d[o++] = '0';
+			memcpy(d + o, digits, len);
+			o += len;
+		} else {
+			memcpy(d + o, digits, len - (size_t)k);
+			o += len - (size_t)k;
+			d[o++] = '.';
+			memcpy(d + o, digits + len - (size_t)k, (size_t)k);
+			o += (size_t)k;
+		}
+		w->len += o;
+		return true;
+	}
+	return false;
+}
+
 /* Shortest round-trip: the fewest significant digits that parse back to the
  * same double. Integral values within 2^53 print as integers. */
 void ig_json_double(ig_wbuf *w, double v)
@@ -109,6 +153,8 @@ void ig_json_double(ig_wbuf *w, double v)
 			ig_json_int(w, (int64_t)v);
 		return;
 	}
+	if (fabs(v) >= 1e-5 && json_double_fixed(w, v))
+		return;
 	char buf[32];
 	int n = 0;
 	for (int prec = 1; prec <= 17; prec++) {

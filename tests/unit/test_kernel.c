@@ -74,6 +74,26 @@ static void test_json(void)
 	CHECK(strcmp(json_of(ig_json_double, 1e300, &a), "1e+300") == 0, "json: 1e300");
 	CHECK(strcmp(json_of(ig_json_double, 3.0, &a), "3") == 0, "json: integral double");
 	CHECK(strcmp(json_of(ig_json_double, NAN, &a), "null") == 0, "json: NaN is null");
+	CHECK(strcmp(json_of(ig_json_double, -0.05, &a), "-0.05") == 0, "json: -0.05 keeps its leading zero");
+	CHECK(strcmp(json_of(ig_json_double, 1234.5678, &a), "1234.5678") == 0, "json: 1234.5678");
+	CHECK(strcmp(json_of(ig_json_double, 0.3, &a), "0.3") == 0, "json: 0.3 (not 0.29999999999999999)");
+	CHECK(strcmp(json_of(ig_json_double, 1.5e-7, &a), "1.5e-07") == 0, "json: tiny values use an exponent");
+	/* Every shortest form must parse back to the same double. */
+	bool all_round_trip = true;
+	uint64_t seed = 42;
+	for (int i = 0; i < 20000; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		double v = (double)(seed >> 11) / (double)(1ull << (seed % 40 + 1));
+		if (i % 2)
+			v = (double)(int64_t)(v * 1000) / 1000;
+		const char *s = json_of(ig_json_double, v, &a);
+		if (strtod(s, NULL) != v) {
+			all_round_trip = false;
+			printf("# %.17g printed as %s\n", v, s);
+			break;
+		}
+	}
+	CHECK(all_round_trip, "json: 20000 random doubles round-trip");
 	double third = 1.0 / 3.0;
 	CHECK(strtod(json_of(ig_json_double, third, &a), NULL) == third, "json: doubles round-trip");
 	ig_arena_reset(&a);
