@@ -50,8 +50,11 @@ static const char *json_of(void (*fn)(ig_wbuf *, double), double v, ig_arena *a)
 	static char out[64];
 	ig_wbuf w = { .arena = a };
 	fn(&w, v);
-	memcpy(out, w.ptr, w.len);
-	out[w.len] = 0;
+	size_t n = w.failed ? 0 : w.len;
+	if (n)
+		memcpy(out, w.ptr, n);
+	out[n] = 0;
+	ig_arena_reset(a);
 	return out;
 }
 
