@@ -1,0 +1,139 @@
+/* schemac: compiles an OpenAPI 3.1 document into C for the ingot runtime.
+ *   schemac <document.json> <outdir>  writes <outdir>/api.h and <outdir>/api.c
+ * Nothing is written unless the whole document compiles, and the files are
+ * replaced by rename, so a failed run never leaves half a file for make. */
+#include "emit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = sc_xmalloc(cap);
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap *= 2;
+			char *b = realloc(buf, cap);
+			if (!b) {
+				fclose(f);
+				free(buf);
+				return NULL;
+			}
+			buf = b;
+		}
+		size_t k = fread(buf + n, 1, cap - n - 1, f);
+		n += k;
+		if (k == 0)
+			break;
+	}
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* Creates dir and its parents, like mkdir -p. */
+static int make_dirs(const char *dir)
+{
+	char *p = sc_strdup(dir);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+			free(p);
+			return -1;
+		}
+		*s = '/';
+	}
+	int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+	free(p);
+	return rc;
+}
+
+static int write_file(const char *dir, const char *name, const struct sc_out *o)
+{
+	char *path = sc_printf("%s/%s", dir, name);
+	char *tmp = sc_printf("%s/.%s.tmp", dir, name);
+	FILE *f = fopen(tmp, "wb");
+	int rc = -1;
+	if (f) {
+		bool ok = fwrite(o->buf, 1, o->len, f) == o->len;
+		ok = (fclose(f) == 0) && ok;
+		if (ok && rename(tmp, path) == 0)
+			rc = 0;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "schemac: %s: %s\n", path, strerror(errno));
+		remove(tmp);
+	}
+	free(path);
+	free(tmp);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: schemac <openapi.json> <outdir>\n"
+				"  compiles an OpenAPI 3.1 document into <outdir>/api.h and <outdir>/api.c\n");
+		return 2;
+	}
+	const char *input = argv[1], *outdir = argv[2];
+	size_t len = 0;
+	char *text = read_file(input, &len);
+	if (!text) {
+		fprintf(stderr, "schemac: %s: %s\n", input, strerror(errno));
+		return 1;
+	}
+
+	struct sc_model m;
+	sc_model_load(&m, input, text, len);
+	if (m.errors) {
+		fprintf(stderr, "schemac: %s: %u error%s, nothing written\n", input, m.errors, m.errors == 1 ? "" : "s");
+		return 1;
+	}
+
+	struct sc_out h = { 0 }, c = { 0 };
+	emit_types(&m, &h);
+
+	emit_banner(&m, &c, "The router, parameter decoders, response encoders and main(); app/ has the handlers.");
+	out_line(&c, "#include \"api.h\"");
+	out_blank(&c);
+	out_line(&c, "#include <stdint.h>");
+	out_line(&c, "#include <string.h>");
+	out_blank(&c);
+	emit_encoders(&m, &c);
+	emit_decoders(&m, &c);
+	emit_router(&m, &c);
+	emit_app(&m, &c);
+	if (m.errors) {
+		fprintf(stderr, "schemac: %s: %u error%s, nothing written\n", input, m.errors, m.errors == 1 ? "" : "s");
+		return 1;
+	}
+
+	if (make_dirs(outdir) != 0) {
+		fprintf(stderr, "schemac: %s: %s\n", outdir, strerror(errno));
+		return 1;
+	}
+	if (write_file(outdir, "api.h", &h) != 0 || write_file(outdir, "api.c", &c) != 0)
+		return 1;
+	cJSON_Delete(m.doc);
+	free(text);
+	free(h.buf);
+	free(c.buf);
+	return 0;
+}

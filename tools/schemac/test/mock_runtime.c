@@ -1,0 +1,161 @@
+/* A stand-in for the runtime behind net/http/exchange.h, so the generated
+ * router, decoders and encoders can be tested without sockets: ig_main
+ * takes "METHOD PATH" pairs from argv, routes each one, runs a pending
+ * handler's timer at once, and prints status, headers and body. */
+#include "net/http/exchange.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct ig_ctx {
+	ig_request req;
+	ig_wbuf body, headers, errors;
+	const char *content_type;
+	ig_encode_fn *encode;
+	const void *out;
+	int status, finished, errors_count;
+	ig_ctx_fn *timer_fn;
+	void *timer_arg;
+	uint32_t timer_ms;
+};
+
+char *ig_wbuf_reserve(ig_wbuf *w, size_t n)
+{
+	if (w->cap - w->len < n) {
+		w->cap = (w->len + n) * 2;
+		w->ptr = realloc(w->ptr, w->cap);
+		if (!w->ptr)
+			abort();
+	}
+	return w->ptr + w->len;
+}
+
+/* Garbage, not zeros: the generated code must zero what it allocates. */
+void *ig_alloc(ig_ctx *ctx, size_t size)
+{
+	(void)ctx;
+	void *p = malloc(size ? size : 1);
+	if (!p)
+		abort();
+	memset(p, 0xa5, size);
+	return p;
+}
+
+const ig_request *ig_req(const ig_ctx *ctx) { return &ctx->req; }
+ig_str ig_req_header(const ig_ctx *ctx, const char *name) { (void)ctx; (void)name; return (ig_str){ NULL, 0 }; }
+uint32_t ig_core_index(const ig_ctx *ctx) { (void)ctx; return 0; }
+uint32_t ig_core_count(const ig_ctx *ctx) { (void)ctx; return 1; }
+ig_wbuf *ig_body(ig_ctx *ctx) { return &ctx->body; }
+void ig_set_content_type(ig_ctx *ctx, const char *ct) { ctx->content_type = ct; }
+bool ig_cancelled(const ig_ctx *ctx) { (void)ctx; return false; }
+bool ig_has_errors(const ig_ctx *ctx) { return ctx->errors_count > 0; }
+
+void ig_add_header(ig_ctx *ctx, const char *name, ig_str value)
+{
+	ig_wbuf_put(&ctx->headers, name, strlen(name));
+	ig_wbuf_lit(&ctx->headers, ": ");
+	ig_wbuf_put(&ctx->headers, value.ptr, value.len);
+	ig_wbuf_lit(&ctx->headers, "; ");
+}
+
+void ig_set_encoder(ig_ctx *ctx, ig_encode_fn *encode, const void *out)
+{
+	ctx->encode = encode;
+	ctx->out = out;
+}
+
+void ig_finish(ig_ctx *ctx, int status)
+{
+	if (ctx->finished++) {
+		printf("finished twice\n");
+		return;
+	}
+	ctx->status = status;
+	if (ctx->encode)
+		ctx->encode(ctx, status, ctx->out);
+}
+
+static void put_str(ig_wbuf *w, const char *s)
+{
+	ig_json_string(w, s, strlen(s));
+}
+
+void ig_respond_problem(ig_ctx *ctx, int status, const char *detail)
+{
+	ctx->body.len = 0;
+	ig_wbuf_lit(&ctx->body, "{\"detail\":");
+	put_str(&ctx->body, detail);
+	ig_wbuf_lit(&ctx->body, "}");
+	ctx->content_type = "application/problem+json";
+	ctx->encode = NULL;
+	ig_finish(ctx, status);
+}
+
+void ig_error_add(ig_ctx *ctx, const char *in, const char *name, const char *keyword, const char *message)
+{
+	ig_wbuf *w = &ctx->errors;
+	if (ctx->errors_count++)
+		ig_wbuf_lit(w, ",");
+	ig_wbuf_lit(w, "{\"in\":");
+	put_str(w, in);
+	ig_wbuf_lit(w, ",\"name\":");
+	put_str(w, name);
+	ig_wbuf_lit(w, ",\"keyword\":");
+	put_str(w, keyword);
+	ig_wbuf_lit(w, ",\"message\":");
+	put_str(w, message);
+	ig_wbuf_lit(w, "}");
+}
+
+void ig_respond_errors(ig_ctx *ctx, const char *detail)
+{
+	ctx->body.len = 0;
+	ig_wbuf_lit(&ctx->body, "{\"detail\":");
+	put_str(&ctx->body, detail);
+	ig_wbuf_lit(&ctx->body, ",\"errors\":[");
+	ig_wbuf_put(&ctx->body, ctx->errors.ptr, ctx->errors.len);
+	ig_wbuf_lit(&ctx->body, "]}");
+	ctx->content_type = "application/problem+json";
+	ctx->encode = NULL;
+	ig_finish(ctx, 400);
+}
+
+void ig_after(ig_ctx *ctx, uint32_t ms, ig_ctx_fn *fn, void *arg)
+{
+	ctx->timer_fn = fn;
+	ctx->timer_arg = arg;
+	ctx->timer_ms = ms;
+}
+
+int ig_main(int argc, char **argv, const struct ig_app *app)
+{
+	if (argc == 2 && strcmp(argv[1], "--openapi") == 0) {
+		fwrite(app->openapi_json, 1, app->openapi_len, stdout);
+		return 0;
+	}
+	printf("app \"%s\" %s, document %zu bytes\n", app->name, app->version, app->openapi_len);
+	for (int i = 1; i + 1 < argc; i += 2) {
+		ig_ctx ctx = { .content_type = "application/json" };
+		const char *method = argv[i], *path = argv[i + 1];
+		/* The runtime routes HEAD as GET. */
+		ctx.req.head = strcmp(method, "HEAD") == 0;
+		ctx.req.method = ctx.req.head ? IG_STR("GET") : (ig_str){ method, strlen(method) };
+		ctx.req.path = (ig_str){ path, strlen(path) };
+		app->route(&ctx);
+		if (!ctx.finished && ctx.timer_fn) {
+			printf("(pending %u ms) ", (unsigned)ctx.timer_ms);
+			ctx.timer_fn(&ctx, ctx.timer_arg);
+		}
+		if (!ctx.finished) {
+			printf("%s %s -> not finished\n", method, path);
+			continue;
+		}
+		printf("%s %s -> %d %s [%.*s] %.*s\n", method, path, ctx.status, ctx.content_type,
+		       (int)ctx.headers.len, ctx.headers.len ? ctx.headers.ptr : "",
+		       (int)ctx.body.len, ctx.body.len ? ctx.body.ptr : "");
+		free(ctx.body.ptr);
+		free(ctx.headers.ptr);
+		free(ctx.errors.ptr);
+	}
+	return 0;
+}

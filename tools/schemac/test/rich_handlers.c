@@ -1,0 +1,90 @@
+/* Handlers for rich.json, the schemac test document: each one makes the
+ * generated encoders show a case (optional members in every combination,
+ * nested arrays, recursion through arrays, empty objects, bodiless statuses). */
+#include "api.h"
+
+int root(ig_ctx *ctx, const struct root_in *in, struct root_out *out)
+{
+	(void)ctx;
+	(void)in;
+	out->r200 = IG_STR("he said \"hi\"\n");
+	return 200;
+}
+
+int abd(ig_ctx *ctx, const struct abd_in *in, struct abd_out *out)
+{
+	(void)ctx;
+	(void)in;
+	(void)out;
+	return 204;
+}
+
+/* x is a string of '0'/'1' flags: which optional members are present. */
+int axc(ig_ctx *ctx, const struct axc_in *in, struct axc_out *out)
+{
+	(void)ctx;
+	const char *f = in->x.ptr;
+	size_t n = in->x.len;
+	out->r200.has_a = n > 0 && f[0] == '1';
+	out->r200.a = IG_STR("A");
+	out->r200.has_b = n > 1 && f[1] == '1';
+	out->r200.b = -7;
+	out->r200.post_id = 0.1;
+	out->r200.has_q_k__y = n > 2 && f[2] == '1';
+	out->r200.q_k__y = true;
+	out->r200.has_default_ = n > 3 && f[3] == '1';
+	out->r200.default_ = IG_STR("d");
+	return 200;
+}
+
+int axcPut(ig_ctx *ctx, const struct axcPut_in *in, struct axcPut_out *out)
+{
+	(void)in;
+	static const int64_t a[] = { 1, 2 }, b[] = { 3 };
+	struct axcPut_200_item *items = ig_alloc(ctx, 3 * sizeof *items);
+	items[0] = (struct axcPut_200_item){ a, 2 };
+	items[1] = (struct axcPut_200_item){ b, 1 };
+	items[2] = (struct axcPut_200_item){ NULL, 0 };
+	out->r200 = (struct axcPut_200){ items, 3 };
+	return 200;
+}
+
+int axcDelete(ig_ctx *ctx, const struct axcDelete_in *in, struct axcDelete_out *out)
+{
+	(void)ctx;
+	(void)in;
+	(void)out;
+	return 204;
+}
+
+int color(ig_ctx *ctx, const struct color_in *in, struct color_out *out)
+{
+	if (in->n == 2)
+		return 201;
+	if (in->n == 3)
+		return 404;
+	static const struct Node_meta_k_item ks[] = { { 1.5 }, { -0.0 } };
+	struct Node *kids = ig_alloc(ctx, 2 * sizeof *kids);
+	memset(kids, 0, 2 * sizeof *kids);
+	kids[0].name = IG_STR("k0");
+	kids[1].name = IG_STR("k1");
+	kids[1].has_meta = true;
+	kids[1].meta.has_k = true;
+	kids[1].meta.k = (struct Node_meta_k){ ks, 2 };
+	out->r200 = (struct Node){ .name = in->c, .children = { kids, 2 }, .has_meta = true };
+	return 200;
+}
+
+static void echo_later(ig_ctx *ctx, void *arg)
+{
+	(void)arg;
+	ig_finish(ctx, 200);
+}
+
+/* Pending on purpose: the value must survive in the arena until later. */
+int echoInt(ig_ctx *ctx, const struct echoInt_in *in, struct echoInt_out *out)
+{
+	out->r200 = in->v;
+	ig_after(ctx, 1, echo_later, NULL);
+	return IG_PENDING;
+}
