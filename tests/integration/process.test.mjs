@@ -1,0 +1,154 @@
+// The process: configuration errors and --help/--version, the startup log
+// line, and the binary being static: it runs alone in an empty chroot.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BIN, startServer, cleanup, runBinary, curlResponse, BODY } from './lib.mjs';
+
+after(() => cleanup());
+
+const T = { timeout: 20000 };
+
+test('PORT=abc exits with code 2 and a stderr message naming PORT', T, async () => {
+	const r = await runBinary([], { PORT: 'abc', HOST: '127.0.0.1' });
+	assert.equal(r.code, 2, `exit code; stderr: ${r.stderr}`);
+	assert.match(r.stderr, /\bPORT\b/);
+	assert.match(r.stderr, /abc/);
+});
+
+test('PORT=70000 (out of range) exits with code 2 naming PORT and the range', T, async () => {
+	const r = await runBinary([], { PORT: '70000', HOST: '127.0.0.1' });
+	assert.equal(r.code, 2, r.stderr);
+	assert.match(r.stderr, /\bPORT\b/);
+	assert.match(r.stderr, /65535/);
+});
+
+test('INGOT_THREADS=-1 exits non-zero naming INGOT_THREADS', T, async () => {
+	const r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', INGOT_THREADS: '-1' });
+	assert.notEqual(r.code, 0, r.stderr);
+	assert.notEqual(r.code, null, 'exited, not killed');
+	assert.match(r.stderr, /INGOT_THREADS/);
+});
+
+test('an empty or malformed value (INGOT_MAX_BODY=10x, INGOT_LOG_LEVEL=loud, INGOT_ACCESS_LOG=maybe) exits 2 naming the variable', T, async () => {
+	for (const [k, v] of [['INGOT_MAX_BODY', '10x'], ['INGOT_MAX_BODY', ''], ['INGOT_LOG_LEVEL', 'loud'], ['INGOT_ACCESS_LOG', 'maybe']]) {
+		const r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', [k]: v });
+		assert.equal(r.code, 2, `${k}=${v}: ${r.stderr}`);
+		assert.match(r.stderr, new RegExp(k), `${k}=${v}`);
+	}
+});
+
+test('an unknown flag and a bad flag value exit 2', T, async () => {
+	let r = await runBinary(['--no-such-flag'], { PORT: '0' });
+	assert.equal(r.code, 2, r.stderr);
+	assert.match(r.stderr, /no-such-flag/);
+	r = await runBinary(['--port', 'xyz'], {});
+	assert.equal(r.code, 2, r.stderr);
+	assert.match(r.stderr, /port/);
+});
+
+test('HOST that is not a numeric address fails to start with a non-zero exit naming HOST', T, async () => {
+	const r = await runBinary([], { PORT: '0', HOST: 'localhost.invalid' });
+	assert.notEqual(r.code, 0);
+	assert.notEqual(r.code, null);
+	assert.match(r.stderr, /HOST/);
+});
+
+test('--help exits 0 and lists PORT and every INGOT_ variable', T, async () => {
+	const r = await runBinary(['--help'], { PORT: 'abc' }); // --help wins over a bad env
+	assert.equal(r.code, 0, r.stderr);
+	for (const name of ['PORT', 'HOST', 'INGOT_THREADS', 'INGOT_MAX_BODY', 'INGOT_HEADER_TIMEOUT_MS',
+		'INGOT_WRITE_TIMEOUT_MS', 'INGOT_MAX_OUTPUT', 'INGOT_GRACE_MS', 'INGOT_LOG_LEVEL'])
+		assert.match(r.stdout, new RegExp(`\\b${name}\\b`), name);
+	assert.match(r.stdout, /default: 8080/);
+});
+
+test('--version exits 0 and prints a version', T, async () => {
+	const r = await runBinary(['--version'], {});
+	assert.equal(r.code, 0, r.stderr);
+	assert.match(r.stdout.trim(), /\d+\.\d+\.\d+/);
+});
+
+test('the "listening" log line has addr, port, threads and a numeric startup_us; every stdout line is JSON', T, async () => {
+	const srv = await startServer({}, { threads: '3' });
+	try {
+		const l = srv.listening;
+		assert.equal(l.level, 'info');
+		assert.equal(l.addr, '127.0.0.1');
+		assert.ok(Number.isInteger(l.port) && l.port > 0 && l.port < 65536, `port ${l.port}`);
+		assert.equal(l.threads, 3);
+		assert.equal(typeof l.startup_us, 'number');
+		assert.ok(l.startup_us >= 0);
+		assert.equal(l.pid, srv.pid);
+		assert.match(l.ts, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+		const res = await curlResponse(srv.port, '/health');
+		assert.equal(res.text, BODY.health);
+	} finally {
+		assert.deepEqual(await srv.stop(), { code: 0, signal: null });
+	}
+	for (const line of srv.lines) {
+		const o = JSON.parse(line);
+		assert.ok(o.ts && o.level && o.msg, line);
+	}
+});
+
+test('without INGOT_THREADS the server picks at least one loop and says so', T, async () => {
+	const srv = await startServer({ INGOT_THREADS: undefined });
+	try {
+		assert.ok(Number.isInteger(srv.listening.threads) && srv.listening.threads >= 1);
+	} finally {
+		await srv.stop();
+	}
+});
+
+test('INGOT_ACCESS_LOG=1 logs one "request" line per request with method, target and status', T, async () => {
+	const srv = await startServer({ INGOT_ACCESS_LOG: '1' });
+	try {
+		const mark = srv.mark();
+		await curlResponse(srv.port, '/blog/12');
+		const l = await srv.waitLog((x) => x.msg === 'request', mark);
+		assert.equal(l.method, 'GET');
+		assert.equal(l.target, '/blog/12');
+		assert.equal(l.status, 200);
+	} finally {
+		await srv.stop();
+	}
+});
+
+function fileOutput(p) {
+	return new Promise((resolve, reject) => {
+		execFile('file', ['-L', p], (err, stdout) => (err ? reject(err) : resolve(stdout)));
+	});
+}
+
+test('build/bin/service is a statically linked executable', T, async () => {
+	const out = await fileOutput(BIN);
+	assert.match(out, /ELF/);
+	assert.match(out, /statically linked/);
+});
+
+const chroot = ['/usr/sbin/chroot', '/usr/bin/chroot', '/sbin/chroot'].find((p) => existsSync(p));
+const canChroot = process.getuid && process.getuid() === 0 && chroot;
+
+test('the binary alone in an empty chroot with an empty environment serves GET /health', { ...T, skip: !canChroot && 'needs root and chroot' }, async () => {
+	const dir = mkdtempSync(path.join(os.tmpdir(), 'ingot-chroot-'));
+	try {
+		copyFileSync(BIN, path.join(dir, 'service'));
+		chmodSync(path.join(dir, 'service'), 0o755);
+		const srv = await startServer({}, { command: chroot, args: [dir, '/service'], bareEnv: true, threads: '2' });
+		try {
+			const res = await curlResponse(srv.port, '/health');
+			assert.equal(res.status, 200);
+			assert.equal(res.text, BODY.health);
+			const j = await curlResponse(srv.port, '/json');
+			assert.equal(j.text, BODY.json);
+		} finally {
+			assert.deepEqual(await srv.stop(), { code: 0, signal: null });
+		}
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
