@@ -25,7 +25,7 @@ SCHEMAC_SRC := $(wildcard tools/schemac/*.c)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 APP_OBJ     := $(APP_SRC:%.c=$(OBJ)/%.o) $(OBJ)/gen/api.o
 
-.PHONY: all deps deps-lock gen bin run test bench clean setup-build setup-run setup-test
+.PHONY: all deps deps-lock gen bin asan run test bench clean setup-build setup-run setup-test
 all: bin
 
 # ---- third-party sources (Debian source packages, built with musl) ----
@@ -64,6 +64,16 @@ $(BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LIBS)
 
 bin: setup-build $(BIN)
 
+# The same service built with the host compiler under ASan and UBSan (they
+# do not link against musl), for running the integration tests against.
+ASAN_BIN := $(BUILD)/bin/service-asan
+$(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(GEN)/api.h $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
+	@mkdir -p $(@D)
+	$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include \
+		$(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
+asan: $(ASAN_BIN)
+
 setup-build:
 	@tools/setup build
 setup-run:
@@ -76,7 +86,7 @@ run: setup-run
 	exec $(BIN)
 
 test: setup-test
-	@$(MAKE) --no-print-directory bin
+	@$(MAKE) --no-print-directory bin asan
 	@tests/run
 
 bench:

@@ -23,6 +23,7 @@ typedef struct ig_str {
 } ig_str;
 
 #define IG_STR(lit) ((ig_str){ (lit), sizeof(lit) - 1 })
+#define IG_STR_INIT(lit) { (lit), sizeof(lit) - 1 } /* for static initializers */
 
 static inline bool ig_str_eq(ig_str a, const char *b, size_t blen)
 {

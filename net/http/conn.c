@@ -506,9 +506,16 @@ static void conn_received(void *engine, size_t n)
 {
 	struct http_conn *c = engine;
 	if (n == 0) {
-		/* The client finished sending: answer what it asked, then close.
-		   A partial request can never complete. */
-		c->peer_done = true;
+		/* The client closed its side. With work pending, take it as gone
+		   (as most clients close both sides at once) and cancel that
+		   work; otherwise answer what it asked, then close. A partial
+		   request can never complete. */
+		for (struct ig_ctx *x = c->q_head; x; x = x->next) {
+			if (x->state == CTX_PENDING) {
+				conn_destroy(c, false);
+				return;
+			}
+		}
 		if (c->state == CONN_BODY || c->state == CONN_CHUNKED || c->rpos < c->rlen) {
 			if (c->reading) {
 				http_ctx_free(c->reading);

@@ -22,7 +22,7 @@ typedef struct ig_header {
 
 typedef struct ig_request {
 	ig_str method; /* "HEAD" is routed as GET; see head below */
-	ig_str target, path, query;
+	ig_str target, path, query; /* raw: path and query are not %-decoded */
 	const ig_header *headers;
 	size_t num_headers;
 	ig_str body;
@@ -50,10 +50,13 @@ typedef void ig_encode_fn(ig_ctx *ctx, int status, const void *out);
 void ig_set_encoder(ig_ctx *ctx, ig_encode_fn *encode, const void *out);
 
 /* Completes the exchange with status: runs the encoder (if any) and queues
- * the response. Call exactly once. */
+ * the response. Call exactly once. (Within a synchronous handler a second
+ * call is ignored, so a handler that answered with ig_respond_problem may
+ * return any status; once pending, the first call may free the ctx.) */
 void ig_finish(ig_ctx *ctx, int status);
 
-/* A complete problem+json (RFC 9457) response. */
+/* A complete problem+json (RFC 9457) response; headers added before (such
+ * as Allow) are kept. */
 void ig_respond_problem(ig_ctx *ctx, int status, const char *detail);
 
 /* Validation errors: collect, then answer 400 with an "errors" array. */
@@ -63,7 +66,8 @@ bool ig_has_errors(const ig_ctx *ctx);
 void ig_respond_errors(ig_ctx *ctx, const char *detail);
 
 /* ---- pending work ---- */
-/* True once the client has gone: the response will be dropped. */
+/* True once the client has gone (reset, or closed its side while this was
+ * pending): the response will be dropped. */
 bool ig_cancelled(const ig_ctx *ctx);
 /* Runs fn(ctx, arg) after ms milliseconds on this core. One per ctx. */
 typedef void ig_ctx_fn(ig_ctx *ctx, void *arg);

@@ -99,7 +99,7 @@ struct http_conn {
 	uint64_t deadline_ms, head_started_ms;
 	int fail_status; /* an error answered once the queue ahead has left */
 	const char *fail_detail;
-	bool processing, continue_sent, peer_done;
+	bool processing, continue_sent;
 };
 
 /* conn.c */

@@ -100,12 +100,12 @@ void http_out_head(struct http_conn *c, int status, const char *ctype, size_t bo
 	memcpy(line + 13, reason, rl);
 	memcpy(line + 13 + rl, "\r\n", 2);
 	http_out_append(c, line, 15 + rl);
-	if (ctype) {
+	bool bodiless = status < 200 || status == 204 || status == 304;
+	if (ctype && !bodiless) {
 		OUT_LIT(c, "Content-Type: ");
 		http_out_append(c, ctype, strlen(ctype));
 		OUT_LIT(c, "\r\n");
 	}
-	bool bodiless = status < 200 || status == 204 || status == 304;
 	if (!bodiless) {
 		char cl[40] = "Content-Length: ";
 		size_t n = 16 + ig_fmt_u64(cl + 16, body_len);

@@ -230,7 +230,11 @@ int ig_main(int argc, char **argv, const struct ig_app *app)
 		requests += cores[i].requests;
 		cut += cores[i].cut;
 		dropped += cores[i].dropped;
+		free(cores[i].scratch_headers);
 	}
+	free(cores);
+	free(threads);
+	free(args);
 	if (ig_log_begin(&l, in_time ? IG_LOG_INFO : IG_LOG_WARN, in_time ? "stopped" : "stopped: grace period over")) {
 		ig_log_int(&l, "requests", (int64_t)requests);
 		ig_log_int(&l, "cut", (int64_t)cut);
