@@ -39,27 +39,35 @@ deps-lock:
 # ---- schema compiler (host tool) and generated code ----
 $(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) $(DEPS)/.stamp
 	@mkdir -p $(@D)
-	$(CC_HOST) $(WARN) -O2 -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_HOST) $(WARN) -O2 -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
 
 $(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
 	@mkdir -p $(GEN)
-	$(BUILD)/schemac $(SCHEMA) $(GEN)
+	@$(if $(Q),echo "  SCHEMAC $(SCHEMA)")
+	$(Q)$(BUILD)/schemac $(SCHEMA) $(GEN)
 gen: $(GEN)/api.c
 
 # ---- the service ----
+# V=1 shows the full commands.
+Q := $(if $(V),,@)
+
 $(OBJ)/%.o: %.c $(DEPS)/.stamp
 	@mkdir -p $(@D)
-	$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OBJ)/gen/api.o: $(GEN)/api.c $(GEN)/api.h
 	@mkdir -p $(@D)
-	$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(APP_SRC:%.c=$(OBJ)/%.o): $(GEN)/api.h
 
 $(BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LIBS)
 	@mkdir -p $(@D)
-	$(CC_MUSL) $(LDFLAGS) $^ -o $@
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC_MUSL) $(LDFLAGS) $^ -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 
 bin: setup-build $(BIN)
@@ -69,7 +77,8 @@ bin: setup-build $(BIN)
 ASAN_BIN := $(BUILD)/bin/service-asan
 $(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(GEN)/api.h $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
 	@mkdir -p $(@D)
-	$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include \
 		$(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 asan: $(ASAN_BIN)
