@@ -1,0 +1,124 @@
+/* The project's validating JSON reader, used on the request path by the
+ * generated decoders and for free-form values. It reads straight from the
+ * request body, allocates only in the request arena, and is strict where
+ * general-purpose parsers are lenient: UTF-8 is validated, every escape
+ * (surrogate pairs too) is decoded, duplicate keys in a free-form object
+ * are an error, nesting is limited, integers outside int64 are reported,
+ * never wrapped, and doubles are correctly rounded.
+ *
+ * Two ways to use it:
+ *  - pull: generated decoders walk the document with the ig_jr_* calls
+ *    below, decoding into C structs as they go;
+ *  - tree: ig_jr_value() builds an ig_json_value (tagged, in the arena) for
+ *    schemas without a type, {} and additionalProperties.
+ * After the first error every call returns false (or NULL) and the reader
+ * keeps the first error's message and byte offset. */
+#ifndef KERNEL_JSON_READ_H
+#define KERNEL_JSON_READ_H
+
+#include "ingot.h"
+
+/* ---- the tagged value ---- */
+enum ig_json_type {
+	IG_JSON_NULL,
+	IG_JSON_BOOL,
+	IG_JSON_INT,    /* an integer literal (no fraction, no exponent) within int64 */
+	IG_JSON_NUMBER, /* any other number: double, correctly rounded */
+	IG_JSON_STRING, /* unescaped, valid UTF-8 */
+	IG_JSON_ARRAY,
+	IG_JSON_OBJECT, /* members in document order, keys unique */
+};
+
+typedef struct ig_json_value ig_json_value;
+
+typedef struct ig_json_member {
+	ig_str key;
+	ig_json_value *value;
+} ig_json_member;
+
+struct ig_json_value {
+	enum ig_json_type type;
+	ig_str raw; /* numbers: the literal as written (for exact checks) */
+	union {
+		bool b;
+		int64_t i;
+		double d;
+		ig_str s;
+		struct { ig_json_value **items; size_t len; } array;
+		struct { ig_json_member *members; size_t len; } object;
+	};
+};
+
+/* JSON Schema equality (enum, const, uniqueItems): numbers compare by
+ * mathematical value (1 == 1.0), objects regardless of member order. */
+bool ig_json_equal(const ig_json_value *a, const ig_json_value *b);
+/* Number of Unicode code points in valid UTF-8. */
+size_t ig_utf8_length(const char *s, size_t n);
+/* The object member with this key, or NULL. */
+const ig_json_value *ig_json_get(const ig_json_value *object, const char *key, size_t key_len);
+
+/* ---- the reader ---- */
+typedef struct ig_json_reader {
+	const char *start, *p, *end;
+	ig_arena *arena;
+	int depth, max_depth;
+	const char *error; /* NULL while all is well; a static message */
+	size_t error_offset;
+} ig_json_reader;
+
+enum ig_json_next {
+	IG_JN_ERROR,
+	IG_JN_END, /* no value follows (end of input) */
+	IG_JN_NULL,
+	IG_JN_FALSE,
+	IG_JN_TRUE,
+	IG_JN_NUMBER,
+	IG_JN_STRING,
+	IG_JN_ARRAY,
+	IG_JN_OBJECT,
+};
+
+void ig_jr_init(ig_json_reader *r, const char *buf, size_t len, ig_arena *arena, int max_depth);
+
+/* What the next value is, after whitespace, without consuming it. A byte
+ * that cannot start a value is IG_JN_ERROR with the error set. */
+enum ig_json_next ig_jr_peek(ig_json_reader *r);
+
+/* Objects: begin consumes '{'; each next_key call consumes the separator
+ * and returns true with the next key (and its ':'), or false at '}' (which
+ * it consumes) or on error (check r->error). */
+bool ig_jr_object_begin(ig_json_reader *r);
+bool ig_jr_object_next_key(ig_json_reader *r, ig_str *key);
+
+/* Arrays: begin consumes '['; next returns true if an element follows (the
+ * caller then reads it), false at ']' (consumed) or on error. */
+bool ig_jr_array_begin(ig_json_reader *r);
+bool ig_jr_array_next(ig_json_reader *r);
+
+/* Scalars. Each fails (false, error set) when the next value has another
+ * type; callers peek first when more than one type is allowed. */
+bool ig_jr_null(ig_json_reader *r);
+bool ig_jr_bool(ig_json_reader *r, bool *out);
+bool ig_jr_string(ig_json_reader *r, ig_str *out); /* slice or arena copy */
+
+/* Numbers. ig_jr_number reads any number into *out as a value: INT when
+ * it is an integer literal within int64, else NUMBER (a double). A number
+ * whose magnitude overflows a double is an error. */
+bool ig_jr_number(ig_json_reader *r, ig_json_value *out);
+
+/* Any value as a tree in the arena; NULL on error. */
+ig_json_value *ig_jr_value(ig_json_reader *r);
+
+/* Consumes and validates one value of any type without building it. */
+bool ig_jr_skip(ig_json_reader *r);
+
+/* True if only whitespace remains; else sets the error. */
+bool ig_jr_finish(ig_json_reader *r);
+
+/* Sets the error (if none yet) at the current position; returns false. */
+bool ig_jr_fail(ig_json_reader *r, const char *message);
+
+/* The JSON pointer of the current position is the caller's business: the
+ * generated decoders know their path; the reader reports a byte offset. */
+
+#endif
