@@ -44,6 +44,23 @@ static int quota_cpus(long long quota, long long period)
 	return (int)((quota + period - 1) / period);
 }
 
+/* Whether the comma-separated list names item exactly ("cpu" is not
+ * "cpuset"). */
+static bool list_has(const char *list, const char *item)
+{
+	size_t n = strlen(item);
+	for (const char *p = list; *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == n && memcmp(p, item, n) == 0)
+			return true;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return false;
+}
+
 /* The process's cgroup path for a controller: "0::/path" (v2) or
  * "N:cpu,cpuacct:/path" (v1). */
 static int cgroup_path(const char *controller, char *out, size_t cap)
@@ -57,8 +74,7 @@ static int cgroup_path(const char *controller, char *out, size_t cap)
 		if (!c2)
 			continue;
 		*c2 = 0;
-		const char *ctrls = c1 + 1;
-		bool match = controller ? strstr(ctrls, controller) != NULL : *ctrls == 0;
+		bool match = controller ? list_has(c1 + 1, controller) : c1[1] == 0;
 		if (match) {
 			snprintf(out, cap, "%s", c2 + 1);
 			return 0;
