@@ -61,13 +61,13 @@ static bool list_has(const char *list, const char *item)
 	return false;
 }
 
-/* The process's cgroup path for a controller: "0::/path" (v2) or
+/* The process's cgroup path for a controller, from the text of
+ * /proc/self/cgroup: "0::/path" (v2, controller NULL) or
  * "N:cpu,cpuacct:/path" (v1). */
-static int cgroup_path(const char *controller, char *out, size_t cap)
+static int cgroup_path(const char *cgroups, const char *controller, char *out, size_t cap)
 {
 	char buf[4096];
-	if (read_small_file("/proc/self/cgroup", buf, sizeof buf) != 0)
-		return -1;
+	snprintf(buf, sizeof buf, "%s", cgroups);
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		char *c1 = strchr(line, ':');
 		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
@@ -83,10 +83,10 @@ static int cgroup_path(const char *controller, char *out, size_t cap)
 	return -1;
 }
 
-static int cgroup_v2_limit(void)
+static int cgroup_v2_limit(const char *cgroups)
 {
 	char rel[1024], path[1200], buf[128];
-	if (cgroup_path(NULL, rel, sizeof rel) != 0)
+	if (cgroup_path(cgroups, NULL, rel, sizeof rel) != 0)
 		return 0;
 	/* Inside a cgroup namespace the path is "/", and the limit of the
 	 * container's own cgroup is at the mount root. Walk up from the
@@ -100,24 +100,24 @@ static int cgroup_v2_limit(void)
 				best = c;
 		}
 		char *slash = strrchr(rel, '/');
-		if (!slash || slash == rel)
+		if (!slash)
 			break;
+		if (slash == rel) { /* the mount root comes last */
+			if (strcmp(rel, "/") == 0)
+				break;
+			rel[1] = 0;
+			continue;
+		}
 		*slash = 0;
-	}
-	snprintf(path, sizeof path, "/sys/fs/cgroup/cpu.max");
-	if (read_small_file(path, buf, sizeof buf) == 0 && strncmp(buf, "max", 3) != 0) {
-		int c = quota_cpus(atoll(buf), atoll(strchr(buf, ' ') ? strchr(buf, ' ') + 1 : "0"));
-		if (c && (!best || c < best))
-			best = c;
 	}
 	return best;
 }
 
-static int cgroup_v1_limit(void)
+static int cgroup_v1_limit(const char *cgroups)
 {
 	char rel[1024], path[1300], q[64], p[64];
 	static const char *const mounts[] = { "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu" };
-	if (cgroup_path("cpu", rel, sizeof rel) != 0)
+	if (cgroup_path(cgroups, "cpu", rel, sizeof rel) != 0)
 		return 0;
 	for (size_t m = 0; m < 2; m++) {
 		for (int pass = 0; pass < 2; pass++) {
@@ -138,11 +138,22 @@ static int cgroup_v1_limit(void)
 
 int ig_cgroup_cpu_limit(void)
 {
-	int v2 = cgroup_v2_limit();
-	return v2 ? v2 : cgroup_v1_limit();
+	char cgroups[4096];
+	if (read_small_file("/proc/self/cgroup", cgroups, sizeof cgroups) != 0)
+		return 0;
+	int v2 = cgroup_v2_limit(cgroups);
+	return v2 ? v2 : cgroup_v1_limit(cgroups);
 }
 
-int ig_threads_start(pthread_t *threads, int n, const int *cpus, int ncpus,
+void ig_pin_self(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof set, &set);
+}
+
+int ig_threads_start(pthread_t *threads, int n, const int *cpus, int ncpus, int first,
 		     void *(*fn)(void *), void **args)
 {
 	pthread_attr_t attr;
@@ -152,7 +163,7 @@ int ig_threads_start(pthread_t *threads, int n, const int *cpus, int ncpus,
 	for (int i = 0; i < n; i++) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
-		CPU_SET(cpus[i % ncpus], &set);
+		CPU_SET(cpus[(first + i) % ncpus], &set);
 		if (pthread_create(&threads[i], &attr, fn, args[i]) != 0) {
 			pthread_attr_destroy(&attr);
 			return -1;

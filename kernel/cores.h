@@ -16,9 +16,12 @@ int ig_affinity_cpus(int *cpus, int max);
  * it cannot be read (no /proc or /sys, as in an empty chroot). */
 int ig_cgroup_cpu_limit(void);
 
-/* Starts n threads running fn(arg_i); thread i is pinned to cpus[i % ncpus].
- * Returns 0, or -1 if a thread could not be started. */
-int ig_threads_start(pthread_t *threads, int n, const int *cpus, int ncpus,
+/* Pins the calling thread to one CPU (failure is harmless: it still runs). */
+void ig_pin_self(int cpu);
+
+/* Starts n threads running fn(args[i]); thread i is pinned to
+ * cpus[(first + i) % ncpus]. Returns 0, or -1 if one could not start. */
+int ig_threads_start(pthread_t *threads, int n, const int *cpus, int ncpus, int first,
 		     void *(*fn)(void *), void **args);
 
 #endif

@@ -13,6 +13,15 @@ void ig_pool_init(struct ig_pool *p, size_t obj_size, size_t chunk_objs, size_t 
 	p->max_objs = max_objs;
 }
 
+void ig_pool_seed(struct ig_pool *p, void *mem, size_t n)
+{
+	if (p->total + n > p->max_objs)
+		n = p->max_objs - p->total;
+	p->bump = mem;
+	p->bump_end = (char *)mem + n * p->obj_size;
+	p->total += n;
+}
+
 static int pool_grow(struct ig_pool *p)
 {
 	size_t n = p->chunk_objs;

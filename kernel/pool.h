@@ -17,6 +17,9 @@ struct ig_pool {
 };
 
 void ig_pool_init(struct ig_pool *p, size_t obj_size, size_t chunk_objs, size_t max_objs);
+/* Gives the pool its first n objects' worth of memory at mem (16-byte
+ * aligned), so the first requests need no system call. */
+void ig_pool_seed(struct ig_pool *p, void *mem, size_t n);
 void *ig_pool_take(struct ig_pool *p); /* NULL when exhausted */
 void ig_pool_give(struct ig_pool *p, void *obj);
 

@@ -195,7 +195,7 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 	ig_pool_give(&core->conns, c);
 	core->count--;
 	if (core->draining && core->count == 0)
-		core->loop.running = false;
+		http_core_drained(core);
 }
 
 /* Answers an error that makes the rest of the stream meaningless: reading
@@ -579,7 +579,7 @@ void http_conn_drain(struct http_core *core)
 			conn_destroy(c, false);
 	}
 	if (core->count == 0)
-		core->loop.running = false;
+		http_core_drained(core);
 }
 
 void http_conn_force_close_all(struct http_core *core)

@@ -108,6 +108,9 @@ void http_conn_ctx_ready(struct http_conn *c);
 void http_conn_drain(struct http_core *core);
 void http_conn_force_close_all(struct http_core *core);
 
+/* server.c: a draining core has closed its last connection */
+void http_core_drained(struct http_core *core);
+
 /* exchange.c */
 struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c);
 void http_ctx_free(struct ig_ctx *ctx);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -65,8 +66,30 @@ static const struct ig_option options[] = {
 	{ "access-log", "INGOT_ACCESS_LOG", IG_OPT_BOOL, &config.access_log, 0, 0, "log every request" },
 };
 
+/* Seeds for the pools: enough for the first connections, carved from one
+ * mapping per core so the first request makes no allocation call. */
+#define SEED_CONNS 16
+#define SEED_CTXS 32
+#define SEED_RBUFS 2
+#define SEED_BLOCKS 8
+
 static struct http_core *cores;
 static int core_count;
+static _Atomic int cores_finished; /* loops other than core 0 that returned */
+
+/* Core 0 runs on the main thread and also owns the process's duties: the
+ * signalfd and the grace timer. */
+static int signal_fd = -1;
+static struct ig_io signal_io;
+static struct ig_timer grace_timer;
+static bool stopping, grace_over;
+
+void http_core_drained(struct http_core *core)
+{
+	/* Core 0 stops last: it holds the grace timer and joins the others. */
+	if (core->index != 0 || atomic_load(&cores_finished) == core_count - 1)
+		core->loop.running = false;
+}
 
 static void on_core_wake(struct ig_loop *loop, void *arg)
 {
@@ -81,6 +104,8 @@ static void on_core_wake(struct ig_loop *loop, void *arg)
 		core->draining = true;
 		sock_core_stop_accepting(&core->sock);
 		http_conn_drain(core);
+	} else if (core->draining && core->count == 0) {
+		http_core_drained(core); /* another core finished */
 	}
 }
 
@@ -100,51 +125,93 @@ static int core_setup(struct http_core *core)
 	core->limits = (struct http_limits){ .max_request_line = (size_t)cfg->max_request_line,
 					     .max_header_bytes = (size_t)cfg->max_header_bytes,
 					     .max_headers = (size_t)cfg->max_headers };
-	core->scratch_headers = calloc((size_t)cfg->max_headers, sizeof(struct http_header));
-	if (!core->scratch_headers)
-		return -1;
 	core->loop.on_wake = on_core_wake;
 	core->loop.arg = core;
 	sock_core_init(&core->sock, &core->loop, core->listen_fd, (uint32_t)cfg->max_conns,
 		       http_conn_accept, core);
+
+	/* One mapping, touched only as used: the seeds and the header scratch. */
+	struct ig_pool *pools[] = { &core->sock.streams, &core->conns, &core->ctxs, &core->rbufs, &core->blocks };
+	size_t seeds[] = { SEED_CONNS, SEED_CONNS, SEED_CTXS, SEED_RBUFS, SEED_BLOCKS };
+	size_t bytes = (size_t)cfg->max_headers * sizeof(struct http_header);
+	bytes = (bytes + 15) & ~(size_t)15;
+	for (size_t i = 0; i < IG_COUNTOF(pools); i++)
+		bytes += seeds[i] * pools[i]->obj_size;
+	char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	core->scratch_headers = (struct http_header *)m;
+	m += ((size_t)cfg->max_headers * sizeof(struct http_header) + 15) & ~(size_t)15;
+	for (size_t i = 0; i < IG_COUNTOF(pools); i++) {
+		ig_pool_seed(pools[i], m, seeds[i]);
+		m += seeds[i] * pools[i]->obj_size;
+	}
 	return sock_core_start(&core->sock);
 }
 
+static void log_core_failure(const struct http_core *core)
+{
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_ERROR, "core setup failed")) {
+		ig_log_int(&l, "core", core->index);
+		ig_log_end(&l);
+	}
+}
+
+/* Cores 1..n-1, each on its own thread. */
 static void *core_main(void *arg)
 {
 	struct http_core *core = arg;
-	if (core_setup(core) != 0) {
-		struct ig_logline l;
-		if (ig_log_begin(&l, IG_LOG_ERROR, "core setup failed")) {
-			ig_log_int(&l, "core", core->index);
-			ig_log_end(&l);
-		}
-		return NULL;
+	if (core_setup(core) == 0) {
+		/* A drain may have been asked before this loop ran. */
+		on_core_wake(&core->loop, core);
+		if (!core->draining || core->count)
+			ig_loop_run(&core->loop);
+	} else {
+		log_core_failure(core);
 	}
-	/* A drain may have been asked before this loop ran. */
-	on_core_wake(&core->loop, core);
-	if (!core->draining || core->count)
-		ig_loop_run(&core->loop);
 	sock_core_stop_accepting(&core->sock);
+	atomic_fetch_add(&cores_finished, 1);
+	ig_loop_wake(&cores[0].loop);
 	return NULL;
 }
 
-static void request_drain(void *arg)
+static void request_all(_Atomic int *(*flag)(struct http_core *))
 {
-	(void)arg;
 	for (int i = 0; i < core_count; i++) {
-		atomic_store(&cores[i].drain_requested, 1);
+		atomic_store(flag(&cores[i]), 1);
 		ig_loop_wake(&cores[i].loop);
 	}
 }
 
-static void request_force(void *arg)
+static _Atomic int *drain_flag(struct http_core *c) { return &c->drain_requested; }
+static _Atomic int *force_flag(struct http_core *c) { return &c->force_requested; }
+
+static void on_grace_over(struct ig_timer *t)
 {
-	(void)arg;
-	for (int i = 0; i < core_count; i++) {
-		atomic_store(&cores[i].force_requested, 1);
-		ig_loop_wake(&cores[i].loop);
+	(void)t;
+	grace_over = true;
+	request_all(force_flag);
+}
+
+static void on_signal(struct ig_io *io, uint32_t events)
+{
+	(void)io;
+	(void)events;
+	const char *name = NULL;
+	if (ig_signals_read(signal_fd, &name) != IG_SIGNAL_STOP || stopping)
+		return;
+	stopping = true;
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_INFO, "draining")) {
+		ig_log_cstr(&l, "signal", name);
+		ig_log_int(&l, "grace_ms", config.grace_ms);
+		ig_log_end(&l);
 	}
+	struct ig_loop *loop = &cores[0].loop;
+	grace_timer.fn = on_grace_over;
+	ig_timer_set(&loop->timers, &grace_timer, loop->clock.now_ms + (uint64_t)config.grace_ms);
+	request_all(drain_flag);
 }
 
 static int choose_threads(int *cpus, int *ncpus_out, int *quota_out)
@@ -184,7 +251,10 @@ int ig_main(int argc, char **argv, const struct ig_app *app)
 	int ncpus, quota;
 	core_count = choose_threads(cpus, &ncpus, &quota);
 	config.threads = core_count;
-	ig_signals_block();
+	/* Before any thread starts, so that all inherit the blocked mask. */
+	signal_fd = ig_signals_open();
+	if (signal_fd < 0)
+		return startup_error("cannot open a signalfd");
 
 	cores = calloc((size_t)core_count, sizeof *cores);
 	pthread_t *threads = calloc((size_t)core_count, sizeof *threads);
@@ -204,8 +274,16 @@ int ig_main(int argc, char **argv, const struct ig_app *app)
 		args[i] = &cores[i];
 	}
 	config.port = port;
-	if (ig_threads_start(threads, core_count, cpus, ncpus, core_main, args) != 0)
+	if (core_count > 1 &&
+	    ig_threads_start(threads + 1, core_count - 1, cpus, ncpus, 1, core_main, args + 1) != 0)
 		return startup_error("cannot start threads");
+	ig_pin_self(cpus[0]);
+	struct http_core *core0 = &cores[0];
+	if (core_setup(core0) != 0)
+		return startup_error("cannot set up the first core");
+	signal_io.fn = on_signal;
+	if (ig_loop_add(&core0->loop, signal_fd, EPOLLIN, &signal_io) != 0)
+		return startup_error("cannot watch the signalfd");
 
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_INFO, "listening")) {
@@ -222,24 +300,26 @@ int ig_main(int argc, char **argv, const struct ig_app *app)
 		ig_log_end(&l);
 	}
 
-	struct ig_drain_hooks hooks = { request_drain, request_force, NULL };
-	bool in_time = ig_supervise(threads, core_count, (uint32_t)config.grace_ms, &hooks);
+	ig_loop_run(&core0->loop);
+	sock_core_stop_accepting(&core0->sock);
+	for (int i = 1; i < core_count; i++)
+		pthread_join(threads[i], NULL);
 
 	uint64_t requests = 0, cut = 0, dropped = 0;
 	for (int i = 0; i < core_count; i++) {
 		requests += cores[i].requests;
 		cut += cores[i].cut;
 		dropped += cores[i].dropped;
-		free(cores[i].scratch_headers);
 	}
-	free(cores);
-	free(threads);
-	free(args);
-	if (ig_log_begin(&l, in_time ? IG_LOG_INFO : IG_LOG_WARN, in_time ? "stopped" : "stopped: grace period over")) {
+	if (ig_log_begin(&l, grace_over ? IG_LOG_WARN : IG_LOG_INFO,
+			 grace_over ? "stopped: grace period over" : "stopped")) {
 		ig_log_int(&l, "requests", (int64_t)requests);
 		ig_log_int(&l, "cut", (int64_t)cut);
 		ig_log_int(&l, "dropped", (int64_t)dropped);
 		ig_log_end(&l);
 	}
+	free(cores);
+	free(threads);
+	free(args);
 	return 0;
 }
