@@ -3,6 +3,7 @@
 #ifndef KERNEL_CLOCK_H
 #define KERNEL_CLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -15,6 +16,8 @@ struct ig_clock {
 };
 
 void ig_clock_update(struct ig_clock *c);
+/* "2026-11-30T04:05:15" (19 bytes, no NUL) for a UTC time; returns 19. */
+size_t ig_format_utc(char *out, time_t t);
 uint64_t ig_monotonic_us(void);
 
 #endif

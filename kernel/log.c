@@ -4,6 +4,7 @@
 #include "log.h"
 #include "json.h"
 #include "ingot.h"
+#include "clock.h"
 
 #include <string.h>
 #include <time.h>
@@ -48,11 +49,9 @@ bool ig_log_begin(struct ig_logline *l, enum ig_log_level level, const char *msg
 	l->len = 0;
 	l->truncated = false;
 	struct timespec ts;
-	struct tm tm;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	char t[40];
-	size_t n = strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S", &tm);
+	char t[32];
+	size_t n = ig_format_utc(t, ts.tv_sec);
 	t[n++] = '.';
 	t[n++] = (char)('0' + ts.tv_nsec / 100000000);
 	t[n++] = (char)('0' + ts.tv_nsec / 10000000 % 10);

@@ -6,7 +6,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stddef.h>
@@ -40,34 +39,38 @@ static const struct ig_transport_ops stream_ops;
 
 int sock_listen(const char *host, int *port, int backlog, char *err, size_t errlen)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV };
-	struct addrinfo *ai;
-	char service[8];
-	snprintf(service, sizeof service, "%d", *port);
-	int rc = getaddrinfo(host, service, &hints, &ai);
-	if (rc != 0) {
+	/* Numeric addresses only: no resolver (and none of its code to page
+	   in during a cold start). */
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)*port);
+		len = sizeof *v4;
+	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)*port);
+		len = sizeof *v6;
+	} else {
 		snprintf(err, errlen, "HOST \"%s\" is not a numeric IPv4 or IPv6 address", host);
 		return -1;
 	}
-	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1;
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, backlog) != 0) {
+	    bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, backlog) != 0) {
 		snprintf(err, errlen, "cannot listen on %s port %d: %s", host, *port, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		freeaddrinfo(ai);
 		return -1;
 	}
-	freeaddrinfo(ai);
 	if (*port == 0) {
-		struct sockaddr_storage ss;
-		socklen_t len = sizeof ss;
+		len = sizeof ss;
 		getsockname(fd, (struct sockaddr *)&ss, &len);
-		*port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-						       : ((struct sockaddr_in *)&ss)->sin_port);
+		*port = ntohs(ss.ss_family == AF_INET6 ? v6->sin6_port : v4->sin_port);
 	}
 	return fd;
 }
