@@ -12,7 +12,9 @@
  *  - tree: ig_jr_value() builds an ig_json_value (tagged, in the arena) for
  *    schemas without a type, {} and additionalProperties.
  * After the first error every call returns false (or NULL) and the reader
- * keeps the first error's message and byte offset. */
+ * keeps the first error's message (a static string) and byte offset.
+ * Nesting is iterative, never recursive: max_depth is policy, not a stack
+ * hazard. The reader reads only [buf, buf + len); the buffer needs no NUL. */
 #ifndef KERNEL_JSON_READ_H
 #define KERNEL_JSON_READ_H
 
@@ -38,7 +40,8 @@ typedef struct ig_json_member {
 
 struct ig_json_value {
 	enum ig_json_type type;
-	ig_str raw; /* numbers: the literal as written (for exact checks) */
+	ig_str raw; /* the value's text as written (numbers: for exact checks);
+		     * the reader sets it for every type */
 	union {
 		bool b;
 		int64_t i;
@@ -50,7 +53,9 @@ struct ig_json_value {
 };
 
 /* JSON Schema equality (enum, const, uniqueItems): numbers compare by
- * mathematical value (1 == 1.0), objects regardless of member order. */
+ * mathematical value (1 == 1.0), objects regardless of member order. An
+ * INT and a NUMBER compare exactly (2^63 as a NUMBER equals no INT); two
+ * NUMBERs compare as their correctly rounded doubles. Allocates nothing. */
 bool ig_json_equal(const ig_json_value *a, const ig_json_value *b);
 /* Number of Unicode code points in valid UTF-8. */
 size_t ig_utf8_length(const char *s, size_t n);
@@ -61,7 +66,8 @@ const ig_json_value *ig_json_get(const ig_json_value *object, const char *key, s
 typedef struct ig_json_reader {
 	const char *start, *p, *end;
 	ig_arena *arena;
-	int depth, max_depth;
+	int depth, max_depth; /* open arrays/objects; one more than max_depth is
+			       * an error, so max_depth 0 admits scalars only */
 	const char *error; /* NULL while all is well; a static message */
 	size_t error_offset;
 } ig_json_reader;
@@ -86,7 +92,9 @@ enum ig_json_next ig_jr_peek(ig_json_reader *r);
 
 /* Objects: begin consumes '{'; each next_key call consumes the separator
  * and returns true with the next key (and its ':'), or false at '}' (which
- * it consumes) or on error (check r->error). */
+ * it consumes) or on error (check r->error). Keys are decoded like strings.
+ * The reader keeps no per-level state (it tells a first member by the '{'
+ * or '[' just before it), so read or skip each value before calling next. */
 bool ig_jr_object_begin(ig_json_reader *r);
 bool ig_jr_object_next_key(ig_json_reader *r, ig_str *key);
 
@@ -99,17 +107,23 @@ bool ig_jr_array_next(ig_json_reader *r);
  * type; callers peek first when more than one type is allowed. */
 bool ig_jr_null(ig_json_reader *r);
 bool ig_jr_bool(ig_json_reader *r, bool *out);
-bool ig_jr_string(ig_json_reader *r, ig_str *out); /* slice or arena copy */
+/* A string is a slice of the input when it has no escapes, else decoded
+ * into the arena; either way valid UTF-8 (it may contain NUL bytes). */
+bool ig_jr_string(ig_json_reader *r, ig_str *out);
 
 /* Numbers. ig_jr_number reads any number into *out as a value: INT when
  * it is an integer literal within int64, else NUMBER (a double). A number
  * whose magnitude overflows a double is an error. */
 bool ig_jr_number(ig_json_reader *r, ig_json_value *out);
 
-/* Any value as a tree in the arena; NULL on error. */
+/* Any value as a tree in the arena; NULL on error. A repeated key in an
+ * object (compared after decoding) is the error "duplicate key". */
 ig_json_value *ig_jr_value(ig_json_reader *r);
 
-/* Consumes and validates one value of any type without building it. */
+/* Consumes and validates one value of any type without building it: the
+ * same checks as ig_jr_value but for repeated keys. Allocates only for
+ * nesting beyond 256 levels or a number literal of 64 bytes or more near
+ * the double range's edge. */
 bool ig_jr_skip(ig_json_reader *r);
 
 /* True if only whitespace remains; else sets the error. */
