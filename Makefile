@@ -25,7 +25,7 @@ SCHEMAC_SRC := $(wildcard tools/schemac/*.c)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 APP_OBJ     := $(APP_SRC:%.c=$(OBJ)/%.o) $(OBJ)/gen/api.o
 
-.PHONY: all deps deps-lock gen bin asan run test bench clean setup-build setup-run setup-test
+.PHONY: all deps deps-lock gen bin asan fuzz fuzz-build run test bench clean setup-build setup-run setup-test
 all: bin
 
 # ---- third-party sources (Debian source packages, built with musl) ----
@@ -83,6 +83,28 @@ $(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(GEN)/api.h $(DEPS)/.stamp 
 		$(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 asan: $(ASAN_BIN)
 
+# ---- fuzzing (libFuzzer, host clang): each tests/fuzz/fuzz_NAME.c with its
+# seed corpus tests/fuzz/NAME/. `make fuzz FUZZ_SECONDS=600` runs each that
+# long; make test runs each for a fixed count of inputs.
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
+FUZZ_SRC_json_read := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard kernel/*.c kernel/*.h)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -I. $< $(FUZZ_SRC_$*) -lm -o $@
+fuzz-build: $(FUZZ_BINS)
+fuzz: setup-test fuzz-build
+	@for n in $(FUZZ_NAMES); do \
+		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
+		echo "fuzz: $$n for $(FUZZ_SECONDS) s (corpus $(BUILD)/fuzz/corpus-$$n)"; \
+		$(BUILD)/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			$(BUILD)/fuzz/corpus-$$n tests/fuzz/$$n || exit 1; \
+	done
+
 setup-build:
 	@tools/setup build
 setup-run:
@@ -95,7 +117,7 @@ run: setup-run
 	exec $(BIN)
 
 test: setup-test
-	@$(MAKE) --no-print-directory bin asan
+	@$(MAKE) --no-print-directory bin asan fuzz-build
 	@tests/run
 
 bench:
