@@ -69,6 +69,8 @@ static int copy_str(ig_arena *a, ig_str *s)
 int http_ctx_detach(struct ig_ctx *x)
 {
 	ig_request *q = &x->req;
+	if (x->detached) /* a body read into the arena: the head moved first */
+		return 0;
 	const struct http_header *src = (const struct http_header *)q->headers;
 	ig_header *h = ig_arena_alloc(&x->arena, sizeof *h * (q->num_headers ? q->num_headers : 1));
 	if (!h)
@@ -80,23 +82,13 @@ int http_ctx_detach(struct ig_ctx *x)
 			return -1;
 	}
 	q->headers = h;
-	x->state = x->state; /* headers now in ig_header layout */
-	x->req.num_headers = q->num_headers;
-	x->errors.failed = false;
-	bool head = q->head;
+	x->detached = true;
 	if (copy_str(&x->arena, &q->target) || copy_str(&x->arena, &q->path) ||
 	    copy_str(&x->arena, &q->query) || copy_str(&x->arena, &q->body))
 		return -1;
-	if (!head)
-		copy_str(&x->arena, &q->method);
-	/* Remember the layout switch. */
-	x->error_count |= 0x80000000u;
+	if (!q->head) /* "GET" for HEAD is a static string already */
+		return copy_str(&x->arena, &q->method);
 	return 0;
-}
-
-static bool headers_detached(const struct ig_ctx *x)
-{
-	return (x->error_count & 0x80000000u) != 0;
 }
 
 void http_ctx_cancel(struct ig_ctx *x)
@@ -116,7 +108,7 @@ ig_str ig_req_header(const ig_ctx *x, const char *name)
 	size_t n = strlen(name);
 	for (size_t i = 0; i < x->req.num_headers; i++) {
 		ig_str hn, hv;
-		if (headers_detached(x)) {
+		if (x->detached) {
 			hn = x->req.headers[i].name;
 			hv = x->req.headers[i].value;
 		} else {
@@ -243,7 +235,7 @@ static void json_key_str(ig_wbuf *w, const char *key, const char *v)
 void ig_error_add(ig_ctx *x, const char *in, const char *name_or_pointer,
 		  const char *keyword, const char *message)
 {
-	uint32_t count = x->error_count & 0x7fffffffu;
+	uint32_t count = x->error_count;
 	if (count >= HTTP_MAX_ERRORS)
 		return;
 	ig_wbuf *w = &x->errors;
@@ -262,7 +254,7 @@ void ig_error_add(ig_ctx *x, const char *in, const char *name_or_pointer,
 
 bool ig_has_errors(const ig_ctx *x)
 {
-	return (x->error_count & 0x7fffffffu) != 0;
+	return x->error_count != 0;
 }
 
 void ig_respond_errors(ig_ctx *x, const char *detail)

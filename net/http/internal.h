@@ -50,6 +50,7 @@ struct ig_ctx {
 	struct ig_ctx *next;    /* in the connection's queue */
 	enum ctx_state state;
 	bool keep_alive;
+	bool detached; /* the request lives in the arena (req.headers: ig_header[]) */
 	ig_arena arena;
 	ig_request req;
 	int status;
