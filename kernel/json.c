@@ -110,6 +110,11 @@ static bool json_double_fixed(ig_wbuf *w, double v)
 		uint64_t n = (uint64_t)scaled;
 		if ((double)n != scaled || (double)n / pow10[k] != a)
 			continue;
+		/* 19.99 * 100 is not exact but 19.99 * 1000 is: drop the zeros. */
+		while (k > 1 && n % 10 == 0) {
+			n /= 10;
+			k--;
+		}
 		char digits[24];
 		size_t len = ig_fmt_u64(digits, n);
 		char *d = ig_wbuf_reserve(w, len + 4);

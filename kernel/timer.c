@@ -76,6 +76,8 @@ void ig_timers_run(struct ig_timers *w, uint64_t now_ms)
 		return;
 	}
 	uint64_t last = now_tick;
+	if (w->tick > last) /* this tick has been run already */
+		return;
 	if (last - w->tick >= IG_WHEEL_SLOTS) /* a full turn visits every slot */
 		w->tick = last - (IG_WHEEL_SLOTS - 1);
 	for (; w->tick <= last; w->tick++) {

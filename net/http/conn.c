@@ -223,6 +223,8 @@ static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 {
 	struct http_core *core = c->core;
 	core->requests++;
+	/* The next request's head or body gets a deadline of its own. */
+	c->timer_kind = TIMER_NONE;
 	x->keep_alive = x->keep_alive && !core->draining;
 	if (!x->keep_alive)
 		c->state = CONN_CLOSING; /* this is the last request we read */
@@ -266,7 +268,7 @@ static bool conn_begin_arena_body(struct http_conn *c, const struct http_request
 			conn_fail_request(c, 413, "the request body is too large");
 			return false;
 		}
-		x->req.body.ptr = body;
+		x->req.body = (ig_str){ body, c->body_need };
 		size_t have = c->rlen - c->rpos;
 		if (have > c->body_need)
 			have = c->body_need;
@@ -443,21 +445,48 @@ static bool conn_idle(const struct http_conn *c)
 	return !c->q_head && !c->reading && c->rpos == c->rlen && !c->out_bytes;
 }
 
+/* After the client's FIN, once every complete request buffered has been
+ * dispatched, what remains is a partial request that can never complete:
+ * drop it and close when the queue has been answered. Returns false if the
+ * connection was destroyed. */
+static bool conn_after_eof(struct http_conn *c)
+{
+	if (!c->peer_eof || c->state == CONN_CLOSING)
+		return true;
+	if (c->state == CONN_HEAD && c->rpos < c->rlen && conn_backpressure(c))
+		return true; /* complete requests may still be waiting their turn */
+	if (c->reading) {
+		http_ctx_free(c->reading);
+		c->reading = NULL;
+	}
+	c->rpos = c->rlen = 0;
+	c->state = CONN_CLOSING;
+	if (!c->q_head && !c->out_bytes) {
+		conn_destroy(c, false);
+		return false;
+	}
+	return conn_flush(c);
+}
+
 /* Processes, answers and writes until nothing more can move. Returns false
  * if the connection was destroyed. */
 static bool conn_run(struct http_conn *c)
 {
 	for (;;) {
-		uint64_t before = c->core->requests;
+		uint64_t dispatched = c->core->requests;
+		uint32_t queued = c->queued;
 		conn_process(c);
 		conn_emit_ready(c);
 		if (!conn_flush(c))
 			return false;
-		/* More than HTTP_MAX_QUEUED pipelined requests: go again. */
-		if (c->core->requests == before || c->state != CONN_HEAD ||
-		    c->rpos == c->rlen || conn_backpressure(c))
+		/* Requests still buffered behind a queue that was full (more than
+		   HTTP_MAX_QUEUED pipelined): go again while anything moved. */
+		bool moved = c->core->requests != dispatched || c->queued < queued;
+		if (!moved || c->state != CONN_HEAD || c->rpos == c->rlen || conn_backpressure(c))
 			break;
 	}
+	if (!conn_after_eof(c))
+		return false;
 	if (c->core->draining && conn_idle(c)) {
 		conn_destroy(c, false);
 		return false;
@@ -481,7 +510,7 @@ void http_conn_ctx_ready(struct http_conn *c)
 static char *conn_lend(void *engine, size_t *cap)
 {
 	struct http_conn *c = engine;
-	if (c->state == CONN_CLOSING || conn_backpressure(c))
+	if (c->state == CONN_CLOSING || c->peer_eof || conn_backpressure(c))
 		return NULL;
 	if (c->state == CONN_BODY) {
 		*cap = c->body_need - c->body_len;
@@ -508,27 +537,16 @@ static void conn_received(void *engine, size_t n)
 	if (n == 0) {
 		/* The client closed its side. With work pending, take it as gone
 		   (as most clients close both sides at once) and cancel that
-		   work; otherwise answer what it asked, then close. A partial
-		   request can never complete. */
+		   work; otherwise answer the complete requests it sent, then
+		   close. */
 		for (struct ig_ctx *x = c->q_head; x; x = x->next) {
 			if (x->state == CTX_PENDING) {
 				conn_destroy(c, false);
 				return;
 			}
 		}
-		if (c->state == CONN_BODY || c->state == CONN_CHUNKED || c->rpos < c->rlen) {
-			if (c->reading) {
-				http_ctx_free(c->reading);
-				c->reading = NULL;
-			}
-			c->rpos = c->rlen = 0;
-		}
-		c->state = CONN_CLOSING;
-		if (!c->q_head && !c->out_bytes) {
-			conn_destroy(c, false);
-			return;
-		}
-		conn_flush(c);
+		c->peer_eof = true;
+		conn_run(c);
 		return;
 	}
 	if (c->state == CONN_BODY) {

@@ -101,6 +101,7 @@ struct http_conn {
 	int fail_status; /* an error answered once the queue ahead has left */
 	const char *fail_detail;
 	bool processing, continue_sent;
+	bool peer_eof; /* the client sent FIN: nothing more will arrive */
 };
 
 /* conn.c */
