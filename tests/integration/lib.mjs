@@ -42,7 +42,9 @@ const liveSockets = new Set();
 export function startServer(env = {}, { args = [], threads = '2', startTimeoutMs = 10000, command = BIN, bareEnv = false } = {}) {
 	const fullEnv = { ...(bareEnv ? {} : { PATH: process.env.PATH }), PORT: '0', HOST: '127.0.0.1', INGOT_THREADS: threads, ...env };
 	for (const k of Object.keys(fullEnv)) if (fullEnv[k] === undefined) delete fullEnv[k];
-	const proc = spawn(command, args, { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+	// Its own process group, so that cleanup also reaches whatever the
+	// command started (unshare's child, chroot's exec is the same process).
+	const proc = spawn(command, args, { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 	liveProcs.add(proc);
 	const srv = new ServerProcess(proc);
 	return new Promise((resolve, reject) => {
@@ -134,9 +136,7 @@ export class ServerProcess {
 	}
 
 	kill() {
-		if (!this.exit) {
-			try { process.kill(this.pid, 'SIGKILL'); } catch { /* gone */ }
-		}
+		if (!this.exit) killGroup(this.proc);
 	}
 
 	/** SIGTERM; SIGKILL if it has not exited after killAfterMs. Returns the exit. */
@@ -156,13 +156,22 @@ export function cleanup() {
 	for (const s of liveSockets) s.destroy();
 	liveSockets.clear();
 	for (const p of liveProcs) {
-		try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+		killGroup(p);
+		// A process outside our reach may still hold the pipes: never let
+		// them keep this test process alive.
+		p.stdout?.destroy();
+		p.stderr?.destroy();
+		p.unref();
 	}
 }
+
+/** SIGKILL to the server's process group (it leads one: detached), else to it. */
+function killGroup(p) {
+	try { process.kill(-p.pid, 'SIGKILL'); return; } catch { /* no group */ }
+	try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+}
 process.on('exit', () => {
-	for (const p of liveProcs) {
-		try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
-	}
+	for (const p of liveProcs) killGroup(p);
 });
 
 // ---- HTTP/1.1 response parsing ----

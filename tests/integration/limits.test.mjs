@@ -16,7 +16,7 @@ before(async () => {
 	[srv, quick, pressed] = await Promise.all([
 		startServer(),
 		startServer({ INGOT_HEADER_TIMEOUT_MS: '300', INGOT_BODY_TIMEOUT_MS: '300', INGOT_IDLE_TIMEOUT_MS: '300' }),
-		startServer({ INGOT_MAX_OUTPUT: '65536', INGOT_WRITE_TIMEOUT_MS: '300' }),
+		startServer({ INGOT_MAX_OUTPUT: '65536', INGOT_WRITE_TIMEOUT_MS: '1000' }),
 	]);
 });
 after(async () => {
@@ -218,6 +218,41 @@ test('a chunked body that stops arriving is 408, then close', T, async () => {
 	await assertClosedAfter(c, res);
 });
 
+test('the head deadline is per request: back-to-back pipelined requests whose heads straddle reads are never 408 while each head completes at once', T, async () => {
+	// Each write completes the pending head and starts the next one; every
+	// head is whole within one round trip, far below the 300 ms limit.
+	// Keep going for three header timeouts.
+	const c = await RawClient.connect(quick.port);
+	const full = req('GET', '/health');
+	const cut = 20;
+	await c.write(full.slice(0, cut));
+	const start = Date.now();
+	let n = 0;
+	while (Date.now() - start < 900) {
+		await c.write(full.slice(cut) + full.slice(0, cut));
+		const r = await c.response();
+		n++;
+		assert.equal(r.status, 200, `request ${n}: ${r.text}`);
+	}
+	c.destroy();
+});
+
+test('the body deadline is per request: back-to-back chunked uploads whose bodies straddle reads are never 408 while each body completes at once', T, async () => {
+	const c = await RawClient.connect(quick.port);
+	const head = 'POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n';
+	await c.write(head);
+	const start = Date.now();
+	let n = 0;
+	while (Date.now() - start < 900) {
+		// ends this body and starts the next request's body
+		await c.write('0\r\n\r\n' + head);
+		const r = await c.response();
+		n++;
+		assert.equal(r.status, 405, `request ${n}: ${r.text}`);
+	}
+	c.destroy();
+});
+
 test('an idle keep-alive connection is closed after INGOT_IDLE_TIMEOUT_MS without a response', T, async () => {
 	const c = await RawClient.connect(quick.port);
 	await c.write(req('GET', '/health'));
@@ -259,6 +294,8 @@ test('back-pressure: a client pipelining GET /json without reading is pushed bac
 			assert.equal(a.text, BODY.json);
 			assert.equal(b.text, BODY.health);
 			other.destroy();
+			// (the write timeout is 1 s, so a loaded machine still has
+			// ample time to serve this one before the first is cut)
 			servedMeanwhile = !error && !sock.destroyed;
 		}
 		// (not events.once: it would reject on the 'error' of the reset)
@@ -272,7 +309,7 @@ test('back-pressure: a client pipelining GET /json without reading is pushed bac
 	const how = await within(20000, closed, 'the server did not close the non-reading client');
 	assert.equal(how, 'close');
 	assert.ok(error && ['ECONNRESET', 'EPIPE'].includes(error.code),
-		`the pending write failed with a reset (${error && error.code})`);
+		`the pending write failed with a reset (${error && error.code}; sent ${sent} requests, ${stalls} stalls)`);
 	assert.ok(servedMeanwhile, 'another client was served while the first was pushed back');
 	// and the server is fine afterwards
 	const after = await RawClient.connect(pressed.port);

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { startServer, cleanup, RawClient, req, BODY } from './lib.mjs';
 
 let srv;
-before(async () => { srv = await startServer({ INGOT_LOG_LEVEL: 'debug' }); });
+// A header timeout shorter than the default (10 s) only so that a request
+// left stuck in the read buffer shows up as a 408 quickly.
+before(async () => { srv = await startServer({ INGOT_LOG_LEVEL: 'debug', INGOT_HEADER_TIMEOUT_MS: '2000' }); });
 after(async () => { if (srv) await srv.stop(); cleanup(); });
 
 const T = { timeout: 20000 };
@@ -145,4 +147,47 @@ test('requests pipelined after a request with Connection: close are not answered
 	assert.equal(b.headers.connection, 'close');
 	await c.waitEnd();
 	assert.equal(c.buf.length, 0, 'no third response');
+});
+
+test('a malformed request behind a pending one: the pending response first, then the 400, then close', T, async () => {
+	const c = await RawClient.connect(srv.port);
+	await c.write(req('GET', '/delay/100') + 'GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n' + req('GET', '/health'));
+	const a = await c.response();
+	assert.equal(a.text, BODY.delay(100));
+	const b = await c.response();
+	assert.equal(b.status, 400);
+	assert.equal(b.headers.connection, 'close');
+	await c.waitEnd();
+	assert.equal(c.buf.length, 0, 'the /health after the bad request is not answered');
+});
+
+function pendingThenMany(n) {
+	let data = req('GET', '/delay/50');
+	for (let i = 1; i <= n; i++) data += req('GET', `/blog/${i}`);
+	return data;
+}
+
+test('a pending request followed by 127 pipelined requests (exactly the queue bound) in one write: all 128 answered in order', T, async () => {
+	const c = await RawClient.connect(srv.port);
+	await c.write(pendingThenMany(127));
+	assert.equal((await c.response()).text, BODY.delay(50));
+	for (let i = 1; i <= 127; i++) {
+		const r = await c.response();
+		assert.equal(r.status, 200, `response to /blog/${i}: ${r.text}`);
+		assert.equal(r.text, BODY.blog(i));
+	}
+	c.destroy();
+});
+
+test('a pending request followed by 200 pipelined requests in one write (more than the queue bound of 128): all 201 answered in order', T, async () => {
+	const c = await RawClient.connect(srv.port);
+	await c.write(pendingThenMany(200));
+	assert.equal((await c.response()).text, BODY.delay(50));
+	for (let i = 1; i <= 200; i++) {
+		const r = await c.response();
+		assert.equal(r.status, 200, `response to /blog/${i}: ${r.text}`);
+		assert.equal(r.text, BODY.blog(i));
+	}
+	assert.equal(c.ended, false);
+	c.destroy();
 });

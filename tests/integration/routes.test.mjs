@@ -75,6 +75,21 @@ test('HEAD sends no body bytes on the wire, and the next pipelined response foll
 	client.destroy();
 });
 
+test('HEAD on an error (400, 404) and on a pending route (/delay) sends the head only; the next pipelined response follows', T, async () => {
+	const { res, client } = await rawRequest(srv.port,
+		req('HEAD', '/blog/0') + req('HEAD', '/nope') + req('HEAD', '/delay/10') + req('GET', '/health'), { head: true });
+	assert.equal(res.status, 400);
+	assert.equal(res.headers['content-type'], 'application/problem+json');
+	assert.ok(Number(res.headers['content-length']) > 0);
+	const nf = await client.response({ head: true });
+	assert.equal(nf.status, 404);
+	const d = await client.response({ head: true });
+	assert.equal(d.status, 200);
+	assert.equal(d.headers['content-length'], String(BODY.delay(10).length));
+	assert.equal((await client.response()).text, BODY.health);
+	client.destroy();
+});
+
 test('GET /openapi.json serves the OpenAPI 3.1 document describing every route', T, async () => {
 	const res = await curlResponse(srv.port, '/openapi.json');
 	assert.equal(res.status, 200);
@@ -111,7 +126,7 @@ for (const bad of ['-5', '60001', 'x']) {
 }
 
 test('an unknown path is a 404 problem+json', T, async () => {
-	for (const path of ['/nope', '/health/extra', '/blog', '/', '/HEALTH']) {
+	for (const path of ['/nope', '/health/extra', '/blogs', '/', '/HEALTH']) {
 		const res = await curlResponse(srv.port, path);
 		assertProblem(res, 404);
 	}
