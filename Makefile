@@ -78,7 +78,7 @@ ASAN_BIN := $(BUILD)/bin/service-asan
 $(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(GEN)/api.h $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+	$(Q)$(CC_HOST) $(WARN) -DIG_CHECK_RESPONSES -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include \
 		$(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 asan: $(ASAN_BIN)

@@ -1,7 +1,8 @@
 /* The reference service's handlers, one per operationId of
- * schemas/service.json. They only fill the output struct: routing, path
- * parameters and JSON encoding are generated (build/gen/api.c). The
- * integration tests and the benchmarks compare its bodies byte for byte. */
+ * schemas/service.json. They only fill the output struct: routing,
+ * parameters, request bodies, validation and JSON encoding are generated
+ * (build/gen/api.c). The integration tests and the benchmarks compare its
+ * bodies byte for byte. */
 #include "api.h"
 
 #include <bearssl.h>
@@ -83,14 +84,93 @@ static ig_str with_id(ig_ctx *ctx, const char *prefix, size_t plen, int64_t id, 
 	return (ig_str){ s, n + slen };
 }
 
+/* The synthetic post of an id: its text is made from the id. */
+static int synthetic_post(ig_ctx *ctx, int64_t id, struct Post *post)
+{
+	ig_str title = with_id(ctx, "post ", 5, id, "", 0);
+	ig_str body = with_id(ctx, "This is post ", 13, id, ".", 1);
+	if (!title.ptr || !body.ptr)
+		return -1;
+	*post = (struct Post){ .id = id, .title = title, .body = body, .likes = 0 };
+	return 0; /* no tags: has_tags stays false and "tags" is omitted */
+}
+
 int getBlogPost(ig_ctx *ctx, const struct getBlogPost_in *in, struct getBlogPost_out *out)
 {
-	ig_str title = with_id(ctx, "post ", 5, in->id, "", 0);
-	ig_str body = with_id(ctx, "This is post ", 13, in->id, ".", 1);
-	if (!title.ptr || !body.ptr)
+	return synthetic_post(ctx, in->id, &out->r200) ? 500 : 200;
+}
+
+int listBlogPosts(ig_ctx *ctx, const struct listBlogPosts_in *in, struct listBlogPosts_out *out)
+{
+	/* Posts offset+1 .. offset+limit, as far as ids go (offset may be huge). */
+	int64_t n = in->limit;
+	if (in->offset > INT64_MAX - n)
+		n = INT64_MAX - in->offset;
+	struct Post *posts = ig_alloc(ctx, (size_t)(n ? n : 1) * sizeof *posts);
+	if (!posts)
 		return 500;
-	out->r200 = (struct Post){ .id = in->id, .title = title, .body = body, .likes = 0 };
-	return 200; /* no tags: has_tags stays false and "tags" is omitted */
+	for (int64_t i = 0; i < n; i++)
+		if (synthetic_post(ctx, in->offset + i + 1, &posts[i]))
+			return 500;
+	out->r200 = (struct PostList){ .posts = { posts, (size_t)n }, .limit = in->limit, .offset = in->offset };
+	return 200;
+}
+
+/* Ids unique across cores without a lock: each core counts on its own
+ * (its loop is its thread) and takes the ids congruent to its index. */
+static _Thread_local uint64_t posts_created;
+
+static struct Post post_from(int64_t id, const struct PostInput *p)
+{
+	return (struct Post){
+		.id = id,
+		.title = p->title,
+		.body = p->body,
+		.likes = p->likes,
+		.has_tags = p->has_tags,
+		.tags = { p->tags.items, p->tags.len },
+	};
+}
+
+int createBlogPost(ig_ctx *ctx, const struct createBlogPost_in *in, struct createBlogPost_out *out)
+{
+	uint64_t id = posts_created++ * ig_core_count(ctx) + ig_core_index(ctx) + 1;
+	ig_str location = with_id(ctx, "/blog/", 6, (int64_t)id, "", 0);
+	if (!location.ptr)
+		return 500;
+	ig_add_header(ctx, "Location", location);
+	out->r201 = post_from((int64_t)id, &in->body);
+	return 201;
+}
+
+int updateBlogPost(ig_ctx *ctx, const struct updateBlogPost_in *in, struct updateBlogPost_out *out)
+{
+	(void)ctx;
+	out->r200 = post_from(in->id, &in->body);
+	return 200;
+}
+
+/* The validation benchmark: the decoded request, echoed. */
+static void echo(struct ValidateOutput *o, int64_t page, const ig_str *tags, size_t ntags, ig_str foo,
+		 const struct ValidateInput *body)
+{
+	*o = (struct ValidateOutput){
+		.page = page, .tags = { tags, ntags }, .foo = foo, .body = *body,
+	};
+}
+
+int validateRequest(ig_ctx *ctx, const struct validateRequest_in *in, struct validateRequest_out *out)
+{
+	(void)ctx;
+	echo(&out->r200, in->page, in->tags.items, in->tags.len, in->x_foo, &in->body);
+	return 200;
+}
+
+int noValidateRequest(ig_ctx *ctx, const struct noValidateRequest_in *in, struct noValidateRequest_out *out)
+{
+	(void)ctx;
+	echo(&out->r200, in->page, in->tags.items, in->tags.len, in->x_foo, &in->body);
+	return 200;
 }
 
 /* The pending path: in and out live in the request's arena until

@@ -127,6 +127,16 @@ void *ig_alloc(ig_ctx *x, size_t size)
 	return ig_arena_alloc(&x->arena, size);
 }
 
+ig_arena *ig_ctx_arena(ig_ctx *x)
+{
+	return &x->arena;
+}
+
+void ig_set_status(ig_ctx *x, int status)
+{
+	x->status = status;
+}
+
 uint32_t ig_core_index(const ig_ctx *x)
 {
 	return x->core->index;

@@ -29,6 +29,9 @@ void out_raw(struct sc_out *o, const char *s, size_t n)
 
 static void out_v(struct sc_out *o, const char *fmt, va_list ap)
 {
+	/* Also keeps GCC 12 with UBSan from seeing a NULL format here. */
+	if (!fmt)
+		abort();
 	va_list ap2;
 	va_copy(ap2, ap);
 	int n = vsnprintf(NULL, 0, fmt, ap2);
@@ -154,9 +157,45 @@ char *c_type(const struct sc_schema *s)
 	case SC_BOOLEAN: return sc_strdup("bool");
 	case SC_OBJECT:
 	case SC_ARRAY: return sc_printf("struct %s", r->cname);
+	case SC_VALUE: return sc_strdup("const ig_json_value *");
 	case SC_REF: break;
 	}
 	return sc_strdup("void");
+}
+
+bool slot_is_value(const struct sc_schema *s, bool null_flag)
+{
+	const struct sc_schema *r = sc_resolve(s);
+	return !r || r->kind == SC_VALUE || (r->nullable && !null_flag);
+}
+
+char *slot_type(const struct sc_schema *s, bool null_flag)
+{
+	return slot_is_value(s, null_flag) ? sc_strdup("const ig_json_value *") : c_type(s);
+}
+
+const struct sc_schema *slot_struct(const struct sc_schema *s, bool null_flag)
+{
+	const struct sc_schema *r = sc_resolve(s);
+	if (slot_is_value(s, null_flag) || (r->kind != SC_OBJECT && r->kind != SC_ARRAY))
+		return NULL;
+	return r;
+}
+
+bool prop_has_flag(const struct sc_prop *p)
+{
+	return !p->required && !sc_default(p->schema);
+}
+
+bool prop_null_flag(const struct sc_prop *p)
+{
+	const struct sc_schema *r = sc_resolve(p->schema);
+	return r && r->kind != SC_VALUE && r->nullable;
+}
+
+bool param_has_flag(const struct sc_param *p)
+{
+	return !p->required && !sc_default(p->schema);
 }
 
 /* The key as JSON (quoted, escaped like ig_json_string), then as C. */
@@ -199,11 +238,10 @@ bool op_has_encoder(const struct sc_op *op)
 	return false;
 }
 
-bool model_has_param_kind(const struct sc_model *m, enum sc_kind kind)
+bool model_has_params(const struct sc_model *m)
 {
 	for (size_t i = 0; i < m->nops; i++)
-		for (size_t k = 0; k < m->ops[i]->nparams; k++)
-			if (sc_resolve(m->ops[i]->params[k].schema)->kind == kind)
-				return true;
+		if (m->ops[i]->nparams)
+			return true;
 	return false;
 }

@@ -30,8 +30,19 @@ static inline char *c_str(const char *s)
 }
 /* Text that can sit inside a C comment on one line. */
 char *c_comment(const char *s);
-/* The member/variable type of a value of schema s ("int64_t", "struct Post"). */
+/* The member/variable type of a value of schema s ("int64_t", "struct Post",
+ * "const ig_json_value *"). */
 char *c_type(const struct sc_schema *s);
+/* Slots: where a value sits (a property has room for a null flag beside
+ * it; array items, bodies and responses do not). A slot holds an
+ * ig_json_value when its schema is free-form, or nullable without a flag. */
+bool slot_is_value(const struct sc_schema *s, bool null_flag);
+char *slot_type(const struct sc_schema *s, bool null_flag);
+/* The typed object or array a slot holds by value as a struct, or NULL. */
+const struct sc_schema *slot_struct(const struct sc_schema *s, bool null_flag);
+bool prop_has_flag(const struct sc_prop *p);   /* has_<name> */
+bool prop_null_flag(const struct sc_prop *p);  /* null_<name> */
+bool param_has_flag(const struct sc_param *p); /* has_<name> */
 /* JSON text of a key with a prefix and ':' (e.g. ,"title":), as a C literal. */
 char *json_key_literal(const char *prefix, const char *key);
 
@@ -45,8 +56,55 @@ void emit_decoders(struct sc_model *m, struct sc_out *c);  /* api.c: parameter d
 void emit_router(struct sc_model *m, struct sc_out *c);    /* api.c: run_<op> and route() */
 void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, app, main */
 
+/* emit_validate.c: validators over ig_json_value and what the decoders
+ * share with them. */
+enum { VALIDATE_REQUEST = 1, VALIDATE_RESPONSE = 2 };
+void emit_support(struct sc_model *m, struct sc_out *c);
+void mark_validator(struct sc_schema *s, unsigned use);
+/* Pattern matchers, member lookups, constants and validate_<name> for
+ * every marked schema; those whose use is only check_only are marked unused. */
+void emit_validators(struct sc_model *m, struct sc_out *c, unsigned check_only);
+void emit_standalone(struct sc_model *m, struct sc_out *c, const char *name);
+bool always_valid(const struct sc_schema *s);
+char *validator_call(const struct sc_schema *s, const char *v, const char *x, const char *at);
+char *msg_type(unsigned types);
+char *msg_keyword(const struct sc_schema *s, const char *kw);
+void emit_fail(struct sc_out *c, bool validator, const char *cond, const char *at, const char *kw, const char *msg);
+void emit_keyword_fail(struct sc_out *c, bool validator, const char *cond, const char *at,
+		       const struct sc_schema *s, const char *kw);
+void emit_string_checks(struct sc_out *c, const struct sc_schema *s, bool validator, const char *ptr,
+			const char *len, const char *at);
+bool has_string_checks(const struct sc_schema *s);
+bool has_number_checks(const struct sc_schema *s);
+
+/* emit_body.c: request body decoders, and typed checks shared with
+ * parameters. report_fmt is the statement that reports a violation, with
+ * two %s for the keyword and message literals. */
+void emit_decode_support(struct sc_out *c);
+void mark_body_decoders(struct sc_model *m);
+void emit_body_decoders(struct sc_model *m, struct sc_out *c);
+bool model_has_body_decoders(const struct sc_model *m);
+void emit_slot_decode(struct sc_out *c, const struct sc_schema *slot, bool null_flag, const char *target,
+		      const char *null_target, const char *at);
+void emit_scalar_checks(struct sc_out *c, const struct sc_schema *s, const char *var, const char *raw,
+			const char *report_fmt);
+bool has_scalar_checks(const struct sc_schema *s);
+void emit_null_checks(struct sc_out *c, const struct sc_schema *s, const char *report_fmt);
+
+/* emit_decode.c */
+char *default_literal(const struct sc_schema *r, const cJSON *d, bool value);
+bool op_has_path_params(const struct sc_op *op);
+bool op_has_decoder(const struct sc_op *op);
+void mark_param_schemas(struct sc_model *m);
+
+/* emit_encode.c */
+void mark_response_validators(struct sc_model *m);
+
+/* Emits v as static ig_json_value definitions; returns the C name. */
+char *emit_json_constant(struct sc_out *c, const cJSON *v, const char *base);
+
 /* Facts the emitters ask of the model. */
 bool op_has_encoder(const struct sc_op *op);
-bool model_has_param_kind(const struct sc_model *m, enum sc_kind kind);
+bool model_has_params(const struct sc_model *m);
 
 #endif

@@ -1,359 +1,472 @@
-/* Emits the request decoders: per operation, decode_<op> turns the raw
- * path segments into the typed in struct and checks every constraint,
+/* Emits the request decoders: per operation, decode_<op> checks the body's
+ * media type (415), then turns the raw path segments, query pairs and
+ * header values into the typed in struct (net/http/params.h parses them)
+ * and decodes the JSON body (emit_body.c), checking every constraint and
  * collecting one error per violation (ig_error_add) so the client hears
- * about all of them at once. The parsing helpers are emitted once, and only
- * when some parameter needs them. Query, header and body decoding will join
- * here, on the same pattern. */
+ * about all of them at once. With x-ingot-validate: false, only the types
+ * are decoded. */
 #include "emit.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void emit_int_helper(struct sc_out *c)
-{
-	static const char *const text[] = {
-		"enum { INT_OK, INT_SYNTAX, INT_ABOVE, INT_BELOW };",
-		"",
-		"/* Strict decimal: an optional '-', then digits without leading zeros; no",
-		" * '+', no spaces. A value beyond int64 is reported as such, never wrapped. */",
-		"static int parse_int64(ig_str s, int64_t *out)",
-		"{",
-		"\tbool neg = s.len && s.ptr[0] == '-';",
-		"\tsize_t i = neg;",
-		"\tif (i == s.len || (s.ptr[i] == '0' && s.len - i > 1))",
-		"\t\treturn INT_SYNTAX;",
-		"\tuint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;",
-		"\tuint64_t v = 0;",
-		"\tbool over = false;",
-		"\tfor (; i < s.len; i++) {",
-		"\t\tunsigned d = (unsigned)(unsigned char)s.ptr[i] - '0';",
-		"\t\tif (d > 9)",
-		"\t\t\treturn INT_SYNTAX;",
-		"\t\tif (over || v > (limit - d) / 10)",
-		"\t\t\tover = true; /* keep scanning: \"9...9x\" is still not a number */",
-		"\t\telse",
-		"\t\t\tv = v * 10 + d;",
-		"\t}",
-		"\tif (over)",
-		"\t\treturn neg ? INT_BELOW : INT_ABOVE;",
-		"\t*out = neg && v ? -(int64_t)(v - 1) - 1 : (int64_t)v;",
-		"\treturn INT_OK;",
-		"}",
-		"",
-		NULL,
-	};
-	out_lines(c, text);
-}
+static const char *const location[] = { "path", "query", "header" };
+static const char *const location_const[] = { "IG_IN_PATH", "IG_IN_QUERY", "IG_IN_HEADER" };
 
-static void emit_string_helpers(struct sc_out *c)
+/* The statement that reports a violation of parameter p. */
+static char *param_report(const struct sc_param *p)
 {
-	static const char *const text[] = {
-		"enum { STR_OK, STR_BAD_ESCAPE, STR_BAD_UTF8, STR_NO_MEMORY };",
-		"",
-		"static int hex_value(char c)",
-		"{",
-		"\tif (c >= '0' && c <= '9')",
-		"\t\treturn c - '0';",
-		"\tif (c >= 'a' && c <= 'f')",
-		"\t\treturn c - 'a' + 10;",
-		"\tif (c >= 'A' && c <= 'F')",
-		"\t\treturn c - 'A' + 10;",
-		"\treturn -1;",
-		"}",
-		"",
-		"/* Code points in s[0..n), or SIZE_MAX when it is not UTF-8 (overlong",
-		" * forms, surrogates and values past U+10FFFF are not). */",
-		"static size_t utf8_length(const char *s, size_t n)",
-		"{",
-		"\tconst unsigned char *p = (const unsigned char *)s;",
-		"\tsize_t count = 0;",
-		"\tfor (size_t i = 0; i < n; count++) {",
-		"\t\tunsigned c = p[i];",
-		"\t\tsize_t more;",
-		"\t\tuint32_t cp, min;",
-		"\t\tif (c < 0x80) {",
-		"\t\t\ti++;",
-		"\t\t\tcontinue;",
-		"\t\t} else if ((c & 0xe0) == 0xc0) {",
-		"\t\t\tmore = 1, cp = c & 0x1f, min = 0x80;",
-		"\t\t} else if ((c & 0xf0) == 0xe0) {",
-		"\t\t\tmore = 2, cp = c & 0x0f, min = 0x800;",
-		"\t\t} else if ((c & 0xf8) == 0xf0) {",
-		"\t\t\tmore = 3, cp = c & 0x07, min = 0x10000;",
-		"\t\t} else {",
-		"\t\t\treturn SIZE_MAX;",
-		"\t\t}",
-		"\t\tif (n - i - 1 < more)",
-		"\t\t\treturn SIZE_MAX;",
-		"\t\tfor (size_t k = 1; k <= more; k++) {",
-		"\t\t\tif ((p[i + k] & 0xc0) != 0x80)",
-		"\t\t\t\treturn SIZE_MAX;",
-		"\t\t\tcp = cp << 6 | (p[i + k] & 0x3f);",
-		"\t\t}",
-		"\t\tif (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))",
-		"\t\t\treturn SIZE_MAX;",
-		"\t\ti += more + 1;",
-		"\t}",
-		"\treturn count;",
-		"}",
-		"",
-		"/* Percent-decodes a path segment into the arena, so the value outlives",
-		" * the connection's read buffer (a pending handler keeps it), and checks",
-		" * that it is UTF-8. *chars, when asked for, gets its length in code points. */",
-		"static int decode_string(ig_ctx *ctx, ig_str raw, ig_str *out, size_t *chars)",
-		"{",
-		"\tchar *d = ig_alloc(ctx, raw.len ? raw.len : 1);",
-		"\tif (!d)",
-		"\t\treturn STR_NO_MEMORY;",
-		"\tsize_t n = 0;",
-		"\tfor (size_t i = 0; i < raw.len; i++) {",
-		"\t\tchar c = raw.ptr[i];",
-		"\t\tif (c == '%') {",
-		"\t\t\tint hi = i + 2 < raw.len ? hex_value(raw.ptr[i + 1]) : -1;",
-		"\t\t\tint lo = hi >= 0 ? hex_value(raw.ptr[i + 2]) : -1;",
-		"\t\t\tif (lo < 0)",
-		"\t\t\t\treturn STR_BAD_ESCAPE;",
-		"\t\t\tc = (char)(hi << 4 | lo);",
-		"\t\t\ti += 2;",
-		"\t\t}",
-		"\t\td[n++] = c;",
-		"\t}",
-		"\tsize_t count = utf8_length(d, n);",
-		"\tif (count == SIZE_MAX)",
-		"\t\treturn STR_BAD_UTF8;",
-		"\t*out = (ig_str){ d, n };",
-		"\tif (chars)",
-		"\t\t*chars = count;",
-		"\treturn STR_OK;",
-		"}",
-		"",
-		NULL,
-	};
-	out_lines(c, text);
-}
-
-static void emit_error(struct sc_out *c, const struct sc_param *p, const char *keyword, const char *msg)
-{
-	char *name = c_str(p->name), *kw = c_str(keyword), *text = c_str(msg);
-	out_line(c, "ig_error_add(ctx, \"path\", %s, %s, %s);", name, kw, text);
+	char *name = c_str(p->name);
+	/* %% survives the sc_printf here; the two %s take keyword and message. */
+	char *fmt = sc_printf("ig_error_add(ctx, \"%s\", %s, %%s, %%s);", location[p->in], name);
 	free(name);
-	free(kw);
-	free(text);
+	return fmt;
 }
 
-/* "must be one of: 1, 2" or "must be one of: \"a\", \"b\"". */
-static char *enum_message(const struct sc_schema *s)
+static void param_error(struct sc_out *c, const struct sc_param *p, const char *kw, const char *msg)
 {
-	char *msg = sc_strdup("must be one of: ");
-	for (const cJSON *e = s->enum_values->child; e; e = e->next) {
-		char *item = cJSON_IsString(e) ? sc_printf("\"%s\"", e->valuestring)
-					       : sc_printf("%lld", (long long)e->valuedouble);
-		char *next = sc_printf("%s%s%s", msg, item, e->next ? ", " : "");
-		free(msg);
-		free(item);
-		msg = next;
-	}
-	return msg;
-}
-
-/* The condition "value is one of the enum's" in C. */
-static char *enum_condition(const struct sc_schema *s, const char *v)
-{
-	char *cond = sc_strdup("");
-	for (const cJSON *e = s->enum_values->child; e; e = e->next) {
-		char *term;
-		if (cJSON_IsString(e)) {
-			char *lit = c_str(e->valuestring);
-			term = sc_printf("ig_str_eq(%s, %s, %zu)", v, lit, strlen(e->valuestring));
-			free(lit);
-		} else {
-			term = sc_printf("%s == %lld", v, (long long)e->valuedouble);
-		}
-		char *next = sc_printf("%s%s%s", cond, *cond ? " || " : "", term);
-		free(cond);
-		free(term);
-		cond = next;
-	}
-	return cond;
-}
-
-static void emit_int_checks(struct sc_out *c, const struct sc_param *p, const struct sc_schema *s, const char *v)
-{
-	struct {
-		const struct sc_bound *b;
-		const char *keyword, *op, *fail;
-	} checks[] = {
-		{ &s->minimum, "minimum", ">=", "<" },
-		{ &s->maximum, "maximum", "<=", ">" },
-		{ &s->exclusive_minimum, "exclusiveMinimum", ">", "<=" },
-		{ &s->exclusive_maximum, "exclusiveMaximum", "<", ">=" },
-	};
-	for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
-		if (!checks[i].b->set)
-			continue;
-		out_line(c, "if (%s %s %s)", v, checks[i].fail, checks[i].b->text);
-		c->indent++;
-		char *msg = sc_printf("must be %s %s", checks[i].op, checks[i].b->text);
-		emit_error(c, p, checks[i].keyword, msg);
-		free(msg);
-		c->indent--;
-	}
-	if (s->enum_values) {
-		char *cond = enum_condition(s, v), *msg = enum_message(s);
-		out_line(c, "if (!(%s))", cond);
-		c->indent++;
-		emit_error(c, p, "enum", msg);
-		c->indent--;
-		free(cond);
-		free(msg);
-	}
+	char *name = c_str(p->name), *k = c_str(kw), *m = c_str(msg);
+	out_line(c, "ig_error_add(ctx, \"%s\", %s, %s, %s);", location[p->in], name, k, m);
+	free(name);
+	free(k);
+	free(m);
 }
 
 /* Out of int64 range: name the bound it breaks when the schema has one. */
 static void emit_int_overflow(struct sc_out *c, const struct sc_param *p, const struct sc_schema *s, bool above)
 {
-	const struct sc_bound *b = above ? &s->maximum : &s->minimum;
-	const struct sc_bound *xb = above ? &s->exclusive_maximum : &s->exclusive_minimum;
-	char *msg;
+	const struct sc_number *b = above ? &s->maximum : &s->minimum;
+	const struct sc_number *xb = above ? &s->exclusive_maximum : &s->exclusive_minimum;
 	if (b->set) {
-		msg = sc_printf("must be %s %s", above ? "<=" : ">=", b->text);
-		emit_error(c, p, above ? "maximum" : "minimum", msg);
+		char *msg = msg_keyword(s, above ? "maximum" : "minimum");
+		param_error(c, p, above ? "maximum" : "minimum", msg);
+		free(msg);
 	} else if (xb->set) {
-		msg = sc_printf("must be %s %s", above ? "<" : ">", xb->text);
-		emit_error(c, p, above ? "exclusiveMaximum" : "exclusiveMinimum", msg);
+		char *msg = msg_keyword(s, above ? "exclusiveMaximum" : "exclusiveMinimum");
+		param_error(c, p, above ? "exclusiveMaximum" : "exclusiveMinimum", msg);
+		free(msg);
 	} else if (s->enum_values) {
-		msg = enum_message(s);
-		emit_error(c, p, "enum", msg);
+		char *msg = msg_keyword(s, "enum");
+		param_error(c, p, "enum", msg);
+		free(msg);
 	} else {
-		msg = sc_strdup("must fit in a 64-bit signed integer");
-		emit_error(c, p, "format", msg);
+		param_error(c, p, "format", "must fit in a 64-bit signed integer");
 	}
-	free(msg);
 }
 
-static void emit_int_param(struct sc_out *c, const struct sc_param *p, const struct sc_schema *s)
+static bool uses_literal(const struct sc_schema *s)
 {
-	char *v = sc_printf("in->%s", p->cname);
-	out_line(c, "switch (parse_int64(seg[%zu], &%s)) {", p->segment, v);
-	out_open(c, "case INT_OK:");
-	emit_int_checks(c, p, s, v);
-	out_line(c, "break;");
-	c->indent--;
-	out_open(c, "case INT_ABOVE:");
-	emit_int_overflow(c, p, s, true);
-	out_line(c, "break;");
-	c->indent--;
-	out_open(c, "case INT_BELOW:");
-	emit_int_overflow(c, p, s, false);
-	out_line(c, "break;");
-	c->indent--;
-	out_open(c, "default:");
-	emit_error(c, p, "type", "must be an integer");
-	out_line(c, "break;");
-	c->indent--;
-	out_line(c, "}");
-	free(v);
+	return s->multiple_of.set && !(s->kind == SC_INTEGER && s->multiple_of.is_int);
 }
 
-static bool has_length(const struct sc_schema *s)
+/* Decodes one scalar value (raw text) of parameter p into target. */
+static void emit_scalar_param(struct sc_out *c, const struct sc_param *p, const struct sc_schema *s,
+			      const char *raw, const char *target, bool validate, const char *on_error)
 {
-	return s->has_min_length || s->has_max_length;
-}
-
-static void emit_string_param(struct sc_out *c, const struct sc_param *p, const struct sc_schema *s)
-{
-	char *v = sc_printf("in->%s", p->cname);
-	out_line(c, "switch (decode_string(ctx, seg[%zu], &%s, %s)) {", p->segment, v,
-		 has_length(s) ? "&chars" : "NULL");
-	out_open(c, "case STR_OK:");
-	if (s->has_min_length) {
-		out_line(c, "if (chars < %llu)", (unsigned long long)s->min_length);
-		c->indent++;
-		char *msg = sc_printf("must be at least %llu character%s long", (unsigned long long)s->min_length,
-				      s->min_length == 1 ? "" : "s");
-		emit_error(c, p, "minLength", msg);
-		free(msg);
-		c->indent--;
+	const char *in = location_const[p->in];
+	bool checks = validate && has_scalar_checks(s);
+	char *fmt = param_report(p);
+	switch (s->kind) {
+	case SC_INTEGER:
+		out_line(c, "switch (ig_param_int64(ctx, %s, %s, &%s, %s)) {", raw, in, target,
+			 checks && uses_literal(s) ? "&lit" : "NULL");
+		break;
+	case SC_NUMBER:
+		out_line(c, "switch (ig_param_double(ctx, %s, %s, &%s, %s)) {", raw, in, target,
+			 checks && uses_literal(s) ? "&lit" : "NULL");
+		break;
+	case SC_BOOLEAN:
+		out_line(c, "switch (ig_param_bool(ctx, %s, %s, &%s)) {", raw, in, target);
+		break;
+	default:
+		out_line(c, "switch (ig_param_string(ctx, %s, %s, &%s)) {", raw, in, target);
+		break;
 	}
-	if (s->has_max_length) {
-		out_line(c, "if (chars > %llu)", (unsigned long long)s->max_length);
-		c->indent++;
-		char *msg = sc_printf("must be at most %llu character%s long", (unsigned long long)s->max_length,
-				      s->max_length == 1 ? "" : "s");
-		emit_error(c, p, "maxLength", msg);
-		free(msg);
-		c->indent--;
-	}
-	if (s->enum_values) {
-		char *cond = enum_condition(s, v), *msg = enum_message(s);
-		out_line(c, "if (!(%s))", cond);
-		c->indent++;
-		emit_error(c, p, "enum", msg);
-		c->indent--;
-		free(cond);
-		free(msg);
-	}
+	out_open(c, "case IG_PARAM_OK: {");
+	if (checks)
+		emit_scalar_checks(c, s, target, "lit", fmt);
 	out_line(c, "break;");
-	c->indent--;
-	out_open(c, "case STR_NO_MEMORY:");
+	out_close(c, "}");
+	if (s->kind == SC_INTEGER) {
+		out_open(c, "case IG_PARAM_ABOVE:");
+		emit_int_overflow(c, p, s, true);
+		if (on_error)
+			out_line(c, "%s", on_error);
+		out_line(c, "break;");
+		c->indent--;
+		out_open(c, "case IG_PARAM_BELOW:");
+		emit_int_overflow(c, p, s, false);
+		if (on_error)
+			out_line(c, "%s", on_error);
+		out_line(c, "break;");
+		c->indent--;
+	} else if (s->kind == SC_NUMBER) {
+		out_line(c, "case IG_PARAM_ABOVE:");
+		out_open(c, "case IG_PARAM_BELOW:");
+		param_error(c, p, "type", "must be a number within the range of a double");
+		if (on_error)
+			out_line(c, "%s", on_error);
+		out_line(c, "break;");
+		c->indent--;
+	}
+	out_open(c, "case IG_PARAM_NO_MEMORY:");
 	out_line(c, "return 500;");
 	c->indent--;
-	out_open(c, "case STR_BAD_ESCAPE:");
-	emit_error(c, p, "type", "must be a string: it has an invalid %-escape");
-	out_line(c, "break;");
-	c->indent--;
-	out_open(c, "default:");
-	emit_error(c, p, "type", "must be a string: it is not UTF-8");
+	if (s->kind == SC_STRING) {
+		out_open(c, "case IG_PARAM_BAD_ESCAPE:");
+		param_error(c, p, "type", "must be a string: it has an invalid %-escape");
+		if (on_error)
+			out_line(c, "%s", on_error);
+		out_line(c, "break;");
+		c->indent--;
+		out_open(c, "default:");
+		param_error(c, p, "type", "must be a string: it is not UTF-8");
+	} else {
+		out_open(c, "default:");
+		param_error(c, p, "type", s->kind == SC_INTEGER ? "must be an integer"
+					  : s->kind == SC_NUMBER ? "must be a number" : "must be true or false");
+	}
+	if (on_error)
+		out_line(c, "%s", on_error);
 	out_line(c, "break;");
 	c->indent--;
 	out_line(c, "}");
-	free(v);
+	free(fmt);
+}
+
+/* A C literal of a default value for a slot of schema r. */
+char *default_literal(const struct sc_schema *r, const cJSON *d, bool value)
+{
+	if (value)
+		return sc_strdup("NULL"); /* handled by the caller with a constant */
+	switch (r->kind) {
+	case SC_STRING: {
+		char *lit = c_str(d->valuestring), *t = sc_printf("(ig_str){ %s, %zu }", lit, strlen(d->valuestring));
+		free(lit);
+		return t;
+	}
+	case SC_INTEGER:
+		if ((long long)d->valuedouble == INT64_MIN)
+			return sc_strdup("INT64_MIN");
+		return sc_printf("%lld", (long long)d->valuedouble);
+	case SC_NUMBER:
+		return sc_printf("%.17g", d->valuedouble);
+	case SC_BOOLEAN:
+		return sc_strdup(cJSON_IsTrue(d) ? "true" : "false");
+	default:
+		return sc_strdup("0");
+	}
+}
+
+/* Checks of an array parameter's items, once they are all read. */
+static void emit_array_param_checks(struct sc_out *c, const struct sc_param *p, const struct sc_schema *s,
+				    const char *items, const char *n)
+{
+	char *fmt = param_report(p);
+	struct {
+		bool on;
+		const char *kw, *op;
+		uint64_t v;
+	} counts[] = {
+		{ s->has_min_items, "minItems", "<", s->min_items },
+		{ s->has_max_items, "maxItems", ">", s->max_items },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		if (!counts[i].on)
+			continue;
+		char *cond = sc_printf("%s %s %llu", n, counts[i].op, (unsigned long long)counts[i].v);
+		char *msg = msg_keyword(s, counts[i].kw), *k = c_str(counts[i].kw), *m = c_str(msg);
+		char *stmt = sc_printf(fmt, k, m);
+		out_line(c, "if (%s)", cond);
+		out_line(c, "\t%s", stmt);
+		free(cond);
+		free(msg);
+		free(k);
+		free(m);
+		free(stmt);
+	}
+	if (s->unique_items) {
+		const struct sc_schema *it = sc_resolve(s->items);
+		char *bad = sc_printf("%s_bad", p->cname);
+		char *fn = it->kind == SC_STRING ? sc_printf("unique_strings(%s, %s, ig_request_arena(ctx))", items, n)
+			 : it->kind == SC_INTEGER ? sc_printf("unique_ints(%s, %s, ig_request_arena(ctx))", items, n)
+			 : it->kind == SC_NUMBER ? sc_printf("unique_doubles(%s, %s, ig_request_arena(ctx))", items, n)
+						 : sc_printf("unique_bools(%s, %s)", items, n);
+		char *msg = msg_keyword(s, "uniqueItems"), *m = c_str(msg);
+		char *stmt = sc_printf(fmt, "\"uniqueItems\"", m);
+		out_line(c, "if (!%s && !%s)", bad, fn);
+		out_line(c, "\t%s", stmt);
+		free(bad);
+		free(fn);
+		free(msg);
+		free(m);
+		free(stmt);
+	}
+	free(fmt);
+}
+
+static bool needs_literal(const struct sc_op *op)
+{
+	for (size_t i = 0; i < op->nparams; i++) {
+		const struct sc_schema *s = sc_resolve(op->params[i].schema);
+		if (s->kind == SC_ARRAY)
+			s = sc_resolve(s->items);
+		if (op->validate && uses_literal(s))
+			return true;
+	}
+	return false;
+}
+
+/* What to do about a parameter that is absent: required, default, or nothing. */
+static void emit_absent(struct sc_out *c, const struct sc_param *p, const char *present, bool validate)
+{
+	const cJSON *d = sc_default(p->schema);
+	const struct sc_schema *r = sc_resolve(p->schema);
+	if (p->required && validate) {
+		out_line(c, "if (!%s)", present);
+		c->indent++;
+		param_error(c, p, "required", "is required");
+		c->indent--;
+	} else if (d && r->kind != SC_ARRAY) {
+		char *lit = default_literal(r, d, false);
+		out_line(c, "if (!%s)", present);
+		out_line(c, "\tin->%s = %s;", p->cname, lit);
+		free(lit);
+	}
+	if (param_has_flag(p))
+		out_line(c, "in->has_%s = %s;", p->cname, present);
+}
+
+static void emit_path_params(struct sc_out *c, const struct sc_op *op)
+{
+	for (size_t i = 0; i < op->nparams; i++) {
+		const struct sc_param *p = &op->params[i];
+		if (p->in != SC_IN_PATH)
+			continue;
+		char *name = c_comment(p->name), *raw = sc_printf("seg[%zu]", p->segment);
+		char *target = sc_printf("in->%s", p->cname);
+		out_open(c, "{ /* %s (path) */", name);
+		emit_scalar_param(c, p, sc_resolve(p->schema), raw, target, op->validate, NULL);
+		out_close(c, "}");
+		free(name);
+		free(raw);
+		free(target);
+	}
+}
+
+static void emit_header_params(struct sc_out *c, const struct sc_op *op)
+{
+	for (size_t i = 0; i < op->nparams; i++) {
+		const struct sc_param *p = &op->params[i];
+		if (p->in != SC_IN_HEADER)
+			continue;
+		char *name = c_comment(p->name), *lit = c_str(p->name), *target = sc_printf("in->%s", p->cname);
+		out_open(c, "{ /* %s (header) */", name);
+		out_line(c, "ig_str raw = ig_req_header(ctx, %s);", lit);
+		out_line(c, "bool present = raw.ptr != NULL;");
+		out_open(c, "if (present) {");
+		emit_scalar_param(c, p, sc_resolve(p->schema), "raw", target, op->validate, NULL);
+		out_close(c, "}");
+		emit_absent(c, p, "present", op->validate);
+		out_close(c, "}");
+		free(name);
+		free(lit);
+		free(target);
+	}
+}
+
+static void emit_query_params(struct sc_out *c, const struct sc_op *op)
+{
+	bool any = false;
+	for (size_t i = 0; i < op->nparams; i++)
+		any |= op->params[i].in == SC_IN_QUERY;
+	if (!any)
+		return;
+	out_open(c, "{ /* the query string */");
+	out_line(c, "ig_str query = ig_req(ctx)->query;");
+	out_line(c, "ig_query q;");
+	out_line(c, "ig_query_init(&q, query);");
+	out_line(c, "ig_str name, raw;");
+	for (size_t i = 0; i < op->nparams; i++) {
+		const struct sc_param *p = &op->params[i];
+		if (p->in != SC_IN_QUERY)
+			continue;
+		out_line(c, "bool seen_%s = false;", p->cname);
+		const struct sc_schema *s = sc_resolve(p->schema);
+		if (s->kind == SC_ARRAY) {
+			char *t = c_type(s->items);
+			out_line(c, "%s *%s_items = NULL;", t, p->cname);
+			out_line(c, "size_t %s_n = 0;", p->cname);
+			if (op->validate && s->unique_items)
+				out_line(c, "bool %s_bad = false; /* an item failed to decode */", p->cname);
+			free(t);
+		}
+	}
+	out_open(c, "while (ig_query_next(&q, &name, &raw)) {");
+	const char *els = "";
+	for (size_t i = 0; i < op->nparams; i++) {
+		const struct sc_param *p = &op->params[i];
+		if (p->in != SC_IN_QUERY)
+			continue;
+		const struct sc_schema *s = sc_resolve(p->schema);
+		char *lit = c_str(p->name);
+		if (*els)
+			c->indent--; /* "} else if" closes the branch before */
+		out_open(c, "%sif (ig_query_name_is(name, %s, %zu)) {", els, lit, strlen(p->name));
+		els = "} else ";
+		if (s->kind == SC_ARRAY && p->explode) {
+			/* Repeated keys: one item each. */
+			out_line(c, "seen_%s = true;", p->cname);
+			out_line(c, "if (!%s_items && !(%s_items = ig_alloc(ctx, ig_query_count(query) * sizeof *%s_items)))",
+				 p->cname, p->cname, p->cname);
+			out_line(c, "\treturn 500;");
+			char *target = sc_printf("%s_items[%s_n]", p->cname, p->cname);
+			char *bad = op->validate && s->unique_items ? sc_printf("%s_bad = true;", p->cname) : NULL;
+			emit_scalar_param(c, p, sc_resolve(s->items), "raw", target, op->validate, bad);
+			free(bad);
+			out_line(c, "%s_n++;", p->cname);
+			free(target);
+		} else {
+			out_open(c, "if (seen_%s) {", p->cname);
+			param_error(c, p, "type", "must be given once");
+			out_line(c, "continue;");
+			out_close(c, "}");
+			out_line(c, "seen_%s = true;", p->cname);
+			if (s->kind == SC_ARRAY) {
+				/* One key, comma-separated items (explode: false). */
+				out_line(c, "size_t most = raw.len ? ig_param_count_items(raw) : 0;");
+				out_line(c, "if (most && !(%s_items = ig_alloc(ctx, most * sizeof *%s_items)))", p->cname,
+					 p->cname);
+				out_line(c, "\treturn 500;");
+				out_line(c, "ig_str rest = raw.len ? raw : (ig_str){ NULL, 0 }, item;");
+				out_open(c, "while (ig_param_next_item(&rest, &item)) {");
+				char *target = sc_printf("%s_items[%s_n]", p->cname, p->cname);
+				char *bad = op->validate && s->unique_items ? sc_printf("%s_bad = true;", p->cname) : NULL;
+				emit_scalar_param(c, p, sc_resolve(s->items), "item", target, op->validate, bad);
+				free(bad);
+				out_line(c, "%s_n++;", p->cname);
+				out_close(c, "}");
+				free(target);
+			} else {
+				char *target = sc_printf("in->%s", p->cname);
+				emit_scalar_param(c, p, s, "raw", target, op->validate, NULL);
+				free(target);
+			}
+		}
+		free(lit);
+	}
+	c->indent--;
+	out_line(c, "}");
+	out_close(c, "}");
+	for (size_t i = 0; i < op->nparams; i++) {
+		const struct sc_param *p = &op->params[i];
+		if (p->in != SC_IN_QUERY)
+			continue;
+		const struct sc_schema *s = sc_resolve(p->schema);
+		char *present = sc_printf("seen_%s", p->cname);
+		if (s->kind == SC_ARRAY) {
+			out_line(c, "in->%s.items = %s_items;", p->cname, p->cname);
+			out_line(c, "in->%s.len = %s_n;", p->cname, p->cname);
+			if (op->validate && (s->has_min_items || s->has_max_items || s->unique_items)) {
+				char *items = sc_printf("%s_items", p->cname), *n = sc_printf("%s_n", p->cname);
+				out_open(c, "if (seen_%s) {", p->cname);
+				emit_array_param_checks(c, p, s, items, n);
+				out_close(c, "}");
+				free(items);
+				free(n);
+			}
+		}
+		emit_absent(c, p, present, op->validate);
+		free(present);
+	}
+	out_close(c, "}");
+}
+
+static void emit_body(struct sc_out *c, const struct sc_op *op)
+{
+	out_open(c, "{ /* the JSON body */");
+	out_open(c, "if (!ig_req(ctx)->body.len) {");
+	if (op->body_required) /* even unvalidated: a body the handler relies on */
+		out_line(c, "ig_error_add(ctx, \"body\", \"\", \"required\", \"a JSON body is required\");");
+	else
+		out_line(c, "/* optional: has_body stays false */");
+	c->indent--;
+	out_open(c, "} else {");
+	out_line(c, "ig_body_reader b;");
+	out_line(c, "if (!ig_body_begin(ctx, &b, 64))");
+	out_line(c, "\treturn 500;");
+	out_line(c, "struct dctx dc = { &b.r, { .report = ig_body_error, .arg = &b, .arena = b.r.arena }, %s };",
+		 op->validate ? "true" : "false");
+	out_line(c, "struct dctx *d = &dc;");
+	emit_slot_decode(c, op->body, false, "in->body", NULL, "NULL");
+	out_line(c, "ig_body_end(&b);");
+	if (!op->body_required)
+		out_line(c, "in->has_body = true;");
+	out_close(c, "}");
+	out_close(c, "}");
+}
+
+bool op_has_path_params(const struct sc_op *op)
+{
+	for (size_t i = 0; i < op->nparams; i++)
+		if (op->params[i].in == SC_IN_PATH)
+			return true;
+	return false;
+}
+
+bool op_has_decoder(const struct sc_op *op)
+{
+	return op->nparams || op->body;
 }
 
 static void emit_op_decoder(struct sc_out *c, const struct sc_op *op)
 {
-	out_line(c, "/* Path parameters of %s %s. Returns 0, or the status to answer. */", op->method,
-		 op->path->tmpl);
-	out_line(c, "static int decode_%s(ig_ctx *ctx, const ig_str *seg, struct %s_in *in)", op->id, op->id);
+	out_line(c, "/* %s %s: %s. Returns 0, or the status to answer. */", op->method, op->path->tmpl,
+		 op->body ? (op->nparams ? "parameters and body" : "the body") : "parameters");
+	out_line(c, "static int decode_%s(ig_ctx *ctx, %sstruct %s_in *in)", op->id,
+		 op_has_path_params(op) ? "const ig_str *seg, " : "", op->id);
 	out_open(c, "{");
-	bool chars = false;
-	for (size_t i = 0; i < op->nparams; i++) {
-		const struct sc_schema *s = sc_resolve(op->params[i].schema);
-		chars |= s->kind == SC_STRING && has_length(s);
+	if (!op->validate)
+		out_line(c, "/* x-ingot-validate: false: types are decoded, constraints not checked. */");
+	if (op->body) {
+		out_line(c, "if (ig_req(ctx)->body.len && !ig_is_json(ig_req_header(ctx, \"content-type\")))");
+		out_line(c, "\treturn 415;");
 	}
-	if (chars)
-		out_line(c, "size_t chars = 0; /* a string's length in code points */");
-	for (size_t i = 0; i < op->nparams; i++) {
-		const struct sc_param *p = &op->params[i];
-		const struct sc_schema *s = sc_resolve(p->schema);
-		char *name = c_comment(p->name);
-		if (i || chars)
-			out_blank(c);
-		out_line(c, "/* %s */", name);
-		free(name);
-		if (s->kind == SC_INTEGER)
-			emit_int_param(c, p, s);
-		else
-			emit_string_param(c, p, s);
-	}
+	if (needs_literal(op))
+		out_line(c, "ig_str lit = { NULL, 0 }; /* a number as written, for multipleOf */");
+	emit_path_params(c, op);
+	emit_query_params(c, op);
+	emit_header_params(c, op);
+	if (op->body)
+		emit_body(c, op);
 	out_line(c, "return ig_has_errors(ctx) ? 400 : 0;");
 	out_close(c, "}");
 	out_blank(c);
 }
 
+void mark_param_schemas(struct sc_model *m)
+{
+	for (size_t i = 0; i < m->nops; i++) {
+		for (size_t k = 0; k < m->ops[i]->nparams; k++) {
+			struct sc_schema *s = (struct sc_schema *)sc_resolve(m->ops[i]->params[k].schema);
+			s->param_used = true;
+			if (s->kind == SC_ARRAY && s->items)
+				((struct sc_schema *)sc_resolve(s->items))->param_used = true;
+		}
+	}
+}
+
 void emit_decoders(struct sc_model *m, struct sc_out *c)
 {
-	bool ints = model_has_param_kind(m, SC_INTEGER), strings = model_has_param_kind(m, SC_STRING);
-	if (!ints && !strings)
-		return;
-	out_line(c, "/* ---- parameter decoders ---- */");
-	out_blank(c);
-	if (ints)
-		emit_int_helper(c);
-	if (strings)
-		emit_string_helpers(c);
+	bool any = false;
 	for (size_t i = 0; i < m->nops; i++)
-		if (m->ops[i]->nparams)
+		any |= op_has_decoder(m->ops[i]);
+	if (!any)
+		return;
+	out_line(c, "/* ---- request decoders ---- */");
+	out_blank(c);
+	for (size_t i = 0; i < m->nops; i++)
+		if (op_has_decoder(m->ops[i]))
 			emit_op_decoder(c, m->ops[i]);
 }

@@ -1,8 +1,11 @@
-/* Emits the response encoders: a writer per struct that some response
- * reaches (write_<struct>) and per operation an ig_encode_fn
+/* Emits the response encoders: a writer per typed struct that some
+ * response reaches (write_<struct>) and per operation an ig_encode_fn
  * (encode_<op>) switching on the status. Keys are pre-built literal
  * fragments ("{\"id\":", ",\"title\":"); the comma logic is decided here,
- * at build time, except after optional properties, where a flag decides. */
+ * at build time, except after optional members, where a flag decides.
+ * Free-form values go through ig_json_write_value; a nullable member
+ * writes null when its flag says so. Debug builds (IG_CHECK_RESPONSES)
+ * also get check_<op>: the encoded body, read back, against the schema. */
 #include "emit.h"
 
 #include <stdlib.h>
@@ -10,22 +13,26 @@
 
 /* Marks the structs the encoders reach, so only those get writers (an
  * unused static function is an error under -Werror). */
-static void mark_used(struct sc_schema *s)
+static void mark_used(const struct sc_schema *slot, bool null_flag)
 {
-	struct sc_schema *r = (struct sc_schema *)sc_resolve(s);
-	if ((r->kind != SC_OBJECT && r->kind != SC_ARRAY) || r->encoder_used)
+	struct sc_schema *r = (struct sc_schema *)slot_struct(slot, null_flag);
+	if (!r || r->encoder_used)
 		return;
 	r->encoder_used = true;
 	if (r->items)
-		mark_used(r->items);
+		mark_used(r->items, false);
 	for (size_t i = 0; i < r->nprops; i++)
-		mark_used(r->props[i].schema);
+		mark_used(r->props[i].schema, true);
 }
 
-/* The statement that writes the value expression `v` of schema s. */
-static void emit_value(struct sc_out *c, const struct sc_schema *s, const char *v)
+/* The statement that writes the value expression `v` held in a slot. */
+static void emit_value(struct sc_out *c, const struct sc_schema *slot, bool null_flag, const char *v)
 {
-	const struct sc_schema *r = sc_resolve(s);
+	if (slot_is_value(slot, null_flag)) {
+		out_line(c, "ig_json_write_value(w, %s);", v);
+		return;
+	}
+	const struct sc_schema *r = sc_resolve(slot);
 	switch (r->kind) {
 	case SC_STRING:
 		out_line(c, "ig_json_string(w, %s.ptr, %s.len);", v, v);
@@ -43,7 +50,7 @@ static void emit_value(struct sc_out *c, const struct sc_schema *s, const char *
 	case SC_ARRAY:
 		out_line(c, "write_%s(w, &%s);", r->cname, v);
 		break;
-	case SC_REF:
+	default:
 		break;
 	}
 }
@@ -56,7 +63,10 @@ static void emit_array_writer(struct sc_out *c, const struct sc_schema *s)
 	out_open(c, "for (size_t i = 0; i < a->len; i++) {");
 	out_line(c, "if (i)");
 	out_line(c, "\tig_wbuf_lit(w, \",\");");
-	emit_value(c, s->items, "a->items[i]");
+	if (s->items)
+		emit_value(c, s->items, false, "a->items[i]");
+	else
+		out_line(c, "ig_json_write_value(w, a->items[i]);");
 	out_close(c, "}");
 	out_line(c, "ig_wbuf_lit(w, \"]\");");
 	out_close(c, "}");
@@ -66,11 +76,25 @@ static void emit_array_writer(struct sc_out *c, const struct sc_schema *s)
 /* What is known at build time about the members written so far. */
 enum written { NONE, SOME, MAYBE };
 
+static void emit_member_value(struct sc_out *c, const struct sc_prop *p, const char *v)
+{
+	if (prop_null_flag(p)) {
+		out_line(c, "if (o->null_%s)", p->cname);
+		out_line(c, "\tig_wbuf_lit(w, \"null\");");
+		out_open(c, "else");
+		emit_value(c, p->schema, true, v);
+		c->indent--;
+	} else {
+		emit_value(c, p->schema, true, v);
+	}
+}
+
 static void emit_object_writer(struct sc_out *c, const struct sc_schema *s)
 {
+	bool extra = s->additional == SC_AP_SCHEMA;
 	out_line(c, "static void write_%s(ig_wbuf *w, const struct %s *o)", s->cname, s->cname);
 	out_open(c, "{");
-	if (!s->nprops) {
+	if (!s->nprops && !extra) {
 		out_line(c, "(void)o;");
 		out_line(c, "ig_wbuf_lit(w, \"{}\");");
 		out_close(c, "}");
@@ -78,16 +102,19 @@ static void emit_object_writer(struct sc_out *c, const struct sc_schema *s)
 		return;
 	}
 	/* A flag is needed only if an optional member may be first and some
-	   member comes after it. */
+	   member (or the additional ones) comes after it. */
 	bool need_flag = false;
-	bool brace_merged = s->props[0].required;
+	bool brace_merged = s->nprops && s->props[0].required;
 	enum written state = NONE;
-	for (size_t i = 0; i < s->nprops; i++) {
+	for (size_t i = 0; i <= s->nprops; i++) {
+		bool member = i < s->nprops || extra;
+		if (!member)
+			break;
 		if (state == MAYBE) {
 			need_flag = true;
 			break;
 		}
-		if (s->props[i].required)
+		if (i < s->nprops && s->props[i].required)
 			state = SOME;
 		else if (state == NONE)
 			state = MAYBE;
@@ -101,8 +128,9 @@ static void emit_object_writer(struct sc_out *c, const struct sc_schema *s)
 	for (size_t i = 0; i < s->nprops; i++) {
 		const struct sc_prop *p = &s->props[i];
 		char *v = sc_printf("o->%s", p->cname);
-		bool last = i + 1 == s->nprops;
-		if (!p->required)
+		bool last = i + 1 == s->nprops && !extra;
+		bool optional = prop_has_flag(p);
+		if (optional)
 			out_open(c, "if (o->has_%s) {", p->cname);
 		if (state == MAYBE) {
 			char *key = json_key_literal("", p->name);
@@ -116,17 +144,33 @@ static void emit_object_writer(struct sc_out *c, const struct sc_schema *s)
 			out_line(c, "ig_wbuf_lit(w, %s);", key);
 			free(key);
 		}
-		emit_value(c, p->schema, v);
-		if (!p->required) {
+		emit_member_value(c, p, v);
+		if (optional) {
 			if (need_flag && state != SOME && !last)
 				out_line(c, "more = true;");
 			out_close(c, "}");
 		}
-		if (p->required)
+		if (!optional)
 			state = SOME;
 		else if (state == NONE)
 			state = MAYBE;
 		free(v);
+	}
+	if (extra) {
+		out_open(c, "if (o->additional && o->additional->type == IG_JSON_OBJECT) {");
+		out_open(c, "for (size_t i = 0; i < o->additional->object.len; i++) {");
+		out_line(c, "const ig_json_member *mb = &o->additional->object.members[i];");
+		if (state == SOME)
+			out_line(c, "ig_wbuf_lit(w, \",\");");
+		else
+			out_line(c, "if (%si)", state == MAYBE ? "more || " : "");
+		if (state != SOME)
+			out_line(c, "\tig_wbuf_lit(w, \",\");");
+		out_line(c, "ig_json_string(w, mb->key.ptr, mb->key.len);");
+		out_line(c, "ig_wbuf_lit(w, \":\");");
+		out_line(c, "ig_json_write_value(w, mb->value);");
+		out_close(c, "}");
+		out_close(c, "}");
 	}
 	out_line(c, "ig_wbuf_lit(w, \"}\");");
 	out_close(c, "}");
@@ -135,18 +179,17 @@ static void emit_object_writer(struct sc_out *c, const struct sc_schema *s)
 
 /* Writers in a stable order: components, then each operation's inline
  * structs; prototypes first, as writers may call each other in any order. */
-static void collect(struct sc_schema *s, struct sc_schema ***list, size_t *n)
+static void collect(const struct sc_schema *slot, bool null_flag, struct sc_schema ***list, size_t *n)
 {
-	if (!s || (s->kind != SC_OBJECT && s->kind != SC_ARRAY) || !s->encoder_used || s->writer_listed)
+	struct sc_schema *s = (struct sc_schema *)slot_struct(slot, null_flag);
+	if (!s || !s->encoder_used || s->writer_listed)
 		return;
 	s->writer_listed = true;
-	*list = realloc(*list, sizeof **list * (*n + 1));
-	if (!*list)
-		abort();
-	(*list)[(*n)++] = s;
-	collect(s->items, list, n);
+	SC_APPEND(*list, *n, s);
+	if (s->items)
+		collect(s->items, false, list, n);
 	for (size_t i = 0; i < s->nprops; i++)
-		collect(s->props[i].schema, list, n);
+		collect(s->props[i].schema, true, list, n);
 }
 
 static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
@@ -163,7 +206,7 @@ static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
 			continue;
 		char *v = sc_printf("o->r%d", r->status);
 		out_open(c, "case %d:", r->status);
-		emit_value(c, r->schema, v);
+		emit_value(c, r->schema, false, v);
 		out_line(c, "break;");
 		c->indent--;
 		free(v);
@@ -176,20 +219,112 @@ static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
 	out_blank(c);
 }
 
+/* ---- debug builds: responses checked against their schemas ---- */
+
+static const char *const check_support[] = {
+	"#ifdef IG_CHECK_RESPONSES",
+	"/* ---- debug builds: each response is read back and checked against its schema ---- */",
+	"",
+	"struct response_check {",
+	"\tig_ctx *ctx;",
+	"\tconst char *operation;",
+	"\tint status;",
+	"};",
+	"",
+	"static void response_violation(void *arg, const char *pointer, const char *keyword, const char *message)",
+	"{",
+	"\tstruct response_check *rc = arg;",
+	"\tig_response_violation(rc->ctx, rc->operation, rc->status, pointer, keyword, message);",
+	"}",
+	"",
+	"/* Whether the body just encoded matches the schema; each violation is logged. */",
+	"__attribute__((unused))",
+	"static bool check_response(ig_ctx *ctx, const char *operation, int status, validate_fn *validate)",
+	"{",
+	"\tig_wbuf *w = ig_body(ctx);",
+	"\tif (w->failed)",
+	"\t\treturn true; /* out of memory: answered 500 anyway */",
+	"\tstruct response_check rc = { ctx, operation, status };",
+	"\tig_json_reader r;",
+	"\tig_jr_init(&r, w->ptr, w->len, ig_request_arena(ctx), 64);",
+	"\tig_json_value *v = ig_jr_value(&r);",
+	"\tif (!v || !ig_jr_finish(&r)) {",
+	"\t\tresponse_violation(&rc, \"\", \"json\", r.error ? r.error : \"not JSON\");",
+	"\t\treturn false;",
+	"\t}",
+	"\tstruct vctx x = { .report = response_violation, .arg = &rc, .arena = ig_request_arena(ctx) };",
+	"\treturn validate(v, &x, NULL);",
+	"}",
+	"",
+	NULL,
+};
+
+void mark_response_validators(struct sc_model *m)
+{
+	for (size_t i = 0; i < m->nops; i++)
+		for (size_t r = 0; r < m->ops[i]->nresponses; r++)
+			if (m->ops[i]->responses[r].schema)
+				mark_validator((struct sc_schema *)sc_resolve(m->ops[i]->responses[r].schema),
+					       VALIDATE_RESPONSE);
+}
+
+static void emit_op_check(struct sc_out *c, const struct sc_op *op)
+{
+	out_line(c, "static bool check_%s(ig_ctx *ctx, int status)", op->id);
+	out_open(c, "{");
+	/* x-ingot-validate: false turns the checks of responses off too. */
+	bool any = false;
+	for (size_t i = 0; i < op->nresponses && op->validate; i++)
+		any |= op->responses[i].schema && !always_valid(op->responses[i].schema);
+	if (!any) {
+		out_line(c, "(void)ctx;");
+		out_line(c, "(void)status;");
+		out_line(c, "return true;");
+		out_close(c, "}");
+		out_blank(c);
+	} else {
+		out_line(c, "switch (status) {");
+		for (size_t i = 0; i < op->nresponses; i++) {
+			const struct sc_response *r = &op->responses[i];
+			if (!r->schema || always_valid(r->schema))
+				continue;
+			char *lit = c_str(op->id);
+			out_open(c, "case %d:", r->status);
+			out_line(c, "return check_response(ctx, %s, status, validate_%s);", lit, sc_resolve(r->schema)->name);
+			c->indent--;
+			free(lit);
+		}
+		out_open(c, "default:");
+		out_line(c, "return true;");
+		c->indent--;
+		out_line(c, "}");
+		out_close(c, "}");
+		out_blank(c);
+	}
+	out_line(c, "/* A pending answer is checked as it is encoded: a violation is logged. */");
+	out_line(c, "static void encode_checked_%s(ig_ctx *ctx, int status, const void *out)", op->id);
+	out_open(c, "{");
+	out_line(c, "encode_%s(ctx, status, out);", op->id);
+	out_line(c, "check_%s(ctx, status);", op->id);
+	out_close(c, "}");
+	out_blank(c);
+}
+
 void emit_encoders(struct sc_model *m, struct sc_out *c)
 {
 	for (size_t i = 0; i < m->nops; i++)
 		for (size_t r = 0; r < m->ops[i]->nresponses; r++)
 			if (m->ops[i]->responses[r].schema)
-				mark_used(m->ops[i]->responses[r].schema);
+				mark_used(m->ops[i]->responses[r].schema, false);
 
 	struct sc_schema **list = NULL;
 	size_t n = 0;
 	for (size_t i = 0; i < m->ncomponents; i++)
-		collect(m->components[i], &list, &n);
+		collect(m->components[i], false, &list, &n);
 	for (size_t i = 0; i < m->nops; i++)
 		for (size_t r = 0; r < m->ops[i]->nresponses; r++)
-			collect(m->ops[i]->responses[r].schema, &list, &n);
+			if (m->ops[i]->responses[r].schema)
+				collect(m->ops[i]->responses[r].schema, false, &list, &n);
 
 	out_line(c, "/* ---- response encoders ---- */");
 	out_blank(c);
@@ -205,7 +340,19 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 			emit_object_writer(c, list[i]);
 	}
 	free(list);
+	bool any = false;
+	for (size_t i = 0; i < m->nops; i++) {
+		if (op_has_encoder(m->ops[i])) {
+			emit_op_encoder(c, m->ops[i]);
+			any = true;
+		}
+	}
+	if (!any)
+		return;
+	out_lines(c, check_support);
 	for (size_t i = 0; i < m->nops; i++)
 		if (op_has_encoder(m->ops[i]))
-			emit_op_encoder(c, m->ops[i]);
+			emit_op_check(c, m->ops[i]);
+	out_line(c, "#endif");
+	out_blank(c);
 }

@@ -53,11 +53,13 @@ static void emit_router_helpers(struct sc_out *c)
 
 static void emit_rejected_helper(struct sc_out *c)
 {
-	out_line(c, "/* A decoder's verdict: 400 with the collected errors, or 500. */");
+	out_line(c, "/* A decoder's verdict: 400 with the collected errors, 415, or 500. */");
 	out_line(c, "static void answer_rejected(ig_ctx *ctx, int status)");
 	out_open(c, "{");
 	out_line(c, "if (status == 400)");
-	out_line(c, "\tig_respond_errors(ctx, \"invalid request parameters\");");
+	out_line(c, "\tig_respond_errors(ctx, \"the request does not match the API\");");
+	out_line(c, "else if (status == 415)");
+	out_line(c, "\tig_respond_problem(ctx, 415, \"the request body must be application/json\");");
 	out_line(c, "else");
 	out_line(c, "\tig_respond_problem(ctx, status, \"out of request memory\");");
 	out_close(c, "}");
@@ -67,8 +69,9 @@ static void emit_rejected_helper(struct sc_out *c)
 static void emit_run(struct sc_out *c, const struct sc_op *op)
 {
 	const char *id = op->id;
+	bool seg = op_has_path_params(op);
 	out_line(c, "/* %s %s */", op->method, op->path->tmpl);
-	out_line(c, "static void run_%s(ig_ctx *ctx%s)", id, op->nparams ? ", const ig_str *seg" : "");
+	out_line(c, "static void run_%s(ig_ctx *ctx%s)", id, seg ? ", const ig_str *seg" : "");
 	out_open(c, "{");
 	/* In the arena, zeroed: a pending handler may keep pointers to them. */
 	out_line(c, "struct %s_in *in = ig_alloc(ctx, sizeof *in);", id);
@@ -79,18 +82,42 @@ static void emit_run(struct sc_out *c, const struct sc_op *op)
 	out_close(c, "}");
 	out_line(c, "memset(in, 0, sizeof *in);");
 	out_line(c, "memset(out, 0, sizeof *out);");
-	if (op->nparams) {
-		out_line(c, "int bad = decode_%s(ctx, seg, in);", id);
+	if (op_has_decoder(op)) {
+		out_line(c, "int bad = decode_%s(ctx, %sin);", id, seg ? "seg, " : "");
 		out_open(c, "if (bad) {");
 		out_line(c, "answer_rejected(ctx, bad);");
 		out_line(c, "return;");
 		out_close(c, "}");
 	}
-	if (op_has_encoder(op))
+	if (op_has_encoder(op)) {
+		out_line(c, "#ifdef IG_CHECK_RESPONSES");
+		out_line(c, "/* Debug builds: the body is encoded here and checked against its");
+		out_line(c, " * schema before it leaves (a pending answer is checked, and logged, as");
+		out_line(c, " * it is encoded). */");
+		out_line(c, "int status = %s(ctx, in, out);", id);
+		out_open(c, "if (status == IG_PENDING) {");
+		out_line(c, "ig_set_encoder(ctx, encode_checked_%s, out);", id);
+		out_line(c, "return;");
+		out_close(c, "}");
+		out_open(c, "if (ig_body(ctx)->len == 0) { /* not answered by the handler itself */");
+		out_line(c, "encode_%s(ctx, status, out);", id);
+		out_open(c, "if (!check_%s(ctx, status)) {", id);
+		out_line(c, "ig_respond_problem(ctx, 500, \"the response does not match its schema\");");
+		out_line(c, "return;");
+		out_close(c, "}");
+		out_close(c, "}");
+		out_line(c, "ig_finish(ctx, status);");
+		out_line(c, "#else");
 		out_line(c, "ig_set_encoder(ctx, encode_%s, out);", id);
-	out_line(c, "int status = %s(ctx, in, out);", id);
-	out_line(c, "if (status != IG_PENDING)");
-	out_line(c, "\tig_finish(ctx, status);");
+		out_line(c, "int status = %s(ctx, in, out);", id);
+		out_line(c, "if (status != IG_PENDING)");
+		out_line(c, "\tig_finish(ctx, status);");
+		out_line(c, "#endif");
+	} else {
+		out_line(c, "int status = %s(ctx, in, out);", id);
+		out_line(c, "if (status != IG_PENDING)");
+		out_line(c, "\tig_finish(ctx, status);");
+	}
 	out_close(c, "}");
 	out_blank(c);
 }
@@ -113,7 +140,7 @@ static void emit_dispatch(struct sc_out *c, const struct sc_path *p)
 			if (strcmp(op->method, order[k]) != 0)
 				continue;
 			out_line(c, "%sif (ig_str_eq(m, \"%s\", %zu))", els, op->method, strlen(op->method));
-			out_line(c, "\trun_%s(ctx%s);", op->id, op->nparams ? ", seg" : "");
+			out_line(c, "\trun_%s(ctx%s);", op->id, op_has_path_params(op) ? ", seg" : "");
 			els = "else ";
 		}
 	}
@@ -219,10 +246,10 @@ void emit_router(struct sc_model *m, struct sc_out *c)
 		if (m->paths[i]->nsegs > max_segs)
 			max_segs = m->paths[i]->nsegs;
 	emit_router_helpers(c);
-	bool params = false;
+	bool decoders = false;
 	for (size_t i = 0; i < m->nops; i++)
-		params |= m->ops[i]->nparams != 0;
-	if (params)
+		decoders |= op_has_decoder(m->ops[i]);
+	if (decoders)
 		emit_rejected_helper(c);
 	for (size_t i = 0; i < m->nops; i++)
 		emit_run(c, m->ops[i]);

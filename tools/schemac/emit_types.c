@@ -1,7 +1,8 @@
-/* Emits the generated header: a C struct for every object and array schema,
- * the in/out structs of each operation and its handler prototype. Structs
- * are written after the structs they hold by value; a cycle by value (an
- * object that contains itself) has no C layout and is reported. */
+/* Emits the generated header: a C struct for every typed object and array
+ * schema, the in/out structs of each operation and its handler prototype.
+ * Structs are written after the structs they hold by value; a cycle by
+ * value (an object that contains itself) has no C layout and is reported.
+ * Free-form values are const ig_json_value pointers. */
 #include "emit.h"
 
 #include <stdlib.h>
@@ -9,11 +10,11 @@
 
 static void emit_struct(struct sc_model *m, struct sc_out *h, struct sc_schema *s);
 
-/* Emits the structs a member of schema s needs by value. */
-static void emit_deps(struct sc_model *m, struct sc_out *h, const struct sc_schema *s)
+/* Emits the struct a member needs by value. */
+static void emit_deps(struct sc_model *m, struct sc_out *h, const struct sc_schema *s, bool null_flag)
 {
-	const struct sc_schema *r = sc_resolve(s);
-	if (r->kind == SC_OBJECT || r->kind == SC_ARRAY)
+	const struct sc_schema *r = slot_struct(s, null_flag);
+	if (r)
 		emit_struct(m, h, (struct sc_schema *)r);
 }
 
@@ -26,82 +27,119 @@ static void emit_doc_comment(struct sc_out *h, const char *doc)
 	free(c);
 }
 
+static void emit_member(struct sc_out *h, const char *type, const char *cname, const char *json_name, const char *note)
+{
+	bool ptr = type[strlen(type) - 1] == '*';
+	char *key = json_name && strcmp(json_name, cname) != 0 ? c_comment(json_name) : NULL;
+	if (key || note)
+		out_line(h, "%s%s%s; /* %s%s%s%s */", type, ptr ? "" : " ", cname, key ? "\"" : "", key ? key : "",
+			 key ? "\"" : "", note ? note : "");
+	else
+		out_line(h, "%s%s%s;", type, ptr ? "" : " ", cname);
+	free(key);
+}
+
 static void emit_struct(struct sc_model *m, struct sc_out *h, struct sc_schema *s)
 {
 	if (s->type_mark == 2)
 		return;
 	if (s->type_mark == 1) {
 		sc_error(m, s->ptr, "this schema contains itself by value, which has no C layout "
-				    "(hold the recursion in an array)");
+				    "(hold the recursion in an array, or make the schema free-form)");
 		return;
 	}
 	s->type_mark = 1;
 	/* Array items are held by pointer: declared is enough (see sweep). */
 	for (size_t i = 0; i < s->nprops; i++)
-		emit_deps(m, h, s->props[i].schema);
+		emit_deps(m, h, s->props[i].schema, true);
 	s->type_mark = 2;
 
 	emit_doc_comment(h, s->doc);
 	out_open(h, "struct %s {", s->cname);
 	if (s->kind == SC_ARRAY) {
-		char *t = c_type(s->items);
-		out_line(h, "const %s *items;", t);
+		if (slot_is_value(s->items, false) || !s->items) {
+			out_line(h, "const ig_json_value *const *items;");
+		} else {
+			char *t = c_type(s->items);
+			out_line(h, "const %s *items;", t);
+			free(t);
+		}
 		out_line(h, "size_t len;");
-		free(t);
 	}
 	for (size_t i = 0; i < s->nprops; i++) {
 		const struct sc_prop *p = &s->props[i];
-		char *t = c_type(p->schema);
-		if (!p->required)
+		char *t = slot_type(p->schema, true);
+		if (prop_has_flag(p))
 			out_line(h, "bool has_%s;", p->cname);
-		if (strcmp(p->name, p->cname) != 0) {
-			char *key = c_comment(p->name);
-			out_line(h, "%s %s; /* \"%s\" */", t, p->cname, key);
-			free(key);
-		} else {
-			out_line(h, "%s %s;", t, p->cname);
-		}
+		if (prop_null_flag(p))
+			out_line(h, "bool null_%s; /* the value is null */", p->cname);
+		emit_member(h, t, p->cname, p->name, NULL);
 		free(t);
 	}
-	if (s->kind == SC_OBJECT && !s->nprops)
+	if (s->kind == SC_OBJECT && s->additional == SC_AP_SCHEMA)
+		out_line(h, "const ig_json_value *additional; /* the other members, as an object; or NULL */");
+	if (s->kind == SC_OBJECT && !s->nprops && s->additional != SC_AP_SCHEMA)
 		out_line(h, "char unused; /* an empty object: C needs a member */");
 	out_close(h, "};");
 	out_blank(h);
 }
 
-/* Emits every struct under s not emitted yet. Array items come here, after
- * the array, so an item that holds its container by value is no cycle. */
-static void sweep(struct sc_model *m, struct sc_out *h, struct sc_schema *s)
+/* Emits every struct under a slot not emitted yet. Array items come here,
+ * after the array, so an item that holds its container by value is no
+ * cycle. */
+static void sweep(struct sc_model *m, struct sc_out *h, const struct sc_schema *slot, bool null_flag)
 {
-	if (!s || (s->kind != SC_OBJECT && s->kind != SC_ARRAY))
+	struct sc_schema *s = (struct sc_schema *)slot_struct(slot, null_flag);
+	if (!s || s->swept)
 		return;
+	s->swept = true;
 	emit_struct(m, h, s);
-	sweep(m, h, s->items);
+	if (s->items)
+		sweep(m, h, s->items, false);
 	for (size_t i = 0; i < s->nprops; i++)
-		sweep(m, h, s->props[i].schema);
+		sweep(m, h, s->props[i].schema, true);
 }
 
-static void forward_declare(struct sc_out *h, const struct sc_schema *s)
+static void forward_declare(struct sc_out *h, const struct sc_schema *slot, bool null_flag)
 {
-	if (!s || s->kind == SC_REF || s->type_mark == 3 || (s->kind != SC_OBJECT && s->kind != SC_ARRAY))
+	struct sc_schema *s = (struct sc_schema *)slot_struct(slot, null_flag);
+	if (!s || s->type_mark == 3)
 		return;
 	/* Mark 3 only guards this pass; reset_marks clears it before emitting. */
-	((struct sc_schema *)s)->type_mark = 3;
+	s->type_mark = 3;
 	out_line(h, "struct %s;", s->cname);
-	forward_declare(h, s->items);
+	if (s->items)
+		forward_declare(h, s->items, false);
 	for (size_t i = 0; i < s->nprops; i++)
-		forward_declare(h, s->props[i].schema);
+		forward_declare(h, s->props[i].schema, true);
 }
 
-static void reset_marks(struct sc_schema *s)
+static void reset_marks(struct sc_model *m)
 {
-	if (!s || s->kind == SC_REF || s->type_mark == 0)
-		return;
-	s->type_mark = 0;
-	reset_marks(s->items);
-	for (size_t i = 0; i < s->nprops; i++)
-		reset_marks(s->props[i].schema);
+	for (size_t i = 0; i < m->nnodes; i++)
+		m->nodes[i]->type_mark = 0;
 }
+
+/* Calls fn on every slot an operation's types hold. */
+static void op_slots(struct sc_model *m, struct sc_out *h, const struct sc_op *op,
+		     void (*fn)(struct sc_model *, struct sc_out *, const struct sc_schema *, bool))
+{
+	for (size_t i = 0; i < op->nparams; i++)
+		fn(m, h, op->params[i].schema, false);
+	if (op->body)
+		fn(m, h, op->body, false);
+	for (size_t i = 0; i < op->nresponses; i++)
+		if (op->responses[i].schema)
+			fn(m, h, op->responses[i].schema, false);
+}
+
+static void declare_slot(struct sc_model *m, struct sc_out *h, const struct sc_schema *s, bool null_flag)
+{
+	(void)m;
+	forward_declare(h, s, null_flag);
+}
+
+static const char *const location[] = { "path", "query", "header" };
 
 static void emit_op_types(struct sc_model *m, struct sc_out *h, const struct sc_op *op)
 {
@@ -110,19 +148,29 @@ static void emit_op_types(struct sc_model *m, struct sc_out *h, const struct sc_
 		 summary ? ": " : "", summary ? summary : "");
 	free(summary);
 	out_blank(h);
-	for (size_t i = 0; i < op->nresponses; i++)
-		sweep(m, h, op->responses[i].schema);
+	op_slots(m, h, op, sweep);
 
 	out_open(h, "struct %s_in {", op->id);
 	for (size_t i = 0; i < op->nparams; i++) {
 		const struct sc_param *p = &op->params[i];
 		char *t = c_type(p->schema);
 		char *name = c_comment(p->name);
-		out_line(h, "%s %s; /* path: %s */", t, p->cname, name);
+		char *note = sc_printf("%s: %s", location[p->in], name);
+		if (param_has_flag(p))
+			out_line(h, "bool has_%s;", p->cname);
+		emit_member(h, t, p->cname, NULL, note);
 		free(t);
 		free(name);
+		free(note);
 	}
-	if (!op->nparams)
+	if (op->body) {
+		char *t = slot_type(op->body, false);
+		if (!op->body_required)
+			out_line(h, "bool has_body;");
+		emit_member(h, t, "body", NULL, "the JSON request body");
+		free(t);
+	}
+	if (!op->nparams && !op->body)
 		out_line(h, "char unused; /* no parameters */");
 	out_close(h, "};");
 	out_blank(h);
@@ -133,9 +181,10 @@ static void emit_op_types(struct sc_model *m, struct sc_out *h, const struct sc_
 		const struct sc_response *r = &op->responses[i];
 		if (!r->schema)
 			continue;
-		char *t = c_type(r->schema);
-		out_line(h, "%s r%d;", t, r->status);
+		char *t = slot_type(r->schema, false), *name = sc_printf("r%d", r->status);
+		emit_member(h, t, name, NULL, NULL);
 		free(t);
+		free(name);
 	}
 	if (!op_has_encoder(op))
 		out_line(h, "char unused; /* no response has a JSON body */");
@@ -152,36 +201,37 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 	out_line(h, "#ifndef SCHEMAC_API_H");
 	out_line(h, "#define SCHEMAC_API_H");
 	out_blank(h);
+	out_line(h, "#include \"kernel/json_read.h\"");
 	out_line(h, "#include \"net/http/exchange.h\"");
 	out_blank(h);
 	out_line(h, "/* A handler returns the status to send, or IG_PENDING and calls ig_finish");
 	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status;");
-	out_line(h, " * a property that is not required has a has_<name> flag beside it. */");
+	out_line(h, " * a property that is not required (and has no default) has a has_<name>");
+	out_line(h, " * flag beside it, a nullable one a null_<name> flag. Free-form values");
+	out_line(h, " * are ig_json_value trees in the request arena (NULL writes null). */");
 	out_blank(h);
 
 	/* Every struct tag is declared before any use, so pointers to types
 	   defined later (array items, recursion) are fine. */
 	for (size_t i = 0; i < m->ncomponents; i++)
-		forward_declare(h, m->components[i]);
+		forward_declare(h, m->components[i], false);
 	for (size_t i = 0; i < m->nops; i++) {
-		for (size_t r = 0; r < m->ops[i]->nresponses; r++)
-			forward_declare(h, m->ops[i]->responses[r].schema);
+		op_slots(m, h, m->ops[i], declare_slot);
 		out_line(h, "struct %s_in;", m->ops[i]->id);
 		out_line(h, "struct %s_out;", m->ops[i]->id);
 	}
 	out_blank(h);
-	for (size_t i = 0; i < m->ncomponents; i++)
-		reset_marks(m->components[i]);
-	for (size_t i = 0; i < m->nops; i++)
-		for (size_t r = 0; r < m->ops[i]->nresponses; r++)
-			reset_marks(m->ops[i]->responses[r].schema);
+	reset_marks(m);
 
-	if (m->ncomponents) {
+	bool any = false;
+	for (size_t i = 0; i < m->ncomponents; i++)
+		any |= slot_struct(m->components[i], false) != NULL;
+	if (any) {
 		out_line(h, "/* ---- components/schemas ---- */");
 		out_blank(h);
 	}
 	for (size_t i = 0; i < m->ncomponents; i++)
-		sweep(m, h, m->components[i]);
+		sweep(m, h, m->components[i], false);
 	for (size_t i = 0; i < m->nops; i++)
 		emit_op_types(m, h, m->ops[i]);
 	out_line(h, "#endif");

@@ -1,5 +1,8 @@
 /* schemac: compiles an OpenAPI 3.1 document into C for the ingot runtime.
  *   schemac <document.json> <outdir>  writes <outdir>/api.h and <outdir>/api.c
+ *   schemac --validator <name> <schema.json> <out.c>
+ *                                     a validator over ig_json_value for a bare
+ *                                     JSON Schema (the conformance tests use it)
  * Nothing is written unless the whole document compiles, and the files are
  * replaced by rename, so a failed run never leaves half a file for make. */
 #include "emit.h"
@@ -64,10 +67,8 @@ static int make_dirs(const char *dir)
 	return rc;
 }
 
-static int write_file(const char *dir, const char *name, const struct sc_out *o)
+static int write_path(const char *path, const char *tmp, const struct sc_out *o)
 {
-	char *path = sc_printf("%s/%s", dir, name);
-	char *tmp = sc_printf("%s/.%s.tmp", dir, name);
 	FILE *f = fopen(tmp, "wb");
 	int rc = -1;
 	if (f) {
@@ -80,16 +81,54 @@ static int write_file(const char *dir, const char *name, const struct sc_out *o)
 		fprintf(stderr, "schemac: %s: %s\n", path, strerror(errno));
 		remove(tmp);
 	}
+	return rc;
+}
+
+static int write_file(const char *dir, const char *name, const struct sc_out *o)
+{
+	char *path = sc_printf("%s/%s", dir, name);
+	char *tmp = sc_printf("%s/.%s.tmp", dir, name);
+	int rc = write_path(path, tmp, o);
 	free(path);
 	free(tmp);
 	return rc;
 }
 
+static int validator_main(const char *name, const char *input, const char *output)
+{
+	size_t len = 0;
+	char *text = read_file(input, &len);
+	if (!text) {
+		fprintf(stderr, "schemac: %s: %s\n", input, strerror(errno));
+		return 1;
+	}
+	struct sc_model m;
+	sc_model_load_schema(&m, input, text, len, name);
+	struct sc_out c = { 0 };
+	if (!m.errors)
+		emit_standalone(&m, &c, name);
+	if (m.errors) {
+		fprintf(stderr, "schemac: %s: %u error%s, nothing written\n", input, m.errors, m.errors == 1 ? "" : "s");
+		return 1;
+	}
+	char *tmp = sc_printf("%s.tmp", output);
+	int rc = write_path(output, tmp, &c);
+	free(tmp);
+	free(c.buf);
+	free(text);
+	cJSON_Delete(m.doc);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[1], "--validator") == 0)
+		return validator_main(argv[2], argv[3], argv[4]);
 	if (argc != 3 || argv[1][0] == '-') {
 		fprintf(stderr, "usage: schemac <openapi.json> <outdir>\n"
-				"  compiles an OpenAPI 3.1 document into <outdir>/api.h and <outdir>/api.c\n");
+				"  compiles an OpenAPI 3.1 document into <outdir>/api.h and <outdir>/api.c\n"
+				"       schemac --validator <name> <schema.json> <out.c>\n"
+				"  compiles a JSON Schema into bool <name>(const ig_json_value *, ...)\n");
 		return 2;
 	}
 	const char *input = argv[1], *outdir = argv[2];
@@ -110,12 +149,24 @@ int main(int argc, char **argv)
 	struct sc_out h = { 0 }, c = { 0 };
 	emit_types(&m, &h);
 
-	emit_banner(&m, &c, "The router, parameter decoders, response encoders and main(); app/ has the handlers.");
+	emit_banner(&m, &c, "Validators, request decoders, response encoders, the router and main(); "
+			    "app/ has the handlers.");
 	out_line(&c, "#include \"api.h\"");
+	out_line(&c, "#include \"kernel/format.h\"");
+	out_line(&c, "#include \"net/http/params.h\"");
 	out_blank(&c);
+	out_line(&c, "#include <math.h>");
 	out_line(&c, "#include <stdint.h>");
 	out_line(&c, "#include <string.h>");
 	out_blank(&c);
+	mark_body_decoders(&m);
+	mark_param_schemas(&m);
+	mark_response_validators(&m);
+	emit_support(&m, &c);
+	if (model_has_body_decoders(&m))
+		emit_decode_support(&c);
+	emit_validators(&m, &c, VALIDATE_RESPONSE);
+	emit_body_decoders(&m, &c);
 	emit_encoders(&m, &c);
 	emit_decoders(&m, &c);
 	emit_router(&m, &c);

@@ -1,7 +1,8 @@
 /* Reads the OpenAPI document (cJSON tree) into the model of model.h and
- * checks it. Every key of every object is either understood, an annotation,
- * or an error naming the keyword and its JSON pointer: what this first cut
- * cannot compile must fail the build, never be dropped silently. */
+ * checks it: paths, operations, parameters, request bodies, responses and
+ * names (schemas themselves are schema.c's). Every key of every object is
+ * understood, an annotation, or an error naming the keyword and its JSON
+ * pointer: what schemac cannot compile fails the build, never silently. */
 #include "model.h"
 
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- small helpers ---- */
 
@@ -22,7 +24,7 @@ void *sc_xmalloc(size_t n)
 	return p;
 }
 
-static void *xrealloc(void *p, size_t n)
+void *sc_xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p) {
@@ -42,6 +44,9 @@ char *sc_strdup(const char *s)
 
 static char *vformat(const char *fmt, va_list ap)
 {
+	/* Also keeps GCC 12 with UBSan from seeing a NULL format here. */
+	if (!fmt)
+		abort();
 	va_list ap2;
 	va_copy(ap2, ap);
 	int n = vsnprintf(NULL, 0, fmt, ap2);
@@ -72,7 +77,7 @@ void sc_error(struct sc_model *m, const char *ptr, const char *fmt, ...)
 }
 
 /* The JSON pointer of a member of the value at ptr (RFC 6901 escaping). */
-static char *ptr_key(const char *ptr, const char *key)
+char *sc_ptr_key(const char *ptr, const char *key)
 {
 	size_t n = strlen(ptr), extra = 0;
 	for (const char *k = key; *k; k++)
@@ -93,16 +98,11 @@ static char *ptr_key(const char *ptr, const char *key)
 	return s;
 }
 
-static char *ptr_index(const char *ptr, int i)
+char *sc_ptr_index(const char *ptr, int i)
 {
 	return sc_printf("%s/%d", ptr, i);
 }
 
-#define APPEND(arr, n, item) \
-	do { \
-		(arr) = xrealloc((arr), sizeof *(arr) * ((n) + 1)); \
-		(arr)[(n)++] = (item); \
-	} while (0)
 
 /* ---- C identifiers ---- */
 
@@ -139,14 +139,14 @@ static bool is_ident(const char *s)
 /* A name the generated code may use for a global symbol or struct tag:
  * an identifier, not a keyword, clear of the runtime's ig_ prefix and of
  * the names C reserves (a leading underscore). */
-static bool is_global_ident(const char *s)
+bool sc_is_global_ident(const char *s)
 {
 	return is_ident(s) && !is_keyword(s) && s[0] != '_' && strncmp(s, "ig_", 3) != 0 &&
 	       strncmp(s, "IG_", 3) != 0;
 }
 
 /* A struct member name for a JSON key: other characters become '_'. */
-static char *member_name(const char *key)
+char *sc_member_name(const char *key)
 {
 	size_t n = strlen(key);
 	char *s = sc_xmalloc(n + 3);
@@ -166,14 +166,12 @@ static char *member_name(const char *key)
 
 /* ---- keyword tables ---- */
 
-struct keyword {
-	const char *name;
-	const char *hint; /* NULL: understood or an annotation; else: unsupported */
-};
 
-#define COMING_JSON_SCHEMA "(coming with full JSON Schema support)"
+/* ---- keyword tables ---- */
 
-static const struct keyword root_keys[] = {
+#define UNSUPPORTED "(not supported by schemac)"
+
+static const struct sc_keyword root_keys[] = {
 	{ "openapi", NULL }, { "info", NULL }, { "paths", NULL }, { "components", NULL },
 	{ "servers", NULL }, { "tags", NULL }, { "externalDocs", NULL },
 	{ "jsonSchemaDialect", "(only the OpenAPI 3.1 base dialect is understood)" },
@@ -182,18 +180,18 @@ static const struct keyword root_keys[] = {
 	{ NULL, NULL },
 };
 
-static const struct keyword info_keys[] = {
+static const struct sc_keyword info_keys[] = {
 	{ "title", NULL }, { "version", NULL }, { "summary", NULL }, { "description", NULL },
 	{ "termsOfService", NULL }, { "contact", NULL }, { "license", NULL }, { NULL, NULL },
 };
 
-static const struct keyword components_keys[] = {
+static const struct sc_keyword components_keys[] = {
 	{ "schemas", NULL },
 	{ "responses", "(coming later; write the response inline)" },
 	{ "parameters", "(coming later; write the parameter inline)" },
 	{ "examples", NULL },
-	{ "requestBodies", "(coming with request bodies)" },
-	{ "headers", "(coming with header parameters)" },
+	{ "requestBodies", "(coming later; write the request body inline)" },
+	{ "headers", "(coming later; write the header inline)" },
 	{ "securitySchemes", "(coming with authentication)" },
 	{ "links", "(links are not supported)" },
 	{ "callbacks", "(callbacks are not supported)" },
@@ -201,7 +199,7 @@ static const struct keyword components_keys[] = {
 	{ NULL, NULL },
 };
 
-static const struct keyword path_item_keys[] = {
+static const struct sc_keyword path_item_keys[] = {
 	{ "summary", NULL }, { "description", NULL }, { "parameters", NULL },
 	{ "get", NULL }, { "put", NULL }, { "post", NULL }, { "delete", NULL }, { "patch", NULL },
 	{ "head", "(HEAD is answered by the GET operation)" },
@@ -212,93 +210,62 @@ static const struct keyword path_item_keys[] = {
 	{ NULL, NULL },
 };
 
-static const struct keyword operation_keys[] = {
+static const struct sc_keyword operation_keys[] = {
 	{ "operationId", NULL }, { "summary", NULL }, { "description", NULL }, { "tags", NULL },
 	{ "parameters", NULL }, { "responses", NULL }, { "deprecated", NULL }, { "externalDocs", NULL },
-	{ "requestBody", "(coming with request bodies)" },
+	{ "requestBody", NULL },
 	{ "callbacks", "(callbacks are not supported)" },
 	{ "security", "(coming with authentication)" },
 	{ "servers", "(per-operation servers are not supported)" },
 	{ NULL, NULL },
 };
 
-static const struct keyword parameter_keys[] = {
+static const struct sc_keyword parameter_keys[] = {
 	{ "name", NULL }, { "in", NULL }, { "required", NULL }, { "schema", NULL },
 	{ "description", NULL }, { "deprecated", NULL }, { "example", NULL }, { "examples", NULL },
-	{ "style", "(only the default style is understood)" },
-	{ "explode", "(only the default style is understood)" },
-	{ "allowReserved", "(coming with query parameters)" },
-	{ "allowEmptyValue", "(coming with query parameters)" },
-	{ "content", "(coming later; use schema)" },
+	{ "style", NULL }, { "explode", NULL }, { "allowReserved", NULL }, { "allowEmptyValue", NULL },
+	{ "content", "(parameters with a media type are " UNSUPPORTED "; use schema)" },
 	{ "$ref", "(coming later; write the parameter inline)" },
 	{ NULL, NULL },
 };
 
-static const struct keyword response_keys[] = {
-	{ "description", NULL }, { "content", NULL },
-	{ "headers", "(coming with response headers)" },
+static const struct sc_keyword request_body_keys[] = {
+	{ "description", NULL }, { "content", NULL }, { "required", NULL },
+	{ "$ref", "(coming later; write the request body inline)" },
+	{ NULL, NULL },
+};
+
+static const struct sc_keyword response_keys[] = {
+	{ "description", NULL }, { "content", NULL }, { "headers", NULL },
 	{ "links", "(links are not supported)" },
 	{ "$ref", "(coming later; write the response inline)" },
 	{ NULL, NULL },
 };
 
-static const struct keyword media_keys[] = {
+static const struct sc_keyword header_keys[] = {
+	{ "description", NULL }, { "required", NULL }, { "schema", NULL }, { "deprecated", NULL },
+	{ "example", NULL }, { "examples", NULL }, { "style", NULL }, { "explode", NULL },
+	{ "content", "(headers with a media type are " UNSUPPORTED "; use schema)" },
+	{ "$ref", "(coming later; write the header inline)" },
+	{ NULL, NULL },
+};
+
+static const struct sc_keyword media_keys[] = {
 	{ "schema", NULL }, { "example", NULL }, { "examples", NULL },
-	{ "encoding", "(coming with request bodies)" },
+	{ "encoding", "(encoding is for multipart and form bodies, which are " UNSUPPORTED ")" },
 	{ NULL, NULL },
-};
-
-static const struct keyword schema_keys[] = {
-	{ "type", NULL }, { "properties", NULL }, { "required", NULL }, { "items", NULL },
-	{ "$ref", NULL }, { "minimum", NULL }, { "maximum", NULL }, { "exclusiveMinimum", NULL },
-	{ "exclusiveMaximum", NULL }, { "minLength", NULL }, { "maxLength", NULL }, { "enum", NULL },
-	{ "additionalProperties", NULL },
-	/* annotations */
-	{ "description", NULL }, { "summary", NULL }, { "title", NULL }, { "example", NULL },
-	{ "examples", NULL }, { "format", NULL }, { "$comment", NULL }, { "deprecated", NULL },
-	{ "externalDocs", NULL },
-	/* not yet */
-	{ "default", "(coming with request decoding)" },
-	{ "readOnly", "(coming with request bodies)" },
-	{ "writeOnly", "(coming with request bodies)" },
-	{ "nullable", "(an OpenAPI 3.0 keyword; 3.1 spells it type: [T, \"null\"], which is "
-		      "coming with full JSON Schema support)" },
-	{ "discriminator", COMING_JSON_SCHEMA }, { "xml", "(XML is not supported)" },
-	{ "allOf", COMING_JSON_SCHEMA }, { "anyOf", COMING_JSON_SCHEMA }, { "oneOf", COMING_JSON_SCHEMA },
-	{ "not", COMING_JSON_SCHEMA }, { "if", COMING_JSON_SCHEMA }, { "then", COMING_JSON_SCHEMA },
-	{ "else", COMING_JSON_SCHEMA }, { "const", COMING_JSON_SCHEMA }, { "pattern", COMING_JSON_SCHEMA },
-	{ "multipleOf", COMING_JSON_SCHEMA }, { "minItems", COMING_JSON_SCHEMA },
-	{ "maxItems", COMING_JSON_SCHEMA }, { "uniqueItems", COMING_JSON_SCHEMA },
-	{ "contains", COMING_JSON_SCHEMA }, { "minContains", COMING_JSON_SCHEMA },
-	{ "maxContains", COMING_JSON_SCHEMA }, { "prefixItems", COMING_JSON_SCHEMA },
-	{ "minProperties", COMING_JSON_SCHEMA }, { "maxProperties", COMING_JSON_SCHEMA },
-	{ "patternProperties", COMING_JSON_SCHEMA }, { "propertyNames", COMING_JSON_SCHEMA },
-	{ "dependentRequired", COMING_JSON_SCHEMA }, { "dependentSchemas", COMING_JSON_SCHEMA },
-	{ "unevaluatedProperties", COMING_JSON_SCHEMA }, { "unevaluatedItems", COMING_JSON_SCHEMA },
-	{ "contentEncoding", COMING_JSON_SCHEMA }, { "contentMediaType", COMING_JSON_SCHEMA },
-	{ "contentSchema", COMING_JSON_SCHEMA },
-	{ "$defs", "(put shared schemas under components/schemas)" },
-	{ "$id", COMING_JSON_SCHEMA }, { "$anchor", COMING_JSON_SCHEMA }, { "$schema", COMING_JSON_SCHEMA },
-	{ "$dynamicRef", COMING_JSON_SCHEMA }, { "$dynamicAnchor", COMING_JSON_SCHEMA },
-	{ "$vocabulary", COMING_JSON_SCHEMA },
-	{ NULL, NULL },
-};
-
-/* Keys that may stand beside $ref (3.1 allows siblings; these change nothing). */
-static const char *const ref_sibling_keys[] = {
-	"$ref", "description", "summary", "title", "example", "examples", "$comment", "deprecated", NULL,
 };
 
 /* Checks every key of obj against a table; x- extensions are allowed. */
-static void check_keys(struct sc_model *m, const cJSON *obj, const char *ptr, const struct keyword *table)
+void sc_check_keys(struct sc_model *m, const cJSON *obj, const char *ptr, const struct sc_keyword *table)
 {
 	for (const cJSON *it = obj->child; it; it = it->next) {
 		if (strncmp(it->string, "x-", 2) == 0)
 			continue;
-		const struct keyword *k = table;
+		const struct sc_keyword *k = table;
 		while (k->name && strcmp(k->name, it->string) != 0)
 			k++;
-		char *p = ptr_key(ptr, it->string);
+		char *p = sc_ptr_key(ptr, it->string);
 		if (!k->name)
 			sc_error(m, p, "unknown keyword \"%s\"", it->string);
 		else if (k->hint)
@@ -307,7 +274,7 @@ static void check_keys(struct sc_model *m, const cJSON *obj, const char *ptr, co
 	}
 }
 
-static const cJSON *get(const cJSON *obj, const char *key)
+const cJSON *sc_get(const cJSON *obj, const char *key)
 {
 	return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
@@ -316,14 +283,14 @@ static const cJSON *get(const cJSON *obj, const char *key)
  * required) otherwise. */
 static const cJSON *get_object(struct sc_model *m, const cJSON *obj, const char *ptr, const char *key, bool required)
 {
-	const cJSON *v = get(obj, key);
+	const cJSON *v = sc_get(obj, key);
 	if (!v) {
 		if (required)
 			sc_error(m, ptr, "missing \"%s\"", key);
 		return NULL;
 	}
 	if (!cJSON_IsObject(v)) {
-		char *p = ptr_key(ptr, key);
+		char *p = sc_ptr_key(ptr, key);
 		sc_error(m, p, "\"%s\" must be an object", key);
 		free(p);
 		return NULL;
@@ -331,16 +298,16 @@ static const cJSON *get_object(struct sc_model *m, const cJSON *obj, const char 
 	return v;
 }
 
-static char *get_string(struct sc_model *m, const cJSON *obj, const char *ptr, const char *key, bool required)
+char *sc_get_string(struct sc_model *m, const cJSON *obj, const char *ptr, const char *key, bool required)
 {
-	const cJSON *v = get(obj, key);
+	const cJSON *v = sc_get(obj, key);
 	if (!v) {
 		if (required)
 			sc_error(m, ptr, "missing \"%s\"", key);
 		return NULL;
 	}
 	if (!cJSON_IsString(v)) {
-		char *p = ptr_key(ptr, key);
+		char *p = sc_ptr_key(ptr, key);
 		sc_error(m, p, "\"%s\" must be a string", key);
 		free(p);
 		return NULL;
@@ -348,361 +315,41 @@ static char *get_string(struct sc_model *m, const cJSON *obj, const char *ptr, c
 	return sc_strdup(v->valuestring);
 }
 
-static void check_annotation_strings(struct sc_model *m, const cJSON *obj, const char *ptr)
+/* true, false, or absent (def); anything else is an error. */
+static bool get_bool(struct sc_model *m, const cJSON *obj, const char *ptr, const char *key, bool def)
 {
-	static const char *const keys[] = { "description", "summary", "title", "format", "$comment", NULL };
-	for (int i = 0; keys[i]; i++)
-		free(get_string(m, obj, ptr, keys[i], false));
-}
-
-/* ---- schemas ---- */
-
-static struct sc_schema *find_component(const struct sc_model *m, const char *name)
-{
-	for (size_t i = 0; i < m->ncomponents; i++)
-		if (strcmp(m->components[i]->component, name) == 0)
-			return m->components[i];
-	return NULL;
-}
-
-const struct sc_schema *sc_resolve(const struct sc_schema *s)
-{
-	/* Chains of components that only refer on are checked for cycles when
-	   loading, so this ends. */
-	while (s && s->kind == SC_REF)
-		s = s->target;
-	return s;
-}
-
-static const char *kind_name(enum sc_kind k)
-{
-	switch (k) {
-	case SC_STRING: return "string";
-	case SC_INTEGER: return "integer";
-	case SC_NUMBER: return "number";
-	case SC_BOOLEAN: return "boolean";
-	case SC_OBJECT: return "object";
-	case SC_ARRAY: return "array";
-	case SC_REF: break;
-	}
-	return "$ref";
-}
-
-/* Shortest "%g" text that reads back as the same double. */
-static char *number_text(double v)
-{
-	char buf[40];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	return sc_strdup(buf);
-}
-
-/* Integers beyond 2^53 do not survive the trip through a double. */
-#define EXACT_LIMIT 9007199254740992.0
-
-static void parse_bound(struct sc_model *m, struct sc_schema *s, const cJSON *obj, const char *ptr,
-			const char *key, struct sc_bound *b)
-{
-	const cJSON *v = get(obj, key);
+	const cJSON *v = sc_get(obj, key);
 	if (!v)
-		return;
-	char *p = ptr_key(ptr, key);
-	if (s->kind != SC_INTEGER && s->kind != SC_NUMBER) {
-		sc_error(m, p, "\"%s\" does not apply to type \"%s\"", key, kind_name(s->kind));
-	} else if (!cJSON_IsNumber(v)) {
-		sc_error(m, p, "\"%s\" must be a number%s", key,
-			 cJSON_IsBool(v) ? " (the OpenAPI 3.0 boolean form is not 3.1)" : "");
-	} else if (s->kind == SC_INTEGER && (v->valuedouble != floor(v->valuedouble) ||
-					     fabs(v->valuedouble) > EXACT_LIMIT)) {
-		sc_error(m, p, "\"%s\" of an integer must be a whole number within +-2^53", key);
-	} else {
-		b->set = true;
-		b->d = v->valuedouble;
-		b->i = (int64_t)v->valuedouble;
-		b->text = s->kind == SC_INTEGER ? sc_printf("%lld", (long long)b->i) : number_text(b->d);
-	}
-	free(p);
-}
-
-static void parse_length(struct sc_model *m, struct sc_schema *s, const cJSON *obj, const char *ptr,
-			 const char *key, bool *has, uint64_t *out)
-{
-	const cJSON *v = get(obj, key);
-	if (!v)
-		return;
-	char *p = ptr_key(ptr, key);
-	if (s->kind != SC_STRING)
-		sc_error(m, p, "\"%s\" does not apply to type \"%s\"", key, kind_name(s->kind));
-	else if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != floor(v->valuedouble) ||
-		 v->valuedouble > EXACT_LIMIT)
-		sc_error(m, p, "\"%s\" must be a non-negative integer", key);
-	else {
-		*has = true;
-		*out = (uint64_t)v->valuedouble;
-	}
-	free(p);
-}
-
-static void parse_enum(struct sc_model *m, struct sc_schema *s, const cJSON *obj, const char *ptr)
-{
-	const cJSON *v = get(obj, "enum");
-	if (!v)
-		return;
-	char *p = ptr_key(ptr, "enum");
-	if (s->kind != SC_STRING && s->kind != SC_INTEGER) {
-		sc_error(m, p, "\"enum\" is supported for strings and integers only, not \"%s\" %s",
-			 kind_name(s->kind), COMING_JSON_SCHEMA);
-	} else if (!cJSON_IsArray(v) || !v->child) {
-		sc_error(m, p, "\"enum\" must be a non-empty array");
-	} else {
-		int i = 0;
-		for (const cJSON *e = v->child; e; e = e->next, i++) {
-			bool ok = s->kind == SC_STRING ? cJSON_IsString(e)
-						       : cJSON_IsNumber(e) && e->valuedouble == floor(e->valuedouble) &&
-							 fabs(e->valuedouble) <= EXACT_LIMIT;
-			if (!ok) {
-				char *pi = ptr_index(p, i);
-				sc_error(m, pi, "an enum value of a%s schema must be a%s", s->kind == SC_STRING ? " string" : "n integer",
-					 s->kind == SC_STRING ? " string" : " whole number within +-2^53");
-				free(pi);
-			}
-		}
-		s->enum_values = (cJSON *)v;
-	}
-	free(p);
-}
-
-static struct sc_schema *parse_schema(struct sc_model *m, const cJSON *j, const char *ptr);
-
-static void parse_properties(struct sc_model *m, struct sc_schema *s, const cJSON *j, const char *ptr)
-{
-	const cJSON *props = get_object(m, j, ptr, "properties", false);
-	char *pp = ptr_key(ptr, "properties");
-	if (props) {
-		for (const cJSON *it = props->child; it; it = it->next) {
-			char *p = ptr_key(pp, it->string);
-			struct sc_prop prop = {
-				.name = sc_strdup(it->string),
-				.cname = member_name(it->string),
-				.schema = parse_schema(m, it, p),
-			};
-			for (size_t i = 0; i < s->nprops; i++)
-				if (strcmp(s->props[i].name, prop.name) == 0)
-					sc_error(m, p, "property \"%s\" appears twice", prop.name);
-			APPEND(s->props, s->nprops, prop);
-			free(p);
-		}
-	}
-	free(pp);
-
-	const cJSON *req = get(j, "required");
-	if (req) {
-		char *p = ptr_key(ptr, "required");
-		if (!cJSON_IsArray(req)) {
-			sc_error(m, p, "\"required\" must be an array of property names");
-		} else {
-			int i = 0;
-			for (const cJSON *e = req->child; e; e = e->next, i++) {
-				char *pi = ptr_index(p, i);
-				size_t k = 0;
-				if (cJSON_IsString(e))
-					while (k < s->nprops && strcmp(s->props[k].name, e->valuestring) != 0)
-						k++;
-				if (!cJSON_IsString(e))
-					sc_error(m, pi, "\"required\" must list property names (strings)");
-				else if (k == s->nprops)
-					sc_error(m, pi, "\"%s\" is required but not in \"properties\" %s", e->valuestring,
-						 COMING_JSON_SCHEMA);
-				else
-					s->props[k].required = true;
-				free(pi);
-			}
-		}
+		return def;
+	if (!cJSON_IsBool(v)) {
+		char *p = sc_ptr_key(ptr, key);
+		sc_error(m, p, "\"%s\" must be true or false", key);
 		free(p);
+		return def;
 	}
-
-	const cJSON *ap = get(j, "additionalProperties");
-	if (ap && !cJSON_IsFalse(ap)) {
-		char *p = ptr_key(ptr, "additionalProperties");
-		sc_error(m, p, "only \"additionalProperties\": false is supported %s", COMING_JSON_SCHEMA);
-		free(p);
-	}
+	return cJSON_IsTrue(v);
 }
 
-static enum sc_kind parse_type(struct sc_model *m, const cJSON *j, const char *ptr, bool *ok)
-{
-	static const struct { const char *name; enum sc_kind kind; } types[] = {
-		{ "string", SC_STRING }, { "integer", SC_INTEGER }, { "number", SC_NUMBER },
-		{ "boolean", SC_BOOLEAN }, { "object", SC_OBJECT }, { "array", SC_ARRAY },
-	};
-	const cJSON *t = get(j, "type");
-	*ok = false;
-	if (!t) {
-		sc_error(m, ptr, "missing \"type\" (untyped schemas are coming with full JSON Schema support)");
-		return SC_STRING;
-	}
-	char *p = ptr_key(ptr, "type");
-	if (cJSON_IsString(t)) {
-		for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-			if (strcmp(types[i].name, t->valuestring) == 0) {
-				*ok = true;
-				free(p);
-				return types[i].kind;
-			}
-		}
-		if (strcmp(t->valuestring, "null") == 0)
-			sc_error(m, p, "type \"null\" is not supported %s", COMING_JSON_SCHEMA);
-		else
-			sc_error(m, p, "unknown type \"%s\"", t->valuestring);
-	} else if (cJSON_IsArray(t)) {
-		sc_error(m, p, "a list of types is not supported %s", COMING_JSON_SCHEMA);
-	} else {
-		sc_error(m, p, "\"type\" must be a string");
-	}
-	free(p);
-	return SC_STRING;
-}
+/* ---- components ---- */
 
-static struct sc_schema *parse_ref(struct sc_model *m, const cJSON *j, const char *ptr)
-{
-	static const char prefix[] = "#/components/schemas/";
-	struct sc_schema *s = sc_xmalloc(sizeof *s);
-	s->kind = SC_REF;
-	s->ptr = sc_strdup(ptr);
-	char *p = ptr_key(ptr, "$ref");
-	const cJSON *ref = get(j, "$ref");
-	for (const cJSON *it = j->child; it; it = it->next) {
-		int k = 0;
-		while (ref_sibling_keys[k] && strcmp(ref_sibling_keys[k], it->string) != 0)
-			k++;
-		if (!ref_sibling_keys[k] && strncmp(it->string, "x-", 2) != 0) {
-			char *pk = ptr_key(ptr, it->string);
-			sc_error(m, pk, "keyword \"%s\" beside \"$ref\" is not supported %s", it->string,
-				 COMING_JSON_SCHEMA);
-			free(pk);
-		}
-	}
-	check_annotation_strings(m, j, ptr);
-	if (!cJSON_IsString(ref)) {
-		sc_error(m, p, "\"$ref\" must be a string");
-	} else if (strncmp(ref->valuestring, prefix, sizeof prefix - 1) != 0) {
-		sc_error(m, p, "\"$ref\" to \"%s\": only refs to #/components/schemas/<name> are supported",
-			 ref->valuestring);
-	} else {
-		const char *name = ref->valuestring + sizeof prefix - 1;
-		s->target = find_component(m, name);
-		if (!s->target)
-			sc_error(m, p, "\"$ref\" to \"%s\": there is no schema \"%s\" in components/schemas",
-				 ref->valuestring, name);
-	}
-	free(p);
-	return s;
-}
-
-static struct sc_schema *parse_schema(struct sc_model *m, const cJSON *j, const char *ptr)
-{
-	if (!cJSON_IsObject(j)) {
-		sc_error(m, ptr, "a schema must be an object%s",
-			 cJSON_IsBool(j) ? " (boolean schemas are coming with full JSON Schema support)" : "");
-		struct sc_schema *s = sc_xmalloc(sizeof *s);
-		s->kind = SC_STRING;
-		s->ptr = sc_strdup(ptr);
-		return s;
-	}
-	if (get(j, "$ref"))
-		return parse_ref(m, j, ptr);
-
-	struct sc_schema *s = sc_xmalloc(sizeof *s);
-	s->ptr = sc_strdup(ptr);
-	check_keys(m, j, ptr, schema_keys);
-	check_annotation_strings(m, j, ptr);
-	bool ok;
-	s->kind = parse_type(m, j, ptr, &ok);
-	if (!ok)
-		return s;
-	s->doc = get_string(m, j, ptr, "title", false);
-	if (!s->doc)
-		s->doc = get_string(m, j, ptr, "description", false);
-
-	static const char *const object_only[] = { "properties", "required", "additionalProperties", NULL };
-	for (int i = 0; object_only[i]; i++) {
-		if (s->kind != SC_OBJECT && get(j, object_only[i])) {
-			char *p = ptr_key(ptr, object_only[i]);
-			sc_error(m, p, "\"%s\" does not apply to type \"%s\"", object_only[i], kind_name(s->kind));
-			free(p);
-		}
-	}
-	if (s->kind == SC_OBJECT)
-		parse_properties(m, s, j, ptr);
-
-	const cJSON *items = get(j, "items");
-	char *pi = ptr_key(ptr, "items");
-	if (s->kind == SC_ARRAY) {
-		if (!items) {
-			sc_error(m, ptr, "missing \"items\" (arrays of any value are coming with full JSON Schema support)");
-		} else {
-			s->items = parse_schema(m, items, pi);
-		}
-	} else if (items) {
-		sc_error(m, pi, "\"items\" does not apply to type \"%s\"", kind_name(s->kind));
-	}
-	free(pi);
-
-	parse_bound(m, s, j, ptr, "minimum", &s->minimum);
-	parse_bound(m, s, j, ptr, "maximum", &s->maximum);
-	parse_bound(m, s, j, ptr, "exclusiveMinimum", &s->exclusive_minimum);
-	parse_bound(m, s, j, ptr, "exclusiveMaximum", &s->exclusive_maximum);
-	parse_length(m, s, j, ptr, "minLength", &s->has_min_length, &s->min_length);
-	parse_length(m, s, j, ptr, "maxLength", &s->has_max_length, &s->max_length);
-	parse_enum(m, s, j, ptr);
-	return s;
-}
-
-/* components/schemas: every entry gets its node first, so refs between
- * them resolve in any order. */
 static void parse_components(struct sc_model *m, const cJSON *doc)
 {
 	const cJSON *comp = get_object(m, doc, "", "components", false);
 	if (!comp)
 		return;
-	check_keys(m, comp, "/components", components_keys);
+	sc_check_keys(m, comp, "/components", components_keys);
 	const cJSON *schemas = get_object(m, comp, "/components", "schemas", false);
 	if (!schemas)
 		return;
 	for (const cJSON *it = schemas->child; it; it = it->next) {
-		struct sc_schema *s = sc_xmalloc(sizeof *s);
+		char *ptr = sc_ptr_key("/components/schemas", it->string);
+		if (!sc_is_global_ident(it->string))
+			sc_error(m, ptr, "a schema name must be a C identifier (not a keyword, not starting "
+					 "with \"ig_\" or \"_\"): it names the struct");
+		struct sc_schema *s = sc_parse_schema(m, it, ptr);
 		s->component = sc_strdup(it->string);
-		s->ptr = ptr_key("/components/schemas", it->string);
-		if (!is_global_ident(it->string))
-			sc_error(m, s->ptr, "a schema name must be a C identifier (not a keyword, not starting "
-					    "with \"ig_\" or \"_\"): it names the struct");
-		APPEND(m->components, m->ncomponents, s);
-	}
-	size_t i = 0;
-	for (const cJSON *it = schemas->child; it; it = it->next, i++) {
-		struct sc_schema *shell = m->components[i];
-		struct sc_schema *s = parse_schema(m, it, shell->ptr);
-		char *name = shell->component, *ptr = shell->ptr;
-		*shell = *s;
-		shell->component = name;
-		shell->ptr = ptr;
-		free(s);
-	}
-	/* A component that is only a $ref must not lead back to itself. */
-	for (i = 0; i < m->ncomponents; i++) {
-		const struct sc_schema *s = m->components[i];
-		size_t steps = 0;
-		while (s && s->kind == SC_REF && steps <= m->ncomponents) {
-			s = s->target;
-			steps++;
-		}
-		if (s && s->kind == SC_REF) {
-			sc_error(m, m->components[i]->ptr, "\"$ref\" chain loops back to itself");
-			m->components[i]->target = NULL;
-		}
+		SC_APPEND(m->components, m->ncomponents, s);
+		free(ptr);
 	}
 }
 
@@ -756,7 +403,7 @@ static void parse_template(struct sc_model *m, struct sc_path *p)
 		for (size_t i = 0; sg.param && i < p->nsegs; i++)
 			if (p->segs[i].param && strcmp(p->segs[i].text, sg.text) == 0)
 				sc_error(m, p->ptr, "parameter {%s} appears twice in the path", sg.text);
-		APPEND(p->segs, p->nsegs, sg);
+		SC_APPEND(p->segs, p->nsegs, sg);
 		if (!end)
 			break;
 		seg = end + 1;
@@ -776,71 +423,120 @@ static bool same_shape(const struct sc_path *a, const struct sc_path *b)
 	return true;
 }
 
+static const char *const location_names[] = { "path", "query", "header" };
+
+/* A parameter's schema: one scalar type, or (in the query) an array of one. */
+static void check_param_schema(struct sc_model *m, const struct sc_param *p, const char *ps)
+{
+	const struct sc_schema *r = sc_resolve(p->schema);
+	if (!r)
+		return;
+	const char *where = location_names[p->in];
+	bool scalar = r->kind == SC_STRING || r->kind == SC_INTEGER || r->kind == SC_NUMBER || r->kind == SC_BOOLEAN;
+	if (r->kind == SC_ARRAY) {
+		const struct sc_schema *it = r->items ? sc_resolve(r->items) : NULL;
+		if (p->in != SC_IN_QUERY)
+			sc_error(m, ps, "%s parameters of type array are not supported (query parameters are)", where);
+		else if (!it || it->nullable ||
+			 !(it->kind == SC_STRING || it->kind == SC_INTEGER || it->kind == SC_NUMBER ||
+			   it->kind == SC_BOOLEAN))
+			sc_error(m, ps, "the items of an array parameter must have one scalar type (string, integer, "
+					"number or boolean)");
+		return;
+	}
+	if (!scalar)
+		sc_error(m, ps, "a %s parameter's schema must have one scalar type (string, integer, number or "
+				"boolean)%s, and only the keywords of that type", where,
+			 p->in == SC_IN_QUERY ? " or be an array of one" : "");
+	else if (r->nullable)
+		sc_error(m, ps, "a parameter cannot be null");
+}
+
+static void parse_style(struct sc_model *m, struct sc_param *prm, const cJSON *j, const char *ptr)
+{
+	static const char *const styles[] = { "simple", "form", "simple" };
+	char *style = sc_get_string(m, j, ptr, "style", false);
+	if (style && strcmp(style, styles[prm->in]) != 0) {
+		char *p = sc_ptr_key(ptr, "style");
+		sc_error(m, p, "style \"%s\" is not supported for %s parameters (\"%s\" is)", style,
+			 location_names[prm->in], styles[prm->in]);
+		free(p);
+	}
+	free(style);
+	prm->explode = get_bool(m, j, ptr, "explode", prm->in == SC_IN_QUERY);
+	get_bool(m, j, ptr, "allowReserved", false);
+	get_bool(m, j, ptr, "allowEmptyValue", false);
+}
+
 static void parse_parameter(struct sc_model *m, struct sc_op *op, const cJSON *j, const char *ptr)
 {
 	if (!cJSON_IsObject(j)) {
 		sc_error(m, ptr, "a parameter must be an object");
 		return;
 	}
-	check_keys(m, j, ptr, parameter_keys);
-	free(get_string(m, j, ptr, "description", false));
-	char *name = get_string(m, j, ptr, "name", true);
-	char *in = get_string(m, j, ptr, "in", true);
-	const cJSON *sj = get(j, "schema");
+	sc_check_keys(m, j, ptr, parameter_keys);
+	free(sc_get_string(m, j, ptr, "description", false));
+	char *name = sc_get_string(m, j, ptr, "name", true);
+	char *in = sc_get_string(m, j, ptr, "in", true);
+	const cJSON *sj = sc_get(j, "schema");
 	if (!name || !in)
 		return;
-	char *pin = ptr_key(ptr, "in");
-	bool ok = false;
+	char *pin = sc_ptr_key(ptr, "in");
+	struct sc_param prm = { .name = name, .cname = sc_member_name(name), .ptr = sc_strdup(ptr) };
+	bool ok = true;
 	if (strcmp(in, "path") == 0)
-		ok = true;
+		prm.in = SC_IN_PATH;
 	else if (strcmp(in, "query") == 0)
-		sc_error(m, pin, "unsupported parameter location \"query\" (coming with query parameters)");
+		prm.in = SC_IN_QUERY;
 	else if (strcmp(in, "header") == 0)
-		sc_error(m, pin, "unsupported parameter location \"header\" (coming with header parameters)");
+		prm.in = SC_IN_HEADER;
 	else if (strcmp(in, "cookie") == 0)
-		sc_error(m, pin, "unsupported parameter location \"cookie\" (cookies are not supported)");
+		ok = false, sc_error(m, pin, "unsupported parameter location \"cookie\" (cookies are not supported)");
 	else
-		sc_error(m, pin, "unknown parameter location \"%s\"", in);
+		ok = false, sc_error(m, pin, "unknown parameter location \"%s\"", in);
 	free(pin);
+	free(in);
 	if (!ok)
 		return;
 
-	const cJSON *req = get(j, "required");
-	if (!cJSON_IsTrue(req))
+	prm.required = get_bool(m, j, ptr, "required", false);
+	if (prm.in == SC_IN_PATH && !prm.required)
 		sc_error(m, ptr, "a path parameter must have \"required\": true");
+	if (prm.in == SC_IN_HEADER) {
+		static const char *const ignored[] = { "accept", "content-type", "authorization", NULL };
+		for (int i = 0; ignored[i]; i++)
+			if (strcasecmp(name, ignored[i]) == 0)
+				sc_error(m, ptr, "a header parameter named \"%s\" is ignored by OpenAPI (the request "
+						 "body and security schemes describe it)", name);
+	}
+	parse_style(m, &prm, j, ptr);
 	if (!sj) {
 		sc_error(m, ptr, "missing \"schema\"");
 		return;
 	}
-	char *ps = ptr_key(ptr, "schema");
-	struct sc_param prm = {
-		.name = name,
-		.cname = member_name(name),
-		.in = SC_IN_PATH,
-		.schema = parse_schema(m, sj, ps),
-		.ptr = sc_strdup(ptr),
-	};
-	const struct sc_schema *r = sc_resolve(prm.schema);
-	if (r && r->kind != SC_INTEGER && r->kind != SC_STRING)
-		sc_error(m, ps, "path parameters of type \"%s\" are not supported yet (integer and string are)",
-			 kind_name(r->kind));
+	char *ps = sc_ptr_key(ptr, "schema");
+	prm.schema = sc_parse_schema(m, sj, ps);
 	free(ps);
 
-	/* An operation's parameter replaces the path item's one of that name. */
+	/* An operation's parameter replaces the path item's one of that name
+	   and location. */
 	for (size_t i = 0; i < op->nparams; i++) {
-		if (strcmp(op->params[i].name, name) == 0) {
+		bool same = op->params[i].in == prm.in &&
+			    (prm.in == SC_IN_HEADER ? strcasecmp(op->params[i].name, name) == 0
+						    : strcmp(op->params[i].name, name) == 0);
+		if (same) {
 			op->params[i] = prm;
 			return;
 		}
 	}
-	APPEND(op->params, op->nparams, prm);
+	SC_APPEND(op->params, op->nparams, prm);
 }
 
 static void parse_parameters(struct sc_model *m, struct sc_op *op, const cJSON *list, const char *ptr)
 {
 	if (!list)
 		return;
-	char *p = ptr_key(ptr, "parameters");
+	char *p = sc_ptr_key(ptr, "parameters");
 	if (!cJSON_IsArray(list)) {
 		sc_error(m, p, "\"parameters\" must be an array");
 		free(p);
@@ -849,19 +545,104 @@ static void parse_parameters(struct sc_model *m, struct sc_op *op, const cJSON *
 	size_t before = op->nparams;
 	int i = 0;
 	for (const cJSON *e = list->child; e; e = e->next, i++) {
-		char *pi = ptr_index(p, i);
-		const cJSON *name = get(e, "name");
-		if (cJSON_IsString(name)) {
+		char *pi = sc_ptr_index(p, i);
+		const cJSON *name = sc_get(e, "name"), *in = sc_get(e, "in");
+		if (cJSON_IsString(name) && cJSON_IsString(in)) {
 			/* Twice in one list is a document error; an operation's
 			   parameter replacing its path item's is not. */
 			for (size_t k = before; k < op->nparams; k++)
-				if (strcmp(op->params[k].name, name->valuestring) == 0)
+				if (strcmp(op->params[k].name, name->valuestring) == 0 &&
+				    strcmp(location_names[op->params[k].in], in->valuestring) == 0)
 					sc_error(m, pi, "parameter \"%s\" is listed twice", name->valuestring);
 		}
 		parse_parameter(m, op, e, pi);
 		free(pi);
 	}
 	free(p);
+}
+
+/* The application/json schema of a content map (request or response). */
+static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content, const char *ptr, int status)
+{
+	struct sc_schema *schema = NULL;
+	char *pc = sc_ptr_key(ptr, "content");
+	for (const cJSON *it = content->child; it; it = it->next) {
+		char *pm = sc_ptr_key(pc, it->string);
+		if (strcmp(it->string, "application/json") != 0) {
+			sc_error(m, pm, "media type \"%s\" is not supported yet (application/json is)", it->string);
+		} else if (!cJSON_IsObject(it)) {
+			sc_error(m, pm, "a media type must be an object");
+		} else if (status == 204 || status == 304) {
+			sc_error(m, pm, "a %d response has no body", status);
+		} else {
+			sc_check_keys(m, it, pm, media_keys);
+			const cJSON *sj = sc_get(it, "schema");
+			char *ps = sc_ptr_key(pm, "schema");
+			if (!sj)
+				sc_error(m, pm, "missing \"schema\" (the %s is generated from it)",
+					 status ? "encoder" : "decoder");
+			else
+				schema = sc_parse_schema(m, sj, ps);
+			free(ps);
+		}
+		free(pm);
+	}
+	free(pc);
+	return schema;
+}
+
+static void parse_request_body(struct sc_model *m, struct sc_op *op, const cJSON *j, const char *ptr)
+{
+	if (!j)
+		return;
+	char *p = sc_ptr_key(ptr, "requestBody");
+	op->body_ptr = sc_strdup(p);
+	if (!cJSON_IsObject(j)) {
+		sc_error(m, p, "a request body must be an object");
+	} else {
+		sc_check_keys(m, j, p, request_body_keys);
+		free(sc_get_string(m, j, p, "description", false));
+		op->body_required = get_bool(m, j, p, "required", false);
+		const cJSON *content = get_object(m, j, p, "content", true);
+		if (content)
+			op->body = parse_content(m, content, p, 0);
+		if (content && !op->body)
+			sc_error(m, p, "a request body needs an application/json schema");
+		if (strcmp(op->method, "GET") == 0 || strcmp(op->method, "DELETE") == 0)
+			sc_error(m, p, "a %s request has no body here (its meaning is undefined in HTTP)", op->method);
+	}
+	free(p);
+}
+
+static void parse_response_headers(struct sc_model *m, struct sc_response *r, const cJSON *j, const char *ptr)
+{
+	const cJSON *headers = get_object(m, j, ptr, "headers", false);
+	if (!headers)
+		return;
+	char *ph = sc_ptr_key(ptr, "headers");
+	for (const cJSON *it = headers->child; it; it = it->next) {
+		char *p = sc_ptr_key(ph, it->string);
+		if (!cJSON_IsObject(it)) {
+			sc_error(m, p, "a header must be an object");
+		} else {
+			sc_check_keys(m, it, p, header_keys);
+			free(sc_get_string(m, it, p, "description", false));
+			struct sc_header h = { .name = sc_strdup(it->string), .ptr = sc_strdup(p) };
+			h.required = get_bool(m, it, p, "required", false);
+			const cJSON *sj = sc_get(it, "schema");
+			char *ps = sc_ptr_key(p, "schema");
+			if (sj)
+				h.schema = sc_parse_schema(m, sj, ps);
+			else
+				sc_error(m, p, "missing \"schema\"");
+			free(ps);
+			if (strcasecmp(it->string, "content-type") == 0)
+				sc_error(m, p, "Content-Type is described by \"content\", not as a header");
+			SC_APPEND(r->headers, r->nheaders, h);
+		}
+		free(p);
+	}
+	free(ph);
 }
 
 static void parse_response(struct sc_model *m, struct sc_op *op, const char *code, const cJSON *j, const char *ptr)
@@ -885,35 +666,14 @@ static void parse_response(struct sc_model *m, struct sc_op *op, const char *cod
 		sc_error(m, ptr, "a response must be an object");
 		return;
 	}
-	check_keys(m, j, ptr, response_keys);
-	free(get_string(m, j, ptr, "description", !get(j, "$ref")));
+	sc_check_keys(m, j, ptr, response_keys);
+	free(sc_get_string(m, j, ptr, "description", !sc_get(j, "$ref")));
 	struct sc_response r = { .status = status, .ptr = sc_strdup(ptr) };
 	const cJSON *content = get_object(m, j, ptr, "content", false);
-	if (content) {
-		char *pc = ptr_key(ptr, "content");
-		for (const cJSON *it = content->child; it; it = it->next) {
-			char *pm = ptr_key(pc, it->string);
-			if (strcmp(it->string, "application/json") != 0) {
-				sc_error(m, pm, "media type \"%s\" is not supported yet (application/json is)", it->string);
-			} else if (!cJSON_IsObject(it)) {
-				sc_error(m, pm, "a media type must be an object");
-			} else if (status == 204 || status == 304) {
-				sc_error(m, pm, "a %d response has no body", status);
-			} else {
-				check_keys(m, it, pm, media_keys);
-				const cJSON *sj = get(it, "schema");
-				char *ps = ptr_key(pm, "schema");
-				if (!sj)
-					sc_error(m, pm, "missing \"schema\" (the encoder is generated from it)");
-				else
-					r.schema = parse_schema(m, sj, ps);
-				free(ps);
-			}
-			free(pm);
-		}
-		free(pc);
-	}
-	APPEND(op->responses, op->nresponses, r);
+	if (content)
+		r.schema = parse_content(m, content, ptr, status);
+	parse_response_headers(m, &r, j, ptr);
+	SC_APPEND(op->responses, op->nresponses, r);
 }
 
 static void parse_operation(struct sc_model *m, struct sc_path *path, const char *method, const cJSON *j,
@@ -923,39 +683,41 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 		sc_error(m, ptr, "an operation must be an object");
 		return;
 	}
-	check_keys(m, j, ptr, operation_keys);
+	sc_check_keys(m, j, ptr, operation_keys);
 	struct sc_op *op = sc_xmalloc(sizeof *op);
 	op->method = upper(method);
 	op->path = path;
 	op->ptr = sc_strdup(ptr);
-	op->summary = get_string(m, j, ptr, "summary", false);
-	free(get_string(m, j, ptr, "description", false));
-	op->id = get_string(m, j, ptr, "operationId", true);
+	op->summary = sc_get_string(m, j, ptr, "summary", false);
+	free(sc_get_string(m, j, ptr, "description", false));
+	op->validate = get_bool(m, j, ptr, "x-ingot-validate", true);
+	op->id = sc_get_string(m, j, ptr, "operationId", true);
 	if (!op->id)
 		op->id = sc_strdup("missing_operationId");
-	else if (!is_global_ident(op->id)) {
-		char *p = ptr_key(ptr, "operationId");
+	else if (!sc_is_global_ident(op->id)) {
+		char *p = sc_ptr_key(ptr, "operationId");
 		sc_error(m, p, "operationId \"%s\" must be a C identifier (not a keyword, not starting with \"ig_\" "
 			       "or \"_\"): it names the handler", op->id);
 		free(p);
 	}
 	for (size_t i = 0; i < m->nops; i++) {
 		if (strcmp(m->ops[i]->id, op->id) == 0) {
-			char *p = ptr_key(ptr, "operationId");
+			char *p = sc_ptr_key(ptr, "operationId");
 			sc_error(m, p, "operationId \"%s\" is used twice (also at %s)", op->id, m->ops[i]->ptr);
 			free(p);
 		}
 	}
 
 	parse_parameters(m, op, path_params, path->ptr);
-	parse_parameters(m, op, get(j, "parameters"), ptr);
+	parse_parameters(m, op, sc_get(j, "parameters"), ptr);
 
 	/* Every {name} has its parameter and every path parameter its {name}. */
 	for (size_t s = 0; s < path->nsegs; s++) {
 		if (!path->segs[s].param)
 			continue;
 		size_t k = 0;
-		while (k < op->nparams && strcmp(op->params[k].name, path->segs[s].text) != 0)
+		while (k < op->nparams &&
+		       !(op->params[k].in == SC_IN_PATH && strcmp(op->params[k].name, path->segs[s].text) == 0))
 			k++;
 		if (k == op->nparams)
 			sc_error(m, ptr, "path parameter {%s} is not declared in \"parameters\"", path->segs[s].text);
@@ -963,39 +725,39 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 			op->params[k].segment = s;
 	}
 	for (size_t k = 0; k < op->nparams; k++) {
+		if (op->params[k].in != SC_IN_PATH)
+			continue;
 		size_t s = 0;
 		while (s < path->nsegs && !(path->segs[s].param && strcmp(path->segs[s].text, op->params[k].name) == 0))
 			s++;
 		if (s == path->nsegs)
 			sc_error(m, op->params[k].ptr, "path parameter \"%s\" is not in the path %s", op->params[k].name,
 				 path->tmpl);
-		for (size_t o = 0; o < k; o++)
-			if (strcmp(op->params[o].cname, op->params[k].cname) == 0)
-				sc_error(m, op->params[k].ptr, "parameters \"%s\" and \"%s\" have the same C name \"%s\"",
-					 op->params[o].name, op->params[k].name, op->params[k].cname);
 	}
 
+	parse_request_body(m, op, sc_get(j, "requestBody"), ptr);
+
 	const cJSON *responses = get_object(m, j, ptr, "responses", true);
-	char *pr = ptr_key(ptr, "responses");
+	char *pr = sc_ptr_key(ptr, "responses");
 	if (responses) {
 		if (!responses->child)
 			sc_error(m, pr, "an operation needs at least one response");
 		for (const cJSON *it = responses->child; it; it = it->next) {
-			char *p = ptr_key(pr, it->string);
+			char *p = sc_ptr_key(pr, it->string);
 			parse_response(m, op, it->string, it, p);
 			free(p);
 		}
 	}
 	free(pr);
-	APPEND(path->ops, path->nops, op);
-	APPEND(m->ops, m->nops, op);
+	SC_APPEND(path->ops, path->nops, op);
+	SC_APPEND(m->ops, m->nops, op);
 }
 
 static void parse_path(struct sc_model *m, const char *tmpl, const cJSON *j)
 {
 	struct sc_path *p = sc_xmalloc(sizeof *p);
 	p->tmpl = sc_strdup(tmpl);
-	p->ptr = ptr_key("/paths", tmpl);
+	p->ptr = sc_ptr_key("/paths", tmpl);
 	parse_template(m, p);
 	if (strcmp(tmpl, "/openapi.json") == 0)
 		sc_error(m, p->ptr, "the path /openapi.json is reserved: it serves this document");
@@ -1006,21 +768,34 @@ static void parse_path(struct sc_model *m, const char *tmpl, const cJSON *j)
 		sc_error(m, p->ptr, "a path item must be an object");
 		return;
 	}
-	check_keys(m, j, p->ptr, path_item_keys);
-	free(get_string(m, j, p->ptr, "summary", false));
-	free(get_string(m, j, p->ptr, "description", false));
-	const cJSON *params = get(j, "parameters");
+	sc_check_keys(m, j, p->ptr, path_item_keys);
+	free(sc_get_string(m, j, p->ptr, "summary", false));
+	free(sc_get_string(m, j, p->ptr, "description", false));
+	const cJSON *params = sc_get(j, "parameters");
 	for (size_t i = 0; i < NMETHODS; i++) {
-		const cJSON *op = get(j, methods[i]);
+		const cJSON *op = sc_get(j, methods[i]);
 		if (op) {
-			char *po = ptr_key(p->ptr, methods[i]);
+			char *po = sc_ptr_key(p->ptr, methods[i]);
 			parse_operation(m, p, methods[i], op, params, po);
 			free(po);
 		}
 	}
 	if (!p->nops)
 		sc_error(m, p->ptr, "a path needs at least one operation");
-	APPEND(m->paths, m->npaths, p);
+	SC_APPEND(m->paths, m->npaths, p);
+}
+
+/* Checks that need every schema's kind, after sc_finish_schemas. */
+static void check_operations(struct sc_model *m)
+{
+	for (size_t i = 0; i < m->nops; i++) {
+		struct sc_op *op = m->ops[i];
+		for (size_t k = 0; k < op->nparams; k++) {
+			char *ps = sc_ptr_key(op->params[k].ptr, "schema");
+			check_param_schema(m, &op->params[k], ps);
+			free(ps);
+		}
+	}
 }
 
 /* ---- names ---- */
@@ -1040,72 +815,175 @@ static bool claim(struct sc_model *m, struct nameset *set, const char *name, con
 		}
 	}
 	size_t n = set->n;
-	APPEND(set->names, n, sc_strdup(name));
-	APPEND(set->where, set->n, sc_strdup(where));
+	SC_APPEND(set->names, n, sc_strdup(name));
+	SC_APPEND(set->where, set->n, sc_strdup(where));
 	return true;
 }
 
 struct names {
+	struct sc_model *m;
 	struct nameset tags, funcs;
 };
 
-/* Names the structs of inline objects and arrays after where they sit;
- * each struct also gets its JSON writer, write_<tag>. */
-static void name_schema(struct sc_model *m, struct names *names, struct sc_schema *s, const char *base)
+/* The functions a schema may get, after its name. */
+static const char *const per_schema[] = {
+	"validate_%s", "decode_%s", "write_%s", "member_%s", "match_%s", "keys_%s", NULL,
+};
+
+static void name_schema(struct names *names, struct sc_schema *s, const char *base);
+
+static void name_child(struct names *names, struct sc_schema *s, const char *base, const char *suffix)
 {
-	if (s->kind != SC_OBJECT && s->kind != SC_ARRAY)
+	if (!s)
 		return;
-	s->cname = sc_strdup(base);
-	if (claim(m, &names->tags, base, s->ptr, "struct")) {
-		char *writer = sc_printf("write_%s", base);
-		claim(m, &names->funcs, writer, s->ptr, "function");
-		free(writer);
+	char *n = sc_printf("%s_%s", base, suffix);
+	name_schema(names, s, n);
+	free(n);
+}
+
+static void name_list(struct names *names, struct sc_schema **list, size_t n, const char *base, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *suffix = sc_printf("%s%zu", what, i);
+		name_child(names, list[i], base, suffix);
+		free(suffix);
 	}
-	if (s->kind == SC_ARRAY && s->items) {
-		char *n = sc_printf("%s_item", base);
-		name_schema(m, names, s->items, n);
-		free(n);
+}
+
+/* Names every schema after where it sits: a component by its name, the
+ * rest by their parent's name and the place under it (Post_title,
+ * Post_tags_item, Pet_oneOf0, ...). Typed objects and arrays get a struct
+ * of that name. */
+static void name_schema(struct names *names, struct sc_schema *s, const char *base)
+{
+	struct sc_model *m = names->m;
+	if (s->name)
+		return;
+	s->name = sc_strdup(base);
+	for (int k = 0; per_schema[k]; k++) {
+		char *f = sc_printf(per_schema[k], base);
+		claim(m, &names->funcs, f, s->ptr, "function");
+		free(f);
+	}
+	if (s->kind == SC_OBJECT || s->kind == SC_ARRAY) {
+		s->cname = sc_strdup(base);
+		claim(m, &names->tags, base, s->ptr, "struct");
 	}
 	struct nameset members = { 0 };
 	for (size_t i = 0; i < s->nprops; i++) {
 		struct sc_prop *p = &s->props[i];
-		char *props = ptr_key(s->ptr, "properties");
-		char *pp = ptr_key(props, p->name);
+		char *props = sc_ptr_key(s->ptr, "properties");
+		char *pp = sc_ptr_key(props, p->name);
 		free(props);
-		claim(m, &members, p->cname, pp, "member");
-		if (!p->required) {
-			char *has = sc_printf("has_%s", p->cname);
-			claim(m, &members, has, pp, "member");
-			free(has);
+		if (s->kind == SC_OBJECT) {
+			const struct sc_schema *r = sc_resolve(p->schema);
+			claim(m, &members, p->cname, pp, "member");
+			if (!p->required && !sc_default(p->schema)) {
+				char *has = sc_printf("has_%s", p->cname);
+				claim(m, &members, has, pp, "member");
+				free(has);
+			}
+			if (r && r->nullable) {
+				char *null = sc_printf("null_%s", p->cname);
+				claim(m, &members, null, pp, "member");
+				free(null);
+			}
 		}
-		char *n = sc_printf("%s_%s", base, p->cname);
-		name_schema(m, names, p->schema, n);
-		free(n);
+		/* Two keys may make one C name ("a-b", "a_b"): the later one of a
+		   free-form object is named by its index (a typed one fails above). */
+		bool clash = false;
+		for (size_t k = 0; k < i; k++)
+			clash |= strcmp(s->props[k].cname, p->cname) == 0;
+		char *suffix = clash ? sc_printf("prop%zu", i) : sc_strdup(p->cname);
+		name_child(names, p->schema, base, suffix);
+		free(suffix);
 		free(pp);
 	}
+	if (s->kind == SC_OBJECT && s->additional == SC_AP_SCHEMA)
+		claim(m, &members, "additional", s->ptr, "member");
+	if (s->kind == SC_OBJECT && !s->nprops)
+		claim(m, &members, "unused", s->ptr, "member");
+	for (size_t i = 0; i < members.n; i++) {
+		free(members.names[i]);
+		free(members.where[i]);
+	}
+	free(members.names);
+	free(members.where);
+
+	name_child(names, s->items, base, "item");
+	name_list(names, s->prefix_items, s->nprefix_items, base, "item");
+	name_child(names, s->additional_schema, base, "additional");
+	for (size_t i = 0; i < s->npattern_props; i++) {
+		char *suffix = sc_printf("pattern%zu", i);
+		name_child(names, s->pattern_props[i].schema, base, suffix);
+		free(suffix);
+		s->pattern_props[i].fn = sc_printf("keys_%s_pattern%zu", base, i);
+	}
+	name_child(names, s->property_names, base, "names");
+	name_child(names, s->contains, base, "contains");
+	for (size_t i = 0; i < s->ndep_schemas; i++) {
+		char *suffix = sc_printf("dep%zu", i);
+		name_child(names, s->dep_schemas[i].schema, base, suffix);
+		free(suffix);
+	}
+	name_list(names, s->all_of, s->nall_of, base, "allOf");
+	name_list(names, s->any_of, s->nany_of, base, "anyOf");
+	name_list(names, s->one_of, s->none_of, base, "oneOf");
+	name_child(names, s->not_schema, base, "not");
+	name_child(names, s->if_schema, base, "if");
+	name_child(names, s->then_schema, base, "then");
+	name_child(names, s->else_schema, base, "else");
+	for (size_t i = 0; i < s->ndefs; i++) {
+		/* A def whose key is an identifier keeps it in its name. */
+		const char *key = strrchr(s->defs[i]->ptr, '/') + 1;
+		char *suffix = sc_is_global_ident(key) && !strchr(key, '~') ? sc_printf("def_%s", key) : sc_printf("def%zu", i);
+		name_child(names, s->defs[i], base, suffix);
+		free(suffix);
+	}
+	if (s->regex)
+		s->pattern_fn = sc_printf("match_%s", base);
 }
 
-static void name_everything(struct sc_model *m)
+/* What the generated api.c defines beside the per-operation and
+ * per-schema functions (emit_*.c); an operationId or a schema must not
+ * take these names. */
+static const char *const fixed_names[] = {
+	/* the router and the app */
+	"route", "split_path", "answer_options", "answer_not_allowed", "answer_rejected",
+	"serve_openapi", "openapi_json", "app",
+	/* validation and decoding support (emit_validate.c, emit_body.c, emit_encode.c) */
+	"report_fn", "validate_fn", "item_hash_fn", "item_equal_fn", "pointer_text", "fail", "quietly",
+	"via_ref", "is_integer", "compare_number", "decimal_multiple", "int_multiple", "bytes_hash",
+	"double_hash", "value_hash", "has_duplicate", "value_hash_at", "value_equal_at", "unique_values",
+	"string_hash_at", "string_equal_at", "unique_strings", "int_hash_at", "int_equal_at", "unique_ints",
+	"double_hash_at", "double_equal_at", "unique_doubles", "unique_bools", "next_value", "type_error",
+	"read_string", "read_integer", "read_number", "read_boolean", "read_null", "read_value",
+	"begin_object", "begin_array", "grow_items", "keyset_insert", "keyset_add", "response_violation",
+	"check_response",
+	/* names the first cut reserved */
+	"ctx", "in", "out", "status", "bad", "seg", "req", "m", "w", "o", "a", "i", "more", "chars", NULL,
+};
+
+static void name_everything(struct sc_model *m, const char *root_name)
 {
-	struct names names = { 0 };
+	struct names names = { .m = m };
 	struct nameset *tags = &names.tags, *funcs = &names.funcs;
+	for (int i = 0; fixed_names[i]; i++)
+		claim(m, funcs, fixed_names[i], "the generated code", "function");
+	static const char *const fixed_tags[] = { "where", "vctx", "dctx", "keyset", "response_check", NULL };
+	for (int i = 0; fixed_tags[i]; i++)
+		claim(m, tags, fixed_tags[i], "the generated code", "struct");
+	if (m->root)
+		name_schema(&names, m->root, root_name);
 	for (size_t i = 0; i < m->ncomponents; i++) {
 		struct sc_schema *s = m->components[i];
-		name_schema(m, &names, s, s->component);
+		name_schema(&names, s, s->component);
 	}
-	/* What the generated api.c defines or names locally beside handlers. */
-	static const char *const fixed[] = {
-		"route", "split_path", "parse_int64", "decode_string", "utf8_length", "hex_value",
-		"answer_options", "answer_not_allowed", "answer_rejected", "serve_openapi", "openapi_json",
-		"app", "INT_OK", "INT_SYNTAX", "INT_ABOVE", "INT_BELOW", "STR_OK", "STR_BAD_ESCAPE",
-		"STR_BAD_UTF8", "STR_NO_MEMORY", "ctx", "in", "out", "status", "bad", "seg", "req", "m",
-		"w", "o", "a", "i", "more", "chars", NULL,
-	};
-	for (int i = 0; fixed[i]; i++)
-		claim(m, funcs, fixed[i], "the generated router", "function");
 	for (size_t i = 0; i < m->nops; i++) {
 		struct sc_op *op = m->ops[i];
-		static const char *const per_op[] = { "%s", "run_%s", "decode_%s", "encode_%s", NULL };
+		static const char *const per_op[] = {
+			"%s", "run_%s", "decode_%s", "encode_%s", "check_%s", NULL,
+		};
 		for (int k = 0; per_op[k]; k++) {
 			char *f = sc_printf(per_op[k], op->id);
 			claim(m, funcs, f, op->ptr, "function");
@@ -1117,14 +995,44 @@ static void name_everything(struct sc_model *m)
 			claim(m, tags, t, op->ptr, "struct");
 			free(t);
 		}
+		struct nameset members = { 0 };
+		for (size_t k = 0; k < op->nparams; k++) {
+			struct sc_param *p = &op->params[k];
+			claim(m, &members, p->cname, p->ptr, "member of the in struct");
+			if (!p->required && !sc_default(p->schema)) {
+				char *has = sc_printf("has_%s", p->cname);
+				claim(m, &members, has, p->ptr, "member of the in struct");
+				free(has);
+			}
+			name_child(&names, p->schema, op->id, p->cname);
+		}
+		if (op->body) {
+			claim(m, &members, "body", op->body_ptr, "member of the in struct");
+			if (!op->body_required)
+				claim(m, &members, "has_body", op->body_ptr, "member of the in struct");
+			name_child(&names, op->body, op->id, "body");
+		}
 		for (size_t r = 0; r < op->nresponses; r++) {
+			for (size_t h = 0; h < op->responses[r].nheaders; h++) {
+				char *suffix = sc_printf("%d_header%zu", op->responses[r].status, h);
+				name_child(&names, op->responses[r].headers[h].schema, op->id, suffix);
+				free(suffix);
+			}
 			struct sc_schema *s = op->responses[r].schema;
 			if (!s)
 				continue;
-			char *n = sc_printf("%s_%d", op->id, op->responses[r].status);
-			name_schema(m, &names, s, n);
-			free(n);
+			char *suffix = sc_printf("%d", op->responses[r].status);
+			name_child(&names, s, op->id, suffix);
+			free(suffix);
 		}
+	}
+	/* Schemas reached only by a $ref to an odd place. */
+	for (size_t i = 0; i < m->nnodes; i++) {
+		if (m->nodes[i]->name)
+			continue;
+		char *n = sc_printf("%s_node%zu", root_name ? root_name : "schema", i);
+		name_schema(&names, m->nodes[i], n);
+		free(n);
 	}
 }
 
@@ -1135,11 +1043,11 @@ static void parse_info(struct sc_model *m, const cJSON *doc)
 	const cJSON *info = get_object(m, doc, "", "info", true);
 	if (!info)
 		return;
-	check_keys(m, info, "/info", info_keys);
-	m->title = get_string(m, info, "/info", "title", true);
-	m->version = get_string(m, info, "/info", "version", true);
-	free(get_string(m, info, "/info", "summary", false));
-	free(get_string(m, info, "/info", "description", false));
+	sc_check_keys(m, info, "/info", info_keys);
+	m->title = sc_get_string(m, info, "/info", "title", true);
+	m->version = sc_get_string(m, info, "/info", "version", true);
+	free(sc_get_string(m, info, "/info", "summary", false));
+	free(sc_get_string(m, info, "/info", "description", false));
 }
 
 static void collect_methods(struct sc_model *m)
@@ -1184,7 +1092,7 @@ static void check_duplicates(struct sc_model *m, const cJSON *v, const char *ptr
 {
 	int i = 0;
 	for (const cJSON *it = v->child; it; it = it->next, i++) {
-		char *p = cJSON_IsObject(v) ? ptr_key(ptr, it->string) : ptr_index(ptr, i);
+		char *p = cJSON_IsObject(v) ? sc_ptr_key(ptr, it->string) : sc_ptr_index(ptr, i);
 		if (cJSON_IsObject(v))
 			for (const cJSON *o = v->child; o != it; o = o->next)
 				if (strcmp(o->string, it->string) == 0) {
@@ -1197,10 +1105,32 @@ static void check_duplicates(struct sc_model *m, const cJSON *v, const char *ptr
 	}
 }
 
-void sc_model_load(struct sc_model *m, const char *file, const char *text, size_t len)
+/* cJSON ends strings at U+0000: a document holding "\u0000" in a string
+ * would compile to the wrong value, so it is refused. */
+static void check_nul_escapes(struct sc_model *m, const char *text, size_t len)
 {
-	memset(m, 0, sizeof *m);
-	m->file = file;
+	bool in_string = false;
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '"') {
+			in_string = !in_string;
+		} else if (in_string && text[i] == '\\') {
+			if (i + 5 < len && text[i + 1] == 'u' && memcmp(text + i + 2, "0000", 4) == 0) {
+				size_t line = 1;
+				for (size_t k = 0; k < i; k++)
+					line += text[k] == '\n';
+				char *where = sc_printf("line %zu", line);
+				sc_error(m, where, "\"\\u0000\" in a string is not supported");
+				free(where);
+				return;
+			}
+			i++;
+		}
+	}
+}
+
+/* Parses the JSON text into m->doc; false (with an error) if it is not JSON. */
+static bool parse_json(struct sc_model *m, const char *text, size_t len)
+{
 	const char *end = NULL;
 	m->doc = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (!m->doc) {
@@ -1210,18 +1140,27 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 		char *where = sc_printf("line %zu", line);
 		sc_error(m, where, "not valid JSON");
 		free(where);
-		return;
+		return false;
 	}
+	check_nul_escapes(m, text, len);
+	if (cJSON_IsObject(m->doc) || cJSON_IsArray(m->doc))
+		check_duplicates(m, m->doc, "");
+	return !m->errors;
+}
+
+void sc_model_load(struct sc_model *m, const char *file, const char *text, size_t len)
+{
+	memset(m, 0, sizeof *m);
+	m->file = file;
+	if (!parse_json(m, text, len))
+		return;
 	const cJSON *doc = m->doc;
 	if (!cJSON_IsObject(doc)) {
 		sc_error(m, "", "the document must be a JSON object");
 		return;
 	}
-	check_duplicates(m, doc, "");
-	if (m->errors)
-		return;
-	check_keys(m, doc, "", root_keys);
-	char *version = get_string(m, doc, "", "openapi", true);
+	sc_check_keys(m, doc, "", root_keys);
+	char *version = sc_get_string(m, doc, "", "openapi", true);
 	if (version && strncmp(version, "3.1.", 4) != 0)
 		sc_error(m, "/openapi", "OpenAPI version \"%s\" is not supported (3.1.x is)", version);
 	free(version);
@@ -1238,9 +1177,31 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 	p->ptr = sc_strdup("(built in)");
 	p->builtin_openapi = true;
 	parse_template(m, p);
-	APPEND(m->paths, m->npaths, p);
+	SC_APPEND(m->paths, m->npaths, p);
 
 	collect_methods(m);
+	sc_finish_schemas(m);
 	if (!m->errors)
-		name_everything(m);
+		check_operations(m);
+	if (!m->errors)
+		name_everything(m, NULL);
+}
+
+void sc_model_load_schema(struct sc_model *m, const char *file, const char *text, size_t len, const char *name)
+{
+	memset(m, 0, sizeof *m);
+	m->file = file;
+	m->standalone = true;
+	m->title = sc_strdup("JSON Schema");
+	m->version = sc_strdup(name);
+	if (!sc_is_global_ident(name)) {
+		sc_error(m, "", "the validator's name \"%s\" must be a C identifier", name);
+		return;
+	}
+	if (!parse_json(m, text, len))
+		return;
+	m->root = sc_parse_schema(m, m->doc, "");
+	sc_finish_schemas(m);
+	if (!m->errors)
+		name_everything(m, name);
 }

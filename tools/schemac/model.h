@@ -1,7 +1,8 @@
 /* The schema compiler's model: the OpenAPI document parsed into paths,
- * operations, parameters, responses and a tree of schema nodes, checked and
- * named, with no C text in it. The emitters (emit_*.c) read only this model;
- * cJSON stays inside model.c (and the embedding of the document). */
+ * operations, parameters, request bodies, responses and a tree of schema
+ * nodes, checked and named, with no C text in it. The emitters (emit_*.c)
+ * read only this model; cJSON stays inside model.c and schema.c (and the
+ * embedding of the document and of enum/const/default values). */
 #ifndef SCHEMAC_MODEL_H
 #define SCHEMAC_MODEL_H
 
@@ -11,25 +12,58 @@
 
 #include <cJSON.h>
 
+/* How a value of a schema is held in C: a typed member (string ->
+ * ig_str, integer -> int64_t, ...) decoded in one pass from the bytes, or
+ * a free-form ig_json_value checked by a generated validator. A schema is
+ * typed when it has one type (or one type and "null", see nullable) and
+ * only keywords a one-pass decoder checks; anything else (no type, several
+ * types, anyOf/oneOf/not/allOf, a $ref beside other keywords, ...) is a
+ * value. */
 enum sc_kind {
-	SC_REF,     /* a $ref to a components/schemas entry: see target */
+	SC_REF,     /* only a $ref (and annotations): see target */
 	SC_STRING,
 	SC_INTEGER,
 	SC_NUMBER,
 	SC_BOOLEAN,
 	SC_OBJECT,
 	SC_ARRAY,
+	SC_VALUE,   /* const ig_json_value *, walked by validate_<name> */
 };
 
-/* A numeric bound (minimum, maximum, exclusiveMinimum, exclusiveMaximum). */
-struct sc_bound {
+/* JSON types, as a set ("type": [...]). */
+enum {
+	SC_T_NULL = 1,
+	SC_T_BOOLEAN = 2,
+	SC_T_OBJECT = 4,
+	SC_T_ARRAY = 8,
+	SC_T_NUMBER = 16,  /* any number, integers included */
+	SC_T_STRING = 32,
+	SC_T_INTEGER = 64, /* only integers (1.0 is one) */
+	SC_T_ALL = 127 - SC_T_INTEGER,
+};
+
+/* A number of the schema (minimum, maximum, ..., multipleOf). */
+struct sc_number {
 	bool set;
-	int64_t i;   /* the value, for integer schemas */
-	double d;    /* the value, for number schemas */
-	char *text;  /* the value as written in messages ("1", "60000") */
+	double d;
+	bool is_int;     /* integral and within int64: i holds it exactly */
+	int64_t i;
+	char *text;      /* as written in messages ("1", "0.01") */
+	/* multipleOf only: the value is digits * 10^-scale, exactly. */
+	uint64_t digits;
+	int scale;
+};
+
+enum sc_format { SC_FMT_NONE, SC_FMT_DATE_TIME, SC_FMT_DATE, SC_FMT_EMAIL, SC_FMT_UUID, SC_FMT_URI };
+
+enum sc_additional {
+	SC_AP_ABSENT, /* not written: other members are allowed and skipped */
+	SC_AP_FALSE,  /* no other members */
+	SC_AP_SCHEMA, /* other members are kept and checked (true is the schema {}) */
 };
 
 struct sc_schema;
+struct sc_regex;
 
 struct sc_prop {
 	char *name;   /* the JSON key */
@@ -38,44 +72,137 @@ struct sc_prop {
 	struct sc_schema *schema;
 };
 
+struct sc_pattern_prop {
+	char *pattern;
+	struct sc_regex *re;
+	char *fn;     /* its matcher's name */
+	struct sc_schema *schema;
+};
+
+struct sc_dep_required {
+	char *name;
+	char **names;
+	size_t n;
+};
+
+struct sc_dep_schema {
+	char *name;
+	struct sc_schema *schema;
+};
+
+struct sc_mapping {
+	char *value;               /* the discriminator's value */
+	struct sc_schema *target;  /* the branch it selects */
+};
+
 struct sc_schema {
 	enum sc_kind kind;
-	char *ptr;          /* JSON pointer of its definition, for messages */
+	char *ptr;          /* JSON pointer of its definition, for messages and $ref */
 	char *component;    /* its name under components/schemas, or NULL */
-	char *cname;        /* struct name (objects and arrays only) */
+	char *name;         /* base of its generated names (validate_<name>, ...) */
+	char *cname;        /* struct name (typed objects and arrays only) */
 	char *doc;          /* title or description, for a comment; may be NULL */
 	struct sc_schema *target; /* SC_REF only */
+	char *ref_text;     /* the $ref as written, until resolved */
+	bool annotations_only; /* only annotations: accepts every value */
 
-	struct sc_prop *props; /* SC_OBJECT, in document order */
+	unsigned types;     /* SC_T_* allowed by "type"; 0 when there is no "type" */
+	bool nullable;      /* typed kind that also takes null: a null_<name> flag beside it */
+	bool never;         /* the schema false: no value is valid */
+	struct sc_schema *ref; /* a $ref beside other keywords: applies like allOf */
+
+	/* objects */
+	struct sc_prop *props; /* in document order */
 	size_t nprops;
-	struct sc_schema *items; /* SC_ARRAY */
+	char **required;    /* every name of "required", in or out of properties */
+	size_t nrequired;
+	enum sc_additional additional;
+	struct sc_schema *additional_schema; /* SC_AP_SCHEMA */
+	struct sc_pattern_prop *pattern_props;
+	size_t npattern_props;
+	struct sc_schema *property_names;
+	struct sc_dep_required *dep_required;
+	size_t ndep_required;
+	struct sc_dep_schema *dep_schemas;
+	size_t ndep_schemas;
+	bool has_min_props, has_max_props;
+	uint64_t min_props, max_props;
 
-	struct sc_bound minimum, maximum, exclusive_minimum, exclusive_maximum;
+	/* arrays */
+	struct sc_schema *items; /* NULL: any items */
+	struct sc_schema **prefix_items;
+	size_t nprefix_items;
+	struct sc_schema *contains;
+	bool has_min_contains, has_max_contains;
+	uint64_t min_contains, max_contains;
+	bool has_min_items, has_max_items;
+	uint64_t min_items, max_items;
+	bool unique_items;
+
+	/* numbers */
+	struct sc_number minimum, maximum, exclusive_minimum, exclusive_maximum, multiple_of;
+
+	/* strings */
 	bool has_min_length, has_max_length;
 	uint64_t min_length, max_length; /* in code points */
+	char *pattern;
+	struct sc_regex *regex;
+	char *pattern_fn;   /* its matcher's name */
+	enum sc_format format;
 
-	cJSON *enum_values; /* the "enum" array, or NULL */
+	/* any type */
+	const cJSON *enum_values; /* the "enum" array, or NULL */
+	const cJSON *const_value; /* "const", or NULL */
+	const cJSON *default_value;
+	struct sc_schema **all_of, **any_of, **one_of;
+	size_t nall_of, nany_of, none_of;
+	struct sc_schema *not_schema;
+	struct sc_schema *if_schema, *then_schema, *else_schema;
+	struct sc_schema **defs; /* $defs, compiled only when referred to */
+	size_t ndefs;
+	char *discriminator;  /* its propertyName, or NULL */
+	struct sc_mapping *mapping; /* explicit and implicit (by component name) */
+	size_t nmapping;
 
 	/* Emitter state. */
 	int type_mark;      /* emit_types: 0 new, 1 being emitted, 2 emitted, 3 declared */
+	bool swept;         /* emit_types: its struct and the ones below are out */
 	bool encoder_used;  /* emit_encode: some response reaches it */
 	bool writer_listed; /* emit_encode: in the list of writers */
+	bool decoder_used;  /* emit_body: some request body decodes it typed */
+	bool param_used;    /* emit_decode: a parameter (or its items) has it */
+	bool decoder_listed;
+	unsigned validator_use; /* emit_validate: VALIDATE_* bits */
+	bool validator_listed;
+	bool regex_emitted;
+	int const_id;       /* emit_validate: first of its constants, or 0 */
 };
 
-enum sc_param_in { SC_IN_PATH };
+enum sc_param_in { SC_IN_PATH, SC_IN_QUERY, SC_IN_HEADER };
 
 struct sc_param {
 	char *name;   /* as in the document and in error reports */
 	char *cname;  /* the member of the in struct */
 	enum sc_param_in in;
+	bool required;
+	bool explode; /* query arrays: repeated keys (true) or one comma-separated value */
 	struct sc_schema *schema;
 	size_t segment; /* SC_IN_PATH: index of its path segment */
+	char *ptr;
+};
+
+struct sc_header {
+	char *name;
+	bool required;
+	struct sc_schema *schema;
 	char *ptr;
 };
 
 struct sc_response {
 	int status;
 	struct sc_schema *schema; /* application/json schema, or NULL */
+	struct sc_header *headers; /* declared response headers (documentation) */
+	size_t nheaders;
 	char *ptr;
 };
 
@@ -88,6 +215,10 @@ struct sc_op {
 	char *summary;
 	struct sc_param *params;
 	size_t nparams;
+	struct sc_schema *body;   /* requestBody application/json schema, or NULL */
+	bool body_required;
+	char *body_ptr;
+	bool validate;            /* false: x-ingot-validate: false */
 	struct sc_response *responses;
 	size_t nresponses;
 	char *ptr;
@@ -112,6 +243,8 @@ struct sc_model {
 	const char *file;
 	cJSON *doc;
 	char *title, *version;
+	bool standalone;    /* a bare JSON Schema (--validator), not an OpenAPI document */
+	struct sc_schema *root; /* standalone: the document's schema */
 
 	struct sc_schema **components; /* components/schemas, document order */
 	size_t ncomponents;
@@ -119,6 +252,10 @@ struct sc_model {
 	size_t npaths;
 	struct sc_op **ops; /* every operation, document order */
 	size_t nops;
+
+	/* Every schema node, in the order parsed (for $ref by JSON pointer). */
+	struct sc_schema **nodes;
+	size_t nnodes;
 
 	/* Every method some path answers, as an Allow value for "OPTIONS *". */
 	char *all_methods;
@@ -131,17 +268,59 @@ struct sc_model {
  * the model is only usable when that count is zero. */
 void sc_model_load(struct sc_model *m, const char *file, const char *text, size_t len);
 
+/* A bare JSON Schema (draft 2020-12 subset) whose validator is named name;
+ * $ref works within the document ("#", "#/$defs/x", any JSON pointer). */
+void sc_model_load_schema(struct sc_model *m, const char *file, const char *text, size_t len, const char *name);
+
 /* Follows $ref links to the schema that says what a value is. */
 const struct sc_schema *sc_resolve(const struct sc_schema *s);
 
 /* The Allow value for one path ("GET, HEAD, OPTIONS"). */
 char *sc_path_allow(const struct sc_path *p);
 
+/* Calls fn on every schema directly under s (properties, items, allOf
+ * members, ...), not through $ref. */
+void sc_children(struct sc_schema *s, void (*fn)(struct sc_schema *child, void *arg), void *arg);
+
 /* Small helpers shared with the emitters. */
 void *sc_xmalloc(size_t n);
+void *sc_xrealloc(void *p, size_t n);
 char *sc_strdup(const char *s);
 char *sc_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sc_error(struct sc_model *m, const char *ptr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+#define SC_APPEND(arr, n, item) \
+	do { \
+		(arr) = sc_xrealloc((arr), sizeof *(arr) * ((n) + 1)); \
+		(arr)[(n)++] = (item); \
+	} while (0)
+
+/* ---- shared by model.c and schema.c ---- */
+
+struct sc_keyword {
+	const char *name;
+	const char *hint; /* NULL: understood or an annotation; else: unsupported */
+};
+
+/* The JSON pointer of a member / an element of the value at ptr. */
+char *sc_ptr_key(const char *ptr, const char *key);
+char *sc_ptr_index(const char *ptr, int i);
+void sc_check_keys(struct sc_model *m, const cJSON *obj, const char *ptr, const struct sc_keyword *table);
+const cJSON *sc_get(const cJSON *obj, const char *key);
+char *sc_get_string(struct sc_model *m, const cJSON *obj, const char *ptr, const char *key, bool required);
+/* A C member name for a JSON key: other characters become '_'. */
+char *sc_member_name(const char *key);
+bool sc_is_global_ident(const char *s);
+
+/* schema.c: parses the schema j found at ptr (a $ref is resolved later,
+ * by sc_resolve_refs). */
+struct sc_schema *sc_parse_schema(struct sc_model *m, const cJSON *j, const char *ptr);
+/* Resolves every $ref, decides each schema's kind; run once, after parsing. */
+void sc_finish_schemas(struct sc_model *m);
+/* The default of a schema, through $ref aliases; NULL if none. */
+const cJSON *sc_default(const struct sc_schema *s);
+/* "string", "integer or null", ... for messages. */
+char *sc_types_text(unsigned types);
 
 #endif

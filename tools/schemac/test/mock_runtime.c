@@ -1,14 +1,43 @@
 /* A stand-in for the runtime behind net/http/exchange.h, so the generated
  * router, decoders and encoders can be tested without sockets: ig_main
- * takes "METHOD PATH" pairs from argv, routes each one, runs a pending
- * handler's timer at once, and prints status, headers and body. */
+ * takes one request per argument, "METHOD TARGET[ ~ Name: value]...[ ~ body
+ * TEXT]", routes each, runs a pending handler's timer at once, and prints
+ * status, headers and body. The arena is malloc (freed at exit). */
 #include "net/http/exchange.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
+
+struct ig_arena {
+	int unused;
+};
+static struct ig_arena mock_arena;
+
+/* Garbage, not zeros: the generated code must zero what it allocates. */
+void *ig_arena_alloc(ig_arena *a, size_t size)
+{
+	(void)a;
+	void *p = malloc(size ? size : 1);
+	if (!p)
+		abort();
+	memset(p, 0xa5, size);
+	return p;
+}
+
+/* The JSON reader grows its arrays (kernel/arena.h's contract). */
+void *ig_arena_grow(ig_arena *a, void *p, size_t old_size, size_t new_size);
+void *ig_arena_grow(ig_arena *a, void *p, size_t old_size, size_t new_size)
+{
+	void *n = ig_arena_alloc(a, new_size);
+	if (p && old_size)
+		memcpy(n, p, old_size < new_size ? old_size : new_size);
+	return n;
+}
 
 struct ig_ctx {
 	ig_request req;
+	ig_header headers_in[16];
 	ig_wbuf body, headers, errors;
 	const char *content_type;
 	ig_encode_fn *encode;
@@ -30,19 +59,22 @@ char *ig_wbuf_reserve(ig_wbuf *w, size_t n)
 	return w->ptr + w->len;
 }
 
-/* Garbage, not zeros: the generated code must zero what it allocates. */
 void *ig_alloc(ig_ctx *ctx, size_t size)
 {
 	(void)ctx;
-	void *p = malloc(size ? size : 1);
-	if (!p)
-		abort();
-	memset(p, 0xa5, size);
-	return p;
+	return ig_arena_alloc(&mock_arena, size);
 }
 
 const ig_request *ig_req(const ig_ctx *ctx) { return &ctx->req; }
-ig_str ig_req_header(const ig_ctx *ctx, const char *name) { (void)ctx; (void)name; return (ig_str){ NULL, 0 }; }
+
+ig_str ig_req_header(const ig_ctx *ctx, const char *name)
+{
+	for (size_t i = 0; i < ctx->req.num_headers; i++)
+		if (ctx->req.headers[i].name.len == strlen(name) &&
+		    strncasecmp(ctx->req.headers[i].name.ptr, name, strlen(name)) == 0)
+			return ctx->req.headers[i].value;
+	return (ig_str){ NULL, 0 };
+}
 uint32_t ig_core_index(const ig_ctx *ctx) { (void)ctx; return 0; }
 uint32_t ig_core_count(const ig_ctx *ctx) { (void)ctx; return 1; }
 ig_wbuf *ig_body(ig_ctx *ctx) { return &ctx->body; }
@@ -96,10 +128,15 @@ void ig_error_add(ig_ctx *ctx, const char *in, const char *name, const char *key
 	ig_wbuf *w = &ctx->errors;
 	if (ctx->errors_count++)
 		ig_wbuf_lit(w, ",");
-	ig_wbuf_lit(w, "{\"in\":");
-	put_str(w, in);
-	ig_wbuf_lit(w, ",\"name\":");
-	put_str(w, name);
+	if (strcmp(in, "body") == 0) { /* as the runtime: a pointer into the body */
+		ig_wbuf_lit(w, "{\"pointer\":");
+		put_str(w, name);
+	} else {
+		ig_wbuf_lit(w, "{\"in\":");
+		put_str(w, in);
+		ig_wbuf_lit(w, ",\"name\":");
+		put_str(w, name);
+	}
 	ig_wbuf_lit(w, ",\"keyword\":");
 	put_str(w, keyword);
 	ig_wbuf_lit(w, ",\"message\":");
@@ -133,29 +170,64 @@ int ig_main(int argc, char **argv, const struct ig_app *app)
 		fwrite(app->openapi_json, 1, app->openapi_len, stdout);
 		return 0;
 	}
+	setvbuf(stdout, NULL, _IONBF, 0); /* logs are written straight to fd 1 */
 	printf("app \"%s\" %s, document %zu bytes\n", app->name, app->version, app->openapi_len);
-	for (int i = 1; i + 1 < argc; i += 2) {
+	for (int i = 1; i < argc; i++) {
 		ig_ctx ctx = { .content_type = "application/json" };
-		const char *method = argv[i], *path = argv[i + 1];
+		ctx.body.arena = &mock_arena;
+		/* "METHOD TARGET ~ Header: value ~ body TEXT" */
+		char *line = strdup(argv[i]), *part = line, *next;
+		char *method = line, *target = strchr(line, ' ');
+		if (!target) {
+			printf("bad case %s\n", argv[i]);
+			return 1;
+		}
+		*target++ = 0;
+		for (part = strstr(target, " ~ "); part; part = next) {
+			*part = 0;
+			part += 3;
+			next = strstr(part, " ~ ");
+			if (next && strncmp(part, "body ", 5) != 0)
+				*next = 0;
+			else
+				next = NULL; /* the body is the rest, " ~ " and all */
+			if (strncmp(part, "body ", 5) == 0) {
+				ctx.req.body = (ig_str){ part + 5, strlen(part + 5) };
+			} else {
+				char *colon = strstr(part, ": ");
+				if (!colon || ctx.req.num_headers == 16) {
+					printf("bad header %s\n", part);
+					return 1;
+				}
+				ctx.headers_in[ctx.req.num_headers++] = (ig_header){
+					{ part, (size_t)(colon - part) }, { colon + 2, strlen(colon + 2) },
+				};
+			}
+		}
+		ctx.req.headers = ctx.headers_in;
+		const char *path = target, *q = strchr(target, '?');
 		/* The runtime routes HEAD as GET. */
 		ctx.req.head = strcmp(method, "HEAD") == 0;
 		ctx.req.method = ctx.req.head ? IG_STR("GET") : (ig_str){ method, strlen(method) };
-		ctx.req.path = (ig_str){ path, strlen(path) };
+		ctx.req.target = (ig_str){ target, strlen(target) };
+		ctx.req.path = (ig_str){ path, q ? (size_t)(q - path) : strlen(path) };
+		ctx.req.query = q ? (ig_str){ q + 1, strlen(q + 1) } : (ig_str){ NULL, 0 };
 		app->route(&ctx);
 		if (!ctx.finished && ctx.timer_fn) {
 			printf("(pending %u ms) ", (unsigned)ctx.timer_ms);
 			ctx.timer_fn(&ctx, ctx.timer_arg);
 		}
 		if (!ctx.finished) {
-			printf("%s %s -> not finished\n", method, path);
+			printf("%s %s -> not finished\n", method, target);
 			continue;
 		}
-		printf("%s %s -> %d %s [%.*s] %.*s\n", method, path, ctx.status, ctx.content_type,
+		printf("%s %s -> %d %s [%.*s] %.*s\n", method, target, ctx.status, ctx.content_type,
 		       (int)ctx.headers.len, ctx.headers.len ? ctx.headers.ptr : "",
 		       (int)ctx.body.len, ctx.body.len ? ctx.body.ptr : "");
 		free(ctx.body.ptr);
 		free(ctx.headers.ptr);
 		free(ctx.errors.ptr);
+		free(line);
 	}
 	return 0;
 }

@@ -88,3 +88,65 @@ int echoInt(ig_ctx *ctx, const struct echoInt_in *in, struct echoInt_out *out)
 	ig_after(ctx, 1, echo_later, NULL);
 	return IG_PENDING;
 }
+
+/* Parameters of every kind, echoed (n is null when absent). */
+int query(ig_ctx *ctx, const struct query_in *in, struct query_out *out)
+{
+	(void)ctx;
+	out->r200 = (struct QueryEcho){
+		.i = in->i,
+		.n = in->n,
+		.null_n = !in->has_n,
+		.has_b = in->has_b,
+		.b = in->b,
+		.e = in->e,
+		.arr = { in->arr.items, in->arr.len },
+		.csv = { in->csv.items, in->csv.len },
+		.has_num = in->has_X_Num,
+		.num = in->X_Num,
+		.name = in->X_Name,
+	};
+	return 200;
+}
+
+int thing(ig_ctx *ctx, const struct thing_in *in, struct thing_out *out)
+{
+	(void)ctx;
+	out->r200 = in->body;
+	return 200;
+}
+
+int thingLoose(ig_ctx *ctx, const struct thingLoose_in *in, struct thingLoose_out *out)
+{
+	(void)ctx;
+	out->r200 = in->body;
+	return 200;
+}
+
+/* A free-form body (oneOf with a discriminator), echoed; none: 202 null. */
+int shape(ig_ctx *ctx, const struct shape_in *in, struct shape_out *out)
+{
+	(void)ctx;
+	if (!in->has_body) {
+		out->r202 = NULL;
+		return 202;
+	}
+	out->r200 = in->body;
+	return 200;
+}
+
+/* A recursive typed body (Node holds its children in an array), echoed. */
+int node(ig_ctx *ctx, const struct node_in *in, struct node_out *out)
+{
+	(void)ctx;
+	out->r200 = in->body;
+	return 200;
+}
+
+/* Breaks its response schema (n must be even) when n is odd. */
+int badResponse(ig_ctx *ctx, const struct badResponse_in *in, struct badResponse_out *out)
+{
+	(void)ctx;
+	out->r200.n = in->n;
+	return 200;
+}
