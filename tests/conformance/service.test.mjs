@@ -202,3 +202,35 @@ test('GET /openapi.json lists the new operations', T, async () => {
 		assert.ok(doc.paths[path]?.[method], `${method} ${path}`);
 	assert.equal(doc.paths['/novalidate'].post['x-ingot-validate'], false);
 });
+
+test('POST /blog: a body exactly at INGOT_MAX_BODY is decoded (201), one byte more is 413 and closes', T, async () => {
+	const limit = 4096;
+	const small = await startServer({ INGOT_MAX_BODY: String(limit) });
+	try {
+		const skeleton = JSON.stringify({ title: 't', body: '', likes: 0 });
+		const at = JSON.stringify({ title: 't', body: 'x'.repeat(limit - skeleton.length), likes: 0 });
+		assert.equal(at.length, limit);
+		let { res, client } = await rawRequest(small.port, req('POST', '/blog', { headers: [JSON_CT], body: at }));
+		client.destroy();
+		assert.equal(res.status, 201, res.text);
+		assert.equal(res.json().body.length, limit - skeleton.length);
+		const over = at.replace('"likes"', ' "likes"');
+		assert.equal(over.length, limit + 1);
+		({ res, client } = await rawRequest(small.port, req('POST', '/blog', { headers: [JSON_CT], body: over })));
+		client.destroy();
+		problem(res, 413);
+		assert.equal(res.headers.connection, 'close');
+	} finally {
+		await small.stop();
+	}
+});
+
+test('POST /blog: a large body (beyond the read buffer) arrives whole and is validated', T, async () => {
+	const body = JSON.stringify({ title: 'big', body: 'y'.repeat(200000), likes: 1 });
+	const res = await post('/blog', body);
+	assert.equal(res.status, 201, res.text.slice(0, 200));
+	assert.equal(res.json().body.length, 200000);
+	const bad = JSON.stringify({ title: 'x'.repeat(201), body: 'y'.repeat(200000), likes: -1 });
+	const p = problem(await post('/blog', bad), 400);
+	assert.deepEqual(p.errors.map((e) => [e.pointer, e.keyword]).sort(), [['/likes', 'minimum'], ['/title', 'maxLength']]);
+});
