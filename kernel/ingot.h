@@ -52,6 +52,8 @@ char *ig_wbuf_reserve(ig_wbuf *w, size_t n);
 
 static inline void ig_wbuf_put(ig_wbuf *w, const void *p, size_t n)
 {
+	if (n == 0)
+		return; /* w->ptr may still be NULL: NULL + 0 is undefined */
 	char *d = (w->cap - w->len >= n) ? w->ptr + w->len : ig_wbuf_reserve(w, n);
 	if (d) {
 		memcpy(d, p, n);

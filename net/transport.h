@@ -28,21 +28,22 @@ struct ig_stream_ops {
 	void (*received)(void *engine, size_t n);
 	/* Output that would have blocked can now be written. */
 	void (*writable)(void *engine);
-	/* The transport is gone (error, reset, or after close): release the
-	   engine. No call on the transport is allowed after this. */
+	/* The transport failed by itself (error, reset): release the engine.
+	   No call on the transport is allowed after this. */
 	void (*closed)(void *engine);
 };
 
 /* Implemented by a transport. */
 struct ig_transport_ops {
 	/* Writes from iov; returns bytes written (maybe fewer than offered),
-	   IG_WOULD_BLOCK (writable will follow), or -1 (closed will follow). */
+	   IG_WOULD_BLOCK (writable will follow), or -1 (the engine then closes). */
 	ssize_t (*writev)(struct ig_transport *t, const struct iovec *iov, int iovcnt);
 	/* The engine wants bytes again after a pause. */
 	void (*resume_read)(struct ig_transport *t);
 	/* Ends the stream. Graceful: stop sending, keep reading and discarding
 	   the peer's bytes for a short while so that a response already written
-	   is not destroyed by a reset. closed follows in both cases. */
+	   is not destroyed by a reset. The engine releases itself; closed is
+	   NOT called after the engine's own close. */
 	void (*close)(struct ig_transport *t, int graceful);
 };
 

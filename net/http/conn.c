@@ -423,7 +423,7 @@ static void conn_emit_ready(struct http_conn *c)
 			c->q_tail = NULL;
 		c->queued--;
 		/* While draining, the last queued response closes the stream. */
-		bool last = !x->keep_alive || (c->core->draining && !c->q_head);
+		bool last = !x->keep_alive || (c->core->draining && !c->q_head && !c->fail_status);
 		if (last)
 			c->state = CONN_CLOSING;
 		http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, last,
@@ -551,8 +551,13 @@ static void conn_received(void *engine, size_t n)
 	}
 	if (c->state == CONN_BODY) {
 		c->body_len += n;
-		if (c->body_len == c->body_need)
+		if (c->body_len == c->body_need) {
+			/* As a batch: an exchange that finishes at once is written
+			   by conn_run below, not inside its own dispatch. */
+			c->processing = true;
 			conn_body_complete(c);
+			c->processing = false;
+		}
 	} else {
 		c->rlen += (uint32_t)n;
 	}

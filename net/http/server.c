@@ -7,6 +7,7 @@
 #include "kernel/cores.h"
 #include "kernel/log.h"
 #include "kernel/process.h"
+#include "kernel/vm.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -241,7 +242,7 @@ static int startup_error(const char *what)
 	return 1;
 }
 
-int ig_main(int argc, char **argv, const struct ig_app *app)
+static int serve(int argc, char **argv, const struct ig_app *app)
 {
 	uint64_t t0 = ig_monotonic_us();
 	switch (ig_config_parse(options, IG_COUNTOF(options), argc, argv, app->name, app->version)) {
@@ -329,4 +330,16 @@ int ig_main(int argc, char **argv, const struct ig_app *app)
 	}
 	munmap(table, table_bytes);
 	return 0;
+}
+
+int ig_main(int argc, char **argv, const struct ig_app *app)
+{
+	/* As a VM's init: set the machine up first, so a failure is on the
+	   console. Elsewhere (a container's PID 1 included) this does nothing. */
+	if (ig_vm_init() != 0)
+		ig_vm_poweroff(1);
+	int rc = serve(argc, argv, app);
+	if (ig_vm_active())
+		ig_vm_poweroff(rc); /* PID 1 of a machine must not return */
+	return rc;
 }

@@ -1,0 +1,389 @@
+// The bootable VM image (`make boot`, images/boot): the initramfs's contents,
+// boots under qemu with TCG (a microVM with the kernel + initramfs, the
+// extracted vmlinux through PVH, the ISO on q35), each serving through
+// user networking forwarded to 127.0.0.1 and ended by Ctrl-Alt-Del from the
+// qemu monitor: PID 1 drains, powers off, and qemu exits by itself. Also:
+// PID 1 of a mere PID namespace is not mistaken for a VM's init.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { ROOT, BIN, BODY, RawClient, req, curlResponse, within, startServer, cleanup } from './lib.mjs';
+
+const IMAGES = path.join(ROOT, 'build', 'images');
+const STATIC_BIN = path.join(ROOT, 'build', 'bin', 'service');
+const OTHER_BIN = process.env.INGOT_BIN && path.resolve(process.env.INGOT_BIN) !== STATIC_BIN;
+const SKIP = OTHER_BIN ? { skip: 'the VM image holds build/bin/service; booted in the plain pass' } : {};
+// Safety nets only (a boot under TCG takes a few seconds here); no test
+// asserts a duration.
+const BOOT_MS = 180000;
+const T = { timeout: 400000 };
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-vm-'));
+const guests = new Set();
+after(() => {
+	for (const g of guests) g.kill();
+	cleanup();
+	fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+// ---- small helpers ----
+
+function run(cmd, args, { env, timeoutMs = 120000 } = {}) {
+	return new Promise((resolve) => {
+		execFile(cmd, args, { env: env ?? process.env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20, encoding: 'buffer' },
+			(err, stdout, stderr) => resolve({
+				code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr: stderr.toString(),
+			}));
+	});
+}
+
+async function must(cmd, args, opts) {
+	const r = await run(cmd, args, opts);
+	assert.equal(r.code, 0, `${cmd} ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+	return r.stdout;
+}
+
+async function need(...tools) {
+	for (const t of tools) {
+		const r = await run('sh', ['-c', `command -v ${t}`]);
+		assert.equal(r.code, 0, `${t} is not installed (tools/setup test installs it)`);
+	}
+}
+
+function needBoot(...files) {
+	for (const f of files) assert.ok(fs.existsSync(path.join(IMAGES, f)), `no ${f} in ${IMAGES}: run make boot`);
+}
+
+function freePort() {
+	return new Promise((resolve, reject) => {
+		const s = net.createServer();
+		s.once('error', reject);
+		s.listen(0, '127.0.0.1', () => {
+			const { port } = s.address();
+			s.close(() => resolve(port));
+		});
+	});
+}
+
+/** The entries of a newc cpio archive: name, mode, data. */
+function cpioEntries(buf) {
+	const out = [];
+	const pad4 = (n) => (n + 3) & ~3;
+	for (let off = 0; off + 110 <= buf.length;) {
+		assert.equal(buf.toString('latin1', off, off + 6), '070701', `newc magic at ${off}`);
+		const field = (i) => parseInt(buf.toString('latin1', off + 6 + i * 8, off + 14 + i * 8), 16);
+		const mode = field(1), uid = field(2), gid = field(3), mtime = field(5), size = field(6), namesize = field(11);
+		const name = buf.toString('latin1', off + 110, off + 110 + namesize - 1);
+		const dataOff = pad4(off + 110 + namesize);
+		if (name === 'TRAILER!!!') break;
+		out.push({ name, mode, uid, gid, mtime, data: buf.subarray(dataOff, dataOff + size) });
+		off = pad4(dataOff + size);
+	}
+	return out;
+}
+
+/** The kernel tree images/kernel extracted (the one make boot used). */
+function kernelModulesDir() {
+	const name = fs.readFileSync(path.join(IMAGES, 'kernel.txt'), 'utf8').trim();
+	return path.join(ROOT, 'build', 'kernel', name, 'modules');
+}
+
+/** modules.dep as {name: [dependency names]} (names with '_'). */
+function modulesDep(dir) {
+	const deps = {};
+	const base = (p) => path.basename(p, '.ko').replace(/-/g, '_');
+	for (const line of fs.readFileSync(path.join(dir, 'modules.dep'), 'utf8').split('\n')) {
+		if (!line.trim()) continue;
+		const [mod, rest] = line.split(':');
+		deps[base(mod)] = rest.trim() ? rest.trim().split(/\s+/).map(base) : [];
+	}
+	return deps;
+}
+
+/** The first child of pid (unshare's forked child: PID 1 inside). */
+function childOf(pid) {
+	for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+		const kids = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+		if (kids) return Number(kids.split(/\s+/)[0]);
+	}
+	throw new Error(`no child of ${pid}`);
+}
+
+// ---- a guest under qemu ----
+
+/** images/qemu with TCG, the console on our pipe, the monitor on a unix
+ * socket. JSON log lines are picked out of the console (the kernel's own
+ * messages share it). */
+class Guest {
+	constructor(mode, port, append = '') {
+		this.mode = mode;
+		this.port = port;
+		this.monitor = path.join(tmp, `monitor-${mode}-${port}.sock`);
+		this.proc = spawn(path.join(ROOT, 'images', 'qemu'), [mode, String(port)], {
+			env: { ...process.env, IMAGES, QEMU_ACCEL: 'tcg', QEMU_MONITOR: this.monitor, QEMU_APPEND: append },
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		guests.add(this);
+		this.console = '';
+		this.logs = [];
+		this.stderr = '';
+		this.exit = null;
+		this._waiters = [];
+		let partial = '';
+		this.proc.stdout.setEncoding('latin1');
+		this.proc.stdout.on('data', (d) => {
+			this.console += d;
+			partial += d;
+			for (let nl; (nl = partial.indexOf('\n')) >= 0; partial = partial.slice(nl + 1)) {
+				const line = partial.slice(0, nl).replace(/\r/g, '');
+				const at = line.indexOf('{"ts":');
+				if (at >= 0) try { this.logs.push(JSON.parse(line.slice(at))); } catch { /* cut by a kernel message */ }
+			}
+			this._check();
+		});
+		this.proc.stderr.setEncoding('utf8');
+		this.proc.stderr.on('data', (d) => { this.stderr += d; });
+		this.exited = new Promise((resolve) => this.proc.on('close', (code, signal) => {
+			this.exit = { code, signal };
+			guests.delete(this);
+			this._check();
+			resolve(this.exit);
+		}));
+	}
+
+	describe() {
+		return `qemu ${this.mode}; stderr: ${this.stderr}\nconsole (last 3000 chars):\n${this.console.slice(-3000)}`;
+	}
+
+	_check() {
+		this._waiters = this._waiters.filter((w) => {
+			const hit = this.logs.find(w.pred);
+			if (hit) w.resolve(hit);
+			else if (this.exit) w.reject(new Error(`qemu exited ${JSON.stringify(this.exit)} first; ${this.describe()}`));
+			else return true;
+			return false;
+		});
+	}
+
+	waitLog(pred, ms = BOOT_MS) {
+		return within(ms, new Promise((resolve, reject) => {
+			this._waiters.push({ pred, resolve, reject });
+			this._check();
+		}), `a log line on the console; ${this.describe()}`);
+	}
+
+	/** Ctrl-Alt-Del through the monitor, as a host asks a VM to shut down. */
+	ctrlAltDel() {
+		return new Promise((resolve, reject) => {
+			const s = net.connect(this.monitor);
+			s.once('error', reject);
+			s.once('connect', () => s.write('sendkey ctrl-alt-delete\n', () => resolve()));
+			// qemu closes the monitor when it exits.
+			s.on('data', () => {});
+			this.exited.then(() => s.destroy());
+		});
+	}
+
+	kill() {
+		if (!this.exit) try { process.kill(this.proc.pid, 'SIGKILL'); } catch { /* gone */ }
+	}
+}
+
+/** Boots, serves the given routes, drains on Ctrl-Alt-Del, powers off. */
+async function bootServeAndPowerOff(mode, append, { inFlight = false } = {}) {
+	const g = new Guest(mode, await freePort(), append);
+	const listening = await g.waitLog((l) => l.msg === 'listening');
+	assert.equal(listening.pid, 1, 'the service is the machine\'s init');
+	assert.equal(listening.port, 8080);
+	const ready = g.logs.find((l) => l.msg === 'vm: ready');
+	assert.ok(ready, `"vm: ready" before listening; ${g.describe()}`);
+	const up = g.logs.find((l) => l.msg === 'vm: network up');
+	assert.deepEqual([up?.if, up?.addr, up?.netmask, up?.gw], ['eth0', '10.0.2.15', '255.255.255.0', '10.0.2.2']);
+
+	assert.equal((await curlResponse(g.port, '/health')).text, BODY.health);
+	let client;
+	if (inFlight) {
+		assert.equal((await curlResponse(g.port, '/json')).text, BODY.json);
+		assert.equal((await curlResponse(g.port, '/blog/1')).text, BODY.blog(1));
+		// /health first: once its answer is back, /delay is in flight.
+		client = await RawClient.connect(g.port);
+		await client.write(req('GET', '/health') + req('GET', '/delay/1000'));
+		assert.equal((await client.response()).text, BODY.health);
+	}
+	await g.ctrlAltDel();
+	const draining = await g.waitLog((l) => l.msg === 'draining');
+	assert.equal(draining.signal, 'SIGINT', 'Ctrl-Alt-Del arrives as SIGINT (RB_DISABLE_CAD)');
+	if (client) {
+		const r = await client.response();
+		assert.equal(r.text, BODY.delay(1000), 'the in-flight request finished');
+		assert.equal(r.headers.connection, 'close');
+	}
+	const off = await g.waitLog((l) => l.msg === 'vm: power off');
+	assert.equal(off.status, 0);
+	assert.equal(off.by, 'poweroff');
+	const x = await within(BOOT_MS, g.exited, `qemu to exit after the power-off; ${g.describe()}`);
+	assert.deepEqual(x, { code: 0, signal: null }, g.describe());
+	const stopped = g.logs.find((l) => l.msg === 'stopped');
+	assert.equal(stopped?.cut, 0);
+	assert.match(g.console, /reboot: Power down/);
+	return g;
+}
+
+// ---- the initramfs ----
+
+test('the initramfs holds /init (build/bin/service) and exactly the closure of virtio_net, virtio_mmio and virtio_pci in modules.dep, numbered so that dependencies load first', { timeout: 60000, ...SKIP }, async () => {
+	needBoot('initramfs.cpio.gz', 'kernel.txt');
+	const gz = fs.readFileSync(path.join(IMAGES, 'initramfs.cpio.gz'));
+	assert.equal(gz[0], 0x1f, 'gzip');
+	const entries = cpioEntries(zlib.gunzipSync(gz));
+	const init = entries.find((e) => e.name === 'init');
+	assert.ok(init, 'an /init');
+	assert.ok(init.data.equals(fs.readFileSync(STATIC_BIN)), '/init is build/bin/service as built');
+	assert.equal(init.mode & 0o777, 0o755);
+
+	const deps = modulesDep(kernelModulesDir());
+	const want = new Set();
+	for (const m of ['virtio_net', 'virtio_mmio', 'virtio_pci']) {
+		assert.ok(m in deps, `${m} is a module of this kernel`);
+		want.add(m);
+		for (const d of deps[m]) want.add(d);
+	}
+	for (const m of ['virtio', 'virtio_ring', 'failover', 'net_failover']) assert.ok(want.has(m), `${m} in the closure`);
+	const mods = entries.filter((e) => e.name.startsWith('modules/')).map((e) => e.name);
+	const names = mods.map((n) => /^modules\/(\d\d)-(.+)\.ko$/.exec(n)?.[2]);
+	assert.ok(names.every(Boolean), `modules named NN-name.ko: ${mods}`);
+	assert.deepEqual([...names].sort(), [...want].sort());
+	assert.deepEqual(entries.map((e) => e.name).sort(), ['init', 'modules', ...mods].sort(), 'nothing else');
+	// The load order is the name order: every dependency comes earlier.
+	for (const [i, m] of names.entries()) {
+		for (const d of deps[m]) assert.ok(names.indexOf(d) < i, `${d} loads before ${m}`);
+	}
+	assert.ok(entries.every((e) => e.uid === 0 && e.gid === 0), 'owned by root');
+});
+
+test('the initramfs build is reproducible: the same inputs and SOURCE_DATE_EPOCH give the same bytes', { timeout: 60000, ...SKIP }, async () => {
+	await need('cpio', 'gzip');
+	needBoot('kernel.txt');
+	const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
+	const build = async (name) => {
+		const out = path.join(tmp, name);
+		await must(path.join(ROOT, 'images', 'initramfs'), [STATIC_BIN, kernelModulesDir(), out], { env });
+		return fs.readFileSync(out);
+	};
+	const a = await build('a.cpio.gz');
+	const b = await build('b.cpio.gz');
+	assert.ok(a.equals(b));
+	assert.ok(cpioEntries(zlib.gunzipSync(a)).every((e) => e.mtime === 1700000000));
+});
+
+// ---- boots ----
+
+test('microVM under TCG: the kernel + initramfs boot, /health, /json and /blog/1 answer through user networking; Ctrl-Alt-Del drains an in-flight request, powers off, and qemu exits by itself', { ...T, ...SKIP }, async () => {
+	await need('qemu-system-x86_64');
+	needBoot('vmlinuz', 'initramfs.cpio.gz');
+	// A module parameter on the kernel command line reaches finit_module.
+	const g = await bootServeAndPowerOff('microvm', 'virtio_net.napi_tx=1', { inFlight: true });
+	const params = g.logs.find((l) => l.msg === 'vm: module parameters');
+	assert.deepEqual([params?.module, params?.params], ['virtio_net', 'napi_tx=1']);
+	assert.doesNotMatch(g.console, /unknown parameter/);
+	assert.match(g.console, /i8042/, 'the keyboard controller that carries Ctrl-Alt-Del');
+});
+
+test('tools/vmlinux: the bzImage\'s payload is a 64-bit x86 ELF kernel, and it boots in a microVM (PVH entry), serves (with INGOT_ACCESS_LOG=1 from the kernel command line) and powers off', { ...T, ...SKIP }, async () => {
+	await need('qemu-system-x86_64');
+	needBoot('vmlinuz', 'vmlinux', 'initramfs.cpio.gz');
+	const fd = fs.openSync(path.join(IMAGES, 'vmlinux'), 'r');
+	const h = Buffer.alloc(64);
+	fs.readSync(fd, h, 0, 64, 0);
+	fs.closeSync(fd);
+	assert.equal(h.toString('latin1', 0, 4), '\x7fELF');
+	assert.equal(h[4], 2, 'ELFCLASS64');
+	assert.equal(h.readUInt16LE(18), 62, 'EM_X86_64');
+	// The tool itself: the same output again, and a clear refusal of a non-bzImage.
+	const tool = path.join(tmp, 'vmlinux-tool');
+	await must('cc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', path.join(ROOT, 'tools', 'vmlinux', 'vmlinux.c'), '-o', tool]);
+	const again = path.join(tmp, 'vmlinux');
+	await must(tool, [path.join(IMAGES, 'vmlinuz'), again]);
+	assert.ok(fs.readFileSync(again).equals(fs.readFileSync(path.join(IMAGES, 'vmlinux'))));
+	const bad = await run(tool, [STATIC_BIN, path.join(tmp, 'not-a-kernel')]);
+	assert.notEqual(bad.code, 0);
+	assert.match(bad.stderr, /not a bzImage/);
+	assert.ok(!fs.existsSync(path.join(tmp, 'not-a-kernel')), 'no partial output left');
+	// An undotted name=value on the kernel command line is init's environment.
+	const g = await bootServeAndPowerOff('vmlinux', 'INGOT_ACCESS_LOG=1');
+	assert.ok(g.logs.some((l) => l.msg === 'request'), 'INGOT_ACCESS_LOG=1 from the command line took effect');
+});
+
+test('tools/vmlinux reads other kernel compressions through the usual tools: gzip, xz and bzip2 payloads (with the build\'s size suffix) give back the ELF', { timeout: 60000, ...SKIP }, async () => {
+	await need('cc', 'gzip', 'xz', 'bzip2');
+	const tool = path.join(tmp, 'vmlinux-formats');
+	await must('cc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', path.join(ROOT, 'tools', 'vmlinux', 'vmlinux.c'), '-o', tool]);
+	const elf = Buffer.concat([Buffer.from('\x7fELF\x02', 'latin1'), Buffer.alloc(200000, 'kernel')]);
+	fs.writeFileSync(path.join(tmp, 'fake.elf'), elf);
+	for (const [name, cmd, suffix] of [['gzip', 'gzip -9 -c', false], ['xz', 'xz --check=crc32 -c', true], ['bzip2', 'bzip2 -c', true]]) {
+		let payload = await must('sh', ['-c', `${cmd} < ${path.join(tmp, 'fake.elf')}`]);
+		if (suffix) { const n = Buffer.alloc(4); n.writeUInt32LE(elf.length); payload = Buffer.concat([payload, n]); }
+		// A minimal boot protocol header: one setup sector, version 2.15,
+		// the payload right after the setup code.
+		const setup = Buffer.alloc(1024);
+		setup[0x1f1] = 1;
+		setup.write('HdrS', 0x202, 'latin1');
+		setup.writeUInt16LE(0x20f, 0x206);
+		setup.writeUInt32LE(0, 0x248);
+		setup.writeUInt32LE(payload.length, 0x24c);
+		const img = path.join(tmp, `fake-${name}.bz`), out = path.join(tmp, `fake-${name}.elf`);
+		fs.writeFileSync(img, Buffer.concat([setup, payload]));
+		await must(tool, [img, out]);
+		assert.ok(fs.readFileSync(out).equals(elf), name);
+	}
+});
+
+test('a bad ingot.ip is logged on the console and ends the machine (status 1) rather than leaving it up without a network', { ...T, ...SKIP }, async () => {
+	await need('qemu-system-x86_64');
+	needBoot('vmlinuz', 'initramfs.cpio.gz');
+	// The last ingot.ip wins, as kernel parameters do: this one overrides images/qemu's.
+	const g = new Guest('microvm', await freePort(), 'ingot.ip=10.0.2.300/24');
+	const bad = await g.waitLog((l) => l.msg.startsWith('vm: bad ingot.ip') || l.msg === 'listening');
+	assert.equal(bad.msg, 'vm: bad ingot.ip (want A.B.C.D/N)', g.describe());
+	assert.equal(bad.ip, '10.0.2.300/24');
+	const off = await g.waitLog((l) => l.msg === 'vm: power off');
+	assert.equal(off.status, 1);
+	const x = await within(BOOT_MS, g.exited, `qemu to exit; ${g.describe()}`);
+	assert.deepEqual(x, { code: 0, signal: null }, g.describe());
+	assert.ok(!g.logs.some((l) => l.msg === 'listening'), 'it never served');
+});
+
+test('the ISO boots on q35 under TCG (isolinux, the same kernel + initramfs): /health answers; Ctrl-Alt-Del powers off and qemu exits by itself', { ...T, ...SKIP }, async () => {
+	await need('qemu-system-x86_64');
+	needBoot('ingot.iso');
+	const g = await bootServeAndPowerOff('iso', '');
+	assert.match(g.console, /ISOLINUX/);
+});
+
+// ---- not a VM ----
+
+test('PID 1 of a PID namespace (its own /proc, or none mounted) is not taken for a VM\'s init: no mounts, no modules, SIGTERM exits 0', { timeout: 60000 }, async () => {
+	await need('unshare');
+	// Private mount namespaces: had the detection failed, its mounts would
+	// stay there rather than reach the host.
+	const variants = [['--pid', '--fork', '--mount', '--mount-proc', BIN]];
+	// No /proc at all: the binary mounts one to look, then unmounts it. The
+	// sanitizer build cannot run so (it reads its options and threads from
+	// /proc), so this one runs in the plain pass only.
+	if (!OTHER_BIN) variants.push(['--pid', '--fork', '--mount', '--propagation', 'private', 'sh', '-c', `umount -l /proc && exec ${BIN}`]);
+	for (const args of variants) {
+		const srv = await startServer({}, { command: 'unshare', args });
+		assert.equal(srv.listening.pid, 1);
+		assert.equal((await curlResponse(srv.port, '/health')).text, BODY.health);
+		assert.ok(!srv.logs.some((l) => typeof l.msg === 'string' && l.msg.startsWith('vm:')), srv.lines.join('\n'));
+		// unshare forwards no signal: the service itself gets SIGTERM.
+		process.kill(childOf(srv.pid), 'SIGTERM');
+		const x = await within(30000, srv.exited, 'the service to exit');
+		assert.deepEqual(x, { code: 0, signal: null }, srv.lines.join('\n'));
+	}
+});
