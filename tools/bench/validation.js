@@ -1,0 +1,724 @@
+// validation.js: the validation half of `make bench`. ingot's POST /validate
+// against POST /novalidate (the same request decoded without checks), and
+// POST /blog, each also against Node + Fastify with the same JSON schemas
+// (fastify-server.js: Ajv validates, fast-json-stringify serializes). Each
+// server alone on one CPU, wrk -t1 with post.lua on the other; the server's
+// CPU time per request comes from /proc, since one wrk core caps what
+// loopback can show in requests per second. tools/bench/run starts it after
+// bench.js (BENCH_VALIDATION=0 skips it); `node tools/bench/validation.js`
+// runs it alone. Its table goes to stdout, build/bench/validation.{md,json},
+// and into build/bench/results.md. A measurement, never a test: a missed
+// target does not fail it.
+//
+// Knobs (environment), shared with bench.js: BENCH_SECONDS (3), BENCH_REPS (3),
+// BENCH_WARMUP (1), BENCH_RETRIES (2), BENCH_RETRY_BUDGET (12 here),
+// BENCH_SERVICE, BENCH_SERVER_CPU (0), BENCH_CLIENT_CPU (1); its own:
+// BENCH_VALIDATION_CONNS (100), BENCH_VALIDATION_PAIRS (8),
+// BENCH_VALIDATION_PAIR_SECONDS (2), BENCH_VALIDATION_PIPELINE (16; 0 = off).
+'use strict';
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const net = require('node:net');
+const http = require('node:http');
+const { spawn, spawnSync, execFileSync } = require('node:child_process');
+
+const HERE = __dirname;
+const ROOT = path.resolve(HERE, '..', '..');
+const OUT = path.join(ROOT, 'build', 'bench');
+const env = process.env;
+const num = (v, d) => (v !== undefined && v !== '' && Number.isFinite(+v) ? +v : d);
+// The same knobs as bench.js, so one setting drives both halves.
+const CFG = {
+  seconds: num(env.BENCH_SECONDS, 3),
+  reps: num(env.BENCH_REPS, 3),
+  warmupSeconds: num(env.BENCH_WARMUP, 1),
+  conns: num(env.BENCH_VALIDATION_CONNS, 100),
+  serverCpu: num(env.BENCH_SERVER_CPU, 0),
+  clientCpu: num(env.BENCH_CLIENT_CPU, 1),
+  retries: num(env.BENCH_RETRIES, 2),
+  retryBudget: num(env.BENCH_RETRY_BUDGET, 12),
+  // The overhead target compares two runs of one server a few percent
+  // apart: alternating short runs of the two routes on one server start
+  // (ABBA order) cancel most of the drift a shared machine adds.
+  pairs: num(env.BENCH_VALIDATION_PAIRS, 8),
+  pairSeconds: num(env.BENCH_VALIDATION_PAIR_SECONDS, 2),
+  // The pairs are run again with this many requests per write: the server,
+  // not wrk, is then the bottleneck, the per-request syscalls are amortized,
+  // and what is left is the HTTP and JSON work validation adds to (0: off).
+  pairPipeline: num(env.BENCH_VALIDATION_PIPELINE, 16),
+};
+const SERVER_NAMES = ['ingot', 'fastify'];
+const FOREIGN_MAX = 0.05; // as bench.js: share of a bench core other processes may take
+const TARGET_OVERHEAD = 0.05; // validation adds ≤ 5% CPU per request over /novalidate
+const TARGET_RPS = 5; // ≥ 5× Fastify's requests per second on POST /blog
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+const SECTION_BEGIN = '<!-- tools/bench/validation.js: begin -->';
+const SECTION_END = '<!-- tools/bench/validation.js: end -->';
+
+const notes = [];
+function log(s) { process.stderr.write(`[bench validation] ${s}\n`); }
+const note = (s) => { notes.push(s); log(`note: ${s}`); };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- the requests: one valid request per route, as wrk sends it --------
+// ValidateInput of schemas/service.json: seven keys of every kind.
+const VALIDATE_BODY = '{"name":"Ada Lovelace","nickname":null,"ref":"A-1","status":"active",' +
+  '"scores":[90,85,77,100,0],"address":{"street":"12 Main St","city":"Springfield","zip":"12345"},' +
+  '"active":true}';
+const BLOG_BODY = '{"title":"Hello, validation","body":"A post body of a few words.","likes":3,' +
+  '"tags":["c","bench"]}';
+const VALIDATE_QUERY = 'page=2&tags=alpha&tags=beta';
+const VALIDATE_ECHO = `{"page":2,"tags":["alpha","beta"],"foo":"bar","body":${VALIDATE_BODY}}`;
+const ROUTES = [
+  {
+    id: 'validate', label: 'POST /validate', target: `/validate?${VALIDATE_QUERY}`,
+    body: VALIDATE_BODY, headers: { 'x-foo': 'bar' }, status: 200, expect: () => VALIDATE_ECHO,
+  },
+  {
+    id: 'novalidate', label: 'POST /novalidate', target: `/novalidate?${VALIDATE_QUERY}`,
+    body: VALIDATE_BODY, headers: { 'x-foo': 'bar' }, status: 200, expect: () => VALIDATE_ECHO,
+  },
+  {
+    id: 'blog', label: 'POST /blog', target: '/blog', body: BLOG_BODY, headers: {}, status: 201,
+    // The id is the server's count of posts; Location must name the same one.
+    expect: (res) => {
+      const id = Number((/^\/blog\/(\d+)$/.exec(res.headers.location || '') || [])[1]);
+      return `{"id":${id},${BLOG_BODY.slice(1)}`;
+    },
+  },
+];
+// Requests either server must refuse (400) or, on the unchecked route, take
+// (200): both peers enforce the same schema, not just accept the bench's.
+const CHECKS = [
+  { what: 'page=0', target: '/validate?page=0', body: VALIDATE_BODY, headers: { 'x-foo': 'bar' }, status: 400 },
+  { what: 'no x-foo', target: '/validate', body: VALIDATE_BODY, headers: {}, status: 400 },
+  { what: 'zip 1234', target: '/validate', body: VALIDATE_BODY.replace('12345', '1234'), headers: { 'x-foo': 'b' }, status: 400 },
+  { what: 'extra key', target: '/validate', body: `${VALIDATE_BODY.slice(0, -1)},"extra":1}`, headers: { 'x-foo': 'b' }, status: 400 },
+  { what: 'score 101', target: '/validate', body: VALIDATE_BODY.replace('100', '101'), headers: { 'x-foo': 'b' }, status: 400 },
+  { what: 'page=0 unchecked', target: '/novalidate?page=0', body: VALIDATE_BODY, headers: { 'x-foo': 'bar' }, status: 200 },
+  { what: 'empty title', target: '/blog', body: BLOG_BODY.replace('Hello, validation', ''), headers: {}, status: 400 },
+];
+
+// ---- child processes: every one started here is tracked and ended by PID --
+const live = new Map();
+function track(child) {
+  live.set(child.pid, child);
+  child.on('exit', () => live.delete(child.pid));
+  return child;
+}
+let tmpDir = null;
+function cleanup() {
+  for (const pid of live.keys()) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  if (tmpDir) { fs.rmSync(tmpDir, { recursive: true, force: true }); tmpDir = null; }
+}
+process.on('exit', cleanup);
+
+function run(cmd, args, opts = {}) {
+  return new Promise((resolve) => {
+    const child = track(spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts }));
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('error', (e) => resolve({ code: -1, out, err: err + String(e) }));
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+// ---- /proc readers (as bench.js) -------------------------------------------
+function cpuTicks(pid) {
+  const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]); // utime + stime, all threads
+}
+// The same CPU time in nanoseconds (each thread's sum_exec_runtime), where
+// utime+stime come in ticks of 10 ms: a 2 s run of a server 30% busy is
+// only 60 ticks. null where the kernel has no schedstat.
+function cpuNs(pid) {
+  try {
+    let ns = 0;
+    for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+      ns += Number(fs.readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+    }
+    return ns;
+  } catch { return null; }
+}
+function coreTicks(cpu) {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n').find((l) => l.startsWith(`cpu${cpu} `));
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return { busy: user + nice + system + irq + softirq, steal };
+}
+function alive(pid) {
+  try {
+    const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return st.slice(st.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch { return false; }
+}
+function isListening(port) {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let txt = '';
+    try { txt = fs.readFileSync(f, 'utf8'); } catch { continue; }
+    for (const line of txt.split('\n').slice(1)) {
+      const c = line.trim().split(/\s+/);
+      if (c.length > 3 && c[1].endsWith(hex) && c[3] === '0A') return true;
+    }
+  }
+  return false;
+}
+
+// ---- the two servers ---------------------------------------------------------
+let serviceBin = null;
+const SERVERS = {
+  ingot: (port) => ({ argv: [serviceBin], env: { INGOT_THREADS: '1', PORT: String(port), HOST: '127.0.0.1' } }),
+  fastify: (port) => ({
+    argv: [process.execPath, path.join(HERE, 'fastify-server.js')],
+    env: { PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'production' },
+  }),
+};
+
+async function startServer(name, rep) {
+  const port = await freePort();
+  const { argv, env: extra } = SERVERS[name](port);
+  const logFile = path.join(OUT, 'logs', `validation-${name}-${typeof rep === 'number' ? `rep${rep + 1}` : rep}.log`);
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const fd = fs.openSync(logFile, 'w'); // a file, not a pipe: nothing to drain on the client core
+  const child = track(spawn('taskset', ['-c', String(CFG.serverCpu), ...argv], {
+    stdio: ['ignore', fd, fd], env: { ...process.env, ...extra },
+  }));
+  fs.closeSync(fd);
+  let spawnErr = null;
+  child.on('error', (e) => { spawnErr = e; });
+  const t0 = Date.now();
+  while (!isListening(port)) {
+    if (spawnErr || child.exitCode !== null || child.signalCode !== null || Date.now() - t0 > 15000) {
+      try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ }
+      const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-400) : '';
+      throw new Error(`${name} did not listen on ${port} (${spawnErr || `exit ${child.exitCode}`}): ${tail}`);
+    }
+    await sleep(5);
+  }
+  return { name, port, pid: child.pid, child };
+}
+async function stopServer(srv) {
+  if (!srv || !alive(srv.pid)) return;
+  const gone = new Promise((r) => srv.child.once('exit', r));
+  try { process.kill(srv.pid, 'SIGTERM'); } catch { return; }
+  if (await Promise.race([gone.then(() => false), sleep(3000).then(() => true)])) {
+    note(`${srv.name} still running 3 s after SIGTERM; killed`);
+    try { process.kill(srv.pid, 'SIGKILL'); } catch { /* gone */ }
+    await gone;
+  }
+}
+
+// ---- correctness: the bench must measure the 2xx path, not the 400 one ----
+function post(port, target, body, headers) {
+  return new Promise((resolve) => {
+    const req = http.request({
+      host: '127.0.0.1', port, path: target, method: 'POST', agent: false, timeout: 3000,
+      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...headers },
+    }, (res) => {
+      let data = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { data += d; });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (e) => resolve({ status: 0, headers: {}, body: String(e.message) }));
+    req.end(body);
+  });
+}
+async function verify(srv) {
+  const out = {};
+  for (const r of ROUTES) {
+    const res = await post(srv.port, r.target, r.body, r.headers);
+    const want = r.expect(res);
+    let v = 'ok';
+    if (res.status !== r.status) v = `status ${res.status} (want ${r.status}): ${res.body.slice(0, 160)}`;
+    else if (!/^application\/json\b/.test(res.headers['content-type'] || '')) v = `content-type ${res.headers['content-type']}`;
+    else if (res.body !== want) v = `body ${JSON.stringify(res.body.slice(0, 160))}, want ${JSON.stringify(want.slice(0, 160))}`;
+    out[r.label] = v;
+    if (v !== 'ok') note(`${srv.name} ${r.label}: ${v}`);
+  }
+  for (const c of CHECKS) {
+    const res = await post(srv.port, c.target, c.body, c.headers);
+    const v = res.status === c.status ? 'ok' : `status ${res.status}, want ${c.status}`;
+    out[`${c.target.split('?')[0]} ${c.what}`] = v;
+    if (v !== 'ok') note(`${srv.name} POST ${c.target} (${c.what}): ${v}`);
+  }
+  return out;
+}
+
+// ---- wrk -----------------------------------------------------------------------
+const UNIT = { us: 1, ms: 1e3, s: 1e6 };
+function parseWrk(out) {
+  const m = (re) => re.exec(out);
+  const req = m(/(\d+) requests in ([\d.]+)(us|ms|s)/);
+  const rps = m(/Requests\/sec:\s+([\d.]+)/);
+  const sock = m(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
+  const non2xx = m(/Non-2xx or 3xx responses: (\d+)/);
+  const lat = (q) => {
+    const x = new RegExp(`^\\s+${q}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
+    return x ? Number(x[1]) * UNIT[x[2]] : null;
+  };
+  return {
+    requests: req ? Number(req[1]) : 0,
+    rps: rps ? Number(rps[1]) : 0,
+    errors: sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
+    non2xx: non2xx ? Number(non2xx[1]) : 0,
+    p50_us: lat(50),
+    p99_us: lat(99),
+  };
+}
+const bodyFiles = {};
+function wrkArgs(port, r, seconds, conns, pipeline = 0) {
+  const hdrs = Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`);
+  if (pipeline > 1) hdrs.push(`pipeline=${pipeline}`);
+  return ['-t1', '-c', String(conns), '-d', `${seconds}s`, '--timeout', '10s', '--latency',
+    '-s', path.join(HERE, 'post.lua'), `http://127.0.0.1:${port}${r.target}`, '--', bodyFiles[r.id], ...hdrs];
+}
+// As bench.js: wrk runs under a shell that prints its own /proc stat after
+// reaping wrk; the children's times there are wrk's CPU time, which tells how
+// much of the client core other processes took.
+const WRK_SH = 'wrk "$@"; s=$?; echo; echo "@@stat $(cat /proc/$$/stat)"; exit $s';
+function childTicks(out) {
+  const line = out.split('\n').find((l) => l.startsWith('@@stat '));
+  if (!line) return null;
+  const f = line.slice(line.lastIndexOf(')') + 2).split(' ');
+  return Number(f[13]) + Number(f[14]);
+}
+async function measure(srv, r, seconds = CFG.seconds, pipeline = 0) {
+  const ns0 = cpuNs(srv.pid);
+  const before = cpuTicks(srv.pid);
+  const core0 = coreTicks(CFG.serverCpu);
+  const client0 = coreTicks(CFG.clientCpu);
+  const self0 = process.cpuUsage();
+  const t0 = Date.now();
+  const w = await run('taskset', ['-c', String(CFG.clientCpu), 'sh', '-c', WRK_SH, 'sh',
+    ...wrkArgs(srv.port, r, seconds, CFG.conns, pipeline)]);
+  await sleep(100); // let the server see wrk's closes: every run pays the same teardown
+  const wallTicks = ((Date.now() - t0) / 1000) * CLK_TCK;
+  const ok = alive(srv.pid);
+  const after = ok ? cpuTicks(srv.pid) : before;
+  const ns1 = ok ? cpuNs(srv.pid) : null;
+  const core1 = coreTicks(CFG.serverCpu);
+  const client1 = coreTicks(CFG.clientCpu);
+  const self = process.cpuUsage(self0);
+  const p = parseWrk(w.out);
+  const tickSec = (after - before) / CLK_TCK;
+  const cpuSec = ns0 !== null && ns1 !== null ? (ns1 - ns0) / 1e9 : tickSec;
+  const foreign = Math.max(0, core1.busy - core0.busy - (after - before)) / wallTicks;
+  const wrkTicks = childTicks(w.out);
+  const selfTicks = ((self.user + self.system) / 1e6) * CLK_TCK;
+  const clientIdle = 1 - (client1.busy - client0.busy) / wallTicks;
+  const clientForeign = wrkTicks === null ? null : clientIdle > FOREIGN_MAX ? 0
+    : Math.max(0, client1.busy - client0.busy - wrkTicks - selfTicks) / wallTicks;
+  return {
+    ...p,
+    cpu_s: cpuSec,
+    cpu_s_ticks: tickSec, // utime+stime from /proc/PID/stat, for comparison with bench.js
+    cpu_us_per_req: p.requests > 0 && ok ? (cpuSec / p.requests) * 1e6 : null,
+    // How busy the server's core was: well under 1 means wrk, not the server, set the pace.
+    server_busy: Number(((after - before) / wallTicks).toFixed(3)),
+    foreign_share: Number(foreign.toFixed(3)),
+    client_foreign_share: clientForeign === null ? null : Number(clientForeign.toFixed(3)),
+    wrk_cpu_s: wrkTicks === null ? null : wrkTicks / CLK_TCK,
+    server_died: !ok,
+    wrk_exit: w.code,
+    wrk_stderr: w.err.trim() || undefined,
+  };
+}
+const disturbance = (m) => Math.max(m.foreign_share, m.client_foreign_share || 0);
+
+// ---- one server, one rep: every route, retried while disturbed ----------------
+let retryBudget = CFG.retryBudget;
+const disturbed = [];
+async function benchServer(name, rep, res) {
+  let srv;
+  try {
+    srv = await startServer(name, rep);
+  } catch (e) {
+    note(`rep ${rep + 1}: ${e.message}`);
+    return;
+  }
+  try {
+    if (!res.verification[name]) res.verification[name] = await verify(srv);
+    // Route order rotates with the rep, so no route always runs first.
+    const routes = [...ROUTES.slice(rep % ROUTES.length), ...ROUTES.slice(0, rep % ROUTES.length)];
+    if (CFG.warmupSeconds > 0) {
+      // Warm caches and V8's JIT on every route before any is measured.
+      for (const r of routes) {
+        await run('taskset', ['-c', String(CFG.clientCpu), 'wrk',
+          ...wrkArgs(srv.port, r, Math.max(1, CFG.warmupSeconds), 10)]);
+      }
+    }
+    for (const r of routes) {
+      if (!alive(srv.pid)) {
+        note(`rep ${rep + 1}: ${name} had exited before ${r.label}; restarted`);
+        srv = await startServer(name, rep);
+      }
+      let m = await measure(srv, r);
+      for (let i = 0; i < CFG.retries && disturbance(m) > FOREIGN_MAX && retryBudget > 0 && alive(srv.pid); i++) {
+        retryBudget--;
+        log(`  ${name} ${r.label}: ${(disturbance(m) * 100).toFixed(0)}% of a bench core went to other processes; again`);
+        await sleep(1000);
+        const again = await measure(srv, r);
+        again.retries = i + 1;
+        if (disturbance(again) < disturbance(m)) m = again;
+      }
+      if (disturbance(m) > FOREIGN_MAX) {
+        disturbed.push({ share: disturbance(m), text: `rep ${rep + 1} ${name} ${r.label} ${(disturbance(m) * 100).toFixed(0)}%` });
+      }
+      ((res.runs[name] ||= {})[r.id] ||= []).push({ rep, ...m });
+      const cpu = m.cpu_us_per_req === null ? '?' : m.cpu_us_per_req.toFixed(2);
+      const bad = m.errors || m.non2xx || m.server_died
+        ? ` errors=${m.errors} non2xx=${m.non2xx}${m.server_died ? ' DIED' : ''}` : '';
+      log(`  ${name.padEnd(7)} ${r.label.padEnd(17)} ${fmt.rps(m.rps).padStart(7)} req/s  ${cpu.padStart(6)} µs/req  ` +
+        `busy ${(m.server_busy * 100).toFixed(0)}%${bad}`);
+    }
+  } catch (e) {
+    note(`rep ${rep + 1}: ${name}: ${e.message}`);
+  } finally {
+    await stopServer(srv);
+  }
+}
+
+// ---- the overhead pairs: ingot's /validate and /novalidate alternated ------
+async function overheadPairs(res) {
+  const v = ROUTES.find((r) => r.id === 'validate');
+  const n = ROUTES.find((r) => r.id === 'novalidate');
+  const modes = [{ key: 'plain', pipeline: 0 }];
+  if (CFG.pairPipeline > 1) modes.push({ key: 'pipelined', pipeline: CFG.pairPipeline });
+  let srv;
+  try {
+    srv = await startServer('ingot', 'pairs');
+    for (const r of [v, n]) {
+      await run('taskset', ['-c', String(CFG.clientCpu), 'wrk', ...wrkArgs(srv.port, r, Math.max(1, CFG.warmupSeconds), 10)]);
+    }
+    log(`ingot overhead: ${CFG.pairs} pairs of ${CFG.pairSeconds} s runs, /validate and /novalidate alternated (ABBA)` +
+      `${modes.length > 1 ? `, also pipelined ×${CFG.pairPipeline}` : ''}`);
+    res.pairs = { plain: [], pipelined: [] };
+    for (let i = 0; i < CFG.pairs && alive(srv.pid); i++) {
+      for (const mode of modes) {
+        const order = i % 2 ? [n, v] : [v, n];
+        const m = {};
+        for (const r of order) m[r.id] = await measure(srv, r, CFG.pairSeconds, mode.pipeline);
+        const a = m.validate.cpu_us_per_req;
+        const b = m.novalidate.cpu_us_per_req;
+        const bad = m.validate.non2xx + m.novalidate.non2xx + m.validate.errors + m.novalidate.errors;
+        const pair = {
+          validate_us: a, novalidate_us: b, overhead: a && b ? a / b - 1 : null, bad,
+          disturbance: Math.max(disturbance(m.validate), disturbance(m.novalidate)),
+          validate: m.validate, novalidate: m.novalidate,
+        };
+        res.pairs[mode.key].push(pair);
+        log(`  pair ${i + 1}${mode.pipeline ? ` ×${mode.pipeline}` : ''}: /validate ${a === null ? '?' : a.toFixed(2)} µs/req, ` +
+          `/novalidate ${b === null ? '?' : b.toFixed(2)} µs/req: ${pair.overhead === null ? '?' : fmt.pct(pair.overhead)}` +
+          `${bad ? ` (${bad} non-2xx/errors)` : ''}` +
+          `${pair.disturbance > FOREIGN_MAX ? ` (disturbed ${(pair.disturbance * 100).toFixed(0)}%)` : ''}`);
+      }
+    }
+  } catch (e) {
+    note(`overhead pairs: ${e.message}`);
+  } finally {
+    await stopServer(srv);
+  }
+}
+
+// ---- statistics and the table ---------------------------------------------------
+function stats(xs) {
+  const v = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return null;
+  const n = v.length;
+  return { median: n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, min: v[0], max: v[n - 1], n };
+}
+const fmt = {
+  rps: (x) => (x >= 1e6 ? `${(x / 1e6).toFixed(2)}M` : x >= 1e3 ? `${(x / 1e3).toFixed(1)}k` : x.toFixed(0)),
+  us: (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)),
+  pct: (x) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`,
+  x: (x) => `${x.toFixed(2)}×`,
+};
+function cell(s, f) {
+  if (!s) return '–';
+  const c = s.n > 1 && s.min !== s.max ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : f(s.median);
+  return `${c}${s.bad ? ' †' : ''}${s.disturbed ? ' ‡' : ''}${s.dropped ? ` [${s.n}/${s.n + s.dropped}]` : ''}`;
+}
+// Undisturbed reps only, where there are any (as bench.js).
+function cleanRuns(res, srv, id) {
+  const runs = (res.runs[srv] || {})[id] || [];
+  const clean = runs.filter((m) => disturbance(m) <= FOREIGN_MAX);
+  return { runs, use: clean.length ? clean : runs, anyClean: clean.length > 0 };
+}
+function pick(res, srv, id, key) {
+  const { runs, use, anyClean } = cleanRuns(res, srv, id);
+  const s = stats(use.map((m) => m[key]));
+  if (s) {
+    s.bad = runs.some((m) => m.errors || m.non2xx || m.server_died);
+    s.disturbed = !anyClean;
+    s.dropped = runs.length - use.length;
+  }
+  return s;
+}
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+
+function summarize(res) {
+  const rows = ROUTES.map((r) => {
+    const v = {};
+    for (const s of SERVER_NAMES) {
+      v[s] = {
+        rps: pick(res, s, r.id, 'rps'),
+        cpu: pick(res, s, r.id, 'cpu_us_per_req'),
+        busy: pick(res, s, r.id, 'server_busy'),
+        non2xx: sum(((res.runs[s] || {})[r.id] || []).map((m) => m.non2xx)),
+        errors: sum(((res.runs[s] || {})[r.id] || []).map((m) => m.errors)),
+        requests: sum(((res.runs[s] || {})[r.id] || []).map((m) => m.requests)),
+      };
+    }
+    const ratio = (a, b) => (a && b && b.median ? a.median / b.median : null);
+    return {
+      id: r.id, label: r.label, v,
+      rps_ratio: ratio(v.ingot.rps, v.fastify.rps), // ingot ÷ fastify
+      cpu_ratio: ratio(v.fastify.cpu, v.ingot.cpu), // fastify ÷ ingot: how many times cheaper ingot is
+    };
+  });
+  const row = (id) => rows.find((r) => r.id === id);
+  const bad = (r, s) => r.v[s].non2xx > 0 || r.v[s].errors > 0 || (r.v[s].cpu && r.v[s].cpu.bad);
+  // Validation overhead: from the medians, with the per-rep spread of the
+  // same ratio (validate and novalidate of one rep ran on one server start).
+  const vi = row('validate').v.ingot.cpu;
+  const ni = row('novalidate').v.ingot.cpu;
+  const perRep = [];
+  for (let rep = 0; rep < CFG.reps; rep++) {
+    const a = (((res.runs.ingot || {}).validate) || []).find((m) => m.rep === rep);
+    const b = (((res.runs.ingot || {}).novalidate) || []).find((m) => m.rep === rep);
+    if (a && b && a.cpu_us_per_req && b.cpu_us_per_req) perRep.push(a.cpu_us_per_req / b.cpu_us_per_req - 1);
+  }
+  const fromReps = vi && ni ? vi.median / ni.median - 1 : null;
+  // The verdict comes from the pairs where there are any, else from the
+  // reps' medians.
+  const pairStats = (list) => {
+    const pairs = (list || []).filter((p) => p.overhead !== null);
+    // Undisturbed pairs only while they are at least half and three: the
+    // median of one or two lucky pairs says less than that of all of them.
+    const clean = pairs.filter((p) => p.disturbance <= FOREIGN_MAX);
+    const enough = clean.length >= Math.max(3, pairs.length / 2);
+    const use = enough ? clean : pairs;
+    const st = stats(use.map((p) => p.overhead));
+    if (st) Object.assign(st, { of: pairs.length, clean: enough, bad: use.some((p) => p.bad) });
+    return st;
+  };
+  const pairText = (st, what) => `${fmt.pct(st.median)} (median of ${st.clean ? `the ${st.n} undisturbed of ` : ''}` +
+    `${st.of} pairs of ${CFG.pairSeconds} s runs${what}${st.clean ? '' : ' ‡'}, ${fmt.pct(st.min)} … ${fmt.pct(st.max)})`;
+  const paired = pairStats((res.pairs || {}).plain);
+  const piped = pairStats((res.pairs || {}).pipelined);
+  const overhead = paired ? paired.median : fromReps;
+  const pairsBad = paired ? paired.bad : false;
+  const blog = row('blog');
+  const targets = [
+    {
+      text: 'validation overhead: ingot CPU/req of POST /validate ÷ POST /novalidate − 1',
+      goal: `≤ ${TARGET_OVERHEAD * 100}%`,
+      value: overhead === null ? '–' : (paired
+        ? `${pairText(paired, '')}; from the reps' medians ${fromReps === null ? '–' : fmt.pct(fromReps)}`
+        : `${fmt.pct(overhead)} (from the reps' medians)`) +
+        (perRep.length > 1 ? `; per rep ${perRep.map(fmt.pct).join(', ')}` : ''),
+      raw: overhead,
+      verdict: overhead === null ? 'n/a'
+        : bad(row('validate'), 'ingot') || bad(row('novalidate'), 'ingot') || pairsBad ? 'MISS (errors)'
+          : overhead <= TARGET_OVERHEAD ? 'PASS' : 'MISS',
+    },
+    {
+      text: 'POST /blog: ingot req/s ÷ Fastify req/s',
+      goal: `≥ ${TARGET_RPS}×`,
+      value: blog.rps_ratio === null ? '–' : fmt.x(blog.rps_ratio) +
+        (blog.cpu_ratio === null ? '' : ` (CPU per request: ${fmt.x(blog.cpu_ratio)})`) +
+        (blog.v.ingot.busy && blog.v.ingot.busy.median < 0.9
+          ? `; ingot's core ${(blog.v.ingot.busy.median * 100).toFixed(0)}% busy: wrk's one core set its rate` : ''),
+      raw: blog.rps_ratio,
+      verdict: blog.rps_ratio === null ? 'n/a'
+        : bad(blog, 'ingot') ? 'MISS (errors)' : blog.rps_ratio >= TARGET_RPS ? 'PASS' : 'MISS',
+    },
+  ];
+  if (piped) {
+    targets.push({
+      text: `(the same, pipelined ×${CFG.pairPipeline}: server-bound, per-request syscalls amortized; not the target)`,
+      goal: '', value: pairText(piped, ` ×${CFG.pairPipeline}`), raw: piped.median,
+      verdict: piped.bad ? '(errors)' : '',
+    });
+  }
+  return {
+    rows, targets, overhead_per_rep: perRep, overhead_paired: paired, overhead_pipelined: piped, overhead_from_reps: fromReps,
+  };
+}
+
+function renderMarkdown(res, sum_) {
+  const L = [];
+  const m = res.machine;
+  L.push('## Validation: POST with JSON bodies, ingot vs Fastify + Ajv');
+  L.push('');
+  L.push(`Machine: ${m.cpu}, nproc ${m.nproc}; load avg at start ${m.loadavg_start.map((x) => x.toFixed(2)).join(' ')}, ` +
+    `at end ${m.loadavg_end.map((x) => x.toFixed(2)).join(' ')}. Peers: ingot (build/bin/service, INGOT_THREADS=1); ` +
+    `Fastify ${m.fastify} with Ajv ${m.ajv} and fast-json-stringify ${m.fjs} on node ${m.node} ` +
+    '(tools/bench/fastify-server.js: the same request and response schemas).');
+  L.push(`Method: each server alone on CPU ${CFG.serverCpu}, \`wrk -t1 -c${CFG.conns}\` with tools/bench/post.lua on ` +
+    `CPU ${CFG.clientCpu}; ${CFG.reps} reps × ${CFG.seconds} s per route after a ${Math.max(1, CFG.warmupSeconds)} s warm-up ` +
+    'of each route, server and route order rotated each rep; cells are median (min–max) over reps (undisturbed reps only, ' +
+    'where any; see ‡). CPU µs/req = the server\'s CPU time over the run (utime+stime of all its threads, read in ns ' +
+    'from /proc/PID/task/*/schedstat) ÷ requests wrk counted. ' +
+    (CFG.pairs > 0 ? `The overhead target also takes ${CFG.pairs} pairs of ${CFG.pairSeconds} s runs of ingot's two routes, ` +
+      'alternated on one server start (ABBA), and uses their median' +
+      `${CFG.pairPipeline > 1 ? `; the pairs are repeated with ${CFG.pairPipeline} requests per write` : ''}. ` : '') +
+    `Requests: POST /validate?${VALIDATE_QUERY} and /novalidate (same query, \`x-foo: bar\`, a ${VALIDATE_BODY.length}-byte ` +
+    `body of 7 keys), POST /blog (${BLOG_BODY.length}-byte body). Run at ${res.started}.`);
+  L.push('');
+  L.push('| route | ingot req/s | fastify req/s | ingot/fastify req/s | ingot CPU µs/req | fastify CPU µs/req | ' +
+    'fastify/ingot CPU µs/req | core busy ingot / fastify | non-2xx ingot / fastify |');
+  L.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
+  for (const r of sum_.rows) {
+    const busy = SERVER_NAMES.map((n) => (r.v[n].busy ? `${(r.v[n].busy.median * 100).toFixed(0)}%` : '–')).join(' / ');
+    const n2 = SERVER_NAMES.map((s) => (r.v[s].requests ? `${r.v[s].non2xx}${r.v[s].errors ? ` (+${r.v[s].errors} socket errors)` : ''}` : '–'));
+    L.push(`| ${r.label} | ${cell(r.v.ingot.rps, fmt.rps)} | ${cell(r.v.fastify.rps, fmt.rps)} | ` +
+      `${r.rps_ratio === null ? '–' : fmt.x(r.rps_ratio)} | ${cell(r.v.ingot.cpu, fmt.us)} | ${cell(r.v.fastify.cpu, fmt.us)} | ` +
+      `${r.cpu_ratio === null ? '–' : fmt.x(r.cpu_ratio)} | ${busy} | ${n2.join(' / ')} |`);
+  }
+  L.push('');
+  L.push('| target | value | goal | verdict |');
+  L.push('|---|--:|---|---|');
+  for (const t of sum_.targets) L.push(`| ${t.text} | ${t.value} | ${t.goal} | ${t.verdict} |`);
+  L.push('');
+  L.push('Core busy: the server\'s CPU time ÷ wall time; well under 100% means the one wrk core (or other work on the ' +
+    'server\'s core), not the server, set the request rate, and the CPU per request is then the fairer comparison. ' +
+    '† some run had socket errors, non-2xx answers or a server exit (see validation.json). ' +
+    `‡ every rep had other processes on a bench core (> ${FOREIGN_MAX * 100}% of CPU ${CFG.serverCpu} or ${CFG.clientCpu}); ` +
+    '[k/n]: only the k of n reps without such company are in the cell.');
+  const ver = Object.entries(res.verification).flatMap(([s, o]) => Object.entries(o)
+    .filter(([, v]) => v !== 'ok').map(([k, v]) => `${s} ${k}: ${v}`));
+  L.push(ver.length ? `Verification FAILED: ${ver.join('; ')}.`
+    : `Verified before the runs, on both servers: each bench request answers ${ROUTES.map((r) => r.status).join('/')} ` +
+      `with the same body byte for byte; ${CHECKS.filter((c) => c.status === 400).length} invalid requests ` +
+      '(query, header, body constraints) answer 400, and /novalidate takes page=0.');
+  if (notes.length) { L.push(''); L.push('Notes:'); for (const n of notes) L.push(`- ${n}`); }
+  return `${L.join('\n')}\n`;
+}
+
+// results.md is bench.js's; this section replaces an earlier one of its own
+// there, or is appended.
+function intoResults(md) {
+  const file = path.join(OUT, 'results.md');
+  const section = `${SECTION_BEGIN}\n${md}${SECTION_END}\n`;
+  let cur = '';
+  try { cur = fs.readFileSync(file, 'utf8'); } catch { /* none yet */ }
+  const a = cur.indexOf(SECTION_BEGIN);
+  const b = cur.indexOf(SECTION_END);
+  const next = a >= 0 && b > a ? cur.slice(0, a) + section + cur.slice(b + SECTION_END.length + 1)
+    : `${cur}${cur && !cur.endsWith('\n\n') ? '\n' : ''}${section}`;
+  fs.writeFileSync(file, next);
+}
+
+// ---- setup: npm packages, the service copy, request bodies -------------------
+function ensureFastify() {
+  if (fs.existsSync(path.join(HERE, 'node_modules', 'fastify', 'package.json'))) return true;
+  log('installing npm packages for the Fastify peer: npm ci in tools/bench (tools/bench/package-lock.json)');
+  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: HERE, stdio: ['ignore', 2, 2] });
+  if (r.status === 0) return true;
+  note(`npm ci in tools/bench failed (${r.error || `exit ${r.status}`}): no Fastify numbers`);
+  return false;
+}
+function versions() {
+  const v = (p) => { try { return require(path.join(HERE, 'node_modules', p, 'package.json')).version; } catch { return '?'; } };
+  const cpu = (/^model name\s*:\s*(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8')) || [])[1] || '?';
+  return {
+    cpu, kernel: `${os.type()} ${os.release()}`, nproc: num(env.BENCH_NPROC, os.cpus().length),
+    loadavg_start: os.loadavg(), node: process.version,
+    fastify: v('fastify'), ajv: v('ajv'), fjs: v('fast-json-stringify'),
+  };
+}
+
+async function main() {
+  const t0 = Date.now();
+  fs.mkdirSync(OUT, { recursive: true });
+  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-validation.'));
+  const servers = [];
+  // The service is copied: a rebuild or `make clean` elsewhere mid-run
+  // cannot change or remove what is measured.
+  const src = env.BENCH_SERVICE || path.join(ROOT, 'build', 'bin', 'service');
+  if (fs.existsSync(src)) {
+    serviceBin = path.join(tmpDir, 'service');
+    fs.copyFileSync(src, serviceBin);
+    fs.chmodSync(serviceBin, 0o755);
+    servers.push('ingot');
+  } else {
+    note(`${src} missing (make bin): no ingot numbers`);
+  }
+  if (ensureFastify()) servers.push('fastify');
+  for (const r of ROUTES) {
+    bodyFiles[r.id] = path.join(tmpDir, `${r.id}.json`);
+    fs.writeFileSync(bodyFiles[r.id], r.body);
+  }
+  const res = {
+    started: new Date().toISOString(), machine: versions(), config: CFG,
+    service: { path: src, mtime: serviceBin ? fs.statSync(src).mtime.toISOString() : null },
+    requests: ROUTES.map((r) => ({ route: r.label, target: r.target, headers: r.headers, body: r.body })),
+    runs: {}, verification: {}, notes,
+  };
+  if (res.machine.loadavg_start[0] > 0.5) {
+    note(`load average ${res.machine.loadavg_start[0].toFixed(2)} at start: other work on this machine may skew numbers`);
+  }
+  for (let rep = 0; rep < CFG.reps && servers.length; rep++) {
+    const k = rep % servers.length;
+    const order = [...servers.slice(k), ...servers.slice(0, k)];
+    log(`rep ${rep + 1}/${CFG.reps}: ${order.join(' → ')}`);
+    for (const name of order) await benchServer(name, rep, res);
+  }
+  if (servers.includes('ingot') && CFG.pairs > 0) await overheadPairs(res);
+  res.machine.loadavg_end = os.loadavg();
+  res.disturbed = disturbed.map((d) => d.text);
+  if (disturbed.length) {
+    const worst = [...disturbed].sort((a, b) => b.share - a.share).slice(0, 3).map((d) => d.text);
+    note(`${disturbed.length} of ${servers.length * ROUTES.length * CFG.reps} runs kept although other processes ` +
+      `took part of a bench core (best of up to ${CFG.retries + 1} tries${retryBudget <= 0 ? '; retry budget spent' : ''}); ` +
+      `worst: ${worst.join('; ')}`);
+  }
+  const s = summarize(res);
+  res.elapsed_s = (Date.now() - t0) / 1000;
+  const md = renderMarkdown(res, s);
+  res.table = s.rows.map((r) => ({ route: r.label, rps_ratio: r.rps_ratio, cpu_ratio: r.cpu_ratio, values: r.v }));
+  res.targets = s.targets.map(({ text, goal, value, raw, verdict }) => ({ text, goal, value, raw, verdict }));
+  res.overhead_per_rep = s.overhead_per_rep;
+  res.overhead_paired = s.overhead_paired;
+  res.overhead_pipelined = s.overhead_pipelined;
+  res.overhead_from_reps = s.overhead_from_reps;
+  fs.mkdirSync(OUT, { recursive: true }); // may have been cleaned meanwhile
+  fs.writeFileSync(path.join(OUT, 'validation.md'), md);
+  fs.writeFileSync(path.join(OUT, 'validation.json'), `${JSON.stringify(res, null, 1)}\n`);
+  intoResults(md);
+  process.stdout.write(`\n${md}`);
+  log(`wrote build/bench/validation.{md,json} and its section of results.md (${res.elapsed_s.toFixed(0)} s)`);
+  cleanup();
+  return res;
+}
+
+// Called from bench.js: never throws, so a failure here cannot cost the
+// table bench.js has already written.
+module.exports = {
+  main: () => main().catch((e) => { log(`failed: ${e.stack}`); cleanup(); return null; }),
+};
+
+if (require.main === module) {
+  // Alone, it pins itself to the client CPU as `run` pins bench.js.
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(CFG.clientCpu), String(process.pid)], { stdio: 'ignore' });
+  } catch { log(`could not pin this process to CPU ${CFG.clientCpu}`); }
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(sig, () => { log(`${sig}: stopping children`); cleanup(); process.exit(130); });
+  }
+  module.exports.main().then((r) => process.exit(r ? 0 : 1));
+}
