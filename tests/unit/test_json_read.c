@@ -858,6 +858,35 @@ static void test_strings(void)
 	CHECK_INT(ig_utf8_length("\xf0\x9f\x98\x80", 4), 1, "utf8_length: four-byte sequence");
 	CHECK_INT(ig_utf8_length("a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z", 11), 5, "utf8_length: mixed");
 	CHECK_INT(ig_utf8_length("a\0b", 3), 3, "utf8_length: NUL is a code point");
+	/* Long mixed strings cross the eight-byte steps at every alignment:
+	   compare with a byte-at-a-time count. */
+	static const char *const pieces[] = { "a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\x7f" };
+	char buf[512];
+	bool agree = true;
+	uint32_t seed = 7;
+	for (int round = 0; round < 200 && agree; round++) {
+		size_t n = 0, cps = 0;
+		while (n < sizeof buf - 4) {
+			seed = seed * 1103515245u + 12345u;
+			const char *p = pieces[(seed >> 16) % 5];
+			size_t k = strlen(p);
+			if ((seed >> 8) % 61 == 0)
+				break;
+			memcpy(buf + n, p, k);
+			n += k;
+			cps++;
+		}
+		for (size_t off = 0; off < 8 && off <= n; off++) {
+			size_t want = 0;
+			for (size_t i = off; i < n; i++)
+				want += ((unsigned char)buf[i] & 0xc0) != 0x80;
+			if (ig_utf8_length(buf + off, n - off) != want)
+				agree = false;
+		}
+		if (ig_utf8_length(buf, n) != cps)
+			agree = false;
+	}
+	CHECK(agree, "utf8_length: long mixed strings at every alignment");
 }
 
 /* ---- equality ---- */
