@@ -9,6 +9,7 @@
 #include "kernel/pool.h"
 #include "tests/unit/check.h"
 #include "tests/unit/guard.h"
+#include "tests/unit/suite.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,23 +43,6 @@ static bool try_format(format_fn fn, const char *s, size_t n)
 }
 
 /* ---- the suite ---- */
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	struct stat st;
-	char *buf = NULL;
-	if (fstat(fileno(f), &st) == 0 && (buf = malloc((size_t)st.st_size + 1)) &&
-	    fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = buf ? (size_t)st.st_size : 0;
-	return buf;
-}
 
 static const ig_json_value *member(const ig_json_value *o, const char *key)
 {
@@ -302,14 +286,6 @@ static void test_uri(void)
 		{ "", 0, false },
 	};
 	run_cases("uri", ig_format_uri, c, IG_COUNTOF(c));
-}
-
-static const char *suite_dir(int argc, char **argv)
-{
-	if (argc > 1)
-		return argv[1];
-	const char *env = getenv("INGOT_SUITE");
-	return env && *env ? env : "../shared/testdata/json-schema-test-suite/tests/draft2020-12";
 }
 
 int main(int argc, char **argv)

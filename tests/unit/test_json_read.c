@@ -9,6 +9,7 @@
 #include "kernel/pool.h"
 #include "tests/unit/check.h"
 #include "tests/unit/guard.h"
+#include "tests/unit/suite.h"
 
 #include <dirent.h>
 #include <float.h>
@@ -955,23 +956,6 @@ static void test_equal(void)
 
 /* ---- the JSON-Schema-Test-Suite as a corpus ---- */
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	struct stat st;
-	char *buf = NULL;
-	if (fstat(fileno(f), &st) == 0 && (buf = malloc((size_t)st.st_size + 1)) &&
-	    fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = buf ? (size_t)st.st_size : 0;
-	return buf;
-}
-
 static int json_file(const struct dirent *e)
 {
 	size_t n = strlen(e->d_name);
@@ -1055,14 +1039,6 @@ static void test_suite(const char *dir)
 		snprintf(name, sizeof name, "suite not found at %s", dir);
 		check_that(false, name, NULL);
 	}
-}
-
-static const char *suite_dir(int argc, char **argv)
-{
-	if (argc > 1)
-		return argv[1];
-	const char *env = getenv("INGOT_SUITE");
-	return env && *env ? env : "../shared/testdata/json-schema-test-suite/tests/draft2020-12";
 }
 
 int main(int argc, char **argv)
