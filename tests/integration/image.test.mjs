@@ -12,7 +12,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { ROOT, BODY, RawClient, req, curlResponse, within } from './lib.mjs';
+import { ROOT, BODY, RawClient, req, curlResponse, within, commandRunner, needTools, freePort } from './lib.mjs';
 
 const IMAGES = path.join(ROOT, 'build', 'images');
 const LAYOUT = path.join(IMAGES, 'oci');
@@ -34,44 +34,12 @@ after(async () => {
 
 // ---- small helpers ----
 
-function run(cmd, args, { env, timeoutMs = 60000 } = {}) {
-	return new Promise((resolve) => {
-		execFile(cmd, args, { env: env ?? process.env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20 },
-			(err, stdout, stderr) => resolve({
-				code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr,
-			}));
-	});
-}
-
-async function must(cmd, args, opts) {
-	const r = await run(cmd, args, opts);
-	assert.equal(r.code, 0, `${cmd} ${args.join(' ')} failed (${r.code}): ${r.stderr}${r.stdout}`);
-	return r.stdout;
-}
-
-/** A missing tool fails the test: make test's setup installs them all. */
-async function need(...tools) {
-	for (const t of tools) {
-		const r = await run('sh', ['-c', `command -v ${t}`]);
-		assert.equal(r.code, 0, `${t} is not installed (tools/setup test installs it)`);
-	}
-}
+const { run, must } = commandRunner({ timeoutMs: 60000 });
+const need = needTools;
 
 function needImage() {
 	assert.ok(fs.existsSync(path.join(LAYOUT, 'index.json')) && fs.existsSync(ARCHIVE),
 		`no image in ${IMAGES}: run make image`);
-}
-
-/** A port that was free a moment ago: bind 0, read it, close. */
-function freePort() {
-	return new Promise((resolve, reject) => {
-		const s = net.createServer();
-		s.once('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const { port } = s.address();
-			s.close(() => resolve(port));
-		});
-	});
 }
 
 /** The tar entries of buf (ustar): name, mode, uid, gid, size, type. */

@@ -2,6 +2,7 @@
 // talk to it over raw sockets and curl, parse HTTP/1.1 responses byte-exact.
 // Every wait is for an event (a log line, a response, a close, an exit);
 // nothing here sleeps. Ports are always picked by the server (PORT=0).
+import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import net from 'node:net';
@@ -426,4 +427,50 @@ export function within(ms, promise, msg) {
 		promise.finally(() => clearTimeout(t)),
 		new Promise((_, reject) => { t = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${msg}`)), ms); }),
 	]);
+}
+
+// ---- external commands (the packaging and VM tests) ----
+
+/** run(cmd, args, opts) and must(...) with the caller's defaults: timeoutMs
+ * (a safety net; killed with SIGKILL) and encoding of stdout ('utf8' or
+ * 'buffer'). run resolves {code, stdout, stderr}; must asserts exit 0 and
+ * returns stdout. */
+export function commandRunner(defaults = {}) {
+	const run = (cmd, args, opts = {}) => {
+		const { env, timeoutMs = 60000, encoding = 'utf8' } = { ...defaults, ...opts };
+		return new Promise((resolve) => {
+			execFile(cmd, args, { env: env ?? process.env, timeout: timeoutMs, killSignal: 'SIGKILL',
+				maxBuffer: 64 << 20, encoding },
+			(err, stdout, stderr) => resolve({
+				code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr: stderr.toString(),
+			}));
+		});
+	};
+	const must = async (cmd, args, opts) => {
+		const r = await run(cmd, args, opts);
+		assert.equal(r.code, 0, `${cmd} ${args.join(' ')} failed (${r.code}): ${r.stderr}${typeof r.stdout === 'string' ? r.stdout : ''}`);
+		return r.stdout;
+	};
+	return { run, must };
+}
+
+/** A missing tool fails the test: make test's setup installs them all. */
+export async function needTools(...tools) {
+	const { run } = commandRunner();
+	for (const t of tools) {
+		const r = await run('sh', ['-c', `command -v ${t}`]);
+		assert.equal(r.code, 0, `${t} is not installed (tools/setup test installs it)`);
+	}
+}
+
+/** A port that was free a moment ago: bind 0, read it, close. */
+export function freePort() {
+	return new Promise((resolve, reject) => {
+		const s = net.createServer();
+		s.once('error', reject);
+		s.listen(0, '127.0.0.1', () => {
+			const { port } = s.address();
+			s.close(() => resolve(port));
+		});
+	});
 }

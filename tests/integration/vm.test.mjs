@@ -12,7 +12,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { ROOT, BIN, BODY, RawClient, req, curlResponse, within, startServer, cleanup } from './lib.mjs';
+import { ROOT, BIN, BODY, RawClient, req, curlResponse, within, startServer, cleanup, commandRunner, needTools, freePort } from './lib.mjs';
 
 const IMAGES = path.join(ROOT, 'build', 'images');
 const STATIC_BIN = path.join(ROOT, 'build', 'bin', 'service');
@@ -33,41 +33,11 @@ after(() => {
 
 // ---- small helpers ----
 
-function run(cmd, args, { env, timeoutMs = 120000 } = {}) {
-	return new Promise((resolve) => {
-		execFile(cmd, args, { env: env ?? process.env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20, encoding: 'buffer' },
-			(err, stdout, stderr) => resolve({
-				code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr: stderr.toString(),
-			}));
-	});
-}
-
-async function must(cmd, args, opts) {
-	const r = await run(cmd, args, opts);
-	assert.equal(r.code, 0, `${cmd} ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
-	return r.stdout;
-}
-
-async function need(...tools) {
-	for (const t of tools) {
-		const r = await run('sh', ['-c', `command -v ${t}`]);
-		assert.equal(r.code, 0, `${t} is not installed (tools/setup test installs it)`);
-	}
-}
+const { run, must } = commandRunner({ timeoutMs: 120000, encoding: 'buffer' });
+const need = needTools;
 
 function needBoot(...files) {
 	for (const f of files) assert.ok(fs.existsSync(path.join(IMAGES, f)), `no ${f} in ${IMAGES}: run make boot`);
-}
-
-function freePort() {
-	return new Promise((resolve, reject) => {
-		const s = net.createServer();
-		s.once('error', reject);
-		s.listen(0, '127.0.0.1', () => {
-			const { port } = s.address();
-			s.close(() => resolve(port));
-		});
-	});
 }
 
 /** The entries of a newc cpio archive: name, mode, data. */
