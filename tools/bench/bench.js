@@ -7,31 +7,25 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const net = require('node:net');
 const http = require('node:http');
 const crypto = require('node:crypto');
-const { spawn, execFileSync } = require('node:child_process');
+const { execFileSync } = require('node:child_process');
+const {
+  ROOT, OUT, num, sharedCfg, CLK_TCK, sleep, logger, killAll, onSignals, run, freePort,
+  launch, session, wrkRun, retrier, runLine, stats, pick, fmt, cell, ratio,
+  machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes,
+} = require('./lib');
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const OUT = path.join(ROOT, 'build', 'bench');
 const env = process.env;
-const num = (v, d) => (v !== undefined && v !== '' && Number.isFinite(+v) ? +v : d);
+const { timing, cores } = sharedCfg(24);
 const CFG = {
-  seconds: num(env.BENCH_SECONDS, 3),
-  reps: num(env.BENCH_REPS, 3),
-  warmupSeconds: num(env.BENCH_WARMUP, 1),
+  ...timing,
   coldRuns: num(env.BENCH_COLD_RUNS, 50),
   pipelineDepth: num(env.BENCH_PIPELINE_DEPTH, 16),
   pipelineConns: num(env.BENCH_PIPELINE_CONNS, 100),
-  serverCpu: num(env.BENCH_SERVER_CPU, 0),
-  clientCpu: num(env.BENCH_CLIENT_CPU, 1),
-  retries: num(env.BENCH_RETRIES, 2),
-  retryBudget: num(env.BENCH_RETRY_BUDGET, 24),
+  ...cores,
   servers: (env.BENCH_SERVERS || 'floor,ingot,nginx,node').split(',').map((s) => s.trim()),
 };
-const FOREIGN_MAX = 0.05; // share of a bench core other processes may take
-let retryBudget = CFG.retryBudget;
-const disturbed = []; // runs kept although other processes shared a bench core
 // run puts the floor and the probe in a private directory (BENCH_BIN_DIR);
 // the service is copied there too, so a rebuild or `make clean` elsewhere in
 // the tree mid-run cannot change or remove what is being measured.
@@ -39,11 +33,8 @@ const BIN_DIR = env.BENCH_BIN_DIR || OUT;
 const FLOOR_BIN = path.join(BIN_DIR, 'floor');
 const COLD_BIN = path.join(BIN_DIR, 'coldstart');
 const SERVICE_DEFAULT = path.join(ROOT, 'build', 'bin', 'service');
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-const notes = [];
-const note = (s) => { notes.push(s); log(`note: ${s}`); };
-function log(s) { process.stderr.write(`[bench] ${s}\n`); }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { notes, log, note } = logger('bench');
+const retry = retrier(CFG.retryBudget, CFG.retries, log); // .disturbed: runs kept although disturbed
 
 // ---- expected bodies: the reference for every server's answers ----------
 function expectedCompute() {
@@ -74,85 +65,18 @@ const TESTS = [
   },
 ];
 
-// ---- child processes: every one we start is tracked and ended by PID ----
-const live = new Map(); // pid -> ChildProcess
-function track(child) {
-  live.set(child.pid, child);
-  child.on('exit', () => live.delete(child.pid));
-  return child;
-}
-function killAll(sig) {
-  for (const pid of live.keys()) { try { process.kill(pid, sig); } catch { /* gone */ } }
-}
+// ---- child processes: every one we start is tracked (lib.js) and ended by PID
 process.on('exit', () => {
   killAll('SIGKILL');
   if (env.BENCH_BIN_DIR) fs.rmSync(env.BENCH_BIN_DIR, { recursive: true, force: true });
 });
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(sig, () => { log(`${sig}: stopping children`); killAll('SIGTERM'); process.exit(130); });
-}
+onSignals(log, () => killAll('SIGTERM'));
 
-function run(cmd, args, opts = {}) {
-  return new Promise((resolve) => {
-    const child = track(spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts }));
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('error', (e) => resolve({ code: -1, out, err: err + String(e) }));
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
-
-// Binding port 0 lets the kernel pick a free port; the tiny window before the
-// server binds it is harmless on a machine where nothing else takes ports fast.
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-// ---- /proc readers -------------------------------------------------------
-function cpuTicks(pid) {
-  const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = st.slice(st.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
-  return Number(f[11]) + Number(f[12]); // utime + stime, all threads of the process
-}
+// ---- /proc readers (the rest are in lib.js) --------------------------------
 function memKiB(pid) {
   const st = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const get = (k) => Number((new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(st) || [])[1]);
   return { rss: get('VmRSS'), vsz: get('VmSize') };
-}
-// Listening is read from /proc/net/tcp{,6}, so readiness costs the server no
-// connection: idle RSS is then taken before any client has touched it.
-function isListening(port) {
-  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let txt = '';
-    try { txt = fs.readFileSync(f, 'utf8'); } catch { continue; }
-    for (const line of txt.split('\n').slice(1)) {
-      const c = line.trim().split(/\s+/);
-      if (c.length > 3 && c[1].endsWith(hex) && c[3] === '0A') return true;
-    }
-  }
-  return false;
-}
-// The server's core as a whole (/proc/stat). With tick accounting and no
-// IRQ-time accounting (this kernel), softirq work run in the server's context
-// is charged to the server's utime+stime, so busy ticks beyond the server's
-// own are other processes sharing its core: a run so disturbed is redone.
-function coreTicks(cpu) {
-  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n').find((l) => l.startsWith(`cpu${cpu} `));
-  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-  return { busy: user + nice + system + irq + softirq, steal };
-}
-function alive(pid) {
-  try {
-    const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return st.slice(st.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch { return false; }
 }
 
 // ---- the four servers ----------------------------------------------------
@@ -232,30 +156,12 @@ const SERVERS = {
 const starts = {}; // per server and rep, so a restart keeps the crashed run's log
 async function startServer(name, rep) {
   const port = await freePort();
-  const { argv, env: extra } = SERVERS[name].cmd(port);
   const k = `${name}-rep${rep + 1}`;
   starts[k] = (starts[k] || 0) + 1;
   const logFile = path.join(OUT, 'logs', `${k}${starts[k] > 1 ? `-start${starts[k]}` : ''}.log`);
-  fs.mkdirSync(path.dirname(logFile), { recursive: true });
-  // Logs go to a file, not a pipe: a chatty server must not block, and
-  // draining a pipe would spend CPU on the client's core during a run.
-  const fd = fs.openSync(logFile, 'w');
-  const child = track(spawn('taskset', ['-c', String(CFG.serverCpu), ...argv], {
-    stdio: ['ignore', fd, fd], env: { ...process.env, ...extra },
-  }));
-  fs.closeSync(fd);
-  let spawnErr = null;
-  child.on('error', (e) => { spawnErr = e; });
-  const t0 = Date.now();
-  while (!isListening(port)) {
-    if (spawnErr || child.exitCode !== null || child.signalCode !== null || Date.now() - t0 > 10000) {
-      try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ }
-      const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-400) : '';
-      throw new Error(`${name} did not listen on ${port} (${spawnErr || `exit ${child.exitCode}`}): ${tail}`);
-    }
-    await sleep(2);
-  }
-  const srv = { name, port, pid: child.pid, child, logFile };
+  const srv = await launch(name, port, SERVERS[name].cmd(port), logFile,
+    { cpu: CFG.serverCpu, timeoutMs: 10000, pollMs: 2 });
+  srv.logFile = logFile;
   if (SERVERS[name].announces) await checkAnnounce(srv);
   return srv;
 }
@@ -276,18 +182,6 @@ async function checkAnnounce(srv) {
     }
     if (Date.now() - t0 > 2000) { note(`${srv.name} printed no {"msg":"listening"} line`); return; }
     await sleep(5);
-  }
-}
-
-async function stopServer(srv) {
-  if (!alive(srv.pid)) return;
-  const gone = new Promise((r) => srv.child.once('exit', r));
-  try { process.kill(srv.pid, 'SIGTERM'); } catch { return; }
-  const t = await Promise.race([gone.then(() => 'ok'), sleep(3000).then(() => 'slow')]);
-  if (t === 'slow') {
-    note(`${srv.name} still running 3 s after SIGTERM; killed`);
-    try { process.kill(srv.pid, 'SIGKILL'); } catch { /* gone */ }
-    await gone;
   }
 }
 
@@ -326,27 +220,7 @@ async function verify(srv) {
   return out;
 }
 
-// ---- wrk -----------------------------------------------------------------
-const UNIT = { us: 1, ms: 1e3, s: 1e6 };
-function parseWrk(out) {
-  const m = (re) => re.exec(out);
-  const req = m(/(\d+) requests in ([\d.]+)(us|ms|s)/);
-  const rps = m(/Requests\/sec:\s+([\d.]+)/);
-  const sock = m(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
-  const non2xx = m(/Non-2xx or 3xx responses: (\d+)/);
-  const lat = (q) => {
-    const x = new RegExp(`^\\s+${q}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
-    return x ? Number(x[1]) * UNIT[x[2]] : null;
-  };
-  return {
-    requests: req ? Number(req[1]) : 0,
-    rps: rps ? Number(rps[1]) : 0,
-    errors: sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
-    non2xx: non2xx ? Number(non2xx[1]) : 0,
-    p50_us: lat(50),
-    p99_us: lat(99),
-  };
-}
+// ---- wrk (the run and its /proc accounting: lib.js) -----------------------
 function wrkArgs(port, t, seconds) {
   const a = ['wrk', '-t1', '-c', String(t.conns), '-d', `${seconds}s`, '--timeout', '10s', '--latency'];
   if (t.pipeline) a.push('-s', path.join(__dirname, 'pipeline.lua'));
@@ -354,59 +228,22 @@ function wrkArgs(port, t, seconds) {
   if (t.pipeline) a.push('--', String(t.pipeline), t.path);
   return a;
 }
-// wrk runs under a shell that, once it has reaped wrk, prints its own
-// /proc/PID/stat: the children's utime+stime there are wrk's CPU time, which
-// tells how much of the client core other processes took during the run.
-const WRK_SH = 'wrk "$@"; s=$?; echo; echo "@@stat $(cat /proc/$$/stat)"; exit $s';
-function childTicks(out) {
-  const line = out.split('\n').find((l) => l.startsWith('@@stat '));
-  if (!line) return null;
-  const f = line.slice(line.lastIndexOf(')') + 2).split(' ');
-  return Number(f[13]) + Number(f[14]); // cutime + cstime (fields 16, 17)
-}
 async function measure(srv, t) {
-  const before = cpuTicks(srv.pid);
-  const core0 = coreTicks(CFG.serverCpu);
-  const client0 = coreTicks(CFG.clientCpu);
-  const self0 = process.cpuUsage();
-  const t0 = Date.now();
   const [, ...wrk] = wrkArgs(srv.port, t, CFG.seconds);
-  const r = await run('taskset', ['-c', String(CFG.clientCpu), 'sh', '-c', WRK_SH, 'sh', ...wrk]);
-  // Let the server see wrk's closes, so every run is charged the same teardown.
-  await sleep(100);
-  const wallTicks = ((Date.now() - t0) / 1000) * CLK_TCK;
-  const ok = alive(srv.pid);
-  const after = ok ? cpuTicks(srv.pid) : before;
-  const core1 = coreTicks(CFG.serverCpu);
-  const client1 = coreTicks(CFG.clientCpu);
-  const self = process.cpuUsage(self0);
-  const w = parseWrk(r.out);
-  const cpuSec = (after - before) / CLK_TCK;
-  const foreign = Math.max(0, core1.busy - core0.busy - (after - before)) / wallTicks;
-  const wrkTicks = childTicks(r.out);
-  const selfTicks = ((self.user + self.system) / 1e6) * CLK_TCK;
-  // Company on the client core only matters if wrk wanted the time: with
-  // idle time left on that core (e.g. /compute, where wrk mostly waits) wrk
-  // was not held back.
-  const clientIdle = 1 - (client1.busy - client0.busy) / wallTicks;
-  const clientForeign = wrkTicks === null ? null : clientIdle > FOREIGN_MAX ? 0
-    : Math.max(0, client1.busy - client0.busy - wrkTicks - selfTicks) / wallTicks;
+  const m = await wrkRun(srv.pid, CFG, wrk);
+  const cpuSec = m.ticks / CLK_TCK;
   return {
-    ...w,
+    ...m.w,
     cpu_s: cpuSec,
-    cpu_us_per_req: w.requests > 0 && ok ? (cpuSec / w.requests) * 1e6 : null,
-    core_us_per_req: w.requests > 0 ? ((core1.busy - core0.busy) / CLK_TCK / w.requests) * 1e6 : null,
-    foreign_share: Number(foreign.toFixed(3)),
-    client_foreign_share: clientForeign === null ? null : Number(clientForeign.toFixed(3)),
-    wrk_cpu_s: wrkTicks === null ? null : wrkTicks / CLK_TCK,
-    steal_share: Number(((core1.steal - core0.steal) / wallTicks).toFixed(3)),
-    server_died: !ok,
-    wrk_exit: r.code,
-    wrk_stderr: r.err.trim() || undefined,
+    cpu_us_per_req: m.w.requests > 0 && m.ok ? (cpuSec / m.w.requests) * 1e6 : null,
+    core_us_per_req: m.w.requests > 0 ? (m.coreBusy / CLK_TCK / m.w.requests) * 1e6 : null,
+    foreign_share: m.foreign_share,
+    client_foreign_share: m.client_foreign_share,
+    wrk_cpu_s: m.wrk_cpu_s,
+    steal_share: Number((m.steal / m.wallTicks).toFixed(3)),
+    ...m.end,
   };
 }
-// Share of either core that went to processes other than the server and wrk.
-const disturbance = (r) => Math.max(r.foreign_share, r.client_foreign_share || 0);
 
 // ---- cold start ----------------------------------------------------------
 async function coldStart(name) {
@@ -424,31 +261,10 @@ async function coldStart(name) {
   }
 }
 
-// ---- statistics and the table --------------------------------------------
-function stats(xs) {
-  const v = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
-  if (!v.length) return null;
-  const n = v.length;
-  const med = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  return { median: med, min: v[0], max: v[n - 1], n };
-}
-const fmt = {
-  rps: (x) => (x >= 1e6 ? `${(x / 1e6).toFixed(2)}M` : x >= 1e3 ? `${(x / 1e3).toFixed(1)}k` : x.toFixed(0)),
-  us: (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)),
-  ms: (x) => (x / 1000).toFixed(x >= 100000 ? 0 : 2),
-  kib: (x) => x.toFixed(0),
-};
-function cell(s, f) {
-  if (!s) return '–';
-  return s.n > 1 && s.min !== s.max ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : f(s.median);
-}
-const ratio = (a, b) => (a && b && b.median ? a.median / b.median : null);
+// ---- the table (statistics and cells: lib.js) -----------------------------
 const rfmt = (r) => (r === null ? '–' : `${r.toFixed(2)}×`);
 
 function machine() {
-  const cpu = (/^model name\s*:\s*(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8')) || [])[1] || '?';
-  // The runner itself is pinned to one CPU, so its own nproc would say 1.
-  const nproc = num(env.BENCH_NPROC, os.cpus().length);
   const ver = (cmd, args) => {
     try {
       const r = require('node:child_process').spawnSync(cmd, args);
@@ -456,7 +272,7 @@ function machine() {
     } catch { return '?'; }
   };
   return {
-    cpu, kernel: `${os.type()} ${os.release()}`, nproc, loadavg_start: os.loadavg(),
+    ...machineBase(),
     wrk: ver('wrk', ['--version']).replace(/ Copyright.*/, ''),
     nginx: ver('nginx', ['-v']), node: process.version,
   };
@@ -468,24 +284,10 @@ const target = (text, needs, ok) => ({ text, needs, ok });
 function buildRows(res) {
   const S = CFG.servers;
   const rows = [];
-  const pick = (srv, test, key) => {
-    if (!res.runs[srv] || !res.runs[srv][test]) return null;
-    const runs = res.runs[srv][test];
-    // Undisturbed reps only, where there are any: a rep that shared a core
-    // with a compiler measures the compiler as much as the server.
-    const clean = runs.filter((r) => disturbance(r) <= FOREIGN_MAX);
-    const use = clean.length ? clean : runs;
-    const s = stats(use.map((r) => r[key]));
-    if (s) {
-      s.bad = runs.some((r) => r.errors || r.non2xx || r.server_died);
-      s.disturbed = !clean.length;
-      s.dropped = runs.length - use.length;
-    }
-    return s;
-  };
+  const pickRun = (srv, test, key) => pick((res.runs[srv] || {})[test] || [], key);
   for (const t of TESTS) {
-    const rps = Object.fromEntries(S.map((s) => [s, pick(s, t.id, 'rps')]));
-    const cpu = Object.fromEntries(S.map((s) => [s, pick(s, t.id, 'cpu_us_per_req')]));
+    const rps = Object.fromEntries(S.map((s) => [s, pickRun(s, t.id, 'rps')]));
+    const cpu = Object.fromEntries(S.map((s) => [s, pickRun(s, t.id, 'cpu_us_per_req')]));
     let rpsTarget = null;
     let cpuTarget = null;
     if (t.core) {
@@ -535,8 +337,7 @@ function renderMarkdown(res, rows) {
   const L = [];
   L.push('# ingot bench');
   L.push('');
-  L.push(`Machine: ${m.cpu}, ${m.kernel}, nproc ${m.nproc}; load avg at start ${m.loadavg_start.map((x) => x.toFixed(2)).join(' ')}, ` +
-    `at end ${m.loadavg_end.map((x) => x.toFixed(2)).join(' ')}`);
+  L.push(`Machine: ${m.cpu}, ${m.kernel}, nproc ${m.nproc}; ${loadText(m)}`);
   L.push(`Tools: ${m.wrk}; ${m.nginx}; node ${m.node}`);
   L.push(`Method: each server alone on CPU ${CFG.serverCpu}, \`wrk -t1\` on CPU ${CFG.clientCpu}; ${CFG.reps} reps × ` +
     `${CFG.seconds} s per run, server order rotated each rep; cells are median (min–max) over reps ` +
@@ -550,11 +351,7 @@ function renderMarkdown(res, rows) {
   L.push(`|${hdr.map((h, i) => (i < 2 || h === 'target' || h === 'verdict' ? '---' : '--:')).join('|')}|`);
   for (const r of rows) {
     if (!S.some((s) => r.vals[s])) continue;
-    const cells = [r.test, r.metric, ...S.map((s) => {
-      const c = cell(r.vals[s], r.f);
-      const v = r.vals[s];
-      return v ? `${c}${v.bad ? ' †' : ''}${v.disturbed ? ' ‡' : ''}${v.dropped ? ` [${v.n}/${v.n + v.dropped}]` : ''}` : c;
-    })];
+    const cells = [r.test, r.metric, ...S.map((s) => cell(r.vals[s], r.f))];
     cells.push(...ratios.map((s) => rfmt(ratio(r.vals.ingot, r.vals[s]))));
     cells.push(r.target ? r.target.text : '', r.verdict);
     L.push(`| ${cells.join(' | ')} |`);
@@ -562,16 +359,14 @@ function renderMarkdown(res, rows) {
   L.push('');
   L.push('– not served or not measured: nginx and floor serve only /health and /json; ' +
     'the floor answers every request with the fixed /health response, /json included. ' +
-    '† some run had socket errors, non-2xx answers or a server exit (see results.json). ' +
-    `‡ every rep had other processes on a bench core (> ${FOREIGN_MAX * 100}% of CPU ${CFG.serverCpu} or ${CFG.clientCpu}); ` +
-    '[k/n]: only the k of n reps without such company are in the cell.');
+    '† some run had socket errors, non-2xx answers or a server exit (see results.json). ' + disturbedLegend(CFG));
   L.push('results.json also holds, per run, core_us_per_req: all busy time of the server\'s CPU (softirq included) per request, and latency p50/p99.');
   L.push('nginx runs with `master_process off`: one process is both master and worker, so its CPU and RSS are the worker\'s.');
   if (serviceStandIn) L.push('ingot* = STAND-IN: the floor binary (build/bin/service was missing); not ingot\'s numbers.');
   const p = rows.filter((r) => r.verdict === 'PASS').length;
   const t = rows.filter((r) => r.verdict === 'PASS' || r.verdict.startsWith('MISS')).length;
   L.push(`Targets: ${p} of ${t} PASS. Total bench time ${res.elapsed_s.toFixed(0)} s.`);
-  if (notes.length) { L.push(''); L.push('Notes:'); for (const n of notes) L.push(`- ${n}`); }
+  pushNotes(L, notes);
   return `${L.join('\n')}\n`;
 }
 
@@ -600,9 +395,7 @@ async function main() {
     binary_bytes: serviceStandIn ? null : fs.statSync(serviceBin).size,
     runs: {}, idle: {}, cold: {}, verification: {}, notes,
   };
-  if (res.machine.loadavg_start[0] > 0.5) {
-    note(`load average ${res.machine.loadavg_start[0].toFixed(2)} at start: other work on this machine may skew numbers`);
-  }
+  warnLoad(res.machine, note);
   const S = CFG.servers.filter((s) => {
     if (SERVERS[s]) return true;
     note(`unknown server ${s} ignored`);
@@ -610,8 +403,7 @@ async function main() {
   });
   CFG.servers = S;
   for (let rep = 0; rep < CFG.reps; rep++) {
-    const k = rep % S.length;
-    const order = [...S.slice(k), ...S.slice(0, k)];
+    const order = rotate(S, rep);
     log(`rep ${rep + 1}/${CFG.reps}: ${order.join(' → ')}`);
     for (const name of order) await benchServer(name, rep, res);
     for (const name of order) {
@@ -620,12 +412,13 @@ async function main() {
     }
   }
   res.machine.loadavg_end = os.loadavg();
+  const { disturbed } = retry;
   res.disturbed = disturbed.map((d) => d.text);
   if (disturbed.length) {
     const total = Object.values(res.runs).reduce((a, t) => a + Object.keys(t).length, 0) * CFG.reps;
     const worst = [...disturbed].sort((a, b) => b.share - a.share).slice(0, 3).map((d) => d.text);
     note(`${disturbed.length} of ${total} runs kept although other processes took part of a bench core ` +
-      `(best of up to ${CFG.retries + 1} tries${retryBudget <= 0 ? '; retry budget spent' : ''}); ` +
+      `(best of up to ${CFG.retries + 1} tries${retry.budget <= 0 ? '; retry budget spent' : ''}); ` +
       `worst: ${worst.join('; ')}; all in results.json "disturbed"`);
   }
   res.elapsed_s = (Date.now() - t0) / 1000;
@@ -643,58 +436,27 @@ async function main() {
 }
 
 async function benchServer(name, rep, res) {
-  let srv;
-  try {
-    srv = await startServer(name, rep);
-  } catch (e) {
-    note(`rep ${rep + 1}: ${e.message}`);
-    return;
-  }
-  try {
+  await session(name, rep, () => startServer(name, rep), note, async (first, current) => {
     await sleep(200); // let start-up work finish before reading idle memory
-    (res.idle[name] ||= []).push(memKiB(srv.pid));
-    if (rep === 0) res.verification[name] = await verify(srv);
+    (res.idle[name] ||= []).push(memKiB(first.pid));
+    if (rep === 0) res.verification[name] = await verify(first);
     if (CFG.warmupSeconds > 0) {
       // Warm caches and Node's JIT on every route it will be measured on.
       const paths = [...new Set(TESTS.filter((t) => SERVERS[name].serves(t)).map((t) => t.path))];
       for (const p of paths) {
         await run('taskset', ['-c', String(CFG.clientCpu),
-          ...wrkArgs(srv.port, { path: p, conns: 10 }, Math.max(1, CFG.warmupSeconds / paths.length))]);
+          ...wrkArgs(first.port, { path: p, conns: 10 }, Math.max(1, CFG.warmupSeconds / paths.length))]);
       }
     }
     for (const t of TESTS) {
       if (!SERVERS[name].serves(t)) continue;
-      if (!alive(srv.pid)) {
-        note(`rep ${rep + 1}: ${name} had exited before ${t.label}; restarted`);
-        srv = await startServer(name, rep);
-      }
-      // A run whose cores were shared with other processes is redone; the
-      // least disturbed attempt is kept. A global budget keeps a machine that
-      // stays busy from stretching the bench without bound.
-      let r = await measure(srv, t);
-      for (let i = 0; i < CFG.retries && disturbance(r) > FOREIGN_MAX && retryBudget > 0 && alive(srv.pid); i++) {
-        retryBudget--;
-        log(`  ${name} ${t.label}: ${(disturbance(r) * 100).toFixed(0)}% of a bench core went to other processes; again`);
-        await sleep(1000); // a compiler burst on a shared machine lasts a second or two
-        const again = await measure(srv, t);
-        again.retries = i + 1;
-        if (disturbance(again) < disturbance(r)) r = again;
-      }
-      if (disturbance(r) > FOREIGN_MAX) {
-        disturbed.push({
-          share: disturbance(r), text: `rep ${rep + 1} ${name} ${t.label} ${(disturbance(r) * 100).toFixed(0)}%`,
-        });
-      }
+      const srv = await current(t.label);
+      const r = await retry.measure(srv.pid, rep, `${name} ${t.label}`, () => measure(srv, t));
       ((res.runs[name] ||= {})[t.id] ||= []).push({ rep, ...r });
-      const cpu = r.cpu_us_per_req === null ? '?' : r.cpu_us_per_req.toFixed(2);
-      const bad = r.errors || r.non2xx || r.server_died ? ` errors=${r.errors} non2xx=${r.non2xx}${r.server_died ? ' DIED' : ''}` : '';
-      log(`  ${name.padEnd(5)} ${t.label.padEnd(28)} ${fmt.rps(r.rps).padStart(7)} req/s  ${cpu.padStart(6)} µs/req${bad}`);
+      const { text, bad } = runLine(r, name, 5, t.label, 28);
+      log(`${text}${bad}`);
     }
-  } catch (e) {
-    note(`rep ${rep + 1}: ${name}: ${e.message}`);
-  } finally {
-    await stopServer(srv);
-  }
+  });
 }
 
 main().catch((e) => { log(`failed: ${e.stack}`); killAll('SIGKILL'); process.exit(1); });

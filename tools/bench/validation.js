@@ -19,25 +19,22 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const net = require('node:net');
 const http = require('node:http');
-const { spawn, spawnSync, execFileSync } = require('node:child_process');
+const { spawnSync, execFileSync } = require('node:child_process');
+const {
+  ROOT, OUT, num, sharedCfg, FOREIGN_MAX, CLK_TCK, logger, killAll, onSignals, run, freePort, alive,
+  launch, stopServer, session, wrkRun, disturbance, retrier, runLine, stats, pick, fmt, cell, ratio,
+  machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes,
+} = require('./lib');
 
 const HERE = __dirname;
-const ROOT = path.resolve(HERE, '..', '..');
-const OUT = path.join(ROOT, 'build', 'bench');
 const env = process.env;
-const num = (v, d) => (v !== undefined && v !== '' && Number.isFinite(+v) ? +v : d);
 // The same knobs as bench.js, so one setting drives both halves.
+const { timing, cores } = sharedCfg(12);
 const CFG = {
-  seconds: num(env.BENCH_SECONDS, 3),
-  reps: num(env.BENCH_REPS, 3),
-  warmupSeconds: num(env.BENCH_WARMUP, 1),
+  ...timing,
   conns: num(env.BENCH_VALIDATION_CONNS, 100),
-  serverCpu: num(env.BENCH_SERVER_CPU, 0),
-  clientCpu: num(env.BENCH_CLIENT_CPU, 1),
-  retries: num(env.BENCH_RETRIES, 2),
-  retryBudget: num(env.BENCH_RETRY_BUDGET, 12),
+  ...cores,
   // The overhead target compares two runs of one server a few percent
   // apart: alternating short runs of the two routes on one server start
   // (ABBA order) cancel most of the drift a shared machine adds.
@@ -49,17 +46,12 @@ const CFG = {
   pairPipeline: num(env.BENCH_VALIDATION_PIPELINE, 16),
 };
 const SERVER_NAMES = ['ingot', 'fastify'];
-const FOREIGN_MAX = 0.05; // as bench.js: share of a bench core other processes may take
 const TARGET_OVERHEAD = 0.05; // validation adds ≤ 5% CPU per request over /novalidate
 const TARGET_RPS = 5; // ≥ 5× Fastify's requests per second on POST /blog
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 const SECTION_BEGIN = '<!-- tools/bench/validation.js: begin -->';
 const SECTION_END = '<!-- tools/bench/validation.js: end -->';
 
-const notes = [];
-function log(s) { process.stderr.write(`[bench validation] ${s}\n`); }
-const note = (s) => { notes.push(s); log(`note: ${s}`); };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { notes, log, note } = logger('bench validation');
 
 // ---- the requests: one valid request per route, as wrk sends it --------
 // ValidateInput of schemas/service.json: seven keys of every kind.
@@ -100,80 +92,13 @@ const CHECKS = [
   { what: 'empty title', target: '/blog', body: BLOG_BODY.replace('Hello, validation', ''), headers: {}, status: 400 },
 ];
 
-// ---- child processes: every one started here is tracked and ended by PID --
-const live = new Map();
-function track(child) {
-  live.set(child.pid, child);
-  child.on('exit', () => live.delete(child.pid));
-  return child;
-}
+// ---- child processes: every one started here is tracked (lib.js) and ended by PID
 let tmpDir = null;
 function cleanup() {
-  for (const pid of live.keys()) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  killAll('SIGKILL');
   if (tmpDir) { fs.rmSync(tmpDir, { recursive: true, force: true }); tmpDir = null; }
 }
 process.on('exit', cleanup);
-
-function run(cmd, args, opts = {}) {
-  return new Promise((resolve) => {
-    const child = track(spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts }));
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('error', (e) => resolve({ code: -1, out, err: err + String(e) }));
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-// ---- /proc readers (as bench.js) -------------------------------------------
-function cpuTicks(pid) {
-  const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]); // utime + stime, all threads
-}
-// The same CPU time in nanoseconds (each thread's sum_exec_runtime), where
-// utime+stime come in ticks of 10 ms: a 2 s run of a server 30% busy is
-// only 60 ticks. null where the kernel has no schedstat.
-function cpuNs(pid) {
-  try {
-    let ns = 0;
-    for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
-      ns += Number(fs.readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
-    }
-    return ns;
-  } catch { return null; }
-}
-function coreTicks(cpu) {
-  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n').find((l) => l.startsWith(`cpu${cpu} `));
-  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-  return { busy: user + nice + system + irq + softirq, steal };
-}
-function alive(pid) {
-  try {
-    const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return st.slice(st.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch { return false; }
-}
-function isListening(port) {
-  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let txt = '';
-    try { txt = fs.readFileSync(f, 'utf8'); } catch { continue; }
-    for (const line of txt.split('\n').slice(1)) {
-      const c = line.trim().split(/\s+/);
-      if (c.length > 3 && c[1].endsWith(hex) && c[3] === '0A') return true;
-    }
-  }
-  return false;
-}
 
 // ---- the two servers ---------------------------------------------------------
 let serviceBin = null;
@@ -187,36 +112,8 @@ const SERVERS = {
 
 async function startServer(name, rep) {
   const port = await freePort();
-  const { argv, env: extra } = SERVERS[name](port);
   const logFile = path.join(OUT, 'logs', `validation-${name}-${typeof rep === 'number' ? `rep${rep + 1}` : rep}.log`);
-  fs.mkdirSync(path.dirname(logFile), { recursive: true });
-  const fd = fs.openSync(logFile, 'w'); // a file, not a pipe: nothing to drain on the client core
-  const child = track(spawn('taskset', ['-c', String(CFG.serverCpu), ...argv], {
-    stdio: ['ignore', fd, fd], env: { ...process.env, ...extra },
-  }));
-  fs.closeSync(fd);
-  let spawnErr = null;
-  child.on('error', (e) => { spawnErr = e; });
-  const t0 = Date.now();
-  while (!isListening(port)) {
-    if (spawnErr || child.exitCode !== null || child.signalCode !== null || Date.now() - t0 > 15000) {
-      try { process.kill(child.pid, 'SIGKILL'); } catch { /* gone */ }
-      const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-400) : '';
-      throw new Error(`${name} did not listen on ${port} (${spawnErr || `exit ${child.exitCode}`}): ${tail}`);
-    }
-    await sleep(5);
-  }
-  return { name, port, pid: child.pid, child };
-}
-async function stopServer(srv) {
-  if (!srv || !alive(srv.pid)) return;
-  const gone = new Promise((r) => srv.child.once('exit', r));
-  try { process.kill(srv.pid, 'SIGTERM'); } catch { return; }
-  if (await Promise.race([gone.then(() => false), sleep(3000).then(() => true)])) {
-    note(`${srv.name} still running 3 s after SIGTERM; killed`);
-    try { process.kill(srv.pid, 'SIGKILL'); } catch { /* gone */ }
-    await gone;
-  }
+  return launch(name, port, SERVERS[name](port), logFile, { cpu: CFG.serverCpu, timeoutMs: 15000, pollMs: 5 });
 }
 
 // ---- correctness: the bench must measure the 2xx path, not the 400 one ----
@@ -257,27 +154,7 @@ async function verify(srv) {
   return out;
 }
 
-// ---- wrk -----------------------------------------------------------------------
-const UNIT = { us: 1, ms: 1e3, s: 1e6 };
-function parseWrk(out) {
-  const m = (re) => re.exec(out);
-  const req = m(/(\d+) requests in ([\d.]+)(us|ms|s)/);
-  const rps = m(/Requests\/sec:\s+([\d.]+)/);
-  const sock = m(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/);
-  const non2xx = m(/Non-2xx or 3xx responses: (\d+)/);
-  const lat = (q) => {
-    const x = new RegExp(`^\\s+${q}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
-    return x ? Number(x[1]) * UNIT[x[2]] : null;
-  };
-  return {
-    requests: req ? Number(req[1]) : 0,
-    rps: rps ? Number(rps[1]) : 0,
-    errors: sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0,
-    non2xx: non2xx ? Number(non2xx[1]) : 0,
-    p50_us: lat(50),
-    p99_us: lat(99),
-  };
-}
+// ---- wrk (the run and its /proc accounting: lib.js) ---------------------------
 const bodyFiles = {};
 function wrkArgs(port, r, seconds, conns, pipeline = 0) {
   const hdrs = Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`);
@@ -285,110 +162,46 @@ function wrkArgs(port, r, seconds, conns, pipeline = 0) {
   return ['-t1', '-c', String(conns), '-d', `${seconds}s`, '--timeout', '10s', '--latency',
     '-s', path.join(HERE, 'post.lua'), `http://127.0.0.1:${port}${r.target}`, '--', bodyFiles[r.id], ...hdrs];
 }
-// As bench.js: wrk runs under a shell that prints its own /proc stat after
-// reaping wrk; the children's times there are wrk's CPU time, which tells how
-// much of the client core other processes took.
-const WRK_SH = 'wrk "$@"; s=$?; echo; echo "@@stat $(cat /proc/$$/stat)"; exit $s';
-function childTicks(out) {
-  const line = out.split('\n').find((l) => l.startsWith('@@stat '));
-  if (!line) return null;
-  const f = line.slice(line.lastIndexOf(')') + 2).split(' ');
-  return Number(f[13]) + Number(f[14]);
-}
 async function measure(srv, r, seconds = CFG.seconds, pipeline = 0) {
-  const ns0 = cpuNs(srv.pid);
-  const before = cpuTicks(srv.pid);
-  const core0 = coreTicks(CFG.serverCpu);
-  const client0 = coreTicks(CFG.clientCpu);
-  const self0 = process.cpuUsage();
-  const t0 = Date.now();
-  const w = await run('taskset', ['-c', String(CFG.clientCpu), 'sh', '-c', WRK_SH, 'sh',
-    ...wrkArgs(srv.port, r, seconds, CFG.conns, pipeline)]);
-  await sleep(100); // let the server see wrk's closes: every run pays the same teardown
-  const wallTicks = ((Date.now() - t0) / 1000) * CLK_TCK;
-  const ok = alive(srv.pid);
-  const after = ok ? cpuTicks(srv.pid) : before;
-  const ns1 = ok ? cpuNs(srv.pid) : null;
-  const core1 = coreTicks(CFG.serverCpu);
-  const client1 = coreTicks(CFG.clientCpu);
-  const self = process.cpuUsage(self0);
-  const p = parseWrk(w.out);
-  const tickSec = (after - before) / CLK_TCK;
-  const cpuSec = ns0 !== null && ns1 !== null ? (ns1 - ns0) / 1e9 : tickSec;
-  const foreign = Math.max(0, core1.busy - core0.busy - (after - before)) / wallTicks;
-  const wrkTicks = childTicks(w.out);
-  const selfTicks = ((self.user + self.system) / 1e6) * CLK_TCK;
-  const clientIdle = 1 - (client1.busy - client0.busy) / wallTicks;
-  const clientForeign = wrkTicks === null ? null : clientIdle > FOREIGN_MAX ? 0
-    : Math.max(0, client1.busy - client0.busy - wrkTicks - selfTicks) / wallTicks;
+  const m = await wrkRun(srv.pid, CFG, wrkArgs(srv.port, r, seconds, CFG.conns, pipeline), true);
+  const tickSec = m.ticks / CLK_TCK;
+  const cpuSec = m.ns !== null ? m.ns / 1e9 : tickSec;
   return {
-    ...p,
+    ...m.w,
     cpu_s: cpuSec,
     cpu_s_ticks: tickSec, // utime+stime from /proc/PID/stat, for comparison with bench.js
-    cpu_us_per_req: p.requests > 0 && ok ? (cpuSec / p.requests) * 1e6 : null,
+    cpu_us_per_req: m.w.requests > 0 && m.ok ? (cpuSec / m.w.requests) * 1e6 : null,
     // How busy the server's core was: well under 1 means wrk, not the server, set the pace.
-    server_busy: Number(((after - before) / wallTicks).toFixed(3)),
-    foreign_share: Number(foreign.toFixed(3)),
-    client_foreign_share: clientForeign === null ? null : Number(clientForeign.toFixed(3)),
-    wrk_cpu_s: wrkTicks === null ? null : wrkTicks / CLK_TCK,
-    server_died: !ok,
-    wrk_exit: w.code,
-    wrk_stderr: w.err.trim() || undefined,
+    server_busy: Number((m.ticks / m.wallTicks).toFixed(3)),
+    foreign_share: m.foreign_share,
+    client_foreign_share: m.client_foreign_share,
+    wrk_cpu_s: m.wrk_cpu_s,
+    ...m.end,
   };
 }
-const disturbance = (m) => Math.max(m.foreign_share, m.client_foreign_share || 0);
 
 // ---- one server, one rep: every route, retried while disturbed ----------------
-let retryBudget = CFG.retryBudget;
-const disturbed = [];
+const retry = retrier(CFG.retryBudget, CFG.retries, log); // .disturbed: runs kept although disturbed
 async function benchServer(name, rep, res) {
-  let srv;
-  try {
-    srv = await startServer(name, rep);
-  } catch (e) {
-    note(`rep ${rep + 1}: ${e.message}`);
-    return;
-  }
-  try {
-    if (!res.verification[name]) res.verification[name] = await verify(srv);
+  await session(name, rep, () => startServer(name, rep), note, async (first, current) => {
+    if (!res.verification[name]) res.verification[name] = await verify(first);
     // Route order rotates with the rep, so no route always runs first.
-    const routes = [...ROUTES.slice(rep % ROUTES.length), ...ROUTES.slice(0, rep % ROUTES.length)];
+    const routes = rotate(ROUTES, rep);
     if (CFG.warmupSeconds > 0) {
       // Warm caches and V8's JIT on every route before any is measured.
       for (const r of routes) {
         await run('taskset', ['-c', String(CFG.clientCpu), 'wrk',
-          ...wrkArgs(srv.port, r, Math.max(1, CFG.warmupSeconds), 10)]);
+          ...wrkArgs(first.port, r, Math.max(1, CFG.warmupSeconds), 10)]);
       }
     }
     for (const r of routes) {
-      if (!alive(srv.pid)) {
-        note(`rep ${rep + 1}: ${name} had exited before ${r.label}; restarted`);
-        srv = await startServer(name, rep);
-      }
-      let m = await measure(srv, r);
-      for (let i = 0; i < CFG.retries && disturbance(m) > FOREIGN_MAX && retryBudget > 0 && alive(srv.pid); i++) {
-        retryBudget--;
-        log(`  ${name} ${r.label}: ${(disturbance(m) * 100).toFixed(0)}% of a bench core went to other processes; again`);
-        await sleep(1000);
-        const again = await measure(srv, r);
-        again.retries = i + 1;
-        if (disturbance(again) < disturbance(m)) m = again;
-      }
-      if (disturbance(m) > FOREIGN_MAX) {
-        disturbed.push({ share: disturbance(m), text: `rep ${rep + 1} ${name} ${r.label} ${(disturbance(m) * 100).toFixed(0)}%` });
-      }
+      const srv = await current(r.label);
+      const m = await retry.measure(srv.pid, rep, `${name} ${r.label}`, () => measure(srv, r));
       ((res.runs[name] ||= {})[r.id] ||= []).push({ rep, ...m });
-      const cpu = m.cpu_us_per_req === null ? '?' : m.cpu_us_per_req.toFixed(2);
-      const bad = m.errors || m.non2xx || m.server_died
-        ? ` errors=${m.errors} non2xx=${m.non2xx}${m.server_died ? ' DIED' : ''}` : '';
-      log(`  ${name.padEnd(7)} ${r.label.padEnd(17)} ${fmt.rps(m.rps).padStart(7)} req/s  ${cpu.padStart(6)} µs/req  ` +
-        `busy ${(m.server_busy * 100).toFixed(0)}%${bad}`);
+      const { text, bad } = runLine(m, name, 7, r.label, 17);
+      log(`${text}  busy ${(m.server_busy * 100).toFixed(0)}%${bad}`);
     }
-  } catch (e) {
-    note(`rep ${rep + 1}: ${name}: ${e.message}`);
-  } finally {
-    await stopServer(srv);
-  }
+  });
 }
 
 // ---- the overhead pairs: ingot's /validate and /novalidate alternated ------
@@ -429,44 +242,12 @@ async function overheadPairs(res) {
   } catch (e) {
     note(`overhead pairs: ${e.message}`);
   } finally {
-    await stopServer(srv);
+    await stopServer(srv, note);
   }
 }
 
-// ---- statistics and the table ---------------------------------------------------
-function stats(xs) {
-  const v = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
-  if (!v.length) return null;
-  const n = v.length;
-  return { median: n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, min: v[0], max: v[n - 1], n };
-}
-const fmt = {
-  rps: (x) => (x >= 1e6 ? `${(x / 1e6).toFixed(2)}M` : x >= 1e3 ? `${(x / 1e3).toFixed(1)}k` : x.toFixed(0)),
-  us: (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)),
-  pct: (x) => `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)}%`,
-  x: (x) => `${x.toFixed(2)}×`,
-};
-function cell(s, f) {
-  if (!s) return '–';
-  const c = s.n > 1 && s.min !== s.max ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : f(s.median);
-  return `${c}${s.bad ? ' †' : ''}${s.disturbed ? ' ‡' : ''}${s.dropped ? ` [${s.n}/${s.n + s.dropped}]` : ''}`;
-}
-// Undisturbed reps only, where there are any (as bench.js).
-function cleanRuns(res, srv, id) {
-  const runs = (res.runs[srv] || {})[id] || [];
-  const clean = runs.filter((m) => disturbance(m) <= FOREIGN_MAX);
-  return { runs, use: clean.length ? clean : runs, anyClean: clean.length > 0 };
-}
-function pick(res, srv, id, key) {
-  const { runs, use, anyClean } = cleanRuns(res, srv, id);
-  const s = stats(use.map((m) => m[key]));
-  if (s) {
-    s.bad = runs.some((m) => m.errors || m.non2xx || m.server_died);
-    s.disturbed = !anyClean;
-    s.dropped = runs.length - use.length;
-  }
-  return s;
-}
+// ---- the table (statistics and cells: lib.js) ------------------------------------
+const pickRun = (res, srv, id, key) => pick((res.runs[srv] || {})[id] || [], key);
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
 function summarize(res) {
@@ -474,15 +255,14 @@ function summarize(res) {
     const v = {};
     for (const s of SERVER_NAMES) {
       v[s] = {
-        rps: pick(res, s, r.id, 'rps'),
-        cpu: pick(res, s, r.id, 'cpu_us_per_req'),
-        busy: pick(res, s, r.id, 'server_busy'),
+        rps: pickRun(res, s, r.id, 'rps'),
+        cpu: pickRun(res, s, r.id, 'cpu_us_per_req'),
+        busy: pickRun(res, s, r.id, 'server_busy'),
         non2xx: sum(((res.runs[s] || {})[r.id] || []).map((m) => m.non2xx)),
         errors: sum(((res.runs[s] || {})[r.id] || []).map((m) => m.errors)),
         requests: sum(((res.runs[s] || {})[r.id] || []).map((m) => m.requests)),
       };
     }
-    const ratio = (a, b) => (a && b && b.median ? a.median / b.median : null);
     return {
       id: r.id, label: r.label, v,
       rps_ratio: ratio(v.ingot.rps, v.fastify.rps), // ingot ÷ fastify
@@ -564,8 +344,7 @@ function renderMarkdown(res, sum_) {
   const m = res.machine;
   L.push('## Validation: POST with JSON bodies, ingot vs Fastify + Ajv');
   L.push('');
-  L.push(`Machine: ${m.cpu}, nproc ${m.nproc}; load avg at start ${m.loadavg_start.map((x) => x.toFixed(2)).join(' ')}, ` +
-    `at end ${m.loadavg_end.map((x) => x.toFixed(2)).join(' ')}. Peers: ingot (build/bin/service, INGOT_THREADS=1); ` +
+  L.push(`Machine: ${m.cpu}, nproc ${m.nproc}; ${loadText(m)}. Peers: ingot (build/bin/service, INGOT_THREADS=1); ` +
     `Fastify ${m.fastify} with Ajv ${m.ajv} and fast-json-stringify ${m.fjs} on node ${m.node} ` +
     '(tools/bench/fastify-server.js: the same request and response schemas).');
   L.push(`Method: each server alone on CPU ${CFG.serverCpu}, \`wrk -t1 -c${CFG.conns}\` with tools/bench/post.lua on ` +
@@ -596,16 +375,14 @@ function renderMarkdown(res, sum_) {
   L.push('');
   L.push('Core busy: the server\'s CPU time ÷ wall time; well under 100% means the one wrk core (or other work on the ' +
     'server\'s core), not the server, set the request rate, and the CPU per request is then the fairer comparison. ' +
-    '† some run had socket errors, non-2xx answers or a server exit (see validation.json). ' +
-    `‡ every rep had other processes on a bench core (> ${FOREIGN_MAX * 100}% of CPU ${CFG.serverCpu} or ${CFG.clientCpu}); ` +
-    '[k/n]: only the k of n reps without such company are in the cell.');
+    '† some run had socket errors, non-2xx answers or a server exit (see validation.json). ' + disturbedLegend(CFG));
   const ver = Object.entries(res.verification).flatMap(([s, o]) => Object.entries(o)
     .filter(([, v]) => v !== 'ok').map(([k, v]) => `${s} ${k}: ${v}`));
   L.push(ver.length ? `Verification FAILED: ${ver.join('; ')}.`
     : `Verified before the runs, on both servers: each bench request answers ${ROUTES.map((r) => r.status).join('/')} ` +
       `with the same body byte for byte; ${CHECKS.filter((c) => c.status === 400).length} invalid requests ` +
       '(query, header, body constraints) answer 400, and /novalidate takes page=0.');
-  if (notes.length) { L.push(''); L.push('Notes:'); for (const n of notes) L.push(`- ${n}`); }
+  pushNotes(L, notes);
   return `${L.join('\n')}\n`;
 }
 
@@ -634,10 +411,8 @@ function ensureFastify() {
 }
 function versions() {
   const v = (p) => { try { return require(path.join(HERE, 'node_modules', p, 'package.json')).version; } catch { return '?'; } };
-  const cpu = (/^model name\s*:\s*(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8')) || [])[1] || '?';
   return {
-    cpu, kernel: `${os.type()} ${os.release()}`, nproc: num(env.BENCH_NPROC, os.cpus().length),
-    loadavg_start: os.loadavg(), node: process.version,
+    ...machineBase(), node: process.version,
     fastify: v('fastify'), ajv: v('ajv'), fjs: v('fast-json-stringify'),
   };
 }
@@ -669,22 +444,20 @@ async function main() {
     requests: ROUTES.map((r) => ({ route: r.label, target: r.target, headers: r.headers, body: r.body })),
     runs: {}, verification: {}, notes,
   };
-  if (res.machine.loadavg_start[0] > 0.5) {
-    note(`load average ${res.machine.loadavg_start[0].toFixed(2)} at start: other work on this machine may skew numbers`);
-  }
+  warnLoad(res.machine, note);
   for (let rep = 0; rep < CFG.reps && servers.length; rep++) {
-    const k = rep % servers.length;
-    const order = [...servers.slice(k), ...servers.slice(0, k)];
+    const order = rotate(servers, rep);
     log(`rep ${rep + 1}/${CFG.reps}: ${order.join(' → ')}`);
     for (const name of order) await benchServer(name, rep, res);
   }
   if (servers.includes('ingot') && CFG.pairs > 0) await overheadPairs(res);
   res.machine.loadavg_end = os.loadavg();
+  const { disturbed } = retry;
   res.disturbed = disturbed.map((d) => d.text);
   if (disturbed.length) {
     const worst = [...disturbed].sort((a, b) => b.share - a.share).slice(0, 3).map((d) => d.text);
     note(`${disturbed.length} of ${servers.length * ROUTES.length * CFG.reps} runs kept although other processes ` +
-      `took part of a bench core (best of up to ${CFG.retries + 1} tries${retryBudget <= 0 ? '; retry budget spent' : ''}); ` +
+      `took part of a bench core (best of up to ${CFG.retries + 1} tries${retry.budget <= 0 ? '; retry budget spent' : ''}); ` +
       `worst: ${worst.join('; ')}`);
   }
   const s = summarize(res);
@@ -717,8 +490,6 @@ if (require.main === module) {
   try {
     execFileSync('taskset', ['-a', '-p', '-c', String(CFG.clientCpu), String(process.pid)], { stdio: 'ignore' });
   } catch { log(`could not pin this process to CPU ${CFG.clientCpu}`); }
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-    process.on(sig, () => { log(`${sig}: stopping children`); cleanup(); process.exit(130); });
-  }
+  onSignals(log, cleanup);
   module.exports.main().then((r) => process.exit(r ? 0 : 1));
 }
