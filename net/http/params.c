@@ -94,7 +94,8 @@ static bool valid_utf8(const char *s, size_t n)
 	return true;
 }
 
-int ig_param_string(ig_ctx *ctx, ig_str raw, enum ig_param_in in, ig_str *out)
+/* raw %-decoded into the arena. */
+static int decode_copy(ig_ctx *ctx, ig_str raw, enum ig_param_in in, ig_str *out)
 {
 	char *d = ig_alloc(ctx, raw.len ? raw.len : 1);
 	if (!d)
@@ -102,10 +103,18 @@ int ig_param_string(ig_ctx *ctx, ig_str raw, enum ig_param_in in, ig_str *out)
 	long n = percent_decode(raw, in, d);
 	if (n < 0)
 		return IG_PARAM_BAD_ESCAPE;
-	if (!valid_utf8(d, (size_t)n))
-		return IG_PARAM_BAD_UTF8;
 	*out = (ig_str){ d, (size_t)n };
 	return IG_PARAM_OK;
+}
+
+/* Always a copy: the handler may keep the string after the read buffer
+ * has moved on (a pending handler). */
+int ig_param_string(ig_ctx *ctx, ig_str raw, enum ig_param_in in, ig_str *out)
+{
+	int rc = decode_copy(ctx, raw, in, out);
+	if (rc == IG_PARAM_OK && !valid_utf8(out->ptr, out->len))
+		return IG_PARAM_BAD_UTF8;
+	return rc;
 }
 
 /* The decoded text of a number or boolean: raw itself when it has no
@@ -116,14 +125,7 @@ static int decoded(ig_ctx *ctx, ig_str raw, enum ig_param_in in, ig_str *out)
 		*out = raw;
 		return IG_PARAM_OK;
 	}
-	char *d = ig_alloc(ctx, raw.len ? raw.len : 1);
-	if (!d)
-		return IG_PARAM_NO_MEMORY;
-	long n = percent_decode(raw, in, d);
-	if (n < 0)
-		return IG_PARAM_BAD_ESCAPE;
-	*out = (ig_str){ d, (size_t)n };
-	return IG_PARAM_OK;
+	return decode_copy(ctx, raw, in, out);
 }
 
 int ig_param_int64(ig_ctx *ctx, ig_str raw, enum ig_param_in in, int64_t *out, ig_str *literal)

@@ -29,16 +29,8 @@ void out_raw(struct sc_out *o, const char *s, size_t n)
 
 static void out_v(struct sc_out *o, const char *fmt, va_list ap)
 {
-	/* Also keeps GCC 12 with UBSan from seeing a NULL format here. */
-	if (!fmt)
-		abort();
-	va_list ap2;
-	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	char *s = sc_xmalloc((size_t)n + 1);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	out_raw(o, s, (size_t)n);
+	char *s = sc_vprintf(fmt, ap);
+	out_raw(o, s, strlen(s));
 	free(s);
 }
 

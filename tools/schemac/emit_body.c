@@ -235,6 +235,16 @@ static void report_keyword(struct sc_out *c, const char *report_fmt, const char 
 	free(msg);
 }
 
+/* Reports kw when `left` (a variable and a comparison, "chars <") holds
+ * against bound. */
+static void report_count(struct sc_out *c, const char *report_fmt, const char *left,
+			 unsigned long long bound, const struct sc_schema *s, const char *kw)
+{
+	char *cond = sc_printf("%s %llu", left, bound);
+	report_keyword(c, report_fmt, cond, s, kw);
+	free(cond);
+}
+
 static bool integral_json(const cJSON *v)
 {
 	return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && v->valuedouble >= -0x1p63 &&
@@ -371,14 +381,10 @@ void emit_scalar_checks(struct sc_out *c, const struct sc_schema *s, const char 
 		if (s->has_min_length || s->has_max_length) {
 			out_line(c, "size_t chars = ig_utf8_length(%s, %s);", ptr, len);
 			if (s->has_min_length) {
-				char *cond = sc_printf("chars < %llu", (unsigned long long)s->min_length);
-				report_keyword(c, report_fmt, cond, s, "minLength");
-				free(cond);
+				report_count(c, report_fmt, "chars <", s->min_length, s, "minLength");
 			}
 			if (s->has_max_length) {
-				char *cond = sc_printf("chars > %llu", (unsigned long long)s->max_length);
-				report_keyword(c, report_fmt, cond, s, "maxLength");
-				free(cond);
+				report_count(c, report_fmt, "chars >", s->max_length, s, "maxLength");
 			}
 		}
 		if (s->pattern_fn) {
@@ -594,9 +600,7 @@ static void emit_array_decoder(struct sc_out *c, const struct sc_schema *s)
 		out_line(c, "if (d->r->error || !d->check)");
 		out_line(c, "\treturn;");
 		if (s->has_min_items) {
-			char *cond = sc_printf("n < %llu", (unsigned long long)s->min_items);
-			report_keyword(c, decoder_report, cond, s, "minItems");
-			free(cond);
+			report_count(c, decoder_report, "n <", s->min_items, s, "minItems");
 		}
 		if (s->has_max_items) {
 			char *cond = sc_strdup("over");
@@ -755,14 +759,10 @@ static void emit_object_decoder(struct sc_out *c, const struct sc_schema *s)
 		free(lit);
 	}
 	if (s->has_min_props) {
-		char *cond = sc_printf("count < %llu", (unsigned long long)s->min_props);
-		report_keyword(c, decoder_report, cond, s, "minProperties");
-		free(cond);
+		report_count(c, decoder_report, "count <", s->min_props, s, "minProperties");
 	}
 	if (s->has_max_props) {
-		char *cond = sc_printf("count > %llu", (unsigned long long)s->max_props);
-		report_keyword(c, decoder_report, cond, s, "maxProperties");
-		free(cond);
+		report_count(c, decoder_report, "count >", s->max_props, s, "maxProperties");
 	}
 	free(msg);
 	free(m);

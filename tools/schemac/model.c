@@ -42,7 +42,7 @@ char *sc_strdup(const char *s)
 	return d;
 }
 
-static char *vformat(const char *fmt, va_list ap)
+char *sc_vprintf(const char *fmt, va_list ap)
 {
 	/* Also keeps GCC 12 with UBSan from seeing a NULL format here. */
 	if (!fmt)
@@ -60,7 +60,7 @@ char *sc_printf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *s = vformat(fmt, ap);
+	char *s = sc_vprintf(fmt, ap);
 	va_end(ap);
 	return s;
 }
@@ -69,7 +69,7 @@ void sc_error(struct sc_model *m, const char *ptr, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *msg = vformat(fmt, ap);
+	char *msg = sc_vprintf(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "schemac: %s: %s: %s\n", m->file, ptr && *ptr ? ptr : "/", msg);
 	free(msg);

@@ -6,6 +6,7 @@
 #ifndef SCHEMAC_MODEL_H
 #define SCHEMAC_MODEL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -287,6 +288,7 @@ void *sc_xmalloc(size_t n);
 void *sc_xrealloc(void *p, size_t n);
 char *sc_strdup(const char *s);
 char *sc_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *sc_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 void sc_error(struct sc_model *m, const char *ptr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
