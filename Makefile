@@ -16,14 +16,38 @@ CFLAGS   := $(WARN) -O2 -I. -I$(GEN) -I$(DEPS)/musl/include \
             -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
             -fno-stack-protector -fno-plt
 LDFLAGS  := -static -Wl,--gc-sections -Wl,-O1 -Wl,--build-id=none -s
-LIBS     := $(DEPS)/musl/lib/libbearssl.a
 
-RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c)
+# The TLS backend (net/tls/backend.h): bearssl (default) or mbedtls. Each
+# has its own objects and binary, so both can be built side by side.
+TLS      ?= bearssl
+ifeq ($(TLS),bearssl)
+TLS_LIBS := $(DEPS)/musl/lib/libbearssl.a
+BIN      := $(BUILD)/bin/service
+else ifeq ($(TLS),mbedtls)
+TLS_LIBS := $(DEPS)/musl/lib/libmbedtls.a $(DEPS)/musl/lib/libmbedx509.a $(DEPS)/musl/lib/libmbedcrypto.a
+TLS_SUFFIX := -mbedtls
+BIN      := $(BUILD)/bin/service-mbedtls
+OBJ      := $(BUILD)/obj-mbedtls
+CFLAGS   += -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>'
+else
+$(error TLS must be bearssl or mbedtls, not "$(TLS)")
+endif
+# app/service.c hashes with BearSSL whatever the TLS backend.
+LIBS     := $(TLS_LIBS) $(DEPS)/musl/lib/libbearssl.a
+
+# The TLS-independent part of net/tls is every file but the backends.
+TLS_SRC     := $(filter-out net/tls/bearssl.c net/tls/mbedtls.c,$(wildcard net/tls/*.c)) net/tls/$(TLS).c
+RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
+               $(wildcard net/client/*.c) $(if $(wildcard net/tls/$(TLS).c),$(TLS_SRC))
 APP_SRC     := $(wildcard app/*.c)
 GEN_SRC     := $(GEN)/api.c
 SCHEMAC_SRC := $(wildcard tools/schemac/*.c)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 APP_OBJ     := $(APP_SRC:%.c=$(OBJ)/%.o) $(OBJ)/gen/api.o
+
+# ---- trust anchors (tools/anchors): generated from Debian's ca-certificates ----
+# (section owned by the trust-anchor work; adds its generated object to APP_OBJ
+# or RUNTIME_OBJ)
 
 .PHONY: all deps deps-lock gen bin asan fuzz fuzz-build image boot run test bench clean setup-build setup-run setup-test setup-image
 all: bin

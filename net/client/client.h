@@ -1,0 +1,191 @@
+/* Outbound HTTP/1.1 on the core's own loop, modelled on Node's undici.
+ *
+ * Layers, bottom up:
+ *   dispatch  ig_dispatch(d, opts, handler, arg): the low-level core. The
+ *             handler's callbacks run on the calling core's loop, in order
+ *             on_connect, on_headers, on_data*, on_complete | on_error.
+ *   Client    one connection to one origin: keep-alive, pipelining up to
+ *             a configurable depth (default 1).
+ *   Pool      several Clients to one origin on this core.
+ *   Agent     a Pool per origin (scheme, host, port), with limits on
+ *             connections per origin and idle expiry.
+ *   interceptors  wrap a dispatcher and are dispatchers themselves, so they
+ *             compose in the order they are declared (retry, redirect,
+ *             mock: see interceptors.h and mock.h).
+ *   request   ig_fetch: method, URL, headers, body; the whole response
+ *             lands in an arena (request.c). ig_stream delivers the body
+ *             in chunks with back-pressure.
+ *
+ * Everything here belongs to one core: a dispatcher is created on a core's
+ * loop and used only there. Nothing allocates per request beyond the
+ * caller's arena: a call's state is taken from a per-core pool.
+ *
+ * Inside a handler: start calls, return IG_PENDING, and call ig_finish from
+ * the completion callback (ig_core_agent gives the core's Agent). Responses
+ * on the inbound connection still leave in pipelining order. */
+#ifndef NET_CLIENT_CLIENT_H
+#define NET_CLIENT_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/ingot.h"
+#include "net/http/exchange.h"
+
+struct ig_loop;
+typedef struct ig_dispatcher ig_dispatcher;
+typedef struct ig_call ig_call;
+
+/* Why a call failed: every on_error carries one of these and a message. */
+enum ig_client_error {
+	IG_CLIENT_OK = 0,
+	IG_CLIENT_DNS,             /* name resolution failed */
+	IG_CLIENT_CONNECT,         /* refused, unreachable */
+	IG_CLIENT_CONNECT_TIMEOUT,
+	IG_CLIENT_HEADERS_TIMEOUT, /* no complete response head in time */
+	IG_CLIENT_BODY_TIMEOUT,    /* the body stalled between chunks */
+	IG_CLIENT_RESET,           /* the connection closed or reset mid-response */
+	IG_CLIENT_PROTOCOL,        /* a malformed or hostile response */
+	IG_CLIENT_TOO_LARGE,       /* over a header or body limit */
+	IG_CLIENT_TLS,             /* handshake or certificate failure */
+	IG_CLIENT_ABORTED,         /* ig_call_abort, or the dispatcher closed */
+	IG_CLIENT_BUSY,            /* a queue or connection limit was reached */
+	IG_CLIENT_REDIRECT_LIMIT,
+	IG_CLIENT_MOCK_UNMATCHED,  /* mock agent: no interceptor matched */
+	IG_CLIENT_NET_FORBIDDEN,   /* mock agent: real network is disabled */
+	IG_CLIENT_BAD_REQUEST,     /* the options themselves are invalid */
+};
+const char *ig_client_error_name(enum ig_client_error e);
+
+/* ---- dispatch ---- */
+
+typedef struct ig_dispatch_opts {
+	const char *method;      /* "GET", ...; NULL means GET */
+	ig_str origin;           /* "http://host:port" / "https://host"; empty for
+				    a Client or Pool (their own origin) */
+	ig_str path;             /* "/json?x=1": origin-form target */
+	const ig_header *headers; /* extra request headers (Host and
+				     Content-Length are added) */
+	size_t header_count;
+	ig_str body;
+	uint32_t connect_timeout_ms; /* 0: the dispatcher's default */
+	uint32_t headers_timeout_ms;
+	uint32_t body_timeout_ms;
+	int8_t idempotent;       /* -1: from the method; 0 or 1: as given */
+} ig_dispatch_opts;
+
+/* The callbacks of one call. arg is the caller's. The options, headers and
+ * data passed in are valid only during the callback. */
+typedef struct ig_dispatch_handler {
+	/* The request was written to a connection (may be NULL). */
+	void (*on_connect)(ig_call *call, void *arg);
+	/* The final response head (1xx are skipped). Returning false pauses
+	   the body until ig_call_resume. */
+	bool (*on_headers)(ig_call *call, void *arg, int status, const ig_header *headers, size_t count);
+	/* A piece of the body, decoded (no chunk framing). false pauses. */
+	bool (*on_data)(ig_call *call, void *arg, const char *data, size_t len);
+	/* The response is complete; the call is over. */
+	void (*on_complete)(ig_call *call, void *arg);
+	/* The call failed; nothing else follows. */
+	void (*on_error)(ig_call *call, void *arg, enum ig_client_error error, const char *message);
+} ig_dispatch_handler;
+
+struct ig_dispatcher_ops {
+	/* Starts a call; every outcome, even an immediate failure, arrives
+	   through the handler (an immediate one before this returns). Returns
+	   the call, or NULL when it already ended. */
+	ig_call *(*dispatch)(ig_dispatcher *d, const ig_dispatch_opts *opts,
+			     const ig_dispatch_handler *handler, void *arg);
+	/* Closes idle connections, fails queued calls with IG_CLIENT_ABORTED
+	   and frees the dispatcher once its calls have ended. */
+	void (*destroy)(ig_dispatcher *d);
+};
+
+struct ig_dispatcher {
+	const struct ig_dispatcher_ops *ops;
+	struct ig_loop *loop;
+};
+
+static inline ig_call *ig_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
+				   const ig_dispatch_handler *handler, void *arg)
+{
+	return d->ops->dispatch(d, opts, handler, arg);
+}
+
+/* Ends a call early: on_error(IG_CLIENT_ABORTED) follows at once. */
+void ig_call_abort(ig_call *call);
+/* Continues a body paused by on_headers or on_data returning false. */
+void ig_call_resume(ig_call *call);
+
+/* ---- Client, Pool, Agent ---- */
+
+typedef struct ig_client_opts {
+	uint32_t connections;        /* Pool/Agent: per origin (default 8) */
+	uint32_t pipelining;         /* requests in flight per connection (default 1) */
+	uint32_t connect_timeout_ms; /* default 10000 */
+	uint32_t headers_timeout_ms; /* default 30000 */
+	uint32_t body_timeout_ms;    /* default 30000 */
+	uint32_t keep_alive_ms;      /* idle connection expiry (default 4000) */
+	uint32_t max_header_bytes;   /* response head (default 16384) */
+	uint32_t max_headers;        /* default 100 */
+	uint64_t max_body_bytes;     /* ig_fetch's limit (default 1 MiB) */
+	uint32_t max_queued;         /* calls waiting for a connection (default 1024) */
+	const struct tls_trust *trust; /* https: NULL means the runtime's anchors */
+} ig_client_opts;
+
+/* Each returns NULL (with errno set) when the origin is not a valid
+ * http:// or https:// origin or memory is short. opts may be NULL. */
+ig_dispatcher *ig_client_new(struct ig_loop *loop, const char *origin, const ig_client_opts *opts);
+ig_dispatcher *ig_pool_new(struct ig_loop *loop, const char *origin, const ig_client_opts *opts);
+ig_dispatcher *ig_agent_new(struct ig_loop *loop, const ig_client_opts *opts);
+
+/* This core's shared Agent, created on first use (configured from the
+ * INGOT_CLIENT_* settings); or the dispatcher set with ig_core_set_agent
+ * (tests put a mock agent there). */
+ig_dispatcher *ig_core_agent(ig_ctx *ctx);
+void ig_core_set_agent(struct ig_loop *loop, ig_dispatcher *d);
+struct ig_loop *ig_ctx_loop(ig_ctx *ctx);
+
+/* ---- request: the whole response in an arena ---- */
+
+typedef struct ig_response {
+	enum ig_client_error error; /* IG_CLIENT_OK: the fields below hold */
+	const char *error_message;
+	int status;
+	const ig_header *headers;
+	size_t header_count;
+	ig_str body;
+	uint32_t redirects, retries; /* what the interceptors did */
+} ig_response;
+
+typedef void ig_response_fn(ig_response *res, void *arg);
+
+typedef struct ig_fetch_opts {
+	const char *method;       /* NULL: GET */
+	const char *url;          /* absolute: "http://host:port/path?q" */
+	const ig_header *headers;
+	size_t header_count;
+	ig_str body;
+	uint32_t connect_timeout_ms, headers_timeout_ms, body_timeout_ms; /* 0: defaults */
+	uint64_t max_body_bytes;  /* 0: the dispatcher's default */
+} ig_fetch_opts;
+
+/* Sends the request through d; done(res, arg) runs once on this core with
+ * the response (status, headers, body) copied into arena. Returns the call
+ * (for ig_call_abort) or NULL if it already ended. */
+ig_call *ig_fetch(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts,
+		  ig_response_fn *done, void *arg);
+
+/* The streaming variant: on_headers, then on_data for each piece as it
+ * arrives (return false to pause, ig_call_resume to continue), then done
+ * with res->body empty. */
+typedef struct ig_stream_handler {
+	bool (*on_headers)(ig_call *call, void *arg, int status, const ig_header *headers, size_t count);
+	bool (*on_data)(ig_call *call, void *arg, const char *data, size_t len);
+	ig_response_fn *done;
+} ig_stream_handler;
+ig_call *ig_stream(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts,
+		   const ig_stream_handler *h, void *arg);
+
+#endif

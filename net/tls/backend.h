@@ -1,0 +1,109 @@
+/* The TLS backend contract: what net/tls/tls.c (the transport wrapper) needs
+ * from a TLS library. Exactly one backend is linked, chosen at build time:
+ * bearssl.c (default) or mbedtls.c (make TLS=mbedtls).
+ *
+ * The model is BearSSL's record engine: the engine does no I/O and calls
+ * no clock; the caller moves bytes through four buffers, asking which are
+ * ready with tls_engine_state():
+ *
+ *   network -> recvrec_buf/ack -> [engine] -> recvapp_buf/ack -> engine above
+ *   network <- sendrec_buf/ack <- [engine] <- sendapp_buf/ack <- engine above
+ *
+ * A buffer returned by *_buf stays valid until the matching *_ack or until
+ * any other call on the engine. A backend that is not built this way (mbedtls)
+ * emulates it with memory BIOs.
+ *
+ * Lifetimes: a tls_credentials is built once at startup and is read-only
+ * afterwards (shared by all cores). A tls_core is per core (its session
+ * cache lives there; never touched by another thread). A tls_engine is per
+ * connection, tls_engine_size() bytes, taken from a per-core pool by the
+ * caller; tls_engine_free releases what the backend holds beyond that. */
+#ifndef NET_TLS_BACKEND_H
+#define NET_TLS_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Engine states, as bit flags (the same meaning as BR_SSL_*). */
+#define TLS_CLOSED  0x0001 /* finished: tls_engine_error says why */
+#define TLS_SENDREC 0x0002 /* records are ready to go to the network */
+#define TLS_RECVREC 0x0004 /* the engine wants bytes from the network */
+#define TLS_SENDAPP 0x0008 /* application data may be written */
+#define TLS_RECVAPP 0x0010 /* application data is ready to read */
+
+struct tls_credentials; /* server: certificate chain and private key */
+struct tls_trust;       /* client: trust anchors */
+struct tls_core;        /* per core: session cache, scratch */
+struct tls_engine;      /* per connection */
+
+/* ---- process-wide, at startup (may allocate) ---- */
+
+/* Seeds the backend's random generator from getrandom(2). Returns 0, or -1
+ * with a message: there is no fallback to a weaker seed. */
+int tls_backend_init(char *err, size_t errlen);
+
+/* Parses a PEM certificate chain (leaf first) and its PEM private key (RSA
+ * or EC, PKCS#1/SEC1/PKCS#8). Checks that the key matches the leaf. NULL
+ * with a message on any problem. */
+struct tls_credentials *tls_credentials_load(const char *cert_pem, size_t cert_len,
+					     const char *key_pem, size_t key_len,
+					     char *err, size_t errlen);
+
+/* Trust anchors for the client role: the compiled-in set (from Debian's
+ * ca-certificates, see tools/anchors), plus, or instead of, the
+ * certificates of a PEM bundle (pem may be NULL). */
+struct tls_trust *tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin,
+				 char *err, size_t errlen);
+
+/* ---- per core ---- */
+
+/* session_cache_bytes: memory for the server's session cache on this core
+ * (0: no resumption). Called on the core's own thread. */
+struct tls_core *tls_core_new(const struct tls_credentials *server, size_t session_cache_bytes);
+
+/* ---- per connection ---- */
+
+size_t tls_engine_size(void);
+
+/* Server role, ALPN "http/1.1". Returns 0 or -1. */
+int tls_engine_init_server(struct tls_engine *e, struct tls_core *core);
+/* Client role: SNI and host name verification against server_name, chain
+ * verification against trust; ALPN "http/1.1". Returns 0 or -1. */
+int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
+			   const struct tls_trust *trust, const char *server_name);
+/* Releases what the backend allocated for e (nothing for BearSSL). */
+void tls_engine_free(struct tls_engine *e);
+
+unsigned tls_engine_state(struct tls_engine *e);
+unsigned char *tls_engine_sendrec_buf(struct tls_engine *e, size_t *len);
+void tls_engine_sendrec_ack(struct tls_engine *e, size_t len);
+unsigned char *tls_engine_recvrec_buf(struct tls_engine *e, size_t *len);
+void tls_engine_recvrec_ack(struct tls_engine *e, size_t len);
+unsigned char *tls_engine_sendapp_buf(struct tls_engine *e, size_t *len);
+void tls_engine_sendapp_ack(struct tls_engine *e, size_t len);
+unsigned char *tls_engine_recvapp_buf(struct tls_engine *e, size_t *len);
+void tls_engine_recvapp_ack(struct tls_engine *e, size_t len);
+/* Turns buffered application data into records now. */
+void tls_engine_flush(struct tls_engine *e);
+/* Starts a close_notify; the state goes to TLS_CLOSED once it is sent. */
+void tls_engine_close(struct tls_engine *e);
+
+/* True once the handshake has completed (application data may flow). */
+bool tls_engine_established(struct tls_engine *e);
+/* 0 after a clean close; otherwise a backend error code. */
+int tls_engine_error(struct tls_engine *e);
+/* A short human text for tls_engine_error (for logs and client errors),
+ * for example "certificate not trusted" or "host name mismatch". */
+const char *tls_engine_error_text(struct tls_engine *e);
+/* After the handshake: the negotiated version ("TLSv1.2"), suite (IANA
+ * name), ALPN protocol (or NULL), and whether the session was resumed. */
+const char *tls_engine_version(struct tls_engine *e);
+const char *tls_engine_suite(struct tls_engine *e);
+const char *tls_engine_alpn(struct tls_engine *e);
+bool tls_engine_resumed(struct tls_engine *e);
+
+/* The backend's name ("bearssl 0.6", "mbedtls 2.28.3"), for the startup log. */
+const char *tls_backend_name(void);
+
+#endif

@@ -1,0 +1,70 @@
+/* TLS as a transport over a transport (net/transport.h): the engine above
+ * (net/http's connection, net/client's connection) sees plaintext through
+ * the same seam it uses for a plain socket; below is any transport (a
+ * socket from net/sock). The loop drives everything; nothing blocks.
+ *
+ * Per core: one ig_tls_core holds the backend's per-core state (session
+ * cache), a pool of connection states, the handshake limits and counters.
+ * It is created and used on that core's thread only.
+ *
+ * The backend (BearSSL or mbedtls) is behind net/tls/backend.h. */
+#ifndef NET_TLS_TLS_H
+#define NET_TLS_TLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/tls/backend.h"
+#include "net/transport.h"
+
+struct ig_loop;
+struct ig_tls_core;
+
+struct ig_tls_limits {
+	uint32_t handshake_timeout_ms; /* a handshake not done by then is cut */
+	uint32_t max_handshakes;       /* concurrent handshakes on this core;
+					  more are refused at once */
+	size_t session_cache_bytes;    /* server: per-core session cache */
+};
+
+struct ig_tls_stats {
+	uint64_t handshakes, resumed, failed, timed_out, refused;
+	uint32_t in_handshake, open;
+};
+
+/* server may be NULL (a core that only makes client connections). */
+struct ig_tls_core *ig_tls_core_new(struct ig_loop *loop, const struct tls_credentials *server,
+				    const struct ig_tls_limits *limits);
+const struct ig_tls_stats *ig_tls_core_stats(const struct ig_tls_core *c);
+
+/* Puts TLS over lower (which must have no engine yet). Returns the
+ * transport for the engine above, which then sets engine_ops and engine
+ * on it as it would on a socket; NULL when over max_handshakes or out of
+ * memory (the caller then closes lower). Application bytes flow only once
+ * the handshake is done; the engine above may write before that (its
+ * bytes wait). A handshake failure reaches the engine above as closed(). */
+struct ig_transport *ig_tls_server(struct ig_tls_core *c, struct ig_transport *lower);
+/* Client role: SNI and verification against server_name (a host name or
+ * an IP literal), chain verification against trust. */
+struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *lower,
+				   const struct tls_trust *trust, const char *server_name);
+
+/* For the engine above, after closed(): why the TLS layer failed (for
+ * instance "certificate not trusted", "host name mismatch",
+ * "handshake timeout"), or NULL if it did not. Valid until the next
+ * ig_tls_* call on this core. */
+const char *ig_tls_last_error(const struct ig_tls_core *c);
+
+/* True if t is a transport made by ig_tls_server/ig_tls_client. */
+bool ig_transport_is_tls(const struct ig_transport *t);
+
+/* The client-role core of the calling thread's loop, made on first use. */
+struct ig_tls_core *ig_tls_client_core(struct ig_loop *loop);
+/* The process's default trust anchors: the compiled-in set, changed by
+ * INGOT_TLS_CA_FILE (a PEM bundle) and INGOT_TLS_CA_MODE ("add", the
+ * default, or "replace"). Loaded once, on first use, from any thread.
+ * NULL with *err set if the file is unreadable or holds no certificate. */
+const struct tls_trust *ig_tls_default_trust(const char **err);
+
+#endif

@@ -1,0 +1,2 @@
+/* Placeholder: replaced by the mbedtls backend work. */
+#include <mbedtls/config.h>
