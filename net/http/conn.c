@@ -98,7 +98,7 @@ static void conn_update_deadline(struct http_conn *c)
 			conn_set_deadline(c, TIMER_HEAD, now_ms(c) + (uint64_t)cfg->header_timeout_ms);
 		}
 	} else {
-		conn_set_deadline(c, TIMER_IDLE, now_ms(c) + (uint64_t)cfg->idle_timeout_ms);
+		conn_set_deadline(c, TIMER_IDLE, now_ms(c) + c->idle_timeout_ms);
 	}
 }
 
@@ -133,15 +133,22 @@ static void on_conn_timer(struct ig_timer *t)
 
 /* ---- lifecycle ---- */
 
+struct http_conn *http_conn_take(struct http_core *core)
+{
+	return core->draining ? NULL : ig_pool_take(&core->conns);
+}
+
 void *http_conn_accept(void *core_arg, struct ig_transport *t)
 {
 	struct http_core *core = core_arg;
-	if (core->draining)
-		return NULL;
-	struct http_conn *c = ig_pool_take(&core->conns);
-	if (!c)
-		return NULL;
-	*c = (struct http_conn){ .t = t, .core = core, .state = CONN_HEAD };
+	struct http_conn *c = http_conn_take(core);
+	return c ? http_conn_begin(core, c, t, (uint32_t)core->cfg->idle_timeout_ms) : NULL;
+}
+
+struct http_conn *http_conn_begin(struct http_core *core, struct http_conn *c, struct ig_transport *t,
+				  uint32_t idle_timeout_ms)
+{
+	*c = (struct http_conn){ .t = t, .core = core, .state = CONN_HEAD, .idle_timeout_ms = idle_timeout_ms };
 	c->timer.fn = on_conn_timer;
 	c->next = core->live;
 	if (core->live)
@@ -150,7 +157,7 @@ void *http_conn_accept(void *core_arg, struct ig_transport *t)
 	core->count++;
 	t->engine = c;
 	t->engine_ops = &conn_stream_ops;
-	conn_set_deadline(c, TIMER_IDLE, core->loop.clock.now_ms + (uint64_t)core->cfg->idle_timeout_ms);
+	conn_set_deadline(c, TIMER_IDLE, core->loop.clock.now_ms + idle_timeout_ms);
 	return c;
 }
 

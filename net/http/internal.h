@@ -21,20 +21,28 @@ struct http_config {
 	const char *host;
 	int log_level;
 	bool access_log;
+	/* TLS: on when a certificate is given (file or PEM text) */
+	const char *tls_cert, *tls_key, *tls_cert_pem, *tls_key_pem;
+	int64_t tls_port, tls_handshake_timeout_ms, tls_max_handshakes, tls_idle_timeout_ms;
+	int64_t tls_session_cache;
+	bool tls_only;
 };
 
 struct http_conn;
+struct ig_tls_core;
 
 struct http_core {
 	struct ig_loop loop;
-	struct sock_core sock;
+	struct sock_core sock;     /* plain HTTP; listen_fd -1 when TLS only */
+	struct sock_core tls_sock; /* HTTPS, when TLS is on */
+	struct ig_tls_core *tls;   /* NULL when TLS is off */
 	struct ig_pool conns, ctxs, rbufs, blocks;
 	const struct http_config *cfg;
 	const struct ig_app *app;
 	struct http_limits limits;
 	struct http_header *scratch_headers; /* parser output, reused */
 	struct http_conn *live; /* every open connection, for drain */
-	int listen_fd;
+	int listen_fd, tls_listen_fd;
 	uint32_t index, count;
 	_Atomic int drain_requested, force_requested;
 	uint32_t rbuf_size;
@@ -98,6 +106,7 @@ struct http_conn {
 	struct ig_timer timer;
 	enum conn_timer timer_kind;
 	uint64_t deadline_ms, head_started_ms;
+	uint32_t idle_timeout_ms; /* shorter over TLS: its engine keeps a buffer */
 	int fail_status; /* an error answered once the queue ahead has left */
 	const char *fail_detail;
 	bool processing, continue_sent;
@@ -106,6 +115,13 @@ struct http_conn {
 
 /* conn.c */
 void *http_conn_accept(void *core, struct ig_transport *t);
+/* The two halves of http_conn_accept, for a transport made once a
+ * connection slot is sure (TLS): take returns NULL while draining or when
+ * the core is full (give the slot back with ig_pool_give on core->conns);
+ * begin attaches the engine to t and returns the connection. */
+struct http_conn *http_conn_take(struct http_core *core);
+struct http_conn *http_conn_begin(struct http_core *core, struct http_conn *c, struct ig_transport *t,
+				  uint32_t idle_timeout_ms);
 void http_conn_ctx_ready(struct http_conn *c);
 void http_conn_drain(struct http_core *core);
 void http_conn_force_close_all(struct http_core *core);

@@ -1,13 +1,16 @@
 /* The server's entry: configuration, one loop per core with its own
- * SO_REUSEPORT listener and pools, and the drain on SIGTERM/SIGINT. The
- * main thread only supervises; the loops never share anything but the
- * read-only configuration. */
+ * SO_REUSEPORT listeners (plain HTTP and, when a certificate is given,
+ * HTTPS) and pools, and the drain on SIGTERM/SIGINT. The main thread only
+ * supervises; the loops never share anything but the read-only
+ * configuration and TLS credentials. Without a certificate nothing of TLS
+ * runs. */
 #include "internal.h"
 #include "kernel/config.h"
 #include "kernel/cores.h"
 #include "kernel/log.h"
 #include "kernel/process.h"
 #include "kernel/vm.h"
+#include "net/tls/tls.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -34,6 +37,16 @@ static struct http_config config = {
 	.grace_ms = 8000,
 	.log_level = IG_LOG_INFO,
 	.access_log = false,
+	.tls_cert = "",
+	.tls_key = "",
+	.tls_cert_pem = "",
+	.tls_key_pem = "",
+	.tls_port = 8443,
+	.tls_only = false,
+	.tls_handshake_timeout_ms = 10000,
+	.tls_max_handshakes = 256,
+	.tls_idle_timeout_ms = 15000,
+	.tls_session_cache = 256 * 1024,
 };
 
 static const struct ig_option options[] = {
@@ -65,7 +78,30 @@ static const struct ig_option options[] = {
 	  "drain time after SIGTERM/SIGINT" },
 	{ "log-level", "INGOT_LOG_LEVEL", IG_OPT_LEVEL, &config.log_level, 0, 0, "error, warn, info or debug" },
 	{ "access-log", "INGOT_ACCESS_LOG", IG_OPT_BOOL, &config.access_log, 0, 0, "log every request" },
+	{ "tls-cert", "INGOT_TLS_CERT", IG_OPT_STR, &config.tls_cert, 0, 0,
+	  "PEM file: certificate chain, leaf first; turns HTTPS on" },
+	{ "tls-key", "INGOT_TLS_KEY", IG_OPT_STR, &config.tls_key, 0, 0, "PEM file: its private key (RSA or EC)" },
+	{ "tls-cert-pem", "INGOT_TLS_CERT_PEM", IG_OPT_STR, &config.tls_cert_pem, 0, 0,
+	  "the certificate chain as PEM text, instead of a file" },
+	{ "tls-key-pem", "INGOT_TLS_KEY_PEM", IG_OPT_STR, &config.tls_key_pem, 0, 0,
+	  "the private key as PEM text, instead of a file" },
+	{ "tls-port", "INGOT_TLS_PORT", IG_OPT_INT, &config.tls_port, 0, 65535, "HTTPS port; 0 picks a free one" },
+	{ "tls-only", "INGOT_TLS_ONLY", IG_OPT_BOOL, &config.tls_only, 0, 0,
+	  "serve HTTPS only: no plain HTTP listener" },
+	{ "tls-handshake-timeout-ms", "INGOT_TLS_HANDSHAKE_TIMEOUT_MS", IG_OPT_INT, &config.tls_handshake_timeout_ms,
+	  1, 3600000, "a TLS handshake not done by then is cut" },
+	{ "tls-max-handshakes", "INGOT_TLS_MAX_HANDSHAKES", IG_OPT_INT, &config.tls_max_handshakes, 1, 1000000,
+	  "concurrent TLS handshakes per core; more are closed at once" },
+	{ "tls-idle-timeout-ms", "INGOT_TLS_IDLE_TIMEOUT_MS", IG_OPT_INT, &config.tls_idle_timeout_ms, 1, 86400000,
+	  "idle keep-alive HTTPS connection (it holds a 16 KiB TLS buffer)" },
+	{ "tls-session-cache", "INGOT_TLS_SESSION_CACHE", IG_OPT_INT, &config.tls_session_cache, 0, 1 << 30,
+	  "bytes per core for resumable TLS sessions (about 100 each); 0: none" },
 };
+
+static bool tls_on(void)
+{
+	return config.tls_cert[0] || config.tls_cert_pem[0];
+}
 
 /* Seeds for the pools: enough for the first connections, carved from one
  * mapping per core so the first request makes no allocation call. */
@@ -76,6 +112,7 @@ static const struct ig_option options[] = {
 
 static struct http_core *cores;
 static int core_count;
+static const struct tls_credentials *tls_credentials; /* read-only, all cores */
 static _Atomic int cores_finished; /* loops other than core 0 that returned */
 
 /* Core 0 runs on the main thread and also owns the process's duties: the
@@ -92,18 +129,58 @@ void http_core_drained(struct http_core *core)
 		core->loop.running = false;
 }
 
+static void stop_accepting(struct http_core *core)
+{
+	sock_core_stop_accepting(&core->sock);
+	if (core->tls)
+		sock_core_stop_accepting(&core->tls_sock);
+}
+
+/* The HTTPS listener's accept: a connection slot first, so that a TLS
+ * state is never made for a connection that cannot be served. */
+static void *tls_accept(void *arg, struct ig_transport *lower)
+{
+	struct http_core *core = arg;
+	struct http_conn *c = http_conn_take(core);
+	if (!c)
+		return NULL;
+	struct ig_transport *t = ig_tls_server(core->tls, lower);
+	if (!t) {
+		ig_pool_give(&core->conns, c);
+		return NULL;
+	}
+	return http_conn_begin(core, c, t, (uint32_t)core->cfg->tls_idle_timeout_ms);
+}
+
+static int tls_core_setup(struct http_core *core)
+{
+	const struct http_config *cfg = core->cfg;
+	struct ig_tls_limits limits = {
+		.handshake_timeout_ms = (uint32_t)cfg->tls_handshake_timeout_ms,
+		.max_handshakes = (uint32_t)cfg->tls_max_handshakes,
+		/* Per core, pooled by a backend that shares one cache. */
+		.session_cache_bytes = (size_t)cfg->tls_session_cache * (size_t)cfg->threads,
+		.close_timeout_ms = (uint32_t)cfg->write_timeout_ms,
+	};
+	core->tls = ig_tls_core_new(&core->loop, tls_credentials, &limits);
+	if (!core->tls)
+		return -1;
+	sock_core_init(&core->tls_sock, &core->loop, core->tls_listen_fd, (uint32_t)cfg->max_conns, tls_accept, core);
+	return sock_core_start(&core->tls_sock);
+}
+
 static void on_core_wake(struct ig_loop *loop, void *arg)
 {
 	(void)loop;
 	struct http_core *core = arg;
 	if (atomic_load(&core->force_requested)) {
-		sock_core_stop_accepting(&core->sock);
+		stop_accepting(core);
 		http_conn_force_close_all(core);
 		return;
 	}
 	if (atomic_load(&core->drain_requested) && !core->draining) {
 		core->draining = true;
-		sock_core_stop_accepting(&core->sock);
+		stop_accepting(core);
 		http_conn_drain(core);
 	} else if (core->draining && core->count == 0) {
 		http_core_drained(core); /* another core finished */
@@ -147,7 +224,9 @@ static int core_setup(struct http_core *core)
 		ig_pool_seed(pools[i], m, seeds[i]);
 		m += seeds[i] * pools[i]->obj_size;
 	}
-	return sock_core_start(&core->sock);
+	if (tls_credentials && tls_core_setup(core) != 0)
+		return -1;
+	return core->listen_fd >= 0 ? sock_core_start(&core->sock) : 0;
 }
 
 static void log_core_failure(const struct http_core *core)
@@ -171,7 +250,7 @@ static void *core_main(void *arg)
 	} else {
 		log_core_failure(core);
 	}
-	sock_core_stop_accepting(&core->sock);
+	stop_accepting(core);
 	atomic_fetch_add(&cores_finished, 1);
 	ig_loop_wake(&cores[0].loop);
 	return NULL;
@@ -242,6 +321,31 @@ static int startup_error(const char *what)
 	return 1;
 }
 
+/* Checks the TLS options and loads the credentials (only when TLS is on:
+ * otherwise nothing of TLS runs). NULL, or the error to report. */
+static const char *tls_startup(char *err, size_t errlen)
+{
+	if (!tls_on()) {
+		if (config.tls_only)
+			return "INGOT_TLS_ONLY needs a certificate (INGOT_TLS_CERT or INGOT_TLS_CERT_PEM)";
+		if (config.tls_key[0] || config.tls_key_pem[0])
+			return "a TLS private key was given without a certificate (INGOT_TLS_CERT or INGOT_TLS_CERT_PEM)";
+		return NULL;
+	}
+	if (config.tls_cert[0] && config.tls_cert_pem[0])
+		return "give the TLS certificate once: INGOT_TLS_CERT or INGOT_TLS_CERT_PEM, not both";
+	if (config.tls_key[0] && config.tls_key_pem[0])
+		return "give the TLS private key once: INGOT_TLS_KEY or INGOT_TLS_KEY_PEM, not both";
+	if (!config.tls_key[0] && !config.tls_key_pem[0])
+		return "a TLS certificate was given without its private key (INGOT_TLS_KEY or INGOT_TLS_KEY_PEM)";
+	if (!config.tls_only && config.tls_port == config.port && config.port != 0)
+		return "INGOT_TLS_PORT must differ from PORT";
+	tls_credentials = ig_tls_server_credentials(config.tls_cert, config.tls_cert_pem[0] ? config.tls_cert_pem : NULL,
+						    config.tls_key, config.tls_key_pem[0] ? config.tls_key_pem : NULL,
+						    err, errlen);
+	return tls_credentials ? NULL : err;
+}
+
 static int serve(int argc, char **argv, const struct ig_app *app)
 {
 	uint64_t t0 = ig_monotonic_us();
@@ -251,6 +355,10 @@ static int serve(int argc, char **argv, const struct ig_app *app)
 	case IG_CONFIG_ERROR: return 2;
 	}
 	ig_log_threshold = config.log_level;
+	char err[256];
+	const char *tls_error = tls_startup(err, sizeof err);
+	if (tls_error)
+		return startup_error(tls_error);
 	long nofile = ig_raise_nofile();
 
 	static int cpus[IG_MAX_CORES];
@@ -271,12 +379,15 @@ static int serve(int argc, char **argv, const struct ig_app *app)
 	cores = (struct http_core *)table;
 	pthread_t *threads = (pthread_t *)(table + (size_t)core_count * sizeof *cores);
 	void **args = (void **)(threads + core_count);
-	int port = (int)config.port;
-	char err[256];
+	int port = (int)config.port, tls_port = (int)config.tls_port;
 	for (int i = 0; i < core_count; i++) {
 		/* The first listener may pick the port; the others join it. */
-		cores[i].listen_fd = sock_listen(config.host, &port, 4096, err, sizeof err);
-		if (cores[i].listen_fd < 0)
+		cores[i].listen_fd = -1;
+		cores[i].tls_listen_fd = -1;
+		if (!config.tls_only && (cores[i].listen_fd = sock_listen(config.host, &port, 4096, err, sizeof err)) < 0)
+			return startup_error(err);
+		if (tls_credentials &&
+		    (cores[i].tls_listen_fd = sock_listen(config.host, &tls_port, 4096, err, sizeof err)) < 0)
 			return startup_error(err);
 		cores[i].index = (uint32_t)i;
 		cores[i].cfg = &config;
@@ -284,6 +395,7 @@ static int serve(int argc, char **argv, const struct ig_app *app)
 		args[i] = &cores[i];
 	}
 	config.port = port;
+	config.tls_port = tls_port;
 	if (core_count > 1 &&
 	    ig_threads_start(threads + 1, core_count - 1, cpus, ncpus, 1, core_main, args + 1) != 0)
 		return startup_error("cannot start threads");
@@ -298,7 +410,12 @@ static int serve(int argc, char **argv, const struct ig_app *app)
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_INFO, "listening")) {
 		ig_log_cstr(&l, "addr", config.host);
-		ig_log_int(&l, "port", port);
+		if (!config.tls_only)
+			ig_log_int(&l, "port", port);
+		if (tls_credentials) {
+			ig_log_int(&l, "tls_port", tls_port);
+			ig_log_cstr(&l, "tls", tls_backend_name());
+		}
 		ig_log_int(&l, "threads", core_count);
 		ig_log_int(&l, "cpus", ncpus);
 		ig_log_int(&l, "cgroup_cpu_limit", quota);
@@ -311,21 +428,37 @@ static int serve(int argc, char **argv, const struct ig_app *app)
 	}
 
 	ig_loop_run(&core0->loop);
-	sock_core_stop_accepting(&core0->sock);
+	stop_accepting(core0);
 	for (int i = 1; i < core_count; i++)
 		pthread_join(threads[i], NULL);
 
 	uint64_t requests = 0, cut = 0, dropped = 0;
+	struct ig_tls_stats tls = { 0 };
 	for (int i = 0; i < core_count; i++) {
 		requests += cores[i].requests;
 		cut += cores[i].cut;
 		dropped += cores[i].dropped;
+		if (cores[i].tls) {
+			const struct ig_tls_stats *s = ig_tls_core_stats(cores[i].tls);
+			tls.handshakes += s->handshakes;
+			tls.resumed += s->resumed;
+			tls.failed += s->failed;
+			tls.timed_out += s->timed_out;
+			tls.refused += s->refused;
+		}
 	}
 	if (ig_log_begin(&l, grace_over ? IG_LOG_WARN : IG_LOG_INFO,
 			 grace_over ? "stopped: grace period over" : "stopped")) {
 		ig_log_int(&l, "requests", (int64_t)requests);
 		ig_log_int(&l, "cut", (int64_t)cut);
 		ig_log_int(&l, "dropped", (int64_t)dropped);
+		if (tls_credentials) {
+			ig_log_int(&l, "tls_handshakes", (int64_t)tls.handshakes);
+			ig_log_int(&l, "tls_resumed", (int64_t)tls.resumed);
+			ig_log_int(&l, "tls_failed", (int64_t)tls.failed);
+			ig_log_int(&l, "tls_timed_out", (int64_t)tls.timed_out);
+			ig_log_int(&l, "tls_refused", (int64_t)tls.refused);
+		}
 		ig_log_end(&l);
 	}
 	munmap(table, table_bytes);

@@ -14,10 +14,13 @@
  * emulates it with memory BIOs.
  *
  * Lifetimes: a tls_credentials is built once at startup and is read-only
- * afterwards (shared by all cores). A tls_core is per core (its session
- * cache lives there; never touched by another thread). A tls_engine is per
- * connection, tls_engine_size() bytes, taken from a per-core pool by the
- * caller; tls_engine_free releases what the backend holds beyond that. */
+ * afterwards (shared by all cores). A tls_core is per core and used on
+ * that core's thread only. The server's session cache is either per core
+ * or one per credentials shared by the cores under a lock that only a
+ * handshake takes (BearSSL: shared, as SO_REUSEPORT sends a returning
+ * client to any core). A tls_engine is per connection, tls_engine_size()
+ * bytes, taken from a per-core pool by the caller; tls_engine_free
+ * releases what the backend holds beyond that. */
 #ifndef NET_TLS_BACKEND_H
 #define NET_TLS_BACKEND_H
 
@@ -58,8 +61,9 @@ struct tls_trust *tls_trust_load(const char *pem, size_t pem_len, bool replace_b
 
 /* ---- per core ---- */
 
-/* session_cache_bytes: memory for the server's session cache on this core
- * (0: no resumption). Called on the core's own thread. */
+/* session_cache_bytes: memory for the server's session cache (0: no
+ * resumption); a shared cache is made once, at this size, by the first
+ * core that asks. Called on the core's own thread. */
 struct tls_core *tls_core_new(const struct tls_credentials *server, size_t session_cache_bytes);
 
 /* ---- per connection ---- */
@@ -74,6 +78,20 @@ int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 			   const struct tls_trust *trust, const char *server_name);
 /* Releases what the backend allocated for e (nothing for BearSSL). */
 void tls_engine_free(struct tls_engine *e);
+
+/* Client role, session resumption (optional to use). After the handshake,
+ * tls_engine_session_get copies the session out (false if there is none
+ * or it does not fit); tls_engine_session_resume, called right after
+ * tls_engine_init_client and before any other call on e, offers a saved
+ * session to the server (0, or -1 if it cannot be offered: go on with a
+ * full handshake). tls_engine_resumed then tells whether it was taken. */
+#define TLS_SESSION_MAX 512
+struct tls_session {
+	size_t len;
+	unsigned char data[TLS_SESSION_MAX];
+};
+bool tls_engine_session_get(struct tls_engine *e, struct tls_session *s);
+int tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s);
 
 unsigned tls_engine_state(struct tls_engine *e);
 unsigned char *tls_engine_sendrec_buf(struct tls_engine *e, size_t *len);

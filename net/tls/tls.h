@@ -25,7 +25,11 @@ struct ig_tls_limits {
 	uint32_t handshake_timeout_ms; /* a handshake not done by then is cut */
 	uint32_t max_handshakes;       /* concurrent handshakes on this core;
 					  more are refused at once */
-	size_t session_cache_bytes;    /* server: per-core session cache */
+	size_t session_cache_bytes;    /* server: session cache (shared by the
+					  cores with BearSSL: size it for all) */
+	uint32_t close_timeout_ms;     /* a graceful close waits this long to
+					  send what is left and close_notify
+					  (0: 5000) */
 };
 
 struct ig_tls_stats {
@@ -46,9 +50,20 @@ const struct ig_tls_stats *ig_tls_core_stats(const struct ig_tls_core *c);
  * bytes wait). A handshake failure reaches the engine above as closed(). */
 struct ig_transport *ig_tls_server(struct ig_tls_core *c, struct ig_transport *lower);
 /* Client role: SNI and verification against server_name (a host name or
- * an IP literal), chain verification against trust. */
+ * an IP literal, checked against the certificate's iPAddress names),
+ * chain verification against trust. The handshake starts with the first
+ * writev or resume_read of the engine above, or the lower transport's
+ * next writable event, whichever comes first. */
 struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *lower,
 				   const struct tls_trust *trust, const char *server_name);
+
+/* Startup, server role: seeds the backend (tls_backend_init) and loads
+ * the certificate chain and key, each from PEM text (cert_pem, key_pem)
+ * or else from a PEM file (cert_path, key_path). NULL with a message that
+ * says which input is wrong and why. */
+const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, const char *cert_pem,
+							const char *key_path, const char *key_pem,
+							char *err, size_t errlen);
 
 /* For the engine above, after closed(): why the TLS layer failed (for
  * instance "certificate not trusted", "host name mismatch",

@@ -1,0 +1,41 @@
+/* The compiled-in trust anchors for the client role: the certificates
+ * Debian's ca-certificates package ships (trusted by Mozilla for server
+ * authentication, minus Debian's blacklist, plus Debian's extra roots), so
+ * a scratch image needs no /etc/ssl. tools/anchors generates them at build
+ * time into $(GEN)/anchors.c from the source package recorded in
+ * tools/deps/deps.lock; nothing here is edited by hand.
+ *
+ * Two forms of the same set, in the same order (entry i of one is entry i
+ * of the other):
+ *   - BearSSL's: subject DN and public key, what br_x509_minimal needs;
+ *   - whole DER certificates, for backends that parse certificates
+ *     themselves (mbedtls).
+ * Every array of the generated file is its own object (the runtime is built
+ * with -fdata-sections), and neither form refers to the other, so the
+ * linker's --gc-sections drops the form the linked backend does not use.
+ *
+ * Read-only data: safe to read from any thread at any time. Adding or
+ * replacing anchors from a PEM file (INGOT_TLS_CA_FILE) is net/tls's job
+ * (tls_trust_load), not this set's. */
+#ifndef NET_TLS_ANCHORS_H
+#define NET_TLS_ANCHORS_H
+
+#include <stddef.h>
+
+#include <bearssl_x509.h>
+
+/* BearSSL form: DN + public key (RSA or EC) + BR_X509_TA_CA for a CA. */
+extern const br_x509_trust_anchor ig_builtin_anchors[];
+extern const size_t ig_builtin_anchor_count;
+
+/* One whole certificate, DER-encoded. */
+struct ig_der {
+	const unsigned char *data;
+	size_t len;
+};
+
+/* DER form: the same certificates, byte for byte as Debian ships them. */
+extern const struct ig_der ig_builtin_anchor_certs[];
+extern const size_t ig_builtin_anchor_cert_count;
+
+#endif

@@ -1,0 +1,770 @@
+/* TLS as a transport over a transport (tls.h). Each connection is one
+ * object from the core's pool: the transport the engine above sees, the
+ * state machine below, and the backend's engine with its record buffer.
+ * Records go from the lower transport straight into the engine's buffer;
+ * plaintext goes from there straight into the buffer the engine above
+ * lends; writes are copied once, into the engine's buffer, and encrypted
+ * in place. The engine is half-duplex (one buffer): when the engine above
+ * writes while input it has not taken blocks the engine, that input moves
+ * aside to a spill buffer taken from the core for as long as it waits. */
+#include "tls.h"
+
+#include "kernel/cores.h"
+#include "kernel/loop.h"
+#include "kernel/pool.h"
+#include "kernel/timer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SPILL_BYTES 16384 /* the most plaintext one record holds */
+#define DEFAULT_CLOSE_TIMEOUT_MS 5000
+
+struct ig_tls_core {
+	struct ig_tls_core *next_made; /* in the list of every core made */
+	struct ig_loop *loop;
+	struct tls_core *backend;
+	struct ig_tls_limits limits;
+	struct ig_pool conns;  /* struct tls_conn with its engine */
+	struct ig_pool spills; /* SPILL_BYTES each, only while input waits */
+	struct ig_tls_stats stats;
+	const char *last_error;
+	char error_buf[96];
+};
+
+enum tls_conn_state {
+	TC_HANDSHAKE,
+	TC_OPEN,
+	TC_CLOSING, /* the engine above has left: sending what is left and close_notify */
+	TC_DONE,    /* the lower transport is closed; freed when the stack unwinds */
+};
+
+struct tls_conn {
+	struct ig_transport up; /* first: the handle of the engine above */
+	struct ig_transport *lower;
+	struct ig_tls_core *core;
+	struct ig_timer timer; /* the handshake's deadline, then the close's */
+	enum tls_conn_state state;
+	uint32_t depth; /* our entry points on the stack */
+	bool pumping, again;
+	bool above_paused;  /* the engine above lent nothing: wait for resume_read */
+	bool want_write;    /* the engine above was told to wait: call writable */
+	bool lower_paused;  /* we lent the lower transport nothing */
+	bool lower_blocked; /* its writev would block: wait for writable */
+	bool lower_eof, eof_delivered;
+	char *spill;
+	uint32_t spill_off, spill_len;
+	_Alignas(16) unsigned char engine[];
+};
+
+static const struct ig_transport_ops tls_ops;
+static const struct ig_stream_ops lower_ops;
+
+static struct tls_engine *engine_of(struct tls_conn *tc)
+{
+	return (struct tls_engine *)(void *)tc->engine;
+}
+
+static uint64_t now_ms(const struct tls_conn *tc)
+{
+	return tc->core->loop->clock.now_ms;
+}
+
+static void set_error(struct ig_tls_core *c, const char *why)
+{
+	snprintf(c->error_buf, sizeof c->error_buf, "%s", why);
+	c->last_error = c->error_buf;
+}
+
+/* ---- lifetime ---- */
+
+static void conn_free(struct tls_conn *tc)
+{
+	struct ig_tls_core *c = tc->core;
+	tls_engine_free(engine_of(tc));
+	if (tc->spill)
+		ig_pool_give(&c->spills, tc->spill);
+	c->stats.open--;
+	ig_pool_give(&c->conns, tc);
+}
+
+static void hold(struct tls_conn *tc)
+{
+	tc->depth++;
+}
+
+static void release(struct tls_conn *tc)
+{
+	if (--tc->depth == 0 && tc->state == TC_DONE)
+		conn_free(tc);
+}
+
+/* Closes the lower transport and stops everything; the object goes back
+ * to the pool once no entry point of it is on the stack. */
+static void conn_done(struct tls_conn *tc, bool graceful)
+{
+	struct ig_tls_core *c = tc->core;
+	if (tc->state == TC_HANDSHAKE)
+		c->stats.in_handshake--;
+	tc->state = TC_DONE;
+	ig_timer_cancel(&c->loop->timers, &tc->timer);
+	if (tc->lower) {
+		struct ig_transport *l = tc->lower;
+		tc->lower = NULL;
+		l->ops->close(l, graceful);
+	}
+}
+
+/* The TLS layer gave up: the engine above learns it through closed(). */
+static void conn_abort(struct tls_conn *tc, const char *why)
+{
+	bool above = tc->state == TC_HANDSHAKE || tc->state == TC_OPEN;
+	set_error(tc->core, why);
+	conn_done(tc, false);
+	if (above)
+		tc->up.engine_ops->closed(tc->up.engine);
+}
+
+static void conn_fail(struct tls_conn *tc, const char *why)
+{
+	if (tc->state == TC_HANDSHAKE)
+		tc->core->stats.failed++;
+	conn_abort(tc, why);
+}
+
+/* ---- moving bytes ---- */
+
+/* Writes the engine's finished records to the lower transport. Calls no
+ * engine above. Returns false if the lower transport failed. */
+static bool send_records(struct tls_conn *tc)
+{
+	struct tls_engine *e = engine_of(tc);
+	while (tc->lower && !tc->lower_blocked) {
+		size_t len;
+		unsigned char *buf = tls_engine_sendrec_buf(e, &len);
+		if (!buf)
+			return true;
+		struct iovec iov = { buf, len };
+		ssize_t w = tc->lower->ops->writev(tc->lower, &iov, 1);
+		if (w == IG_WOULD_BLOCK) {
+			tc->lower_blocked = true;
+			return true;
+		}
+		if (w < 0)
+			return false;
+		tls_engine_sendrec_ack(e, (size_t)w);
+		if ((size_t)w < len)
+			tc->lower_blocked = true; /* the socket's buffer is full */
+	}
+	return true;
+}
+
+/* Moves the plaintext the engine above has not taken out of the engine, so
+ * that it can send. Returns false if there is none or no spill buffer. */
+static bool spill_input(struct tls_conn *tc)
+{
+	struct tls_engine *e = engine_of(tc);
+	size_t len;
+	unsigned char *src = tls_engine_recvapp_buf(e, &len);
+	if (!src || tc->spill_len)
+		return false;
+	if (!tc->spill && !(tc->spill = ig_pool_take(&tc->core->spills)))
+		return false;
+	if (len > SPILL_BYTES)
+		len = SPILL_BYTES;
+	memcpy(tc->spill, src, len);
+	tls_engine_recvapp_ack(e, len);
+	tc->spill_off = 0;
+	tc->spill_len = (uint32_t)len;
+	return true;
+}
+
+/* Hands plaintext (the spill first) to the engine above while it lends
+ * buffers, then the end of the stream. Returns false if the connection
+ * left the open state meanwhile. */
+static bool deliver(struct tls_conn *tc)
+{
+	struct tls_engine *e = engine_of(tc);
+	while (!tc->above_paused) {
+		size_t avail;
+		const unsigned char *src;
+		bool spilled = tc->spill_len > 0;
+		if (spilled) {
+			src = (unsigned char *)tc->spill + tc->spill_off;
+			avail = tc->spill_len;
+		} else if (!(src = tls_engine_recvapp_buf(e, &avail))) {
+			break;
+		}
+		size_t cap = 0;
+		char *dst = tc->up.engine_ops->lend(tc->up.engine, &cap);
+		if (!dst || cap == 0) {
+			tc->above_paused = true;
+			return true;
+		}
+		size_t n = avail < cap ? avail : cap;
+		memcpy(dst, src, n);
+		if (spilled) {
+			tc->spill_off += (uint32_t)n;
+			tc->spill_len -= (uint32_t)n;
+			if (!tc->spill_len) {
+				ig_pool_give(&tc->core->spills, tc->spill);
+				tc->spill = NULL;
+			}
+		} else {
+			/* Before received(): the engine must be free to take the
+			   response the engine above may write at once. */
+			tls_engine_recvapp_ack(e, n);
+		}
+		tc->up.engine_ops->received(tc->up.engine, n);
+		if (tc->state != TC_OPEN)
+			return false;
+		tc->again = true;
+	}
+	size_t left;
+	if (tc->lower_eof && !tc->eof_delivered && !tc->above_paused && !tc->spill_len &&
+	    !tls_engine_recvapp_buf(e, &left)) {
+		/* The peer's FIN without close_notify: an end like TCP's. */
+		tc->eof_delivered = true;
+		tc->up.engine_ops->received(tc->up.engine, 0);
+		if (tc->state != TC_OPEN)
+			return false;
+	}
+	return true;
+}
+
+static void handshake_done(struct tls_conn *tc)
+{
+	struct ig_tls_core *c = tc->core;
+	tc->state = TC_OPEN;
+	c->stats.in_handshake--;
+	c->stats.handshakes++;
+	if (tls_engine_resumed(engine_of(tc)))
+		c->stats.resumed++;
+	ig_timer_cancel(&c->loop->timers, &tc->timer);
+}
+
+/* The engine reports closed: a failure, the peer's close_notify (answered
+ * by ours already), or ours sent after the engine above closed. */
+static void engine_closed(struct tls_conn *tc)
+{
+	struct tls_engine *e = engine_of(tc);
+	int err = tls_engine_error(e);
+	switch (tc->state) {
+	case TC_HANDSHAKE:
+		conn_fail(tc, err ? tls_engine_error_text(e) : "the peer closed during the handshake");
+		return;
+	case TC_OPEN:
+		if (err) {
+			conn_fail(tc, tls_engine_error_text(e));
+		} else {
+			/* Nothing more can come or go (RFC 5246 7.2.1). */
+			tc->core->last_error = NULL;
+			conn_done(tc, true);
+			tc->up.engine_ops->closed(tc->up.engine);
+		}
+		return;
+	case TC_CLOSING:
+		conn_done(tc, err == 0);
+		return;
+	case TC_DONE:
+		return;
+	}
+}
+
+static void resume_lower(struct tls_conn *tc)
+{
+	size_t len;
+	if (!tc->lower_paused || !tc->lower || tc->spill_len || tc->state == TC_DONE ||
+	    !tls_engine_recvrec_buf(engine_of(tc), &len))
+		return;
+	tc->lower_paused = false;
+	/* Reads at once, calling back into low_received (which pumps again). */
+	tc->lower->ops->resume_read(tc->lower);
+}
+
+static void pump_step(struct tls_conn *tc)
+{
+	struct tls_engine *e = engine_of(tc);
+	unsigned st = tls_engine_state(e);
+	if (!(st & TLS_CLOSED) && (st & TLS_SENDREC) && !tc->lower_blocked) {
+		if (!send_records(tc)) {
+			if (tc->state == TC_CLOSING)
+				conn_done(tc, false);
+			else
+				conn_fail(tc, "the connection failed while sending");
+			return;
+		}
+		st = tls_engine_state(e);
+	}
+	if (st & TLS_CLOSED) {
+		engine_closed(tc);
+		return;
+	}
+	switch (tc->state) {
+	case TC_HANDSHAKE:
+		if (tls_engine_established(e)) {
+			handshake_done(tc);
+			tc->again = true;
+			return;
+		}
+		if (tc->lower_eof) {
+			conn_fail(tc, "the peer closed during the handshake");
+			return;
+		}
+		break;
+	case TC_OPEN:
+		if (!deliver(tc))
+			return;
+		if (tc->want_write && (tls_engine_state(e) & TLS_SENDAPP)) {
+			tc->want_write = false;
+			tc->up.engine_ops->writable(tc->up.engine);
+			if (tc->state != TC_OPEN)
+				return;
+			tc->again = true;
+		}
+		break;
+	case TC_CLOSING:
+		if (tc->lower_eof) {
+			conn_done(tc, false); /* nobody left to read our close_notify */
+			return;
+		}
+		break;
+	case TC_DONE:
+		return;
+	}
+	resume_lower(tc);
+}
+
+/* Moves bytes every way they can go. Re-entered (from a callback of the
+ * engine above or of the lower transport), it only asks for one more turn. */
+static void pump(struct tls_conn *tc)
+{
+	if (tc->pumping) {
+		tc->again = true;
+		return;
+	}
+	tc->pumping = true;
+	do {
+		tc->again = false;
+		pump_step(tc);
+	} while (tc->again && tc->state != TC_DONE);
+	tc->pumping = false;
+}
+
+/* ---- the lower transport's callbacks: we are its engine ---- */
+
+static char *low_lend(void *arg, size_t *cap)
+{
+	struct tls_conn *tc = arg;
+	size_t len = 0;
+	unsigned char *buf = NULL;
+	if ((tc->state == TC_HANDSHAKE || tc->state == TC_OPEN) && !tc->spill_len)
+		buf = tls_engine_recvrec_buf(engine_of(tc), &len);
+	if (!buf) {
+		tc->lower_paused = true;
+		return NULL;
+	}
+	*cap = len;
+	return (char *)buf;
+}
+
+static void low_received(void *arg, size_t n)
+{
+	struct tls_conn *tc = arg;
+	hold(tc);
+	if (n == 0)
+		tc->lower_eof = true;
+	else
+		tls_engine_recvrec_ack(engine_of(tc), n);
+	pump(tc);
+	release(tc);
+}
+
+static void low_writable(void *arg)
+{
+	struct tls_conn *tc = arg;
+	hold(tc);
+	tc->lower_blocked = false;
+	pump(tc);
+	release(tc);
+}
+
+static void low_closed(void *arg)
+{
+	struct tls_conn *tc = arg;
+	hold(tc);
+	tc->lower = NULL; /* gone: no call on it any more */
+	if (tc->state == TC_HANDSHAKE || tc->state == TC_OPEN)
+		conn_fail(tc, "the connection was reset");
+	else
+		conn_done(tc, false);
+	release(tc);
+}
+
+static const struct ig_stream_ops lower_ops = {
+	.lend = low_lend,
+	.received = low_received,
+	.writable = low_writable,
+	.closed = low_closed,
+};
+
+static void on_timer(struct ig_timer *t)
+{
+	struct tls_conn *tc = (struct tls_conn *)((char *)t - offsetof(struct tls_conn, timer));
+	hold(tc);
+	if (tc->state == TC_HANDSHAKE) {
+		tc->core->stats.timed_out++;
+		conn_abort(tc, "handshake timeout");
+	} else if (tc->state == TC_CLOSING) {
+		conn_done(tc, false);
+	}
+	release(tc);
+}
+
+/* ---- the transport the engine above sees ---- */
+
+/* Copies the engine above's bytes into the engine and sends the records.
+ * Calls nothing of the engine above (it is in the middle of writing). */
+static ssize_t up_writev(struct ig_transport *t, const struct iovec *iov, int iovcnt)
+{
+	struct tls_conn *tc = (struct tls_conn *)t;
+	struct tls_engine *e = engine_of(tc);
+	if (tc->state == TC_HANDSHAKE) {
+		/* The bytes wait for the handshake; a client's starts now. */
+		tc->want_write = true;
+		if (!send_records(tc))
+			return -1;
+		return IG_WOULD_BLOCK;
+	}
+	if (tc->state != TC_OPEN)
+		return -1;
+	size_t total = 0, off = 0;
+	int i = 0;
+	while (i < iovcnt) {
+		if (off == iov[i].iov_len) {
+			i++, off = 0;
+			continue;
+		}
+		size_t room;
+		unsigned char *dst = tls_engine_sendapp_buf(e, &room);
+		if (!dst) {
+			if (tls_engine_state(e) & TLS_CLOSED)
+				return total ? (ssize_t)total : -1;
+			if (spill_input(tc))
+				continue;
+			if (tls_engine_state(e) & TLS_SENDREC) {
+				/* A full record: push it out and go on. */
+				if (!send_records(tc))
+					return -1;
+				if (!tc->lower_blocked)
+					continue;
+			}
+			break;
+		}
+		size_t n = iov[i].iov_len - off;
+		if (n > room)
+			n = room;
+		memcpy(dst, (const char *)iov[i].iov_base + off, n);
+		tls_engine_sendapp_ack(e, n);
+		off += n;
+		total += n;
+	}
+	if (total) {
+		tls_engine_flush(e);
+		if (!send_records(tc))
+			return -1;
+	}
+	if (total == 0) {
+		tc->want_write = true;
+		return IG_WOULD_BLOCK;
+	}
+	if (i < iovcnt)
+		tc->want_write = true;
+	return (ssize_t)total;
+}
+
+static void up_resume_read(struct ig_transport *t)
+{
+	struct tls_conn *tc = (struct tls_conn *)t;
+	if (tc->state == TC_DONE || tc->state == TC_CLOSING)
+		return;
+	hold(tc);
+	tc->above_paused = false;
+	pump(tc);
+	release(tc);
+}
+
+static void up_close(struct ig_transport *t, int graceful)
+{
+	struct tls_conn *tc = (struct tls_conn *)t;
+	struct ig_tls_core *c = tc->core;
+	hold(tc);
+	if (tc->state == TC_HANDSHAKE) {
+		conn_done(tc, false);
+	} else if (tc->state == TC_OPEN) {
+		/* Input nobody will read would hold the engine (half-duplex). */
+		if (tc->spill) {
+			ig_pool_give(&c->spills, tc->spill);
+			tc->spill = NULL;
+			tc->spill_len = 0;
+		}
+		tls_engine_close(engine_of(tc));
+		tc->state = TC_CLOSING;
+		if (graceful) {
+			uint32_t ms = c->limits.close_timeout_ms ? c->limits.close_timeout_ms : DEFAULT_CLOSE_TIMEOUT_MS;
+			ig_timer_set(&c->loop->timers, &tc->timer, now_ms(tc) + ms);
+			pump(tc);
+		} else {
+			/* One try at close_notify; no waiting. */
+			send_records(tc);
+			conn_done(tc, false);
+		}
+	}
+	release(tc);
+}
+
+static const struct ig_transport_ops tls_ops = {
+	.writev = up_writev,
+	.resume_read = up_resume_read,
+	.close = up_close,
+};
+
+bool ig_transport_is_tls(const struct ig_transport *t)
+{
+	return t->ops == &tls_ops;
+}
+
+/* ---- connections ---- */
+
+static struct tls_conn *conn_new(struct ig_tls_core *c, struct ig_transport *lower)
+{
+	struct tls_conn *tc = ig_pool_take(&c->conns);
+	if (!tc)
+		return NULL;
+	*tc = (struct tls_conn){ .core = c, .lower = lower, .state = TC_HANDSHAKE };
+	tc->up.ops = &tls_ops;
+	tc->up.loop = lower->loop;
+	tc->timer.fn = on_timer;
+	return tc;
+}
+
+static struct ig_transport *conn_start(struct tls_conn *tc)
+{
+	struct ig_tls_core *c = tc->core;
+	tc->lower->engine = tc;
+	tc->lower->engine_ops = &lower_ops;
+	c->stats.in_handshake++;
+	c->stats.open++;
+	ig_timer_set(&c->loop->timers, &tc->timer, now_ms(tc) + c->limits.handshake_timeout_ms);
+	return &tc->up;
+}
+
+struct ig_transport *ig_tls_server(struct ig_tls_core *c, struct ig_transport *lower)
+{
+	if (c->stats.in_handshake >= c->limits.max_handshakes) {
+		c->stats.refused++;
+		return NULL;
+	}
+	struct tls_conn *tc = conn_new(c, lower);
+	if (!tc)
+		return NULL;
+	if (tls_engine_init_server(engine_of(tc), c->backend) != 0) {
+		ig_pool_give(&c->conns, tc);
+		return NULL;
+	}
+	return conn_start(tc);
+}
+
+struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *lower,
+				   const struct tls_trust *trust, const char *server_name)
+{
+	if (c->stats.in_handshake >= c->limits.max_handshakes) {
+		c->stats.refused++;
+		return NULL;
+	}
+	struct tls_conn *tc = conn_new(c, lower);
+	if (!tc)
+		return NULL;
+	if (tls_engine_init_client(engine_of(tc), c->backend, trust, server_name) != 0) {
+		ig_pool_give(&c->conns, tc);
+		return NULL;
+	}
+	return conn_start(tc);
+}
+
+/* ---- per core ---- */
+
+static struct ig_tls_core *_Atomic cores_made;
+
+struct ig_tls_core *ig_tls_core_new(struct ig_loop *loop, const struct tls_credentials *server,
+				    const struct ig_tls_limits *limits)
+{
+	struct ig_tls_core *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->backend = tls_core_new(server, limits->session_cache_bytes);
+	if (!c->backend) {
+		free(c);
+		return NULL;
+	}
+	c->loop = loop;
+	c->limits = *limits;
+	/* Cores live as long as the process; the list keeps them reachable
+	   (the leak checker then sees them, not a leak). */
+	c->next_made = atomic_load(&cores_made);
+	while (!atomic_compare_exchange_weak(&cores_made, &c->next_made, c))
+		;
+	/* Pools grow on the first connection: nothing is touched before. */
+	size_t conn_bytes = offsetof(struct tls_conn, engine) + tls_engine_size();
+	ig_pool_init(&c->conns, conn_bytes, 16, ((size_t)1 << 40) / conn_bytes);
+	ig_pool_init(&c->spills, SPILL_BYTES, 4, ((size_t)1 << 40) / SPILL_BYTES);
+	return c;
+}
+
+const struct ig_tls_stats *ig_tls_core_stats(const struct ig_tls_core *c)
+{
+	return &c->stats;
+}
+
+const char *ig_tls_last_error(const struct ig_tls_core *c)
+{
+	return c->last_error;
+}
+
+struct ig_tls_core *ig_tls_client_core(struct ig_loop *loop)
+{
+	/* One loop per core and thread: its slot is its own. */
+	static struct ig_tls_core *client_cores[IG_MAX_CORES];
+	if (loop->core < 0 || loop->core >= IG_MAX_CORES)
+		return NULL;
+	struct ig_tls_core **slot = &client_cores[loop->core];
+	if (!*slot) {
+		struct ig_tls_limits limits = { .handshake_timeout_ms = 10000, .max_handshakes = 100000 };
+		*slot = ig_tls_core_new(loop, NULL, &limits);
+	}
+	return *slot;
+}
+
+/* ---- startup: files, credentials, trust ---- */
+
+/* Reads a whole (small) file. NULL with a message. */
+static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > (16 << 20)) {
+		snprintf(err, errlen, "cannot read %s: not a regular file of at most 16 MiB", path);
+		close(fd);
+		return NULL;
+	}
+	char *buf = malloc((size_t)st.st_size + 1);
+	size_t got = 0;
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			snprintf(err, errlen, "cannot read %s: %s", path, n < 0 ? strerror(errno) : "short read");
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	if (!buf) {
+		snprintf(err, errlen, "cannot read %s: out of memory", path);
+		return NULL;
+	}
+	buf[got] = 0;
+	*len = got;
+	return buf;
+}
+
+const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, const char *cert_pem,
+							const char *key_path, const char *key_pem,
+							char *err, size_t errlen)
+{
+	char why[200];
+	if (tls_backend_init(why, sizeof why) != 0) {
+		snprintf(err, errlen, "TLS: %s", why);
+		return NULL;
+	}
+	size_t cert_len = cert_pem ? strlen(cert_pem) : 0, key_len = key_pem ? strlen(key_pem) : 0;
+	char *cert_file = NULL, *key_file = NULL;
+	if (!cert_pem && !(cert_pem = cert_file = read_file(cert_path, &cert_len, why, sizeof why))) {
+		snprintf(err, errlen, "TLS certificate: %s", why);
+		return NULL;
+	}
+	if (!key_pem && !(key_pem = key_file = read_file(key_path, &key_len, why, sizeof why))) {
+		snprintf(err, errlen, "TLS private key: %s", why);
+		free(cert_file);
+		return NULL;
+	}
+	struct tls_credentials *cred = tls_credentials_load(cert_pem, cert_len, key_pem, key_len, why, sizeof why);
+	if (!cred)
+		snprintf(err, errlen, "TLS %s", why); /* "certificate: ..." or "private key: ..." */
+	free(cert_file);
+	if (key_file) {
+		memset(key_file, 0, key_len);
+		free(key_file);
+	}
+	return cred;
+}
+
+static pthread_once_t trust_once = PTHREAD_ONCE_INIT;
+static const struct tls_trust *default_trust;
+static char trust_error[300];
+
+static void load_default_trust(void)
+{
+	const char *file = getenv("INGOT_TLS_CA_FILE");
+	const char *mode = getenv("INGOT_TLS_CA_MODE");
+	bool replace = false;
+	if (mode && *mode) {
+		if (strcmp(mode, "replace") == 0) {
+			replace = true;
+		} else if (strcmp(mode, "add") != 0) {
+			snprintf(trust_error, sizeof trust_error,
+				 "INGOT_TLS_CA_MODE \"%s\": expected add or replace", mode);
+			return;
+		}
+	}
+	char why[200];
+	size_t len = 0;
+	char *pem = NULL;
+	if (file && *file && !(pem = read_file(file, &len, why, sizeof why))) {
+		snprintf(trust_error, sizeof trust_error, "INGOT_TLS_CA_FILE: %s", why);
+		return;
+	}
+	if (replace && !pem) {
+		snprintf(trust_error, sizeof trust_error, "INGOT_TLS_CA_MODE=replace needs INGOT_TLS_CA_FILE");
+		return;
+	}
+	default_trust = tls_trust_load(pem, len, replace, why, sizeof why);
+	if (!default_trust)
+		snprintf(trust_error, sizeof trust_error, "INGOT_TLS_CA_FILE %s: %s", file, why);
+	free(pem);
+}
+
+const struct tls_trust *ig_tls_default_trust(const char **err)
+{
+	pthread_once(&trust_once, load_default_trust);
+	if (!default_trust && err)
+		*err = trust_error;
+	return default_trust;
+}
