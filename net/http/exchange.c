@@ -147,6 +147,11 @@ uint32_t ig_core_count(const ig_ctx *x)
 	return x->core->cfg->threads > 0 ? (uint32_t)x->core->cfg->threads : 1;
 }
 
+uint16_t ig_listen_port(const ig_ctx *x)
+{
+	return (uint16_t)x->core->cfg->port;
+}
+
 ig_wbuf *ig_body(ig_ctx *x)
 {
 	return &x->body;

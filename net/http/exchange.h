@@ -38,6 +38,9 @@ void *ig_alloc(ig_ctx *ctx, size_t size); /* arena; NULL when over limit */
 ig_arena *ig_ctx_arena(ig_ctx *ctx);      /* the same arena, for ig_wbuf and the JSON reader */
 uint32_t ig_core_index(const ig_ctx *ctx);
 uint32_t ig_core_count(const ig_ctx *ctx);
+/* The TCP port the server listens on (PORT=0 resolved): a route that calls
+ * the service itself (the reference service's default upstream) needs it. */
+uint16_t ig_listen_port(const ig_ctx *ctx);
 
 /* ---- building the response ---- */
 /* The body writer; content type defaults to application/json. */

@@ -841,3 +841,17 @@ ssize_t http_decode_chunked(struct http_chunked_decoder *d, char *buf, size_t *l
 	memmove(dst, src, rest);
 	return (ssize_t)rest;
 }
+
+/* ---- field syntax for other parsers ----------------------------------- */
+
+const char *http_skip_token(const char *p, const char *end)
+{
+	while (p < end && has_class(*p, C_TCHAR))
+		p++;
+	return p;
+}
+
+const char *http_skip_field_value(const char *p, const char *end)
+{
+	return skip_class(p, end, C_VALUE, word_is_value);
+}

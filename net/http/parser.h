@@ -112,4 +112,14 @@ struct http_chunked_decoder {
  * byte is returned as following it. */
 ssize_t http_decode_chunked(struct http_chunked_decoder *d, char *buf, size_t *len);
 
+/* Field syntax shared with the client's response parser
+ * (net/client/response.c), so that both directions judge octets with the
+ * same tables. Each returns the first octet in [p, end) outside its class,
+ * or end. */
+/* tchar (RFC 9110 5.6.2): field names, methods, transfer codings. */
+const char *http_skip_token(const char *p, const char *end);
+/* field-value octets: VCHAR, SP, HTAB, obs-text (no NUL, CR, LF or DEL);
+ * also the class of a status line's reason-phrase. */
+const char *http_skip_field_value(const char *p, const char *end);
+
 #endif

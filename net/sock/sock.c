@@ -1,7 +1,8 @@
 /* Listeners and streams over epoll. Streams are registered edge-triggered
  * for reading and writing once, so readiness never costs an epoll_ctl; a
  * read shorter than the buffer means the socket is drained (TCP returns
- * all it has), which saves the EAGAIN read per request. */
+ * all it has), which saves the EAGAIN read per request. Outbound streams
+ * are the same streams, born in STREAM_CONNECTING. */
 #include "sock.h"
 
 #include <arpa/inet.h>
@@ -17,6 +18,7 @@
 #define LINGER_DISCARD_MAX (1u << 20)
 
 enum stream_state {
+	STREAM_CONNECTING, /* outbound: the connect has not completed */
 	STREAM_OPEN,
 	STREAM_LINGERING, /* engine gone, write side shut, discarding input */
 	STREAM_DEAD,      /* to be freed when the current callback unwinds */
@@ -33,6 +35,7 @@ struct sock_stream {
 	bool read_paused; /* the engine lent no buffer: resume_read restarts */
 	bool rdhup;
 	uint32_t discarded;
+	int error; /* the errno that failed the stream */
 };
 
 static const struct ig_transport_ops stream_ops;
@@ -96,7 +99,7 @@ static void stream_settle(struct sock_stream *s)
 
 static void stream_fail(struct sock_stream *s)
 {
-	if (s->state == STREAM_OPEN) {
+	if (s->state == STREAM_OPEN || s->state == STREAM_CONNECTING) {
 		s->core->open_streams--;
 		s->state = STREAM_DEAD;
 		s->t.engine_ops->closed(s->t.engine);
@@ -142,6 +145,7 @@ static void stream_read(struct sock_stream *s)
 		} else if (errno == EAGAIN) {
 			return;
 		} else if (errno != EINTR) {
+			s->error = errno;
 			stream_fail(s);
 			return;
 		}
@@ -150,13 +154,40 @@ static void stream_read(struct sock_stream *s)
 		linger_discard(s);
 }
 
+/* The first event of an outbound stream: the connect's outcome. The
+ * engine hears "connected" (writable) before any bytes that came with it.
+ * Returns the events still to handle. */
+static uint32_t stream_connect_done(struct sock_stream *s, uint32_t events)
+{
+	if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+		return 0;
+	int err = 0;
+	socklen_t len = sizeof err;
+	if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+		err = errno;
+	if (err == 0 && (events & EPOLLERR))
+		err = ECONNRESET;
+	if (err) {
+		s->error = err;
+		stream_fail(s);
+		return 0;
+	}
+	s->state = STREAM_OPEN;
+	s->t.engine_ops->writable(s->t.engine);
+	return events & ~(uint32_t)EPOLLOUT;
+}
+
 static void on_stream_event(struct ig_io *io, uint32_t events)
 {
 	struct sock_stream *s = (struct sock_stream *)((char *)io - offsetof(struct sock_stream, io));
 	s->in_callback = true;
 	if (events & EPOLLRDHUP)
 		s->rdhup = true;
-	if (s->state == STREAM_LINGERING) {
+	if (s->state == STREAM_CONNECTING)
+		events = stream_connect_done(s, events);
+	if (s->state == STREAM_DEAD) {
+		/* failed or closed by the engine while connecting */
+	} else if (s->state == STREAM_LINGERING) {
 		linger_discard(s);
 	} else {
 		if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
@@ -209,10 +240,10 @@ static void on_linger_timeout(struct ig_timer *tm)
 static void stream_close(struct ig_transport *t, int graceful)
 {
 	struct sock_stream *s = stream_of(t);
-	if (s->state != STREAM_OPEN)
+	if (s->state != STREAM_OPEN && s->state != STREAM_CONNECTING)
 		return;
 	s->core->open_streams--;
-	if (graceful && shutdown(s->fd, SHUT_WR) == 0) {
+	if (graceful && s->state == STREAM_OPEN && shutdown(s->fd, SHUT_WR) == 0) {
 		s->state = STREAM_LINGERING;
 		s->linger_timer.fn = on_linger_timeout;
 		ig_timer_set(&s->core->loop->timers, &s->linger_timer,
@@ -306,6 +337,48 @@ size_t sock_stream_size(void)
 int sock_core_start(struct sock_core *c)
 {
 	return ig_loop_add(c->loop, c->listen_fd, EPOLLIN, &c->listen_io);
+}
+
+static struct ig_transport *close_keeping_errno(int fd, int err)
+{
+	close(fd);
+	errno = err;
+	return NULL;
+}
+
+struct ig_transport *sock_connect(struct sock_core *c, const struct sockaddr *addr, socklen_t len)
+{
+	if (c->open_streams >= c->max_streams) {
+		errno = EMFILE;
+		return NULL;
+	}
+	int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (connect(fd, addr, len) != 0 && errno != EINPROGRESS)
+		return close_keeping_errno(fd, errno);
+	struct sock_stream *s = ig_pool_take(&c->streams);
+	if (!s)
+		return close_keeping_errno(fd, ENOBUFS);
+	*s = (struct sock_stream){ .core = c, .fd = fd, .state = STREAM_CONNECTING };
+	s->t.ops = &stream_ops;
+	s->t.loop = c->loop;
+	s->io.fn = on_stream_event;
+	/* Registered now: the connect's completion is an edge that the engine,
+	   set right after this returns, will see. */
+	if (ig_loop_add(c->loop, fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &s->io) != 0) {
+		ig_pool_give(&c->streams, s);
+		return close_keeping_errno(fd, errno);
+	}
+	c->open_streams++;
+	return &s->t;
+}
+
+int sock_stream_error(const struct ig_transport *t)
+{
+	return ((const struct sock_stream *)t)->error;
 }
 
 void sock_core_stop_accepting(struct sock_core *c)

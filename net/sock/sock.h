@@ -1,11 +1,14 @@
-/* TCP on the loop: per-core SO_REUSEPORT listeners and accepted streams
- * that implement the transport interface (net/transport.h). One sock_core
- * per loop; nothing here is shared between cores. */
+/* TCP on the loop: per-core SO_REUSEPORT listeners, accepted streams and
+ * outbound (connected) streams, all implementing the transport interface
+ * (net/transport.h). A sock_core per loop and role; nothing here is shared
+ * between cores. */
 #ifndef NET_SOCK_H
 #define NET_SOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <sys/socket.h>
 
 #include "kernel/loop.h"
 #include "kernel/pool.h"
@@ -42,5 +45,29 @@ size_t sock_stream_size(void);
 int sock_core_start(struct sock_core *c);
 /* Accepts what is already queued, then closes the listener. */
 void sock_core_stop_accepting(struct sock_core *c);
+
+/* ---- outbound streams ----
+ * A sock_core for outbound streams has no listener: sock_core_init(c,
+ * loop, -1, max_streams, NULL, NULL), and no sock_core_start.
+ *
+ * sock_connect starts a non-blocking connect to addr (TCP_NODELAY, the
+ * same edge-triggered stream as an accepted one) and returns its
+ * transport, or NULL with errno set (no socket, the stream limit reached,
+ * or a connect that failed at once). The caller sets t->engine_ops and
+ * t->engine right after the call, before control returns to the loop: no
+ * callback runs before then.
+ *
+ * Connected notification: the engine's first writable() is the connect
+ * completing (checked with SO_ERROR); bytes that arrived with it are
+ * delivered after it. A failed connect calls closed() instead, and
+ * sock_stream_error(t) gives its errno during that callback. The engine
+ * may write before the connect completes: writev returns IG_WOULD_BLOCK
+ * and the first writable() follows. */
+struct ig_transport *sock_connect(struct sock_core *c, const struct sockaddr *addr, socklen_t len);
+
+/* The errno that failed the stream (a refused or unreachable connect, a
+ * reset read), or 0. Valid until the stream is freed: during closed(), or
+ * any time before the engine's own close. */
+int sock_stream_error(const struct ig_transport *t);
 
 #endif

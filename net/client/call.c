@@ -1,0 +1,334 @@
+/* One call: its options checked once at dispatch, its request written
+ * straight from the caller's memory (no copy: the request line, Host, the
+ * caller's fields and the body are gathered into iovecs), and every
+ * callback to the caller, so that the core knows when user code is on the
+ * stack and a call ended inside its own callback is freed only when that
+ * callback returns. */
+#include "internal.h"
+
+#include <strings.h>
+
+/* Fields the client writes itself; the caller's copies are dropped. */
+static bool is_managed_field(ig_str name)
+{
+	return (name.len == 4 && strncasecmp(name.ptr, "host", 4) == 0) ||
+	       (name.len == 14 && strncasecmp(name.ptr, "content-length", 14) == 0) ||
+	       (name.len == 17 && strncasecmp(name.ptr, "transfer-encoding", 17) == 0);
+}
+
+static bool method_is(ig_str m, const char *lit)
+{
+	return m.len == strlen(lit) && memcmp(m.ptr, lit, m.len) == 0;
+}
+
+/* RFC 9110 9.2.2. */
+static bool method_idempotent(ig_str m)
+{
+	return method_is(m, "GET") || method_is(m, "HEAD") || method_is(m, "PUT") ||
+	       method_is(m, "DELETE") || method_is(m, "OPTIONS") || method_is(m, "TRACE");
+}
+
+/* Methods whose requests carry a body: they always get a Content-Length,
+ * even 0, as servers may otherwise wait for one (411). */
+static bool method_expects_body(ig_str m)
+{
+	return method_is(m, "POST") || method_is(m, "PUT") || method_is(m, "PATCH");
+}
+
+static bool contains_close(ig_str v)
+{
+	for (size_t i = 0; i + 5 <= v.len; i++)
+		if (strncasecmp(v.ptr + i, "close", 5) == 0)
+			return true;
+	return false;
+}
+
+static bool is_token(ig_str s)
+{
+	return s.len && http_skip_token(s.ptr, s.ptr + s.len) == s.ptr + s.len;
+}
+
+static bool is_field_value(ig_str s)
+{
+	return http_skip_field_value(s.ptr, s.ptr + s.len) == s.ptr + s.len;
+}
+
+/* origin-form (or "*"): visible ASCII only, so nothing can end the
+ * request line early. */
+static bool is_target(ig_str s)
+{
+	if (!s.len || (s.ptr[0] != '/' && !(s.len == 1 && s.ptr[0] == '*')))
+		return false;
+	for (size_t i = 0; i < s.len; i++)
+		if ((unsigned char)s.ptr[i] <= 0x20 || (unsigned char)s.ptr[i] >= 0x7f)
+			return false;
+	return true;
+}
+
+/* The request as pieces, in order; i runs from 0 until it returns false.
+ * The pieces of a dropped field are empty. */
+static bool piece(const struct client_call *c, size_t i, const char **p, size_t *n)
+{
+	const ig_dispatch_opts *o = &c->opts;
+	static const char sp[] = " ", version_host[] = " HTTP/1.1\r\nHost: ", crlf[] = "\r\n",
+			  colon[] = ": ";
+	*p = NULL;
+	*n = 0;
+	switch (i) {
+	case 0: *p = o->method; *n = strlen(o->method); return true;
+	case 1: *p = sp; *n = 1; return true;
+	case 2: *p = o->path.ptr; *n = o->path.len; return true;
+	case 3: *p = version_host; *n = sizeof version_host - 1; return true;
+	case 4: *p = c->pool->url.authority.ptr; *n = c->pool->url.authority.len; return true;
+	case 5: *p = crlf; *n = 2; return true;
+	}
+	i -= 6;
+	if (i < 4 * o->header_count) {
+		const ig_header *h = &o->headers[i / 4];
+		if (is_managed_field(h->name))
+			return true;
+		switch (i % 4) {
+		case 0: *p = h->name.ptr; *n = h->name.len; break;
+		case 1: *p = colon; *n = 2; break;
+		case 2: *p = h->value.ptr; *n = h->value.len; break;
+		case 3: *p = crlf; *n = 2; break;
+		}
+		return true;
+	}
+	i -= 4 * o->header_count;
+	switch (i) {
+	case 0: *p = c->length_line; *n = c->length_len; return true;
+	case 1: *p = crlf; *n = 2; return true;
+	case 2: *p = o->body.ptr; *n = o->body.len; return true;
+	}
+	return false;
+}
+
+int call_iov(const struct client_call *c, size_t skip, struct iovec *iov, int max, bool *more)
+{
+	int used = 0;
+	const char *p;
+	size_t n;
+	*more = false;
+	for (size_t i = 0; piece(c, i, &p, &n); i++) {
+		if (n <= skip) {
+			skip -= n;
+			continue;
+		}
+		if (used == max) {
+			*more = true;
+			break;
+		}
+		iov[used++] = (struct iovec){ (char *)p + skip, n - skip };
+		skip = 0;
+	}
+	return used;
+}
+
+int call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **why)
+{
+	c->opts = *opts;
+	ig_dispatch_opts *o = &c->opts;
+	if (!o->method)
+		o->method = "GET";
+	ig_str method = { o->method, strlen(o->method) };
+	if (!is_token(method)) {
+		*why = "the method is not a token";
+		return -1;
+	}
+	if (!is_target(o->path)) {
+		*why = "the path is not an origin-form target (it must start with '/' and hold only visible ASCII)";
+		return -1;
+	}
+	if (o->header_count && !o->headers) {
+		*why = "header_count is set but headers is NULL";
+		return -1;
+	}
+	if (o->body.len && !o->body.ptr) {
+		*why = "body.len is set but body.ptr is NULL";
+		return -1;
+	}
+	for (size_t i = 0; i < o->header_count; i++) {
+		const ig_header *h = &o->headers[i];
+		if (!is_token(h->name) || (h->value.len && !h->value.ptr) || !is_field_value(h->value)) {
+			*why = "a request header has an invalid name or value";
+			return -1;
+		}
+		if (h->name.len == 10 && strncasecmp(h->name.ptr, "connection", 10) == 0 &&
+		    contains_close(h->value))
+			c->conn_close = true;
+	}
+	c->head_request = method_is(method, "HEAD");
+	c->idempotent = o->idempotent >= 0 ? o->idempotent != 0 : method_idempotent(method);
+	c->length_len = 0;
+	if (o->body.len || method_expects_body(method)) {
+		memcpy(c->length_line, "Content-Length: ", 16);
+		size_t n = 16 + ig_fmt_u64(c->length_line + 16, o->body.len);
+		memcpy(c->length_line + n, "\r\n", 2);
+		c->length_len = (uint8_t)(n + 2);
+	}
+	c->request_bytes = 0;
+	const char *p;
+	size_t n;
+	for (size_t i = 0; piece(c, i, &p, &n); i++)
+		c->request_bytes += n;
+	return 0;
+}
+
+/* ---- callbacks ---- */
+
+static struct client_core *core_of(const struct client_call *c)
+{
+	return c->pool->core;
+}
+
+static void delivered(struct client_core *core)
+{
+	if (--core->delivering == 0 && core->resumes)
+		conn_run_resumes(core);
+}
+
+void call_connected(struct client_call *c)
+{
+	if (!c->h->on_connect)
+		return;
+	struct client_core *core = core_of(c);
+	core->delivering++;
+	c->in_callback++;
+	c->h->on_connect(&c->base, c->arg);
+	c->in_callback--;
+	if (c->state == CALL_DONE && !c->in_callback)
+		call_free(c);
+	delivered(core);
+}
+
+/* After a callback that returns a verdict: whether the call goes on. */
+static enum call_verdict settle(struct client_call *c, bool go)
+{
+	c->in_callback--;
+	if (c->state != CALL_ON_CONN) {
+		if (c->state == CALL_DONE && !c->in_callback)
+			call_free(c);
+		return CALL_GONE;
+	}
+	if (!go)
+		c->paused = true;
+	return go ? CALL_GO : CALL_PAUSE;
+}
+
+enum call_verdict call_headers(struct client_call *c, int status, const struct http_header *h, size_t n)
+{
+	struct client_core *core = core_of(c);
+	if (!c->h->on_headers)
+		return CALL_GO;
+	/* ig_header is a pair of slices; the parser's fields are converted
+	   into the core's array, valid during the callback. */
+	for (size_t i = 0; i < n; i++)
+		core->headers[i] = (ig_header){ { h[i].name, h[i].name_len }, { h[i].value, h[i].value_len } };
+	core->delivering++;
+	c->in_callback++;
+	bool go = c->h->on_headers(&c->base, c->arg, status, core->headers, n);
+	enum call_verdict v = settle(c, go);
+	delivered(core);
+	return v;
+}
+
+enum call_verdict call_data(struct client_call *c, const char *data, size_t len)
+{
+	if (!c->h->on_data || len == 0)
+		return CALL_GO;
+	struct client_core *core = core_of(c);
+	core->delivering++;
+	c->in_callback++;
+	bool go = c->h->on_data(&c->base, c->arg, data, len);
+	enum call_verdict v = settle(c, go);
+	delivered(core);
+	return v;
+}
+
+static void tell_end(struct client_call *c, enum ig_client_error error, const char *message)
+{
+	struct client_core *core = core_of(c);
+	core->delivering++;
+	c->in_callback++;
+	if (error == IG_CLIENT_OK) {
+		if (c->h->on_complete)
+			c->h->on_complete(&c->base, c->arg);
+	} else if (c->h->on_error) {
+		c->h->on_error(&c->base, c->arg, error, message);
+	}
+	c->in_callback--;
+	delivered(core);
+}
+
+void call_end(struct client_call *c, enum ig_client_error error, const char *message)
+{
+	c->state = CALL_DONE;
+	c->conn = NULL;
+	c->next = NULL;
+	tell_end(c, error, message);
+	if (!c->in_callback)
+		call_free(c);
+}
+
+void call_end_zombie(struct client_call *c, enum ig_client_error error, const char *message)
+{
+	c->state = CALL_ZOMBIE;
+	tell_end(c, error, message);
+}
+
+void call_free(struct client_call *c)
+{
+	if (c->in_callback) {
+		/* Its own callback is on the stack: freed when it returns. */
+		c->state = CALL_DONE;
+		return;
+	}
+	struct client_pool *p = c->pool;
+	ig_pool_give(&p->core->calls, c);
+	p->calls--;
+	pool_settle(p);
+}
+
+void call_fail_now(struct client_core *core, const ig_dispatch_handler *h, void *arg,
+		   enum ig_client_error error, const char *message)
+{
+	struct client_call spare = { .base.ops = &client_call_ops, .h = h, .arg = arg,
+				     .state = CALL_DONE, .in_callback = 1 };
+	if (!h->on_error)
+		return;
+	core->delivering++;
+	h->on_error(&spare.base, arg, error, message);
+	delivered(core);
+}
+
+/* ---- ig_call_abort, ig_call_resume ---- */
+
+static void call_abort(ig_call *call)
+{
+	struct client_call *c = (struct client_call *)call;
+	switch (c->state) {
+	case CALL_QUEUED:
+		pool_unqueue(c->pool, c);
+		call_end(c, IG_CLIENT_ABORTED, "the call was aborted");
+		return;
+	case CALL_ON_CONN:
+		conn_abort_call(c->conn, c);
+		return;
+	case CALL_ZOMBIE:
+	case CALL_DONE:
+		return; /* it has ended for the caller already */
+	}
+}
+
+static void call_resume(ig_call *call)
+{
+	struct client_call *c = (struct client_call *)call;
+	if (c->state == CALL_ON_CONN && c->paused)
+		conn_resume_call(c->conn, c);
+}
+
+const struct ig_call_ops client_call_ops = {
+	.abort = call_abort,
+	.resume = call_resume,
+};

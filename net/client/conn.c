@@ -1,0 +1,943 @@
+/* One connection to one origin: the client-side sibling of net/http/conn.c.
+ * It writes its FIFO's requests (pipelined ones in one writev), reads the
+ * responses in order with the strict head parser and the chunked decoder,
+ * and hands heads and body pieces to each call. One timer carries whichever
+ * deadline the state needs. What fails and what is sent again when the
+ * stream breaks is the contract in client.h ("Client, Pool, Agent"). */
+#include "internal.h"
+#include "net/client/dns.h"
+#include "net/tls/tls.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <strings.h>
+
+#define MAX_IOV 128
+/* Request pieces up to this size are copied together into the core's write
+ * scratch: a writev of many tiny iovecs costs the kernel more per byte
+ * than one copy here. Larger pieces (bodies) go as they are. */
+#define SMALL_PIECE 512
+
+static const struct ig_stream_ops conn_stream_ops;
+
+static struct client_core *core_of(const struct client_conn *k)
+{
+	return k->pool->core;
+}
+
+static uint64_t now_ms(const struct client_conn *k)
+{
+	return k->pool->core->loop->clock.now_ms;
+}
+
+/* ---- lifetime ----
+ * A connection is freed only when no function of it is on the stack:
+ * every entry (transport callback, timer, resolver, a call's abort or
+ * resume, the pool taking a call) holds busy. */
+
+static void conn_free(struct client_conn *k)
+{
+	struct client_pool *p = k->pool;
+	struct client_core *core = p->core;
+	ig_timer_cancel(&core->loop->timers, &k->timer);
+	if (k->rbuf)
+		ig_pool_give(&core->rbufs, k->rbuf);
+	ig_pool_give(&core->conns, k);
+	p->closing--;
+	pool_settle(p);
+}
+
+static void conn_enter(struct client_conn *k)
+{
+	k->busy++;
+}
+
+static void conn_leave(struct client_conn *k)
+{
+	if (--k->busy == 0 && k->state == CC_CLOSED)
+		conn_free(k);
+}
+
+/* Closes the transport and takes the connection out of its pool; its FIFO
+ * must be empty (conn_fail empties it first). */
+static void conn_close(struct client_conn *k, bool graceful)
+{
+	if (k->state == CC_CLOSED)
+		return;
+	struct client_pool *p = k->pool;
+	ig_timer_cancel(&p->core->loop->timers, &k->timer);
+	k->dl = DL_NONE;
+	if (k->dns) {
+		dns_cancel(k->dns);
+		k->dns = NULL;
+	}
+	if (k->t)
+		k->t->ops->close(k->t, graceful);
+	k->t = k->sock = NULL;
+	k->state = CC_CLOSED;
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		p->conns = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	p->conn_count--;
+	p->closing++;
+	conn_enter(k);
+	pool_drive(p); /* the queue may use the freed connection slot */
+	conn_leave(k);
+}
+
+void conn_close_idle(struct client_conn *k)
+{
+	conn_enter(k);
+	conn_close(k, false);
+	conn_leave(k);
+}
+
+/* ---- deadlines ---- */
+
+static void conn_set_deadline(struct client_conn *k, enum cconn_deadline dl, uint64_t deadline)
+{
+	k->dl = dl;
+	k->deadline_ms = deadline;
+	if (dl == DL_NONE)
+		return;
+	/* Lazy: a timer due earlier than the deadline re-arms when it fires. */
+	if (!ig_timer_armed(&k->timer) || k->timer.deadline_ms > deadline)
+		ig_timer_set(&core_of(k)->loop->timers, &k->timer, deadline);
+}
+
+/* Picks the deadline for the state after a batch. Headers and idle
+ * deadlines start when the state is entered; the body deadline restarts
+ * with every batch of bytes (it bounds a stall, not the whole body). */
+static void conn_update_deadline(struct client_conn *k, bool got_bytes)
+{
+	struct client_call *c = k->head;
+	if (k->state == CC_RESOLVING || k->state == CC_CONNECTING || k->state == CC_CLOSED)
+		return;
+	if (!c) {
+		if (k->dl != DL_IDLE)
+			conn_set_deadline(k, DL_IDLE, now_ms(k) + k->idle_ms);
+	} else if (c->paused) {
+		conn_set_deadline(k, DL_NONE, 0); /* the caller is slow, not the upstream */
+	} else if (k->rd == RD_HEAD) {
+		if (k->dl != DL_HEADERS)
+			conn_set_deadline(k, DL_HEADERS, now_ms(k) + c->headers_ms);
+	} else if (got_bytes || k->dl != DL_BODY) {
+		conn_set_deadline(k, DL_BODY, now_ms(k) + c->body_ms);
+	}
+}
+
+/* ---- failing ---- */
+
+static bool is_limit_error(const char *why)
+{
+	return !strcmp(why, "status line too long") || !strcmp(why, "response head too large") ||
+	       !strcmp(why, "too many header fields");
+}
+
+/* Detaches the FIFO: the connection owes nothing any more. */
+static struct client_call *conn_detach_fifo(struct client_conn *k)
+{
+	struct client_call *first = k->head;
+	k->head = k->tail = k->unsent = NULL;
+	k->unsent_off = 0;
+	k->inflight = 0;
+	k->rd = RD_HEAD;
+	return first;
+}
+
+/* Puts a detached list of calls back in the pool's queue; zombies are
+ * dropped (their response will never come). */
+static void requeue(struct client_pool *p, struct client_call *list)
+{
+	struct client_call *keep = NULL, **tail = &keep;
+	for (struct client_call *c = list, *next; c; c = next) {
+		next = c->next;
+		c->next = NULL;
+		if (c->state == CALL_ZOMBIE) {
+			call_free(c);
+			continue;
+		}
+		c->state = CALL_QUEUED;
+		c->conn = NULL;
+		c->sent = c->responding = c->paused = false;
+		*tail = c;
+		tail = &c->next;
+	}
+	if (keep)
+		pool_requeue(p, keep);
+}
+
+/* The stream cannot go on. The first call of the FIFO fails with error if
+ * any of its request was written (a connection that died under a request
+ * it had not started is no fault of that request); the others go back to
+ * the pool. One exception saves a common race: a reused keep-alive
+ * connection that the upstream closed just as an idempotent request left
+ * gets that request sent once more, on a new connection. */
+static void conn_fail(struct client_conn *k, enum ig_client_error error, const char *message)
+{
+	struct client_pool *p = k->pool;
+	bool written = k->head && (k->head->sent || (k->head == k->unsent && k->unsent_off > 0));
+	struct client_call *first = conn_detach_fifo(k);
+	struct client_call *failing = NULL;
+	if (first && written) {
+		bool stale = error == IG_CLIENT_RESET && k->responses > 0 && !first->responding &&
+			     first->idempotent && !first->resent;
+		if (stale) {
+			first->resent = true;
+		} else {
+			failing = first;
+			first = first->next;
+			failing->next = NULL;
+		}
+	}
+	p->busy++;
+	requeue(p, first); /* at the queue's front, before the close drives it */
+	conn_close(k, false);
+	if (failing) {
+		if (failing->state == CALL_ZOMBIE)
+			call_free(failing);
+		else
+			call_end(failing, error, message);
+	}
+	pool_drive(p);
+	p->busy--;
+	pool_settle(p);
+}
+
+/* Connecting failed (name, connect, TLS setup): every call waiting on
+ * this connection fails, as none of them can be sent. */
+static void conn_fail_all(struct client_conn *k, enum ig_client_error error, const char *message)
+{
+	struct client_pool *p = k->pool;
+	struct client_call *list = conn_detach_fifo(k);
+	p->busy++;
+	conn_close(k, false);
+	for (struct client_call *c = list, *next; c; c = next) {
+		next = c->next;
+		if (c->state == CALL_ZOMBIE)
+			call_free(c);
+		else
+			call_end(c, error, message);
+	}
+	pool_drive(p);
+	p->busy--;
+	pool_settle(p);
+}
+
+static void conn_failf(struct client_conn *k, bool all, enum ig_client_error error, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void conn_failf(struct client_conn *k, bool all, enum ig_client_error error, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (all)
+		conn_fail_all(k, error, msg);
+	else
+		conn_fail(k, error, msg);
+}
+
+static const char *origin_of(const struct client_conn *k)
+{
+	return k->pool->url.origin.ptr; /* "http://host:port", then the rest of buf */
+}
+
+static int origin_len(const struct client_conn *k)
+{
+	return (int)k->pool->url.origin.len;
+}
+
+/* ---- writing ---- */
+
+/* Tells on_connect to each call that has been fully written; user code
+ * may change the FIFO, so the walk restarts after each callback. */
+static void conn_tell_connected(struct client_conn *k)
+{
+	for (struct client_call *c = k->head; c && c != k->unsent && k->state == CC_OPEN;) {
+		if (c->connect_told) {
+			c = c->next;
+			continue;
+		}
+		c->connect_told = true;
+		if (!c->h->on_connect || c->state != CALL_ON_CONN) {
+			c = c->next;
+			continue;
+		}
+		call_connected(c);
+		c = k->head;
+	}
+}
+
+/* Merges runs of small pieces into the core's scratch. The pieces are
+ * made again from the calls at every flush, so the scratch holds nothing
+ * between two flushes and a partial write needs no copy kept. */
+static int coalesce(struct client_core *core, struct iovec *iov, int n)
+{
+	char *at = core->wscratch, *end = core->wscratch + sizeof core->wscratch;
+	int out = 0;
+	for (int i = 0; i < n; i++) {
+		size_t len = iov[i].iov_len;
+		if (len > SMALL_PIECE || (size_t)(end - at) < len) {
+			if (len <= SMALL_PIECE)
+				return out; /* the scratch is full: write what is ready */
+			iov[out++] = iov[i];
+			continue;
+		}
+		memcpy(at, iov[i].iov_base, len);
+		if (out && (char *)iov[out - 1].iov_base + iov[out - 1].iov_len == at)
+			iov[out - 1].iov_len += len;
+		else
+			iov[out++] = (struct iovec){ at, len };
+		at += len;
+	}
+	return out;
+}
+
+/* Writes what is unsent. Returns false if the connection failed. */
+static bool conn_flush(struct client_conn *k)
+{
+	if (k->state != CC_OPEN || k->processing)
+		return k->state != CC_CLOSED;
+	bool wrote = false;
+	while (k->unsent) {
+		struct iovec iov[MAX_IOV];
+		int n = 0;
+		size_t skip = k->unsent_off;
+		for (struct client_call *c = k->unsent; c && n < MAX_IOV; c = c->next) {
+			bool more;
+			n += call_iov(c, skip, iov + n, MAX_IOV - n, &more);
+			skip = 0;
+			if (more)
+				break;
+		}
+		n = coalesce(core_of(k), iov, n);
+		ssize_t w = k->t->ops->writev(k->t, iov, n);
+		if (w == IG_WOULD_BLOCK)
+			break;
+		if (w < 0) {
+			/* Whatever was written of the first request counts as
+			   sent: it fails rather than go round again. */
+			if (k->head == k->unsent)
+				k->unsent_off += 1;
+			conn_failf(k, false, IG_CLIENT_RESET, "writing the request to %.*s failed",
+				   origin_len(k), origin_of(k));
+			return false;
+		}
+		size_t left = (size_t)w;
+		while (left && k->unsent) {
+			struct client_call *c = k->unsent;
+			size_t rest = c->request_bytes - k->unsent_off;
+			if (left < rest) {
+				k->unsent_off += left;
+				left = 0;
+			} else {
+				left -= rest;
+				c->sent = true;
+				k->unsent = c->next;
+				k->unsent_off = 0;
+				wrote = true;
+			}
+		}
+	}
+	if (wrote)
+		conn_tell_connected(k);
+	return k->state != CC_CLOSED;
+}
+
+/* ---- taking calls ---- */
+
+bool conn_can_take(const struct client_conn *k, const struct client_call *c)
+{
+	if (k->state == CC_CLOSED || !k->reusable || k->pool->destroyed)
+		return false;
+	if (k->inflight == 0)
+		return k->rpos == k->rlen; /* never behind bytes nobody asked for */
+	return c->idempotent && k->inflight < k->pool->opts.pipelining;
+}
+
+void conn_take(struct client_conn *k, struct client_call *c)
+{
+	conn_enter(k);
+	c->state = CALL_ON_CONN;
+	c->conn = k;
+	c->next = NULL;
+	c->sent = c->responding = c->paused = c->connect_told = false;
+	if (k->tail)
+		k->tail->next = c;
+	else
+		k->head = c;
+	k->tail = c;
+	k->inflight++;
+	if (!k->unsent) {
+		k->unsent = c;
+		k->unsent_off = 0;
+	}
+	if (c->conn_close)
+		k->reusable = false;
+	if (k->state == CC_OPEN) {
+		if (k->head == c)
+			k->dl = DL_NONE; /* a fresh headers deadline */
+		if (conn_flush(k))
+			conn_update_deadline(k, false);
+	}
+	conn_leave(k);
+}
+
+/* ---- reading ---- */
+
+static void rbuf_release(struct client_conn *k)
+{
+	if (k->rbuf && k->rpos == k->rlen) {
+		ig_pool_give(&core_of(k)->rbufs, k->rbuf);
+		k->rbuf = NULL;
+		k->rpos = k->rlen = 0;
+	}
+}
+
+/* "Keep-Alive: timeout=N": the upstream closes idle connections after N
+ * seconds, so leave them a second earlier, rather than race its close. */
+static void note_keep_alive_hint(struct client_conn *k, const struct http_response_head *h)
+{
+	for (size_t i = 0; i < h->num_headers; i++) {
+		const struct http_header *f = &h->headers[i];
+		if (f->name_len != 10 || strncasecmp(f->name, "keep-alive", 10) != 0)
+			continue;
+		for (size_t j = 0; j + 8 <= f->value_len; j++) {
+			if (strncasecmp(f->value + j, "timeout=", 8) != 0)
+				continue;
+			uint64_t s = 0;
+			for (size_t d = j + 8; d < f->value_len && f->value[d] >= '0' && f->value[d] <= '9' && s < 100000; d++)
+				s = s * 10 + (uint64_t)(f->value[d] - '0');
+			uint64_t ms = s > 1 ? (s - 1) * 1000 : 500;
+			if (ms < k->idle_ms)
+				k->idle_ms = ms;
+			return;
+		}
+	}
+}
+
+/* The FIFO's first call has its whole response. */
+static void conn_complete(struct client_conn *k)
+{
+	struct client_call *c = k->head;
+	k->head = c->next;
+	if (!k->head)
+		k->tail = NULL;
+	k->inflight--;
+	k->responses++;
+	k->rd = RD_HEAD;
+	k->dl = DL_NONE;
+	c->next = NULL;
+	if (c->state == CALL_ZOMBIE)
+		call_free(c);
+	else
+		call_end(c, IG_CLIENT_OK, NULL);
+	if (k->state != CC_OPEN)
+		return;
+	if (!k->reusable && k->head) {
+		/* The upstream closes after that response: what is behind it
+		   will not be answered here. */
+		struct client_pool *p = k->pool;
+		struct client_call *rest = conn_detach_fifo(k);
+		p->busy++;
+		requeue(p, rest);
+		conn_close(k, true);
+		p->busy--;
+		pool_settle(p);
+	} else if (!k->head && (!k->reusable || k->pool->destroyed)) {
+		conn_close(k, true);
+	} else if (k->reusable) {
+		pool_conn_ready(k->pool, k);
+	}
+}
+
+/* One parsed head for the FIFO's first call. Returns false to stop. */
+static bool conn_on_head(struct client_conn *k, struct client_call *c, const struct http_response_head *h)
+{
+	if (!h->keep_alive)
+		k->reusable = false;
+	note_keep_alive_hint(k, h);
+	switch (h->framing) {
+	case BODY_NONE: k->rd = RD_HEAD; break;
+	case BODY_LENGTH: k->rd = RD_LENGTH; k->body_left = h->content_length; break;
+	case BODY_CHUNKED:
+		k->rd = RD_CHUNKED;
+		k->chunked = (struct http_chunked_decoder){ .max_trailer_bytes = k->pool->limits.max_header_bytes };
+		break;
+	case BODY_UNTIL_CLOSE: k->rd = RD_UNTIL_CLOSE; k->reusable = false; break;
+	}
+	bool body = h->framing == BODY_CHUNKED || h->framing == BODY_UNTIL_CLOSE ||
+		    (h->framing == BODY_LENGTH && h->content_length > 0);
+	if (!body)
+		k->rd = RD_HEAD;
+	if (c->state == CALL_ON_CONN && call_headers(c, h->status, h->headers, h->num_headers) == CALL_GONE)
+		return false;
+	if (k->state != CC_OPEN)
+		return false;
+	if (!body)
+		conn_complete(k);
+	return true;
+}
+
+/* Parses and delivers what the read buffer holds, for as long as the
+ * first call takes it. */
+static void conn_process(struct client_conn *k)
+{
+	struct client_pool *p = k->pool;
+	struct client_core *core = p->core;
+	k->processing = true;
+	while (k->state == CC_OPEN && k->rpos < k->rlen) {
+		struct client_call *c = k->head;
+		if (!c || (c == k->unsent && k->unsent_off == 0)) {
+			conn_failf(k, false, IG_CLIENT_PROTOCOL,
+				   "%.*s sent bytes with no request in flight (a response to a request never sent)",
+				   origin_len(k), origin_of(k));
+			break;
+		}
+		if (c->paused)
+			break;
+		c->responding = true;
+		char *at = k->rbuf + k->rpos;
+		size_t avail = k->rlen - k->rpos;
+		enum call_verdict v = CALL_GO;
+		if (k->rd == RD_HEAD) {
+			struct http_response_head h = { .headers = core->scratch,
+							.header_capacity = p->limits.max_headers };
+			const char *why = "malformed";
+			int n = http_parse_response(at, avail, c->head_request, &p->limits, &h, &why);
+			if (n == HTTP_INCOMPLETE)
+				break;
+			if (n == HTTP_ERROR) {
+				conn_failf(k, false, is_limit_error(why) ? IG_CLIENT_TOO_LARGE : IG_CLIENT_PROTOCOL,
+					   "invalid response from %.*s: %s", origin_len(k), origin_of(k), why);
+				break;
+			}
+			k->rpos += (uint32_t)n;
+			if (http_response_is_interim(&h))
+				continue;
+			if (!conn_on_head(k, c, &h))
+				break;
+			continue;
+		}
+		if (k->rd == RD_CHUNKED) {
+			size_t len = avail;
+			ssize_t after = http_decode_chunked(&k->chunked, at, &len);
+			if (after == HTTP_ERROR) {
+				conn_failf(k, false, IG_CLIENT_PROTOCOL, "invalid chunked body from %.*s: %s",
+					   origin_len(k), origin_of(k), k->chunked.error_detail);
+				break;
+			}
+			/* at[0..len) is decoded body; what followed it (the next
+			   response) was moved to at[len..len+after). */
+			k->rpos += (uint32_t)len;
+			k->rlen = k->rpos + (uint32_t)(after == HTTP_INCOMPLETE ? 0 : after);
+			if (c->state == CALL_ON_CONN)
+				v = call_data(c, at, len);
+			if (v != CALL_GONE && k->state == CC_OPEN && after != HTTP_INCOMPLETE)
+				conn_complete(k);
+			continue;
+		}
+		size_t n = avail;
+		if (k->rd == RD_LENGTH && n > k->body_left)
+			n = (size_t)k->body_left;
+		k->rpos += (uint32_t)n;
+		if (k->rd == RD_LENGTH)
+			k->body_left -= n;
+		if (c->state == CALL_ON_CONN)
+			v = call_data(c, at, n);
+		if (v != CALL_GONE && k->state == CC_OPEN && k->rd == RD_LENGTH && k->body_left == 0)
+			conn_complete(k);
+	}
+	k->processing = false;
+}
+
+/* After bytes, a resume or a completion: process, release the buffer if
+ * drained, give the pool a chance to use the capacity, write. */
+static void conn_run(struct client_conn *k, bool got_bytes)
+{
+	conn_process(k);
+	if (k->state != CC_OPEN)
+		return;
+	rbuf_release(k);
+	pool_drive(k->pool);
+	if (conn_flush(k))
+		conn_update_deadline(k, got_bytes);
+}
+
+static void conn_on_eof(struct client_conn *k)
+{
+	struct client_call *c = k->head;
+	if (c && k->rd == RD_UNTIL_CLOSE && !c->paused) {
+		conn_complete(k);
+		if (k->state == CC_OPEN)
+			conn_fail(k, IG_CLIENT_RESET, "the connection closed"); /* requeues the rest */
+		return;
+	}
+	if (!c) {
+		conn_close(k, false); /* an idle connection the upstream let go */
+		return;
+	}
+	conn_failf(k, false, IG_CLIENT_RESET, "%.*s closed the connection %s", origin_len(k),
+		   origin_of(k), c->responding ? "in the middle of the response" : "before responding");
+}
+
+/* ---- transport callbacks ---- */
+
+static char *conn_lend(void *engine, size_t *cap)
+{
+	struct client_conn *k = engine;
+	if (k->state != CC_OPEN || (k->head && k->head->paused))
+		return NULL;
+	if (!k->rbuf) {
+		k->rbuf = ig_pool_take(&core_of(k)->rbufs);
+		if (!k->rbuf)
+			return NULL;
+		k->rpos = k->rlen = 0;
+	}
+	if (k->rpos == k->rlen) {
+		k->rpos = k->rlen = 0;
+	} else if (k->rlen == CLIENT_RBUF_SIZE && k->rpos > 0) {
+		memmove(k->rbuf, k->rbuf + k->rpos, k->rlen - k->rpos);
+		k->rlen -= k->rpos;
+		k->rpos = 0;
+	}
+	*cap = CLIENT_RBUF_SIZE - k->rlen;
+	return *cap ? k->rbuf + k->rlen : NULL;
+}
+
+static void conn_received(void *engine, size_t n)
+{
+	struct client_conn *k = engine;
+	conn_enter(k);
+	if (n == 0) {
+		conn_on_eof(k);
+	} else {
+		k->rlen += (uint32_t)n;
+		conn_run(k, true);
+	}
+	conn_leave(k);
+}
+
+static void conn_start_tls(struct client_conn *k)
+{
+	struct client_pool *p = k->pool;
+	const char *err = "no trust anchors";
+	const struct tls_trust *trust = p->opts.trust ? p->opts.trust : ig_tls_default_trust(&err);
+	struct ig_tls_core *tc = ig_tls_client_core(core_of(k)->loop);
+	if (!trust || !tc) {
+		conn_failf(k, true, IG_CLIENT_TLS, "cannot start TLS to %.*s: %s", origin_len(k),
+			   origin_of(k), trust ? "out of memory" : err);
+		return;
+	}
+	/* The socket stops being ours: TLS becomes its engine. */
+	k->sock->engine_ops = NULL;
+	k->sock->engine = NULL;
+	struct ig_transport *t = ig_tls_client(tc, k->sock, trust, p->host);
+	if (!t) {
+		k->sock->ops->close(k->sock, false);
+		k->t = k->sock = NULL;
+		conn_failf(k, true, IG_CLIENT_TLS, "cannot start TLS to %.*s: too many handshakes",
+			   origin_len(k), origin_of(k));
+		return;
+	}
+	k->t = t;
+	t->engine_ops = &conn_stream_ops;
+	t->engine = k;
+	/* The socket is writable now and will not say so again (edge
+	   triggered): let TLS send its hello. */
+	if (k->sock->engine_ops && k->sock->engine_ops->writable)
+		k->sock->engine_ops->writable(k->sock->engine);
+}
+
+static void conn_connected(struct client_conn *k)
+{
+	k->state = CC_OPEN;
+	core_of(k)->connects++;
+	k->dl = DL_NONE;
+	if (k->pool->url.https) {
+		conn_start_tls(k);
+		if (k->state != CC_OPEN)
+			return;
+	}
+	if (conn_flush(k))
+		conn_update_deadline(k, false);
+}
+
+static void conn_writable(void *engine)
+{
+	struct client_conn *k = engine;
+	conn_enter(k);
+	if (k->state == CC_CONNECTING)
+		conn_connected(k);
+	else if (conn_flush(k))
+		conn_update_deadline(k, false);
+	conn_leave(k);
+}
+
+static void conn_try_next_address(struct client_conn *k, int err);
+
+static void conn_closed(void *engine)
+{
+	struct client_conn *k = engine;
+	conn_enter(k);
+	int err = k->sock && k->t == k->sock ? sock_stream_error(k->sock) : 0;
+	bool tls = k->t && k->t != k->sock;
+	k->t = k->sock = NULL; /* the transport is gone already */
+	/* TLS says why it closed; NULL after the peer's close_notify, an
+	   orderly end of the stream (what ends a close-delimited body). */
+	const char *tls_why = tls ? ig_tls_last_error(ig_tls_client_core(core_of(k)->loop)) : NULL;
+	bool handshake = k->responses == 0 && !(k->head && k->head->responding);
+	if (k->state == CC_CONNECTING)
+		conn_try_next_address(k, err ? err : ECONNREFUSED);
+	else if (tls && !tls_why)
+		conn_on_eof(k);
+	else if (tls && handshake) /* no call can go over this origin's TLS */
+		conn_failf(k, true, IG_CLIENT_TLS, "TLS with %.*s failed: %s", origin_len(k), origin_of(k), tls_why);
+	else
+		conn_failf(k, false, IG_CLIENT_RESET, "the connection to %.*s failed: %s", origin_len(k),
+			   origin_of(k), tls ? tls_why : err ? strerror(err) : "reset");
+	conn_leave(k);
+}
+
+static const struct ig_stream_ops conn_stream_ops = {
+	.lend = conn_lend,
+	.received = conn_received,
+	.writable = conn_writable,
+	.closed = conn_closed,
+};
+
+/* ---- connecting ---- */
+
+static void format_addr(const struct sockaddr_storage *a, char *out, size_t cap)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	uint16_t port = 0;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *v4 = (const struct sockaddr_in *)a;
+		inet_ntop(AF_INET, &v4->sin_addr, ip, sizeof ip);
+		port = ntohs(v4->sin_port);
+		snprintf(out, cap, "%s:%u", ip, port);
+	} else {
+		const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)a;
+		inet_ntop(AF_INET6, &v6->sin6_addr, ip, sizeof ip);
+		port = ntohs(v6->sin6_port);
+		snprintf(out, cap, "[%s]:%u", ip, port);
+	}
+}
+
+/* Connects to the next address; after the last one fails, the calls
+ * waiting fail with the last address's error. */
+static void conn_try_next_address(struct client_conn *k, int err)
+{
+	while (k->addr_next < k->addr_count) {
+		const struct sockaddr_storage *a = &k->addrs[k->addr_next++];
+		socklen_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+		struct ig_transport *t = sock_connect(&core_of(k)->sock, (const struct sockaddr *)a, len);
+		if (t) {
+			t->engine_ops = &conn_stream_ops;
+			t->engine = k;
+			k->t = k->sock = t;
+			k->state = CC_CONNECTING;
+			return;
+		}
+		err = errno;
+	}
+	char where[INET6_ADDRSTRLEN + 8];
+	format_addr(&k->addrs[k->addr_count ? k->addr_count - 1 : 0], where, sizeof where);
+	conn_failf(k, true, IG_CLIENT_CONNECT, "connect to %.*s (%s) failed: %s", origin_len(k),
+		   origin_of(k), where, strerror(err));
+}
+
+static void on_resolved(void *arg, int error, const struct sockaddr_storage *addrs, size_t count,
+			const char *message)
+{
+	struct client_conn *k = arg;
+	conn_enter(k);
+	k->dns = NULL;
+	if (error || count == 0) {
+		conn_failf(k, true, IG_CLIENT_DNS, "%s", message ? message : "no address");
+	} else {
+		k->addr_count = (uint8_t)(count < CLIENT_MAX_ADDRS ? count : CLIENT_MAX_ADDRS);
+		memcpy(k->addrs, addrs, k->addr_count * sizeof *addrs);
+		k->addr_next = 0;
+		conn_try_next_address(k, ECONNREFUSED);
+	}
+	conn_leave(k);
+}
+
+static void on_conn_timer(struct ig_timer *t)
+{
+	struct client_conn *k = (struct client_conn *)((char *)t - offsetof(struct client_conn, timer));
+	if (k->dl == DL_NONE)
+		return;
+	if (now_ms(k) < k->deadline_ms) {
+		ig_timer_set(&core_of(k)->loop->timers, &k->timer, k->deadline_ms);
+		return;
+	}
+	conn_enter(k);
+	struct client_call *c = k->head;
+	switch (k->dl) {
+	case DL_CONNECT:
+		conn_failf(k, true, IG_CLIENT_CONNECT_TIMEOUT, "%s %.*s timed out after %u ms",
+			   k->state == CC_RESOLVING ? "resolving the host of" : "connecting to", origin_len(k),
+			   origin_of(k), k->connect_ms);
+		break;
+	case DL_HEADERS:
+		conn_failf(k, false, IG_CLIENT_HEADERS_TIMEOUT, "no response head from %.*s within %u ms",
+			   origin_len(k), origin_of(k), c ? c->headers_ms : 0);
+		break;
+	case DL_BODY:
+		conn_failf(k, false, IG_CLIENT_BODY_TIMEOUT, "the response body from %.*s stalled for %u ms",
+			   origin_len(k), origin_of(k), c ? c->body_ms : 0);
+		break;
+	case DL_IDLE:
+		if (!k->head)
+			conn_close(k, false);
+		break;
+	case DL_NONE:
+		break;
+	}
+	conn_leave(k);
+}
+
+struct client_conn *conn_open(struct client_pool *p, uint32_t connect_ms)
+{
+	struct client_core *core = p->core;
+	struct client_conn *k = ig_pool_take(&core->conns);
+	if (!k)
+		return NULL;
+	*k = (struct client_conn){ .pool = p, .state = CC_RESOLVING, .rd = RD_HEAD, .reusable = true,
+				   .idle_ms = p->opts.keep_alive_ms, .connect_ms = connect_ms };
+	k->timer.fn = on_conn_timer;
+	k->next = p->conns;
+	if (p->conns)
+		p->conns->prev = k;
+	p->conns = k;
+	p->conn_count++;
+	conn_set_deadline(k, DL_CONNECT, core->loop->clock.now_ms + connect_ms);
+	return k;
+}
+
+/* A numeric host needs no resolver (nor its memory). */
+static bool numeric_address(const struct client_pool *p, struct sockaddr_storage *a)
+{
+	struct sockaddr_in *v4 = (struct sockaddr_in *)a;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)a;
+	*a = (struct sockaddr_storage){ 0 };
+	if (inet_pton(AF_INET, p->host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons(p->url.port);
+		return true;
+	}
+	if (inet_pton(AF_INET6, p->host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons(p->url.port);
+		return true;
+	}
+	return false;
+}
+
+void conn_start(struct client_conn *k)
+{
+	struct client_core *core = core_of(k);
+	conn_enter(k);
+	if (numeric_address(k->pool, &k->addrs[0])) {
+		k->addr_count = 1;
+		conn_try_next_address(k, ECONNREFUSED);
+	} else {
+		if (!core->dns)
+			core->dns = dns_resolver_new(core->loop);
+		if (!core->dns)
+			conn_fail_all(k, IG_CLIENT_DNS, "cannot make a resolver: out of memory");
+		else
+			k->dns = dns_resolve(core->dns, k->pool->host, k->pool->url.port, on_resolved, k);
+	}
+	conn_leave(k);
+}
+
+/* ---- abort and resume ---- */
+
+void conn_abort_call(struct client_conn *k, struct client_call *c)
+{
+	conn_enter(k);
+	bool started = c->sent || (c == k->unsent && k->unsent_off > 0);
+	if (!started) {
+		/* Never on the wire: just leave the FIFO. */
+		struct client_call **pp = &k->head, *prev = NULL;
+		while (*pp != c) {
+			prev = *pp;
+			pp = &(*pp)->next;
+		}
+		*pp = c->next;
+		if (k->tail == c)
+			k->tail = prev;
+		if (k->unsent == c)
+			k->unsent = c->next;
+		k->inflight--;
+		call_end(c, IG_CLIENT_ABORTED, "the call was aborted");
+		if (k->state == CC_OPEN && !k->head)
+			pool_conn_ready(k->pool, k);
+		if (k->state == CC_OPEN)
+			conn_update_deadline(k, false);
+	} else if (c->sent && !c->responding) {
+		/* Its response is still owed: read it and drop it, so the
+		   connection stays in step. */
+		call_end_zombie(c, IG_CLIENT_ABORTED, "the call was aborted");
+	} else {
+		/* Half written, or its response half read: the stream cannot be
+		   resynchronised. It ends first, then the others move on. */
+		call_end_zombie(c, IG_CLIENT_ABORTED, "the call was aborted");
+		if (k->state == CC_OPEN)
+			conn_fail(k, IG_CLIENT_RESET, "the connection was closed: a call on it was aborted");
+	}
+	conn_leave(k);
+}
+
+void conn_resume_call(struct client_conn *k, struct client_call *c)
+{
+	c->paused = false;
+	struct client_core *core = core_of(k);
+	if (core->delivering) {
+		/* User code is on the stack (and may be reading the core's
+		   header array): resume when it has returned. */
+		if (!k->resume_queued) {
+			k->resume_queued = true;
+			conn_enter(k);
+			k->resume_next = core->resumes;
+			core->resumes = k;
+		}
+		return;
+	}
+	conn_enter(k);
+	if (k->state == CC_OPEN) {
+		conn_run(k, false);
+		if (k->state == CC_OPEN && !(k->head && k->head->paused))
+			k->t->ops->resume_read(k->t);
+	}
+	conn_leave(k);
+}
+
+void conn_run_resumes(struct client_core *core)
+{
+	while (core->resumes) {
+		struct client_conn *k = core->resumes;
+		core->resumes = k->resume_next;
+		k->resume_queued = false;
+		if (k->state == CC_OPEN && !(k->head && k->head->paused)) {
+			conn_run(k, false);
+			if (k->state == CC_OPEN && !(k->head && k->head->paused))
+				k->t->ops->resume_read(k->t);
+		}
+		conn_leave(k);
+	}
+}

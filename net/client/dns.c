@@ -1,0 +1,1077 @@
+/* The client's DNS stub resolver (see dns.h for its behaviour): literals,
+ * localhost, the hosts file and a per-core cache answer at once; anything
+ * else becomes a lookup that sends A and AAAA questions over UDP from the
+ * core's loop and joins every query for the same name. It knows nothing of
+ * HTTP; the connection code (conn.c) turns its addresses into connects. */
+#include "dns.h"
+
+#include "kernel/loop.h"
+#include "kernel/pool.h"
+#include "net/client/client.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NAME_TEXT_MAX 254  /* 253 octets and a NUL */
+#define NAME_WIRE_MAX 255  /* RFC 1035 3.1 */
+#define MAX_NAMESERVERS 3  /* as MAXNS in glibc and musl */
+#define DEFAULT_TIMEOUT_S 5
+#define MAX_TIMEOUT_S 30
+#define DEFAULT_ATTEMPTS 2
+#define MAX_ATTEMPTS 5
+#define MAX_CNAME_LINKS 8
+#define MAX_RRS 64            /* answer records looked at per reply */
+#define REPLY_MAX 4096        /* larger than any UDP reply we ask for */
+#define FILE_MAX (1u << 20)   /* bytes read of the hosts file or resolv.conf */
+#define CACHE_TTL_MAX_S 3600
+#define LOOKUPS_MAX 128       /* distinct names in flight per core */
+#define QUERIES_MAX 4096      /* queries waiting on them per core */
+
+#define TYPE_A 1
+#define TYPE_CNAME 5
+#define TYPE_AAAA 28
+#define CLASS_IN 1
+
+#define container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+enum { FAM_V4, FAM_V6 }; /* index of a question: A, AAAA */
+static const uint16_t question_type[2] = { TYPE_A, TYPE_AAAA };
+
+struct dns_addrs {
+	uint8_t v4[DNS_MAX_PER_FAMILY][4];
+	uint8_t v6[DNS_MAX_PER_FAMILY][16];
+	uint8_t n4, n6;
+};
+
+struct nameserver {
+	struct sockaddr_storage addr;
+	socklen_t len;
+};
+
+struct hosts_entry {
+	const char *name; /* inside the resolver's copy of the file, lowercase */
+	uint8_t name_len;
+	bool v6;
+	uint8_t addr[16];
+};
+
+struct cache_entry {
+	char name[NAME_TEXT_MAX];
+	uint8_t name_len; /* 0: empty slot */
+	uint64_t expires_ms, used_ms;
+	struct dns_addrs addrs;
+};
+
+/* One name being looked up; the queries waiting for it hang off it. */
+struct dns_lookup {
+	struct dns_resolver *r;
+	struct dns_lookup *next, **pprev; /* the resolver's lookups in flight */
+	struct dns_query *waiters;
+	bool finishing;                   /* done callbacks are running */
+	char name[NAME_TEXT_MAX];
+	uint8_t name_len;
+	uint8_t qname[NAME_WIRE_MAX];
+	size_t qname_len;
+	int fd;                           /* this try's socket, or -1 */
+	struct ig_io io;
+	struct ig_timer timer;            /* this try's deadline */
+	unsigned tries;
+	uint16_t id[2];                   /* of the A and AAAA questions */
+	bool answered[2];
+	struct dns_addrs addrs;
+	uint32_t ttl;                     /* least TTL of the records used */
+	const char *last_failure;
+	char message[NAME_TEXT_MAX + 128];
+};
+
+struct dns_query {
+	struct dns_lookup *lookup;
+	struct dns_query *next, **pprev;
+	dns_done_fn *done;
+	void *arg;
+	uint16_t port;
+};
+
+struct dns_resolver {
+	struct ig_loop *loop;
+	bool loaded; /* the files have been read */
+	struct nameserver ns[MAX_NAMESERVERS];
+	unsigned ns_count;
+	uint32_t timeout_ms;
+	unsigned attempts;
+	char *hosts_text;
+	struct hosts_entry *hosts;
+	size_t hosts_count;
+	struct ig_pool lookup_pool, query_pool;
+	void *lookup_mem, *query_mem;
+	struct dns_lookup *active;
+	struct cache_entry cache[DNS_CACHE_SLOTS];
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static inline char ascii_lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+static inline bool is_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '_';
+}
+
+static inline uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static bool add_addr(struct dns_addrs *a, bool v6, const uint8_t *addr)
+{
+	if (v6 ? a->n6 == DNS_MAX_PER_FAMILY : a->n4 == DNS_MAX_PER_FAMILY)
+		return false;
+	if (v6)
+		memcpy(a->v6[a->n6++], addr, 16);
+	else
+		memcpy(a->v4[a->n4++], addr, 4);
+	return true;
+}
+
+/* Calls done with the addresses, IPv4 first, each with the port. */
+static void deliver(const struct dns_addrs *a, uint16_t port, dns_done_fn *done, void *arg)
+{
+	struct sockaddr_storage out[DNS_MAX_ADDRS];
+	size_t n = 0;
+	for (unsigned i = 0; i < a->n4; i++, n++) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&out[n];
+		memset(&out[n], 0, sizeof out[n]);
+		s->sin_family = AF_INET;
+		s->sin_port = htons(port);
+		memcpy(&s->sin_addr, a->v4[i], 4);
+	}
+	for (unsigned i = 0; i < a->n6; i++, n++) {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&out[n];
+		memset(&out[n], 0, sizeof out[n]);
+		s->sin6_family = AF_INET6;
+		s->sin6_port = htons(port);
+		memcpy(&s->sin6_addr, a->v6[i], 16);
+	}
+	done(arg, 0, out, n, NULL);
+}
+
+static void fail_now(const char *host, const char *why, dns_done_fn *done, void *arg)
+{
+	char message[200];
+	snprintf(message, sizeof message, "%.120s: %s", host, why);
+	done(arg, IG_CLIENT_DNS, NULL, 0, message);
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+/* A dotted quad or an IPv6 literal, bare or in brackets. */
+static bool parse_literal(const char *host, struct dns_addrs *a)
+{
+	uint8_t addr[16];
+	char inner[INET6_ADDRSTRLEN];
+	size_t n = strnlen(host, sizeof inner + 2);
+	*a = (struct dns_addrs){ 0 };
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
+		if (n - 2 >= sizeof inner)
+			return false;
+		memcpy(inner, host + 1, n - 2);
+		inner[n - 2] = '\0';
+		return inet_pton(AF_INET6, inner, addr) == 1 && add_addr(a, true, addr);
+	}
+	if (inet_pton(AF_INET, host, addr) == 1)
+		return add_addr(a, false, addr);
+	return inet_pton(AF_INET6, host, addr) == 1 && add_addr(a, true, addr);
+}
+
+/* Lowercases a host name into out without its final dot; false if it is
+ * not a name we would send (see dns.h). */
+static bool normalise_name(const char *host, char *out, uint8_t *out_len)
+{
+	size_t n = strnlen(host, NAME_TEXT_MAX + 1);
+	if (n > 0 && host[n - 1] == '.')
+		n--;
+	if (n == 0 || n > NAME_TEXT_MAX - 1)
+		return false;
+	size_t label = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = host[i];
+		if (c == '.') {
+			if (label == 0)
+				return false;
+			label = 0;
+		} else if (!is_name_char(c) || ++label > 63) {
+			return false;
+		}
+		out[i] = ascii_lower(c);
+	}
+	if (label == 0)
+		return false;
+	out[n] = '\0';
+	*out_len = (uint8_t)n;
+	return true;
+}
+
+/* RFC 6761 6.3: localhost and every name under it are the loopback. */
+static bool is_localhost(const char *name, size_t n)
+{
+	static const char lh[] = "localhost";
+	size_t l = sizeof lh - 1;
+	return (n == l && memcmp(name, lh, l) == 0) ||
+	       (n > l && name[n - l - 1] == '.' && memcmp(name + n - l, lh, l) == 0);
+}
+
+static void loopback_addrs(struct dns_addrs *a)
+{
+	static const uint8_t v4[4] = { 127, 0, 0, 1 };
+	uint8_t v6[16] = { 0 };
+	v6[15] = 1;
+	*a = (struct dns_addrs){ 0 };
+	add_addr(a, false, v4);
+	add_addr(a, true, v6);
+}
+
+static size_t name_to_wire(const char *name, size_t n, uint8_t *out)
+{
+	size_t o = 0, start = 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i == n || name[i] == '.') {
+			out[o++] = (uint8_t)(i - start);
+			memcpy(out + o, name + start, i - start);
+			o += i - start;
+			start = i + 1;
+		}
+	}
+	out[o++] = 0;
+	return o;
+}
+
+/* ---- the files -------------------------------------------------------- */
+
+/* The file's first FILE_MAX bytes, NUL-terminated, or NULL if unreadable. */
+static char *read_text_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *text = malloc(cap + 1);
+	while (text) {
+		if (n == cap) {
+			if (cap == FILE_MAX)
+				break;
+			cap = cap * 2 > FILE_MAX ? FILE_MAX : cap * 2;
+			char *grown = realloc(text, cap + 1);
+			if (!grown) {
+				free(text);
+				text = NULL;
+				break;
+			}
+			text = grown;
+		}
+		ssize_t got = read(fd, text + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (text) {
+		text[n] = '\0';
+		*len = n;
+	}
+	return text;
+}
+
+/* Splits text into lines and each line into blank-separated words, after
+ * cutting comments that start with '#' (and ';' in resolv.conf); calls
+ * fn with the words of each non-empty line. Modifies text. */
+#define MAX_WORDS 32
+typedef void line_fn(void *ctx, char **words, size_t count);
+
+static void for_each_line(char *text, bool semicolon_comments, line_fn *fn, void *ctx)
+{
+	char *p = text;
+	while (*p) {
+		char *end = strchr(p, '\n'), *next = end ? end + 1 : p + strlen(p);
+		if (end)
+			*end = '\0';
+		char *cut = strpbrk(p, semicolon_comments ? "#;" : "#");
+		if (cut)
+			*cut = '\0';
+		char *words[MAX_WORDS];
+		size_t count = 0;
+		for (char *w = p; *w && count < MAX_WORDS;) {
+			while (*w == ' ' || *w == '\t' || *w == '\r')
+				*w++ = '\0';
+			if (!*w)
+				break;
+			words[count++] = w;
+			while (*w && *w != ' ' && *w != '\t' && *w != '\r')
+				w++;
+		}
+		if (count)
+			fn(ctx, words, count);
+		p = next;
+	}
+}
+
+static bool parse_address(const char *s, bool *v6, uint8_t addr[16])
+{
+	*v6 = strchr(s, ':') != NULL;
+	return inet_pton(*v6 ? AF_INET6 : AF_INET, s, addr) == 1;
+}
+
+static unsigned option_value(const char *word, const char *name, unsigned def, unsigned max)
+{
+	size_t n = strlen(name);
+	if (strncmp(word, name, n) != 0)
+		return def;
+	char *end;
+	unsigned long v = strtoul(word + n, &end, 10);
+	if (end == word + n || *end)
+		return def;
+	return v < 1 ? 1 : v > max ? max : (unsigned)v;
+}
+
+struct resolv_ctx {
+	struct dns_resolver *r;
+	uint16_t port;
+	unsigned timeout_s;
+};
+
+static void resolv_line(void *ctx_, char **w, size_t count)
+{
+	struct resolv_ctx *ctx = ctx_;
+	struct dns_resolver *r = ctx->r;
+	if (strcmp(w[0], "nameserver") == 0 && count >= 2 && r->ns_count < MAX_NAMESERVERS) {
+		uint8_t addr[16];
+		bool v6;
+		if (!parse_address(w[1], &v6, addr))
+			return;
+		struct nameserver *ns = &r->ns[r->ns_count++];
+		memset(ns, 0, sizeof *ns);
+		if (v6) {
+			struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ns->addr;
+			s->sin6_family = AF_INET6;
+			s->sin6_port = htons(ctx->port);
+			memcpy(&s->sin6_addr, addr, 16);
+			ns->len = sizeof *s;
+		} else {
+			struct sockaddr_in *s = (struct sockaddr_in *)&ns->addr;
+			s->sin_family = AF_INET;
+			s->sin_port = htons(ctx->port);
+			memcpy(&s->sin_addr, addr, 4);
+			ns->len = sizeof *s;
+		}
+	} else if (strcmp(w[0], "options") == 0) {
+		for (size_t i = 1; i < count; i++) {
+			ctx->timeout_s = option_value(w[i], "timeout:", ctx->timeout_s, MAX_TIMEOUT_S);
+			r->attempts = option_value(w[i], "attempts:", r->attempts, MAX_ATTEMPTS);
+		}
+	}
+}
+
+static uint16_t nameserver_port(void)
+{
+	const char *s = getenv("INGOT_DNS_PORT");
+	if (!s || !*s)
+		return 53;
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	return *end == '\0' && v >= 1 && v <= 65535 ? (uint16_t)v : 53;
+}
+
+static void load_resolv_conf(struct dns_resolver *r)
+{
+	const char *path = getenv("INGOT_RESOLV_CONF");
+	struct resolv_ctx ctx = { .r = r, .port = nameserver_port(), .timeout_s = DEFAULT_TIMEOUT_S };
+	r->attempts = DEFAULT_ATTEMPTS;
+	size_t len;
+	char *text = read_text_file(path && *path ? path : "/etc/resolv.conf", &len);
+	if (text) {
+		for_each_line(text, true, resolv_line, &ctx);
+		free(text);
+	}
+	r->timeout_ms = ctx.timeout_s * 1000;
+	if (r->ns_count == 0) { /* as glibc and musl: the local host */
+		char local[] = "127.0.0.1";
+		char *words[2] = { "nameserver", local };
+		resolv_line(&ctx, words, 2);
+	}
+}
+
+/* Counts the entries (hosts == NULL) or fills them. */
+struct hosts_ctx {
+	struct hosts_entry *hosts;
+	size_t count;
+};
+
+static void hosts_line(void *ctx_, char **w, size_t count)
+{
+	struct hosts_ctx *ctx = ctx_;
+	uint8_t addr[16];
+	bool v6;
+	if (count < 2 || !parse_address(w[0], &v6, addr))
+		return;
+	for (size_t i = 1; i < count; i++) {
+		size_t n = strlen(w[i]);
+		if (n > 0 && w[i][n - 1] == '.')
+			n--;
+		if (n == 0 || n > NAME_TEXT_MAX - 1)
+			continue;
+		if (ctx->hosts) {
+			for (size_t k = 0; k < n; k++)
+				w[i][k] = ascii_lower(w[i][k]);
+			struct hosts_entry *e = &ctx->hosts[ctx->count];
+			e->name = w[i];
+			e->name_len = (uint8_t)n;
+			e->v6 = v6;
+			memcpy(e->addr, addr, 16);
+		}
+		ctx->count++;
+	}
+}
+
+/* The file is parsed twice from two copies: once to count, once to fill
+ * entries that point into the copy that is kept. */
+static void load_hosts(struct dns_resolver *r)
+{
+	const char *path = getenv("INGOT_HOSTS_FILE");
+	size_t len;
+	char *text = read_text_file(path && *path ? path : "/etc/hosts", &len);
+	if (!text)
+		return;
+	char *scratch = malloc(len + 1);
+	struct hosts_ctx ctx = { 0 };
+	if (scratch) {
+		memcpy(scratch, text, len + 1);
+		for_each_line(scratch, false, hosts_line, &ctx);
+		free(scratch);
+	}
+	if (ctx.count == 0 || !(r->hosts = calloc(ctx.count, sizeof *r->hosts))) {
+		free(text);
+		return;
+	}
+	ctx = (struct hosts_ctx){ .hosts = r->hosts };
+	for_each_line(text, false, hosts_line, &ctx);
+	r->hosts_text = text;
+	r->hosts_count = ctx.count;
+}
+
+static void load_files(struct dns_resolver *r)
+{
+	if (r->loaded)
+		return;
+	r->loaded = true;
+	load_resolv_conf(r);
+	load_hosts(r);
+}
+
+static bool hosts_lookup(const struct dns_resolver *r, const char *name, size_t n,
+			 struct dns_addrs *a)
+{
+	*a = (struct dns_addrs){ 0 };
+	for (size_t i = 0; i < r->hosts_count; i++) {
+		const struct hosts_entry *e = &r->hosts[i];
+		if (e->name_len == n && memcmp(e->name, name, n) == 0)
+			add_addr(a, e->v6, e->addr);
+	}
+	return a->n4 + a->n6 > 0;
+}
+
+/* ---- cache ------------------------------------------------------------ */
+
+static uint64_t now_ms(const struct dns_resolver *r)
+{
+	return r->loop->clock.now_ms;
+}
+
+static const struct cache_entry *cache_find(struct dns_resolver *r, const char *name, size_t n)
+{
+	uint64_t now = now_ms(r);
+	for (size_t i = 0; i < DNS_CACHE_SLOTS; i++) {
+		struct cache_entry *c = &r->cache[i];
+		if (c->name_len == n && c->expires_ms > now && memcmp(c->name, name, n) == 0) {
+			c->used_ms = now;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static bool cache_slot_free(const struct cache_entry *c, uint64_t now)
+{
+	return c->name_len == 0 || c->expires_ms <= now;
+}
+
+/* Into the slot of the same name, else an empty or expired one, else the
+ * least recently used. */
+static void cache_put(struct dns_resolver *r, const char *name, size_t n,
+		      const struct dns_addrs *a, uint32_t ttl_s)
+{
+	if (ttl_s == 0)
+		return;
+	if (ttl_s > CACHE_TTL_MAX_S)
+		ttl_s = CACHE_TTL_MAX_S;
+	uint64_t now = now_ms(r);
+	struct cache_entry *slot = NULL;
+	for (size_t i = 0; i < DNS_CACHE_SLOTS; i++) {
+		struct cache_entry *c = &r->cache[i];
+		if (c->name_len == n && memcmp(c->name, name, n) == 0) {
+			slot = c;
+			break;
+		}
+		bool c_free = cache_slot_free(c, now);
+		if (!slot || (c_free && !cache_slot_free(slot, now)) ||
+		    (!c_free && !cache_slot_free(slot, now) && c->used_ms < slot->used_ms))
+			slot = c;
+	}
+	memcpy(slot->name, name, n);
+	slot->name_len = (uint8_t)n;
+	slot->expires_ms = now + (uint64_t)ttl_s * 1000;
+	slot->used_ms = now;
+	slot->addrs = *a;
+}
+
+/* ---- reading replies -------------------------------------------------- */
+
+/* Reads the (possibly compressed) name at *off into out, in wire form and
+ * lowercase, and moves *off past it. Pointers must go strictly backward,
+ * which, with the 255-octet bound, ends every loop a hostile reply builds. */
+static bool read_name(const uint8_t *m, size_t n, size_t *off, uint8_t *out, size_t *out_len)
+{
+	size_t p = *off, o = 0;
+	bool jumped = false;
+	for (;;) {
+		if (p >= n)
+			return false;
+		uint8_t c = m[p];
+		if ((c & 0xC0) == 0xC0) {
+			if (p + 1 >= n)
+				return false;
+			size_t target = (size_t)(c & 0x3F) << 8 | m[p + 1];
+			if (target >= p)
+				return false;
+			if (!jumped)
+				*off = p + 2;
+			jumped = true;
+			p = target;
+			continue;
+		}
+		if (c & 0xC0)
+			return false; /* the obsolete extended label types */
+		if (o + 1 + c > NAME_WIRE_MAX || p + 1 + c > n)
+			return false;
+		out[o++] = c;
+		if (c == 0)
+			break;
+		for (size_t i = 0; i < c; i++)
+			out[o++] = (uint8_t)ascii_lower((char)m[p + 1 + i]);
+		p += 1 + (size_t)c;
+	}
+	if (!jumped)
+		*off = p + 1;
+	*out_len = o;
+	return true;
+}
+
+static bool name_at_is(const uint8_t *m, size_t n, size_t off, const uint8_t *name, size_t len)
+{
+	uint8_t got[NAME_WIRE_MAX];
+	size_t got_len;
+	return read_name(m, n, &off, got, &got_len) && got_len == len && memcmp(got, name, len) == 0;
+}
+
+struct rr {
+	size_t owner; /* offset of the owner name */
+	uint16_t type, class;
+	uint32_t ttl;
+	size_t rdata;
+	uint16_t rdlength;
+};
+
+static uint32_t rr_ttl(const uint8_t *p)
+{
+	uint32_t ttl = get32(p);
+	return ttl > INT32_MAX ? 0 : ttl; /* RFC 2181 8 */
+}
+
+/* The answer section: follows CNAMEs from the question's name, then takes
+ * the addresses of the question's type owned by the chain's last name. */
+static bool read_answers(struct dns_lookup *l, int fam, const uint8_t *m, size_t n, size_t off,
+			 unsigned ancount)
+{
+	struct rr rrs[MAX_RRS];
+	size_t count = 0;
+	for (unsigned i = 0; i < ancount; i++) {
+		uint8_t skip[NAME_WIRE_MAX];
+		size_t skip_len, owner = off;
+		if (!read_name(m, n, &off, skip, &skip_len) || off + 10 > n)
+			return false;
+		struct rr rr = { .owner = owner, .type = get16(m + off), .class = get16(m + off + 2),
+				 .ttl = rr_ttl(m + off + 4), .rdlength = get16(m + off + 8) };
+		off += 10;
+		if (off + rr.rdlength > n)
+			return false;
+		rr.rdata = off;
+		off += rr.rdlength;
+		if (count < MAX_RRS && rr.class == CLASS_IN)
+			rrs[count++] = rr;
+	}
+	uint8_t cur[NAME_WIRE_MAX];
+	size_t cur_len = l->qname_len;
+	memcpy(cur, l->qname, cur_len);
+	uint32_t ttl = UINT32_MAX;
+	for (unsigned links = 0; links < MAX_CNAME_LINKS; links++) {
+		size_t i = 0;
+		while (i < count && !(rrs[i].type == TYPE_CNAME &&
+				      name_at_is(m, n, rrs[i].owner, cur, cur_len)))
+			i++;
+		if (i == count)
+			break;
+		size_t at = rrs[i].rdata;
+		if (!read_name(m, n, &at, cur, &cur_len))
+			return false;
+		if (rrs[i].ttl < ttl)
+			ttl = rrs[i].ttl;
+	}
+	size_t want = fam == FAM_V6 ? 16 : 4;
+	bool any = false;
+	for (size_t i = 0; i < count; i++) {
+		const struct rr *rr = &rrs[i];
+		if (rr->type != question_type[fam] || rr->rdlength != want ||
+		    !name_at_is(m, n, rr->owner, cur, cur_len))
+			continue;
+		if (add_addr(&l->addrs, fam == FAM_V6, m + rr->rdata)) {
+			any = true;
+			if (rr->ttl < ttl)
+				ttl = rr->ttl;
+		}
+	}
+	if (any && ttl < l->ttl)
+		l->ttl = ttl;
+	return true;
+}
+
+enum reply {
+	REPLY_IGNORED,       /* not an answer to our question: keep waiting */
+	REPLY_USED,          /* one question answered */
+	REPLY_SERVER_FAILED, /* ask the next server */
+	REPLY_FATAL,         /* the lookup fails with last_failure */
+};
+
+static enum reply read_reply(struct dns_lookup *l, const uint8_t *m, size_t n)
+{
+	if (n < 12)
+		return REPLY_IGNORED;
+	uint16_t id = get16(m), flags = get16(m + 2);
+	int fam = id == l->id[FAM_V4] && !l->answered[FAM_V4]   ? FAM_V4
+		  : id == l->id[FAM_V6] && !l->answered[FAM_V6] ? FAM_V6
+								: -1;
+	if (fam < 0 || !(flags & 0x8000) || (flags >> 11 & 0xF) != 0 || get16(m + 4) != 1)
+		return REPLY_IGNORED;
+	size_t off = 12, qlen;
+	uint8_t q[NAME_WIRE_MAX];
+	if (!read_name(m, n, &off, q, &qlen) || off + 4 > n || qlen != l->qname_len ||
+	    memcmp(q, l->qname, qlen) != 0 || get16(m + off) != question_type[fam] ||
+	    get16(m + off + 2) != CLASS_IN)
+		return REPLY_IGNORED;
+	off += 4;
+	if (flags & 0x0200) {
+		l->last_failure = "DNS reply truncated (TC) and TCP fallback is not supported";
+		return REPLY_FATAL;
+	}
+	switch (flags & 0xF) {
+	case 0:
+		break;
+	case 3:
+		l->last_failure = "host not found (NXDOMAIN)";
+		return REPLY_FATAL;
+	case 2:
+		l->last_failure = "DNS server failure (SERVFAIL)";
+		return REPLY_SERVER_FAILED;
+	case 5:
+		l->last_failure = "DNS query refused (REFUSED)";
+		return REPLY_SERVER_FAILED;
+	default:
+		l->last_failure = "DNS server error";
+		return REPLY_SERVER_FAILED;
+	}
+	if (!read_answers(l, fam, m, n, off, get16(m + 6))) {
+		l->last_failure = "malformed DNS reply";
+		return REPLY_SERVER_FAILED;
+	}
+	l->answered[fam] = true;
+	return REPLY_USED;
+}
+
+/* ---- lookups ---------------------------------------------------------- */
+
+static void close_try(struct dns_lookup *l)
+{
+	ig_timer_cancel(&l->r->loop->timers, &l->timer);
+	if (l->fd >= 0) {
+		ig_loop_del(l->r->loop, l->fd);
+		close(l->fd);
+		l->fd = -1;
+	}
+}
+
+static void unlink_lookup(struct dns_lookup *l)
+{
+	close_try(l);
+	*l->pprev = l->next;
+	if (l->next)
+		l->next->pprev = l->pprev;
+}
+
+/* Runs the done callbacks of every waiting query and frees the lookup.
+ * ok: deliver l->addrs; else fail with l->message. */
+static void finish(struct dns_lookup *l, bool ok)
+{
+	struct dns_resolver *r = l->r;
+	unlink_lookup(l);
+	l->finishing = true;
+	if (ok)
+		cache_put(r, l->name, l->name_len, &l->addrs, l->ttl);
+	struct dns_query *q;
+	while ((q = l->waiters) != NULL) {
+		l->waiters = q->next;
+		if (q->next)
+			q->next->pprev = &l->waiters;
+		dns_done_fn *done = q->done;
+		void *arg = q->arg;
+		uint16_t port = q->port;
+		ig_pool_give(&r->query_pool, q);
+		if (ok)
+			deliver(&l->addrs, port, done, arg);
+		else
+			done(arg, IG_CLIENT_DNS, NULL, 0, l->message);
+	}
+	ig_pool_give(&r->lookup_pool, l);
+}
+
+static void fail_lookup(struct dns_lookup *l, const char *why)
+{
+	snprintf(l->message, sizeof l->message, "%s: %s", l->name, why);
+	finish(l, false);
+}
+
+/* Both questions answered: addresses, or none for either family. */
+static void complete(struct dns_lookup *l)
+{
+	if (l->addrs.n4 + l->addrs.n6 == 0)
+		fail_lookup(l, "no address (neither A nor AAAA records)");
+	else
+		finish(l, true);
+}
+
+/* Every try is spent: what did arrive is delivered, else the last reason. */
+static void give_up(struct dns_lookup *l)
+{
+	if (l->addrs.n4 + l->addrs.n6 > 0) {
+		finish(l, true);
+		return;
+	}
+	snprintf(l->message, sizeof l->message, "%s: %s (%u tr%s, %u nameserver%s)", l->name,
+		 l->last_failure, l->tries, l->tries == 1 ? "y" : "ies", l->r->ns_count,
+		 l->r->ns_count == 1 ? "" : "s");
+	finish(l, false);
+}
+
+static void random_ids(struct dns_lookup *l)
+{
+	uint16_t ids[2];
+	if (getrandom(ids, sizeof ids, GRND_NONBLOCK) != (ssize_t)sizeof ids) {
+		/* No entropy yet (early boot): still unpredictable enough to
+		 * an off-path sender that cannot read our clock. */
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15u ^ (uintptr_t)l;
+		ids[0] = (uint16_t)(x >> 16);
+		ids[1] = (uint16_t)(x >> 40);
+	}
+	if (ids[0] == ids[1])
+		ids[1] ^= 1;
+	l->id[FAM_V4] = ids[0];
+	l->id[FAM_V6] = ids[1];
+}
+
+static size_t build_question(const struct dns_lookup *l, int fam, uint8_t *out)
+{
+	uint8_t *p = out;
+	*p++ = (uint8_t)(l->id[fam] >> 8);
+	*p++ = (uint8_t)l->id[fam];
+	*p++ = 0x01; /* RD */
+	*p++ = 0x00;
+	static const uint8_t counts[8] = { 0, 1, 0, 0, 0, 0, 0, 0 };
+	memcpy(p, counts, 8);
+	p += 8;
+	memcpy(p, l->qname, l->qname_len);
+	p += l->qname_len;
+	*p++ = 0;
+	*p++ = (uint8_t)question_type[fam];
+	*p++ = 0;
+	*p++ = CLASS_IN;
+	return (size_t)(p - out);
+}
+
+static void on_readable(struct ig_io *io, uint32_t events);
+
+/* Opens this try's socket and sends the unanswered questions; NULL or why
+ * this server cannot be asked. */
+static const char *send_questions(struct dns_lookup *l, const struct nameserver *ns)
+{
+	struct ig_loop *loop = l->r->loop;
+	l->fd = socket(ns->addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (l->fd < 0)
+		return "cannot open a UDP socket";
+	/* connect picks a random ephemeral port and makes the kernel drop
+	 * datagrams from anyone but the server. */
+	if (connect(l->fd, (const struct sockaddr *)&ns->addr, ns->len) != 0)
+		return "nameserver unreachable";
+	l->io.fn = on_readable;
+	if (ig_loop_add(loop, l->fd, EPOLLIN, &l->io) != 0)
+		return "cannot watch the UDP socket";
+	random_ids(l);
+	for (int fam = FAM_V4; fam <= FAM_V6; fam++) {
+		if (l->answered[fam])
+			continue;
+		uint8_t msg[12 + NAME_WIRE_MAX + 4];
+		size_t len = build_question(l, fam, msg);
+		if (send(l->fd, msg, len, 0) != (ssize_t)len)
+			return errno == ECONNREFUSED ? "nameserver port closed" : "cannot send the query";
+	}
+	return NULL;
+}
+
+/* Asks the next server in turn. Returns false when the tries ran out and
+ * the lookup has finished (and is freed). */
+static bool next_try(struct dns_lookup *l)
+{
+	struct dns_resolver *r = l->r;
+	close_try(l);
+	while (l->tries < r->attempts * r->ns_count) {
+		const struct nameserver *ns = &r->ns[l->tries % r->ns_count];
+		l->tries++;
+		const char *why = send_questions(l, ns);
+		if (why == NULL) {
+			ig_timer_set(&r->loop->timers, &l->timer, now_ms(r) + r->timeout_ms);
+			return true;
+		}
+		l->last_failure = why;
+		close_try(l);
+	}
+	give_up(l);
+	return false;
+}
+
+static void on_try_timeout(struct ig_timer *t)
+{
+	struct dns_lookup *l = container_of(t, struct dns_lookup, timer);
+	l->last_failure = "timed out";
+	next_try(l);
+}
+
+static void on_readable(struct ig_io *io, uint32_t events)
+{
+	(void)events;
+	struct dns_lookup *l = container_of(io, struct dns_lookup, io);
+	/* An event from the same epoll batch as the callback that ended this
+	 * lookup: its socket is closed (the pool reuses only the first word). */
+	if (l->fd < 0)
+		return;
+	uint8_t buf[REPLY_MAX];
+	for (;;) {
+		ssize_t n = recv(l->fd, buf, sizeof buf, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			l->last_failure = errno == ECONNREFUSED ? "nameserver port closed"
+								: "cannot read the reply";
+			next_try(l);
+			return;
+		}
+		switch (read_reply(l, buf, (size_t)n)) {
+		case REPLY_IGNORED:
+			break;
+		case REPLY_USED:
+			if (l->answered[FAM_V4] && l->answered[FAM_V6]) {
+				complete(l);
+				return;
+			}
+			break;
+		case REPLY_SERVER_FAILED:
+			next_try(l);
+			return;
+		case REPLY_FATAL:
+			fail_lookup(l, l->last_failure);
+			return;
+		}
+	}
+}
+
+static struct dns_lookup *find_active(struct dns_resolver *r, const char *name, size_t n)
+{
+	for (struct dns_lookup *l = r->active; l; l = l->next)
+		if (l->name_len == n && memcmp(l->name, name, n) == 0)
+			return l;
+	return NULL;
+}
+
+static struct dns_lookup *new_lookup(struct dns_resolver *r, const char *name, uint8_t n)
+{
+	struct dns_lookup *l = ig_pool_take(&r->lookup_pool);
+	if (!l)
+		return NULL;
+	memset(l, 0, sizeof *l);
+	l->r = r;
+	l->fd = -1;
+	l->timer.fn = on_try_timeout;
+	l->ttl = UINT32_MAX;
+	memcpy(l->name, name, n + 1u);
+	l->name_len = n;
+	l->qname_len = name_to_wire(name, n, l->qname);
+	l->next = r->active;
+	if (r->active)
+		r->active->pprev = &l->next;
+	l->pprev = &r->active;
+	r->active = l;
+	return l;
+}
+
+/* ---- the interface ---------------------------------------------------- */
+
+struct dns_resolver *dns_resolver_new(struct ig_loop *loop)
+{
+	struct dns_resolver *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	r->loop = loop;
+	ig_pool_init(&r->lookup_pool, sizeof(struct dns_lookup), LOOKUPS_MAX, LOOKUPS_MAX);
+	ig_pool_init(&r->query_pool, sizeof(struct dns_query), QUERIES_MAX, QUERIES_MAX);
+	/* calloc'd, so pages are touched only as the pools reach them. */
+	r->lookup_mem = calloc(LOOKUPS_MAX, r->lookup_pool.obj_size);
+	r->query_mem = calloc(QUERIES_MAX, r->query_pool.obj_size);
+	if (!r->lookup_mem || !r->query_mem) {
+		free(r->lookup_mem);
+		free(r->query_mem);
+		free(r);
+		return NULL;
+	}
+	ig_pool_seed(&r->lookup_pool, r->lookup_mem, LOOKUPS_MAX);
+	ig_pool_seed(&r->query_pool, r->query_mem, QUERIES_MAX);
+	return r;
+}
+
+void dns_resolver_free(struct dns_resolver *r)
+{
+	if (!r)
+		return;
+	while (r->active) {
+		struct dns_lookup *l = r->active;
+		unlink_lookup(l);
+	}
+	free(r->hosts);
+	free(r->hosts_text);
+	free(r->lookup_mem);
+	free(r->query_mem);
+	free(r);
+}
+
+struct dns_query *dns_resolve(struct dns_resolver *r, const char *host, uint16_t port,
+			      dns_done_fn *done, void *arg)
+{
+	struct dns_addrs a;
+	if (parse_literal(host, &a)) {
+		deliver(&a, port, done, arg);
+		return NULL;
+	}
+	char name[NAME_TEXT_MAX];
+	uint8_t n;
+	if (!normalise_name(host, name, &n)) {
+		fail_now(host, "invalid host name", done, arg);
+		return NULL;
+	}
+	if (is_localhost(name, n)) {
+		loopback_addrs(&a);
+		deliver(&a, port, done, arg);
+		return NULL;
+	}
+	load_files(r);
+	if (hosts_lookup(r, name, n, &a)) {
+		deliver(&a, port, done, arg);
+		return NULL;
+	}
+	const struct cache_entry *c = cache_find(r, name, n);
+	if (c) {
+		a = c->addrs; /* done may start lookups that reuse the slot */
+		deliver(&a, port, done, arg);
+		return NULL;
+	}
+	struct dns_lookup *l = find_active(r, name, n);
+	bool fresh = l == NULL;
+	if (fresh && !(l = new_lookup(r, name, n))) {
+		fail_now(name, "too many DNS lookups in flight", done, arg);
+		return NULL;
+	}
+	struct dns_query *q = ig_pool_take(&r->query_pool);
+	if (!q) {
+		if (fresh) {
+			unlink_lookup(l);
+			ig_pool_give(&r->lookup_pool, l);
+		}
+		fail_now(name, "too many DNS queries in flight", done, arg);
+		return NULL;
+	}
+	/* Appended, so that joined queries are answered in the order asked. */
+	*q = (struct dns_query){ .lookup = l, .done = done, .arg = arg, .port = port };
+	struct dns_query **tail = &l->waiters;
+	while (*tail)
+		tail = &(*tail)->next;
+	q->pprev = tail;
+	*tail = q;
+	if (fresh && !next_try(l))
+		return NULL; /* no server could be asked: done has run */
+	return q;
+}
+
+void dns_cancel(struct dns_query *q)
+{
+	struct dns_lookup *l = q->lookup;
+	struct dns_resolver *r = l->r;
+	*q->pprev = q->next;
+	if (q->next)
+		q->next->pprev = q->pprev;
+	ig_pool_give(&r->query_pool, q);
+	if (l->waiters == NULL && !l->finishing) {
+		unlink_lookup(l);
+		ig_pool_give(&r->lookup_pool, l);
+	}
+}
+
+size_t dns_resolver_pending(const struct dns_resolver *r)
+{
+	return r->query_pool.in_use;
+}

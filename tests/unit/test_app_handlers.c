@@ -1,0 +1,430 @@
+/* The reference service's outbound handlers (GET /proxy/json, GET /fanout)
+ * with the mock agent in place of the network, which is forbidden: the
+ * real connection engine, generated router and app/service.c handlers run
+ * on a core set up here (as tests/fuzz/fuzz_http.c does, standing in for
+ * server.c), requests arrive through a memory transport, and the mock's
+ * replies come from timers on that core's loop, so each handler really
+ * goes pending and finishes from its completion callback.
+ * Build: every runtime source but net/http/server.c, app/service.c and the
+ * generated api.c with its main renamed (-Dmain=ingot_service_main). */
+#include "net/http/internal.h"
+#include "net/client/client.h"
+#include "net/client/mock.h"
+#include "kernel/log.h"
+#include "tests/unit/check.h"
+
+#include <stdlib.h>
+#include <strings.h>
+
+#define UPSTREAM "http://upstream.test:8080"
+#define OUT_CAP (256 * 1024)
+
+/* The build renames api.c's main with -Dmain=ingot_service_main; this
+ * file's own main is the real one. */
+#undef main
+int ingot_service_main(int argc, char **argv);
+
+/* ---- what server.c would provide ---- */
+
+static const struct ig_app *service_app;
+
+int ig_main(int argc, char **argv, const struct ig_app *app)
+{
+	(void)argc;
+	(void)argv;
+	service_app = app;
+	return 0;
+}
+
+void http_core_drained(struct http_core *core)
+{
+	(void)core;
+}
+
+static const struct http_config config = {
+	.port = 8080,
+	.host = "127.0.0.1",
+	.threads = 1,
+	.max_conns = 8,
+	.max_request_line = 8192,
+	.max_header_bytes = 16384,
+	.max_headers = 100,
+	.max_body = 1 << 20,
+	.header_timeout_ms = 10000,
+	.body_timeout_ms = 30000,
+	.idle_timeout_ms = 60000,
+	.write_timeout_ms = 30000,
+	.max_output = 256 * 1024,
+	.grace_ms = 8000,
+	.log_level = IG_LOG_ERROR,
+};
+
+static struct http_core core;
+
+static void core_setup(void)
+{
+	core.cfg = &config;
+	core.app = service_app;
+	core.listen_fd = -1;
+	if (ig_loop_init(&core.loop, 0) != 0)
+		abort();
+	core.rbuf_size = (uint32_t)((config.max_header_bytes + 16384 + 4095) & ~4095);
+	size_t max_conns = (size_t)config.max_conns;
+	ig_pool_init(&core.conns, sizeof(struct http_conn), 16, max_conns);
+	ig_pool_init(&core.ctxs, sizeof(struct ig_ctx), 16, max_conns * 4 + 64);
+	ig_pool_init(&core.rbufs, core.rbuf_size, 4, max_conns + 8);
+	ig_pool_init(&core.blocks, HTTP_BLOCK_SIZE, 16, max_conns * 16 + 256);
+	core.limits = (struct http_limits){ .max_request_line = (size_t)config.max_request_line,
+					    .max_header_bytes = (size_t)config.max_header_bytes,
+					    .max_headers = (size_t)config.max_headers };
+	core.scratch_headers = calloc((size_t)config.max_headers, sizeof(struct http_header));
+	if (!core.scratch_headers)
+		abort();
+}
+
+/* ---- a memory transport: the test is the client ---- */
+
+struct mem_transport {
+	struct ig_transport t; /* first: the engine's handle */
+	bool open;
+	char out[OUT_CAP];
+	size_t out_len;
+};
+
+static struct mem_transport tr;
+
+/* Length of the first complete response in out, or 0. */
+static size_t response_length(void)
+{
+	const char *end = memmem(tr.out, tr.out_len, "\r\n\r\n", 4);
+	if (!end)
+		return 0;
+	size_t head = (size_t)(end - tr.out) + 4, length = 0;
+	for (const char *p = tr.out; p && p < end; p = memchr(p, '\n', (size_t)(end - p)), p = p ? p + 1 : p)
+		if ((size_t)(end - p) > 15 && strncasecmp(p, "content-length:", 15) == 0)
+			length = strtoul(p + 15, NULL, 10);
+	return tr.out_len >= head + length ? head + length : 0;
+}
+
+static ssize_t mem_writev(struct ig_transport *t, const struct iovec *iov, int iovcnt)
+{
+	(void)t;
+	size_t n = 0;
+	for (int i = 0; i < iovcnt; i++) {
+		size_t k = iov[i].iov_len;
+		if (k > OUT_CAP - tr.out_len)
+			k = OUT_CAP - tr.out_len;
+		memcpy(tr.out + tr.out_len, iov[i].iov_base, k);
+		tr.out_len += k;
+		n += k;
+	}
+	if (response_length())
+		core.loop.running = false; /* the answer is here */
+	return (ssize_t)n;
+}
+
+static void mem_resume_read(struct ig_transport *t)
+{
+	(void)t;
+}
+
+static void mem_close(struct ig_transport *t, int graceful)
+{
+	(void)t;
+	(void)graceful;
+	tr.open = false;
+	core.loop.running = false;
+}
+
+static const struct ig_transport_ops mem_ops = {
+	.writev = mem_writev,
+	.resume_read = mem_resume_read,
+	.close = mem_close,
+};
+
+static bool feed(const char *bytes, size_t len)
+{
+	while (len && tr.open) {
+		size_t cap = 0;
+		char *buf = tr.t.engine_ops->lend(tr.t.engine, &cap);
+		if (!buf || cap == 0)
+			return false;
+		size_t n = len < cap ? len : cap;
+		memcpy(buf, bytes, n);
+		tr.t.engine_ops->received(tr.t.engine, n);
+		bytes += n;
+		len -= n;
+	}
+	return len == 0;
+}
+
+static bool timed_out;
+
+static void on_guard(struct ig_timer *t)
+{
+	(void)t;
+	timed_out = true;
+	core.loop.running = false;
+}
+
+/* ---- one request, one response ---- */
+
+struct answer {
+	int status;
+	char content_type[64];
+	const char *body;
+	size_t body_len;
+	bool went_pending; /* no answer before the loop ran */
+};
+
+static bool answer_parse(struct answer *a)
+{
+	size_t total = response_length();
+	if (total == 0 || tr.out_len < 12 || memcmp(tr.out, "HTTP/1.1 ", 9) != 0)
+		return false;
+	a->status = atoi(tr.out + 9);
+	const char *end = memmem(tr.out, tr.out_len, "\r\n\r\n", 4);
+	a->body = end + 4;
+	a->body_len = total - (size_t)(a->body - tr.out);
+	a->content_type[0] = 0;
+	for (const char *p = tr.out; p && p < end;
+	     p = memchr(p, '\n', (size_t)(end - p)), p = p ? p + 1 : p) {
+		if ((size_t)(end - p) > 13 && strncasecmp(p, "content-type:", 13) == 0) {
+			const char *v = p + 13;
+			while (*v == ' ')
+				v++;
+			size_t n = strcspn(v, "\r");
+			if (n >= sizeof a->content_type)
+				n = sizeof a->content_type - 1;
+			memcpy(a->content_type, v, n);
+			a->content_type[n] = 0;
+		}
+	}
+	return true;
+}
+
+/* Sends "GET target", runs the loop until the response is complete, then
+ * ends the connection (FIN) and checks that the core is back to nothing. */
+static bool get(const char *target, struct answer *a)
+{
+	*a = (struct answer){ 0 };
+	tr.open = true;
+	tr.out_len = 0;
+	tr.t = (struct ig_transport){ .ops = &mem_ops, .loop = &core.loop };
+	if (!http_conn_accept(&core, &tr.t))
+		return false;
+	char req[512];
+	int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: service.test\r\n\r\n", target);
+	if (!feed(req, (size_t)n))
+		return false;
+	a->went_pending = response_length() == 0;
+	if (a->went_pending) {
+		struct ig_timer guard = { .fn = on_guard };
+		ig_timer_set(&core.loop.timers, &guard, core.loop.clock.now_ms + 20000);
+		ig_loop_run(&core.loop);
+		ig_timer_cancel(&core.loop.timers, &guard);
+	}
+	bool ok = answer_parse(a);
+	if (tr.open) { /* the client finishes: FIN */
+		size_t cap;
+		if (tr.t.engine_ops->lend(tr.t.engine, &cap))
+			tr.t.engine_ops->received(tr.t.engine, 0);
+	}
+	return ok && !tr.open;
+}
+
+static bool body_is(const struct answer *a, const char *want)
+{
+	return a->body_len == strlen(want) && memcmp(a->body, want, a->body_len) == 0;
+}
+
+static bool body_has(const struct answer *a, const char *part)
+{
+	return memmem(a->body, a->body_len, part, strlen(part)) != NULL;
+}
+
+static void check_core_idle(const char *name)
+{
+	check_that(core.conns.in_use == 0 && core.ctxs.in_use == 0 && core.rbufs.in_use == 0 &&
+			   core.blocks.in_use == 0 && core.live == NULL,
+		   name, "conns %zu, exchanges %zu, rbufs %zu, blocks %zu", core.conns.in_use,
+		   core.ctxs.in_use, core.rbufs.in_use, core.blocks.in_use);
+}
+
+/* ---- the cases ---- */
+
+static const char upstream_json[] = "{\"id\":7,\"name\":\"from the mock\",\"tags\":[],\"price\":1.5,"
+				    "\"stock\":{\"warehouse\":\"south\",\"count\":3},\"active\":false}";
+
+static ig_mock_agent *fresh_mock(void)
+{
+	ig_mock_agent *m = ig_mock_agent_new(&core.loop, NULL);
+	ig_mock_disable_net_connect(m);
+	ig_core_set_agent(&core.loop, ig_mock_dispatcher(m));
+	return m;
+}
+
+static void done_with(ig_mock_agent *m)
+{
+	ig_core_set_agent(&core.loop, NULL);
+	ig_mock_agent_free(m);
+}
+
+static const ig_header json_type[] = { { IG_STR_INIT("Content-Type"), IG_STR_INIT("application/json") } };
+
+static void test_proxy_json(void)
+{
+	ig_mock_agent *m = fresh_mock();
+	ig_mock_intercept(m, &(struct ig_mock_match){ .method = "GET", .origin = UPSTREAM, .path = "/json" },
+			  &(struct ig_mock_reply){ .status = 200,
+						   .headers = json_type,
+						   .header_count = 1,
+						   .body = { upstream_json, sizeof upstream_json - 1 } },
+			  1);
+	struct answer a;
+	CHECK(get("/proxy/json", &a), "/proxy/json: a complete response");
+	CHECK(a.went_pending, "/proxy/json: the handler went pending until the upstream answered");
+	CHECK_INT(a.status, 200, "/proxy/json: 200");
+	check_that(body_is(&a, upstream_json), "/proxy/json: the upstream's body exactly", "got %.*s",
+		   (int)a.body_len, a.body);
+	CHECK(strncmp(a.content_type, "application/json", 16) == 0, "/proxy/json: application/json");
+	char msg[512];
+	check_that(ig_mock_assert_all_used(m, msg, sizeof msg), "/proxy/json: it called the upstream once",
+		   "%s", msg);
+	size_t n;
+	const struct ig_mock_record *h = ig_mock_history(m, &n);
+	CHECK(n == 1 && h[0].interception == 0,
+	      "/proxy/json: and nothing else (the network stayed forbidden)");
+	check_core_idle("/proxy/json: the core holds nothing afterwards");
+	done_with(m);
+}
+
+static void test_proxy_errors(void)
+{
+	ig_mock_agent *m = fresh_mock();
+	ig_mock_intercept(m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
+			  &(struct ig_mock_reply){ .status = 503, .body = IG_STR_INIT("overloaded") }, 1);
+	struct answer a;
+	get("/proxy/json", &a);
+	CHECK_INT(a.status, 502, "/proxy/json: an upstream 503 gives 502");
+	CHECK(strncmp(a.content_type, "application/problem+json", 24) == 0, "/proxy/json: as problem+json");
+	check_that(body_has(&a, "\"upstream_status\":503"),
+		   "/proxy/json: the problem names the upstream status", "%.*s", (int)a.body_len, a.body);
+
+	ig_mock_intercept(
+		m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
+		&(struct ig_mock_reply){ .error = IG_CLIENT_CONNECT, .error_message = "connection refused" },
+		1);
+	get("/proxy/json", &a);
+	CHECK(a.status == 502 && body_has(&a, "\"error\":\"connect\"") && body_has(&a, "connection refused"),
+	      "/proxy/json: a refused connection gives 502 naming it");
+
+	ig_mock_intercept(
+		m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
+		&(struct ig_mock_reply){ .error = IG_CLIENT_HEADERS_TIMEOUT, .error_message = "no head" }, 1);
+	get("/proxy/json", &a);
+	CHECK(a.status == 504 && body_has(&a, "\"error\":\"headers_timeout\""),
+	      "/proxy/json: an upstream timeout gives 504");
+
+	get("/proxy/json", &a); /* no interception left: the network is forbidden */
+	check_that(a.status == 502 && body_has(&a, "\"error\":\"net_forbidden\""),
+		   "/proxy/json: with no interception, the forbidden network shows as 502 net_forbidden",
+		   "status %d: %.*s", a.status, (int)a.body_len, a.body);
+	char msg[512];
+	check_that(ig_mock_assert_all_used(m, msg, sizeof msg), "/proxy/json errors: every interception used",
+		   "%s", msg);
+	check_core_idle("/proxy/json errors: the core holds nothing afterwards");
+	done_with(m);
+}
+
+/* Stops the loop once no exchange is left (checked every tick). */
+static void on_idle_check(struct ig_timer *t)
+{
+	if (core.ctxs.in_use == 0)
+		core.loop.running = false;
+	else
+		ig_timer_set(&core.loop.timers, t, core.loop.clock.now_ms + IG_TICK_MS);
+}
+
+static void test_client_leaves(void)
+{
+	ig_mock_agent *m = fresh_mock();
+	struct ig_mock_reply slow = { .status = 200, .body = IG_STR_INIT("{}"), .delay_ms = 20 };
+	ig_mock_intercept(m, &(struct ig_mock_match){ .path = "/json" }, &slow, 1);
+	tr = (struct mem_transport){ .t = { .ops = &mem_ops, .loop = &core.loop }, .open = true };
+	http_conn_accept(&core, &tr.t);
+	static const char req[] = "GET /proxy/json HTTP/1.1\r\nHost: service.test\r\n\r\n";
+	feed(req, sizeof req - 1);
+	CHECK(core.ctxs.in_use == 1 && ig_mock_times_used(m, 0) == 1, "client leaves: the call is out");
+	tr.open = false;
+	tr.t.engine_ops->closed(tr.t.engine); /* a reset while the handler is pending */
+	struct ig_timer idle = { .fn = on_idle_check }, guard = { .fn = on_guard };
+	ig_timer_set(&core.loop.timers, &idle, core.loop.clock.now_ms + IG_TICK_MS);
+	ig_timer_set(&core.loop.timers, &guard, core.loop.clock.now_ms + 20000);
+	ig_loop_run(&core.loop);
+	ig_timer_cancel(&core.loop.timers, &idle);
+	ig_timer_cancel(&core.loop.timers, &guard);
+	CHECK(tr.out_len == 0, "client leaves: nothing is written to a gone client");
+	check_core_idle("client leaves: the upstream's late answer finishes the exchange, and the core holds "
+			"nothing");
+	done_with(m);
+}
+
+static void test_fanout(void)
+{
+	ig_mock_agent *m = fresh_mock();
+	static const char health[] = "{\"status\":\"ok\"}";
+	struct ig_mock_reply ok = { .status = 200,
+				    .headers = json_type,
+				    .header_count = 1,
+				    .body = { health, sizeof health - 1 },
+				    .delay_ms = 5 };
+	ig_mock_intercept(
+		m, &(struct ig_mock_match){ .method = "GET", .origin = UPSTREAM, .path = "/health" }, &ok, 2);
+	ig_mock_intercept(
+		m, &(struct ig_mock_match){ .method = "GET", .origin = UPSTREAM, .path = "/health" },
+		&(struct ig_mock_reply){ .error = IG_CLIENT_RESET, .error_message = "reset by peer" }, 1);
+	struct answer a;
+	CHECK(get("/fanout?n=3", &a), "/fanout: a complete response");
+	CHECK(a.went_pending && a.status == 200, "/fanout?n=3: 200 once every call has ended");
+	check_that(body_has(&a, "\"requested\":3") && body_has(&a, "\"succeeded\":2") &&
+			   body_has(&a, "\"slowest_ms\":"),
+		   "/fanout?n=3: two of three succeed with one mocked error", "%.*s", (int)a.body_len,
+		   a.body);
+	size_t n;
+	ig_mock_history(m, &n);
+	CHECK_INT(n, 3, "/fanout?n=3: three upstream calls");
+	char msg[512];
+	check_that(ig_mock_assert_all_used(m, msg, sizeof msg), "/fanout: every interception used", "%s",
+		   msg);
+
+	ig_mock_intercept(m, &(struct ig_mock_match){ .path = "/health" }, &ok, IG_MOCK_PERSIST);
+	get("/fanout?n=10", &a);
+	check_that(a.status == 200 && body_has(&a, "\"requested\":10") && body_has(&a, "\"succeeded\":10"),
+		   "/fanout?n=10: all ten succeed", "%.*s", (int)a.body_len, a.body);
+	get("/fanout?n=0", &a);
+	CHECK_INT(a.status, 400, "/fanout?n=0: refused by the schema before the handler");
+	ig_mock_history(m, &n);
+	CHECK_INT(n, 13, "/fanout?n=0: no upstream call");
+	check_core_idle("/fanout: the core holds nothing afterwards");
+	done_with(m);
+}
+
+int main(void)
+{
+	ig_log_threshold = -1; /* quiet: TAP on stdout */
+	setenv("INGOT_UPSTREAM", UPSTREAM, 1);
+	ingot_service_main(0, NULL);
+	if (!service_app) {
+		printf("not ok 1 - the service registered no app\n");
+		return 1;
+	}
+	core_setup();
+	test_proxy_json();
+	test_proxy_errors();
+	test_client_leaves();
+	test_fanout();
+	CHECK(!timed_out, "no request hung");
+	CHECK_INT(core.loop.timers.armed, 0, "no timer left armed");
+	return check_done();
+}
