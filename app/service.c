@@ -2,10 +2,14 @@
  * schemas/service.json. They only fill the output struct: routing,
  * parameters, request bodies, validation and JSON encoding are generated
  * (build/gen/api.c). The integration tests and the benchmarks compare its
- * bodies byte for byte. */
+ * bodies byte for byte. /proxy/json and /fanout call an upstream through
+ * the core's outbound client (net/client/client.h). */
 #include "api.h"
+#include "net/client/client.h"
 
 #include <bearssl.h>
+#include <stdlib.h>
+#include <time.h>
 
 int getHealth(ig_ctx *ctx, const struct getHealth_in *in, struct getHealth_out *out)
 {
@@ -197,4 +201,187 @@ int getDelay(ig_ctx *ctx, const struct getDelay_in *in, struct getDelay_out *out
 	*d = (struct delay){ in, out };
 	ig_after(ctx, (uint32_t)in->ms, delay_done, d);
 	return IG_PENDING;
+}
+
+/* ---- outbound: routes that call an upstream through the core's client ---- */
+
+/* The upstream's URLs, made once per core (each core is one thread, so no
+ * lock): INGOT_UPSTREAM (an origin, optionally with a path prefix), or the
+ * service itself at 127.0.0.1 and the port it listens on (so HOST must
+ * take loopback: 0.0.0.0 or 127.0.0.1). An unusable value leaves the URLs
+ * empty: every call then fails as a bad request (502). */
+struct upstream_urls {
+	bool ready;
+	char json[320], health[320];
+};
+static _Thread_local struct upstream_urls upstream;
+
+static void join_url(char *out, size_t cap, const char *base, size_t blen, const char *path)
+{
+	size_t plen = strlen(path);
+	if (blen + plen >= cap) {
+		out[0] = '\0';
+		return;
+	}
+	memcpy(out, base, blen);
+	memcpy(out + blen, path, plen + 1);
+}
+
+static const struct upstream_urls *upstream_urls(ig_ctx *ctx)
+{
+	if (upstream.ready)
+		return &upstream;
+	char self[40] = "http://127.0.0.1:";
+	const char *base = getenv("INGOT_UPSTREAM");
+	size_t blen;
+	if (base && *base) {
+		blen = strlen(base);
+	} else {
+		blen = strlen(self);
+		blen += ig_fmt_u64(self + blen, ig_listen_port(ctx));
+		base = self;
+	}
+	while (blen && base[blen - 1] == '/')
+		blen--;
+	join_url(upstream.json, sizeof upstream.json, base, blen, "/json");
+	join_url(upstream.health, sizeof upstream.health, base, blen, "/health");
+	upstream.ready = true;
+	return &upstream;
+}
+
+static uint64_t monotonic_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static bool is_timeout(enum ig_client_error e)
+{
+	return e == IG_CLIENT_CONNECT_TIMEOUT || e == IG_CLIENT_HEADERS_TIMEOUT || e == IG_CLIENT_BODY_TIMEOUT;
+}
+
+/* A problem+json (RFC 9457) naming what went wrong upstream: "error" is
+ * the client error's name (or "status"), so a caller can tell a refused
+ * connection from a malformed response without parsing the detail. */
+static int upstream_problem(ig_ctx *ctx, int status, const char *error, const char *detail, int upstream_status)
+{
+	ig_wbuf *w = ig_body(ctx);
+	w->len = 0;
+	if (status == 504)
+		ig_wbuf_lit(w, "{\"type\":\"about:blank\",\"title\":\"Gateway Timeout\",\"status\":504,\"detail\":");
+	else if (status == 503)
+		ig_wbuf_lit(w, "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\",\"status\":503,\"detail\":");
+	else
+		ig_wbuf_lit(w, "{\"type\":\"about:blank\",\"title\":\"Bad Gateway\",\"status\":502,\"detail\":");
+	ig_json_string(w, detail ? detail : "", detail ? strlen(detail) : 0);
+	ig_wbuf_lit(w, ",\"error\":");
+	ig_json_string(w, error, strlen(error));
+	if (upstream_status) {
+		ig_wbuf_lit(w, ",\"upstream_status\":");
+		ig_json_int(w, upstream_status);
+	}
+	ig_wbuf_lit(w, "}");
+	ig_set_content_type(ctx, "application/problem+json");
+	return status;
+}
+
+/* GET /proxy/json. The response lands in the request's arena, which lives
+ * until ig_finish even if the client leaves meanwhile. ig_fetch may end the
+ * call before it returns (a bad URL, a refused numeric connect): the answer
+ * is then returned by the handler instead of passed to ig_finish. */
+struct proxy {
+	ig_ctx *ctx;
+	ig_fetch_opts opts; /* kept until the call ends: a retry reads them again */
+	bool returned;      /* the handler has returned IG_PENDING */
+	int status;    /* the answer, when the call ended before that */
+};
+
+static int proxy_answer(ig_ctx *ctx, const ig_response *res)
+{
+	if (res->error != IG_CLIENT_OK)
+		return upstream_problem(ctx, is_timeout(res->error) ? 504 : 502, ig_client_error_name(res->error),
+					res->error_message, 0);
+	if (res->status != 200)
+		return upstream_problem(ctx, 502, "status", "the upstream answered a status other than 200", res->status);
+	ig_wbuf *w = ig_body(ctx);
+	w->len = 0;
+	ig_wbuf_put(w, res->body.ptr, res->body.len);
+	ig_set_content_type(ctx, "application/json");
+	return 200;
+}
+
+static void proxy_done(ig_response *res, void *arg)
+{
+	struct proxy *p = arg;
+	int status = proxy_answer(p->ctx, res);
+	if (p->returned)
+		ig_finish(p->ctx, status);
+	else
+		p->status = status;
+}
+
+int proxyJson(ig_ctx *ctx, const struct proxyJson_in *in, struct proxyJson_out *out)
+{
+	(void)in;
+	(void)out;
+	ig_dispatcher *agent = ig_core_agent(ctx);
+	struct proxy *p = ig_alloc(ctx, sizeof *p);
+	if (!agent || !p)
+		return upstream_problem(ctx, 503, "busy", "no client for the upstream on this core", 0);
+	*p = (struct proxy){ .ctx = ctx, .opts = { .url = upstream_urls(ctx)->json }, .status = IG_PENDING };
+	ig_fetch(agent, ig_ctx_arena(ctx), &p->opts, proxy_done, p);
+	p->returned = true;
+	return p->status;
+}
+
+/* GET /fanout?n=: n calls at once; the answer once the last has ended.
+ * Latency is counted from the start of all calls, so slowest_ms is how
+ * long the whole fan-out took. */
+struct fanout_state {
+	ig_ctx *ctx;
+	struct fanout_out *out;
+	ig_fetch_opts opts; /* shared by the calls, kept until the last ends */
+	uint64_t start_us, slowest_us;
+	uint32_t requested, pending, succeeded;
+	bool returned;
+};
+
+static int fanout_answer(struct fanout_state *f)
+{
+	f->out->r200 = (struct fanout_200){
+		.requested = f->requested,
+		.succeeded = f->succeeded,
+		.slowest_ms = (double)f->slowest_us / 1000.0,
+	};
+	return 200;
+}
+
+static void fanout_done(ig_response *res, void *arg)
+{
+	struct fanout_state *f = arg;
+	uint64_t took = monotonic_us() - f->start_us;
+	if (took > f->slowest_us)
+		f->slowest_us = took;
+	if (res->error == IG_CLIENT_OK && res->status == 200)
+		f->succeeded++;
+	if (--f->pending == 0 && f->returned)
+		ig_finish(f->ctx, fanout_answer(f));
+}
+
+int fanout(ig_ctx *ctx, const struct fanout_in *in, struct fanout_out *out)
+{
+	ig_dispatcher *agent = ig_core_agent(ctx);
+	struct fanout_state *f = ig_alloc(ctx, sizeof *f);
+	if (!agent || !f)
+		return upstream_problem(ctx, 503, "busy", "no client for the upstream on this core", 0);
+	*f = (struct fanout_state){
+		.ctx = ctx, .out = out, .start_us = monotonic_us(),
+		.opts = { .url = upstream_urls(ctx)->health },
+		.requested = (uint32_t)in->n, .pending = (uint32_t)in->n,
+	};
+	for (uint32_t i = 0; i < f->requested; i++)
+		ig_fetch(agent, ig_ctx_arena(ctx), &f->opts, fanout_done, f);
+	f->returned = true;
+	return f->pending ? IG_PENDING : fanout_answer(f);
 }
