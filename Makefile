@@ -14,8 +14,11 @@ SCHEMA   ?= schemas/service.json
 WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 CFLAGS   := $(WARN) -O2 -I. -I$(GEN) -I$(DEPS)/musl/include \
             -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
-            -fno-stack-protector -fno-plt
-LDFLAGS  := -static -Wl,--gc-sections -Wl,-O1 -Wl,--build-id=none -s
+            -fno-stack-protector -fno-plt -fno-pie
+# net/cold.ld keeps code that an idle process never runs (TLS, the
+# outbound client) away from the startup path's pages: see the file.
+LDFLAGS  := -static -Wl,--gc-sections -Wl,-O1 -Wl,--build-id=none -s \
+            -Wl,-z,max-page-size=4096 -Wl,-T,net/cold.ld
 
 # The TLS backend (net/tls/backend.h): bearssl (default) or mbedtls. Each
 # has its own objects and binary, so both can be built side by side.
@@ -38,7 +41,7 @@ LIBS     := $(TLS_LIBS) $(DEPS)/musl/lib/libbearssl.a
 # The TLS-independent part of net/tls is every file but the backends.
 TLS_SRC     := $(filter-out net/tls/bearssl.c net/tls/mbedtls.c,$(wildcard net/tls/*.c)) net/tls/$(TLS).c
 RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
-               $(wildcard net/client/*.c) $(if $(wildcard net/tls/$(TLS).c),$(TLS_SRC))
+               $(wildcard net/client/*.c) $(TLS_SRC)
 APP_SRC     := $(wildcard app/*.c)
 GEN_SRC     := $(GEN)/api.c
 SCHEMAC_SRC := $(wildcard tools/schemac/*.c)
@@ -46,14 +49,37 @@ RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 APP_OBJ     := $(APP_SRC:%.c=$(OBJ)/%.o) $(OBJ)/gen/api.o
 
 # ---- trust anchors (tools/anchors): generated from Debian's ca-certificates ----
-# (section owned by the trust-anchor work; adds its generated object to APP_OBJ
-# or RUNTIME_OBJ)
+# A host tool reads the package's mozilla/ directory (fetched by tools/deps,
+# version in tools/deps/deps.lock) and writes both forms of net/tls/anchors.h
+# into $(GEN)/anchors.c. Every binary links it; --gc-sections keeps only the
+# form its TLS backend refers to. The ASan build compiles RUNTIME_SRC itself.
+ANCHORS_TOOL := $(BUILD)/tools/anchors
+ANCHORS_DIR  := $(DEPS)/src/ca-certificates/tree/mozilla
+RUNTIME_OBJ  += $(OBJ)/gen/anchors.o
+RUNTIME_SRC  += $(GEN)/anchors.c
+# These rules come before `all`; a bare `make` must still mean `make all`.
+.DEFAULT_GOAL := all
 
-.PHONY: all deps deps-lock gen bin asan fuzz fuzz-build image boot run test bench clean setup-build setup-run setup-test setup-image
+$(ANCHORS_TOOL): tools/anchors/anchors.c $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_HOST) $(WARN) -O2 -I$(DEPS)/host/include $< $(DEPS)/host/lib/libbearssl.a -o $@
+
+$(GEN)/anchors.c: $(ANCHORS_TOOL) $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  ANCHORS $@")
+	$(Q)$(ANCHORS_TOOL) $(ANCHORS_DIR) $@ >$(GEN)/anchors.txt
+
+$(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
+
+.PHONY: all deps deps-lock gen bin fetch fetch-asan clientbench asan fuzz fuzz-build image boot run test bench clean setup-build setup-run setup-test setup-image
 all: bin
 
 # ---- third-party sources (Debian source packages, built with musl) ----
-$(DEPS)/.stamp: tools/deps/fetch tools/deps/deps.lock
+$(DEPS)/.stamp: tools/deps/fetch tools/deps/deps.lock tools/deps/mbedtls_config.h
 	BUILD=$(BUILD) tools/deps/fetch
 deps: $(DEPS)/.stamp
 $(LIBS): $(DEPS)/.stamp
@@ -88,24 +114,49 @@ $(OBJ)/gen/api.o: $(GEN)/api.c $(GEN)/api.h
 
 $(APP_SRC:%.c=$(OBJ)/%.o): $(GEN)/api.h
 
-$(BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LIBS)
+$(BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC_MUSL) $(LDFLAGS) $^ -o $@
+	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 
 bin: setup-build $(BIN)
 
+# Programs built on the runtime without the app: the test client CLI
+# (tests/client/fetch.c) and the client benchmark (tools/bench/clientbench.c).
+FETCH       := $(BUILD)/bin/fetch$(TLS_SUFFIX)
+CLIENTBENCH := $(BUILD)/bin/clientbench$(TLS_SUFFIX)
+$(FETCH): tests/client/fetch.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+$(CLIENTBENCH): tools/bench/clientbench.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+$(FETCH) $(CLIENTBENCH):
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_MUSL) $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
+fetch: setup-build $(FETCH)
+clientbench: setup-build $(CLIENTBENCH)
+
 # The same service built with the host compiler under ASan and UBSan (they
 # do not link against musl), for running the integration tests against.
-ASAN_BIN := $(BUILD)/bin/service-asan
+ASAN_BIN       := $(BUILD)/bin/service$(TLS_SUFFIX)-asan
+HOST_TLS_LIBS  := $(subst /musl/,/host/,$(TLS_LIBS))
+HOST_TLS_FLAGS := $(if $(filter mbedtls,$(TLS)),-DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>')
 $(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(GEN)/api.h $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -DIG_CHECK_RESPONSES -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include \
-		$(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
+		-fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) \
+		$(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 asan: $(ASAN_BIN)
+
+# The test client CLI under the sanitizers, for tests/client/engine.test.mjs.
+FETCH_ASAN := $(BUILD)/bin/fetch$(TLS_SUFFIX)-asan
+$(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+		-I. -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/client/fetch.c \
+		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
+fetch-asan: $(FETCH_ASAN)
 
 # ---- fuzzing (libFuzzer, host clang): each tests/fuzz/fuzz_NAME.c with its
 # seed corpus tests/fuzz/NAME/. `make fuzz FUZZ_SECONDS=600` runs each that
@@ -114,10 +165,13 @@ FUZZ_SECONDS ?= 60
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SRC_json_read := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
+FUZZ_SRC_response  := net/client/response.c net/http/parser.c
+$(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/client/response.h net/http/parser.h
 # The whole request path with server.c left out (the target sets up a core
 # itself); api.c's main is renamed so that libFuzzer's wins, and pools are
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_http   := $(filter-out net/http/server.c,$(wildcard kernel/*.c net/http/*.c)) app/service.c $(GEN)/api.c
+FUZZ_SRC_http   := $(filter-out net/http/server.c,$(wildcard kernel/*.c net/http/*.c)) app/service.c $(GEN)/api.c \
+                   $(wildcard net/sock/*.c net/client/*.c) net/tls/tls.c net/tls/bearssl.c $(GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include -Dmain=ingot_service_main \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread
@@ -168,13 +222,16 @@ run: setup-run
 	@$(MAKE) --no-print-directory bin
 	exec $(BIN)
 
+# Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin asan fuzz-build image boot
+	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot
+	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@tests/run
 
 bench:
 	@tools/setup bench
-	@$(MAKE) --no-print-directory bin image boot
+	@$(MAKE) --no-print-directory bin clientbench image boot
+	@$(MAKE) --no-print-directory TLS=mbedtls bin
 	@tools/bench/run
 	@images/measure
 
