@@ -175,7 +175,7 @@ FUZZ_SRC_http   := $(filter-out net/http/server.c,$(wildcard kernel/*.c net/http
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include -Dmain=ingot_service_main \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread
-$(BUILD)/fuzz/fuzz_http: $(FUZZ_SRC_http) $(GEN)/api.h $(DEPS)/.stamp $(wildcard net/*.h net/http/*.h)
+$(BUILD)/fuzz/fuzz_http: $(FUZZ_SRC_http) $(GEN)/api.h $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h) tests/harness.h
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard kernel/*.c kernel/*.h)
 	@mkdir -p $(@D)

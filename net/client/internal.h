@@ -1,7 +1,8 @@
 /* Shared inside net/client's connection management: the per-core client
  * state, a call, a connection (conn.c), a pool of connections to one
- * origin (pool.c) and the agent's pools (agent.c). Not for apps: they see
- * client.h only.
+ * origin (pool.c) and the agent's pools (agent.c); and the call states of
+ * the interceptors and the mock agent. Not for apps: they see client.h
+ * (interceptors.h, mock.h) only.
  *
  * Ownership, bottom up: a call belongs to its pool's queue until a
  * connection takes it, then to that connection's FIFO until it ends. A
@@ -254,5 +255,58 @@ struct client_agent {
 
 /* A pool of the agent has gone (destroyed and settled). */
 void agent_pool_gone(struct client_agent *a, struct client_pool *p);
+
+/* ---- a wrapping dispatcher's call states (retry.c, redirect.c, mock.c;
+ * implemented in interceptors.c) ----
+ * The interceptors and the mock agent keep one state per outer call, taken
+ * from a pool per thread and per kind of state (struct wrap_slots), so a
+ * call allocates nothing. Every entry point holds the state while it runs:
+ * a state is given back only when no frame of ours uses it and its caller
+ * has had on_complete or on_error, so a caller that ends the call from
+ * inside a callback never leaves us a freed state. A destroyed dispatcher
+ * is freed when its last state is. */
+
+struct wrap_call;
+struct wrap_slots;
+
+struct wrap_owner {
+	ig_dispatcher d;         /* first: what callers hold */
+	struct wrap_call *calls; /* live ones, for destroy */
+	uint32_t live;           /* states taken, plus one while destroy runs */
+	bool destroying;
+	void (*free)(struct wrap_owner *o); /* once destroying and live is 0 */
+};
+
+struct wrap_call {
+	ig_call call; /* first: what the caller holds */
+	struct wrap_owner *owner;
+	struct wrap_slots *slots; /* the pool it came from */
+	struct wrap_call *prev, *next;
+	uint32_t holds; /* frames of ours that still use this state */
+};
+
+/* The pool of one kind of state, made on first use; declare it
+ *   static _Thread_local struct wrap_slots slots = WRAP_SLOTS(struct x_call, 64, 65536); */
+struct wrap_slots {
+	struct ig_pool pool;
+	size_t size, chunk_objs, max_objs;
+	bool ready;
+};
+#define WRAP_SLOTS(type, chunk, max) { .size = sizeof(type), .chunk_objs = (chunk), .max_objs = (max) }
+
+/* Memory for a state (the whole object, a struct wrap_call first); NULL
+ * when the pool is exhausted. Fill it, then wrap_call_link it. */
+void *wrap_call_take(struct wrap_slots *s);
+/* Counts w (taken from s) as one of o's live calls. */
+void wrap_call_link(struct wrap_owner *o, struct wrap_slots *s, struct wrap_call *w);
+static inline void wrap_hold(struct wrap_call *w)
+{
+	w->holds++;
+}
+/* Drops a hold; ended: the caller has had its last callback. */
+void wrap_let_go(struct wrap_call *w, bool ended);
+/* Between these two, o stays allocated whatever its calls do. */
+void wrap_destroy_begin(struct wrap_owner *o);
+void wrap_destroy_end(struct wrap_owner *o);
 
 #endif

@@ -4,9 +4,9 @@
  * outside dispatch, as from a socket. */
 #include "net/client/mock.h"
 #include "net/client/interceptors.h"
+#include "net/client/internal.h"
 #include "net/client/url.h"
 #include "kernel/loop.h"
-#include "kernel/pool.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,7 +35,7 @@ struct interception {
 struct mock_call;
 
 struct ig_mock_agent {
-	ig_dispatcher d; /* first: what callers hold */
+	struct wrap_owner w; /* first: what callers hold */
 	ig_dispatcher *real;
 	struct interception *list;
 	size_t count, cap;
@@ -44,9 +44,6 @@ struct ig_mock_agent {
 	size_t net_allowed_count;
 	struct ig_mock_record *history;
 	size_t history_count;
-	struct mock_call *calls;
-	uint32_t live;
-	bool destroying;
 };
 
 enum mock_state {
@@ -57,22 +54,19 @@ enum mock_state {
 };
 
 struct mock_call {
-	ig_call call; /* first: what the caller holds */
+	struct wrap_call w; /* first: what the caller holds */
 	ig_mock_agent *m;
-	struct mock_call *prev, *next;
 	const ig_dispatch_handler *h;
 	void *arg;
 	int index; /* the interception, or -1: fail with error/message */
 	enum ig_client_error error;
 	enum mock_state state;
-	uint32_t holds;
 	size_t off; /* body bytes delivered */
 	struct ig_timer timer;
 	char message[256];
 };
 
-static _Thread_local struct ig_pool call_pool;
-static _Thread_local bool call_pool_ready;
+static _Thread_local struct wrap_slots call_slots = WRAP_SLOTS(struct mock_call, 64, MAX_CALLS_PER_CORE);
 
 static const struct ig_call_ops mock_call_ops;
 
@@ -297,7 +291,7 @@ static void record(ig_mock_agent *m, const ig_dispatch_opts *opts, const char *m
 	if (m->history_count == IG_MOCK_HISTORY)
 		return;
 	struct ig_mock_record *r = &m->history[m->history_count++];
-	r->at_ms = m->d.loop->clock.now_ms;
+	r->at_ms = m->w.d.loop->clock.now_ms;
 	r->interception = index;
 	r->body_len = opts->body.len;
 	put_cut(r->method, sizeof r->method, method, strlen(method));
@@ -378,8 +372,9 @@ uint32_t ig_mock_times_used(const ig_mock_agent *m, int interception)
 
 /* ---- calls ---- */
 
-static void agent_free(ig_mock_agent *m)
+static void agent_free(struct wrap_owner *o)
 {
+	ig_mock_agent *m = (ig_mock_agent *)o;
 	for (size_t i = 0; i < m->count; i++)
 		free_interception(&m->list[i]);
 	free(m->list);
@@ -389,36 +384,21 @@ static void agent_free(ig_mock_agent *m)
 	free(m);
 }
 
-static void call_free(struct mock_call *c)
-{
-	ig_mock_agent *m = c->m;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		m->calls = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	ig_pool_give(&call_pool, c);
-	if (--m->live == 0 && m->destroying)
-		agent_free(m);
-}
-
 static void hold(struct mock_call *c)
 {
-	c->holds++;
+	wrap_hold(&c->w);
 }
 
 static void let_go(struct mock_call *c)
 {
-	if (--c->holds == 0 && c->state == MOCK_ENDED)
-		call_free(c);
+	wrap_let_go(&c->w, c->state == MOCK_ENDED);
 }
 
 static void end_with_error(struct mock_call *c, enum ig_client_error error, const char *message)
 {
-	ig_timer_cancel(&c->m->d.loop->timers, &c->timer);
+	ig_timer_cancel(&c->m->w.d.loop->timers, &c->timer);
 	c->state = MOCK_ENDED;
-	c->h->on_error(&c->call, c->arg, error, message);
+	c->h->on_error(&c->w.call, c->arg, error, message);
 }
 
 /* Plays the reply from where it stands until it ends or the caller
@@ -435,12 +415,12 @@ static void play(struct mock_call *c)
 			end_with_error(c, ic->error, ic->error_message);
 		} else {
 			if (c->h->on_connect)
-				c->h->on_connect(&c->call, c->arg);
+				c->h->on_connect(&c->w.call, c->arg);
 			if (c->state == MOCK_WAIT) {
 				c->state = MOCK_BODY;
 				ic = &c->m->list[c->index];
 				if (c->h->on_headers &&
-				    !c->h->on_headers(&c->call, c->arg, ic->status, ic->headers,
+				    !c->h->on_headers(&c->w.call, c->arg, ic->status, ic->headers,
 						      ic->header_count) &&
 				    c->state == MOCK_BODY)
 					c->state = MOCK_PAUSED;
@@ -455,14 +435,14 @@ static void play(struct mock_call *c)
 				n = ic->chunk_size;
 			const char *piece = ic->body + c->off;
 			c->off += n;
-			if (c->h->on_data && !c->h->on_data(&c->call, c->arg, piece, n) &&
+			if (c->h->on_data && !c->h->on_data(&c->w.call, c->arg, piece, n) &&
 			    c->state == MOCK_BODY)
 				c->state = MOCK_PAUSED;
 		} else if (ic->error) {
 			end_with_error(c, ic->error, ic->error_message);
 		} else {
 			c->state = MOCK_ENDED;
-			c->h->on_complete(&c->call, c->arg);
+			c->h->on_complete(&c->w.call, c->arg);
 		}
 	}
 	let_go(c);
@@ -490,7 +470,7 @@ static void mock_call_resume(ig_call *call)
 		return;
 	/* As from a socket: the rest arrives on a later turn of the loop. */
 	c->state = MOCK_BODY;
-	struct ig_loop *loop = c->m->d.loop;
+	struct ig_loop *loop = c->m->w.d.loop;
 	ig_timer_set(&loop->timers, &c->timer, loop->clock.now_ms);
 }
 
@@ -509,7 +489,7 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 		if (matches(&m->list[i], opts, method))
 			index = (int)i;
 	record(m, opts, method, index);
-	if (m->destroying) {
+	if (m->w.destroying) {
 		h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the mock agent was destroyed");
 		return NULL;
 	}
@@ -517,17 +497,13 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 	if (index < 0 && allowed && m->real)
 		return ig_dispatch(m->real, opts, h, arg);
 
-	if (!call_pool_ready) {
-		ig_pool_init(&call_pool, sizeof(struct mock_call), 64, MAX_CALLS_PER_CORE);
-		call_pool_ready = true;
-	}
-	struct mock_call *c = ig_pool_take(&call_pool);
+	struct mock_call *c = wrap_call_take(&call_slots);
 	if (!c) {
 		h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, "too many calls in the mock agent");
 		return NULL;
 	}
 	*c = (struct mock_call){
-		.call = { .ops = &mock_call_ops }, .m = m, .h = h, .arg = arg, .index = index
+		.w = { .call = { .ops = &mock_call_ops } }, .m = m, .h = h, .arg = arg, .index = index
 	};
 	c->timer.fn = on_timer;
 	if (index >= 0) {
@@ -540,30 +516,24 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 			 method, (int)opts->origin.len, opts->origin.ptr, (int)opts->path.len,
 			 opts->path.ptr);
 	}
-	c->next = m->calls;
-	if (m->calls)
-		m->calls->prev = c;
-	m->calls = c;
-	m->live++;
+	wrap_call_link(&m->w, &call_slots, &c->w);
 	uint64_t delay = index >= 0 ? m->list[index].delay_ms : 0;
 	ig_timer_set(&d->loop->timers, &c->timer, d->loop->clock.now_ms + delay);
-	return &c->call;
+	return &c->w.call;
 }
 
 static void mock_destroy(ig_dispatcher *d)
 {
 	ig_mock_agent *m = (ig_mock_agent *)d;
-	m->destroying = true;
-	m->live++; /* keeps m while its calls end below */
-	for (struct mock_call *c = m->calls, *next; c; c = next) {
+	wrap_destroy_begin(&m->w); /* keeps m while its calls end below */
+	for (struct mock_call *c = (struct mock_call *)m->w.calls, *next; c; c = next) {
 		hold(c);
 		if (c->state != MOCK_ENDED)
 			end_with_error(c, IG_CLIENT_ABORTED, "the mock agent was destroyed");
-		next = c->next;
+		next = (struct mock_call *)c->w.next;
 		let_go(c);
 	}
-	if (--m->live == 0)
-		agent_free(m);
+	wrap_destroy_end(&m->w);
 }
 
 static const struct ig_dispatcher_ops mock_ops = {
@@ -581,9 +551,10 @@ ig_mock_agent *ig_mock_agent_new(struct ig_loop *loop, ig_dispatcher *real)
 		free(m);
 		return NULL;
 	}
-	m->d = (ig_dispatcher){ .ops = &mock_ops,
-				.loop = loop,
-				.max_body_bytes = real ? real->max_body_bytes : 0 };
+	m->w.d = (ig_dispatcher){ .ops = &mock_ops,
+				  .loop = loop,
+				  .max_body_bytes = real ? real->max_body_bytes : 0 };
+	m->w.free = agent_free;
 	m->real = real;
 	m->net_all = true;
 	return m;
@@ -591,10 +562,10 @@ ig_mock_agent *ig_mock_agent_new(struct ig_loop *loop, ig_dispatcher *real)
 
 ig_dispatcher *ig_mock_dispatcher(ig_mock_agent *m)
 {
-	return &m->d;
+	return &m->w.d;
 }
 
 void ig_mock_agent_free(ig_mock_agent *m)
 {
-	mock_destroy(&m->d);
+	mock_destroy(&m->w.d);
 }

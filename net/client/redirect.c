@@ -3,8 +3,8 @@
  * hop is dispatched from its on_complete with the Location resolved into
  * one of two URL buffers (the other still holds the current hop's). */
 #include "net/client/interceptors.h"
+#include "net/client/internal.h"
 #include "net/client/url.h"
-#include "kernel/pool.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -20,16 +20,14 @@ enum redirect_state {
 };
 
 struct redirect {
-	ig_dispatcher d; /* first: what callers hold */
+	struct wrap_owner w; /* first: what callers hold */
 	ig_dispatcher *inner;
 	uint32_t max_redirects;
 	enum ig_redirect_cross_origin cross_origin;
-	uint32_t live;
-	bool destroying;
 };
 
 struct redirect_call {
-	ig_call call; /* first: what the caller holds */
+	struct wrap_call w; /* first: what the caller holds */
 	struct redirect *r;
 	ig_dispatch_opts opts; /* the current hop's */
 	const ig_dispatch_handler *h;
@@ -39,7 +37,6 @@ struct redirect_call {
 	bool connected;
 	bool aborting;
 	enum redirect_state state;
-	uint32_t holds;
 	uint32_t redirects;
 	uint32_t done_retries, done_redirects; /* reported by ended inner calls */
 	/* The next hop, decided from the 3xx head: */
@@ -53,37 +50,32 @@ struct redirect_call {
 	ig_header headers[IG_REDIRECT_MAX_HEADERS]; /* once filtered */
 };
 
-static _Thread_local struct ig_pool call_pool;
-static _Thread_local bool call_pool_ready;
+static _Thread_local struct wrap_slots call_slots = WRAP_SLOTS(struct redirect_call, 16, MAX_CALLS_PER_CORE);
 
 static const ig_dispatch_handler redirect_handler;
 static const struct ig_call_ops redirect_call_ops;
 
-/* ---- lifetime (as in retry.c) ---- */
+/* ---- lifetime (internal.h) ---- */
 
-static void call_free(struct redirect_call *c)
+static void redirect_free(struct wrap_owner *o)
 {
-	struct redirect *r = c->r;
-	ig_pool_give(&call_pool, c);
-	if (--r->live == 0 && r->destroying)
-		free(r);
+	free(o);
 }
 
 static void hold(struct redirect_call *c)
 {
-	c->holds++;
+	wrap_hold(&c->w);
 }
 
 static void let_go(struct redirect_call *c)
 {
-	if (--c->holds == 0 && c->state == REDIRECT_ENDED)
-		call_free(c);
+	wrap_let_go(&c->w, c->state == REDIRECT_ENDED);
 }
 
 static void sync_counts(struct redirect_call *c, const ig_call *inner)
 {
-	c->call.redirects = c->redirects + c->done_redirects + (inner ? inner->redirects : 0);
-	c->call.retries = c->done_retries + (inner ? inner->retries : 0);
+	c->w.call.redirects = c->redirects + c->done_redirects + (inner ? inner->redirects : 0);
+	c->w.call.retries = c->done_retries + (inner ? inner->retries : 0);
 }
 
 static void inner_ended(struct redirect_call *c, const ig_call *inner)
@@ -97,7 +89,7 @@ static void end_with_error(struct redirect_call *c, enum ig_client_error error, 
 {
 	c->state = REDIRECT_ENDED;
 	sync_counts(c, NULL);
-	c->h->on_error(&c->call, c->arg, error, message);
+	c->h->on_error(&c->w.call, c->arg, error, message);
 }
 
 /* ---- resolving a Location ---- */
@@ -321,7 +313,7 @@ static void inner_on_connect(ig_call *inner, void *arg)
 	c->connected = true;
 	hold(c);
 	sync_counts(c, inner);
-	c->h->on_connect(&c->call, c->arg);
+	c->h->on_connect(&c->w.call, c->arg);
 	let_go(c);
 }
 
@@ -351,7 +343,7 @@ static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_hea
 	c->inner = inner;
 	if (c->state != REDIRECT_HOP)
 		return true;
-	if (!c->aborting && !c->r->destroying && decide(c, status, headers, count)) {
+	if (!c->aborting && !c->r->w.destroying && decide(c, status, headers, count)) {
 		c->state = REDIRECT_DRAIN;
 		return true; /* read the 3xx body to its end, and drop it */
 	}
@@ -360,7 +352,7 @@ static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_hea
 		return true;
 	hold(c);
 	sync_counts(c, inner);
-	bool more = c->h->on_headers(&c->call, c->arg, status, headers, count);
+	bool more = c->h->on_headers(&c->w.call, c->arg, status, headers, count);
 	bool ended = c->state == REDIRECT_ENDED;
 	let_go(c);
 	return more && !ended;
@@ -373,7 +365,7 @@ static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t le
 		return true;
 	hold(c);
 	sync_counts(c, inner);
-	bool more = c->h->on_data(&c->call, c->arg, data, len);
+	bool more = c->h->on_data(&c->w.call, c->arg, data, len);
 	bool ended = c->state == REDIRECT_ENDED;
 	let_go(c);
 	return more && !ended;
@@ -382,7 +374,7 @@ static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t le
 /* The 3xx is over (its body read, or lost: the head was enough). */
 static void after_drain(struct redirect_call *c)
 {
-	if (c->aborting || c->r->destroying)
+	if (c->aborting || c->r->w.destroying)
 		end_with_error(c, IG_CLIENT_ABORTED, "aborted during a redirect");
 	else if (c->next_error)
 		end_with_error(c, c->next_error, c->next_error_message);
@@ -400,7 +392,7 @@ static void inner_on_complete(ig_call *inner, void *arg)
 	} else if (c->state == REDIRECT_PASS) {
 		c->state = REDIRECT_ENDED;
 		sync_counts(c, NULL);
-		c->h->on_complete(&c->call, c->arg);
+		c->h->on_complete(&c->w.call, c->arg);
 	}
 	let_go(c);
 }
@@ -459,15 +451,11 @@ static ig_call *redirect_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts
 				  const ig_dispatch_handler *h, void *arg)
 {
 	struct redirect *r = (struct redirect *)d;
-	if (r->destroying) {
+	if (r->w.destroying) {
 		h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the redirect dispatcher was destroyed");
 		return NULL;
 	}
-	if (!call_pool_ready) {
-		ig_pool_init(&call_pool, sizeof(struct redirect_call), 16, MAX_CALLS_PER_CORE);
-		call_pool_ready = true;
-	}
-	struct redirect_call *c = ig_pool_take(&call_pool);
+	struct redirect_call *c = wrap_call_take(&call_slots);
 	if (!c) {
 		h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY,
 			    "too many calls in the redirect interceptor");
@@ -475,29 +463,27 @@ static ig_call *redirect_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts
 	}
 	/* Not a compound literal: the URL buffers need no zeroing. */
 	memset(c, 0, offsetof(struct redirect_call, url));
-	c->call.ops = &redirect_call_ops;
+	c->w.call.ops = &redirect_call_ops;
 	c->r = r;
 	c->opts = *opts;
 	c->h = h;
 	c->arg = arg;
-	r->live++;
+	wrap_call_link(&r->w, &call_slots, &c->w);
 	hold(c);
 	start_hop(c);
 	bool ended = c->state == REDIRECT_ENDED;
 	let_go(c);
-	return ended ? NULL : &c->call;
+	return ended ? NULL : &c->w.call;
 }
 
 static void redirect_destroy(ig_dispatcher *d)
 {
 	struct redirect *r = (struct redirect *)d;
-	r->destroying = true;
-	r->live++;
+	wrap_destroy_begin(&r->w);
 	ig_dispatcher *inner = r->inner;
 	r->inner = NULL;
 	inner->ops->destroy(inner);
-	if (--r->live == 0)
-		free(r);
+	wrap_destroy_end(&r->w);
 }
 
 static const struct ig_dispatcher_ops redirect_ops = {
@@ -516,11 +502,12 @@ ig_dispatcher *ig_redirect_new(ig_dispatcher *inner, const struct ig_redirect_op
 	struct redirect *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
-	r->d = (ig_dispatcher){ .ops = &redirect_ops,
-				.loop = inner->loop,
-				.max_body_bytes = inner->max_body_bytes };
+	r->w.d = (ig_dispatcher){ .ops = &redirect_ops,
+				  .loop = inner->loop,
+				  .max_body_bytes = inner->max_body_bytes };
+	r->w.free = redirect_free;
 	r->inner = inner;
 	r->max_redirects = o->max_redirects ? o->max_redirects : 5;
 	r->cross_origin = o->cross_origin;
-	return &r->d;
+	return &r->w.d;
 }

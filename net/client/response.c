@@ -155,6 +155,21 @@ struct framing {
 	bool conn_keep_alive;
 };
 
+/* The list element that starts at p (before end), trimmed of OWS into
+ * [*e, *e_end), possibly empty; returns the comma after it, or NULL if it
+ * is the last. */
+static const char *list_element(const char *p, const char *end, const char **e, const char **e_end)
+{
+	const char *comma = memchr(p, ',', (size_t)(end - p));
+	*e = p;
+	*e_end = comma ? comma : end;
+	while (*e < *e_end && is_ows(**e))
+		++*e;
+	while (*e_end > *e && is_ows((*e_end)[-1]))
+		--*e_end;
+	return comma;
+}
+
 /* Calls `fn` on each element of a comma-separated list, trimmed of OWS;
  * empty elements are skipped (RFC 9110 5.6.1). Returns how many it saw,
  * or -1 when fn failed. */
@@ -166,12 +181,7 @@ static int for_each_element(struct scan *s, struct framing *f, const struct http
 	int count = 0;
 	const char *p = h->value, *end = h->value + h->value_len;
 	while (p < end) {
-		const char *comma = memchr(p, ',', (size_t)(end - p));
-		const char *e = p, *e_end = comma ? comma : end;
-		while (e < e_end && is_ows(*e))
-			e++;
-		while (e_end > e && is_ows(e_end[-1]))
-			e_end--;
+		const char *e, *e_end, *comma = list_element(p, end, &e, &e_end);
 		if (e < e_end) {
 			count++;
 			if (fn(s, f, e, (size_t)(e_end - e)) != 0)
@@ -210,12 +220,7 @@ static int note_content_length(struct scan *s, struct framing *f, const struct h
 		return fail(s, "empty Content-Length");
 	const char *p = h->value, *end = h->value + h->value_len;
 	for (;;) {
-		const char *comma = memchr(p, ',', (size_t)(end - p));
-		const char *e = p, *e_end = comma ? comma : end;
-		while (e < e_end && is_ows(*e))
-			e++;
-		while (e_end > e && is_ows(e_end[-1]))
-			e_end--;
+		const char *e, *e_end, *comma = list_element(p, end, &e, &e_end);
 		if (e == e_end)
 			return fail(s, "invalid Content-Length");
 		int r = note_length(s, f, e, (size_t)(e_end - e));

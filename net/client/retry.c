@@ -4,9 +4,9 @@
  * failed attempt is buffered: a retried response's body is read and
  * dropped. */
 #include "net/client/interceptors.h"
+#include "net/client/internal.h"
 #include "kernel/clock.h"
 #include "kernel/loop.h"
-#include "kernel/pool.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -26,22 +26,18 @@ enum retry_state {
 struct retry_call;
 
 struct retry {
-	ig_dispatcher d; /* first: what callers hold */
+	struct wrap_owner w; /* first: what callers hold */
 	ig_dispatcher *inner;
 	uint32_t max_retries, min_delay_ms, max_delay_ms, max_retry_after_ms, errors;
 	uint16_t statuses[MAX_STATUSES];
 	size_t status_count;
 	const char *const *methods;
 	uint64_t rng;
-	struct retry_call *calls; /* live ones, for destroy */
-	uint32_t live;
-	bool destroying;
 };
 
 struct retry_call {
-	ig_call call; /* first: what the caller holds */
+	struct wrap_call w; /* first: what the caller holds */
 	struct retry *r;
-	struct retry_call *prev, *next;
 	ig_dispatch_opts opts;
 	const ig_dispatch_handler *h;
 	void *arg;
@@ -50,7 +46,6 @@ struct retry_call {
 	bool connected; /* on_connect was forwarded */
 	bool aborting;  /* the caller aborted: no more attempts */
 	enum retry_state state;
-	uint32_t holds; /* frames of ours that still use this state */
 	uint32_t retries;
 	uint32_t done_retries, done_redirects; /* reported by ended inner calls */
 	uint64_t wait_ms;
@@ -59,8 +54,7 @@ struct retry_call {
 
 /* One pool per core (thread): retry dispatchers come and go, their calls'
  * memory stays for the next. */
-static _Thread_local struct ig_pool call_pool;
-static _Thread_local bool call_pool_ready;
+static _Thread_local struct wrap_slots call_slots = WRAP_SLOTS(struct retry_call, 64, MAX_CALLS_PER_CORE);
 
 static const char *const idempotent_methods[] = { "GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE", NULL };
 static const uint16_t default_statuses[] = { 429, 500, 502, 503, 504 };
@@ -70,44 +64,28 @@ static const struct ig_call_ops retry_call_ops;
 
 /* ---- lifetime ---- */
 
-static void retry_free(struct retry *r)
+static void retry_free(struct wrap_owner *o)
 {
-	free(r);
+	free(o);
 }
 
-static void call_free(struct retry_call *c)
-{
-	struct retry *r = c->r;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		r->calls = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	ig_pool_give(&call_pool, c);
-	if (--r->live == 0 && r->destroying)
-		retry_free(r);
-}
-
-/* Every entry point holds the call while it runs, so a caller that ends
- * the call from inside a callback never leaves us a freed state. */
+/* Every entry point holds the call while it runs (internal.h). */
 static void hold(struct retry_call *c)
 {
-	c->holds++;
+	wrap_hold(&c->w);
 }
 
 static void let_go(struct retry_call *c)
 {
-	if (--c->holds == 0 && c->state == RETRY_ENDED)
-		call_free(c);
+	wrap_let_go(&c->w, c->state == RETRY_ENDED);
 }
 
 /* The totals the caller sees: ours, those of ended inner calls, and the
  * running inner call's. */
 static void sync_counts(struct retry_call *c, const ig_call *inner)
 {
-	c->call.retries = c->retries + c->done_retries + (inner ? inner->retries : 0);
-	c->call.redirects = c->done_redirects + (inner ? inner->redirects : 0);
+	c->w.call.retries = c->retries + c->done_retries + (inner ? inner->retries : 0);
+	c->w.call.redirects = c->done_redirects + (inner ? inner->redirects : 0);
 }
 
 static void inner_ended(struct retry_call *c, const ig_call *inner)
@@ -120,10 +98,10 @@ static void inner_ended(struct retry_call *c, const ig_call *inner)
 static void end_with_error(struct retry_call *c, enum ig_client_error error, const char *message)
 {
 	if (c->state == RETRY_WAIT)
-		ig_timer_cancel(&c->r->d.loop->timers, &c->timer);
+		ig_timer_cancel(&c->r->w.d.loop->timers, &c->timer);
 	c->state = RETRY_ENDED;
 	sync_counts(c, NULL);
-	c->h->on_error(&c->call, c->arg, error, message);
+	c->h->on_error(&c->w.call, c->arg, error, message);
 }
 
 /* ---- decisions ---- */
@@ -141,7 +119,7 @@ static bool is_idempotent(const struct retry_call *c)
 
 static bool may_retry(const struct retry_call *c)
 {
-	return !c->aborting && !c->r->destroying && c->retries < c->r->max_retries && is_idempotent(c);
+	return !c->aborting && !c->r->w.destroying && c->retries < c->r->max_retries && is_idempotent(c);
 }
 
 static bool status_retried(const struct retry *r, int status)
@@ -191,7 +169,7 @@ static void wait_then_retry(struct retry_call *c, uint64_t wait_ms)
 {
 	c->state = RETRY_WAIT;
 	c->timer = (struct ig_timer){ .fn = on_timer };
-	struct ig_loop *loop = c->r->d.loop;
+	struct ig_loop *loop = c->r->w.d.loop;
 	ig_timer_set(&loop->timers, &c->timer, loop->clock.now_ms + wait_ms);
 }
 
@@ -199,7 +177,7 @@ static void on_timer(struct ig_timer *t)
 {
 	struct retry_call *c = (struct retry_call *)((char *)t - offsetof(struct retry_call, timer));
 	hold(c);
-	if (c->r->destroying) {
+	if (c->r->w.destroying) {
 		end_with_error(c, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
 	} else {
 		c->retries++;
@@ -219,7 +197,7 @@ static void inner_on_connect(ig_call *inner, void *arg)
 	c->connected = true;
 	hold(c);
 	sync_counts(c, inner);
-	c->h->on_connect(&c->call, c->arg);
+	c->h->on_connect(&c->w.call, c->arg);
 	let_go(c);
 }
 
@@ -244,7 +222,7 @@ static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_hea
 		return true;
 	hold(c);
 	sync_counts(c, inner);
-	bool more = c->h->on_headers(&c->call, c->arg, status, headers, count);
+	bool more = c->h->on_headers(&c->w.call, c->arg, status, headers, count);
 	bool ended = c->state == RETRY_ENDED;
 	let_go(c);
 	return more && !ended;
@@ -257,7 +235,7 @@ static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t le
 		return true;
 	hold(c);
 	sync_counts(c, inner);
-	bool more = c->h->on_data(&c->call, c->arg, data, len);
+	bool more = c->h->on_data(&c->w.call, c->arg, data, len);
 	bool ended = c->state == RETRY_ENDED;
 	let_go(c);
 	return more && !ended;
@@ -269,14 +247,14 @@ static void inner_on_complete(ig_call *inner, void *arg)
 	inner_ended(c, inner);
 	hold(c);
 	if (c->state == RETRY_DRAIN) {
-		if (c->aborting || c->r->destroying)
+		if (c->aborting || c->r->w.destroying)
 			end_with_error(c, IG_CLIENT_ABORTED, "aborted before a retry");
 		else
 			wait_then_retry(c, c->wait_ms);
 	} else if (c->state == RETRY_PASS) {
 		c->state = RETRY_ENDED;
 		sync_counts(c, NULL);
-		c->h->on_complete(&c->call, c->arg);
+		c->h->on_complete(&c->w.call, c->arg);
 	}
 	let_go(c);
 }
@@ -288,7 +266,7 @@ static void inner_on_error(ig_call *inner, void *arg, enum ig_client_error error
 	hold(c);
 	if (c->aborting) {
 		end_with_error(c, IG_CLIENT_ABORTED, message);
-	} else if (c->state == RETRY_DRAIN && !c->r->destroying) {
+	} else if (c->state == RETRY_DRAIN && !c->r->w.destroying) {
 		/* The retry was decided from the head; losing the body of the
 		   response we drop changes nothing. */
 		wait_then_retry(c, c->wait_ms);
@@ -340,51 +318,41 @@ static ig_call *retry_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, c
 			       void *arg)
 {
 	struct retry *r = (struct retry *)d;
-	if (r->destroying) {
+	if (r->w.destroying) {
 		h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
 		return NULL;
 	}
-	if (!call_pool_ready) {
-		ig_pool_init(&call_pool, sizeof(struct retry_call), 64, MAX_CALLS_PER_CORE);
-		call_pool_ready = true;
-	}
-	struct retry_call *c = ig_pool_take(&call_pool);
+	struct retry_call *c = wrap_call_take(&call_slots);
 	if (!c) {
 		h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, "too many calls in the retry interceptor");
 		return NULL;
 	}
 	*c = (struct retry_call){
-		.call = { .ops = &retry_call_ops }, .r = r, .opts = *opts, .h = h, .arg = arg
+		.w = { .call = { .ops = &retry_call_ops } }, .r = r, .opts = *opts, .h = h, .arg = arg
 	};
-	c->next = r->calls;
-	if (r->calls)
-		r->calls->prev = c;
-	r->calls = c;
-	r->live++;
+	wrap_call_link(&r->w, &call_slots, &c->w);
 	hold(c);
 	start_attempt(c);
 	bool ended = c->state == RETRY_ENDED;
 	let_go(c);
-	return ended ? NULL : &c->call;
+	return ended ? NULL : &c->w.call;
 }
 
 static void retry_destroy(ig_dispatcher *d)
 {
 	struct retry *r = (struct retry *)d;
-	r->destroying = true;
-	r->live++; /* keeps r while waiting calls end below */
-	for (struct retry_call *c = r->calls, *next; c; c = next) {
+	wrap_destroy_begin(&r->w); /* keeps r while waiting calls end below */
+	for (struct retry_call *c = (struct retry_call *)r->w.calls, *next; c; c = next) {
 		hold(c);
 		if (c->state == RETRY_WAIT)
 			end_with_error(c, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
-		next = c->next; /* c stays listed until let_go frees it */
+		next = (struct retry_call *)c->w.next; /* c stays listed until let_go frees it */
 		let_go(c);
 	}
 	ig_dispatcher *inner = r->inner;
 	r->inner = NULL;
 	inner->ops->destroy(inner);
-	if (--r->live == 0)
-		retry_free(r);
+	wrap_destroy_end(&r->w);
 }
 
 static const struct ig_dispatcher_ops retry_ops = {
@@ -403,9 +371,10 @@ ig_dispatcher *ig_retry_new(ig_dispatcher *inner, const struct ig_retry_opts *op
 	struct retry *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
-	r->d = (ig_dispatcher){ .ops = &retry_ops,
-				.loop = inner->loop,
-				.max_body_bytes = inner->max_body_bytes };
+	r->w.d = (ig_dispatcher){ .ops = &retry_ops,
+				  .loop = inner->loop,
+				  .max_body_bytes = inner->max_body_bytes };
+	r->w.free = retry_free;
 	r->inner = inner;
 	r->max_retries = o->max_retries ? o->max_retries : 2;
 	r->min_delay_ms = o->min_delay_ms ? o->min_delay_ms : 100;
@@ -417,7 +386,7 @@ ig_dispatcher *ig_retry_new(ig_dispatcher *inner, const struct ig_retry_opts *op
 	memcpy(r->statuses, statuses, r->status_count * sizeof *statuses);
 	r->methods = o->methods ? o->methods : idempotent_methods;
 	r->rng = o->seed ? o->seed : (ig_monotonic_us() ^ (uint64_t)(uintptr_t)r) | 1;
-	return &r->d;
+	return &r->w.d;
 }
 
 /* ---- Retry-After ---- */

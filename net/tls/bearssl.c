@@ -6,6 +6,7 @@
  * The server's session cache is one per credentials, shared by the cores:
  * SO_REUSEPORT sends a returning client to any core. Its lock is taken
  * once per handshake, never for application data. */
+#include "net/tls/anchors.h"
 #include "net/tls/backend.h"
 
 #include <bearssl.h>
@@ -20,11 +21,6 @@
 #include <stdatomic.h>
 #include <sys/random.h>
 
-/* The compiled-in trust anchors (tools/anchors, net/tls/anchors.h). Weak,
- * so that a build without the generated file (the unit tests) links with
- * an empty set; the generated object's definitions win when linked. */
-extern const br_x509_trust_anchor ig_builtin_anchors[] __attribute__((weak));
-extern const size_t ig_builtin_anchor_count __attribute__((weak));
 
 /* The leaf certificate is kept (client role, IP literal targets only) to
  * check its iPAddress names, which BearSSL's x509 engine does not. */
@@ -662,7 +658,7 @@ struct tls_trust *tls_trust_load(const char *pem, size_t pem_len, bool replace_b
 		snprintf(err, errlen, "no certificate in the PEM bundle");
 		return NULL;
 	}
-	size_t builtin = replace_builtin || !&ig_builtin_anchor_count ? 0 : ig_builtin_anchor_count;
+	size_t builtin = replace_builtin ? 0 : ig_builtin_anchor_count;
 	struct tls_trust *t = calloc(1, sizeof *t);
 	if (!t || !(t->anchors = calloc(builtin + added.count + 1, sizeof *t->anchors))) {
 		free(t);

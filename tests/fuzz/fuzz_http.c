@@ -2,7 +2,9 @@
  * real connection engine, parser, generated router, decoders, validators,
  * reference handlers and encoders. Every response must be well framed, its
  * JSON well formed, and pools, timers and exchanges all back at the end.
- * A core set up here stands in for server.c (sockets, threads, signals). */
+ * A core set up by tests/harness.h stands in for server.c (sockets,
+ * threads, signals); its outbound calls (GET /proxy/json, /fanout) go to
+ * a mock agent with the network disabled, so no input makes a connection. */
 
 /* Input: 4 control bytes, then the client's byte stream.
  *   c[0] bits 0-1  writes: 0 all accepted, 1 every other one blocks,
@@ -18,15 +20,13 @@
  * -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give, every pool object is its own
  * malloc, so that ASan sees overflows and reuse and LSan sees leaks. With
  * -DIG_CHECK_RESPONSES the generated code also re-validates each response. */
-#include "net/http/internal.h"
+#include "tests/harness.h"
 #include "kernel/json_read.h"
-#include "kernel/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
 
-int ingot_service_main(int argc, char **argv); /* api.c's main, renamed */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void *__wrap_ig_pool_take(struct ig_pool *p);
@@ -36,25 +36,6 @@ void __wrap_ig_pool_give(struct ig_pool *p, void *obj);
 #define MAX_RECORDS 4096     /* routed requests remembered per input */
 #define MAX_STEPS 100000     /* events per input before calling it a hang */
 #define BASE_MS 1000000000u  /* the fake clock at the start of each input */
-
-/* ---- what server.c would provide ---- */
-
-static const struct ig_app *service_app;
-static bool drained;
-
-int ig_main(int argc, char **argv, const struct ig_app *app)
-{
-	(void)argc;
-	(void)argv;
-	service_app = app;
-	return 0;
-}
-
-void http_core_drained(struct http_core *core)
-{
-	(void)core;
-	drained = true;
-}
 
 /* ---- pools as malloc (active only with the --wrap link flags) ---- */
 
@@ -76,25 +57,9 @@ void __wrap_ig_pool_give(struct ig_pool *p, void *obj)
 
 /* ---- the core: server.c's defaults, with smaller limits ---- */
 
-static const struct http_config config = {
-	.port = 0,
-	.host = "127.0.0.1",
-	.threads = 1,
-	.max_conns = 4,
-	.max_request_line = 1024,
-	.max_header_bytes = 4096,
-	.max_headers = 32,
-	.max_body = 64 * 1024,
-	.header_timeout_ms = 10000,
-	.body_timeout_ms = 30000,
-	.idle_timeout_ms = 60000,
-	.write_timeout_ms = 30000,
-	.max_output = 64 * 1024,
-	.grace_ms = 8000,
-	.log_level = IG_LOG_ERROR,
-};
-
+static struct http_config config;
 static struct http_core core;
+static ig_mock_agent *no_network; /* the core's agent: every outbound call fails */
 static struct ig_app fuzz_app;
 static bool print_output; /* FUZZ_HTTP_PRINT=1: show what each input got */
 
@@ -142,7 +107,7 @@ static void fuzz_route(ig_ctx *ctx)
 		records[nrecords++] = r;
 	else
 		records_overflow = true;
-	service_app->route(ctx);
+	harness_app->route(ctx);
 }
 
 /* ---- the memory transport ---- */
@@ -559,32 +524,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	ig_log_threshold = getenv("FUZZ_HTTP_LOG") ? IG_LOG_DEBUG : -1;
 	print_output = getenv("FUZZ_HTTP_PRINT") != NULL;
-	ingot_service_main(0, NULL);
-	if (!service_app)
+	if (!harness_load_service())
 		abort();
-	fuzz_app = *service_app;
+	fuzz_app = *harness_app;
 	fuzz_app.route = fuzz_route;
 
-	/* As core_setup, without a listener or seeded pools. */
-	core.cfg = &config;
-	core.app = &fuzz_app;
-	core.listen_fd = -1;
-	if (ig_loop_init(&core.loop, 0) != 0)
-		abort();
-	size_t head = (size_t)(config.max_header_bytes > config.max_request_line ? config.max_header_bytes
-										     : config.max_request_line);
-	core.rbuf_size = (uint32_t)((head + 16384 + 4095) & ~(size_t)4095);
-	size_t max_conns = (size_t)config.max_conns;
-	ig_pool_init(&core.conns, sizeof(struct http_conn), 256, max_conns);
-	ig_pool_init(&core.ctxs, sizeof(struct ig_ctx), 256, max_conns * 4 + 1024);
-	ig_pool_init(&core.rbufs, core.rbuf_size, 8, max_conns + 64);
-	ig_pool_init(&core.blocks, HTTP_BLOCK_SIZE, 16, max_conns * 16 + 1024);
-	core.limits = (struct http_limits){ .max_request_line = (size_t)config.max_request_line,
-					    .max_header_bytes = (size_t)config.max_header_bytes,
-					    .max_headers = (size_t)config.max_headers };
-	core.scratch_headers = calloc((size_t)config.max_headers, sizeof(struct http_header));
+	harness_config_defaults(&config);
+	config.port = 0;
+	config.max_conns = 4;
+	config.max_request_line = 1024;
+	config.max_header_bytes = 4096;
+	config.max_headers = 32;
+	config.max_body = 64 * 1024;
+	config.max_output = 64 * 1024;
+	harness_core_init(&core, &config, &fuzz_app);
+	no_network = harness_mock_network(&core); /* for the process's life */
 	out = malloc(OUT_CAP);
-	if (!core.scratch_headers || !out)
+	if (!out)
 		abort();
 	ig_pool_init(&json_blocks, 16384, 16, 1u << 16);
 	return 0;
@@ -621,7 +577,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	out_len = 0;
 	nrecords = 0;
 	records_overflow = false;
-	drained = false;
+	harness_drained = false;
 	uint64_t dropped = core.dropped;
 
 	/* The same start for every input, so that a crash reproduces. */
@@ -634,7 +590,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	drive();
 	check_nothing_left();
-	if ((ctl[0] & 0x20) && core.draining && !drained)
+	if ((ctl[0] & 0x20) && core.draining && !harness_drained)
 		abort(); /* a drain that never finished */
 
 	if (print_output)

@@ -5,10 +5,12 @@
 #ifndef TESTS_UNIT_GUARD_H
 #define TESTS_UNIT_GUARD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct guard {
@@ -56,6 +58,30 @@ static inline void guard_free(struct guard *g)
 {
 	munmap(g->map, g->map_len);
 	*g = (struct guard){ 0 };
+}
+
+static inline void guard_on_fault(int sig)
+{
+	(void)sig;
+	_exit(42);
+}
+
+/* Whether reading the byte at the guard faults, as it must, or the tests
+ * that rely on it prove nothing. Tried in a child process. */
+static inline bool guard_faults(const struct guard *g)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct sigaction sa = { .sa_handler = guard_on_fault };
+		sigaction(SIGSEGV, &sa, NULL);
+		sigaction(SIGBUS, &sa, NULL);
+		volatile char *p = g->limit;
+		(void)*p;
+		_exit(0);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 42;
 }
 
 #endif

@@ -5,12 +5,8 @@
  * server.c), requests arrive through a memory transport, and the mock's
  * replies come from timers on that core's loop, so each handler really
  * goes pending and finishes from its completion callback.
- * Build: every runtime source but net/http/server.c, app/service.c and the
- * generated api.c with its main renamed (-Dmain=ingot_service_main). */
-#include "net/http/internal.h"
-#include "net/client/client.h"
-#include "net/client/mock.h"
-#include "kernel/log.h"
+ * Build: as tests/harness.h says. */
+#include "tests/harness.h"
 #include "tests/unit/check.h"
 
 #include <stdlib.h>
@@ -22,65 +18,9 @@
 /* The build renames api.c's main with -Dmain=ingot_service_main; this
  * file's own main is the real one. */
 #undef main
-int ingot_service_main(int argc, char **argv);
 
-/* ---- what server.c would provide ---- */
-
-static const struct ig_app *service_app;
-
-int ig_main(int argc, char **argv, const struct ig_app *app)
-{
-	(void)argc;
-	(void)argv;
-	service_app = app;
-	return 0;
-}
-
-void http_core_drained(struct http_core *core)
-{
-	(void)core;
-}
-
-static const struct http_config config = {
-	.port = 8080,
-	.host = "127.0.0.1",
-	.threads = 1,
-	.max_conns = 8,
-	.max_request_line = 8192,
-	.max_header_bytes = 16384,
-	.max_headers = 100,
-	.max_body = 1 << 20,
-	.header_timeout_ms = 10000,
-	.body_timeout_ms = 30000,
-	.idle_timeout_ms = 60000,
-	.write_timeout_ms = 30000,
-	.max_output = 256 * 1024,
-	.grace_ms = 8000,
-	.log_level = IG_LOG_ERROR,
-};
-
+static struct http_config config; /* server.c's defaults, 8 connections */
 static struct http_core core;
-
-static void core_setup(void)
-{
-	core.cfg = &config;
-	core.app = service_app;
-	core.listen_fd = -1;
-	if (ig_loop_init(&core.loop, 0) != 0)
-		abort();
-	core.rbuf_size = (uint32_t)((config.max_header_bytes + 16384 + 4095) & ~4095);
-	size_t max_conns = (size_t)config.max_conns;
-	ig_pool_init(&core.conns, sizeof(struct http_conn), 16, max_conns);
-	ig_pool_init(&core.ctxs, sizeof(struct ig_ctx), 16, max_conns * 4 + 64);
-	ig_pool_init(&core.rbufs, core.rbuf_size, 4, max_conns + 8);
-	ig_pool_init(&core.blocks, HTTP_BLOCK_SIZE, 16, max_conns * 16 + 256);
-	core.limits = (struct http_limits){ .max_request_line = (size_t)config.max_request_line,
-					    .max_header_bytes = (size_t)config.max_header_bytes,
-					    .max_headers = (size_t)config.max_headers };
-	core.scratch_headers = calloc((size_t)config.max_headers, sizeof(struct http_header));
-	if (!core.scratch_headers)
-		abort();
-}
 
 /* ---- a memory transport: the test is the client ---- */
 
@@ -256,25 +196,11 @@ static void check_core_idle(const char *name)
 static const char upstream_json[] = "{\"id\":7,\"name\":\"from the mock\",\"tags\":[],\"price\":1.5,"
 				    "\"stock\":{\"warehouse\":\"south\",\"count\":3},\"active\":false}";
 
-static ig_mock_agent *fresh_mock(void)
-{
-	ig_mock_agent *m = ig_mock_agent_new(&core.loop, NULL);
-	ig_mock_disable_net_connect(m);
-	ig_core_set_agent(&core.loop, ig_mock_dispatcher(m));
-	return m;
-}
-
-static void done_with(ig_mock_agent *m)
-{
-	ig_core_set_agent(&core.loop, NULL);
-	ig_mock_agent_free(m);
-}
-
 static const ig_header json_type[] = { { IG_STR_INIT("Content-Type"), IG_STR_INIT("application/json") } };
 
 static void test_proxy_json(void)
 {
-	ig_mock_agent *m = fresh_mock();
+	ig_mock_agent *m = harness_mock_network(&core);
 	ig_mock_intercept(m, &(struct ig_mock_match){ .method = "GET", .origin = UPSTREAM, .path = "/json" },
 			  &(struct ig_mock_reply){ .status = 200,
 						   .headers = json_type,
@@ -296,12 +222,12 @@ static void test_proxy_json(void)
 	CHECK(n == 1 && h[0].interception == 0,
 	      "/proxy/json: and nothing else (the network stayed forbidden)");
 	check_core_idle("/proxy/json: the core holds nothing afterwards");
-	done_with(m);
+	harness_unmock_network(&core, m);
 }
 
 static void test_proxy_errors(void)
 {
-	ig_mock_agent *m = fresh_mock();
+	ig_mock_agent *m = harness_mock_network(&core);
 	ig_mock_intercept(m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
 			  &(struct ig_mock_reply){ .status = 503, .body = IG_STR_INIT("overloaded") }, 1);
 	struct answer a;
@@ -334,7 +260,7 @@ static void test_proxy_errors(void)
 	check_that(ig_mock_assert_all_used(m, msg, sizeof msg), "/proxy/json errors: every interception used",
 		   "%s", msg);
 	check_core_idle("/proxy/json errors: the core holds nothing afterwards");
-	done_with(m);
+	harness_unmock_network(&core, m);
 }
 
 /* Stops the loop once no exchange is left (checked every tick). */
@@ -348,7 +274,7 @@ static void on_idle_check(struct ig_timer *t)
 
 static void test_client_leaves(void)
 {
-	ig_mock_agent *m = fresh_mock();
+	ig_mock_agent *m = harness_mock_network(&core);
 	struct ig_mock_reply slow = { .status = 200, .body = IG_STR_INIT("{}"), .delay_ms = 20 };
 	ig_mock_intercept(m, &(struct ig_mock_match){ .path = "/json" }, &slow, 1);
 	tr = (struct mem_transport){ .t = { .ops = &mem_ops, .loop = &core.loop }, .open = true };
@@ -367,12 +293,12 @@ static void test_client_leaves(void)
 	CHECK(tr.out_len == 0, "client leaves: nothing is written to a gone client");
 	check_core_idle("client leaves: the upstream's late answer finishes the exchange, and the core holds "
 			"nothing");
-	done_with(m);
+	harness_unmock_network(&core, m);
 }
 
 static void test_fanout(void)
 {
-	ig_mock_agent *m = fresh_mock();
+	ig_mock_agent *m = harness_mock_network(&core);
 	static const char health[] = "{\"status\":\"ok\"}";
 	struct ig_mock_reply ok = { .status = 200,
 				    .headers = json_type,
@@ -407,19 +333,20 @@ static void test_fanout(void)
 	ig_mock_history(m, &n);
 	CHECK_INT(n, 13, "/fanout?n=0: no upstream call");
 	check_core_idle("/fanout: the core holds nothing afterwards");
-	done_with(m);
+	harness_unmock_network(&core, m);
 }
 
 int main(void)
 {
 	ig_log_threshold = -1; /* quiet: TAP on stdout */
 	setenv("INGOT_UPSTREAM", UPSTREAM, 1);
-	ingot_service_main(0, NULL);
-	if (!service_app) {
+	if (!harness_load_service()) {
 		printf("not ok 1 - the service registered no app\n");
 		return 1;
 	}
-	core_setup();
+	harness_config_defaults(&config);
+	config.max_conns = 8;
+	harness_core_init(&core, &config, harness_app);
 	test_proxy_json();
 	test_proxy_errors();
 	test_client_leaves();

@@ -5,12 +5,11 @@
 #define _DEFAULT_SOURCE
 #include "net/http/parser.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fields.h"
 #include "tests/unit/guard.h"
 
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #define IN(s) .in = (s), .len = sizeof(s) - 1
 #define RL "GET / HTTP/1.1\r\n"
@@ -425,17 +424,6 @@ static bool slice_is(const char *s, size_t n, const char *want)
 	return want == NULL ? s == NULL : s != NULL && n == strlen(want) && memcmp(s, want, n) == 0;
 }
 
-static void dump_headers(const struct http_request *req, char *out, size_t cap)
-{
-	size_t o = 0;
-	out[0] = '\0';
-	for (size_t i = 0; i < req->num_headers && o < cap; i++) {
-		const struct http_header *h = &req->headers[i];
-		o += (size_t)snprintf(out + o, cap - o, "%s%.*s=%.*s", i ? "|" : "", (int)h->name_len,
-				      h->name, (int)h->value_len, h->value);
-	}
-}
-
 /* Returns NULL when the parsed request matches the case, else what differs. */
 static const char *request_mismatch(const struct req_case *c, const struct http_request *r)
 {
@@ -463,7 +451,7 @@ static const char *request_mismatch(const struct req_case *c, const struct http_
 	if (r->expect_continue != c->expect)
 		return "expect_continue";
 	if (c->headers) {
-		dump_headers(r, dump, sizeof dump);
+		fields_dump(r->headers, r->num_headers, dump, sizeof dump);
 		if (strcmp(dump, c->headers) != 0) {
 			snprintf(why, sizeof why, "headers \"%s\"", dump);
 			return why;
@@ -805,36 +793,14 @@ static void test_trailer_bytes_counted(void)
 	      "trailer_bytes counts trailer field lines without the final CRLF");
 }
 
-/* Reading the byte at the guard must fault, or the tests above prove nothing. */
-static void on_fault(int sig)
-{
-	(void)sig;
-	_exit(42);
-}
-
-static void test_guard_faults(void)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		struct sigaction sa = { .sa_handler = on_fault };
-		sigaction(SIGSEGV, &sa, NULL);
-		sigaction(SIGBUS, &sa, NULL);
-		volatile char *p = g.limit;
-		(void)*p;
-		_exit(0);
-	}
-	int st = 0;
-	waitpid(pid, &st, 0);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42, "reading the guard page faults");
-}
-
 int main(void)
 {
 	if (!guard_init(&g, 64 * 1024)) {
 		printf("Bail out! cannot map the guard page\n");
 		return 1;
 	}
-	test_guard_faults();
+	/* It must fault, or the tests prove nothing. */
+	CHECK(guard_faults(&g), "reading the guard page faults");
 	for (size_t i = 0; i < sizeof valid_cases / sizeof valid_cases[0]; i++)
 		test_valid(&valid_cases[i]);
 	for (size_t i = 0; i < sizeof invalid_cases / sizeof invalid_cases[0]; i++)

@@ -7,12 +7,11 @@
 #define _DEFAULT_SOURCE
 #include "net/client/response.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fields.h"
 #include "tests/unit/guard.h"
 
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #define IN(s) .in = (s), .len = sizeof(s) - 1
 #define OK "HTTP/1.1 200 OK\r\n"
@@ -264,17 +263,6 @@ static bool slice_is(ig_str s, const char *want)
 	return s.len == strlen(want) && (s.len == 0 || memcmp(s.ptr, want, s.len) == 0);
 }
 
-static void dump_headers(const struct http_response_head *h, char *out, size_t cap)
-{
-	size_t o = 0;
-	out[0] = '\0';
-	for (size_t i = 0; i < h->num_headers && o < cap; i++) {
-		const struct http_header *f = &h->headers[i];
-		o += (size_t)snprintf(out + o, cap - o, "%s%.*s=%.*s", i ? "|" : "", (int)f->name_len,
-				      f->name, (int)f->value_len, f->value);
-	}
-}
-
 /* NULL when the parsed head matches the case, else what differs. */
 static const char *head_mismatch(const struct resp_case *c, const struct http_response_head *h)
 {
@@ -296,7 +284,7 @@ static const char *head_mismatch(const struct resp_case *c, const struct http_re
 		return "keep_alive";
 	if (c->headers) {
 		char dump[512];
-		dump_headers(h, dump, sizeof dump);
+		fields_dump(h->headers, h->num_headers, dump, sizeof dump);
 		if (strcmp(dump, c->headers) != 0) {
 			snprintf(why, sizeof why, "headers \"%s\"", dump);
 			return why;
@@ -469,36 +457,14 @@ static void test_mutations(void)
 		   "%u differ", failures);
 }
 
-/* Reading the byte at the guard must fault, or the tests above prove nothing. */
-static void on_fault(int sig)
-{
-	(void)sig;
-	_exit(42);
-}
-
-static void test_guard_faults(void)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		struct sigaction sa = { .sa_handler = on_fault };
-		sigaction(SIGSEGV, &sa, NULL);
-		sigaction(SIGBUS, &sa, NULL);
-		volatile char *p = g.limit;
-		(void)*p;
-		_exit(0);
-	}
-	int st = 0;
-	waitpid(pid, &st, 0);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42, "reading the guard page faults");
-}
-
 int main(void)
 {
 	if (!guard_init(&g, 64 * 1024)) {
 		printf("Bail out! cannot map the guard page\n");
 		return 1;
 	}
-	test_guard_faults();
+	/* It must fault, or the tests prove nothing. */
+	CHECK(guard_faults(&g), "reading the guard page faults");
 	for (size_t i = 0; i < IG_COUNTOF(valid_cases); i++)
 		test_valid(&valid_cases[i]);
 	for (size_t i = 0; i < IG_COUNTOF(invalid_cases); i++)

@@ -28,7 +28,7 @@ const path = require('node:path');
 const { execFileSync, spawnSync } = require('node:child_process');
 const {
   ROOT, OUT, num, FOREIGN_MAX, CLK_TCK, sleep, logger, killAll, onSignals, run, freePort,
-  cpuTicks, coreTicks, launch, stopServer, stats, fmt, machineBase, loadText, warnLoad, rotate, pushNotes,
+  cpuTicks, coreTicks, launch, stopServer, stats, fmt, machineBase, loadText, warnLoad, rotate, pushNotes, intoResults,
 } = require('./lib');
 
 const env = process.env;
@@ -262,7 +262,7 @@ async function main() {
   fs.mkdirSync(OUT, { recursive: true });
   fs.writeFileSync(path.join(OUT, 'client.md'), md);
   fs.writeFileSync(path.join(OUT, 'client.json'), `${JSON.stringify(res, null, 1)}\n`);
-  intoResults(md);
+  intoResults(md, SECTION_BEGIN, SECTION_END);
   process.stdout.write(`\n${md}`);
   log(`wrote build/bench/client.{md,json} and its section of results.md (${res.elapsed_s.toFixed(0)} s)`);
 }
@@ -302,20 +302,6 @@ function table(res) {
   L.push(`Machine: ${res.machine.cpu}, ${res.machine.nproc} CPUs, ${res.machine.kernel}; ${loadText(res.machine)}.`);
   pushNotes(L, res.notes);
   return `${L.join('\n')}\n`;
-}
-
-// results.md is bench.js's; this section replaces an earlier one of its own
-// there, or is appended.
-function intoResults(md) {
-  const file = path.join(OUT, 'results.md');
-  const section = `${SECTION_BEGIN}\n${md}${SECTION_END}\n`;
-  let cur = '';
-  try { cur = fs.readFileSync(file, 'utf8'); } catch { /* none yet */ }
-  const a = cur.indexOf(SECTION_BEGIN);
-  const b = cur.indexOf(SECTION_END);
-  const next = a >= 0 && b > a ? cur.slice(0, a) + section + cur.slice(b + SECTION_END.length + 1)
-    : `${cur}${cur && !cur.endsWith('\n\n') ? '\n' : ''}${section}`;
-  fs.writeFileSync(file, next);
 }
 
 if (process.argv[2] === '--worker') {

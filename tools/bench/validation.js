@@ -24,7 +24,7 @@ const { spawnSync, execFileSync } = require('node:child_process');
 const {
   ROOT, OUT, num, sharedCfg, FOREIGN_MAX, CLK_TCK, logger, killAll, onSignals, run, freePort, alive,
   launch, stopServer, session, wrkRun, disturbance, retrier, runLine, stats, pick, fmt, cell, ratio,
-  machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes,
+  machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes, intoResults,
 } = require('./lib');
 
 const HERE = __dirname;
@@ -386,20 +386,6 @@ function renderMarkdown(res, sum_) {
   return `${L.join('\n')}\n`;
 }
 
-// results.md is bench.js's; this section replaces an earlier one of its own
-// there, or is appended.
-function intoResults(md) {
-  const file = path.join(OUT, 'results.md');
-  const section = `${SECTION_BEGIN}\n${md}${SECTION_END}\n`;
-  let cur = '';
-  try { cur = fs.readFileSync(file, 'utf8'); } catch { /* none yet */ }
-  const a = cur.indexOf(SECTION_BEGIN);
-  const b = cur.indexOf(SECTION_END);
-  const next = a >= 0 && b > a ? cur.slice(0, a) + section + cur.slice(b + SECTION_END.length + 1)
-    : `${cur}${cur && !cur.endsWith('\n\n') ? '\n' : ''}${section}`;
-  fs.writeFileSync(file, next);
-}
-
 // ---- setup: npm packages, the service copy, request bodies -------------------
 function ensureFastify() {
   if (fs.existsSync(path.join(HERE, 'node_modules', 'fastify', 'package.json'))) return true;
@@ -472,7 +458,7 @@ async function main() {
   fs.mkdirSync(OUT, { recursive: true }); // may have been cleaned meanwhile
   fs.writeFileSync(path.join(OUT, 'validation.md'), md);
   fs.writeFileSync(path.join(OUT, 'validation.json'), `${JSON.stringify(res, null, 1)}\n`);
-  intoResults(md);
+  intoResults(md, SECTION_BEGIN, SECTION_END);
   process.stdout.write(`\n${md}`);
   log(`wrote build/bench/validation.{md,json} and its section of results.md (${res.elapsed_s.toFixed(0)} s)`);
   cleanup();
