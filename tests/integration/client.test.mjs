@@ -51,6 +51,27 @@ test('GET /proxy/json without INGOT_UPSTREAM calls the service itself and answer
 	await srv.stop();
 });
 
+test('pipelined inbound requests whose handlers call out leave in request order, behind and before ready ones', T, async () => {
+	// /proxy/json and /fanout are pending on an upstream call (the service
+	// itself) while /health and /json are ready at once: order must hold.
+	const srv = await startServer({}, { threads: '1' });
+	const c = await RawClient.connect(srv.port);
+	const list = ['/proxy/json', '/health', '/fanout?n=3', '/json', '/proxy/json', '/health'];
+	await c.write(list.map((t) => req('GET', t)).join(''));
+	const r = await c.responses(list.length);
+	assert.deepEqual(r.map((x) => x.status), [200, 200, 200, 200, 200, 200]);
+	assert.equal(r[0].text, BODY.json);
+	assert.equal(r[1].text, BODY.health);
+	const fan = JSON.parse(r[2].text);
+	assert.equal(fan.requested, 3);
+	assert.equal(fan.succeeded, 3);
+	assert.equal(r[3].text, BODY.json);
+	assert.equal(r[4].text, BODY.json);
+	assert.equal(r[5].text, BODY.health);
+	c.destroy();
+	await srv.stop();
+});
+
 test('GET /proxy/json through nginx: the body exactly; 50 calls share one kept-alive upstream connection', T, async () => {
 	const nginx = await startNginx();
 	const srv = await startServer({ INGOT_UPSTREAM: nginx.origin }, { threads: '1' });
