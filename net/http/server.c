@@ -91,11 +91,13 @@ static const struct ig_option options[] = {
 	{ "tls-handshake-timeout-ms", "INGOT_TLS_HANDSHAKE_TIMEOUT_MS", IG_OPT_INT, &config.tls_handshake_timeout_ms,
 	  1, 3600000, "a TLS handshake not done by then is cut" },
 	{ "tls-max-handshakes", "INGOT_TLS_MAX_HANDSHAKES", IG_OPT_INT, &config.tls_max_handshakes, 1, 1000000,
-	  "concurrent TLS handshakes per core; more are closed at once" },
+	  "concurrent TLS handshakes per core; beyond, the oldest that sent nothing yet is "
+	  "closed to make room, or else the newcomer" },
 	{ "tls-idle-timeout-ms", "INGOT_TLS_IDLE_TIMEOUT_MS", IG_OPT_INT, &config.tls_idle_timeout_ms, 1, 86400000,
 	  "idle keep-alive HTTPS connection (it holds a 16 KiB TLS buffer)" },
 	{ "tls-session-cache", "INGOT_TLS_SESSION_CACHE", IG_OPT_INT, &config.tls_session_cache, 0, 1 << 30,
-	  "bytes per core for resumable TLS sessions (about 100 each); 0: none" },
+	  "bytes per core for resumable TLS sessions (about 100 each; BearSSL's shared cache: "
+	  "2 GiB in all at most); 0: none" },
 };
 
 static bool tls_on(void)
@@ -159,7 +161,8 @@ static int tls_core_setup(struct http_core *core)
 		.handshake_timeout_ms = (uint32_t)cfg->tls_handshake_timeout_ms,
 		.max_handshakes = (uint32_t)cfg->tls_max_handshakes,
 		/* Per core, pooled by a backend that shares one cache. */
-		.session_cache_bytes = (size_t)cfg->tls_session_cache * (size_t)cfg->threads,
+		.session_cache_bytes = (size_t)cfg->tls_session_cache *
+				       (tls_backend_shares_session_cache() ? (size_t)cfg->threads : 1),
 		.close_timeout_ms = (uint32_t)cfg->write_timeout_ms,
 	};
 	core->tls = ig_tls_core_new(&core->loop, tls_credentials, &limits);

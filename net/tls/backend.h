@@ -63,7 +63,8 @@ struct tls_trust *tls_trust_load(const char *pem, size_t pem_len, bool replace_b
 
 /* session_cache_bytes: memory for the server's session cache (0: no
  * resumption); a shared cache is made once, at this size, by the first
- * core that asks. Called on the core's own thread. */
+ * core that asks (BearSSL: at most 2 GiB, its LRU's offsets are 32-bit).
+ * Called on the core's own thread. */
 struct tls_core *tls_core_new(const struct tls_credentials *server, size_t session_cache_bytes);
 
 /* ---- per connection ---- */
@@ -123,5 +124,8 @@ bool tls_engine_resumed(struct tls_engine *e);
 
 /* The backend's name ("bearssl 0.6", "mbedtls 2.28.3"), for the startup log. */
 const char *tls_backend_name(void);
+/* True if the server's session cache is one shared by the cores (size it
+ * for all of them), false if each core has its own. */
+bool tls_backend_shares_session_cache(void);
 
 #endif

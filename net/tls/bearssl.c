@@ -2,7 +2,8 @@
  * does no I/O and no allocation: a connection is one struct tls_engine
  * (the context and its record buffer) that tls.c takes from a per-core
  * pool. Only startup (credentials, trust anchors) and tls_core_new
- * allocate. TLS 1.2 only, ECDHE with AEAD suites, X25519 and P-256.
+ * allocate. TLS 1.2 only, ECDHE with AEAD suites, X25519 and P-256 (a
+ * client also offers P-384).
  * The server's session cache is one per credentials, shared by the cores:
  * SO_REUSEPORT sends a returning client to any core. Its lock is taken
  * once per handshake, never for application data. */
@@ -25,6 +26,10 @@
 /* The leaf certificate is kept (client role, IP literal targets only) to
  * check its iPAddress names, which BearSSL's x509 engine does not. */
 #define EE_CAPTURE_MAX 4096
+
+/* The engine's iomode while a record is coming in (BR_IO_IN in BearSSL's
+ * inner.h, which is not installed). */
+#define IOMODE_RECORD_IN 1
 
 enum key_kind { KEY_RSA, KEY_EC };
 
@@ -108,12 +113,16 @@ static br_ssl_engine_context *eng_of(struct tls_engine *e)
 
 /* ---- algorithms ---- */
 
-/* ECDHE on X25519 and P-256 only, with BearSSL's fastest 64-bit code in
- * 0.6 (the m31 implementations; m62/m64 came after 0.6). Signatures on
- * other curves (P-384 CAs) use br_ec_all_m31. */
+/* ECDHE on X25519 and P-256, with BearSSL's fastest 64-bit code in 0.6
+ * (the m31 implementations; m62/m64 came after 0.6). A client also offers
+ * P-384 (br_ec_all_m31): in TLS 1.2 that list also says which curves the
+ * client accepts in the server's certificate, and servers check it.
+ * Signatures on other curves (P-384 CAs) use br_ec_all_m31. */
 static const br_ec_impl *kx_curve(int curve)
 {
-	return curve == BR_EC_curve25519 ? &br_ec_c25519_m31 : &br_ec_p256_m31;
+	if (curve == BR_EC_curve25519)
+		return &br_ec_c25519_m31;
+	return curve == BR_EC_secp256r1 ? &br_ec_p256_m31 : &br_ec_all_m31;
 }
 
 static const unsigned char *kx_generator(int curve, size_t *len)
@@ -156,6 +165,26 @@ static const br_ec_impl ec_kx = {
 	.mulgen = kx_mulgen,
 	.muladd = kx_muladd,
 };
+
+static const br_ec_impl ec_kx_client = {
+	.supported_curves = (1u << BR_EC_curve25519) | (1u << BR_EC_secp256r1) | (1u << BR_EC_secp384r1),
+	.generator = kx_generator,
+	.order = kx_order,
+	.xoff = kx_xoff,
+	.mul = kx_mul,
+	.mulgen = kx_mulgen,
+	.muladd = kx_muladd,
+};
+
+/* The engine verifies the ServerKeyExchange signature with its own ec
+ * implementation, which knows only the key exchange curves; the server's
+ * certificate may be on another (P-521). */
+static uint32_t ecdsa_vrfy_all_curves(const br_ec_impl *impl, const void *hash, size_t hash_len,
+				      const br_ec_public_key *pk, const void *sig, size_t sig_len)
+{
+	(void)impl;
+	return br_ecdsa_vrfy_asn1_get_default()(&br_ec_all_m31, hash, hash_len, pk, sig, sig_len);
+}
 
 /* Server preference: AES-GCM first where the CPU has AES-NI, otherwise
  * ChaCha20-Poly1305 (constant-time AES without it is slow). */
@@ -246,6 +275,11 @@ int tls_backend_init(char *err, size_t errlen)
 const char *tls_backend_name(void)
 {
 	return "bearssl 0.6";
+}
+
+bool tls_backend_shares_session_cache(void)
+{
+	return true;
 }
 
 /* ---- PEM ---- */
@@ -708,12 +742,17 @@ static const br_ssl_session_cache_class cache_class = {
 	.load = cache_load,
 };
 
+#define SESSION_CACHE_MAX ((size_t)0x7fffffff)
+
 /* The credentials' cache, made once (cores start concurrently). */
 static struct session_cache *shared_cache(struct tls_credentials *cred, size_t bytes)
 {
 	static pthread_mutex_t making = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_lock(&making);
 	struct session_cache *c = atomic_load(&cred->cache);
+	/* BearSSL's LRU addresses its store with 32-bit offsets. */
+	if (bytes > SESSION_CACHE_MAX)
+		bytes = SESSION_CACHE_MAX;
 	if (!c && (c = calloc(1, sizeof *c))) {
 		/* Touched only as sessions are stored (about 100 bytes each). */
 		void *store = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -937,8 +976,9 @@ int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 	br_ssl_client_zero(cc);
 	e->role = ROLE_CLIENT;
 	engine_common(e, core);
+	br_ssl_engine_set_ec(&cc->eng, &ec_kx_client);
 	br_ssl_engine_set_rsavrfy(&cc->eng, br_rsa_pkcs1_vrfy_get_default());
-	br_ssl_engine_set_ecdsa(&cc->eng, br_ecdsa_vrfy_asn1_get_default());
+	br_ssl_engine_set_ecdsa(&cc->eng, ecdsa_vrfy_all_curves);
 
 	br_x509_minimal_init(&x->minimal, &br_sha256_vtable, trust ? trust->anchors : NULL, trust ? trust->count : 0);
 	br_x509_minimal_set_hash(&x->minimal, br_sha256_ID, &br_sha256_vtable);
@@ -954,8 +994,20 @@ int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 	else if (server_name && inet_pton(AF_INET6, server_name, x->ip) == 1)
 		x->ip_len = 16;
 	br_ssl_engine_set_x509(&cc->eng, &x->vtable);
-	/* No SNI for an IP literal (RFC 6066); its check is ours. */
-	const char *sni = x->ip_len ? NULL : server_name;
+	/* No SNI for an IP literal (RFC 6066); its check is ours. A host
+	   name's trailing dot (an absolute name) is neither sent nor compared. */
+	char name[256];
+	const char *sni = NULL;
+	if (!x->ip_len && server_name) {
+		size_t len = strlen(server_name);
+		if (len > 0 && server_name[len - 1] == '.')
+			len--;
+		if (len == 0 || len >= sizeof name)
+			return -1;
+		memcpy(name, server_name, len);
+		name[len] = 0;
+		sni = name;
+	}
 	if (!sni && !x->ip_len)
 		return -1; /* verification needs a name */
 	return br_ssl_client_reset(cc, sni, 0) ? 0 : -1;
@@ -1005,9 +1057,15 @@ unsigned tls_engine_state(struct tls_engine *e)
 	if ((eng->application_data & 1) && !e->established)
 		e->established = true;
 	/* BearSSL waits for the peer's close_notify after sending its own;
-	   the contract ends at ours being sent. */
-	if (e->closing && !(st & BR_SSL_SENDREC))
-		return TLS_CLOSED;
+	   the contract ends at ours being sent. It cannot be written while a
+	   record is coming in (one buffer), and BearSSL does not go back to
+	   writing it once that record is discarded: closing again does. */
+	if (e->closing && !(st & (BR_SSL_SENDREC | BR_SSL_CLOSED)) && eng->iomode != IOMODE_RECORD_IN) {
+		br_ssl_engine_close(eng);
+		st = br_ssl_engine_current_state(eng);
+		if (!(st & (BR_SSL_SENDREC | BR_SSL_CLOSED)) && eng->iomode != IOMODE_RECORD_IN)
+			return TLS_CLOSED;
+	}
 	return st;
 }
 

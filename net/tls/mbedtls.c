@@ -246,6 +246,11 @@ const char *tls_backend_name(void)
 	return "mbedtls " MBEDTLS_VERSION_STRING;
 }
 
+bool tls_backend_shares_session_cache(void)
+{
+	return false; /* one per core */
+}
+
 /* ---- server credentials ---- */
 
 static unsigned char *nul_terminated(const char *text, size_t len)

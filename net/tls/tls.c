@@ -36,6 +36,9 @@ struct ig_tls_core {
 	struct ig_pool conns;  /* struct tls_conn with its engine */
 	struct ig_pool spills; /* SPILL_BYTES each, only while input waits */
 	struct ig_tls_stats stats;
+	/* Connections in the handshake, oldest first: at max_handshakes the
+	   oldest that has sent nothing yet makes room for a newcomer. */
+	struct tls_conn *shaking_head, *shaking_tail;
 	const char *last_error;
 	char error_buf[96];
 };
@@ -52,6 +55,7 @@ struct tls_conn {
 	struct ig_transport *lower;
 	struct ig_tls_core *core;
 	struct ig_timer timer; /* the handshake's deadline, then the close's */
+	struct tls_conn *shaking_prev, *shaking_next; /* while in the handshake */
 	enum tls_conn_state state;
 	uint32_t depth; /* our entry points on the stack */
 	bool pumping, again;
@@ -60,6 +64,7 @@ struct tls_conn {
 	bool lower_paused;  /* we lent the lower transport nothing */
 	bool lower_blocked; /* its writev would block: wait for writable */
 	bool lower_eof, eof_delivered;
+	bool heard; /* the peer has sent bytes */
 	char *spill;
 	uint32_t spill_off, spill_len;
 	_Alignas(16) unsigned char engine[];
@@ -107,13 +112,22 @@ static void release(struct tls_conn *tc)
 		conn_free(tc);
 }
 
+static void shaking_unlink(struct tls_conn *tc)
+{
+	struct ig_tls_core *c = tc->core;
+	*(tc->shaking_prev ? &tc->shaking_prev->shaking_next : &c->shaking_head) = tc->shaking_next;
+	*(tc->shaking_next ? &tc->shaking_next->shaking_prev : &c->shaking_tail) = tc->shaking_prev;
+	tc->shaking_prev = tc->shaking_next = NULL;
+	c->stats.in_handshake--;
+}
+
 /* Closes the lower transport and stops everything; the object goes back
  * to the pool once no entry point of it is on the stack. */
 static void conn_done(struct tls_conn *tc, bool graceful)
 {
 	struct ig_tls_core *c = tc->core;
 	if (tc->state == TC_HANDSHAKE)
-		c->stats.in_handshake--;
+		shaking_unlink(tc);
 	tc->state = TC_DONE;
 	ig_timer_cancel(&c->loop->timers, &tc->timer);
 	if (tc->lower) {
@@ -187,6 +201,20 @@ static bool spill_input(struct tls_conn *tc)
 	return true;
 }
 
+/* Drops the plaintext nobody will read (the engine above has closed). */
+static void drop_input(struct tls_conn *tc)
+{
+	struct tls_engine *e = engine_of(tc);
+	size_t len;
+	if (tc->spill) {
+		ig_pool_give(&tc->core->spills, tc->spill);
+		tc->spill = NULL;
+		tc->spill_len = 0;
+	}
+	while (tls_engine_recvapp_buf(e, &len))
+		tls_engine_recvapp_ack(e, len);
+}
+
 /* Hands plaintext (the spill first) to the engine above while it lends
  * buffers, then the end of the stream. Returns false if the connection
  * left the open state meanwhile. */
@@ -243,8 +271,8 @@ static bool deliver(struct tls_conn *tc)
 static void handshake_done(struct tls_conn *tc)
 {
 	struct ig_tls_core *c = tc->core;
+	shaking_unlink(tc);
 	tc->state = TC_OPEN;
-	c->stats.in_handshake--;
 	c->stats.handshakes++;
 	if (tls_engine_resumed(engine_of(tc)))
 		c->stats.resumed++;
@@ -282,7 +310,7 @@ static void engine_closed(struct tls_conn *tc)
 static void resume_lower(struct tls_conn *tc)
 {
 	size_t len;
-	if (!tc->lower_paused || !tc->lower || tc->spill_len || tc->state == TC_DONE ||
+	if (!tc->lower_paused || !tc->lower || tc->lower_eof || tc->spill_len || tc->state == TC_DONE ||
 	    !tls_engine_recvrec_buf(engine_of(tc), &len))
 		return;
 	tc->lower_paused = false;
@@ -305,6 +333,9 @@ static void pump_step(struct tls_conn *tc)
 		st = tls_engine_state(e);
 	}
 	if (st & TLS_CLOSED) {
+		/* A failed engine may still hold its fatal alert: one try. */
+		if ((st & TLS_SENDREC) && !tc->lower_blocked)
+			send_records(tc);
 		engine_closed(tc);
 		return;
 	}
@@ -323,6 +354,11 @@ static void pump_step(struct tls_conn *tc)
 	case TC_OPEN:
 		if (!deliver(tc))
 			return;
+		/* A write refused while a record was half in, now complete and
+		   not taken (the engine above lends nothing): move it aside, or
+		   the engine above waits for writable() forever. */
+		if (tc->want_write && !(tls_engine_state(e) & TLS_SENDAPP))
+			spill_input(tc);
 		if (tc->want_write && (tls_engine_state(e) & TLS_SENDAPP)) {
 			tc->want_write = false;
 			tc->up.engine_ops->writable(tc->up.engine);
@@ -332,8 +368,13 @@ static void pump_step(struct tls_conn *tc)
 		}
 		break;
 	case TC_CLOSING:
-		if (tc->lower_eof) {
-			conn_done(tc, false); /* nobody left to read our close_notify */
+		/* Input nobody reads: dropped, so that the engine can finish
+		   (a half-duplex engine sends nothing while it holds input).
+		   The peer's FIN only ends its half: what is queued still goes,
+		   until TLS_CLOSED or the close timer. */
+		drop_input(tc);
+		if (tc->lower_eof && !(tls_engine_state(e) & TLS_SENDREC)) {
+			conn_done(tc, false); /* nothing more can come or go */
 			return;
 		}
 		break;
@@ -366,7 +407,7 @@ static char *low_lend(void *arg, size_t *cap)
 	struct tls_conn *tc = arg;
 	size_t len = 0;
 	unsigned char *buf = NULL;
-	if ((tc->state == TC_HANDSHAKE || tc->state == TC_OPEN) && !tc->spill_len)
+	if (tc->state != TC_DONE && !tc->spill_len)
 		buf = tls_engine_recvrec_buf(engine_of(tc), &len);
 	if (!buf) {
 		tc->lower_paused = true;
@@ -380,10 +421,12 @@ static void low_received(void *arg, size_t n)
 {
 	struct tls_conn *tc = arg;
 	hold(tc);
-	if (n == 0)
+	if (n == 0) {
 		tc->lower_eof = true;
-	else
+	} else {
+		tc->heard = true;
 		tls_engine_recvrec_ack(engine_of(tc), n);
+	}
 	pump(tc);
 	release(tc);
 }
@@ -511,11 +554,7 @@ static void up_close(struct ig_transport *t, int graceful)
 		conn_done(tc, false);
 	} else if (tc->state == TC_OPEN) {
 		/* Input nobody will read would hold the engine (half-duplex). */
-		if (tc->spill) {
-			ig_pool_give(&c->spills, tc->spill);
-			tc->spill = NULL;
-			tc->spill_len = 0;
-		}
+		drop_input(tc);
 		tls_engine_close(engine_of(tc));
 		tc->state = TC_CLOSING;
 		if (graceful) {
@@ -563,12 +602,32 @@ static struct ig_transport *conn_start(struct tls_conn *tc)
 	tc->lower->engine_ops = &lower_ops;
 	c->stats.in_handshake++;
 	c->stats.open++;
+	tc->shaking_prev = c->shaking_tail;
+	*(c->shaking_tail ? &c->shaking_tail->shaking_next : &c->shaking_head) = tc;
+	c->shaking_tail = tc;
 	ig_timer_set(&c->loop->timers, &tc->timer, now_ms(tc) + c->limits.handshake_timeout_ms);
 	return &tc->up;
 }
 
+/* At max_handshakes: closes the oldest handshake whose peer has sent
+ * nothing (an idle TCP connection holding a slot), if there is one. */
+static void evict_silent(struct ig_tls_core *c)
+{
+	struct tls_conn *tc = c->shaking_head;
+	while (tc && tc->heard)
+		tc = tc->shaking_next;
+	if (!tc)
+		return;
+	hold(tc);
+	c->stats.refused++;
+	conn_abort(tc, "no ClientHello while handshakes were at the limit");
+	release(tc);
+}
+
 struct ig_transport *ig_tls_server(struct ig_tls_core *c, struct ig_transport *lower)
 {
+	if (c->stats.in_handshake >= c->limits.max_handshakes)
+		evict_silent(c);
 	if (c->stats.in_handshake >= c->limits.max_handshakes) {
 		c->stats.refused++;
 		return NULL;

@@ -24,9 +24,12 @@ struct ig_tls_core;
 struct ig_tls_limits {
 	uint32_t handshake_timeout_ms; /* a handshake not done by then is cut */
 	uint32_t max_handshakes;       /* concurrent handshakes on this core;
-					  more are refused at once */
+					  at the limit the oldest whose peer
+					  sent nothing yet is closed to make
+					  room, else the newcomer is refused */
 	size_t session_cache_bytes;    /* server: session cache (shared by the
-					  cores with BearSSL: size it for all) */
+					  cores if tls_backend_shares_session_cache():
+					  size it for all) */
 	uint32_t close_timeout_ms;     /* a graceful close waits this long to
 					  send what is left and close_notify
 					  (0: 5000) */
@@ -44,7 +47,8 @@ const struct ig_tls_stats *ig_tls_core_stats(const struct ig_tls_core *c);
 
 /* Puts TLS over lower (which must have no engine yet). Returns the
  * transport for the engine above, which then sets engine_ops and engine
- * on it as it would on a socket; NULL when over max_handshakes or out of
+ * on it as it would on a socket; NULL when at max_handshakes (and no
+ * silent handshake could be closed to make room) or out of
  * memory (the caller then closes lower). Application bytes flow only once
  * the handshake is done; the engine above may write before that (its
  * bytes wait). A handshake failure reaches the engine above as closed(). */

@@ -79,6 +79,11 @@ static bool make_certs(void)
 	       sh("openssl req -new -key ec.key -out ec.csr -subj /CN=localhost") == 0 &&
 	       sh("openssl x509 -req -in ec.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
 		  "-extfile leaf.ext -out ec.pem") == 0 &&
+	       /* ECDSA P-384: a curve BearSSL's key exchange code does not know */
+	       sh("openssl ecparam -genkey -name secp384r1 -out ec384.key") == 0 &&
+	       sh("openssl req -new -key ec384.key -out ec384.csr -subj /CN=localhost") == 0 &&
+	       sh("openssl x509 -req -in ec384.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+		  "-extfile leaf.ext -out ec384.pem") == 0 &&
 	       /* PKCS#8, and a key that belongs to no certificate */
 	       sh("openssl pkcs8 -topk8 -nocrypt -in ec.key -out ec.p8") == 0 &&
 	       sh("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out stray.key") == 0 &&
@@ -90,7 +95,7 @@ static bool make_certs(void)
 
 static void remove_certs(void)
 {
-	sh("rm -f ca.* other-ca.* rsa.* ec.* stray.key stray-rsa.key weak.* leaf.ext");
+	sh("rm -f ca.* other-ca.* rsa.* ec.* ec384.* stray.key stray-rsa.key weak.* leaf.ext");
 	rmdir(dir);
 }
 
@@ -360,6 +365,22 @@ static void test_handshakes(void)
 	CHECK(pair_start(&p, ec_core, client_core, trust, "a.test.ingot", NULL) && handshake(&p),
 	      "host name: a wildcard name of the certificate matches");
 	pair_free(&p);
+	CHECK(pair_start(&p, ec_core, client_core, trust, "localhost.", NULL) && handshake(&p),
+	      "host name: a trailing dot (an absolute name) is ignored");
+	pair_free(&p);
+
+	struct tls_credentials *ec384 = load("ec384.pem", "ec384.key", err, sizeof err);
+	struct tls_core *ec384_core = ec384 ? (struct tls_core *)keep(tls_core_new(ec384, 0)) : NULL;
+	bool ok384 = ec384_core && pair_start(&p, ec384_core, client_core, trust, "localhost", NULL) && handshake(&p);
+	check_that(ok384 && strstr(tls_engine_suite(p.client), "_ECDSA_"),
+		   "ECDSA P-384 certificate: the client verifies the server's key exchange signature", "error \"%s\"",
+		   p.client ? tls_engine_error_text(p.client) : err);
+	if (ok384) {
+		n = transfer(&p, p.client, p.server, (const unsigned char *)req, sizeof req - 1, small, sizeof small);
+		CHECK(n == sizeof req - 1 && memcmp(small, req, n) == 0, "ECDSA P-384 certificate: application data flows");
+	}
+	if (p.server)
+		pair_free(&p);
 
 	CHECK(pair_start(&p, rsa_core, client_core, trust, "127.0.0.1", NULL) && handshake(&p),
 	      "IP literal: matches the certificate's iPAddress (IPv4)");
