@@ -275,6 +275,10 @@ void call_end_zombie(struct client_call *c, enum ig_client_error error, const ch
 {
 	c->state = CALL_ZOMBIE;
 	tell_end(c, error, message);
+	/* The connection may have given it up during on_error (the caller
+	   aborted a sibling, or dispatched and the write failed). */
+	if (c->state == CALL_DONE && !c->in_callback)
+		call_free(c);
 }
 
 void call_free(struct client_call *c)

@@ -263,7 +263,7 @@ static int origin_len(const struct client_conn *k)
  * may change the FIFO, so the walk restarts after each callback. */
 static void conn_tell_connected(struct client_conn *k)
 {
-	for (struct client_call *c = k->head; c && c != k->unsent && k->state == CC_OPEN;) {
+	for (struct client_call *c = k->head; c && c->sent && k->state == CC_OPEN;) {
 		if (c->connect_told) {
 			c = c->next;
 			continue;
@@ -430,6 +430,15 @@ static void note_keep_alive_hint(struct client_conn *k, const struct http_respon
 static void conn_complete(struct client_conn *k)
 {
 	struct client_call *c = k->head;
+	if (!c->sent) {
+		/* Answered before all of its request was written (an early 401
+		   or 413): the rest cannot follow on this stream, as the
+		   upstream would read it as the next request. Stop writing,
+		   and close once the response is delivered. */
+		k->unsent = NULL;
+		k->unsent_off = 0;
+		k->reusable = false;
+	}
 	k->head = c->next;
 	if (!k->head)
 		k->tail = NULL;
@@ -574,10 +583,19 @@ static void conn_run(struct client_conn *k, bool got_bytes)
 		conn_update_deadline(k, got_bytes);
 }
 
-static void conn_on_eof(struct client_conn *k)
+/* The stream ended. orderly: a FIN over TCP, close_notify over TLS; a
+ * bare FIN under TLS is not, as a truncating attacker can forge one, so
+ * it cannot end a close-delimited body. */
+static void conn_on_eof(struct client_conn *k, bool orderly)
 {
 	struct client_call *c = k->head;
 	if (c && k->rd == RD_UNTIL_CLOSE && !c->paused) {
+		if (!orderly) {
+			conn_failf(k, false, IG_CLIENT_RESET,
+				   "%.*s closed the connection without TLS close_notify: the body may be truncated",
+				   origin_len(k), origin_of(k));
+			return;
+		}
 		conn_complete(k);
 		if (k->state == CC_OPEN)
 			conn_fail(k, IG_CLIENT_RESET, "the connection closed"); /* requeues the rest */
@@ -620,7 +638,9 @@ static void conn_received(void *engine, size_t n)
 	struct client_conn *k = engine;
 	conn_enter(k);
 	if (n == 0) {
-		conn_on_eof(k);
+		/* Over TLS, received(0) is the peer's FIN with no close_notify
+		   (net/tls/tls.c); close_notify comes as closed(). */
+		conn_on_eof(k, k->t == k->sock);
 	} else {
 		k->rlen += (uint32_t)n;
 		conn_run(k, true);
@@ -700,7 +720,7 @@ static void conn_closed(void *engine)
 	if (k->state == CC_CONNECTING)
 		conn_try_next_address(k, err ? err : ECONNREFUSED);
 	else if (tls && !tls_why)
-		conn_on_eof(k);
+		conn_on_eof(k, true); /* close_notify */
 	else if (tls && handshake) /* no call can go over this origin's TLS */
 		conn_failf(k, true, IG_CLIENT_TLS, "TLS with %.*s failed: %s", origin_len(k), origin_of(k), tls_why);
 	else
@@ -885,13 +905,24 @@ void conn_abort_call(struct client_conn *k, struct client_call *c)
 			k->unsent = c->next;
 		k->inflight--;
 		call_end(c, IG_CLIENT_ABORTED, "the call was aborted");
-		if (k->state == CC_OPEN && !k->head)
+		if (k->state == CC_OPEN && !k->head && k->pool->destroyed)
+			conn_close(k, true);
+		else if (k->state == CC_OPEN && !k->head)
 			pool_conn_ready(k->pool, k);
 		if (k->state == CC_OPEN)
 			conn_update_deadline(k, false);
 	} else if (c->sent && !c->responding) {
 		/* Its response is still owed: read it and drop it, so the
 		   connection stays in step. */
+		call_end_zombie(c, IG_CLIENT_ABORTED, "the call was aborted");
+	} else if (c != k->head) {
+		/* Half written behind requests sent whole: their responses can
+		   still come. Stop writing; once they have, the connection
+		   closes (not reusable, a call left in the FIFO) and the calls
+		   behind go back to the pool. */
+		k->unsent = NULL;
+		k->unsent_off = 0;
+		k->reusable = false;
 		call_end_zombie(c, IG_CLIENT_ABORTED, "the call was aborted");
 	} else {
 		/* Half written, or its response half read: the stream cannot be
@@ -933,7 +964,11 @@ void conn_run_resumes(struct client_core *core)
 		struct client_conn *k = core->resumes;
 		core->resumes = k->resume_next;
 		k->resume_queued = false;
-		if (k->state == CC_OPEN && !(k->head && k->head->paused)) {
+		/* A connection already parsing further up the stack (its call
+		   paused, then was resumed by another call's callback) is not
+		   entered again: that frame sees the pause lifted when the
+		   callback it is in returns, and goes on itself. */
+		if (k->state == CC_OPEN && !k->processing && !(k->head && k->head->paused)) {
 			conn_run(k, false);
 			if (k->state == CC_OPEN && !(k->head && k->head->paused))
 				k->t->ops->resume_read(k->t);

@@ -29,6 +29,10 @@
 #define DEFAULT_ATTEMPTS 2
 #define MAX_ATTEMPTS 5
 #define MAX_CNAME_LINKS 8
+/* Once one family has addresses, how long the other is waited for: a
+ * resolver that drops AAAA queries must not cost the whole timeout (and
+ * with it the caller's connect deadline). */
+#define OTHER_FAMILY_GRACE_MS 200
 #define MAX_RRS 64            /* answer records looked at per reply */
 #define REPLY_MAX 4096        /* larger than any UDP reply we ask for */
 #define FILE_MAX (1u << 20)   /* bytes read of the hosts file or resolv.conf */
@@ -87,6 +91,7 @@ struct dns_lookup {
 	unsigned tries;
 	uint16_t id[2];                   /* of the A and AAAA questions */
 	bool answered[2];
+	bool grace;                       /* the deadline is the other family's grace */
 	struct dns_addrs addrs;
 	uint32_t ttl;                     /* least TTL of the records used */
 	const char *last_failure;
@@ -888,6 +893,10 @@ static bool next_try(struct dns_lookup *l)
 static void on_try_timeout(struct ig_timer *t)
 {
 	struct dns_lookup *l = container_of(t, struct dns_lookup, timer);
+	if (l->grace) {
+		finish(l, true); /* one family's addresses; the other never came */
+		return;
+	}
 	l->last_failure = "timed out";
 	next_try(l);
 }
@@ -920,6 +929,13 @@ static void on_readable(struct ig_io *io, uint32_t events)
 			if (l->answered[FAM_V4] && l->answered[FAM_V6]) {
 				complete(l);
 				return;
+			}
+			if (!l->grace && l->addrs.n4 + l->addrs.n6 > 0) {
+				/* Never later than this try's own deadline. */
+				uint64_t at = now_ms(l->r) + OTHER_FAMILY_GRACE_MS;
+				l->grace = true;
+				if (l->timer.deadline_ms > at)
+					ig_timer_set(&l->r->loop->timers, &l->timer, at);
 			}
 			break;
 		case REPLY_SERVER_FAILED:

@@ -20,8 +20,10 @@
  *
  * Neither buffers a body: both decide from the response head (on_headers)
  * and, when they act, read and drop that response's body, so the
- * connection stays reusable; once a head has reached the caller, the call
- * is the caller's and nothing is repeated. */
+ * connection stays reusable (up to 64 KiB: beyond it that attempt is
+ * aborted, its connection closed, and they go on); once a head has
+ * reached the caller, the call is the caller's and nothing is repeated.
+ * A handler's on_complete and on_error may be NULL, as with the agent. */
 #ifndef NET_CLIENT_INTERCEPTORS_H
 #define NET_CLIENT_INTERCEPTORS_H
 

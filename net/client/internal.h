@@ -269,6 +269,12 @@ void agent_pool_gone(struct client_agent *a, struct client_pool *p);
 struct wrap_call;
 struct wrap_slots;
 
+/* A response that is dropped (a retried 5xx, a followed 3xx) is read to
+ * its end so the connection stays usable, but only up to this much: an
+ * upstream trickling an endless body must not hold the call. Beyond it,
+ * the inner call is aborted and the interceptor goes on. */
+#define WRAP_DRAIN_MAX (64 * 1024)
+
 struct wrap_owner {
 	ig_dispatcher d;         /* first: what callers hold */
 	struct wrap_call *calls; /* live ones, for destroy */

@@ -398,7 +398,8 @@ static void end_with_error(struct mock_call *c, enum ig_client_error error, cons
 {
 	ig_timer_cancel(&c->m->w.d.loop->timers, &c->timer);
 	c->state = MOCK_ENDED;
-	c->h->on_error(&c->w.call, c->arg, error, message);
+	if (c->h->on_error)
+		c->h->on_error(&c->w.call, c->arg, error, message);
 }
 
 /* Plays the reply from where it stands until it ends or the caller
@@ -442,7 +443,8 @@ static void play(struct mock_call *c)
 			end_with_error(c, ic->error, ic->error_message);
 		} else {
 			c->state = MOCK_ENDED;
-			c->h->on_complete(&c->w.call, c->arg);
+			if (c->h->on_complete)
+				c->h->on_complete(&c->w.call, c->arg);
 		}
 	}
 	let_go(c);
@@ -490,7 +492,8 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 			index = (int)i;
 	record(m, opts, method, index);
 	if (m->w.destroying) {
-		h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the mock agent was destroyed");
+		if (h->on_error)
+			h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the mock agent was destroyed");
 		return NULL;
 	}
 	bool allowed = net_allowed(m, opts->origin);
@@ -499,7 +502,8 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 
 	struct mock_call *c = wrap_call_take(&call_slots);
 	if (!c) {
-		h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, "too many calls in the mock agent");
+		if (h->on_error)
+			h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, "too many calls in the mock agent");
 		return NULL;
 	}
 	*c = (struct mock_call){

@@ -180,14 +180,24 @@ void pool_drive(struct client_pool *p)
 				if (p->conn_count >= p->opts.connections)
 					break;
 				k = conn_open(p, c->connect_ms);
-				if (!k)
-					break;
+				if (!k && p->conn_count)
+					break; /* ours drive the queue again as they free up */
+				if (!k) {
+					/* Nothing of ours would ever come back to it. */
+					call_end(queue_pop(p), IG_CLIENT_BUSY, "out of connection slots on this core");
+					continue;
+				}
 				fresh = true;
 			}
 			conn_take(k, queue_pop(p));
 			if (fresh)
 				conn_start(k);
 		}
+		/* Calls put back by a connection of a destroyed pool (it broke,
+		   or the upstream closed with calls behind): no connection will
+		   take them again. */
+		if (p->destroyed && p->queue)
+			pool_fail_queued(p, IG_CLIENT_ABORTED, "the dispatcher was destroyed");
 	} while (p->drive_again);
 	p->driving = false;
 	p->busy--;
@@ -274,10 +284,10 @@ static void pool_destroy(ig_dispatcher *d)
 	pool_fail_queued(p, IG_CLIENT_ABORTED, "the dispatcher was destroyed");
 	for (struct client_conn *k = p->conns, *next; k; k = next) {
 		next = k->next;
+		/* A busy one finishes what it has in flight and then closes:
+		   conn_can_take and conn_complete look at p->destroyed. */
 		if (!k->head)
 			conn_close_idle(k);
-		else
-			k->reusable = false; /* closes after its last response */
 	}
 	p->busy--;
 	pool_settle(p);

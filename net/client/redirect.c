@@ -37,6 +37,7 @@ struct redirect_call {
 	bool connected;
 	bool aborting;
 	enum redirect_state state;
+	uint64_t drained; /* 3xx body bytes dropped in REDIRECT_DRAIN */
 	uint32_t redirects;
 	uint32_t done_retries, done_redirects; /* reported by ended inner calls */
 	/* The next hop, decided from the 3xx head: */
@@ -89,7 +90,8 @@ static void end_with_error(struct redirect_call *c, enum ig_client_error error, 
 {
 	c->state = REDIRECT_ENDED;
 	sync_counts(c, NULL);
-	c->h->on_error(&c->w.call, c->arg, error, message);
+	if (c->h->on_error)
+		c->h->on_error(&c->w.call, c->arg, error, message);
 }
 
 /* ---- resolving a Location ---- */
@@ -272,10 +274,15 @@ static void start_hop(struct redirect_call *c)
 {
 	c->state = REDIRECT_HOP;
 	c->inner_live = true;
+	c->inner = NULL; /* not the last hop's: known once dispatch returns */
+	c->drained = 0;
 	hold(c);
 	ig_call *inner = ig_dispatch(c->r->inner, &c->opts, &redirect_handler, c);
-	if (c->inner_live)
+	if (c->inner_live) {
 		c->inner = inner;
+		if (c->aborting) /* asked while the dispatch ran */
+			ig_call_abort(inner);
+	}
 	let_go(c);
 }
 
@@ -308,6 +315,10 @@ static void inner_on_connect(ig_call *inner, void *arg)
 {
 	struct redirect_call *c = arg;
 	c->inner = inner;
+	if (c->aborting) {
+		ig_call_abort(inner); /* asked before the inner call was known */
+		return;
+	}
 	if (c->state != REDIRECT_HOP || c->connected || !c->h->on_connect)
 		return;
 	c->connected = true;
@@ -341,6 +352,10 @@ static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_hea
 {
 	struct redirect_call *c = arg;
 	c->inner = inner;
+	if (c->aborting) {
+		ig_call_abort(inner); /* asked before the inner call was known */
+		return false;
+	}
 	if (c->state != REDIRECT_HOP)
 		return true;
 	if (!c->aborting && !c->r->w.destroying && decide(c, status, headers, count)) {
@@ -361,6 +376,14 @@ static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_hea
 static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t len)
 {
 	struct redirect_call *c = arg;
+	if (c->state == REDIRECT_DRAIN) {
+		c->drained += len;
+		if (c->drained <= WRAP_DRAIN_MAX)
+			return true;
+		/* Enough dropped: its on_error (REDIRECT_DRAIN) follows the hop. */
+		ig_call_abort(inner);
+		return false;
+	}
 	if (c->state != REDIRECT_PASS || !c->h->on_data)
 		return true;
 	hold(c);
@@ -392,7 +415,8 @@ static void inner_on_complete(ig_call *inner, void *arg)
 	} else if (c->state == REDIRECT_PASS) {
 		c->state = REDIRECT_ENDED;
 		sync_counts(c, NULL);
-		c->h->on_complete(&c->w.call, c->arg);
+		if (c->h->on_complete)
+			c->h->on_complete(&c->w.call, c->arg);
 	}
 	let_go(c);
 }
@@ -428,10 +452,12 @@ static void redirect_call_abort(ig_call *call)
 		return;
 	hold(c);
 	c->aborting = true;
-	if (c->inner_live)
-		ig_call_abort(c->inner);
-	else
+	if (!c->inner_live)
 		end_with_error(c, IG_CLIENT_ABORTED, "aborted");
+	else if (c->inner)
+		ig_call_abort(c->inner); /* its on_error ends ours */
+	/* else it is being dispatched: start_hop or its first callback
+	   aborts it once it is known. */
 	let_go(c);
 }
 
@@ -452,13 +478,15 @@ static ig_call *redirect_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts
 {
 	struct redirect *r = (struct redirect *)d;
 	if (r->w.destroying) {
-		h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the redirect dispatcher was destroyed");
+		if (h->on_error)
+			h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the redirect dispatcher was destroyed");
 		return NULL;
 	}
 	struct redirect_call *c = wrap_call_take(&call_slots);
 	if (!c) {
-		h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY,
-			    "too many calls in the redirect interceptor");
+		if (h->on_error)
+			h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY,
+				    "too many calls in the redirect interceptor");
 		return NULL;
 	}
 	/* Not a compound literal: the URL buffers need no zeroing. */

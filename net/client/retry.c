@@ -46,6 +46,7 @@ struct retry_call {
 	bool connected; /* on_connect was forwarded */
 	bool aborting;  /* the caller aborted: no more attempts */
 	enum retry_state state;
+	uint64_t drained; /* body bytes dropped in RETRY_DRAIN */
 	uint32_t retries;
 	uint32_t done_retries, done_redirects; /* reported by ended inner calls */
 	uint64_t wait_ms;
@@ -101,7 +102,8 @@ static void end_with_error(struct retry_call *c, enum ig_client_error error, con
 		ig_timer_cancel(&c->r->w.d.loop->timers, &c->timer);
 	c->state = RETRY_ENDED;
 	sync_counts(c, NULL);
-	c->h->on_error(&c->w.call, c->arg, error, message);
+	if (c->h->on_error)
+		c->h->on_error(&c->w.call, c->arg, error, message);
 }
 
 /* ---- decisions ---- */
@@ -158,10 +160,15 @@ static void start_attempt(struct retry_call *c)
 {
 	c->state = RETRY_ATTEMPT;
 	c->inner_live = true;
+	c->inner = NULL; /* not the last attempt's: known once dispatch returns */
+	c->drained = 0;
 	hold(c);
 	ig_call *inner = ig_dispatch(c->r->inner, &c->opts, &retry_handler, c);
-	if (c->inner_live)
+	if (c->inner_live) {
 		c->inner = inner;
+		if (c->aborting) /* asked while the dispatch ran */
+			ig_call_abort(inner);
+	}
 	let_go(c);
 }
 
@@ -192,6 +199,10 @@ static void inner_on_connect(ig_call *inner, void *arg)
 {
 	struct retry_call *c = arg;
 	c->inner = inner;
+	if (c->aborting) {
+		ig_call_abort(inner); /* asked before the inner call was known */
+		return;
+	}
 	if (c->state != RETRY_ATTEMPT || c->connected || !c->h->on_connect)
 		return;
 	c->connected = true;
@@ -205,6 +216,10 @@ static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_hea
 {
 	struct retry_call *c = arg;
 	c->inner = inner;
+	if (c->aborting) {
+		ig_call_abort(inner); /* asked before the inner call was known */
+		return false;
+	}
 	if (c->state != RETRY_ATTEMPT)
 		return true;
 	if (status_retried(c->r, status) && may_retry(c)) {
@@ -231,6 +246,14 @@ static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_hea
 static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t len)
 {
 	struct retry_call *c = arg;
+	if (c->state == RETRY_DRAIN) {
+		c->drained += len;
+		if (c->drained <= WRAP_DRAIN_MAX)
+			return true;
+		/* Enough dropped: its on_error (RETRY_DRAIN) goes on to the retry. */
+		ig_call_abort(inner);
+		return false;
+	}
 	if (c->state != RETRY_PASS || !c->h->on_data)
 		return true;
 	hold(c);
@@ -254,7 +277,8 @@ static void inner_on_complete(ig_call *inner, void *arg)
 	} else if (c->state == RETRY_PASS) {
 		c->state = RETRY_ENDED;
 		sync_counts(c, NULL);
-		c->h->on_complete(&c->w.call, c->arg);
+		if (c->h->on_complete)
+			c->h->on_complete(&c->w.call, c->arg);
 	}
 	let_go(c);
 }
@@ -295,10 +319,12 @@ static void retry_call_abort(ig_call *call)
 		return;
 	hold(c);
 	c->aborting = true;
-	if (c->inner_live)
-		ig_call_abort(c->inner); /* its on_error ends ours */
-	else
+	if (!c->inner_live)
 		end_with_error(c, IG_CLIENT_ABORTED, "aborted");
+	else if (c->inner)
+		ig_call_abort(c->inner); /* its on_error ends ours */
+	/* else it is being dispatched: start_attempt or its first callback
+	   aborts it once it is known. */
 	let_go(c);
 }
 
@@ -319,12 +345,14 @@ static ig_call *retry_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, c
 {
 	struct retry *r = (struct retry *)d;
 	if (r->w.destroying) {
-		h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
+		if (h->on_error)
+			h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
 		return NULL;
 	}
 	struct retry_call *c = wrap_call_take(&call_slots);
 	if (!c) {
-		h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, "too many calls in the retry interceptor");
+		if (h->on_error)
+			h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, "too many calls in the retry interceptor");
 		return NULL;
 	}
 	*c = (struct retry_call){

@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
+import tls from 'node:tls';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -452,6 +453,145 @@ test('abort in the middle of a body closes that connection only', async () => {
 	assert.equal(r2.results[0].body, 'fine');
 });
 
+// ---- regressions (review of net/client) ----
+
+test('an early response to a request still being written: its rest is not sent, the next call gets a new connection', async () => {
+	// A 413 as soon as the head of a 32 MiB PUT arrives, the rest left
+	// unread: the client is still writing (EAGAIN) when the answer comes.
+	// The rest of that body must not go out as if it were the next request
+	// on a kept-alive connection.
+	let conns = 0;
+	const firstBytes = [];
+	const srv = track(net.createServer((s) => {
+		conns++;
+		s.on('error', () => {});
+		let head = '';
+		const onData = (d) => {
+			head += d.subarray(0, 4096).toString('latin1');
+			if (!head.includes('\r\n\r\n')) return;
+			firstBytes.push(head.slice(0, 8));
+			s.removeListener('data', onData);
+			s.pause();
+			s.write('HTTP/1.1 413 Payload Too Large\r\nContent-Length: 4\r\n\r\nbig!');
+		};
+		s.on('data', onData);
+	}));
+	await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+	const url = `http://127.0.0.1:${srv.address().port}/up`;
+	// No headers timeout within the test: a call left behind would hang.
+	const r = await fetch(['--method', 'PUT', '--data-size', String(32 << 20), '--count', '2', '--timeout-headers', '600000',
+		'--body', url]);
+	assert.deepEqual(r.results.map((x) => x.status), [413, 413], r.raw);
+	assert.deepEqual(r.results.map((x) => x.body), ['big!', 'big!']);
+	assert.equal(conns, 2);
+	assert.deepEqual(firstBytes, ['PUT /up ', 'PUT /up ']);
+});
+
+test('a destroyed pool finishes the calls in flight, and fails those put back in its queue', async () => {
+	const up = await upstream((s, r) => {
+		if (r.path === '/close') { s.write(`HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nc${r.n}`); s.end(); }
+		else s.write(ok(`k${r.n}`));
+	});
+	// Two pipelined calls on one connection, the dispatcher destroyed at
+	// once: both answers are read.
+	const kept = await fetch(['--destroy-early', '--count', '2', '--concurrency', '2', '--pipelining', '2',
+		'--connections', '1', '--body', `${up.url}/keep`]);
+	assert.deepEqual(kept.results.map((x) => x.body), ['k0', 'k1'], kept.raw);
+	// The first answer closes the connection: the second call cannot be
+	// sent again by a destroyed pool, and ends aborted (it used to hang).
+	const closed = await fetch(['--destroy-early', '--count', '2', '--concurrency', '2', '--pipelining', '2',
+		'--connections', '1', '--body', `${up.url}/close`]);
+	assert.equal(closed.results.length, 2, closed.raw);
+	assert.match(closed.results[0].body, /^c\d+$/);
+	assert.equal(closed.results[1].error, 'aborted');
+	assert.match(closed.results[1].message, /destroyed/);
+	assert.equal(closed.summary.calls_live, 0);
+});
+
+test('an aborted call whose connection fails during its own on_error is freed', async () => {
+	// Two pipelined GETs: the first's head comes with part of its body,
+	// then nothing. The second (sent, unanswered) is aborted and becomes a
+	// zombie; its on_error aborts the first, in mid-body, which fails the
+	// connection and gives the zombie up while its callback runs.
+	const up = await upstream((s, r) => {
+		if (r.path === '/first') s.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc');
+	});
+	const r = await fetch(['--dispatch', '--abort-others', 'headers', '--abort-cascade', '--concurrency', '2',
+		'--pipelining', '2', '--connections', '1', `${up.url}/first`, `${up.url}/second`]);
+	assert.deepEqual(r.results.map((x) => x.error), ['aborted', 'aborted'], r.raw);
+	assert.equal(r.summary.calls_live, 0, 'no call slot leaked');
+});
+
+test('aborting a call half written behind one sent whole: the first still gets its response', async () => {
+	// Two 32 MiB PUTs pipelined; the upstream reads the first only (the
+	// second stays half written) and answers it a little later. Meanwhile
+	// the second is aborted: that must not fail the first.
+	const srv = track(net.createServer((s) => {
+		s.on('error', () => {});
+		let head = '', need = -1, seen = 0;
+		s.on('data', (d) => {
+			seen += d.length;
+			if (need < 0) {
+				head += d.toString('latin1', 0, Math.min(d.length, 4096));
+				const end = head.indexOf('\r\n\r\n');
+				if (end < 0) return;
+				need = end + 4 + Number(/content-length: *(\d+)/i.exec(head)[1]);
+			}
+			if (seen >= need && !s.isPaused()) {
+				s.pause();
+				// Not a synchronisation: either order passes; later is the case looked for.
+				setTimeout(() => s.write(ok('first')), 100);
+			}
+		});
+	}));
+	await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+	const r = await fetch(['--dispatch', '--abort-others', 'connect', '--method', 'PUT', '--data-size', String(32 << 20), '--count', '2',
+		'--concurrency', '2', '--pipelining', '2', '--connections', '1', '--body', `http://127.0.0.1:${srv.address().port}/p`]);
+	const byIndex = Object.fromEntries(r.results.map((x) => [x.i, x]));
+	assert.equal(byIndex[0]?.body, 'first', r.raw);
+	assert.equal(byIndex[1]?.error, 'aborted', r.raw);
+	assert.equal(r.summary.calls_live, 0);
+});
+
+test('resumes asked inside callbacks, across connections, never re-enter a connection being parsed', async () => {
+	// Each call pauses in on_headers and on_data and resumes the others,
+	// so a resume of connection A runs from inside connection B's callback
+	// and back. Two pipelined chunked responses per connection, each pair
+	// in one write.
+	const chunked = (b) => `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${b.length.toString(16)}\r\n${b}\r\n0\r\n\r\n`;
+	const up = await upstream((s, r) => {
+		if (!s.held) { s.held = r; return; } // answered with the next one, in one write
+		s.write(chunked(`body-${s.held.path}-a`) + chunked(`body-${r.path}-b`));
+		s.held = null;
+	});
+	const r = await fetch(['--dispatch', '--cross-resume', '--count', '2', '--concurrency', '4', '--pipelining', '2',
+		'--connections', '2', '--body', `${up.url}/x`, `${up.url}/y`]);
+	assert.equal(r.code, 0, r.raw + r.stderr);
+	assert.equal(r.summary.ok, 4);
+	assert.equal(up.conns, 2);
+	for (const x of r.results) assert.match(x.body, /^body-\/[xy]-[ab]$/);
+});
+
+test('a retried 5xx or a followed 3xx whose body never ends is dropped after 64 KiB', async () => {
+	let busyOnce = false;
+	const up = await upstream((s, r) => {
+		const endless = (status, extra) => {
+			s.write(`HTTP/1.1 ${status} X\r\n${extra}Content-Length: 100000000\r\n\r\n`);
+			s.write(Buffer.alloc(128 << 10, 'd')); // and then nothing more
+		};
+		if (r.path === '/busy' && !busyOnce) { busyOnce = true; endless(503, 'Retry-After: 0\r\n'); }
+		else if (r.path === '/moved') endless(302, 'Location: /there\r\n');
+		else s.write(ok(`at ${r.path}`));
+	});
+	// The body timeout is longer than the test: only the cap lets these end.
+	const retried = await fetch(['--retry', '1', '--timeout-body', '600000', '--body', `${up.url}/busy`]);
+	assert.equal(retried.results[0]?.body, 'at /busy', retried.raw);
+	assert.equal(retried.results[0].retries, 1);
+	const followed = await fetch(['--redirect', '1', '--timeout-body', '600000', '--body', `${up.url}/moved`]);
+	assert.equal(followed.results[0]?.body, 'at /there', followed.raw);
+	assert.equal(followed.results[0].redirects, 1);
+});
+
 // ---- a hostile upstream under load ----
 
 // Each request gets a random answer (valid, malformed, truncated, with extra
@@ -559,8 +699,8 @@ test('a hostile upstream: every request ends once, no response leaks into anothe
 
 // ---- HTTPS ----
 
-test('HTTPS with a test CA: accepted with it, refused without it and for another name',
-	{ skip: !hasCommand('openssl') && 'no openssl' }, async () => {
+// A test CA and a certificate for localhost and 127.0.0.1 signed by it.
+function testCertificates() {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-fetch-tls-'));
 	tempDirs.add(dir);
 	const sh = (cmd) => execFileSync('sh', ['-c', cmd], { cwd: dir, stdio: 'ignore' });
@@ -568,14 +708,19 @@ test('HTTPS with a test CA: accepted with it, refused without it and for another
 	sh('openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv.key -out srv.csr -subj "/CN=localhost"');
 	fs.writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n');
 	sh('openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ext.cnf');
+	return { ca: path.join(dir, 'ca.pem'), key: fs.readFileSync(path.join(dir, 'srv.key')), cert: fs.readFileSync(path.join(dir, 'srv.pem')) };
+}
+
+test('HTTPS with a test CA: accepted with it, refused without it and for another name',
+	{ skip: !hasCommand('openssl') && 'no openssl' }, async () => {
+	const certs = testCertificates();
 	let conns = 0;
-	const srv = https.createServer({ key: fs.readFileSync(path.join(dir, 'srv.key')), cert: fs.readFileSync(path.join(dir, 'srv.pem')) },
-		(req, res) => res.end(`tls ${req.url}`));
+	const srv = https.createServer({ key: certs.key, cert: certs.cert }, (req, res) => res.end(`tls ${req.url}`));
 	srv.on('secureConnection', () => conns++);
 	track(srv);
 	await new Promise((r) => srv.listen(0, '127.0.0.1', r));
 	const port = srv.address().port;
-	const ca = path.join(dir, 'ca.pem');
+	const ca = certs.ca;
 	const r = await fetch(['--cacert', ca, '--count', '3', '--body', `https://localhost:${port}/a`, `https://127.0.0.1:${port}/b`]);
 	assert.equal(r.code, 0, r.raw);
 	assert.deepEqual(r.results.map((x) => x.body), ['tls /a', 'tls /b', 'tls /a', 'tls /b', 'tls /a', 'tls /b']);
@@ -589,6 +734,35 @@ test('HTTPS with a test CA: accepted with it, refused without it and for another
 	const wrongName = await fetch(['--cacert', ca, `https://other.localhost:${port}/a`]);
 	assert.equal(wrongName.results[0].error, 'tls');
 	assert.match(wrongName.results[0].message, /host name/);
+});
+
+test('HTTPS: a close-delimited body ends with close_notify; a bare FIN is a truncation, not an end',
+	{ skip: !hasCommand('openssl') && 'no openssl' }, async () => {
+	const certs = testCertificates();
+	// Raw TLS over a TCP socket this test holds, so that it can send the
+	// FIN without TLS's close_notify.
+	const srv = track(net.createServer((raw) => {
+		raw.on('error', () => {});
+		const t = new tls.TLSSocket(raw, { isServer: true, key: certs.key, cert: certs.cert });
+		t.on('error', () => {});
+		let head = '';
+		t.on('data', (d) => {
+			head += d;
+			if (!head.includes('\r\n\r\n')) return;
+			const body = 'until close '.repeat(100);
+			const notify = head.startsWith('GET /notify ');
+			t.write(`HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n${body}`, () => {
+				if (notify) t.end(); // close_notify, then FIN
+				else raw.end(); // FIN only
+			});
+		});
+	}));
+	await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+	const base = `https://localhost:${srv.address().port}`;
+	const r = await fetch(['--cacert', certs.ca, '--body', `${base}/notify`, `${base}/fin`]);
+	assert.equal(r.results[0].body, 'until close '.repeat(100), r.raw);
+	assert.equal(r.results[1].error, 'reset', r.raw);
+	assert.match(r.results[1].message, /close_notify/);
 });
 
 // ---- nginx as a real upstream ----

@@ -23,6 +23,7 @@
  *   --method M            request method [GET]
  *   --header 'K: V'       a request header (repeatable)
  *   --data BODY           request body
+ *   --data-size N         request body of N bytes ('x')
  *   --count N             requests per URL [1]
  *   --concurrency N       requests in flight at once [1]
  *   --connections N       connections per origin [8]
@@ -42,8 +43,22 @@
  *                         resume MS later (back-pressure)
  *   --abort-ms MS         abort each call MS after it started
  *   --quiet               print the summary line only
+ *   --destroy-early       destroy the dispatcher once the first requests
+ *                         are dispatched; the loop runs until they end
+ *   --abort-others WHEN   --dispatch: when the first call's request is
+ *                         written (WHEN=connect) or its response head has
+ *                         come (WHEN=headers), abort every other call in
+ *                         flight, from a timer
+ *   --abort-cascade       --dispatch: a call's on_error aborts every other
+ *                         call in flight
+ *   --cross-resume        --dispatch: each call pauses in on_headers and
+ *                         on_data and resumes the other calls paused
+ *                         (resumes asked inside callbacks, across
+ *                         connections)
  *
- * The summary also gives "cpu_ms", this process's user+system time.
+ * The summary also gives "cpu_ms", this process's user+system time, and
+ * "calls_live", the client's call slots still taken once every request
+ * has ended (0 unless one leaked).
  */
 #include "kernel/arena.h"
 #include "kernel/clock.h"
@@ -74,7 +89,8 @@ static struct {
 	uint32_t count, concurrency, retry, redirect;
 	bool print_body, show_headers, dispatch_api;
 	uint32_t interval, pause_ms, abort_ms;
-	bool quiet;
+	bool quiet, destroy_early, cross_resume, abort_cascade;
+	const char *abort_others;
 	ig_client_opts client;
 	uint32_t timeout_connect, timeout_headers, timeout_body;
 	const char *cacert;
@@ -99,6 +115,7 @@ struct slot {
 	ig_call *call;
 	struct ig_timer pause_timer, abort_timer;
 	uint32_t pauses;
+	uint32_t status_seen;
 };
 
 static struct ig_loop loop;
@@ -110,6 +127,14 @@ static struct ig_timer interval_timer;
 static uint64_t last_start_ms;
 
 static void start_next(void);
+
+/* --cross-resume, --abort-others, --abort-cascade: the calls in flight, so that each can
+ * reach the others. */
+#define MAX_CROSS 64
+static struct slot *cross[MAX_CROSS];
+/* --abort-others: the call that triggered it, spared. */
+static struct slot *abort_keeper;
+static struct ig_timer abort_others_timer;
 
 #define SLOT_OF(t, field) ((struct slot *)((char *)(t) - offsetof(struct slot, field)))
 
@@ -183,6 +208,11 @@ static void slot_done(struct slot *s, bool ok)
 		fflush(stdout);
 	ig_timer_cancel(&loop.timers, &s->pause_timer);
 	ig_timer_cancel(&loop.timers, &s->abort_timer);
+	for (int i = 0; i < MAX_CROSS; i++)
+		if (cross[i] == s)
+			cross[i] = NULL;
+	if (abort_keeper == s)
+		abort_keeper = NULL;
 	ig_arena_reset(&s->arena);
 	free(s);
 	if (finished == total)
@@ -224,6 +254,40 @@ static void on_response(ig_response *res, void *arg)
 
 /* ---- the dispatch API ---- */
 
+static void abort_all_but(const struct slot *keep)
+{
+	for (int i = 0; i < MAX_CROSS; i++)
+		if (cross[i] && cross[i] != keep && cross[i]->call)
+			ig_call_abort(cross[i]->call);
+}
+
+static void on_abort_others(struct ig_timer *t)
+{
+	(void)t;
+	abort_all_but(abort_keeper);
+}
+
+/* --abort-others: from the loop, not from inside the callback. */
+static void abort_others_at(struct slot *s, const char *when)
+{
+	if (opt.abort_others && !strcmp(opt.abort_others, when) && !abort_keeper) {
+		abort_keeper = s;
+		after_ms(&abort_others_timer, 0);
+	}
+}
+
+/* --cross-resume: pauses s and resumes every other paused call. */
+static bool cross_step(struct slot *s)
+{
+	s->pauses++;
+	for (int i = 0; i < MAX_CROSS; i++)
+		if (cross[i] && cross[i] != s && cross[i]->call)
+			ig_call_resume(cross[i]->call);
+	/* If no other call is left to resume it. */
+	after_ms(&s->pause_timer, 20);
+	return false;
+}
+
 static bool d_headers(ig_call *call, void *arg, int status, const ig_header *h, size_t n)
 {
 	(void)call;
@@ -241,6 +305,13 @@ static bool d_headers(ig_call *call, void *arg, int status, const ig_header *h, 
 			ig_wbuf_put(&s->headers_json, "\"]", 2);
 		}
 	}
+	abort_others_at(s, "headers");
+	if (s->status_seen++) {
+		fprintf(stderr, "fetch: a second on_headers for request %u\n", s->index);
+		abort();
+	}
+	if (opt.cross_resume)
+		return cross_step(s);
 	return true;
 }
 
@@ -252,6 +323,8 @@ static bool d_data(ig_call *call, void *arg, const char *data, size_t len)
 	if (opt.print_body)
 		ig_wbuf_put(&s->body, data, len);
 	br_sha256_update(&s->sha, data, len);
+	if (opt.cross_resume)
+		return cross_step(s);
 	if (opt.pause_ms) {
 		s->pauses++;
 		after_ms(&s->pause_timer, opt.pause_ms);
@@ -297,10 +370,19 @@ static void d_complete(ig_call *call, void *arg)
 	slot_done(s, true);
 }
 
+static void d_connect(ig_call *call, void *arg)
+{
+	(void)call;
+	struct slot *s = arg;
+	abort_others_at(s, "connect");
+}
+
 static void d_error(ig_call *call, void *arg, enum ig_client_error error, const char *message)
 {
 	(void)call;
 	struct slot *s = arg;
+	if (opt.abort_cascade)
+		abort_all_but(s);
 	if (opt.quiet) {
 		slot_done(s, false);
 		return;
@@ -313,6 +395,7 @@ static void d_error(ig_call *call, void *arg, enum ig_client_error error, const 
 }
 
 static const ig_dispatch_handler raw_handler = {
+	.on_connect = d_connect,
 	.on_headers = d_headers,
 	.on_data = d_data,
 	.on_complete = d_complete,
@@ -355,6 +438,12 @@ static void start_one(struct slot *s)
 	if (!call)
 		return; /* it has ended already, and s is gone */
 	s->call = call;
+	if (opt.cross_resume || opt.abort_others || opt.abort_cascade)
+		for (int i = 0; i < MAX_CROSS; i++)
+			if (!cross[i]) {
+				cross[i] = s;
+				break;
+			}
 	if (opt.abort_ms)
 		after_ms(&s->abort_timer, opt.abort_ms);
 }
@@ -400,7 +489,8 @@ static void usage(const char *why)
 			"[--timeout-headers MS] [--timeout-body MS] [--keep-alive MS] [--max-body N] "
 			"[--max-header-bytes N] [--max-headers N] [--retry N] [--redirect N] "
 			"[--cacert FILE] [--body] [--show-headers] [--dispatch] [--interval MS] "
-			"[--pause-ms MS] [--abort-ms MS] [--quiet] URL...\n");
+			"[--pause-ms MS] [--abort-ms MS] [--quiet] [--data-size N] [--destroy-early] "
+			"[--cross-resume] [--abort-others connect|headers] [--abort-cascade] URL...\n");
 	exit(2);
 }
 
@@ -438,6 +528,14 @@ static void parse_args(int argc, char **argv)
 		if (FLAG("--method")) { if (!v) usage("--method needs a value"); opt.method = v; i++; }
 		else if (FLAG("--header")) { if (!v) usage("--header needs a value"); add_header(v); i++; }
 		else if (FLAG("--data")) { if (!v) usage("--data needs a value"); opt.body = (ig_str){ v, strlen(v) }; i++; }
+		else if (FLAG("--data-size")) {
+			size_t n = TAKE(a, 0, 1u << 30);
+			char *b = malloc(n ? n : 1);
+			if (!b)
+				usage("--data-size: out of memory");
+			memset(b, 'x', n);
+			opt.body = (ig_str){ b, n };
+		}
 		else if (FLAG("--count")) opt.count = TAKE(a, 1, 10000000);
 		else if (FLAG("--concurrency")) opt.concurrency = TAKE(a, 1, 100000);
 		else if (FLAG("--connections")) opt.client.connections = TAKE(a, 1, 65536);
@@ -459,6 +557,15 @@ static void parse_args(int argc, char **argv)
 		else if (FLAG("--pause-ms")) opt.pause_ms = TAKE(a, 1, 3600000);
 		else if (FLAG("--abort-ms")) opt.abort_ms = TAKE(a, 1, 3600000);
 		else if (FLAG("--quiet")) opt.quiet = true;
+		else if (FLAG("--destroy-early")) opt.destroy_early = true;
+		else if (FLAG("--cross-resume")) opt.cross_resume = true;
+		else if (FLAG("--abort-others")) {
+			if (!v || (strcmp(v, "connect") && strcmp(v, "headers")))
+				usage("--abort-others needs connect or headers");
+			opt.abort_others = v;
+			i++;
+		}
+		else if (FLAG("--abort-cascade")) opt.abort_cascade = true;
 		else if (FLAG("--help") || FLAG("-h")) usage(NULL);
 		else if (a[0] == '-' && a[1] == '-') { fprintf(stderr, "fetch: unknown option %s\n", a); exit(2); }
 		else if (opt.url_count == MAX_URLS) usage("too many URLs");
@@ -519,7 +626,15 @@ int main(int argc, char **argv)
 	if (opt.pause_ms && !opt.dispatch_api)
 		usage("--pause-ms needs --dispatch");
 	run_start_us = ig_monotonic_us();
+	if ((opt.cross_resume || opt.abort_others || opt.abort_cascade) && !opt.dispatch_api)
+		usage("--cross-resume, --abort-others and --abort-cascade need --dispatch");
+	abort_others_timer.fn = on_abort_others;
 	start_next();
+	if (opt.destroy_early) {
+		dispatcher->ops->destroy(dispatcher);
+		dispatcher = NULL;
+		total = next_index; /* no more can start */
+	}
 	if (finished < total)
 		ig_loop_run(&loop);
 	struct client_core *core = client_core_of(&loop);
@@ -527,9 +642,12 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &ru);
 	double cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
 			(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0;
-	printf("{\"summary\":true,\"requests\":%u,\"ok\":%u,\"failed\":%u,\"connections\":%llu,\"cpu_ms\":%.1f",
-	       total, total - failed, failed, (unsigned long long)(core ? core->connects : 0), cpu_ms);
+	printf("{\"summary\":true,\"requests\":%u,\"ok\":%u,\"failed\":%u,\"connections\":%llu,\"cpu_ms\":%.1f"
+	       ",\"calls_live\":%zu",
+	       total, total - failed, failed, (unsigned long long)(core ? core->connects : 0), cpu_ms,
+	       core ? core->calls.in_use : 0);
 	print_ms(run_start_us);
-	dispatcher->ops->destroy(dispatcher);
+	if (dispatcher)
+		dispatcher->ops->destroy(dispatcher);
 	return failed ? 1 : 0;
 }

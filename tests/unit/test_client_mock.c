@@ -774,6 +774,110 @@ static void test_stream(ig_arena *a)
 	ig_arena_reset(a);
 }
 
+/* ---- an abort while the inner dispatch runs ----
+ * In a real pool, dispatching can run other calls' callbacks (pool_drive
+ * writes queued requests and tells their on_connect), and that user code
+ * may abort the very call being dispatched. This dispatcher stands in
+ * front of the mock and runs such an abort from inside its dispatch, on
+ * its nth dispatch. */
+struct abort_in_dispatch {
+	ig_dispatcher d; /* first */
+	ig_dispatcher *next;
+	ig_call *victim;
+	int dispatches, when;
+};
+
+static ig_call *aid_dispatch(ig_dispatcher *d, const ig_dispatch_opts *o, const ig_dispatch_handler *h, void *arg)
+{
+	struct abort_in_dispatch *x = (struct abort_in_dispatch *)d;
+	if (++x->dispatches == x->when && x->victim)
+		ig_call_abort(x->victim);
+	return ig_dispatch(x->next, o, h, arg);
+}
+
+static void aid_destroy(ig_dispatcher *d)
+{
+	struct abort_in_dispatch *x = (struct abort_in_dispatch *)d;
+	x->next->ops->destroy(x->next);
+}
+
+static const struct ig_dispatcher_ops aid_ops = { .dispatch = aid_dispatch, .destroy = aid_destroy };
+
+static void test_abort_during_inner_dispatch(ig_arena *a)
+{
+	/* retry: the second attempt's dispatch aborts the call. */
+	ig_mock_agent *m = ig_mock_agent_new(&loop, NULL);
+	struct abort_in_dispatch x = { .d = { .ops = &aid_ops, .loop = &loop }, .next = ig_mock_dispatcher(m), .when = 2 };
+	struct ig_retry_opts o = quick_retries();
+	ig_dispatcher *d = ig_retry_new(&x.d, &o);
+	icept(m, at(NULL, NULL, "/x"), reply(503, "busy"), IG_MOCK_PERSIST);
+	struct result r;
+	x.victim = start(d, a, GET("http://api.test/x"), &r);
+	run();
+	CHECK(r.calls == 1 && r.res.error == IG_CLIENT_ABORTED,
+	      "retry: aborted while its next attempt is being dispatched: ends aborted, not with that attempt's response");
+	d->ops->destroy(d);
+
+	/* redirect: the second hop's dispatch aborts the call. */
+	m = ig_mock_agent_new(&loop, NULL);
+	x = (struct abort_in_dispatch){ .d = { .ops = &aid_ops, .loop = &loop }, .next = ig_mock_dispatcher(m), .when = 2 };
+	d = ig_redirect_new(&x.d, &(struct ig_redirect_opts){ .max_redirects = 3 });
+	ig_header loc;
+	icept(m, at(NULL, NULL, "/a"), moved(302, "/b", &loc), IG_MOCK_PERSIST);
+	icept(m, at(NULL, NULL, "/b"), reply(200, "b"), IG_MOCK_PERSIST);
+	x.victim = start(d, a, GET("http://api.test/a"), &r);
+	run();
+	CHECK(r.calls == 1 && r.res.error == IG_CLIENT_ABORTED,
+	      "redirect: aborted while its next hop is being dispatched: ends aborted, not with that hop's response");
+	d->ops->destroy(d);
+	ig_arena_reset(a);
+}
+
+/* ---- handlers without on_complete / on_error ---- */
+
+static int headers_seen;
+
+static bool count_headers(ig_call *call, void *arg, int status, const ig_header *h, size_t n)
+{
+	(void)call, (void)arg, (void)status, (void)h, (void)n;
+	headers_seen++;
+	return true;
+}
+
+static void test_null_callbacks(ig_arena *a)
+{
+	/* call.c tolerates a NULL on_complete and on_error: so do the
+	   interceptors and the mock. */
+	static const ig_dispatch_handler only_headers = { .on_headers = count_headers };
+	ig_mock_agent *m = ig_mock_agent_new(&loop, NULL);
+	ig_dispatcher *mock = ig_mock_dispatcher(m);
+	ig_dispatcher *retry = ig_retry_new(mock, &(struct ig_retry_opts){ .max_retries = 1, .min_delay_ms = 1, .max_delay_ms = 1 });
+	ig_dispatcher *redirect = ig_redirect_new(retry, &(struct ig_redirect_opts){ .max_redirects = 1 });
+	ig_header loc;
+	icept(m, at(NULL, NULL, "/ok"), reply(200, "fine"), IG_MOCK_PERSIST);
+	icept(m, at(NULL, NULL, "/fail"), fail(IG_CLIENT_RESET, "gone"), IG_MOCK_PERSIST);
+	icept(m, at(NULL, NULL, "/loop"), moved(302, "/loop", &loc), IG_MOCK_PERSIST);
+	struct ig_mock_reply last = reply(200, "");
+	last.delay_ms = 50; /* after the others have ended */
+	icept(m, at(NULL, NULL, "/stop"), last, 1);
+	headers_seen = 0;
+	ig_dispatcher *ds[] = { mock, retry, redirect };
+	const char *paths[] = { "/ok", "/fail", "/loop" };
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = 0; j < 3; j++) {
+			ig_dispatch_opts o = { .origin = IG_STR("http://api.test"),
+					       .path = { paths[j], strlen(paths[j]) }, .idempotent = -1 };
+			ig_dispatch(ds[i], &o, &only_headers, NULL);
+		}
+	ig_fetch(mock, a, GET("http://api.test/stop"), on_done_stop, NULL);
+	ig_loop_run(&loop);
+	/* /ok three times; /loop's 302 through the mock and the retry (the
+	   redirect follows it until its limit, an error); /fail never. */
+	CHECK_INT(headers_seen, 3 + 2, "NULL on_complete/on_error: every call ends without a crash");
+	redirect->ops->destroy(redirect); /* and, through it, retry and the mock */
+	ig_arena_reset(a);
+}
+
 int main(void)
 {
 	if (ig_loop_init(&loop, 0) != 0) {
@@ -801,6 +905,8 @@ int main(void)
 	test_composition(&arena);
 	test_mock_net(&arena);
 	test_stream(&arena);
+	test_abort_during_inner_dispatch(&arena);
+	test_null_callbacks(&arena);
 	CHECK(!timed_out, "no call hung");
 	CHECK_INT(loop.timers.armed, 0, "no timer left armed");
 	ig_loop_close(&loop);

@@ -58,6 +58,7 @@ enum mode {
 	SERVFAIL,
 	SELF_POINTER, /* an answer whose owner name points at itself */
 	SHORT_RECORD, /* an answer cut inside its record */
+	DROP_AAAA,    /* answers A questions, never AAAA ones */
 };
 
 struct server {
@@ -184,6 +185,8 @@ static void on_query(struct ig_io *io, uint32_t events)
 		if (qlen > (size_t)n)
 			continue;
 		uint16_t qtype = (uint16_t)(q[at + 1] << 8 | q[at + 2]);
+		if (s->mode == DROP_AAAA && qtype == T_AAAA)
+			continue;
 		uint16_t flags = s->mode == TRUNCATE ? 0x200 : s->mode == SERVFAIL ? 2 : 0;
 		size_t len = answer(q, qlen, out, qname, qtype, flags & 0xF);
 		if (flags & 0x200)
@@ -576,6 +579,21 @@ static void test_timeout(void)
 	dns_resolver_free(r);
 }
 
+static void test_aaaa_dropped(void)
+{
+	/* A resolver that answers A and drops AAAA: the A addresses come
+	   after a short grace, not after every try has timed out (30 s x 2,
+	   beyond the watchdog). */
+	struct dns_resolver *r = setup("nameserver 127.0.0.1\noptions timeout:30 attempts:2\n", NULL);
+	servers[0].mode = DROP_AAAA;
+	struct result res;
+	resolve(r, "a.test", 80, &res);
+	CHECK(!watchdog_fired && res.error == 0 && strcmp(res.addrs, "192.0.2.1:80,192.0.2.2:80") == 0,
+	      "AAAA dropped: the A addresses, once a short grace for AAAA is over");
+	CHECK_INT(servers[0].queries, 2, "AAAA dropped: one try, not a retry of AAAA");
+	dns_resolver_free(r);
+}
+
 static void test_silent_then_next(void)
 {
 	struct dns_resolver *r =
@@ -733,6 +751,7 @@ int main(void)
 	test_servfail_next_server();
 	test_closed_port_next_server();
 	test_timeout();
+	test_aaaa_dropped();
 	test_silent_then_next();
 	test_hosts_file();
 	test_missing_files();
