@@ -51,28 +51,15 @@ static inline bool harness_load_service(void)
 
 /* ---- the core ---- */
 
-/* server.c's defaults (net/http/server.c) for what a core without TLS
- * reads, on one loop at 127.0.0.1 with errors logged only; callers narrow
- * the limits they test. */
+/* The runtime's defaults (http_config_defaults, net/http/core.c) on one
+ * loop at 127.0.0.1 with errors logged only; callers narrow the limits
+ * they test. */
 static inline void harness_config_defaults(struct http_config *cfg)
 {
-	*cfg = (struct http_config){
-		.port = 8080,
-		.host = "127.0.0.1",
-		.threads = 1,
-		.max_conns = 10000,
-		.max_request_line = 8192,
-		.max_header_bytes = 16384,
-		.max_headers = 100,
-		.max_body = 1 << 20,
-		.header_timeout_ms = 10000,
-		.body_timeout_ms = 30000,
-		.idle_timeout_ms = 60000,
-		.write_timeout_ms = 30000,
-		.max_output = 256 * 1024,
-		.grace_ms = 8000,
-		.log_level = IG_LOG_ERROR,
-	};
+	*cfg = http_config_defaults;
+	cfg->host = "127.0.0.1";
+	cfg->threads = 1;
+	cfg->log_level = IG_LOG_ERROR;
 }
 
 /* As server.c's core_setup, without a listener, seeded pools or TLS (the
@@ -84,17 +71,7 @@ static inline void harness_core_init(struct http_core *core, const struct http_c
 	core->listen_fd = -1;
 	if (ig_loop_init(&core->loop, 0) != 0)
 		abort();
-	size_t max_conns = (size_t)cfg->max_conns;
-	size_t head = (size_t)(cfg->max_header_bytes > cfg->max_request_line ? cfg->max_header_bytes
-									      : cfg->max_request_line);
-	core->rbuf_size = (uint32_t)((head + 16384 + 4095) & ~(size_t)4095);
-	ig_pool_init(&core->conns, sizeof(struct http_conn), 256, max_conns);
-	ig_pool_init(&core->ctxs, sizeof(struct ig_ctx), 256, max_conns * 4 + 1024);
-	ig_pool_init(&core->rbufs, core->rbuf_size, 8, max_conns + 64);
-	ig_pool_init(&core->blocks, HTTP_BLOCK_SIZE, 16, max_conns * 16 + 1024);
-	core->limits = (struct http_limits){ .max_request_line = (size_t)cfg->max_request_line,
-					     .max_header_bytes = (size_t)cfg->max_header_bytes,
-					     .max_headers = (size_t)cfg->max_headers };
+	http_core_init_pools(core);
 	core->scratch_headers = calloc((size_t)cfg->max_headers, sizeof(struct http_header));
 	if (!core->scratch_headers)
 		abort();

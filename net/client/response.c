@@ -1,33 +1,18 @@
 /* Response-head parser for the outbound client: one forward scan over the
  * caller's bytes, bounded by the limits, never past the end it was given.
- * Octet classes come from net/http/parser.c, so a field the server would
- * refuse in a request is refused here in a response. It owns the framing
+ * Octet classes, list elements and transfer codings come from
+ * net/http/parser.c, so a field the server would refuse in a request is
+ * refused here in a response. It owns the framing
  * decision; reading the body belongs to the connection (net/client/conn.c). */
 #include "response.h"
 
 #include <limits.h>
-#include <string.h>
 
 #define IS_DIGIT(c) ((c) >= '0' && (c) <= '9')
 
 static inline bool is_ows(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-static inline char ascii_lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
-/* Case-insensitive comparison against a lowercase literal. */
-static bool eq_nocase(const char *s, size_t n, const char *lower)
-{
-	size_t i = 0;
-	for (; i < n; i++)
-		if (lower[i] == '\0' || ascii_lower(s[i]) != lower[i])
-			return false;
-	return lower[i] == '\0';
 }
 
 /* ---- scanning window -------------------------------------------------- */
@@ -155,21 +140,6 @@ struct framing {
 	bool conn_keep_alive;
 };
 
-/* The list element that starts at p (before end), trimmed of OWS into
- * [*e, *e_end), possibly empty; returns the comma after it, or NULL if it
- * is the last. */
-static const char *list_element(const char *p, const char *end, const char **e, const char **e_end)
-{
-	const char *comma = memchr(p, ',', (size_t)(end - p));
-	*e = p;
-	*e_end = comma ? comma : end;
-	while (*e < *e_end && is_ows(**e))
-		++*e;
-	while (*e_end > *e && is_ows((*e_end)[-1]))
-		--*e_end;
-	return comma;
-}
-
 /* Calls `fn` on each element of a comma-separated list, trimmed of OWS;
  * empty elements are skipped (RFC 9110 5.6.1). Returns how many it saw,
  * or -1 when fn failed. */
@@ -181,7 +151,7 @@ static int for_each_element(struct scan *s, struct framing *f, const struct http
 	int count = 0;
 	const char *p = h->value, *end = h->value + h->value_len;
 	while (p < end) {
-		const char *e, *e_end, *comma = list_element(p, end, &e, &e_end);
+		const char *e, *e_end, *comma = http_list_element(p, end, &e, &e_end);
 		if (e < e_end) {
 			count++;
 			if (fn(s, f, e, (size_t)(e_end - e)) != 0)
@@ -220,7 +190,7 @@ static int note_content_length(struct scan *s, struct framing *f, const struct h
 		return fail(s, "empty Content-Length");
 	const char *p = h->value, *end = h->value + h->value_len;
 	for (;;) {
-		const char *e, *e_end, *comma = list_element(p, end, &e, &e_end);
+		const char *e, *e_end, *comma = http_list_element(p, end, &e, &e_end);
 		if (e == e_end)
 			return fail(s, "invalid Content-Length");
 		int r = note_length(s, f, e, (size_t)(e_end - e));
@@ -230,19 +200,13 @@ static int note_content_length(struct scan *s, struct framing *f, const struct h
 	}
 }
 
-/* transfer-coding = token *( OWS ";" OWS transfer-parameter ) */
 static int note_coding(struct scan *s, struct framing *f, const char *e, size_t n)
 {
-	size_t tok = (size_t)(http_skip_token(e, e + n) - e);
-	size_t i = tok;
-	while (i < n && is_ows(e[i]))
-		i++;
-	bool params = i < n;
-	if (tok == 0 || (params && e[i] != ';'))
-		return fail(s, "invalid Transfer-Encoding");
-	if (eq_nocase(e, tok, "chunked")) {
-		if (params)
-			return fail(s, "chunked takes no parameters");
+	const char *error;
+	int coding = http_transfer_coding(e, n, &error);
+	if (coding < 0)
+		return fail(s, error);
+	if (coding == 1) {
 		f->te_chunked++;
 		f->te_chunked_last = true;
 	} else {
@@ -255,9 +219,9 @@ static int note_coding(struct scan *s, struct framing *f, const char *e, size_t 
 static int note_connection_option(struct scan *s, struct framing *f, const char *e, size_t n)
 {
 	(void)s;
-	if (eq_nocase(e, n, "close"))
+	if (http_eq_nocase(e, n, "close"))
 		f->conn_close = true;
-	else if (eq_nocase(e, n, "keep-alive"))
+	else if (http_eq_nocase(e, n, "keep-alive"))
 		f->conn_keep_alive = true;
 	return 0;
 }
@@ -265,14 +229,14 @@ static int note_connection_option(struct scan *s, struct framing *f, const char 
 static int note_field(struct scan *s, struct framing *f, const struct http_header *h)
 {
 	int count = 0;
-	if (h->name_len == 14 && eq_nocase(h->name, 14, "content-length")) {
+	if (h->name_len == 14 && http_eq_nocase(h->name, 14, "content-length")) {
 		return note_content_length(s, f, h);
-	} else if (h->name_len == 17 && eq_nocase(h->name, 17, "transfer-encoding")) {
+	} else if (h->name_len == 17 && http_eq_nocase(h->name, 17, "transfer-encoding")) {
 		f->te_seen = true;
 		count = for_each_element(s, f, h, note_coding);
 		if (count == 0)
 			return fail(s, "empty Transfer-Encoding");
-	} else if (h->name_len == 10 && eq_nocase(h->name, 10, "connection")) {
+	} else if (h->name_len == 10 && http_eq_nocase(h->name, 10, "connection")) {
 		count = for_each_element(s, f, h, note_connection_option);
 	}
 	return count < 0 ? HTTP_ERROR : 0;

@@ -113,6 +113,11 @@ struct http_conn {
 	bool peer_eof; /* the client sent FIN: nothing more will arrive */
 };
 
+/* core.c */
+extern const struct http_config http_config_defaults;
+/* Sizes core's pools, read buffer and parser limits from core->cfg. */
+void http_core_init_pools(struct http_core *core);
+
 /* conn.c */
 void *http_conn_accept(void *core, struct ig_transport *t);
 /* The two halves of http_conn_accept, for a transport made once a

@@ -59,8 +59,7 @@ static inline char ascii_lower(char c)
 	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
-/* Case-insensitive comparison against a lowercase literal. */
-static bool eq_nocase(const char *s, size_t n, const char *lower)
+bool http_eq_nocase(const char *s, size_t n, const char *lower)
 {
 	size_t i = 0;
 	for (; i < n; i++)
@@ -285,9 +284,9 @@ static void split_query(struct http_request *req, const char *t, size_t n)
 
 static size_t http_scheme_len(const char *t, size_t n)
 {
-	if (n >= 7 && eq_nocase(t, 7, "http://"))
+	if (n >= 7 && http_eq_nocase(t, 7, "http://"))
 		return 7;
-	if (n >= 8 && eq_nocase(t, 8, "https://"))
+	if (n >= 8 && http_eq_nocase(t, 8, "https://"))
 		return 8;
 	return 0;
 }
@@ -368,18 +367,25 @@ struct framing {
  * of OWS, and counts them. RFC 9110 5.6.1: empty elements are ignored. */
 typedef int list_fn(struct http_request *req, struct framing *f, const char *e, size_t n);
 
+const char *http_list_element(const char *p, const char *end, const char **e, const char **e_end)
+{
+	const char *comma = memchr(p, ',', (size_t)(end - p));
+	*e = p;
+	*e_end = comma ? comma : end;
+	while (*e < *e_end && is_ows(**e))
+		++*e;
+	while (*e_end > *e && is_ows((*e_end)[-1]))
+		--*e_end;
+	return comma;
+}
+
 static int for_each_element(struct http_request *req, struct framing *f,
 			    const struct http_header *h, list_fn *fn, size_t *count)
 {
 	*count = 0;
 	const char *p = h->value, *end = h->value + h->value_len;
 	while (p < end) {
-		const char *comma = memchr(p, ',', (size_t)(end - p));
-		const char *e = p, *e_end = comma ? comma : end;
-		while (e < e_end && is_ows(*e))
-			e++;
-		while (e_end > e && is_ows(e_end[-1]))
-			e_end--;
+		const char *e, *e_end, *comma = http_list_element(p, end, &e, &e_end);
 		if (e < e_end) {
 			++*count;
 			int r = fn(req, f, e, (size_t)(e_end - e));
@@ -392,20 +398,33 @@ static int for_each_element(struct http_request *req, struct framing *f,
 }
 
 /* transfer-coding = token *( OWS ";" OWS transfer-parameter ) */
-static int note_coding(struct http_request *req, struct framing *f, const char *e, size_t n)
+int http_transfer_coding(const char *e, size_t n, const char **error)
 {
-	size_t tok = 0;
-	while (tok < n && has_class(e[tok], C_TCHAR))
-		tok++;
+	size_t tok = (size_t)(http_skip_token(e, e + n) - e);
 	size_t i = tok;
 	while (i < n && is_ows(e[i]))
 		i++;
 	bool params = i < n;
-	if (tok == 0 || (params && e[i] != ';'))
-		return fail(req, 400, "invalid Transfer-Encoding");
-	if (eq_nocase(e, tok, "chunked")) {
-		if (params)
-			return fail(req, 400, "chunked takes no parameters");
+	if (tok == 0 || (params && e[i] != ';')) {
+		*error = "invalid Transfer-Encoding";
+		return -1;
+	}
+	if (!http_eq_nocase(e, tok, "chunked"))
+		return 0;
+	if (params) {
+		*error = "chunked takes no parameters";
+		return -1;
+	}
+	return 1;
+}
+
+static int note_coding(struct http_request *req, struct framing *f, const char *e, size_t n)
+{
+	const char *error;
+	int coding = http_transfer_coding(e, n, &error);
+	if (coding < 0)
+		return fail(req, 400, error);
+	if (coding == 1) {
 		f->te_chunked++;
 		f->te_chunked_last = true;
 	} else {
@@ -419,9 +438,9 @@ static int note_connection_option(struct http_request *req, struct framing *f, c
 				  size_t n)
 {
 	(void)req;
-	if (eq_nocase(e, n, "close"))
+	if (http_eq_nocase(e, n, "close"))
 		f->conn_close = true;
-	else if (eq_nocase(e, n, "keep-alive"))
+	else if (http_eq_nocase(e, n, "keep-alive"))
 		f->conn_keep_alive = true;
 	return 0;
 }
@@ -484,24 +503,24 @@ static int note_field(struct http_request *req, struct framing *f, const struct 
 	size_t count;
 	switch (h->name_len) {
 	case 4:
-		if (eq_nocase(h->name, 4, "host"))
+		if (http_eq_nocase(h->name, 4, "host"))
 			return note_host(req, f, h);
 		break;
 	case 6:
-		if (eq_nocase(h->name, 6, "expect") &&
-		    eq_nocase(h->value, h->value_len, "100-continue"))
+		if (http_eq_nocase(h->name, 6, "expect") &&
+		    http_eq_nocase(h->value, h->value_len, "100-continue"))
 			f->expect_continue = true;
 		break;
 	case 10:
-		if (eq_nocase(h->name, 10, "connection"))
+		if (http_eq_nocase(h->name, 10, "connection"))
 			return for_each_element(req, f, h, note_connection_option, &count);
 		break;
 	case 14:
-		if (eq_nocase(h->name, 14, "content-length"))
+		if (http_eq_nocase(h->name, 14, "content-length"))
 			return note_content_length(req, f, h);
 		break;
 	case 17:
-		if (eq_nocase(h->name, 17, "transfer-encoding"))
+		if (http_eq_nocase(h->name, 17, "transfer-encoding"))
 			return note_transfer_encoding(req, f, h);
 		break;
 	}

@@ -121,5 +121,14 @@ const char *http_skip_token(const char *p, const char *end);
 /* field-value octets: VCHAR, SP, HTAB, obs-text (no NUL, CR, LF or DEL);
  * also the class of a status line's reason-phrase. */
 const char *http_skip_field_value(const char *p, const char *end);
+/* Case-insensitive comparison of [s, s+n) against a lowercase literal. */
+bool http_eq_nocase(const char *s, size_t n, const char *lower);
+/* One element of a comma-separated list (RFC 9110 5.6.1) starting at p:
+ * [*e, *e_end) trimmed of OWS, possibly empty; returns the comma after it,
+ * or NULL if it is the last. */
+const char *http_list_element(const char *p, const char *end, const char **e, const char **e_end);
+/* One transfer-coding of a Transfer-Encoding list: 1 for chunked (which
+ * takes no parameters), 0 for another coding, -1 with *error if invalid. */
+int http_transfer_coding(const char *e, size_t n, const char **error);
 
 #endif

@@ -20,34 +20,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static struct http_config config = {
-	.port = 8080,
-	.host = "0.0.0.0",
-	.threads = 0,
-	.max_conns = 10000,
-	.max_request_line = 8192,
-	.max_header_bytes = 16384,
-	.max_headers = 100,
-	.max_body = 1 << 20,
-	.header_timeout_ms = 10000,
-	.body_timeout_ms = 30000,
-	.idle_timeout_ms = 60000,
-	.write_timeout_ms = 30000,
-	.max_output = 256 * 1024,
-	.grace_ms = 8000,
-	.log_level = IG_LOG_INFO,
-	.access_log = false,
-	.tls_cert = "",
-	.tls_key = "",
-	.tls_cert_pem = "",
-	.tls_key_pem = "",
-	.tls_port = 8443,
-	.tls_only = false,
-	.tls_handshake_timeout_ms = 10000,
-	.tls_max_handshakes = 256,
-	.tls_idle_timeout_ms = 15000,
-	.tls_session_cache = 256 * 1024,
-};
+/* Starts as http_config_defaults (net/http/core.c); the options below
+ * write into it. */
+static struct http_config config;
 
 static const struct ig_option options[] = {
 	{ "port", "PORT", IG_OPT_INT, &config.port, 0, 65535, "TCP port; 0 picks a free one" },
@@ -195,17 +170,7 @@ static int core_setup(struct http_core *core)
 	const struct http_config *cfg = core->cfg;
 	if (ig_loop_init(&core->loop, (int)core->index) != 0)
 		return -1;
-	size_t max_conns = (size_t)cfg->max_conns;
-	size_t head = (size_t)(cfg->max_header_bytes > cfg->max_request_line ? cfg->max_header_bytes
-									      : cfg->max_request_line);
-	core->rbuf_size = (uint32_t)((head + 16384 + 4095) & ~(size_t)4095);
-	ig_pool_init(&core->conns, sizeof(struct http_conn), 256, max_conns);
-	ig_pool_init(&core->ctxs, sizeof(struct ig_ctx), 256, max_conns * 4 + 1024);
-	ig_pool_init(&core->rbufs, core->rbuf_size, 8, max_conns + 64);
-	ig_pool_init(&core->blocks, HTTP_BLOCK_SIZE, 16, max_conns * 16 + 1024);
-	core->limits = (struct http_limits){ .max_request_line = (size_t)cfg->max_request_line,
-					     .max_header_bytes = (size_t)cfg->max_header_bytes,
-					     .max_headers = (size_t)cfg->max_headers };
+	http_core_init_pools(core);
 	core->loop.on_wake = on_core_wake;
 	core->loop.arg = core;
 	sock_core_init(&core->sock, &core->loop, core->listen_fd, (uint32_t)cfg->max_conns,
@@ -352,6 +317,7 @@ static const char *tls_startup(char *err, size_t errlen)
 static int serve(int argc, char **argv, const struct ig_app *app)
 {
 	uint64_t t0 = ig_monotonic_us();
+	config = http_config_defaults;
 	switch (ig_config_parse(options, IG_COUNTOF(options), argc, argv, app->name, app->version)) {
 	case IG_CONFIG_OK: break;
 	case IG_CONFIG_EXIT: return 0;

@@ -1,0 +1,51 @@
+/* What a core's HTTP engine needs apart from its listeners: the default of
+ * every setting and the pools sized from the settings. Shared by
+ * server.c and the tests' in-process core (tests/harness.h), so that the
+ * two cannot drift apart. */
+#include "internal.h"
+#include "kernel/log.h"
+
+const struct http_config http_config_defaults = {
+	.port = 8080,
+	.host = "0.0.0.0",
+	.threads = 0,
+	.max_conns = 10000,
+	.max_request_line = 8192,
+	.max_header_bytes = 16384,
+	.max_headers = 100,
+	.max_body = 1 << 20,
+	.header_timeout_ms = 10000,
+	.body_timeout_ms = 30000,
+	.idle_timeout_ms = 60000,
+	.write_timeout_ms = 30000,
+	.max_output = 256 * 1024,
+	.grace_ms = 8000,
+	.log_level = IG_LOG_INFO,
+	.access_log = false,
+	.tls_cert = "",
+	.tls_key = "",
+	.tls_cert_pem = "",
+	.tls_key_pem = "",
+	.tls_port = 8443,
+	.tls_only = false,
+	.tls_handshake_timeout_ms = 10000,
+	.tls_max_handshakes = 256,
+	.tls_idle_timeout_ms = 15000,
+	.tls_session_cache = 256 * 1024,
+};
+
+void http_core_init_pools(struct http_core *core)
+{
+	const struct http_config *cfg = core->cfg;
+	size_t max_conns = (size_t)cfg->max_conns;
+	size_t head = (size_t)(cfg->max_header_bytes > cfg->max_request_line ? cfg->max_header_bytes
+									      : cfg->max_request_line);
+	core->rbuf_size = (uint32_t)((head + 16384 + 4095) & ~(size_t)4095);
+	ig_pool_init(&core->conns, sizeof(struct http_conn), 256, max_conns);
+	ig_pool_init(&core->ctxs, sizeof(struct ig_ctx), 256, max_conns * 4 + 1024);
+	ig_pool_init(&core->rbufs, core->rbuf_size, 8, max_conns + 64);
+	ig_pool_init(&core->blocks, HTTP_BLOCK_SIZE, 16, max_conns * 16 + 1024);
+	core->limits = (struct http_limits){ .max_request_line = (size_t)cfg->max_request_line,
+					     .max_header_bytes = (size_t)cfg->max_header_bytes,
+					     .max_headers = (size_t)cfg->max_headers };
+}
