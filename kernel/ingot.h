@@ -30,6 +30,16 @@ static inline bool ig_str_eq(ig_str a, const char *b, size_t blen)
 	return a.len == blen && memcmp(a.ptr, b, blen) == 0;
 }
 
+/* The value of a hex digit (either case), or -1: for %-escapes, chunk
+ * sizes and \u escapes alike. */
+static inline int ig_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	unsigned char l = (unsigned char)(c | 0x20);
+	return l >= 'a' && l <= 'f' ? l - 'a' + 10 : -1;
+}
+
 /* ---- arena: bump allocation for one request, freed all at once ---- */
 struct ig_arena;
 typedef struct ig_arena ig_arena;

@@ -95,20 +95,12 @@ static inline bool is_digit(char c)
 	return (unsigned char)(c - '0') < 10;
 }
 
-static int hex_value(char c)
-{
-	if (is_digit(c))
-		return c - '0';
-	unsigned char l = (unsigned char)(c | 0x20);
-	return l >= 'a' && l <= 'f' ? l - 'a' + 10 : -1;
-}
-
 /* Four hex digits at p (bounds checked by the caller), or -1. */
 static long hex4(const char *p)
 {
 	long v = 0;
 	for (int i = 0; i < 4; i++) {
-		int h = hex_value(p[i]);
+		int h = ig_hex_digit(p[i]);
 		if (h < 0)
 			return -1;
 		v = v << 4 | h;

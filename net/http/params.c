@@ -12,17 +12,6 @@
 
 /* ---- percent-decoding ---- */
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool needs_decoding(ig_str raw, enum ig_param_in in)
 {
 	if (in == IG_IN_HEADER)
@@ -46,8 +35,8 @@ static long percent_decode(ig_str raw, enum ig_param_in in, char *d)
 	for (size_t i = 0; i < raw.len; i++) {
 		char c = raw.ptr[i];
 		if (c == '%') {
-			int hi = i + 2 < raw.len ? hex_value(raw.ptr[i + 1]) : -1;
-			int lo = hi >= 0 ? hex_value(raw.ptr[i + 2]) : -1;
+			int hi = i + 2 < raw.len ? ig_hex_digit(raw.ptr[i + 1]) : -1;
+			int lo = hi >= 0 ? ig_hex_digit(raw.ptr[i + 2]) : -1;
 			if (lo < 0)
 				return -1;
 			c = (char)(hi << 4 | lo);
@@ -261,8 +250,8 @@ bool ig_query_name_is(ig_str raw, const char *name, size_t len)
 	for (size_t i = 0; i < raw.len; i++, k++) {
 		char c = raw.ptr[i];
 		if (c == '%') {
-			int hi = i + 2 < raw.len ? hex_value(raw.ptr[i + 1]) : -1;
-			int lo = hi >= 0 ? hex_value(raw.ptr[i + 2]) : -1;
+			int hi = i + 2 < raw.len ? ig_hex_digit(raw.ptr[i + 1]) : -1;
+			int lo = hi >= 0 ? ig_hex_digit(raw.ptr[i + 2]) : -1;
 			if (lo < 0)
 				return false;
 			c = (char)(hi << 4 | lo);

@@ -4,6 +4,7 @@
  * the framing decisions (body length, smuggling defences); routing and
  * decoding of the path, query and field values belong to the callers. */
 #include "parser.h"
+#include "kernel/ingot.h"
 
 #include <limits.h>
 #include <string.h>
@@ -690,14 +691,6 @@ enum chunk_state {
 	CS_ERROR,
 };
 
-static int hex_value(unsigned char c)
-{
-	if (IS_DIGIT(c))
-		return c - '0';
-	c = (unsigned char)ascii_lower((char)c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 static bool chunk_fail(struct http_chunked_decoder *d, const char *detail)
 {
 	d->state = CS_ERROR;
@@ -736,7 +729,7 @@ static bool size_line_byte(struct http_chunked_decoder *d, unsigned char c)
 
 static bool size_byte(struct http_chunked_decoder *d, unsigned char c)
 {
-	int v = hex_value(c);
+	int v = ig_hex_digit((char)c);
 	if (v < 0) {
 		if (d->line_bytes == 0)
 			return chunk_fail(d, "missing chunk size");
