@@ -576,11 +576,6 @@ static const struct ig_transport_ops tls_ops = {
 	.close = up_close,
 };
 
-bool ig_transport_is_tls(const struct ig_transport *t)
-{
-	return t->ops == &tls_ops;
-}
-
 /* ---- connections ---- */
 
 static struct tls_conn *conn_new(struct ig_tls_core *c, struct ig_transport *lower)

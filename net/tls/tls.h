@@ -75,9 +75,6 @@ const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, c
  * ig_tls_* call on this core. */
 const char *ig_tls_last_error(const struct ig_tls_core *c);
 
-/* True if t is a transport made by ig_tls_server/ig_tls_client. */
-bool ig_transport_is_tls(const struct ig_transport *t);
-
 /* The client-role core of the calling thread's loop, made on first use. */
 struct ig_tls_core *ig_tls_client_core(struct ig_loop *loop);
 /* The process's default trust anchors: the compiled-in set, changed by
