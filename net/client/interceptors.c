@@ -1,10 +1,11 @@
 /* What the interceptors (retry.c, redirect.c) and the mock agent (mock.c)
  * share: finding a response header by name, the call that stands for one
- * that ended before it had any state, and the lifetime of their call
- * states (internal.h). */
+ * that ended before it had any state, the lifetime of their call states,
+ * and the interceptors' plumbing around their inner calls (internal.h). */
 #include "net/client/interceptors.h"
 #include "net/client/internal.h"
 
+#include <stdlib.h>
 #include <strings.h>
 
 const ig_str *ig_header_find(const ig_header *headers, size_t count, const char *name)
@@ -78,4 +79,228 @@ void wrap_destroy_end(struct wrap_owner *o)
 {
 	if (--o->live == 0)
 		o->free(o);
+}
+
+/* ---- an interceptor's call (internal.h) ---- */
+
+/* The totals the caller sees: the interceptor's, those of ended inner
+ * calls, and the running inner call's. */
+static void sync_counts(struct wrap_fwd *c, const ig_call *inner)
+{
+	c->w.call.retries = c->retries + c->done_retries + (inner ? inner->retries : 0);
+	c->w.call.redirects = c->redirects + c->done_redirects + (inner ? inner->redirects : 0);
+}
+
+static void inner_ended(struct wrap_fwd *c, const ig_call *inner)
+{
+	c->inner_live = false;
+	c->done_retries += inner->retries;
+	c->done_redirects += inner->redirects;
+}
+
+void wrap_fwd_end_with_error(struct wrap_fwd *c, enum ig_client_error error, const char *message)
+{
+	if (c->state == WRAP_WAIT && c->kind->cancel_wait)
+		c->kind->cancel_wait(c);
+	c->state = WRAP_ENDED;
+	sync_counts(c, NULL);
+	if (c->h->on_error)
+		c->h->on_error(&c->w.call, c->arg, error, message);
+}
+
+static const ig_dispatch_handler fwd_handler;
+
+void wrap_fwd_start(struct wrap_fwd *c, ig_dispatcher *inner_dispatcher)
+{
+	c->state = WRAP_TRY;
+	c->inner_live = true;
+	c->inner = NULL; /* not the last inner call's: known once dispatch returns */
+	c->drained = 0;
+	wrap_fwd_hold(c);
+	ig_call *inner = ig_dispatch(inner_dispatcher, &c->opts, &fwd_handler, c);
+	if (c->inner_live) {
+		c->inner = inner;
+		if (c->aborting) /* asked while the dispatch ran */
+			ig_call_abort(inner);
+	}
+	wrap_fwd_let_go(c);
+}
+
+/* -- the inner call's callbacks -- */
+
+static void inner_on_connect(ig_call *inner, void *arg)
+{
+	struct wrap_fwd *c = arg;
+	c->inner = inner;
+	if (c->aborting) {
+		ig_call_abort(inner); /* asked before the inner call was known */
+		return;
+	}
+	if (c->state != WRAP_TRY || c->connected || !c->h->on_connect)
+		return;
+	c->connected = true;
+	wrap_fwd_hold(c);
+	sync_counts(c, inner);
+	c->h->on_connect(&c->w.call, c->arg);
+	wrap_fwd_let_go(c);
+}
+
+static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_header *headers, size_t count)
+{
+	struct wrap_fwd *c = arg;
+	c->inner = inner;
+	if (c->aborting) {
+		ig_call_abort(inner); /* asked before the inner call was known */
+		return false;
+	}
+	if (c->state != WRAP_TRY)
+		return true;
+	if (c->kind->drop(c, status, headers, count)) {
+		c->state = WRAP_DRAIN;
+		return true; /* read the body to its end, and drop it */
+	}
+	c->state = WRAP_PASS;
+	if (!c->h->on_headers)
+		return true;
+	wrap_fwd_hold(c);
+	sync_counts(c, inner);
+	bool more = c->h->on_headers(&c->w.call, c->arg, status, headers, count);
+	bool ended = c->state == WRAP_ENDED;
+	wrap_fwd_let_go(c);
+	return more && !ended;
+}
+
+static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t len)
+{
+	struct wrap_fwd *c = arg;
+	if (c->state == WRAP_DRAIN) {
+		c->drained += len;
+		if (c->drained <= WRAP_DRAIN_MAX)
+			return true;
+		/* Enough dropped: its on_error (WRAP_DRAIN) lets the kind go on. */
+		ig_call_abort(inner);
+		return false;
+	}
+	if (c->state != WRAP_PASS || !c->h->on_data)
+		return true;
+	wrap_fwd_hold(c);
+	sync_counts(c, inner);
+	bool more = c->h->on_data(&c->w.call, c->arg, data, len);
+	bool ended = c->state == WRAP_ENDED;
+	wrap_fwd_let_go(c);
+	return more && !ended;
+}
+
+static void inner_on_complete(ig_call *inner, void *arg)
+{
+	struct wrap_fwd *c = arg;
+	inner_ended(c, inner);
+	wrap_fwd_hold(c);
+	if (c->state == WRAP_DRAIN) {
+		c->kind->dropped(c);
+	} else if (c->state == WRAP_PASS) {
+		c->state = WRAP_ENDED;
+		sync_counts(c, NULL);
+		if (c->h->on_complete)
+			c->h->on_complete(&c->w.call, c->arg);
+	}
+	wrap_fwd_let_go(c);
+}
+
+static void inner_on_error(ig_call *inner, void *arg, enum ig_client_error error, const char *message)
+{
+	struct wrap_fwd *c = arg;
+	inner_ended(c, inner);
+	wrap_fwd_hold(c);
+	if (c->aborting)
+		wrap_fwd_end_with_error(c, IG_CLIENT_ABORTED, message);
+	else if (!c->kind->failed(c, error, message) && c->state != WRAP_ENDED)
+		wrap_fwd_end_with_error(c, error, message);
+	wrap_fwd_let_go(c);
+}
+
+static const ig_dispatch_handler fwd_handler = {
+	.on_connect = inner_on_connect,
+	.on_headers = inner_on_headers,
+	.on_data = inner_on_data,
+	.on_complete = inner_on_complete,
+	.on_error = inner_on_error,
+};
+
+/* -- the caller's side -- */
+
+static void fwd_call_abort(ig_call *call)
+{
+	struct wrap_fwd *c = (struct wrap_fwd *)call;
+	if (c->state == WRAP_ENDED)
+		return;
+	wrap_fwd_hold(c);
+	c->aborting = true;
+	if (!c->inner_live)
+		wrap_fwd_end_with_error(c, IG_CLIENT_ABORTED, "aborted");
+	else if (c->inner)
+		ig_call_abort(c->inner); /* its on_error ends ours */
+	/* else it is being dispatched: wrap_fwd_start or its first callback
+	   aborts it once it is known. */
+	wrap_fwd_let_go(c);
+}
+
+static void fwd_call_resume(ig_call *call)
+{
+	struct wrap_fwd *c = (struct wrap_fwd *)call;
+	if (c->state == WRAP_PASS && c->inner_live)
+		ig_call_resume(c->inner);
+}
+
+static const struct ig_call_ops fwd_call_ops = {
+	.abort = fwd_call_abort,
+	.resume = fwd_call_resume,
+};
+
+void *wrap_fwd_take(struct wrap_owner *o, struct wrap_slots *s, const struct wrap_fwd_kind *kind,
+		    const ig_dispatch_handler *h, void *arg)
+{
+	if (o->destroying) {
+		if (h->on_error)
+			h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, kind->destroyed_message);
+		return NULL;
+	}
+	void *c = wrap_call_take(s);
+	if (!c && h->on_error)
+		h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, kind->busy_message);
+	return c;
+}
+
+ig_call *wrap_fwd_begin(struct wrap_fwd *c, struct wrap_owner *o, struct wrap_slots *s,
+			const struct wrap_fwd_kind *kind, ig_dispatcher *inner, const ig_dispatch_opts *opts,
+			const ig_dispatch_handler *h, void *arg)
+{
+	*c = (struct wrap_fwd){
+		.w = { .call = { .ops = &fwd_call_ops } }, .kind = kind, .opts = *opts, .h = h, .arg = arg
+	};
+	wrap_call_link(o, s, &c->w);
+	wrap_fwd_hold(c);
+	wrap_fwd_start(c, inner);
+	bool ended = c->state == WRAP_ENDED;
+	wrap_fwd_let_go(c);
+	return ended ? NULL : &c->w.call;
+}
+
+static void fwd_owner_free(struct wrap_owner *o)
+{
+	free(o);
+}
+
+void wrap_fwd_owner_init(struct wrap_owner *o, const struct ig_dispatcher_ops *ops, ig_dispatcher *inner)
+{
+	o->d = (ig_dispatcher){ .ops = ops, .loop = inner->loop, .max_body_bytes = inner->max_body_bytes };
+	o->free = fwd_owner_free;
+}
+
+void wrap_fwd_destroy_end(struct wrap_owner *o, ig_dispatcher **inner)
+{
+	ig_dispatcher *d = *inner;
+	*inner = NULL;
+	d->ops->destroy(d);
+	wrap_destroy_end(o);
 }

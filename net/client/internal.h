@@ -315,4 +315,80 @@ void wrap_let_go(struct wrap_call *w, bool ended);
 void wrap_destroy_begin(struct wrap_owner *o);
 void wrap_destroy_end(struct wrap_owner *o);
 
+/* ---- an interceptor's call (retry.c, redirect.c; interceptors.c) ----
+ * The retry and redirect interceptors run one inner call at a time for
+ * each outer call and forward it to the caller once they keep a response;
+ * the plumbing of both sides is here, and each interceptor keeps only its
+ * decisions (struct wrap_fwd_kind). A wrap_fwd is the first member of
+ * their call states, so it is also the inner calls' handler argument. */
+
+enum wrap_state {
+	WRAP_TRY,   /* an inner call runs; nothing has reached the caller */
+	WRAP_DRAIN, /* its response will not be kept: dropping its body */
+	WRAP_WAIT,  /* no inner call: the interceptor waits (retry's backoff) */
+	WRAP_PASS,  /* the caller has the head: the rest is forwarded */
+	WRAP_ENDED, /* the caller has had on_complete or on_error */
+};
+
+struct wrap_fwd;
+
+struct wrap_fwd_kind {
+	const char *destroyed_message, *busy_message; /* for a call refused */
+	/* A head while WRAP_TRY: true drops the response (WRAP_DRAIN). */
+	bool (*drop)(struct wrap_fwd *c, int status, const ig_header *headers, size_t count);
+	/* A dropped response is over (complete). */
+	void (*dropped)(struct wrap_fwd *c);
+	/* The inner call failed and the caller did not abort: true if the
+	   interceptor goes on (or ended the call itself), false to pass the
+	   error to the caller. */
+	bool (*failed)(struct wrap_fwd *c, enum ig_client_error error, const char *message);
+	/* The call ends while WRAP_WAIT; NULL if the kind never waits. */
+	void (*cancel_wait)(struct wrap_fwd *c);
+};
+
+struct wrap_fwd {
+	struct wrap_call w; /* first: what the caller holds */
+	const struct wrap_fwd_kind *kind;
+	ig_dispatch_opts opts; /* the current inner call's */
+	const ig_dispatch_handler *h;
+	void *arg;
+	ig_call *inner; /* valid while inner_live */
+	bool inner_live;
+	bool connected; /* on_connect was forwarded */
+	bool aborting;  /* the caller aborted: no more inner calls */
+	enum wrap_state state;
+	uint64_t drained;                      /* body bytes dropped in WRAP_DRAIN */
+	uint32_t retries, redirects;           /* made by this interceptor */
+	uint32_t done_retries, done_redirects; /* reported by ended inner calls */
+};
+
+/* Every entry point holds the call while it runs (above). */
+static inline void wrap_fwd_hold(struct wrap_fwd *c)
+{
+	wrap_hold(&c->w);
+}
+static inline void wrap_fwd_let_go(struct wrap_fwd *c)
+{
+	wrap_let_go(&c->w, c->state == WRAP_ENDED);
+}
+/* Memory for a call of o (a struct wrap_fwd first), or NULL once the
+ * caller had on_error (o destroyed, or s exhausted). Zero the kind's own
+ * fields, then wrap_fwd_begin it. */
+void *wrap_fwd_take(struct wrap_owner *o, struct wrap_slots *s, const struct wrap_fwd_kind *kind,
+		    const ig_dispatch_handler *h, void *arg);
+/* Fills c's shared fields, links it and starts its first inner call on
+ * inner: what the interceptor's dispatch returns. */
+ig_call *wrap_fwd_begin(struct wrap_fwd *c, struct wrap_owner *o, struct wrap_slots *s,
+			const struct wrap_fwd_kind *kind, ig_dispatcher *inner, const ig_dispatch_opts *opts,
+			const ig_dispatch_handler *h, void *arg);
+/* Sets up o (calloc'ed, freed with free) as a dispatcher wrapping inner. */
+void wrap_fwd_owner_init(struct wrap_owner *o, const struct ig_dispatcher_ops *ops, ig_dispatcher *inner);
+/* Ends a destroy begun with wrap_destroy_begin: destroys *inner, then o
+ * once its last call is gone. */
+void wrap_fwd_destroy_end(struct wrap_owner *o, ig_dispatcher **inner);
+/* Dispatches c->opts on inner (WRAP_TRY). */
+void wrap_fwd_start(struct wrap_fwd *c, ig_dispatcher *inner);
+/* Ends the caller's call with on_error (WRAP_ENDED). */
+void wrap_fwd_end_with_error(struct wrap_fwd *c, enum ig_client_error error, const char *message);
+
 #endif

@@ -12,13 +12,6 @@
 
 #define MAX_CALLS_PER_CORE 16384
 
-enum redirect_state {
-	REDIRECT_HOP,   /* an inner call runs; nothing has reached the caller */
-	REDIRECT_DRAIN, /* its 3xx will be followed (or fail): dropping its body */
-	REDIRECT_PASS,  /* the caller has the head: the rest is forwarded */
-	REDIRECT_ENDED, /* the caller has had on_complete or on_error */
-};
-
 struct redirect {
 	struct wrap_owner w; /* first: what callers hold */
 	ig_dispatcher *inner;
@@ -26,20 +19,12 @@ struct redirect {
 	enum ig_redirect_cross_origin cross_origin;
 };
 
+/* Its states (internal.h): WRAP_TRY runs a hop, WRAP_DRAIN drops the body
+ * of a 3xx that will be followed (or fail); it never waits. c->f.opts is
+ * the current hop's, c->f.redirects counts the redirects followed here. */
 struct redirect_call {
-	struct wrap_call w; /* first: what the caller holds */
+	struct wrap_fwd f; /* first: what the caller holds */
 	struct redirect *r;
-	ig_dispatch_opts opts; /* the current hop's */
-	const ig_dispatch_handler *h;
-	void *arg;
-	ig_call *inner; /* valid while inner_live */
-	bool inner_live;
-	bool connected;
-	bool aborting;
-	enum redirect_state state;
-	uint64_t drained; /* 3xx body bytes dropped in REDIRECT_DRAIN */
-	uint32_t redirects;
-	uint32_t done_retries, done_redirects; /* reported by ended inner calls */
 	/* The next hop, decided from the 3xx head: */
 	int next_status;
 	bool next_cross_origin;
@@ -52,47 +37,6 @@ struct redirect_call {
 };
 
 static _Thread_local struct wrap_slots call_slots = WRAP_SLOTS(struct redirect_call, 16, MAX_CALLS_PER_CORE);
-
-static const ig_dispatch_handler redirect_handler;
-static const struct ig_call_ops redirect_call_ops;
-
-/* ---- lifetime (internal.h) ---- */
-
-static void redirect_free(struct wrap_owner *o)
-{
-	free(o);
-}
-
-static void hold(struct redirect_call *c)
-{
-	wrap_hold(&c->w);
-}
-
-static void let_go(struct redirect_call *c)
-{
-	wrap_let_go(&c->w, c->state == REDIRECT_ENDED);
-}
-
-static void sync_counts(struct redirect_call *c, const ig_call *inner)
-{
-	c->w.call.redirects = c->redirects + c->done_redirects + (inner ? inner->redirects : 0);
-	c->w.call.retries = c->done_retries + (inner ? inner->retries : 0);
-}
-
-static void inner_ended(struct redirect_call *c, const ig_call *inner)
-{
-	c->inner_live = false;
-	c->done_retries += inner->retries;
-	c->done_redirects += inner->redirects;
-}
-
-static void end_with_error(struct redirect_call *c, enum ig_client_error error, const char *message)
-{
-	c->state = REDIRECT_ENDED;
-	sync_counts(c, NULL);
-	if (c->h->on_error)
-		c->h->on_error(&c->w.call, c->arg, error, message);
-}
 
 /* ---- resolving a Location ---- */
 
@@ -176,7 +120,7 @@ static bool resolve(struct redirect_call *c, ig_str loc)
 			return false; /* it would break the request line */
 
 	struct text t = { c->url[c->cur ^ 1], 0, IG_REDIRECT_MAX_URL, false };
-	ig_str origin = c->opts.origin, cur = c->opts.path;
+	ig_str origin = c->f.opts.origin, cur = c->f.opts.path;
 	size_t scheme_end = 0;
 	while (scheme_end < loc.len && !strchr("/?:", loc.ptr[scheme_end]))
 		scheme_end++;
@@ -228,7 +172,7 @@ static bool resolve(struct redirect_call *c, ig_str loc)
 
 static bool cross_origin(const struct redirect_call *c)
 {
-	ig_str now = c->opts.origin;
+	ig_str now = c->f.opts.origin;
 	ig_str next = { c->url[c->cur ^ 1], c->next_origin_len };
 	if (now.len == 0)
 		return next.len != 0;
@@ -256,77 +200,45 @@ static bool is_content_field(ig_str name)
  * are there already). False if there are too many to hold. */
 static bool filter_headers(struct redirect_call *c, bool credentials, bool content)
 {
-	if (c->opts.header_count > IG_REDIRECT_MAX_HEADERS)
+	if (c->f.opts.header_count > IG_REDIRECT_MAX_HEADERS)
 		return false;
 	size_t n = 0;
-	for (size_t i = 0; i < c->opts.header_count; i++) {
-		ig_header h = c->opts.headers[i];
+	for (size_t i = 0; i < c->f.opts.header_count; i++) {
+		ig_header h = c->f.opts.headers[i];
 		if ((credentials && is_credential(h.name)) || (content && is_content_field(h.name)))
 			continue;
 		c->headers[n++] = h;
 	}
-	c->opts.headers = c->headers;
-	c->opts.header_count = n;
+	c->f.opts.headers = c->headers;
+	c->f.opts.header_count = n;
 	return true;
-}
-
-static void start_hop(struct redirect_call *c)
-{
-	c->state = REDIRECT_HOP;
-	c->inner_live = true;
-	c->inner = NULL; /* not the last hop's: known once dispatch returns */
-	c->drained = 0;
-	hold(c);
-	ig_call *inner = ig_dispatch(c->r->inner, &c->opts, &redirect_handler, c);
-	if (c->inner_live) {
-		c->inner = inner;
-		if (c->aborting) /* asked while the dispatch ran */
-			ig_call_abort(inner);
-	}
-	let_go(c);
 }
 
 static void follow(struct redirect_call *c)
 {
-	const char *method = c->opts.method ? c->opts.method : "GET";
+	const char *method = c->f.opts.method ? c->f.opts.method : "GET";
 	bool to_get = (c->next_status == 303 && strcmp(method, "HEAD") != 0) ||
 		      ((c->next_status == 301 || c->next_status == 302) && strcmp(method, "POST") == 0);
 	bool strip = c->next_cross_origin && c->r->cross_origin == IG_REDIRECT_STRIP_CREDENTIALS;
 	if ((strip || to_get) && !filter_headers(c, strip, to_get)) {
-		end_with_error(c, IG_CLIENT_BAD_REQUEST, "too many request headers to filter for a redirect");
+		wrap_fwd_end_with_error(&c->f, IG_CLIENT_BAD_REQUEST,
+					"too many request headers to filter for a redirect");
 		return;
 	}
 	if (to_get) {
-		c->opts.method = "GET";
-		c->opts.body = (ig_str){ NULL, 0 };
-		c->opts.idempotent = -1;
+		c->f.opts.method = "GET";
+		c->f.opts.body = (ig_str){ NULL, 0 };
+		c->f.opts.idempotent = -1;
 	}
 	c->cur ^= 1;
 	const char *url = c->url[c->cur];
-	c->opts.origin = (ig_str){ url, c->next_origin_len };
-	c->opts.path = (ig_str){ url + c->next_origin_len, c->next_len - c->next_origin_len };
-	c->redirects++;
-	start_hop(c);
+	c->f.opts.origin = (ig_str){ url, c->next_origin_len };
+	c->f.opts.path = (ig_str){ url + c->next_origin_len, c->next_len - c->next_origin_len };
+	c->f.redirects++;
+	wrap_fwd_start(&c->f, c->r->inner);
 }
 
-/* ---- the inner call's callbacks ---- */
-
-static void inner_on_connect(ig_call *inner, void *arg)
-{
-	struct redirect_call *c = arg;
-	c->inner = inner;
-	if (c->aborting) {
-		ig_call_abort(inner); /* asked before the inner call was known */
-		return;
-	}
-	if (c->state != REDIRECT_HOP || c->connected || !c->h->on_connect)
-		return;
-	c->connected = true;
-	hold(c);
-	sync_counts(c, inner);
-	c->h->on_connect(&c->w.call, c->arg);
-	let_go(c);
-}
+/* ---- what redirect decides of a hop (struct wrap_fwd_kind) ---- */
 
 /* Whether this head is followed: the decision and the next URL are kept
  * for on_complete. */
@@ -337,181 +249,73 @@ static bool decide(struct redirect_call *c, int status, const ig_header *headers
 		return false;
 	c->next_cross_origin = cross_origin(c);
 	if (c->next_cross_origin &&
-	    (c->r->cross_origin == IG_REDIRECT_SAME_ORIGIN || c->opts.origin.len == 0))
+	    (c->r->cross_origin == IG_REDIRECT_SAME_ORIGIN || c->f.opts.origin.len == 0))
 		return false;
 	c->next_status = status;
 	c->next_error = IG_CLIENT_OK;
-	if (c->redirects >= c->r->max_redirects) {
+	if (c->f.redirects >= c->r->max_redirects) {
 		c->next_error = IG_CLIENT_REDIRECT_LIMIT;
 		c->next_error_message = "too many redirects";
 	}
 	return true;
 }
 
-static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_header *headers, size_t count)
+static bool redirect_drop(struct wrap_fwd *f, int status, const ig_header *headers, size_t count)
 {
-	struct redirect_call *c = arg;
-	c->inner = inner;
-	if (c->aborting) {
-		ig_call_abort(inner); /* asked before the inner call was known */
-		return false;
-	}
-	if (c->state != REDIRECT_HOP)
-		return true;
-	if (!c->aborting && !c->r->w.destroying && decide(c, status, headers, count)) {
-		c->state = REDIRECT_DRAIN;
-		return true; /* read the 3xx body to its end, and drop it */
-	}
-	c->state = REDIRECT_PASS;
-	if (!c->h->on_headers)
-		return true;
-	hold(c);
-	sync_counts(c, inner);
-	bool more = c->h->on_headers(&c->w.call, c->arg, status, headers, count);
-	bool ended = c->state == REDIRECT_ENDED;
-	let_go(c);
-	return more && !ended;
-}
-
-static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t len)
-{
-	struct redirect_call *c = arg;
-	if (c->state == REDIRECT_DRAIN) {
-		c->drained += len;
-		if (c->drained <= WRAP_DRAIN_MAX)
-			return true;
-		/* Enough dropped: its on_error (REDIRECT_DRAIN) follows the hop. */
-		ig_call_abort(inner);
-		return false;
-	}
-	if (c->state != REDIRECT_PASS || !c->h->on_data)
-		return true;
-	hold(c);
-	sync_counts(c, inner);
-	bool more = c->h->on_data(&c->w.call, c->arg, data, len);
-	bool ended = c->state == REDIRECT_ENDED;
-	let_go(c);
-	return more && !ended;
+	struct redirect_call *c = (struct redirect_call *)f;
+	return !c->f.aborting && !c->r->w.destroying && decide(c, status, headers, count);
 }
 
 /* The 3xx is over (its body read, or lost: the head was enough). */
-static void after_drain(struct redirect_call *c)
+static void redirect_dropped(struct wrap_fwd *f)
 {
-	if (c->aborting || c->r->w.destroying)
-		end_with_error(c, IG_CLIENT_ABORTED, "aborted during a redirect");
+	struct redirect_call *c = (struct redirect_call *)f;
+	if (c->f.aborting || c->r->w.destroying)
+		wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "aborted during a redirect");
 	else if (c->next_error)
-		end_with_error(c, c->next_error, c->next_error_message);
+		wrap_fwd_end_with_error(&c->f, c->next_error, c->next_error_message);
 	else
 		follow(c);
 }
 
-static void inner_on_complete(ig_call *inner, void *arg)
+static bool redirect_failed(struct wrap_fwd *f, enum ig_client_error error, const char *message)
 {
-	struct redirect_call *c = arg;
-	inner_ended(c, inner);
-	hold(c);
-	if (c->state == REDIRECT_DRAIN) {
-		after_drain(c);
-	} else if (c->state == REDIRECT_PASS) {
-		c->state = REDIRECT_ENDED;
-		sync_counts(c, NULL);
-		if (c->h->on_complete)
-			c->h->on_complete(&c->w.call, c->arg);
-	}
-	let_go(c);
+	(void)error;
+	(void)message;
+	if (f->state != WRAP_DRAIN)
+		return false;
+	redirect_dropped(f);
+	return true;
 }
 
-static void inner_on_error(ig_call *inner, void *arg, enum ig_client_error error, const char *message)
-{
-	struct redirect_call *c = arg;
-	inner_ended(c, inner);
-	hold(c);
-	if (c->aborting)
-		end_with_error(c, IG_CLIENT_ABORTED, message);
-	else if (c->state == REDIRECT_DRAIN)
-		after_drain(c);
-	else if (c->state != REDIRECT_ENDED)
-		end_with_error(c, error, message);
-	let_go(c);
-}
-
-static const ig_dispatch_handler redirect_handler = {
-	.on_connect = inner_on_connect,
-	.on_headers = inner_on_headers,
-	.on_data = inner_on_data,
-	.on_complete = inner_on_complete,
-	.on_error = inner_on_error,
+static const struct wrap_fwd_kind redirect_kind = {
+	.destroyed_message = "the redirect dispatcher was destroyed",
+	.busy_message = "too many calls in the redirect interceptor",
+	.drop = redirect_drop,
+	.dropped = redirect_dropped,
+	.failed = redirect_failed,
 };
 
-/* ---- the caller's side ---- */
-
-static void redirect_call_abort(ig_call *call)
-{
-	struct redirect_call *c = (struct redirect_call *)call;
-	if (c->state == REDIRECT_ENDED)
-		return;
-	hold(c);
-	c->aborting = true;
-	if (!c->inner_live)
-		end_with_error(c, IG_CLIENT_ABORTED, "aborted");
-	else if (c->inner)
-		ig_call_abort(c->inner); /* its on_error ends ours */
-	/* else it is being dispatched: start_hop or its first callback
-	   aborts it once it is known. */
-	let_go(c);
-}
-
-static void redirect_call_resume(ig_call *call)
-{
-	struct redirect_call *c = (struct redirect_call *)call;
-	if (c->state == REDIRECT_PASS && c->inner_live)
-		ig_call_resume(c->inner);
-}
-
-static const struct ig_call_ops redirect_call_ops = {
-	.abort = redirect_call_abort,
-	.resume = redirect_call_resume,
-};
+/* ---- the dispatcher ---- */
 
 static ig_call *redirect_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 				  const ig_dispatch_handler *h, void *arg)
 {
 	struct redirect *r = (struct redirect *)d;
-	if (r->w.destroying) {
-		if (h->on_error)
-			h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the redirect dispatcher was destroyed");
+	struct redirect_call *c = wrap_fwd_take(&r->w, &call_slots, &redirect_kind, h, arg);
+	if (!c)
 		return NULL;
-	}
-	struct redirect_call *c = wrap_call_take(&call_slots);
-	if (!c) {
-		if (h->on_error)
-			h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY,
-				    "too many calls in the redirect interceptor");
-		return NULL;
-	}
 	/* Not a compound literal: the URL buffers need no zeroing. */
 	memset(c, 0, offsetof(struct redirect_call, url));
-	c->w.call.ops = &redirect_call_ops;
 	c->r = r;
-	c->opts = *opts;
-	c->h = h;
-	c->arg = arg;
-	wrap_call_link(&r->w, &call_slots, &c->w);
-	hold(c);
-	start_hop(c);
-	bool ended = c->state == REDIRECT_ENDED;
-	let_go(c);
-	return ended ? NULL : &c->w.call;
+	return wrap_fwd_begin(&c->f, &r->w, &call_slots, &redirect_kind, r->inner, opts, h, arg);
 }
 
 static void redirect_destroy(ig_dispatcher *d)
 {
 	struct redirect *r = (struct redirect *)d;
 	wrap_destroy_begin(&r->w);
-	ig_dispatcher *inner = r->inner;
-	r->inner = NULL;
-	inner->ops->destroy(inner);
-	wrap_destroy_end(&r->w);
+	wrap_fwd_destroy_end(&r->w, &r->inner);
 }
 
 static const struct ig_dispatcher_ops redirect_ops = {
@@ -530,10 +334,7 @@ ig_dispatcher *ig_redirect_new(ig_dispatcher *inner, const struct ig_redirect_op
 	struct redirect *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
-	r->w.d = (ig_dispatcher){ .ops = &redirect_ops,
-				  .loop = inner->loop,
-				  .max_body_bytes = inner->max_body_bytes };
-	r->w.free = redirect_free;
+	wrap_fwd_owner_init(&r->w, &redirect_ops, inner);
 	r->inner = inner;
 	r->max_redirects = o->max_redirects ? o->max_redirects : 5;
 	r->cross_origin = o->cross_origin;

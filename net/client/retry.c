@@ -15,16 +15,6 @@
 #define MAX_STATUSES 32
 #define MAX_CALLS_PER_CORE 65536
 
-enum retry_state {
-	RETRY_ATTEMPT, /* an inner call runs; nothing has reached the caller */
-	RETRY_DRAIN,   /* its response will be retried: dropping its body */
-	RETRY_WAIT,    /* the backoff timer runs */
-	RETRY_PASS,    /* the caller has the head: the rest is forwarded */
-	RETRY_ENDED,   /* the caller has had on_complete or on_error */
-};
-
-struct retry_call;
-
 struct retry {
 	struct wrap_owner w; /* first: what callers hold */
 	ig_dispatcher *inner;
@@ -35,20 +25,12 @@ struct retry {
 	uint64_t rng;
 };
 
+/* Its states (internal.h): WRAP_TRY runs an attempt, WRAP_DRAIN drops the
+ * body of a response that will be retried, WRAP_WAIT runs the backoff
+ * timer. c->f.retries counts the retries made here. */
 struct retry_call {
-	struct wrap_call w; /* first: what the caller holds */
+	struct wrap_fwd f; /* first: what the caller holds */
 	struct retry *r;
-	ig_dispatch_opts opts;
-	const ig_dispatch_handler *h;
-	void *arg;
-	ig_call *inner; /* valid while inner_live */
-	bool inner_live;
-	bool connected; /* on_connect was forwarded */
-	bool aborting;  /* the caller aborted: no more attempts */
-	enum retry_state state;
-	uint64_t drained; /* body bytes dropped in RETRY_DRAIN */
-	uint32_t retries;
-	uint32_t done_retries, done_redirects; /* reported by ended inner calls */
 	uint64_t wait_ms;
 	struct ig_timer timer;
 };
@@ -60,59 +42,13 @@ static _Thread_local struct wrap_slots call_slots = WRAP_SLOTS(struct retry_call
 static const char *const idempotent_methods[] = { "GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE", NULL };
 static const uint16_t default_statuses[] = { 429, 500, 502, 503, 504 };
 
-static const ig_dispatch_handler retry_handler;
-static const struct ig_call_ops retry_call_ops;
-
-/* ---- lifetime ---- */
-
-static void retry_free(struct wrap_owner *o)
-{
-	free(o);
-}
-
-/* Every entry point holds the call while it runs (internal.h). */
-static void hold(struct retry_call *c)
-{
-	wrap_hold(&c->w);
-}
-
-static void let_go(struct retry_call *c)
-{
-	wrap_let_go(&c->w, c->state == RETRY_ENDED);
-}
-
-/* The totals the caller sees: ours, those of ended inner calls, and the
- * running inner call's. */
-static void sync_counts(struct retry_call *c, const ig_call *inner)
-{
-	c->w.call.retries = c->retries + c->done_retries + (inner ? inner->retries : 0);
-	c->w.call.redirects = c->done_redirects + (inner ? inner->redirects : 0);
-}
-
-static void inner_ended(struct retry_call *c, const ig_call *inner)
-{
-	c->inner_live = false;
-	c->done_retries += inner->retries;
-	c->done_redirects += inner->redirects;
-}
-
-static void end_with_error(struct retry_call *c, enum ig_client_error error, const char *message)
-{
-	if (c->state == RETRY_WAIT)
-		ig_timer_cancel(&c->r->w.d.loop->timers, &c->timer);
-	c->state = RETRY_ENDED;
-	sync_counts(c, NULL);
-	if (c->h->on_error)
-		c->h->on_error(&c->w.call, c->arg, error, message);
-}
-
 /* ---- decisions ---- */
 
 static bool is_idempotent(const struct retry_call *c)
 {
-	if (c->opts.idempotent >= 0)
-		return c->opts.idempotent;
-	const char *method = c->opts.method ? c->opts.method : "GET";
+	if (c->f.opts.idempotent >= 0)
+		return c->f.opts.idempotent;
+	const char *method = c->f.opts.method ? c->f.opts.method : "GET";
 	for (const char *const *m = c->r->methods; *m; m++)
 		if (strcmp(*m, method) == 0)
 			return true;
@@ -121,7 +57,7 @@ static bool is_idempotent(const struct retry_call *c)
 
 static bool may_retry(const struct retry_call *c)
 {
-	return !c->aborting && !c->r->w.destroying && c->retries < c->r->max_retries && is_idempotent(c);
+	return !c->f.aborting && !c->r->w.destroying && c->f.retries < c->r->max_retries && is_idempotent(c);
 }
 
 static bool status_retried(const struct retry *r, int status)
@@ -145,7 +81,7 @@ static uint64_t next_random(struct retry *r)
 static uint64_t backoff_ms(struct retry_call *c)
 {
 	struct retry *r = c->r;
-	uint32_t k = c->retries; /* retries made so far: this is retry k + 1 */
+	uint32_t k = c->f.retries; /* retries made so far: this is retry k + 1 */
 	uint64_t cap = r->max_delay_ms;
 	if (k < 32 && ((uint64_t)r->min_delay_ms << k) < cap)
 		cap = (uint64_t)r->min_delay_ms << k;
@@ -156,25 +92,9 @@ static uint64_t backoff_ms(struct retry_call *c)
 
 static void on_timer(struct ig_timer *t);
 
-static void start_attempt(struct retry_call *c)
-{
-	c->state = RETRY_ATTEMPT;
-	c->inner_live = true;
-	c->inner = NULL; /* not the last attempt's: known once dispatch returns */
-	c->drained = 0;
-	hold(c);
-	ig_call *inner = ig_dispatch(c->r->inner, &c->opts, &retry_handler, c);
-	if (c->inner_live) {
-		c->inner = inner;
-		if (c->aborting) /* asked while the dispatch ran */
-			ig_call_abort(inner);
-	}
-	let_go(c);
-}
-
 static void wait_then_retry(struct retry_call *c, uint64_t wait_ms)
 {
-	c->state = RETRY_WAIT;
+	c->f.state = WRAP_WAIT;
 	c->timer = (struct ig_timer){ .fn = on_timer };
 	struct ig_loop *loop = c->r->w.d.loop;
 	ig_timer_set(&loop->timers, &c->timer, loop->clock.now_ms + wait_ms);
@@ -183,187 +103,84 @@ static void wait_then_retry(struct retry_call *c, uint64_t wait_ms)
 static void on_timer(struct ig_timer *t)
 {
 	struct retry_call *c = (struct retry_call *)((char *)t - offsetof(struct retry_call, timer));
-	hold(c);
+	wrap_fwd_hold(&c->f);
 	if (c->r->w.destroying) {
-		end_with_error(c, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
+		wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
 	} else {
-		c->retries++;
-		start_attempt(c);
+		c->f.retries++;
+		wrap_fwd_start(&c->f, c->r->inner);
 	}
-	let_go(c);
+	wrap_fwd_let_go(&c->f);
 }
 
-/* ---- the inner call's callbacks ---- */
+/* ---- what retry decides of an attempt (struct wrap_fwd_kind) ---- */
 
-static void inner_on_connect(ig_call *inner, void *arg)
+static bool retry_drop(struct wrap_fwd *f, int status, const ig_header *headers, size_t count)
 {
-	struct retry_call *c = arg;
-	c->inner = inner;
-	if (c->aborting) {
-		ig_call_abort(inner); /* asked before the inner call was known */
-		return;
-	}
-	if (c->state != RETRY_ATTEMPT || c->connected || !c->h->on_connect)
-		return;
-	c->connected = true;
-	hold(c);
-	sync_counts(c, inner);
-	c->h->on_connect(&c->w.call, c->arg);
-	let_go(c);
-}
-
-static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_header *headers, size_t count)
-{
-	struct retry_call *c = arg;
-	c->inner = inner;
-	if (c->aborting) {
-		ig_call_abort(inner); /* asked before the inner call was known */
+	struct retry_call *c = (struct retry_call *)f;
+	if (!status_retried(c->r, status) || !may_retry(c))
 		return false;
-	}
-	if (c->state != RETRY_ATTEMPT)
-		return true;
-	if (status_retried(c->r, status) && may_retry(c)) {
-		const ig_str *ra = ig_header_find(headers, count, "retry-after");
-		uint64_t wait;
-		if (ra && ig_retry_after_ms(*ra, time(NULL), &wait))
-			c->wait_ms = wait < c->r->max_retry_after_ms ? wait : c->r->max_retry_after_ms;
-		else
-			c->wait_ms = backoff_ms(c);
-		c->state = RETRY_DRAIN;
-		return true; /* read the body to its end, and drop it */
-	}
-	c->state = RETRY_PASS;
-	if (!c->h->on_headers)
-		return true;
-	hold(c);
-	sync_counts(c, inner);
-	bool more = c->h->on_headers(&c->w.call, c->arg, status, headers, count);
-	bool ended = c->state == RETRY_ENDED;
-	let_go(c);
-	return more && !ended;
+	const ig_str *ra = ig_header_find(headers, count, "retry-after");
+	uint64_t wait;
+	if (ra && ig_retry_after_ms(*ra, time(NULL), &wait))
+		c->wait_ms = wait < c->r->max_retry_after_ms ? wait : c->r->max_retry_after_ms;
+	else
+		c->wait_ms = backoff_ms(c);
+	return true;
 }
 
-static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t len)
+static void retry_dropped(struct wrap_fwd *f)
 {
-	struct retry_call *c = arg;
-	if (c->state == RETRY_DRAIN) {
-		c->drained += len;
-		if (c->drained <= WRAP_DRAIN_MAX)
-			return true;
-		/* Enough dropped: its on_error (RETRY_DRAIN) goes on to the retry. */
-		ig_call_abort(inner);
-		return false;
-	}
-	if (c->state != RETRY_PASS || !c->h->on_data)
-		return true;
-	hold(c);
-	sync_counts(c, inner);
-	bool more = c->h->on_data(&c->w.call, c->arg, data, len);
-	bool ended = c->state == RETRY_ENDED;
-	let_go(c);
-	return more && !ended;
+	struct retry_call *c = (struct retry_call *)f;
+	if (c->f.aborting || c->r->w.destroying)
+		wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "aborted before a retry");
+	else
+		wait_then_retry(c, c->wait_ms);
 }
 
-static void inner_on_complete(ig_call *inner, void *arg)
+static bool retry_failed(struct wrap_fwd *f, enum ig_client_error error, const char *message)
 {
-	struct retry_call *c = arg;
-	inner_ended(c, inner);
-	hold(c);
-	if (c->state == RETRY_DRAIN) {
-		if (c->aborting || c->r->w.destroying)
-			end_with_error(c, IG_CLIENT_ABORTED, "aborted before a retry");
-		else
-			wait_then_retry(c, c->wait_ms);
-	} else if (c->state == RETRY_PASS) {
-		c->state = RETRY_ENDED;
-		sync_counts(c, NULL);
-		if (c->h->on_complete)
-			c->h->on_complete(&c->w.call, c->arg);
-	}
-	let_go(c);
-}
-
-static void inner_on_error(ig_call *inner, void *arg, enum ig_client_error error, const char *message)
-{
-	struct retry_call *c = arg;
-	inner_ended(c, inner);
-	hold(c);
-	if (c->aborting) {
-		end_with_error(c, IG_CLIENT_ABORTED, message);
-	} else if (c->state == RETRY_DRAIN && !c->r->w.destroying) {
+	(void)message;
+	struct retry_call *c = (struct retry_call *)f;
+	if (c->f.state == WRAP_DRAIN && !c->r->w.destroying) {
 		/* The retry was decided from the head; losing the body of the
 		   response we drop changes nothing. */
 		wait_then_retry(c, c->wait_ms);
-	} else if (c->state == RETRY_ATTEMPT && (c->r->errors & IG_RETRY_ON(error)) && may_retry(c)) {
-		wait_then_retry(c, backoff_ms(c));
-	} else if (c->state != RETRY_ENDED) {
-		end_with_error(c, error, message);
+		return true;
 	}
-	let_go(c);
+	if (c->f.state == WRAP_TRY && (c->r->errors & IG_RETRY_ON(error)) && may_retry(c)) {
+		wait_then_retry(c, backoff_ms(c));
+		return true;
+	}
+	return false;
 }
 
-static const ig_dispatch_handler retry_handler = {
-	.on_connect = inner_on_connect,
-	.on_headers = inner_on_headers,
-	.on_data = inner_on_data,
-	.on_complete = inner_on_complete,
-	.on_error = inner_on_error,
+static void retry_cancel_wait(struct wrap_fwd *f)
+{
+	struct retry_call *c = (struct retry_call *)f;
+	ig_timer_cancel(&c->r->w.d.loop->timers, &c->timer);
+}
+
+static const struct wrap_fwd_kind retry_kind = {
+	.destroyed_message = "the retry dispatcher was destroyed",
+	.busy_message = "too many calls in the retry interceptor",
+	.drop = retry_drop,
+	.dropped = retry_dropped,
+	.failed = retry_failed,
+	.cancel_wait = retry_cancel_wait,
 };
 
-/* ---- the caller's side ---- */
-
-static void retry_call_abort(ig_call *call)
-{
-	struct retry_call *c = (struct retry_call *)call;
-	if (c->state == RETRY_ENDED)
-		return;
-	hold(c);
-	c->aborting = true;
-	if (!c->inner_live)
-		end_with_error(c, IG_CLIENT_ABORTED, "aborted");
-	else if (c->inner)
-		ig_call_abort(c->inner); /* its on_error ends ours */
-	/* else it is being dispatched: start_attempt or its first callback
-	   aborts it once it is known. */
-	let_go(c);
-}
-
-static void retry_call_resume(ig_call *call)
-{
-	struct retry_call *c = (struct retry_call *)call;
-	if (c->state == RETRY_PASS && c->inner_live)
-		ig_call_resume(c->inner);
-}
-
-static const struct ig_call_ops retry_call_ops = {
-	.abort = retry_call_abort,
-	.resume = retry_call_resume,
-};
+/* ---- the dispatcher ---- */
 
 static ig_call *retry_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, const ig_dispatch_handler *h,
 			       void *arg)
 {
 	struct retry *r = (struct retry *)d;
-	if (r->w.destroying) {
-		if (h->on_error)
-			h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
+	struct retry_call *c = wrap_fwd_take(&r->w, &call_slots, &retry_kind, h, arg);
+	if (!c)
 		return NULL;
-	}
-	struct retry_call *c = wrap_call_take(&call_slots);
-	if (!c) {
-		if (h->on_error)
-			h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, "too many calls in the retry interceptor");
-		return NULL;
-	}
-	*c = (struct retry_call){
-		.w = { .call = { .ops = &retry_call_ops } }, .r = r, .opts = *opts, .h = h, .arg = arg
-	};
-	wrap_call_link(&r->w, &call_slots, &c->w);
-	hold(c);
-	start_attempt(c);
-	bool ended = c->state == RETRY_ENDED;
-	let_go(c);
-	return ended ? NULL : &c->w.call;
+	*c = (struct retry_call){ .r = r };
+	return wrap_fwd_begin(&c->f, &r->w, &call_slots, &retry_kind, r->inner, opts, h, arg);
 }
 
 static void retry_destroy(ig_dispatcher *d)
@@ -371,16 +188,13 @@ static void retry_destroy(ig_dispatcher *d)
 	struct retry *r = (struct retry *)d;
 	wrap_destroy_begin(&r->w); /* keeps r while waiting calls end below */
 	for (struct retry_call *c = (struct retry_call *)r->w.calls, *next; c; c = next) {
-		hold(c);
-		if (c->state == RETRY_WAIT)
-			end_with_error(c, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
-		next = (struct retry_call *)c->w.next; /* c stays listed until let_go frees it */
-		let_go(c);
+		wrap_fwd_hold(&c->f);
+		if (c->f.state == WRAP_WAIT)
+			wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
+		next = (struct retry_call *)c->f.w.next; /* c stays listed until let_go frees it */
+		wrap_fwd_let_go(&c->f);
 	}
-	ig_dispatcher *inner = r->inner;
-	r->inner = NULL;
-	inner->ops->destroy(inner);
-	wrap_destroy_end(&r->w);
+	wrap_fwd_destroy_end(&r->w, &r->inner);
 }
 
 static const struct ig_dispatcher_ops retry_ops = {
@@ -399,10 +213,7 @@ ig_dispatcher *ig_retry_new(ig_dispatcher *inner, const struct ig_retry_opts *op
 	struct retry *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
-	r->w.d = (ig_dispatcher){ .ops = &retry_ops,
-				  .loop = inner->loop,
-				  .max_body_bytes = inner->max_body_bytes };
-	r->w.free = retry_free;
+	wrap_fwd_owner_init(&r->w, &retry_ops, inner);
 	r->inner = inner;
 	r->max_retries = o->max_retries ? o->max_retries : 2;
 	r->min_delay_ms = o->min_delay_ms ? o->min_delay_ms : 100;
