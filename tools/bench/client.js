@@ -25,10 +25,10 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { execFileSync, spawnSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const {
   ROOT, OUT, num, FOREIGN_MAX, CLK_TCK, sleep, logger, killAll, onSignals, run, freePort,
-  cpuTicks, coreTicks, launch, stopServer, stats, fmt, machineBase, loadText, warnLoad, rotate, pushNotes, intoResults,
+  cpuTicks, coreTicks, launch, stopServer, floorBinary, stats, fmt, machineBase, loadText, warnLoad, rotate, pushNotes, intoResults,
 } = require('./lib');
 
 const env = process.env;
@@ -146,16 +146,6 @@ function ensureUndici() {
     note(`npm ci in tools/bench failed (${r.error || `exit ${r.status}`}): no undici numbers`);
     return false;
   }
-}
-
-function floorBinary() {
-  const given = env.BENCH_BIN_DIR && path.join(env.BENCH_BIN_DIR, 'floor');
-  if (given && fs.existsSync(given)) return { bin: given, cleanup() {} };
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-clientbench-'));
-  const bin = path.join(dir, 'floor');
-  execFileSync('musl-gcc', ['-std=c11', '-O2', '-static', '-Wall', '-Wextra', '-Werror', '-o', bin,
-    path.join(__dirname, 'floor.c')]);
-  return { bin, cleanup() { fs.rmSync(dir, { recursive: true, force: true }); } };
 }
 
 function clientTable() {

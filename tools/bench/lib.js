@@ -1,8 +1,8 @@
-// lib.js: what bench.js and validation.js share: child processes tracked by
+// lib.js: what the bench scripts share: child processes tracked by
 // PID, free ports, the /proc readers, one wrk run measured against the
 // server's CPU time, the "disturbed run" detection and its retries, wrk's
-// output, statistics and the markdown cells. Each of the two is its own
-// process, so the state here (the live children) is per bench half.
+// output, statistics and the markdown cells. Each script is its own
+// process, so the state here (the live children) is per script.
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
@@ -389,11 +389,29 @@ http {
 `;
 }
 
+// The floor server (floor.c): where tools/bench/run built it
+// (BENCH_BIN_DIR), else built here with musl-gcc into a temporary directory
+// that cleanup() removes. Throws when it cannot be built.
+function floorBinary() {
+  const given = env.BENCH_BIN_DIR && path.join(env.BENCH_BIN_DIR, 'floor');
+  if (given && fs.existsSync(given)) return { bin: given, cleanup() {} };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-floor-'));
+  const bin = path.join(dir, 'floor');
+  try {
+    execFileSync('musl-gcc', ['-std=c11', '-O2', '-static', '-Wall', '-Wextra', '-Werror', '-o', bin,
+      path.join(__dirname, 'floor.c')]);
+  } catch (e) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  return { bin, cleanup() { fs.rmSync(dir, { recursive: true, force: true }); } };
+}
+
 module.exports = {
   ROOT, OUT, num, sharedCfg, FOREIGN_MAX, CLK_TCK, sleep, logger,
   track, killAll, onSignals, run, freePort,
   cpuTicks, cpuNs, isListening, coreTicks, alive,
-  launch, stopServer, session,
+  launch, stopServer, session, floorBinary,
   parseWrk, wrkRun, disturbance, retrier, runLine,
   stats, pick, fmt, cell, ratio,
   machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes, intoResults, nginxHead,

@@ -1,7 +1,10 @@
 // validation.js: the validation half of `make bench`. ingot's POST /validate
 // against POST /novalidate (the same request decoded without checks), and
 // POST /blog, each also against Node + Fastify with the same JSON schemas
-// (fastify-server.js: Ajv validates, fast-json-stringify serializes). Each
+// (fastify-server.js: Ajv validates, fast-json-stringify serializes), and
+// the floor server (floor.c: parses nothing, answers fixed bytes), whose
+// cost is the kernel's share of each request: no server can go below it, so
+// Fastify ÷ floor is the most any server could be ahead here. Each
 // server alone on one CPU, wrk -t1 with post.lua on the other; the server's
 // CPU time per request comes from /proc, since one wrk core caps what
 // loopback can show in requests per second. tools/bench/run starts it after
@@ -23,7 +26,7 @@ const http = require('node:http');
 const { spawnSync, execFileSync } = require('node:child_process');
 const {
   ROOT, OUT, num, sharedCfg, FOREIGN_MAX, CLK_TCK, logger, killAll, onSignals, run, freePort, alive,
-  launch, stopServer, session, wrkRun, disturbance, retrier, runLine, stats, pick, fmt, cell, ratio,
+  launch, stopServer, session, floorBinary, wrkRun, disturbance, retrier, runLine, stats, pick, fmt, cell, ratio,
   machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes, intoResults,
 } = require('./lib');
 
@@ -45,7 +48,7 @@ const CFG = {
   // and what is left is the HTTP and JSON work validation adds to (0: off).
   pairPipeline: num(env.BENCH_VALIDATION_PIPELINE, 16),
 };
-const SERVER_NAMES = ['ingot', 'fastify'];
+const SERVER_NAMES = ['ingot', 'fastify', 'floor'];
 const TARGET_OVERHEAD = 0.05; // validation adds ≤ 5% CPU per request over /novalidate
 const TARGET_RPS = 5; // ≥ 5× Fastify's requests per second on POST /blog
 const SECTION_BEGIN = '<!-- tools/bench/validation.js: begin -->';
@@ -96,18 +99,21 @@ const CHECKS = [
 let tmpDir = null;
 function cleanup() {
   killAll('SIGKILL');
+  if (floor) { floor.cleanup(); floor = null; }
   if (tmpDir) { fs.rmSync(tmpDir, { recursive: true, force: true }); tmpDir = null; }
 }
 process.on('exit', cleanup);
 
-// ---- the two servers ---------------------------------------------------------
+// ---- the servers ------------------------------------------------------------
 let serviceBin = null;
+let floor = null; // { bin, cleanup } from lib.js
 const SERVERS = {
   ingot: (port) => ({ argv: [serviceBin], env: { INGOT_THREADS: '1', PORT: String(port), HOST: '127.0.0.1' } }),
   fastify: (port) => ({
     argv: [process.execPath, path.join(HERE, 'fastify-server.js')],
     env: { PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'production' },
   }),
+  floor: (port) => ({ argv: [floor.bin], env: { PORT: String(port), HOST: '127.0.0.1' } }),
 };
 
 async function startServer(name, rep) {
@@ -135,6 +141,15 @@ function post(port, target, body, headers) {
 }
 async function verify(srv) {
   const out = {};
+  if (srv.name === 'floor') {
+    // It answers its fixed /health response to anything: only that is checked.
+    for (const r of ROUTES) {
+      const res = await post(srv.port, r.target, r.body, r.headers);
+      out[r.label] = res.status === 200 ? 'ok' : `status ${res.status} (want 200)`;
+      if (out[r.label] !== 'ok') note(`floor ${r.label}: ${out[r.label]}`);
+    }
+    return out;
+  }
   for (const r of ROUTES) {
     const res = await post(srv.port, r.target, r.body, r.headers);
     const want = r.expect(res);
@@ -267,6 +282,9 @@ function summarize(res) {
       id: r.id, label: r.label, v,
       rps_ratio: ratio(v.ingot.rps, v.fastify.rps), // ingot ÷ fastify
       cpu_ratio: ratio(v.fastify.cpu, v.ingot.cpu), // fastify ÷ ingot: how many times cheaper ingot is
+      // The same two ratios for the floor: as far ahead as any server could be.
+      floor_rps_ratio: ratio(v.floor.rps, v.fastify.rps),
+      floor_cpu_ratio: ratio(v.fastify.cpu, v.floor.cpu),
     };
   });
   const row = (id) => rows.find((r) => r.id === id);
@@ -302,6 +320,10 @@ function summarize(res) {
   const overhead = paired ? paired.median : fromReps;
   const pairsBad = paired ? paired.bad : false;
   const blog = row('blog');
+  // When even the floor stays under the goal, no server can meet it on this
+  // machine: the verdict says so rather than blaming the code.
+  const ceiling = [blog.floor_rps_ratio, blog.floor_cpu_ratio].filter((x) => x !== null);
+  const beyondFloor = ceiling.length === 2 && Math.max(...ceiling) < TARGET_RPS;
   const targets = [
     {
       text: 'validation overhead: ingot CPU/req of POST /validate ÷ POST /novalidate − 1',
@@ -321,10 +343,13 @@ function summarize(res) {
       value: blog.rps_ratio === null ? '–' : fmt.x(blog.rps_ratio) +
         (blog.cpu_ratio === null ? '' : ` (CPU per request: ${fmt.x(blog.cpu_ratio)})`) +
         (blog.v.ingot.busy && blog.v.ingot.busy.median < 0.9
-          ? `; ingot's core ${(blog.v.ingot.busy.median * 100).toFixed(0)}% busy: wrk's one core set its rate` : ''),
+          ? `; ingot's core ${(blog.v.ingot.busy.median * 100).toFixed(0)}% busy: wrk's one core set its rate` : '') +
+        (ceiling.length === 2 ? `; the floor server: ${fmt.x(blog.floor_rps_ratio)} (CPU per request: ` +
+          `${fmt.x(blog.floor_cpu_ratio)})` : ''),
       raw: blog.rps_ratio,
       verdict: blog.rps_ratio === null ? 'n/a'
-        : bad(blog, 'ingot') ? 'MISS (errors)' : blog.rps_ratio >= TARGET_RPS ? 'PASS' : 'MISS',
+        : bad(blog, 'ingot') ? 'MISS (errors)' : blog.rps_ratio >= TARGET_RPS ? 'PASS'
+          : beyondFloor ? 'MISS (beyond the floor here)' : 'MISS',
     },
   ];
   if (piped) {
@@ -342,11 +367,11 @@ function summarize(res) {
 function renderMarkdown(res, sum_) {
   const L = [];
   const m = res.machine;
-  L.push('## Validation: POST with JSON bodies, ingot vs Fastify + Ajv');
+  L.push('## Validation: POST with JSON bodies, ingot vs Fastify + Ajv (and the floor)');
   L.push('');
   L.push(`Machine: ${m.cpu}, nproc ${m.nproc}; ${loadText(m)}. Peers: ingot (build/bin/service, INGOT_THREADS=1); ` +
     `Fastify ${m.fastify} with Ajv ${m.ajv} and fast-json-stringify ${m.fjs} on node ${m.node} ` +
-    '(tools/bench/fastify-server.js: the same request and response schemas).');
+    '(tools/bench/fastify-server.js: the same request and response schemas); the floor server (tools/bench/floor.c).');
   L.push(`Method: each server alone on CPU ${CFG.serverCpu}, \`wrk -t1 -c${CFG.conns}\` with tools/bench/post.lua on ` +
     `CPU ${CFG.clientCpu}; ${CFG.reps} reps × ${CFG.seconds} s per route after a ${Math.max(1, CFG.warmupSeconds)} s warm-up ` +
     'of each route, server and route order rotated each rep; cells are median (min–max) over reps (undisturbed reps only, ' +
@@ -358,28 +383,35 @@ function renderMarkdown(res, sum_) {
     `Requests: POST /validate?${VALIDATE_QUERY} and /novalidate (same query, \`x-foo: bar\`, a ${VALIDATE_BODY.length}-byte ` +
     `body of 7 keys), POST /blog (${BLOG_BODY.length}-byte body). Run at ${res.started}.`);
   L.push('');
-  L.push('| route | ingot req/s | fastify req/s | ingot/fastify req/s | ingot CPU µs/req | fastify CPU µs/req | ' +
-    'fastify/ingot CPU µs/req | core busy ingot / fastify | non-2xx ingot / fastify |');
-  L.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
+  const x = (v) => (v === null ? '–' : fmt.x(v));
+  L.push('| route | ingot req/s | fastify req/s | floor req/s | ingot/fastify req/s | floor/fastify req/s | ' +
+    'ingot CPU µs/req | fastify CPU µs/req | floor CPU µs/req | fastify/ingot CPU µs/req | fastify/floor CPU µs/req | ' +
+    'core busy ingot / fastify / floor | non-2xx ingot / fastify |');
+  L.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of sum_.rows) {
     const busy = SERVER_NAMES.map((n) => (r.v[n].busy ? `${(r.v[n].busy.median * 100).toFixed(0)}%` : '–')).join(' / ');
-    const n2 = SERVER_NAMES.map((s) => (r.v[s].requests ? `${r.v[s].non2xx}${r.v[s].errors ? ` (+${r.v[s].errors} socket errors)` : ''}` : '–'));
+    const n2 = ['ingot', 'fastify'].map((s) => (r.v[s].requests
+      ? `${r.v[s].non2xx}${r.v[s].errors ? ` (+${r.v[s].errors} socket errors)` : ''}` : '–'));
     L.push(`| ${r.label} | ${cell(r.v.ingot.rps, fmt.rps)} | ${cell(r.v.fastify.rps, fmt.rps)} | ` +
-      `${r.rps_ratio === null ? '–' : fmt.x(r.rps_ratio)} | ${cell(r.v.ingot.cpu, fmt.us)} | ${cell(r.v.fastify.cpu, fmt.us)} | ` +
-      `${r.cpu_ratio === null ? '–' : fmt.x(r.cpu_ratio)} | ${busy} | ${n2.join(' / ')} |`);
+      `${cell(r.v.floor.rps, fmt.rps)} | ${x(r.rps_ratio)} | ${x(r.floor_rps_ratio)} | ` +
+      `${cell(r.v.ingot.cpu, fmt.us)} | ${cell(r.v.fastify.cpu, fmt.us)} | ${cell(r.v.floor.cpu, fmt.us)} | ` +
+      `${x(r.cpu_ratio)} | ${x(r.floor_cpu_ratio)} | ${busy} | ${n2.join(' / ')} |`);
   }
   L.push('');
   L.push('| target | value | goal | verdict |');
   L.push('|---|--:|---|---|');
   for (const t of sum_.targets) L.push(`| ${t.text} | ${t.value} | ${t.goal} | ${t.verdict} |`);
   L.push('');
-  L.push('Core busy: the server\'s CPU time ÷ wall time; well under 100% means the one wrk core (or other work on the ' +
+  L.push('Floor: tools/bench/floor.c reads each request, parses nothing and writes a fixed 83-byte response, so its ' +
+    'CPU per request is what the kernel alone costs for one request on this machine, and floor/fastify is as far ' +
+    'ahead of Fastify as any server could be here. ' +
+    'Core busy: the server\'s CPU time ÷ wall time; well under 100% means the one wrk core (or other work on the ' +
     'server\'s core), not the server, set the request rate, and the CPU per request is then the fairer comparison. ' +
     '† some run had socket errors, non-2xx answers or a server exit (see validation.json). ' + disturbedLegend(CFG));
   const ver = Object.entries(res.verification).flatMap(([s, o]) => Object.entries(o)
     .filter(([, v]) => v !== 'ok').map(([k, v]) => `${s} ${k}: ${v}`));
   L.push(ver.length ? `Verification FAILED: ${ver.join('; ')}.`
-    : `Verified before the runs, on both servers: each bench request answers ${ROUTES.map((r) => r.status).join('/')} ` +
+    : `Verified before the runs, on ingot and Fastify: each bench request answers ${ROUTES.map((r) => r.status).join('/')} ` +
       `with the same body byte for byte; ${CHECKS.filter((c) => c.status === 400).length} invalid requests ` +
       '(query, header, body constraints) answer 400, and /novalidate takes page=0.');
   pushNotes(L, notes);
@@ -420,6 +452,12 @@ async function main() {
     note(`${src} missing (make bin): no ingot numbers`);
   }
   if (ensureFastify()) servers.push('fastify');
+  try {
+    floor = floorBinary();
+    servers.push('floor');
+  } catch (e) {
+    note(`floor server not built (${e.message.split('\n')[0]}): no floor numbers`);
+  }
   for (const r of ROUTES) {
     bodyFiles[r.id] = path.join(tmpDir, `${r.id}.json`);
     fs.writeFileSync(bodyFiles[r.id], r.body);
@@ -449,7 +487,10 @@ async function main() {
   const s = summarize(res);
   res.elapsed_s = (Date.now() - t0) / 1000;
   const md = renderMarkdown(res, s);
-  res.table = s.rows.map((r) => ({ route: r.label, rps_ratio: r.rps_ratio, cpu_ratio: r.cpu_ratio, values: r.v }));
+  res.table = s.rows.map((r) => ({
+    route: r.label, rps_ratio: r.rps_ratio, cpu_ratio: r.cpu_ratio,
+    floor_rps_ratio: r.floor_rps_ratio, floor_cpu_ratio: r.floor_cpu_ratio, values: r.v,
+  }));
   res.targets = s.targets.map(({ text, goal, value, raw, verdict }) => ({ text, goal, value, raw, verdict }));
   res.overhead_per_rep = s.overhead_per_rep;
   res.overhead_paired = s.overhead_paired;
