@@ -7,7 +7,6 @@
 #include "kernel/log.h"
 
 #include <stddef.h>
-#include <strings.h>
 
 struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 {
@@ -116,7 +115,7 @@ ig_str ig_req_header(const ig_ctx *x, const char *name)
 			hn = (ig_str){ h->name, h->name_len };
 			hv = (ig_str){ h->value, h->value_len };
 		}
-		if (hn.len == n && strncasecmp(hn.ptr, name, n) == 0)
+		if (hn.len == n && http_same_nocase(hn.ptr, name, n))
 			return hv;
 	}
 	return (ig_str){ NULL, 0 };

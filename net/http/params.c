@@ -4,11 +4,11 @@
  * free-form values, and the debug response check's log line. Only public
  * runtime calls: no knowledge of connections or of ig_ctx's layout. */
 #include "params.h"
+#include "parser.h"
 #include "kernel/log.h"
 
 #include <math.h>
 #include <stdlib.h>
-#include <strings.h>
 
 /* ---- percent-decoding ---- */
 
@@ -310,7 +310,7 @@ bool ig_is_json(ig_str ct)
 	const char *p = ct.ptr;
 	while (i < n && is_ows(p[i]))
 		i++;
-	if (n - i < sizeof type - 1 || strncasecmp(p + i, type, sizeof type - 1) != 0)
+	if (n - i < sizeof type - 1 || !http_eq_nocase(p + i, sizeof type - 1, type))
 		return false;
 	i += sizeof type - 1;
 	for (;;) {
@@ -340,9 +340,9 @@ bool ig_is_json(ig_str ct)
 		size_t value_len = i - value;
 		if (quoted && i < n)
 			i++;
-		if (name_len - name == 7 && strncasecmp(p + name, "charset", 7) == 0 &&
-		    !(value_len == 5 && strncasecmp(p + value, "utf-8", 5) == 0) &&
-		    !(value_len == 4 && strncasecmp(p + value, "utf8", 4) == 0))
+		if (name_len - name == 7 && http_eq_nocase(p + name, 7, "charset") &&
+		    !http_eq_nocase(p + value, value_len, "utf-8") &&
+		    !http_eq_nocase(p + value, value_len, "utf8"))
 			return false;
 	}
 }

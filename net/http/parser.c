@@ -69,6 +69,14 @@ bool http_eq_nocase(const char *s, size_t n, const char *lower)
 	return lower[i] == '\0';
 }
 
+bool http_same_nocase(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ascii_lower(a[i]) != ascii_lower(b[i]))
+			return false;
+	return true;
+}
+
 static bool eq_exact(const char *s, size_t n, const char *lit)
 {
 	return strlen(lit) == n && memcmp(s, lit, n) == 0;

@@ -123,6 +123,9 @@ const char *http_skip_token(const char *p, const char *end);
 const char *http_skip_field_value(const char *p, const char *end);
 /* Case-insensitive comparison of [s, s+n) against a lowercase literal. */
 bool http_eq_nocase(const char *s, size_t n, const char *lower);
+/* True iff a and b, n octets each, are equal ignoring ASCII case (field
+ * names as the application spells them: either side may be upper case). */
+bool http_same_nocase(const char *a, const char *b, size_t n);
 /* One element of a comma-separated list (RFC 9110 5.6.1) starting at p:
  * [*e, *e_end) trimmed of OWS, possibly empty; returns the comma after it,
  * or NULL if it is the last. */

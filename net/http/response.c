@@ -83,44 +83,68 @@ void http_out_append(struct http_conn *c, const void *p, size_t n)
 	}
 }
 
-#define OUT_LIT(c, lit) http_out_append((c), (lit), sizeof(lit) - 1)
+/* A head is composed on the stack and appended in one piece: the fixed
+ * parts are copied with constant sizes the compiler inlines, and the
+ * output chain is touched once rather than once per field. A piece that
+ * does not fit (a long extra field) flushes what is composed so far. */
+struct head {
+	struct http_conn *c;
+	size_t len;
+	char buf[512];
+};
+
+static inline void head_put(struct head *h, const void *s, size_t n)
+{
+	if (n > sizeof h->buf - h->len) {
+		http_out_append(h->c, h->buf, h->len);
+		h->len = 0;
+		if (n > sizeof h->buf) {
+			http_out_append(h->c, s, n);
+			return;
+		}
+	}
+	memcpy(h->buf + h->len, s, n);
+	h->len += n;
+}
+
+#define HEAD_LIT(h, lit) head_put((h), (lit), sizeof(lit) - 1)
 
 void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
 		   const ig_wbuf *extra, bool close, int minor, bool head_only)
 {
 	(void)head_only;
-	char line[64];
-	memcpy(line, "HTTP/1.1 ", 9);
+	struct head h = { .c = c };
+	char line[16] = "HTTP/1.1 ";
 	line[9] = (char)('0' + status / 100);
 	line[10] = (char)('0' + status / 10 % 10);
 	line[11] = (char)('0' + status % 10);
 	line[12] = ' ';
+	head_put(&h, line, 13);
 	const char *reason = http_reason(status);
-	size_t rl = strlen(reason);
-	memcpy(line + 13, reason, rl);
-	memcpy(line + 13 + rl, "\r\n", 2);
-	http_out_append(c, line, 15 + rl);
+	head_put(&h, reason, strlen(reason));
+	HEAD_LIT(&h, "\r\n");
 	bool bodiless = status < 200 || status == 204 || status == 304;
 	if (ctype && !bodiless) {
-		OUT_LIT(c, "Content-Type: ");
-		http_out_append(c, ctype, strlen(ctype));
-		OUT_LIT(c, "\r\n");
+		HEAD_LIT(&h, "Content-Type: ");
+		head_put(&h, ctype, strlen(ctype));
+		HEAD_LIT(&h, "\r\n");
 	}
 	if (!bodiless) {
 		char cl[40] = "Content-Length: ";
 		size_t n = 16 + ig_fmt_u64(cl + 16, body_len);
 		cl[n++] = '\r';
 		cl[n++] = '\n';
-		http_out_append(c, cl, n);
+		head_put(&h, cl, n);
 	}
-	http_out_append(c, c->core->loop.clock.date_line, IG_DATE_LINE_LEN);
+	head_put(&h, c->core->loop.clock.date_line, IG_DATE_LINE_LEN);
 	if (extra && extra->len)
-		http_out_append(c, extra->ptr, extra->len);
+		head_put(&h, extra->ptr, extra->len);
 	if (close)
-		OUT_LIT(c, "Connection: close\r\n");
+		HEAD_LIT(&h, "Connection: close\r\n");
 	else if (minor == 0)
-		OUT_LIT(c, "Connection: keep-alive\r\n");
-	OUT_LIT(c, "\r\n");
+		HEAD_LIT(&h, "Connection: keep-alive\r\n");
+	HEAD_LIT(&h, "\r\n");
+	http_out_append(c, h.buf, h.len);
 }
 
 /* cap must be at least 6 * 200 + 128: details are cut at 200 bytes. */

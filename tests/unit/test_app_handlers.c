@@ -4,7 +4,9 @@
  * on a core set up here (as tests/fuzz/fuzz_http.c does, standing in for
  * server.c), requests arrive through a memory transport, and the mock's
  * replies come from timers on that core's loop, so each handler really
- * goes pending and finishes from its completion callback.
+ * goes pending and finishes from its completion callback. The same core
+ * also checks the response head writer (http_out_head) byte for byte,
+ * including fields longer than its stack buffer, which no route produces.
  * Build: as tests/harness.h says. */
 #include "tests/harness.h"
 #include "tests/unit/check.h"
@@ -336,6 +338,55 @@ static void test_fanout(void)
 	harness_unmock_network(&core, m);
 }
 
+/* http_out_head composes a head on the stack and appends it once; a field
+ * that does not fit flushes what is composed and goes in by itself. Either
+ * way the bytes in the output chain must be exactly the head. */
+static void head_case(const char *name, int status, const char *ctype, size_t body_len, size_t extra_len,
+		      bool close, int minor)
+{
+	static char extra_bytes[3000], want[4096], got[4096];
+	ig_wbuf extra = { 0 };
+	if (extra_len) {
+		/* One field "X-Long: aaa...\r\n" of extra_len octets in all. */
+		memcpy(extra_bytes, "X-Long: ", 8);
+		memset(extra_bytes + 8, 'a', extra_len - 10);
+		memcpy(extra_bytes + extra_len - 2, "\r\n", 2);
+		extra.ptr = extra_bytes;
+		extra.len = extra_len;
+	}
+	struct http_conn c = { .core = &core };
+	http_out_head(&c, status, ctype, body_len, &extra, close, minor, false);
+	size_t n = 0;
+	for (struct out_block *b = c.out_head, *next; b; b = next) {
+		next = b->next;
+		if (n + b->len <= sizeof got)
+			memcpy(got + n, b->data, b->len);
+		n += b->len;
+		ig_pool_give(&core.blocks, b);
+	}
+	bool bodiless = status < 200 || status == 204 || status == 304;
+	int w = snprintf(want, sizeof want, "HTTP/1.1 %d %s\r\n", status, http_reason(status));
+	if (ctype && !bodiless)
+		w += snprintf(want + w, sizeof want - (size_t)w, "Content-Type: %s\r\n", ctype);
+	if (!bodiless)
+		w += snprintf(want + w, sizeof want - (size_t)w, "Content-Length: %zu\r\n", body_len);
+	w += snprintf(want + w, sizeof want - (size_t)w, "%s%.*s%s\r\n", core.loop.clock.date_line, (int)extra_len,
+		      extra_bytes, close ? "Connection: close\r\n" : minor == 0 ? "Connection: keep-alive\r\n" : "");
+	check_that(n == (size_t)w && n == c.out_bytes && memcmp(got, want, n) == 0, name,
+		   "got %zu bytes (out_bytes %zu), want %d: %.*s", n, c.out_bytes, w, (int)(n < 400 ? n : 400), got);
+}
+
+static void test_response_head(void)
+{
+	head_case("head: 201 with a type and a short field", 201, "application/json", 97, 30, false, 1);
+	head_case("head: 204 has no type or length", 204, "application/json", 0, 0, false, 1);
+	head_case("head: HTTP/1.0 keep-alive", 200, "text/plain", 5, 0, false, 0);
+	head_case("head: close", 400, "application/problem+json", 120, 0, true, 1);
+	head_case("head: a field that overflows the stack buffer", 200, "application/json", 10, 480, true, 0);
+	head_case("head: a field longer than the stack buffer", 200, "application/json", 12345, 2500, false, 1);
+	check_core_idle("head: every output block returned");
+}
+
 int main(void)
 {
 	ig_log_threshold = -1; /* quiet: TAP on stdout */
@@ -351,6 +402,7 @@ int main(void)
 	test_proxy_errors();
 	test_client_leaves();
 	test_fanout();
+	test_response_head();
 	CHECK(!timed_out, "no request hung");
 	CHECK_INT(core.loop.timers.armed, 0, "no timer left armed");
 	return check_done();
