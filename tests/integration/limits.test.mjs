@@ -290,7 +290,8 @@ test('back-pressure: a client pipelining GET /json without reading is pushed bac
 			// client must be served normally meanwhile.
 			const other = await RawClient.connect(pressed.port);
 			await other.write(req('GET', '/json') + req('GET', '/health'));
-			const [a, b] = await other.responses(2);
+			const [a, b] = await within(15000, other.responses(2),
+				`another client was not answered while the first was pushed back (sent ${sent})`);
 			assert.equal(a.text, BODY.json);
 			assert.equal(b.text, BODY.health);
 			other.destroy();
@@ -299,7 +300,12 @@ test('back-pressure: a client pipelining GET /json without reading is pushed bac
 			servedMeanwhile = !error && !sock.destroyed;
 		}
 		// (not events.once: it would reject on the 'error' of the reset)
-		const r = await Promise.race([new Promise((resolve) => sock.once('drain', () => resolve('drain'))), closed]);
+		// Bounded, so a connection that neither drains nor closes fails
+		// with its state rather than at the test's timeout.
+		const r = await within(20000,
+			Promise.race([new Promise((resolve) => sock.once('drain', () => resolve('drain'))), closed]),
+			`the pushed-back client neither drained nor was closed (sent ${sent}, stalls ${stalls}, ` +
+			`unsent ${sock.writableLength} bytes, error ${error && error.code})`);
 		if (r === 'close') break;
 	}
 	assert.ok(sent < maxRequests, `the server read all ${sent} requests without pushing back`);
