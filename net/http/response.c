@@ -113,7 +113,9 @@ void http_out_head(struct http_conn *c, int status, const char *ctype, size_t bo
 		   const ig_wbuf *extra, bool close, int minor, bool head_only)
 {
 	(void)head_only;
-	struct head h = { .c = c };
+	struct head h; /* buf is not zeroed: only [0, len) is ever read */
+	h.c = c;
+	h.len = 0;
 	char line[16] = "HTTP/1.1 ";
 	line[9] = (char)('0' + status / 100);
 	line[10] = (char)('0' + status / 10 % 10);
