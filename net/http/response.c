@@ -113,15 +113,14 @@ void http_out_head(struct http_conn *c, int status, const char *ctype, size_t bo
 		   const ig_wbuf *extra, bool close, int minor, bool head_only)
 {
 	(void)head_only;
-	struct head h; /* buf is not zeroed: only [0, len) is ever read */
+	struct head h; /* buf is not zero-filled: only [0, len) is ever read */
 	h.c = c;
-	h.len = 0;
-	char line[16] = "HTTP/1.1 ";
-	line[9] = (char)('0' + status / 100);
-	line[10] = (char)('0' + status / 10 % 10);
-	line[11] = (char)('0' + status % 10);
-	line[12] = ' ';
-	head_put(&h, line, 13);
+	memcpy(h.buf, "HTTP/1.1 ", 9);
+	h.buf[9] = (char)('0' + status / 100);
+	h.buf[10] = (char)('0' + status / 10 % 10);
+	h.buf[11] = (char)('0' + status % 10);
+	h.buf[12] = ' ';
+	h.len = 13;
 	const char *reason = http_reason(status);
 	head_put(&h, reason, strlen(reason));
 	HEAD_LIT(&h, "\r\n");
