@@ -49,12 +49,6 @@ int ig_loop_add(struct ig_loop *loop, int fd, uint32_t events, struct ig_io *io)
 	return epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-int ig_loop_mod(struct ig_loop *loop, int fd, uint32_t events, struct ig_io *io)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = io };
-	return epoll_ctl(loop->epfd, EPOLL_CTL_MOD, fd, &ev);
-}
-
 void ig_loop_del(struct ig_loop *loop, int fd)
 {
 	epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, 0);

@@ -39,7 +39,6 @@ struct ig_loop {
 int ig_loop_init(struct ig_loop *loop, int core);
 void ig_loop_close(struct ig_loop *loop);
 int ig_loop_add(struct ig_loop *loop, int fd, uint32_t events, struct ig_io *io);
-int ig_loop_mod(struct ig_loop *loop, int fd, uint32_t events, struct ig_io *io);
 void ig_loop_del(struct ig_loop *loop, int fd);
 
 /* Runs until running is cleared (by a callback on this thread). */

@@ -336,11 +336,6 @@ void sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
 	c->listen_io.fn = on_listen_event;
 }
 
-size_t sock_stream_size(void)
-{
-	return sizeof(struct sock_stream);
-}
-
 int sock_core_start(struct sock_core *c)
 {
 	return ig_loop_add(c->loop, c->listen_fd, EPOLLIN, &c->listen_io);

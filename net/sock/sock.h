@@ -39,8 +39,6 @@ int sock_listen(const char *host, int *port, int backlog, char *err, size_t errl
 
 void sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
 		    uint32_t max_streams, sock_accept_fn *accept, void *arg);
-/* Bytes per stream, for seeding c->streams with a first chunk. */
-size_t sock_stream_size(void);
 /* Starts accepting on the loop. */
 int sock_core_start(struct sock_core *c);
 /* Accepts what is already queued, then closes the listener. */
