@@ -242,34 +242,15 @@ static int note_field(struct scan *s, struct framing *f, const struct http_heade
 	return count < 0 ? HTTP_ERROR : 0;
 }
 
-/* field-line = field-name ":" OWS field-value OWS CRLF; s->p is at an
- * octet that can start a field name (not CR, LF, SP or HTAB). */
 static int parse_field(struct scan *s, struct http_header *h)
 {
-	const char *p = http_skip_token(s->p, s->end), *end = s->end;
-	if (p == end)
+	const char *error;
+	int n = http_parse_field_line(s->p, s->end, h, &error);
+	if (n == HTTP_INCOMPLETE)
 		return out_of_bytes(s);
-	if (p == s->p)
-		return fail(s, *p == ':' ? "empty field name" : "invalid character in field name");
-	if (*p != ':')
-		return fail(s, is_ows(*p) ? "whitespace before colon" : "invalid character in field name");
-	h->name = s->p;
-	h->name_len = (size_t)(p - s->p);
-	for (p++; p < end && is_ows(*p); p++)
-		;
-	const char *value = p;
-	p = http_skip_field_value(p, end);
-	if (p == end)
-		return out_of_bytes(s);
-	if (*p != '\r')
-		return fail(s, *p == '\n' ? "bare LF" : "invalid character in field value");
-	int r = expect_lf(s, p);
-	if (r != 0)
-		return r;
-	while (p > value && is_ows(p[-1]))
-		p--;
-	h->value = value;
-	h->value_len = (size_t)(p - value);
+	if (n == HTTP_ERROR)
+		return fail(s, error);
+	s->p += n;
 	return 0;
 }
 

@@ -536,37 +536,15 @@ static int note_field(struct http_request *req, struct framing *f, const struct 
 	return 0;
 }
 
-/* field-line = field-name ":" OWS field-value OWS CRLF; s->p is at a byte
- * that can start a field name (not CR, LF, SP or HTAB). */
 static int parse_field(struct scan *s, struct http_request *req, struct http_header *h)
 {
-	const char *p = s->p, *end = s->end;
-	while (p < end && has_class(*p, C_TCHAR))
-		p++;
-	if (p == end)
+	const char *detail;
+	int n = http_parse_field_line(s->p, s->end, h, &detail);
+	if (n == HTTP_INCOMPLETE)
 		return out_of_bytes(s, req);
-	if (p == s->p)
-		return fail(req, 400, *p == ':' ? "empty field name" : "invalid character in field name");
-	if (*p != ':')
-		return fail(req, 400, is_ows(*p) ? "whitespace before colon"
-						 : "invalid character in field name");
-	h->name = s->p;
-	h->name_len = (size_t)(p - s->p);
-	for (p++; p < end && is_ows(*p); p++)
-		;
-	const char *value = p;
-	p = skip_class(p, end, C_VALUE, word_is_value);
-	if (p == end)
-		return out_of_bytes(s, req);
-	if (*p != '\r')
-		return fail(req, 400, *p == '\n' ? "bare LF" : "invalid character in field value");
-	int r = expect_lf(s, req, p);
-	if (r != 0)
-		return r;
-	while (p > value && is_ows(p[-1]))
-		p--;
-	h->value = value;
-	h->value_len = (size_t)(p - value);
+	if (n == HTTP_ERROR)
+		return fail(req, 400, detail);
+	s->p += n;
 	return 0;
 }
 
@@ -874,4 +852,41 @@ const char *http_skip_token(const char *p, const char *end)
 const char *http_skip_field_value(const char *p, const char *end)
 {
 	return skip_class(p, end, C_VALUE, word_is_value);
+}
+
+static int field_error(const char **error, const char *message)
+{
+	*error = message;
+	return HTTP_ERROR;
+}
+
+int http_parse_field_line(const char *start, const char *end, struct http_header *h, const char **error)
+{
+	const char *p = http_skip_token(start, end);
+	if (p == end)
+		return HTTP_INCOMPLETE;
+	if (p == start)
+		return field_error(error, *p == ':' ? "empty field name" : "invalid character in field name");
+	if (*p != ':')
+		return field_error(error, is_ows(*p) ? "whitespace before colon" : "invalid character in field name");
+	h->name = start;
+	h->name_len = (size_t)(p - start);
+	for (p++; p < end && is_ows(*p); p++)
+		;
+	const char *value = p;
+	p = http_skip_field_value(p, end);
+	if (p == end)
+		return HTTP_INCOMPLETE;
+	if (*p != '\r')
+		return field_error(error, *p == '\n' ? "bare LF" : "invalid character in field value");
+	if (p + 1 == end)
+		return HTTP_INCOMPLETE;
+	if (p[1] != '\n')
+		return field_error(error, "bare CR");
+	const char *next = p + 2;
+	while (p > value && is_ows(p[-1]))
+		p--;
+	h->value = value;
+	h->value_len = (size_t)(p - value);
+	return (int)(next - start);
 }

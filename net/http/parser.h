@@ -121,6 +121,12 @@ const char *http_skip_token(const char *p, const char *end);
 /* field-value octets: VCHAR, SP, HTAB, obs-text (no NUL, CR, LF or DEL);
  * also the class of a status line's reason-phrase. */
 const char *http_skip_field_value(const char *p, const char *end);
+/* One field line (RFC 9112 5: field-name ":" OWS field-value OWS CRLF)
+ * starting at p, an octet that can start a name (not CR, LF, SP or HTAB).
+ * Fills h (value trimmed of OWS) and returns the octets consumed through
+ * the CRLF; HTTP_INCOMPLETE if end came first; HTTP_ERROR with *error set
+ * to a static message. Requests and responses parse fields alike. */
+int http_parse_field_line(const char *p, const char *end, struct http_header *h, const char **error);
 /* Case-insensitive comparison of [s, s+n) against a lowercase literal. */
 bool http_eq_nocase(const char *s, size_t n, const char *lower);
 /* True iff a and b, n octets each, are equal ignoring ASCII case (field
