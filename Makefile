@@ -40,9 +40,12 @@ LIBS     := $(TLS_LIBS) $(DEPS)/musl/lib/libbearssl.a
 
 # The TLS-independent part of net/tls is every file but the backends.
 TLS_SRC     := $(filter-out net/tls/bearssl.c net/tls/mbedtls.c,$(wildcard net/tls/*.c)) net/tls/$(TLS).c
+# net/api/main.c is the service's main(): programs with their own (the
+# test client, benchmarks, tests that set up a core) link all but it.
+API_MAIN    := net/api/main.c
 RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
-               $(wildcard net/client/*.c) $(TLS_SRC)
-APP_SRC     := $(wildcard app/*.c)
+               $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(TLS_SRC)
+APP_SRC     := $(wildcard app/*.c) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 SCHEMAC_SRC := $(wildcard tools/schemac/*.c)
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
@@ -164,20 +167,21 @@ fetch-asan: $(FETCH_ASAN)
 FUZZ_SECONDS ?= 60
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
-FUZZ_SRC_json_read := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
+FUZZ_SRC_json_read := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 FUZZ_SRC_response  := net/client/response.c net/http/parser.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/client/response.h net/http/parser.h
-# The whole request path with server.c left out (the target sets up a core
-# itself); api.c's main is renamed so that libFuzzer's wins, and pools are
+# The whole request path with server.c and the service's main left out
+# (the target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_http   := $(filter-out net/http/server.c,$(wildcard kernel/*.c net/http/*.c)) app/service.c $(GEN)/api.c \
+FUZZ_SRC_http   := $(filter-out net/http/server.c $(API_MAIN),$(wildcard kernel/*.c net/http/*.c net/api/*.c)) \
+                   app/service.c $(GEN)/api.c \
                    $(wildcard net/sock/*.c net/client/*.c) net/tls/tls.c net/tls/bearssl.c $(GEN)/anchors.c
-FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include -Dmain=ingot_service_main \
+FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread
 $(BUILD)/fuzz/fuzz_http: $(FUZZ_SRC_http) $(GEN)/api.h $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h) tests/harness.h
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard kernel/*.c kernel/*.h)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard kernel/*.c kernel/*.h net/api/*.c net/api/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \

@@ -6,47 +6,31 @@
  * would provide, server.c's configuration defaults, server.c's core_setup
  * without a listener, seeded pools or TLS, and an outbound agent that
  * never touches the network.
- * Build: every runtime source but net/http/server.c, with app/service.c
- * and the generated api.c, its main renamed (-Dmain=ingot_service_main).
- * Header-only: include it from one file of a program (it defines ig_main
- * and http_core_drained). */
+ * Build: every runtime source but net/http/server.c and net/api/main.c
+ * (the program has its own main), with app/service.c and the generated
+ * api.c. Header-only: include it from one file of a program (it defines
+ * http_core_drained). */
 #ifndef TESTS_HARNESS_H
 #define TESTS_HARNESS_H
 
 #include "net/http/internal.h"
 #include "net/client/client.h"
 #include "net/client/mock.h"
+#include "net/api/operation.h"
 #include "kernel/log.h"
 
 #include <stdlib.h>
 
-int ingot_service_main(int argc, char **argv); /* api.c's main, renamed */
+static const struct ig_app *const harness_app = &ig_api_app; /* the generated service's */
 
 /* ---- what server.c would provide ---- */
 
-static const struct ig_app *harness_app; /* the service's, once registered */
-static bool harness_drained;             /* http_core_drained was called */
-
-int ig_main(int argc, char **argv, const struct ig_app *app)
-{
-	(void)argc;
-	(void)argv;
-	harness_app = app;
-	return 0;
-}
+static bool harness_drained; /* http_core_drained was called */
 
 void http_core_drained(struct http_core *core)
 {
 	(void)core;
 	harness_drained = true;
-}
-
-/* Runs the service's main, which registers its app (harness_app) and
- * returns; false if it registered none. */
-static inline bool harness_load_service(void)
-{
-	ingot_service_main(0, NULL);
-	return harness_app != NULL;
 }
 
 /* ---- the core ---- */

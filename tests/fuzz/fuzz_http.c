@@ -21,7 +21,7 @@
  * malloc, so that ASan sees overflows and reuse and LSan sees leaks. With
  * -DIG_CHECK_RESPONSES the generated code also re-validates each response. */
 #include "tests/harness.h"
-#include "kernel/json_read.h"
+#include "net/api/json_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -524,8 +524,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	ig_log_threshold = getenv("FUZZ_HTTP_LOG") ? IG_LOG_DEBUG : -1;
 	print_output = getenv("FUZZ_HTTP_PRINT") != NULL;
-	if (!harness_load_service())
-		abort();
 	fuzz_app = *harness_app;
 	fuzz_app.route = fuzz_route;
 

@@ -1,11 +1,11 @@
-/* Unit tests of kernel/format: every string case of the JSON-Schema-Test-
+/* Unit tests of net/api/format: every string case of the JSON-Schema-Test-
  * Suite's optional/format/<name>.json for the formats ingot asserts (read
  * at test time with the project's own JSON reader), then edge cases of our
  * own. Each input sits flush against an unreadable page. */
 #define _DEFAULT_SOURCE
 #include "kernel/arena.h"
-#include "kernel/format.h"
-#include "kernel/json_read.h"
+#include "net/api/format.h"
+#include "net/api/json_read.h"
 #include "kernel/pool.h"
 #include "tests/unit/check.h"
 #include "tests/unit/guard.h"

@@ -1,11 +1,11 @@
-/* Unit tests of kernel/json_read and kernel/json_value: a table of valid and
+/* Unit tests of net/api/json_read and json_value: a table of valid and
  * invalid documents (each placed flush against an unreadable page, every
  * prefix too, the tree builder and the skipper required to agree), pull
  * walks, trees, duplicate keys, depth, numbers, UTF-8, equality, and the
  * JSON-Schema-Test-Suite's files as a corpus of valid JSON. */
 #define _DEFAULT_SOURCE
 #include "kernel/arena.h"
-#include "kernel/json_read.h"
+#include "net/api/json_read.h"
 #include "kernel/pool.h"
 #include "tests/unit/check.h"
 #include "tests/unit/guard.h"

@@ -53,13 +53,12 @@ void emit_banner(struct sc_model *m, struct sc_out *o, const char *role);
 void emit_types(struct sc_model *m, struct sc_out *h);     /* api.h */
 void emit_encoders(struct sc_model *m, struct sc_out *c);  /* api.c: response writers */
 void emit_decoders(struct sc_model *m, struct sc_out *c);  /* api.c: parameter decoders and checks */
-void emit_router(struct sc_model *m, struct sc_out *c);    /* api.c: run_<op> and route() */
-void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, app, main */
+void emit_router(struct sc_model *m, struct sc_out *c);    /* api.c: operation descriptors and ig_route() */
+void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, ig_api_app */
 
 /* emit_validate.c: validators over ig_json_value and what the decoders
  * share with them. */
 enum { VALIDATE_REQUEST = 1, VALIDATE_RESPONSE = 2 };
-void emit_support(struct sc_model *m, struct sc_out *c);
 void mark_validator(struct sc_schema *s, unsigned use);
 /* Pattern matchers, member lookups, constants and validate_<name> for
  * every marked schema; those whose use is only check_only are marked unused. */
@@ -80,7 +79,6 @@ bool has_number_checks(const struct sc_schema *s);
 /* emit_body.c: request body decoders, and typed checks shared with
  * parameters. report_fmt is the statement that reports a violation, with
  * two %s for the keyword and message literals. */
-void emit_decode_support(struct sc_out *c);
 void mark_body_decoders(struct sc_model *m);
 void emit_body_decoders(struct sc_model *m, struct sc_out *c);
 bool model_has_body_decoders(const struct sc_model *m);
@@ -99,6 +97,8 @@ void mark_param_schemas(struct sc_model *m);
 
 /* emit_encode.c */
 void mark_response_validators(struct sc_model *m);
+/* How many of op's responses debug builds check (ig_responses_<op>). */
+size_t op_checked_responses(const struct sc_op *op);
 
 /* Emits v as static ig_json_value definitions; returns the C name. */
 char *emit_json_constant(struct sc_out *c, const cJSON *v, const char *base);

@@ -1,6 +1,7 @@
 /* Emits the end of the generated source: the document itself (minified by
  * cJSON at build time, embedded as a C string literal and served at GET
- * /openapi.json), the struct ig_app handed to the runtime, and main(). */
+ * /openapi.json) and the struct ig_app the runtime serves (ig_api_app;
+ * main() is the runtime's, net/api/main.c). */
 #include "emit.h"
 
 #include <stdio.h>
@@ -23,7 +24,7 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 	out_line(c, "/* ---- the document, served at GET /openapi.json ---- */");
 	out_blank(c);
 	out_line(c, "/* %s, minified (%zu bytes). */", file, len);
-	out_open(c, "static const char openapi_json[] =");
+	out_open(c, "static const char ig_openapi_json[] =");
 	for (size_t off = 0; off < len; off += CHUNK) {
 		size_t n = len - off < CHUNK ? len - off : CHUNK;
 		char *lit = c_string(json + off, n);
@@ -34,26 +35,22 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 		out_line(c, "\"\";");
 	c->indent--;
 	out_blank(c);
-	out_line(c, "static void serve_openapi(ig_ctx *ctx)");
+	out_line(c, "static void ig_serve_openapi(ig_ctx *ctx)");
 	out_line(c, "{");
-	out_line(c, "\tig_wbuf_put(ig_body(ctx), openapi_json, sizeof openapi_json - 1);");
+	out_line(c, "\tig_wbuf_put(ig_body(ctx), ig_openapi_json, sizeof ig_openapi_json - 1);");
 	out_line(c, "\tig_finish(ctx, 200);");
 	out_line(c, "}");
 	out_blank(c);
 
 	char *title = c_str(m->title), *version = c_str(m->version);
-	out_open(c, "static const struct ig_app app = {");
+	out_line(c, "/* The app the runtime serves (net/api/main.c hands it to ig_main). */");
+	out_open(c, "const struct ig_app ig_api_app = {");
 	out_line(c, ".name = %s,", title);
 	out_line(c, ".version = %s,", version);
-	out_line(c, ".route = route,");
-	out_line(c, ".openapi_json = openapi_json,");
-	out_line(c, ".openapi_len = sizeof openapi_json - 1,");
+	out_line(c, ".route = ig_route,");
+	out_line(c, ".openapi_json = ig_openapi_json,");
+	out_line(c, ".openapi_len = sizeof ig_openapi_json - 1,");
 	out_close(c, "};");
-	out_blank(c);
-	out_line(c, "int main(int argc, char **argv)");
-	out_line(c, "{");
-	out_line(c, "\treturn ig_main(argc, argv, &app);");
-	out_line(c, "}");
 	free(title);
 	free(version);
 	free(file);

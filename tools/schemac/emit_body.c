@@ -1,5 +1,5 @@
 /* Emits the request body decoders: decode_<name> reads one typed schema's
- * value straight from the bytes with the pull reader (kernel/json_read.h)
+ * value straight from the bytes with the pull reader (net/api/json_read.h)
  * into its C struct or scalar, in the request arena, and checks its
  * constraints as it goes; duplicate keys are a JSON error (seen bitmap,
  * and a key set for other members). Free-form parts are read with
@@ -12,202 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const decode_support[] = {
-	"/* ---- decoding support ---- */",
-	"",
-	"/* A request body being decoded into C structs, in one pass over its bytes. */",
-	"struct dctx {",
-	"\tig_json_reader *r;",
-	"\tstruct vctx v; /* where violations go */",
-	"\tbool check;    /* constraints too (false: x-ingot-validate: false, types only) */",
-	"};",
-	"",
-	"/* What comes next; the end of the input where a value belongs is an error. */",
-	"static enum ig_json_next next_value(struct dctx *d)",
-	"{",
-	"\tenum ig_json_next k = ig_jr_peek(d->r);",
-	"\tif (k == IG_JN_END) {",
-	"\t\tig_jr_fail(d->r, \"unexpected end of input\");",
-	"\t\treturn IG_JN_ERROR;",
-	"\t}",
-	"\treturn k;",
-	"}",
-	"",
-	"/* The next value is not of the schema's type: one error, and the value",
-	" * is skipped (unless the JSON itself is broken there). */",
-	"static bool type_error(struct dctx *d, const struct where *at, enum ig_json_next k, const char *message)",
-	"{",
-	"\tif (k != IG_JN_ERROR) {",
-	"\t\tfail(&d->v, at, \"type\", message);",
-	"\t\tig_jr_skip(d->r);",
-	"\t}",
-	"\treturn false;",
-	"}",
-	"",
-	"static bool read_string(struct dctx *d, const struct where *at, ig_str *out, const char *message)",
-	"{",
-	"\tenum ig_json_next k = next_value(d);",
-	"\tif (k != IG_JN_STRING)",
-	"\t\treturn type_error(d, at, k, message);",
-	"\treturn ig_jr_string(d->r, out);",
-	"}",
-	"",
-	"/* An integer within int64 (1.0 and 1e2 are integers too); num keeps the",
-	" * literal for exact multipleOf checks. */",
-	"static bool read_integer(struct dctx *d, const struct where *at, int64_t *out, ig_json_value *num,",
-	"\t\t\t const char *message)",
-	"{",
-	"\tenum ig_json_next k = next_value(d);",
-	"\tif (k != IG_JN_NUMBER)",
-	"\t\treturn type_error(d, at, k, message);",
-	"\tif (!ig_jr_number(d->r, num))",
-	"\t\treturn false;",
-	"\tif (num->type == IG_JSON_INT) {",
-	"\t\t*out = num->i;",
-	"\t\treturn true;",
-	"\t}",
-	"\tif (num->d != floor(num->d)) {",
-	"\t\tfail(&d->v, at, \"type\", message);",
-	"\t\treturn false;",
-	"\t}",
-	"\tif (num->d < -0x1p63 || num->d >= 0x1p63) {",
-	"\t\tfail(&d->v, at, \"type\", \"must be an integer within the 64-bit range\");",
-	"\t\treturn false;",
-	"\t}",
-	"\t*out = (int64_t)num->d;",
-	"\treturn true;",
-	"}",
-	"",
-	"static bool read_number(struct dctx *d, const struct where *at, double *out, ig_json_value *num,",
-	"\t\t\tconst char *message)",
-	"{",
-	"\tenum ig_json_next k = next_value(d);",
-	"\tif (k != IG_JN_NUMBER)",
-	"\t\treturn type_error(d, at, k, message);",
-	"\tif (!ig_jr_number(d->r, num))",
-	"\t\treturn false;",
-	"\t*out = num->type == IG_JSON_INT ? (double)num->i : num->d;",
-	"\treturn true;",
-	"}",
-	"",
-	"static bool read_boolean(struct dctx *d, const struct where *at, bool *out, const char *message)",
-	"{",
-	"\tenum ig_json_next k = next_value(d);",
-	"\tif (k != IG_JN_TRUE && k != IG_JN_FALSE)",
-	"\t\treturn type_error(d, at, k, message);",
-	"\treturn ig_jr_bool(d->r, out);",
-	"}",
-	"",
-	"/* A null where a nullable value sits: consumed, and true. */",
-	"static bool read_null(struct dctx *d)",
-	"{",
-	"\treturn ig_jr_peek(d->r) == IG_JN_NULL && ig_jr_null(d->r);",
-	"}",
-	"",
-	"/* A free-form value, checked by its validator (NULL: any value). */",
-	"static ig_json_value *read_value(struct dctx *d, const struct where *at, validate_fn *validate)",
-	"{",
-	"\tif (next_value(d) == IG_JN_ERROR)",
-	"\t\treturn NULL;",
-	"\tig_json_value *v = ig_jr_value(d->r);",
-	"\tif (v && validate && d->check)",
-	"\t\tvalidate(v, &d->v, at);",
-	"\treturn v;",
-	"}",
-	"",
-	"static bool begin_object(struct dctx *d, const struct where *at, const char *message)",
-	"{",
-	"\tenum ig_json_next k = next_value(d);",
-	"\tif (k != IG_JN_OBJECT)",
-	"\t\treturn type_error(d, at, k, message);",
-	"\treturn ig_jr_object_begin(d->r);",
-	"}",
-	"",
-	"static bool begin_array(struct dctx *d, const struct where *at, const char *message)",
-	"{",
-	"\tenum ig_json_next k = next_value(d);",
-	"\tif (k != IG_JN_ARRAY)",
-	"\t\treturn type_error(d, at, k, message);",
-	"\treturn ig_jr_array_begin(d->r);",
-	"}",
-	"",
-	"/* Room for one more item: the array doubles (zeroed) in the arena. */",
-	"static void *grow_items(struct dctx *d, void *items, size_t len, size_t *cap, size_t size)",
-	"{",
-	"\tif (len < *cap)",
-	"\t\treturn items;",
-	"\tsize_t n = *cap ? *cap * 2 : 4;",
-	"\tchar *p = ig_arena_alloc(d->r->arena, n * size);",
-	"\tif (!p) {",
-	"\t\tig_jr_fail(d->r, \"out of memory\");",
-	"\t\treturn NULL;",
-	"\t}",
-	"\tif (len)",
-	"\t\tmemcpy(p, items, len * size);",
-	"\tmemset(p + len * size, 0, (n - len) * size);",
-	"\t*cap = n;",
-	"\treturn p;",
-	"}",
-	"",
-	"/* The keys of an object that are not properties, to reject duplicates:",
-	" * a hash set in the arena. */",
-	"struct keyset {",
-	"\tig_str *slots;",
-	"\tsize_t cap, n;",
-	"};",
-	"",
-	"static bool keyset_insert(ig_str *slots, size_t cap, ig_str key)",
-	"{",
-	"\tsize_t h = (size_t)bytes_hash(key.ptr, key.len) & (cap - 1);",
-	"\tfor (; slots[h].ptr; h = (h + 1) & (cap - 1))",
-	"\t\tif (slots[h].len == key.len && memcmp(slots[h].ptr, key.ptr, key.len) == 0)",
-	"\t\t\treturn false;",
-	"\tslots[h] = key;",
-	"\treturn true;",
-	"}",
-	"",
-	"/* False (with the reader's error set) for a duplicate key. */",
-	"static bool keyset_add(struct dctx *d, struct keyset *ks, ig_str key)",
-	"{",
-	"\tif (!key.ptr)",
-	"\t\tkey.ptr = \"\";",
-	"\tif (2 * (ks->n + 1) > ks->cap) {",
-	"\t\tsize_t cap = ks->cap ? ks->cap * 2 : 16;",
-	"\t\tig_str *slots = ig_arena_alloc(d->r->arena, cap * sizeof *slots);",
-	"\t\tif (!slots) {",
-	"\t\t\tig_jr_fail(d->r, \"out of memory\");",
-	"\t\t\treturn false;",
-	"\t\t}",
-	"\t\tmemset(slots, 0, cap * sizeof *slots);",
-	"\t\tfor (size_t i = 0; i < ks->cap; i++)",
-	"\t\t\tif (ks->slots[i].ptr)",
-	"\t\t\t\tkeyset_insert(slots, cap, ks->slots[i]);",
-	"\t\tks->slots = slots;",
-	"\t\tks->cap = cap;",
-	"\t}",
-	"\tif (!keyset_insert(ks->slots, ks->cap, key)) {",
-	"\t\tig_jr_fail(d->r, \"duplicate key\");",
-	"\t\treturn false;",
-	"\t}",
-	"\tks->n++;",
-	"\treturn true;",
-	"}",
-	"",
-	NULL,
-};
-
-void emit_decode_support(struct sc_out *c)
-{
-	for (const char *const *l = decode_support; *l; l++) {
-		const char *line = *l;
-		if (strncmp(line, "static ", 7) == 0 && strchr(line, '(') && !strchr(line, ';'))
-			out_line(c, "__attribute__((unused))");
-		if (*line)
-			out_line(c, "%s", line);
-		else
-			out_blank(c);
-	}
-}
 
 /* ---- typed scalar checks (bodies and parameters) ---- */
 
@@ -406,8 +210,8 @@ void emit_scalar_checks(struct sc_out *c, const struct sc_schema *s, const char 
 		emit_int_bounds(c, s, var, report_fmt);
 		if (s->multiple_of.set) {
 			char *cond = s->multiple_of.is_int
-					     ? sc_printf("!int_multiple(%s, %lld)", var, (long long)s->multiple_of.i)
-					     : sc_printf("!decimal_multiple(%s, %lluu, %d)", raw,
+					     ? sc_printf("!ig_int_multiple(%s, %lld)", var, (long long)s->multiple_of.i)
+					     : sc_printf("!ig_decimal_multiple(%s, %lluu, %d)", raw,
 							 (unsigned long long)s->multiple_of.digits, s->multiple_of.scale);
 			report_keyword(c, report_fmt, cond, s, "multipleOf");
 			free(cond);
@@ -416,7 +220,7 @@ void emit_scalar_checks(struct sc_out *c, const struct sc_schema *s, const char 
 	case SC_NUMBER:
 		emit_double_bounds(c, s, var, report_fmt);
 		if (s->multiple_of.set) {
-			char *cond = sc_printf("!decimal_multiple(%s, %lluu, %d)", raw,
+			char *cond = sc_printf("!ig_decimal_multiple(%s, %lluu, %d)", raw,
 					       (unsigned long long)s->multiple_of.digits, s->multiple_of.scale);
 			report_keyword(c, report_fmt, cond, s, "multipleOf");
 			free(cond);
@@ -498,7 +302,7 @@ void emit_slot_decode(struct sc_out *c, const struct sc_schema *slot, bool null_
 {
 	if (slot_is_value(slot, null_flag)) {
 		char *fn = value_validator(slot);
-		out_line(c, "%s = read_value(d, %s, %s);", target, at, fn);
+		out_line(c, "%s = ig_read_value(d, %s, %s);", target, at, fn);
 		free(fn);
 		return;
 	}
@@ -509,12 +313,12 @@ void emit_slot_decode(struct sc_out *c, const struct sc_schema *slot, bool null_
 		out_line(c, "decode_%s(d, %s, &%s);", r->name, at, target);
 }
 
-static const char *const decoder_report = "fail(&d->v, at, %s, %s);";
+static const char *const decoder_report = "ig_fail(&d->v, at, %s, %s);";
 
 static void emit_signature(struct sc_out *c, const struct sc_schema *s, bool proto)
 {
 	char *t = c_type(s);
-	out_line(c, "static void decode_%s(struct dctx *d, const struct where *at, %s *out%s)%s", s->name, t,
+	out_line(c, "static void decode_%s(struct ig_dctx *d, const struct ig_where *at, %s *out%s)%s", s->name, t,
 		 s->nullable ? ", bool *null" : "", proto ? ";" : "");
 	free(t);
 }
@@ -523,7 +327,7 @@ static void emit_null_prologue(struct sc_out *c, const struct sc_schema *s)
 {
 	if (!s->nullable)
 		return;
-	out_open(c, "if (read_null(d)) {");
+	out_open(c, "if (ig_read_null(d)) {");
 	out_line(c, "*null = true;");
 	if (null_breaks_enum_const(s)) {
 		out_open(c, "if (d->check) {");
@@ -541,17 +345,17 @@ static void emit_scalar_decoder(struct sc_out *c, const struct sc_schema *s)
 	const char *num = "";
 	switch (s->kind) {
 	case SC_STRING:
-		out_line(c, "%sread_string(d, at, out, %s)%s", checks ? "if (!" : "", m, checks ? " || !d->check)" : ";");
+		out_line(c, "%sig_read_string(d, at, out, %s)%s", checks ? "if (!" : "", m, checks ? " || !d->check)" : ";");
 		break;
 	case SC_INTEGER:
 	case SC_NUMBER:
 		out_line(c, "ig_json_value num;");
 		num = s->kind == SC_INTEGER ? "integer" : "number";
-		out_line(c, "%sread_%s(d, at, out, &num, %s)%s", checks ? "if (!" : "", num, m,
+		out_line(c, "%sig_read_%s(d, at, out, &num, %s)%s", checks ? "if (!" : "", num, m,
 			 checks ? " || !d->check)" : ";");
 		break;
 	default:
-		out_line(c, "%sread_boolean(d, at, out, %s)%s", checks ? "if (!" : "", m, checks ? " || !d->check)" : ";");
+		out_line(c, "%sig_read_boolean(d, at, out, %s)%s", checks ? "if (!" : "", m, checks ? " || !d->check)" : ";");
 		break;
 	}
 	if (checks) {
@@ -565,7 +369,7 @@ static void emit_scalar_decoder(struct sc_out *c, const struct sc_schema *s)
 static void emit_array_decoder(struct sc_out *c, const struct sc_schema *s)
 {
 	char *msg = msg_type(s->types), *m = c_str(msg);
-	out_line(c, "if (!begin_array(d, at, %s))", m);
+	out_line(c, "if (!ig_begin_array(d, at, %s))", m);
 	out_line(c, "\treturn;");
 	char *t = slot_type(s->items, false);
 	bool ptr = t[strlen(t) - 1] == '*';
@@ -583,13 +387,13 @@ static void emit_array_decoder(struct sc_out *c, const struct sc_schema *s)
 		out_line(c, "continue;");
 		out_close(c, "}");
 	}
-	out_line(c, "if (!(items = grow_items(d, items, n, &cap, sizeof *items)))");
+	out_line(c, "if (!(items = ig_grow_items(d, items, n, &cap, sizeof *items)))");
 	out_line(c, "\treturn;");
-	out_line(c, "struct where here = { at, NULL, n };");
+	out_line(c, "struct ig_where here = { at, NULL, n };");
 	if (s->items) {
 		emit_slot_decode(c, s->items, false, "items[n]", NULL, "&here");
 	} else {
-		out_line(c, "items[n] = read_value(d, &here, NULL);");
+		out_line(c, "items[n] = ig_read_value(d, &here, NULL);");
 	}
 	out_line(c, "n++;");
 	out_close(c, "}");
@@ -610,10 +414,10 @@ static void emit_array_decoder(struct sc_out *c, const struct sc_schema *s)
 		if (s->unique_items) {
 			/* Typed scalar items only (anything else is a free-form array). */
 			const struct sc_schema *it = sc_resolve(s->items);
-			const char *fn = it->kind == SC_STRING ? "unique_strings(items, n, d->r->arena)"
-				       : it->kind == SC_INTEGER ? "unique_ints(items, n, d->r->arena)"
-				       : it->kind == SC_NUMBER ? "unique_doubles(items, n, d->r->arena)"
-							       : "unique_bools(items, n)";
+			const char *fn = it->kind == SC_STRING ? "ig_unique_strings(items, n, d->r->arena)"
+				       : it->kind == SC_INTEGER ? "ig_unique_ints(items, n, d->r->arena)"
+				       : it->kind == SC_NUMBER ? "ig_unique_doubles(items, n, d->r->arena)"
+							       : "ig_unique_bools(items, n)";
 			char *cond = sc_printf("d->v.failures == before && !%s", fn);
 			report_keyword(c, decoder_report, cond, s, "uniqueItems");
 			free(cond);
@@ -649,12 +453,12 @@ static void emit_default(struct sc_out *c, const struct sc_prop *p, const char *
 static void emit_object_decoder(struct sc_out *c, const struct sc_schema *s)
 {
 	char *msg = msg_type(s->types), *m = c_str(msg);
-	out_line(c, "if (!begin_object(d, at, %s))", m);
+	out_line(c, "if (!ig_begin_object(d, at, %s))", m);
 	out_line(c, "\treturn;");
 	bool counted = s->has_min_props || s->has_max_props;
 	if (s->nprops)
 		out_line(c, "uint64_t seen[%zu] = { 0 };", (s->nprops + 63) / 64);
-	out_line(c, "struct keyset others = { NULL, 0, 0 };");
+	out_line(c, "struct ig_keyset others = { NULL, 0, 0 };");
 	if (counted)
 		out_line(c, "size_t count = 0;");
 	if (s->additional == SC_AP_SCHEMA) {
@@ -664,7 +468,7 @@ static void emit_object_decoder(struct sc_out *c, const struct sc_schema *s)
 	out_line(c, "ig_str key;");
 	out_open(c, "while (ig_jr_object_next_key(d->r, &key)) {");
 	if (s->nprops || s->additional != SC_AP_ABSENT)
-		out_line(c, "struct where here = { at, key.ptr, key.len };");
+		out_line(c, "struct ig_where here = { at, key.ptr, key.len };");
 	if (counted)
 		out_line(c, "count++;");
 	if (s->nprops) {
@@ -692,21 +496,21 @@ static void emit_object_decoder(struct sc_out *c, const struct sc_schema *s)
 		out_open(c, "default:");
 	}
 	/* A member that is not a property. */
-	out_line(c, "if (!keyset_add(d, &others, key))");
+	out_line(c, "if (!ig_keyset_add(d, &others, key))");
 	out_line(c, "\treturn;");
 	if (s->additional == SC_AP_FALSE) {
 		char *am = msg_keyword(s, "additionalProperties"), *lit = c_str(am);
 		out_line(c, "if (d->check)");
-		out_line(c, "\tfail(&d->v, &here, \"additionalProperties\", %s);", lit);
+		out_line(c, "\tig_fail(&d->v, &here, \"additionalProperties\", %s);", lit);
 		out_line(c, "ig_jr_skip(d->r);");
 		free(am);
 		free(lit);
 	} else if (s->additional == SC_AP_SCHEMA) {
 		char *fn = value_validator(s->additional_schema);
-		out_line(c, "if (!(members = grow_items(d, members, nmembers, &cap, sizeof *members)))");
+		out_line(c, "if (!(members = ig_grow_items(d, members, nmembers, &cap, sizeof *members)))");
 		out_line(c, "\treturn;");
 		out_line(c, "members[nmembers].key = key;");
-		out_line(c, "members[nmembers].value = read_value(d, &here, %s);", fn);
+		out_line(c, "members[nmembers].value = ig_read_value(d, &here, %s);", fn);
 		out_line(c, "nmembers++;");
 		free(fn);
 	} else {
@@ -754,7 +558,7 @@ static void emit_object_decoder(struct sc_out *c, const struct sc_schema *s)
 			continue;
 		char *lit = c_str(p->name);
 		out_line(c, "if (!(seen[%zu] >> %zu & 1))", i / 64, i % 64);
-		out_line(c, "\tfail(&d->v, &(struct where){ at, %s, %zu }, \"required\", \"is required\");", lit,
+		out_line(c, "\tig_fail(&d->v, &(struct ig_where){ at, %s, %zu }, \"required\", \"is required\");", lit,
 			 strlen(p->name));
 		free(lit);
 	}

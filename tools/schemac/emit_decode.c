@@ -1,6 +1,6 @@
 /* Emits the request decoders: per operation, decode_<op> checks the body's
  * media type (415), then turns the raw path segments, query pairs and
- * header values into the typed in struct (net/http/params.h parses them)
+ * header values into the typed in struct (net/api/params.h parses them)
  * and decodes the JSON body (emit_body.c), checking every constraint and
  * collecting one error per violation (ig_error_add) so the client hears
  * about all of them at once. With x-ingot-validate: false, only the types
@@ -189,10 +189,10 @@ static void emit_array_param_checks(struct sc_out *c, const struct sc_param *p, 
 	if (s->unique_items) {
 		const struct sc_schema *it = sc_resolve(s->items);
 		char *bad = sc_printf("%s_bad", p->cname);
-		char *fn = it->kind == SC_STRING ? sc_printf("unique_strings(%s, %s, ig_request_arena(ctx))", items, n)
-			 : it->kind == SC_INTEGER ? sc_printf("unique_ints(%s, %s, ig_request_arena(ctx))", items, n)
-			 : it->kind == SC_NUMBER ? sc_printf("unique_doubles(%s, %s, ig_request_arena(ctx))", items, n)
-						 : sc_printf("unique_bools(%s, %s)", items, n);
+		char *fn = it->kind == SC_STRING ? sc_printf("ig_unique_strings(%s, %s, ig_ctx_arena(ctx))", items, n)
+			 : it->kind == SC_INTEGER ? sc_printf("ig_unique_ints(%s, %s, ig_ctx_arena(ctx))", items, n)
+			 : it->kind == SC_NUMBER ? sc_printf("ig_unique_doubles(%s, %s, ig_ctx_arena(ctx))", items, n)
+						 : sc_printf("ig_unique_bools(%s, %s)", items, n);
 		char *msg = msg_keyword(s, "uniqueItems"), *m = c_str(msg);
 		char *stmt = sc_printf(fmt, "\"uniqueItems\"", m);
 		out_line(c, "if (!%s && !%s)", bad, fn);
@@ -396,9 +396,9 @@ static void emit_body(struct sc_out *c, const struct sc_op *op)
 	out_line(c, "ig_body_reader b;");
 	out_line(c, "if (!ig_body_begin(ctx, &b, 64))");
 	out_line(c, "\treturn 500;");
-	out_line(c, "struct dctx dc = { &b.r, { .report = ig_body_error, .arg = &b, .arena = b.r.arena }, %s };",
+	out_line(c, "struct ig_dctx dc = { &b.r, { .report = ig_body_error, .arg = &b, .arena = b.r.arena }, %s };",
 		 op->validate ? "true" : "false");
-	out_line(c, "struct dctx *d = &dc;");
+	out_line(c, "struct ig_dctx *d = &dc;");
 	emit_slot_decode(c, op->body, false, "in->body", NULL, "NULL");
 	out_line(c, "ig_body_end(&b);");
 	if (!op->body_required)
@@ -424,9 +424,12 @@ static void emit_op_decoder(struct sc_out *c, const struct sc_op *op)
 {
 	out_line(c, "/* %s %s: %s. Returns 0, or the status to answer. */", op->method, op->path->tmpl,
 		 op->body ? (op->nparams ? "parameters and body" : "the body") : "parameters");
-	out_line(c, "static int decode_%s(ig_ctx *ctx, %sstruct %s_in *in)", op->id,
-		 op_has_path_params(op) ? "const ig_str *seg, " : "", op->id);
+	/* The signature of ig_decode_op_fn (net/api/operation.h). */
+	out_line(c, "static int decode_%s(ig_ctx *ctx, const ig_str *seg, void *in_)", op->id);
 	out_open(c, "{");
+	out_line(c, "struct %s_in *in = in_;", op->id);
+	if (!op_has_path_params(op))
+		out_line(c, "(void)seg;");
 	if (!op->validate)
 		out_line(c, "/* x-ingot-validate: false: types are decoded, constraints not checked. */");
 	if (op->body) {

@@ -5,7 +5,7 @@
  * at build time, except after optional members, where a flag decides.
  * Free-form values go through ig_json_write_value; a nullable member
  * writes null when its flag says so. Debug builds (IG_CHECK_RESPONSES)
- * also get check_<op>: the encoded body, read back, against the schema. */
+ * also get each operation's list of response schemas to check against. */
 #include "emit.h"
 
 #include <stdlib.h>
@@ -221,43 +221,6 @@ static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
 
 /* ---- debug builds: responses checked against their schemas ---- */
 
-static const char *const check_support[] = {
-	"#ifdef IG_CHECK_RESPONSES",
-	"/* ---- debug builds: each response is read back and checked against its schema ---- */",
-	"",
-	"struct response_check {",
-	"\tig_ctx *ctx;",
-	"\tconst char *operation;",
-	"\tint status;",
-	"};",
-	"",
-	"static void response_violation(void *arg, const char *pointer, const char *keyword, const char *message)",
-	"{",
-	"\tstruct response_check *rc = arg;",
-	"\tig_response_violation(rc->ctx, rc->operation, rc->status, pointer, keyword, message);",
-	"}",
-	"",
-	"/* Whether the body just encoded matches the schema; each violation is logged. */",
-	"__attribute__((unused))",
-	"static bool check_response(ig_ctx *ctx, const char *operation, int status, validate_fn *validate)",
-	"{",
-	"\tig_wbuf *w = ig_body(ctx);",
-	"\tif (w->failed)",
-	"\t\treturn true; /* out of memory: answered 500 anyway */",
-	"\tstruct response_check rc = { ctx, operation, status };",
-	"\tig_json_reader r;",
-	"\tig_jr_init(&r, w->ptr, w->len, ig_request_arena(ctx), 64);",
-	"\tig_json_value *v = ig_jr_value(&r);",
-	"\tif (!v || !ig_jr_finish(&r)) {",
-	"\t\tresponse_violation(&rc, \"\", \"json\", r.error ? r.error : \"not JSON\");",
-	"\t\treturn false;",
-	"\t}",
-	"\tstruct vctx x = { .report = response_violation, .arg = &rc, .arena = ig_request_arena(ctx) };",
-	"\treturn validate(v, &x, NULL);",
-	"}",
-	"",
-	NULL,
-};
 
 void mark_response_validators(struct sc_model *m)
 {
@@ -268,46 +231,28 @@ void mark_response_validators(struct sc_model *m)
 					       VALIDATE_RESPONSE);
 }
 
-static void emit_op_check(struct sc_out *c, const struct sc_op *op)
+/* The schemas a response of op is checked against in debug builds:
+ * statuses with a schema that can fail (x-ingot-validate: false turns the
+ * checks of responses off too). */
+size_t op_checked_responses(const struct sc_op *op)
 {
-	out_line(c, "static bool check_%s(ig_ctx *ctx, int status)", op->id);
-	out_open(c, "{");
-	/* x-ingot-validate: false turns the checks of responses off too. */
-	bool any = false;
+	size_t n = 0;
 	for (size_t i = 0; i < op->nresponses && op->validate; i++)
-		any |= op->responses[i].schema && !always_valid(op->responses[i].schema);
-	if (!any) {
-		out_line(c, "(void)ctx;");
-		out_line(c, "(void)status;");
-		out_line(c, "return true;");
-		out_close(c, "}");
-		out_blank(c);
-	} else {
-		out_line(c, "switch (status) {");
-		for (size_t i = 0; i < op->nresponses; i++) {
-			const struct sc_response *r = &op->responses[i];
-			if (!r->schema || always_valid(r->schema))
-				continue;
-			char *lit = c_str(op->id);
-			out_open(c, "case %d:", r->status);
-			out_line(c, "return check_response(ctx, %s, status, validate_%s);", lit, sc_resolve(r->schema)->name);
-			c->indent--;
-			free(lit);
-		}
-		out_open(c, "default:");
-		out_line(c, "return true;");
-		c->indent--;
-		out_line(c, "}");
-		out_close(c, "}");
-		out_blank(c);
+		n += op->responses[i].schema && !always_valid(op->responses[i].schema);
+	return n;
+}
+
+static void emit_op_checks(struct sc_out *c, const struct sc_op *op)
+{
+	if (!op_checked_responses(op))
+		return;
+	out_open(c, "static const struct ig_response_schema ig_responses_%s[] = {", op->id);
+	for (size_t i = 0; i < op->nresponses; i++) {
+		const struct sc_response *r = &op->responses[i];
+		if (r->schema && !always_valid(r->schema))
+			out_line(c, "{ %d, validate_%s },", r->status, sc_resolve(r->schema)->name);
 	}
-	out_line(c, "/* A pending answer is checked as it is encoded: a violation is logged. */");
-	out_line(c, "static void encode_checked_%s(ig_ctx *ctx, int status, const void *out)", op->id);
-	out_open(c, "{");
-	out_line(c, "encode_%s(ctx, status, out);", op->id);
-	out_line(c, "check_%s(ctx, status);", op->id);
-	out_close(c, "}");
-	out_blank(c);
+	out_close(c, "};");
 }
 
 void emit_encoders(struct sc_model *m, struct sc_out *c)
@@ -347,12 +292,18 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 			any = true;
 		}
 	}
-	if (!any)
+	size_t checked = 0;
+	for (size_t i = 0; i < m->nops; i++)
+		checked += op_has_encoder(m->ops[i]) && op_checked_responses(m->ops[i]);
+	if (!any || !checked)
 		return;
-	out_lines(c, check_support);
+	out_line(c, "/* Debug builds (IG_CHECK_RESPONSES): the schemas responses are checked");
+	out_line(c, " * against (net/api/check.c); the shipped binary has neither these nor");
+	out_line(c, " * the validators only they name. */");
+	out_line(c, "#ifdef IG_CHECK_RESPONSES");
 	for (size_t i = 0; i < m->nops; i++)
 		if (op_has_encoder(m->ops[i]))
-			emit_op_check(c, m->ops[i]);
+			emit_op_checks(c, m->ops[i]);
 	out_line(c, "#endif");
 	out_blank(c);
 }

@@ -2,10 +2,9 @@
  * ig_jr_value) against one schema, with the full meaning of every keyword
  * schemac supports, reporting one error per violation with its JSON
  * pointer; inside anyOf/oneOf/not/if it runs quietly and stops at the first
- * failure. Also the support code they share with the body decoders (the
- * location chain, error reporting, number and uniqueness helpers), the
- * pattern matchers (regex.h), enum/const values as static ig_json_value
- * constants, and the messages every check uses. */
+ * failure (the support they call is net/api/validate.h). Also the pattern
+ * matchers (regex.h), enum/const values as static ig_json_value constants,
+ * and the messages every check uses. */
 #include "emit.h"
 #include "regex.h"
 
@@ -13,358 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- support code ---- */
-
-static const char *const support_text[] = {
-	"/* Where a value sits: a chain of keys and indexes up to the document's",
-	" * root, on the stack; it becomes a JSON pointer only when an error is",
-	" * reported. */",
-	"struct where {",
-	"\tconst struct where *up;",
-	"\tconst char *key; /* NULL: an array element, its index in len */",
-	"\tsize_t len;",
-	"};",
-	"",
-	"typedef void report_fn(void *arg, const char *pointer, const char *keyword, const char *message);",
-	"",
-	"/* One validation: where errors go, and whether they are wanted. */",
-	"struct vctx {",
-	"\treport_fn *report;",
-	"\tvoid *arg;",
-	"\tig_arena *arena; /* scratch memory (uniqueItems) */",
-	"\tbool quiet;      /* inside anyOf/oneOf/not/if: the first failure ends it, unreported */",
-	"\tunsigned depth;  /* $ref nesting, against schemas that refer to themselves */",
-	"\tsize_t failures;",
-	"};",
-	"",
-	"typedef bool validate_fn(const ig_json_value *v, struct vctx *x, const struct where *at);",
-	"",
-	"/* The JSON pointer of at (RFC 6901) into buf; cut short if it does not fit. */",
-	"static size_t pointer_text(const struct where *at, char *buf, size_t cap)",
-	"{",
-	"\tif (!at) {",
-	"\t\tbuf[0] = 0;",
-	"\t\treturn 0;",
-	"\t}",
-	"\tsize_t n = pointer_text(at->up, buf, cap);",
-	"\tchar digits[24];",
-	"\tconst char *s = at->key;",
-	"\tsize_t len = at->len;",
-	"\tif (!s) {",
-	"\t\tlen = ig_fmt_u64(digits, at->len);",
-	"\t\ts = digits;",
-	"\t}",
-	"\tif (n + 1 < cap)",
-	"\t\tbuf[n++] = '/';",
-	"\tfor (size_t i = 0; i < len && n + 2 < cap; i++) {",
-	"\t\tif (s[i] == '~' || s[i] == '/') {",
-	"\t\t\tbuf[n++] = '~';",
-	"\t\t\tbuf[n++] = s[i] == '~' ? '0' : '1';",
-	"\t\t} else {",
-	"\t\t\tbuf[n++] = s[i];",
-	"\t\t}",
-	"\t}",
-	"\tbuf[n] = 0;",
-	"\treturn n;",
-	"}",
-	"",
-	"/* Records a violation. Returns true when validation goes on (reporting),",
-	" * false when it stops here (quiet). */",
-	"static bool fail(struct vctx *x, const struct where *at, const char *keyword, const char *message)",
-	"{",
-	"\tx->failures++;",
-	"\tif (x->quiet)",
-	"\t\treturn false;",
-	"\tchar pointer[512];",
-	"\tpointer_text(at, pointer, sizeof pointer);",
-	"\tx->report(x->arg, pointer, keyword, message);",
-	"\treturn true;",
-	"}",
-	"",
-	"static struct vctx quietly(const struct vctx *x)",
-	"{",
-	"\tstruct vctx q = *x;",
-	"\tq.quiet = true;",
-	"\tq.failures = 0;",
-	"\treturn q;",
-	"}",
-	"",
-	"/* A $ref: the only way a schema can reach itself without going deeper",
-	" * into the value, so the only place that counts depth. */",
-	"static bool via_ref(validate_fn *fn, const ig_json_value *v, struct vctx *x, const struct where *at)",
-	"{",
-	"\tif (x->depth >= 128) {",
-	"\t\tfail(x, at, \"$ref\", \"the schema refers to itself too deeply\");",
-	"\t\treturn false;",
-	"\t}",
-	"\tx->depth++;",
-	"\tbool ok = fn(v, x, at);",
-	"\tx->depth--;",
-	"\treturn ok;",
-	"}",
-	"",
-	"/* JSON Schema's integer: any number with no fraction (1.0 is one). */",
-	"static bool is_integer(const ig_json_value *v)",
-	"{",
-	"\treturn v->type == IG_JSON_INT || (v->type == IG_JSON_NUMBER && v->d == floor(v->d));",
-	"}",
-	"",
-	"/* -1, 0 or 1 as the number v is below, at or above a bound: d, held",
-	" * exactly in i when is_int. Integers compare exactly. */",
-	"static int compare_number(const ig_json_value *v, double d, bool is_int, int64_t i)",
-	"{",
-	"\tif (v->type == IG_JSON_INT) {",
-	"\t\tif (is_int)",
-	"\t\t\treturn (v->i > i) - (v->i < i);",
-	"\t\tif (d >= 0x1p63)",
-	"\t\t\treturn -1;",
-	"\t\tif (d < -0x1p63)",
-	"\t\t\treturn 1;",
-	"\t\treturn v->i <= (int64_t)floor(d) ? -1 : 1; /* d has a fraction */",
-	"\t}",
-	"\tif (is_int && v->d >= -0x1p63 && v->d < 0x1p63) {",
-	"\t\tdouble f = floor(v->d);",
-	"\t\tint64_t fi = (int64_t)f;",
-	"\t\tif (fi != i)",
-	"\t\t\treturn fi < i ? -1 : 1;",
-	"\t\treturn v->d > f ? 1 : 0;",
-	"\t}",
-	"\treturn (v->d > d) - (v->d < d);",
-	"}",
-	"",
-	"/* Whether the number written raw is a multiple of digits * 10^-scale,",
-	" * exactly: decimal arithmetic on the literal, so 0.0075 is a multiple of",
-	" * 0.0001, and 1e308 is tested against 0.123456789 without overflow. */",
-	"static bool decimal_multiple(ig_str raw, uint64_t digits, int scale)",
-	"{",
-	"\tconst char *p = raw.ptr, *end = raw.ptr + raw.len;",
-	"\tif (p < end && *p == '-')",
-	"\t\tp++;",
-	"\tconst char *first = p;",
-	"\tsize_t count = 0, zeros = 0; /* digit characters; trailing zeros among them */",
-	"\tlong exp = 0;",
-	"\tbool fraction = false, nonzero = false;",
-	"\tfor (; p < end && ((*p >= '0' && *p <= '9') || *p == '.'); p++) {",
-	"\t\tif (*p == '.') {",
-	"\t\t\tfraction = true;",
-	"\t\t\tcontinue;",
-	"\t\t}",
-	"\t\tcount++;",
-	"\t\texp -= fraction;",
-	"\t\tzeros = *p == '0' ? zeros + 1 : 0;",
-	"\t\tnonzero |= *p != '0';",
-	"\t}",
-	"\tif (p < end && (*p == 'e' || *p == 'E')) {",
-	"\t\tbool neg = ++p < end && *p == '-';",
-	"\t\tif (p < end && (*p == '-' || *p == '+'))",
-	"\t\t\tp++;",
-	"\t\tlong e = 0;",
-	"\t\tfor (; p < end && *p >= '0' && *p <= '9'; p++)",
-	"\t\t\tif (e < 100000000)",
-	"\t\t\t\te = e * 10 + (*p - '0');",
-	"\t\texp += neg ? -e : e;",
-	"\t}",
-	"\tif (!nonzero)",
-	"\t\treturn true; /* zero is a multiple of everything */",
-	"\t/* value / divisor = A * 10^k / digits, A the literal's digits */",
-	"\tlong k = exp + scale;",
-	"\tsize_t use = count;",
-	"\tif (k < 0) {",
-	"\t\tif ((long)zeros < -k)",
-	"\t\t\treturn false;",
-	"\t\tuse = count - (size_t)-k; /* A / 10^-k: drop that many zeros */",
-	"\t}",
-	"\tuint64_t rem = 0;",
-	"\tfor (p = first; use; p++) {",
-	"\t\tif (*p == '.')",
-	"\t\t\tcontinue;",
-	"\t\trem = (rem * 10 + (uint64_t)(*p - '0')) % digits;",
-	"\t\tuse--;",
-	"\t}",
-	"\tfor (long i = 0; i < k && rem; i++)",
-	"\t\trem = rem * 10 % digits;",
-	"\treturn rem == 0;",
-	"}",
-	"",
-	"static bool int_multiple(int64_t v, int64_t m)",
-	"{",
-	"\treturn v % m == 0;",
-	"}",
-	"",
-	"/* ---- uniqueItems: hashing that agrees with ig_json_equal ---- */",
-	"",
-	"static uint64_t bytes_hash(const char *s, size_t n)",
-	"{",
-	"\tuint64_t h = 14695981039346656037u;",
-	"\tfor (size_t i = 0; i < n; i++)",
-	"\t\th = (h ^ (unsigned char)s[i]) * 1099511628211u;",
-	"\treturn h;",
-	"}",
-	"",
-	"static uint64_t double_hash(double d)",
-	"{",
-	"\tif (d == 0)",
-	"\t\treturn 0; /* 0 and -0 are equal */",
-	"\tuint64_t bits;",
-	"\tmemcpy(&bits, &d, sizeof bits);",
-	"\treturn bits * 0x9e3779b97f4a7c15u;",
-	"}",
-	"",
-	"static uint64_t value_hash(const ig_json_value *v)",
-	"{",
-	"\tuint64_t h;",
-	"\tswitch (v->type) {",
-	"\tcase IG_JSON_BOOL:",
-	"\t\treturn v->b ? 2 : 3;",
-	"\tcase IG_JSON_INT:",
-	"\t\treturn double_hash((double)v->i);",
-	"\tcase IG_JSON_NUMBER:",
-	"\t\treturn double_hash(v->d);",
-	"\tcase IG_JSON_STRING:",
-	"\t\treturn bytes_hash(v->s.ptr, v->s.len);",
-	"\tcase IG_JSON_ARRAY:",
-	"\t\th = 5;",
-	"\t\tfor (size_t i = 0; i < v->array.len; i++)",
-	"\t\t\th = h * 1099511628211u ^ value_hash(v->array.items[i]);",
-	"\t\treturn h;",
-	"\tcase IG_JSON_OBJECT:",
-	"\t\th = 7; /* a sum: member order does not matter */",
-	"\t\tfor (size_t i = 0; i < v->object.len; i++)",
-	"\t\t\th += bytes_hash(v->object.members[i].key.ptr, v->object.members[i].key.len) * 31 +",
-	"\t\t\t     value_hash(v->object.members[i].value);",
-	"\t\treturn h;",
-	"\tdefault:",
-	"\t\treturn 1;",
-	"\t}",
-	"}",
-	"",
-	"typedef uint64_t item_hash_fn(const void *items, size_t i);",
-	"typedef bool item_equal_fn(const void *items, size_t i, size_t j);",
-	"",
-	"/* Whether two of the n items are equal: a hash table in the arena, or",
-	" * pairwise for a few items (or when memory is short). */",
-	"static bool has_duplicate(const void *items, size_t n, item_hash_fn *hash, item_equal_fn *equal, ig_arena *a)",
-	"{",
-	"\tsize_t cap = 16;",
-	"\twhile (cap < 2 * n)",
-	"\t\tcap *= 2;",
-	"\tsize_t *slots = n > 16 && a ? ig_arena_alloc(a, cap * sizeof *slots) : NULL;",
-	"\tif (!slots) {",
-	"\t\tfor (size_t i = 1; i < n; i++)",
-	"\t\t\tfor (size_t j = 0; j < i; j++)",
-	"\t\t\t\tif (equal(items, i, j))",
-	"\t\t\t\t\treturn true;",
-	"\t\treturn false;",
-	"\t}",
-	"\tmemset(slots, 0, cap * sizeof *slots);",
-	"\tfor (size_t i = 0; i < n; i++) {",
-	"\t\tsize_t h = (size_t)hash(items, i) & (cap - 1);",
-	"\t\tfor (; slots[h]; h = (h + 1) & (cap - 1))",
-	"\t\t\tif (equal(items, slots[h] - 1, i))",
-	"\t\t\t\treturn true;",
-	"\t\tslots[h] = i + 1;",
-	"\t}",
-	"\treturn false;",
-	"}",
-	"",
-	"static uint64_t value_hash_at(const void *items, size_t i)",
-	"{",
-	"\treturn value_hash(((ig_json_value *const *)items)[i]);",
-	"}",
-	"",
-	"static bool value_equal_at(const void *items, size_t i, size_t j)",
-	"{",
-	"\tig_json_value *const *v = items;",
-	"\treturn ig_json_equal(v[i], v[j]);",
-	"}",
-	"",
-	"static bool unique_values(ig_json_value *const *items, size_t n, ig_arena *a)",
-	"{",
-	"\treturn !has_duplicate(items, n, value_hash_at, value_equal_at, a);",
-	"}",
-	"",
-	"static uint64_t string_hash_at(const void *items, size_t i)",
-	"{",
-	"\tconst ig_str *s = items;",
-	"\treturn bytes_hash(s[i].ptr, s[i].len);",
-	"}",
-	"",
-	"static bool string_equal_at(const void *items, size_t i, size_t j)",
-	"{",
-	"\tconst ig_str *s = items;",
-	"\treturn s[i].len == s[j].len && memcmp(s[i].ptr, s[j].ptr, s[i].len) == 0;",
-	"}",
-	"",
-	"static bool unique_strings(const ig_str *items, size_t n, ig_arena *a)",
-	"{",
-	"\treturn !has_duplicate(items, n, string_hash_at, string_equal_at, a);",
-	"}",
-	"",
-	"static uint64_t int_hash_at(const void *items, size_t i)",
-	"{",
-	"\treturn (uint64_t)((const int64_t *)items)[i] * 0x9e3779b97f4a7c15u;",
-	"}",
-	"",
-	"static bool int_equal_at(const void *items, size_t i, size_t j)",
-	"{",
-	"\tconst int64_t *v = items;",
-	"\treturn v[i] == v[j];",
-	"}",
-	"",
-	"static bool unique_ints(const int64_t *items, size_t n, ig_arena *a)",
-	"{",
-	"\treturn !has_duplicate(items, n, int_hash_at, int_equal_at, a);",
-	"}",
-	"",
-	"static uint64_t double_hash_at(const void *items, size_t i)",
-	"{",
-	"\treturn double_hash(((const double *)items)[i]);",
-	"}",
-	"",
-	"static bool double_equal_at(const void *items, size_t i, size_t j)",
-	"{",
-	"\tconst double *v = items;",
-	"\treturn v[i] == v[j];",
-	"}",
-	"",
-	"static bool unique_doubles(const double *items, size_t n, ig_arena *a)",
-	"{",
-	"\treturn !has_duplicate(items, n, double_hash_at, double_equal_at, a);",
-	"}",
-	"",
-	"static bool unique_bools(const bool *items, size_t n)",
-	"{",
-	"\tbool seen[2] = { false, false };",
-	"\tfor (size_t i = 0; i < n; i++) {",
-	"\t\tif (seen[items[i]])",
-	"\t\t\treturn false;",
-	"\t\tseen[items[i]] = true;",
-	"\t}",
-	"\treturn true;",
-	"}",
-	"",
-	NULL,
-};
-
-/* Every helper is static and marked unused: each program uses a part. */
-void emit_support(struct sc_model *m, struct sc_out *c)
-{
-	(void)m;
-	out_line(c, "/* ---- validation support ---- */");
-	out_blank(c);
-	for (const char *const *l = support_text; *l; l++) {
-		const char *line = *l;
-		if (strncmp(line, "static ", 7) == 0 && strchr(line, '(') && !strchr(line, ';')) {
-			/* A definition: the attribute goes on its own line before it. */
-			out_line(c, "__attribute__((unused))");
-		}
-		if (*line)
-			out_line(c, "%s", line);
-		else
-			out_blank(c);
-	}
-}
 
 /* ---- messages ---- */
 
@@ -520,16 +167,16 @@ void emit_fail(struct sc_out *c, bool validator, const char *cond, const char *a
 {
 	char *k = c_str(kw), *t = c_str(msg);
 	if (validator && cond) {
-		out_line(c, "if ((%s) && !fail(x, %s, %s, %s))", cond, at, k, t);
+		out_line(c, "if ((%s) && !ig_fail(x, %s, %s, %s))", cond, at, k, t);
 		out_line(c, "\treturn false;");
 	} else if (validator) {
-		out_line(c, "if (!fail(x, %s, %s, %s))", at, k, t);
+		out_line(c, "if (!ig_fail(x, %s, %s, %s))", at, k, t);
 		out_line(c, "\treturn false;");
 	} else if (cond) {
 		out_line(c, "if (%s)", cond);
-		out_line(c, "\tfail(&d->v, %s, %s, %s);", at, k, t);
+		out_line(c, "\tig_fail(&d->v, %s, %s, %s);", at, k, t);
 	} else {
-		out_line(c, "fail(&d->v, %s, %s, %s);", at, k, t);
+		out_line(c, "ig_fail(&d->v, %s, %s, %s);", at, k, t);
 	}
 	free(k);
 	free(t);
@@ -603,7 +250,7 @@ static void emit_value_number_checks(struct sc_out *c, const struct sc_schema *s
 		const struct sc_number *b = bounds[i].b;
 		if (!b->set)
 			continue;
-		char *cond = sc_printf("compare_number(%s, %.17g, %s, %lld) %s", v, b->d, b->is_int ? "true" : "false",
+		char *cond = sc_printf("ig_compare_number(%s, %.17g, %s, %lld) %s", v, b->d, b->is_int ? "true" : "false",
 				       (long long)b->i, bounds[i].fail);
 		emit_keyword_fail(c, true, cond, at, s, bounds[i].kw);
 		free(cond);
@@ -612,11 +259,11 @@ static void emit_value_number_checks(struct sc_out *c, const struct sc_schema *s
 		const struct sc_number *m = &s->multiple_of;
 		char *raw = sc_printf("%s->raw", v), *cond;
 		if (m->is_int)
-			cond = sc_printf("%s->type == IG_JSON_INT ? !int_multiple(%s->i, %lld) : "
-					 "!decimal_multiple(%s, %lluu, %d)", v, v, (long long)m->i, raw,
+			cond = sc_printf("%s->type == IG_JSON_INT ? !ig_int_multiple(%s->i, %lld) : "
+					 "!ig_decimal_multiple(%s, %lluu, %d)", v, v, (long long)m->i, raw,
 					 (unsigned long long)m->digits, m->scale);
 		else
-			cond = sc_printf("!decimal_multiple(%s, %lluu, %d)", raw, (unsigned long long)m->digits, m->scale);
+			cond = sc_printf("!ig_decimal_multiple(%s, %lluu, %d)", raw, (unsigned long long)m->digits, m->scale);
 		emit_keyword_fail(c, true, cond, at, s, "multipleOf");
 		free(raw);
 		free(cond);
@@ -726,7 +373,7 @@ char *validator_call(const struct sc_schema *s, const char *v, const char *x, co
 		return sc_strdup("true");
 	const struct sc_schema *r = sc_resolve(s);
 	if (s->kind == SC_REF)
-		return sc_printf("via_ref(validate_%s, %s, %s, %s)", r->name, v, x, at);
+		return sc_printf("ig_via_ref(validate_%s, %s, %s, %s)", r->name, v, x, at);
 	return sc_printf("validate_%s(%s, %s, %s)", s->name, v, x, at);
 }
 
@@ -807,7 +454,7 @@ static char *type_condition(unsigned types, const char *v)
 		{ SC_T_OBJECT, "%s->type == IG_JSON_OBJECT" }, { SC_T_ARRAY, "%s->type == IG_JSON_ARRAY" },
 		{ SC_T_STRING, "%s->type == IG_JSON_STRING" },
 		{ SC_T_NUMBER, "%s->type == IG_JSON_INT || %s->type == IG_JSON_NUMBER" },
-		{ SC_T_INTEGER, "is_integer(%s)" },
+		{ SC_T_INTEGER, "ig_is_integer(%s)" },
 	};
 	if (types & SC_T_NUMBER)
 		types &= ~(unsigned)SC_T_INTEGER;
@@ -976,7 +623,7 @@ static void emit_any_one_of(struct sc_out *c, const struct sc_schema *s, bool on
 			c->indent--;
 		}
 		out_open(c, "default:");
-		out_line(c, "if (!fail(x, at, \"discriminator\", %s))", m);
+		out_line(c, "if (!ig_fail(x, at, \"discriminator\", %s))", m);
 		out_line(c, "\treturn false;");
 		out_line(c, "break;");
 		c->indent--;
@@ -989,7 +636,7 @@ static void emit_any_one_of(struct sc_out *c, const struct sc_schema *s, bool on
 		for (size_t b = 0; b < n; b++)
 			any |= !always_valid(branches[b]);
 		if (any)
-			out_line(c, "struct vctx q = quietly(x);");
+			out_line(c, "struct ig_vctx q = ig_quietly(x);");
 		out_line(c, "int matches = 0;");
 		for (size_t b = 0; b < n; b++) {
 			char *call = validator_call(branches[b], "v", "&q", "at");
@@ -1018,11 +665,11 @@ static void emit_any_one_of(struct sc_out *c, const struct sc_schema *s, bool on
 			out_open(c, "default:");
 		}
 		if (one) {
-			out_line(c, "if (!fail(x, at, \"oneOf\", matches ? \"must match exactly one of the schemas in oneOf "
+			out_line(c, "if (!ig_fail(x, at, \"oneOf\", matches ? \"must match exactly one of the schemas in oneOf "
 				    "(it matches several)\" : \"must match exactly one of the schemas in oneOf (it matches "
 				    "none)\"))");
 		} else {
-			out_line(c, "if (!fail(x, at, \"anyOf\", \"must match at least one of the schemas in anyOf\"))");
+			out_line(c, "if (!ig_fail(x, at, \"anyOf\", \"must match at least one of the schemas in anyOf\"))");
 		}
 		out_line(c, "\treturn false;");
 		if (disc) {
@@ -1039,7 +686,7 @@ static void emit_any_one_of(struct sc_out *c, const struct sc_schema *s, bool on
 static void emit_applicators(struct sc_out *c, const struct sc_schema *s)
 {
 	if (s->ref && !always_valid(s->ref)) {
-		char *call = sc_printf("via_ref(validate_%s, v, x, at)", sc_resolve(s->ref)->name);
+		char *call = sc_printf("ig_via_ref(validate_%s, v, x, at)", sc_resolve(s->ref)->name);
 		out_line(c, "if (!%s && x->quiet)", call);
 		out_line(c, "\treturn false;");
 		free(call);
@@ -1055,7 +702,7 @@ static void emit_applicators(struct sc_out *c, const struct sc_schema *s)
 			emit_fail(c, true, NULL, "at", "not", "must not match the schema in not");
 		} else {
 			out_open(c, "{ /* not */");
-			out_line(c, "struct vctx q = quietly(x);");
+			out_line(c, "struct ig_vctx q = ig_quietly(x);");
 			char *call = validator_call(s->not_schema, "v", "&q", "at");
 			char *msg = sc_strdup("must not match the schema in not");
 			emit_fail(c, true, call, "at", "not", msg);
@@ -1069,7 +716,7 @@ static void emit_applicators(struct sc_out *c, const struct sc_schema *s)
 			emit_apply(c, s->then_schema, "v", "at");
 	} else if (s->if_schema && (s->then_schema || s->else_schema)) {
 		out_open(c, "{ /* if/then/else */");
-		out_line(c, "struct vctx q = quietly(x);");
+		out_line(c, "struct ig_vctx q = ig_quietly(x);");
 		char *call = validator_call(s->if_schema, "v", "&q", "at");
 		out_open(c, "if (%s) {", call);
 		if (s->then_schema)
@@ -1170,7 +817,7 @@ static void emit_object_checks(struct sc_out *c, const struct sc_schema *s)
 		out_open(c, "for (size_t i = 0; i < v->object.len; i++) {");
 		out_line(c, "const ig_json_member *mb = &v->object.members[i];");
 		if (need_here)
-			out_line(c, "struct where here = { at, mb->key.ptr, mb->key.len };");
+			out_line(c, "struct ig_where here = { at, mb->key.ptr, mb->key.len };");
 		if (track && s->nprops)
 			out_line(c, "bool known = false;");
 		else if (track)
@@ -1228,7 +875,7 @@ static void emit_object_checks(struct sc_out *c, const struct sc_schema *s)
 		char *has, *lit = c_str(s->required[i]);
 		emit_has(c, s, s->required[i], &has);
 		char *cond = sc_printf("!%s", has);
-		char *at = sc_printf("&(struct where){ at, %s, %zu }", lit, strlen(s->required[i]));
+		char *at = sc_printf("&(struct ig_where){ at, %s, %zu }", lit, strlen(s->required[i]));
 		emit_keyword_fail(c, true, cond, at, s, "required");
 		free(has);
 		free(lit);
@@ -1245,7 +892,7 @@ static void emit_object_checks(struct sc_out *c, const struct sc_schema *s)
 			char *h, *lit = c_str(d->names[k]);
 			emit_has(c, s, d->names[k], &h);
 			char *cond = sc_printf("!%s", h);
-			char *at = sc_printf("&(struct where){ at, %s, %zu }", lit, strlen(d->names[k]));
+			char *at = sc_printf("&(struct ig_where){ at, %s, %zu }", lit, strlen(d->names[k]));
 			char *msg = sc_printf("is required when \"%s\" is present", d->name);
 			emit_fail(c, true, cond, at, "dependentRequired", msg);
 			free(h);
@@ -1290,13 +937,13 @@ static void emit_array_checks(struct sc_out *c, const struct sc_schema *s)
 		free(cond);
 	}
 	if (s->unique_items)
-		emit_keyword_fail(c, true, "!unique_values(v->array.items, v->array.len, x->arena)", "at", s,
+		emit_keyword_fail(c, true, "!ig_unique_values(v->array.items, v->array.len, x->arena)", "at", s,
 				  "uniqueItems");
 	for (size_t i = 0; i < s->nprefix_items; i++) {
 		if (always_valid(s->prefix_items[i]))
 			continue;
 		out_open(c, "if (v->array.len > %zu) {", i);
-		out_line(c, "struct where here = { at, NULL, %zu };", i);
+		out_line(c, "struct ig_where here = { at, NULL, %zu };", i);
 		char *item = sc_printf("v->array.items[%zu]", i);
 		emit_apply(c, s->prefix_items[i], item, "&here");
 		free(item);
@@ -1304,7 +951,7 @@ static void emit_array_checks(struct sc_out *c, const struct sc_schema *s)
 	}
 	if (s->items && !always_valid(s->items)) {
 		out_open(c, "for (size_t i = %zu; i < v->array.len; i++) {", s->nprefix_items);
-		out_line(c, "struct where here = { at, NULL, i };");
+		out_line(c, "struct ig_where here = { at, NULL, i };");
 		emit_apply(c, s->items, "v->array.items[i]", "&here");
 		out_close(c, "}");
 	}
@@ -1322,10 +969,10 @@ static void emit_array_checks(struct sc_out *c, const struct sc_schema *s)
 		}
 	} else if (s->contains) {
 		out_open(c, "{ /* contains */");
-		out_line(c, "struct vctx q = quietly(x);");
+		out_line(c, "struct ig_vctx q = ig_quietly(x);");
 		out_line(c, "size_t found = 0;");
 		out_open(c, "for (size_t i = 0; i < v->array.len; i++) {");
-		out_line(c, "struct where here = { at, NULL, i };");
+		out_line(c, "struct ig_where here = { at, NULL, i };");
 		char *call = validator_call(s->contains, "v->array.items[i]", "&q", "&here");
 		out_line(c, "found += %s;", call);
 		free(call);
@@ -1351,11 +998,11 @@ static void emit_validator(struct sc_out *c, const struct sc_schema *s, char **c
 	char *where = c_comment(*s->ptr ? s->ptr : "/");
 	out_line(c, "/* %s */", where);
 	free(where);
-	out_line(c, "static bool validate_%s(const ig_json_value *v, struct vctx *x, const struct where *at)", s->name);
+	out_line(c, "static bool validate_%s(const ig_json_value *v, struct ig_vctx *x, const struct ig_where *at)", s->name);
 	out_open(c, "{");
 	if (s->never) {
 		out_line(c, "(void)v;");
-		out_line(c, "fail(x, at, \"false\", \"no value is allowed here\");");
+		out_line(c, "ig_fail(x, at, \"false\", \"no value is allowed here\");");
 		out_line(c, "return false;");
 		out_close(c, "}");
 		out_blank(c);
@@ -1371,7 +1018,7 @@ static void emit_validator(struct sc_out *c, const struct sc_schema *s, char **c
 	if (t) {
 		char *cond = type_condition(t, "v"), *msg = msg_type(t), *k = c_str(msg);
 		out_open(c, "if (!(%s)) {", cond);
-		out_line(c, "fail(x, at, \"type\", %s);", k);
+		out_line(c, "ig_fail(x, at, \"type\", %s);", k);
 		out_line(c, "return false;");
 		out_close(c, "}");
 		free(cond);
@@ -1479,7 +1126,7 @@ void emit_validators(struct sc_model *m, struct sc_out *c, unsigned check_only)
 			continue;
 		/* Response checks only: unused unless IG_CHECK_RESPONSES. */
 		bool unused = (s->validator_use & ~check_only) == 0;
-		out_line(c, "static bool validate_%s(const ig_json_value *v, struct vctx *x, const struct where *at)%s;",
+		out_line(c, "static bool validate_%s(const ig_json_value *v, struct ig_vctx *x, const struct ig_where *at)%s;",
 			 s->name, unused ? " __attribute__((unused))" : "");
 	}
 	out_blank(c);
@@ -1496,25 +1143,18 @@ void emit_validators(struct sc_model *m, struct sc_out *c, unsigned check_only)
 void emit_standalone(struct sc_model *m, struct sc_out *c, const char *name)
 {
 	emit_banner(m, c, "A validator over ig_json_value for one JSON Schema (schemac --validator).");
-	out_line(c, "#include \"kernel/format.h\"");
-	out_line(c, "#include \"kernel/json_read.h\"");
+	out_line(c, "#include \"net/api/format.h\"");
+	out_line(c, "#include \"net/api/validate.h\"");
 	out_blank(c);
-	out_line(c, "#include <math.h>");
 	out_line(c, "#include <string.h>");
-	out_blank(c);
-	/* Several of these files may share one translation unit. */
-	out_line(c, "#ifndef SCHEMAC_VALIDATION_SUPPORT");
-	out_line(c, "#define SCHEMAC_VALIDATION_SUPPORT");
-	emit_support(m, c);
-	out_line(c, "#endif");
 	out_blank(c);
 	mark_validator(m->root, 1);
 	emit_validators(m, c, 0);
 	out_line(c, "/* Whether v is valid; with report, every violation is reported through it. */");
-	out_line(c, "bool %s(const ig_json_value *v, report_fn *report, void *arg, ig_arena *arena);", name);
-	out_line(c, "bool %s(const ig_json_value *v, report_fn *report, void *arg, ig_arena *arena)", name);
+	out_line(c, "bool %s(const ig_json_value *v, ig_report_fn *report, void *arg, ig_arena *arena);", name);
+	out_line(c, "bool %s(const ig_json_value *v, ig_report_fn *report, void *arg, ig_arena *arena)", name);
 	out_open(c, "{");
-	out_line(c, "struct vctx x = { .report = report, .arg = arg, .arena = arena, .quiet = !report };");
+	out_line(c, "struct ig_vctx x = { .report = report, .arg = arg, .arena = arena, .quiet = !report };");
 	char *call = validator_call(m->root, "v", "&x", "NULL");
 	if (strcmp(call, "true") == 0)
 		out_line(c, "(void)v;");

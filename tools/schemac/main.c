@@ -149,22 +149,19 @@ int main(int argc, char **argv)
 	struct sc_out h = { 0 }, c = { 0 };
 	emit_types(&m, &h);
 
-	emit_banner(&m, &c, "Validators, request decoders, response encoders, the router and main(); "
-			    "app/ has the handlers.");
+	emit_banner(&m, &c, "Validators, request decoders, response encoders, the operation table and the "
+			    "router; the runtime (net/api) runs them, app/ has the handlers.");
 	out_line(&c, "#include \"api.h\"");
-	out_line(&c, "#include \"kernel/format.h\"");
-	out_line(&c, "#include \"net/http/params.h\"");
+	out_line(&c, "#include \"net/api/decode.h\"");
+	out_line(&c, "#include \"net/api/format.h\"");
+	out_line(&c, "#include \"net/api/operation.h\"");
+	out_line(&c, "#include \"net/api/params.h\"");
 	out_blank(&c);
-	out_line(&c, "#include <math.h>");
-	out_line(&c, "#include <stdint.h>");
 	out_line(&c, "#include <string.h>");
 	out_blank(&c);
 	mark_body_decoders(&m);
 	mark_param_schemas(&m);
 	mark_response_validators(&m);
-	emit_support(&m, &c);
-	if (model_has_body_decoders(&m))
-		emit_decode_support(&c);
 	emit_validators(&m, &c, VALIDATE_RESPONSE);
 	emit_body_decoders(&m, &c);
 	emit_encoders(&m, &c);

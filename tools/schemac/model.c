@@ -944,35 +944,14 @@ static void name_schema(struct names *names, struct sc_schema *s, const char *ba
 		s->pattern_fn = sc_printf("match_%s", base);
 }
 
-/* What the generated api.c defines beside the per-operation and
- * per-schema functions (emit_*.c); an operationId or a schema must not
- * take these names. */
-static const char *const fixed_names[] = {
-	/* the router and the app */
-	"route", "split_path", "answer_options", "answer_not_allowed", "answer_rejected",
-	"serve_openapi", "openapi_json", "app",
-	/* validation and decoding support (emit_validate.c, emit_body.c, emit_encode.c) */
-	"report_fn", "validate_fn", "item_hash_fn", "item_equal_fn", "pointer_text", "fail", "quietly",
-	"via_ref", "is_integer", "compare_number", "decimal_multiple", "int_multiple", "bytes_hash",
-	"double_hash", "value_hash", "has_duplicate", "value_hash_at", "value_equal_at", "unique_values",
-	"string_hash_at", "string_equal_at", "unique_strings", "int_hash_at", "int_equal_at", "unique_ints",
-	"double_hash_at", "double_equal_at", "unique_doubles", "unique_bools", "next_value", "type_error",
-	"read_string", "read_integer", "read_number", "read_boolean", "read_null", "read_value",
-	"begin_object", "begin_array", "grow_items", "keyset_insert", "keyset_add", "response_violation",
-	"check_response",
-	/* names the first cut reserved */
-	"ctx", "in", "out", "status", "bad", "seg", "req", "m", "w", "o", "a", "i", "more", "chars", NULL,
-};
-
+/* Claims every name the generated code makes from the document, so that
+ * two never clash. Its fixed names (ig_route, ig_op_<id>, ...) and the
+ * runtime's all start with ig_, which no operationId or schema name may
+ * (sc_is_global_ident). */
 static void name_everything(struct sc_model *m, const char *root_name)
 {
 	struct names names = { .m = m };
 	struct nameset *tags = &names.tags, *funcs = &names.funcs;
-	for (int i = 0; fixed_names[i]; i++)
-		claim(m, funcs, fixed_names[i], "the generated code", "function");
-	static const char *const fixed_tags[] = { "where", "vctx", "dctx", "keyset", "response_check", NULL };
-	for (int i = 0; fixed_tags[i]; i++)
-		claim(m, tags, fixed_tags[i], "the generated code", "struct");
 	if (m->root)
 		name_schema(&names, m->root, root_name);
 	for (size_t i = 0; i < m->ncomponents; i++) {
@@ -982,7 +961,7 @@ static void name_everything(struct sc_model *m, const char *root_name)
 	for (size_t i = 0; i < m->nops; i++) {
 		struct sc_op *op = m->ops[i];
 		static const char *const per_op[] = {
-			"%s", "run_%s", "decode_%s", "encode_%s", "check_%s", NULL,
+			"%s", "decode_%s", "encode_%s", NULL,
 		};
 		for (int k = 0; per_op[k]; k++) {
 			char *f = sc_printf(per_op[k], op->id);

@@ -1,9 +1,9 @@
 /* A stand-in for the runtime behind net/http/exchange.h, so the generated
- * router, decoders and encoders can be tested without sockets: ig_main
- * takes one request per argument, "METHOD TARGET[ ~ Name: value]...[ ~ body
- * TEXT]", routes each, runs a pending handler's timer at once, and prints
+ * router, decoders and encoders can be tested without sockets (with the
+ * real net/api runtime): main takes one request per argument, "METHOD
+ * TARGET[ ~ Name: value]...[ ~ body TEXT]", routes each, runs a pending handler's timer at once, and prints
  * status, headers and body. The arena is malloc (freed at exit). */
-#include "net/http/exchange.h"
+#include "net/api/operation.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +63,12 @@ void *ig_alloc(ig_ctx *ctx, size_t size)
 {
 	(void)ctx;
 	return ig_arena_alloc(&mock_arena, size);
+}
+
+ig_arena *ig_ctx_arena(ig_ctx *ctx)
+{
+	(void)ctx;
+	return &mock_arena;
 }
 
 const ig_request *ig_req(const ig_ctx *ctx) { return &ctx->req; }
@@ -164,8 +170,10 @@ void ig_after(ig_ctx *ctx, uint32_t ms, ig_ctx_fn *fn, void *arg)
 	ctx->timer_ms = ms;
 }
 
-int ig_main(int argc, char **argv, const struct ig_app *app)
+/* The generated code's app, as net/api/main.c would hand it to ig_main. */
+int main(int argc, char **argv)
 {
+	const struct ig_app *app = &ig_api_app;
 	if (argc == 2 && strcmp(argv[1], "--openapi") == 0) {
 		fwrite(app->openapi_json, 1, app->openapi_len, stdout);
 		return 0;

@@ -1,15 +1,15 @@
 /* Runtime helpers for the generated request decoders and response
  * encoders: parameter values from the path, the query string and headers
  * (percent-decoding, strict numbers), the JSON request body (media type,
- * a reader over an arena copy, errors held until the end), a writer for
- * free-form JSON values, and the log line of a debug response check.
+ * a reader over an arena copy, errors held until the end) and a writer for
+ * free-form JSON values.
  * Built only on the public API (exchange.h, json_read.h), so the generated
  * code's test stand-in links it as the service does. */
-#ifndef NET_HTTP_PARAMS_H
-#define NET_HTTP_PARAMS_H
+#ifndef NET_API_PARAMS_H
+#define NET_API_PARAMS_H
 
-#include "exchange.h"
-#include "kernel/json_read.h"
+#include "net/http/exchange.h"
+#include "json_read.h"
 
 /* ---- parameter values ---- */
 
@@ -90,10 +90,5 @@ ig_arena *ig_request_arena(ig_ctx *ctx);
 
 /* Writes a free-form value as JSON; NULL is written as null. */
 void ig_json_write_value(ig_wbuf *w, const ig_json_value *v);
-
-/* Debug builds (IG_CHECK_RESPONSES): logs one violation of a response's
- * schema as an error line naming the operation, status and place. */
-void ig_response_violation(ig_ctx *ctx, const char *operation, int status, const char *pointer,
-			   const char *keyword, const char *message);
 
 #endif

@@ -1,11 +1,10 @@
 /* Helpers for generated decoders and encoders (params.h): percent-decoding
  * and strict parsing of parameter values, the query string's pairs, the
- * JSON body's media type and reader, held validation errors, a writer for
- * free-form values, and the debug response check's log line. Only public
+ * JSON body's media type and reader, held validation errors, and a writer
+ * for free-form values. Only public
  * runtime calls: no knowledge of connections or of ig_ctx's layout. */
 #include "params.h"
-#include "parser.h"
-#include "kernel/log.h"
+#include "net/http/parser.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -463,20 +462,4 @@ void ig_json_write_value(ig_wbuf *w, const ig_json_value *v)
 		ig_wbuf_lit(w, "}");
 		break;
 	}
-}
-
-void ig_response_violation(ig_ctx *ctx, const char *operation, int status, const char *pointer,
-			   const char *keyword, const char *message)
-{
-	struct ig_logline l;
-	const ig_request *req = ig_req(ctx);
-	if (!ig_log_begin(&l, IG_LOG_ERROR, "response does not match its schema"))
-		return;
-	ig_log_cstr(&l, "operation", operation);
-	ig_log_str(&l, "target", req->target.ptr, req->target.len);
-	ig_log_int(&l, "status", status);
-	ig_log_cstr(&l, "pointer", pointer);
-	ig_log_cstr(&l, "keyword", keyword);
-	ig_log_cstr(&l, "message", message);
-	ig_log_end(&l);
 }

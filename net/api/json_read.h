@@ -15,10 +15,10 @@
  * keeps the first error's message (a static string) and byte offset.
  * Nesting is iterative, never recursive: max_depth is policy, not a stack
  * hazard. The reader reads only [buf, buf + len); the buffer needs no NUL. */
-#ifndef KERNEL_JSON_READ_H
-#define KERNEL_JSON_READ_H
+#ifndef NET_API_JSON_READ_H
+#define NET_API_JSON_READ_H
 
-#include "ingot.h"
+#include "kernel/ingot.h"
 
 /* ---- the tagged value ---- */
 enum ig_json_type {

@@ -2,8 +2,8 @@
  * checked on the request path without allocation: RFC 3339 date-time and
  * full-date, RFC 5321 mailbox (addr-spec subset, see format.c), RFC 4122
  * uuid in its textual form, RFC 3986 URI (absolute, with a scheme). */
-#ifndef KERNEL_FORMAT_H
-#define KERNEL_FORMAT_H
+#ifndef NET_API_FORMAT_H
+#define NET_API_FORMAT_H
 
 #include <stdbool.h>
 #include <stddef.h>

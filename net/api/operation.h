@@ -1,0 +1,92 @@
+/* How the generated code runs an operation: schemac emits one descriptor
+ * per operation (struct ig_operation: the sizes of its in and out structs,
+ * its decoder, handler and encoder) and a router that calls
+ * ig_run_operation with it; this runtime runs every operation through the
+ * same steps: decode -> handler -> encode -> (response check). Also the
+ * router's fixed answers and the app the generated code exports. */
+#ifndef NET_API_OPERATION_H
+#define NET_API_OPERATION_H
+
+#include "validate.h"
+#include "net/http/exchange.h"
+
+/* Fills the zeroed in struct from the request (parameters from seg, the
+ * path's segments, and the query, headers and body). Returns 0, or the
+ * status to answer: 400 (errors collected with ig_error_add), 415 (not
+ * application/json) or 500 (out of request memory). */
+typedef int ig_decode_op_fn(ig_ctx *ctx, const ig_str *seg, void *in);
+/* Calls the operation's handler (`int <operationId>(ctx, in, out)`):
+ * the status to send, or IG_PENDING. */
+typedef int ig_handle_op_fn(ig_ctx *ctx, const void *in, void *out);
+
+/* A response schema to check a status against. */
+struct ig_response_schema {
+	int status;
+	ig_validate_fn *validate;
+};
+
+struct ig_operation;
+/* The response check (ig_check_response in debug builds). */
+typedef int ig_check_op_fn(ig_ctx *ctx, const struct ig_operation *op, int status, void *out);
+
+/* What the generated code records about one operation. */
+struct ig_operation {
+	const char *id; /* the operationId, for logs */
+	size_t in_size, out_size;
+	ig_decode_op_fn *decode; /* NULL: no parameters and no body */
+	ig_handle_op_fn *handle;
+	ig_encode_fn *encode; /* NULL: no JSON response; the handler writes any body */
+	/* Debug builds (IG_CHECK_RESPONSES) only: check, and the schemas of
+	 * the responses to check (nschemas of them; a status not listed is
+	 * not checked). NULL in the shipped binary, which then links neither
+	 * the checker nor the response validators. */
+	ig_check_op_fn *check;
+	const struct ig_response_schema *schemas;
+	size_t nschemas;
+};
+
+/* The check members of a generated descriptor: schemas (an array of n)
+ * and the checker when the build defines IG_CHECK_RESPONSES (the ASan
+ * build), else none; list is then not even compiled, nor linked. */
+#ifdef IG_CHECK_RESPONSES
+#define IG_RESPONSE_CHECK(list, n) .check = ig_check_response, .schemas = (list), .nschemas = (n)
+#else
+#define IG_RESPONSE_CHECK(list, n) .check = NULL
+#endif
+
+/* Runs op for this request: in and out are allocated zeroed in the
+ * request arena (a pending handler may keep them until ig_finish), the
+ * decoder's verdict is answered as a problem (400 with the collected
+ * errors, 415, 500), else the handler runs with the encoder registered
+ * and ig_finish follows unless it returned IG_PENDING. seg: the path's
+ * segments, for decoders of path parameters. */
+void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg);
+
+/* Debug builds: the check of op->check. The handler returned status (or
+ * IG_PENDING): the body is encoded now, read back and validated against
+ * its schema; a violation is logged and answered 500 instead. A pending
+ * answer is checked as it is encoded later, and logged, but keeps its
+ * status. Returns the status to finish with, or IG_PENDING when it has
+ * answered (500) or the answer is pending. */
+int ig_check_response(ig_ctx *ctx, const struct ig_operation *op, int status, void *out);
+
+/* ---- the router's answers ---- */
+
+/* Splits the path after its leading '/' at each '/' ("/" is one empty
+ * segment) into seg[0..max). Returns the count, or max + 1 when there are
+ * more segments than any route has: no route can match then. */
+size_t ig_split_path(ig_str path, ig_str *seg, size_t max);
+/* OPTIONS: 204 with Allow. */
+void ig_answer_options(ig_ctx *ctx, ig_str allow);
+/* Another method on a known path: 405 with Allow. */
+void ig_answer_not_allowed(ig_ctx *ctx, ig_str allow);
+
+/* ---- the app ---- */
+
+/* The generated code's app (build/gen/api.c): the service's name,
+ * version, router and document. net/api/main.c hands it to ig_main;
+ * programs that set up a core themselves (the fuzz target, the handler
+ * tests) leave main.c out and use it directly. */
+extern const struct ig_app ig_api_app;
+
+#endif

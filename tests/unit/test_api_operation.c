@@ -1,0 +1,243 @@
+/* Unit tests of net/api/operation and check: the one runner every
+ * generated operation goes through. A rejected request never reaches the
+ * handler and gets the decoder's answer (400 with the errors, 415, 500);
+ * in and out arrive zeroed; the encoder runs when the exchange finishes
+ * (now, or later for a pending answer); with the debug build's check a
+ * response that breaks its schema is answered 500, a pending one is
+ * logged. Also the router's answers. The exchange (net/http) is a stand-in
+ * here that records what the runner asked of it. */
+#include "kernel/arena.h"
+#include "kernel/log.h"
+#include "kernel/pool.h"
+#include "net/api/operation.h"
+#include "tests/unit/check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static struct ig_pool blocks;
+
+/* ---- the exchange, recorded ---- */
+
+struct ig_ctx {
+	ig_arena arena;
+	ig_request req;
+	ig_wbuf body;
+	ig_encode_fn *encode;
+	const void *out;
+	int finished, status;
+	const char *problem; /* the detail of ig_respond_problem / ig_respond_errors */
+	char allow[64];
+};
+
+static void ctx_start(ig_ctx *c)
+{
+	memset(c, 0, sizeof *c);
+	ig_arena_init(&c->arena, &blocks, 1 << 20);
+	c->body.arena = &c->arena;
+	c->req.target = IG_STR("/t");
+}
+
+void *ig_alloc(ig_ctx *c, size_t size) { return ig_arena_alloc(&c->arena, size); }
+ig_arena *ig_ctx_arena(ig_ctx *c) { return &c->arena; }
+ig_wbuf *ig_body(ig_ctx *c) { return &c->body; }
+const ig_request *ig_req(const ig_ctx *c) { return &c->req; }
+
+void ig_set_encoder(ig_ctx *c, ig_encode_fn *encode, const void *out)
+{
+	c->encode = encode;
+	c->out = out;
+}
+
+void ig_finish(ig_ctx *c, int status)
+{
+	if (c->finished++)
+		return;
+	c->status = status;
+	if (c->encode)
+		c->encode(c, status, c->out);
+}
+
+void ig_respond_problem(ig_ctx *c, int status, const char *detail)
+{
+	c->problem = detail;
+	c->encode = NULL;
+	ig_finish(c, status);
+}
+
+void ig_respond_errors(ig_ctx *c, const char *detail)
+{
+	ig_respond_problem(c, 400, detail);
+}
+
+void ig_add_header(ig_ctx *c, const char *name, ig_str value)
+{
+	snprintf(c->allow, sizeof c->allow, "%s: %.*s", name, (int)value.len, value.ptr);
+}
+
+/* ---- one operation ---- */
+
+struct t_in {
+	int64_t id;
+	char pad[100];
+};
+struct t_out {
+	int64_t r200;
+	char pad[100];
+};
+
+static int decode_verdict; /* what the decoder answers */
+static int handler_calls, handler_status;
+static bool zeroed;
+
+static int t_decode(ig_ctx *c, const ig_str *seg, void *in_)
+{
+	(void)c;
+	struct t_in *in = in_;
+	if (!decode_verdict)
+		in->id = seg ? (int64_t)seg[0].len : -1;
+	return decode_verdict;
+}
+
+static bool all_zero(const void *p, size_t n)
+{
+	const char *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+static int t_handle(ig_ctx *c, const void *in_, void *out_)
+{
+	(void)c;
+	const struct t_in *in = in_;
+	struct t_out *out = out_;
+	handler_calls++;
+	zeroed = all_zero(in->pad, sizeof in->pad) && all_zero(out, sizeof *out);
+	out->r200 = in->id;
+	return handler_status;
+}
+
+static void t_encode(ig_ctx *c, int status, const void *out_)
+{
+	const struct t_out *out = out_;
+	char text[32];
+	int n = snprintf(text, sizeof text, "{\"n\":%d}", status == 200 ? (int)out->r200 : -1);
+	ig_wbuf_put(&c->body, text, (size_t)n);
+}
+
+/* The response schema: n at most 3. */
+static bool small_n(const ig_json_value *v, struct ig_vctx *x, const struct ig_where *at)
+{
+	const ig_json_value *n = ig_json_get(v, "n", 1);
+	if (!n || n->type != IG_JSON_INT || n->i <= 3)
+		return true;
+	ig_fail(x, at, "maximum", "must be at most 3");
+	return false;
+}
+
+static const struct ig_response_schema t_schemas[] = { { 200, small_n } };
+
+static const struct ig_operation op = {
+	.id = "t", .in_size = sizeof(struct t_in), .out_size = sizeof(struct t_out),
+	.decode = t_decode, .handle = t_handle, .encode = t_encode,
+};
+static const struct ig_operation op_checked = {
+	.id = "t", .in_size = sizeof(struct t_in), .out_size = sizeof(struct t_out),
+	.decode = t_decode, .handle = t_handle, .encode = t_encode,
+	.check = ig_check_response, .schemas = t_schemas, .nschemas = 1,
+};
+
+static ig_ctx ctx;
+
+static void run(const struct ig_operation *o, const char *segment, int verdict, int status)
+{
+	ctx_start(&ctx);
+	decode_verdict = verdict;
+	handler_status = status;
+	handler_calls = 0;
+	ig_str seg[1] = { { segment, strlen(segment) } };
+	ig_run_operation(&ctx, o, seg);
+}
+
+static bool body_is(const char *want)
+{
+	return ctx.body.len == strlen(want) && memcmp(ctx.body.ptr, want, ctx.body.len) == 0;
+}
+
+static void test_rejected(void)
+{
+	static const int verdicts[] = { 400, 415, 500 };
+	for (size_t i = 0; i < 3; i++) {
+		run(&op, "abc", verdicts[i], 200);
+		char name[96];
+		snprintf(name, sizeof name, "a decoder's %d never reaches the handler and is the answer", verdicts[i]);
+		CHECK(handler_calls == 0 && ctx.finished == 1 && ctx.status == verdicts[i] && ctx.problem, name);
+	}
+	run(&op, "abc", 400, 200);
+	CHECK(strcmp(ctx.problem, "the request does not match the API") == 0, "400 answers the collected errors");
+}
+
+static void test_runs(void)
+{
+	run(&op, "abc", 0, 200);
+	CHECK(handler_calls == 1 && zeroed, "the handler gets in and out zeroed");
+	CHECK(ctx.finished == 1 && ctx.status == 200 && body_is("{\"n\":3}"),
+	      "the encoder writes out at ig_finish with the handler's status (in decoded from seg)");
+	run(&op, "abc", 0, IG_PENDING);
+	CHECK(ctx.finished == 0 && ctx.encode == t_encode, "a pending answer is not finished, its encoder is set");
+	ig_finish(&ctx, 200);
+	CHECK(body_is("{\"n\":3}"), "a pending answer is encoded when it finishes");
+
+	struct ig_operation bare = { .id = "b", .in_size = 1, .out_size = 1, .handle = t_handle };
+	ctx_start(&ctx);
+	handler_status = 204;
+	ig_run_operation(&ctx, &bare, NULL);
+	CHECK(ctx.finished == 1 && ctx.status == 204 && ctx.body.len == 0, "no decoder, no encoder: the status alone");
+}
+
+static void test_checks(void)
+{
+	run(&op_checked, "abc", 0, 200);
+	CHECK(ctx.status == 200 && body_is("{\"n\":3}") && !ctx.problem, "checked: a valid response leaves as it is");
+	run(&op_checked, "abcd", 0, 200);
+	CHECK(ctx.finished == 1 && ctx.status == 500 && ctx.problem &&
+		      strcmp(ctx.problem, "the response does not match its schema") == 0,
+	      "checked: a response that breaks its schema is answered 500");
+	run(&op, "abcd", 0, 200);
+	CHECK(ctx.status == 200 && body_is("{\"n\":4}"), "unchecked, the same response leaves (the shipped build)");
+	run(&op_checked, "abcd", 0, 201);
+	CHECK(ctx.status == 201 && !ctx.problem, "checked: a status without a schema is not checked");
+	run(&op_checked, "abcd", 0, IG_PENDING);
+	CHECK(ctx.finished == 0 && ctx.encode && ctx.encode != t_encode, "checked: a pending answer gets the checker");
+	ig_finish(&ctx, 200);
+	CHECK(ctx.status == 200 && body_is("{\"n\":4}"), "checked: a pending answer keeps its status (logged)");
+}
+
+static void test_router(void)
+{
+	ig_str seg[3];
+	CHECK_INT(ig_split_path(IG_STR("/"), seg, 3), 1, "/ is one empty segment");
+	CHECK(seg[0].len == 0, "the segment of / is empty");
+	CHECK_INT(ig_split_path(IG_STR("/a/bc/"), seg, 3), 3, "/a/bc/ is three segments");
+	check_slice(seg[1].ptr, seg[1].len, "bc", "segments are the raw text between slashes", "seg[1]");
+	CHECK_INT(ig_split_path(IG_STR("/a/b/c/d"), seg, 3), 4, "more segments than any route: max + 1");
+	ctx_start(&ctx);
+	ig_answer_options(&ctx, IG_STR("GET, HEAD"));
+	CHECK(ctx.status == 204 && strcmp(ctx.allow, "Allow: GET, HEAD") == 0, "OPTIONS: 204 with Allow");
+	ctx_start(&ctx);
+	ig_answer_not_allowed(&ctx, IG_STR("GET"));
+	CHECK(ctx.status == 405 && strcmp(ctx.allow, "Allow: GET") == 0, "another method: 405 with Allow");
+}
+
+int main(void)
+{
+	ig_log_threshold = -1; /* the check's log line: TAP on stdout */
+	ig_pool_init(&blocks, 16384, 16, 1 << 10);
+	test_rejected();
+	test_runs();
+	test_checks();
+	test_router();
+	return check_done();
+}
