@@ -63,15 +63,6 @@ void out_line(struct sc_out *o, const char *fmt, ...)
 	va_end(ap);
 }
 
-void out_lines(struct sc_out *o, const char *const *lines)
-{
-	for (; *lines; lines++) {
-		if (**lines)
-			out_line(o, "%s", *lines);
-		else
-			out_blank(o);
-	}
-}
 
 void out_open(struct sc_out *o, const char *fmt, ...)
 {

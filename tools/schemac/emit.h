@@ -17,8 +17,6 @@ void out_f(struct sc_out *o, const char *fmt, ...) __attribute__((format(printf,
 /* One line at the current indent. */
 void out_line(struct sc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void out_blank(struct sc_out *o);
-/* Fixed text: a NULL-terminated list of lines, each at the current indent. */
-void out_lines(struct sc_out *o, const char *const *lines);
 void out_open(struct sc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* line, indent++ */
 void out_close(struct sc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* indent--, line */
 
@@ -81,7 +79,6 @@ bool has_number_checks(const struct sc_schema *s);
  * two %s for the keyword and message literals. */
 void mark_body_decoders(struct sc_model *m);
 void emit_body_decoders(struct sc_model *m, struct sc_out *c);
-bool model_has_body_decoders(const struct sc_model *m);
 void emit_slot_decode(struct sc_out *c, const struct sc_schema *slot, bool null_flag, const char *target,
 		      const char *null_target, const char *at);
 void emit_scalar_checks(struct sc_out *c, const struct sc_schema *s, const char *var, const char *raw,

@@ -595,14 +595,6 @@ static void emit_decoder(struct sc_out *c, const struct sc_schema *s)
 	out_blank(c);
 }
 
-bool model_has_body_decoders(const struct sc_model *m)
-{
-	for (size_t i = 0; i < m->nops; i++)
-		if (m->ops[i]->body)
-			return true;
-	return false;
-}
-
 void emit_body_decoders(struct sc_model *m, struct sc_out *c)
 {
 	bool any = false;

@@ -1,4 +1,4 @@
-/* Emits the router: route() splits the path into segments on the stack,
+/* Emits the router: ig_route() splits the path into segments on the stack,
  * switches on their count, then walks a tree of if-chains on segment
  * strings (literal segments before parameters, so /a/b wins over /a/{x},
  * falling back to /a/{x} when /a/b's subtree does not match). A matched
