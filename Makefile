@@ -40,7 +40,7 @@ LIBS     := $(TLS_LIBS) $(DEPS)/musl/lib/libbearssl.a
 
 # The TLS-independent part of net/tls is every file but the backends.
 TLS_SRC     := $(filter-out net/tls/bearssl.c net/tls/mbedtls.c,$(wildcard net/tls/*.c)) net/tls/$(TLS).c
-RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
+RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
                $(wildcard net/client/*.c) $(TLS_SRC)
 APP_SRC     := $(wildcard app/*.c)
 GEN_SRC     := $(GEN)/api.c
@@ -167,11 +167,13 @@ FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SRC_json_read := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
 FUZZ_SRC_response  := net/client/response.c net/http/parser.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/client/response.h net/http/parser.h
-# The whole request path with server.c left out (the target sets up a core
-# itself); api.c's main is renamed so that libFuzzer's wins, and pools are
-# wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_http   := $(filter-out net/http/server.c,$(wildcard kernel/*.c net/http/*.c)) app/service.c $(GEN)/api.c \
-                   $(wildcard net/sock/*.c net/client/*.c) net/tls/tls.c net/tls/bearssl.c $(GEN)/anchors.c
+# The whole request path without the process's start (net/start.c: the
+# target sets up a core itself); api.c's main is renamed so that
+# libFuzzer's wins, and pools are wrapped so that every object is a malloc
+# that ASan and LSan can see.
+FUZZ_SRC_http   := $(wildcard kernel/*.c net/http/*.c) app/service.c $(GEN)/api.c \
+                   $(wildcard net/sock/*.c net/client/*.c) net/tls/tls.c net/tls/trust_settings.c net/tls/bearssl.c \
+                   $(GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include -Dmain=ingot_service_main \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread
