@@ -29,7 +29,8 @@ struct http_config {
 };
 
 /* Every server setting's default: the one declaration, for the settings
- * table's targets (net/http/server.c) and http_config_defaults. */
+ * table's targets (server_config, net/http/server.c) and
+ * http_config_defaults. */
 #define HTTP_CONFIG_DEFAULTS { \
 	.port = 8080, \
 	.host = "0.0.0.0", \

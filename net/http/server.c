@@ -14,7 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-struct http_server http_server = { .config = HTTP_CONFIG_DEFAULTS, .signal_fd = -1 };
+struct http_config server_config = HTTP_CONFIG_DEFAULTS;
+struct http_server http_server;
 
 /* An explicit INGOT_THREADS, or a single CPU in the mask, needs no look at
  * the cgroup files, which costs about 100 us of a cold start. */
@@ -23,8 +24,8 @@ static int choose_threads(int *cpus, int *ncpus_out, int *quota_out)
 	int ncpus = ig_affinity_cpus(cpus, IG_MAX_CORES);
 	*ncpus_out = ncpus;
 	*quota_out = -1; /* not read */
-	if (http_server.config.threads > 0)
-		return (int)http_server.config.threads;
+	if (server_config.threads > 0)
+		return (int)server_config.threads;
 	if (ncpus == 1)
 		return 1;
 	int quota = ig_cgroup_cpu_limit();
@@ -46,7 +47,7 @@ static int startup_error(const char *what)
 /* Every core's listeners, before any thread starts; 0 or -1 with err. */
 static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 {
-	struct http_config *cfg = &http_server.config;
+	struct http_config *cfg = &server_config;
 	int port = (int)cfg->port, tls_port = (int)cfg->tls_port;
 	for (int i = 0; i < http_server.core_count; i++) {
 		struct http_core *core = &http_server.cores[i];
@@ -63,7 +64,7 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 
 static void log_listening(const struct ig_app *app, int ncpus, int quota, long nofile, uint64_t t0_us)
 {
-	const struct http_config *cfg = &http_server.config;
+	const struct http_config *cfg = &server_config;
 	struct ig_logline l;
 	if (!ig_log_begin(&l, IG_LOG_INFO, "listening"))
 		return;
@@ -88,12 +89,12 @@ static void log_listening(const struct ig_app *app, int ncpus, int quota, long n
 /* Runs once per process: compiled for size (cold), like the settings. */
 __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 {
-	ig_log_threshold = http_server.config.log_level;
+	ig_log_threshold = server_config.log_level;
 	long nofile = ig_raise_nofile();
 	static int cpus[IG_MAX_CORES];
 	int ncpus, quota;
 	int n = http_server.core_count = choose_threads(cpus, &ncpus, &quota);
-	http_server.config.threads = n;
+	server_config.threads = n;
 	/* Before any thread starts, so that all inherit the blocked mask. */
 	if ((http_server.signal_fd = ig_signals_open()) < 0)
 		return startup_error("cannot open a signalfd");

@@ -21,8 +21,11 @@ int http_serve(const struct ig_app *app, uint64_t t0_us);
 
 struct tls_credentials;
 
+/* The parsed settings, the server rows' targets: HTTP_CONFIG_DEFAULTS
+ * until parsed. */
+extern struct http_config server_config;
+
 struct http_server {
-	struct http_config config;        /* the parsed settings */
 	const struct tls_credentials *tls; /* NULL when TLS is off; read-only */
 	struct http_core *cores;
 	int core_count;

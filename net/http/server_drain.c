@@ -85,7 +85,7 @@ static void on_signal(struct ig_io *io, uint32_t events)
 	if (ig_signals_read(http_server.signal_fd, &name) != IG_SIGNAL_STOP || http_server.stopping)
 		return;
 	http_server.stopping = true;
-	int64_t grace_ms = http_server.config.grace_ms;
+	int64_t grace_ms = server_config.grace_ms;
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_INFO, "draining")) {
 		ig_log_cstr(&l, "signal", name);

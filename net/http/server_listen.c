@@ -6,7 +6,7 @@
 
 int server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen)
 {
-	const struct http_config *cfg = &http_server.config;
+	const struct http_config *cfg = &server_config;
 	core->listen_fd = -1;
 	core->tls_listen_fd = -1;
 	if (!cfg->tls_only && (core->listen_fd = sock_listen(cfg->host, port, 4096, err, errlen)) < 0)

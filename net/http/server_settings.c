@@ -7,7 +7,7 @@
 #include "kernel/log.h"
 #include "net/tls/tls.h"
 
-#define CFG(field) &http_server.config.field
+#define CFG(field) &server_config.field
 
 /* In enum ig_log_level's order. */
 static struct ig_choice log_levels = { CFG(log_level), "error|warn|info|debug" };
@@ -63,7 +63,7 @@ static const struct ig_option server_rows[] = {
 /* Only when a certificate is given does anything of TLS run. */
 __attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
 {
-	const struct http_config *c = &http_server.config;
+	const struct http_config *c = &server_config;
 	if (!c->tls_cert[0] && !c->tls_cert_pem[0]) {
 		if (c->tls_only)
 			return "INGOT_TLS_ONLY needs a certificate (INGOT_TLS_CERT or INGOT_TLS_CERT_PEM)";
