@@ -22,20 +22,30 @@ static int parse_bool(const char *s, bool *out)
 	return -1;
 }
 
-/* The index of s among the '|'-separated choices, or -1. */
-static int parse_choice(const char *choices, const char *s)
+/* The index-th word of the '|'-separated names ("add|replace"), its
+ * length in *len; NULL past the last. */
+static const char *choice_word(const char *names, int index, size_t *len)
 {
-	size_t n = strlen(s);
-	int i = 0;
-	for (const char *p = choices;; i++) {
-		const char *bar = strchr(p, '|');
-		size_t len = bar ? (size_t)(bar - p) : strlen(p);
-		if (n && len == n && memcmp(p, s, n) == 0)
-			return i;
-		if (!bar)
-			return -1;
-		p = bar + 1;
+	const char *p = names;
+	for (int i = 0; i < index; i++) {
+		if (!(p = strchr(p, '|')))
+			return NULL;
+		p++;
 	}
+	const char *bar = strchr(p, '|');
+	*len = bar ? (size_t)(bar - p) : strlen(p);
+	return p;
+}
+
+/* The index of s among the names, or -1. */
+static int parse_choice(const char *names, const char *s)
+{
+	size_t n = strlen(s), len;
+	const char *w;
+	for (int i = 0; (w = choice_word(names, i, &len)); i++)
+		if (n && len == n && memcmp(w, s, n) == 0)
+			return i;
+	return -1;
 }
 
 static int set_value(const struct ig_option *o, const char *source, const char *v)
@@ -88,15 +98,6 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 	return -1;
 }
 
-static void print_choice(const char *choices, int index)
-{
-	const char *p = choices;
-	for (int i = 0; i < index && strchr(p, '|'); i++)
-		p = strchr(p, '|') + 1;
-	const char *bar = strchr(p, '|');
-	printf("%.*s", (int)(bar ? (size_t)(bar - p) : strlen(p)), p);
-}
-
 static void print_default(const struct ig_option *o)
 {
 	switch (o->type) {
@@ -111,7 +112,9 @@ static void print_default(const struct ig_option *o)
 	case IG_OPT_BOOL: printf("%s", *(bool *)o->target ? "true" : "false"); break;
 	case IG_OPT_CHOICE: {
 		const struct ig_choice *c = o->target;
-		print_choice(c->names, *c->index);
+		size_t len;
+		const char *w = choice_word(c->names, *c->index, &len);
+		printf("%.*s", (int)len, w ? w : "?");
 		break;
 	}
 	}
@@ -181,8 +184,8 @@ static enum ig_config_result parse_env(const struct ig_settings *const *parts, s
 
 /* A word that is not a --flag: a setting's NAME=value on a machine's
  * command line, else ignored there and an error anywhere else. */
-static int parse_word(const struct ig_settings *const *parts, size_t nparts, const struct ig_config_args *args,
-		      const char *a)
+static int parse_word(const struct ig_settings *const *parts, size_t nparts,
+		      const struct ig_config_args *args, const char *a)
 {
 	if (!args->command_line_words) {
 		fprintf(stderr, "ingot: unexpected argument \"%s\" (see --help)\n", a);
@@ -229,8 +232,8 @@ static enum ig_config_result parse_args(const struct ig_settings *const *parts, 
 }
 
 /* Runs once per process, at the start: compiled for size (cold). */
-__attribute__((cold)) enum ig_config_result ig_config_parse(const struct ig_settings *const *parts, size_t nparts,
-							    const struct ig_config_args *args)
+__attribute__((cold)) enum ig_config_result
+ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const struct ig_config_args *args)
 {
 	/* --help must show the built-in defaults, so look for it first. */
 	for (int i = 1; i < args->argc; i++) {

@@ -1,8 +1,9 @@
 /* The client's per-core state, made on a loop's first outbound call (a
  * process that never calls out allocates and touches nothing of it), and
  * the core's shared Agent, made with the INGOT_CLIENT_* settings parsed at
- * startup (net/client/client_settings.c). A core's state is found from its loop through a short list
- * per thread: a loop is only ever used on its own thread. */
+ * startup (net/client/client_settings.c). A core's state is found from its
+ * loop through a short list per thread: a loop is only ever used on its
+ * own thread. */
 #include "internal.h"
 #include "net/client/settings.h"
 #include "net/http/internal.h"

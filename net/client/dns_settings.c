@@ -19,5 +19,5 @@ static const struct ig_option dns_rows[] = {
 };
 
 const struct ig_settings dns_settings = {
-	"DNS", dns_rows, sizeof dns_rows / sizeof dns_rows[0], NULL,
+	"DNS", dns_rows, IG_COUNTOF(dns_rows), NULL,
 };
