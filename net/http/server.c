@@ -1,9 +1,8 @@
 /* The server's sequence, once the settings are parsed: choose the cores,
- * open every core's listeners (the first may pick the port), start the
- * other cores' threads, set up core 0 on the main thread, say "listening",
- * run until the drain is over, and log the totals. The main thread only
- * supervises; the loops share nothing but the read-only settings and TLS
- * credentials. */
+ * open their listeners (the first may pick the port), start their threads,
+ * set up core 0 on the main thread, say "listening", run until the drain
+ * is over, log the totals. The loops share nothing but the read-only
+ * settings and TLS credentials. */
 #include "server.h"
 #include "kernel/cores.h"
 #include "kernel/log.h"
