@@ -43,7 +43,7 @@ TLS_SRC     := $(filter-out net/tls/bearssl.c net/tls/mbedtls.c,$(wildcard net/t
 # net/api/main.c is the service's main(): programs with their own (the
 # test client, benchmarks, tests that set up a core) link all but it.
 API_MAIN    := net/api/main.c
-RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
+RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
                $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(TLS_SRC)
 APP_SRC     := $(wildcard app/*.c) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
@@ -170,12 +170,12 @@ FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SRC_json_read := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 FUZZ_SRC_response  := net/client/response.c net/http/parser.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/client/response.h net/http/parser.h
-# The whole request path with server.c and the service's main left out
-# (the target sets up a core itself and libFuzzer has the main), and pools
+# The whole request path without the process's start and main (the
+# target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_http   := $(filter-out net/http/server.c $(API_MAIN),$(wildcard kernel/*.c net/http/*.c net/api/*.c)) \
-                   app/service.c $(GEN)/api.c \
-                   $(wildcard net/sock/*.c net/client/*.c) net/tls/tls.c net/tls/bearssl.c $(GEN)/anchors.c
+FUZZ_SRC_http   := $(filter-out $(API_MAIN),$(wildcard kernel/*.c net/*.c net/http/*.c net/api/*.c)) \
+                   app/service.c $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c) \
+                   net/tls/tls.c net/tls/trust_settings.c net/tls/bearssl.c $(GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread

@@ -1,16 +1,13 @@
-/* Option parsing: one table drives the environment, the flags and --help,
- * so they cannot drift apart. Values are parsed strictly: "80x", "" or an
- * out-of-range number is an error that names the option and the range. */
+/* Settings parsing: one table of every part's rows drives the environment,
+ * the flags and --help, so they cannot drift apart. Values are parsed
+ * strictly: "80x", "" or an out-of-range number is an error that names the
+ * setting and what it takes. */
 #include "config.h"
-#include "log.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const level_names = "error|warn|info|debug";
 
 static int parse_bool(const char *s, bool *out)
 {
@@ -25,10 +22,38 @@ static int parse_bool(const char *s, bool *out)
 	return -1;
 }
 
+/* The index-th word of the '|'-separated names ("add|replace"), its
+ * length in *len; NULL past the last. */
+static const char *choice_word(const char *names, int index, size_t *len)
+{
+	const char *p = names;
+	for (int i = 0; i < index; i++) {
+		if (!(p = strchr(p, '|')))
+			return NULL;
+		p++;
+	}
+	const char *bar = strchr(p, '|');
+	*len = bar ? (size_t)(bar - p) : strlen(p);
+	return p;
+}
+
+/* The index of s among the names, or -1. */
+static int parse_choice(const char *names, const char *s)
+{
+	size_t n = strlen(s), len;
+	const char *w;
+	for (int i = 0; (w = choice_word(names, i, &len)); i++)
+		if (n && len == n && memcmp(w, s, n) == 0)
+			return i;
+	return -1;
+}
+
 static int set_value(const struct ig_option *o, const char *source, const char *v)
 {
 	switch (o->type) {
-	case IG_OPT_INT: {
+	case IG_OPT_INT:
+	case IG_OPT_U32:
+	case IG_OPT_U64: {
 		char *end;
 		errno = 0;
 		long long x = strtoll(v, &end, 10);
@@ -37,7 +62,12 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 				source, v, (long long)o->min, (long long)o->max);
 			return -1;
 		}
-		*(int64_t *)o->target = x;
+		if (o->type == IG_OPT_U32)
+			*(uint32_t *)o->target = (uint32_t)x;
+		else if (o->type == IG_OPT_U64)
+			*(uint64_t *)o->target = (uint64_t)x;
+		else
+			*(int64_t *)o->target = x;
 		return 0;
 	}
 	case IG_OPT_STR:
@@ -54,13 +84,14 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 			return -1;
 		}
 		return 0;
-	case IG_OPT_LEVEL: {
-		int level = ig_log_level_parse(v);
-		if (level < 0) {
-			fprintf(stderr, "ingot: invalid %s \"%s\": expected one of %s\n", source, v, level_names);
+	case IG_OPT_CHOICE: {
+		const struct ig_choice *c = o->target;
+		int i = parse_choice(c->names, v);
+		if (i < 0) {
+			fprintf(stderr, "ingot: invalid %s \"%s\": expected one of %s\n", source, v, c->names);
 			return -1;
 		}
-		*(int *)o->target = level;
+		*c->index = i;
 		return 0;
 	}
 	}
@@ -71,80 +102,159 @@ static void print_default(const struct ig_option *o)
 {
 	switch (o->type) {
 	case IG_OPT_INT: printf("%lld", (long long)*(int64_t *)o->target); break;
-	case IG_OPT_STR: printf("%s", *(const char **)o->target); break;
+	case IG_OPT_U32: printf("%u", *(uint32_t *)o->target); break;
+	case IG_OPT_U64: printf("%llu", (unsigned long long)*(uint64_t *)o->target); break;
+	case IG_OPT_STR: {
+		const char *s = *(const char **)o->target;
+		printf("%s", *s ? s : "not set");
+		break;
+	}
 	case IG_OPT_BOOL: printf("%s", *(bool *)o->target ? "true" : "false"); break;
-	case IG_OPT_LEVEL: printf("%s", (const char *[]){ "error", "warn", "info", "debug" }[*(int *)o->target]); break;
+	case IG_OPT_CHOICE: {
+		const struct ig_choice *c = o->target;
+		size_t len;
+		const char *w = choice_word(c->names, *c->index, &len);
+		printf("%.*s", (int)len, w ? w : "?");
+		break;
+	}
 	}
 }
 
-static void print_help(const struct ig_option *opts, size_t n, const char *name)
+/* The flag of a setting named env (see config.h), written into out. */
+static const char *flag_of(const char *env, char out[64])
+{
+	if (strncmp(env, "INGOT_", 6) == 0)
+		env += 6;
+	size_t i = 0;
+	for (; env[i] && i < 63; i++)
+		out[i] = env[i] == '_' ? '-' : (char)(env[i] | 0x20); /* A-Z and 0-9 only */
+	out[i] = 0;
+	return out;
+}
+
+static void print_help(const struct ig_settings *const *parts, size_t nparts, const char *name)
 {
 	printf("Usage: %s [--FLAG VALUE | --FLAG=VALUE]...\n\n"
-	       "Every flag has an environment variable; a flag wins over it.\n\n", name);
-	for (size_t i = 0; i < n; i++) {
-		printf("  --%-20s %-24s %s (default: ", opts[i].flag, opts[i].env, opts[i].help);
-		print_default(&opts[i]);
-		printf(")\n");
+	       "Every flag has an environment variable; a flag wins over it.\n", name);
+	for (size_t p = 0; p < nparts; p++) {
+		printf("\n%s:\n", parts[p]->part);
+		for (size_t i = 0; i < parts[p]->count; i++) {
+			const struct ig_option *o = &parts[p]->opts[i];
+			char flag[64];
+			printf("  --%-20s %-24s %s (default: ", flag_of(o->env, flag), o->env, o->help);
+			print_default(o);
+			printf(")\n");
+		}
 	}
-	printf("  --%-20s %-24s %s\n  --%-20s %-24s %s\n", "help", "", "print this help",
+	printf("\n  --%-20s %-24s %s\n  --%-20s %-24s %s\n", "help", "", "print this help",
 	       "version", "", "print the version");
 }
 
-static const struct ig_option *find_flag(const struct ig_option *opts, size_t n,
-					 const char *name, size_t len)
+/* The row whose flag (by_env false) or environment name (true) is
+ * name[0..len), or NULL. */
+static const struct ig_option *find_row(const struct ig_settings *const *parts, size_t nparts,
+					const char *name, size_t len, bool by_env)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strlen(opts[i].flag) == len && memcmp(opts[i].flag, name, len) == 0)
-			return &opts[i];
+	char flag[64];
+	for (size_t p = 0; p < nparts; p++)
+		for (size_t i = 0; i < parts[p]->count; i++) {
+			const char *env = parts[p]->opts[i].env;
+			const char *key = by_env ? env : flag_of(env, flag);
+			if (strlen(key) == len && memcmp(key, name, len) == 0)
+				return &parts[p]->opts[i];
+		}
 	return NULL;
 }
 
-enum ig_config_result ig_config_parse(const struct ig_option *opts, size_t n,
-				      int argc, char **argv,
-				      const char *name, const char *version)
+static enum ig_config_result parse_env(const struct ig_settings *const *parts, size_t nparts)
 {
-	/* --help must show the built-in defaults, so look for it first. */
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			print_help(opts, n, name);
-			return IG_CONFIG_EXIT;
-		}
-		if (strcmp(argv[i], "--version") == 0) {
-			printf("%s %s\n", name, version);
-			return IG_CONFIG_EXIT;
-		}
-	}
 	char source[96];
-	for (size_t i = 0; i < n; i++) {
-		const char *v = getenv(opts[i].env);
-		if (!v)
-			continue;
-		snprintf(source, sizeof source, "environment variable %s", opts[i].env);
-		if (set_value(&opts[i], source, v) != 0)
-			return IG_CONFIG_ERROR;
+	for (size_t p = 0; p < nparts; p++)
+		for (size_t i = 0; i < parts[p]->count; i++) {
+			const struct ig_option *o = &parts[p]->opts[i];
+			const char *v = getenv(o->env);
+			if (!v)
+				continue;
+			snprintf(source, sizeof source, "environment variable %s", o->env);
+			if (set_value(o, source, v) != 0)
+				return IG_CONFIG_ERROR;
+		}
+	return IG_CONFIG_OK;
+}
+
+/* A word that is not a --flag: a setting's NAME=value on a machine's
+ * command line, else ignored there and an error anywhere else. */
+static int parse_word(const struct ig_settings *const *parts, size_t nparts,
+		      const struct ig_config_args *args, const char *a)
+{
+	if (!args->command_line_words) {
+		fprintf(stderr, "ingot: unexpected argument \"%s\" (see --help)\n", a);
+		return -1;
 	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	const char *eq = strchr(a, '=');
+	const struct ig_option *o = eq ? find_row(parts, nparts, a, (size_t)(eq - a), true) : NULL;
+	if (!o)
+		return 0;
+	char source[96];
+	snprintf(source, sizeof source, "command line word %s", o->env);
+	return set_value(o, source, eq + 1);
+}
+
+static enum ig_config_result parse_args(const struct ig_settings *const *parts, size_t nparts,
+					const struct ig_config_args *args)
+{
+	char source[96];
+	for (int i = 1; i < args->argc; i++) {
+		const char *a = args->argv[i];
 		if (strncmp(a, "--", 2) != 0) {
-			fprintf(stderr, "ingot: unexpected argument \"%s\" (see --help)\n", a);
-			return IG_CONFIG_ERROR;
+			if (parse_word(parts, nparts, args, a) != 0)
+				return IG_CONFIG_ERROR;
+			continue;
 		}
 		a += 2;
 		const char *eq = strchr(a, '=');
 		size_t len = eq ? (size_t)(eq - a) : strlen(a);
-		const struct ig_option *o = find_flag(opts, n, a, len);
+		const struct ig_option *o = find_row(parts, nparts, a, len, false);
 		if (!o) {
-			fprintf(stderr, "ingot: unknown flag \"%s\" (see --help)\n", argv[i]);
+			fprintf(stderr, "ingot: unknown flag \"%s\" (see --help)\n", args->argv[i]);
 			return IG_CONFIG_ERROR;
 		}
-		const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+		const char *v = eq ? eq + 1 : (i + 1 < args->argc ? args->argv[++i] : NULL);
 		if (!v) {
-			fprintf(stderr, "ingot: flag --%s needs a value\n", o->flag);
+			fprintf(stderr, "ingot: flag --%.*s needs a value\n", (int)len, a);
 			return IG_CONFIG_ERROR;
 		}
-		snprintf(source, sizeof source, "flag --%s", o->flag);
+		snprintf(source, sizeof source, "flag --%.*s", (int)len, a);
 		if (set_value(o, source, v) != 0)
 			return IG_CONFIG_ERROR;
+	}
+	return IG_CONFIG_OK;
+}
+
+/* Runs once per process, at the start: compiled for size (cold). */
+__attribute__((cold)) enum ig_config_result
+ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const struct ig_config_args *args)
+{
+	/* --help must show the built-in defaults, so look for it first. */
+	for (int i = 1; i < args->argc; i++) {
+		if (strcmp(args->argv[i], "--help") == 0 || strcmp(args->argv[i], "-h") == 0) {
+			print_help(parts, nparts, args->name);
+			return IG_CONFIG_EXIT;
+		}
+		if (strcmp(args->argv[i], "--version") == 0) {
+			printf("%s %s\n", args->name, args->version);
+			return IG_CONFIG_EXIT;
+		}
+	}
+	if (parse_env(parts, nparts) != IG_CONFIG_OK || parse_args(parts, nparts, args) != IG_CONFIG_OK)
+		return IG_CONFIG_ERROR;
+	char err[300];
+	for (size_t p = 0; p < nparts; p++) {
+		const char *why = parts[p]->check ? parts[p]->check(err, sizeof err) : NULL;
+		if (why) {
+			fprintf(stderr, "ingot: %s\n", why);
+			return IG_CONFIG_ERROR;
+		}
 	}
 	return IG_CONFIG_OK;
 }

@@ -1,35 +1,70 @@
-/* Configuration from the environment and matching command-line flags,
- * described by a table the caller owns. Flags win over the environment,
- * which wins over the defaults already stored in the targets. */
+/* The settings table: every part of the runtime (server, TLS, client, DNS)
+ * contributes its rows, and one parse reads them all from the environment
+ * and matching command-line flags. Flags win over the environment, which
+ * wins over the defaults already stored in the targets. */
 #ifndef KERNEL_CONFIG_H
 #define KERNEL_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 enum ig_opt_type {
-	IG_OPT_INT,   /* int64_t target, within [min, max] */
-	IG_OPT_STR,   /* const char * target */
-	IG_OPT_BOOL,  /* bool target: 1/0, true/false, yes/no, on/off */
-	IG_OPT_LEVEL, /* int target: error, warn, info, debug */
+	IG_OPT_INT,    /* int64_t target, within [min, max] */
+	IG_OPT_U32,    /* uint32_t target, within [min, max] (min >= 0) */
+	IG_OPT_U64,    /* uint64_t target, within [min, max] (min >= 0) */
+	IG_OPT_STR,    /* const char * target; "" stands for "not set" */
+	IG_OPT_BOOL,   /* bool target: 1/0, true/false, yes/no, on/off */
+	IG_OPT_CHOICE, /* struct ig_choice target */
 };
 
+/* A setting that takes one of a few words: *index is the word's place in
+ * names ("add|replace": 0 or 1). */
+struct ig_choice {
+	int *index;
+	const char *names;
+};
+
+/* A setting's flag is its environment name without INGOT_, in lower case,
+ * '-' for '_': INGOT_MAX_BODY is --max-body, PORT is --port. */
 struct ig_option {
-	const char *flag; /* "port" for --port */
-	const char *env;  /* "PORT" */
+	const char *env; /* "PORT" */
 	enum ig_opt_type type;
 	void *target;
 	int64_t min, max;
 	const char *help;
 };
 
+/* One part's rows; their targets hold the defaults until parsed (--help
+ * shows them). check, if set, runs once every row of every part is
+ * parsed: it judges what no single row can (two settings that exclude each
+ * other, a file that must be read and parsed at startup) and returns NULL
+ * or the message to print. */
+struct ig_settings {
+	const char *part; /* heading in --help: "server", "client", ... */
+	const struct ig_option *opts;
+	size_t count;
+	const char *(*check)(char *err, size_t errlen);
+};
+
 enum ig_config_result { IG_CONFIG_OK, IG_CONFIG_EXIT, IG_CONFIG_ERROR };
 
-/* Parses env then argv into the targets. On --help or --version prints to
- * stdout and returns IG_CONFIG_EXIT; on a bad value or an unknown flag
- * prints a clear message to stderr and returns IG_CONFIG_ERROR. */
-enum ig_config_result ig_config_parse(const struct ig_option *opts, size_t n,
-				      int argc, char **argv,
-				      const char *name, const char *version);
+struct ig_config_args {
+	int argc;
+	char **argv;
+	const char *name, *version; /* for --help and --version */
+	/* A machine's init gets the kernel command line's words it did not
+	   consume: a NAME=value word naming a setting sets it, any other word
+	   that is not a --flag is ignored instead of being an error. */
+	bool command_line_words;
+};
+
+/* Parses the environment, then the arguments, into every part's targets,
+ * then runs the parts' checks. On --help (every part's rows) or --version
+ * prints to stdout and returns IG_CONFIG_EXIT; on a bad value, an unknown
+ * flag or a failed check prints one message to stderr and returns
+ * IG_CONFIG_ERROR (the caller exits 2). */
+enum ig_config_result ig_config_parse(const struct ig_settings *const *parts, size_t nparts,
+				      const struct ig_config_args *args);
 
 #endif

@@ -108,11 +108,3 @@ void ig_log_msg(enum ig_log_level level, const char *msg)
 	if (ig_log_begin(&l, level, msg))
 		ig_log_end(&l);
 }
-
-int ig_log_level_parse(const char *s)
-{
-	for (int i = 0; i < (int)IG_COUNTOF(level_names); i++)
-		if (strcmp(s, level_names[i]) == 0)
-			return i;
-	return -1;
-}

@@ -27,6 +27,4 @@ void ig_log_end(struct ig_logline *l);
 /* One-field convenience for simple messages. */
 void ig_log_msg(enum ig_log_level level, const char *msg);
 
-int ig_log_level_parse(const char *s); /* -1 if unknown */
-
 #endif

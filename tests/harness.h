@@ -1,15 +1,13 @@
 /* The reference service on a core set up in-process, for the programs that
- * stand in for net/http/server.c (sockets, threads, signals): the fuzz
- * target (tests/fuzz/fuzz_http.c) and the handler tests
+ * stand in for the server (sockets, threads, signals): the fuzz target
+ * (tests/fuzz/fuzz_http.c) and the handler tests
  * (tests/unit/test_app_handlers.c). Each feeds the core through a memory
- * transport of its own; what they share is here: the symbols server.c
- * would provide, server.c's configuration defaults, server.c's core_setup
- * without a listener, seeded pools or TLS, and an outbound agent that
- * never touches the network.
- * Build: every runtime source but net/http/server.c and net/api/main.c
- * (the program has its own main), with app/service.c and the generated
- * api.c. Header-only: include it from one file of a program (it defines
- * http_core_drained). */
+ * transport of its own; what they share is here: the server's
+ * configuration defaults, its core setup without a listener, seeded pools
+ * or TLS, and an outbound agent that never touches the network.
+ * Build: every runtime source but net/api/main.c (the program has its own
+ * main), with app/service.c and the generated api.c. Header-only: include
+ * it from one file of a program. */
 #ifndef TESTS_HARNESS_H
 #define TESTS_HARNESS_H
 
@@ -23,11 +21,11 @@
 
 static const struct ig_app *const harness_app = &ig_api_app; /* the generated service's */
 
-/* ---- what server.c would provide ---- */
+/* ---- what the process's start would provide ---- */
 
-static bool harness_drained; /* http_core_drained was called */
+static bool harness_drained; /* the core reported "drained" */
 
-void http_core_drained(struct http_core *core)
+static void harness_on_drained(struct http_core *core)
 {
 	(void)core;
 	harness_drained = true;
@@ -46,13 +44,15 @@ static inline void harness_config_defaults(struct http_config *cfg)
 	cfg->log_level = IG_LOG_ERROR;
 }
 
-/* As server.c's core_setup, without a listener, seeded pools or TLS (the
- * pools grow from nothing). Aborts if memory is short. */
+/* As server_core_setup (net/http/server_core.c), without a listener,
+ * seeded pools or TLS (the pools grow from nothing). Aborts if memory is
+ * short. */
 static inline void harness_core_init(struct http_core *core, const struct http_config *cfg, const struct ig_app *app)
 {
 	core->cfg = cfg;
 	core->app = app;
 	core->listen_fd = -1;
+	core->drained = harness_on_drained;
 	if (ig_loop_init(&core->loop, 0) != 0)
 		abort();
 	http_core_init_pools(core);

@@ -196,9 +196,9 @@ ig_dispatcher *ig_agent_new(struct ig_loop *loop, const ig_client_opts *opts);
 
 /* This core's shared Agent, created on first use (NULL if memory is
  * short); or the dispatcher set with ig_core_set_agent (tests put a mock
- * agent there; the one it replaces is not destroyed). Its options are read
- * once per process from the environment, a bad value logged and ignored:
- * INGOT_CLIENT_CONNECTIONS (8), INGOT_CLIENT_PIPELINING (1),
+ * agent there; the one it replaces is not destroyed). Its options are the
+ * settings parsed at startup (net/client/settings.h; a bad value stops the
+ * start): INGOT_CLIENT_CONNECTIONS (8), INGOT_CLIENT_PIPELINING (1),
  * INGOT_CLIENT_CONNECT_TIMEOUT_MS (10000), INGOT_CLIENT_HEADERS_TIMEOUT_MS
  * (30000), INGOT_CLIENT_BODY_TIMEOUT_MS (30000), INGOT_CLIENT_KEEP_ALIVE_MS
  * (4000), INGOT_CLIENT_MAX_HEADER_BYTES (16384), INGOT_CLIENT_MAX_HEADERS

@@ -1,13 +1,13 @@
 /* The client's per-core state, made on a loop's first outbound call (a
  * process that never calls out allocates and touches nothing of it), and
- * the core's shared Agent, configured once from the INGOT_CLIENT_*
- * settings. A core's state is found from its loop through a short list
- * per thread: a loop is only ever used on its own thread. */
+ * the core's shared Agent, made with the INGOT_CLIENT_* settings parsed at
+ * startup (net/client/client_settings.c). A core's state is found from its
+ * loop through a short list per thread: a loop is only ever used on its
+ * own thread. */
 #include "internal.h"
-#include "kernel/log.h"
+#include "net/client/settings.h"
 #include "net/http/internal.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -51,68 +51,13 @@ struct client_core *client_core_of(struct ig_loop *loop)
 
 /* ---- the core's Agent ---- */
 
-struct env_setting {
-	const char *name;
-	uint32_t *u32;
-	uint64_t *u64;
-	uint64_t min, max;
-};
-
-static ig_client_opts env_opts;
-static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-
-static void read_env(void)
-{
-	client_opts_resolve(&env_opts, NULL);
-	ig_client_opts *o = &env_opts;
-	const struct env_setting settings[] = {
-		{ "INGOT_CLIENT_CONNECTIONS", &o->connections, NULL, 1, 65536 },
-		{ "INGOT_CLIENT_PIPELINING", &o->pipelining, NULL, 1, 1000 },
-		{ "INGOT_CLIENT_CONNECT_TIMEOUT_MS", &o->connect_timeout_ms, NULL, 1, 3600000 },
-		{ "INGOT_CLIENT_HEADERS_TIMEOUT_MS", &o->headers_timeout_ms, NULL, 1, 3600000 },
-		{ "INGOT_CLIENT_BODY_TIMEOUT_MS", &o->body_timeout_ms, NULL, 1, 3600000 },
-		{ "INGOT_CLIENT_KEEP_ALIVE_MS", &o->keep_alive_ms, NULL, 1, 3600000 },
-		{ "INGOT_CLIENT_MAX_HEADER_BYTES", &o->max_header_bytes, NULL, 256, CLIENT_MAX_HEAD_BYTES },
-		{ "INGOT_CLIENT_MAX_HEADERS", &o->max_headers, NULL, 1, CLIENT_MAX_HEADERS },
-		{ "INGOT_CLIENT_MAX_BODY", NULL, &o->max_body_bytes, 1, 1ull << 32 },
-		{ "INGOT_CLIENT_MAX_QUEUED", &o->max_queued, NULL, 1, 1u << 20 },
-	};
-	for (size_t i = 0; i < IG_COUNTOF(settings); i++) {
-		const struct env_setting *s = &settings[i];
-		const char *v = getenv(s->name);
-		if (!v)
-			continue;
-		char *end;
-		unsigned long long n = strtoull(v, &end, 10);
-		if (*v < '0' || *v > '9' || *end || n < s->min || n > s->max) {
-			/* Read on the first outbound call, long after startup's
-			   checks: say so and keep the default. */
-			struct ig_logline l;
-			if (ig_log_begin(&l, IG_LOG_WARN, "ignored a bad client setting")) {
-				ig_log_cstr(&l, "name", s->name);
-				ig_log_cstr(&l, "value", v);
-				ig_log_int(&l, "min", (int64_t)s->min);
-				ig_log_int(&l, "max", (int64_t)s->max);
-				ig_log_end(&l);
-			}
-			continue;
-		}
-		if (s->u32)
-			*s->u32 = (uint32_t)n;
-		else
-			*s->u64 = n;
-	}
-}
-
 ig_dispatcher *ig_core_agent(ig_ctx *ctx)
 {
 	struct client_core *core = client_core_of(ig_ctx_loop(ctx));
 	if (!core)
 		return NULL;
-	if (!core->agent) {
-		pthread_once(&env_once, read_env);
-		core->agent = ig_agent_new(core->loop, &env_opts);
-	}
+	if (!core->agent) /* the settings were parsed at startup */
+		core->agent = ig_agent_new(core->loop, &client_settings_opts);
 	return core->agent;
 }
 

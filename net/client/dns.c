@@ -8,6 +8,7 @@
 #include "kernel/loop.h"
 #include "kernel/pool.h"
 #include "net/client/client.h"
+#include "net/client/settings.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -395,23 +396,13 @@ static void resolv_line(void *ctx_, char **w, size_t count)
 	}
 }
 
-static uint16_t nameserver_port(void)
-{
-	const char *s = getenv("INGOT_DNS_PORT");
-	if (!s || !*s)
-		return 53;
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	return *end == '\0' && v >= 1 && v <= 65535 ? (uint16_t)v : 53;
-}
-
 static void load_resolv_conf(struct dns_resolver *r)
 {
-	const char *path = getenv("INGOT_RESOLV_CONF");
-	struct resolv_ctx ctx = { .r = r, .port = nameserver_port(), .timeout_s = DEFAULT_TIMEOUT_S };
+	/* The settings were checked at startup (net/client/dns_settings.c). */
+	struct resolv_ctx ctx = { .r = r, .port = (uint16_t)dns_config.port, .timeout_s = DEFAULT_TIMEOUT_S };
 	r->attempts = DEFAULT_ATTEMPTS;
 	size_t len;
-	char *text = read_text_file(path && *path ? path : "/etc/resolv.conf", &len);
+	char *text = read_text_file(dns_config.resolv_conf, &len);
 	if (text) {
 		for_each_line(text, true, resolv_line, &ctx);
 		free(text);
@@ -460,9 +451,8 @@ static void hosts_line(void *ctx_, char **w, size_t count)
  * entries that point into the copy that is kept. */
 static void load_hosts(struct dns_resolver *r)
 {
-	const char *path = getenv("INGOT_HOSTS_FILE");
 	size_t len;
-	char *text = read_text_file(path && *path ? path : "/etc/hosts", &len);
+	char *text = read_text_file(dns_config.hosts_file, &len);
 	if (!text)
 		return;
 	char *scratch = malloc(len + 1);

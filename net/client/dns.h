@@ -8,7 +8,9 @@
  *     (default /etc/resolv.conf) are read once per resolver, on the first
  *     name that needs them; later edits are not seen. INGOT_DNS_PORT
  *     (default 53) is the nameservers' port: resolv.conf cannot name one,
- *     and tests run their server on a random port.
+ *     and tests run their server on a random port. All three come from the
+ *     settings table (net/client/settings.h: dns_config), checked at
+ *     startup.
  *   - No resolv.conf, or one without a nameserver line (a scratch image):
  *     the nameserver is 127.0.0.1, as glibc and musl do. No hosts file:
  *     only "localhost" and the numeric forms resolve without DNS.

@@ -14,35 +14,6 @@
 
 static const struct ig_dispatcher_ops pool_ops;
 
-void client_opts_resolve(ig_client_opts *o, const ig_client_opts *in)
-{
-	*o = in ? *in : (ig_client_opts){ 0 };
-	if (!o->connections)
-		o->connections = 8;
-	if (!o->pipelining)
-		o->pipelining = 1;
-	if (!o->connect_timeout_ms)
-		o->connect_timeout_ms = 10000;
-	if (!o->headers_timeout_ms)
-		o->headers_timeout_ms = 30000;
-	if (!o->body_timeout_ms)
-		o->body_timeout_ms = 30000;
-	if (!o->keep_alive_ms)
-		o->keep_alive_ms = 4000;
-	if (!o->max_header_bytes)
-		o->max_header_bytes = 16384;
-	if (o->max_header_bytes > CLIENT_MAX_HEAD_BYTES)
-		o->max_header_bytes = CLIENT_MAX_HEAD_BYTES;
-	if (!o->max_headers)
-		o->max_headers = 100;
-	if (o->max_headers > CLIENT_MAX_HEADERS)
-		o->max_headers = CLIENT_MAX_HEADERS;
-	if (!o->max_body_bytes)
-		o->max_body_bytes = 1u << 20;
-	if (!o->max_queued)
-		o->max_queued = 1024;
-}
-
 struct client_pool *pool_new(struct client_core *core, const struct ig_url *origin,
 			     const ig_client_opts *opts, struct client_agent *agent)
 {

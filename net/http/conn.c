@@ -202,7 +202,7 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 	ig_pool_give(&core->conns, c);
 	core->count--;
 	if (core->draining && core->count == 0)
-		http_core_drained(core);
+		core->drained(core);
 }
 
 /* Answers an error that makes the rest of the stream meaningless: reading
@@ -609,7 +609,7 @@ void http_conn_drain(struct http_core *core)
 			conn_destroy(c, false);
 	}
 	if (core->count == 0)
-		http_core_drained(core);
+		core->drained(core);
 }
 
 void http_conn_force_close_all(struct http_core *core)

@@ -28,6 +28,38 @@ struct http_config {
 	bool tls_only;
 };
 
+/* Every server setting's default: the one declaration, for the settings
+ * table's targets (server_config, net/http/server.c) and
+ * http_config_defaults. */
+#define HTTP_CONFIG_DEFAULTS { \
+	.port = 8080, \
+	.host = "0.0.0.0", \
+	.threads = 0, \
+	.max_conns = 10000, \
+	.max_request_line = 8192, \
+	.max_header_bytes = 16384, \
+	.max_headers = 100, \
+	.max_body = 1 << 20, \
+	.header_timeout_ms = 10000, \
+	.body_timeout_ms = 30000, \
+	.idle_timeout_ms = 60000, \
+	.write_timeout_ms = 30000, \
+	.max_output = 256 * 1024, \
+	.grace_ms = 8000, \
+	.log_level = IG_LOG_INFO, \
+	.access_log = false, \
+	.tls_cert = "", \
+	.tls_key = "", \
+	.tls_cert_pem = "", \
+	.tls_key_pem = "", \
+	.tls_port = 8443, \
+	.tls_only = false, \
+	.tls_handshake_timeout_ms = 10000, \
+	.tls_max_handshakes = 256, \
+	.tls_idle_timeout_ms = 15000, \
+	.tls_session_cache = 256 * 1024, \
+}
+
 struct http_conn;
 struct ig_tls_core;
 
@@ -48,6 +80,10 @@ struct http_core {
 	uint32_t rbuf_size;
 	bool draining;
 	uint64_t requests, cut, dropped;
+	/* Set by the core's owner (the server, a test) before its loop runs:
+	   called on the core's loop when a draining core has closed its last
+	   connection (an upcall, so net/http's engine knows no server). */
+	void (*drained)(struct http_core *core);
 };
 
 enum ctx_state { CTX_RUNNING, CTX_PENDING, CTX_READY };
@@ -130,9 +166,6 @@ struct http_conn *http_conn_begin(struct http_core *core, struct http_conn *c, s
 void http_conn_ctx_ready(struct http_conn *c);
 void http_conn_drain(struct http_core *core);
 void http_conn_force_close_all(struct http_core *core);
-
-/* server.c: a draining core has closed its last connection */
-void http_core_drained(struct http_core *core);
 
 /* exchange.c */
 struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c);

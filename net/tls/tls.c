@@ -786,32 +786,17 @@ static char trust_error[300];
 
 static void load_default_trust(void)
 {
-	const char *file = getenv("INGOT_TLS_CA_FILE");
-	const char *mode = getenv("INGOT_TLS_CA_MODE");
-	bool replace = false;
-	if (mode && *mode) {
-		if (strcmp(mode, "replace") == 0) {
-			replace = true;
-		} else if (strcmp(mode, "add") != 0) {
-			snprintf(trust_error, sizeof trust_error,
-				 "INGOT_TLS_CA_MODE \"%s\": expected add or replace", mode);
-			return;
-		}
-	}
 	char why[200];
 	size_t len = 0;
 	char *pem = NULL;
-	if (file && *file && !(pem = read_file(file, &len, why, sizeof why))) {
+	const char *ca_file = tls_trust_config.ca_file;
+	if (ca_file[0] && !(pem = read_file(ca_file, &len, why, sizeof why))) {
 		snprintf(trust_error, sizeof trust_error, "INGOT_TLS_CA_FILE: %s", why);
 		return;
 	}
-	if (replace && !pem) {
-		snprintf(trust_error, sizeof trust_error, "INGOT_TLS_CA_MODE=replace needs INGOT_TLS_CA_FILE");
-		return;
-	}
-	default_trust = tls_trust_load(pem, len, replace, why, sizeof why);
+	default_trust = tls_trust_load(pem, len, tls_trust_config.ca_mode == TLS_CA_REPLACE, why, sizeof why);
 	if (!default_trust)
-		snprintf(trust_error, sizeof trust_error, "INGOT_TLS_CA_FILE %s: %s", file, why);
+		snprintf(trust_error, sizeof trust_error, "INGOT_TLS_CA_FILE %s: %s", ca_file, why);
 	free(pem);
 }
 

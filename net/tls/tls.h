@@ -79,8 +79,22 @@ const char *ig_tls_last_error(const struct ig_tls_core *c);
 struct ig_tls_core *ig_tls_client_core(struct ig_loop *loop);
 /* The process's default trust anchors: the compiled-in set, changed by
  * INGOT_TLS_CA_FILE (a PEM bundle) and INGOT_TLS_CA_MODE ("add", the
- * default, or "replace"). Loaded once, on first use, from any thread.
- * NULL with *err set if the file is unreadable or holds no certificate. */
+ * default, or "replace"), settings of ig_tls_trust_settings. Loaded once,
+ * from any thread: at startup by the settings' check when a file is set,
+ * else on first use. NULL with *err set if the file is unreadable or holds
+ * no certificate. */
 const struct tls_trust *ig_tls_default_trust(const char **err);
+
+/* The rows of the settings table for the default trust (kernel/config.h,
+ * net/tls/trust_settings.c) and their parsed values: ca_file "" when not
+ * set. */
+struct ig_settings;
+extern const struct ig_settings ig_tls_trust_settings;
+enum tls_ca_mode { TLS_CA_ADD, TLS_CA_REPLACE /* only the file's anchors */ };
+struct tls_trust_config {
+	const char *ca_file;
+	int ca_mode; /* enum tls_ca_mode */
+};
+extern struct tls_trust_config tls_trust_config;
 
 #endif

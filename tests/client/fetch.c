@@ -66,7 +66,9 @@
 #include "net/client/client.h"
 #include "net/client/interceptors.h"
 #include "net/client/internal.h"
+#include "net/client/settings.h"
 #include "net/client/url.h"
+#include "net/tls/tls.h"
 #include "net/tls/backend.h"
 
 #include <bearssl_hash.h>
@@ -603,6 +605,13 @@ static const struct tls_trust *load_cacert(const char *file)
 int main(int argc, char **argv)
 {
 	parse_args(argc, argv);
+	/* The resolver's files and port and the default trust come from the
+	   environment, as for the service (INGOT_HOSTS_FILE, ...). */
+	const struct ig_settings *const parts[] = { &dns_settings, &ig_tls_trust_settings };
+	char *no_flags[] = { argv[0], NULL };
+	struct ig_config_args env_only = { .argc = 1, .argv = no_flags, .name = "fetch", .version = "" };
+	if (ig_config_parse(parts, IG_COUNTOF(parts), &env_only) != IG_CONFIG_OK)
+		return 2;
 	signal(SIGPIPE, SIG_IGN);
 	client_opts_resolve(&opt.client, &opt.client);
 	if (opt.cacert)

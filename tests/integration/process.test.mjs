@@ -3,7 +3,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, chmodSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BIN, startServer, cleanup, runBinary, curlResponse, BODY } from './lib.mjs';
@@ -64,6 +64,50 @@ test('--help exits 0 and lists PORT and every INGOT_ variable', T, async () => {
 		'INGOT_WRITE_TIMEOUT_MS', 'INGOT_MAX_OUTPUT', 'INGOT_GRACE_MS', 'INGOT_LOG_LEVEL'])
 		assert.match(r.stdout, new RegExp(`\\b${name}\\b`), name);
 	assert.match(r.stdout, /default: 8080/);
+});
+
+// One policy for every part's settings: read at startup, a bad value is one
+// line on stderr and exit 2 (the client's, DNS's and the CA settings once
+// warned on the first outbound call, or became port 53, and kept going).
+function assertOneSettingError(r, name, what) {
+	assert.equal(r.code, 2, `${what}: exit code; stderr: ${r.stderr}`);
+	const lines = r.stderr.trim().split('\n');
+	assert.equal(lines.length, 1, `${what}: one message; stderr: ${r.stderr}`);
+	assert.match(lines[0], new RegExp(`\\b${name}\\b`), what);
+}
+
+test('a bad client, DNS or CA mode setting stops the start: exit 2, one stderr line naming it', T, async () => {
+	for (const [k, v] of [['INGOT_CLIENT_CONNECTIONS', '0'], ['INGOT_CLIENT_CONNECTIONS', 'many'],
+		['INGOT_CLIENT_MAX_BODY', '10x'], ['INGOT_DNS_PORT', '53x'], ['INGOT_DNS_PORT', '0'],
+		['INGOT_DNS_PORT', '70000'], ['INGOT_RESOLV_CONF', ''], ['INGOT_TLS_CA_MODE', 'both']]) {
+		const r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', [k]: v });
+		assertOneSettingError(r, k, `${k}=${v}`);
+	}
+	const r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', INGOT_TLS_CA_MODE: 'replace' });
+	assertOneSettingError(r, 'INGOT_TLS_CA_FILE', 'INGOT_TLS_CA_MODE=replace without a file');
+});
+
+test('INGOT_TLS_CA_FILE that is missing or holds no certificate stops the start: exit 2, one line naming it', T, async () => {
+	const dir = mkdtempSync(path.join(os.tmpdir(), 'ingot-ca-'));
+	try {
+		const garbage = path.join(dir, 'garbage.pem');
+		writeFileSync(garbage, 'not a certificate\n-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
+		for (const file of [path.join(dir, 'missing.pem'), garbage, dir]) {
+			const r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', INGOT_TLS_CA_FILE: file });
+			assertOneSettingError(r, 'INGOT_TLS_CA_FILE', file);
+		}
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test('--help lists the client, DNS and outbound TLS trust settings with their defaults', T, async () => {
+	const r = await runBinary(['--help'], {});
+	assert.equal(r.code, 0, r.stderr);
+	for (const [name, dflt] of [['INGOT_CLIENT_CONNECTIONS', '8'], ['INGOT_CLIENT_MAX_BODY', '1048576'],
+		['INGOT_DNS_PORT', '53'], ['INGOT_RESOLV_CONF', '/etc/resolv.conf'], ['INGOT_HOSTS_FILE', '/etc/hosts'],
+		['INGOT_TLS_CA_FILE', 'not set'], ['INGOT_TLS_CA_MODE', 'add']])
+		assert.match(r.stdout, new RegExp(`\\b${name}\\b.*\\(default: ${dflt}\\)`), name);
 });
 
 test('--version exits 0 and prints a version', T, async () => {

@@ -289,6 +289,13 @@ test('tools/vmlinux: the bzImage\'s payload is a 64-bit x86 ELF kernel, and it b
 	assert.ok(g.logs.some((l) => l.msg === 'request'), 'INGOT_ACCESS_LOG=1 from the command line took effect');
 });
 
+test('a kernel command line word that is no setting (the kernel passes it to init as an argument) is ignored: the machine serves', { ...T, ...SKIP }, async () => {
+	await need('qemu-system-x86_64');
+	needBoot('vmlinuz', 'initramfs.cpio.gz');
+	// Neither "=" nor ".": not the kernel's, so it is init's argv[1].
+	await bootServeAndPowerOff('microvm', 'ingotnosuchword');
+});
+
 test('tools/vmlinux reads other kernel compressions through the usual tools: gzip, xz and bzip2 payloads (with the build\'s size suffix) give back the ELF', { timeout: 60000, ...SKIP }, async () => {
 	await need('cc', 'gzip', 'xz', 'bzip2');
 	const tool = path.join(tmp, 'vmlinux-formats');

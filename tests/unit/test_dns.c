@@ -7,6 +7,7 @@
 #include "net/client/dns.h"
 #include "kernel/loop.h"
 #include "net/client/client.h"
+#include "net/client/settings.h"
 #include "tests/unit/check.h"
 
 #include <arpa/inet.h>
@@ -640,6 +641,24 @@ static void test_missing_files(void)
 	dns_resolver_free(r);
 }
 
+/* A bad INGOT_DNS_PORT stops the start (it once quietly became 53). */
+static void test_bad_port_setting(void)
+{
+	const struct ig_settings *const parts[] = { &dns_settings };
+	char *no_flags[] = { "test_dns", NULL };
+	struct ig_config_args args = { .argc = 1, .argv = no_flags };
+	char good[16];
+	snprintf(good, sizeof good, "%s", getenv("INGOT_DNS_PORT"));
+	bool all_refused = true;
+	for (const char *const *v = (const char *const[]){ "53x", "0", "70000", "", NULL }; *v; v++) {
+		setenv("INGOT_DNS_PORT", *v, 1);
+		all_refused &= ig_config_parse(parts, 1, &args) == IG_CONFIG_ERROR;
+	}
+	setenv("INGOT_DNS_PORT", good, 1);
+	CHECK(all_refused && ig_config_parse(parts, 1, &args) == IG_CONFIG_OK && dns_config.port == atoi(good),
+	      "a bad INGOT_DNS_PORT (53x, 0, 70000, empty) is a settings error, not port 53");
+}
+
 static bool cancelled_done_ran;
 
 static void on_cancelled_done(void *arg, int error, const struct sockaddr_storage *addrs,
@@ -736,6 +755,12 @@ int main(void)
 	setenv("INGOT_HOSTS_FILE", path, 1);
 	snprintf(port, sizeof port, "%u", dns_port);
 	setenv("INGOT_DNS_PORT", port, 1);
+	const struct ig_settings *const parts[] = { &dns_settings };
+	char *no_flags[] = { "test_dns", NULL };
+	if (ig_config_parse(parts, 1, &(struct ig_config_args){ .argc = 1, .argv = no_flags }) != IG_CONFIG_OK) {
+		printf("Bail out! the DNS settings do not parse\n");
+		return 1;
+	}
 	printf("# test DNS servers on 127.0.0.1:%u and 127.0.0.2:%u\n", dns_port, dns_port);
 
 	int fds = open_fds();
@@ -755,6 +780,7 @@ int main(void)
 	test_silent_then_next();
 	test_hosts_file();
 	test_missing_files();
+	test_bad_port_setting();
 	test_cancel();
 	test_join();
 	test_random_ids_and_ports();

@@ -144,40 +144,87 @@ static void test_pool(void)
 	CHECK(ig_pool_take(&p) == b, "pool: the last object given is the next taken");
 }
 
+/* The table as one part named "t". */
+static enum ig_config_result parse(const struct ig_option *o, int argc, char **argv)
+{
+	const struct ig_settings part = { "t", o, 4, NULL };
+	const struct ig_settings *const parts[] = { &part };
+	return ig_config_parse(parts, 1, &(struct ig_config_args){ .argc = argc, .argv = argv, .name = "t", .version = "0" });
+}
+
 static void test_config(void)
 {
 	int64_t port = 8080, threads = 0;
 	const char *host = "0.0.0.0";
 	bool flag = false;
 	struct ig_option o[] = {
-		{ "port", "T_PORT", IG_OPT_INT, &port, 0, 65535, "port" },
-		{ "host", "T_HOST", IG_OPT_STR, &host, 0, 0, "host" },
-		{ "threads", "T_THREADS", IG_OPT_INT, &threads, 0, 256, "threads" },
-		{ "flag", "T_FLAG", IG_OPT_BOOL, &flag, 0, 0, "flag" },
+		{ "T_PORT", IG_OPT_INT, &port, 0, 65535, "port" },
+		{ "T_HOST", IG_OPT_STR, &host, 0, 0, "host" },
+		{ "T_THREADS", IG_OPT_INT, &threads, 0, 256, "threads" },
+		{ "T_FLAG", IG_OPT_BOOL, &flag, 0, 0, "flag" },
 	};
 	setenv("T_PORT", "9000", 1);
 	setenv("T_FLAG", "yes", 1);
-	char *argv1[] = { "x", "--threads", "3", "--host=::1", NULL };
-	CHECK(ig_config_parse(o, 4, 4, argv1, "t", "0") == IG_CONFIG_OK && port == 9000 &&
+	char *argv1[] = { "x", "--t-threads", "3", "--t-host=::1", NULL };
+	CHECK(parse(o, 4, argv1) == IG_CONFIG_OK && port == 9000 &&
 		      threads == 3 && strcmp(host, "::1") == 0 && flag,
 	      "config: environment then flags, both forms");
-	char *argv2[] = { "x", "--port", "9001", NULL };
-	CHECK(ig_config_parse(o, 4, 3, argv2, "t", "0") == IG_CONFIG_OK && port == 9001,
+	char *argv2[] = { "x", "--t-port", "9001", NULL };
+	CHECK(parse(o, 3, argv2) == IG_CONFIG_OK && port == 9001,
 	      "config: a flag wins over the environment");
 	setenv("T_PORT", "80x", 1);
 	char *argv3[] = { "x", NULL };
-	CHECK(ig_config_parse(o, 4, 1, argv3, "t", "0") == IG_CONFIG_ERROR, "config: trailing garbage is an error");
+	CHECK(parse(o, 1, argv3) == IG_CONFIG_ERROR, "config: trailing garbage is an error");
 	setenv("T_PORT", "70000", 1);
-	CHECK(ig_config_parse(o, 4, 1, argv3, "t", "0") == IG_CONFIG_ERROR, "config: out of range is an error");
+	CHECK(parse(o, 1, argv3) == IG_CONFIG_ERROR, "config: out of range is an error");
 	setenv("T_PORT", "", 1);
-	CHECK(ig_config_parse(o, 4, 1, argv3, "t", "0") == IG_CONFIG_ERROR, "config: empty is an error");
+	CHECK(parse(o, 1, argv3) == IG_CONFIG_ERROR, "config: empty is an error");
 	unsetenv("T_PORT");
 	char *argv4[] = { "x", "--nope", "1", NULL };
-	CHECK(ig_config_parse(o, 4, 3, argv4, "t", "0") == IG_CONFIG_ERROR, "config: unknown flag is an error");
-	char *argv5[] = { "x", "--port", NULL };
-	CHECK(ig_config_parse(o, 4, 2, argv5, "t", "0") == IG_CONFIG_ERROR, "config: a flag without value is an error");
+	CHECK(parse(o, 3, argv4) == IG_CONFIG_ERROR, "config: unknown flag is an error");
+	char *argv5[] = { "x", "--t-port", NULL };
+	CHECK(parse(o, 2, argv5) == IG_CONFIG_ERROR, "config: a flag without value is an error");
 	setenv("T_FLAG", "maybe", 1);
-	CHECK(ig_config_parse(o, 4, 1, argv3, "t", "0") == IG_CONFIG_ERROR, "config: a bad boolean is an error");
+	CHECK(parse(o, 1, argv3) == IG_CONFIG_ERROR, "config: a bad boolean is an error");
+}
+
+static int mode_index;
+static const char *check_says;
+static const char *check_stub(char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	return check_says;
+}
+
+/* Two parts, a choice, a part's check and a machine's command-line words. */
+static void test_config_parts(void)
+{
+	int64_t size = 1;
+	struct ig_choice modes = { &mode_index, "add|replace" };
+	const struct ig_option a[] = { { "T_SIZE", IG_OPT_INT, &size, 0, 9, "size" } };
+	const struct ig_option b[] = { { "T_MODE", IG_OPT_CHOICE, &modes, 0, 0, "mode" } };
+	const struct ig_settings pa = { "a", a, 1, NULL }, pb = { "b", b, 1, check_stub };
+	const struct ig_settings *const parts[] = { &pa, &pb };
+	char *flags[] = { "x", "--t-size=4", "--t-mode", "replace", NULL };
+	struct ig_config_args args = { .argc = 4, .argv = flags };
+	CHECK(ig_config_parse(parts, 2, &args) == IG_CONFIG_OK && size == 4 && mode_index == 1,
+	      "config: flags of two parts, a choice by its word");
+	char *bad_choice[] = { "x", "--t-mode=both", NULL };
+	args = (struct ig_config_args){ .argc = 2, .argv = bad_choice };
+	CHECK(ig_config_parse(parts, 2, &args) == IG_CONFIG_ERROR, "config: a word that is not a choice is an error");
+	check_says = "no";
+	args = (struct ig_config_args){ .argc = 1, .argv = flags };
+	CHECK(ig_config_parse(parts, 2, &args) == IG_CONFIG_ERROR, "config: a part's failed check is an error");
+	check_says = NULL;
+	char *words[] = { "x", "console=ttyS0", "quiet", "T_SIZE=7", NULL };
+	args = (struct ig_config_args){ .argc = 4, .argv = words };
+	CHECK(ig_config_parse(parts, 2, &args) == IG_CONFIG_ERROR, "config: bare words are errors outside a machine");
+	args.command_line_words = true;
+	CHECK(ig_config_parse(parts, 2, &args) == IG_CONFIG_OK && size == 7,
+	      "config: a machine's command line: NAME=value of a setting sets it, other words are ignored");
+	char *bad_word[] = { "x", "T_SIZE=70", NULL };
+	args = (struct ig_config_args){ .argc = 2, .argv = bad_word, .command_line_words = true };
+	CHECK(ig_config_parse(parts, 2, &args) == IG_CONFIG_ERROR, "config: a bad NAME=value word is an error");
 }
 
 static void test_clock(void)
@@ -226,5 +273,6 @@ int main(void)
 	test_arena();
 	test_pool();
 	test_config();
+	test_config_parts();
 	return check_done();
 }

@@ -1,0 +1,23 @@
+/* The DNS resolver's rows of the settings table: the files it reads and
+ * its nameservers' port. Kept apart from the client's rows so that the
+ * resolver and its tests need nothing else of the client. */
+#include "settings.h"
+
+struct dns_config dns_config = {
+	.port = 53,
+	.resolv_conf = "/etc/resolv.conf",
+	.hosts_file = "/etc/hosts",
+};
+
+static const struct ig_option dns_rows[] = {
+	{ "INGOT_DNS_PORT", IG_OPT_INT, &dns_config.port, 1, 65535,
+	  "the nameservers' UDP port (resolv.conf cannot name one)" },
+	{ "INGOT_RESOLV_CONF", IG_OPT_STR, &dns_config.resolv_conf, 0, 0,
+	  "nameservers and options, read on the first name looked up" },
+	{ "INGOT_HOSTS_FILE", IG_OPT_STR, &dns_config.hosts_file, 0, 0,
+	  "names answered before DNS, read on the first name looked up" },
+};
+
+const struct ig_settings dns_settings = {
+	"DNS", dns_rows, IG_COUNTOF(dns_rows), NULL,
+};

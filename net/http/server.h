@@ -1,0 +1,62 @@
+/* The server: the process's listeners, one loop per core and the drain,
+ * split by concern over net/http/server*.c. The top half is the contract
+ * with the process's start (net/start.c); the rest is shared by the
+ * server's own files only. */
+#ifndef NET_HTTP_SERVER_H
+#define NET_HTTP_SERVER_H
+
+#include "internal.h"
+#include "kernel/config.h"
+
+/* The server's rows of the settings table (PORT, HOST, INGOT_* of the
+ * server and its HTTPS listener); its check loads the TLS credentials. */
+extern const struct ig_settings http_server_settings;
+
+/* Serves app with the parsed settings until SIGTERM/SIGINT and the drain;
+ * t0_us is when the start began (for the "listening" line's startup_us).
+ * Returns the process exit code. */
+int http_serve(const struct ig_app *app, uint64_t t0_us);
+
+/* ---- shared by the server's files ---- */
+
+struct tls_credentials;
+
+/* The parsed settings, the server rows' targets: HTTP_CONFIG_DEFAULTS
+ * until parsed. */
+extern struct http_config server_config;
+
+struct http_server {
+	const struct tls_credentials *tls; /* NULL when TLS is off; read-only */
+	struct http_core *cores;
+	int core_count;
+	_Atomic int cores_finished; /* loops other than core 0 that returned */
+	/* Core 0 runs on the main thread and also owns the process's duties:
+	   the signalfd and the grace timer. */
+	int signal_fd;
+	struct ig_io signal_io;
+	struct ig_timer grace_timer;
+	bool stopping, grace_over;
+};
+extern struct http_server http_server;
+
+/* server_listen.c: core's listening sockets (the first may pick the
+ * port: *port and *tls_port are updated); 0, or -1 with err set. */
+int server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen);
+/* Starts core's HTTPS accepts on its loop (TLS on only). */
+int server_tls_core_setup(struct http_core *core);
+void server_stop_accepting(struct http_core *core);
+
+/* server_core.c: core's loop, pools (seeded from one mapping) and
+ * listeners; 0 or -1. */
+int server_core_setup(struct http_core *core);
+
+/* server_drain.c: the signals, the drain and the other cores' threads. */
+void server_on_core_wake(struct ig_loop *loop, void *arg);
+void server_on_drained(struct http_core *core);
+int server_watch_signals(struct http_core *core0);
+void *server_core_main(void *core);
+
+/* server_stats.c: the final "stopped" line, summed over the cores. */
+void server_log_stopped(void);
+
+#endif

@@ -1,0 +1,56 @@
+/* A core's layout: its loop, its pools seeded from one mapping (so the
+ * first requests make no allocation call) with the parser's header
+ * scratch, and its listeners started. Runs on the core's own thread, so
+ * the memory is first touched there. */
+#include "server.h"
+
+#include <sys/mman.h>
+
+/* Seeds for the pools: enough for the first connections. */
+#define SEED_CONNS 16
+#define SEED_CTXS 32
+#define SEED_RBUFS 2
+#define SEED_BLOCKS 8
+
+static size_t round16(size_t n)
+{
+	return (n + 15) & ~(size_t)15;
+}
+
+/* One mapping, touched only as used: the seeds and the header scratch. */
+static int seed_pools(struct http_core *core)
+{
+	struct ig_pool *pools[] = { &core->sock.streams, &core->conns, &core->ctxs, &core->rbufs, &core->blocks };
+	size_t seeds[] = { SEED_CONNS, SEED_CONNS, SEED_CTXS, SEED_RBUFS, SEED_BLOCKS };
+	size_t scratch = round16((size_t)core->cfg->max_headers * sizeof(struct http_header));
+	size_t bytes = scratch;
+	for (size_t i = 0; i < IG_COUNTOF(pools); i++)
+		bytes += seeds[i] * pools[i]->obj_size;
+	char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	core->scratch_headers = (struct http_header *)m;
+	m += scratch;
+	for (size_t i = 0; i < IG_COUNTOF(pools); i++) {
+		ig_pool_seed(pools[i], m, seeds[i]);
+		m += seeds[i] * pools[i]->obj_size;
+	}
+	return 0;
+}
+
+int server_core_setup(struct http_core *core)
+{
+	if (ig_loop_init(&core->loop, (int)core->index) != 0)
+		return -1;
+	http_core_init_pools(core);
+	core->loop.on_wake = server_on_core_wake;
+	core->loop.arg = core;
+	core->drained = server_on_drained;
+	sock_core_init(&core->sock, &core->loop, core->listen_fd, (uint32_t)core->cfg->max_conns,
+		       http_conn_accept, core);
+	if (seed_pools(core) != 0)
+		return -1;
+	if (http_server.tls && server_tls_core_setup(core) != 0)
+		return -1;
+	return core->listen_fd >= 0 ? sock_core_start(&core->sock) : 0;
+}

@@ -1,0 +1,105 @@
+/* Threads, signals and the drain: cores 1..n-1 each run on a thread of
+ * their own; core 0 runs on the main thread, reads SIGTERM/SIGINT from a
+ * signalfd, asks every core to drain, forces them when the grace period
+ * is over, and stops last, once the others have returned. */
+#include "server.h"
+#include "kernel/log.h"
+#include "kernel/process.h"
+
+#include <stdatomic.h>
+
+void server_on_drained(struct http_core *core)
+{
+	/* Core 0 stops last: it holds the grace timer and joins the others. */
+	if (core->index != 0 || atomic_load(&http_server.cores_finished) == http_server.core_count - 1)
+		core->loop.running = false;
+}
+
+void server_on_core_wake(struct ig_loop *loop, void *arg)
+{
+	(void)loop;
+	struct http_core *core = arg;
+	if (atomic_load(&core->force_requested)) {
+		server_stop_accepting(core);
+		http_conn_force_close_all(core);
+		return;
+	}
+	if (atomic_load(&core->drain_requested) && !core->draining) {
+		core->draining = true;
+		server_stop_accepting(core);
+		http_conn_drain(core);
+	} else if (core->draining && core->count == 0) {
+		server_on_drained(core); /* another core finished */
+	}
+}
+
+static void log_core_failure(const struct http_core *core)
+{
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_ERROR, "core setup failed")) {
+		ig_log_int(&l, "core", core->index);
+		ig_log_end(&l);
+	}
+}
+
+void *server_core_main(void *arg)
+{
+	struct http_core *core = arg;
+	if (server_core_setup(core) == 0) {
+		/* A drain may have been asked before this loop ran. */
+		server_on_core_wake(&core->loop, core);
+		if (!core->draining || core->count)
+			ig_loop_run(&core->loop);
+	} else {
+		log_core_failure(core);
+	}
+	server_stop_accepting(core);
+	atomic_fetch_add(&http_server.cores_finished, 1);
+	ig_loop_wake(&http_server.cores[0].loop);
+	return NULL;
+}
+
+static void request_all(_Atomic int *(*flag)(struct http_core *))
+{
+	for (int i = 0; i < http_server.core_count; i++) {
+		atomic_store(flag(&http_server.cores[i]), 1);
+		ig_loop_wake(&http_server.cores[i].loop);
+	}
+}
+
+static _Atomic int *drain_flag(struct http_core *c) { return &c->drain_requested; }
+static _Atomic int *force_flag(struct http_core *c) { return &c->force_requested; }
+
+static void on_grace_over(struct ig_timer *t)
+{
+	(void)t;
+	http_server.grace_over = true;
+	request_all(force_flag);
+}
+
+static void on_signal(struct ig_io *io, uint32_t events)
+{
+	(void)io;
+	(void)events;
+	const char *name = NULL;
+	if (ig_signals_read(http_server.signal_fd, &name) != IG_SIGNAL_STOP || http_server.stopping)
+		return;
+	http_server.stopping = true;
+	int64_t grace_ms = server_config.grace_ms;
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_INFO, "draining")) {
+		ig_log_cstr(&l, "signal", name);
+		ig_log_int(&l, "grace_ms", grace_ms);
+		ig_log_end(&l);
+	}
+	struct ig_loop *loop = &http_server.cores[0].loop;
+	http_server.grace_timer.fn = on_grace_over;
+	ig_timer_set(&loop->timers, &http_server.grace_timer, loop->clock.now_ms + (uint64_t)grace_ms);
+	request_all(drain_flag);
+}
+
+int server_watch_signals(struct http_core *core0)
+{
+	http_server.signal_io.fn = on_signal;
+	return ig_loop_add(&core0->loop, http_server.signal_fd, EPOLLIN, &http_server.signal_io);
+}

@@ -1,0 +1,58 @@
+/* The server's listeners: each core's own SO_REUSEPORT socket for plain
+ * HTTP and, when TLS is on, for HTTPS, whose accepts wrap the connection
+ * in a TLS transport. Without a certificate nothing of TLS runs. */
+#include "server.h"
+#include "net/tls/tls.h"
+
+int server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen)
+{
+	const struct http_config *cfg = &server_config;
+	core->listen_fd = -1;
+	core->tls_listen_fd = -1;
+	if (!cfg->tls_only && (core->listen_fd = sock_listen(cfg->host, port, 4096, err, errlen)) < 0)
+		return -1;
+	if (http_server.tls && (core->tls_listen_fd = sock_listen(cfg->host, tls_port, 4096, err, errlen)) < 0)
+		return -1;
+	return 0;
+}
+
+void server_stop_accepting(struct http_core *core)
+{
+	sock_core_stop_accepting(&core->sock);
+	if (core->tls)
+		sock_core_stop_accepting(&core->tls_sock);
+}
+
+/* The HTTPS listener's accept: a connection slot first, so that a TLS
+ * state is never made for a connection that cannot be served. */
+static void *tls_accept(void *arg, struct ig_transport *lower)
+{
+	struct http_core *core = arg;
+	struct http_conn *c = http_conn_take(core);
+	if (!c)
+		return NULL;
+	struct ig_transport *t = ig_tls_server(core->tls, lower);
+	if (!t) {
+		ig_pool_give(&core->conns, c);
+		return NULL;
+	}
+	return http_conn_begin(core, c, t, (uint32_t)core->cfg->tls_idle_timeout_ms);
+}
+
+int server_tls_core_setup(struct http_core *core)
+{
+	const struct http_config *cfg = core->cfg;
+	struct ig_tls_limits limits = {
+		.handshake_timeout_ms = (uint32_t)cfg->tls_handshake_timeout_ms,
+		.max_handshakes = (uint32_t)cfg->tls_max_handshakes,
+		/* Per core, pooled by a backend that shares one cache. */
+		.session_cache_bytes = (size_t)cfg->tls_session_cache *
+				       (tls_backend_shares_session_cache() ? (size_t)cfg->threads : 1),
+		.close_timeout_ms = (uint32_t)cfg->write_timeout_ms,
+	};
+	core->tls = ig_tls_core_new(&core->loop, http_server.tls, &limits);
+	if (!core->tls)
+		return -1;
+	sock_core_init(&core->tls_sock, &core->loop, core->tls_listen_fd, (uint32_t)cfg->max_conns, tls_accept, core);
+	return sock_core_start(&core->tls_sock);
+}

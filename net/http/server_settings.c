@@ -1,0 +1,90 @@
+/* The server's rows of the settings table: the listeners, the limits of a
+ * request and a connection, the drain, the logs and the HTTPS listener.
+ * Its check judges the TLS settings together and loads the credentials, so
+ * that a bad certificate or key stops the start like any bad value. */
+#include "server.h"
+#include "kernel/cores.h"
+#include "kernel/log.h"
+#include "net/tls/tls.h"
+
+#define CFG(field) &server_config.field
+
+/* In enum ig_log_level's order. */
+static struct ig_choice log_levels = { CFG(log_level), "error|warn|info|debug" };
+
+static const struct ig_option server_rows[] = {
+	{ "PORT", IG_OPT_INT, CFG(port), 0, 65535, "TCP port; 0 picks a free one" },
+	{ "HOST", IG_OPT_STR, CFG(host), 0, 0, "numeric address to listen on" },
+	{ "INGOT_THREADS", IG_OPT_INT, CFG(threads), 0, IG_MAX_CORES,
+	  "event loops; 0 = usable CPUs (affinity, cgroup quota)" },
+	{ "INGOT_MAX_CONNS", IG_OPT_INT, CFG(max_conns), 1, 1000000,
+	  "open connections per core; more are accepted and closed" },
+	{ "INGOT_MAX_REQUEST_LINE", IG_OPT_INT, CFG(max_request_line), 64, 1 << 20,
+	  "request line bytes (414 beyond)" },
+	{ "INGOT_MAX_HEADER_BYTES", IG_OPT_INT, CFG(max_header_bytes), 256, 1 << 20,
+	  "request head bytes (431 beyond)" },
+	{ "INGOT_MAX_HEADERS", IG_OPT_INT, CFG(max_headers), 1, 10000,
+	  "header fields per request (431 beyond)" },
+	{ "INGOT_MAX_BODY", IG_OPT_INT, CFG(max_body), 0, 1 << 30, "request body bytes (413 beyond)" },
+	{ "INGOT_HEADER_TIMEOUT_MS", IG_OPT_INT, CFG(header_timeout_ms), 1, 3600000,
+	  "time to receive a request head (408 beyond)" },
+	{ "INGOT_BODY_TIMEOUT_MS", IG_OPT_INT, CFG(body_timeout_ms), 1, 3600000,
+	  "time to receive a request body (408 beyond)" },
+	{ "INGOT_IDLE_TIMEOUT_MS", IG_OPT_INT, CFG(idle_timeout_ms), 1, 86400000,
+	  "keep-alive connection idle time" },
+	{ "INGOT_WRITE_TIMEOUT_MS", IG_OPT_INT, CFG(write_timeout_ms), 1, 3600000,
+	  "time a client may leave responses unread" },
+	{ "INGOT_MAX_OUTPUT", IG_OPT_INT, CFG(max_output), 1024, 1 << 30,
+	  "unsent response bytes per connection before reading pauses" },
+	{ "INGOT_GRACE_MS", IG_OPT_INT, CFG(grace_ms), 0, 3600000, "drain time after SIGTERM/SIGINT" },
+	{ "INGOT_LOG_LEVEL", IG_OPT_CHOICE, &log_levels, 0, 0, "error, warn, info or debug" },
+	{ "INGOT_ACCESS_LOG", IG_OPT_BOOL, CFG(access_log), 0, 0, "log every request" },
+	{ "INGOT_TLS_CERT", IG_OPT_STR, CFG(tls_cert), 0, 0,
+	  "PEM file: certificate chain, leaf first; turns HTTPS on" },
+	{ "INGOT_TLS_KEY", IG_OPT_STR, CFG(tls_key), 0, 0, "PEM file: its private key (RSA or EC)" },
+	{ "INGOT_TLS_CERT_PEM", IG_OPT_STR, CFG(tls_cert_pem), 0, 0,
+	  "the certificate chain as PEM text, instead of a file" },
+	{ "INGOT_TLS_KEY_PEM", IG_OPT_STR, CFG(tls_key_pem), 0, 0,
+	  "the private key as PEM text, instead of a file" },
+	{ "INGOT_TLS_PORT", IG_OPT_INT, CFG(tls_port), 0, 65535, "HTTPS port; 0 picks a free one" },
+	{ "INGOT_TLS_ONLY", IG_OPT_BOOL, CFG(tls_only), 0, 0, "serve HTTPS only: no plain HTTP listener" },
+	{ "INGOT_TLS_HANDSHAKE_TIMEOUT_MS", IG_OPT_INT, CFG(tls_handshake_timeout_ms),
+	  1, 3600000, "a TLS handshake not done by then is cut" },
+	{ "INGOT_TLS_MAX_HANDSHAKES", IG_OPT_INT, CFG(tls_max_handshakes), 1, 1000000,
+	  "concurrent TLS handshakes per core; beyond, the oldest that sent nothing yet is "
+	  "closed to make room, or else the newcomer" },
+	{ "INGOT_TLS_IDLE_TIMEOUT_MS", IG_OPT_INT, CFG(tls_idle_timeout_ms), 1, 86400000,
+	  "idle keep-alive HTTPS connection (it holds a 16 KiB TLS buffer)" },
+	{ "INGOT_TLS_SESSION_CACHE", IG_OPT_INT, CFG(tls_session_cache), 0, 1 << 30,
+	  "bytes per core for resumable TLS sessions (about 100 each; BearSSL's shared cache: "
+	  "2 GiB in all at most); 0: none" },
+};
+
+/* Only when a certificate is given does anything of TLS run. */
+__attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
+{
+	const struct http_config *c = &server_config;
+	if (!c->tls_cert[0] && !c->tls_cert_pem[0]) {
+		if (c->tls_only)
+			return "INGOT_TLS_ONLY needs a certificate (INGOT_TLS_CERT or INGOT_TLS_CERT_PEM)";
+		if (c->tls_key[0] || c->tls_key_pem[0])
+			return "a TLS private key was given without a certificate (INGOT_TLS_CERT or INGOT_TLS_CERT_PEM)";
+		return NULL;
+	}
+	if (c->tls_cert[0] && c->tls_cert_pem[0])
+		return "give the TLS certificate once: INGOT_TLS_CERT or INGOT_TLS_CERT_PEM, not both";
+	if (c->tls_key[0] && c->tls_key_pem[0])
+		return "give the TLS private key once: INGOT_TLS_KEY or INGOT_TLS_KEY_PEM, not both";
+	if (!c->tls_key[0] && !c->tls_key_pem[0])
+		return "a TLS certificate was given without its private key (INGOT_TLS_KEY or INGOT_TLS_KEY_PEM)";
+	if (!c->tls_only && c->tls_port == c->port && c->port != 0)
+		return "INGOT_TLS_PORT must differ from PORT";
+	http_server.tls = ig_tls_server_credentials(c->tls_cert, c->tls_cert_pem[0] ? c->tls_cert_pem : NULL,
+						    c->tls_key, c->tls_key_pem[0] ? c->tls_key_pem : NULL, err,
+						    errlen);
+	return http_server.tls ? NULL : err;
+}
+
+const struct ig_settings http_server_settings = {
+	"server", server_rows, IG_COUNTOF(server_rows), check_tls,
+};

@@ -1,0 +1,44 @@
+/* The server's last words: the "stopped" line with the requests served,
+ * cut and dropped and the TLS handshake counts, summed over the cores
+ * once every loop has returned (the counters are per core, unlocked). */
+#include "server.h"
+#include "kernel/log.h"
+#include "net/tls/tls.h"
+
+static void sum_tls(struct ig_tls_stats *sum, const struct ig_tls_stats *s)
+{
+	sum->handshakes += s->handshakes;
+	sum->resumed += s->resumed;
+	sum->failed += s->failed;
+	sum->timed_out += s->timed_out;
+	sum->refused += s->refused;
+}
+
+void server_log_stopped(void)
+{
+	uint64_t requests = 0, cut = 0, dropped = 0;
+	struct ig_tls_stats tls = { 0 };
+	for (int i = 0; i < http_server.core_count; i++) {
+		const struct http_core *core = &http_server.cores[i];
+		requests += core->requests;
+		cut += core->cut;
+		dropped += core->dropped;
+		if (core->tls)
+			sum_tls(&tls, ig_tls_core_stats(core->tls));
+	}
+	bool late = http_server.grace_over;
+	struct ig_logline l;
+	if (!ig_log_begin(&l, late ? IG_LOG_WARN : IG_LOG_INFO, late ? "stopped: grace period over" : "stopped"))
+		return;
+	ig_log_int(&l, "requests", (int64_t)requests);
+	ig_log_int(&l, "cut", (int64_t)cut);
+	ig_log_int(&l, "dropped", (int64_t)dropped);
+	if (http_server.tls) {
+		ig_log_int(&l, "tls_handshakes", (int64_t)tls.handshakes);
+		ig_log_int(&l, "tls_resumed", (int64_t)tls.resumed);
+		ig_log_int(&l, "tls_failed", (int64_t)tls.failed);
+		ig_log_int(&l, "tls_timed_out", (int64_t)tls.timed_out);
+		ig_log_int(&l, "tls_refused", (int64_t)tls.refused);
+	}
+	ig_log_end(&l);
+}

@@ -1,0 +1,48 @@
+/* The process's start (ig_main): the VM's PID-1 duties, then every part's
+ * settings parsed as one table (the server, the outbound client, its DNS
+ * resolver, the TLS trust), then the server. It sits above the parts it
+ * lists, so none of them knows the others' settings. */
+#include "kernel/clock.h"
+#include "kernel/config.h"
+#include "kernel/vm.h"
+#include "net/client/settings.h"
+#include "net/http/server.h"
+#include "net/tls/tls.h"
+
+/* In --help's order. */
+static const struct ig_settings *const settings_parts[] = {
+	&http_server_settings,
+	&client_settings,
+	&dns_settings,
+	&ig_tls_trust_settings,
+};
+
+static int start(int argc, char **argv, const struct ig_app *app)
+{
+	uint64_t t0_us = ig_monotonic_us();
+	const struct ig_config_args args = {
+		.argc = argc,
+		.argv = argv,
+		.name = app->name,
+		.version = app->version,
+		.command_line_words = ig_vm_active(),
+	};
+	switch (ig_config_parse(settings_parts, IG_COUNTOF(settings_parts), &args)) {
+	case IG_CONFIG_OK: break;
+	case IG_CONFIG_EXIT: return 0;
+	case IG_CONFIG_ERROR: return 2;
+	}
+	return http_serve(app, t0_us);
+}
+
+int ig_main(int argc, char **argv, const struct ig_app *app)
+{
+	/* As a VM's init: set the machine up first, so a failure is on the
+	   console. Elsewhere (a container's PID 1 included) this does nothing. */
+	if (ig_vm_init() != 0)
+		ig_vm_poweroff(1);
+	int rc = start(argc, argv, app);
+	if (ig_vm_active())
+		ig_vm_poweroff(rc); /* PID 1 of a machine must not return */
+	return rc;
+}

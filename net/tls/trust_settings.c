@@ -1,0 +1,35 @@
+/* The rows of the settings table for outbound https trust: a CA bundle and
+ * whether it joins or replaces the compiled-in anchors. A bundle, when
+ * set, is read and parsed by the check at startup; without one nothing of
+ * TLS runs then. Not in net/cold.ld's cold block: the start reads these. */
+#include "tls.h"
+#include "kernel/config.h"
+
+#include <stdio.h>
+
+struct tls_trust_config tls_trust_config = { .ca_file = "", .ca_mode = TLS_CA_ADD };
+
+/* In enum tls_ca_mode's order. */
+static struct ig_choice ca_modes = { &tls_trust_config.ca_mode, "add|replace" };
+
+static const struct ig_option trust_rows[] = {
+	{ "INGOT_TLS_CA_FILE", IG_OPT_STR, &tls_trust_config.ca_file, 0, 0,
+	  "PEM bundle of trust anchors for outbound https, read at startup" },
+	{ "INGOT_TLS_CA_MODE", IG_OPT_CHOICE, &ca_modes, 0, 0,
+	  "add: the bundle joins the compiled-in anchors; replace: only the bundle" },
+};
+
+static const char *check_trust(char *err, size_t errlen)
+{
+	if (tls_trust_config.ca_mode == TLS_CA_REPLACE && !tls_trust_config.ca_file[0])
+		return "INGOT_TLS_CA_MODE=replace needs INGOT_TLS_CA_FILE";
+	const char *why = NULL;
+	if (!tls_trust_config.ca_file[0] || ig_tls_default_trust(&why))
+		return NULL;
+	snprintf(err, errlen, "%s", why);
+	return err;
+}
+
+const struct ig_settings ig_tls_trust_settings = {
+	"TLS trust (outbound https)", trust_rows, sizeof trust_rows / sizeof trust_rows[0], check_trust,
+};
