@@ -135,10 +135,16 @@ static void conn_update_deadline(struct client_conn *k, bool got_bytes)
 
 /* ---- failing ---- */
 
-static bool is_limit_error(const char *why)
+/* A head over the client's limits is the response's size, not a fault of
+ * the protocol. */
+static enum ig_client_error head_error(enum http_error_kind kind)
 {
-	return !strcmp(why, "status line too long") || !strcmp(why, "response head too large") ||
-	       !strcmp(why, "too many header fields");
+	switch (kind) {
+	case HTTP_ERR_LINE_TOO_LONG:
+	case HTTP_ERR_HEAD_TOO_LARGE:
+	case HTTP_ERR_TOO_MANY_FIELDS: return IG_CLIENT_TOO_LARGE;
+	default: return IG_CLIENT_PROTOCOL;
+	}
 }
 
 /* Detaches the FIFO: the connection owes nothing any more. */
@@ -522,13 +528,13 @@ static void conn_process(struct client_conn *k)
 		if (k->rd == RD_HEAD) {
 			struct http_response_head h = { .headers = core->scratch,
 							.header_capacity = p->limits.max_headers };
-			const char *why = "malformed";
+			struct http_error why = { HTTP_ERR_SYNTAX, "malformed" };
 			int n = http_parse_response(at, avail, c->head_request, &p->limits, &h, &why);
 			if (n == HTTP_INCOMPLETE)
 				break;
 			if (n == HTTP_ERROR) {
-				conn_failf(k, false, is_limit_error(why) ? IG_CLIENT_TOO_LARGE : IG_CLIENT_PROTOCOL,
-					   "invalid response from %.*s: %s", origin_len(k), origin_of(k), why);
+				conn_failf(k, false, head_error(why.kind), "invalid response from %.*s: %s",
+					   origin_len(k), origin_of(k), why.detail);
 				break;
 			}
 			k->rpos += (uint32_t)n;
@@ -543,7 +549,7 @@ static void conn_process(struct client_conn *k)
 			ssize_t after = http_decode_chunked(&k->chunked, at, &len);
 			if (after == HTTP_ERROR) {
 				conn_failf(k, false, IG_CLIENT_PROTOCOL, "invalid chunked body from %.*s: %s",
-					   origin_len(k), origin_of(k), k->chunked.error_detail);
+					   origin_len(k), origin_of(k), k->chunked.error.detail);
 				break;
 			}
 			/* at[0..len) is decoded body; what followed it (the next

@@ -407,7 +407,7 @@ static void conn_process(struct http_conn *c)
 		if (n == HTTP_INCOMPLETE)
 			break;
 		if (n == HTTP_ERROR) {
-			conn_fail_request(c, r.error_status, r.error_detail);
+			conn_fail_request(c, http_error_status(r.error.kind), r.error.detail);
 			break;
 		}
 		if (!conn_on_head(c, &r, (size_t)n))
