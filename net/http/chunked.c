@@ -1,8 +1,8 @@
 /* The chunked transfer coding's decoder (RFC 9112 7.1), shared by the
  * server's request bodies (conn.c) and the client's response bodies: an
- * octet state machine that decodes in place, checks trailer fields
- * against the field syntax, and keeps its state between calls, so input
- * may be split at any byte. */
+ * octet state machine that decodes in place, checks chunk extensions
+ * against their grammar and trailer fields against the field syntax, and
+ * keeps its state between calls, so input may be split at any byte. */
 #include "codec.h"
 #include "kernel/ingot.h"
 
@@ -10,8 +10,15 @@
 
 enum chunk_state {
 	CS_SIZE = 0,      /* hex digits; line_bytes counts them */
-	CS_SIZE_WS,       /* BWS after the size */
-	CS_EXT,           /* chunk-ext, checked for stray controls, then skipped */
+	CS_SIZE_WS,       /* BWS after the size or a value: only ';' may follow */
+	CS_EXT_NAME_PRE,  /* after ';': BWS, then a token */
+	CS_EXT_NAME,      /* chunk-ext-name */
+	CS_EXT_NAME_WS,   /* BWS after a name: '=' or ';' must follow */
+	CS_EXT_VALUE_PRE, /* after '=': BWS, then a token or a quoted-string */
+	CS_EXT_TOKEN,     /* a token value */
+	CS_EXT_QUOTED,    /* inside a quoted-string value */
+	CS_EXT_QUOTED_PAIR, /* after a backslash in it */
+	CS_EXT_QUOTED_END,  /* after its closing quote */
 	CS_SIZE_LF,       /* CR that ends the size line seen */
 	CS_DATA,          /* bytes_left_in_chunk data octets to copy */
 	CS_DATA_CR,       /* the CRLF that must follow the data */
@@ -32,28 +39,86 @@ static bool chunk_fail(struct http_chunked_decoder *d, const char *detail)
 	return false;
 }
 
-/* After the digits: chunk-ext = *( BWS ";" BWS ext-name [ BWS "=" BWS
- * ext-val ] ). Extensions are only checked for stray controls and skipped;
- * whitespace is allowed only before a ';', so "5 5" or "5 " is refused.
- * The line's length is bounded, so a peer cannot stream an endless run of
- * zeros or extensions that no body limit would ever count. */
+/* An extension octet. Extensions are checked, then skipped: none is
+ * understood here, but one outside the grammar means the peer frames
+ * differently from us, so the message is refused rather than guessed at. */
+static bool ext_byte(struct http_chunked_decoder *d, char c)
+{
+	static const char bad[] = "invalid character in chunk extension";
+	static const char open_quote[] = "unterminated quoted string in chunk extension";
+	bool tchar = http_has_class(c, HTTP_C_TCHAR), ows = http_is_ows(c);
+	switch (d->state) {
+	case CS_EXT_NAME_PRE:
+		if (tchar)
+			d->state = CS_EXT_NAME;
+		else if (!ows)
+			return chunk_fail(d, c == '\r' || c == ';' || c == '=' ? "empty chunk extension name" : bad);
+		return true;
+	case CS_EXT_NAME:
+	case CS_EXT_NAME_WS:
+		if (c == '=')
+			d->state = CS_EXT_VALUE_PRE;
+		else if (c == ';')
+			d->state = CS_EXT_NAME_PRE;
+		else if (ows)
+			d->state = CS_EXT_NAME_WS;
+		else if (d->state == CS_EXT_NAME && c == '\r')
+			d->state = CS_SIZE_LF;
+		else if (d->state != CS_EXT_NAME || !tchar)
+			return chunk_fail(d, bad);
+		return true;
+	case CS_EXT_VALUE_PRE:
+		if (c == '"')
+			d->state = CS_EXT_QUOTED;
+		else if (tchar)
+			d->state = CS_EXT_TOKEN;
+		else if (!ows)
+			return chunk_fail(d, "empty chunk extension value");
+		return true;
+	case CS_EXT_TOKEN:
+	case CS_EXT_QUOTED_END:
+		if (c == ';')
+			d->state = CS_EXT_NAME_PRE;
+		else if (ows)
+			d->state = CS_SIZE_WS;
+		else if (c == '\r')
+			d->state = CS_SIZE_LF;
+		else if (d->state != CS_EXT_TOKEN || !tchar)
+			return chunk_fail(d, bad);
+		return true;
+	case CS_EXT_QUOTED:
+		if (c == '"')
+			d->state = CS_EXT_QUOTED_END;
+		else if (c == '\\')
+			d->state = CS_EXT_QUOTED_PAIR;
+		else if (!http_has_class(c, HTTP_C_QDTEXT))
+			return chunk_fail(d, c == '\r' || c == '\n' ? open_quote : bad);
+		return true;
+	default: /* CS_EXT_QUOTED_PAIR: quoted-pair = "\\" ( HTAB / SP / VCHAR / obs-text ) */
+		if (!http_has_class(c, HTTP_C_VALUE))
+			return chunk_fail(d, c == '\r' || c == '\n' ? open_quote : bad);
+		d->state = CS_EXT_QUOTED;
+		return true;
+	}
+}
+
+/* After the digits: chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "="
+ * BWS chunk-ext-val ] ). Whitespace is allowed only before a ';' (or an
+ * '='), so "5 5" or "5 " is refused. The line's length is bounded, so a
+ * peer cannot stream an endless run of zeros or extensions that no body
+ * limit would ever count. */
 static bool size_line_byte(struct http_chunked_decoder *d, unsigned char c)
 {
 	if (++d->line_bytes > HTTP_CHUNK_LINE_MAX)
 		return chunk_fail(d, "chunk size line too long");
-	if (d->state == CS_EXT) {
-		if (c == '\r')
-			d->state = CS_SIZE_LF;
-		else if (!http_has_class((char)c, HTTP_C_VALUE))
-			return chunk_fail(d, "invalid character in chunk extension");
-		return true;
-	}
+	if (d->state >= CS_EXT_NAME_PRE && d->state <= CS_EXT_QUOTED_END)
+		return ext_byte(d, (char)c);
 	if (c == '\r' && d->state == CS_SIZE)
 		d->state = CS_SIZE_LF;
 	else if (c == '\n')
 		return chunk_fail(d, "bare LF after chunk size");
 	else if (c == ';')
-		d->state = CS_EXT;
+		d->state = CS_EXT_NAME_PRE;
 	else if (http_is_ows((char)c))
 		d->state = CS_SIZE_WS;
 	else
@@ -115,7 +180,14 @@ static bool chunk_step(struct http_chunked_decoder *d, unsigned char c)
 	case CS_SIZE:
 		return size_byte(d, c);
 	case CS_SIZE_WS:
-	case CS_EXT:
+	case CS_EXT_NAME_PRE:
+	case CS_EXT_NAME:
+	case CS_EXT_NAME_WS:
+	case CS_EXT_VALUE_PRE:
+	case CS_EXT_TOKEN:
+	case CS_EXT_QUOTED:
+	case CS_EXT_QUOTED_PAIR:
+	case CS_EXT_QUOTED_END:
 		return size_line_byte(d, c);
 	case CS_SIZE_LF:
 		if (c != '\n')

@@ -235,8 +235,9 @@ struct http_chunked_decoder {
  * moved to buf[*len .. *len + returned); HTTP_INCOMPLETE if the body has not
  * ended (call again with the next bytes); HTTP_ERROR (d->error set) for a
  * malformed chunk size or one of more than 16 hex digits (leading zeros
- * included), a control character in a chunk extension, a size line over
- * HTTP_CHUNK_LINE_MAX, a missing CRLF, a bad trailer
+ * included), a chunk extension outside its grammar (RFC 9112 7.1.1: a token
+ * name, an optional token or quoted-string value, BWS only around ';' and
+ * '='), a size line over HTTP_CHUNK_LINE_MAX, a missing CRLF, a bad trailer
  * field, or trailers beyond max_trailer_bytes. Line ends are strictly CRLF.
  * Errors are sticky; once the body has ended, every further byte is
  * returned as following it. */
