@@ -10,7 +10,7 @@
 
 enum chunk_state {
 	CS_SIZE = 0,      /* hex digits; line_bytes counts them */
-	CS_SIZE_WS,       /* BWS after the size or a value: only ';' may follow */
+	CS_SIZE_WS,       /* BWS after the size: only ';' may follow */
 	CS_EXT_NAME_PRE,  /* after ';': BWS, then a token */
 	CS_EXT_NAME,      /* chunk-ext-name */
 	CS_EXT_NAME_WS,   /* BWS after a name: '=' or ';' must follow */
@@ -19,6 +19,7 @@ enum chunk_state {
 	CS_EXT_QUOTED,    /* inside a quoted-string value */
 	CS_EXT_QUOTED_PAIR, /* after a backslash in it */
 	CS_EXT_QUOTED_END,  /* after its closing quote */
+	CS_EXT_VALUE_WS,  /* BWS after a value: only ';' may follow */
 	CS_SIZE_LF,       /* CR that ends the size line seen */
 	CS_DATA,          /* bytes_left_in_chunk data octets to copy */
 	CS_DATA_CR,       /* the CRLF that must follow the data */
@@ -80,10 +81,16 @@ static bool ext_byte(struct http_chunked_decoder *d, char c)
 		if (c == ';')
 			d->state = CS_EXT_NAME_PRE;
 		else if (ows)
-			d->state = CS_SIZE_WS;
+			d->state = CS_EXT_VALUE_WS;
 		else if (c == '\r')
 			d->state = CS_SIZE_LF;
 		else if (d->state != CS_EXT_TOKEN || !tchar)
+			return chunk_fail(d, bad);
+		return true;
+	case CS_EXT_VALUE_WS:
+		if (c == ';')
+			d->state = CS_EXT_NAME_PRE;
+		else if (!ows)
 			return chunk_fail(d, bad);
 		return true;
 	case CS_EXT_QUOTED:
@@ -111,7 +118,7 @@ static bool size_line_byte(struct http_chunked_decoder *d, unsigned char c)
 {
 	if (++d->line_bytes > HTTP_CHUNK_LINE_MAX)
 		return chunk_fail(d, "chunk size line too long");
-	if (d->state >= CS_EXT_NAME_PRE && d->state <= CS_EXT_QUOTED_END)
+	if (d->state >= CS_EXT_NAME_PRE && d->state <= CS_EXT_VALUE_WS)
 		return ext_byte(d, (char)c);
 	if (c == '\r' && d->state == CS_SIZE)
 		d->state = CS_SIZE_LF;
@@ -188,6 +195,7 @@ static bool chunk_step(struct http_chunked_decoder *d, unsigned char c)
 	case CS_EXT_QUOTED:
 	case CS_EXT_QUOTED_PAIR:
 	case CS_EXT_QUOTED_END:
+	case CS_EXT_VALUE_WS:
 		return size_line_byte(d, c);
 	case CS_SIZE_LF:
 		if (c != '\n')

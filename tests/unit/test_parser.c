@@ -691,7 +691,10 @@ static const struct chunk_case chunk_cases[] = {
 	{ "whitespace before the end of a chunk extension is an error", IN("2;a \r\nab\r\n"),
 	  .result = HTTP_ERROR, .detail = "invalid character in chunk extension" },
 	{ "space inside a chunk extension value is an error", IN("2;a=b c\r\nab\r\n"),
-	  .result = HTTP_ERROR, .detail = "invalid character after chunk size" },
+	  .result = HTTP_ERROR, .detail = "invalid character in chunk extension" },
+	{ "whitespace after a chunk extension value before CRLF is an error",
+	  IN("2;a=\"b\" \r\nab\r\n"), .result = HTTP_ERROR,
+	  .detail = "invalid character in chunk extension" },
 	{ "DEL in a quoted chunk extension value is an error", IN("2;a=\"\x7f\"\r\nab\r\n"),
 	  .result = HTTP_ERROR, .detail = "invalid character in chunk extension" },
 };
