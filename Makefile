@@ -168,8 +168,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SRC_json_read := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
-FUZZ_SRC_response  := net/client/response.c net/http/parser.c
-$(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/client/response.h net/http/parser.h
+FUZZ_SRC_response  := net/http/response_head.c net/http/codec.c net/http/chunked.c
+$(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/http/response_head.h net/http/codec.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.

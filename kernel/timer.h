@@ -31,6 +31,16 @@ void ig_timer_set(struct ig_timers *w, struct ig_timer *t, uint64_t deadline_ms)
 void ig_timer_cancel(struct ig_timers *w, struct ig_timer *t);
 static inline bool ig_timer_armed(const struct ig_timer *t) { return t->pprev != 0; }
 
+/* For a deadline that moves on every batch (a connection's): arms t for
+ * deadline_ms unless it is armed to fire earlier already. A timer that
+ * fires before the owner's current deadline is re-armed by its owner, so a
+ * deadline pushed later costs no wheel operation. */
+static inline void ig_timer_set_lazy(struct ig_timers *w, struct ig_timer *t, uint64_t deadline_ms)
+{
+	if (!ig_timer_armed(t) || t->deadline_ms > deadline_ms)
+		ig_timer_set(w, t, deadline_ms);
+}
+
 /* Runs every timer whose deadline has passed. */
 void ig_timers_run(struct ig_timers *w, uint64_t now_ms);
 

@@ -5,7 +5,9 @@
  * deadline the state needs. What fails and what is sent again when the
  * stream breaks is the contract in client.h ("Client, Pool, Agent"). */
 #include "internal.h"
+#include "kernel/list.h"
 #include "net/client/dns.h"
+#include "net/rbuf.h"
 #include "net/tls/tls.h"
 
 #include <arpa/inet.h>
@@ -79,12 +81,7 @@ static void conn_close(struct client_conn *k, bool graceful)
 		k->t->ops->close(k->t, graceful);
 	k->t = k->sock = NULL;
 	k->state = CC_CLOSED;
-	if (k->prev)
-		k->prev->next = k->next;
-	else
-		p->conns = k->next;
-	if (k->next)
-		k->next->prev = k->prev;
+	IG_DLIST_REMOVE(p->conns, k);
 	p->conn_count--;
 	p->closing++;
 	conn_enter(k);
@@ -105,11 +102,8 @@ static void conn_set_deadline(struct client_conn *k, enum cconn_deadline dl, uin
 {
 	k->dl = dl;
 	k->deadline_ms = deadline;
-	if (dl == DL_NONE)
-		return;
-	/* Lazy: a timer due earlier than the deadline re-arms when it fires. */
-	if (!ig_timer_armed(&k->timer) || k->timer.deadline_ms > deadline)
-		ig_timer_set(&core_of(k)->loop->timers, &k->timer, deadline);
+	if (dl != DL_NONE)
+		ig_timer_set_lazy(&core_of(k)->loop->timers, &k->timer, deadline);
 }
 
 /* Picks the deadline for the state after a batch. Headers and idle
@@ -135,10 +129,16 @@ static void conn_update_deadline(struct client_conn *k, bool got_bytes)
 
 /* ---- failing ---- */
 
-static bool is_limit_error(const char *why)
+/* A head over the client's limits is the response's size, not a fault of
+ * the protocol. */
+static enum ig_client_error head_error(enum http_error_kind kind)
 {
-	return !strcmp(why, "status line too long") || !strcmp(why, "response head too large") ||
-	       !strcmp(why, "too many header fields");
+	switch (kind) {
+	case HTTP_ERR_LINE_TOO_LONG:
+	case HTTP_ERR_HEAD_TOO_LARGE:
+	case HTTP_ERR_TOO_MANY_FIELDS: return IG_CLIENT_TOO_LARGE;
+	default: return IG_CLIENT_PROTOCOL;
+	}
 }
 
 /* Detaches the FIFO: the connection owes nothing any more. */
@@ -370,13 +370,8 @@ void conn_take(struct client_conn *k, struct client_call *c)
 	conn_enter(k);
 	c->state = CALL_ON_CONN;
 	c->conn = k;
-	c->next = NULL;
 	c->sent = c->responding = c->paused = c->connect_told = false;
-	if (k->tail)
-		k->tail->next = c;
-	else
-		k->head = c;
-	k->tail = c;
+	IG_FIFO_PUSH(k->head, k->tail, c);
 	k->inflight++;
 	if (!k->unsent) {
 		k->unsent = c;
@@ -522,13 +517,13 @@ static void conn_process(struct client_conn *k)
 		if (k->rd == RD_HEAD) {
 			struct http_response_head h = { .headers = core->scratch,
 							.header_capacity = p->limits.max_headers };
-			const char *why = "malformed";
+			struct http_error why = { HTTP_ERR_SYNTAX, "malformed" };
 			int n = http_parse_response(at, avail, c->head_request, &p->limits, &h, &why);
 			if (n == HTTP_INCOMPLETE)
 				break;
 			if (n == HTTP_ERROR) {
-				conn_failf(k, false, is_limit_error(why) ? IG_CLIENT_TOO_LARGE : IG_CLIENT_PROTOCOL,
-					   "invalid response from %.*s: %s", origin_len(k), origin_of(k), why);
+				conn_failf(k, false, head_error(why.kind), "invalid response from %.*s: %s",
+					   origin_len(k), origin_of(k), why.detail);
 				break;
 			}
 			k->rpos += (uint32_t)n;
@@ -543,7 +538,7 @@ static void conn_process(struct client_conn *k)
 			ssize_t after = http_decode_chunked(&k->chunked, at, &len);
 			if (after == HTTP_ERROR) {
 				conn_failf(k, false, IG_CLIENT_PROTOCOL, "invalid chunked body from %.*s: %s",
-					   origin_len(k), origin_of(k), k->chunked.error_detail);
+					   origin_len(k), origin_of(k), k->chunked.error.detail);
 				break;
 			}
 			/* at[0..len) is decoded body; what followed it (the next
@@ -616,21 +611,9 @@ static char *conn_lend(void *engine, size_t *cap)
 	struct client_conn *k = engine;
 	if (k->state != CC_OPEN || (k->head && k->head->paused))
 		return NULL;
-	if (!k->rbuf) {
-		k->rbuf = ig_pool_take(&core_of(k)->rbufs);
-		if (!k->rbuf)
-			return NULL;
+	if (k->rpos == k->rlen) /* all read: start over at the front */
 		k->rpos = k->rlen = 0;
-	}
-	if (k->rpos == k->rlen) {
-		k->rpos = k->rlen = 0;
-	} else if (k->rlen == CLIENT_RBUF_SIZE && k->rpos > 0) {
-		memmove(k->rbuf, k->rbuf + k->rpos, k->rlen - k->rpos);
-		k->rlen -= k->rpos;
-		k->rpos = 0;
-	}
-	*cap = CLIENT_RBUF_SIZE - k->rlen;
-	return *cap ? k->rbuf + k->rlen : NULL;
+	return ig_rbuf_lend(&core_of(k)->rbufs, &k->rbuf, &k->rpos, &k->rlen, CLIENT_RBUF_SIZE, cap);
 }
 
 static void conn_received(void *engine, size_t n)
@@ -839,10 +822,7 @@ struct client_conn *conn_open(struct client_pool *p, uint32_t connect_ms)
 	*k = (struct client_conn){ .pool = p, .state = CC_RESOLVING, .rd = RD_HEAD, .reusable = true,
 				   .idle_ms = p->opts.keep_alive_ms, .connect_ms = connect_ms };
 	k->timer.fn = on_conn_timer;
-	k->next = p->conns;
-	if (p->conns)
-		p->conns->prev = k;
-	p->conns = k;
+	IG_DLIST_PUSH(p->conns, k);
 	p->conn_count++;
 	conn_set_deadline(k, DL_CONNECT, core->loop->clock.now_ms + connect_ms);
 	return k;

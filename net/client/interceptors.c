@@ -3,6 +3,7 @@
  * that ended before it had any state, the lifetime of their call states,
  * and the interceptors' plumbing around their inner calls (internal.h). */
 #include "net/client/interceptors.h"
+#include "kernel/list.h"
 #include "net/client/internal.h"
 
 #include <stdlib.h>
@@ -41,23 +42,14 @@ void wrap_call_link(struct wrap_owner *o, struct wrap_slots *s, struct wrap_call
 {
 	w->owner = o;
 	w->slots = s;
-	w->prev = NULL;
-	w->next = o->calls;
-	if (o->calls)
-		o->calls->prev = w;
-	o->calls = w;
+	IG_DLIST_PUSH(o->calls, w);
 	o->live++;
 }
 
 static void wrap_call_free(struct wrap_call *w)
 {
 	struct wrap_owner *o = w->owner;
-	if (w->prev)
-		w->prev->next = w->next;
-	else
-		o->calls = w->next;
-	if (w->next)
-		w->next->prev = w->prev;
+	IG_DLIST_REMOVE(o->calls, w);
 	ig_pool_give(&w->slots->pool, w);
 	if (--o->live == 0 && o->destroying)
 		o->free(o);

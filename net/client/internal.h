@@ -17,9 +17,8 @@
 #include "kernel/loop.h"
 #include "kernel/pool.h"
 #include "net/client/client.h"
-#include "net/client/response.h"
 #include "net/client/url.h"
-#include "net/http/parser.h"
+#include "net/http/response_head.h"
 #include "net/sock/sock.h"
 
 /* A connection's read buffer: taken when bytes arrive, given back when it

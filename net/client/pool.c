@@ -8,6 +8,7 @@
  * connection opens while the pool is under its limit; otherwise the call
  * waits in the queue (up to max_queued) for a connection to free up. */
 #include "internal.h"
+#include "kernel/list.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -49,13 +50,8 @@ struct client_pool *pool_new(struct client_core *core, const struct ig_url *orig
 
 static void queue_push(struct client_pool *p, struct client_call *c)
 {
-	c->next = NULL;
 	c->state = CALL_QUEUED;
-	if (p->queue_tail)
-		p->queue_tail->next = c;
-	else
-		p->queue = c;
-	p->queue_tail = c;
+	IG_FIFO_PUSH(p->queue, p->queue_tail, c);
 	p->queued++;
 }
 
@@ -116,13 +112,8 @@ void pool_conn_ready(struct client_pool *p, struct client_conn *k)
 {
 	if (p->conns == k)
 		return;
-	k->prev->next = k->next;
-	if (k->next)
-		k->next->prev = k->prev;
-	k->prev = NULL;
-	k->next = p->conns;
-	p->conns->prev = k;
-	p->conns = k;
+	IG_DLIST_REMOVE(p->conns, k);
+	IG_DLIST_PUSH(p->conns, k);
 }
 
 static struct client_conn *pick(struct client_pool *p, const struct client_call *c)

@@ -5,6 +5,8 @@
  * States are explicit (enum conn_state); one timer per connection carries
  * whichever deadline the state needs, re-armed lazily. */
 #include "internal.h"
+#include "kernel/list.h"
+#include "net/rbuf.h"
 
 #include <stddef.h>
 
@@ -70,11 +72,8 @@ static void conn_set_deadline(struct http_conn *c, enum conn_timer kind, uint64_
 {
 	c->timer_kind = kind;
 	c->deadline_ms = deadline;
-	if (kind == TIMER_NONE)
-		return;
-	/* Lazy: a timer due earlier than the deadline re-arms when it fires. */
-	if (!ig_timer_armed(&c->timer) || c->timer.deadline_ms > deadline)
-		ig_timer_set(&c->core->loop.timers, &c->timer, deadline);
+	if (kind != TIMER_NONE)
+		ig_timer_set_lazy(&c->core->loop.timers, &c->timer, deadline);
 }
 
 /* Chooses the deadline for the connection's state after a batch. */
@@ -150,10 +149,7 @@ struct http_conn *http_conn_begin(struct http_core *core, struct http_conn *c, s
 {
 	*c = (struct http_conn){ .t = t, .core = core, .state = CONN_HEAD, .idle_timeout_ms = idle_timeout_ms };
 	c->timer.fn = on_conn_timer;
-	c->next = core->live;
-	if (core->live)
-		core->live->prev = c;
-	core->live = c;
+	IG_DLIST_PUSH(core->live, c);
 	core->count++;
 	t->engine = c;
 	t->engine_ops = &conn_stream_ops;
@@ -191,12 +187,7 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 	out_release_written(c);
 	rbuf_release(c);
 	ig_timer_cancel(&core->loop.timers, &c->timer);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		core->live = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	IG_DLIST_REMOVE(core->live, c);
 	if (c->t)
 		c->t->ops->close(c->t, graceful);
 	ig_pool_give(&core->conns, c);
@@ -235,11 +226,7 @@ static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 	x->keep_alive = x->keep_alive && !core->draining;
 	if (!x->keep_alive)
 		c->state = CONN_CLOSING; /* this is the last request we read */
-	if (c->q_tail)
-		c->q_tail->next = x;
-	else
-		c->q_head = x;
-	c->q_tail = x;
+	IG_FIFO_PUSH(c->q_head, c->q_tail, x);
 	c->queued++;
 	core->app->route(x);
 	if (x->state == CTX_RUNNING) {
@@ -407,7 +394,7 @@ static void conn_process(struct http_conn *c)
 		if (n == HTTP_INCOMPLETE)
 			break;
 		if (n == HTTP_ERROR) {
-			conn_fail_request(c, r.error_status, r.error_detail);
+			conn_fail_request(c, http_error_status(r.error.kind), r.error.detail);
 			break;
 		}
 		if (!conn_on_head(c, &r, (size_t)n))
@@ -523,19 +510,7 @@ static char *conn_lend(void *engine, size_t *cap)
 		*cap = c->body_need - c->body_len;
 		return (char *)c->reading->req.body.ptr + c->body_len;
 	}
-	if (!c->rbuf) {
-		c->rbuf = ig_pool_take(&c->core->rbufs);
-		if (!c->rbuf)
-			return NULL;
-		c->rpos = c->rlen = 0;
-	}
-	if (c->rlen == c->core->rbuf_size && c->rpos > 0) {
-		memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
-		c->rlen -= c->rpos;
-		c->rpos = 0;
-	}
-	*cap = c->core->rbuf_size - c->rlen;
-	return *cap ? c->rbuf + c->rlen : NULL;
+	return ig_rbuf_lend(&c->core->rbufs, &c->rbuf, &c->rpos, &c->rlen, c->core->rbuf_size, cap);
 }
 
 static void conn_received(void *engine, size_t n)

@@ -1,10 +1,10 @@
-/* libFuzzer target for net/client/response: a stream of pipelined
+/* libFuzzer target for net/http/response_head: a stream of pipelined
  * responses as an upstream could send them. Each head is parsed whole and
  * from a prefix (the verdicts must agree: a prefix is incomplete or decides
  * the same), its result checked for sanity (slices inside the head, no
  * CR/LF/NUL in values, framing and keep-alive consistent), and its body
  * skipped: Content-Length bytes, or the chunked body through
- * net/http/parser.h's decoder, fed whole and again in pieces, which must
+ * net/http/codec.h's decoder, fed whole and again in pieces, which must
  * decode to the same bytes and end at the same place. */
 
 /* Input: 2 control bytes, then the upstream's byte stream.
@@ -16,9 +16,9 @@
  * Build: FUZZ_SRC_response in the Makefile, or by hand:
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
  *     -fno-sanitize-recover=undefined -I. tests/fuzz/fuzz_response.c \
- *     net/client/response.c net/http/parser.c -o /tmp/fuzz_response
+ *     net/http/response_head.c net/http/codec.c net/http/chunked.c -o /tmp/fuzz_response
  *   /tmp/fuzz_response -max_total_time=60 /tmp/corpus tests/fuzz/response */
-#include "net/client/response.h"
+#include "net/http/response_head.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,21 +133,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *buf = stream + pos;
 		size_t left = len - pos;
 		struct http_response_head h = { .headers = fields };
-		const char *error = NULL;
+		struct http_error error = { 0 };
 		int r = http_parse_response(buf, left, head_request, lim, &h, &error);
 
 		size_t cut = left * prefix_32 / 32;
 		struct http_response_head p = { .headers = again_fields };
-		const char *p_error = NULL;
+		struct http_error p_error = { 0 };
 		int pr = http_parse_response(buf, cut, head_request, lim, &p, &p_error);
-		if (pr != HTTP_INCOMPLETE && !(pr == r && (r != HTTP_ERROR || strcmp(error, p_error) == 0)))
+		if (pr != HTTP_INCOMPLETE &&
+		    !(pr == r && (r != HTTP_ERROR || (error.kind == p_error.kind &&
+						      strcmp(error.detail, p_error.detail) == 0))))
 			die("a prefix decided differently");
 
 		if (r == HTTP_INCOMPLETE)
 			break;
 		if (r == HTTP_ERROR) {
-			if (!error || !*error)
-				die("error without a reason");
+			if (error.kind == HTTP_ERR_NONE || !error.detail || !*error.detail)
+				die("error without a kind or a reason");
 			break;
 		}
 		if (r <= 0 || (size_t)r > left)

@@ -4,7 +4,7 @@
 // write is never processed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, rawRequest, req, BODY } from './lib.mjs';
+import { startServer, cleanup, rawRequest, req, BODY, RawClient } from './lib.mjs';
 
 let srv;
 before(async () => { srv = await startServer(); });
@@ -74,6 +74,21 @@ const cases = [
 		`GET /hea\x01lth HTTP/1.1\r\n${H}\r\n`],
 	['an empty field name', 400,
 		`GET /health HTTP/1.1\r\n${H}: v\r\n\r\n`],
+	// RFC 9112 7.1.1: chunk-ext = *( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] )
+	['a chunk extension with an empty name ("2;")', 400,
+		`POST /health HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n2;\r\nab\r\n0\r\n\r\n`],
+	['a chunk extension with an unterminated quoted value', 400,
+		`POST /health HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n2;a="b\r\nab\r\n0\r\n\r\n`],
+	['a chunk extension name with an octet outside token', 400,
+		`POST /health HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n2;a@b\r\nab\r\n0\r\n\r\n`],
+	['a chunk extension with "=" and no value', 400,
+		`POST /health HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n2;a=\r\nab\r\n0\r\n\r\n`],
+	// The body is framed before any response, so an unknown path does not
+	// hide a framing error behind its 404.
+	['a bad chunk after a POST to an unknown path', 400,
+		`POST /no/such/path HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\nzz\r\n`],
+	['a bad chunk extension after a POST to an unknown path', 400,
+		`POST /no/such/path HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n2;\r\nab\r\n0\r\n\r\n`],
 ];
 
 for (const [what, status, bad] of cases) {
@@ -109,6 +124,31 @@ test('a chunked body hiding a request after a zero chunk with extensions is cons
 		`POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${body}` + req('GET', '/blog/6'));
 	assert.equal(res.status, 405);
 	assert.equal((await client.response()).text, BODY.blog(6));
+	client.destroy();
+});
+
+test('a bad chunk sent after 100 Continue to a POST to an unknown path is a 400, not a 404', T, async () => {
+	// The head alone first: the server answers 100 Continue, so it has read
+	// the head and routed nothing yet; the body's framing error must still
+	// be the answer, with the connection closed.
+	const c = await RawClient.connect(srv.port);
+	await c.write(`POST /no/such/path HTTP/1.1\r\n${H}Expect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n`);
+	assert.equal((await c.response()).status, 100);
+	await c.write('2;ok="a\\"b"\r\nab\r\n3;\r\nabc\r\n0\r\n\r\n' + req('GET', '/json'));
+	const res = await c.response();
+	assert.equal(res.status, 400, res.text);
+	assert.equal(res.headers.connection, 'close');
+	await c.waitEnd();
+	assert.equal(c.buf.length, 0, 'nothing after the error response');
+	c.destroy();
+});
+
+test('a chunked body with valid extensions to an unknown path is read whole, then 404, and the connection goes on', T, async () => {
+	const body = '2 ; a = "x;\\"y" ; b=c\r\nab\r\n0;d\r\n\r\n';
+	const { res, client } = await rawRequest(srv.port,
+		`POST /no/such/path HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n${body}` + req('GET', '/blog/7'));
+	assert.equal(res.status, 404);
+	assert.equal((await client.response()).text, BODY.blog(7));
 	client.destroy();
 });
 

@@ -37,7 +37,7 @@ struct req_case {
 	const struct http_limits *limits; /* NULL: default_limits */
 	size_t capacity;                  /* 0: 64 */
 	int status;                       /* 0: valid; else the error status */
-	const char *detail;               /* the error_detail expected with it */
+	const char *detail;               /* the error.detail expected with it */
 	/* For valid requests (NULL/0 fields take the defaults noted): */
 	size_t head_len;      /* 0: the whole input */
 	const char *method;   /* NULL: "GET" */
@@ -467,7 +467,7 @@ static void test_valid(const struct req_case *c)
 	int n = parse_at(c, c->len, &req);
 	const char *why = n == (int)head ? request_mismatch(c, &req) : "return value";
 	check_that(why == NULL, c->name, "%s: returned %d (want %zu), status %d %s", why, n, head,
-		   req.error_status, req.error_detail ? req.error_detail : "");
+		   http_error_status(req.error.kind), req.error.detail ? req.error.detail : "");
 
 	size_t bad = SIZE_MAX;
 	for (size_t k = 0; k < c->len && bad == SIZE_MAX; k++) {
@@ -484,22 +484,22 @@ static void test_invalid(const struct req_case *c)
 {
 	struct http_request req;
 	int n = parse_at(c, c->len, &req);
-	check_that(n == HTTP_ERROR && req.error_status == c->status && req.error_detail != NULL &&
-			   strcmp(req.error_detail, c->detail) == 0,
-		   c->name, "returned %d, status %d, detail \"%s\"", n, req.error_status,
-		   req.error_detail ? req.error_detail : "NULL");
+	check_that(n == HTTP_ERROR && http_error_status(req.error.kind) == c->status && req.error.detail != NULL &&
+			   strcmp(req.error.detail, c->detail) == 0,
+		   c->name, "returned %d, status %d, detail \"%s\"", n, http_error_status(req.error.kind),
+		   req.error.detail ? req.error.detail : "NULL");
 
 	/* A prefix either needs more bytes or already proves the same error. */
 	size_t bad = SIZE_MAX;
 	for (size_t k = 0; k < c->len && bad == SIZE_MAX; k++) {
 		n = parse_at(c, k, &req);
-		if (n != HTTP_INCOMPLETE && (n != HTTP_ERROR || req.error_status != c->status))
+		if (n != HTTP_INCOMPLETE && (n != HTTP_ERROR || http_error_status(req.error.kind) != c->status))
 			bad = k;
 	}
 	char name[200];
 	snprintf(name, sizeof name, "%s: every prefix is incomplete or the same error", c->name);
 	check_that(bad == SIZE_MAX, name, "prefix of %zu bytes returned %d (status %d)", bad, n,
-		   req.error_status);
+		   http_error_status(req.error.kind));
 }
 
 static void test_pipelined(void)
@@ -549,12 +549,12 @@ static void test_mutations(void)
 		c.in = in;
 		struct http_request req;
 		int full = parse_at(&c, c.len, &req);
-		int status = req.error_status;
+		int status = http_error_status(req.error.kind);
 		for (size_t k = 0; k < c.len; k++) {
 			int n = parse_at(&c, k, &req);
 			bool same = full >= 0 ? n == HTTP_INCOMPLETE || (k >= (size_t)full && n == full)
 					      : n == HTTP_INCOMPLETE ||
-							(n == HTTP_ERROR && req.error_status == status);
+							(n == HTTP_ERROR && http_error_status(req.error.kind) == status);
 			if (!same) {
 				failures++;
 				break;
@@ -576,7 +576,7 @@ struct chunk_case {
 	const char *body;   /* decoded bytes (for done and incomplete) */
 	size_t body_len;
 	const char *rest;   /* bytes after the body ("" if none) */
-	const char *detail; /* error_detail expected with HTTP_ERROR */
+	const char *detail; /* error.detail expected with HTTP_ERROR */
 };
 
 #define BODY(s) .body = (s), .body_len = sizeof(s) - 1
@@ -663,6 +663,40 @@ static const struct chunk_case chunk_cases[] = {
 	  .detail = "bare CR after trailer section" },
 	{ "bare LF ending the trailer section is an error", IN("0\r\n\n"), .result = HTTP_ERROR,
 	  .detail = "bare LF in trailer section" },
+	/* chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] ) */
+	{ "several chunk extensions, with BWS around ';' and '='",
+	  IN("2;a;b=c ; d = \"e\";f=g\r\nab\r\n0;z\r\n\r\n"), BODY("ab"), .rest = "" },
+	{ "quoted-pair and obs-text in a quoted chunk extension value",
+	  IN("2;a=\"x\\\"y\\\\\xe9\"\r\nab\r\n0\r\n\r\n"), BODY("ab"), .rest = "" },
+	{ "chunk extension with an empty name is an error", IN("2;\r\nab\r\n0\r\n\r\n"),
+	  .result = HTTP_ERROR, .detail = "empty chunk extension name" },
+	{ "chunk extension with only BWS after ';' is an error", IN("2; \r\nab\r\n"),
+	  .result = HTTP_ERROR, .detail = "empty chunk extension name" },
+	{ "chunk extension value without a name is an error", IN("2;=x\r\nab\r\n"),
+	  .result = HTTP_ERROR, .detail = "empty chunk extension name" },
+	{ "two ';' in a row is an error", IN("2;;a\r\nab\r\n"), .result = HTTP_ERROR,
+	  .detail = "empty chunk extension name" },
+	{ "chunk extension with '=' and no value is an error", IN("2;a=\r\nab\r\n"),
+	  .result = HTTP_ERROR, .detail = "empty chunk extension value" },
+	{ "unterminated quoted chunk extension value is an error", IN("2;a=\"x\r\nab\r\n0\r\n\r\n"),
+	  .result = HTTP_ERROR, .detail = "unterminated quoted string in chunk extension" },
+	{ "quoted-pair escaping the CR is an error", IN("2;a=\"x\\\r\nab\r\n"),
+	  .result = HTTP_ERROR, .detail = "unterminated quoted string in chunk extension" },
+	{ "non-token octet in a chunk extension name is an error", IN("2;a@b\r\nab\r\n"),
+	  .result = HTTP_ERROR, .detail = "invalid character in chunk extension" },
+	{ "non-token octet in a chunk extension value is an error", IN("2;a=b/c\r\nab\r\n"),
+	  .result = HTTP_ERROR, .detail = "invalid character in chunk extension" },
+	{ "octets after a quoted chunk extension value are an error", IN("2;a=\"b\"c\r\nab\r\n"),
+	  .result = HTTP_ERROR, .detail = "invalid character in chunk extension" },
+	{ "whitespace before the end of a chunk extension is an error", IN("2;a \r\nab\r\n"),
+	  .result = HTTP_ERROR, .detail = "invalid character in chunk extension" },
+	{ "space inside a chunk extension value is an error", IN("2;a=b c\r\nab\r\n"),
+	  .result = HTTP_ERROR, .detail = "invalid character in chunk extension" },
+	{ "whitespace after a chunk extension value before CRLF is an error",
+	  IN("2;a=\"b\" \r\nab\r\n"), .result = HTTP_ERROR,
+	  .detail = "invalid character in chunk extension" },
+	{ "DEL in a quoted chunk extension value is an error", IN("2;a=\"\x7f\"\r\nab\r\n"),
+	  .result = HTTP_ERROR, .detail = "invalid character in chunk extension" },
 };
 
 struct fed {
@@ -705,8 +739,8 @@ static void feed(const struct chunk_case *c, size_t first, size_t step, struct f
 static const char *fed_mismatch(const struct chunk_case *c, const struct fed *f)
 {
 	if (c->result == HTTP_ERROR)
-		return f->status == HTTP_ERROR && f->d.error_detail &&
-				       strcmp(f->d.error_detail, c->detail) == 0
+		return f->status == HTTP_ERROR && f->d.error.detail &&
+				       strcmp(f->d.error.detail, c->detail) == 0
 			       ? NULL
 			       : "status or detail";
 	if (c->result == HTTP_INCOMPLETE ? f->status != HTTP_INCOMPLETE : f->status < 0)
@@ -726,7 +760,7 @@ static void test_chunk_case(const struct chunk_case *c)
 	feed(c, c->len, 0, &f);
 	const char *why = fed_mismatch(c, &f);
 	check_that(why == NULL, c->name, "%s: status %zd, %zu bytes out, %s", why, f.status,
-		   f.out_len, f.d.error_detail ? f.d.error_detail : "");
+		   f.out_len, f.d.error.detail ? f.d.error.detail : "");
 
 	size_t bad = SIZE_MAX;
 	for (size_t i = 1; i < c->len && bad == SIZE_MAX; i++) {

@@ -1,11 +1,11 @@
-/* Unit tests of net/client/response: a table of valid and invalid response
+/* Unit tests of net/http/response_head: a table of valid and invalid response
  * heads, each named after the rule it exercises; every input is placed flush
  * against an unreadable page, parsed whole and fed byte by byte (a growing
  * buffer, parsed again at each byte, as a connection does), which must give
  * the same verdict. Then interim responses, a chunked body through the
  * server's decoder, and pipelined responses on one buffer. */
 #define _DEFAULT_SOURCE
-#include "net/client/response.h"
+#include "net/http/response_head.h"
 #include "tests/unit/check.h"
 #include "tests/unit/fields.h"
 #include "tests/unit/guard.h"
@@ -248,14 +248,19 @@ static const struct resp_case invalid_cases[] = {
 static struct guard g;
 static struct http_header headers[64];
 
+static enum http_error_kind last_kind; /* of the last parse_at */
+
 static int parse_at(const struct resp_case *c, size_t len, struct http_response_head *out,
 		    const char **error)
 {
 	const char *p = guard_put(&g, c->in, len);
 	*out = (struct http_response_head){ .headers = headers, .header_capacity = c->capacity };
-	*error = NULL;
-	return http_parse_response(p, len, c->head_request, c->limits ? c->limits : &default_limits,
-				   out, error);
+	struct http_error e = { 0 };
+	int r = http_parse_response(p, len, c->head_request, c->limits ? c->limits : &default_limits,
+				    out, &e);
+	*error = e.detail;
+	last_kind = e.kind;
+	return r;
 }
 
 static bool slice_is(ig_str s, const char *want)
@@ -339,10 +344,37 @@ static void test_invalid(const struct resp_case *c)
 		   "at %zu returned %d, error \"%s\"", at, r, error ? error : "(none)");
 }
 
+/* Errors are classified by kind, which is what the client maps: the limits
+ * to "too large", everything else to a protocol error. */
+static void test_error_kinds(void)
+{
+	static const struct {
+		struct resp_case c;
+		enum http_error_kind kind;
+	} cases[] = {
+		{ { "fields", IN(OK "A: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n"), .limits = &fields_3 },
+		  HTTP_ERR_TOO_MANY_FIELDS },
+		{ { "head", IN(OK "X: 01234567890123456789012345678901234567890\r\n\r\n"), .limits = &head_64 },
+		  HTTP_ERR_HEAD_TOO_LARGE },
+		{ { "line", IN("HTTP/1.1 200 abcdefghij\r\n" CL5 "\r\n"), .limits = &line_24 },
+		  HTTP_ERR_LINE_TOO_LONG },
+		{ { "version", IN("HTTP/2.0 200 OK\r\n\r\n") }, HTTP_ERR_VERSION },
+		{ { "framing", IN(OK "Content-Length: 1\r\nContent-Length: 2\r\n\r\n") }, HTTP_ERR_FRAMING },
+		{ { "syntax", IN("HTTP/1.1 2x0 OK\r\n\r\n") }, HTTP_ERR_SYNTAX },
+	};
+	for (size_t i = 0; i < IG_COUNTOF(cases); i++) {
+		struct http_response_head out;
+		const char *error;
+		int r = parse_at(&cases[i].c, cases[i].c.len, &out, &error);
+		check_that(r == HTTP_ERROR && last_kind == cases[i].kind, cases[i].c.name,
+			   "error kind %d, want %d", (int)last_kind, (int)cases[i].kind);
+	}
+}
+
 static void test_empty_input(void)
 {
 	struct http_response_head out = { .headers = headers };
-	const char *error = NULL;
+	struct http_error error = { 0 };
 	char *p = guard_put(&g, "", 0);
 	CHECK_INT(http_parse_response(p, 0, false, &default_limits, &out, &error), HTTP_INCOMPLETE,
 		  "empty input is incomplete");
@@ -356,7 +388,7 @@ static void test_interim_skipped(void)
 				 "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nhi";
 	const char *buf = guard_put(&g, in, sizeof in - 1), *end = buf + sizeof in - 1;
 	struct http_response_head out = { .headers = headers };
-	const char *error = NULL;
+	struct http_error error = { 0 };
 	int interim = 0, r;
 	while ((r = http_parse_response(buf, (size_t)(end - buf), false, &default_limits, &out,
 					&error)) > 0 &&
@@ -382,7 +414,7 @@ static void test_chunked_then_next(void)
 	char *buf = guard_put(&g, in, sizeof in - 1);
 	size_t len = sizeof in - 1;
 	struct http_response_head out = { .headers = headers };
-	const char *error = NULL;
+	struct http_error error = { 0 };
 	int r = http_parse_response(buf, len, false, &default_limits, &out, &error);
 	CHECK(r > 0 && out.framing == BODY_CHUNKED, "first head is chunked");
 	if (r <= 0)
@@ -416,7 +448,7 @@ static void test_fields_are_slices(void)
 	const char *buf = guard_put(&g, in, sizeof in - 1);
 	struct http_header two[2];
 	struct http_response_head out = { .headers = two, .header_capacity = 2 };
-	const char *error = NULL;
+	struct http_error error = { 0 };
 	int r = http_parse_response(buf, sizeof in - 1, false, &default_limits, &out, &error);
 	CHECK(r == (int)sizeof in - 1 && out.num_headers == 2 && two[0].name == buf + 17 &&
 		      two[1].value == buf + 44 && out.reason.ptr == buf + 13,
@@ -469,6 +501,7 @@ int main(void)
 		test_valid(&valid_cases[i]);
 	for (size_t i = 0; i < IG_COUNTOF(invalid_cases); i++)
 		test_invalid(&invalid_cases[i]);
+	test_error_kinds();
 	test_empty_input();
 	test_interim_skipped();
 	test_chunked_then_next();

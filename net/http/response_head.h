@@ -1,19 +1,20 @@
-/* HTTP/1.x response-head parser for the outbound client (RFC 9112, 9110),
- * in the style of net/http/parser.h and picohttpparser: zero-copy (every
- * string is a slice of the caller's buffer), no allocation, no I/O, called
- * again from the start of the buffer as bytes arrive. It decides the body's
- * framing, refusing every ambiguity a hostile upstream could use to make
- * one response swallow or forge the next. The body itself is read by the
- * caller: BODY_CHUNKED through net/http/parser.h's http_decode_chunked. */
-#ifndef NET_CLIENT_RESPONSE_H
-#define NET_CLIENT_RESPONSE_H
+/* HTTP/1.x response-head parser, for the outbound client (RFC 9112, 9110),
+ * in the style of parser.h and picohttpparser: zero-copy (every string is a
+ * slice of the caller's buffer), no allocation, no I/O, called again from
+ * the start of the buffer as bytes arrive. It decides the body's framing
+ * with the codec's rules (codec.h), those the server applies to requests,
+ * refusing every ambiguity a hostile upstream could use to make one
+ * response swallow or forge the next. The body itself is read by the
+ * caller: BODY_CHUNKED through codec.h's http_decode_chunked. */
+#ifndef NET_HTTP_RESPONSE_HEAD_H
+#define NET_HTTP_RESPONSE_HEAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "kernel/ingot.h"
-#include "net/http/parser.h"
+#include "net/http/codec.h"
 
 enum http_body_framing {
 	BODY_NONE,        /* HEAD, 1xx, 204, 304: no body, whatever the fields say */
@@ -41,15 +42,17 @@ struct http_response_head {
 
 /* Parses the response head at buf[0..len) and returns the bytes it occupies
  * (through the blank line); HTTP_INCOMPLETE (-2) if more bytes are needed;
- * HTTP_ERROR (-1) with *error set to a short static reason. Never reads
+ * HTTP_ERROR (-1) with *error set: its kind classifies the failure, its
+ * detail is a short static reason. Never reads
  * buf[len] or beyond. An incomplete head is reported as an error as soon as
  * what is there cannot become a valid head: a bad octet, or len reaching a
  * limit without the head ending.
  *
  * head_request: the request was HEAD, so no body follows whatever the
- * fields say. limits: max_request_line bounds the status line ("status
- * line too long"), max_header_bytes the whole head ("response head too
- * large"), max_headers the field count ("too many header fields"); the
+ * fields say. limits: max_request_line bounds the status line
+ * (HTTP_ERR_LINE_TOO_LONG), max_header_bytes the whole head
+ * (HTTP_ERR_HEAD_TOO_LARGE), max_headers the field count
+ * (HTTP_ERR_TOO_MANY_FIELDS); the
  * field limit is min(max_headers, header_capacity) when header_capacity
  * is set. Set out->headers (and header_capacity) before the call; the other
  * fields of *out are unspecified unless a head is returned.
@@ -72,7 +75,7 @@ struct http_response_head {
  * limited separately; the caller's headers timeout bounds a stream of them. */
 int http_parse_response(const char *buf, size_t len, bool head_request,
 			const struct http_limits *limits, struct http_response_head *out,
-			const char **error);
+			struct http_error *error);
 
 static inline bool http_response_is_interim(const struct http_response_head *h)
 {
