@@ -1,4 +1,5 @@
-/* Event loop: wait, read the clock once, dispatch events, run due timers. */
+/* Event loop: wait, read the clock once, dispatch events, run due timers,
+ * then the work deferred until all of them had returned. */
 #include "loop.h"
 
 #include <errno.h>
@@ -60,10 +61,36 @@ void ig_loop_wake(struct ig_loop *loop)
 	(void)!write(loop->wakefd, &one, sizeof one);
 }
 
+void ig_loop_defer(struct ig_loop *loop, struct ig_deferred *d)
+{
+	if (d->queued)
+		return;
+	d->queued = true;
+	d->next = NULL;
+	if (loop->after_batch)
+		*loop->after_batch_tail = d;
+	else
+		loop->after_batch = d;
+	loop->after_batch_tail = &d->next;
+}
+
+void ig_loop_run_deferred(struct ig_loop *loop)
+{
+	struct ig_deferred *d;
+	while ((d = loop->after_batch)) {
+		loop->after_batch = d->next;
+		d->queued = false;
+		d->fn(d); /* may free d, or queue it again */
+	}
+}
+
 void ig_loop_run(struct ig_loop *loop)
 {
 	struct epoll_event events[IG_EVENTS_PER_WAIT];
 	loop->running = true;
+	/* Work deferred before the loop ran (a call ended at dispatch). */
+	if (loop->after_batch)
+		ig_loop_run_deferred(loop);
 	while (loop->running) {
 		int timeout = ig_timers_wait_ms(&loop->timers, loop->clock.now_ms);
 		int n = epoll_wait(loop->epfd, events, IG_EVENTS_PER_WAIT, timeout);
@@ -76,6 +103,6 @@ void ig_loop_run(struct ig_loop *loop)
 		}
 		ig_timers_run(&loop->timers, loop->clock.now_ms);
 		if (loop->after_batch)
-			loop->after_batch(loop, loop->arg);
+			ig_loop_run_deferred(loop);
 	}
 }

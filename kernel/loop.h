@@ -23,6 +23,20 @@ struct ig_io {
 struct ig_loop;
 typedef void ig_loop_fn(struct ig_loop *loop, void *arg);
 
+/* Work that must wait until every callback on the stack has returned:
+ * mostly the release of an object that a frame up the stack may still be
+ * using (net/client). Embed one in the object and set fn; ig_loop_defer
+ * queues it (once: again only after it has run). The loop runs the queue
+ * in order after each batch of events and timers, and when ig_loop_run
+ * starts; what runs may queue more, which runs in the same pass. */
+struct ig_deferred;
+typedef void ig_deferred_fn(struct ig_deferred *d);
+struct ig_deferred {
+	struct ig_deferred *next;
+	ig_deferred_fn *fn;
+	bool queued;
+};
+
 struct ig_loop {
 	int epfd;
 	int wakefd;
@@ -32,8 +46,10 @@ struct ig_loop {
 	struct ig_clock clock;
 	struct ig_timers timers;
 	ig_loop_fn *on_wake; /* run on the loop thread after ig_loop_wake */
-	ig_loop_fn *after_batch; /* run after each batch of events */
 	void *arg;
+	/* run after each batch of events (ig_loop_defer): NULL, the one
+	   test on a server's path, unless the client deferred something */
+	struct ig_deferred *after_batch, **after_batch_tail;
 };
 
 int ig_loop_init(struct ig_loop *loop, int core);
@@ -46,5 +62,12 @@ void ig_loop_run(struct ig_loop *loop);
 
 /* Safe from any thread: makes the loop call on_wake soon. */
 void ig_loop_wake(struct ig_loop *loop);
+
+/* Queues d (its fn set) to run after the current batch; on the loop's own
+ * thread only. Nothing if d is queued already. */
+void ig_loop_defer(struct ig_loop *loop, struct ig_deferred *d);
+/* Runs what is queued, until nothing is. ig_loop_run calls it; a test
+ * that drives a loop's events or timers itself calls it after each. */
+void ig_loop_run_deferred(struct ig_loop *loop);
 
 #endif

@@ -7,14 +7,23 @@
 #include <errno.h>
 #include <stdio.h>
 
-static void agent_settle(struct client_agent *a)
+/* A destroyed agent is freed after the batch in which its last pool went. */
+static void agent_release(struct ig_deferred *d)
 {
-	if (a->destroyed && !a->pool_count && !a->busy)
-		ig_pool_give(&a->core->agents, a);
+	struct client_agent *a = (struct client_agent *)((char *)d - offsetof(struct client_agent, release));
+	ig_pool_give(&a->core->agents, a);
 }
 
-void agent_pool_gone(struct client_agent *a, struct client_pool *p)
+static void agent_settle(struct client_agent *a)
 {
+	if (a->destroyed && !a->pool_count)
+		ig_loop_defer(a->core->loop, &a->release);
+}
+
+/* A pool of the agent has nothing left and is being freed. */
+static void agent_pool_gone(void *owner, struct client_pool *p)
+{
+	struct client_agent *a = owner;
 	struct client_pool **pp = &a->pools;
 	while (*pp && *pp != p)
 		pp = &(*pp)->next;
@@ -24,13 +33,15 @@ void agent_pool_gone(struct client_agent *a, struct client_pool *p)
 	agent_settle(a);
 }
 
+static const struct pool_owner_ops agent_pool_ops = { .gone = agent_pool_gone };
+
 /* The pool for origin: a byte match first (ig_fetch passes the normalised
  * origin), then by the parsed origin; made if there is none. */
 static struct client_pool *agent_pool(struct client_agent *a, ig_str origin, const char **why)
 {
 	struct client_pool *p, **pp;
 	for (pp = &a->pools; (p = *pp); pp = &p->next)
-		if (ig_str_eq(origin, p->url.origin.ptr, p->url.origin.len))
+		if (ig_str_eq(origin, p->o.url.origin.ptr, p->o.url.origin.len))
 			goto found;
 	struct ig_url url;
 	if (!origin.len || ig_url_parse_origin(origin.ptr, origin.len, &url) != 0) {
@@ -38,9 +49,9 @@ static struct client_pool *agent_pool(struct client_agent *a, ig_str origin, con
 		return NULL;
 	}
 	for (pp = &a->pools; (p = *pp); pp = &p->next)
-		if (ig_url_same_origin(&url, &p->url))
+		if (ig_url_same_origin(&url, &p->o.url))
 			goto found;
-	p = pool_new(a->core, &url, &a->opts, a);
+	p = pool_new(a->core, &url, &a->opts, &agent_pool_ops, a);
 	if (!p) {
 		*why = "out of pool slots on this core";
 		return NULL;
@@ -61,7 +72,7 @@ static ig_call *agent_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 {
 	struct client_agent *a = (struct client_agent *)d;
 	if (a->destroyed) {
-		call_fail_now(a->core, handler, arg, IG_CLIENT_ABORTED, "the agent has been destroyed");
+		call_fail_now(handler, arg, IG_CLIENT_ABORTED, "the agent has been destroyed");
 		return NULL;
 	}
 	const char *why = NULL;
@@ -70,7 +81,7 @@ static ig_call *agent_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 		char msg[160];
 		snprintf(msg, sizeof msg, "%s: \"%.*s\"", why, (int)(opts->origin.len > 100 ? 100 : opts->origin.len),
 			 opts->origin.ptr ? opts->origin.ptr : "");
-		call_fail_now(a->core, handler, arg, IG_CLIENT_BAD_REQUEST, msg);
+		call_fail_now(handler, arg, IG_CLIENT_BAD_REQUEST, msg);
 		return NULL;
 	}
 	return pool_dispatch(&p->d, opts, handler, arg);
@@ -82,12 +93,10 @@ static void agent_destroy(ig_dispatcher *d)
 	if (a->destroyed)
 		return;
 	a->destroyed = true;
-	a->busy++;
 	for (struct client_pool *p = a->pools, *next; p; p = next) {
 		next = p->next;
 		p->d.ops->destroy(&p->d);
 	}
-	a->busy--;
 	agent_settle(a);
 }
 
@@ -104,7 +113,7 @@ ig_dispatcher *ig_agent_new(struct ig_loop *loop, const ig_client_opts *opts)
 		errno = ENOMEM;
 		return NULL;
 	}
-	*a = (struct client_agent){ .core = core };
+	*a = (struct client_agent){ .core = core, .release.fn = agent_release };
 	client_opts_resolve(&a->opts, opts);
 	a->d.ops = &agent_ops;
 	a->d.loop = loop;

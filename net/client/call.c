@@ -1,9 +1,9 @@
 /* One call: its options checked once at dispatch, its request written
  * straight from the caller's memory (no copy: the request line, Host, the
  * caller's fields and the body are gathered into iovecs), and every
- * callback to the caller, so that the core knows when user code is on the
- * stack and a call ended inside its own callback is freed only when that
- * callback returns. */
+ * callback to the caller. Its slot goes back after the batch in which it
+ * ended (internal.h), so a call ended inside its own callback is still
+ * readable when that callback returns. */
 #include "internal.h"
 
 #include <strings.h>
@@ -79,7 +79,7 @@ static bool piece(const struct client_call *c, size_t i, const char **p, size_t 
 	case 1: *p = sp; *n = 1; return true;
 	case 2: *p = o->path.ptr; *n = o->path.len; return true;
 	case 3: *p = version_host; *n = sizeof version_host - 1; return true;
-	case 4: *p = c->pool->url.authority.ptr; *n = c->pool->url.authority.len; return true;
+	case 4: *p = c->origin->url.authority.ptr; *n = c->origin->url.authority.len; return true;
 	case 5: *p = crlf; *n = 2; return true;
 	}
 	i -= 6;
@@ -177,40 +177,17 @@ int call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **
 
 /* ---- callbacks ---- */
 
-static struct client_core *core_of(const struct client_call *c)
-{
-	return c->pool->core;
-}
-
-static void delivered(struct client_core *core)
-{
-	if (--core->delivering == 0 && core->resumes)
-		conn_run_resumes(core);
-}
-
 void call_connected(struct client_call *c)
 {
-	if (!c->h->on_connect)
-		return;
-	struct client_core *core = core_of(c);
-	core->delivering++;
-	c->in_callback++;
-	c->h->on_connect(&c->base, c->arg);
-	c->in_callback--;
-	if (c->state == CALL_DONE && !c->in_callback)
-		call_free(c);
-	delivered(core);
+	if (c->h->on_connect)
+		c->h->on_connect(&c->base, c->arg);
 }
 
 /* After a callback that returns a verdict: whether the call goes on. */
 static enum call_verdict settle(struct client_call *c, bool go)
 {
-	c->in_callback--;
-	if (c->state != CALL_ON_CONN) {
-		if (c->state == CALL_DONE && !c->in_callback)
-			call_free(c);
+	if (c->state != CALL_ON_CONN)
 		return CALL_GONE;
-	}
 	if (!go)
 		c->paused = true;
 	return go ? CALL_GO : CALL_PAUSE;
@@ -218,118 +195,75 @@ static enum call_verdict settle(struct client_call *c, bool go)
 
 enum call_verdict call_headers(struct client_call *c, int status, const struct http_header *h, size_t n)
 {
-	struct client_core *core = core_of(c);
 	if (!c->h->on_headers)
 		return CALL_GO;
 	/* ig_header is a pair of slices; the parser's fields are converted
-	   into the core's array, valid during the callback. */
+	   into the core's array, valid during the callback (no parser runs
+	   inside one: resumes wait for the batch's end). */
+	ig_header *out = c->origin->core->headers;
 	for (size_t i = 0; i < n; i++)
-		core->headers[i] = (ig_header){ { h[i].name, h[i].name_len }, { h[i].value, h[i].value_len } };
-	core->delivering++;
-	c->in_callback++;
-	bool go = c->h->on_headers(&c->base, c->arg, status, core->headers, n);
-	enum call_verdict v = settle(c, go);
-	delivered(core);
-	return v;
+		out[i] = (ig_header){ { h[i].name, h[i].name_len }, { h[i].value, h[i].value_len } };
+	return settle(c, c->h->on_headers(&c->base, c->arg, status, out, n));
 }
 
 enum call_verdict call_data(struct client_call *c, const char *data, size_t len)
 {
 	if (!c->h->on_data || len == 0)
 		return CALL_GO;
-	struct client_core *core = core_of(c);
-	core->delivering++;
-	c->in_callback++;
-	bool go = c->h->on_data(&c->base, c->arg, data, len);
-	enum call_verdict v = settle(c, go);
-	delivered(core);
-	return v;
+	return settle(c, c->h->on_data(&c->base, c->arg, data, len));
 }
 
 static void tell_end(struct client_call *c, enum ig_client_error error, const char *message)
 {
-	struct client_core *core = core_of(c);
-	core->delivering++;
-	c->in_callback++;
 	if (error == IG_CLIENT_OK) {
 		if (c->h->on_complete)
 			c->h->on_complete(&c->base, c->arg);
 	} else if (c->h->on_error) {
 		c->h->on_error(&c->base, c->arg, error, message);
 	}
-	c->in_callback--;
-	delivered(core);
 }
 
 void call_end(struct client_call *c, enum ig_client_error error, const char *message)
 {
-	c->state = CALL_DONE;
-	c->conn = NULL;
+	call_free(c);
 	c->next = NULL;
 	tell_end(c, error, message);
-	if (!c->in_callback)
-		call_free(c);
 }
 
 void call_end_zombie(struct client_call *c, enum ig_client_error error, const char *message)
 {
 	c->state = CALL_ZOMBIE;
 	tell_end(c, error, message);
-	/* The connection may have given it up during on_error (the caller
-	   aborted a sibling, or dispatched and the write failed). */
-	if (c->state == CALL_DONE && !c->in_callback)
-		call_free(c);
 }
 
 void call_free(struct client_call *c)
 {
-	if (c->in_callback) {
-		/* Its own callback is on the stack: freed when it returns. */
-		c->state = CALL_DONE;
-		return;
-	}
-	struct client_pool *p = c->pool;
-	ig_pool_give(&p->core->calls, c);
-	p->calls--;
-	pool_settle(p);
+	c->state = CALL_DONE;
+	ig_loop_defer(c->origin->core->loop, &c->release);
 }
 
-void call_fail_now(struct client_core *core, const ig_dispatch_handler *h, void *arg,
-		   enum ig_client_error error, const char *message)
+void call_fail_now(const ig_dispatch_handler *h, void *arg, enum ig_client_error error, const char *message)
 {
-	struct client_call spare = { .base.ops = &client_call_ops, .h = h, .arg = arg,
-				     .state = CALL_DONE, .in_callback = 1 };
-	if (!h->on_error)
-		return;
-	core->delivering++;
-	h->on_error(&spare.base, arg, error, message);
-	delivered(core);
+	struct client_call spare = { .base.ops = &client_call_ops, .h = h, .arg = arg, .state = CALL_DONE };
+	if (h->on_error)
+		h->on_error(&spare.base, arg, error, message);
 }
 
-/* ---- ig_call_abort, ig_call_resume ---- */
+/* ---- ig_call_abort, ig_call_resume: the holder acts ---- */
 
 static void call_abort(ig_call *call)
 {
 	struct client_call *c = (struct client_call *)call;
-	switch (c->state) {
-	case CALL_QUEUED:
-		pool_unqueue(c->pool, c);
-		call_end(c, IG_CLIENT_ABORTED, "the call was aborted");
-		return;
-	case CALL_ON_CONN:
-		conn_abort_call(c->conn, c);
-		return;
-	case CALL_ZOMBIE:
-	case CALL_DONE:
-		return; /* it has ended for the caller already */
-	}
+	/* A zombie or a done call has ended for the caller already. */
+	if (c->state == CALL_QUEUED || c->state == CALL_ON_CONN)
+		c->holder_ops->abort(c->holder, c);
 }
 
 static void call_resume(ig_call *call)
 {
 	struct client_call *c = (struct client_call *)call;
-	if (c->state == CALL_ON_CONN && c->paused)
-		conn_resume_call(c->conn, c);
+	if (c->state == CALL_ON_CONN && c->paused && c->holder_ops->resume)
+		c->holder_ops->resume(c->holder, c);
 }
 
 const struct ig_call_ops client_call_ops = {

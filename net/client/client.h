@@ -135,7 +135,9 @@ struct ig_call {
 
 /* Ends a call early: on_error(IG_CLIENT_ABORTED) follows at once. */
 static inline void ig_call_abort(ig_call *call) { call->ops->abort(call); }
-/* Continues a body paused by on_headers or on_data returning false. */
+/* Continues a body paused by on_headers or on_data returning false; the
+ * body goes on once the loop's current batch of callbacks has returned
+ * (as from a socket: never inside the caller's frame). */
 static inline void ig_call_resume(ig_call *call) { call->ops->resume(call); }
 
 /* ---- Client, Pool, Agent ----

@@ -26,52 +26,42 @@
 
 static const struct ig_stream_ops conn_stream_ops;
 
+static const struct call_holder_ops conn_holder;
+
 static struct client_core *core_of(const struct client_conn *k)
 {
-	return k->pool->core;
+	return k->origin->core;
 }
 
 static uint64_t now_ms(const struct client_conn *k)
 {
-	return k->pool->core->loop->clock.now_ms;
+	return k->origin->core->loop->clock.now_ms;
 }
 
 /* ---- lifetime ----
- * A connection is freed only when no function of it is on the stack:
- * every entry (transport callback, timer, resolver, a call's abort or
- * resume, the pool taking a call) holds busy. */
-
-static void conn_free(struct client_conn *k)
+ * A closed connection stays readable until the end of the batch (its own
+ * frames and its calls' callbacks may be on the stack); then this gives
+ * its memory back and tells the owner. */
+static void conn_release(struct ig_deferred *d)
 {
-	struct client_pool *p = k->pool;
-	struct client_core *core = p->core;
+	struct client_conn *k = (struct client_conn *)((char *)d - offsetof(struct client_conn, release));
+	struct client_core *core = core_of(k);
+	const struct conn_owner_ops *ops = k->owner_ops;
+	void *owner = k->owner;
 	ig_timer_cancel(&core->loop->timers, &k->timer);
 	if (k->rbuf)
 		ig_pool_give(&core->rbufs, k->rbuf);
 	ig_pool_give(&core->conns, k);
-	p->closing--;
-	pool_settle(p);
+	ops->released(owner, k);
 }
 
-static void conn_enter(struct client_conn *k)
-{
-	k->busy++;
-}
-
-static void conn_leave(struct client_conn *k)
-{
-	if (--k->busy == 0 && k->state == CC_CLOSED)
-		conn_free(k);
-}
-
-/* Closes the transport and takes the connection out of its pool; its FIFO
- * must be empty (conn_fail empties it first). */
+/* Closes the transport and tells the owner; its FIFO must be empty
+ * (conn_fail empties it first). */
 static void conn_close(struct client_conn *k, bool graceful)
 {
 	if (k->state == CC_CLOSED)
 		return;
-	struct client_pool *p = k->pool;
-	ig_timer_cancel(&p->core->loop->timers, &k->timer);
+	ig_timer_cancel(&core_of(k)->loop->timers, &k->timer);
 	k->dl = DL_NONE;
 	if (k->dns) {
 		dns_cancel(k->dns);
@@ -81,19 +71,15 @@ static void conn_close(struct client_conn *k, bool graceful)
 		k->t->ops->close(k->t, graceful);
 	k->t = k->sock = NULL;
 	k->state = CC_CLOSED;
-	IG_DLIST_REMOVE(p->conns, k);
-	p->conn_count--;
-	p->closing++;
-	conn_enter(k);
-	pool_drive(p); /* the queue may use the freed connection slot */
-	conn_leave(k);
+	ig_loop_defer(core_of(k)->loop, &k->release);
+	k->owner_ops->closed(k->owner, k);
 }
 
-void conn_close_idle(struct client_conn *k)
+void conn_retire(struct client_conn *k)
 {
-	conn_enter(k);
-	conn_close(k, false);
-	conn_leave(k);
+	k->retiring = true;
+	if (!k->head)
+		conn_close(k, false);
 }
 
 /* ---- deadlines ---- */
@@ -152,9 +138,9 @@ static struct client_call *conn_detach_fifo(struct client_conn *k)
 	return first;
 }
 
-/* Puts a detached list of calls back in the pool's queue; zombies are
+/* Gives a detached list of calls back to the owner's queue; zombies are
  * dropped (their response will never come). */
-static void requeue(struct client_pool *p, struct client_call *list)
+static void requeue(struct client_conn *k, struct client_call *list)
 {
 	struct client_call *keep = NULL, **tail = &keep;
 	for (struct client_call *c = list, *next; c; c = next) {
@@ -165,13 +151,12 @@ static void requeue(struct client_pool *p, struct client_call *list)
 			continue;
 		}
 		c->state = CALL_QUEUED;
-		c->conn = NULL;
 		c->sent = c->responding = c->paused = false;
 		*tail = c;
 		tail = &c->next;
 	}
 	if (keep)
-		pool_requeue(p, keep);
+		k->owner_ops->requeue(k->owner, keep);
 }
 
 /* The stream cannot go on. The first call of the FIFO fails with error if
@@ -182,7 +167,6 @@ static void requeue(struct client_pool *p, struct client_call *list)
  * gets that request sent once more, on a new connection. */
 static void conn_fail(struct client_conn *k, enum ig_client_error error, const char *message)
 {
-	struct client_pool *p = k->pool;
 	bool written = k->head && (k->head->sent || (k->head == k->unsent && k->unsent_off > 0));
 	struct client_call *first = conn_detach_fifo(k);
 	struct client_call *failing = NULL;
@@ -197,8 +181,7 @@ static void conn_fail(struct client_conn *k, enum ig_client_error error, const c
 			failing->next = NULL;
 		}
 	}
-	p->busy++;
-	requeue(p, first); /* at the queue's front, before the close drives it */
+	requeue(k, first); /* at the queue's front, before the close drives it */
 	conn_close(k, false);
 	if (failing) {
 		if (failing->state == CALL_ZOMBIE)
@@ -206,18 +189,14 @@ static void conn_fail(struct client_conn *k, enum ig_client_error error, const c
 		else
 			call_end(failing, error, message);
 	}
-	pool_drive(p);
-	p->busy--;
-	pool_settle(p);
+	k->owner_ops->drive(k->owner);
 }
 
 /* Connecting failed (name, connect, TLS setup): every call waiting on
  * this connection fails, as none of them can be sent. */
 static void conn_fail_all(struct client_conn *k, enum ig_client_error error, const char *message)
 {
-	struct client_pool *p = k->pool;
 	struct client_call *list = conn_detach_fifo(k);
-	p->busy++;
 	conn_close(k, false);
 	for (struct client_call *c = list, *next; c; c = next) {
 		next = c->next;
@@ -226,9 +205,7 @@ static void conn_fail_all(struct client_conn *k, enum ig_client_error error, con
 		else
 			call_end(c, error, message);
 	}
-	pool_drive(p);
-	p->busy--;
-	pool_settle(p);
+	k->owner_ops->drive(k->owner);
 }
 
 static void conn_failf(struct client_conn *k, bool all, enum ig_client_error error, const char *fmt, ...)
@@ -249,12 +226,12 @@ static void conn_failf(struct client_conn *k, bool all, enum ig_client_error err
 
 static const char *origin_of(const struct client_conn *k)
 {
-	return k->pool->url.origin.ptr; /* "http://host:port", then the rest of buf */
+	return k->origin->url.origin.ptr; /* "http://host:port", then the rest of buf */
 }
 
 static int origin_len(const struct client_conn *k)
 {
-	return (int)k->pool->url.origin.len;
+	return (int)k->origin->url.origin.len;
 }
 
 /* ---- writing ---- */
@@ -358,18 +335,18 @@ static bool conn_flush(struct client_conn *k)
 
 bool conn_can_take(const struct client_conn *k, const struct client_call *c)
 {
-	if (k->state == CC_CLOSED || !k->reusable || k->pool->destroyed)
+	if (k->state == CC_CLOSED || !k->reusable || k->retiring)
 		return false;
 	if (k->inflight == 0)
 		return k->rpos == k->rlen; /* never behind bytes nobody asked for */
-	return c->idempotent && k->inflight < k->pool->opts.pipelining;
+	return c->idempotent && k->inflight < k->origin->opts.pipelining;
 }
 
 void conn_take(struct client_conn *k, struct client_call *c)
 {
-	conn_enter(k);
 	c->state = CALL_ON_CONN;
-	c->conn = k;
+	c->holder_ops = &conn_holder;
+	c->holder = k;
 	c->sent = c->responding = c->paused = c->connect_told = false;
 	IG_FIFO_PUSH(k->head, k->tail, c);
 	k->inflight++;
@@ -385,7 +362,6 @@ void conn_take(struct client_conn *k, struct client_call *c)
 		if (conn_flush(k))
 			conn_update_deadline(k, false);
 	}
-	conn_leave(k);
 }
 
 /* ---- reading ---- */
@@ -451,17 +427,12 @@ static void conn_complete(struct client_conn *k)
 	if (!k->reusable && k->head) {
 		/* The upstream closes after that response: what is behind it
 		   will not be answered here. */
-		struct client_pool *p = k->pool;
-		struct client_call *rest = conn_detach_fifo(k);
-		p->busy++;
-		requeue(p, rest);
+		requeue(k, conn_detach_fifo(k));
 		conn_close(k, true);
-		p->busy--;
-		pool_settle(p);
-	} else if (!k->head && (!k->reusable || k->pool->destroyed)) {
+	} else if (!k->head && (!k->reusable || k->retiring)) {
 		conn_close(k, true);
 	} else if (k->reusable) {
-		pool_conn_ready(k->pool, k);
+		k->owner_ops->ready(k->owner, k);
 	}
 }
 
@@ -476,7 +447,7 @@ static bool conn_on_head(struct client_conn *k, struct client_call *c, const str
 	case BODY_LENGTH: k->rd = RD_LENGTH; k->body_left = h->content_length; break;
 	case BODY_CHUNKED:
 		k->rd = RD_CHUNKED;
-		k->chunked = (struct http_chunked_decoder){ .max_trailer_bytes = k->pool->limits.max_header_bytes };
+		k->chunked = (struct http_chunked_decoder){ .max_trailer_bytes = k->origin->limits.max_header_bytes };
 		break;
 	case BODY_UNTIL_CLOSE: k->rd = RD_UNTIL_CLOSE; k->reusable = false; break;
 	}
@@ -497,7 +468,7 @@ static bool conn_on_head(struct client_conn *k, struct client_call *c, const str
  * first call takes it. */
 static void conn_process(struct client_conn *k)
 {
-	struct client_pool *p = k->pool;
+	const struct client_origin *p = k->origin;
 	struct client_core *core = p->core;
 	k->processing = true;
 	while (k->state == CC_OPEN && k->rpos < k->rlen) {
@@ -573,7 +544,7 @@ static void conn_run(struct client_conn *k, bool got_bytes)
 	if (k->state != CC_OPEN)
 		return;
 	rbuf_release(k);
-	pool_drive(k->pool);
+	k->owner_ops->drive(k->owner);
 	if (conn_flush(k))
 		conn_update_deadline(k, got_bytes);
 }
@@ -619,7 +590,6 @@ static char *conn_lend(void *engine, size_t *cap)
 static void conn_received(void *engine, size_t n)
 {
 	struct client_conn *k = engine;
-	conn_enter(k);
 	if (n == 0) {
 		/* Over TLS, received(0) is the peer's FIN with no close_notify
 		   (net/tls/tls.c); close_notify comes as closed(). */
@@ -628,12 +598,11 @@ static void conn_received(void *engine, size_t n)
 		k->rlen += (uint32_t)n;
 		conn_run(k, true);
 	}
-	conn_leave(k);
 }
 
 static void conn_start_tls(struct client_conn *k)
 {
-	struct client_pool *p = k->pool;
+	const struct client_origin *p = k->origin;
 	const char *err = "no trust anchors";
 	const struct tls_trust *trust = p->opts.trust ? p->opts.trust : ig_tls_default_trust(&err);
 	struct ig_tls_core *tc = ig_tls_client_core(core_of(k)->loop);
@@ -667,7 +636,7 @@ static void conn_connected(struct client_conn *k)
 	k->state = CC_OPEN;
 	core_of(k)->connects++;
 	k->dl = DL_NONE;
-	if (k->pool->url.https) {
+	if (k->origin->url.https) {
 		conn_start_tls(k);
 		if (k->state != CC_OPEN)
 			return;
@@ -679,12 +648,10 @@ static void conn_connected(struct client_conn *k)
 static void conn_writable(void *engine)
 {
 	struct client_conn *k = engine;
-	conn_enter(k);
 	if (k->state == CC_CONNECTING)
 		conn_connected(k);
 	else if (conn_flush(k))
 		conn_update_deadline(k, false);
-	conn_leave(k);
 }
 
 static void conn_try_next_address(struct client_conn *k, int err);
@@ -692,7 +659,6 @@ static void conn_try_next_address(struct client_conn *k, int err);
 static void conn_closed(void *engine)
 {
 	struct client_conn *k = engine;
-	conn_enter(k);
 	int err = k->sock && k->t == k->sock ? sock_stream_error(k->sock) : 0;
 	bool tls = k->t && k->t != k->sock;
 	k->t = k->sock = NULL; /* the transport is gone already */
@@ -709,7 +675,6 @@ static void conn_closed(void *engine)
 	else
 		conn_failf(k, false, IG_CLIENT_RESET, "the connection to %.*s failed: %s", origin_len(k),
 			   origin_of(k), tls ? tls_why : err ? strerror(err) : "reset");
-	conn_leave(k);
 }
 
 static const struct ig_stream_ops conn_stream_ops = {
@@ -765,7 +730,6 @@ static void on_resolved(void *arg, int error, const struct sockaddr_storage *add
 			const char *message)
 {
 	struct client_conn *k = arg;
-	conn_enter(k);
 	k->dns = NULL;
 	if (error || count == 0) {
 		conn_failf(k, true, IG_CLIENT_DNS, "%s", message ? message : "no address");
@@ -775,7 +739,6 @@ static void on_resolved(void *arg, int error, const struct sockaddr_storage *add
 		k->addr_next = 0;
 		conn_try_next_address(k, ECONNREFUSED);
 	}
-	conn_leave(k);
 }
 
 static void on_conn_timer(struct ig_timer *t)
@@ -787,7 +750,6 @@ static void on_conn_timer(struct ig_timer *t)
 		ig_timer_set(&core_of(k)->loop->timers, &k->timer, k->deadline_ms);
 		return;
 	}
-	conn_enter(k);
 	struct client_call *c = k->head;
 	switch (k->dl) {
 	case DL_CONNECT:
@@ -810,26 +772,29 @@ static void on_conn_timer(struct ig_timer *t)
 	case DL_NONE:
 		break;
 	}
-	conn_leave(k);
 }
 
-struct client_conn *conn_open(struct client_pool *p, uint32_t connect_ms)
+static void conn_run_resume(struct ig_deferred *d);
+
+struct client_conn *conn_open(const struct client_origin *origin, const struct conn_owner_ops *ops, void *owner,
+			      uint32_t connect_ms)
 {
-	struct client_core *core = p->core;
+	struct client_core *core = origin->core;
 	struct client_conn *k = ig_pool_take(&core->conns);
 	if (!k)
 		return NULL;
-	*k = (struct client_conn){ .pool = p, .state = CC_RESOLVING, .rd = RD_HEAD, .reusable = true,
-				   .idle_ms = p->opts.keep_alive_ms, .connect_ms = connect_ms };
+	*k = (struct client_conn){ .origin = origin, .owner_ops = ops, .owner = owner, .state = CC_RESOLVING,
+				   .rd = RD_HEAD, .reusable = true, .idle_ms = origin->opts.keep_alive_ms,
+				   .connect_ms = connect_ms };
 	k->timer.fn = on_conn_timer;
-	IG_DLIST_PUSH(p->conns, k);
-	p->conn_count++;
+	k->resume.fn = conn_run_resume;
+	k->release.fn = conn_release;
 	conn_set_deadline(k, DL_CONNECT, core->loop->clock.now_ms + connect_ms);
 	return k;
 }
 
 /* A numeric host needs no resolver (nor its memory). */
-static bool numeric_address(const struct client_pool *p, struct sockaddr_storage *a)
+static bool numeric_address(const struct client_origin *p, struct sockaddr_storage *a)
 {
 	struct sockaddr_in *v4 = (struct sockaddr_in *)a;
 	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)a;
@@ -850,8 +815,7 @@ static bool numeric_address(const struct client_pool *p, struct sockaddr_storage
 void conn_start(struct client_conn *k)
 {
 	struct client_core *core = core_of(k);
-	conn_enter(k);
-	if (numeric_address(k->pool, &k->addrs[0])) {
+	if (numeric_address(k->origin, &k->addrs[0])) {
 		k->addr_count = 1;
 		conn_try_next_address(k, ECONNREFUSED);
 	} else {
@@ -860,16 +824,15 @@ void conn_start(struct client_conn *k)
 		if (!core->dns)
 			conn_fail_all(k, IG_CLIENT_DNS, "cannot make a resolver: out of memory");
 		else
-			k->dns = dns_resolve(core->dns, k->pool->host, k->pool->url.port, on_resolved, k);
+			k->dns = dns_resolve(core->dns, k->origin->host, k->origin->url.port, on_resolved, k);
 	}
-	conn_leave(k);
 }
 
 /* ---- abort and resume ---- */
 
-void conn_abort_call(struct client_conn *k, struct client_call *c)
+static void conn_abort_call(void *holder, struct client_call *c)
 {
-	conn_enter(k);
+	struct client_conn *k = holder;
 	bool started = c->sent || (c == k->unsent && k->unsent_off > 0);
 	if (!started) {
 		/* Never on the wire: just leave the FIFO. */
@@ -885,10 +848,10 @@ void conn_abort_call(struct client_conn *k, struct client_call *c)
 			k->unsent = c->next;
 		k->inflight--;
 		call_end(c, IG_CLIENT_ABORTED, "the call was aborted");
-		if (k->state == CC_OPEN && !k->head && k->pool->destroyed)
+		if (k->state == CC_OPEN && !k->head && k->retiring)
 			conn_close(k, true);
 		else if (k->state == CC_OPEN && !k->head)
-			pool_conn_ready(k->pool, k);
+			k->owner_ops->ready(k->owner, k);
 		if (k->state == CC_OPEN)
 			conn_update_deadline(k, false);
 	} else if (c->sent && !c->responding) {
@@ -911,48 +874,31 @@ void conn_abort_call(struct client_conn *k, struct client_call *c)
 		if (k->state == CC_OPEN)
 			conn_fail(k, IG_CLIENT_RESET, "the connection was closed: a call on it was aborted");
 	}
-	conn_leave(k);
 }
 
-void conn_resume_call(struct client_conn *k, struct client_call *c)
+/* The caller resumed a paused call: the connection reads on after the
+ * batch, when no callback is on the stack (one may still be reading the
+ * core's header array, or be inside this connection's parser). */
+static void conn_resume_call(void *holder, struct client_call *c)
 {
+	struct client_conn *k = holder;
 	c->paused = false;
-	struct client_core *core = core_of(k);
-	if (core->delivering) {
-		/* User code is on the stack (and may be reading the core's
-		   header array): resume when it has returned. */
-		if (!k->resume_queued) {
-			k->resume_queued = true;
-			conn_enter(k);
-			k->resume_next = core->resumes;
-			core->resumes = k;
-		}
-		return;
-	}
-	conn_enter(k);
-	if (k->state == CC_OPEN) {
+	ig_loop_defer(core_of(k)->loop, &k->resume);
+}
+
+static void conn_run_resume(struct ig_deferred *d)
+{
+	struct client_conn *k = (struct client_conn *)((char *)d - offsetof(struct client_conn, resume));
+	/* Paused again since, or closed: nothing to do. The drain runs with
+	   no callback on the stack, so no parser of k is either. */
+	if (k->state == CC_OPEN && !k->processing && !(k->head && k->head->paused)) {
 		conn_run(k, false);
 		if (k->state == CC_OPEN && !(k->head && k->head->paused))
 			k->t->ops->resume_read(k->t);
 	}
-	conn_leave(k);
 }
 
-void conn_run_resumes(struct client_core *core)
-{
-	while (core->resumes) {
-		struct client_conn *k = core->resumes;
-		core->resumes = k->resume_next;
-		k->resume_queued = false;
-		/* A connection already parsing further up the stack (its call
-		   paused, then was resumed by another call's callback) is not
-		   entered again: that frame sees the pause lifted when the
-		   callback it is in returns, and goes on itself. */
-		if (k->state == CC_OPEN && !k->processing && !(k->head && k->head->paused)) {
-			conn_run(k, false);
-			if (k->state == CC_OPEN && !(k->head && k->head->paused))
-				k->t->ops->resume_read(k->t);
-		}
-		conn_leave(k);
-	}
-}
+static const struct call_holder_ops conn_holder = {
+	.abort = conn_abort_call,
+	.resume = conn_resume_call,
+};

@@ -38,16 +38,21 @@ void *wrap_call_take(struct wrap_slots *s)
 	return ig_pool_take(&s->pool);
 }
 
+static void wrap_call_release(struct ig_deferred *d);
+
 void wrap_call_link(struct wrap_owner *o, struct wrap_slots *s, struct wrap_call *w)
 {
 	w->owner = o;
+	w->release = (struct ig_deferred){ .fn = wrap_call_release };
 	w->slots = s;
 	IG_DLIST_PUSH(o->calls, w);
 	o->live++;
 }
 
-static void wrap_call_free(struct wrap_call *w)
+/* After the batch in which the caller had its last callback. */
+static void wrap_call_release(struct ig_deferred *d)
 {
+	struct wrap_call *w = (struct wrap_call *)((char *)d - offsetof(struct wrap_call, release));
 	struct wrap_owner *o = w->owner;
 	IG_DLIST_REMOVE(o->calls, w);
 	ig_pool_give(&w->slots->pool, w);
@@ -55,21 +60,21 @@ static void wrap_call_free(struct wrap_call *w)
 		o->free(o);
 }
 
-void wrap_let_go(struct wrap_call *w, bool ended)
+void wrap_call_ended(struct wrap_call *w)
 {
-	if (--w->holds == 0 && ended)
-		wrap_call_free(w);
+	ig_loop_defer(w->owner->d.loop, &w->release);
 }
 
 void wrap_destroy_begin(struct wrap_owner *o)
 {
 	o->destroying = true;
-	o->live++;
 }
 
+/* With no state left, nothing of ours can be using o: the states of calls
+ * ended inside the destroy are only released after the batch. */
 void wrap_destroy_end(struct wrap_owner *o)
 {
-	if (--o->live == 0)
+	if (o->live == 0)
 		o->free(o);
 }
 
@@ -95,6 +100,7 @@ void wrap_fwd_end_with_error(struct wrap_fwd *c, enum ig_client_error error, con
 	if (c->state == WRAP_WAIT && c->kind->cancel_wait)
 		c->kind->cancel_wait(c);
 	c->state = WRAP_ENDED;
+	wrap_call_ended(&c->w);
 	sync_counts(c, NULL);
 	if (c->h->on_error)
 		c->h->on_error(&c->w.call, c->arg, error, message);
@@ -108,14 +114,12 @@ void wrap_fwd_start(struct wrap_fwd *c, ig_dispatcher *inner_dispatcher)
 	c->inner_live = true;
 	c->inner = NULL; /* not the last inner call's: known once dispatch returns */
 	c->drained = 0;
-	wrap_fwd_hold(c);
 	ig_call *inner = ig_dispatch(inner_dispatcher, &c->opts, &fwd_handler, c);
 	if (c->inner_live) {
 		c->inner = inner;
 		if (c->aborting) /* asked while the dispatch ran */
 			ig_call_abort(inner);
 	}
-	wrap_fwd_let_go(c);
 }
 
 /* -- the inner call's callbacks -- */
@@ -131,10 +135,8 @@ static void inner_on_connect(ig_call *inner, void *arg)
 	if (c->state != WRAP_TRY || c->connected || !c->h->on_connect)
 		return;
 	c->connected = true;
-	wrap_fwd_hold(c);
 	sync_counts(c, inner);
 	c->h->on_connect(&c->w.call, c->arg);
-	wrap_fwd_let_go(c);
 }
 
 static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_header *headers, size_t count)
@@ -154,11 +156,9 @@ static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_hea
 	c->state = WRAP_PASS;
 	if (!c->h->on_headers)
 		return true;
-	wrap_fwd_hold(c);
 	sync_counts(c, inner);
 	bool more = c->h->on_headers(&c->w.call, c->arg, status, headers, count);
 	bool ended = c->state == WRAP_ENDED;
-	wrap_fwd_let_go(c);
 	return more && !ended;
 }
 
@@ -175,11 +175,9 @@ static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t le
 	}
 	if (c->state != WRAP_PASS || !c->h->on_data)
 		return true;
-	wrap_fwd_hold(c);
 	sync_counts(c, inner);
 	bool more = c->h->on_data(&c->w.call, c->arg, data, len);
 	bool ended = c->state == WRAP_ENDED;
-	wrap_fwd_let_go(c);
 	return more && !ended;
 }
 
@@ -187,28 +185,25 @@ static void inner_on_complete(ig_call *inner, void *arg)
 {
 	struct wrap_fwd *c = arg;
 	inner_ended(c, inner);
-	wrap_fwd_hold(c);
 	if (c->state == WRAP_DRAIN) {
 		c->kind->dropped(c);
 	} else if (c->state == WRAP_PASS) {
 		c->state = WRAP_ENDED;
+		wrap_call_ended(&c->w);
 		sync_counts(c, NULL);
 		if (c->h->on_complete)
 			c->h->on_complete(&c->w.call, c->arg);
 	}
-	wrap_fwd_let_go(c);
 }
 
 static void inner_on_error(ig_call *inner, void *arg, enum ig_client_error error, const char *message)
 {
 	struct wrap_fwd *c = arg;
 	inner_ended(c, inner);
-	wrap_fwd_hold(c);
 	if (c->aborting)
 		wrap_fwd_end_with_error(c, IG_CLIENT_ABORTED, message);
 	else if (!c->kind->failed(c, error, message) && c->state != WRAP_ENDED)
 		wrap_fwd_end_with_error(c, error, message);
-	wrap_fwd_let_go(c);
 }
 
 static const ig_dispatch_handler fwd_handler = {
@@ -226,7 +221,6 @@ static void fwd_call_abort(ig_call *call)
 	struct wrap_fwd *c = (struct wrap_fwd *)call;
 	if (c->state == WRAP_ENDED)
 		return;
-	wrap_fwd_hold(c);
 	c->aborting = true;
 	if (!c->inner_live)
 		wrap_fwd_end_with_error(c, IG_CLIENT_ABORTED, "aborted");
@@ -234,7 +228,6 @@ static void fwd_call_abort(ig_call *call)
 		ig_call_abort(c->inner); /* its on_error ends ours */
 	/* else it is being dispatched: wrap_fwd_start or its first callback
 	   aborts it once it is known. */
-	wrap_fwd_let_go(c);
 }
 
 static void fwd_call_resume(ig_call *call)
@@ -271,10 +264,8 @@ ig_call *wrap_fwd_begin(struct wrap_fwd *c, struct wrap_owner *o, struct wrap_sl
 		.w = { .call = { .ops = &fwd_call_ops } }, .kind = kind, .opts = *opts, .h = h, .arg = arg
 	};
 	wrap_call_link(o, s, &c->w);
-	wrap_fwd_hold(c);
 	wrap_fwd_start(c, inner);
 	bool ended = c->state == WRAP_ENDED;
-	wrap_fwd_let_go(c);
 	return ended ? NULL : &c->w.call;
 }
 

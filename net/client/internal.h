@@ -4,11 +4,49 @@
  * the interceptors and the mock agent. Not for apps: they see client.h
  * (interceptors.h, mock.h) only.
  *
- * Ownership, bottom up: a call belongs to its pool's queue until a
- * connection takes it, then to that connection's FIFO until it ends. A
- * connection belongs to its pool, a pool to its agent (or to whoever made
- * it with ig_client_new / ig_pool_new). Everything is taken from the
- * core's pools (struct client_core); nothing is shared between cores. */
+ * Layers, each calling only the ones below it:
+ *   core.c   the core's shared Agent (ig_core_agent), made with the public
+ *            ig_agent_new like any app's
+ *   agent.c  a pool per origin
+ *   pool.c   the connections to one origin and the queue of calls waiting
+ *   conn.c   one connection: writes its FIFO, reads the responses
+ *   call.c   one request: its options, its bytes and its callbacks to the
+ *            caller
+ *   below    the response parser (response.c), the transports (net/sock,
+ *            net/tls), the resolver (dns.c); struct client_origin, the
+ *            origin and options a pool's connections and calls read; and
+ *            struct client_core, the per-core slot pools and scratch that
+ *            everything is taken from, which the public constructors
+ *            (ig_agent_new, ig_pool_new, ig_client_new) look up from their
+ *            loop with client_core_of (core.c)
+ * A lower object tells its owner about events through callbacks the owner
+ * set, never by a call up: a connection tells its pool (conn_owner_ops)
+ * that it can take a call, that it closed, that calls go back to the
+ * queue, that its memory has gone; a call tells its holder (the pool's
+ * queue, then a connection: call_holder_ops) that the caller aborted or
+ * resumed it, and its slot's release is a deferred function its pool set;
+ * a pool tells its agent (pool_owner_ops) that it has gone.
+ *
+ * Ownership: a call belongs to its pool's queue until a connection takes
+ * it, then to that connection's FIFO until it ends. A connection belongs
+ * to its pool, a pool to its agent (or to whoever made it with
+ * ig_client_new / ig_pool_new). Everything is taken from the core's pools
+ * (struct client_core); nothing is shared between cores.
+ *
+ * What may be freed when: a call, a connection, a pool, an agent and the
+ * interceptors' and mock's call states and dispatchers are never freed
+ * where they end (a caller's callback, and the frames of ours below it,
+ * may still be using them): ending one puts it on its loop's deferred
+ * queue (ig_loop_defer, kernel/loop.h), which runs once every callback of
+ * the batch has returned, and only there is memory given back. So after
+ * any callback an object is still readable, and its state (CALL_DONE,
+ * CC_CLOSED, destroyed, WRAP_ENDED...) says whether it goes on. What is
+ * released there checks again that it is still unused (an agent's idle
+ * pool may have had a new call since). The one exception: an interceptor
+ * or mock agent destroyed with no call state left is freed at once, as
+ * nothing of it can be on the stack. ig_call_resume is deferred the same
+ * way, so that a parser never runs inside a callback. A test that drives
+ * a loop without ig_loop_run calls ig_loop_run_deferred after each event. */
 #ifndef NET_CLIENT_INTERNAL_H
 #define NET_CLIENT_INTERNAL_H
 
@@ -32,8 +70,6 @@
 
 /* ---- per core ---- */
 
-struct client_conn;
-
 struct client_core {
 	struct ig_loop *loop;
 	struct client_core *next; /* the other loops of this thread */
@@ -44,8 +80,6 @@ struct client_core {
 	ig_header *headers;          /* what on_headers sees */
 	ig_dispatcher *agent;        /* ig_core_agent's (or a test's) */
 	struct dns_resolver *dns;    /* made on the first name to resolve */
-	uint32_t delivering;         /* user callbacks on the stack */
-	struct client_conn *resumes; /* ig_call_resume asked inside one */
 	uint64_t connects;           /* connections opened, ever */
 	char wscratch[16384];        /* request heads gathered for one writev */
 };
@@ -54,6 +88,16 @@ struct client_core {
  * memory is short. */
 struct client_core *client_core_of(struct ig_loop *loop);
 
+/* What a pool's connections and calls read of it: the origin, its
+ * options and limits, the core. Set once when the pool is made. */
+struct client_origin {
+	struct client_core *core;
+	struct ig_url url;              /* the origin */
+	char host[IG_URL_HOST_MAX + 1]; /* NUL-terminated: resolver, SNI */
+	ig_client_opts opts;
+	struct http_limits limits;
+};
+
 /* ---- a call ---- */
 
 enum call_state {
@@ -61,16 +105,25 @@ enum call_state {
 	CALL_ON_CONN, /* in a connection's FIFO: being written or answered */
 	CALL_ZOMBIE,  /* aborted while its response was owed: the response
 			 is read and dropped, then the slot is freed */
-	CALL_DONE,    /* ended; the slot goes back once the callback returns */
+	CALL_DONE,    /* ended; its slot goes back after the batch */
 };
 
-struct client_pool;
+struct client_call;
+
+/* The caller aborted or resumed c: its holder, the pool while it is
+ * queued, then the connection that took it, acts. */
+struct call_holder_ops {
+	void (*abort)(void *holder, struct client_call *c);
+	void (*resume)(void *holder, struct client_call *c); /* NULL: nothing */
+};
 
 struct client_call {
 	ig_call base; /* first: what callers hold */
 	struct client_call *next; /* in the pool's queue or a FIFO */
-	struct client_pool *pool;
-	struct client_conn *conn;
+	const struct client_origin *origin;
+	const struct call_holder_ops *holder_ops;
+	void *holder;
+	struct ig_deferred release; /* gives the slot back: set by the pool */
 	const ig_dispatch_handler *h;
 	void *arg;
 	ig_dispatch_opts opts; /* pointers into the caller's memory, valid
@@ -84,7 +137,6 @@ struct client_call {
 	bool resent;       /* already moved to a new connection once */
 	bool conn_close;   /* the caller sent Connection: close */
 	bool connect_told; /* on_connect has run */
-	uint8_t in_callback; /* its callbacks on the stack */
 	uint8_t length_len;
 	char length_line[40]; /* "Content-Length: N\r\n", when one is sent */
 	size_t request_bytes; /* head and body, as written */
@@ -93,37 +145,36 @@ struct client_call {
 
 extern const struct ig_call_ops client_call_ops;
 
-/* Validates opts and fills the call from them (c->pool set). 0, or -1
+/* Validates opts and fills the call from them (c->origin set). 0, or -1
  * with a message. */
 int call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **why);
 /* Fills iov with the request's bytes from offset skip; returns the count
  * used (at most max). *more says whether bytes remain beyond them. */
 int call_iov(const struct client_call *c, size_t skip, struct iovec *iov, int max, bool *more);
 
-/* Every callback to the caller goes through these, so that the core knows
- * when user code is on the stack (client_core.delivering). */
+/* Every callback to the caller goes through these. */
 enum call_verdict {
 	CALL_GO,    /* go on */
 	CALL_PAUSE, /* the caller said false: c->paused is set */
 	CALL_GONE,  /* the call ended inside the callback (aborted): it is
-		       out of every list and must not be touched */
+		       out of every list; only its state may be read */
 };
 void call_connected(struct client_call *c);
 enum call_verdict call_headers(struct client_call *c, int status, const struct http_header *h, size_t n);
 enum call_verdict call_data(struct client_call *c, const char *data, size_t len);
 /* Ends the call: on_complete (error IG_CLIENT_OK) or on_error, then the
- * slot is freed (when its own callbacks have returned). The call must be
- * unlinked from every list before. */
+ * slot goes back after the batch. The call must be unlinked from every
+ * list before. */
 void call_end(struct client_call *c, enum ig_client_error error, const char *message);
 /* on_error now, but the slot stays in its FIFO as a zombie: its response
  * is still owed by the connection and will be read and dropped. */
 void call_end_zombie(struct client_call *c, enum ig_client_error error, const char *message);
-/* Gives the slot back (a zombie whose response came or never will). */
+/* Gives the slot back after the batch (a zombie whose response came or
+ * never will). */
 void call_free(struct client_call *c);
 /* A failure before any call exists (no pool for the origin): on_error
  * with a call that lives on the stack for the callback's length. */
-void call_fail_now(struct client_core *core, const ig_dispatch_handler *h, void *arg,
-		   enum ig_client_error error, const char *message);
+void call_fail_now(const ig_dispatch_handler *h, void *arg, enum ig_client_error error, const char *message);
 
 /* ---- a connection (conn.c) ---- */
 
@@ -131,7 +182,7 @@ enum cconn_state {
 	CC_RESOLVING,  /* waiting for the resolver */
 	CC_CONNECTING, /* TCP connect in progress */
 	CC_OPEN,       /* connected (a TLS handshake may still run inside) */
-	CC_CLOSED,     /* freed once no callback of it is on the stack */
+	CC_CLOSED,     /* closed; its memory goes after the batch */
 };
 
 enum cconn_read {
@@ -143,9 +194,28 @@ enum cconn_read {
 
 enum cconn_deadline { DL_NONE, DL_CONNECT, DL_HEADERS, DL_BODY, DL_IDLE };
 
+struct client_conn;
+
+/* What a connection tells its owner (the pool), which set them. */
+struct conn_owner_ops {
+	/* k finished a response and can take more. */
+	void (*ready)(void *owner, struct client_conn *k);
+	/* k closed: it takes no more calls, and its slot may be reused. */
+	void (*closed)(void *owner, struct client_conn *k);
+	/* Calls k will not send (a list linked by next, in their order): to
+	   go first to whatever connection takes calls next. */
+	void (*requeue)(void *owner, struct client_call *first);
+	/* k has room again, or calls were requeued: the queue may move. */
+	void (*drive)(void *owner);
+	/* k's memory has gone (after the batch in which it closed). */
+	void (*released)(void *owner, struct client_conn *k);
+};
+
 struct client_conn {
-	struct client_pool *pool;
-	struct client_conn *next, *prev; /* the pool's connections */
+	const struct client_origin *origin;
+	const struct conn_owner_ops *owner_ops;
+	void *owner;
+	struct client_conn *next, *prev; /* the owner's connections */
 	struct ig_transport *t;    /* what the engine talks to: TLS or socket */
 	struct ig_transport *sock; /* the socket under it */
 	struct dns_query *dns;
@@ -166,18 +236,21 @@ struct client_conn {
 	uint64_t idle_ms; /* keep-alive expiry: the pool's, or less if the
 			     server said so (Keep-Alive: timeout=N) */
 	uint32_t connect_ms; /* the connect deadline's length, for messages */
-	uint32_t busy;    /* entries of this connection on the stack */
 	uint8_t addr_next, addr_count;
 	bool reusable;    /* may take more requests (no Connection: close) */
-	bool processing;  /* parsing: writes and drives wait for its end */
-	bool resume_queued;
-	struct client_conn *resume_next;
+	bool retiring;    /* the owner is going: close once the FIFO is empty */
+	bool processing;  /* parsing: writes wait for its end, and a resume
+			     never enters the parser again */
+	struct ig_deferred resume;  /* a call of it was resumed */
+	struct ig_deferred release; /* closed: the memory goes */
 	struct sockaddr_storage addrs[CLIENT_MAX_ADDRS];
 };
 
-/* A new connection of p, not started; NULL when out of slots. The
- * connect deadline (name resolution included) starts now. */
-struct client_conn *conn_open(struct client_pool *p, uint32_t connect_ms);
+/* A new connection to origin, not started, not linked anywhere; NULL when
+ * out of slots. The connect deadline (name resolution included) starts
+ * now. */
+struct client_conn *conn_open(const struct client_origin *origin, const struct conn_owner_ops *ops, void *owner,
+			      uint32_t connect_ms);
 /* Resolves and connects; a failure at once fails the calls it has taken. */
 void conn_start(struct client_conn *k);
 /* Takes call c (already in no list) at the end of the FIFO and writes it
@@ -186,57 +259,41 @@ void conn_take(struct client_conn *k, struct client_call *c);
 /* Whether k can take c now: the pipelining depth, and a call that is not
  * idempotent only on a connection with nothing in flight. */
 bool conn_can_take(const struct client_conn *k, const struct client_call *c);
-/* Closes an idle connection (no call in its FIFO). */
-void conn_close_idle(struct client_conn *k);
-/* ig_call_abort / ig_call_resume for a call on a connection. */
-void conn_abort_call(struct client_conn *k, struct client_call *c);
-void conn_resume_call(struct client_conn *k, struct client_call *c);
-/* Runs resumes that were asked while user code was on the stack. */
-void conn_run_resumes(struct client_core *core);
+/* The owner is going: k takes no more calls and closes once idle. */
+void conn_retire(struct client_conn *k);
 
 /* ---- a pool: the connections to one origin (pool.c) ---- */
 
-struct client_agent;
+struct client_pool;
+
+/* What a pool tells whoever made it (an agent), which set them. */
+struct pool_owner_ops {
+	/* p has nothing left (no call, no connection) and is freed when
+	   this returns; an owned pool goes so even if not destroyed. */
+	void (*gone)(void *owner, struct client_pool *p);
+};
 
 struct client_pool {
 	ig_dispatcher d; /* first */
-	struct client_core *core;
-	struct client_agent *agent; /* NULL: made by ig_client_new/ig_pool_new */
+	struct client_origin o;
+	const struct pool_owner_ops *owner_ops; /* NULL: made by ig_client_new/ig_pool_new */
+	void *owner;
 	struct client_pool *next;   /* the agent's pools */
-	struct ig_url url;          /* the origin */
-	char host[IG_URL_HOST_MAX + 1]; /* NUL-terminated: resolver, SNI */
-	ig_client_opts opts;
-	struct http_limits limits;
 	struct client_conn *conns; /* most recently ready first */
 	uint32_t conn_count;
 	struct client_call *queue, *queue_tail;
 	uint32_t queued;
 	uint32_t calls;   /* slots taken by its calls, zombies included */
 	uint32_t closing; /* connections closed but not yet freed */
-	uint32_t busy;    /* its functions on the stack */
 	bool destroyed;   /* freed once its connections and calls are gone */
-	bool driving, drive_again;
+	bool driving, drive_again; /* one walk of the queue at a time */
+	struct ig_deferred release;
 };
 
 /* Defaults filled in, limits clamped. */
 void client_opts_resolve(ig_client_opts *out, const ig_client_opts *in);
 struct client_pool *pool_new(struct client_core *core, const struct ig_url *origin,
-			     const ig_client_opts *opts, struct client_agent *agent);
-/* Assigns queued calls to connections, opening new ones up to the limit. */
-void pool_drive(struct client_pool *p);
-/* Puts calls back at the front of the queue, in their order (a list
- * linked by next). */
-void pool_requeue(struct client_pool *p, struct client_call *first);
-/* A connection of p closed (it is already unlinked). */
-void pool_conn_gone(struct client_pool *p, struct client_conn *k);
-/* A connection finished a response and can take more: first in the list. */
-void pool_conn_ready(struct client_pool *p, struct client_conn *k);
-/* Frees a destroyed pool with nothing left in it. */
-void pool_settle(struct client_pool *p);
-/* Takes a queued call out of the queue. */
-void pool_unqueue(struct client_pool *p, struct client_call *c);
-/* Fails every queued call with error (pool destroyed, origin unreachable). */
-void pool_fail_queued(struct client_pool *p, enum ig_client_error error, const char *message);
+			     const ig_client_opts *opts, const struct pool_owner_ops *owner_ops, void *owner);
 ig_call *pool_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 		       const ig_dispatch_handler *handler, void *arg);
 
@@ -248,22 +305,19 @@ struct client_agent {
 	ig_client_opts opts;
 	struct client_pool *pools; /* most recently used first */
 	uint32_t pool_count;
-	uint32_t busy;
 	bool destroyed;
+	struct ig_deferred release;
 };
-
-/* A pool of the agent has gone (destroyed and settled). */
-void agent_pool_gone(struct client_agent *a, struct client_pool *p);
 
 /* ---- a wrapping dispatcher's call states (retry.c, redirect.c, mock.c;
  * implemented in interceptors.c) ----
  * The interceptors and the mock agent keep one state per outer call, taken
  * from a pool per thread and per kind of state (struct wrap_slots), so a
- * call allocates nothing. Every entry point holds the state while it runs:
- * a state is given back only when no frame of ours uses it and its caller
- * has had on_complete or on_error, so a caller that ends the call from
- * inside a callback never leaves us a freed state. A destroyed dispatcher
- * is freed when its last state is. */
+ * call allocates nothing. A state whose caller has had on_complete or
+ * on_error is released after the batch (wrap_call_ended; see "What may be
+ * freed when" above), so no frame of ours, nor a caller that ends the
+ * call from inside a callback, is ever left with a freed state. A
+ * destroyed dispatcher is freed with its last state. */
 
 struct wrap_call;
 struct wrap_slots;
@@ -277,7 +331,7 @@ struct wrap_slots;
 struct wrap_owner {
 	ig_dispatcher d;         /* first: what callers hold */
 	struct wrap_call *calls; /* live ones, for destroy */
-	uint32_t live;           /* states taken, plus one while destroy runs */
+	uint32_t live;           /* states taken and not yet released */
 	bool destroying;
 	void (*free)(struct wrap_owner *o); /* once destroying and live is 0 */
 };
@@ -287,7 +341,7 @@ struct wrap_call {
 	struct wrap_owner *owner;
 	struct wrap_slots *slots; /* the pool it came from */
 	struct wrap_call *prev, *next;
-	uint32_t holds; /* frames of ours that still use this state */
+	struct ig_deferred release;
 };
 
 /* The pool of one kind of state, made on first use; declare it
@@ -304,13 +358,10 @@ struct wrap_slots {
 void *wrap_call_take(struct wrap_slots *s);
 /* Counts w (taken from s) as one of o's live calls. */
 void wrap_call_link(struct wrap_owner *o, struct wrap_slots *s, struct wrap_call *w);
-static inline void wrap_hold(struct wrap_call *w)
-{
-	w->holds++;
-}
-/* Drops a hold; ended: the caller has had its last callback. */
-void wrap_let_go(struct wrap_call *w, bool ended);
-/* Between these two, o stays allocated whatever its calls do. */
+/* The caller has had its last callback: w goes back after the batch. */
+void wrap_call_ended(struct wrap_call *w);
+/* o is being destroyed: between these two its calls are ended; then o is
+ * freed, at once if none is left, else with the last one released. */
 void wrap_destroy_begin(struct wrap_owner *o);
 void wrap_destroy_end(struct wrap_owner *o);
 
@@ -361,15 +412,6 @@ struct wrap_fwd {
 	uint32_t done_retries, done_redirects; /* reported by ended inner calls */
 };
 
-/* Every entry point holds the call while it runs (above). */
-static inline void wrap_fwd_hold(struct wrap_fwd *c)
-{
-	wrap_hold(&c->w);
-}
-static inline void wrap_fwd_let_go(struct wrap_fwd *c)
-{
-	wrap_let_go(&c->w, c->state == WRAP_ENDED);
-}
 /* Memory for a call of o (a struct wrap_fwd first), or NULL once the
  * caller had on_error (o destroyed, or s exhausted). Zero the kind's own
  * fields, then wrap_fwd_begin it. */

@@ -384,20 +384,17 @@ static void agent_free(struct wrap_owner *o)
 	free(m);
 }
 
-static void hold(struct mock_call *c)
+/* The caller is told of the end next: the state goes after the batch. */
+static void ended(struct mock_call *c)
 {
-	wrap_hold(&c->w);
-}
-
-static void let_go(struct mock_call *c)
-{
-	wrap_let_go(&c->w, c->state == MOCK_ENDED);
+	c->state = MOCK_ENDED;
+	wrap_call_ended(&c->w);
 }
 
 static void end_with_error(struct mock_call *c, enum ig_client_error error, const char *message)
 {
 	ig_timer_cancel(&c->m->w.d.loop->timers, &c->timer);
-	c->state = MOCK_ENDED;
+	ended(c);
 	if (c->h->on_error)
 		c->h->on_error(&c->w.call, c->arg, error, message);
 }
@@ -407,7 +404,6 @@ static void end_with_error(struct mock_call *c, enum ig_client_error error, cons
  * may register more and move the list. */
 static void play(struct mock_call *c)
 {
-	hold(c);
 	const struct interception *ic = c->index >= 0 ? &c->m->list[c->index] : NULL;
 	if (c->state == MOCK_WAIT) {
 		if (!ic) {
@@ -442,12 +438,11 @@ static void play(struct mock_call *c)
 		} else if (ic->error) {
 			end_with_error(c, ic->error, ic->error_message);
 		} else {
-			c->state = MOCK_ENDED;
+			ended(c);
 			if (c->h->on_complete)
 				c->h->on_complete(&c->w.call, c->arg);
 		}
 	}
-	let_go(c);
 }
 
 static void on_timer(struct ig_timer *t)
@@ -460,9 +455,7 @@ static void mock_call_abort(ig_call *call)
 	struct mock_call *c = (struct mock_call *)call;
 	if (c->state == MOCK_ENDED)
 		return;
-	hold(c);
 	end_with_error(c, IG_CLIENT_ABORTED, "aborted");
-	let_go(c);
 }
 
 static void mock_call_resume(ig_call *call)
@@ -529,13 +522,11 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 static void mock_destroy(ig_dispatcher *d)
 {
 	ig_mock_agent *m = (ig_mock_agent *)d;
-	wrap_destroy_begin(&m->w); /* keeps m while its calls end below */
+	wrap_destroy_begin(&m->w);
 	for (struct mock_call *c = (struct mock_call *)m->w.calls, *next; c; c = next) {
-		hold(c);
+		next = (struct mock_call *)c->w.next; /* c stays listed until released */
 		if (c->state != MOCK_ENDED)
 			end_with_error(c, IG_CLIENT_ABORTED, "the mock agent was destroyed");
-		next = (struct mock_call *)c->w.next;
-		let_go(c);
 	}
 	wrap_destroy_end(&m->w);
 }

@@ -103,14 +103,12 @@ static void wait_then_retry(struct retry_call *c, uint64_t wait_ms)
 static void on_timer(struct ig_timer *t)
 {
 	struct retry_call *c = (struct retry_call *)((char *)t - offsetof(struct retry_call, timer));
-	wrap_fwd_hold(&c->f);
 	if (c->r->w.destroying) {
 		wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
 	} else {
 		c->f.retries++;
 		wrap_fwd_start(&c->f, c->r->inner);
 	}
-	wrap_fwd_let_go(&c->f);
 }
 
 /* ---- what retry decides of an attempt (struct wrap_fwd_kind) ---- */
@@ -186,13 +184,11 @@ static ig_call *retry_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, c
 static void retry_destroy(ig_dispatcher *d)
 {
 	struct retry *r = (struct retry *)d;
-	wrap_destroy_begin(&r->w); /* keeps r while waiting calls end below */
+	wrap_destroy_begin(&r->w);
 	for (struct retry_call *c = (struct retry_call *)r->w.calls, *next; c; c = next) {
-		wrap_fwd_hold(&c->f);
+		next = (struct retry_call *)c->f.w.next; /* c stays listed until released */
 		if (c->f.state == WRAP_WAIT)
 			wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
-		next = (struct retry_call *)c->f.w.next; /* c stays listed until let_go frees it */
-		wrap_fwd_let_go(&c->f);
 	}
 	wrap_fwd_destroy_end(&r->w, &r->inner);
 }

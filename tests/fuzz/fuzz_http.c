@@ -247,6 +247,7 @@ static void advance_clock(uint64_t ms)
 {
 	core.loop.clock.now_ms += ms;
 	ig_timers_run(&core.loop.timers, core.loop.clock.now_ms);
+	ig_loop_run_deferred(&core.loop); /* what ig_loop_run does after timers */
 }
 
 /* Moves time to the next timer that is due. False if none is armed. */
@@ -296,6 +297,7 @@ static void drive(void)
 			client_read_event();
 		else if (!make_progress())
 			break; /* nothing will ever resume reading: the rest is unread */
+		ig_loop_run_deferred(&core.loop); /* after each event, as ig_loop_run */
 		if (tr.open)
 			between_events();
 	}
@@ -319,11 +321,13 @@ static void drive(void)
 		http_conn_force_close_all(&core); /* the grace period is over */
 		break;
 	}
+	ig_loop_run_deferred(&core.loop);
 	while (tr.open) {
 		if (++steps > max_steps)
 			abort();
 		if (!tr.read_paused && (in_pos < in_len || chunk_left || send_fin))
 			client_read_event();
+		ig_loop_run_deferred(&core.loop);
 		if (tr.open && !make_progress()) {
 			fprintf(stderr, "the connection has no timer and does not close\n");
 			abort();
@@ -550,6 +554,7 @@ static void check_nothing_left(void)
 		{ "connections", core.conns.in_use }, { "exchanges", core.ctxs.in_use },
 		{ "read buffers", core.rbufs.in_use }, { "blocks", core.blocks.in_use },
 		{ "timers", core.loop.timers.armed }, { "live connections", core.count },
+		{ "deferred releases", core.loop.after_batch != NULL },
 	};
 	for (size_t i = 0; i < IG_COUNTOF(held); i++) {
 		if (held[i].n) {

@@ -878,6 +878,46 @@ static void test_null_callbacks(ig_arena *a)
 	ig_arena_reset(a);
 }
 
+static int released_errors;
+
+static void count_complete(ig_call *call, void *arg)
+{
+	(void)call, (void)arg;
+	if (--outstanding == 0)
+		loop.running = false;
+}
+
+static void count_error(ig_call *call, void *arg, enum ig_client_error error, const char *message)
+{
+	(void)call, (void)arg, (void)error, (void)message;
+	released_errors++;
+	count_complete(call, arg);
+}
+
+static void test_states_released(void)
+{
+	/* An ended call's state goes back to its pool after the loop's batch
+	   (ig_loop_defer): more calls in turn than the pools hold (65536 of
+	   each kind) all get one. */
+	static const ig_dispatch_handler counting = { .on_complete = count_complete, .on_error = count_error };
+	ig_mock_agent *m = ig_mock_agent_new(&loop, NULL);
+	ig_dispatcher *retry = ig_retry_new(ig_mock_dispatcher(m), NULL);
+	icept(m, at(NULL, NULL, "/ok"), reply(200, "fine"), IG_MOCK_PERSIST);
+	released_errors = 0;
+	bool ran = true;
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 30000; i++) {
+			ig_dispatch_opts o = { .origin = IG_STR("http://api.test"), .path = IG_STR("/ok"), .idempotent = -1 };
+			outstanding++;
+			ig_dispatch(retry, &o, &counting, NULL);
+		}
+		ran = run() && ran;
+	}
+	CHECK(ran && released_errors == 0, "call states are released after the batch: 90000 calls in turn, none refused");
+	CHECK(loop.after_batch == NULL, "nothing deferred is left once the loop has run");
+	retry->ops->destroy(retry); /* and the mock */
+}
+
 int main(void)
 {
 	if (ig_loop_init(&loop, 0) != 0) {
@@ -907,6 +947,7 @@ int main(void)
 	test_stream(&arena);
 	test_abort_during_inner_dispatch(&arena);
 	test_null_callbacks(&arena);
+	test_states_released();
 	CHECK(!timed_out, "no call hung");
 	CHECK_INT(loop.timers.armed, 0, "no timer left armed");
 	ig_loop_close(&loop);
