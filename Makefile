@@ -75,7 +75,8 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
-.PHONY: all deps deps-lock gen bin fetch fetch-asan clientbench asan fuzz fuzz-build image boot run test bench clean setup-build setup-run setup-test setup-image
+.PHONY: all deps deps-lock gen bin fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
+        bench-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
 # ---- third-party sources (Debian source packages, built with musl) ----
@@ -158,6 +159,54 @@ $(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard ker
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 fetch-asan: $(FETCH_ASAN)
 
+# ---- unit tests (tests/unit/test_NAME.c): each built twice, under ASan and
+# UBSan with the host compiler and as a static musl binary (the shipped
+# toolchain), into build/test/unit/test_NAME.asan and .musl. tests/run runs
+# them. UNIT_SRC_test_NAME: the sources beyond tests/unit/test_NAME.c (or
+# UNIT_MAIN_test_NAME); UNIT_FLAGS_test_NAME: extra flags, with @DEPS@
+# standing for the host or the musl build of the third-party libraries.
+UNIT_OUT   := $(BUILD)/test/unit
+UNIT_NAMES := test_app_handlers test_client_mock test_dns test_format test_json_read test_kernel \
+              test_parser test_response test_tls_bearssl test_tls_mbedtls test_url
+UNIT_WARN  := $(WARN) -I. -g
+# The service's handlers with the whole runtime but server.c (the test sets
+# up a core itself) and the mbedtls backend.
+UNIT_SRC_test_app_handlers := $(filter-out net/http/server.c net/tls/mbedtls.c,$(wildcard kernel/*.c net/sock/*.c \
+                              net/http/*.c net/client/*.c net/tls/*.c)) app/service.c $(GEN)/api.c $(GEN)/anchors.c
+UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include -Dmain=ingot_service_main @DEPS@/lib/libbearssl.a -lpthread
+UNIT_SRC_test_client_mock  := kernel/loop.c kernel/timer.c kernel/clock.c kernel/arena.c kernel/pool.c \
+                              $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
+UNIT_SRC_test_dns          := $(wildcard net/client/dns*.c) kernel/loop.c kernel/timer.c kernel/clock.c kernel/pool.c
+UNIT_SRC_test_format       := kernel/format.c kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
+UNIT_SRC_test_json_read    := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
+UNIT_SRC_test_kernel       := $(addprefix kernel/,timer.c json.c arena.c pool.c config.c log.c clock.c)
+UNIT_SRC_test_parser       := net/http/parser.c
+UNIT_SRC_test_response     := net/client/response.c net/http/parser.c
+UNIT_MAIN_test_tls_bearssl := tests/unit/test_tls.c
+UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c $(GEN)/anchors.c
+UNIT_FLAGS_test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
+UNIT_MAIN_test_tls_mbedtls := tests/unit/test_tls.c
+UNIT_SRC_test_tls_mbedtls  := net/tls/mbedtls.c $(GEN)/anchors.c
+UNIT_FLAGS_test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
+                               @DEPS@/lib/libmbedtls.a @DEPS@/lib/libmbedx509.a @DEPS@/lib/libmbedcrypto.a -lpthread
+UNIT_SRC_test_url          := net/client/url.c
+UNIT_HEADERS := $(wildcard kernel/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
+unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
+
+# A failed build leaves no binary behind (rm first), so a stale one never runs.
+.SECONDEXPANSION:
+$(UNIT_OUT)/%.asan: $$(call unit_main,$$*) $$(UNIT_SRC_$$*) $(UNIT_HEADERS) $(DEPS)/.stamp
+	@mkdir -p $(@D) && rm -f $@
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(UNIT_WARN) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+		$(call unit_main,$*) $(UNIT_SRC_$*) $(subst @DEPS@,$(DEPS)/host,$(UNIT_FLAGS_$*)) -lm -o $@
+$(UNIT_OUT)/%.musl: $$(call unit_main,$$*) $$(UNIT_SRC_$$*) $(UNIT_HEADERS) $(DEPS)/.stamp
+	@mkdir -p $(@D) && rm -f $@
+	@$(if $(Q),echo "  CC/LD   $@ (musl)")
+	$(Q)$(CC_MUSL) $(UNIT_WARN) -O2 -static \
+		$(call unit_main,$*) $(UNIT_SRC_$*) $(subst @DEPS@,$(DEPS)/musl,$(UNIT_FLAGS_$*)) -lm -o $@
+unit-build: $(foreach n,$(UNIT_NAMES),$(UNIT_OUT)/$(n).asan $(UNIT_OUT)/$(n).musl)
+
 # ---- fuzzing (libFuzzer, host clang): each tests/fuzz/fuzz_NAME.c with its
 # seed corpus tests/fuzz/NAME/. `make fuzz FUZZ_SECONDS=600` runs each that
 # long; make test runs each for a fixed count of inputs.
@@ -167,6 +216,8 @@ FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SRC_json_read := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
 FUZZ_SRC_response  := net/client/response.c net/http/parser.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/client/response.h net/http/parser.h
+FUZZ_SRC_dns       := net/client/dns_wire.c
+$(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # The whole request path with server.c left out (the target sets up a core
 # itself); api.c's main is renamed so that libFuzzer's wins, and pools are
 # wrapped so that every object is a malloc that ASan and LSan can see.
@@ -217,6 +268,8 @@ setup-run:
 	@tools/setup run
 setup-test:
 	@tools/setup test
+setup-bench:
+	@tools/setup bench
 
 run: setup-run
 	@$(MAKE) --no-print-directory bin
@@ -228,14 +281,32 @@ test: setup-test
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@tests/run
 
-bench:
-	@tools/setup bench
-	@$(MAKE) --no-print-directory bin clientbench image boot
+# The bench's own C programs, static musl like the service: the floor server
+# (the fastest answer the machine gives) and the cold-start probe.
+BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart
+$(BUILD)/tools/bench/%: tools/bench/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_MUSL) -std=c11 -O2 -static -Wall -Wextra -Werror $< -o $@
+bench-tools: setup-build $(BENCH_TOOLS)
+
+bench: setup-bench
+	@$(MAKE) --no-print-directory bin clientbench bench-tools image boot
 	@$(MAKE) --no-print-directory TLS=mbedtls bin
 	@tools/bench/run
 	@images/measure
 
+# clean: everything built, whichever TLS backend, but the third-party
+# dependencies (build/deps) and the fetched kernel (build/kernel), which
+# take minutes to fetch and build again; distclean: those too.
 clean:
-	rm -rf $(OBJ) $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/bench $(IMAGES) $(BUILD)/tools
+	rm -rf $(BUILD)/obj $(BUILD)/obj-mbedtls $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/fuzz \
+		$(BUILD)/bench $(IMAGES) $(BUILD)/tools
+distclean: clean
+	rm -rf $(BUILD)
+
+# `make -s print-VAR` prints a list the scripts need (UNIT_NAMES, FUZZ_NAMES).
+print-%:
+	@echo $($*)
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
