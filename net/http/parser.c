@@ -5,6 +5,7 @@
  * decoding of the path, query and field values belong to the callers. */
 #include "parser.h"
 #include "kernel/ingot.h"
+#include "net/ascii.h"
 
 #include <limits.h>
 #include <string.h>
@@ -55,16 +56,11 @@ static inline bool is_ows(char c)
 	return c == ' ' || c == '\t';
 }
 
-static inline char ascii_lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
 bool http_eq_nocase(const char *s, size_t n, const char *lower)
 {
 	size_t i = 0;
 	for (; i < n; i++)
-		if (lower[i] == '\0' || ascii_lower(s[i]) != lower[i])
+		if (lower[i] == '\0' || ig_ascii_lower(s[i]) != lower[i])
 			return false;
 	return lower[i] == '\0';
 }
@@ -72,7 +68,7 @@ bool http_eq_nocase(const char *s, size_t n, const char *lower)
 bool http_same_nocase(const char *a, const char *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (ascii_lower(a[i]) != ascii_lower(b[i]))
+		if (ig_ascii_lower(a[i]) != ig_ascii_lower(b[i]))
 			return false;
 	return true;
 }
