@@ -76,7 +76,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 .PHONY: all deps deps-lock gen bin fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
-        bench-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
+        bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
 # ---- third-party sources (Debian source packages, built with musl) ----
@@ -206,6 +206,98 @@ $(UNIT_OUT)/%.musl: $$(call unit_main,$$*) $$(UNIT_SRC_$$*) $(UNIT_HEADERS) $(DE
 	$(Q)$(CC_MUSL) $(UNIT_WARN) -O2 -static \
 		$(call unit_main,$*) $(UNIT_SRC_$*) $(subst @DEPS@,$(DEPS)/musl,$(UNIT_FLAGS_$*)) -lm -o $@
 unit-build: $(foreach n,$(UNIT_NAMES),$(UNIT_OUT)/$(n).asan $(UNIT_OUT)/$(n).musl)
+
+# ---- the schema compiler's tests: programs that tools/schemac/test/run,
+# tools/schemac/test/regex/run and tests/conformance/run build through these
+# rules from what they generate (their inputs are the compiler's output, so
+# the scripts run schemac first and then ask for the target).
+SAN_FLAGS   := $(WARN) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+SCHEMAC_ASAN := $(BUILD)/tools/schemac-asan
+$(SCHEMAC_ASAN): $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+schemac-asan: $(SCHEMAC_ASAN)
+
+# tools/schemac/test/run: the reference service's api.c and app/service.c
+# with the shipped toolchain; rich.json's api.c under stricter warnings,
+# and linked with the stand-in runtime (and the real helpers it uses).
+SCHEMAC_TEST := $(BUILD)/test/schemac
+SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/json.c kernel/json_read.c kernel/json_value.c \
+                        kernel/format.c kernel/log.c kernel/clock.c net/http/params.c net/http/parser.c
+SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
+                  -Wmissing-prototypes -Wno-overlength-strings
+$(SCHEMAC_TEST)/musl/api.o: $(SCHEMAC_TEST)/service/api.c $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	$(Q)$(CC_MUSL) $(WARN) -O2 -I. -I$(DEPS)/musl/include -I$(SCHEMAC_TEST)/service -c $< -o $@
+$(SCHEMAC_TEST)/musl/service.o: app/service.c $(SCHEMAC_TEST)/service/api.c $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	$(Q)$(CC_MUSL) $(WARN) -O2 -I. -I$(DEPS)/musl/include -I$(SCHEMAC_TEST)/service -c $< -o $@
+# The generated code must stay clean under these; the embedded document is
+# one literal longer than ISO C's 4095 minimum.
+$(SCHEMAC_TEST)/strict/api.o $(SCHEMAC_TEST)/strict/api-check.o: $(SCHEMAC_TEST)/rich/api.c
+	@mkdir -p $(@D)
+	$(Q)$(CC_HOST) $(SCHEMAC_STRICT) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. \
+		-I$(SCHEMAC_TEST)/rich -c $< -o $@
+$(SCHEMAC_TEST)/rich-run $(SCHEMAC_TEST)/rich-check: $(SCHEMAC_TEST)/rich/api.c tools/schemac/test/rich_handlers.c \
+		$(SCHEMAC_TEST_RUNTIME) $(UNIT_HEADERS)
+	@mkdir -p $(@D) && rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -I$(SCHEMAC_TEST)/rich \
+		$(SCHEMAC_TEST)/rich/api.c tools/schemac/test/rich_handlers.c $(SCHEMAC_TEST_RUNTIME) -lm -o $@
+
+# tools/schemac/test/regex/run: gen (the pattern compiler under the
+# sanitizers) from extract.js's patterns, then the matchers gen writes,
+# checked by check.c under the sanitizers and as static musl at -O2. -O0
+# for the sanitizer builds: hundreds of generated matchers take gcc long
+# to optimize.
+REGEX_TEST := $(BUILD)/test/regex
+REGEX_SCHEMAC_SRC ?= $(filter-out tools/schemac/main.c,$(SCHEMAC_SRC))
+$(REGEX_TEST)/gen: tools/schemac/test/regex/gen.c $(REGEX_SCHEMAC_SRC) $(REGEX_TEST)/patterns.inc $(REGEX_TEST)/expect.inc
+	@rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -Itools/schemac -I$(REGEX_TEST) -I$(DEPS)/host/include $< $(REGEX_SCHEMAC_SRC) \
+		$(DEPS)/host/lib/libcjson.a -lm -o $@
+$(REGEX_TEST)/check: tools/schemac/test/regex/check.c $(REGEX_TEST)/matchers.c $(REGEX_TEST)/checks.inc
+	@rm -f $@
+	$(Q)$(CC_HOST) $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all -O0 -I$(REGEX_TEST) $< -o $@
+$(REGEX_TEST)/check.musl: tools/schemac/test/regex/check.c $(REGEX_TEST)/matchers.c $(REGEX_TEST)/checks.inc
+	@rm -f $@
+	$(Q)$(CC_MUSL) $(WARN) -O2 -static -I$(REGEX_TEST) $< -o $@
+
+# tests/conformance/run: a driver per suite file (the validators schemac
+# --validator writes, #included), linked with the runtime parts they use.
+# An archive, so the driver pulls in only what it calls.
+CONFORMANCE_TEST := $(BUILD)/test/conformance
+CONFORMANCE_RUNTIME_SRC := kernel/arena.c kernel/pool.c kernel/json.c \
+                           $(wildcard kernel/json_read.c kernel/json_value.c kernel/format.c net/api/*.c)
+CONFORMANCE_RUNTIME := $(CONFORMANCE_TEST)/runtime.a
+$(CONFORMANCE_TEST)/runtime/%.o: %.c $(UNIT_HEADERS)
+	@mkdir -p $(@D)
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -c $< -o $@
+$(CONFORMANCE_RUNTIME): $(CONFORMANCE_RUNTIME_SRC:%.c=$(CONFORMANCE_TEST)/runtime/%.o)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+conformance-tools: $(SCHEMAC_ASAN) $(CONFORMANCE_RUNTIME)
+$(CONFORMANCE_TEST)/%/driver: $(CONFORMANCE_TEST)/%/driver.c $$(wildcard $$(@D)/g*.c) $(CONFORMANCE_RUNTIME)
+	@rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -Wno-unused-function -I. -I$(@D) $< $(CONFORMANCE_RUNTIME) -lm -o $@
+
+# tests/anchors/run: static musl probes that refer to neither form of the
+# trust anchors, to each, to both (probe-B-D: B the BearSSL form, D the DER
+# form), for the bytes each adds; and test_anchors.c under the sanitizers.
+ANCHORS_TEST  := $(BUILD)/test/anchors
+ANCHORS_PROBES := $(foreach b,0 1,$(foreach d,0 1,$(ANCHORS_TEST)/probe-$(b)-$(d)))
+ANCHORS_CFLAGS := $(WARN) -O2 -I. -I$(DEPS)/musl/include -ffunction-sections -fdata-sections
+$(ANCHORS_TEST)/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
+	@mkdir -p $(@D)
+	$(Q)$(CC_MUSL) $(ANCHORS_CFLAGS) -c $< -o $@
+$(ANCHORS_TEST)/probe-%: tests/anchors/probe.c $(ANCHORS_TEST)/anchors.o
+	$(Q)$(CC_MUSL) $(ANCHORS_CFLAGS) -DUSE_BEARSSL_FORM=$(word 1,$(subst -, ,$*)) -DUSE_DER_FORM=$(word 2,$(subst -, ,$*)) \
+		-static -Wl,--gc-sections -s $^ -o $@
+$(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(GEN)/anchors.c net/tls/anchors.h $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-I. -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(GEN)/anchors.c \
+		$(DEPS)/host/lib/libmbedx509.a $(DEPS)/host/lib/libmbedcrypto.a $(DEPS)/host/lib/libbearssl.a -o $@
 
 # ---- fuzzing (libFuzzer, host clang): each tests/fuzz/fuzz_NAME.c with its
 # seed corpus tests/fuzz/NAME/. `make fuzz FUZZ_SECONDS=600` runs each that
