@@ -189,9 +189,9 @@ static void emit_array_param_checks(struct sc_out *c, const struct sc_param *p, 
 	if (s->unique_items) {
 		const struct sc_schema *it = sc_resolve(s->items);
 		char *bad = sc_printf("%s_bad", p->cname);
-		char *fn = it->kind == SC_STRING ? sc_printf("unique_strings(%s, %s, ig_request_arena(ctx))", items, n)
-			 : it->kind == SC_INTEGER ? sc_printf("unique_ints(%s, %s, ig_request_arena(ctx))", items, n)
-			 : it->kind == SC_NUMBER ? sc_printf("unique_doubles(%s, %s, ig_request_arena(ctx))", items, n)
+		char *fn = it->kind == SC_STRING ? sc_printf("unique_strings(%s, %s, ig_ctx_arena(ctx))", items, n)
+			 : it->kind == SC_INTEGER ? sc_printf("unique_ints(%s, %s, ig_ctx_arena(ctx))", items, n)
+			 : it->kind == SC_NUMBER ? sc_printf("unique_doubles(%s, %s, ig_ctx_arena(ctx))", items, n)
 						 : sc_printf("unique_bools(%s, %s)", items, n);
 		char *msg = msg_keyword(s, "uniqueItems"), *m = c_str(msg);
 		char *stmt = sc_printf(fmt, "\"uniqueItems\"", m);
