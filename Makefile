@@ -44,7 +44,8 @@ RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/sock/*.c) $(wildcard net/ht
                $(wildcard net/client/*.c) $(TLS_SRC)
 APP_SRC     := $(wildcard app/*.c)
 GEN_SRC     := $(GEN)/api.c
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c)
+# The host tools read their inputs with the runtime's kernel/file.c.
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/file.c
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 APP_OBJ     := $(APP_SRC:%.c=$(OBJ)/%.o) $(OBJ)/gen/api.o
 
@@ -60,10 +61,10 @@ RUNTIME_SRC  += $(GEN)/anchors.c
 # These rules come before `all`; a bare `make` must still mean `make all`.
 .DEFAULT_GOAL := all
 
-$(ANCHORS_TOOL): tools/anchors/anchors.c $(DEPS)/.stamp
+$(ANCHORS_TOOL): tools/anchors/anchors.c kernel/file.c kernel/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I$(DEPS)/host/include $< $(DEPS)/host/lib/libbearssl.a -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $< kernel/file.c $(DEPS)/host/lib/libbearssl.a -o $@
 
 $(GEN)/anchors.c: $(ANCHORS_TOOL) $(DEPS)/.stamp
 	@mkdir -p $(@D)
@@ -88,10 +89,10 @@ deps-lock:
 	BUILD=$(BUILD) tools/deps/fetch --lock
 
 # ---- schema compiler (host tool) and generated code ----
-$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) $(DEPS)/.stamp
+$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
 
 $(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
 	@mkdir -p $(GEN)
@@ -176,9 +177,9 @@ UNIT_SRC_test_app_handlers := $(filter-out net/http/server.c net/tls/mbedtls.c,$
 UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include -Dmain=ingot_service_main @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_test_client_mock  := kernel/loop.c kernel/timer.c kernel/clock.c kernel/arena.c kernel/pool.c \
                               $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
-UNIT_SRC_test_dns          := $(wildcard net/client/dns*.c) kernel/loop.c kernel/timer.c kernel/clock.c kernel/pool.c
-UNIT_SRC_test_format       := kernel/format.c kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
-UNIT_SRC_test_json_read    := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
+UNIT_SRC_test_dns          := $(wildcard net/client/dns*.c) kernel/file.c kernel/loop.c kernel/timer.c kernel/clock.c kernel/pool.c
+UNIT_SRC_test_format       := kernel/format.c kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c kernel/file.c
+UNIT_SRC_test_json_read    := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c kernel/file.c
 UNIT_SRC_test_kernel       := $(addprefix kernel/,timer.c json.c arena.c pool.c config.c log.c clock.c)
 UNIT_SRC_test_parser       := net/http/parser.c
 UNIT_SRC_test_response     := net/client/response.c net/http/parser.c
@@ -213,10 +214,10 @@ unit-build: $(foreach n,$(UNIT_NAMES),$(UNIT_OUT)/$(n).asan $(UNIT_OUT)/$(n).mus
 # the scripts run schemac first and then ask for the target).
 SAN_FLAGS   := $(WARN) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 SCHEMAC_ASAN := $(BUILD)/tools/schemac-asan
-$(SCHEMAC_ASAN): $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) $(DEPS)/.stamp
+$(SCHEMAC_ASAN): $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(SAN_FLAGS) -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
 schemac-asan: $(SCHEMAC_ASAN)
 
 # tools/schemac/test/run: the reference service's api.c and app/service.c
@@ -254,7 +255,7 @@ REGEX_TEST := $(BUILD)/test/regex
 REGEX_SCHEMAC_SRC ?= $(filter-out tools/schemac/main.c,$(SCHEMAC_SRC))
 $(REGEX_TEST)/gen: tools/schemac/test/regex/gen.c $(REGEX_SCHEMAC_SRC) $(REGEX_TEST)/patterns.inc $(REGEX_TEST)/expect.inc
 	@rm -f $@
-	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -Itools/schemac -I$(REGEX_TEST) -I$(DEPS)/host/include $< $(REGEX_SCHEMAC_SRC) \
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -I. -Itools/schemac -I$(REGEX_TEST) -I$(DEPS)/host/include $< $(REGEX_SCHEMAC_SRC) \
 		$(DEPS)/host/lib/libcjson.a -lm -o $@
 $(REGEX_TEST)/check: tools/schemac/test/regex/check.c $(REGEX_TEST)/matchers.c $(REGEX_TEST)/checks.inc
 	@rm -f $@
@@ -338,10 +339,10 @@ fuzz: setup-test fuzz-build
 IMAGES       := $(BUILD)/images
 VMLINUX_TOOL := $(BUILD)/tools/vmlinux
 
-$(VMLINUX_TOOL): tools/vmlinux/vmlinux.c
+$(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/file.c kernel/file.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 $< -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/file.c -o $@
 
 # build/images/oci (OCI layout, tag latest) and ingot-docker.tar.
 image: setup-image bin

@@ -6,6 +6,7 @@
 #include "dns.h"
 #include "dns_wire.h"
 
+#include "kernel/file.h"
 #include "kernel/loop.h"
 #include "kernel/pool.h"
 #include "net/ascii.h"
@@ -212,37 +213,7 @@ static void loopback_addrs(struct dns_addrs *a)
 /* The file's first FILE_MAX bytes, NUL-terminated, or NULL if unreadable. */
 static char *read_text_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *text = malloc(cap + 1);
-	while (text) {
-		if (n == cap) {
-			if (cap == FILE_MAX)
-				break;
-			cap = cap * 2 > FILE_MAX ? FILE_MAX : cap * 2;
-			char *grown = realloc(text, cap + 1);
-			if (!grown) {
-				free(text);
-				text = NULL;
-				break;
-			}
-			text = grown;
-		}
-		ssize_t got = read(fd, text + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	if (text) {
-		text[n] = '\0';
-		*len = n;
-	}
-	return text;
+	return ig_read_file(path, FILE_MAX, IG_FILE_PREFIX, len, NULL, 0);
 }
 
 /* Splits text into lines and each line into blank-separated words, after

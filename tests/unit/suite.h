@@ -6,6 +6,8 @@
 #ifndef TESTS_UNIT_SUITE_H
 #define TESTS_UNIT_SUITE_H
 
+#include "kernel/file.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -28,24 +30,9 @@ static const char *suite_dir(int argc, char **argv)
 }
 
 /* The file's bytes (NUL-terminated, malloc'd) and length, or NULL. */
-static char *read_file(const char *path, size_t *len)
+static inline char *read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	struct stat st;
-	char *buf = NULL;
-	if (fstat(fileno(f), &st) == 0 && (buf = malloc((size_t)st.st_size + 1))) {
-		if (fread(buf, 1, (size_t)st.st_size, f) == (size_t)st.st_size) {
-			buf[st.st_size] = 0;
-		} else {
-			free(buf);
-			buf = NULL;
-		}
-	}
-	fclose(f);
-	*len = buf ? (size_t)st.st_size : 0;
-	return buf;
+	return ig_read_file(path, (size_t)64 << 20, 0, len, NULL, 0);
 }
 
 #endif
