@@ -47,7 +47,8 @@ RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/*.c) $(wildcard net/sock/*.
                $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(TLS_SRC)
 APP_SRC     := $(wildcard app/*.c) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c)
+# The host tools read their inputs with the runtime's kernel/file.c.
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/file.c
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 APP_OBJ     := $(APP_SRC:%.c=$(OBJ)/%.o) $(OBJ)/gen/api.o
 
@@ -63,10 +64,10 @@ RUNTIME_SRC  += $(GEN)/anchors.c
 # These rules come before `all`; a bare `make` must still mean `make all`.
 .DEFAULT_GOAL := all
 
-$(ANCHORS_TOOL): tools/anchors/anchors.c $(DEPS)/.stamp
+$(ANCHORS_TOOL): tools/anchors/anchors.c kernel/file.c kernel/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I$(DEPS)/host/include $< $(DEPS)/host/lib/libbearssl.a -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $< kernel/file.c $(DEPS)/host/lib/libbearssl.a -o $@
 
 $(GEN)/anchors.c: $(ANCHORS_TOOL) $(DEPS)/.stamp
 	@mkdir -p $(@D)
@@ -78,7 +79,8 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
-.PHONY: all deps deps-lock gen bin fetch fetch-asan clientbench asan fuzz fuzz-build image boot run test bench clean setup-build setup-run setup-test setup-image
+.PHONY: all deps deps-lock gen bin fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
+        bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
 # ---- third-party sources (Debian source packages, built with musl) ----
@@ -90,10 +92,10 @@ deps-lock:
 	BUILD=$(BUILD) tools/deps/fetch --lock
 
 # ---- schema compiler (host tool) and generated code ----
-$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) $(DEPS)/.stamp
+$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
 
 $(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
 	@mkdir -p $(GEN)
@@ -161,6 +163,153 @@ $(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard ker
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 fetch-asan: $(FETCH_ASAN)
 
+# ---- unit tests (tests/unit/test_NAME.c): each built twice, under ASan and
+# UBSan with the host compiler and as a static musl binary (the shipped
+# toolchain), into build/test/unit/test_NAME.asan and .musl. tests/run runs
+# them. UNIT_SRC_test_NAME: the sources beyond tests/unit/test_NAME.c (or
+# UNIT_MAIN_test_NAME); UNIT_FLAGS_test_NAME: extra flags, with @DEPS@
+# standing for the host or the musl build of the third-party libraries.
+UNIT_OUT   := $(BUILD)/test/unit
+UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
+              test_format test_json_read test_kernel test_parser test_response test_tls_bearssl test_tls_mbedtls test_url
+UNIT_WARN  := $(WARN) -I. -g
+API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
+HTTP_CODEC := net/http/codec.c net/http/chunked.c
+# The service's handlers with the whole runtime but the service's main (the
+# test sets up a core itself) and the mbedtls backend.
+UNIT_SRC_test_app_handlers := $(filter-out $(API_MAIN) net/tls/mbedtls.c,$(wildcard kernel/*.c net/*.c net/sock/*.c \
+                              net/http/*.c net/api/*.c net/client/*.c net/tls/*.c)) app/service.c $(GEN)/api.c $(GEN)/anchors.c
+UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
+UNIT_SRC_test_api_validate := net/api/validate.c kernel/json.c $(API_JSON)
+UNIT_SRC_test_api_decode   := net/api/decode.c net/api/validate.c kernel/json.c $(API_JSON)
+UNIT_SRC_test_api_operation := net/api/operation.c net/api/check.c net/api/validate.c kernel/json.c kernel/log.c \
+                               kernel/clock.c $(API_JSON)
+UNIT_SRC_test_client_mock  := kernel/loop.c kernel/timer.c kernel/clock.c kernel/arena.c kernel/pool.c \
+                              $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
+UNIT_SRC_test_dns          := $(wildcard net/client/dns*.c) kernel/config.c kernel/file.c kernel/loop.c kernel/timer.c \
+                              kernel/clock.c kernel/pool.c
+UNIT_SRC_test_format       := net/api/format.c $(API_JSON) kernel/file.c
+UNIT_SRC_test_json_read    := $(API_JSON) kernel/file.c
+UNIT_SRC_test_kernel       := $(addprefix kernel/,timer.c json.c arena.c pool.c config.c log.c clock.c)
+UNIT_SRC_test_parser       := net/http/parser.c $(HTTP_CODEC)
+UNIT_SRC_test_response     := net/http/response_head.c $(HTTP_CODEC)
+UNIT_MAIN_test_tls_bearssl := tests/unit/test_tls.c
+UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c $(GEN)/anchors.c
+UNIT_FLAGS_test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
+UNIT_MAIN_test_tls_mbedtls := tests/unit/test_tls.c
+UNIT_SRC_test_tls_mbedtls  := net/tls/mbedtls.c $(GEN)/anchors.c
+UNIT_FLAGS_test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
+                               @DEPS@/lib/libmbedtls.a @DEPS@/lib/libmbedx509.a @DEPS@/lib/libmbedcrypto.a -lpthread
+UNIT_SRC_test_url          := net/client/url.c
+UNIT_HEADERS := $(wildcard kernel/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
+unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
+
+# A failed build leaves no binary behind (rm first), so a stale one never runs.
+.SECONDEXPANSION:
+$(UNIT_OUT)/%.asan: $$(call unit_main,$$*) $$(UNIT_SRC_$$*) $(UNIT_HEADERS) $(DEPS)/.stamp
+	@mkdir -p $(@D) && rm -f $@
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(UNIT_WARN) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+		$(call unit_main,$*) $(UNIT_SRC_$*) $(subst @DEPS@,$(DEPS)/host,$(UNIT_FLAGS_$*)) -lm -o $@
+$(UNIT_OUT)/%.musl: $$(call unit_main,$$*) $$(UNIT_SRC_$$*) $(UNIT_HEADERS) $(DEPS)/.stamp
+	@mkdir -p $(@D) && rm -f $@
+	@$(if $(Q),echo "  CC/LD   $@ (musl)")
+	$(Q)$(CC_MUSL) $(UNIT_WARN) -O2 -static \
+		$(call unit_main,$*) $(UNIT_SRC_$*) $(subst @DEPS@,$(DEPS)/musl,$(UNIT_FLAGS_$*)) -lm -o $@
+unit-build: $(foreach n,$(UNIT_NAMES),$(UNIT_OUT)/$(n).asan $(UNIT_OUT)/$(n).musl)
+
+# ---- the schema compiler's tests: programs that tools/schemac/test/run,
+# tools/schemac/test/regex/run and tests/conformance/run build through these
+# rules from what they generate (their inputs are the compiler's output, so
+# the scripts run schemac first and then ask for the target).
+SAN_FLAGS   := $(WARN) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+SCHEMAC_ASAN := $(BUILD)/tools/schemac-asan
+$(SCHEMAC_ASAN): $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/file.h $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+schemac-asan: $(SCHEMAC_ASAN)
+
+# tools/schemac/test/run: the reference service's api.c and app/service.c
+# with the shipped toolchain; rich.json's api.c under stricter warnings,
+# and linked with the stand-in runtime (and the real helpers it uses).
+SCHEMAC_TEST := $(BUILD)/test/schemac
+SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/json.c kernel/log.c kernel/clock.c net/http/codec.c \
+                        $(filter-out $(API_MAIN),$(wildcard net/api/*.c))
+SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
+                  -Wmissing-prototypes -Wno-overlength-strings
+$(SCHEMAC_TEST)/musl/api.o: $(SCHEMAC_TEST)/service/api.c $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	$(Q)$(CC_MUSL) $(WARN) -O2 -I. -I$(DEPS)/musl/include -I$(SCHEMAC_TEST)/service -c $< -o $@
+$(SCHEMAC_TEST)/musl/service.o: app/service.c $(SCHEMAC_TEST)/service/api.c $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	$(Q)$(CC_MUSL) $(WARN) -O2 -I. -I$(DEPS)/musl/include -I$(SCHEMAC_TEST)/service -c $< -o $@
+# The generated code must stay clean under these; the embedded document is
+# one literal longer than ISO C's 4095 minimum.
+$(SCHEMAC_TEST)/strict/api.o $(SCHEMAC_TEST)/strict/api-check.o: $(SCHEMAC_TEST)/rich/api.c
+	@mkdir -p $(@D)
+	$(Q)$(CC_HOST) $(SCHEMAC_STRICT) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. \
+		-I$(SCHEMAC_TEST)/rich -c $< -o $@
+$(SCHEMAC_TEST)/rich-run $(SCHEMAC_TEST)/rich-check: $(SCHEMAC_TEST)/rich/api.c tools/schemac/test/rich_handlers.c \
+		$(SCHEMAC_TEST_RUNTIME) $(UNIT_HEADERS)
+	@mkdir -p $(@D) && rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -I$(SCHEMAC_TEST)/rich \
+		$(SCHEMAC_TEST)/rich/api.c tools/schemac/test/rich_handlers.c $(SCHEMAC_TEST_RUNTIME) -lm -o $@
+
+# tools/schemac/test/regex/run: gen (the pattern compiler under the
+# sanitizers) from extract.js's patterns, then the matchers gen writes,
+# checked by check.c under the sanitizers and as static musl at -O2. -O0
+# for the sanitizer builds: hundreds of generated matchers take gcc long
+# to optimize.
+REGEX_TEST := $(BUILD)/test/regex
+REGEX_SCHEMAC_SRC ?= $(filter-out tools/schemac/main.c,$(SCHEMAC_SRC))
+$(REGEX_TEST)/gen: tools/schemac/test/regex/gen.c $(REGEX_SCHEMAC_SRC) $(REGEX_TEST)/patterns.inc $(REGEX_TEST)/expect.inc
+	@rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -I. -Itools/schemac -I$(REGEX_TEST) -I$(DEPS)/host/include $< $(REGEX_SCHEMAC_SRC) \
+		$(DEPS)/host/lib/libcjson.a -lm -o $@
+$(REGEX_TEST)/check: tools/schemac/test/regex/check.c $(REGEX_TEST)/matchers.c $(REGEX_TEST)/checks.inc
+	@rm -f $@
+	$(Q)$(CC_HOST) $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all -O0 -I$(REGEX_TEST) $< -o $@
+$(REGEX_TEST)/check.musl: tools/schemac/test/regex/check.c $(REGEX_TEST)/matchers.c $(REGEX_TEST)/checks.inc
+	@rm -f $@
+	$(Q)$(CC_MUSL) $(WARN) -O2 -static -I$(REGEX_TEST) $< -o $@
+
+# tests/conformance/run: a driver per suite file (the validators schemac
+# --validator writes, #included), linked with the runtime parts they use.
+# An archive, so the driver pulls in only what it calls.
+CONFORMANCE_TEST := $(BUILD)/test/conformance
+CONFORMANCE_RUNTIME_SRC := kernel/arena.c kernel/pool.c kernel/json.c \
+                           net/api/json_read.c net/api/json_value.c net/api/format.c net/api/validate.c
+CONFORMANCE_RUNTIME := $(CONFORMANCE_TEST)/runtime.a
+$(CONFORMANCE_TEST)/runtime/%.o: %.c $(UNIT_HEADERS)
+	@mkdir -p $(@D)
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -c $< -o $@
+$(CONFORMANCE_RUNTIME): $(CONFORMANCE_RUNTIME_SRC:%.c=$(CONFORMANCE_TEST)/runtime/%.o)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+conformance-tools: $(SCHEMAC_ASAN) $(CONFORMANCE_RUNTIME)
+$(CONFORMANCE_TEST)/%/driver: $(CONFORMANCE_TEST)/%/driver.c $$(wildcard $$(@D)/g*.c) $(CONFORMANCE_RUNTIME)
+	@rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -Wno-unused-function -I. -I$(@D) $< $(CONFORMANCE_RUNTIME) -lm -o $@
+
+# tests/anchors/run: static musl probes that refer to neither form of the
+# trust anchors, to each, to both (probe-B-D: B the BearSSL form, D the DER
+# form), for the bytes each adds; and test_anchors.c under the sanitizers.
+ANCHORS_TEST  := $(BUILD)/test/anchors
+ANCHORS_PROBES := $(foreach b,0 1,$(foreach d,0 1,$(ANCHORS_TEST)/probe-$(b)-$(d)))
+ANCHORS_CFLAGS := $(WARN) -O2 -I. -I$(DEPS)/musl/include -ffunction-sections -fdata-sections
+$(ANCHORS_TEST)/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
+	@mkdir -p $(@D)
+	$(Q)$(CC_MUSL) $(ANCHORS_CFLAGS) -c $< -o $@
+$(ANCHORS_TEST)/probe-%: tests/anchors/probe.c $(ANCHORS_TEST)/anchors.o
+	$(Q)$(CC_MUSL) $(ANCHORS_CFLAGS) -DUSE_BEARSSL_FORM=$(word 1,$(subst -, ,$*)) -DUSE_DER_FORM=$(word 2,$(subst -, ,$*)) \
+		-static -Wl,--gc-sections -s $^ -o $@
+$(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(GEN)/anchors.c net/tls/anchors.h $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-I. -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(GEN)/anchors.c \
+		$(DEPS)/host/lib/libmbedx509.a $(DEPS)/host/lib/libmbedcrypto.a $(DEPS)/host/lib/libbearssl.a -o $@
+
 # ---- fuzzing (libFuzzer, host clang): each tests/fuzz/fuzz_NAME.c with its
 # seed corpus tests/fuzz/NAME/. `make fuzz FUZZ_SECONDS=600` runs each that
 # long; make test runs each for a fixed count of inputs.
@@ -170,6 +319,8 @@ FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SRC_json_read := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 FUZZ_SRC_response  := net/http/response_head.c net/http/codec.c net/http/chunked.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/http/response_head.h net/http/codec.h
+FUZZ_SRC_dns       := net/client/dns_wire.c
+$(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
@@ -199,10 +350,10 @@ fuzz: setup-test fuzz-build
 IMAGES       := $(BUILD)/images
 VMLINUX_TOOL := $(BUILD)/tools/vmlinux
 
-$(VMLINUX_TOOL): tools/vmlinux/vmlinux.c
+$(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/file.c kernel/file.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 $< -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/file.c -o $@
 
 # build/images/oci (OCI layout, tag latest) and ingot-docker.tar.
 image: setup-image bin
@@ -221,6 +372,8 @@ setup-run:
 	@tools/setup run
 setup-test:
 	@tools/setup test
+setup-bench:
+	@tools/setup bench
 
 run: setup-run
 	@$(MAKE) --no-print-directory bin
@@ -232,14 +385,32 @@ test: setup-test
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@tests/run
 
-bench:
-	@tools/setup bench
-	@$(MAKE) --no-print-directory bin clientbench image boot
+# The bench's own C programs, static musl like the service: the floor server
+# (the fastest answer the machine gives) and the cold-start probe.
+BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart
+$(BUILD)/tools/bench/%: tools/bench/%.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_MUSL) -std=c11 -O2 -static -Wall -Wextra -Werror $< -o $@
+bench-tools: setup-build $(BENCH_TOOLS)
+
+bench: setup-bench
+	@$(MAKE) --no-print-directory bin clientbench bench-tools image boot
 	@$(MAKE) --no-print-directory TLS=mbedtls bin
 	@tools/bench/run
 	@images/measure
 
+# clean: everything built, whichever TLS backend, but the third-party
+# dependencies (build/deps) and the fetched kernel (build/kernel), which
+# take minutes to fetch and build again; distclean: those too.
 clean:
-	rm -rf $(OBJ) $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/bench $(IMAGES) $(BUILD)/tools
+	rm -rf $(BUILD)/obj $(BUILD)/obj-mbedtls $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/fuzz \
+		$(BUILD)/bench $(IMAGES) $(BUILD)/tools
+distclean: clean
+	rm -rf $(BUILD)
+
+# `make -s print-VAR` prints a list the scripts need (UNIT_NAMES, FUZZ_NAMES).
+print-%:
+	@echo $($*)
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -354,12 +354,6 @@ struct ig_held_error {
 /* What the runtime keeps of a request's errors; more are not held. */
 #define HELD_MAX 20
 
-ig_arena *ig_request_arena(ig_ctx *ctx)
-{
-	/* The body writer allocates in the request's arena. */
-	return ig_body(ctx)->arena;
-}
-
 bool ig_body_begin(ig_ctx *ctx, ig_body_reader *b, int max_depth)
 {
 	ig_str body = ig_req(ctx)->body;
@@ -370,7 +364,7 @@ bool ig_body_begin(ig_ctx *ctx, ig_body_reader *b, int max_depth)
 		memcpy(copy, body.ptr, body.len);
 	*b = (ig_body_reader){ .ctx = ctx };
 	b->tail = &b->held;
-	ig_jr_init(&b->r, copy, body.len, ig_request_arena(ctx), max_depth);
+	ig_jr_init(&b->r, copy, body.len, ig_ctx_arena(ctx), max_depth);
 	return true;
 }
 

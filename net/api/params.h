@@ -83,9 +83,6 @@ void ig_body_error(void *b, const char *pointer, const char *keyword, const char
  * when the body was well-formed JSON. */
 bool ig_body_end(ig_body_reader *b);
 
-/* The request arena (for readers and scratch memory). */
-ig_arena *ig_request_arena(ig_ctx *ctx);
-
 /* ---- responses ---- */
 
 /* Writes a free-form value as JSON; NULL is written as null. */

@@ -4,9 +4,12 @@
  * core's loop and joins every query for the same name. It knows nothing of
  * HTTP; the connection code (conn.c) turns its addresses into connects. */
 #include "dns.h"
+#include "dns_wire.h"
 
+#include "kernel/file.h"
 #include "kernel/loop.h"
 #include "kernel/pool.h"
+#include "net/ascii.h"
 #include "net/client/client.h"
 #include "net/client/settings.h"
 
@@ -23,39 +26,22 @@
 #include <unistd.h>
 
 #define NAME_TEXT_MAX 254  /* 253 octets and a NUL */
-#define NAME_WIRE_MAX 255  /* RFC 1035 3.1 */
 #define MAX_NAMESERVERS 3  /* as MAXNS in glibc and musl */
 #define DEFAULT_TIMEOUT_S 5
 #define MAX_TIMEOUT_S 30
 #define DEFAULT_ATTEMPTS 2
 #define MAX_ATTEMPTS 5
-#define MAX_CNAME_LINKS 8
 /* Once one family has addresses, how long the other is waited for: a
  * resolver that drops AAAA queries must not cost the whole timeout (and
  * with it the caller's connect deadline). */
 #define OTHER_FAMILY_GRACE_MS 200
-#define MAX_RRS 64            /* answer records looked at per reply */
 #define REPLY_MAX 4096        /* larger than any UDP reply we ask for */
 #define FILE_MAX (1u << 20)   /* bytes read of the hosts file or resolv.conf */
 #define CACHE_TTL_MAX_S 3600
 #define LOOKUPS_MAX 128       /* distinct names in flight per core */
 #define QUERIES_MAX 4096      /* queries waiting on them per core */
 
-#define TYPE_A 1
-#define TYPE_CNAME 5
-#define TYPE_AAAA 28
-#define CLASS_IN 1
-
 #define container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
-
-enum { FAM_V4, FAM_V6 }; /* index of a question: A, AAAA */
-static const uint16_t question_type[2] = { TYPE_A, TYPE_AAAA };
-
-struct dns_addrs {
-	uint8_t v4[DNS_MAX_PER_FAMILY][4];
-	uint8_t v6[DNS_MAX_PER_FAMILY][16];
-	uint8_t n4, n6;
-};
 
 struct nameserver {
 	struct sockaddr_storage addr;
@@ -84,17 +70,12 @@ struct dns_lookup {
 	bool finishing;                   /* done callbacks are running */
 	char name[NAME_TEXT_MAX];
 	uint8_t name_len;
-	uint8_t qname[NAME_WIRE_MAX];
-	size_t qname_len;
+	struct dns_exchange x;            /* the questions and what the replies gave */
 	int fd;                           /* this try's socket, or -1 */
 	struct ig_io io;
 	struct ig_timer timer;            /* this try's deadline */
 	unsigned tries;
-	uint16_t id[2];                   /* of the A and AAAA questions */
-	bool answered[2];
 	bool grace;                       /* the deadline is the other family's grace */
-	struct dns_addrs addrs;
-	uint32_t ttl;                     /* least TTL of the records used */
 	const char *last_failure;
 	char message[NAME_TEXT_MAX + 128];
 };
@@ -125,36 +106,10 @@ struct dns_resolver {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static inline char ascii_lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
 static inline bool is_name_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '-' || c == '_';
-}
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static bool add_addr(struct dns_addrs *a, bool v6, const uint8_t *addr)
-{
-	if (v6 ? a->n6 == DNS_MAX_PER_FAMILY : a->n4 == DNS_MAX_PER_FAMILY)
-		return false;
-	if (v6)
-		memcpy(a->v6[a->n6++], addr, 16);
-	else
-		memcpy(a->v4[a->n4++], addr, 4);
-	return true;
 }
 
 /* Calls done with the addresses, IPv4 first, each with the port. */
@@ -200,11 +155,11 @@ static bool parse_literal(const char *host, struct dns_addrs *a)
 			return false;
 		memcpy(inner, host + 1, n - 2);
 		inner[n - 2] = '\0';
-		return inet_pton(AF_INET6, inner, addr) == 1 && add_addr(a, true, addr);
+		return inet_pton(AF_INET6, inner, addr) == 1 && dns_add_addr(a, true, addr);
 	}
 	if (inet_pton(AF_INET, host, addr) == 1)
-		return add_addr(a, false, addr);
-	return inet_pton(AF_INET6, host, addr) == 1 && add_addr(a, true, addr);
+		return dns_add_addr(a, false, addr);
+	return inet_pton(AF_INET6, host, addr) == 1 && dns_add_addr(a, true, addr);
 }
 
 /* Lowercases a host name into out without its final dot; false if it is
@@ -226,7 +181,7 @@ static bool normalise_name(const char *host, char *out, uint8_t *out_len)
 		} else if (!is_name_char(c) || ++label > 63) {
 			return false;
 		}
-		out[i] = ascii_lower(c);
+		out[i] = ig_ascii_lower(c);
 	}
 	if (label == 0)
 		return false;
@@ -250,23 +205,8 @@ static void loopback_addrs(struct dns_addrs *a)
 	uint8_t v6[16] = { 0 };
 	v6[15] = 1;
 	*a = (struct dns_addrs){ 0 };
-	add_addr(a, false, v4);
-	add_addr(a, true, v6);
-}
-
-static size_t name_to_wire(const char *name, size_t n, uint8_t *out)
-{
-	size_t o = 0, start = 0;
-	for (size_t i = 0; i <= n; i++) {
-		if (i == n || name[i] == '.') {
-			out[o++] = (uint8_t)(i - start);
-			memcpy(out + o, name + start, i - start);
-			o += i - start;
-			start = i + 1;
-		}
-	}
-	out[o++] = 0;
-	return o;
+	dns_add_addr(a, false, v4);
+	dns_add_addr(a, true, v6);
 }
 
 /* ---- the files -------------------------------------------------------- */
@@ -274,37 +214,7 @@ static size_t name_to_wire(const char *name, size_t n, uint8_t *out)
 /* The file's first FILE_MAX bytes, NUL-terminated, or NULL if unreadable. */
 static char *read_text_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *text = malloc(cap + 1);
-	while (text) {
-		if (n == cap) {
-			if (cap == FILE_MAX)
-				break;
-			cap = cap * 2 > FILE_MAX ? FILE_MAX : cap * 2;
-			char *grown = realloc(text, cap + 1);
-			if (!grown) {
-				free(text);
-				text = NULL;
-				break;
-			}
-			text = grown;
-		}
-		ssize_t got = read(fd, text + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	if (text) {
-		text[n] = '\0';
-		*len = n;
-	}
-	return text;
+	return ig_read_file(path, FILE_MAX, IG_FILE_PREFIX, len, NULL, 0);
 }
 
 /* Splits text into lines and each line into blank-separated words, after
@@ -436,7 +346,7 @@ static void hosts_line(void *ctx_, char **w, size_t count)
 			continue;
 		if (ctx->hosts) {
 			for (size_t k = 0; k < n; k++)
-				w[i][k] = ascii_lower(w[i][k]);
+				w[i][k] = ig_ascii_lower(w[i][k]);
 			struct hosts_entry *e = &ctx->hosts[ctx->count];
 			e->name = w[i];
 			e->name_len = (uint8_t)n;
@@ -488,7 +398,7 @@ static bool hosts_lookup(const struct dns_resolver *r, const char *name, size_t 
 	for (size_t i = 0; i < r->hosts_count; i++) {
 		const struct hosts_entry *e = &r->hosts[i];
 		if (e->name_len == n && memcmp(e->name, name, n) == 0)
-			add_addr(a, e->v6, e->addr);
+			dns_add_addr(a, e->v6, e->addr);
 	}
 	return a->n4 + a->n6 > 0;
 }
@@ -547,178 +457,6 @@ static void cache_put(struct dns_resolver *r, const char *name, size_t n,
 	slot->addrs = *a;
 }
 
-/* ---- reading replies -------------------------------------------------- */
-
-/* Reads the (possibly compressed) name at *off into out, in wire form and
- * lowercase, and moves *off past it. Pointers must go strictly backward,
- * which, with the 255-octet bound, ends every loop a hostile reply builds. */
-static bool read_name(const uint8_t *m, size_t n, size_t *off, uint8_t *out, size_t *out_len)
-{
-	size_t p = *off, o = 0;
-	bool jumped = false;
-	for (;;) {
-		if (p >= n)
-			return false;
-		uint8_t c = m[p];
-		if ((c & 0xC0) == 0xC0) {
-			if (p + 1 >= n)
-				return false;
-			size_t target = (size_t)(c & 0x3F) << 8 | m[p + 1];
-			if (target >= p)
-				return false;
-			if (!jumped)
-				*off = p + 2;
-			jumped = true;
-			p = target;
-			continue;
-		}
-		if (c & 0xC0)
-			return false; /* the obsolete extended label types */
-		if (o + 1 + c > NAME_WIRE_MAX || p + 1 + c > n)
-			return false;
-		out[o++] = c;
-		if (c == 0)
-			break;
-		for (size_t i = 0; i < c; i++)
-			out[o++] = (uint8_t)ascii_lower((char)m[p + 1 + i]);
-		p += 1 + (size_t)c;
-	}
-	if (!jumped)
-		*off = p + 1;
-	*out_len = o;
-	return true;
-}
-
-static bool name_at_is(const uint8_t *m, size_t n, size_t off, const uint8_t *name, size_t len)
-{
-	uint8_t got[NAME_WIRE_MAX];
-	size_t got_len;
-	return read_name(m, n, &off, got, &got_len) && got_len == len && memcmp(got, name, len) == 0;
-}
-
-struct rr {
-	size_t owner; /* offset of the owner name */
-	uint16_t type, class;
-	uint32_t ttl;
-	size_t rdata;
-	uint16_t rdlength;
-};
-
-static uint32_t rr_ttl(const uint8_t *p)
-{
-	uint32_t ttl = get32(p);
-	return ttl > INT32_MAX ? 0 : ttl; /* RFC 2181 8 */
-}
-
-/* The answer section: follows CNAMEs from the question's name, then takes
- * the addresses of the question's type owned by the chain's last name. */
-static bool read_answers(struct dns_lookup *l, int fam, const uint8_t *m, size_t n, size_t off,
-			 unsigned ancount)
-{
-	struct rr rrs[MAX_RRS];
-	size_t count = 0;
-	for (unsigned i = 0; i < ancount; i++) {
-		uint8_t skip[NAME_WIRE_MAX];
-		size_t skip_len, owner = off;
-		if (!read_name(m, n, &off, skip, &skip_len) || off + 10 > n)
-			return false;
-		struct rr rr = { .owner = owner, .type = get16(m + off), .class = get16(m + off + 2),
-				 .ttl = rr_ttl(m + off + 4), .rdlength = get16(m + off + 8) };
-		off += 10;
-		if (off + rr.rdlength > n)
-			return false;
-		rr.rdata = off;
-		off += rr.rdlength;
-		if (count < MAX_RRS && rr.class == CLASS_IN)
-			rrs[count++] = rr;
-	}
-	uint8_t cur[NAME_WIRE_MAX];
-	size_t cur_len = l->qname_len;
-	memcpy(cur, l->qname, cur_len);
-	uint32_t ttl = UINT32_MAX;
-	for (unsigned links = 0; links < MAX_CNAME_LINKS; links++) {
-		size_t i = 0;
-		while (i < count && !(rrs[i].type == TYPE_CNAME &&
-				      name_at_is(m, n, rrs[i].owner, cur, cur_len)))
-			i++;
-		if (i == count)
-			break;
-		size_t at = rrs[i].rdata;
-		if (!read_name(m, n, &at, cur, &cur_len))
-			return false;
-		if (rrs[i].ttl < ttl)
-			ttl = rrs[i].ttl;
-	}
-	size_t want = fam == FAM_V6 ? 16 : 4;
-	bool any = false;
-	for (size_t i = 0; i < count; i++) {
-		const struct rr *rr = &rrs[i];
-		if (rr->type != question_type[fam] || rr->rdlength != want ||
-		    !name_at_is(m, n, rr->owner, cur, cur_len))
-			continue;
-		if (add_addr(&l->addrs, fam == FAM_V6, m + rr->rdata)) {
-			any = true;
-			if (rr->ttl < ttl)
-				ttl = rr->ttl;
-		}
-	}
-	if (any && ttl < l->ttl)
-		l->ttl = ttl;
-	return true;
-}
-
-enum reply {
-	REPLY_IGNORED,       /* not an answer to our question: keep waiting */
-	REPLY_USED,          /* one question answered */
-	REPLY_SERVER_FAILED, /* ask the next server */
-	REPLY_FATAL,         /* the lookup fails with last_failure */
-};
-
-static enum reply read_reply(struct dns_lookup *l, const uint8_t *m, size_t n)
-{
-	if (n < 12)
-		return REPLY_IGNORED;
-	uint16_t id = get16(m), flags = get16(m + 2);
-	int fam = id == l->id[FAM_V4] && !l->answered[FAM_V4]   ? FAM_V4
-		  : id == l->id[FAM_V6] && !l->answered[FAM_V6] ? FAM_V6
-								: -1;
-	if (fam < 0 || !(flags & 0x8000) || (flags >> 11 & 0xF) != 0 || get16(m + 4) != 1)
-		return REPLY_IGNORED;
-	size_t off = 12, qlen;
-	uint8_t q[NAME_WIRE_MAX];
-	if (!read_name(m, n, &off, q, &qlen) || off + 4 > n || qlen != l->qname_len ||
-	    memcmp(q, l->qname, qlen) != 0 || get16(m + off) != question_type[fam] ||
-	    get16(m + off + 2) != CLASS_IN)
-		return REPLY_IGNORED;
-	off += 4;
-	if (flags & 0x0200) {
-		l->last_failure = "DNS reply truncated (TC) and TCP fallback is not supported";
-		return REPLY_FATAL;
-	}
-	switch (flags & 0xF) {
-	case 0:
-		break;
-	case 3:
-		l->last_failure = "host not found (NXDOMAIN)";
-		return REPLY_FATAL;
-	case 2:
-		l->last_failure = "DNS server failure (SERVFAIL)";
-		return REPLY_SERVER_FAILED;
-	case 5:
-		l->last_failure = "DNS query refused (REFUSED)";
-		return REPLY_SERVER_FAILED;
-	default:
-		l->last_failure = "DNS server error";
-		return REPLY_SERVER_FAILED;
-	}
-	if (!read_answers(l, fam, m, n, off, get16(m + 6))) {
-		l->last_failure = "malformed DNS reply";
-		return REPLY_SERVER_FAILED;
-	}
-	l->answered[fam] = true;
-	return REPLY_USED;
-}
-
 /* ---- lookups ---------------------------------------------------------- */
 
 static void close_try(struct dns_lookup *l)
@@ -740,14 +478,14 @@ static void unlink_lookup(struct dns_lookup *l)
 }
 
 /* Runs the done callbacks of every waiting query and frees the lookup.
- * ok: deliver l->addrs; else fail with l->message. */
+ * ok: deliver l->x.addrs; else fail with l->message. */
 static void finish(struct dns_lookup *l, bool ok)
 {
 	struct dns_resolver *r = l->r;
 	unlink_lookup(l);
 	l->finishing = true;
 	if (ok)
-		cache_put(r, l->name, l->name_len, &l->addrs, l->ttl);
+		cache_put(r, l->name, l->name_len, &l->x.addrs, l->x.ttl);
 	struct dns_query *q;
 	while ((q = l->waiters) != NULL) {
 		l->waiters = q->next;
@@ -758,7 +496,7 @@ static void finish(struct dns_lookup *l, bool ok)
 		uint16_t port = q->port;
 		ig_pool_give(&r->query_pool, q);
 		if (ok)
-			deliver(&l->addrs, port, done, arg);
+			deliver(&l->x.addrs, port, done, arg);
 		else
 			done(arg, IG_CLIENT_DNS, NULL, 0, l->message);
 	}
@@ -774,7 +512,7 @@ static void fail_lookup(struct dns_lookup *l, const char *why)
 /* Both questions answered: addresses, or none for either family. */
 static void complete(struct dns_lookup *l)
 {
-	if (l->addrs.n4 + l->addrs.n6 == 0)
+	if (l->x.addrs.n4 + l->x.addrs.n6 == 0)
 		fail_lookup(l, "no address (neither A nor AAAA records)");
 	else
 		finish(l, true);
@@ -783,7 +521,7 @@ static void complete(struct dns_lookup *l)
 /* Every try is spent: what did arrive is delivered, else the last reason. */
 static void give_up(struct dns_lookup *l)
 {
-	if (l->addrs.n4 + l->addrs.n6 > 0) {
+	if (l->x.addrs.n4 + l->x.addrs.n6 > 0) {
 		finish(l, true);
 		return;
 	}
@@ -807,27 +545,8 @@ static void random_ids(struct dns_lookup *l)
 	}
 	if (ids[0] == ids[1])
 		ids[1] ^= 1;
-	l->id[FAM_V4] = ids[0];
-	l->id[FAM_V6] = ids[1];
-}
-
-static size_t build_question(const struct dns_lookup *l, int fam, uint8_t *out)
-{
-	uint8_t *p = out;
-	*p++ = (uint8_t)(l->id[fam] >> 8);
-	*p++ = (uint8_t)l->id[fam];
-	*p++ = 0x01; /* RD */
-	*p++ = 0x00;
-	static const uint8_t counts[8] = { 0, 1, 0, 0, 0, 0, 0, 0 };
-	memcpy(p, counts, 8);
-	p += 8;
-	memcpy(p, l->qname, l->qname_len);
-	p += l->qname_len;
-	*p++ = 0;
-	*p++ = (uint8_t)question_type[fam];
-	*p++ = 0;
-	*p++ = CLASS_IN;
-	return (size_t)(p - out);
+	l->x.id[DNS_FAM_V4] = ids[0];
+	l->x.id[DNS_FAM_V6] = ids[1];
 }
 
 static void on_readable(struct ig_io *io, uint32_t events);
@@ -848,11 +567,11 @@ static const char *send_questions(struct dns_lookup *l, const struct nameserver 
 	if (ig_loop_add(loop, l->fd, EPOLLIN, &l->io) != 0)
 		return "cannot watch the UDP socket";
 	random_ids(l);
-	for (int fam = FAM_V4; fam <= FAM_V6; fam++) {
-		if (l->answered[fam])
+	for (int fam = DNS_FAM_V4; fam <= DNS_FAM_V6; fam++) {
+		if (l->x.answered[fam])
 			continue;
-		uint8_t msg[12 + NAME_WIRE_MAX + 4];
-		size_t len = build_question(l, fam, msg);
+		uint8_t msg[12 + DNS_NAME_WIRE_MAX + 4];
+		size_t len = dns_build_question(&l->x, fam, msg);
 		if (send(l->fd, msg, len, 0) != (ssize_t)len)
 			return errno == ECONNREFUSED ? "nameserver port closed" : "cannot send the query";
 	}
@@ -912,15 +631,15 @@ static void on_readable(struct ig_io *io, uint32_t events)
 			next_try(l);
 			return;
 		}
-		switch (read_reply(l, buf, (size_t)n)) {
-		case REPLY_IGNORED:
+		switch (dns_read_reply(&l->x, buf, (size_t)n, &l->last_failure)) {
+		case DNS_REPLY_IGNORED:
 			break;
-		case REPLY_USED:
-			if (l->answered[FAM_V4] && l->answered[FAM_V6]) {
+		case DNS_REPLY_USED:
+			if (l->x.answered[DNS_FAM_V4] && l->x.answered[DNS_FAM_V6]) {
 				complete(l);
 				return;
 			}
-			if (!l->grace && l->addrs.n4 + l->addrs.n6 > 0) {
+			if (!l->grace && l->x.addrs.n4 + l->x.addrs.n6 > 0) {
 				/* Never later than this try's own deadline. */
 				uint64_t at = now_ms(l->r) + OTHER_FAMILY_GRACE_MS;
 				l->grace = true;
@@ -928,10 +647,10 @@ static void on_readable(struct ig_io *io, uint32_t events)
 					ig_timer_set(&l->r->loop->timers, &l->timer, at);
 			}
 			break;
-		case REPLY_SERVER_FAILED:
+		case DNS_REPLY_SERVER_FAILED:
 			next_try(l);
 			return;
-		case REPLY_FATAL:
+		case DNS_REPLY_FATAL:
 			fail_lookup(l, l->last_failure);
 			return;
 		}
@@ -955,10 +674,10 @@ static struct dns_lookup *new_lookup(struct dns_resolver *r, const char *name, u
 	l->r = r;
 	l->fd = -1;
 	l->timer.fn = on_try_timeout;
-	l->ttl = UINT32_MAX;
+	l->x.ttl = UINT32_MAX;
 	memcpy(l->name, name, n + 1u);
 	l->name_len = n;
-	l->qname_len = name_to_wire(name, n, l->qname);
+	l->x.qname_len = dns_name_to_wire(name, n, l->x.qname);
 	l->next = r->active;
 	if (r->active)
 		r->active->pprev = &l->next;

@@ -4,12 +4,9 @@
  * an empty port). */
 #include "url.h"
 
-#include <arpa/inet.h>
+#include "net/ascii.h"
 
-static char lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
-}
+#include <arpa/inet.h>
 
 static bool is_host_char(char c)
 {
@@ -29,7 +26,7 @@ static bool has_prefix_nocase(const char *s, size_t len, const char *p)
 	if (len < n)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (lower(s[i]) != p[i])
+		if (ig_ascii_lower(s[i]) != p[i])
 			return false;
 	return true;
 }
@@ -117,7 +114,7 @@ static int parse_authority(const char *s, size_t len, struct ig_url *u, struct w
 	if ((size_t)(w->end - w->p) < host_len)
 		return -1;
 	for (size_t i = 0; i < host_len; i++)
-		h[i] = lower(host[i]);
+		h[i] = ig_ascii_lower(host[i]);
 	w->p += host_len;
 	u->host = (ig_str){ h, host_len };
 	return 0;

@@ -3,6 +3,7 @@
  * (parser.c) and responses (response_head.c) go through alike. One forward
  * scan over the caller's bytes, never past the end it was given. */
 #include "codec.h"
+#include "net/ascii.h"
 
 #include <string.h>
 
@@ -41,16 +42,11 @@ const unsigned char http_char_class[256] = {
 	CLASS64(0), CLASS64(64), CLASS64(128), CLASS64(192),
 };
 
-static inline char ascii_lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
-}
-
 bool http_eq_nocase(const char *s, size_t n, const char *lower)
 {
 	size_t i = 0;
 	for (; i < n; i++)
-		if (lower[i] == '\0' || ascii_lower(s[i]) != lower[i])
+		if (lower[i] == '\0' || ig_ascii_lower(s[i]) != lower[i])
 			return false;
 	return lower[i] == '\0';
 }
@@ -58,7 +54,7 @@ bool http_eq_nocase(const char *s, size_t n, const char *lower)
 bool http_same_nocase(const char *a, const char *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (ascii_lower(a[i]) != ascii_lower(b[i]))
+		if (ig_ascii_lower(a[i]) != ig_ascii_lower(b[i]))
 			return false;
 	return true;
 }

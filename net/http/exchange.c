@@ -33,7 +33,7 @@ void http_ctx_free(struct ig_ctx *x)
 	ig_pool_give(&x->core->ctxs, x);
 }
 
-void http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const char *body, size_t body_len)
+int http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const char *body, size_t body_len)
 {
 	ig_request *q = &x->req;
 	q->method = (ig_str){ r->method, r->method_len };
@@ -43,14 +43,22 @@ void http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const 
 	q->target = (ig_str){ r->target, r->target_len };
 	q->path = (ig_str){ r->path, r->path_len };
 	q->query = (ig_str){ r->query, r->query_len };
-	/* ig_header and http_header differ in layout; the parser's array is
-	   the core's scratch space, so it is converted lazily by ig_req_header
-	   and copied by detach. Keep a view of it meanwhile. */
-	q->headers = (const ig_header *)r->headers;
+	/* The parser's fields (struct http_header, in the core's scratch
+	   space) become the public ig_header array in the arena, which the
+	   body writer has taken a block of anyway: a few stores per field.
+	   Their bytes stay in the read buffer until detach copies them. */
+	ig_header *h = ig_arena_alloc(&x->arena, sizeof *h * (r->num_headers ? r->num_headers : 1));
+	if (!h)
+		return -1;
+	for (size_t i = 0; i < r->num_headers; i++)
+		h[i] = (ig_header){ { r->headers[i].name, r->headers[i].name_len },
+				    { r->headers[i].value, r->headers[i].value_len } };
+	q->headers = h;
 	q->num_headers = r->num_headers;
 	q->body = (ig_str){ body, body_len };
 	q->minor_version = r->minor_version;
 	x->keep_alive = r->keep_alive;
+	return 0;
 }
 
 static int copy_str(ig_arena *a, ig_str *s)
@@ -70,17 +78,11 @@ int http_ctx_detach(struct ig_ctx *x)
 	ig_request *q = &x->req;
 	if (x->detached) /* a body read into the arena: the head moved first */
 		return 0;
-	const struct http_header *src = (const struct http_header *)q->headers;
-	ig_header *h = ig_arena_alloc(&x->arena, sizeof *h * (q->num_headers ? q->num_headers : 1));
-	if (!h)
-		return -1;
-	for (size_t i = 0; i < q->num_headers; i++) {
-		h[i].name = (ig_str){ src[i].name, src[i].name_len };
-		h[i].value = (ig_str){ src[i].value, src[i].value_len };
+	/* set_request made the array; only its bytes move. */
+	ig_header *h = (ig_header *)q->headers;
+	for (size_t i = 0; i < q->num_headers; i++)
 		if (copy_str(&x->arena, &h[i].name) || copy_str(&x->arena, &h[i].value))
 			return -1;
-	}
-	q->headers = h;
 	x->detached = true;
 	if (copy_str(&x->arena, &q->target) || copy_str(&x->arena, &q->path) ||
 	    copy_str(&x->arena, &q->query) || copy_str(&x->arena, &q->body))
@@ -106,17 +108,9 @@ ig_str ig_req_header(const ig_ctx *x, const char *name)
 {
 	size_t n = strlen(name);
 	for (size_t i = 0; i < x->req.num_headers; i++) {
-		ig_str hn, hv;
-		if (x->detached) {
-			hn = x->req.headers[i].name;
-			hv = x->req.headers[i].value;
-		} else {
-			const struct http_header *h = (const struct http_header *)x->req.headers + i;
-			hn = (ig_str){ h->name, h->name_len };
-			hv = (ig_str){ h->value, h->value_len };
-		}
-		if (hn.len == n && http_same_nocase(hn.ptr, name, n))
-			return hv;
+		const ig_header *h = &x->req.headers[i];
+		if (h->name.len == n && http_same_nocase(h->name.ptr, name, n))
+			return h->value;
 	}
 	return (ig_str){ NULL, 0 };
 }

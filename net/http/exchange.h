@@ -35,7 +35,7 @@ const ig_request *ig_req(const ig_ctx *ctx);
 ig_str ig_req_header(const ig_ctx *ctx, const char *name);
 
 void *ig_alloc(ig_ctx *ctx, size_t size); /* arena; NULL when over limit */
-ig_arena *ig_ctx_arena(ig_ctx *ctx);      /* the same arena, for ig_wbuf and the JSON reader */
+ig_arena *ig_ctx_arena(ig_ctx *ctx);      /* the same arena, for ig_wbuf, the JSON reader, the client */
 uint32_t ig_core_index(const ig_ctx *ctx);
 uint32_t ig_core_count(const ig_ctx *ctx);
 /* The TCP port the server listens on (PORT=0 resolved): a route that calls
@@ -49,8 +49,10 @@ void ig_set_content_type(ig_ctx *ctx, const char *ct);
 /* Adds a header field; name and value are copied. */
 void ig_add_header(ig_ctx *ctx, const char *name, ig_str value);
 
-/* Changes the status to send (an encoder that finds its output invalid
- * answers 500 instead). */
+/* Changes the status to send. ig_finish sets the status it is given and
+ * then runs the encoder, so this matters only when called from an encoder;
+ * the generated encoders do not call it (a response that breaks its schema
+ * is answered 500 by the generated code in the response-check build). */
 void ig_set_status(ig_ctx *ctx, int status);
 
 /* Generated code registers how to turn the output struct into a body. */

@@ -94,7 +94,7 @@ struct ig_ctx {
 	struct ig_ctx *next;    /* in the connection's queue */
 	enum ctx_state state;
 	bool keep_alive;
-	bool detached; /* the request lives in the arena (req.headers: ig_header[]) */
+	bool detached; /* the request's bytes live in the arena, not the read buffer */
 	ig_arena arena;
 	ig_request req;
 	int status;
@@ -170,7 +170,9 @@ void http_conn_force_close_all(struct http_core *core);
 /* exchange.c */
 struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c);
 void http_ctx_free(struct ig_ctx *ctx);
-void http_ctx_set_request(struct ig_ctx *ctx, const struct http_request *r, const char *body, size_t body_len);
+/* Points ctx's request at r's slices (the read buffer) and converts its
+ * fields to ig_header in the arena; -1 if the arena cannot hold them. */
+int http_ctx_set_request(struct ig_ctx *ctx, const struct http_request *r, const char *body, size_t body_len);
 int http_ctx_detach(struct ig_ctx *ctx); /* copy request slices into the arena */
 void http_ctx_cancel(struct ig_ctx *ctx);
 

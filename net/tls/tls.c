@@ -10,6 +10,7 @@
 #include "tls.h"
 
 #include "kernel/cores.h"
+#include "kernel/file.h"
 #include "kernel/loop.h"
 #include "kernel/pool.h"
 #include "kernel/timer.h"
@@ -712,41 +713,7 @@ struct ig_tls_core *ig_tls_client_core(struct ig_loop *loop)
 /* Reads a whole (small) file. NULL with a message. */
 static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > (16 << 20)) {
-		snprintf(err, errlen, "cannot read %s: not a regular file of at most 16 MiB", path);
-		close(fd);
-		return NULL;
-	}
-	char *buf = malloc((size_t)st.st_size + 1);
-	size_t got = 0;
-	while (buf && got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			snprintf(err, errlen, "cannot read %s: %s", path, n < 0 ? strerror(errno) : "short read");
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
-	if (!buf) {
-		snprintf(err, errlen, "cannot read %s: out of memory", path);
-		return NULL;
-	}
-	buf[got] = 0;
-	*len = got;
-	return buf;
+	return ig_read_file(path, (size_t)16 << 20, 0, len, err, errlen);
 }
 
 const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, const char *cert_pem,

@@ -16,6 +16,11 @@ import { ROOT, BIN, BODY, RawClient, req, curlResponse, within, startServer, cle
 
 const IMAGES = path.join(ROOT, 'build', 'images');
 const STATIC_BIN = path.join(ROOT, 'build', 'bin', 'service');
+// The Makefile's build of tools/vmlinux ($(VMLINUX_TOOL)), made if missing or stale.
+async function vmlinuxTool() {
+	await must('make', ['-s', '--no-print-directory', '-C', ROOT, 'build/tools/vmlinux']);
+	return path.join(ROOT, 'build', 'tools', 'vmlinux');
+}
 const OTHER_BIN = process.env.INGOT_BIN && path.resolve(process.env.INGOT_BIN) !== STATIC_BIN;
 const SKIP = OTHER_BIN ? { skip: 'the VM image holds build/bin/service; booted in the plain pass' } : {};
 // Safety nets only (a boot under TCG takes a few seconds here); no test
@@ -275,8 +280,7 @@ test('tools/vmlinux: the bzImage\'s payload is a 64-bit x86 ELF kernel, and it b
 	assert.equal(h[4], 2, 'ELFCLASS64');
 	assert.equal(h.readUInt16LE(18), 62, 'EM_X86_64');
 	// The tool itself: the same output again, and a clear refusal of a non-bzImage.
-	const tool = path.join(tmp, 'vmlinux-tool');
-	await must('cc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', path.join(ROOT, 'tools', 'vmlinux', 'vmlinux.c'), '-o', tool]);
+	const tool = await vmlinuxTool();
 	const again = path.join(tmp, 'vmlinux');
 	await must(tool, [path.join(IMAGES, 'vmlinuz'), again]);
 	assert.ok(fs.readFileSync(again).equals(fs.readFileSync(path.join(IMAGES, 'vmlinux'))));
@@ -297,9 +301,8 @@ test('a kernel command line word that is no setting (the kernel passes it to ini
 });
 
 test('tools/vmlinux reads other kernel compressions through the usual tools: gzip, xz and bzip2 payloads (with the build\'s size suffix) give back the ELF', { timeout: 60000, ...SKIP }, async () => {
-	await need('cc', 'gzip', 'xz', 'bzip2');
-	const tool = path.join(tmp, 'vmlinux-formats');
-	await must('cc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', path.join(ROOT, 'tools', 'vmlinux', 'vmlinux.c'), '-o', tool]);
+	await need('make', 'gzip', 'xz', 'bzip2');
+	const tool = await vmlinuxTool();
 	const elf = Buffer.concat([Buffer.from('\x7fELF\x02', 'latin1'), Buffer.alloc(200000, 'kernel')]);
 	fs.writeFileSync(path.join(tmp, 'fake.elf'), elf);
 	for (const [name, cmd, suffix] of [['gzip', 'gzip -9 -c', false], ['xz', 'xz --check=crc32 -c', true], ['bzip2', 'bzip2 -c', true]]) {

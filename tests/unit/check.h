@@ -56,6 +56,13 @@ static inline bool check_slice(const char *got, size_t got_len, const char *want
 			  got ? (int)got_len : 4, got ? got : "NULL", want ? want : "NULL");
 }
 
+/* Records a check that cannot run here: "ok N - name # SKIP reason", which
+ * tests/run counts as skipped, not passed. */
+static inline void check_skip(const char *name, const char *reason)
+{
+	printf("ok %u - %s # SKIP %s\n", ++check_count_, name, reason);
+}
+
 /* Prints the plan and a summary; returns main()'s exit status. */
 static inline int check_done(void)
 {

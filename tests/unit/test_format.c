@@ -296,11 +296,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *dir = suite_dir(argc, argv);
-	struct stat st;
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		char name[1100];
-		snprintf(name, sizeof name, "suite not found at %s", dir);
-		check_that(false, name, NULL);
+	if (!dir) {
+		check_skip("suite: the JSON Schema Test Suite's format files", SUITE_SKIP);
 	} else {
 		for (size_t i = 0; i < IG_COUNTOF(formats); i++)
 			suite_format(dir, &formats[i]);

@@ -8,7 +8,10 @@
 #ifndef _DEFAULT_SOURCE /* scandir, alphasort under -std=c11 */
 #define _DEFAULT_SOURCE
 #endif
+#include "kernel/file.h"
+
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -64,21 +67,11 @@ static void bytes_put(struct bytes *b, const void *data, size_t len)
 /* The whole file, NUL-terminated; NULL if it does not exist. */
 static char *read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	struct bytes b = {0};
-	char chunk[65536];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		bytes_put(&b, chunk, n);
-	if (ferror(f))
-		die("cannot read %s", path);
-	fclose(f);
-	bytes_put(&b, "", 1);
-	if (len)
-		*len = b.len - 1;
-	return (char *)b.data;
+	char err[512];
+	char *text = ig_read_file(path, (size_t)1 << 30, 0, len, err, sizeof err);
+	if (!text && errno != ENOENT)
+		die("%s", err);
+	return text;
 }
 
 /* ---- certdata.txt, read the way certdata2pem.py reads it ---- */

@@ -29,7 +29,7 @@ const CFG = {
 // run puts the floor and the probe in a private directory (BENCH_BIN_DIR);
 // the service is copied there too, so a rebuild or `make clean` elsewhere in
 // the tree mid-run cannot change or remove what is being measured.
-const BIN_DIR = env.BENCH_BIN_DIR || OUT;
+const BIN_DIR = env.BENCH_BIN_DIR || path.join(ROOT, 'build', 'tools', 'bench'); // make bench-tools
 const FLOOR_BIN = path.join(BIN_DIR, 'floor');
 const COLD_BIN = path.join(BIN_DIR, 'coldstart');
 const SERVICE_DEFAULT = path.join(ROOT, 'build', 'bin', 'service');

@@ -16,7 +16,7 @@
 // BENCH_CLIENTBENCH_CPU (0: the measured client's core), BENCH_UPSTREAM_CPU
 // (1: floor's), BENCH_CLIENT_CONNS (50), BENCH_CLIENT_PIPELINE (10),
 // BENCH_CLIENT_INFLIGHT (500), BENCH_CLIENTBENCH (build/bin/clientbench),
-// BENCH_BIN_DIR (where tools/bench/run built floor; else built here),
+// BENCH_BIN_DIR (tools/bench/run's copy of floor; else build/tools/bench/floor),
 // BENCH_CLIENTS (a comma list of the client names below).
 //
 //   node tools/bench/client.js                      the bench
@@ -25,7 +25,6 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const {
   ROOT, OUT, num, FOREIGN_MAX, CLK_TCK, sleep, logger, killAll, onSignals, run, freePort,
   cpuTicks, coreTicks, launch, stopServer, floorBinary, stats, fmt, machineBase, loadText, warnLoad, rotate, pushNotes, intoResults,
@@ -136,14 +135,11 @@ function worker(name, url) {
 
 const { notes, log, note } = logger('bench client');
 
-// npm undici from tools/bench/package-lock.json: `npm ci` there when
-// missing (an older checkout's node_modules may predate it).
+// npm undici from tools/bench/package-lock.json, which `tools/setup bench`
+// (run by make bench) installs.
 function ensureUndici() {
-  try { require.resolve('undici', { paths: [__dirname] }); return true; } catch { /* install */ }
-  log('installing npm packages for the undici clients: npm ci in tools/bench (tools/bench/package-lock.json)');
-  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: __dirname, stdio: 'inherit' });
   try { loadUndici(); return true; } catch {
-    note(`npm ci in tools/bench failed (${r.error || `exit ${r.status}`}): no undici numbers`);
+    note('npm undici is not installed in tools/bench (tools/setup bench installs it): no undici numbers');
     return false;
   }
 }

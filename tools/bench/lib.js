@@ -389,22 +389,14 @@ http {
 `;
 }
 
-// The floor server (floor.c): where tools/bench/run built it
-// (BENCH_BIN_DIR), else built here with musl-gcc into a temporary directory
-// that cleanup() removes. Throws when it cannot be built.
+// The floor server (floor.c), built by `make bench-tools`: tools/bench/run's
+// private copy (BENCH_BIN_DIR), else the build's. Throws when it is missing.
 function floorBinary() {
   const given = env.BENCH_BIN_DIR && path.join(env.BENCH_BIN_DIR, 'floor');
   if (given && fs.existsSync(given)) return { bin: given, cleanup() {} };
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-floor-'));
-  const bin = path.join(dir, 'floor');
-  try {
-    execFileSync('musl-gcc', ['-std=c11', '-O2', '-static', '-Wall', '-Wextra', '-Werror', '-o', bin,
-      path.join(__dirname, 'floor.c')]);
-  } catch (e) {
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw e;
-  }
-  return { bin, cleanup() { fs.rmSync(dir, { recursive: true, force: true }); } };
+  const built = path.join(ROOT, 'build', 'tools', 'bench', 'floor');
+  if (!fs.existsSync(built)) throw new Error(`${built} is missing (make bench-tools builds it)`);
+  return { bin: built, cleanup() {} };
 }
 
 module.exports = {

@@ -23,7 +23,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const http = require('node:http');
-const { spawnSync, execFileSync } = require('node:child_process');
+const { execFileSync } = require('node:child_process');
 const {
   ROOT, OUT, num, sharedCfg, FOREIGN_MAX, CLK_TCK, logger, killAll, onSignals, run, freePort, alive,
   launch, stopServer, session, floorBinary, wrkRun, disturbance, retrier, runLine, stats, pick, fmt, cell, ratio,
@@ -434,12 +434,11 @@ function renderMarkdown(res, sum_) {
 }
 
 // ---- setup: npm packages, the service copy, request bodies -------------------
+// The Fastify peer's packages (tools/bench/package-lock.json), which
+// `tools/setup bench` (run by make bench) installs.
 function ensureFastify() {
   if (fs.existsSync(path.join(HERE, 'node_modules', 'fastify', 'package.json'))) return true;
-  log('installing npm packages for the Fastify peer: npm ci in tools/bench (tools/bench/package-lock.json)');
-  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: HERE, stdio: ['ignore', 2, 2] });
-  if (r.status === 0) return true;
-  note(`npm ci in tools/bench failed (${r.error || `exit ${r.status}`}): no Fastify numbers`);
+  note('npm fastify is not installed in tools/bench (tools/setup bench installs it): no Fastify numbers');
   return false;
 }
 function versions() {

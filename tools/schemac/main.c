@@ -6,6 +6,7 @@
  * Nothing is written unless the whole document compiles, and the files are
  * replaced by rename, so a failed run never leaves half a file for make. */
 #include "emit.h"
+#include "kernel/file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,38 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The input document whole (NULL with errno set, as fopen would). */
 static char *read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, n = 0;
-	char *buf = sc_xmalloc(cap);
-	for (;;) {
-		if (n + 1 >= cap) {
-			cap *= 2;
-			char *b = realloc(buf, cap);
-			if (!b) {
-				fclose(f);
-				free(buf);
-				return NULL;
-			}
-			buf = b;
-		}
-		size_t k = fread(buf + n, 1, cap - n - 1, f);
-		n += k;
-		if (k == 0)
-			break;
-	}
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = 0;
-	*len = n;
-	return buf;
+	return ig_read_file(path, (size_t)1 << 30, 0, len, NULL, 0);
 }
 
 /* Creates dir and its parents, like mkdir -p. */

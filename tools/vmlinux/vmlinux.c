@@ -6,6 +6,8 @@
 #ifndef _GNU_SOURCE /* fork, pipe, fileno under -std=c11 */
 #define _GNU_SOURCE
 #endif
+#include "kernel/file.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,19 +33,7 @@ static int fail(const char *what)
 
 static uint8_t *read_file(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	struct stat st;
-	uint8_t *buf = NULL;
-	if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && (buf = malloc((size_t)st.st_size)) &&
-	    fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = buf ? (size_t)st.st_size : 0;
-	return buf;
+	return (uint8_t *)ig_read_file(path, (size_t)1 << 30, 0, len, NULL, 0);
 }
 
 /* One LZ4 block into out[0..cap); returns the bytes written or -1. Every
