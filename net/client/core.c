@@ -1,55 +1,11 @@
-/* The client's per-core state, made on a loop's first outbound call (a
- * process that never calls out allocates and touches nothing of it), and
- * the core's shared Agent, made with the INGOT_CLIENT_* settings parsed at
- * startup (net/client/client_settings.c). A core's state is found from its
- * loop through a short list per thread: a loop is only ever used on its
- * own thread. */
+/* The core's shared Agent, the top of net/client: made on a handler's
+ * first ig_core_agent with the public ig_agent_new, like any app's, from
+ * the INGOT_CLIENT_* settings parsed at startup
+ * (net/client/client_settings.c); or a test's dispatcher in its place.
+ * ig_ctx_loop, a handler's loop, reads net/http's ctx. */
 #include "internal.h"
 #include "net/client/settings.h"
 #include "net/http/internal.h"
-
-#include <stdatomic.h>
-#include <stdlib.h>
-
-static _Thread_local struct client_core *thread_cores;
-
-/* Every core's state, for the process's lifetime: what it holds (the
- * resolver, say) stays reachable after its thread has gone, so a leak
- * checker at exit sees memory in use, not lost. Pushed once per core. */
-static _Atomic(struct client_core *) all_cores;
-
-struct client_core *client_core_of(struct ig_loop *loop)
-{
-	for (struct client_core *c = thread_cores; c; c = c->next)
-		if (c->loop == loop)
-			return c;
-	/* One allocation, once per core, for the state and the header
-	   arrays (large enough to be fresh pages, touched only as used). */
-	size_t head = (sizeof(struct client_core) + 15) & ~(size_t)15;
-	size_t scratch = CLIENT_MAX_HEADERS * sizeof(struct http_header);
-	size_t bytes = head + scratch + CLIENT_MAX_HEADERS * sizeof(ig_header);
-	char *m = calloc(1, bytes);
-	if (!m)
-		return NULL;
-	struct client_core *c = (struct client_core *)m;
-	c->all_next = atomic_load(&all_cores);
-	while (!atomic_compare_exchange_weak(&all_cores, &c->all_next, c))
-		;
-	c->loop = loop;
-	c->scratch = (struct http_header *)(m + head);
-	c->headers = (ig_header *)(m + head + scratch);
-	ig_pool_init(&c->calls, sizeof(struct client_call), 256, 1u << 20);
-	ig_pool_init(&c->conns, sizeof(struct client_conn), 64, CLIENT_MAX_STREAMS);
-	ig_pool_init(&c->rbufs, CLIENT_RBUF_SIZE, 4, CLIENT_MAX_STREAMS);
-	ig_pool_init(&c->pools, sizeof(struct client_pool), 8, 1u << 16);
-	ig_pool_init(&c->agents, sizeof(struct client_agent), 4, 1024);
-	sock_core_init(&c->sock, loop, -1, CLIENT_MAX_STREAMS, NULL, NULL);
-	c->next = thread_cores;
-	thread_cores = c;
-	return c;
-}
-
-/* ---- the core's Agent ---- */
 
 ig_dispatcher *ig_core_agent(ig_ctx *ctx)
 {

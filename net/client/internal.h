@@ -1,24 +1,26 @@
 /* Shared inside net/client's connection management: the per-core client
- * state, a call, a connection (conn.c), a pool of connections to one
- * origin (pool.c) and the agent's pools (agent.c); and the call states of
- * the interceptors and the mock agent. Not for apps: they see client.h
- * (interceptors.h, mock.h) only.
+ * state (percore.c), a call, a connection (conn.c), a pool of connections
+ * to one origin (pool.c) and the agent's pools (agent.c); and the call
+ * states of the interceptors and the mock agent. Not for apps: they see
+ * client.h (interceptors.h, mock.h) only.
  *
  * Layers, each calling only the ones below it:
- *   core.c   the core's shared Agent (ig_core_agent), made with the public
- *            ig_agent_new like any app's
- *   agent.c  a pool per origin
- *   pool.c   the connections to one origin and the queue of calls waiting
- *   conn.c   one connection: writes its FIFO, reads the responses
- *   call.c   one request: its options, its bytes and its callbacks to the
- *            caller
- *   below    the response parser (response.c), the transports (net/sock,
- *            net/tls), the resolver (dns.c); struct client_origin, the
- *            origin and options a pool's connections and calls read; and
- *            struct client_core, the per-core slot pools and scratch that
- *            everything is taken from, which the public constructors
- *            (ig_agent_new, ig_pool_new, ig_client_new) look up from their
- *            loop with client_core_of (core.c)
+ *   core.c     the core's shared Agent (ig_core_agent), made with the
+ *              public ig_agent_new like any app's
+ *   agent.c    a pool per origin
+ *   pool.c     the connections to one origin and the queue of calls waiting
+ *   conn.c     one connection: writes its FIFO, reads the responses
+ *   call.c     one request: its options, its bytes and its callbacks to the
+ *              caller
+ *   below      the response head parser and chunked decoder (net/http's
+ *              codec), the transports (net/sock, net/tls), the resolver
+ *              (dns.c), the options' defaults and settings
+ *              (client_settings.c); struct client_origin, the origin and
+ *              options a pool's connections and calls read
+ *   percore.c  the bottom: struct client_core, the per-core slot pools and
+ *              scratch that everything is taken from, which the public
+ *              constructors (ig_agent_new, ig_pool_new, ig_client_new) and
+ *              ig_core_agent look up from their loop with client_core_of
  * A lower object tells its owner about events through callbacks the owner
  * set, never by a call up: a connection tells its pool (conn_owner_ops)
  * that it can take a call, that it closed, that calls go back to the
@@ -85,7 +87,7 @@ struct client_core {
 };
 
 /* The core of the calling thread for loop, made on first use; NULL if
- * memory is short. */
+ * memory is short (percore.c). */
 struct client_core *client_core_of(struct ig_loop *loop);
 
 /* What a pool's connections and calls read of it: the origin, its
