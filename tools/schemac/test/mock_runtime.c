@@ -81,7 +81,6 @@ ig_str ig_req_header(const ig_ctx *ctx, const char *name)
 			return ctx->req.headers[i].value;
 	return (ig_str){ NULL, 0 };
 }
-ig_arena *ig_ctx_arena(ig_ctx *ctx) { (void)ctx; return &mock_arena; }
 uint32_t ig_core_index(const ig_ctx *ctx) { (void)ctx; return 0; }
 uint32_t ig_core_count(const ig_ctx *ctx) { (void)ctx; return 1; }
 ig_wbuf *ig_body(ig_ctx *ctx) { return &ctx->body; }
