@@ -1,7 +1,7 @@
 /* The public runtime header for apps and generated code: strings, the
  * per-request arena, the response body writer and the JSON primitives.
- * Nothing here knows about HTTP or sockets; see net/http/exchange.h for the
- * request/response API that handlers use. */
+ * Nothing here knows about HTTP's rules or sockets; see net/http/exchange.h
+ * for the request/response API that handlers use. */
 #ifndef INGOT_H
 #define INGOT_H
 
@@ -24,6 +24,13 @@ typedef struct ig_str {
 
 #define IG_STR(lit) ((ig_str){ (lit), sizeof(lit) - 1 })
 #define IG_STR_INIT(lit) { (lit), sizeof(lit) - 1 } /* for static initializers */
+
+/* A header field: what the HTTP codec fills (slices of the buffer it
+ * parsed) and what a request or a client response hands the app, so that
+ * both point at the parser's array without a conversion. */
+typedef struct ig_header {
+	ig_str name, value; /* a parsed value has no leading or trailing OWS */
+} ig_header;
 
 static inline bool ig_str_eq(ig_str a, const char *b, size_t blen)
 {

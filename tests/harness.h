@@ -56,7 +56,7 @@ static inline void harness_core_init(struct http_core *core, const struct http_c
 	if (ig_loop_init(&core->loop, 0) != 0)
 		abort();
 	http_core_init_pools(core);
-	core->scratch_headers = calloc((size_t)cfg->max_headers, sizeof(struct http_header));
+	core->scratch_headers = calloc((size_t)cfg->max_headers, sizeof(ig_header));
 	if (!core->scratch_headers)
 		abort();
 }

@@ -193,17 +193,13 @@ static enum call_verdict settle(struct client_call *c, bool go)
 	return go ? CALL_GO : CALL_PAUSE;
 }
 
-enum call_verdict call_headers(struct client_call *c, int status, const struct http_header *h, size_t n)
+enum call_verdict call_headers(struct client_call *c, int status, const ig_header *h, size_t n)
 {
 	if (!c->h->on_headers)
 		return CALL_GO;
-	/* ig_header is a pair of slices; the parser's fields are converted
-	   into the core's array, valid during the callback (no parser runs
+	/* The parser's own array, valid during the callback (no parser runs
 	   inside one: resumes wait for the batch's end). */
-	ig_header *out = c->origin->core->headers;
-	for (size_t i = 0; i < n; i++)
-		out[i] = (ig_header){ { h[i].name, h[i].name_len }, { h[i].value, h[i].value_len } };
-	return settle(c, c->h->on_headers(&c->base, c->arg, status, out, n));
+	return settle(c, c->h->on_headers(&c->base, c->arg, status, h, n));
 }
 
 enum call_verdict call_data(struct client_call *c, const char *data, size_t len)

@@ -380,15 +380,15 @@ static void rbuf_release(struct client_conn *k)
 static void note_keep_alive_hint(struct client_conn *k, const struct http_response_head *h)
 {
 	for (size_t i = 0; i < h->num_headers; i++) {
-		const struct http_header *f = &h->headers[i];
-		if (f->name_len != 10 || strncasecmp(f->name, "keep-alive", 10) != 0)
+		const ig_header *f = &h->headers[i];
+		if (f->name.len != 10 || strncasecmp(f->name.ptr, "keep-alive", 10) != 0)
 			continue;
-		for (size_t j = 0; j + 8 <= f->value_len; j++) {
-			if (strncasecmp(f->value + j, "timeout=", 8) != 0)
+		for (size_t j = 0; j + 8 <= f->value.len; j++) {
+			if (strncasecmp(f->value.ptr + j, "timeout=", 8) != 0)
 				continue;
 			uint64_t s = 0;
-			for (size_t d = j + 8; d < f->value_len && f->value[d] >= '0' && f->value[d] <= '9' && s < 100000; d++)
-				s = s * 10 + (uint64_t)(f->value[d] - '0');
+			for (size_t d = j + 8; d < f->value.len && f->value.ptr[d] >= '0' && f->value.ptr[d] <= '9' && s < 100000; d++)
+				s = s * 10 + (uint64_t)(f->value.ptr[d] - '0');
 			uint64_t ms = s > 1 ? (s - 1) * 1000 : 500;
 			if (ms < k->idle_ms)
 				k->idle_ms = ms;

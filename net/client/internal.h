@@ -78,8 +78,7 @@ struct client_core {
 	struct client_core *all_next; /* every core of the process */
 	struct sock_core sock;    /* outbound sockets: no listener */
 	struct ig_pool calls, conns, rbufs, pools, agents;
-	struct http_header *scratch; /* response head parser output */
-	ig_header *headers;          /* what on_headers sees */
+	ig_header *scratch;          /* response head parser output, what on_headers sees */
 	ig_dispatcher *agent;        /* ig_core_agent's (or a test's) */
 	struct dns_resolver *dns;    /* made on the first name to resolve */
 	uint64_t connects;           /* connections opened, ever */
@@ -162,7 +161,7 @@ enum call_verdict {
 		       out of every list; only its state may be read */
 };
 void call_connected(struct client_call *c);
-enum call_verdict call_headers(struct client_call *c, int status, const struct http_header *h, size_t n);
+enum call_verdict call_headers(struct client_call *c, int status, const ig_header *h, size_t n);
 enum call_verdict call_data(struct client_call *c, const char *data, size_t len);
 /* Ends the call: on_complete (error IG_CLIENT_OK) or on_error, then the
  * slot goes back after the batch. The call must be unlinked from every

@@ -21,10 +21,9 @@ struct client_core *client_core_of(struct ig_loop *loop)
 		if (c->loop == loop)
 			return c;
 	/* One allocation, once per core, for the state and the header
-	   arrays (large enough to be fresh pages, touched only as used). */
+	   array (large enough to be fresh pages, touched only as used). */
 	size_t head = (sizeof(struct client_core) + 15) & ~(size_t)15;
-	size_t scratch = CLIENT_MAX_HEADERS * sizeof(struct http_header);
-	size_t bytes = head + scratch + CLIENT_MAX_HEADERS * sizeof(ig_header);
+	size_t bytes = head + CLIENT_MAX_HEADERS * sizeof(ig_header);
 	char *m = calloc(1, bytes);
 	if (!m)
 		return NULL;
@@ -33,8 +32,7 @@ struct client_core *client_core_of(struct ig_loop *loop)
 	while (!atomic_compare_exchange_weak(&all_cores, &c->all_next, c))
 		;
 	c->loop = loop;
-	c->scratch = (struct http_header *)(m + head);
-	c->headers = (ig_header *)(m + head + scratch);
+	c->scratch = (ig_header *)(m + head);
 	ig_pool_init(&c->calls, sizeof(struct client_call), 256, 1u << 20);
 	ig_pool_init(&c->conns, sizeof(struct client_conn), 64, CLIENT_MAX_STREAMS);
 	ig_pool_init(&c->rbufs, CLIENT_RBUF_SIZE, 4, CLIENT_MAX_STREAMS);

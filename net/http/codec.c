@@ -202,11 +202,11 @@ const char *http_list_element(const char *p, const char *end, const char **e, co
  * of OWS (RFC 9110 5.6.1: empty elements are ignored), and counts them. */
 typedef int element_fn(struct http_scan *s, struct http_fields *f, const char *e, size_t n);
 
-static int for_each_element(struct http_scan *s, struct http_fields *f, const struct http_header *h,
+static int for_each_element(struct http_scan *s, struct http_fields *f, const ig_header *h,
 			    element_fn *fn, size_t *count)
 {
 	*count = 0;
-	const char *p = h->value, *end = h->value + h->value_len;
+	const char *p = h->value.ptr, *end = h->value.ptr + h->value.len;
 	while (p < end) {
 		const char *e, *e_end, *comma = http_list_element(p, end, &e, &e_end);
 		if (e < e_end) {
@@ -292,15 +292,15 @@ static inline int note_length(struct http_scan *s, struct http_fields *f, const 
  * ("5, 5"), which responses may carry; an empty element is still refused,
  * as no sender writes one by mistake. */
 static int note_content_length(struct http_scan *s, const struct http_direction *dir,
-			       struct http_fields *f, const struct http_header *h)
+			       struct http_fields *f, const ig_header *h)
 {
 	if (dir->request && f->length_seen)
 		return http_fail(s, HTTP_ERR_FRAMING, "more than one Content-Length");
-	if (h->value_len == 0)
+	if (h->value.len == 0)
 		return http_fail(s, HTTP_ERR_FRAMING, "empty Content-Length");
 	if (dir->request)
-		return note_length(s, f, h->value, h->value_len);
-	const char *p = h->value, *end = h->value + h->value_len;
+		return note_length(s, f, h->value.ptr, h->value.len);
+	const char *p = h->value.ptr, *end = h->value.ptr + h->value.len;
 	for (;;) {
 		const char *e, *e_end, *comma = http_list_element(p, end, &e, &e_end);
 		if (e == e_end)
@@ -312,7 +312,7 @@ static int note_content_length(struct http_scan *s, const struct http_direction 
 	}
 }
 
-static int note_transfer_encoding(struct http_scan *s, struct http_fields *f, const struct http_header *h)
+static int note_transfer_encoding(struct http_scan *s, struct http_fields *f, const ig_header *h)
 {
 	size_t codings;
 	f->te_seen = true;
@@ -324,51 +324,51 @@ static int note_transfer_encoding(struct http_scan *s, struct http_fields *f, co
 
 /* RFC 9110 7.2 / RFC 9112 3.2: one Host, with a valid value. An empty value
  * is allowed (it is what a client sends for a target without authority). */
-static int note_host(struct http_scan *s, struct http_fields *f, const struct http_header *h)
+static int note_host(struct http_scan *s, struct http_fields *f, const ig_header *h)
 {
 	if (f->host_seen)
 		return http_fail(s, HTTP_ERR_SYNTAX, "more than one Host");
 	f->host_seen = true;
-	if (h->value_len != 0 && !http_valid_authority(h->value, h->value_len))
+	if (h->value.len != 0 && !http_valid_authority(h->value.ptr, h->value.len))
 		return http_fail(s, HTTP_ERR_SYNTAX, "invalid Host");
-	f->host = h->value;
-	f->host_len = h->value_len;
+	f->host = h->value.ptr;
+	f->host_len = h->value.len;
 	return 0;
 }
 
 /* Expect values other than 100-continue are ignored rather than answered
  * with 417: the request is simply processed without the interim response. */
 static int note_field(struct http_scan *s, const struct http_direction *dir, struct http_fields *f,
-		      const struct http_header *h)
+		      const ig_header *h)
 {
 	size_t count;
-	switch (h->name_len) {
+	switch (h->name.len) {
 	case 4:
-		if (dir->request && http_eq_nocase(h->name, 4, "host"))
+		if (dir->request && http_eq_nocase(h->name.ptr, 4, "host"))
 			return note_host(s, f, h);
 		break;
 	case 6:
-		if (dir->request && http_eq_nocase(h->name, 6, "expect") &&
-		    http_eq_nocase(h->value, h->value_len, "100-continue"))
+		if (dir->request && http_eq_nocase(h->name.ptr, 6, "expect") &&
+		    http_eq_nocase(h->value.ptr, h->value.len, "100-continue"))
 			f->expect_continue = true;
 		break;
 	case 10:
-		if (http_eq_nocase(h->name, 10, "connection"))
+		if (http_eq_nocase(h->name.ptr, 10, "connection"))
 			return for_each_element(s, f, h, note_connection_option, &count);
 		break;
 	case 14:
-		if (http_eq_nocase(h->name, 14, "content-length"))
+		if (http_eq_nocase(h->name.ptr, 14, "content-length"))
 			return note_content_length(s, dir, f, h);
 		break;
 	case 17:
-		if (http_eq_nocase(h->name, 17, "transfer-encoding"))
+		if (http_eq_nocase(h->name.ptr, 17, "transfer-encoding"))
 			return note_transfer_encoding(s, f, h);
 		break;
 	}
 	return 0;
 }
 
-int http_parse_field_line(const char *start, const char *end, struct http_header *h, const char **error)
+int http_parse_field_line(const char *start, const char *end, ig_header *h, const char **error)
 {
 	const char *p = http_skip_token(start, end);
 	if (p == end)
@@ -381,8 +381,7 @@ int http_parse_field_line(const char *start, const char *end, struct http_header
 		*error = http_is_ows(*p) ? "whitespace before colon" : "invalid character in field name";
 		return HTTP_ERROR;
 	}
-	h->name = start;
-	h->name_len = (size_t)(p - start);
+	h->name = (ig_str){ start, (size_t)(p - start) };
 	for (p++; p < end && http_is_ows(*p); p++)
 		;
 	const char *value = p;
@@ -402,12 +401,11 @@ int http_parse_field_line(const char *start, const char *end, struct http_header
 	const char *next = p + 2;
 	while (p > value && http_is_ows(p[-1]))
 		p--;
-	h->value = value;
-	h->value_len = (size_t)(p - value);
+	h->value = (ig_str){ value, (size_t)(p - value) };
 	return (int)(next - start);
 }
 
-static int parse_field(struct http_scan *s, struct http_header *h)
+static int parse_field(struct http_scan *s, ig_header *h)
 {
 	const char *detail;
 	int n = http_parse_field_line(s->p, s->end, h, &detail);
@@ -419,7 +417,7 @@ static int parse_field(struct http_scan *s, struct http_header *h)
 	return 0;
 }
 
-int http_parse_fields(struct http_scan *s, const struct http_direction *dir, struct http_header *headers,
+int http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_header *headers,
 		      size_t max_fields, size_t *count, struct http_fields *f)
 {
 	for (;;) {
@@ -434,7 +432,7 @@ int http_parse_fields(struct http_scan *s, const struct http_direction *dir, str
 			return http_fail(s, HTTP_ERR_SYNTAX, "obsolete line folding");
 		if (*count == max_fields)
 			return http_fail(s, HTTP_ERR_TOO_MANY_FIELDS, "too many header fields");
-		struct http_header *h = &headers[*count];
+		ig_header *h = &headers[*count];
 		int r = parse_field(s, h);
 		if (r == 0)
 			r = note_field(s, dir, f, h);

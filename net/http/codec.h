@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel/ingot.h" /* ig_header: the fields parsed */
+
 #define HTTP_INCOMPLETE (-2)
 #define HTTP_ERROR (-1)
 
@@ -35,13 +37,6 @@ enum http_error_kind {
 struct http_error {
 	enum http_error_kind kind;
 	const char *detail; /* static */
-};
-
-struct http_header {
-	const char *name;
-	size_t name_len;
-	const char *value; /* leading and trailing OWS removed */
-	size_t value_len;
 };
 
 struct http_limits {
@@ -166,7 +161,7 @@ struct http_fields {
  * head, into headers[*count ..), at most max_fields in all; *f notes the
  * framing fields. Refuses obs-fold, bare CR or LF, and what
  * http_parse_field_line refuses. */
-int http_parse_fields(struct http_scan *s, const struct http_direction *dir, struct http_header *headers,
+int http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_header *headers,
 		      size_t max_fields, size_t *count, struct http_fields *f);
 
 /* RFC 9112 6.1-6.3, the rules both directions share: the body a message
@@ -196,7 +191,7 @@ const char *http_skip_target(const char *p, const char *end);
  * Fills h (value trimmed of OWS) and returns the octets consumed through
  * the CRLF; HTTP_INCOMPLETE if end came first; HTTP_ERROR with *error set
  * to a static detail (the kind is HTTP_ERR_SYNTAX). */
-int http_parse_field_line(const char *p, const char *end, struct http_header *h, const char **error);
+int http_parse_field_line(const char *p, const char *end, ig_header *h, const char **error);
 /* Case-insensitive comparison of [s, s+n) against a lowercase literal. */
 bool http_eq_nocase(const char *s, size_t n, const char *lower);
 /* True iff a and b, n octets each, are equal ignoring ASCII case (field

@@ -246,7 +246,8 @@ static bool conn_begin_arena_body(struct http_conn *c, const struct http_request
 		conn_fail_request(c, 503, "out of request slots");
 		return false;
 	}
-	if (http_ctx_set_request(x, r, NULL, 0) != 0 || http_ctx_detach(x) != 0) {
+	http_ctx_set_request(x, r, NULL, 0);
+	if (http_ctx_detach(x) != 0) {
 		http_ctx_free(x);
 		conn_fail_request(c, 500, "out of request memory");
 		return false;
@@ -335,11 +336,7 @@ static bool conn_on_head(struct http_conn *c, const struct http_request *r, size
 		conn_fail_request(c, 503, "out of request slots");
 		return false;
 	}
-	if (http_ctx_set_request(x, r, c->rbuf + c->rpos + head_len, body_len) != 0) {
-		http_ctx_free(x);
-		conn_fail_request(c, 500, "out of request memory");
-		return false;
-	}
+	http_ctx_set_request(x, r, c->rbuf + c->rpos + head_len, body_len);
 	c->rpos += (uint32_t)(head_len + body_len);
 	c->continue_sent = false;
 	conn_dispatch(c, x);

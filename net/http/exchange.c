@@ -33,7 +33,7 @@ void http_ctx_free(struct ig_ctx *x)
 	ig_pool_give(&x->core->ctxs, x);
 }
 
-int http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const char *body, size_t body_len)
+void http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const char *body, size_t body_len)
 {
 	ig_request *q = &x->req;
 	q->method = (ig_str){ r->method, r->method_len };
@@ -43,22 +43,14 @@ int http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const c
 	q->target = (ig_str){ r->target, r->target_len };
 	q->path = (ig_str){ r->path, r->path_len };
 	q->query = (ig_str){ r->query, r->query_len };
-	/* The parser's fields (struct http_header, in the core's scratch
-	   space) become the public ig_header array in the arena, which the
-	   body writer has taken a block of anyway: a few stores per field.
-	   Their bytes stay in the read buffer until detach copies them. */
-	ig_header *h = ig_arena_alloc(&x->arena, sizeof *h * (r->num_headers ? r->num_headers : 1));
-	if (!h)
-		return -1;
-	for (size_t i = 0; i < r->num_headers; i++)
-		h[i] = (ig_header){ { r->headers[i].name, r->headers[i].name_len },
-				    { r->headers[i].value, r->headers[i].value_len } };
-	q->headers = h;
+	/* The parser's own array (the core's scratch space, reused by the
+	   next parse): valid while the request is being dispatched; detach
+	   copies it for a request that outlives that. */
+	q->headers = r->headers;
 	q->num_headers = r->num_headers;
 	q->body = (ig_str){ body, body_len };
 	q->minor_version = r->minor_version;
 	x->keep_alive = r->keep_alive;
-	return 0;
 }
 
 static int copy_str(ig_arena *a, ig_str *s)
@@ -78,11 +70,15 @@ int http_ctx_detach(struct ig_ctx *x)
 	ig_request *q = &x->req;
 	if (x->detached) /* a body read into the arena: the head moved first */
 		return 0;
-	/* set_request made the array; only its bytes move. */
-	ig_header *h = (ig_header *)q->headers;
-	for (size_t i = 0; i < q->num_headers; i++)
+	ig_header *h = ig_arena_alloc(&x->arena, sizeof *h * (q->num_headers ? q->num_headers : 1));
+	if (!h)
+		return -1;
+	for (size_t i = 0; i < q->num_headers; i++) {
+		h[i] = q->headers[i];
 		if (copy_str(&x->arena, &h[i].name) || copy_str(&x->arena, &h[i].value))
 			return -1;
+	}
+	q->headers = h;
 	x->detached = true;
 	if (copy_str(&x->arena, &q->target) || copy_str(&x->arena, &q->path) ||
 	    copy_str(&x->arena, &q->query) || copy_str(&x->arena, &q->body))

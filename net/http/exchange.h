@@ -16,10 +16,6 @@ typedef struct ig_ctx ig_ctx;
 
 #define IG_PENDING (-1)
 
-typedef struct ig_header {
-	ig_str name, value;
-} ig_header;
-
 typedef struct ig_request {
 	ig_str method; /* "HEAD" is routed as GET; see head below */
 	ig_str target, path, query; /* raw: path and query are not %-decoded */

@@ -72,7 +72,7 @@ struct http_core {
 	const struct http_config *cfg;
 	const struct ig_app *app;
 	struct http_limits limits;
-	struct http_header *scratch_headers; /* parser output, reused */
+	ig_header *scratch_headers; /* parser output, reused */
 	struct http_conn *live; /* every open connection, for drain */
 	int listen_fd, tls_listen_fd;
 	uint32_t index, count;
@@ -94,7 +94,7 @@ struct ig_ctx {
 	struct ig_ctx *next;    /* in the connection's queue */
 	enum ctx_state state;
 	bool keep_alive;
-	bool detached; /* the request's bytes live in the arena, not the read buffer */
+	bool detached; /* the request (field array, bytes) lives in the arena */
 	ig_arena arena;
 	ig_request req;
 	int status;
@@ -170,10 +170,12 @@ void http_conn_force_close_all(struct http_core *core);
 /* exchange.c */
 struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c);
 void http_ctx_free(struct ig_ctx *ctx);
-/* Points ctx's request at r's slices (the read buffer) and converts its
- * fields to ig_header in the arena; -1 if the arena cannot hold them. */
-int http_ctx_set_request(struct ig_ctx *ctx, const struct http_request *r, const char *body, size_t body_len);
-int http_ctx_detach(struct ig_ctx *ctx); /* copy request slices into the arena */
+/* Points ctx's request at r's slices (the read buffer) and at r's field
+ * array (the core's scratch), without copying. */
+void http_ctx_set_request(struct ig_ctx *ctx, const struct http_request *r, const char *body, size_t body_len);
+/* Copies the field array and every slice into the arena, for a request
+ * that outlives the read buffer and the next parse; -1 when out of memory. */
+int http_ctx_detach(struct ig_ctx *ctx);
 void http_ctx_cancel(struct ig_ctx *ctx);
 
 /* response.c */

@@ -206,7 +206,7 @@ static int judge_request(struct http_scan *s, struct http_request *req, const st
 
 static void reset_request(struct http_request *req)
 {
-	struct http_header *headers = req->headers;
+	ig_header *headers = req->headers;
 	size_t capacity = req->header_capacity;
 	*req = (struct http_request){ 0 };
 	req->headers = headers;

@@ -24,7 +24,7 @@ struct http_request {
 	size_t query_len;
 	int minor_version; /* 0 or 1; any other well-formed version is 505 */
 
-	struct http_header *headers; /* caller-provided array ... */
+	ig_header *headers;          /* caller-provided array ... */
 	size_t header_capacity;      /* ... of this many entries */
 	size_t num_headers;          /* filled by the parser */
 

@@ -28,7 +28,7 @@ struct http_response_head {
 	int status;        /* 100..599 */
 	ig_str reason;     /* may be empty; never to be relied on (RFC 9112 4) */
 
-	struct http_header *headers; /* caller-provided array ... */
+	ig_header *headers;          /* caller-provided array ... */
 	size_t header_capacity;      /* ... of this many entries; 0: limits->max_headers */
 	size_t num_headers;          /* filled by the parser */
 

@@ -22,14 +22,14 @@ static int seed_pools(struct http_core *core)
 {
 	struct ig_pool *pools[] = { &core->sock.streams, &core->conns, &core->ctxs, &core->rbufs, &core->blocks };
 	size_t seeds[] = { SEED_CONNS, SEED_CONNS, SEED_CTXS, SEED_RBUFS, SEED_BLOCKS };
-	size_t scratch = round16((size_t)core->cfg->max_headers * sizeof(struct http_header));
+	size_t scratch = round16((size_t)core->cfg->max_headers * sizeof(ig_header));
 	size_t bytes = scratch;
 	for (size_t i = 0; i < IG_COUNTOF(pools); i++)
 		bytes += seeds[i] * pools[i]->obj_size;
 	char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
-	core->scratch_headers = (struct http_header *)m;
+	core->scratch_headers = (ig_header *)m;
 	m += scratch;
 	for (size_t i = 0; i < IG_COUNTOF(pools); i++) {
 		ig_pool_seed(pools[i], m, seeds[i]);

@@ -55,14 +55,14 @@ static void check_head(const char *buf, int r, const struct http_response_head *
 	if (h->reason.len && (h->reason.ptr < buf || h->reason.ptr + h->reason.len > end))
 		die("reason outside the head");
 	for (size_t i = 0; i < h->num_headers; i++) {
-		const struct http_header *f = &h->headers[i];
-		if (f->name_len == 0 || f->name < buf || f->name + f->name_len > end ||
-		    (f->value_len && (f->value < buf || f->value + f->value_len > end)))
+		const ig_header *f = &h->headers[i];
+		if (f->name.len == 0 || f->name.ptr < buf || f->name.ptr + f->name.len > end ||
+		    (f->value.len && (f->value.ptr < buf || f->value.ptr + f->value.len > end)))
 			die("field outside the head");
-		for (size_t j = 0; j < f->value_len; j++)
-			if (f->value[j] == '\r' || f->value[j] == '\n' || f->value[j] == '\0')
+		for (size_t j = 0; j < f->value.len; j++)
+			if (f->value.ptr[j] == '\r' || f->value.ptr[j] == '\n' || f->value.ptr[j] == '\0')
 				die("CR, LF or NUL in a value");
-		if (memchr(f->name, ':', f->name_len))
+		if (memchr(f->name.ptr, ':', f->name.len))
 			die("colon in a field name");
 	}
 	if (h->framing == BODY_UNTIL_CLOSE && h->keep_alive)
@@ -127,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		die("out of memory");
 	memcpy(stream, data + 2, len);
 
-	struct http_header fields[64], again_fields[64];
+	ig_header fields[64], again_fields[64];
 	size_t pos = 0;
 	for (int n = 0; n < MAX_RESPONSES && pos <= len; n++) {
 		const char *buf = stream + pos;

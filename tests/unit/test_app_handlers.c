@@ -6,8 +6,9 @@
  * replies come from timers on that core's loop, so each handler really
  * goes pending and finishes from its completion callback. The same core
  * also checks the response head writer (http_out_head) byte for byte,
- * including fields longer than its stack buffer, which no route produces.
- * Build: as tests/harness.h says. */
+ * including fields longer than its stack buffer, which no route produces,
+ * and that a detached exchange keeps its request when the parser's field
+ * array is reused. Build: as tests/harness.h says. */
 #include "tests/harness.h"
 #include "tests/unit/check.h"
 
@@ -334,6 +335,36 @@ static void test_fanout(void)
 	harness_unmock_network(&core, m);
 }
 
+/* An exchange points at the parser's field array and read buffer without
+ * a copy; one that outlives them (pending, or with its body read into the
+ * arena) must hold its own copy of both after detach, since the next parse
+ * overwrites the array. */
+static void test_detach(void)
+{
+	char buf[] = "GET /a?b HTTP/1.1\r\nHost: h\r\nX-Trace: t-1\r\n\r\n";
+	ig_header fields[8];
+	struct http_request r = { .headers = fields, .header_capacity = 8 };
+	int n = http_parse_request(buf, sizeof buf - 1, &r, &core.limits);
+	struct ig_ctx *x = http_ctx_new(&core, NULL);
+	CHECK(n == (int)sizeof buf - 1 && x, "detach: a parsed head and an exchange");
+	if (!x)
+		return;
+	http_ctx_set_request(x, &r, NULL, 0);
+	CHECK(ig_req(x)->headers == fields, "detach: before it, the request is the parser's array");
+	CHECK(http_ctx_detach(x) == 0, "detach: the arena holds the request");
+	memset(buf, 'z', sizeof buf - 1);
+	for (size_t i = 0; i < 8; i++)
+		fields[i] = (ig_header){ IG_STR_INIT("X-Trace"), IG_STR_INIT("clobbered") };
+	ig_str v = ig_req_header(x, "x-trace");
+	const ig_request *q = ig_req(x);
+	check_that(q->num_headers == 2 && ig_str_eq(v, "t-1", 3) && ig_str_eq(q->path, "/a", 2) &&
+			   ig_str_eq(q->headers[0].value, "h", 1),
+		   "detach: fields and bytes survive the next parse", "%zu fields, X-Trace \"%.*s\"",
+		   q->num_headers, (int)v.len, v.ptr ? v.ptr : "");
+	http_ctx_free(x);
+	check_core_idle("detach: the exchange given back");
+}
+
 /* http_out_head composes a head on the stack and appends it once; a field
  * that does not fit flushes what is composed and goes in by itself. Either
  * way the bytes in the output chain must be exactly the head. */
@@ -395,6 +426,7 @@ int main(void)
 	test_client_leaves();
 	test_fanout();
 	test_response_head();
+	test_detach();
 	CHECK(!timed_out, "no request hung");
 	CHECK_INT(core.loop.timers.armed, 0, "no timer left armed");
 	return check_done();

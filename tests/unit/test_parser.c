@@ -409,7 +409,7 @@ static const struct req_case invalid_cases[] = {
 /* ---- request helpers ---------------------------------------------------- */
 
 static struct guard g;
-static struct http_header headers[64];
+static ig_header headers[64];
 
 static int parse_at(const struct req_case *c, size_t len, struct http_request *req)
 {

@@ -246,7 +246,7 @@ static const struct resp_case invalid_cases[] = {
 /* ---- helpers ------------------------------------------------------------ */
 
 static struct guard g;
-static struct http_header headers[64];
+static ig_header headers[64];
 
 static enum http_error_kind last_kind; /* of the last parse_at */
 
@@ -446,12 +446,12 @@ static void test_fields_are_slices(void)
 {
 	static const char in[] = OK "Server: x\r\n" CL5 "\r\n";
 	const char *buf = guard_put(&g, in, sizeof in - 1);
-	struct http_header two[2];
+	ig_header two[2];
 	struct http_response_head out = { .headers = two, .header_capacity = 2 };
 	struct http_error error = { 0 };
 	int r = http_parse_response(buf, sizeof in - 1, false, &default_limits, &out, &error);
-	CHECK(r == (int)sizeof in - 1 && out.num_headers == 2 && two[0].name == buf + 17 &&
-		      two[1].value == buf + 44 && out.reason.ptr == buf + 13,
+	CHECK(r == (int)sizeof in - 1 && out.num_headers == 2 && two[0].name.ptr == buf + 17 &&
+		      two[1].value.ptr == buf + 44 && out.reason.ptr == buf + 13,
 	      "names, values and the reason are slices of the input");
 }
 
