@@ -66,11 +66,11 @@ struct ig_config_args {
 	bool command_line_words;
 };
 
-/* Copies every part's defaults, then parses the environment, then the
- * arguments, into the parts' targets, then runs the parts' checks. On --help (every part's rows) or --version
- * prints to stdout and returns IG_CONFIG_EXIT; on a bad value, an unknown
- * flag or a failed check prints one message to stderr and returns
- * IG_CONFIG_ERROR (the caller exits 2). */
+/* Copies every part's defaults in, parses the environment, then the
+ * arguments, into the parts' targets, then runs the parts' checks. On
+ * --help (every part's rows) or --version prints to stdout and returns
+ * IG_CONFIG_EXIT; on a bad value, an unknown flag or a failed check prints
+ * one message to stderr and returns IG_CONFIG_ERROR (the caller exits 2). */
 enum ig_config_result ig_config_parse(const struct ig_settings *const *parts, size_t nparts,
 				      const struct ig_config_args *args);
 
