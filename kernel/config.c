@@ -235,6 +235,9 @@ static enum ig_config_result parse_args(const struct ig_settings *const *parts, 
 __attribute__((cold)) enum ig_config_result
 ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const struct ig_config_args *args)
 {
+	for (size_t p = 0; p < nparts; p++)
+		if (parts[p]->defaults)
+			memcpy(parts[p]->values, parts[p]->defaults, parts[p]->size);
 	/* --help must show the built-in defaults, so look for it first. */
 	for (int i = 1; i < args->argc; i++) {
 		if (strcmp(args->argv[i], "--help") == 0 || strcmp(args->argv[i], "-h") == 0) {

@@ -1,7 +1,7 @@
 /* The settings table: every part of the runtime (server, TLS, client, DNS)
  * contributes its rows, and one parse reads them all from the environment
  * and matching command-line flags. Flags win over the environment, which
- * wins over the defaults already stored in the targets. */
+ * wins over the part's defaults. */
 #ifndef KERNEL_CONFIG_H
 #define KERNEL_CONFIG_H
 
@@ -19,7 +19,8 @@ enum ig_opt_type {
 };
 
 /* A setting that takes one of a few words: *index is the word's place in
- * names ("add|replace": 0 or 1). */
+ * names ("add|replace": 0 or 1). The parse only reads the struct, so it
+ * may be const (its row's target then casts the const away). */
 struct ig_choice {
 	int *index;
 	const char *names;
@@ -35,16 +36,22 @@ struct ig_option {
 	const char *help;
 };
 
-/* One part's rows; their targets hold the defaults until parsed (--help
- * shows them). check, if set, runs once every row of every part is
- * parsed: it judges what no single row can (two settings that exclude each
- * other, a file that must be read and parsed at startup) and returns NULL
- * or the message to print. */
+/* One part's rows. The parse first copies the size bytes of defaults over
+ * values, the struct the rows' targets are in: the live values stay
+ * zero-initialised (.bss) and the defaults const (.rodata), so that neither
+ * costs the file a byte of writable data, and --help shows the defaults.
+ * Without defaults the targets' contents are the defaults. check, if set,
+ * runs once every row of every part is parsed: it judges what no single
+ * row can (two settings that exclude each other, a file that must be read
+ * and parsed at startup) and returns NULL or the message to print. */
 struct ig_settings {
 	const char *part; /* heading in --help: "server", "client", ... */
 	const struct ig_option *opts;
 	size_t count;
 	const char *(*check)(char *err, size_t errlen);
+	void *values;
+	const void *defaults;
+	size_t size;
 };
 
 enum ig_config_result { IG_CONFIG_OK, IG_CONFIG_EXIT, IG_CONFIG_ERROR };
@@ -59,11 +66,11 @@ struct ig_config_args {
 	bool command_line_words;
 };
 
-/* Parses the environment, then the arguments, into every part's targets,
- * then runs the parts' checks. On --help (every part's rows) or --version
- * prints to stdout and returns IG_CONFIG_EXIT; on a bad value, an unknown
- * flag or a failed check prints one message to stderr and returns
- * IG_CONFIG_ERROR (the caller exits 2). */
+/* Copies every part's defaults in, parses the environment, then the
+ * arguments, into the parts' targets, then runs the parts' checks. On
+ * --help (every part's rows) or --version prints to stdout and returns
+ * IG_CONFIG_EXIT; on a bad value, an unknown flag or a failed check prints
+ * one message to stderr and returns IG_CONFIG_ERROR (the caller exits 2). */
 enum ig_config_result ig_config_parse(const struct ig_settings *const *parts, size_t nparts,
 				      const struct ig_config_args *args);
 

@@ -6,31 +6,31 @@
 #include "internal.h"
 #include "settings.h"
 
-/* Each option's default: the one declaration, for the settings' targets
- * and for an option an Agent or a Pool is given as zero. */
-#define CLIENT_OPTS_DEFAULTS { \
-	.connections = 8, \
-	.pipelining = 1, \
-	.connect_timeout_ms = 10000, \
-	.headers_timeout_ms = 30000, \
-	.body_timeout_ms = 30000, \
-	.keep_alive_ms = 4000, \
-	.max_header_bytes = 16384, \
-	.max_headers = 100, \
-	.max_body_bytes = 1u << 20, \
-	.max_queued = 1024, \
-}
+/* Each option's default: the one declaration, copied into the settings'
+ * values by the parse and taken by an option an Agent or a Pool is given
+ * as zero. */
+static const ig_client_opts client_opts_defaults = {
+	.connections = 8,
+	.pipelining = 1,
+	.connect_timeout_ms = 10000,
+	.headers_timeout_ms = 30000,
+	.body_timeout_ms = 30000,
+	.keep_alive_ms = 4000,
+	.max_header_bytes = 16384,
+	.max_headers = 100,
+	.max_body_bytes = 1u << 20,
+	.max_queued = 1024,
+};
 
-ig_client_opts client_settings_opts = CLIENT_OPTS_DEFAULTS;
+ig_client_opts client_settings_opts;
 
 #define DEFAULT(field) \
 	if (!o->field) \
-		o->field = defaults.field
+		o->field = client_opts_defaults.field
 
 void client_opts_resolve(ig_client_opts *o, const ig_client_opts *in)
 {
-	static const ig_client_opts defaults = CLIENT_OPTS_DEFAULTS;
-	*o = in ? *in : defaults;
+	*o = in ? *in : client_opts_defaults;
 	DEFAULT(connections);
 	DEFAULT(pipelining);
 	DEFAULT(connect_timeout_ms);
@@ -74,4 +74,5 @@ static const struct ig_option client_rows[] = {
 
 const struct ig_settings client_settings = {
 	"client", client_rows, IG_COUNTOF(client_rows), NULL,
+	&client_settings_opts, &client_opts_defaults, sizeof client_settings_opts,
 };

@@ -3,11 +3,15 @@
  * resolver and its tests need nothing else of the client. */
 #include "settings.h"
 
-struct dns_config dns_config = {
+/* The one declaration of the defaults, copied into dns_config by the
+ * parse. */
+static const struct dns_config dns_defaults = {
 	.port = 53,
 	.resolv_conf = "/etc/resolv.conf",
 	.hosts_file = "/etc/hosts",
 };
+
+struct dns_config dns_config;
 
 static const struct ig_option dns_rows[] = {
 	{ "INGOT_DNS_PORT", IG_OPT_INT, &dns_config.port, 1, 65535,
@@ -19,5 +23,5 @@ static const struct ig_option dns_rows[] = {
 };
 
 const struct ig_settings dns_settings = {
-	"DNS", dns_rows, IG_COUNTOF(dns_rows), NULL,
+	"DNS", dns_rows, IG_COUNTOF(dns_rows), NULL, &dns_config, &dns_defaults, sizeof dns_config,
 };

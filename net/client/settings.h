@@ -1,7 +1,7 @@
 /* The client's and the DNS resolver's rows of the settings table
  * (kernel/config.h), and where their parsed values live. The process's
- * start parses them with every other part's; a program that does not
- * parse them gets the defaults. */
+ * start parses them with every other part's; the parse first copies in
+ * their defaults, so a program that resolves names must parse them. */
 #ifndef NET_CLIENT_SETTINGS_H
 #define NET_CLIENT_SETTINGS_H
 
@@ -13,7 +13,8 @@
 extern ig_client_opts client_settings_opts;
 extern const struct ig_settings client_settings;
 
-/* INGOT_DNS_PORT, INGOT_RESOLV_CONF, INGOT_HOSTS_FILE (net/client/dns.h). */
+/* INGOT_DNS_PORT, INGOT_RESOLV_CONF, INGOT_HOSTS_FILE (net/client/dns.h):
+ * zero until parsed. */
 struct dns_config {
 	int64_t port;                      /* the nameservers' port */
 	const char *resolv_conf, *hosts_file; /* the files a resolver reads */

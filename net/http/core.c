@@ -5,7 +5,36 @@
 #include "internal.h"
 #include "kernel/log.h"
 
-const struct http_config http_config_defaults = HTTP_CONFIG_DEFAULTS;
+/* Every server setting's default: the one declaration, copied into the
+ * settings' values (server_config) by the parse. */
+const struct http_config http_config_defaults = {
+	.port = 8080,
+	.host = "0.0.0.0",
+	.threads = 0,
+	.max_conns = 10000,
+	.max_request_line = 8192,
+	.max_header_bytes = 16384,
+	.max_headers = 100,
+	.max_body = 1 << 20,
+	.header_timeout_ms = 10000,
+	.body_timeout_ms = 30000,
+	.idle_timeout_ms = 60000,
+	.write_timeout_ms = 30000,
+	.max_output = 256 * 1024,
+	.grace_ms = 8000,
+	.log_level = IG_LOG_INFO,
+	.access_log = false,
+	.tls_cert = "",
+	.tls_key = "",
+	.tls_cert_pem = "",
+	.tls_key_pem = "",
+	.tls_port = 8443,
+	.tls_only = false,
+	.tls_handshake_timeout_ms = 10000,
+	.tls_max_handshakes = 256,
+	.tls_idle_timeout_ms = 15000,
+	.tls_session_cache = 256 * 1024,
+};
 
 void http_core_init_pools(struct http_core *core)
 {

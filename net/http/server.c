@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-struct http_config server_config = HTTP_CONFIG_DEFAULTS;
+struct http_config server_config;
 struct http_server http_server;
 
 /* An explicit INGOT_THREADS, or a single CPU in the mask, needs no look at

@@ -21,8 +21,8 @@ int http_serve(const struct ig_app *app, uint64_t t0_us);
 
 struct tls_credentials;
 
-/* The parsed settings, the server rows' targets: HTTP_CONFIG_DEFAULTS
- * until parsed. */
+/* The parsed settings, the server rows' targets: zero until the parse
+ * copies http_config_defaults (net/http/core.c) into them. */
 extern struct http_config server_config;
 
 struct http_server {

@@ -10,7 +10,7 @@
 #define CFG(field) &server_config.field
 
 /* In enum ig_log_level's order. */
-static struct ig_choice log_levels = { CFG(log_level), "error|warn|info|debug" };
+static const struct ig_choice log_levels = { CFG(log_level), "error|warn|info|debug" };
 
 static const struct ig_option server_rows[] = {
 	{ "PORT", IG_OPT_INT, CFG(port), 0, 65535, "TCP port; 0 picks a free one" },
@@ -37,7 +37,7 @@ static const struct ig_option server_rows[] = {
 	{ "INGOT_MAX_OUTPUT", IG_OPT_INT, CFG(max_output), 1024, 1 << 30,
 	  "unsent response bytes per connection before reading pauses" },
 	{ "INGOT_GRACE_MS", IG_OPT_INT, CFG(grace_ms), 0, 3600000, "drain time after SIGTERM/SIGINT" },
-	{ "INGOT_LOG_LEVEL", IG_OPT_CHOICE, &log_levels, 0, 0, "error, warn, info or debug" },
+	{ "INGOT_LOG_LEVEL", IG_OPT_CHOICE, (void *)&log_levels, 0, 0, "error, warn, info or debug" },
 	{ "INGOT_ACCESS_LOG", IG_OPT_BOOL, CFG(access_log), 0, 0, "log every request" },
 	{ "INGOT_TLS_CERT", IG_OPT_STR, CFG(tls_cert), 0, 0,
 	  "PEM file: certificate chain, leaf first; turns HTTPS on" },
@@ -87,4 +87,5 @@ __attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
 
 const struct ig_settings http_server_settings = {
 	"server", server_rows, IG_COUNTOF(server_rows), check_tls,
+	&server_config, &http_config_defaults, sizeof server_config,
 };

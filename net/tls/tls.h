@@ -86,8 +86,8 @@ struct ig_tls_core *ig_tls_client_core(struct ig_loop *loop);
 const struct tls_trust *ig_tls_default_trust(const char **err);
 
 /* The rows of the settings table for the default trust (kernel/config.h,
- * net/tls/trust_settings.c) and their parsed values: ca_file "" when not
- * set. */
+ * net/tls/trust_settings.c) and their parsed values: zero until parsed,
+ * then ca_file "" when not set. */
 struct ig_settings;
 extern const struct ig_settings ig_tls_trust_settings;
 enum tls_ca_mode { TLS_CA_ADD, TLS_CA_REPLACE /* only the file's anchors */ };

@@ -7,15 +7,18 @@
 
 #include <stdio.h>
 
-struct tls_trust_config tls_trust_config = { .ca_file = "", .ca_mode = TLS_CA_ADD };
+/* Copied into tls_trust_config by the parse. */
+static const struct tls_trust_config trust_defaults = { .ca_file = "", .ca_mode = TLS_CA_ADD };
+
+struct tls_trust_config tls_trust_config;
 
 /* In enum tls_ca_mode's order. */
-static struct ig_choice ca_modes = { &tls_trust_config.ca_mode, "add|replace" };
+static const struct ig_choice ca_modes = { &tls_trust_config.ca_mode, "add|replace" };
 
 static const struct ig_option trust_rows[] = {
 	{ "INGOT_TLS_CA_FILE", IG_OPT_STR, &tls_trust_config.ca_file, 0, 0,
 	  "PEM bundle of trust anchors for outbound https, read at startup" },
-	{ "INGOT_TLS_CA_MODE", IG_OPT_CHOICE, &ca_modes, 0, 0,
+	{ "INGOT_TLS_CA_MODE", IG_OPT_CHOICE, (void *)&ca_modes, 0, 0,
 	  "add: the bundle joins the compiled-in anchors; replace: only the bundle" },
 };
 
@@ -32,4 +35,5 @@ static const char *check_trust(char *err, size_t errlen)
 
 const struct ig_settings ig_tls_trust_settings = {
 	"TLS trust (outbound https)", trust_rows, sizeof trust_rows / sizeof trust_rows[0], check_trust,
+	&tls_trust_config, &trust_defaults, sizeof tls_trust_config,
 };

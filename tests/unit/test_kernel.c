@@ -147,7 +147,7 @@ static void test_pool(void)
 /* The table as one part named "t". */
 static enum ig_config_result parse(const struct ig_option *o, int argc, char **argv)
 {
-	const struct ig_settings part = { "t", o, 4, NULL };
+	const struct ig_settings part = { .part = "t", .opts = o, .count = 4 };
 	const struct ig_settings *const parts[] = { &part };
 	return ig_config_parse(parts, 1, &(struct ig_config_args){ .argc = argc, .argv = argv, .name = "t", .version = "0" });
 }
@@ -196,14 +196,17 @@ static const char *check_stub(char *err, size_t errlen)
 	return check_says;
 }
 
-/* Two parts, a choice, a part's check and a machine's command-line words. */
+/* Two parts, one with its defaults apart, a choice, a part's check and a
+ * machine's command-line words. */
 static void test_config_parts(void)
 {
-	int64_t size = 1;
-	struct ig_choice modes = { &mode_index, "add|replace" };
+	int64_t size = 0;
+	static const int64_t size_default = 1;
+	static const struct ig_choice modes = { &mode_index, "add|replace" };
 	const struct ig_option a[] = { { "T_SIZE", IG_OPT_INT, &size, 0, 9, "size" } };
-	const struct ig_option b[] = { { "T_MODE", IG_OPT_CHOICE, &modes, 0, 0, "mode" } };
-	const struct ig_settings pa = { "a", a, 1, NULL }, pb = { "b", b, 1, check_stub };
+	const struct ig_option b[] = { { "T_MODE", IG_OPT_CHOICE, (void *)&modes, 0, 0, "mode" } };
+	const struct ig_settings pa = { "a", a, 1, NULL, &size, &size_default, sizeof size },
+				 pb = { .part = "b", .opts = b, .count = 1, .check = check_stub };
 	const struct ig_settings *const parts[] = { &pa, &pb };
 	char *flags[] = { "x", "--t-size=4", "--t-mode", "replace", NULL };
 	struct ig_config_args args = { .argc = 4, .argv = flags };
@@ -225,6 +228,9 @@ static void test_config_parts(void)
 	char *bad_word[] = { "x", "T_SIZE=70", NULL };
 	args = (struct ig_config_args){ .argc = 2, .argv = bad_word, .command_line_words = true };
 	CHECK(ig_config_parse(parts, 2, &args) == IG_CONFIG_ERROR, "config: a bad NAME=value word is an error");
+	args = (struct ig_config_args){ .argc = 1, .argv = flags };
+	CHECK(ig_config_parse(parts, 2, &args) == IG_CONFIG_OK && size == 1,
+	      "config: a part's defaults are copied in before the environment and the flags");
 }
 
 static void test_clock(void)
