@@ -40,6 +40,8 @@ size_t ig_vq_legacy_bytes(uint16_t size)
 {
 	return legacy_used_offset(size) + align_up(ig_vq_used_bytes(size), IG_VQ_LEGACY_ALIGN);
 }
+_Static_assert(IG_VQ_LEGACY_BYTES(256) == 12288 && IG_VQ_LEGACY_BYTES(8) == 8192,
+	       "the macro is the spec's formula");
 
 static bool valid_size(uint16_t size)
 {

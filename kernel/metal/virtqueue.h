@@ -69,8 +69,12 @@ size_t ig_vq_avail_bytes(uint16_t size);
 size_t ig_vq_used_bytes(uint16_t size);
 
 /* The legacy single area (virtio 1.x section 2.7.2 "Legacy Interfaces"):
- * descriptors, then the available ring, then the used ring at the next
- * multiple of IG_VQ_LEGACY_ALIGN; the total is a multiple of it too. */
+ * descriptors (16 each), then the available ring (2 * (3 + size)), then the
+ * used ring (2 * 3 + 8 * size) at the next multiple of IG_VQ_LEGACY_ALIGN;
+ * the total is a multiple of it too. The macro is for static arrays. */
+#define IG_VQ_ALIGN_UP_(n) (((n) + IG_VQ_LEGACY_ALIGN - 1) / IG_VQ_LEGACY_ALIGN * IG_VQ_LEGACY_ALIGN)
+#define IG_VQ_LEGACY_BYTES(size) \
+	(IG_VQ_ALIGN_UP_(16u * (size) + 2u * (3u + (size))) + IG_VQ_ALIGN_UP_(6u + 8u * (size)))
 size_t ig_vq_legacy_bytes(uint16_t size);
 
 /* Sets vq up over zeroed memory of the legacy layout: `area` aligned to

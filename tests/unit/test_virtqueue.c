@@ -99,6 +99,10 @@ static void test_layout(void)
 	CHECK_INT(ig_vq_legacy_bytes(256), 12288, "legacy area of 256 rounds to 3 pages");
 	CHECK_INT(ig_vq_legacy_bytes(8), 8192, "legacy area of 8 is 2 pages");
 	CHECK_INT(ig_vq_legacy_bytes(1), 8192, "legacy area of 1 is 2 pages");
+	bool same = true;
+	for (unsigned n = 1; n <= IG_VQ_MAX_SIZE; n *= 2)
+		same &= ig_vq_legacy_bytes((uint16_t)n) == IG_VQ_LEGACY_BYTES(n);
+	CHECK(same, "IG_VQ_LEGACY_BYTES agrees with ig_vq_legacy_bytes for every size");
 
 	static struct ig_virtqueue vq;
 	char *area = aligned_alloc(IG_VQ_LEGACY_ALIGN, ig_vq_legacy_bytes(256));
