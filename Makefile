@@ -20,8 +20,9 @@ CFLAGS   := $(WARN) -O2 -I. -I$(GEN) -I$(DEPS)/musl/include \
 LDFLAGS  := -static -Wl,--gc-sections -Wl,-O1 -Wl,--build-id=none -s \
             -Wl,-z,max-page-size=4096 -Wl,-T,net/cold.ld
 
-# The TLS backend (net/tls/backend.h): bearssl (default) or mbedtls. Each
-# has its own objects and binary, so both can be built side by side.
+# The TLS backend (net/tls/backend.h): bearssl (default), mbedtls, or none
+# (no TLS at all: net/tls/none.c, for the small unikernel). Each has its
+# own objects and binary, so all can be built side by side.
 TLS      ?= bearssl
 ifeq ($(TLS),bearssl)
 TLS_LIBS := $(DEPS)/musl/lib/libbearssl.a
@@ -32,14 +33,21 @@ TLS_SUFFIX := -mbedtls
 BIN      := $(BUILD)/bin/service-mbedtls
 OBJ      := $(BUILD)/obj-mbedtls
 CFLAGS   += -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>'
+else ifeq ($(TLS),none)
+TLS_LIBS :=
+TLS_SUFFIX := -notls
+BIN      := $(BUILD)/bin/service-notls
+OBJ      := $(BUILD)/obj-notls
 else
-$(error TLS must be bearssl or mbedtls, not "$(TLS)")
+$(error TLS must be bearssl, mbedtls or none, not "$(TLS)")
 endif
-# app/service.c hashes with BearSSL whatever the TLS backend.
+# app/service.c hashes with BearSSL whatever the TLS backend (with none,
+# only BearSSL's hash code is linked: --gc-sections drops the rest).
 LIBS     := $(TLS_LIBS) $(DEPS)/musl/lib/libbearssl.a
 
 # The TLS-independent part of net/tls is every file but the backends.
-TLS_SRC     := $(filter-out net/tls/bearssl.c net/tls/mbedtls.c,$(wildcard net/tls/*.c)) net/tls/$(TLS).c
+TLS_BACKENDS := net/tls/bearssl.c net/tls/mbedtls.c net/tls/none.c
+TLS_SRC     := $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/$(TLS).c
 # net/api/main.c is the service's main(): programs with their own (the
 # test client, benchmarks, tests that set up a core) link all but it.
 API_MAIN    := net/api/main.c
@@ -177,8 +185,8 @@ UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # The service's handlers with the whole runtime but the service's main (the
-# test sets up a core itself) and the mbedtls backend.
-UNIT_SRC_test_app_handlers := $(filter-out $(API_MAIN) net/tls/mbedtls.c,$(wildcard kernel/*.c net/*.c net/sock/*.c \
+# test sets up a core itself) and the other backends.
+UNIT_SRC_test_app_handlers := $(filter-out $(API_MAIN) net/tls/mbedtls.c net/tls/none.c,$(wildcard kernel/*.c net/*.c net/sock/*.c \
                               net/http/*.c net/api/*.c net/client/*.c net/tls/*.c)) app/service.c $(GEN)/api.c $(GEN)/anchors.c
 UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_test_api_validate := net/api/validate.c kernel/json.c $(API_JSON)
@@ -415,6 +423,7 @@ run: setup-run
 test: setup-test
 	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
+	@$(MAKE) --no-print-directory TLS=none bin
 	@tests/run
 
 # The bench's own C programs, static musl like the service: the floor server
@@ -436,7 +445,7 @@ bench: setup-bench
 # dependencies (build/deps) and the fetched kernel (build/kernel), which
 # take minutes to fetch and build again; distclean: those too.
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/obj-mbedtls $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/fuzz \
+	rm -rf $(BUILD)/obj $(BUILD)/obj-mbedtls $(BUILD)/obj-notls $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/fuzz \
 		$(BUILD)/bench $(IMAGES) $(BUILD)/tools
 distclean: clean
 	rm -rf $(BUILD)

@@ -12,6 +12,7 @@
  * the call ended. */
 #include "internal.h"
 #include "kernel/list.h"
+#include "net/tls/tls.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -286,7 +287,7 @@ ig_call *pool_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 	c->state = CALL_QUEUED;
 	p->calls++;
 	const char *why = NULL;
-	char msg[160];
+	char msg[200];
 	if (p->destroyed) {
 		call_end(c, IG_CLIENT_ABORTED, "the dispatcher has been destroyed");
 	} else if (call_init(c, opts, &why) != 0) {
@@ -295,6 +296,12 @@ ig_call *pool_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 		snprintf(msg, sizeof msg, "the origin %.*s is not this client's (%.*s)", (int)opts->origin.len,
 			 opts->origin.ptr, (int)p->o.url.origin.len, p->o.url.origin.ptr);
 		call_end(c, IG_CLIENT_BAD_REQUEST, msg);
+	} else if (p->o.url.https && !po->trust && !ig_tls_default_trust(&why)) {
+		/* Refused before any connection: the build has no TLS
+		   (TLS=none), or the anchors did not load. */
+		snprintf(msg, sizeof msg, "cannot use %.*s: %s", (int)p->o.url.origin.len, p->o.url.origin.ptr,
+			 why);
+		call_end(c, IG_CLIENT_TLS, msg);
 	} else if (p->queued >= po->max_queued) {
 		snprintf(msg, sizeof msg, "%u calls already wait for a connection to %.*s", p->queued,
 			 (int)p->o.url.origin.len, p->o.url.origin.ptr);

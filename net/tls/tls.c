@@ -762,8 +762,10 @@ static void load_default_trust(void)
 		return;
 	}
 	default_trust = tls_trust_load(pem, len, tls_trust_config.ca_mode == TLS_CA_REPLACE, why, sizeof why);
-	if (!default_trust)
+	if (!default_trust && ca_file[0])
 		snprintf(trust_error, sizeof trust_error, "INGOT_TLS_CA_FILE %s: %s", ca_file, why);
+	else if (!default_trust) /* the compiled-in set: none with TLS=none */
+		snprintf(trust_error, sizeof trust_error, "%s", why);
 	free(pem);
 }
 
