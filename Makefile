@@ -87,7 +87,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
-.PHONY: all deps deps-lock gen bin unikernel fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
+.PHONY: all deps deps-lock gen bin unikernel unikernel-elf fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -384,7 +384,12 @@ $(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(UNIKERNEL_LD)
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
 		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
-unikernel: setup-build $(UNIKERNEL)
+# Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
+# the objects are then those of build/obj-notls.
+UNIKERNEL_TLS ?= none
+unikernel: setup-build
+	@$(MAKE) --no-print-directory TLS=$(UNIKERNEL_TLS) unikernel-elf
+unikernel-elf: $(UNIKERNEL)
 
 # ---- packages (images/): the scratch OCI image, the bootable VM image ----
 IMAGES       := $(BUILD)/images
