@@ -371,7 +371,8 @@ METAL_ASM   := $(wildcard kernel/metal/*.S)
 METAL_OBJ   := $(METAL_SRC:%.c=$(OBJ)/%.o) $(METAL_ASM:%.S=$(OBJ)/%.o)
 UNIKERNEL   := $(BUILD)/images/unikernel.elf
 UNIKERNEL_LD := kernel/metal/unikernel.ld
-UNIKERNEL_OBJ := $(filter-out $(OBJ)/kernel/vm.o,$(RUNTIME_OBJ)) $(APP_OBJ) $(METAL_OBJ)
+# net/lwip's objects and lwIP itself (LWIP_OBJ, LWIP_LIBS: the lwIP rules).
+UNIKERNEL_OBJ = $(filter-out $(OBJ)/kernel/vm.o,$(RUNTIME_OBJ)) $(APP_OBJ) $(LWIP_OBJ) $(METAL_OBJ)
 $(METAL_OBJ): CFLAGS += -mno-red-zone
 $(OBJ)/%.o: %.S
 	@mkdir -p $(@D)
@@ -379,11 +380,11 @@ $(OBJ)/%.o: %.S
 	$(Q)$(CC_MUSL) -c $< -o $@
 # -nostartfiles: the entry is boot.S's, and musl is entered by
 # kernel/metal/libc_start.c; the specs still add musl's libc.a and libgcc.
-$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(UNIKERNEL_LD)
+$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
-		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) -o $@
+		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 # Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
 # the objects are then those of build/obj-notls.
