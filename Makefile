@@ -84,7 +84,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 all: bin
 
 # ---- third-party sources (Debian source packages, built with musl) ----
-$(DEPS)/.stamp: tools/deps/fetch tools/deps/deps.lock tools/deps/mbedtls_config.h
+$(DEPS)/.stamp: tools/deps/fetch tools/deps/deps.lock tools/deps/mbedtls_config.h net/lwip/lwipopts.h net/lwip/arch/cc.h
 	BUILD=$(BUILD) tools/deps/fetch
 deps: $(DEPS)/.stamp
 $(LIBS): $(DEPS)/.stamp
