@@ -66,6 +66,8 @@ void ig_lwip_free(void *p);
 #define TCP_WND (128 * 1024)
 #define TCP_SND_BUF (128 * 1024)
 #define TCP_SND_QUEUELEN ((4 * TCP_SND_BUF + TCP_MSS - 1) / TCP_MSS)
+/* Writable again once this much room is free (lwIP's u16 bound). */
+#define TCP_SNDLOWAT (16 * TCP_MSS)
 #define TCP_QUEUE_OOSEQ 1
 /* No listen backlog: a burst of SYNs faster than the handshakes finish is
  * not dropped (lwIP's backlog counts half-open PCBs and is at most 255);
