@@ -7,7 +7,8 @@
 // Each boot: the MAC, qemu's user network answering an ARP request and a
 // DHCP discover, a transmit flood past the ring's size, the device's and
 // the keyboard's interrupts pending at the LAPIC, and Ctrl-Alt-Del from the
-// monitor ending qemu with status 0. Without a NIC: an odd exit status.
+// monitor ending qemu with status 0, in scan-code set 2 and, translated, set
+// 1. Without a NIC: an odd exit status.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -36,7 +37,7 @@ function buildKernel() {
 
 /** Boots the check kernel; on "keyboard: waiting" sends Ctrl-Alt-Del through
  * the monitor. Resolves the console's lines and qemu's exit. */
-async function boot({ modern = false, acpi = true, device = 'virtio-net-device,netdev=n0', nic = true } = {}) {
+async function boot({ modern = false, acpi = true, device = 'virtio-net-device,netdev=n0', nic = true, append = '' } = {}) {
 	await needTools('qemu-system-x86_64');
 	await buildKernel();
 	const port = await freePort();
@@ -46,7 +47,7 @@ async function boot({ modern = false, acpi = true, device = 'virtio-net-device,n
 		'-M', `microvm,pit=on,rtc=on${acpi ? '' : ',acpi=off'}`, '-accel', 'tcg', '-m', '32', '-smp', '1',
 		'-no-reboot', '-nodefaults', '-display', 'none', '-serial', 'stdio', '-device', 'i8042',
 		'-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04', '-kernel', KERNEL,
-		'-append', 'ingot.ip=10.0.2.15/24 ingot.gw=10.0.2.2',
+		'-append', `ingot.ip=10.0.2.15/24 ingot.gw=10.0.2.2${append}`,
 		...(nic ? ['-netdev', `user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:${port}-:8080`, '-device', device] : []),
 		'-monitor', `unix:${monitor},server,nowait`,
 	];
@@ -123,6 +124,12 @@ test('legacy without ANY_LAYOUT: the header in a descriptor of its own, the ring
 	// Two descriptors a frame: 128 frames fill the 256-entry ring, so a
 	// flood of 1000 must have met a full ring.
 	assert.ok(full > 0, 'the transmit ring filled and was reclaimed');
+});
+
+test('Ctrl-Alt-Del through a translating controller (scan-code set 1)', T, async () => {
+	const r = await boot({ append: ' check.kbd_translate' });
+	assert.ok(r.lines.includes('keyboard: translation on'), r.text);
+	checkWorkingNic(r, { version: 1, transport: 23 });
 });
 
 test('no network device: init fails, an odd exit status through isa-debug-exit', T, async () => {

@@ -4,7 +4,9 @@
  * ig_metal_start. It brings up virtio-net, sends an ARP request for the
  * gateway and a DHCP discover to qemu's user network, reports what answers,
  * floods the transmit ring, checks that the device's and the keyboard's
- * interrupts reached the LAPIC, and stops on Ctrl-Alt-Del. One line per
+ * interrupts reached the LAPIC, and stops on Ctrl-Alt-Del (with the word
+ * check.kbd_translate on the command line, after turning the controller's
+ * translation to scan-code set 1 on, as some firmware does). One line per
  * finding, "key: values", for the test to match; it judges nothing itself.
  * The TSC bounds on its waits are safety nets, never results. */
 #include "kernel/metal/i8042.h"
@@ -14,6 +16,8 @@
 #include "kernel/metal/pvh.h"
 #include "kernel/metal/serial.h"
 #include "kernel/metal/virtio_net.h"
+
+#include "kernel/metal/io.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -185,6 +189,24 @@ static void report_device(void)
 	}
 }
 
+/* The i8042's command byte, bit 6: translate set 2 to set 1. */
+static void i8042_translate_on(void)
+{
+	while (inb(0x64) & 2)
+		;
+	outb(0x64, 0x20);
+	while (!(inb(0x64) & 1))
+		;
+	uint8_t config = inb(0x60);
+	while (inb(0x64) & 2)
+		;
+	outb(0x64, 0x60);
+	while (inb(0x64) & 2)
+		;
+	outb(0x60, config | 0x40);
+	ig_serial_puts("keyboard: translation on\n");
+}
+
 void ig_metal_start(uint32_t start_info_paddr)
 {
 	const struct ig_pvh_start_info *si = (const void *)(uintptr_t)start_info_paddr;
@@ -239,6 +261,8 @@ void ig_metal_start(uint32_t start_info_paddr)
 			       ? "tx: oversize and empty refused\n"
 			       : "tx: oversize or empty accepted\n");
 
+	if (strstr(cmdline, "check.kbd_translate"))
+		i8042_translate_on();
 	ig_serial_puts("keyboard: waiting\n");
 	for (uint64_t end = rdtsc() + 120 * TICKS_SECOND; rdtsc() < end;) {
 		bool irq = lapic_pending(KEYBOARD_CHECK_VECTOR);
