@@ -158,10 +158,13 @@ static void close_pcb(struct lwip_stream *s, bool read_held)
  * number the peer last acknowledged, not snd_nxt as tcp_abort's does: a
  * zero-window probe moves lwIP's snd_nxt one past what a peer with a
  * closed window accepted, and Linux drops a reset outside its window
- * (RFC 5961), so a client that had stopped reading would never hear it. */
+ * (RFC 5961), so a client that had stopped reading would never hear it.
+ * (Connecting, nothing was acknowledged yet: lwIP's own number.) */
 static void reset_pcb(struct tcp_pcb *pcb)
 {
-	tcp_rst(pcb, pcb->lastack, pcb->rcv_nxt, &pcb->local_ip, &pcb->remote_ip, pcb->local_port, pcb->remote_port);
+	u32_t seq = pcb->state == SYN_SENT ? pcb->snd_nxt : pcb->lastack;
+	if (pcb->state != CLOSED)
+		tcp_rst(pcb, seq, pcb->rcv_nxt, &pcb->local_ip, &pcb->remote_ip, pcb->local_port, pcb->remote_port);
 	tcp_abandon(pcb, 0);
 }
 
