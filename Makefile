@@ -479,6 +479,7 @@ run: setup-run
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
 	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot
+	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@$(MAKE) --no-print-directory TLS=none bin
 	@tests/run
