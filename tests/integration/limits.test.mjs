@@ -269,7 +269,7 @@ test('an idle keep-alive connection is closed after INGOT_IDLE_TIMEOUT_MS withou
 // ---- back-pressure ----
 
 test('back-pressure: a client pipelining GET /json without reading is pushed back (the server stops reading) and closed after INGOT_WRITE_TIMEOUT_MS, while another client is served', { timeout: 60000 }, async (t) => {
-	const sock = net.connect({ host: '127.0.0.1', port: pressed.port });
+	const sock = net.connect({ host: pressed.host, port: pressed.port });
 	await once(sock, 'connect');
 	sock.pause(); // never read a byte of the responses
 	let error = null;
