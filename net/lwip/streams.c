@@ -154,6 +154,20 @@ static void close_pcb(struct lwip_stream *s, bool read_held)
 		s->pcb = pcb;
 }
 
+/* Resets the connection and frees the PCB. The reset carries the sequence
+ * number the peer last acknowledged, not snd_nxt as tcp_abort's does: a
+ * zero-window probe moves lwIP's snd_nxt one past what a peer with a
+ * closed window accepted, and Linux drops a reset outside its window
+ * (RFC 5961), so a client that had stopped reading would never hear it.
+ * (Connecting, nothing was acknowledged yet: lwIP's own number.) */
+static void reset_pcb(struct tcp_pcb *pcb)
+{
+	u32_t seq = pcb->state == SYN_SENT ? pcb->snd_nxt : pcb->lastack;
+	if (pcb->state != CLOSED)
+		tcp_rst(pcb, seq, pcb->rcv_nxt, &pcb->local_ip, &pcb->remote_ip, pcb->local_port, pcb->remote_port);
+	tcp_abandon(pcb, 0);
+}
+
 /* The end of any entry into a stream from lwIP or the engine: an abort the
  * engine asked for meanwhile is done now; a dead stream is freed. Returns
  * what an lwIP callback of this PCB must return. */
@@ -165,7 +179,7 @@ static err_t stream_unwind(struct lwip_stream *s, bool outer)
 	if (s->state == LS_DEAD && s->pcb) {
 		struct tcp_pcb *pcb = s->pcb;
 		detach(s);
-		tcp_abort(pcb);
+		reset_pcb(pcb);
 		rc = ERR_ABRT;
 	}
 	if (s->state == LS_DEAD)
@@ -389,8 +403,10 @@ static void stream_close(struct ig_transport *t, int graceful)
 			s->state = LS_DEAD; /* aborted by the unwind */
 		}
 	} else if (s->state == LS_OPEN) {
-		/* As the kernel's close: a FIN, or a reset for unread bytes. */
-		close_pcb(s, false);
+		/* As the kernel's close: a FIN, or a reset (by the unwind) when
+		   bytes are left unread. */
+		if (s->pcb && !s->held && s->pcb->rcv_wnd == TCP_WND_MAX(s->pcb))
+			close_pcb(s, false);
 		s->state = LS_DEAD;
 	} else {
 		s->state = LS_DEAD; /* connecting: aborted by the unwind */
