@@ -450,6 +450,15 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 			detach(s);
 			ig_pool_give(&lwip_state.streams, s);
 		}
+		/* As the kernel's listener: the handshake is done, and the server
+		   closes the connection (a FIN, not a reset at connect). lwIP's
+		   default receiver discards what the peer still sends. */
+		tcp_arg(pcb, NULL);
+		tcp_recv(pcb, NULL);
+		tcp_sent(pcb, NULL);
+		tcp_err(pcb, NULL);
+		if (tcp_close(pcb) == ERR_OK)
+			return ERR_OK;
 		tcp_abort(pcb);
 		return ERR_ABRT;
 	}
