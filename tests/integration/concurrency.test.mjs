@@ -14,10 +14,10 @@ let srv;
 before(async () => { srv = await startServer(); });
 after(async () => { if (srv) await srv.stop(); cleanup(); });
 
-function runClient(port, n) {
+function runClient(port, n, host) {
 	return new Promise((resolve) => {
 		execFile('bash', ['-c', 'ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"', 'bash',
-			process.execPath, path.join(here, 'clients', 'many_conns.mjs'), String(port), String(n)],
+			process.execPath, path.join(here, 'clients', 'many_conns.mjs'), String(port), String(n), host],
 		{ timeout: 50000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
 			let out = null;
 			try { out = JSON.parse(stdout.trim().split('\n').pop()); } catch { /* below */ }
@@ -27,7 +27,7 @@ function runClient(port, n) {
 }
 
 test('1,000 concurrent keep-alive connections are all answered, then all answered again on the same connections', { timeout: 60000 }, async () => {
-	const { err, out, stdout, stderr } = await runClient(srv.port, 1000);
+	const { err, out, stdout, stderr } = await runClient(srv.port, 1000, srv.host);
 	assert.ok(out && !out.error, `client failed: ${err} ${stdout} ${stderr}`);
 	assert.equal(out.first, 1000, 'first round: 200 with the right body on every connection');
 	assert.equal(out.openAfterFirst, 1000, 'every connection still open after the first round');

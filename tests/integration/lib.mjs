@@ -1,9 +1,11 @@
 // Shared helpers for the integration tests: start the real service binary,
 // talk to it over raw sockets and curl, parse HTTP/1.1 responses byte-exact.
 // Every wait is for an event (a log line, a response, a close, an exit);
-// nothing here sleeps. Ports are always picked by the server (PORT=0).
+// nothing here sleeps. Ports are always picked by the server (PORT=0),
+// except in lwIP mode (below), where each server has its own address.
 import assert from 'node:assert/strict';
-import { spawn, execFile } from 'node:child_process';
+import { spawn, execFile, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
@@ -30,6 +32,65 @@ export const BODY = {
 
 export const DATE_RE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 
+// ---- lwIP mode: the server on its own TCP/IP stack over a TAP device ----
+
+/** INGOT_TEST_NET=tap: every server runs its own lwIP stack (the binary is
+ * INGOT_BIN, e.g. build/bin/service-lwip) over a TAP device of its own in
+ * the current network namespace (tests/run makes one per suite). Tests
+ * that cannot apply to one loop on lwIP skip themselves on this. */
+export const LWIP = process.env.INGOT_TEST_NET === 'tap';
+
+// port -> the address of the server listening there. Empty outside lwIP
+// mode: every server is on 127.0.0.1.
+const hosts = new Map();
+
+/** The address a client connects to for the server on `port`. */
+export function hostFor(port) {
+	return hosts.get(port) ?? '127.0.0.1';
+}
+
+const liveTaps = new Set();
+let nextNet = 1;      // N of the next TAP igh<N>, subnet 10.232.<N>.0/24
+let nextPort = 18080; // lwIP's ports are ours to choose: one per server of this process
+
+function ip(args) {
+	return new Promise((resolve, reject) => {
+		execFile('ip', args, (err, _out, stderr) =>
+			(err ? reject(new Error(`ip ${args.join(' ')} failed: ${stderr || err.message}`)) : resolve()));
+	});
+}
+
+/** A TAP device igh<N> not in use yet, up, with 10.232.<N>.1/24 on the Linux
+ * side: {dev, linuxAddr, addr (the server's: 10.232.<N>.2), prefix}. */
+async function createTap() {
+	let n = nextNet++;
+	while (existsSync(`/sys/class/net/igh${n}`)) n = nextNet++;
+	if (n > 254) throw new Error('no free TAP number igh1..igh254 left');
+	const dev = `igh${n}`;
+	await ip(['tuntap', 'add', 'dev', dev, 'mode', 'tap']);
+	liveTaps.add(dev);
+	await ip(['addr', 'add', `10.232.${n}.1/24`, 'dev', dev]);
+	await ip(['link', 'set', 'dev', dev, 'up']);
+	return { dev, linuxAddr: `10.232.${n}.1`, addr: `10.232.${n}.2`, prefix: 24 };
+}
+
+function deleteTap(dev) {
+	return ip(['link', 'del', 'dev', dev]).catch(() => {}).then(() => liveTaps.delete(dev));
+}
+
+/** The environment and address of one lwIP server: its TAP, IP and port. */
+async function lwipNet() {
+	const tap = await createTap();
+	const port = String(nextPort++);
+	return {
+		tap, host: tap.addr,
+		env: {
+			PORT: port, HOST: tap.addr, INGOT_NET: `tap:${tap.dev}`,
+			INGOT_NET_IP: `${tap.addr}/${tap.prefix}`, INGOT_NET_GW: tap.linuxAddr,
+		},
+	};
+}
+
 // ---- the server process ----
 
 const liveProcs = new Set();
@@ -39,16 +100,32 @@ const liveSockets = new Set();
  * resolves once it has logged "listening". Nothing of the caller's
  * environment leaks in except PATH (not even that with bareEnv). An env
  * value of undefined removes the variable. `command` runs something else
- * (e.g. chroot) that execs the service with `args`. */
-export function startServer(env = {}, { args = [], threads = '2', startTimeoutMs = 10000, command = BIN, bareEnv = false } = {}) {
-	const fullEnv = { ...(bareEnv ? {} : { PATH: process.env.PATH }), PORT: '0', HOST: '127.0.0.1', INGOT_THREADS: threads, ...env };
+ * (e.g. chroot) that execs the service with `args`. In lwIP mode the server
+ * gets a TAP device, its address and a port instead (see LWIP); srv.host is
+ * where it listens, and the TAP goes when the server has exited. */
+export function startServer(env = {}, opts = {}) {
+	return LWIP ? startLwipServer(env, opts) : launchServer(env, opts, {}).listening;
+}
+
+async function startLwipServer(env, opts) {
+	const where = await lwipNet();
+	const { srv, listening } = launchServer(env, opts, where.env);
+	srv.host = where.host;
+	srv.exited.then(() => deleteTap(where.tap.dev));
+	await listening;
+	hosts.set(srv.port, where.host);
+	return srv;
+}
+
+function launchServer(env, { args = [], threads = '2', startTimeoutMs = 10000, command = BIN, bareEnv = false }, netEnv) {
+	const fullEnv = { ...(bareEnv ? {} : { PATH: process.env.PATH }), PORT: '0', HOST: '127.0.0.1', INGOT_THREADS: threads, ...netEnv, ...env };
 	for (const k of Object.keys(fullEnv)) if (fullEnv[k] === undefined) delete fullEnv[k];
 	// Its own process group, so that cleanup also reaches whatever the
 	// command started (unshare's child, chroot's exec is the same process).
 	const proc = spawn(command, args, { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 	liveProcs.add(proc);
 	const srv = new ServerProcess(proc);
-	return new Promise((resolve, reject) => {
+	return { srv, listening: new Promise((resolve, reject) => {
 		const timer = setTimeout(() => {
 			reject(new Error(`server did not log "listening" within ${startTimeoutMs} ms; ` +
 				`stdout: ${srv.lines.join('\n')} stderr: ${srv.stderr}`));
@@ -66,13 +143,14 @@ export function startServer(env = {}, { args = [], threads = '2', startTimeoutMs
 			srv.listening = l;
 			resolve(srv);
 		}, () => {});
-	});
+	}) };
 }
 
 export class ServerProcess {
 	constructor(proc) {
 		this.proc = proc;
 		this.pid = proc.pid;
+		this.host = '127.0.0.1'; // where it listens (lwIP mode: its own address)
 		this.logs = [];   // parsed JSON lines
 		this.lines = [];  // every stdout line, raw
 		this.stderr = '';
@@ -173,6 +251,9 @@ function killGroup(p) {
 }
 process.on('exit', () => {
 	for (const p of liveProcs) killGroup(p);
+	for (const dev of liveTaps) {
+		try { execFileSync('ip', ['link', 'del', 'dev', dev], { stdio: 'ignore' }); } catch { /* gone */ }
+	}
 });
 
 // ---- HTTP/1.1 response parsing ----
@@ -241,10 +322,10 @@ export function parseAll(buf) {
 // ---- raw socket client ----
 
 export class RawClient {
-	/** Connects to 127.0.0.1:port. */
+	/** Connects to the server on port (hostFor(port)). */
 	static connect(port, opts = {}) {
 		return new Promise((resolve, reject) => {
-			const sock = net.connect({ host: '127.0.0.1', port, ...opts });
+			const sock = net.connect({ host: hostFor(port), port, ...opts });
 			const onErr = (e) => reject(e);
 			sock.once('error', onErr);
 			sock.once('connect', () => {
@@ -403,7 +484,7 @@ export function curl(args, { timeoutMs = 15000 } = {}) {
 
 /** curl -i --raw: the response exactly as it came off the wire, parsed. */
 export async function curlResponse(port, target, extra = [], { head = false } = {}) {
-	const url = `http://127.0.0.1:${port}${target}`;
+	const url = `http://${hostFor(port)}:${port}${target}`;
 	const r = await curl(['-i', '--raw', ...(head ? ['-I'] : []), ...extra, url]);
 	if (r.code !== 0) throw new Error(`curl ${url} failed (${r.code}): ${r.stderr}`);
 	const p = parseResponse(r.stdout, { head, atEof: true });

@@ -269,7 +269,7 @@ test('an idle keep-alive connection is closed after INGOT_IDLE_TIMEOUT_MS withou
 // ---- back-pressure ----
 
 test('back-pressure: a client pipelining GET /json without reading is pushed back (the server stops reading) and closed after INGOT_WRITE_TIMEOUT_MS, while another client is served', { timeout: 60000 }, async (t) => {
-	const sock = net.connect({ host: '127.0.0.1', port: pressed.port });
+	const sock = net.connect({ host: pressed.host, port: pressed.port });
 	await once(sock, 'connect');
 	sock.pause(); // never read a byte of the responses
 	let error = null;
@@ -285,6 +285,10 @@ test('back-pressure: a client pipelining GET /json without reading is pushed bac
 		sent += 1000;
 		if (ok) continue;
 		stalls++;
+		// Listened for before another client is served below, during which
+		// the socket may drain (not events.once: it would reject on the
+		// 'error' of the reset).
+		const drained = new Promise((resolve) => sock.once('drain', () => resolve('drain')));
 		if (stalls === 1) {
 			// The first stall: the server is now pushing back. Another
 			// client must be served normally meanwhile.
@@ -299,11 +303,9 @@ test('back-pressure: a client pipelining GET /json without reading is pushed bac
 			// ample time to serve this one before the first is cut)
 			servedMeanwhile = !error && !sock.destroyed;
 		}
-		// (not events.once: it would reject on the 'error' of the reset)
 		// Bounded, so a connection that neither drains nor closes fails
 		// with its state rather than at the test's timeout.
-		const r = await within(20000,
-			Promise.race([new Promise((resolve) => sock.once('drain', () => resolve('drain'))), closed]),
+		const r = await within(20000, Promise.race([drained, closed]),
 			`the pushed-back client neither drained nor was closed (sent ${sent}, stalls ${stalls}, ` +
 			`unsent ${sock.writableLength} bytes, error ${error && error.code})`);
 		if (r === 'close') break;

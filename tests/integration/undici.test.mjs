@@ -8,7 +8,7 @@ import { startServer, cleanup, BODY } from './lib.mjs';
 let srv, origin;
 before(async () => {
 	srv = await startServer();
-	origin = `http://127.0.0.1:${srv.port}`;
+	origin = `http://${srv.host}:${srv.port}`;
 });
 after(async () => { if (srv) await srv.stop(); cleanup(); });
 
