@@ -117,8 +117,14 @@ async function startLwipServer(env, opts) {
 	return srv;
 }
 
+// The sanitizers' own settings (tests/run sends their reports to files and
+// then looks for them): a server started with a chosen environment still
+// gets them, or a UBSan report would only scroll past on its stderr.
+const SANITIZER_ENV = Object.fromEntries(['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']
+	.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
+
 function launchServer(env, { args = [], threads = '2', startTimeoutMs = 10000, command = BIN, bareEnv = false }, netEnv) {
-	const fullEnv = { ...(bareEnv ? {} : { PATH: process.env.PATH }), PORT: '0', HOST: '127.0.0.1', INGOT_THREADS: threads, ...netEnv, ...env };
+	const fullEnv = { ...(bareEnv ? {} : { PATH: process.env.PATH }), ...SANITIZER_ENV, PORT: '0', HOST: '127.0.0.1', INGOT_THREADS: threads, ...netEnv, ...env };
 	for (const k of Object.keys(fullEnv)) if (fullEnv[k] === undefined) delete fullEnv[k];
 	// Its own process group, so that cleanup also reaches whatever the
 	// command started (unshare's child, chroot's exec is the same process).
@@ -460,7 +466,7 @@ export function req(method, target, { host = 'x', headers = [], body = '', versi
  * {code, signal, stdout, stderr}. */
 export function runBinary(args = [], env = {}, { timeoutMs = 10000 } = {}) {
 	return new Promise((resolve) => {
-		const fullEnv = { PATH: process.env.PATH, ...env };
+		const fullEnv = { PATH: process.env.PATH, ...SANITIZER_ENV, ...env };
 		execFile(BIN, args, { env: fullEnv, timeout: timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
 			resolve({
 				code: err ? (typeof err.code === 'number' ? err.code : null) : 0,
