@@ -395,12 +395,18 @@ test: setup-test
 	@tests/run
 
 # The bench's own C programs, static musl like the service: the floor server
-# (the fastest answer the machine gives) and the cold-start probe.
-BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart
+# (the fastest answer the machine gives) and the cold-start probe; and the
+# floor of a VM's boot (floor_pvh.S), a PVH kernel that prints one line.
+BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart $(BUILD)/tools/bench/floor-pvh.elf
 $(BUILD)/tools/bench/%: tools/bench/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) -std=c11 -O2 -static -Wall -Wextra -Werror $< -o $@
+$(BUILD)/tools/bench/floor-pvh.elf: tools/bench/floor_pvh.S
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AS/LD   $@")
+	$(Q)$(CC_HOST) -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
+		-Wl,-Ttext-segment=0x100000 -Wl,-e,floor_entry $< -o $@
 bench-tools: setup-build $(BENCH_TOOLS)
 
 bench: setup-bench
