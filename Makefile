@@ -87,7 +87,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
-.PHONY: all deps deps-lock gen bin fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
+.PHONY: all deps deps-lock gen bin unikernel fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -353,6 +353,33 @@ fuzz: setup-test fuzz-build
 		$(BUILD)/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 			$(BUILD)/fuzz/corpus-$$n tests/fuzz/$$n || exit 1; \
 	done
+
+# ---- the unikernel (kernel/metal): the service's objects but kernel/vm.c,
+# with the bare-metal platform under musl's libc.a instead of Linux, linked
+# by kernel/metal/unikernel.ld into build/images/unikernel.elf (PVH entry).
+# The platform is built without the red zone (interrupts and exceptions push
+# onto the stack they arrive on) and with no stack protector (the FS base
+# is set only by musl's start).
+METAL_SRC   := $(wildcard kernel/metal/*.c)
+METAL_ASM   := $(wildcard kernel/metal/*.S)
+METAL_OBJ   := $(METAL_SRC:%.c=$(OBJ)/%.o) $(METAL_ASM:%.S=$(OBJ)/%.o)
+UNIKERNEL   := $(BUILD)/images/unikernel.elf
+UNIKERNEL_LD := kernel/metal/unikernel.ld
+UNIKERNEL_OBJ := $(filter-out $(OBJ)/kernel/vm.o,$(RUNTIME_OBJ)) $(APP_OBJ) $(METAL_OBJ)
+$(METAL_OBJ): CFLAGS += -mno-red-zone
+$(OBJ)/%.o: %.S
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AS      $<")
+	$(Q)$(CC_MUSL) -c $< -o $@
+# -nostartfiles: the entry is boot.S's, and musl is entered by
+# kernel/metal/libc_start.c; the specs still add musl's libc.a and libgcc.
+$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(UNIKERNEL_LD)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
+		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) -o $@
+	@echo "built $@ ($$(stat -c %s $@) bytes)"
+unikernel: setup-build $(UNIKERNEL)
 
 # ---- packages (images/): the scratch OCI image, the bootable VM image ----
 IMAGES       := $(BUILD)/images
