@@ -416,7 +416,7 @@ run: setup-run
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot
+	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot unikernel
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@$(MAKE) --no-print-directory TLS=none bin
 	@tests/run
@@ -437,7 +437,7 @@ $(BUILD)/tools/bench/floor-pvh.elf: tools/bench/floor_pvh.S
 bench-tools: setup-build $(BENCH_TOOLS)
 
 bench: setup-bench
-	@$(MAKE) --no-print-directory bin clientbench bench-tools image boot
+	@$(MAKE) --no-print-directory bin clientbench bench-tools image boot unikernel
 	@$(MAKE) --no-print-directory TLS=mbedtls bin
 	@tools/bench/run
 	@images/measure
