@@ -179,7 +179,8 @@ fetch-asan: $(FETCH_ASAN)
 # standing for the host or the musl build of the third-party libraries.
 UNIT_OUT   := $(BUILD)/test/unit
 UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
-              test_format test_json_read test_kernel test_parser test_response test_tls_bearssl test_tls_mbedtls test_url
+              test_format test_json_read test_kernel test_parser test_response test_tls_bearssl test_tls_mbedtls test_url \
+              test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -209,7 +210,11 @@ UNIT_SRC_test_tls_mbedtls  := net/tls/mbedtls.c $(GEN)/anchors.c
 UNIT_FLAGS_test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
                                @DEPS@/lib/libmbedtls.a @DEPS@/lib/libmbedx509.a @DEPS@/lib/libmbedcrypto.a -lpthread
 UNIT_SRC_test_url          := net/client/url.c
-UNIT_HEADERS := $(wildcard kernel/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
+UNIT_SRC_test_i8042        := kernel/metal/i8042.c kernel/metal/ioapic.c
+UNIT_SRC_test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/metal/virtqueue.c
+UNIT_SRC_test_virtqueue    := kernel/metal/virtqueue.c
+UNIT_SRC_test_metal_cmdline := kernel/metal/cmdline.c
+UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 
 # A failed build leaves no binary behind (rm first), so a stale one never runs.

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+bool ig_clock_counts_from_boot;
+
 uint64_t ig_monotonic_us(void)
 {
 	struct timespec ts;

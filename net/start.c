@@ -19,7 +19,7 @@ static const struct ig_settings *const settings_parts[] = {
 
 static int start(int argc, char **argv, const struct ig_app *app)
 {
-	uint64_t t0_us = ig_monotonic_us();
+	uint64_t t0_us = ig_clock_counts_from_boot ? 0 : ig_monotonic_us();
 	const struct ig_config_args args = {
 		.argc = argc,
 		.argv = argv,

@@ -133,5 +133,5 @@ boot_pml4:  .skip 4096
 boot_pdpt:  .skip 4096
 boot_pd:    .skip 4096 * 4
 	.p2align 4
-boot_stack: .skip 16384
+boot_stack: .skip 65536
 boot_stack_top:

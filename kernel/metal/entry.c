@@ -1,18 +1,67 @@
 /* The bare-metal start after boot.S: console, CPU tables, memory, clock,
- * devices' common parts, then musl's start with the command line's words as
- * argv. Runs once, on the boot stack, interrupts off. */
+ * interrupt controllers, the syscall entry, then musl's start with the
+ * command line's words as argv. Runs once, on the boot stack, interrupts
+ * off. A failure here prints one line and ends the machine (odd status). */
+#include "entry.h"
+#include "cmdline.h"
+#include "fds.h"
+#include "i8042.h"
+#include "idt.h"
+#include "lapic.h"
+#include "libc_start.h"
+#include "pages.h"
 #include "power.h"
 #include "pvh.h"
 #include "serial.h"
+#include "syscalls.h"
+#include "tsc.h"
 
 #include <stdint.h>
+#include <string.h>
+
+#define CMDLINE_MAX 4096
 
 void ig_metal_start(uint32_t start_info_paddr);
+
+static char cmdline[CMDLINE_MAX];
+static struct ig_metal_args args;
+
+const char *ig_metal_boot_cmdline(void)
+{
+	return cmdline;
+}
+
+static _Noreturn void boot_failed(const char *what)
+{
+	ig_serial_puts("{\"level\":\"error\",\"msg\":\"metal: boot failed\",\"error\":\"");
+	ig_serial_puts(what);
+	ig_serial_puts("\"}\n");
+	ig_metal_power_off(1);
+}
 
 void ig_metal_start(uint32_t start_info_paddr)
 {
 	const struct ig_pvh_start_info *si = (const void *)(uintptr_t)start_info_paddr;
 	ig_serial_init();
-	ig_serial_puts(si->magic == IG_PVH_MAGIC ? "ingot metal: booted\n" : "ingot metal: bad start info\n");
-	ig_metal_power_off(1);
+	ig_metal_idt_init();
+	if (si->magic != IG_PVH_MAGIC)
+		boot_failed("no PVH start info");
+	if (si->cmdline_paddr) {
+		const char *c = (const char *)(uintptr_t)si->cmdline_paddr;
+		size_t n = strnlen(c, CMDLINE_MAX);
+		if (n == CMDLINE_MAX)
+			boot_failed("command line too long");
+		memcpy(cmdline, c, n + 1);
+	}
+	if (ig_pages_init(si) != 0)
+		boot_failed("no usable RAM in the PVH memory map");
+	if (ig_tsc_init() != 0)
+		boot_failed("the PIT does not count (qemu: -M microvm,pit=on)");
+	ig_lapic_init();
+	ig_i8042_init();
+	ig_fds_init();
+	ig_metal_syscalls_init();
+	if (ig_metal_cmdline_args(cmdline, "ingot", &args) < 0)
+		boot_failed("too many command-line words");
+	ig_metal_libc_start(&args);
 }

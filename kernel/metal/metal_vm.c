@@ -1,0 +1,48 @@
+/* kernel/vm.h on bare metal: the program is always the machine's only
+ * program (so command-line words are settings), there is nothing to mount
+ * or load, and the machine's end is power.h's. The test-only word
+ * ingot.test_fault=ud|pf|gp raises that CPU exception here, in the
+ * program's context, for the exception handler's test. */
+#include "kernel/vm.h"
+#include "kernel/log.h"
+#include "cmdline.h"
+#include "entry.h"
+#include "power.h"
+
+#include <stdint.h>
+#include <string.h>
+
+bool ig_vm_active(void)
+{
+	return true;
+}
+
+static void test_fault(void)
+{
+	char kind[8];
+	if (!ig_metal_cmdline_value(ig_metal_boot_cmdline(), "ingot.test_fault", kind, sizeof kind))
+		return;
+	if (strcmp(kind, "ud") == 0)
+		__asm__ volatile("ud2");
+	else if (strcmp(kind, "pf") == 0) /* above the identity map's 4 GiB */
+		(void)*(volatile uint32_t *)(uintptr_t)0x100000000ull;
+	else if (strcmp(kind, "gp") == 0) /* not canonical */
+		(void)*(volatile uint32_t *)(uintptr_t)0x8000000000000000ull;
+}
+
+int ig_vm_init(void)
+{
+	test_fault();
+	return 0;
+}
+
+_Noreturn void ig_vm_poweroff(int status)
+{
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_INFO, "vm: power off")) {
+		ig_log_int(&l, "status", status);
+		ig_log_cstr(&l, "by", status == 0 ? "reset" : "debug-exit");
+		ig_log_end(&l);
+	}
+	ig_metal_power_off(status);
+}

@@ -1,0 +1,149 @@
+/* First-fit over a bitmap of the arena's pages, from a rover so that a
+ * program that only maps (the startup) finds its pages at once. A second
+ * bitmap remembers which pages were ever handed out: only those are
+ * cleared on the next allocation. The bitmaps live in the arena's first
+ * pages. */
+#include "pages.h"
+
+#include <string.h>
+
+extern char __image_end[];
+
+static uintptr_t arena;     /* first page after the bitmaps */
+static size_t npages, nfree, rover;
+static uint64_t *used, *dirty;
+
+#define BITS 64u
+
+static bool bit(const uint64_t *map, size_t i)
+{
+	return map[i / BITS] >> (i % BITS) & 1;
+}
+
+static void set_bit(uint64_t *map, size_t i, bool v)
+{
+	if (v)
+		map[i / BITS] |= 1ull << (i % BITS);
+	else
+		map[i / BITS] &= ~(1ull << (i % BITS));
+}
+
+int ig_pages_init(const struct ig_pvh_start_info *si)
+{
+	if (si->version < 1 || !si->memmap_paddr)
+		return -1;
+	const struct ig_pvh_memmap_entry *e = (const void *)(uintptr_t)si->memmap_paddr;
+	uint64_t lo = ((uintptr_t)__image_end + IG_PAGE_SIZE - 1) & ~(uint64_t)(IG_PAGE_SIZE - 1);
+	uint64_t best_start = 0, best_end = 0;
+	for (uint32_t i = 0; i < si->memmap_entries; i++) {
+		if (e[i].type != IG_PVH_MEMMAP_RAM)
+			continue;
+		uint64_t s = e[i].addr, end = e[i].addr + e[i].size;
+		if (end > 0xfe000000ull) /* the identity map's device area */
+			end = 0xfe000000ull;
+		if (s < lo)
+			s = lo;
+		s = (s + IG_PAGE_SIZE - 1) & ~(uint64_t)(IG_PAGE_SIZE - 1);
+		end &= ~(uint64_t)(IG_PAGE_SIZE - 1);
+		if (end > s && end - s > best_end - best_start) {
+			best_start = s;
+			best_end = end;
+		}
+	}
+	size_t pages = (size_t)((best_end - best_start) / IG_PAGE_SIZE);
+	/* Two bitmaps of `pages` bits, rounded to whole pages. */
+	size_t map_words = (pages + BITS - 1) / BITS;
+	size_t map_pages = (2 * map_words * sizeof(uint64_t) + IG_PAGE_SIZE - 1) / IG_PAGE_SIZE;
+	if (pages <= map_pages + 1)
+		return -1;
+	used = (uint64_t *)(uintptr_t)best_start;
+	dirty = used + map_words;
+	memset(used, 0, 2 * map_words * sizeof(uint64_t));
+	arena = (uintptr_t)best_start + map_pages * IG_PAGE_SIZE;
+	npages = nfree = pages - map_pages;
+	return 0;
+}
+
+/* A free run of n pages starting at from, else where the search resumes. */
+static bool run_free(size_t from, size_t n, size_t *next)
+{
+	for (size_t i = 0; i < n; i++)
+		if (bit(used, from + i)) {
+			*next = from + i + 1;
+			return false;
+		}
+	return true;
+}
+
+void *ig_pages_alloc(size_t n)
+{
+	if (n == 0 || n > nfree)
+		return NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t i = pass ? 0 : rover, end = pass ? rover + n : npages;
+		if (end > npages)
+			end = npages;
+		while (i + n <= end) {
+			size_t next;
+			if (!run_free(i, n, &next)) {
+				i = next;
+				continue;
+			}
+			char *p = (char *)(arena + i * IG_PAGE_SIZE);
+			for (size_t k = 0; k < n; k++) {
+				if (bit(dirty, i + k))
+					memset(p + k * IG_PAGE_SIZE, 0, IG_PAGE_SIZE);
+				set_bit(used, i + k, true);
+				set_bit(dirty, i + k, true);
+			}
+			nfree -= n;
+			rover = i + n;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* The arena's page indexes [first, end) of a range a caller passes; false
+ * when it is not the arena's (then nothing is to be done). */
+static bool arena_range(const void *p, size_t n, size_t *first, size_t *end)
+{
+	uintptr_t a = (uintptr_t)p;
+	if (a < arena || a % IG_PAGE_SIZE)
+		return false;
+	*first = (a - arena) / IG_PAGE_SIZE;
+	*end = *first + n < npages ? *first + n : npages;
+	return true;
+}
+
+void ig_pages_free(void *p, size_t n)
+{
+	size_t i, end;
+	if (!arena_range(p, n, &i, &end))
+		return;
+	for (; i < end; i++)
+		if (bit(used, i)) {
+			set_bit(used, i, false);
+			nfree++;
+		}
+}
+
+void ig_pages_zero(void *p, size_t n)
+{
+	size_t i, end;
+	if (!arena_range(p, n, &i, &end))
+		return;
+	for (; i < end; i++)
+		if (bit(used, i))
+			memset((char *)(arena + i * IG_PAGE_SIZE), 0, IG_PAGE_SIZE);
+}
+
+size_t ig_pages_total(void)
+{
+	return npages;
+}
+
+size_t ig_pages_free_count(void)
+{
+	return nfree;
+}

@@ -1,0 +1,246 @@
+/* The syscall dispatch, with the calls that need no descriptor: memory over
+ * pages.h, clocks over tsc.h, randomness (RDRAND where the CPU has it,
+ * else a generator seeded from the TSC), process identity (PID 1, uid 0,
+ * one CPU), and exit. */
+#include "syscalls.h"
+#include "epoll_set.h"
+#include "fds.h"
+#include "pages.h"
+#include "power.h"
+#include "serial.h"
+#include "tsc.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#define MSR_STAR 0xc0000081u
+#define MSR_LSTAR 0xc0000082u
+#define MSR_SFMASK 0xc0000084u
+#define MSR_FS_BASE 0xc0000100u
+#define ARCH_SET_FS 0x1002
+#define ARCH_GET_FS 0x1003
+#define RFLAGS_TF_IF_DF_AC 0x40700u
+
+void ig_metal_syscall_entry(void);
+
+static void wrmsr(uint32_t msr, uint64_t v)
+{
+	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)));
+}
+
+static uint64_t rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return (uint64_t)hi << 32 | lo;
+}
+
+void ig_metal_syscalls_init(void)
+{
+	wrmsr(MSR_STAR, (uint64_t)0x08 << 32); /* CS 0x08, SS 0x10 (boot.S's GDT) */
+	wrmsr(MSR_LSTAR, (uint64_t)ig_metal_syscall_entry);
+	wrmsr(MSR_SFMASK, RFLAGS_TF_IF_DF_AC);
+}
+
+static long sys_mmap(long addr, size_t len, int prot, int flags, int fd)
+{
+	(void)addr;
+	(void)prot;
+	if (!(flags & MAP_ANONYMOUS) || fd != -1)
+		return -ENODEV;
+	if (flags & MAP_FIXED)
+		return -EINVAL;
+	if (len == 0)
+		return -EINVAL;
+	void *p = ig_pages_alloc((len + IG_PAGE_SIZE - 1) / IG_PAGE_SIZE);
+	return p ? (long)p : -ENOMEM;
+}
+
+static long sys_madvise(long addr, size_t len, int advice)
+{
+	if (advice == MADV_DONTNEED)
+		ig_pages_zero((void *)addr, (len + IG_PAGE_SIZE - 1) / IG_PAGE_SIZE);
+	return 0;
+}
+
+static long sys_clock_gettime(clockid_t id, struct timespec *ts)
+{
+	uint64_t ns;
+	switch (id) {
+	case CLOCK_REALTIME:
+	case CLOCK_REALTIME_COARSE: ns = ig_tsc_wall_ns(); break;
+	case CLOCK_MONOTONIC:
+	case CLOCK_MONOTONIC_COARSE:
+	case CLOCK_MONOTONIC_RAW:
+	case CLOCK_BOOTTIME:
+	case CLOCK_PROCESS_CPUTIME_ID:
+	case CLOCK_THREAD_CPUTIME_ID: ns = ig_tsc_now_ns(); break;
+	default: return -EINVAL;
+	}
+	ts->tv_sec = (time_t)(ns / 1000000000u);
+	ts->tv_nsec = (long)(ns % 1000000000u);
+	return 0;
+}
+
+static bool have_rdrand(void)
+{
+	static int known = -1;
+	if (known < 0) {
+		uint32_t a = 1, b, c, d;
+		__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d));
+		known = (int)(c >> 30 & 1);
+	}
+	return known;
+}
+
+/* splitmix64 from the TSC: not for keys (HTTPS waits for an entropy
+ * source), enough for hash seeds and jitter. */
+static uint64_t weak_random(void)
+{
+	static uint64_t state;
+	if (!state)
+		state = ig_rdtsc() ^ 0x9e3779b97f4a7c15ull;
+	uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t random64(void)
+{
+	if (have_rdrand())
+		for (int i = 0; i < 10; i++) {
+			uint64_t v;
+			unsigned char ok;
+			__asm__ volatile("rdrand %0; setc %1" : "=r"(v), "=qm"(ok));
+			if (ok)
+				return v;
+		}
+	return weak_random();
+}
+
+static long sys_getrandom(unsigned char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t v = random64();
+		memcpy(buf + i, &v, len - i < 8 ? len - i : 8);
+	}
+	return (long)len;
+}
+
+static long sys_prlimit(int resource, struct rlimit *old)
+{
+	if (old) {
+		rlim_t v = resource == RLIMIT_NOFILE ? IG_METAL_MAX_FDS : RLIM_INFINITY;
+		old->rlim_cur = old->rlim_max = v;
+	}
+	return 0;
+}
+
+static long sys_sched_getaffinity(size_t len, unsigned char *mask)
+{
+	if (len < sizeof(long))
+		return -EINVAL;
+	memset(mask, 0, len);
+	mask[0] = 1;
+	return sizeof(long);
+}
+
+static long sys_arch_prctl(int code, long addr)
+{
+	if (code == ARCH_SET_FS) {
+		wrmsr(MSR_FS_BASE, (uint64_t)addr);
+		return 0;
+	}
+	if (code == ARCH_GET_FS) {
+		*(uint64_t *)addr = rdmsr(MSR_FS_BASE);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void log_unimplemented(long nr)
+{
+	static uint64_t seen[512 / 64];
+	if (nr >= 0 && nr < 512) {
+		if (seen[nr / 64] >> (nr % 64) & 1)
+			return;
+		seen[nr / 64] |= 1ull << (nr % 64);
+	}
+	char d[24];
+	size_t n = sizeof d;
+	unsigned long v = (unsigned long)nr;
+	do
+		d[--n] = (char)('0' + v % 10);
+	while ((v /= 10) && n);
+	ig_serial_puts("{\"level\":\"warn\",\"msg\":\"metal: system call not implemented\",\"nr\":");
+	ig_serial_write(d + n, sizeof d - n);
+	ig_serial_puts("}\n");
+}
+
+long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	(void)a6;
+	switch (nr) {
+	case SYS_read: return ig_fd_read(a1, (void *)a2, (size_t)a3);
+	case SYS_write: {
+		struct iovec iov = { (void *)a2, (size_t)a3 };
+		return ig_fd_writev(a1, &iov, 1);
+	}
+	case SYS_readv: {
+		const struct iovec *iov = (const void *)a2;
+		return a3 >= 1 ? ig_fd_read(a1, iov[0].iov_base, iov[0].iov_len) : 0;
+	}
+	case SYS_writev: return ig_fd_writev(a1, (const struct iovec *)a2, (int)a3);
+	case SYS_open: return ig_fd_open((const char *)a1, (int)a2);
+	case SYS_openat: return ig_fd_open((const char *)a2, (int)a3);
+	case SYS_close: return ig_fd_close(a1);
+	case SYS_ioctl: return ig_fd_ioctl(a1, (unsigned long)a2, (void *)a3);
+	case SYS_fcntl: return ig_fd_fcntl(a1, (int)a2, a3);
+	case SYS_mmap: return sys_mmap(a1, (size_t)a2, (int)a3, (int)a4, (int)a5);
+	case SYS_munmap: ig_pages_free((void *)a1, ((size_t)a2 + IG_PAGE_SIZE - 1) / IG_PAGE_SIZE); return 0;
+	case SYS_mprotect: return 0;
+	case SYS_madvise: return sys_madvise(a1, (size_t)a2, (int)a3);
+	case SYS_brk: return 0; /* no heap: musl's malloc falls back to mmap */
+	case SYS_clock_gettime: return sys_clock_gettime((clockid_t)a1, (struct timespec *)a2);
+	case SYS_getrandom: return sys_getrandom((unsigned char *)a1, (size_t)a2);
+	case SYS_arch_prctl: return sys_arch_prctl((int)a1, a2);
+	case SYS_set_tid_address:
+	case SYS_getpid:
+	case SYS_gettid: return 1;
+	case SYS_getuid:
+	case SYS_geteuid:
+	case SYS_getgid:
+	case SYS_getegid: return 0;
+	case SYS_rt_sigaction:
+		if (a3)
+			memset((void *)a3, 0, (size_t)a4 + 3 * sizeof(long)); /* handler, flags, restorer, mask */
+		return 0;
+	case SYS_rt_sigprocmask:
+		if (a3)
+			memset((void *)a3, 0, (size_t)a4);
+		return 0;
+	case SYS_sched_getaffinity: return sys_sched_getaffinity((size_t)a2, (unsigned char *)a3);
+	case SYS_sched_setaffinity:
+	case SYS_sched_yield: return 0;
+	case SYS_prlimit64: return sys_prlimit((int)a2, (struct rlimit *)a4);
+	case SYS_epoll_create1: return ig_epoll_create();
+	case SYS_epoll_create: return a1 > 0 ? ig_epoll_create() : -EINVAL;
+	case SYS_epoll_ctl: return ig_epoll_ctl(a1, (int)a2, (int)a3, (const struct epoll_event *)a4);
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait: return ig_epoll_wait(a1, (struct epoll_event *)a2, (int)a3, (int)a4);
+	case SYS_eventfd2: return ig_fd_eventfd((unsigned)a1, (int)a2);
+	case SYS_eventfd: return ig_fd_eventfd((unsigned)a1, 0);
+	case SYS_signalfd4: return ig_fd_signalfd(a1, (int)a4);
+	case SYS_signalfd: return ig_fd_signalfd(a1, 0);
+	case SYS_exit:
+	case SYS_exit_group: ig_metal_power_off((int)(a1 & 0xff));
+	default: log_unimplemented(nr); return -ENOSYS;
+	}
+}

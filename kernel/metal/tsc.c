@@ -1,0 +1,124 @@
+/* TSC calibration against PIT channel 0 (read back with latch commands, so
+ * no port 0x61 gate is needed, which microvm may lack), and the CMOS RTC.
+ * ns = ticks * mult >> 32, with mult from the calibration. */
+#include "tsc.h"
+#include "io.h"
+
+#include <stdbool.h>
+
+#define PIT_HZ 1193182u
+#define PIT_CH0 0x40
+#define PIT_CMD 0x43
+#define CALIBRATION_TICKS 2386u /* 2 ms */
+#define CMOS_INDEX 0x70
+#define CMOS_DATA 0x71
+
+extern uint64_t ig_metal_entry_tsc;
+
+static uint64_t mult; /* ns per tick, 32.32 fixed point */
+static uint64_t hz;
+static uint64_t wall_at_boot_ns; /* wall time at the PVH entry */
+
+static uint16_t pit_read(void)
+{
+	outb(PIT_CMD, 0x00); /* latch channel 0 */
+	uint8_t lo = inb(PIT_CH0), hi = inb(PIT_CH0);
+	return (uint16_t)(hi << 8 | lo);
+}
+
+uint64_t ig_tsc_now_ns(void)
+{
+	return (uint64_t)(((unsigned __int128)(ig_rdtsc() - ig_metal_entry_tsc) * mult) >> 32);
+}
+
+uint64_t ig_tsc_wall_ns(void)
+{
+	return wall_at_boot_ns + ig_tsc_now_ns();
+}
+
+uint64_t ig_tsc_hz(void)
+{
+	return hz;
+}
+
+static uint8_t cmos(uint8_t reg)
+{
+	outb(CMOS_INDEX, reg);
+	return inb(CMOS_DATA);
+}
+
+static int from_bcd(uint8_t v, bool binary)
+{
+	return binary ? v : (v >> 4) * 10 + (v & 0xf);
+}
+
+/* Days from 1970-01-01 to a civil date (Howard Hinnant's algorithm). */
+static int64_t days_from_civil(int y, int m, int d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (unsigned)((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1);
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* Seconds since 1970 from the RTC: read while no update is under way, and
+ * again until two reads agree. */
+static int64_t rtc_seconds(void)
+{
+	uint8_t r[7], prev[7] = { 0xff };
+	static const uint8_t regs[7] = { 0x00, 0x02, 0x04, 0x07, 0x08, 0x09, 0x32 };
+	for (int tries = 0; tries < 8; tries++) {
+		while (cmos(0x0a) & 0x80)
+			;
+		for (int i = 0; i < 7; i++)
+			r[i] = cmos(regs[i]);
+		bool same = true;
+		for (int i = 0; i < 7; i++)
+			same = same && r[i] == prev[i];
+		if (same)
+			break;
+		for (int i = 0; i < 7; i++)
+			prev[i] = r[i];
+	}
+	uint8_t b = cmos(0x0b);
+	bool binary = b & 0x04, h24 = b & 0x02;
+	int hour = from_bcd(r[2] & 0x7f, binary);
+	if (!h24 && (r[2] & 0x80))
+		hour = (hour % 12) + 12;
+	else if (!h24 && hour == 12)
+		hour = 0;
+	int century = from_bcd(r[6], binary);
+	int year = (century >= 19 && century <= 99 ? century : 20) * 100 + from_bcd(r[5], binary);
+	int64_t days = days_from_civil(year, from_bcd(r[4], binary), from_bcd(r[3], binary));
+	return days * 86400 + hour * 3600 + from_bcd(r[1], binary) * 60 + from_bcd(r[0], binary);
+}
+
+int ig_tsc_init(void)
+{
+	/* Mode 0 from 0xffff counts down once; interrupts are masked. */
+	outb(PIT_CMD, 0x30);
+	outb(PIT_CH0, 0xff);
+	outb(PIT_CH0, 0xff);
+	/* Start on a change of the count, so the window begins on a tick. */
+	uint16_t c0 = pit_read(), c;
+	uint64_t spins = 0;
+	while ((c = pit_read()) == c0)
+		if (++spins > 10000000)
+			return -1;
+	uint64_t t0 = ig_rdtsc();
+	uint16_t start = c;
+	while ((uint16_t)(start - (c = pit_read())) < CALIBRATION_TICKS)
+		if (++spins > 100000000)
+			return -1;
+	uint64_t t1 = ig_rdtsc();
+	uint64_t ticks = (uint16_t)(start - c);
+	hz = (t1 - t0) * PIT_HZ / ticks;
+	if (hz == 0)
+		return -1;
+	mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / hz);
+	int64_t secs = rtc_seconds();
+	wall_at_boot_ns = (uint64_t)secs * 1000000000u - ig_tsc_now_ns();
+	return 0;
+}
