@@ -57,8 +57,15 @@ async function boot({ addr, more = WORDS, modern = false, tap, wrap } = {}) {
 }
 
 const listening = (g) => g.waitLog((l) => l.msg === 'listening');
-const lastLine = (g) => g.lines.filter((l) => l.trim()).pop() ?? '';
 const isOdd = (code) => Number.isInteger(code) && code % 2 === 1;
+/** The console's last line, parsed (a JSON log line, or null): it tells a
+ * clean stop (status 0) from a failure (an error, or a non-zero status). */
+function lastWords(g) {
+	const line = g.lines.filter((l) => l.trim()).pop() ?? '';
+	try { return JSON.parse(line.slice(line.indexOf('{'))); } catch { return null; }
+}
+const cleanStop = (w) => w !== null && w.level === 'info' && w.status === 0;
+const failure = (w) => w !== null && (w.level === 'error' || (Number.isInteger(w.status) && w.status !== 0));
 
 /** The response to data as raw bytes, with the Date field's value blanked
  * (the two servers answer at different moments). */
@@ -231,8 +238,7 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 		assert.deepEqual(x, { code: 0, signal: null }, g.describe());
 		const stopped = g.logs.find((l) => l.msg === 'stopped');
 		assert.ok(stopped, `a "stopped" line; ${g.describe()}`);
-		// The last console line is the clean stop's: an info line, not an error.
-		assert.equal(JSON.parse(lastLine(g).slice(lastLine(g).indexOf('{'))).level, 'info', g.describe());
+		assert.ok(cleanStop(lastWords(g)), `the last console line says a clean stop; ${g.describe()}`);
 	});
 });
 
@@ -281,7 +287,9 @@ test('a bad ingot.ip ends the machine at boot: one line on the console, an odd n
 	const x = await g.waitExit();
 	assert.ok(isOdd(x.code), `status ${x.code}; ${g.describe()}`);
 	assert.ok(!g.logs.some((l) => l.msg === 'listening'), 'it never served');
-	assert.match(lastLine(g), /ingot\.ip|INGOT_NET_IP/, `the last line names the bad setting; ${g.describe()}`);
+	assert.match(g.lines.filter((l) => /"level":"error"/.test(l)).join('\n'), /ingot\.ip|INGOT_NET_IP/,
+		`an error line names the bad setting; ${g.describe()}`);
+	assert.ok(failure(lastWords(g)), `the last console line says a failure; ${g.describe()}`);
 });
 
 test('a forced CPU exception (ingot.test_fault=ud) prints the registers on the console and ends with an odd status', T, async () => {
@@ -290,5 +298,6 @@ test('a forced CPU exception (ingot.test_fault=ud) prints the registers on the c
 	assert.ok(isOdd(x.code), `status ${x.code}; ${g.describe()}`);
 	assert.match(g.console, /rip/i, `a register dump; ${g.describe()}`);
 	assert.match(g.console, /rsp/i);
+	assert.ok(failure(lastWords(g)), `the last console line says a failure; ${g.describe()}`);
 	assert.ok(!g.logs.some((l) => l.msg === 'listening'), 'it stopped before serving');
 });
