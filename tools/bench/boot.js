@@ -24,7 +24,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const {
   ROOT, OUT, num, CLK_TCK, logger, track, killAll, onSignals, run, freePort, cpuTicks, stats, fmt,
-  machineBase, loadText, pushNotes, intoResults,
+  machineBase, loadText, pushNotes, intoResults, cell,
 } = require('./lib');
 
 const env = process.env;
@@ -206,8 +206,7 @@ async function main() {
 }
 
 function table(s, tput, machine) {
-  const c = (x) => (x ? (x.n > 1 && x.min !== x.max ? `${x.median.toFixed(1)} (${x.min.toFixed(1)}–${x.max.toFixed(1)})`
-    : x.median.toFixed(1)) : '–');
+  const c = (x) => cell(x, (v) => v.toFixed(1));
   const r = (a, b) => (a && b ? fmt.x(a.median / b.median) : '–');
   const f = s.floor, u = s.unikernel, l = s.linux;
   const verdict = (ok) => (ok === null ? '–' : ok ? 'PASS' : 'MISS');
