@@ -87,7 +87,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
-.PHONY: all deps deps-lock gen bin unikernel fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
+.PHONY: all deps deps-lock gen bin unikernel unikernel-elf fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -180,7 +180,7 @@ fetch-asan: $(FETCH_ASAN)
 UNIT_OUT   := $(BUILD)/test/unit
 UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
               test_format test_json_read test_kernel test_parser test_response test_tls_bearssl test_tls_mbedtls test_url \
-              test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline
+              test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline test_metal_pages
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -214,6 +214,7 @@ UNIT_SRC_test_i8042        := kernel/metal/i8042.c kernel/metal/ioapic.c
 UNIT_SRC_test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/metal/virtqueue.c
 UNIT_SRC_test_virtqueue    := kernel/metal/virtqueue.c
 UNIT_SRC_test_metal_cmdline := kernel/metal/cmdline.c
+UNIT_SRC_test_metal_pages  := kernel/metal/pages.c
 UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 
@@ -384,7 +385,12 @@ $(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(UNIKERNEL_LD)
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
 		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
-unikernel: setup-build $(UNIKERNEL)
+# Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
+# the objects are then those of build/obj-notls.
+UNIKERNEL_TLS ?= none
+unikernel: setup-build
+	@$(MAKE) --no-print-directory TLS=$(UNIKERNEL_TLS) unikernel-elf
+unikernel-elf: $(UNIKERNEL)
 
 # ---- packages (images/): the scratch OCI image, the bootable VM image ----
 IMAGES       := $(BUILD)/images

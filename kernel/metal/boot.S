@@ -135,3 +135,5 @@ boot_pd:    .skip 4096 * 4
 	.p2align 4
 boot_stack: .skip 65536
 boot_stack_top:
+
+	.section .note.GNU-stack, "", @progbits

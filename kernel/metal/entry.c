@@ -22,6 +22,7 @@
 #define CMDLINE_MAX 4096
 
 void ig_metal_start(uint32_t start_info_paddr);
+extern char __image_end[]; /* unikernel.ld */
 
 static char cmdline[CMDLINE_MAX];
 static struct ig_metal_args args;
@@ -53,7 +54,7 @@ void ig_metal_start(uint32_t start_info_paddr)
 			boot_failed("command line too long");
 		memcpy(cmdline, c, n + 1);
 	}
-	if (ig_pages_init(si) != 0)
+	if (ig_pages_init(si, (uintptr_t)__image_end) != 0)
 		boot_failed("no usable RAM in the PVH memory map");
 	if (ig_tsc_init() != 0)
 		boot_failed("the PIT does not count (qemu: -M microvm,pit=on)");

@@ -7,8 +7,6 @@
 
 #include <string.h>
 
-extern char __image_end[];
-
 static uintptr_t arena;     /* first page after the bitmaps */
 static size_t npages, nfree, rover;
 static uint64_t *used, *dirty;
@@ -28,12 +26,12 @@ static void set_bit(uint64_t *map, size_t i, bool v)
 		map[i / BITS] &= ~(1ull << (i % BITS));
 }
 
-int ig_pages_init(const struct ig_pvh_start_info *si)
+int ig_pages_init(const struct ig_pvh_start_info *si, uintptr_t image_end)
 {
 	if (si->version < 1 || !si->memmap_paddr)
 		return -1;
 	const struct ig_pvh_memmap_entry *e = (const void *)(uintptr_t)si->memmap_paddr;
-	uint64_t lo = ((uintptr_t)__image_end + IG_PAGE_SIZE - 1) & ~(uint64_t)(IG_PAGE_SIZE - 1);
+	uint64_t lo = ((uint64_t)image_end + IG_PAGE_SIZE - 1) & ~(uint64_t)(IG_PAGE_SIZE - 1);
 	uint64_t best_start = 0, best_end = 0;
 	for (uint32_t i = 0; i < si->memmap_entries; i++) {
 		if (e[i].type != IG_PVH_MEMMAP_RAM)

@@ -65,3 +65,5 @@ ig_metal_enter_libc:
 1:	cli
 	hlt
 	jmp 1b
+
+	.section .note.GNU-stack, "", @progbits

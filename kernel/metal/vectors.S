@@ -71,3 +71,5 @@ ig_metal_trap_stubs:
 	stub_addr %i
 	.set i, i + 1
 .endr
+
+	.section .note.GNU-stack, "", @progbits
