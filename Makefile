@@ -87,12 +87,13 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
+.PHONY: lwip lwip-asan
 .PHONY: all deps deps-lock gen bin unikernel unikernel-elf fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
 # ---- third-party sources (Debian source packages, built with musl) ----
-$(DEPS)/.stamp: tools/deps/fetch tools/deps/deps.lock tools/deps/mbedtls_config.h
+$(DEPS)/.stamp: tools/deps/fetch tools/deps/deps.lock tools/deps/mbedtls_config.h net/lwip/lwipopts.h net/lwip/arch/cc.h
 	BUILD=$(BUILD) tools/deps/fetch
 deps: $(DEPS)/.stamp
 $(LIBS): $(DEPS)/.stamp
@@ -148,6 +149,39 @@ $(FETCH) $(CLIENTBENCH):
 fetch: setup-build $(FETCH)
 clientbench: setup-build $(CLIENTBENCH)
 
+# ---- lwIP (net/lwip): ingot's own TCP/IP stack, selected by INGOT_NET ----
+# build/bin/service-lwip is the service's objects plus net/lwip and lwIP
+# itself (tools/deps); build/bin/service links neither: net/stack_settings.c
+# refers to net/lwip's ops table weakly. The unikernel links LWIP_SRC's
+# objects and LWIP_LIBS the same way.
+LWIP_SRC   := $(wildcard net/lwip/*.c)
+LWIP_LIBS  := $(DEPS)/musl/lib/liblwip.a
+LWIP_FLAGS := -Inet/lwip -I$(DEPS)/musl/include/lwip
+LWIP_OBJ   := $(LWIP_SRC:%.c=$(OBJ)/%.o)
+LWIP_BIN   := $(BUILD)/bin/service$(TLS_SUFFIX)-lwip
+$(LWIP_OBJ): CFLAGS += $(LWIP_FLAGS)
+$(LWIP_OBJ): $(wildcard net/lwip/*.h net/lwip/arch/*.h)
+$(LWIP_LIBS): $(DEPS)/.stamp
+$(LWIP_BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LWIP_OBJ) $(LIBS) $(LWIP_LIBS) net/cold.ld
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
+	@echo "built $@ ($$(stat -c %s $@) bytes)"
+lwip: setup-build $(LWIP_BIN)
+
+# The same under ASan and UBSan with the host compiler, lwIP's host build
+# (sanitized too, tools/deps) included.
+LWIP_ASAN_BIN := $(BUILD)/bin/service$(TLS_SUFFIX)-lwip-asan
+$(LWIP_ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(LWIP_SRC) $(GEN)/api.c $(GEN)/api.h $(DEPS)/.stamp \
+		$(wildcard kernel/*.h net/*.h net/*/*.h net/lwip/arch/*.h)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(WARN) -DIG_CHECK_RESPONSES -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include -Inet/lwip -I$(DEPS)/host/include/lwip \
+		$(HOST_TLS_FLAGS) $(RUNTIME_SRC) $(APP_SRC) $(LWIP_SRC) $(GEN)/api.c $(HOST_TLS_LIBS) \
+		$(DEPS)/host/lib/libbearssl.a $(DEPS)/host/lib/liblwip.a -lm -lpthread -o $@
+lwip-asan: setup-build $(LWIP_ASAN_BIN)
+
 # The same service built with the host compiler under ASan and UBSan (they
 # do not link against musl), for running the integration tests against.
 ASAN_BIN       := $(BUILD)/bin/service$(TLS_SUFFIX)-asan
@@ -179,8 +213,8 @@ fetch-asan: $(FETCH_ASAN)
 # standing for the host or the musl build of the third-party libraries.
 UNIT_OUT   := $(BUILD)/test/unit
 UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
-              test_format test_json_read test_kernel test_parser test_response test_tls_bearssl test_tls_mbedtls test_url \
-              test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline test_metal_pages
+              test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
+              test_tls_mbedtls test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline test_metal_pages
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -199,6 +233,7 @@ UNIT_SRC_test_dns          := $(wildcard net/client/dns*.c) kernel/config.c kern
                               kernel/clock.c kernel/pool.c
 UNIT_SRC_test_format       := net/api/format.c $(API_JSON) kernel/file.c
 UNIT_SRC_test_json_read    := $(API_JSON) kernel/file.c
+UNIT_SRC_test_lwip_config  := net/lwip/net_config.c
 UNIT_SRC_test_kernel       := $(addprefix kernel/,timer.c json.c arena.c pool.c config.c log.c clock.c)
 UNIT_SRC_test_parser       := net/http/parser.c $(HTTP_CODEC)
 UNIT_SRC_test_response     := net/http/response_head.c $(HTTP_CODEC)
@@ -371,7 +406,8 @@ METAL_ASM   := $(wildcard kernel/metal/*.S)
 METAL_OBJ   := $(METAL_SRC:%.c=$(OBJ)/%.o) $(METAL_ASM:%.S=$(OBJ)/%.o)
 UNIKERNEL   := $(BUILD)/images/unikernel.elf
 UNIKERNEL_LD := kernel/metal/unikernel.ld
-UNIKERNEL_OBJ := $(filter-out $(OBJ)/kernel/vm.o,$(RUNTIME_OBJ)) $(APP_OBJ) $(METAL_OBJ)
+# net/lwip's objects and lwIP itself (LWIP_OBJ, LWIP_LIBS: the lwIP rules).
+UNIKERNEL_OBJ = $(filter-out $(OBJ)/kernel/vm.o,$(RUNTIME_OBJ)) $(APP_OBJ) $(LWIP_OBJ) $(METAL_OBJ)
 $(METAL_OBJ): CFLAGS += -mno-red-zone
 $(OBJ)/%.o: %.S
 	@mkdir -p $(@D)
@@ -379,11 +415,11 @@ $(OBJ)/%.o: %.S
 	$(Q)$(CC_MUSL) -c $< -o $@
 # -nostartfiles: the entry is boot.S's, and musl is entered by
 # kernel/metal/libc_start.c; the specs still add musl's libc.a and libgcc.
-$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(UNIKERNEL_LD)
+$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
-		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) -o $@
+		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 # Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
 # the objects are then those of build/obj-notls.

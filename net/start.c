@@ -1,12 +1,13 @@
 /* The process's start (ig_main): the VM's PID-1 duties, then every part's
  * settings parsed as one table (the server, the outbound client, its DNS
- * resolver, the TLS trust), then the server. It sits above the parts it
+ * resolver, the TLS trust, the network stack), then the server. It sits above the parts it
  * lists, so none of them knows the others' settings. */
 #include "kernel/clock.h"
 #include "kernel/config.h"
 #include "kernel/vm.h"
 #include "net/client/settings.h"
 #include "net/http/server.h"
+#include "net/stack.h"
 #include "net/tls/tls.h"
 
 /* In --help's order. */
@@ -15,6 +16,7 @@ static const struct ig_settings *const settings_parts[] = {
 	&client_settings,
 	&dns_settings,
 	&ig_tls_trust_settings,
+	&ig_net_settings,
 };
 
 static int start(int argc, char **argv, const struct ig_app *app)

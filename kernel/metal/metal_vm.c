@@ -39,7 +39,8 @@ int ig_vm_init(void)
 _Noreturn void ig_vm_poweroff(int status)
 {
 	struct ig_logline l;
-	if (ig_log_begin(&l, IG_LOG_INFO, "vm: power off")) {
+	/* A failure's last line is an error line: the console alone tells. */
+	if (ig_log_begin(&l, status == 0 ? IG_LOG_INFO : IG_LOG_ERROR, "vm: power off")) {
 		ig_log_int(&l, "status", status);
 		ig_log_cstr(&l, "by", status == 0 ? "reset" : "debug-exit");
 		ig_log_end(&l);

@@ -8,6 +8,7 @@
 #include "kernel/list.h"
 #include "net/client/dns.h"
 #include "net/rbuf.h"
+#include "net/stack.h"
 #include "net/tls/tls.h"
 
 #include <arpa/inet.h>
@@ -659,7 +660,8 @@ static void conn_try_next_address(struct client_conn *k, int err);
 static void conn_closed(void *engine)
 {
 	struct client_conn *k = engine;
-	int err = k->sock && k->t == k->sock ? sock_stream_error(k->sock) : 0;
+	int (*stream_error)(const struct ig_transport *) = ig_net_stack ? ig_net_stack->stream_error : sock_stream_error;
+	int err = k->sock && k->t == k->sock ? stream_error(k->sock) : 0;
 	bool tls = k->t && k->t != k->sock;
 	k->t = k->sock = NULL; /* the transport is gone already */
 	/* TLS says why it closed; NULL after the peer's close_notify, an
@@ -710,7 +712,9 @@ static void conn_try_next_address(struct client_conn *k, int err)
 	while (k->addr_next < k->addr_count) {
 		const struct sockaddr_storage *a = &k->addrs[k->addr_next++];
 		socklen_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-		struct ig_transport *t = sock_connect(&core_of(k)->sock, (const struct sockaddr *)a, len);
+		struct client_core *core = core_of(k);
+		struct ig_transport *t = ig_net_stack ? ig_net_stack->connect(core->loop, (const struct sockaddr *)a, len)
+						      : sock_connect(&core->sock, (const struct sockaddr *)a, len);
 		if (t) {
 			t->engine_ops = &conn_stream_ops;
 			t->engine = k;

@@ -36,6 +36,8 @@ struct http_core {
 	struct sock_core sock;     /* plain HTTP; listen_fd -1 when TLS only */
 	struct sock_core tls_sock; /* HTTPS, when TLS is on */
 	struct ig_tls_core *tls;   /* NULL when TLS is off */
+	/* Over a stack of ingot's own (net/stack.h) instead of sock's */
+	struct ig_net_listener *net_listener, *net_tls_listener;
 	struct ig_pool conns, ctxs, rbufs, blocks;
 	const struct http_config *cfg;
 	const struct ig_app *app;

@@ -7,6 +7,7 @@
 #include "kernel/cores.h"
 #include "kernel/log.h"
 #include "kernel/process.h"
+#include "net/stack.h"
 #include "net/tls/tls.h"
 
 #include <stdio.h>
@@ -23,6 +24,8 @@ static int choose_threads(int *cpus, int *ncpus_out, int *quota_out)
 	int ncpus = ig_affinity_cpus(cpus, IG_MAX_CORES);
 	*ncpus_out = ncpus;
 	*quota_out = -1; /* not read */
+	if (ig_net_stack) /* a stack of ingot's own runs on one loop */
+		return 1;
 	if (server_config.threads > 0)
 		return (int)server_config.threads;
 	if (ncpus == 1)
@@ -74,6 +77,8 @@ static void log_listening(const struct ig_app *app, int ncpus, int quota, long n
 		ig_log_int(&l, "tls_port", cfg->tls_port);
 		ig_log_cstr(&l, "tls", tls_backend_name());
 	}
+	if (ig_net_stack)
+		ig_log_cstr(&l, "net", ig_net_stack->name);
 	ig_log_int(&l, "threads", http_server.core_count);
 	ig_log_int(&l, "cpus", ncpus);
 	ig_log_int(&l, "cgroup_cpu_limit", quota);
@@ -117,12 +122,16 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 	struct http_core *core0 = &http_server.cores[0];
 	if (server_core_setup(core0) != 0)
 		return startup_error("cannot set up the first core");
+	if (ig_net_stack && server_net_listen(core0, err, sizeof err) != 0)
+		return startup_error(err);
 	if (server_watch_signals(core0) != 0)
 		return startup_error("cannot watch the signalfd");
 	log_listening(app, ncpus, quota, nofile, t0_us);
 
 	ig_loop_run(&core0->loop);
 	server_stop_accepting(core0);
+	if (ig_net_stack) /* what the drain answered must reach the peers */
+		ig_net_stack->finish(&core0->loop, 2000);
 	for (int i = 1; i < n; i++)
 		pthread_join(threads[i], NULL);
 	server_log_stopped();

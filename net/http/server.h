@@ -42,9 +42,14 @@ extern struct http_server http_server;
 /* server_listen.c: core's listening sockets (the first may pick the
  * port: *port and *tls_port are updated); 0, or -1 with err set. */
 int server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen);
+/* The HTTPS listeners' accept: wraps the stream in TLS. */
+void *server_tls_accept(void *arg, struct ig_transport *lower);
 /* Starts core's HTTPS accepts on its loop (TLS on only). */
 int server_tls_core_setup(struct http_core *core);
 void server_stop_accepting(struct http_core *core);
+/* server_net.c: over a stack of ingot's own (net/stack.h), starts it on
+ * core's loop and opens the listeners there; 0, or -1 with err set. */
+int server_net_listen(struct http_core *core, char *err, size_t errlen);
 
 /* server_core.c: core's loop, pools (seeded from one mapping) and
  * listeners; 0 or -1. */

@@ -2,6 +2,7 @@
  * HTTP and, when TLS is on, for HTTPS, whose accepts wrap the connection
  * in a TLS transport. Without a certificate nothing of TLS runs. */
 #include "server.h"
+#include "net/stack.h"
 #include "net/tls/tls.h"
 
 int server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen)
@@ -9,6 +10,8 @@ int server_listen(struct http_core *core, int *port, int *tls_port, char *err, s
 	const struct http_config *cfg = &server_config;
 	core->listen_fd = -1;
 	core->tls_listen_fd = -1;
+	if (ig_net_stack) /* server_net_listen, once the loop is there */
+		return 0;
 	if (!cfg->tls_only && (core->listen_fd = sock_listen(cfg->host, port, 4096, err, errlen)) < 0)
 		return -1;
 	if (http_server.tls && (core->tls_listen_fd = sock_listen(cfg->host, tls_port, 4096, err, errlen)) < 0)
@@ -21,11 +24,15 @@ void server_stop_accepting(struct http_core *core)
 	sock_core_stop_accepting(&core->sock);
 	if (core->tls)
 		sock_core_stop_accepting(&core->tls_sock);
+	if (ig_net_stack) {
+		ig_net_stack->stop_accepting(core->net_listener);
+		ig_net_stack->stop_accepting(core->net_tls_listener);
+	}
 }
 
 /* The HTTPS listener's accept: a connection slot first, so that a TLS
  * state is never made for a connection that cannot be served. */
-static void *tls_accept(void *arg, struct ig_transport *lower)
+void *server_tls_accept(void *arg, struct ig_transport *lower)
 {
 	struct http_core *core = arg;
 	struct http_conn *c = http_conn_take(core);
@@ -53,6 +60,7 @@ int server_tls_core_setup(struct http_core *core)
 	core->tls = ig_tls_core_new(&core->loop, http_server.tls, &limits);
 	if (!core->tls)
 		return -1;
-	sock_core_init(&core->tls_sock, &core->loop, core->tls_listen_fd, (uint32_t)cfg->max_conns, tls_accept, core);
-	return sock_core_start(&core->tls_sock);
+	sock_core_init(&core->tls_sock, &core->loop, core->tls_listen_fd, (uint32_t)cfg->max_conns, server_tls_accept, core);
+	return core->tls_listen_fd >= 0 ? sock_core_start(&core->tls_sock) : 0;
 }
+

@@ -1,0 +1,63 @@
+/* Shared inside net/lwip: the one stack's state (lwIP is single-threaded,
+ * NO_SYS: everything runs on the loop it was started on) and the calls
+ * between its files. port.c is lwIP's platform (time, memory, randomness)
+ * and drives its timers; frames.c is the network interface over a frame
+ * device; streams.c the transport over TCP PCBs; stack.c the ops table. */
+#ifndef NET_LWIP_LWIP_H
+#define NET_LWIP_LWIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/loop.h"
+#include "kernel/pool.h"
+#include "net/lwip/net_config.h"
+#include "net/stack.h"
+
+#include "lwip/netif.h"
+
+struct lwip_stream;
+
+struct lwip_state {
+	struct ig_loop *loop;
+	/* port.c: lwIP's timeouts on the loop's wheel, and the work after a
+	   batch that touched lwIP (the loopback's queue, re-arming the timer) */
+	struct ig_timer timer;
+	struct ig_deferred settle;
+	size_t mem_budget, mem_used;
+	uint64_t mem_refused; /* allocations beyond the budget */
+	/* frames.c: the interface over the frame device */
+	struct netif netif;
+	int fd;
+	struct ig_io io;
+	uint64_t frames_dropped; /* the device was full */
+	/* streams.c */
+	struct ig_pool streams;
+	struct lwip_stream *live; /* every stream with a PCB, for the finish */
+	uint32_t outbound_open;
+};
+extern struct lwip_state lwip_state;
+
+/* port.c: sets the memory budget and hooks lwIP's timers to loop. */
+void lwip_port_init(struct ig_loop *loop, size_t mem_budget);
+/* Called after anything that may have made lwIP queue work (output on
+ * the loopback, a new timeout): settles it once the batch is over. */
+void lwip_port_touch(void);
+
+/* frames.c: opens the device INGOT_NET names, adds the interface with the
+ * static address or starts DHCP; 0, or -1 with a message in err. */
+int lwip_frames_up(const struct lwip_net_config *cfg, char *err, size_t errlen);
+
+/* streams.c */
+void lwip_streams_init(uint32_t max_streams);
+struct ig_net_listener *lwip_listen(const char *host, int *port, uint32_t max_streams, sock_accept_fn *accept,
+				    void *arg, char *err, size_t errlen);
+void lwip_stop_accepting(struct ig_net_listener *l);
+struct ig_transport *lwip_connect(struct ig_loop *loop, const struct sockaddr *addr, socklen_t len);
+int lwip_stream_error(const struct ig_transport *t);
+/* True while a stream still has bytes lwIP has not seen acknowledged, or
+ * lingers: what the process must wait for before it exits. */
+bool lwip_streams_busy(void);
+
+#endif

@@ -1,0 +1,124 @@
+/* lwIP's platform, hosted on the loop: sys_now is the loop's millisecond
+ * clock, lwIP's timeouts run from one timer on the loop's wheel, memory is
+ * the C heap under a byte budget (lwipopts.h says why), and randomness
+ * comes from getrandom. After a batch that touched lwIP, the loopback's
+ * queue is delivered (NO_SYS has no thread to do it) and the timer is set
+ * to lwIP's next timeout. */
+#include "lwip.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "lwip/sys.h"
+#include "lwip/timeouts.h"
+
+struct lwip_state lwip_state = { .fd = -1 };
+
+u32_t sys_now(void)
+{
+	return (u32_t)lwip_state.loop->clock.now_ms;
+}
+
+unsigned int ig_lwip_rand(void)
+{
+	unsigned int v;
+	if (getrandom(&v, sizeof v, GRND_NONBLOCK) != sizeof v)
+		v = (unsigned int)(lwip_state.loop->clock.now_ms * 2654435761u);
+	return v;
+}
+
+/* Each block carries its size in front, for the free's accounting. */
+#define MEM_HEAD 16
+
+void *ig_lwip_malloc(size_t size)
+{
+	struct lwip_state *s = &lwip_state;
+	if (size > s->mem_budget - s->mem_used) {
+		s->mem_refused++;
+		return NULL;
+	}
+	char *p = malloc(MEM_HEAD + size);
+	if (!p)
+		return NULL;
+	memcpy(p, &size, sizeof size);
+	s->mem_used += size;
+	return p + MEM_HEAD;
+}
+
+void *ig_lwip_calloc(size_t count, size_t size)
+{
+	if (size && count > SIZE_MAX / size)
+		return NULL;
+	void *p = ig_lwip_malloc(count * size);
+	if (p)
+		memset(p, 0, count * size);
+	return p;
+}
+
+void ig_lwip_free(void *mem)
+{
+	if (!mem)
+		return;
+	char *p = (char *)mem - MEM_HEAD;
+	size_t size;
+	memcpy(&size, p, sizeof size);
+	lwip_state.mem_used -= size;
+	free(p);
+}
+
+static bool loopback_queued(void);
+
+static void arm_timer(struct lwip_state *s)
+{
+	u32_t wait = loopback_queued() ? 0 : sys_timeouts_sleeptime();
+	if (wait == SYS_TIMEOUTS_SLEEPTIME_INFINITE) {
+		ig_timer_cancel(&s->loop->timers, &s->timer);
+		return;
+	}
+	uint64_t at = s->loop->clock.now_ms + wait;
+	if (!ig_timer_armed(&s->timer) || s->timer.deadline_ms != at)
+		ig_timer_set(&s->loop->timers, &s->timer, at);
+}
+
+/* Bounded: a loopback exchange that keeps answering itself must not hold
+ * the loop; what is left is delivered on the next tick. */
+#define LOOPBACK_ROUNDS 64
+
+static bool loopback_queued(void)
+{
+	struct netif *n;
+	NETIF_FOREACH(n)
+	if (n->loop_first)
+		return true;
+	return false;
+}
+
+static void on_settle(struct ig_deferred *d)
+{
+	struct lwip_state *s = (struct lwip_state *)((char *)d - offsetof(struct lwip_state, settle));
+	for (int i = 0; i < LOOPBACK_ROUNDS && loopback_queued(); i++)
+		netif_poll_all();
+	arm_timer(s);
+}
+
+void lwip_port_touch(void)
+{
+	ig_loop_defer(lwip_state.loop, &lwip_state.settle);
+}
+
+static void on_timer(struct ig_timer *t)
+{
+	(void)t;
+	sys_check_timeouts();
+	lwip_port_touch();
+}
+
+void lwip_port_init(struct ig_loop *loop, size_t mem_budget)
+{
+	struct lwip_state *s = &lwip_state;
+	s->loop = loop;
+	s->mem_budget = mem_budget;
+	s->timer.fn = on_timer;
+	s->settle.fn = on_settle;
+}

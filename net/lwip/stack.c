@@ -1,0 +1,65 @@
+/* lwIP as the process's TCP/IP stack (net/stack.h's ops table, the strong
+ * definition of what net/stack_settings.c refers to weakly): starts lwIP on
+ * the server's one loop with a memory budget sized from INGOT_MAX_CONNS,
+ * brings the frame device up, and keeps the loop running at exit until the
+ * peers have acknowledged what was written. */
+#include "lwip.h"
+
+#include "lwip/init.h"
+
+/* The budget: a base for ARP, DHCP and the listeners, and per allowed
+ * connection its PCB, a window's worth of segments in flight, and room. */
+#define MEM_BASE (4u << 20)
+#define MEM_PER_CONN (16u << 10)
+
+static int stack_start(struct ig_loop *loop, uint32_t max_conns, char *err, size_t errlen)
+{
+	lwip_port_init(loop, MEM_BASE + (size_t)max_conns * MEM_PER_CONN);
+	lwip_streams_init(max_conns);
+	lwip_init();
+	return lwip_frames_up(&lwip_net_config, err, errlen);
+}
+
+static const char *stack_configure(const char *net, const char *ip, const char *gw, char *err, size_t errlen)
+{
+	return lwip_net_parse(&lwip_net_config, net, ip, gw, err, errlen);
+}
+
+/* The finish: a check each tick, ending the loop's run. */
+struct finish_wait {
+	struct ig_timer timer;
+	struct ig_loop *loop;
+	uint64_t until_ms;
+};
+
+static void on_finish_check(struct ig_timer *t)
+{
+	struct finish_wait *w = (struct finish_wait *)t;
+	if (!lwip_streams_busy() || w->loop->clock.now_ms >= w->until_ms) {
+		w->loop->running = false;
+		return;
+	}
+	ig_timer_set(&w->loop->timers, t, w->loop->clock.now_ms + IG_TICK_MS);
+}
+
+static void stack_finish(struct ig_loop *loop, uint32_t max_ms)
+{
+	if (!lwip_streams_busy())
+		return;
+	struct finish_wait w = { .timer.fn = on_finish_check, .loop = loop,
+				 .until_ms = loop->clock.now_ms + max_ms };
+	ig_timer_set(&loop->timers, &w.timer, loop->clock.now_ms + IG_TICK_MS);
+	ig_loop_run(loop);
+	ig_timer_cancel(&loop->timers, &w.timer);
+}
+
+const struct ig_net_stack ig_lwip_stack = {
+	.name = "lwip",
+	.configure = stack_configure,
+	.start = stack_start,
+	.listen = lwip_listen,
+	.stop_accepting = lwip_stop_accepting,
+	.connect = lwip_connect,
+	.stream_error = lwip_stream_error,
+	.finish = stack_finish,
+};

@@ -1,0 +1,46 @@
+/* The network stack's rows of the settings table: INGOT_NET picks the
+ * kernel's sockets or lwIP (over a TAP device or the machine's virtio NIC),
+ * INGOT_NET_IP and INGOT_NET_GW lwIP's static address (none: DHCP). lwIP
+ * judges its own values (net/lwip/net_config.c); a binary built without it
+ * says so instead of serving on the kernel's sockets unasked. */
+#include "net/stack.h"
+#include "kernel/ingot.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const struct ig_net_stack *ig_net_stack;
+
+/* Defined by net/lwip (make lwip) only: a weak reference pulls nothing in,
+ * and its address is NULL where it is absent. */
+extern const struct ig_net_stack ig_lwip_stack __attribute__((weak));
+
+struct net_values {
+	const char *net, *ip, *gw;
+};
+static struct net_values net_values;
+static const struct net_values net_defaults = { .net = "kernel", .ip = "", .gw = "" };
+
+#define NET(field) &net_values.field
+static const struct ig_option net_rows[] = {
+	{ "INGOT_NET", IG_OPT_STR, NET(net), 0, 0, "kernel (its sockets), tap:NAME or virtio (lwIP over them)" },
+	{ "INGOT_NET_IP", IG_OPT_STR, NET(ip), 0, 0, "lwIP's A.B.C.D/N; unset: DHCP" },
+	{ "INGOT_NET_GW", IG_OPT_STR, NET(gw), 0, 0, "lwIP's gateway A.B.C.D" },
+};
+
+__attribute__((cold)) static const char *check_net(char *err, size_t errlen)
+{
+	const struct net_values *v = &net_values;
+	if (strcmp(v->net, "kernel") == 0)
+		return v->ip[0] || v->gw[0] ? "INGOT_NET_IP and INGOT_NET_GW need INGOT_NET=tap:NAME or virtio" : NULL;
+	if (!&ig_lwip_stack) {
+		snprintf(err, errlen, "INGOT_NET=%s needs lwIP: this binary has none (make lwip)", v->net);
+		return err;
+	}
+	ig_net_stack = &ig_lwip_stack;
+	return ig_net_stack->configure(v->net, v->ip, v->gw, err, errlen);
+}
+
+const struct ig_settings ig_net_settings = {
+	"network", net_rows, IG_COUNTOF(net_rows), check_net, &net_values, &net_defaults, sizeof net_values,
+};
