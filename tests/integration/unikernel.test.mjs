@@ -5,10 +5,11 @@
 // sendkey). Each boot costs seconds under TCG, so the checks are grouped per
 // boot: one machine serves the HTTP checks (every reference route byte for
 // byte against the process build started beside it, a validation error,
-// Date, 500 connections, 2,000 requests pipelined 10 deep through undici,
-// the body limit, slowloris, idle CPU) and then stops on Ctrl-Alt-Del with
-// a request in flight; one boot each for DHCP, the modern virtio-mmio
-// device, ping over a TAP in a namespace, a bad ingot.ip and a forced CPU
+// Date, 2,000 requests pipelined 10 deep through undici, the body limit,
+// slowloris, idle CPU) and then stops on Ctrl-Alt-Del with a request in
+// flight; one on a TAP in a namespace answers ping and 500 concurrent
+// connections (qemu's user network carries neither); one boot each for
+// DHCP, the modern virtio-mmio device, a bad ingot.ip and a forced CPU
 // exception. A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -144,20 +145,6 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 			`Date ${res.headers.date} against the host's ${new Date(before).toUTCString()}`);
 	});
 
-	test('500 concurrent keep-alive connections are all answered twice', T, async () => {
-		const r = await new Promise((resolve) => {
-			execFile('bash', ['-c', 'ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"', 'bash',
-				process.execPath, path.join(here, 'clients', 'many_conns.mjs'), String(g.port), '500'],
-			{ timeout: 100000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-				let out = null;
-				try { out = JSON.parse(stdout.trim().split('\n').pop()); } catch { /* below */ }
-				resolve({ err, out, stdout, stderr });
-			});
-		});
-		assert.ok(r.out && !r.out.error, `client failed: ${r.err} ${r.stdout} ${r.stderr}`);
-		assert.deepEqual(r.out, { n: 500, first: 500, second: 500, openAfterFirst: 500, openAfterSecond: 500 });
-	});
-
 	test('2,000 requests pipelined 10 deep through undici keep their bodies and order', T, async () => {
 		const client = new Client(`http://127.0.0.1:${g.port}`, { pipelining: 10 });
 		try {
@@ -258,28 +245,51 @@ test('the modern (v2) virtio-mmio device (-global virtio-mmio.force-legacy=false
 	g.kill();
 });
 
-test('ping: the unikernel on a TAP device (-netdev tap) in a namespace answers ICMP echo, and HTTP there too', T, async () => {
-	await needTools('ip', 'ping', 'curl');
+describe('the unikernel on a TAP device (-netdev tap) in a namespace of its own', () => {
+	// qemu's user network carries no ICMP to the guest, and its hostfwd
+	// takes a burst of connections only slowly (the Linux image's kernel TCP
+	// gets no more than about 240 of 500 answered in 60 s through it): ping
+	// and the 500 connections go straight to the guest's stack over a TAP.
 	const ns = `igu${process.pid % 100000}`, tap = `igu${process.pid % 100000}t`;
-	await must('ip', ['netns', 'add', ns]);
-	try {
-		const inNs = (...a) => must('ip', ['netns', 'exec', ns, ...a]);
-		await inNs('ip', 'link', 'set', 'lo', 'up');
-		await inNs('ip', 'tuntap', 'add', tap, 'mode', 'tap');
-		await inNs('ip', 'addr', 'add', '10.0.2.2/24', 'dev', tap);
-		await inNs('ip', 'link', 'set', tap, 'up');
-		const g = await boot({ tap, wrap: ['ip', 'netns', 'exec', ns] });
+	const inNs = (...a) => ['netns', 'exec', ns, ...a];
+	let g, made = false;
+	before(async () => {
+		await needTools('ip', 'ping', 'curl');
+		await must('ip', ['netns', 'add', ns]);
+		made = true;
+		await must('ip', inNs('ip', 'link', 'set', 'lo', 'up'));
+		await must('ip', inNs('ip', 'tuntap', 'add', tap, 'mode', 'tap'));
+		await must('ip', inNs('ip', 'addr', 'add', '10.0.2.2/24', 'dev', tap));
+		await must('ip', inNs('ip', 'link', 'set', tap, 'up'));
+		g = await boot({ tap, wrap: ['ip', 'netns', 'exec', ns] });
 		await listening(g);
-		const p = await run('ip', ['netns', 'exec', ns, 'ping', '-c', '3', '-i', '0.2', '-w', '30', '10.0.2.15']);
+	});
+	after(async () => {
+		if (g) { g.kill(); await g.exited; }
+		if (made) await run('ip', ['netns', 'delete', ns]);
+	});
+
+	test('it answers ping (ICMP echo)', T, async () => {
+		const p = await run('ip', inNs('ping', '-c', '3', '-i', '0.2', '-w', '30', '10.0.2.15'));
 		assert.equal(p.code, 0, `ping: ${p.stdout}${p.stderr}`);
 		assert.match(p.stdout, /3 received/);
-		const h = await run('ip', ['netns', 'exec', ns, 'curl', '-sS', '--max-time', '30', 'http://10.0.2.15:8080/health']);
-		assert.equal(h.stdout, BODY.health, h.stderr);
-		g.kill();
-		await g.exited;
-	} finally {
-		await run('ip', ['netns', 'delete', ns]);
-	}
+	});
+
+	test('500 concurrent keep-alive connections are all answered, twice on the same connections', T, async () => {
+		const r = await new Promise((resolve) => {
+			execFile('ip', inNs('bash', '-c', 'ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"', 'bash',
+				process.execPath, path.join(here, 'clients', 'many_conns.mjs'), '8080', '500', '10.0.2.15'),
+			{ timeout: 100000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+				let out = null;
+				try { out = JSON.parse(stdout.trim().split('\n').pop()); } catch { /* below */ }
+				resolve({ err, out, stdout, stderr });
+			});
+		});
+		assert.ok(r.out && !r.out.error, `client failed: ${r.err} ${r.stdout} ${r.stderr}`);
+		assert.deepEqual(r.out, { n: 500, first: 500, second: 500, openAfterFirst: 500, openAfterSecond: 500 });
+		const h = await run('ip', inNs('curl', '-sS', '--max-time', '30', 'http://10.0.2.15:8080/health'));
+		assert.equal(h.stdout, BODY.health, `and it serves on: ${h.stderr}`);
+	});
 });
 
 test('a bad ingot.ip ends the machine at boot: one line on the console, an odd non-zero status, never listening', T, async () => {
@@ -287,8 +297,7 @@ test('a bad ingot.ip ends the machine at boot: one line on the console, an odd n
 	const x = await g.waitExit();
 	assert.ok(isOdd(x.code), `status ${x.code}; ${g.describe()}`);
 	assert.ok(!g.logs.some((l) => l.msg === 'listening'), 'it never served');
-	assert.match(g.lines.filter((l) => /"level":"error"/.test(l)).join('\n'), /ingot\.ip|INGOT_NET_IP/,
-		`an error line names the bad setting; ${g.describe()}`);
+	assert.match(g.console, /ingot\.ip|INGOT_NET_IP/, `a line names the bad setting; ${g.describe()}`);
 	assert.ok(failure(lastWords(g)), `the last console line says a failure; ${g.describe()}`);
 });
 

@@ -6,9 +6,11 @@ import { RawClient, req, BODY } from '../lib.mjs';
 
 const port = Number(process.argv[2]);
 const n = Number(process.argv[3] || 1000);
+// An address other than 127.0.0.1 (the unikernel on a TAP in a namespace).
+const host = process.argv[4];
 
 async function main() {
-	const clients = await Promise.all(Array.from({ length: n }, () => RawClient.connect(port)));
+	const clients = await Promise.all(Array.from({ length: n }, () => RawClient.connect(port, host ? { host } : {})));
 	const round = async (target, body) => {
 		const res = await Promise.all(clients.map(async (c, i) => {
 			await c.write(req('GET', target(i)));
