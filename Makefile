@@ -484,7 +484,7 @@ $(BUILD)/tools/bench/floor-pvh.elf: tools/bench/floor_pvh.S
 bench-tools: setup-build $(BENCH_TOOLS)
 
 bench: setup-bench
-	@$(MAKE) --no-print-directory bin clientbench bench-tools image boot unikernel
+	@$(MAKE) --no-print-directory bin clientbench bench-tools image boot unikernel lwip
 	@$(MAKE) --no-print-directory TLS=mbedtls bin
 	@tools/bench/run
 	@images/measure
