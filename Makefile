@@ -88,7 +88,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 .PHONY: lwip lwip-asan
-.PHONY: all deps deps-lock gen bin unikernel unikernel-elf fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
+.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -428,6 +428,21 @@ unikernel: setup-build
 	@$(MAKE) --no-print-directory TLS=$(UNIKERNEL_TLS) unikernel-elf
 unikernel-elf: $(UNIKERNEL)
 
+# Part D's device check (tests/metal/device_check.c): the platform's boot,
+# console and power with the device drivers, and the check as
+# ig_metal_start in place of entry.c; booted by
+# tests/integration/metal_devices.test.mjs.
+DEVICE_CHECK     := $(BUILD)/test/metal/device_check.elf
+DEVICE_CHECK_OBJ := $(addprefix $(OBJ)/kernel/metal/,boot.o serial.o power.o virtqueue.o virtio_mmio.o \
+                    virtio_net.o ioapic.o i8042.o) $(OBJ)/tests/metal/device_check.o
+$(OBJ)/tests/metal/device_check.o: CFLAGS += -mno-red-zone
+$(DEVICE_CHECK): $(DEVICE_CHECK_OBJ) $(UNIKERNEL_LD)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none \
+		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(DEVICE_CHECK_OBJ) -o $@
+device-check: setup-build $(DEVICE_CHECK)
+
 # ---- packages (images/): the scratch OCI image, the bootable VM image ----
 IMAGES       := $(BUILD)/images
 VMLINUX_TOOL := $(BUILD)/tools/vmlinux
@@ -464,6 +479,7 @@ run: setup-run
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
 	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot unikernel
+	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@$(MAKE) --no-print-directory TLS=none bin
 	@tests/run

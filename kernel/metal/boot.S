@@ -7,6 +7,7 @@
 #define CR0_PE   0x00000001
 #define CR0_MP   0x00000002
 #define CR0_EM   0x00000004
+#define CR0_NE   0x00000020
 #define CR0_WP   0x00010000
 #define CR0_PG   0x80000000
 #define CR4_PAE  0x00000020
@@ -85,7 +86,7 @@ pvh_start32:
 	wrmsr
 	movl %cr0, %eax
 	andl $~CR0_EM, %eax
-	orl $(CR0_PE | CR0_MP | CR0_WP | CR0_PG), %eax
+	orl $(CR0_PE | CR0_MP | CR0_NE | CR0_WP | CR0_PG), %eax
 	movl %eax, %cr0
 	lgdt ig_metal_gdt_ptr
 	ljmp $0x08, $start64

@@ -4,6 +4,7 @@
  * features, and uid == euid, gid == egid, AT_SECURE 0, so that musl takes
  * no secure-mode path (which would poll descriptors 0-2). */
 #include "libc_start.h"
+#include "mmu.h"
 #include "syscalls.h"
 #include "kernel/clock.h"
 
@@ -16,7 +17,8 @@
 extern char __tls_start[], __tls_filesz[], __tls_memsz[], __tls_align[];
 void ig_metal_enter_libc(void *rsp, int argc, char **argv) __attribute__((noreturn));
 
-static uint64_t main_stack[MAIN_STACK_BYTES / 8] __attribute__((aligned(16)));
+/* Its lowest page is the guard (mmu.h). */
+static uint64_t main_stack[MAIN_STACK_BYTES / 8] __attribute__((aligned(4096)));
 static Elf64_Phdr phdrs[1];
 static unsigned char at_random[16];
 static char net_default[] = "INGOT_NET=virtio";
@@ -40,6 +42,7 @@ _Noreturn void ig_metal_libc_start(const struct ig_metal_args *args)
 		.p_memsz = (uintptr_t)__tls_memsz,
 		.p_align = (uintptr_t)__tls_align ? (uintptr_t)__tls_align : 1,
 	};
+	ig_mmu_guard_page(main_stack);
 	ig_clock_counts_from_boot = true; /* tsc.h: 0 is the PVH entry */
 	ig_metal_syscall(SYS_getrandom, (long)at_random, sizeof at_random, 0, 0, 0, 0);
 	const uint64_t auxv[][2] = {

@@ -1,8 +1,9 @@
 /* kernel/vm.h on bare metal: the program is always the machine's only
  * program (so command-line words are settings), there is nothing to mount
  * or load, and the machine's end is power.h's. The test-only word
- * ingot.test_fault=ud|pf|gp raises that CPU exception here, in the
- * program's context, for the exception handler's test. */
+ * ingot.test_fault=ud|pf|gp|stack raises that CPU exception here, in the
+ * program's context, for the exception handler's test (stack: a runaway
+ * recursion into the main stack's guard page, a double fault). */
 #include "kernel/vm.h"
 #include "kernel/log.h"
 #include "cmdline.h"
@@ -17,6 +18,17 @@ bool ig_vm_active(void)
 	return true;
 }
 
+/* Each frame holds a page of stack, so the guard is reached quickly; the
+ * bound is far beyond any stack (and volatile: not provably infinite). */
+static volatile int recursion_bound = 1 << 30;
+
+__attribute__((noinline)) static int recurse(int depth)
+{
+	volatile char frame[4096];
+	frame[0] = (char)depth;
+	return depth < recursion_bound ? recurse(depth + 1) + frame[0] : 0;
+}
+
 static void test_fault(void)
 {
 	char kind[8];
@@ -28,6 +40,8 @@ static void test_fault(void)
 		(void)*(volatile uint32_t *)(uintptr_t)0x100000000ull;
 	else if (strcmp(kind, "gp") == 0) /* not canonical */
 		(void)*(volatile uint32_t *)(uintptr_t)0x8000000000000000ull;
+	else if (strcmp(kind, "stack") == 0)
+		(void)recurse(0);
 }
 
 int ig_vm_init(void)

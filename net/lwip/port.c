@@ -1,7 +1,7 @@
 /* lwIP's platform, hosted on the loop: sys_now is the loop's millisecond
  * clock, lwIP's timeouts run from one timer on the loop's wheel, memory is
- * the C heap under a byte budget (lwipopts.h says why), and randomness
- * comes from getrandom. After a batch that touched lwIP, the loopback's
+ * pools under a byte budget (lwipopts.h says why), and randomness comes
+ * from getrandom. After a batch that touched lwIP, the loopback's
  * queue is delivered (NO_SYS has no thread to do it) and the timer is set
  * to lwIP's next timeout. */
 #include "lwip.h"
@@ -28,8 +28,32 @@ unsigned int ig_lwip_rand(void)
 	return v;
 }
 
-/* Each block carries its size in front, for the free's accounting. */
-#define MEM_HEAD 16
+/* Each block carries its size and class in front, for the free. */
+struct mem_head {
+	size_t size, cls;
+};
+#define MEM_HEAD sizeof(struct mem_head)
+#define MEM_MALLOC ((size_t)-1)
+
+/* What lwIP allocates per segment and connection (a frame's pbuf is about
+ * 1.5 KiB, a PCB about 200 bytes, a segment's header 40) comes from pools
+ * by size class: the C heap would hand pages back and fault them in again
+ * on every burst. Under the sanitizers it is the heap, which they watch. */
+static const size_t mem_class_size[] = { 128, 512, 2048 };
+#define MEM_CLASSES (sizeof mem_class_size / sizeof *mem_class_size)
+static struct ig_pool mem_pools[MEM_CLASSES];
+
+static size_t mem_class(size_t total)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+	for (size_t c = 0; c < MEM_CLASSES; c++)
+		if (total <= mem_class_size[c])
+			return c;
+#else
+	(void)total;
+#endif
+	return MEM_MALLOC;
+}
 
 void *ig_lwip_malloc(size_t size)
 {
@@ -38,10 +62,11 @@ void *ig_lwip_malloc(size_t size)
 		s->mem_refused++;
 		return NULL;
 	}
-	char *p = malloc(MEM_HEAD + size);
+	size_t cls = mem_class(MEM_HEAD + size);
+	char *p = cls == MEM_MALLOC ? malloc(MEM_HEAD + size) : ig_pool_take(&mem_pools[cls]);
 	if (!p)
 		return NULL;
-	memcpy(p, &size, sizeof size);
+	memcpy(p, &(struct mem_head){ size, cls }, MEM_HEAD);
 	s->mem_used += size;
 	return p + MEM_HEAD;
 }
@@ -61,10 +86,13 @@ void ig_lwip_free(void *mem)
 	if (!mem)
 		return;
 	char *p = (char *)mem - MEM_HEAD;
-	size_t size;
-	memcpy(&size, p, sizeof size);
-	lwip_state.mem_used -= size;
-	free(p);
+	struct mem_head h;
+	memcpy(&h, p, MEM_HEAD);
+	lwip_state.mem_used -= h.size;
+	if (h.cls == MEM_MALLOC)
+		free(p);
+	else
+		ig_pool_give(&mem_pools[h.cls], p);
 }
 
 static bool loopback_queued(void);
@@ -119,6 +147,8 @@ void lwip_port_init(struct ig_loop *loop, size_t mem_budget)
 	struct lwip_state *s = &lwip_state;
 	s->loop = loop;
 	s->mem_budget = mem_budget;
+	for (size_t c = 0; c < MEM_CLASSES; c++)
+		ig_pool_init(&mem_pools[c], mem_class_size[c], 64, mem_budget / mem_class_size[c] + 1);
 	s->timer.fn = on_timer;
 	s->settle.fn = on_settle;
 }

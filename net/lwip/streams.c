@@ -158,10 +158,13 @@ static void close_pcb(struct lwip_stream *s, bool read_held)
  * number the peer last acknowledged, not snd_nxt as tcp_abort's does: a
  * zero-window probe moves lwIP's snd_nxt one past what a peer with a
  * closed window accepted, and Linux drops a reset outside its window
- * (RFC 5961), so a client that had stopped reading would never hear it. */
+ * (RFC 5961), so a client that had stopped reading would never hear it.
+ * (Connecting, nothing was acknowledged yet: lwIP's own number.) */
 static void reset_pcb(struct tcp_pcb *pcb)
 {
-	tcp_rst(pcb, pcb->lastack, pcb->rcv_nxt, &pcb->local_ip, &pcb->remote_ip, pcb->local_port, pcb->remote_port);
+	u32_t seq = pcb->state == SYN_SENT ? pcb->snd_nxt : pcb->lastack;
+	if (pcb->state != CLOSED)
+		tcp_rst(pcb, seq, pcb->rcv_nxt, &pcb->local_ip, &pcb->remote_ip, pcb->local_port, pcb->remote_port);
 	tcp_abandon(pcb, 0);
 }
 
@@ -447,6 +450,15 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 			detach(s);
 			ig_pool_give(&lwip_state.streams, s);
 		}
+		/* As the kernel's listener: the handshake is done, and the server
+		   closes the connection (a FIN, not a reset at connect). lwIP's
+		   default receiver discards what the peer still sends. */
+		tcp_arg(pcb, NULL);
+		tcp_recv(pcb, NULL);
+		tcp_sent(pcb, NULL);
+		tcp_err(pcb, NULL);
+		if (tcp_close(pcb) == ERR_OK)
+			return ERR_OK;
 		tcp_abort(pcb);
 		return ERR_ABRT;
 	}
