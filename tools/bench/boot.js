@@ -67,10 +67,9 @@ function floorImage() {
   return path.join(ROOT, 'build', 'tools', 'bench', 'floor-pvh.elf');
 }
 const KERNELS = [
-  { name: 'floor', label: 'floor (PVH, one line)', image: floorImage(), args: (p) => contract(floorImage(), p), line: 'floor: up' },
-  { name: 'unikernel', label: 'unikernel', image: path.join(IMAGES, 'unikernel.elf'),
-    args: (p) => contract(path.join(IMAGES, 'unikernel.elf'), p) },
-  { name: 'linux', label: 'Linux (vmlinux, PVH)', image: path.join(IMAGES, 'vmlinux'), args: linux,
+  { name: 'floor', image: floorImage(), args: (p) => contract(floorImage(), p), line: 'floor: up' },
+  { name: 'unikernel', image: path.join(IMAGES, 'unikernel.elf'), args: (p) => contract(path.join(IMAGES, 'unikernel.elf'), p) },
+  { name: 'linux', image: path.join(IMAGES, 'vmlinux'), args: linux,
     also: [path.join(IMAGES, 'initramfs.cpio.gz')] },
 ];
 
