@@ -108,9 +108,11 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 	});
 	after(async () => { await proc?.stop(); g?.kill(); });
 
-	test('it boots to the "listening" line on the console, port 8080', T, () => {
+	test('it boots to the "listening" line on the console, port 8080, on lwIP with the static address', T, () => {
 		assert.equal(up.port, 8080, g.describe());
 		assert.equal(up.threads, 1);
+		const net = g.logs.find((l) => l.msg === 'net: up');
+		assert.deepEqual([net?.dhcp, net?.ip, net?.gw], ['no', '10.0.2.15', '10.0.2.2'], g.describe());
 	});
 
 	test('every reference route answers byte for byte as the process build does (but Date)', T, async () => {
@@ -232,6 +234,9 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 test('DHCP: with no ingot.ip the unikernel takes its address from qemu\'s user network and serves', T, async () => {
 	const g = await boot({ addr: '' });
 	await listening(g);
+	// lwIP logs the address once the DHCP server has given it.
+	const got = await g.waitLog((l) => l.msg === 'net: address');
+	assert.deepEqual([got.dhcp, got.ip, got.netmask], ['yes', '10.0.2.15', '255.255.255.0'], g.describe());
 	const { res } = await rawAnswer(g.port, req('GET', '/health'));
 	assert.equal(res.text, BODY.health);
 	g.kill();
