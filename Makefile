@@ -478,23 +478,29 @@ run: setup-run
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot
+	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@$(MAKE) --no-print-directory TLS=none bin
 	@tests/run
 
 # The bench's own C programs, static musl like the service: the floor server
-# (the fastest answer the machine gives) and the cold-start probe.
-BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart
+# (the fastest answer the machine gives) and the cold-start probe; and the
+# floor of a VM's boot (floor_pvh.S), a PVH kernel that prints one line.
+BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart $(BUILD)/tools/bench/floor-pvh.elf
 $(BUILD)/tools/bench/%: tools/bench/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) -std=c11 -O2 -static -Wall -Wextra -Werror $< -o $@
+$(BUILD)/tools/bench/floor-pvh.elf: tools/bench/floor_pvh.S
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AS/LD   $@")
+	$(Q)$(CC_HOST) -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
+		-Wl,-Ttext-segment=0x100000 -Wl,-e,floor_entry $< -o $@
 bench-tools: setup-build $(BENCH_TOOLS)
 
 bench: setup-bench
-	@$(MAKE) --no-print-directory bin clientbench bench-tools image boot
+	@$(MAKE) --no-print-directory bin clientbench bench-tools image boot unikernel lwip
 	@$(MAKE) --no-print-directory TLS=mbedtls bin
 	@tools/bench/run
 	@images/measure

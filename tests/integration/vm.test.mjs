@@ -6,15 +6,13 @@
 // PID 1 of a mere PID namespace is not mistaken for a VM's init.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { ROOT, BIN, BODY, RawClient, req, curlResponse, within, startServer, cleanup, commandRunner, needTools, freePort } from './lib.mjs';
+import { Guest, IMAGES, BOOT_MS, killGuests } from './guest.mjs';
 
-const IMAGES = path.join(ROOT, 'build', 'images');
 const STATIC_BIN = path.join(ROOT, 'build', 'bin', 'service');
 // The Makefile's build of tools/vmlinux ($(VMLINUX_TOOL)), made if missing or stale.
 async function vmlinuxTool() {
@@ -23,15 +21,11 @@ async function vmlinuxTool() {
 }
 const OTHER_BIN = process.env.INGOT_BIN && path.resolve(process.env.INGOT_BIN) !== STATIC_BIN;
 const SKIP = OTHER_BIN ? { skip: 'the VM image holds build/bin/service; booted in the plain pass' } : {};
-// Safety nets only (a boot under TCG takes a few seconds here); no test
-// asserts a duration.
-const BOOT_MS = 180000;
 const T = { timeout: 400000 };
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-vm-'));
-const guests = new Set();
 after(() => {
-	for (const g of guests) g.kill();
+	killGuests();
 	cleanup();
 	fs.rmSync(tmp, { recursive: true, force: true });
 });
@@ -89,89 +83,13 @@ function childOf(pid) {
 	throw new Error(`no child of ${pid}`);
 }
 
-// ---- a guest under qemu ----
+// ---- a guest under qemu (guest.mjs) ----
 
-/** images/qemu with TCG, the console on our pipe, the monitor on a unix
- * socket. JSON log lines are picked out of the console (the kernel's own
- * messages share it). */
-class Guest {
-	constructor(mode, port, append = '') {
-		this.mode = mode;
-		this.port = port;
-		this.monitor = path.join(tmp, `monitor-${mode}-${port}.sock`);
-		this.proc = spawn(path.join(ROOT, 'images', 'qemu'), [mode, String(port)], {
-			env: { ...process.env, IMAGES, QEMU_ACCEL: 'tcg', QEMU_MONITOR: this.monitor, QEMU_APPEND: append },
-			stdio: ['ignore', 'pipe', 'pipe'],
-		});
-		guests.add(this);
-		this.console = '';
-		this.logs = [];
-		this.stderr = '';
-		this.exit = null;
-		this._waiters = [];
-		let partial = '';
-		this.proc.stdout.setEncoding('latin1');
-		this.proc.stdout.on('data', (d) => {
-			this.console += d;
-			partial += d;
-			for (let nl; (nl = partial.indexOf('\n')) >= 0; partial = partial.slice(nl + 1)) {
-				const line = partial.slice(0, nl).replace(/\r/g, '');
-				const at = line.indexOf('{"ts":');
-				if (at >= 0) try { this.logs.push(JSON.parse(line.slice(at))); } catch { /* cut by a kernel message */ }
-			}
-			this._check();
-		});
-		this.proc.stderr.setEncoding('utf8');
-		this.proc.stderr.on('data', (d) => { this.stderr += d; });
-		this.exited = new Promise((resolve) => this.proc.on('close', (code, signal) => {
-			this.exit = { code, signal };
-			guests.delete(this);
-			this._check();
-			resolve(this.exit);
-		}));
-	}
-
-	describe() {
-		return `qemu ${this.mode}; stderr: ${this.stderr}\nconsole (last 3000 chars):\n${this.console.slice(-3000)}`;
-	}
-
-	_check() {
-		this._waiters = this._waiters.filter((w) => {
-			const hit = this.logs.find(w.pred);
-			if (hit) w.resolve(hit);
-			else if (this.exit) w.reject(new Error(`qemu exited ${JSON.stringify(this.exit)} first; ${this.describe()}`));
-			else return true;
-			return false;
-		});
-	}
-
-	waitLog(pred, ms = BOOT_MS) {
-		return within(ms, new Promise((resolve, reject) => {
-			this._waiters.push({ pred, resolve, reject });
-			this._check();
-		}), `a log line on the console; ${this.describe()}`);
-	}
-
-	/** Ctrl-Alt-Del through the monitor, as a host asks a VM to shut down. */
-	ctrlAltDel() {
-		return new Promise((resolve, reject) => {
-			const s = net.connect(this.monitor);
-			s.once('error', reject);
-			s.once('connect', () => s.write('sendkey ctrl-alt-delete\n', () => resolve()));
-			// qemu closes the monitor when it exits.
-			s.on('data', () => {});
-			this.exited.then(() => s.destroy());
-		});
-	}
-
-	kill() {
-		if (!this.exit) try { process.kill(this.proc.pid, 'SIGKILL'); } catch { /* gone */ }
-	}
-}
+const guest = (mode, port, append) => new Guest(mode, port, { dir: tmp, env: { QEMU_APPEND: append } });
 
 /** Boots, serves the given routes, drains on Ctrl-Alt-Del, powers off. */
 async function bootServeAndPowerOff(mode, append, { inFlight = false } = {}) {
-	const g = new Guest(mode, await freePort(), append);
+	const g = guest(mode, await freePort(), append);
 	const listening = await g.waitLog((l) => l.msg === 'listening');
 	assert.equal(listening.pid, 1, 'the service is the machine\'s init');
 	assert.equal(listening.port, 8080);
@@ -327,7 +245,7 @@ test('a bad ingot.ip is logged on the console and ends the machine (status 1) ra
 	await need('qemu-system-x86_64');
 	needBoot('vmlinuz', 'initramfs.cpio.gz');
 	// The last ingot.ip wins, as kernel parameters do: this one overrides images/qemu's.
-	const g = new Guest('microvm', await freePort(), 'ingot.ip=10.0.2.300/24');
+	const g = guest('microvm', await freePort(), 'ingot.ip=10.0.2.300/24');
 	const bad = await g.waitLog((l) => l.msg.startsWith('vm: bad ingot.ip') || l.msg === 'listening');
 	assert.equal(bad.msg, 'vm: bad ingot.ip (want A.B.C.D/N)', g.describe());
 	assert.equal(bad.ip, '10.0.2.300/24');

@@ -6,7 +6,7 @@ import { RawClient, req, BODY } from '../lib.mjs';
 
 const port = Number(process.argv[2]);
 const n = Number(process.argv[3] || 1000);
-// The server's address when it is not 127.0.0.1 (lwIP mode).
+// The server's address when it is not 127.0.0.1 (lwIP mode, the unikernel on a TAP).
 const at = process.argv[4] ? { host: process.argv[4] } : {};
 
 async function main() {

@@ -1,0 +1,317 @@
+// The unikernel (build/images/unikernel.elf, `make unikernel`) under qemu's
+// TCG with the host contract's command line (images/qemu unikernel: -M
+// microvm,pit=on,rtc=on -m 32, isa-debug-exit, the i8042, user networking
+// with a hostfwd from a free port; the monitor on a unix socket for
+// sendkey). Each boot costs seconds under TCG, so the checks are grouped per
+// boot: one machine serves the HTTP checks (every reference route byte for
+// byte against the process build started beside it, a validation error,
+// Date, 2,000 requests pipelined 10 deep through undici, the body limit,
+// slowloris, idle CPU) and then stops on Ctrl-Alt-Del with a request in
+// flight; one on a TAP in a namespace answers ping and 500 concurrent
+// connections (qemu's user network carries neither); one boot each for
+// DHCP, the modern virtio-mmio device, a bad ingot.ip and a forced CPU
+// exception. A missing image or platform part fails; nothing skips.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from 'undici';
+import {
+	BODY, DATE_RE, RawClient, req, rawRequest, startServer, cleanup, commandRunner, needTools, freePort, within,
+} from './lib.mjs';
+import { Guest, IMAGES, killGuests } from './guest.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const IMAGE = path.join(IMAGES, 'unikernel.elf');
+const T = { timeout: 120000 };
+const CLK_TCK = 100; // USER_HZ: /proc/PID/stat's unit on Linux
+// Settings words on the kernel command line, and the same as the process's
+// environment: a short header timeout keeps the slowloris check short.
+const SETTINGS = { INGOT_HEADER_TIMEOUT_MS: '2000' };
+const WORDS = Object.entries(SETTINGS).map(([k, v]) => `${k}=${v}`).join(' ');
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-unikernel-'));
+after(() => {
+	killGuests();
+	cleanup();
+	fs.rmSync(tmp, { recursive: true, force: true });
+});
+const { run, must } = commandRunner({ timeoutMs: 60000 });
+
+function needImage() {
+	assert.ok(fs.existsSync(IMAGE), `${IMAGE} is missing: make unikernel builds it`);
+}
+
+/** Boots the unikernel; addr: its address words (images/qemu's QEMU_ADDR,
+ * '' for DHCP); more: words after them. */
+async function boot({ addr, more = WORDS, modern = false, tap, wrap } = {}) {
+	needImage();
+	await needTools('qemu-system-x86_64');
+	const env = { QEMU_APPEND: more };
+	if (addr !== undefined) env.QEMU_ADDR = addr;
+	if (modern) env.QEMU_MODERN = '1';
+	if (tap) env.QEMU_TAP = tap;
+	return new Guest('unikernel', await freePort(), { dir: tmp, env, wrap });
+}
+
+const listening = (g) => g.waitLog((l) => l.msg === 'listening');
+const isOdd = (code) => Number.isInteger(code) && code % 2 === 1;
+/** The console's last line, parsed (a JSON log line, or null): it tells a
+ * clean stop (status 0) from a failure (an error, or a non-zero status). */
+function lastWords(g) {
+	const line = g.lines.filter((l) => l.trim()).pop() ?? '';
+	try { return JSON.parse(line.slice(line.indexOf('{'))); } catch { return null; }
+}
+const cleanStop = (w) => w !== null && w.level === 'info' && w.status === 0;
+const failure = (w) => w !== null && (w.level === 'error' || (Number.isInteger(w.status) && w.status !== 0));
+
+/** The response to data as raw bytes, with the Date field's value blanked
+ * (the two servers answer at different moments). */
+async function rawAnswer(port, data, head) {
+	const { res, client } = await rawRequest(port, data, { head });
+	client.destroy();
+	return { res, bytes: res.raw.toString('latin1').replace(/\r\nDate: [^\r]*/i, '\r\nDate: -') };
+}
+
+// ---- the reference service's requests, for the byte-for-byte comparison ----
+const VALIDATE_BODY = '{"name":"Ada Lovelace","nickname":null,"ref":"A-1","status":"active",' +
+	'"scores":[90,85,77,100,0],"address":{"street":"12 Main St","city":"Springfield","zip":"12345"},"active":true}';
+const BLOG_BODY = '{"title":"Hello","body":"A post body.","likes":3,"tags":["c"]}';
+const JSON_HDR = ['content-type: application/json'];
+const VALIDATION_ERROR = ['POST', '/validate', { headers: [...JSON_HDR, 'x-foo: bar'], body: '{"name":1}' }];
+const ROUTES = [
+	['GET', '/health'], ['GET', '/json'], ['GET', '/compute'], ['GET', '/hash'],
+	['GET', '/blog?limit=3'], ['GET', '/blog/1'], ['GET', '/blog/42'], ['GET', '/blog/9223372036854775807'],
+	['PUT', '/blog/7', { headers: JSON_HDR, body: BLOG_BODY }], ['POST', '/blog', { headers: JSON_HDR, body: BLOG_BODY }],
+	['GET', '/delay/0'], ['GET', '/delay/20'],
+	['POST', '/validate?page=2&tags=a', { headers: [...JSON_HDR, 'x-foo: bar'], body: VALIDATE_BODY }],
+	['POST', '/novalidate?page=2&tags=a', { headers: [...JSON_HDR, 'x-foo: bar'], body: VALIDATE_BODY }],
+	VALIDATION_ERROR,
+	['GET', '/blog/0'], ['GET', '/blog/x'], ['GET', '/nowhere'], ['DELETE', '/health'], ['OPTIONS', '/blog'],
+	['HEAD', '/json'], ['HEAD', '/nowhere'],
+	// Through the outbound client, to the service itself (lwIP's loopback in the unikernel).
+	['GET', '/proxy/json'], ['GET', '/fanout?n=10'],
+];
+// /fanout reports its slowest call's latency.
+const normalize = (s) => s.replace(/"slowest_ms":[\d.]+/, '"slowest_ms":N').replace(/Content-Length: \d+/i, 'Content-Length: N');
+
+describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
+	let g, proc, up;
+	before(async () => {
+		needImage();
+		g = await boot();
+		up = await listening(g);
+		proc = await startServer(SETTINGS, { threads: '1' });
+	});
+	after(async () => { await proc?.stop(); g?.kill(); });
+
+	test('it boots to the "listening" line on the console, port 8080, on lwIP with the static address', T, () => {
+		assert.equal(up.port, 8080, g.describe());
+		assert.equal(up.threads, 1);
+		const net = g.logs.find((l) => l.msg === 'net: up');
+		assert.deepEqual([net?.dhcp, net?.ip, net?.gw], ['no', '10.0.2.15', '10.0.2.2'], g.describe());
+	});
+
+	test('every reference route answers byte for byte as the process build does (but Date)', T, async () => {
+		const diffs = [];
+		for (const [method, target, opts = {}] of ROUTES) {
+			const data = req(method, target, opts);
+			const vm = await rawAnswer(g.port, data, method === 'HEAD');
+			const pr = await rawAnswer(proc.port, data, method === 'HEAD');
+			const fix = target.startsWith('/fanout') ? normalize : (s) => s;
+			if (fix(vm.bytes) !== fix(pr.bytes)) diffs.push(`${method} ${target}:\n  unikernel ${JSON.stringify(vm.bytes)}\n  process   ${JSON.stringify(pr.bytes)}`);
+			if (target.startsWith('/fanout')) assert.equal(vm.res.json().succeeded, 10, 'every fan-out call succeeded');
+		}
+		assert.deepEqual(diffs, []);
+	});
+
+	test('a validation error is a 400 problem+json naming the field, as from the process', T, async () => {
+		const [method, target, opts] = VALIDATION_ERROR;
+		const vm = await rawAnswer(g.port, req(method, target, opts));
+		assert.equal(vm.res.status, 400);
+		assert.equal(vm.res.headers['content-type'], 'application/problem+json');
+		assert.match(vm.res.text, /name/);
+		assert.equal(vm.bytes, (await rawAnswer(proc.port, req(method, target, opts))).bytes);
+	});
+
+	test('Date is within 2 s of the host\'s clock', T, async () => {
+		const before = Date.now();
+		const { res } = await rawAnswer(g.port, req('GET', '/health'));
+		const after = Date.now();
+		assert.match(res.headers.date, DATE_RE);
+		const d = Date.parse(res.headers.date); // whole seconds
+		assert.ok(d >= Math.floor(before / 1000) * 1000 - 2000 && d <= after + 2000,
+			`Date ${res.headers.date} against the host's ${new Date(before).toUTCString()}`);
+	});
+
+	test('2,000 requests pipelined 10 deep through undici keep their bodies and order', T, async () => {
+		const client = new Client(`http://127.0.0.1:${g.port}`, { pipelining: 10 });
+		try {
+			const pick = (i) => (i % 3 === 0 ? ['/health', BODY.health] : i % 3 === 1 ? ['/json', BODY.json]
+				: [`/blog/${i}`, BODY.blog(i)]);
+			const results = await Promise.all(Array.from({ length: 2000 }, async (_, i) => {
+				const [p, body] = pick(i);
+				const res = await client.request({ path: p, method: 'GET' });
+				return { ok: res.statusCode === 200 && (await res.body.text()) === body, p };
+			}));
+			assert.deepEqual(results.filter((r) => !r.ok).map((r) => r.p), []);
+		} finally {
+			await client.close();
+		}
+	});
+
+	test('a body over INGOT_MAX_BODY (1 MiB) is a 413 and the connection closes: by its Content-Length, and chunked as it grows', T, async () => {
+		const c = await RawClient.connect(g.port);
+		await c.write(`POST /blog HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${(1 << 20) + 1}\r\n\r\n{`);
+		const res = await c.response();
+		assert.equal(res.status, 413);
+		assert.equal(res.headers['content-type'], 'application/problem+json');
+		await within(30000, c.closed, 'the close after the 413');
+		const k = await RawClient.connect(g.port);
+		const chunk = Buffer.alloc(65536, 0x63);
+		const parts = [Buffer.from('POST /blog HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n')];
+		for (let i = 0; i < 17; i++) parts.push(Buffer.from('10000\r\n'), chunk, Buffer.from('\r\n'));
+		parts.push(Buffer.from('0\r\n\r\n'));
+		k.sock.write(Buffer.concat(parts), () => {});
+		assert.equal((await k.response()).status, 413);
+		await within(30000, k.closed, 'the close after the chunked 413');
+	});
+
+	test('slowloris: a head trickled byte by byte is cut with 408 at the header timeout; another client is served meanwhile', T, async () => {
+		const slow = await RawClient.connect(g.port);
+		await slow.write('GET /health HTTP/1.1\r\nHost: x\r\n');
+		const drip = 'X-Slow: ' + 'z'.repeat(10000);
+		let i = 0;
+		const iv = setInterval(() => {
+			if (slow.received || slow.ended || slow.isClosed) return clearInterval(iv);
+			slow.sock.write(drip[i++ % drip.length]);
+		}, 20);
+		try {
+			const { res: other } = await rawAnswer(g.port, req('GET', '/json'));
+			assert.equal(other.text, BODY.json);
+			assert.equal(slow.received, 0, 'the other client is answered before the 408');
+			const res = await slow.response();
+			assert.equal(res.status, 408);
+			await within(30000, slow.closed, 'the close after the 408');
+		} finally {
+			clearInterval(iv);
+		}
+	});
+
+	test('idle, qemu uses under 5% of a host core (its CPU time over 10 s)', { timeout: 60000 }, async () => {
+		const ticks = () => {
+			const st = fs.readFileSync(`/proc/${g.pid}/stat`, 'utf8');
+			const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+			return Number(f[11]) + Number(f[12]); // utime + stime, every thread
+		};
+		const t0 = ticks(), w0 = Date.now();
+		await new Promise((r) => setTimeout(r, 10000)); // the measuring window itself, not a wait for an event
+		const used = (ticks() - t0) / CLK_TCK, wall = (Date.now() - w0) / 1000;
+		assert.ok(used / wall < 0.05, `qemu used ${(used * 1000).toFixed(0)} ms of CPU in ${wall.toFixed(1)} s idle`);
+	});
+
+	test('Ctrl-Alt-Del with a request in flight: it is answered, the drain ends, qemu exits by itself with 0', T, async () => {
+		const c = await RawClient.connect(g.port);
+		await c.write(req('GET', '/health') + req('GET', '/delay/1000'));
+		assert.equal((await c.response()).text, BODY.health); // /delay is in flight now
+		const mark = g.logs.length;
+		await g.ctrlAltDel();
+		await g.waitLog((l, i) => l.msg === 'draining' && i >= mark);
+		const r = await c.response();
+		assert.equal(r.text, BODY.delay(1000), 'the in-flight request was answered');
+		assert.equal(r.headers.connection, 'close');
+		const x = await g.waitExit();
+		assert.deepEqual(x, { code: 0, signal: null }, g.describe());
+		const stopped = g.logs.find((l) => l.msg === 'stopped');
+		assert.ok(stopped, `a "stopped" line; ${g.describe()}`);
+		assert.ok(cleanStop(lastWords(g)), `the last console line says a clean stop; ${g.describe()}`);
+	});
+});
+
+test('DHCP: with no ingot.ip the unikernel takes its address from qemu\'s user network and serves', T, async () => {
+	const g = await boot({ addr: '' });
+	await listening(g);
+	// lwIP logs the address once the DHCP server has given it.
+	const got = await g.waitLog((l) => l.msg === 'net: address');
+	assert.deepEqual([got.dhcp, got.ip, got.netmask], ['yes', '10.0.2.15', '255.255.255.0'], g.describe());
+	const { res } = await rawAnswer(g.port, req('GET', '/health'));
+	assert.equal(res.text, BODY.health);
+	g.kill();
+});
+
+test('the modern (v2) virtio-mmio device (-global virtio-mmio.force-legacy=false) serves as the legacy one does', T, async () => {
+	const g = await boot({ modern: true });
+	await listening(g);
+	const { res } = await rawAnswer(g.port, req('GET', '/json'));
+	assert.equal(res.text, BODY.json);
+	g.kill();
+});
+
+describe('the unikernel on a TAP device (-netdev tap) in a namespace of its own', () => {
+	// qemu's user network carries no ICMP to the guest, and its hostfwd
+	// takes a burst of connections only slowly (the Linux image's kernel TCP
+	// gets no more than about 240 of 500 answered in 60 s through it): ping
+	// and the 500 connections go straight to the guest's stack over a TAP.
+	const ns = `igu${process.pid % 100000}`, tap = `igu${process.pid % 100000}t`;
+	const inNs = (...a) => ['netns', 'exec', ns, ...a];
+	let g, made = false;
+	before(async () => {
+		await needTools('ip', 'ping', 'curl');
+		await must('ip', ['netns', 'add', ns]);
+		made = true;
+		await must('ip', inNs('ip', 'link', 'set', 'lo', 'up'));
+		await must('ip', inNs('ip', 'tuntap', 'add', tap, 'mode', 'tap'));
+		await must('ip', inNs('ip', 'addr', 'add', '10.0.2.2/24', 'dev', tap));
+		await must('ip', inNs('ip', 'link', 'set', tap, 'up'));
+		g = await boot({ tap, wrap: ['ip', 'netns', 'exec', ns] });
+		await listening(g);
+	});
+	after(async () => {
+		if (g) { g.kill(); await g.exited; }
+		if (made) await run('ip', ['netns', 'delete', ns]);
+	});
+
+	test('it answers ping (ICMP echo)', T, async () => {
+		const p = await run('ip', inNs('ping', '-c', '3', '-i', '0.2', '-w', '30', '10.0.2.15'));
+		assert.equal(p.code, 0, `ping: ${p.stdout}${p.stderr}`);
+		assert.match(p.stdout, /3 received/);
+	});
+
+	test('500 concurrent keep-alive connections are all answered, twice on the same connections', T, async () => {
+		const r = await new Promise((resolve) => {
+			execFile('ip', inNs('bash', '-c', 'ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"', 'bash',
+				process.execPath, path.join(here, 'clients', 'many_conns.mjs'), '8080', '500', '10.0.2.15'),
+			{ timeout: 100000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+				let out = null;
+				try { out = JSON.parse(stdout.trim().split('\n').pop()); } catch { /* below */ }
+				resolve({ err, out, stdout, stderr });
+			});
+		});
+		assert.ok(r.out && !r.out.error, `client failed: ${r.err} ${r.stdout} ${r.stderr}`);
+		assert.deepEqual(r.out, { n: 500, first: 500, second: 500, openAfterFirst: 500, openAfterSecond: 500 });
+		const h = await run('ip', inNs('curl', '-sS', '--max-time', '30', 'http://10.0.2.15:8080/health'));
+		assert.equal(h.stdout, BODY.health, `and it serves on: ${h.stderr}`);
+	});
+});
+
+test('a bad ingot.ip ends the machine at boot: one line on the console, an odd non-zero status, never listening', T, async () => {
+	const g = await boot({ addr: 'ingot.ip=10.0.2.300/24 ingot.gw=10.0.2.2' });
+	const x = await g.waitExit();
+	assert.ok(isOdd(x.code), `status ${x.code}; ${g.describe()}`);
+	assert.ok(!g.logs.some((l) => l.msg === 'listening'), 'it never served');
+	assert.match(g.console, /ingot\.ip|INGOT_NET_IP/, `a line names the bad setting; ${g.describe()}`);
+	assert.ok(failure(lastWords(g)), `the last console line says a failure; ${g.describe()}`);
+});
+
+test('a forced CPU exception (ingot.test_fault=ud) prints the registers on the console and ends with an odd status', T, async () => {
+	const g = await boot({ more: 'ingot.test_fault=ud' });
+	const x = await g.waitExit();
+	assert.ok(isOdd(x.code), `status ${x.code}; ${g.describe()}`);
+	assert.match(g.console, /rip/i, `a register dump; ${g.describe()}`);
+	assert.match(g.console, /rsp/i);
+	assert.ok(failure(lastWords(g)), `the last console line says a failure; ${g.describe()}`);
+	assert.ok(!g.logs.some((l) => l.msg === 'listening'), 'it stopped before serving');
+});
