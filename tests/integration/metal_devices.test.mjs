@@ -5,7 +5,7 @@
 // by the 24-transport scan (ACPI) and by the `virtio_mmio.device=` word
 // (acpi=off), and with the header in its own descriptor (any_layout=off).
 // Each boot: the MAC, qemu's user network answering an ARP request and a
-// DHCP discover, a transmit flood past the ring's size, the device's and
+// DHCP discover, a transmit flood of 1000 frames, the device's and
 // the keyboard's interrupts pending at the LAPIC, and Ctrl-Alt-Del from the
 // monitor ending qemu with status 0, in scan-code set 2 and, translated, set
 // 1. Without a NIC: an odd exit status.
@@ -101,7 +101,6 @@ function checkWorkingNic(r, { version, transport }) {
 	assert.ok(r.lines.includes('tx: oversize and empty refused'), r.text);
 	assert.ok(r.lines.includes('keyboard: ctrl-alt-del irq 1'), `Ctrl-Alt-Del decoded, its interrupt pending; ${r.text}`);
 	assert.deepEqual(r.exit, { code: 0, signal: null }, `the i8042 reset ends qemu with 0; ${r.text}`);
-	return Number(flood[2]);
 }
 
 // qemu 7.2's microvm fills its transports from the top: the only NIC sits
@@ -118,12 +117,11 @@ test('acpi=off: the transport from the virtio_mmio.device= word, its IRQ on the 
 	checkWorkingNic(await boot({ acpi: false }), { version: 1, transport: 7 });
 });
 
-test('legacy without ANY_LAYOUT: the header in a descriptor of its own, the ring full sooner', T, async () => {
-	const full = checkWorkingNic(await boot({ device: 'virtio-net-device,netdev=n0,any_layout=off' }),
-		{ version: 1, transport: 23 });
-	// Two descriptors a frame: 128 frames fill the 256-entry ring, so a
-	// flood of 1000 must have met a full ring.
-	assert.ok(full > 0, 'the transmit ring filled and was reclaimed');
+test('legacy without ANY_LAYOUT: the header in a descriptor of its own, every frame of the flood answered', T, async () => {
+	// Two descriptors a frame. Whether the flood meets a full ring depends
+	// on when qemu's device thread drains it, so it is not asserted here:
+	// the full ring is the unit test's (tests/unit/test_virtqueue.c).
+	checkWorkingNic(await boot({ device: 'virtio-net-device,netdev=n0,any_layout=off' }), { version: 1, transport: 23 });
 });
 
 test('Ctrl-Alt-Del through a translating controller (scan-code set 1)', T, async () => {
