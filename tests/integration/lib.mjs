@@ -442,6 +442,19 @@ export class RawClient {
 
 /** Sends raw bytes on a new connection and returns the first response and
  * what happened after it: {res, client}. */
+/** Slowloris: writes one byte of a header line to client every everyMs
+ * until the client gets an answer or is closed; returns the stop function.
+ * Each byte must not extend the server's header deadline. */
+export function dripHeader(client, everyMs) {
+	const drip = 'X-Slow: ' + 'z'.repeat(10000);
+	let i = 0;
+	const iv = setInterval(() => {
+		if (client.received || client.ended || client.isClosed) return clearInterval(iv);
+		client.sock.write(drip[i++ % drip.length]);
+	}, everyMs);
+	return () => clearInterval(iv);
+}
+
 export async function rawRequest(port, data, opts) {
 	const c = await RawClient.connect(port);
 	await c.write(data);

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { once } from 'node:events';
-import { startServer, cleanup, RawClient, rawRequest, req, BODY, within } from './lib.mjs';
+import { startServer, cleanup, RawClient, rawRequest, dripHeader, req, BODY, within } from './lib.mjs';
 
 let srv;     // default limits
 let quick;   // short head/body/idle timeouts
@@ -168,12 +168,7 @@ test('slowloris: a client trickling a partial head gets 408 problem+json and is 
 	const slow = await RawClient.connect(quick.port);
 	await slow.write('GET /health HTTP/1.1\r\nHost: x\r\n');
 	// Keep trickling one header byte at a time: it must not extend the deadline.
-	const drip = 'X-Slow: ' + 'z'.repeat(10000);
-	let i = 0;
-	const iv = setInterval(() => {
-		if (slow.received || slow.ended || slow.isClosed) return clearInterval(iv);
-		slow.sock.write(drip[i++ % drip.length]);
-	}, 10);
+	const stopDrip = dripHeader(slow, 10);
 	try {
 		const other = await RawClient.connect(quick.port);
 		await other.write(req('GET', '/json'));
@@ -190,7 +185,7 @@ test('slowloris: a client trickling a partial head gets 408 problem+json and is 
 		assert.equal((await later.response()).text, BODY.health);
 		later.destroy();
 	} finally {
-		clearInterval(iv);
+		stopDrip();
 	}
 });
 

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from 'undici';
 import {
-	BODY, DATE_RE, RawClient, req, rawRequest, startServer, cleanup, commandRunner, needTools, freePort, within,
+	BODY, DATE_RE, RawClient, req, rawRequest, dripHeader, startServer, cleanup, commandRunner, needTools, freePort, within,
 } from './lib.mjs';
 import { Guest, IMAGES, killGuests } from './guest.mjs';
 
@@ -183,12 +183,7 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 	test('slowloris: a head trickled byte by byte is cut with 408 at the header timeout; another client is served meanwhile', T, async () => {
 		const slow = await RawClient.connect(g.port);
 		await slow.write('GET /health HTTP/1.1\r\nHost: x\r\n');
-		const drip = 'X-Slow: ' + 'z'.repeat(10000);
-		let i = 0;
-		const iv = setInterval(() => {
-			if (slow.received || slow.ended || slow.isClosed) return clearInterval(iv);
-			slow.sock.write(drip[i++ % drip.length]);
-		}, 20);
+		const stopDrip = dripHeader(slow, 20);
 		try {
 			const { res: other } = await rawAnswer(g.port, req('GET', '/json'));
 			assert.equal(other.text, BODY.json);
@@ -197,7 +192,7 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 			assert.equal(res.status, 408);
 			await within(30000, slow.closed, 'the close after the 408');
 		} finally {
-			clearInterval(iv);
+			stopDrip();
 		}
 	});
 
