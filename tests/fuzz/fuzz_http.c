@@ -149,7 +149,13 @@ static ssize_t mem_writev(struct ig_transport *t, const struct iovec *iov, int i
 		offered += iov[i].iov_len;
 	if (offered == 0)
 		abort(); /* a write of nothing: the flush loop should not ask */
-	if (((write_mode() & 1) && (tr.writes & 1)) || out_len == OUT_CAP) {
+	if (out_len == OUT_CAP) {
+		/* The client's window is full and it reads no more: as with an
+		   edge-triggered EPOLLOUT, no writable follows. */
+		tr.cut = true;
+		return IG_WOULD_BLOCK;
+	}
+	if ((write_mode() & 1) && (tr.writes & 1)) {
 		tr.owed_writable = true;
 		tr.cut = true;
 		return IG_WOULD_BLOCK;
