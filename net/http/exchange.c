@@ -121,6 +121,17 @@ ig_arena *ig_ctx_arena(ig_ctx *x)
 	return &x->arena;
 }
 
+void ig_set_route(ig_ctx *x, uint32_t index)
+{
+	if (index < x->core->app->route_count)
+		x->route = index + 1;
+}
+
+const char *ig_route_template(const ig_ctx *x)
+{
+	return x->route ? x->core->app->routes[x->route - 1] : "";
+}
+
 void ig_set_status(ig_ctx *x, int status)
 {
 	x->status = status;

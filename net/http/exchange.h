@@ -38,6 +38,13 @@ uint32_t ig_core_count(const ig_ctx *ctx);
  * the service itself (the reference service's default upstream) needs it. */
 uint16_t ig_listen_port(const ig_ctx *ctx);
 
+/* The router names the path template that matched (an index into
+ * ig_app.routes), before choosing the method, so that metrics and logs
+ * carry the template, never the raw path. */
+void ig_set_route(ig_ctx *ctx, uint32_t index);
+/* The matched template ("/blog/{id}"), or "" when no path matched. */
+const char *ig_route_template(const ig_ctx *ctx);
+
 /* ---- building the response ---- */
 /* The body writer; content type defaults to application/json. */
 ig_wbuf *ig_body(ig_ctx *ctx);
@@ -83,6 +90,8 @@ void ig_after(ig_ctx *ctx, uint32_t ms, ig_ctx_fn *fn, void *arg);
 struct ig_app {
 	const char *name, *version;
 	void (*route)(ig_ctx *ctx); /* match, decode, call, or answer an error */
+	const char *const *routes;  /* the document's path templates */
+	uint32_t route_count;
 	const char *openapi_json;
 	size_t openapi_len;
 };

@@ -78,6 +78,7 @@ struct ig_ctx {
 	ig_ctx_fn *timer_fn;
 	void *timer_arg;
 	uint64_t start_us; /* for the access log */
+	uint32_t route; /* 1 + the index in app->routes; 0: no path matched */
 };
 
 struct out_block {

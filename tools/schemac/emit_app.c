@@ -42,12 +42,24 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 	out_line(c, "}");
 	out_blank(c);
 
+	out_line(c, "/* The path templates, by the number ig_route gives ig_set_route. */");
+	out_open(c, "static const char *const ig_route_templates[] = {");
+	for (size_t i = 0; i < m->npaths; i++) {
+		char *t = c_str(m->paths[i]->tmpl);
+		out_line(c, "%s,", t);
+		free(t);
+	}
+	out_close(c, "};");
+	out_blank(c);
+
 	char *title = c_str(m->title), *version = c_str(m->version);
 	out_line(c, "/* The app the runtime serves (net/api/main.c hands it to ig_main). */");
 	out_open(c, "const struct ig_app ig_api_app = {");
 	out_line(c, ".name = %s,", title);
 	out_line(c, ".version = %s,", version);
 	out_line(c, ".route = ig_route,");
+	out_line(c, ".routes = ig_route_templates,");
+	out_line(c, ".route_count = %zu,", m->npaths);
 	out_line(c, ".openapi_json = ig_openapi_json,");
 	out_line(c, ".openapi_len = sizeof ig_openapi_json - 1,");
 	out_close(c, "};");

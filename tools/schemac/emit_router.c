@@ -51,6 +51,8 @@ static void emit_dispatch(struct sc_out *c, const struct sc_path *p)
 {
 	char *tmpl = c_comment(p->tmpl), *allow = sc_path_allow(p), *allow_lit = c_str(allow);
 	out_line(c, "/* %s */", tmpl);
+	/* Before the method: a 405 or OPTIONS counts under the route too. */
+	out_line(c, "ig_set_route(ctx, %zu);", p->index);
 	const char *els = "";
 	if (p->builtin_openapi) {
 		out_line(c, "if (ig_str_eq(m, \"GET\", 3))");

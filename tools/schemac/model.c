@@ -782,6 +782,7 @@ static void parse_path(struct sc_model *m, const char *tmpl, const cJSON *j)
 	}
 	if (!p->nops)
 		sc_error(m, p->ptr, "a path needs at least one operation");
+	p->index = m->npaths;
 	SC_APPEND(m->paths, m->npaths, p);
 }
 
@@ -1156,6 +1157,7 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 	p->ptr = sc_strdup("(built in)");
 	p->builtin_openapi = true;
 	parse_template(m, p);
+	p->index = m->npaths;
 	SC_APPEND(m->paths, m->npaths, p);
 
 	collect_methods(m);

@@ -238,6 +238,7 @@ struct sc_path {
 	size_t nops;
 	bool builtin_openapi; /* the path serving the document itself */
 	char *ptr;
+	size_t index; /* in the model's paths: the route's number at run time */
 };
 
 struct sc_model {

@@ -2,7 +2,7 @@
  * router, decoders and encoders can be tested without sockets (with the
  * real net/api runtime): main takes one request per argument, "METHOD
  * TARGET[ ~ Name: value]...[ ~ body TEXT]", routes each, runs a pending handler's timer at once, and prints
- * status, headers and body. The arena is malloc (freed at exit). */
+ * status, the route matched, headers and body. The arena is malloc (freed at exit). */
 #include "net/api/operation.h"
 
 #include <stdio.h>
@@ -46,6 +46,7 @@ struct ig_ctx {
 	ig_ctx_fn *timer_fn;
 	void *timer_arg;
 	uint32_t timer_ms;
+	const char *route;
 };
 
 char *ig_wbuf_reserve(ig_wbuf *w, size_t n)
@@ -100,6 +101,12 @@ void ig_set_encoder(ig_ctx *ctx, ig_encode_fn *encode, const void *out)
 {
 	ctx->encode = encode;
 	ctx->out = out;
+}
+
+/* The route is printed with the status: the template the router matched. */
+void ig_set_route(ig_ctx *ctx, uint32_t index)
+{
+	ctx->route = ig_api_app.routes[index];
 }
 
 void ig_finish(ig_ctx *ctx, int status)
@@ -229,7 +236,8 @@ int main(int argc, char **argv)
 			printf("%s %s -> not finished\n", method, target);
 			continue;
 		}
-		printf("%s %s -> %d %s [%.*s] %.*s\n", method, target, ctx.status, ctx.content_type,
+		printf("%s %s -> %d (%s) %s [%.*s] %.*s\n", method, target, ctx.status,
+		       ctx.route ? ctx.route : "no route", ctx.content_type,
 		       (int)ctx.headers.len, ctx.headers.len ? ctx.headers.ptr : "",
 		       (int)ctx.body.len, ctx.body.len ? ctx.body.ptr : "");
 		free(ctx.body.ptr);
