@@ -118,6 +118,7 @@ struct http_conn {
 	const char *fail_detail;
 	bool processing, continue_sent;
 	bool peer_eof; /* the client sent FIN: nothing more will arrive */
+	bool had_request; /* one was dispatched: idle now means between requests */
 };
 
 /* core.c */

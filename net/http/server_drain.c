@@ -25,8 +25,11 @@ void server_on_core_wake(struct ig_loop *loop, void *arg)
 		return;
 	}
 	if (atomic_load(&core->drain_requested) && !core->draining) {
-		core->draining = true;
+		/* The backlog first, while not draining: connections the kernel
+		   completed before the signal are accepted (and served, then
+		   closed), not refused and reset by http_conn_take. */
 		server_stop_accepting(core);
+		core->draining = true;
 		http_conn_drain(core);
 	} else if (core->draining && core->count == 0) {
 		server_on_drained(core); /* another core finished */
