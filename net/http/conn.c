@@ -4,6 +4,7 @@
  * leave in request order: a pending exchange holds back the ones after it.
  * States are explicit (enum conn_state); one timer per connection carries
  * whichever deadline the state needs, re-armed lazily. */
+#include "health.h"
 #include "internal.h"
 #include "kernel/list.h"
 #include "net/rbuf.h"
@@ -229,7 +230,8 @@ static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 		c->state = CONN_CLOSING; /* this is the last request we read */
 	IG_FIFO_PUSH(c->q_head, c->q_tail, x);
 	c->queued++;
-	core->app->route(x);
+	if (!core->health_paths || !http_health_answer_paths(x, core->health_paths))
+		core->app->route(x);
 	if (x->state == CTX_RUNNING) {
 		x->state = CTX_PENDING;
 		/* The read buffer will move on; keep what the app may read. */

@@ -17,7 +17,7 @@
 struct http_config {
 	int64_t port, threads, max_conns, max_request_line, max_header_bytes, max_headers;
 	int64_t max_body, header_timeout_ms, body_timeout_ms, idle_timeout_ms;
-	int64_t write_timeout_ms, max_output, grace_ms;
+	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
 	const char *host;
 	int log_level;
 	bool access_log;
@@ -48,6 +48,7 @@ struct http_core {
 	uint32_t index, count;
 	_Atomic int drain_requested, force_requested;
 	uint32_t rbuf_size;
+	unsigned health_paths; /* /livez, /readyz the engine answers (net/http/health.h) */
 	bool draining;
 	uint64_t requests, cut, dropped;
 	/* Set by the core's owner (the server, a test) before its loop runs:

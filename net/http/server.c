@@ -3,6 +3,7 @@
  * set up core 0 on the main thread, say "listening", run until the drain
  * is over, log the totals. The loops share nothing but the read-only
  * settings and TLS credentials. */
+#include "health.h"
 #include "server.h"
 #include "kernel/cores.h"
 #include "kernel/log.h"
@@ -51,6 +52,8 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 {
 	struct http_config *cfg = &server_config;
 	int port = (int)cfg->port, tls_port = (int)cfg->tls_port;
+	unsigned health_paths = http_health_free_paths(app);
+	http_health_expect_listeners(http_server.core_count);
 	for (int i = 0; i < http_server.core_count; i++) {
 		struct http_core *core = &http_server.cores[i];
 		if (server_listen(core, &port, &tls_port, err, errlen) != 0)
@@ -58,6 +61,7 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 		core->index = (uint32_t)i;
 		core->cfg = cfg;
 		core->app = app;
+		core->health_paths = health_paths;
 	}
 	cfg->port = port;
 	cfg->tls_port = tls_port;
@@ -126,6 +130,7 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 		return startup_error(err);
 	if (server_watch_signals(core0) != 0)
 		return startup_error("cannot watch the signalfd");
+	http_health_listener_up();
 	log_listening(app, ncpus, quota, nofile, t0_us);
 
 	ig_loop_run(&core0->loop);
