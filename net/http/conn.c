@@ -465,6 +465,11 @@ static bool conn_after_eof(struct http_conn *c)
 	return conn_flush(c);
 }
 
+static void drain_sweep(struct ig_deferred *d)
+{
+	http_conn_drain((struct http_core *)((char *)d - offsetof(struct http_core, drain_sweep)));
+}
+
 /* Processes, answers and writes until nothing more can move. Returns false
  * if the connection was destroyed. */
 static bool conn_run(struct http_conn *c)
@@ -485,8 +490,12 @@ static bool conn_run(struct http_conn *c)
 	if (!conn_after_eof(c))
 		return false;
 	if (c->core->draining && c->had_request && conn_idle(c)) {
-		conn_destroy(c, false);
-		return false;
+		/* Idle to the engine, but not closed here: the next request may
+		   wait below (TLS reads nothing while it sends; a stream's event
+		   may come later in this batch). The sweep after the batch reads
+		   it, or closes. */
+		c->core->drain_sweep.fn = drain_sweep;
+		ig_loop_defer(&c->core->loop, &c->core->drain_sweep);
 	}
 	conn_update_deadline(c);
 	return true;
