@@ -590,24 +590,26 @@ static const struct ig_stream_ops conn_stream_ops = {
 
 void http_conn_drain(struct http_core *core)
 {
+	uint64_t by = core->loop.clock.now_ms + (uint64_t)core->cfg->header_timeout_ms;
 	for (struct http_conn *c = core->live, *next; c; c = next) {
 		next = c->next;
-		/* Bytes that arrived but whose event is not dispatched yet are a
-		   request that reached us: read them (conn_run then answers with
-		   Connection: close, or closes what stays idle). Only a
-		   connection with nothing unread is closed idle here. */
-		if (!conn_idle(c) || (c->t && c->t->ops->read_now && c->t->ops->read_now(c->t)))
-			continue; /* busy, or it heard what had arrived (and may be gone) */
-		if (c->had_request) {
+		if (!conn_idle(c))
+			continue;
+		/* Kept (below) or not, an idle connection now waits at most the
+		   header timeout for a request: set before read_now, after which
+		   c may be gone. */
+		if (c->deadline_ms > by)
+			conn_set_deadline(c, TIMER_IDLE, by);
+		/* Bytes that arrived but were not delivered yet (an event later
+		   in the batch, records below TLS) are a request that reached
+		   us: read them; conn_run then answers it with Connection: close.
+		   Only a connection with nothing unread is closed idle. */
+		if (c->t && c->t->ops->read_now && c->t->ops->read_now(c->t))
+			continue; /* it heard what had arrived (and may be gone) */
+		/* One that has not had its first request yet (accepted from the
+		   backlog, or in its TLS handshake) is kept for it. */
+		if (c->had_request)
 			conn_destroy(c, false);
-		} else {
-			/* Accepted (maybe from the backlog) but its request has not
-			   come yet, or its TLS handshake is under way: it gets the
-			   header timeout to send it, as a head would. */
-			uint64_t by = now_ms(c) + (uint64_t)core->cfg->header_timeout_ms;
-			if (c->deadline_ms > by)
-				conn_set_deadline(c, TIMER_IDLE, by);
-		}
 	}
 	if (core->count == 0)
 		core->drained(core);
