@@ -90,7 +90,8 @@ void ig_after(ig_ctx *ctx, uint32_t ms, ig_ctx_fn *fn, void *arg);
 /* A backend the service cannot serve without (a database): /readyz says
  * 503 until every one registered is up. Register on the starting thread,
  * before ig_main serves; returns its id (down until set up), or -1 when
- * IG_MAX_BACKENDS are registered. */
+ * IG_MAX_BACKENDS are registered. name (kept, not copied) is what /readyz
+ * names while it is down. */
 #define IG_MAX_BACKENDS 16
 int ig_backend_register(const char *name);
 /* From any thread: a relaxed store, read by the probe only. */

@@ -8,17 +8,18 @@
 
 #include <stdatomic.h>
 
-static _Atomic int listeners_pending = 1; /* not ready until the server says */
+static _Atomic bool listening; /* not ready until the server says */
 static _Atomic bool draining;
 static _Atomic int backend_count;
 static _Atomic bool backend_up[IG_MAX_BACKENDS];
+static const char *backend_name[IG_MAX_BACKENDS]; /* written before the count that publishes it */
 
 int ig_backend_register(const char *name)
 {
-	(void)name; /* for the logs of issue 14's backends; the probe says only "backend" */
 	int id = atomic_load_explicit(&backend_count, memory_order_relaxed);
 	if (id >= IG_MAX_BACKENDS)
 		return -1;
+	backend_name[id] = name;
 	atomic_store_explicit(&backend_up[id], false, memory_order_relaxed);
 	atomic_store_explicit(&backend_count, id + 1, memory_order_release);
 	return id;
@@ -31,14 +32,9 @@ void ig_backend_set_up(int id, bool up)
 }
 
 /* The start's: cold, as the rest of it (net/http/server.c). */
-__attribute__((cold)) void http_health_expect_listeners(int cores)
+__attribute__((cold)) void http_health_set_listening(void)
 {
-	atomic_store(&listeners_pending, cores);
-}
-
-__attribute__((cold)) void http_health_listener_up(void)
-{
-	atomic_fetch_sub(&listeners_pending, 1); /* once per core, at its start */
+	atomic_store(&listening, true);
 }
 
 void http_health_set_draining(void)
@@ -48,22 +44,26 @@ void http_health_set_draining(void)
 
 enum readiness { READY, DRAINING, STARTING, BACKEND_DOWN };
 
-static enum readiness readiness(void)
+/* down: the first backend down, for BACKEND_DOWN. */
+static enum readiness readiness(int *down)
 {
 	if (atomic_load_explicit(&draining, memory_order_relaxed))
 		return DRAINING;
-	if (atomic_load_explicit(&listeners_pending, memory_order_relaxed) > 0)
+	if (!atomic_load_explicit(&listening, memory_order_relaxed))
 		return STARTING;
 	int n = atomic_load_explicit(&backend_count, memory_order_acquire);
 	for (int i = 0; i < n; i++)
-		if (!atomic_load_explicit(&backend_up[i], memory_order_relaxed))
+		if (!atomic_load_explicit(&backend_up[i], memory_order_relaxed)) {
+			*down = i;
 			return BACKEND_DOWN;
+		}
 	return READY;
 }
 
 bool http_health_ready(void)
 {
-	return readiness() == READY;
+	int down;
+	return readiness(&down) == READY;
 }
 
 static unsigned path_kind(ig_str path)
@@ -85,12 +85,29 @@ __attribute__((cold)) unsigned http_health_free_paths(const struct ig_app *app)
 	return mask;
 }
 
-static void answer(struct ig_ctx *x, int status, const char *body)
+/* A probe's answer is JSON and never cached (a proxy must not answer a
+ * later probe with it). */
+static ig_wbuf *probe_body(struct ig_ctx *x)
 {
 	ig_set_content_type(x, "application/json");
 	ig_add_header(x, "Cache-Control", IG_STR("no-store"));
-	ig_wbuf_put(ig_body(x), body, strlen(body));
+	return ig_body(x);
+}
+
+static void answer(struct ig_ctx *x, int status, const char *body)
+{
+	ig_wbuf_put(probe_body(x), body, strlen(body));
 	ig_finish(x, status);
+}
+
+/* {"status":"backend down","backend":NAME}: which one, for the operator. */
+static void answer_backend_down(struct ig_ctx *x, const char *name)
+{
+	ig_wbuf *b = probe_body(x);
+	ig_wbuf_lit(b, "{\"status\":\"backend down\",\"backend\":");
+	ig_json_string(b, name, strlen(name));
+	ig_wbuf_lit(b, "}");
+	ig_finish(x, 503);
 }
 
 bool http_health_answer_paths(struct ig_ctx *x, unsigned mask)
@@ -107,10 +124,13 @@ bool http_health_answer_paths(struct ig_ctx *x, unsigned mask)
 		[READY] = "{\"status\":\"ready\"}",
 		[DRAINING] = "{\"status\":\"draining\"}",
 		[STARTING] = "{\"status\":\"starting\"}",
-		[BACKEND_DOWN] = "{\"status\":\"backend down\"}",
 	};
-	enum readiness r = readiness();
-	answer(x, r == READY ? 200 : 503, body[r]);
+	int down = 0;
+	enum readiness r = readiness(&down);
+	if (r == BACKEND_DOWN)
+		answer_backend_down(x, backend_name[down] ? backend_name[down] : "");
+	else
+		answer(x, r == READY ? 200 : 503, body[r]);
 	return true;
 }
 

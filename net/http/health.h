@@ -25,10 +25,8 @@ unsigned http_health_free_paths(const struct ig_app *app);
 
 /* The server's side of the state, written by the starting thread and core
  * 0, read by every core (relaxed atomics). */
-/* Before the cores start: how many must report their listeners up. */
-void http_health_expect_listeners(int cores);
-/* A core's listeners are up (any thread). */
-void http_health_listener_up(void);
+/* The listeners are up (the start, before "listening"). */
+void http_health_set_listening(void);
 /* SIGTERM/SIGINT: not ready from now on (before the drain delay). */
 void http_health_set_draining(void);
 bool http_health_ready(void);

@@ -53,7 +53,6 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 	struct http_config *cfg = &server_config;
 	int port = (int)cfg->port, tls_port = (int)cfg->tls_port;
 	unsigned health_paths = http_health_free_paths(app);
-	http_health_expect_listeners(http_server.core_count);
 	for (int i = 0; i < http_server.core_count; i++) {
 		struct http_core *core = &http_server.cores[i];
 		if (server_listen(core, &port, &tls_port, err, errlen) != 0)
@@ -130,7 +129,10 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 		return startup_error(err);
 	if (server_watch_signals(core0) != 0)
 		return startup_error("cannot watch the signalfd");
-	http_health_listener_up();
+	/* Every core's sockets listen since open_listeners (the kernel queues
+	   what comes for a core whose loop is still starting), and core 0
+	   serves from here: ready, without waiting for the other threads. */
+	http_health_set_listening();
 	log_listening(app, ncpus, quota, nofile, t0_us);
 
 	ig_loop_run(&core0->loop);

@@ -50,7 +50,6 @@ void *server_core_main(void *arg)
 {
 	struct http_core *core = arg;
 	if (server_core_setup(core) == 0) {
-		http_health_listener_up();
 		/* A drain may have been asked before this loop ran. */
 		server_on_core_wake(&core->loop, core);
 		if (!core->draining || core->count)
