@@ -61,9 +61,12 @@ __attribute__((cold)) int server_admin_open(char *err, size_t errlen)
 	if (cfg->admin_port < 0 || ig_net_stack) /* a stack of ingot's own listens once it runs */
 		return 0;
 	int port = (int)cfg->admin_port;
-	admin_fd = sock_listen_exclusive(cfg->host, &port, 64, err, errlen);
-	if (admin_fd < 0)
+	char why[200];
+	admin_fd = sock_listen_exclusive(cfg->host, &port, 64, why, sizeof why);
+	if (admin_fd < 0) {
+		snprintf(err, errlen, "admin listener (INGOT_ADMIN_PORT): %s", why);
 		return -1;
+	}
 	cfg->admin_port = port;
 	return 0;
 }
