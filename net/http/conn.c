@@ -4,6 +4,7 @@
  * leave in request order: a pending exchange holds back the ones after it.
  * States are explicit (enum conn_state); one timer per connection carries
  * whichever deadline the state needs, re-armed lazily. */
+#include "health.h"
 #include "internal.h"
 #include "kernel/list.h"
 #include "net/rbuf.h"
@@ -243,6 +244,7 @@ static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 {
 	struct http_core *core = c->core;
 	core->requests++;
+	c->had_request = true;
 	/* The next request's head or body gets a deadline of its own. */
 	c->timer_kind = TIMER_NONE;
 	if (x->keep_alive && core->draining)
@@ -252,7 +254,8 @@ static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 		c->state = CONN_CLOSING; /* this is the last request we read */
 	IG_FIFO_PUSH(c->q_head, c->q_tail, x);
 	c->queued++;
-	c->app->route(x);
+	if (!c->metered || !core->health_paths || !http_health_answer_paths(x, core->health_paths))
+		c->app->route(x);
 	if (x->state == CTX_RUNNING) {
 		x->state = CTX_PENDING;
 		/* The read buffer will move on; keep what the app may read. */
@@ -507,7 +510,7 @@ static bool conn_run(struct http_conn *c)
 	}
 	if (!conn_after_eof(c))
 		return false;
-	if (c->core->draining && conn_idle(c)) {
+	if (c->core->draining && c->had_request && conn_idle(c)) {
 		c->close_reason = HTTP_CLOSE_DRAIN;
 		conn_destroy(c, false);
 		return false;
@@ -607,9 +610,22 @@ void http_conn_drain(struct http_core *core)
 {
 	for (struct http_conn *c = core->live, *next; c; c = next) {
 		next = c->next;
-		if (conn_idle(c)) {
+		/* Bytes that arrived but whose event is not dispatched yet are a
+		   request that reached us: read them (conn_run then answers with
+		   Connection: close, or closes what stays idle). Only a
+		   connection with nothing unread is closed idle here. */
+		if (!conn_idle(c) || (c->t && c->t->ops->read_now && c->t->ops->read_now(c->t)))
+			continue; /* busy, or it heard what had arrived (and may be gone) */
+		if (c->had_request) {
 			c->close_reason = HTTP_CLOSE_DRAIN;
 			conn_destroy(c, false);
+		} else {
+			/* Accepted (maybe from the backlog) but its request has not
+			   come yet, or its TLS handshake is under way: it gets the
+			   header timeout to send it, as a head would. */
+			uint64_t by = now_ms(c) + (uint64_t)core->cfg->header_timeout_ms;
+			if (c->deadline_ms > by)
+				conn_set_deadline(c, TIMER_IDLE, by);
 		}
 	}
 	if (core->count == 0)
