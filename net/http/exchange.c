@@ -22,7 +22,7 @@ struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	x->content_type = "application/json";
 	x->body.arena = x->headers.arena = x->errors.arena = &x->arena;
 	x->start_us = ig_monotonic_us();
-	x->metered = c->metered;
+	x->metered = c && c->metered; /* NULL: a test's exchange without a connection */
 	if (x->metered)
 		ig_counter_add(&core->meter.active_requests, 1);
 	return x;

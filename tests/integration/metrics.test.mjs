@@ -264,9 +264,29 @@ test('the admin listener answers only its own paths; the API port has no /metric
 	assert.equal(nf.stdout.toString(), '404 application/problem+json');
 	const post = await curl(['-s', '-o', '/dev/null', '-w', '%{http_code}', '-X', 'POST', `http://127.0.0.1:${admin}/metrics`]);
 	assert.equal(post.stdout.toString(), '405');
+	for (const [p, want] of [['/livez', '200 {"status":"ok"}'], ['/readyz', '200 {"status":"ready"}']]) {
+		const h = await curl(['-s', '-w', '%{http_code}', `http://127.0.0.1:${admin}${p}`]);
+		const body = h.stdout.toString();
+		assert.equal(`${body.slice(-3)} ${body.slice(0, -3)}`, want, p);
+	}
 	const api = await curl(['-s', '-o', '/dev/null', '-w', '%{http_code}', `http://127.0.0.1:${srv.port}/metrics`]);
 	assert.equal(api.stdout.toString(), '404');
 	assert.notEqual(admin, srv.port);
+});
+
+test('after SIGTERM the admin listener says 503 on /readyz and still serves /metrics during the drain delay', async () => {
+	const s = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_DRAIN_DELAY_MS: '60000', INGOT_GRACE_MS: '1000' },
+		{ threads: '2' });
+	const port = await adminPort(s);
+	const code = async (p) => (await curl(['-s', '-o', '/dev/null', '-w', '%{http_code}', `http://127.0.0.1:${port}${p}`])).stdout.toString();
+	assert.equal(await code('/readyz'), '200');
+	const mark = s.mark();
+	s.signal('SIGTERM');
+	await s.waitLog((l) => l.msg === 'draining', mark);
+	assert.equal(await code('/readyz'), '503');
+	assert.equal(await code('/livez'), '200');
+	assert.match((await scrape(port)).body, /^ingot_connections_accepted_total 0$/m);
+	s.kill();
 });
 
 test('a busy admin port stops the start with exit 2', async () => {
@@ -315,4 +335,27 @@ test('--help lists INGOT_ADMIN_PORT; --help and --version open no listener', asy
 	assert.doesNotMatch(r.stdout, /admin listening/);
 	assert.equal(v.code, 0, v.stderr);
 	assert.doesNotMatch(v.stdout, /listening/);
+});
+
+test('a scrape larger than a request\'s memory: every route under every method', async () => {
+	const s = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_MAX_BODY: '0' }, { threads: '2' });
+	const port = await adminPort(s);
+	const routes = ['/health', '/json', '/compute', '/hash', '/blog', '/blog/1', '/delay/1', '/validate', '/novalidate',
+		'/openapi.json', '/no/such'];
+	const methods = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'TRACE', 'PATCH', 'FOO'];
+	for (const m of methods) {
+		const c = await RawClient.connect(s.port);
+		await c.write(routes.map((r) => req(m, r, { headers: ['Content-Length: 0'] })).join(''));
+		await c.responses(routes.length, { head: m === 'HEAD' });
+		c.destroy();
+	}
+	const { head, body } = await scrape(port);
+	assert.match(head, /^HTTP\/1\.1 200 /);
+	// INGOT_MAX_BODY=0 bounds a request's memory at 1 MiB, where a growing
+	// body (copied as it doubles) stops at 512 KiB.
+	assert.ok(body.length > 600 * 1024, `a scrape of ${body.length} bytes`);
+	const series = checkHistograms(body);
+	assert.ok(series >= 3 * routes.length * (methods.length - 1), `${series} histogram series`);
+	assert.ok(body.includes('http_request_method="_OTHER"'), 'FOO is counted as _OTHER');
+	s.kill();
 });
