@@ -11,8 +11,8 @@
 
 #include <stdio.h>
 
-/* A scraper or a probe or two, not clients: a small, fixed share of core
- * 0's connection slots. */
+/* A scraper or a probe or two, not clients: a few connection slots more
+ * on core 0. */
 #define ADMIN_MAX_CONNS 64
 /* A scrape's text may outgrow a request's memory limit (about 8 KiB a
  * series of the server's three histograms): its own, larger bound. */
@@ -72,6 +72,9 @@ __attribute__((cold)) int server_admin_start(struct http_core *core0, char *err,
 	struct http_config *cfg = &server_config;
 	if (cfg->admin_port < 0)
 		return 0;
+	/* Slots of its own: a scrape still gets in when the API's connections
+	   fill the core (the API's listeners refuse at INGOT_MAX_CONNS first). */
+	core0->conns.max_objs += ADMIN_MAX_CONNS;
 	if (ig_net_stack) {
 		int port = (int)cfg->admin_port;
 		admin_net = ig_net_stack->listen(cfg->host, &port, ADMIN_MAX_CONNS, admin_accept, core0, err, errlen);

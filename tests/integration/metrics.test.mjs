@@ -359,3 +359,31 @@ test('a scrape larger than a request\'s memory: every route under every method',
 	assert.ok(body.includes('http_request_method="_OTHER"'), 'FOO is counted as _OTHER');
 	s.kill();
 });
+
+test('connection metrics: refused at INGOT_MAX_CONNS, closed by the idle and header timeouts', async () => {
+	const s = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_MAX_CONNS: '2', INGOT_IDLE_TIMEOUT_MS: '300',
+		INGOT_HEADER_TIMEOUT_MS: '300' }, { threads: '1' });
+	const port = await adminPort(s);
+	const value = async (key) => samples((await scrape(port)).body).find((x) => x.key === key)?.value;
+	// Two connections fill the core; a third is accepted and closed at once.
+	const idle = await RawClient.connect(s.port);
+	const slow = await RawClient.connect(s.port);
+	await slow.write('GET /health HTTP/1.1\r\nHost: x\r\n'); // a head that never ends
+	await idle.write(req('GET', '/health'));
+	await idle.response();
+	const refused = await RawClient.connect(s.port);
+	await refused.waitClosed();
+	assert.equal(refused.received, 0, `the refused connection got no bytes: ${refused.buf.toString('latin1')}`);
+	assert.equal((await value('ingot_connections_rejected_total{}')), 1);
+	assert.equal((await value('ingot_connections_active{}')), 2);
+	// The idle one meets the idle timeout, the slow one the header timeout (408).
+	await idle.waitClosed();
+	assert.equal((await slow.response()).status, 408);
+	await slow.waitClosed();
+	assert.equal(await value('ingot_connections_closed_total{reason="idle"}'), 1);
+	assert.equal(await value('ingot_connections_closed_total{reason="header_timeout"}'), 1);
+	assert.equal(await value('ingot_http_errors_total{status="408"}'), 1);
+	assert.equal(await value('ingot_connections_accepted_total{}'), 2);
+	assert.equal(await value('ingot_connections_active{}'), 0);
+	s.kill();
+});
