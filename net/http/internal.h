@@ -81,7 +81,7 @@ struct ig_ctx {
 	struct ig_timer timer;
 	ig_ctx_fn *timer_fn;
 	void *timer_arg;
-	uint64_t start_us; /* taken for every request: duration metric, access log */
+	uint64_t start_us; /* every request: the loop's wake for its bytes (duration metric, access log) */
 	uint32_t route; /* 1 + the index in app->routes; 0: no path matched */
 	bool metered; /* its connection's metered */
 };

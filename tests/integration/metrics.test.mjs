@@ -387,3 +387,18 @@ test('connection metrics: refused at INGOT_MAX_CONNS, closed by the idle and hea
 	assert.equal(await value('ingot_connections_active{}'), 0);
 	s.kill();
 });
+
+test('durations: a request that waits 30 ms on a timer is never in a bucket below 30 ms', async () => {
+	const s = await startServer({ INGOT_ADMIN_PORT: '0' }, { threads: '1' });
+	const port = await adminPort(s);
+	const c = await RawClient.connect(s.port);
+	await c.write(req('GET', '/delay/30'));
+	assert.equal((await c.response()).status, 200);
+	const all = samples((await scrape(port)).body).filter((x) => x.labels.http_route === '/delay/{ms}' &&
+		x.name.startsWith('http_server_request_duration_seconds'));
+	const bucket = (le) => all.find((x) => x.name.endsWith('_bucket') && x.labels.le === le).value;
+	assert.equal(bucket('0.025'), 0);
+	assert.equal(bucket('+Inf'), 1);
+	assert.ok(all.find((x) => x.name.endsWith('_sum')).value >= 0.03, 'the sum counts the wait');
+	s.kill();
+});
