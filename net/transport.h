@@ -46,7 +46,9 @@ struct ig_transport_ops {
 	   (bytes in the socket whose event has not been dispatched, records
 	   buffered below): with an edge-triggered loop the engine cannot know.
 	   Returns false if there was nothing (the engine was not called);
-	   true if the engine heard bytes, EOF or closed, and may be gone. */
+	   true if something had arrived: the engine heard bytes, EOF or
+	   closed (and may be gone), or will once the rest of what came (a
+	   TLS record) is in. */
 	bool (*read_now)(struct ig_transport *t);
 	/* Ends the stream. Graceful: stop sending, keep reading and discarding
 	   the peer's bytes for a short while so that a response already written

@@ -491,6 +491,11 @@ static bool conn_after_eof(struct http_conn *c)
 	return conn_flush(c);
 }
 
+static void drain_sweep(struct ig_deferred *d)
+{
+	http_conn_drain((struct http_core *)((char *)d - offsetof(struct http_core, drain_sweep)));
+}
+
 /* Processes, answers and writes until nothing more can move. Returns false
  * if the connection was destroyed. */
 static bool conn_run(struct http_conn *c)
@@ -511,9 +516,12 @@ static bool conn_run(struct http_conn *c)
 	if (!conn_after_eof(c))
 		return false;
 	if (c->core->draining && c->had_request && conn_idle(c)) {
-		c->close_reason = HTTP_CLOSE_DRAIN;
-		conn_destroy(c, false);
-		return false;
+		/* Idle to the engine, but not closed here: the next request may
+		   wait below (TLS reads nothing while it sends; a stream's event
+		   may come later in this batch). The sweep after the batch reads
+		   it, or closes. */
+		c->core->drain_sweep.fn = drain_sweep;
+		ig_loop_defer(&c->core->loop, &c->core->drain_sweep);
 	}
 	conn_update_deadline(c);
 	return true;
@@ -608,24 +616,27 @@ static const struct ig_stream_ops conn_stream_ops = {
 
 void http_conn_drain(struct http_core *core)
 {
+	uint64_t by = core->loop.clock.now_ms + (uint64_t)core->cfg->header_timeout_ms;
 	for (struct http_conn *c = core->live, *next; c; c = next) {
 		next = c->next;
-		/* Bytes that arrived but whose event is not dispatched yet are a
-		   request that reached us: read them (conn_run then answers with
-		   Connection: close, or closes what stays idle). Only a
-		   connection with nothing unread is closed idle here. */
-		if (!conn_idle(c) || (c->t && c->t->ops->read_now && c->t->ops->read_now(c->t)))
-			continue; /* busy, or it heard what had arrived (and may be gone) */
+		if (!conn_idle(c))
+			continue;
+		/* Kept (below) or not, an idle connection now waits at most the
+		   header timeout for a request: set before read_now, after which
+		   c may be gone. */
+		if (c->deadline_ms > by)
+			conn_set_deadline(c, TIMER_IDLE, by);
+		/* Bytes that arrived but were not delivered yet (an event later
+		   in the batch, records below TLS) are a request that reached
+		   us: read them; conn_run then answers it with Connection: close.
+		   Only a connection with nothing unread is closed idle. */
+		if (c->t && c->t->ops->read_now && c->t->ops->read_now(c->t))
+			continue; /* it heard what had arrived (and may be gone) */
+		/* One that has not had its first request yet (accepted from the
+		   backlog, or in its TLS handshake) is kept for it. */
 		if (c->had_request) {
 			c->close_reason = HTTP_CLOSE_DRAIN;
 			conn_destroy(c, false);
-		} else {
-			/* Accepted (maybe from the backlog) but its request has not
-			   come yet, or its TLS handshake is under way: it gets the
-			   header timeout to send it, as a head would. */
-			uint64_t by = now_ms(c) + (uint64_t)core->cfg->header_timeout_ms;
-			if (c->deadline_ms > by)
-				conn_set_deadline(c, TIMER_IDLE, by);
 		}
 	}
 	if (core->count == 0)

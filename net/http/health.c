@@ -30,12 +30,13 @@ void ig_backend_set_up(int id, bool up)
 		atomic_store_explicit(&backend_up[id], up, memory_order_relaxed);
 }
 
-void http_health_expect_listeners(int cores)
+/* The start's: cold, as the rest of it (net/http/server.c). */
+__attribute__((cold)) void http_health_expect_listeners(int cores)
 {
 	atomic_store(&listeners_pending, cores);
 }
 
-void http_health_listener_up(void)
+__attribute__((cold)) void http_health_listener_up(void)
 {
 	atomic_fetch_sub(&listeners_pending, 1); /* once per core, at its start */
 }
@@ -74,7 +75,7 @@ static unsigned path_kind(ig_str path)
 	return 0;
 }
 
-unsigned http_health_free_paths(const struct ig_app *app)
+__attribute__((cold)) unsigned http_health_free_paths(const struct ig_app *app)
 {
 	unsigned mask = HTTP_HEALTH_LIVEZ | HTTP_HEALTH_READYZ;
 	for (uint32_t i = 0; i < app->route_count; i++) {

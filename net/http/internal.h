@@ -46,6 +46,7 @@ struct http_core {
 	struct http_limits limits;
 	ig_header *scratch_headers; /* parser output, reused */
 	struct http_conn *live; /* every open connection, for drain */
+	struct ig_deferred drain_sweep; /* http_conn_drain again, after the batch */
 	int listen_fd, tls_listen_fd;
 	uint32_t index, count;
 	_Atomic int drain_requested, force_requested;

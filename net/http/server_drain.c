@@ -97,8 +97,17 @@ static void on_signal(struct ig_io *io, uint32_t events)
 	(void)io;
 	(void)events;
 	const char *name = NULL;
-	if (ig_signals_read(http_server.signal_fd, &name) != IG_SIGNAL_STOP || http_server.stopping)
+	if (ig_signals_read(http_server.signal_fd, &name) != IG_SIGNAL_STOP)
 		return;
+	struct ig_loop *loop = &http_server.cores[0].loop;
+	if (http_server.stopping) {
+		/* A second signal during the drain delay: drain now. */
+		if (ig_timer_armed(&http_server.delay_timer)) {
+			ig_timer_cancel(&loop->timers, &http_server.delay_timer);
+			start_drain(NULL);
+		}
+		return;
+	}
 	http_server.stopping = true;
 	/* Not ready at once, so that load balancers take the instance out
 	   while it still serves, through the delay (a pre-stop delay). */
@@ -115,7 +124,6 @@ static void on_signal(struct ig_io *io, uint32_t events)
 		start_drain(NULL);
 		return;
 	}
-	struct ig_loop *loop = &http_server.cores[0].loop;
 	http_server.delay_timer.fn = start_drain;
 	ig_timer_set(&loop->timers, &http_server.delay_timer, loop->clock.now_ms + (uint64_t)delay_ms);
 }

@@ -67,6 +67,7 @@ struct tls_conn {
 	bool lower_eof, eof_delivered;
 	bool heard; /* the peer has sent bytes */
 	bool told_above; /* read_now: the engine above was handed bytes or EOF */
+	bool got_bytes;  /* read_now: the lower transport brought bytes in */
 	char *spill;
 	uint32_t spill_off, spill_len;
 	_Alignas(16) unsigned char engine[];
@@ -428,7 +429,7 @@ static void low_received(void *arg, size_t n)
 	if (n == 0) {
 		tc->lower_eof = true;
 	} else {
-		tc->heard = true;
+		tc->heard = tc->got_bytes = true;
 		tls_engine_recvrec_ack(engine_of(tc), n);
 	}
 	pump(tc);
@@ -551,21 +552,22 @@ static void up_resume_read(struct ig_transport *t)
 
 /* Plaintext the engine holds, a spill, or records still in the lower
  * transport all count as arrived: the lower's own read_now brings the
- * latter in (low_received pumps). Records that carry no application data
- * (a ticket, an alert) leave the engine above untold: false. */
+ * latter in (low_received pumps). True also for part of a record (the
+ * rest will follow), so the engine above may still be idle then; false
+ * when nothing came. */
 static bool up_read_now(struct ig_transport *t)
 {
 	struct tls_conn *tc = (struct tls_conn *)t;
 	if (tc->state != TC_OPEN)
 		return false;
 	hold(tc);
-	tc->told_above = false;
+	tc->told_above = tc->got_bytes = false;
 	tc->above_paused = false;
 	pump(tc);
 	if (tc->state == TC_OPEN && !tc->told_above && tc->lower && tc->lower->ops->read_now)
 		tc->lower->ops->read_now(tc->lower);
 	/* Left the open state: the engine above closed itself or was told. */
-	bool told = tc->told_above || tc->state != TC_OPEN;
+	bool told = tc->told_above || tc->got_bytes || tc->state != TC_OPEN;
 	release(tc);
 	return told;
 }
