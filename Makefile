@@ -52,7 +52,7 @@ TLS_SRC     := $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/$(T
 # test client, benchmarks, tests that set up a core) link all but it.
 API_MAIN    := net/api/main.c
 RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
-               $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(TLS_SRC)
 APP_SRC     := $(wildcard app/*.c) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/file.c.
@@ -215,14 +215,14 @@ UNIT_OUT   := $(BUILD)/test/unit
 UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline test_metal_pages \
-              test_sock
+              test_metrics test_meter test_sock
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # The service's handlers with the whole runtime but the service's main (the
 # test sets up a core itself) and the other backends.
 UNIT_SRC_test_app_handlers := $(filter-out $(API_MAIN) net/tls/mbedtls.c net/tls/none.c,$(wildcard kernel/*.c net/*.c net/sock/*.c \
-                              net/http/*.c net/api/*.c net/client/*.c net/tls/*.c)) app/service.c $(GEN)/api.c $(GEN)/anchors.c
+                              net/http/*.c net/metrics/*.c net/api/*.c net/client/*.c net/tls/*.c)) app/service.c $(GEN)/api.c $(GEN)/anchors.c
 UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_test_api_validate := net/api/validate.c kernel/json.c $(API_JSON)
 UNIT_SRC_test_api_decode   := net/api/decode.c net/api/validate.c kernel/json.c $(API_JSON)
@@ -252,6 +252,8 @@ UNIT_SRC_test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/metal/virtqueue.
 UNIT_SRC_test_virtqueue    := kernel/metal/virtqueue.c
 UNIT_SRC_test_metal_cmdline := kernel/metal/cmdline.c
 UNIT_SRC_test_metal_pages  := kernel/metal/pages.c
+UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/json.c kernel/arena.c kernel/pool.c
+UNIT_SRC_test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 
@@ -375,7 +377,7 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_http   := $(filter-out $(API_MAIN),$(wildcard kernel/*.c net/*.c net/http/*.c net/api/*.c)) \
+FUZZ_SRC_http   := $(filter-out $(API_MAIN),$(wildcard kernel/*.c net/*.c net/http/*.c net/metrics/*.c net/api/*.c)) \
                    app/service.c $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c) \
                    net/tls/tls.c net/tls/trust_settings.c net/tls/bearssl.c $(GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
@@ -474,9 +476,11 @@ setup-test:
 setup-bench:
 	@tools/setup bench
 
+# The admin listener on 9464, Prometheus exporters' usual port, unless
+# INGOT_ADMIN_PORT says otherwise (-1: none).
 run: setup-run
 	@$(MAKE) --no-print-directory bin
-	exec $(BIN)
+	INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} exec $(BIN)
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test

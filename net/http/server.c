@@ -8,6 +8,7 @@
 #include "kernel/cores.h"
 #include "kernel/log.h"
 #include "kernel/process.h"
+#include "net/metrics/metrics.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"
 
@@ -60,6 +61,8 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 		core->index = (uint32_t)i;
 		core->cfg = cfg;
 		core->app = app;
+		/* Here, before the threads: the scrape on core 0 reads every meter. */
+		http_meter_init(&core->meter, app->route_count);
 		core->health_paths = health_paths;
 	}
 	cfg->port = port;
@@ -115,8 +118,13 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 	pthread_t *threads = (pthread_t *)(table + (size_t)n * sizeof(struct http_core));
 	void **args = (void **)(threads + n);
 	char err[256];
+	if (server_admin_open(err, sizeof err) != 0) {
+		startup_error(err);
+		return 2; /* as a bad setting: the admin port is another's */
+	}
 	if (open_listeners(app, err, sizeof err) != 0)
 		return startup_error(err);
+	ig_metrics_register(&server_metrics_source);
 	for (int i = 0; i < n; i++)
 		args[i] = &http_server.cores[i];
 	if (n > 1 && ig_threads_start(threads + 1, n - 1, cpus, ncpus, 1, server_core_main, args + 1) != 0)
@@ -129,6 +137,8 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 		return startup_error(err);
 	if (server_watch_signals(core0) != 0)
 		return startup_error("cannot watch the signalfd");
+	if (server_admin_start(core0, err, sizeof err) != 0)
+		return startup_error(err);
 	/* Every core's sockets listen since open_listeners (the kernel queues
 	   what comes for a core whose loop is still starting), and core 0
 	   serves from here: ready, without waiting for the other threads. */
