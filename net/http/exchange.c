@@ -3,6 +3,7 @@
  * pending exchange whose client left, when the app finally calls
  * ig_finish. Everything a request allocates lives in its arena. */
 #include "internal.h"
+#include "kernel/config.h"
 #include "kernel/json.h"
 #include "kernel/log.h"
 
@@ -21,8 +22,7 @@ struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	memset(&x->req, 0, sizeof *x - offsetof(struct ig_ctx, req));
 	x->content_type = "application/json";
 	x->body.arena = x->headers.arena = x->errors.arena = &x->arena;
-	if (core->cfg->access_log)
-		x->start_us = ig_monotonic_us();
+	x->start_us = ig_monotonic_us(); /* every request: metrics and the access log */
 	return x;
 }
 
@@ -51,6 +51,7 @@ void http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const 
 	q->body = (ig_str){ body, body_len };
 	q->minor_version = r->minor_version;
 	x->keep_alive = r->keep_alive;
+	http_trace_begin(&x->trace, r);
 }
 
 static int copy_str(ig_arena *a, ig_str *s)
@@ -180,18 +181,36 @@ void ig_set_encoder(ig_ctx *x, ig_encode_fn *encode, const void *out)
 	x->out = out;
 }
 
+/* INGOT_ACCESS_LOG_SAMPLE thins 2xx lines only, by the request id's hash:
+ * every line about one id (and every service passing it on) agrees. */
+static bool access_log_keeps(const struct ig_ctx *x)
+{
+	uint32_t sample = x->core->cfg->access_log_sample;
+	if (sample >= IG_FRACTION_ONE || x->status < 200 || x->status > 299)
+		return true;
+	return http_request_id_hash(ig_request_id(x)) % IG_FRACTION_ONE < sample;
+}
+
 static void access_log(const struct ig_ctx *x)
 {
 	struct ig_logline l;
-	if (!ig_log_begin(&l, IG_LOG_INFO, "request"))
+	if (!access_log_keeps(x) || !ig_log_begin(&l, IG_LOG_INFO, "request"))
 		return;
+	ig_str id = ig_request_id(x);
+	ig_log_str(&l, "request_id", id.ptr, id.len);
+	ig_log_cstr(&l, "trace_id", ig_trace_id(x));
+	ig_log_cstr(&l, "span_id", ig_span_id(x));
 	ig_log_str(&l, "method", x->req.head ? "HEAD" : x->req.method.ptr,
 		   x->req.head ? 4 : x->req.method.len);
-	ig_log_str(&l, "target", x->req.target.ptr, x->req.target.len);
+	ig_log_cstr(&l, "route", ig_route_template(x));
 	ig_log_int(&l, "status", x->status);
-	ig_log_int(&l, "bytes", (int64_t)x->body.len);
-	ig_log_int(&l, "us", (int64_t)(ig_monotonic_us() - x->start_us));
-	ig_log_int(&l, "core", x->core->index);
+	ig_log_int(&l, "duration_us", (int64_t)(ig_monotonic_us() - x->start_us));
+	ig_log_int(&l, "bytes_in", (int64_t)x->req.body.len);
+	ig_log_int(&l, "bytes_out", x->req.head ? 0 : (int64_t)x->body.len);
+	char peer[IG_PEER_TEXT_MAX];
+	struct ig_transport *t = x->conn ? x->conn->t : NULL;
+	size_t n = t && t->ops->peer ? t->ops->peer(t, peer, sizeof peer) : 0;
+	ig_log_str(&l, "client", peer, n);
 	ig_log_end(&l);
 }
 
@@ -208,8 +227,9 @@ void ig_finish(ig_ctx *x, int status)
 		x->body.failed = false;
 		x->status = 500;
 		x->content_type = "application/problem+json";
-		char tmp[6 * 200 + 128];
-		size_t n = http_problem_body(tmp, sizeof tmp, 500, "the response exceeded the request memory limit");
+		char tmp[HTTP_PROBLEM_MAX];
+		size_t n = http_problem_body(tmp, sizeof tmp, 500, "the response exceeded the request memory limit",
+					     ig_request_id(x));
 		ig_wbuf_put(&x->body, tmp, n);
 	}
 	if (x->core->cfg->access_log)
@@ -220,6 +240,8 @@ void ig_finish(ig_ctx *x, int status)
 		struct ig_logline l;
 		x->core->dropped++;
 		if (ig_log_begin(&l, IG_LOG_DEBUG, "response dropped: client gone")) {
+			ig_str id = ig_request_id(x);
+			ig_log_str(&l, "request_id", id.ptr, id.len);
 			ig_log_int(&l, "status", status);
 			ig_log_end(&l);
 		}
@@ -232,8 +254,8 @@ void ig_finish(ig_ctx *x, int status)
 
 void ig_respond_problem(ig_ctx *x, int status, const char *detail)
 {
-	char tmp[6 * 200 + 128];
-	size_t n = http_problem_body(tmp, sizeof tmp, status, detail);
+	char tmp[HTTP_PROBLEM_MAX];
+	size_t n = http_problem_body(tmp, sizeof tmp, status, detail, ig_request_id(x));
 	x->body.len = 0;
 	ig_wbuf_put(&x->body, tmp, n);
 	x->content_type = "application/problem+json";
@@ -278,6 +300,9 @@ void ig_respond_errors(ig_ctx *x, const char *detail)
 	b->len = 0;
 	ig_wbuf_lit(b, "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":");
 	ig_json_string(b, detail, strlen(detail));
+	ig_str id = ig_request_id(x);
+	ig_wbuf_lit(b, ",\"request_id\":");
+	ig_json_string(b, id.ptr, id.len);
 	ig_wbuf_lit(b, ",\"errors\":[");
 	ig_wbuf_put(b, x->errors.ptr, x->errors.len);
 	ig_wbuf_lit(b, "]}");

@@ -5,6 +5,7 @@
 
 #include "exchange.h"
 #include "parser.h"
+#include "trace.h"
 #include "kernel/arena.h"
 #include "kernel/loop.h"
 #include "kernel/pool.h"
@@ -21,6 +22,7 @@ struct http_config {
 	const char *host;
 	int log_level;
 	bool access_log;
+	uint32_t access_log_sample; /* 2xx lines kept, in millionths (IG_FRACTION_ONE: all) */
 	/* TLS: on when a certificate is given (file or PEM text) */
 	const char *tls_cert, *tls_key, *tls_cert_pem, *tls_key_pem;
 	int64_t tls_port, tls_handshake_timeout_ms, tls_max_handshakes, tls_idle_timeout_ms;
@@ -48,6 +50,7 @@ struct http_core {
 	uint32_t index, count;
 	_Atomic int drain_requested, force_requested;
 	uint32_t rbuf_size;
+	struct ig_rng rng; /* request, trace and span ids (trace.h) */
 	bool draining;
 	uint64_t requests, cut, dropped;
 	/* Set by the core's owner (the server, a test) before its loop runs:
@@ -79,6 +82,7 @@ struct ig_ctx {
 	void *timer_arg;
 	uint64_t start_us; /* for the access log */
 	uint32_t route; /* 1 + the index in app->routes; 0: no path matched */
+	struct http_trace trace; /* request id and trace context, made on first use */
 };
 
 struct out_block {
@@ -116,6 +120,8 @@ struct http_conn {
 	uint32_t idle_timeout_ms; /* shorter over TLS: its engine keeps a buffer */
 	int fail_status; /* an error answered once the queue ahead has left */
 	const char *fail_detail;
+	uint8_t fail_id_len; /* the failed request's id, when its head was parsed */
+	char fail_id[HTTP_REQUEST_ID_MAX];
 	bool processing, continue_sent;
 	bool peer_eof; /* the client sent FIN: nothing more will arrive */
 };
@@ -150,11 +156,15 @@ int http_ctx_detach(struct ig_ctx *ctx);
 void http_ctx_cancel(struct ig_ctx *ctx);
 
 /* response.c */
+/* request_id: echoed as X-Request-Id unless empty. */
 void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
-		   const ig_wbuf *extra, bool close, int minor, bool head_only);
+		   const ig_wbuf *extra, ig_str request_id, bool close, int minor, bool head_only);
 void http_out_append(struct http_conn *c, const void *p, size_t n);
-void http_out_problem(struct http_conn *c, int status, const char *detail, bool close);
-size_t http_problem_body(char *out, size_t cap, int status, const char *detail);
+void http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close);
+/* A problem+json body: details are cut at 200 bytes; "request_id" is
+ * written unless request_id is empty. cap: at least HTTP_PROBLEM_MAX. */
+#define HTTP_PROBLEM_MAX (6 * 200 + 6 * HTTP_REQUEST_ID_MAX + 160)
+size_t http_problem_body(char *out, size_t cap, int status, const char *detail, ig_str request_id);
 const char *http_reason(int status);
 
 #endif
