@@ -219,6 +219,7 @@ void ig_finish(ig_ctx *x, int status)
 	if (x->state == CTX_READY)
 		return; /* finished twice: the first answer stands */
 	ig_timer_cancel(&x->core->loop.timers, &x->timer);
+	(void)ig_request_id(x); /* chosen now: the response is written later */
 	x->status = status;
 	if (x->encode && x->conn)
 		x->encode(x, status, x->out);

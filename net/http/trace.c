@@ -98,15 +98,22 @@ static uint64_t nonzero(struct ig_rng *rng)
 	return v;
 }
 
-/* Several tracestate fields are one list (RFC 9110 5.3): joined with ','
- * in the arena. Over HTTP_TRACESTATE_MAX, none is passed on. */
+/* Into the arena: a call made for the request may write it after the
+ * read buffer the request came in has gone. */
+static ig_str arena_copy(struct ig_ctx *x, const char *p, size_t n)
+{
+	char *d = n ? ig_arena_alloc(&x->arena, n) : NULL;
+	if (!d)
+		return (ig_str){ NULL, 0 };
+	memcpy(d, p, n);
+	return (ig_str){ d, n };
+}
+
+/* Several tracestate fields are one list (RFC 9110 5.3): joined with ','.
+ * Over HTTP_TRACESTATE_MAX, none is passed on. */
 static ig_str joined_tracestate(struct ig_ctx *x)
 {
 	struct http_trace *t = &x->trace;
-	if (t->tracestates == 1) {
-		ig_str v = field_value(x, t->tracestate_field);
-		return v.len <= HTTP_TRACESTATE_MAX ? v : (ig_str){ NULL, 0 };
-	}
 	char buf[HTTP_TRACESTATE_MAX];
 	size_t n = 0;
 	for (size_t i = t->tracestate_field - 1u; i < x->req.num_headers; i++) {
@@ -120,11 +127,7 @@ static ig_str joined_tracestate(struct ig_ctx *x)
 		memcpy(buf + n, h->value.ptr, h->value.len);
 		n += h->value.len;
 	}
-	char *p = n ? ig_arena_alloc(&x->arena, n) : NULL;
-	if (!p)
-		return (ig_str){ NULL, 0 };
-	memcpy(p, buf, n);
-	return (ig_str){ p, n };
+	return arena_copy(x, buf, n);
 }
 
 static struct http_trace *trace_ready(const struct ig_ctx *cx)
@@ -154,13 +157,17 @@ ig_str ig_request_id(const ig_ctx *cx)
 {
 	struct ig_ctx *x = (struct ig_ctx *)cx; /* chosen once, then read-only */
 	struct http_trace *t = &x->trace;
-	if (!t->id_ready) {
-		t->id_ready = true;
-		t->id_made = !t->request_id_field || !http_request_id_valid(field_value(x, t->request_id_field));
-		if (t->id_made)
-			make_id(&x->core->rng, t->made_id);
+	if (!t->id_len) {
+		ig_str v = t->request_id_field ? field_value(x, t->request_id_field) : (ig_str){ NULL, 0 };
+		if (http_request_id_valid(v)) {
+			memcpy(t->id, v.ptr, v.len);
+			t->id_len = (uint8_t)v.len;
+		} else {
+			make_id(&x->core->rng, t->id);
+			t->id_len = HTTP_MADE_ID_LEN;
+		}
 	}
-	return t->id_made ? (ig_str){ t->made_id, HTTP_MADE_ID_LEN } : field_value(x, t->request_id_field);
+	return (ig_str){ t->id, t->id_len };
 }
 
 const char *ig_trace_id(const ig_ctx *x)

@@ -3,7 +3,8 @@
  * parser's scan of the fields) and the ids made for it. Everything is
  * worked out on first use, from the fields (which stay reachable after a
  * request is detached into its arena) and the core's rng, so a request
- * whose trace nobody reads costs only its request id. The handler API is
+ * whose trace nobody reads costs only its request id. ig_finish chooses
+ * the id at the latest, while the request's bytes are still there. The handler API is
  * in exchange.h (ig_request_id, ig_trace_id, ...). */
 #ifndef NET_HTTP_TRACE_H
 #define NET_HTTP_TRACE_H
@@ -27,12 +28,13 @@ struct http_trace {
 	   field in the request's field array; 0: none */
 	uint16_t request_id_field, traceparent_field, tracestate_field;
 	uint16_t traceparents, tracestates;
-	bool id_made;     /* the request id is made_id, not the field's value */
-	bool id_ready;    /* the request id has been chosen */
 	bool trace_ready; /* trace_id, span_id, flags and tracestate are set */
 	uint8_t flags;
-	ig_str tracestate;
-	char made_id[HTTP_MADE_ID_LEN];
+	uint8_t id_len;   /* 0 until the request id is chosen */
+	/* Copies, never slices of the request: a response is written after
+	   the read buffer it was parsed from has gone. */
+	char id[HTTP_REQUEST_ID_MAX];
+	ig_str tracestate; /* in the exchange's arena */
 	char trace_id[33], span_id[17]; /* hex, NUL-terminated */
 };
 
