@@ -440,7 +440,10 @@ static void conn_emit_ready(struct http_conn *c)
 			break;
 	}
 	if (!c->q_head && c->fail_status) {
-		http_out_problem(c, c->fail_status, c->fail_detail, (ig_str){ c->fail_id, c->fail_id_len }, true);
+		ig_str id = { c->fail_id, c->fail_id_len };
+		size_t n = http_out_problem(c, c->fail_status, c->fail_detail, id, true);
+		if (c->core->cfg->access_log) /* errors are always logged */
+			http_access_log_engine_error(c, c->fail_status, id, n);
 		c->fail_status = 0;
 		c->fail_id_len = 0;
 	}

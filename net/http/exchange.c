@@ -191,27 +191,59 @@ static bool access_log_keeps(const struct ig_ctx *x)
 	return http_request_id_hash(ig_request_id(x)) % IG_FRACTION_ONE < sample;
 }
 
-static void access_log(const struct ig_ctx *x)
+/* One access log line; what is not known is empty (or 0). */
+struct access_entry {
+	ig_str request_id, method;
+	const char *trace_id, *span_id, *route;
+	int status;
+	int64_t duration_us, bytes_in, bytes_out;
+	struct ig_transport *t; /* for the peer; NULL once the client left */
+};
+
+static void access_log_write(const struct access_entry *e)
 {
 	struct ig_logline l;
-	if (!access_log_keeps(x) || !ig_log_begin(&l, IG_LOG_INFO, "request"))
+	if (!ig_log_begin(&l, IG_LOG_INFO, "request"))
 		return;
-	ig_str id = ig_request_id(x);
-	ig_log_str(&l, "request_id", id.ptr, id.len);
-	ig_log_cstr(&l, "trace_id", ig_trace_id(x));
-	ig_log_cstr(&l, "span_id", ig_span_id(x));
-	ig_log_str(&l, "method", x->req.head ? "HEAD" : x->req.method.ptr,
-		   x->req.head ? 4 : x->req.method.len);
-	ig_log_cstr(&l, "route", ig_route_template(x));
-	ig_log_int(&l, "status", x->status);
-	ig_log_int(&l, "duration_us", (int64_t)(ig_monotonic_us() - x->start_us));
-	ig_log_int(&l, "bytes_in", (int64_t)x->req.body.len);
-	ig_log_int(&l, "bytes_out", x->req.head ? 0 : (int64_t)x->body.len);
+	ig_log_str(&l, "request_id", e->request_id.ptr, e->request_id.len);
+	ig_log_cstr(&l, "trace_id", e->trace_id);
+	ig_log_cstr(&l, "span_id", e->span_id);
+	ig_log_str(&l, "method", e->method.ptr, e->method.len);
+	ig_log_cstr(&l, "route", e->route);
+	ig_log_int(&l, "status", e->status);
+	ig_log_int(&l, "duration_us", e->duration_us);
+	ig_log_int(&l, "bytes_in", e->bytes_in);
+	ig_log_int(&l, "bytes_out", e->bytes_out);
 	char peer[IG_PEER_TEXT_MAX];
-	struct ig_transport *t = x->conn ? x->conn->t : NULL;
-	size_t n = t && t->ops->peer ? t->ops->peer(t, peer, sizeof peer) : 0;
+	size_t n = e->t && e->t->ops->peer ? e->t->ops->peer(e->t, peer, sizeof peer) : 0;
 	ig_log_str(&l, "client", peer, n);
 	ig_log_end(&l);
+}
+
+static void access_log(const struct ig_ctx *x)
+{
+	if (!access_log_keeps(x))
+		return;
+	access_log_write(&(struct access_entry){
+		.request_id = ig_request_id(x),
+		.method = x->req.head ? IG_STR("HEAD") : x->req.method,
+		.trace_id = ig_trace_id(x),
+		.span_id = ig_span_id(x),
+		.route = ig_route_template(x),
+		.status = x->status,
+		.duration_us = (int64_t)(ig_monotonic_us() - x->start_us),
+		.bytes_in = (int64_t)x->req.body.len,
+		.bytes_out = x->req.head ? 0 : (int64_t)x->body.len,
+		.t = x->conn ? x->conn->t : NULL,
+	});
+}
+
+void http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out)
+{
+	access_log_write(&(struct access_entry){
+		.request_id = request_id, .trace_id = "", .span_id = "", .route = "", .status = status,
+		.bytes_out = (int64_t)bytes_out, .t = c->t,
+	});
 }
 
 void ig_finish(ig_ctx *x, int status)

@@ -154,13 +154,18 @@ void http_ctx_set_request(struct ig_ctx *ctx, const struct http_request *r, cons
  * that outlives the read buffer and the next parse; -1 when out of memory. */
 int http_ctx_detach(struct ig_ctx *ctx);
 void http_ctx_cancel(struct ig_ctx *ctx);
+/* The access log's line for an error the engine answered without an
+ * exchange (a head that does not parse, 413, 408, ...): its request id
+ * if the head was parsed, no method, route or trace. */
+void http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out);
 
 /* response.c */
 /* request_id: echoed as X-Request-Id unless empty. */
 void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
 		   const ig_wbuf *extra, ig_str request_id, bool close, int minor, bool head_only);
 void http_out_append(struct http_conn *c, const void *p, size_t n);
-void http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close);
+/* Returns the body's length. */
+size_t http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close);
 /* A problem+json body: details are cut at 200 bytes; "request_id" is
  * written unless request_id is empty. cap: at least HTTP_PROBLEM_MAX. */
 #define HTTP_PROBLEM_MAX (6 * 200 + 6 * HTTP_REQUEST_ID_MAX + 160)

@@ -170,10 +170,11 @@ size_t http_problem_body(char *out, size_t cap, int status, const char *detail, 
 
 /* A connection-level error (no exchange exists): the parser's details are
  * static strings without characters that need escaping. */
-void http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close)
+size_t http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close)
 {
 	char body[HTTP_PROBLEM_MAX];
 	size_t n = http_problem_body(body, sizeof body, status, detail, request_id);
 	http_out_head(c, status, "application/problem+json", n, NULL, request_id, close, 1, false);
 	http_out_append(c, body, n);
+	return n;
 }

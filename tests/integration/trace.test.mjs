@@ -91,8 +91,8 @@ test('an id with a quote and a backslash is escaped in the access log and in a p
 	}
 });
 
-test('engine errors after a parsed head carry the id too: 413 over INGOT_MAX_BODY, with its own and a made id', T, async () => {
-	const srv = await startServer({ INGOT_MAX_BODY: '16' });
+test('engine errors after a parsed head carry the id too (413 over INGOT_MAX_BODY, its own or a made id), and are logged even with INGOT_ACCESS_LOG_SAMPLE=0', T, async () => {
+	const srv = await startServer({ INGOT_MAX_BODY: '16', INGOT_ACCESS_LOG: '1', INGOT_ACCESS_LOG_SAMPLE: '0' });
 	try {
 		const own = await send(srv.port, 'POST', '/blog', ['X-Request-Id: big-1', 'Content-Type: application/json'], 'z'.repeat(64));
 		assert.equal(own.status, 413);
@@ -109,6 +109,14 @@ test('engine errors after a parsed head carry the id too: 413 over INGOT_MAX_BOD
 		c.destroy();
 		assert.equal(r.status, 400);
 		assert.equal(r.headers['x-request-id'], undefined);
+		const big = await lineOf(srv, 'big-1');
+		assert.equal(big.status, 413);
+		assert.equal(big.bytes_out, Buffer.byteLength(own.text));
+		assert.equal(big.client, own.local);
+		assert.equal((await lineOf(srv, made.headers['x-request-id'])).status, 413);
+		const bad = await srv.waitLog((l) => l.msg === 'request' && l.status === 400);
+		assert.equal(bad.request_id, '', 'an unparsed head has no id');
+		assert.equal(bad.route, '');
 	} finally {
 		await srv.stop();
 	}
