@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernel/ingot.h"
 #include "kernel/rng.h"
@@ -37,6 +38,13 @@ struct http_trace {
 	ig_str tracestate; /* in the exchange's arena */
 	char trace_id[33], span_id[17]; /* hex, NUL-terminated */
 };
+
+/* A new exchange's: nothing chosen yet. Only the head of the struct is
+ * cleared; the ids are written before they are read. */
+static inline void http_trace_reset(struct http_trace *t)
+{
+	memset(t, 0, offsetof(struct http_trace, id));
+}
 
 /* Takes note of r's trace fields for an exchange starting now. */
 void http_trace_begin(struct http_trace *t, const struct http_request *r);

@@ -92,8 +92,24 @@ static void test_parser_notes(void)
 		   "%.*s", (int)len, id);
 }
 
+static void test_hex(void)
+{
+	static const struct { uint64_t v; const char *want; } cases[] = {
+		{ 0x0123456789abcdefu, "0123456789abcdef" }, { 0xfedcba9876543210u, "fedcba9876543210" },
+		{ 0, "0000000000000000" }, { ~(uint64_t)0, "ffffffffffffffff" }, { 0xa09b1c2d3e4f5a6bu, "a09b1c2d3e4f5a6b" },
+	};
+	bool ok = true;
+	char got[17] = { 0 };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0] && ok; i++) {
+		ig_hex64(got, cases[i].v);
+		ok = memcmp(got, cases[i].want, 16) == 0;
+	}
+	check_that(ok, "hex: 64 bits as 16 lowercase digits, most significant first", "got %s", got);
+}
+
 int main(void)
 {
+	test_hex();
 	test_traceparent();
 	test_request_id();
 	test_parser_notes();
