@@ -24,7 +24,7 @@ async function send(port, method, target, headers = [], body = '') {
 	const c = await RawClient.connect(port);
 	await c.write(req(method, target, { headers, body }));
 	const r = await c.response();
-	const local = `127.0.0.1:${c.sock.localPort}`;
+	const local = `${c.sock.localAddress}:${c.sock.localPort}`;
 	c.destroy();
 	return { ...r, local };
 }
