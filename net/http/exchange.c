@@ -19,8 +19,11 @@ struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	x->core = core;
 	x->state = CTX_RUNNING;
 	ig_arena_init(&x->arena, &core->blocks, (size_t)core->cfg->max_body * 2 + (1u << 20));
+	/* All but the trace's id buffers, which are written before read. */
+	size_t after_trace = offsetof(struct ig_ctx, trace) + sizeof x->trace;
 	memset(&x->req, 0, offsetof(struct ig_ctx, trace) - offsetof(struct ig_ctx, req));
 	http_trace_reset(&x->trace);
+	memset((char *)x + after_trace, 0, sizeof *x - after_trace);
 	x->content_type = "application/json";
 	x->body.arena = x->headers.arena = x->errors.arena = &x->arena;
 	x->start_us = ig_monotonic_us(); /* every request: metrics and the access log */

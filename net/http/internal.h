@@ -82,8 +82,8 @@ struct ig_ctx {
 	void *timer_arg;
 	uint64_t start_us; /* for the access log */
 	uint32_t route; /* 1 + the index in app->routes; 0: no path matched */
-	struct http_trace trace; /* request id and trace context, made on first use;
-				    last: http_ctx_new clears only its head */
+	struct http_trace trace; /* request id and trace context, made on first use
+				    (http_ctx_new clears only its head) */
 };
 
 struct out_block {
