@@ -8,7 +8,11 @@
 // (a later request's line on the same core comes after), never slept for.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, RawClient, req, runBinary } from './lib.mjs';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startServer, cleanup, RawClient, req, runBinary, curl, needTools } from './lib.mjs';
 import { Upstream, serviceRoutes, stopAll } from './upstreams.mjs';
 
 after(async () => { await stopAll(); cleanup(); });
@@ -152,6 +156,27 @@ test('the access log line has exactly its fields: ts, request_id, trace_id, span
 		assert.equal((await lineOf(srv, 'fields-3')).route, '', 'no path matched: an empty route');
 	} finally {
 		await srv.stop();
+	}
+});
+
+test('over HTTPS the id is echoed and the access log names the TCP peer under the TLS layer', T, async () => {
+	await needTools('openssl', 'curl');
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-trace-'));
+	const key = path.join(dir, 'key.pem'), cert = path.join(dir, 'cert.pem');
+	await new Promise((resolve, reject) => execFile('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt',
+		'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'],
+	(err) => (err ? reject(err) : resolve())));
+	const srv = await startServer({ INGOT_ACCESS_LOG: '1', INGOT_TLS_CERT: cert, INGOT_TLS_KEY: key, INGOT_TLS_PORT: '0' });
+	try {
+		const r = await curl(['-k', '-i', '-H', 'X-Request-Id: tls-1', `https://127.0.0.1:${srv.listening.tls_port}/health`]);
+		assert.equal(r.code, 0, r.stderr);
+		assert.match(r.stdout.toString(), /\r\nX-Request-Id: tls-1\r\n/);
+		const l = await lineOf(srv, 'tls-1');
+		assert.match(l.client, /^127\.0\.0\.1:\d+$/);
+		assert.notEqual(l.client.split(':')[1], String(srv.listening.tls_port), 'the client\'s port, not ours');
+	} finally {
+		await srv.stop();
+		fs.rmSync(dir, { recursive: true, force: true });
 	}
 });
 
