@@ -267,7 +267,7 @@ test('invalid traceparents are replaced by a new trace, and their tracestate is 
 	}
 });
 
-test('a tracestate over 512 characters is dropped, not cut', T, async () => {
+test('several tracestate fields pass on as one list; over 512 characters in all it is dropped, not cut', T, async () => {
 	const up = await Upstream.start(serviceRoutes);
 	const srv = await startServer({ INGOT_UPSTREAM: up.origin });
 	try {
@@ -275,6 +275,12 @@ test('a tracestate over 512 characters is dropped, not cut', T, async () => {
 		assert.equal(up.requests[0].headers.tracestate, undefined);
 		await send(srv.port, 'GET', '/proxy/json', [`traceparent: 00-${TID}-${PID}-01`, `tracestate: k=${'v'.repeat(510)}`]);
 		assert.equal(up.requests[1].headers.tracestate, `k=${'v'.repeat(510)}`, '512 exactly passes');
+		await send(srv.port, 'GET', '/proxy/json', [`traceparent: 00-${TID}-${PID}-01`, 'tracestate: a=1', 'X-Other: x',
+			'tracestate: b=2,c=3']);
+		assert.equal(up.requests[2].headers.tracestate, 'a=1,b=2,c=3');
+		await send(srv.port, 'GET', '/proxy/json', [`traceparent: 00-${TID}-${PID}-01`, `tracestate: a=${'v'.repeat(300)}`,
+			`tracestate: b=${'v'.repeat(300)}`]);
+		assert.equal(up.requests[3].headers.tracestate, undefined);
 	} finally {
 		await srv.stop();
 	}
