@@ -214,8 +214,8 @@ fetch-asan: $(FETCH_ASAN)
 UNIT_OUT   := $(BUILD)/test/unit
 UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
-              test_tls_mbedtls test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline test_metal_pages \
-              test_metrics test_meter test_sock
+              test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
+              test_metal_pages test_metrics test_meter test_sock
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -239,6 +239,8 @@ UNIT_SRC_test_sock         := net/sock/sock.c kernel/loop.c kernel/timer.c kerne
 UNIT_SRC_test_kernel       := $(addprefix kernel/,timer.c json.c arena.c pool.c config.c log.c clock.c)
 UNIT_SRC_test_parser       := net/http/parser.c $(HTTP_CODEC)
 UNIT_SRC_test_response     := net/http/response_head.c $(HTTP_CODEC)
+UNIT_SRC_test_trace        := net/http/trace.c net/http/parser.c kernel/rng.c kernel/clock.c kernel/arena.c kernel/pool.c \
+                              $(HTTP_CODEC)
 UNIT_MAIN_test_tls_bearssl := tests/unit/test_tls.c
 UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c $(GEN)/anchors.c
 UNIT_FLAGS_test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread

@@ -281,6 +281,9 @@ static int upstream_problem(ig_ctx *ctx, int status, const char *error, const ch
 		ig_wbuf_lit(w, ",\"upstream_status\":");
 		ig_json_int(w, upstream_status);
 	}
+	ig_str id = ig_request_id(ctx);
+	ig_wbuf_lit(w, ",\"request_id\":");
+	ig_json_string(w, id.ptr, id.len);
 	ig_wbuf_lit(w, "}");
 	ig_set_content_type(ctx, "application/problem+json");
 	return status;
@@ -329,7 +332,8 @@ int proxyJson(ig_ctx *ctx, const struct proxyJson_in *in, struct proxyJson_out *
 	struct proxy *p = ig_alloc(ctx, sizeof *p);
 	if (!agent || !p)
 		return upstream_problem(ctx, 503, "busy", "no client for the upstream on this core", 0);
-	*p = (struct proxy){ .ctx = ctx, .opts = { .url = upstream_urls(ctx)->json }, .status = IG_PENDING };
+	*p = (struct proxy){ .ctx = ctx, .opts = { .url = upstream_urls(ctx)->json, .parent = ctx },
+			     .status = IG_PENDING };
 	ig_fetch(agent, ig_ctx_arena(ctx), &p->opts, proxy_done, p);
 	p->returned = true;
 	return p->status;
@@ -377,7 +381,7 @@ int fanout(ig_ctx *ctx, const struct fanout_in *in, struct fanout_out *out)
 		return upstream_problem(ctx, 503, "busy", "no client for the upstream on this core", 0);
 	*f = (struct fanout_state){
 		.ctx = ctx, .out = out, .start_us = monotonic_us(),
-		.opts = { .url = upstream_urls(ctx)->health },
+		.opts = { .url = upstream_urls(ctx)->health, .parent = ctx },
 		.requested = (uint32_t)in->n, .pending = (uint32_t)in->n,
 	};
 	for (uint32_t i = 0; i < f->requested; i++)

@@ -48,6 +48,30 @@ static int parse_choice(const char *names, const char *s)
 	return -1;
 }
 
+/* "1", "0", "0.25", ".5", "1.000": a decimal in [0, 1], in millionths. */
+static int parse_fraction(const char *s, uint32_t *out)
+{
+	uint32_t whole = 0, frac = 0, scale = IG_FRACTION_ONE;
+	const char *p = s;
+	if (*p == '0' || *p == '1')
+		whole = (uint32_t)(*p++ - '0');
+	if (*p == '.') {
+		p++;
+		if (p == s + 1 && *p == 0)
+			return -1; /* "." alone */
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (scale == 1)
+				return -1; /* more than 6 decimals */
+			scale /= 10;
+			frac += (uint32_t)(*p - '0') * scale;
+		}
+	}
+	if (p == s || *p != 0 || (whole == 1 && frac != 0))
+		return -1;
+	*out = whole * IG_FRACTION_ONE + frac;
+	return 0;
+}
+
 static int set_value(const struct ig_option *o, const char *source, const char *v)
 {
 	switch (o->type) {
@@ -94,6 +118,13 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 		*c->index = i;
 		return 0;
 	}
+	case IG_OPT_FRACTION:
+		if (parse_fraction(v, o->target) != 0) {
+			fprintf(stderr, "ingot: invalid %s \"%s\": expected a decimal from 0 to 1 (at most 6 decimals)\n",
+				source, v);
+			return -1;
+		}
+		return 0;
 	}
 	return -1;
 }
@@ -115,6 +146,15 @@ static void print_default(const struct ig_option *o)
 		size_t len;
 		const char *w = choice_word(c->names, *c->index, &len);
 		printf("%.*s", (int)len, w ? w : "?");
+		break;
+	}
+	case IG_OPT_FRACTION: {
+		uint32_t v = *(uint32_t *)o->target;
+		char d[8];
+		int n = snprintf(d, sizeof d, "%06u", v % IG_FRACTION_ONE);
+		while (n > 0 && d[n - 1] == '0')
+			d[--n] = 0;
+		printf("%u%s%s", v / IG_FRACTION_ONE, n ? "." : "", d);
 		break;
 	}
 	}

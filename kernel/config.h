@@ -16,7 +16,11 @@ enum ig_opt_type {
 	IG_OPT_STR,    /* const char * target; "" stands for "not set" */
 	IG_OPT_BOOL,   /* bool target: 1/0, true/false, yes/no, on/off */
 	IG_OPT_CHOICE, /* struct ig_choice target */
+	IG_OPT_FRACTION, /* uint32_t target: a decimal from 0 to 1 ("0.25") in
+	                    millionths (IG_FRACTION_ONE is 1); at most 6 decimals */
 };
+
+#define IG_FRACTION_ONE 1000000u
 
 /* A setting that takes one of a few words: *index is the word's place in
  * names ("add|replace": 0 or 1). The parse only reads the struct, so it

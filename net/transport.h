@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 
 #define IG_WOULD_BLOCK (-2)
+#define IG_PEER_TEXT_MAX 56 /* "[" IPv6 "]:" port, and its NUL */
 
 struct ig_transport;
 struct ig_loop;
@@ -55,6 +56,11 @@ struct ig_transport_ops {
 	   is not destroyed by a reset. The engine releases itself; closed is
 	   NOT called after the engine's own close. */
 	void (*close)(struct ig_transport *t, int graceful);
+	/* The peer's address as text ("192.0.2.7:51234", "[::1]:8080") into
+	   out (cap >= IG_PEER_TEXT_MAX), NUL-terminated; returns its length,
+	   0 when not known (net/sock keeps it only when its core asked for
+	   it at accept). NULL: never known. */
+	size_t (*peer)(struct ig_transport *t, char *out, size_t cap);
 };
 
 struct ig_transport {

@@ -20,6 +20,8 @@ static void response_violation(void *arg, const char *pointer, const char *keywo
 	const ig_request *req = ig_req(rc->ctx);
 	if (!ig_log_begin(&l, IG_LOG_ERROR, "response does not match its schema"))
 		return;
+	ig_str id = ig_request_id(rc->ctx);
+	ig_log_str(&l, "request_id", id.ptr, id.len);
 	ig_log_cstr(&l, "operation", rc->operation);
 	ig_log_str(&l, "target", req->target.ptr, req->target.len);
 	ig_log_int(&l, "status", rc->status);

@@ -65,6 +65,25 @@ static bool is_target(ig_str s)
 	return true;
 }
 
+/* The trace fields a call adds for its parent (client.h), after the
+ * caller's: name, value, CRLF each; an empty value drops the field. */
+#define TRACE_PIECES 9
+
+static bool trace_piece(const struct client_call *c, size_t i, const char **p, size_t *n)
+{
+	static const char *const names[] = { "X-Request-Id: ", "traceparent: ", "tracestate: " };
+	const ig_str *values[] = { &c->request_id, &c->traceparent, &c->tracestate };
+	const ig_str *v = values[i / 3];
+	if (!v->len)
+		return true;
+	switch (i % 3) {
+	case 0: *p = names[i / 3]; *n = strlen(names[i / 3]); break;
+	case 1: *p = v->ptr; *n = v->len; break;
+	case 2: *p = "\r\n"; *n = 2; break;
+	}
+	return true;
+}
+
 /* The request as pieces, in order; i runs from 0 until it returns false.
  * The pieces of a dropped field are empty. */
 static bool piece(const struct client_call *c, size_t i, const char **p, size_t *n)
@@ -96,6 +115,9 @@ static bool piece(const struct client_call *c, size_t i, const char **p, size_t 
 		return true;
 	}
 	i -= 4 * o->header_count;
+	if (i < TRACE_PIECES)
+		return trace_piece(c, i, p, n);
+	i -= TRACE_PIECES;
 	switch (i) {
 	case 0: *p = c->length_line; *n = c->length_len; return true;
 	case 1: *p = crlf; *n = 2; return true;
@@ -123,6 +145,32 @@ int call_iov(const struct client_call *c, size_t skip, struct iovec *iov, int ma
 		skip = 0;
 	}
 	return used;
+}
+
+static bool has_field(const ig_dispatch_opts *o, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < o->header_count; i++)
+		if (o->headers[i].name.len == n && strncasecmp(o->headers[i].name.ptr, name, n) == 0)
+			return true;
+	return false;
+}
+
+/* The request id and trace context of the request the call is made for;
+ * a new client span for each call (and each attempt: a retry is a call). */
+static void take_parent(struct client_call *c, const ig_dispatch_opts *o)
+{
+	c->request_id = c->traceparent = c->tracestate = (ig_str){ NULL, 0 };
+	if (!o->parent)
+		return;
+	if (!has_field(o, "x-request-id"))
+		c->request_id = ig_request_id(o->parent);
+	if (has_field(o, "traceparent"))
+		return; /* the caller's own trace: its tracestate is its business */
+	ig_traceparent_child(o->parent, c->traceparent_value);
+	c->traceparent = (ig_str){ c->traceparent_value, IG_TRACEPARENT_LEN };
+	if (!has_field(o, "tracestate"))
+		c->tracestate = ig_tracestate(o->parent);
 }
 
 int call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **why)
@@ -158,6 +206,7 @@ int call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **
 		    contains_close(h->value))
 			c->conn_close = true;
 	}
+	take_parent(c, o);
 	c->head_request = method_is(method, "HEAD");
 	c->idempotent = o->idempotent >= 0 ? o->idempotent != 0 : method_idempotent(method);
 	c->length_len = 0;

@@ -73,6 +73,13 @@ typedef struct ig_dispatch_opts {
 	uint32_t headers_timeout_ms;
 	uint32_t body_timeout_ms;
 	int8_t idempotent;       /* -1: from the method; 0 or 1: as given */
+	ig_ctx *parent;          /* the inbound request the call is made for, or
+				    NULL. The call then carries its X-Request-Id,
+				    a traceparent naming a new client span of its
+				    trace (ig_traceparent_child: same trace id and
+				    flags), and its tracestate; each unless headers
+				    has that field already (tracestate is left out
+				    too when headers has a traceparent). */
 } ig_dispatch_opts;
 
 /* The callbacks of one call. arg is the caller's. The options, headers and
@@ -233,6 +240,8 @@ typedef struct ig_fetch_opts {
 	uint32_t connect_timeout_ms, headers_timeout_ms, body_timeout_ms; /* 0: defaults */
 	uint64_t max_body_bytes;  /* 0: the dispatcher's default (d->max_body_bytes,
 				     else 1 MiB); ig_stream has no limit */
+	ig_ctx *parent;           /* as in ig_dispatch_opts: the request the call
+				     is made for (request id and trace context) */
 } ig_fetch_opts;
 
 /* Sends the request through d; done(res, arg) runs once on this core with

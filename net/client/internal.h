@@ -140,6 +140,9 @@ struct client_call {
 	bool connect_told; /* on_connect has run */
 	uint8_t length_len;
 	char length_line[40]; /* "Content-Length: N\r\n", when one is sent */
+	/* From opts.parent: the fields the call adds (empty: not added). */
+	ig_str request_id, traceparent, tracestate;
+	char traceparent_value[IG_TRACEPARENT_LEN];
 	size_t request_bytes; /* head and body, as written */
 	uint32_t connect_ms, headers_ms, body_ms;
 };

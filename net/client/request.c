@@ -170,6 +170,7 @@ static ig_call *start(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *op
 		.headers_timeout_ms = opts->headers_timeout_ms,
 		.body_timeout_ms = opts->body_timeout_ms,
 		.idempotent = -1,
+		.parent = opts->parent,
 	};
 	/* f may be gone when this returns (done may reset the arena). */
 	return ig_dispatch(d, &f->opts, &fetch_handler, f);

@@ -338,8 +338,18 @@ static int note_host(struct http_scan *s, struct http_fields *f, const ig_header
 
 /* Expect values other than 100-continue are ignored rather than answered
  * with 417: the request is simply processed without the interim response. */
+/* The trace fields are noted while the fields are scanned anyway, so that
+ * finding them costs the request path no second pass. */
+static void note_trace_field(uint16_t *first, uint16_t *count, size_t index)
+{
+	if (!*first && index < UINT16_MAX)
+		*first = (uint16_t)(index + 1);
+	if (*count < UINT16_MAX)
+		++*count;
+}
+
 static int note_field(struct http_scan *s, const struct http_direction *dir, struct http_fields *f,
-		      const ig_header *h)
+		      const ig_header *h, size_t index)
 {
 	size_t count;
 	switch (h->name.len) {
@@ -355,6 +365,18 @@ static int note_field(struct http_scan *s, const struct http_direction *dir, str
 	case 10:
 		if (http_eq_nocase(h->name.ptr, 10, "connection"))
 			return for_each_element(s, f, h, note_connection_option, &count);
+		if (dir->request && http_eq_nocase(h->name.ptr, 10, "tracestate"))
+			note_trace_field(&f->tracestate_field, &f->tracestates, index);
+		break;
+	case 11:
+		if (dir->request && http_eq_nocase(h->name.ptr, 11, "traceparent"))
+			note_trace_field(&f->traceparent_field, &f->traceparents, index);
+		break;
+	case 12:
+		if (dir->request && http_eq_nocase(h->name.ptr, 12, "x-request-id")) {
+			uint16_t ignored = 0;
+			note_trace_field(&f->request_id_field, &ignored, index);
+		}
 		break;
 	case 14:
 		if (http_eq_nocase(h->name.ptr, 14, "content-length"))
@@ -435,7 +457,7 @@ int http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_
 		ig_header *h = &headers[*count];
 		int r = parse_field(s, h);
 		if (r == 0)
-			r = note_field(s, dir, f, h);
+			r = note_field(s, dir, f, h, *count);
 		if (r != 0)
 			return r;
 		++*count;

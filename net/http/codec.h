@@ -155,6 +155,10 @@ struct http_fields {
 	unsigned te_chunked;  /* how often chunked was listed */
 	bool conn_close;
 	bool conn_keep_alive;
+	/* requests, for the trace context (net/http/trace.h): 1 + the index of
+	   the first X-Request-Id, traceparent and tracestate field; 0 if none */
+	uint16_t request_id_field, traceparent_field, tracestate_field;
+	uint16_t traceparents, tracestates; /* how many of each */
 };
 
 /* Field lines at s->p up to and including the empty line that ends the

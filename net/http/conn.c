@@ -220,7 +220,10 @@ static void conn_destroy(struct http_conn *c, bool graceful)
  * connection closes once they are written. */
 static void conn_fail_request(struct http_conn *c, int status, const char *detail)
 {
-	if (c->reading) {
+	if (c->reading) { /* its id goes on the answer */
+		ig_str id = ig_request_id(c->reading);
+		memcpy(c->fail_id, id.ptr, id.len);
+		c->fail_id_len = (uint8_t)id.len;
 		http_ctx_free(c->reading);
 		c->reading = NULL;
 	}
@@ -236,6 +239,14 @@ static void conn_fail_request(struct http_conn *c, int status, const char *detai
 	conn_emit_ready(c);
 	if (conn_flush(c))
 		conn_update_deadline(c);
+}
+
+/* The same for a request whose head was parsed but that got no exchange:
+ * the answer still carries its id. */
+static void conn_fail_parsed(struct http_conn *c, const struct http_request *r, int status, const char *detail)
+{
+	c->fail_id_len = (uint8_t)http_request_id_of(r, &c->core->rng, c->fail_id);
+	conn_fail_request(c, status, detail);
 }
 
 /* ---- request dispatch ---- */
@@ -270,13 +281,13 @@ static bool conn_begin_arena_body(struct http_conn *c, const struct http_request
 {
 	struct ig_ctx *x = http_ctx_new(c->core, c);
 	if (!x) {
-		conn_fail_request(c, 503, "out of request slots");
+		conn_fail_parsed(c, r, 503, "out of request slots");
 		return false;
 	}
 	http_ctx_set_request(x, r, NULL, 0);
 	if (http_ctx_detach(x) != 0) {
 		http_ctx_free(x);
-		conn_fail_request(c, 500, "out of request memory");
+		conn_fail_parsed(c, r, 500, "out of request memory");
 		return false;
 	}
 	c->reading = x;
@@ -334,7 +345,7 @@ static bool conn_on_head(struct http_conn *c, const struct http_request *r, size
 	const struct http_config *cfg = c->core->cfg;
 	size_t after_head = c->rlen - c->rpos - head_len;
 	if (r->body_kind == HTTP_BODY_LENGTH && r->content_length > (uint64_t)cfg->max_body) {
-		conn_fail_request(c, 413, "the request body is too large");
+		conn_fail_parsed(c, r, 413, "the request body is too large");
 		return false;
 	}
 	if (r->body_kind == HTTP_BODY_CHUNKED) {
@@ -360,7 +371,7 @@ static bool conn_on_head(struct http_conn *c, const struct http_request *r, size
 	}
 	struct ig_ctx *x = http_ctx_new(c->core, c);
 	if (!x) {
-		conn_fail_request(c, 503, "out of request slots");
+		conn_fail_parsed(c, r, 503, "out of request slots");
 		return false;
 	}
 	http_ctx_set_request(x, r, c->rbuf + c->rpos + head_len, body_len);
@@ -449,7 +460,7 @@ static void conn_emit_ready(struct http_conn *c)
 			c->close_reason = HTTP_CLOSE_DRAIN;
 		if (last)
 			c->state = CONN_CLOSING;
-		http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, last,
+		http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, ig_request_id(x), last,
 			      x->req.minor_version, x->req.head);
 		if (!x->req.head)
 			http_out_append(c, x->body.ptr, x->body.len);
@@ -458,8 +469,12 @@ static void conn_emit_ready(struct http_conn *c)
 			break;
 	}
 	if (!c->q_head && c->fail_status) {
-		http_out_problem(c, c->fail_status, c->fail_detail, true);
+		ig_str id = { c->fail_id, c->fail_id_len };
+		size_t n = http_out_problem(c, c->fail_status, c->fail_detail, id, true);
+		if (c->core->cfg->access_log) /* errors are always logged */
+			http_access_log_engine_error(c, c->fail_status, id, n);
 		c->fail_status = 0;
+		c->fail_id_len = 0;
 	}
 }
 

@@ -3,6 +3,7 @@
  * server.c and the tests' in-process core (tests/harness.h), so that the
  * two cannot drift apart. */
 #include "internal.h"
+#include "kernel/config.h"
 #include "kernel/log.h"
 
 /* Every server setting's default: the one declaration, copied into the
@@ -25,6 +26,7 @@ const struct http_config http_config_defaults = {
 	.admin_port = -1,
 	.log_level = IG_LOG_INFO,
 	.access_log = false,
+	.access_log_sample = IG_FRACTION_ONE,
 	.tls_cert = "",
 	.tls_key = "",
 	.tls_cert_pem = "",

@@ -3,6 +3,7 @@
  * pending exchange whose client left, when the app finally calls
  * ig_finish. Everything a request allocates lives in its arena. */
 #include "internal.h"
+#include "kernel/config.h"
 #include "kernel/json.h"
 #include "kernel/log.h"
 
@@ -18,7 +19,11 @@ struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	x->core = core;
 	x->state = CTX_RUNNING;
 	ig_arena_init(&x->arena, &core->blocks, (size_t)core->cfg->max_body * 2 + (1u << 20));
-	memset(&x->req, 0, sizeof *x - offsetof(struct ig_ctx, req));
+	/* All but the trace's id buffers, which are written before read. */
+	size_t after_trace = offsetof(struct ig_ctx, trace) + sizeof x->trace;
+	memset(&x->req, 0, offsetof(struct ig_ctx, trace) - offsetof(struct ig_ctx, req));
+	http_trace_reset(&x->trace);
+	memset((char *)x + after_trace, 0, sizeof *x - after_trace);
 	x->content_type = "application/json";
 	x->body.arena = x->headers.arena = x->errors.arena = &x->arena;
 	/* When the loop woke to the request's bytes: no clock read of its own,
@@ -57,6 +62,7 @@ void http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const 
 	q->body = (ig_str){ body, body_len };
 	q->minor_version = r->minor_version;
 	x->keep_alive = r->keep_alive;
+	http_trace_begin(&x->trace, r);
 }
 
 static int copy_str(ig_arena *a, ig_str *s)
@@ -196,19 +202,69 @@ void ig_set_encoder(ig_ctx *x, ig_encode_fn *encode, const void *out)
 	x->out = out;
 }
 
-static void access_log(const struct ig_ctx *x)
+/* INGOT_ACCESS_LOG_SAMPLE thins 2xx lines only, by the request id's hash:
+ * every line about one id (and every service passing it on) agrees. */
+static bool access_log_keeps(const struct ig_ctx *x)
+{
+	uint32_t sample = x->core->cfg->access_log_sample;
+	if (sample >= IG_FRACTION_ONE || x->status < 200 || x->status > 299)
+		return true;
+	return http_request_id_hash(ig_request_id(x)) % IG_FRACTION_ONE < sample;
+}
+
+/* One access log line; what is not known is empty (or 0). */
+struct access_entry {
+	ig_str request_id, method;
+	const char *trace_id, *span_id, *route;
+	int status;
+	int64_t duration_us, bytes_in, bytes_out;
+	struct ig_transport *t; /* for the peer; NULL once the client left */
+};
+
+static void access_log_write(const struct access_entry *e)
 {
 	struct ig_logline l;
 	if (!ig_log_begin(&l, IG_LOG_INFO, "request"))
 		return;
-	ig_log_str(&l, "method", x->req.head ? "HEAD" : x->req.method.ptr,
-		   x->req.head ? 4 : x->req.method.len);
-	ig_log_str(&l, "target", x->req.target.ptr, x->req.target.len);
-	ig_log_int(&l, "status", x->status);
-	ig_log_int(&l, "bytes", (int64_t)x->body.len);
-	ig_log_int(&l, "us", (int64_t)(ig_monotonic_us() - x->start_us));
-	ig_log_int(&l, "core", x->core->index);
+	ig_log_str(&l, "request_id", e->request_id.ptr, e->request_id.len);
+	ig_log_cstr(&l, "trace_id", e->trace_id);
+	ig_log_cstr(&l, "span_id", e->span_id);
+	ig_log_str(&l, "method", e->method.ptr, e->method.len);
+	ig_log_cstr(&l, "route", e->route);
+	ig_log_int(&l, "status", e->status);
+	ig_log_int(&l, "duration_us", e->duration_us);
+	ig_log_int(&l, "bytes_in", e->bytes_in);
+	ig_log_int(&l, "bytes_out", e->bytes_out);
+	char peer[IG_PEER_TEXT_MAX];
+	size_t n = e->t && e->t->ops->peer ? e->t->ops->peer(e->t, peer, sizeof peer) : 0;
+	ig_log_str(&l, "client", peer, n);
 	ig_log_end(&l);
+}
+
+static void access_log(const struct ig_ctx *x)
+{
+	if (!access_log_keeps(x))
+		return;
+	access_log_write(&(struct access_entry){
+		.request_id = ig_request_id(x),
+		.method = x->req.head ? IG_STR("HEAD") : x->req.method,
+		.trace_id = ig_trace_id(x),
+		.span_id = ig_span_id(x),
+		.route = ig_route_template(x),
+		.status = x->status,
+		.duration_us = (int64_t)(ig_monotonic_us() - x->start_us),
+		.bytes_in = (int64_t)x->req.body.len,
+		.bytes_out = x->req.head ? 0 : (int64_t)x->body.len,
+		.t = x->conn ? x->conn->t : NULL,
+	});
+}
+
+void http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out)
+{
+	access_log_write(&(struct access_entry){
+		.request_id = request_id, .trace_id = "", .span_id = "", .route = "", .status = status,
+		.bytes_out = (int64_t)bytes_out, .t = c->t,
+	});
 }
 
 void ig_finish(ig_ctx *x, int status)
@@ -216,6 +272,7 @@ void ig_finish(ig_ctx *x, int status)
 	if (x->state == CTX_READY)
 		return; /* finished twice: the first answer stands */
 	ig_timer_cancel(&x->core->loop.timers, &x->timer);
+	(void)ig_request_id(x); /* chosen now: the response is written later */
 	x->status = status;
 	if (x->encode && x->conn)
 		x->encode(x, status, x->out);
@@ -224,8 +281,9 @@ void ig_finish(ig_ctx *x, int status)
 		x->body.failed = false;
 		x->status = 500;
 		x->content_type = "application/problem+json";
-		char tmp[6 * 200 + 128];
-		size_t n = http_problem_body(tmp, sizeof tmp, 500, "the response exceeded the request memory limit");
+		char tmp[HTTP_PROBLEM_MAX];
+		size_t n = http_problem_body(tmp, sizeof tmp, 500, "the response exceeded the request memory limit",
+					     ig_request_id(x));
 		ig_wbuf_put(&x->body, tmp, n);
 	}
 	if (x->metered)
@@ -239,6 +297,8 @@ void ig_finish(ig_ctx *x, int status)
 		struct ig_logline l;
 		x->core->dropped++;
 		if (ig_log_begin(&l, IG_LOG_DEBUG, "response dropped: client gone")) {
+			ig_str id = ig_request_id(x);
+			ig_log_str(&l, "request_id", id.ptr, id.len);
 			ig_log_int(&l, "status", status);
 			ig_log_end(&l);
 		}
@@ -251,8 +311,8 @@ void ig_finish(ig_ctx *x, int status)
 
 void ig_respond_problem(ig_ctx *x, int status, const char *detail)
 {
-	char tmp[6 * 200 + 128];
-	size_t n = http_problem_body(tmp, sizeof tmp, status, detail);
+	char tmp[HTTP_PROBLEM_MAX];
+	size_t n = http_problem_body(tmp, sizeof tmp, status, detail, ig_request_id(x));
 	x->body.len = 0;
 	ig_wbuf_put(&x->body, tmp, n);
 	x->content_type = "application/problem+json";
@@ -297,6 +357,9 @@ void ig_respond_errors(ig_ctx *x, const char *detail)
 	b->len = 0;
 	ig_wbuf_lit(b, "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":");
 	ig_json_string(b, detail, strlen(detail));
+	ig_str id = ig_request_id(x);
+	ig_wbuf_lit(b, ",\"request_id\":");
+	ig_json_string(b, id.ptr, id.len);
 	ig_wbuf_lit(b, ",\"errors\":[");
 	ig_wbuf_put(b, x->errors.ptr, x->errors.len);
 	ig_wbuf_lit(b, "]}");

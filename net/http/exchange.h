@@ -50,6 +50,33 @@ const char *ig_route_template(const ig_ctx *ctx);
  * another status such as 415 (ingot_http_errors_total). */
 void ig_count_rejected(ig_ctx *ctx, int status);
 
+/* ---- request id and trace context ---- */
+/* The request's id: its X-Request-Id when that is 1 to 128 characters from
+ * 0x21 to 0x7e, else 32 random lowercase hex digits made for it. The
+ * response echoes it (X-Request-Id), problem+json bodies carry it as
+ * "request_id", so do the access log and log lines about the request, and
+ * outbound calls made for the request pass it on (net/client: opts.parent).
+ * Not NUL-terminated; may hold '"' or '\\': escape it where it goes into
+ * JSON. Valid while ctx is. */
+ig_str ig_request_id(const ig_ctx *ctx);
+/* W3C Trace Context (level 1). The trace id: the one a valid traceparent
+ * brought, else a new one (an invalid traceparent is ignored). The span
+ * id: this server span's, new for each request. Both lowercase hex,
+ * NUL-terminated (32 and 16 digits), made on first use, valid while ctx
+ * is. The flags: those received, or 01 (sampled) for a new trace. */
+const char *ig_trace_id(const ig_ctx *ctx);
+const char *ig_span_id(const ig_ctx *ctx);
+uint8_t ig_trace_flags(const ig_ctx *ctx);
+/* tracestate as received (several fields joined with ','), to pass on;
+ * empty when absent, longer than 512 characters, or when traceparent was
+ * invalid (it belonged to another trace). */
+ig_str ig_tracestate(const ig_ctx *ctx);
+#define IG_TRACEPARENT_LEN 55
+/* The traceparent of an outbound call made for ctx, a child of this server
+ * span: "00-<trace id>-<a new span id>-<flags>", IG_TRACEPARENT_LEN
+ * characters, no NUL. net/client writes it itself for opts.parent. */
+void ig_traceparent_child(ig_ctx *ctx, char out[IG_TRACEPARENT_LEN]);
+
 /* ---- building the response ---- */
 /* The body writer; content type defaults to application/json. */
 ig_wbuf *ig_body(ig_ctx *ctx);

@@ -6,6 +6,7 @@
 #include "exchange.h"
 #include "meter.h"
 #include "parser.h"
+#include "trace.h"
 #include "kernel/arena.h"
 #include "kernel/loop.h"
 #include "kernel/pool.h"
@@ -23,6 +24,7 @@ struct http_config {
 	const char *host;
 	int log_level;
 	bool access_log;
+	uint32_t access_log_sample; /* 2xx lines kept, in millionths (IG_FRACTION_ONE: all) */
 	/* TLS: on when a certificate is given (file or PEM text) */
 	const char *tls_cert, *tls_key, *tls_cert_pem, *tls_key_pem;
 	int64_t tls_port, tls_handshake_timeout_ms, tls_max_handshakes, tls_idle_timeout_ms;
@@ -52,6 +54,7 @@ struct http_core {
 	_Atomic int drain_requested, force_requested;
 	uint32_t rbuf_size;
 	unsigned health_paths; /* /livez, /readyz the engine answers (net/http/health.h) */
+	struct ig_rng rng; /* request, trace and span ids (trace.h) */
 	bool draining;
 	uint64_t requests, cut, dropped;
 	struct http_meter meter; /* the metrics of the app's connections */
@@ -85,6 +88,8 @@ struct ig_ctx {
 	uint64_t start_us; /* every request: the loop's wake for its bytes (duration metric, access log) */
 	uint32_t route; /* 1 + the index in app->routes; 0: no path matched */
 	bool metered; /* its connection's metered */
+	struct http_trace trace; /* request id and trace context, made on first use
+				    (http_ctx_new clears only its head) */
 };
 
 struct out_block {
@@ -125,6 +130,8 @@ struct http_conn {
 	uint32_t idle_timeout_ms; /* shorter over TLS: its engine keeps a buffer */
 	int fail_status; /* an error answered once the queue ahead has left */
 	const char *fail_detail;
+	uint8_t fail_id_len; /* the failed request's id, when its head was parsed */
+	char fail_id[HTTP_REQUEST_ID_MAX];
 	bool processing, continue_sent;
 	bool peer_eof; /* the client sent FIN: nothing more will arrive */
 	bool had_request; /* one was dispatched: idle now means between requests */
@@ -162,13 +169,22 @@ void http_ctx_set_request(struct ig_ctx *ctx, const struct http_request *r, cons
  * that outlives the read buffer and the next parse; -1 when out of memory. */
 int http_ctx_detach(struct ig_ctx *ctx);
 void http_ctx_cancel(struct ig_ctx *ctx);
+/* The access log's line for an error the engine answered without an
+ * exchange (a head that does not parse, 413, 408, ...): its request id
+ * if the head was parsed, no method, route or trace. */
+void http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out);
 
 /* response.c */
+/* request_id: echoed as X-Request-Id unless empty. */
 void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
-		   const ig_wbuf *extra, bool close, int minor, bool head_only);
+		   const ig_wbuf *extra, ig_str request_id, bool close, int minor, bool head_only);
 void http_out_append(struct http_conn *c, const void *p, size_t n);
-void http_out_problem(struct http_conn *c, int status, const char *detail, bool close);
-size_t http_problem_body(char *out, size_t cap, int status, const char *detail);
+/* Returns the body's length. */
+size_t http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close);
+/* A problem+json body: details are cut at 200 bytes; "request_id" is
+ * written unless request_id is empty. cap: at least HTTP_PROBLEM_MAX. */
+#define HTTP_PROBLEM_MAX (6 * 200 + 6 * HTTP_REQUEST_ID_MAX + 160)
+size_t http_problem_body(char *out, size_t cap, int status, const char *detail, ig_str request_id);
 const char *http_reason(int status);
 
 #endif

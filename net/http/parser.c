@@ -196,6 +196,11 @@ static int judge_request(struct http_scan *s, struct http_request *req, const st
 	if (r != 0)
 		return r;
 	req->content_length = f->length;
+	req->request_id_field = f->request_id_field;
+	req->traceparent_field = f->traceparent_field;
+	req->tracestate_field = f->tracestate_field;
+	req->traceparents = f->traceparents;
+	req->tracestates = f->tracestates;
 	req->expect_continue = f->expect_continue && req->minor_version == 1;
 	if (req->host == NULL && f->host_seen) { /* an absolute-form target's authority wins */
 		req->host = f->host;

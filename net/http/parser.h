@@ -38,6 +38,11 @@ struct http_request {
 	                            target (RFC 9112 3.2.2); NULL if absent (only
 	                            allowed in 1.0); may be empty */
 	size_t host_len;
+	/* 1 + the index in headers of the first X-Request-Id, traceparent and
+	   tracestate field (0: none), and how many traceparent and tracestate
+	   fields there are: for net/http/trace.h, found during the scan. */
+	uint16_t request_id_field, traceparent_field, tracestate_field;
+	uint16_t traceparents, tracestates;
 
 	struct http_error error; /* on HTTP_ERROR; http_error_status() answers it */
 };

@@ -111,7 +111,7 @@ static inline void head_put(struct head *h, const void *s, size_t n)
 #define HEAD_LIT(h, lit) head_put((h), (lit), sizeof(lit) - 1)
 
 void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
-		   const ig_wbuf *extra, bool close, int minor, bool head_only)
+		   const ig_wbuf *extra, ig_str request_id, bool close, int minor, bool head_only)
 {
 	(void)head_only;
 	struct head h; /* buf is not zero-filled: only [0, len) is ever read */
@@ -139,6 +139,11 @@ void http_out_head(struct http_conn *c, int status, const char *ctype, size_t bo
 		head_put(&h, cl, n);
 	}
 	head_put(&h, c->core->loop.clock.date_line, IG_DATE_LINE_LEN);
+	if (request_id.len) { /* visible ASCII only (trace.h): safe in a head */
+		HEAD_LIT(&h, "X-Request-Id: ");
+		head_put(&h, request_id.ptr, request_id.len);
+		HEAD_LIT(&h, "\r\n");
+	}
 	if (extra && extra->len)
 		head_put(&h, extra->ptr, extra->len);
 	if (close)
@@ -149,25 +154,28 @@ void http_out_head(struct http_conn *c, int status, const char *ctype, size_t bo
 	http_out_append(c, h.buf, h.len);
 }
 
-/* cap must be at least 6 * 200 + 128: details are cut at 200 bytes. */
-size_t http_problem_body(char *out, size_t cap, int status, const char *detail)
+size_t http_problem_body(char *out, size_t cap, int status, const char *detail, ig_str request_id)
 {
-	char esc[6 * 200];
+	char esc[6 * 200], rid[6 * HTTP_REQUEST_ID_MAX];
 	const char *d = detail ? detail : http_reason(status);
 	size_t dl = strlen(d);
 	size_t el = ig_json_escape(esc, d, dl < 200 ? dl : 200);
+	size_t rl = ig_json_escape(rid, request_id.ptr, request_id.len < HTTP_REQUEST_ID_MAX ? request_id.len
+											   : HTTP_REQUEST_ID_MAX);
 	int n = snprintf(out, cap,
-			 "{\"type\":\"about:blank\",\"title\":\"%s\",\"status\":%d,\"detail\":\"%.*s\"}",
-			 http_reason(status), status, (int)el, esc);
+			 "{\"type\":\"about:blank\",\"title\":\"%s\",\"status\":%d,\"detail\":\"%.*s\"%s%.*s%s}",
+			 http_reason(status), status, (int)el, esc, rl ? ",\"request_id\":\"" : "", (int)rl, rid,
+			 rl ? "\"" : "");
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
 /* A connection-level error (no exchange exists): the parser's details are
  * static strings without characters that need escaping. */
-void http_out_problem(struct http_conn *c, int status, const char *detail, bool close)
+size_t http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close)
 {
-	char body[6 * 200 + 128];
-	size_t n = http_problem_body(body, sizeof body, status, detail);
-	http_out_head(c, status, "application/problem+json", n, NULL, close, 1, false);
+	char body[HTTP_PROBLEM_MAX];
+	size_t n = http_problem_body(body, sizeof body, status, detail, request_id);
+	http_out_head(c, status, "application/problem+json", n, NULL, request_id, close, 1, false);
 	http_out_append(c, body, n);
+	return n;
 }

@@ -46,8 +46,10 @@ int server_core_setup(struct http_core *core)
 	core->loop.on_wake = server_on_core_wake;
 	core->loop.arg = core;
 	core->drained = server_on_drained;
+	ig_rng_seed(&core->rng);
 	sock_core_init(&core->sock, &core->loop, core->listen_fd, (uint32_t)core->cfg->max_conns,
 		       http_conn_accept, core);
+	core->sock.keep_peer = core->cfg->access_log; /* the access log's "client" */
 	if (seed_pools(core) != 0)
 		return -1;
 	if (http_server.tls && server_tls_core_setup(core) != 0)

@@ -63,6 +63,7 @@ int server_tls_core_setup(struct http_core *core)
 	if (!core->tls)
 		return -1;
 	sock_core_init(&core->tls_sock, &core->loop, core->tls_listen_fd, (uint32_t)cfg->max_conns, server_tls_accept, core);
+	core->tls_sock.keep_peer = cfg->access_log; /* the access log's "client" */
 	return core->tls_listen_fd >= 0 ? sock_core_start(&core->tls_sock) : 0;
 }
 

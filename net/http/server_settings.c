@@ -44,6 +44,8 @@ static const struct ig_option server_rows[] = {
 	  "admin listener (GET /metrics, /livez, /readyz) on HOST; 0 picks a free one; -1: none" },
 	{ "INGOT_LOG_LEVEL", IG_OPT_CHOICE, (void *)&log_levels, 0, 0, "error, warn, info or debug" },
 	{ "INGOT_ACCESS_LOG", IG_OPT_BOOL, CFG(access_log), 0, 0, "log every request" },
+	{ "INGOT_ACCESS_LOG_SAMPLE", IG_OPT_FRACTION, CFG(access_log_sample), 0, 0,
+	  "share of 2xx requests the access log keeps (0 to 1, by request id); others are all kept" },
 	{ "INGOT_TLS_CERT", IG_OPT_STR, CFG(tls_cert), 0, 0,
 	  "PEM file: certificate chain, leaf first; turns HTTPS on" },
 	{ "INGOT_TLS_KEY", IG_OPT_STR, CFG(tls_key), 0, 0, "PEM file: its private key (RSA or EC)" },

@@ -426,11 +426,23 @@ static void stream_close(struct ig_transport *t, int graceful)
 	stream_unwind(s, s->in_callback);
 }
 
+/* lwIP keeps the peer in the pcb anyway: nothing to capture at accept. */
+static size_t stream_peer(struct ig_transport *t, char *out, size_t cap)
+{
+	struct lwip_stream *s = (struct lwip_stream *)t;
+	char a[IPADDR_STRLEN_MAX];
+	if (!s->pcb || !ipaddr_ntoa_r(&s->pcb->remote_ip, a, sizeof a))
+		return 0;
+	int n = snprintf(out, cap, "%s:%u", a, (unsigned)s->pcb->remote_port);
+	return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+}
+
 static const struct ig_transport_ops stream_ops = {
 	.writev = stream_writev,
 	.resume_read = stream_resume_read,
 	.read_now = stream_read_now,
 	.close = stream_close,
+	.peer = stream_peer,
 };
 
 static struct lwip_stream *stream_new(struct tcp_pcb *pcb, struct ig_net_listener *l, enum stream_state state)

@@ -38,6 +38,9 @@ struct sock_stream {
 	bool rdhup;
 	uint32_t discarded;
 	int error; /* the errno that failed the stream */
+	/* The peer, when the core keeps it: family 0 means not kept. */
+	uint16_t peer_family, peer_port;
+	uint8_t peer_addr[16];
 };
 
 static const struct ig_transport_ops stream_ops;
@@ -306,14 +309,41 @@ static void stream_close(struct ig_transport *t, int graceful)
 	stream_settle(s);
 }
 
+static size_t stream_peer(struct ig_transport *t, char *out, size_t cap)
+{
+	struct sock_stream *s = (struct sock_stream *)t;
+	char a[INET6_ADDRSTRLEN];
+	if (!s->peer_family || !inet_ntop(s->peer_family, s->peer_addr, a, sizeof a))
+		return 0;
+	int n = snprintf(out, cap, s->peer_family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, s->peer_port);
+	return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+}
+
 static const struct ig_transport_ops stream_ops = {
 	.writev = stream_writev,
 	.resume_read = stream_resume_read,
 	.read_now = stream_read_now,
 	.close = stream_close,
+	.peer = stream_peer,
 };
 
-static void accept_one(struct sock_core *c, int fd)
+/* Only a compact copy: the text is made when a log line asks for it. */
+static void keep_peer(struct sock_stream *s, const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *v4 = (const struct sockaddr_in *)ss;
+		memcpy(s->peer_addr, &v4->sin_addr, 4);
+		s->peer_port = ntohs(v4->sin_port);
+		s->peer_family = AF_INET;
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)ss;
+		memcpy(s->peer_addr, &v6->sin6_addr, 16);
+		s->peer_port = ntohs(v6->sin6_port);
+		s->peer_family = AF_INET6;
+	}
+}
+
+static void accept_one(struct sock_core *c, int fd, const struct sockaddr_storage *peer)
 {
 	if (c->open_streams >= c->max_streams) {
 		ig_counter_add(&c->refused, 1);
@@ -327,6 +357,8 @@ static void accept_one(struct sock_core *c, int fd)
 		return;
 	}
 	*s = (struct sock_stream){ .core = c, .fd = fd, .state = STREAM_OPEN };
+	if (peer)
+		keep_peer(s, peer);
 	s->t.ops = &stream_ops;
 	s->t.loop = c->loop;
 	s->io.fn = on_stream_event;
@@ -352,10 +384,13 @@ static void accept_one(struct sock_core *c, int fd)
 static bool accept_queued(struct sock_core *c, int max)
 {
 	for (int i = 0; i < max; i++) {
-		int fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof peer;
+		int fd = accept4(c->listen_fd, c->keep_peer ? (struct sockaddr *)&peer : NULL,
+				 c->keep_peer ? &len : NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return false;
-		accept_one(c, fd);
+		accept_one(c, fd, c->keep_peer ? &peer : NULL);
 	}
 	return true;
 }

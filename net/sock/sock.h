@@ -30,6 +30,8 @@ struct sock_core {
 	ig_counter refused; /* accepted and closed at once: over max_streams (a metric) */
 	sock_accept_fn *accept;
 	void *accept_arg;
+	bool keep_peer; /* keep each accepted stream's peer address (the
+			   transport's peer op); set before sock_core_start */
 };
 
 /* Creates a listening socket bound to host:port with SO_REUSEPORT. If

@@ -597,11 +597,20 @@ static void up_close(struct ig_transport *t, int graceful)
 	release(tc);
 }
 
+/* The peer is the lower transport's. */
+static size_t up_peer(struct ig_transport *t, char *out, size_t cap)
+{
+	struct tls_conn *tc = (struct tls_conn *)t;
+	struct ig_transport *lo = tc->lower;
+	return tc->state != TC_DONE && lo && lo->ops->peer ? lo->ops->peer(lo, out, cap) : 0;
+}
+
 static const struct ig_transport_ops tls_ops = {
 	.writev = up_writev,
 	.resume_read = up_resume_read,
 	.read_now = up_read_now,
 	.close = up_close,
+	.peer = up_peer,
 };
 
 /* ---- connections ---- */

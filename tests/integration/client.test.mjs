@@ -46,8 +46,8 @@ test('GET /proxy/json without INGOT_UPSTREAM calls the service itself and answer
 	assert.equal(r.text, BODY.json);
 	assert.equal(r.headers['content-type'], 'application/json');
 	// The inner call reached the same process on its own port.
-	await srv.waitLog((l) => l.msg === 'request' && l.target === '/json' && l.status === 200);
-	await srv.waitLog((l) => l.msg === 'request' && l.target === '/proxy/json' && l.status === 200);
+	await srv.waitLog((l) => l.msg === 'request' && l.route === '/json' && l.status === 200);
+	await srv.waitLog((l) => l.msg === 'request' && l.route === '/proxy/json' && l.status === 200);
 	await srv.stop();
 });
 

@@ -149,14 +149,14 @@ test('without INGOT_THREADS the server picks at least one loop and says so', T, 
 	}
 });
 
-test('INGOT_ACCESS_LOG=1 logs one "request" line per request with method, target and status', T, async () => {
+test('INGOT_ACCESS_LOG=1 logs one "request" line per request with method, route (the template) and status', T, async () => {
 	const srv = await startServer({ INGOT_ACCESS_LOG: '1' });
 	try {
 		const mark = srv.mark();
 		await curlResponse(srv.port, '/blog/12');
 		const l = await srv.waitLog((x) => x.msg === 'request', mark);
 		assert.equal(l.method, 'GET');
-		assert.equal(l.target, '/blog/12');
+		assert.equal(l.route, '/blog/{id}');
 		assert.equal(l.status, 200);
 	} finally {
 		await srv.stop();

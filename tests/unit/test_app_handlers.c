@@ -370,7 +370,7 @@ static void test_detach(void)
  * that does not fit flushes what is composed and goes in by itself. Either
  * way the bytes in the output chain must be exactly the head. */
 static void head_case(const char *name, int status, const char *ctype, size_t body_len, size_t extra_len,
-		      bool close, int minor)
+		      bool close, int minor, const char *request_id)
 {
 	static char extra_bytes[3000], want[4096], got[4096];
 	ig_wbuf extra = { 0 };
@@ -383,7 +383,8 @@ static void head_case(const char *name, int status, const char *ctype, size_t bo
 		extra.len = extra_len;
 	}
 	struct http_conn c = { .core = &core };
-	http_out_head(&c, status, ctype, body_len, &extra, close, minor, false);
+	http_out_head(&c, status, ctype, body_len, &extra, (ig_str){ request_id, strlen(request_id) }, close, minor,
+		      false);
 	size_t n = 0;
 	for (struct out_block *b = c.out_head, *next; b; b = next) {
 		next = b->next;
@@ -398,7 +399,8 @@ static void head_case(const char *name, int status, const char *ctype, size_t bo
 		w += snprintf(want + w, sizeof want - (size_t)w, "Content-Type: %s\r\n", ctype);
 	if (!bodiless)
 		w += snprintf(want + w, sizeof want - (size_t)w, "Content-Length: %zu\r\n", body_len);
-	w += snprintf(want + w, sizeof want - (size_t)w, "%s%.*s%s\r\n", core.loop.clock.date_line, (int)extra_len,
+	w += snprintf(want + w, sizeof want - (size_t)w, "%s%s%s%s%.*s%s\r\n", core.loop.clock.date_line,
+		      *request_id ? "X-Request-Id: " : "", request_id, *request_id ? "\r\n" : "", (int)extra_len,
 		      extra_bytes, close ? "Connection: close\r\n" : minor == 0 ? "Connection: keep-alive\r\n" : "");
 	check_that(n == (size_t)w && n == c.out_bytes && memcmp(got, want, n) == 0, name,
 		   "got %zu bytes (out_bytes %zu), want %d: %.*s", n, c.out_bytes, w, (int)(n < 400 ? n : 400), got);
@@ -406,12 +408,14 @@ static void head_case(const char *name, int status, const char *ctype, size_t bo
 
 static void test_response_head(void)
 {
-	head_case("head: 201 with a type and a short field", 201, "application/json", 97, 30, false, 1);
-	head_case("head: 204 has no type or length", 204, "application/json", 0, 0, false, 1);
-	head_case("head: HTTP/1.0 keep-alive", 200, "text/plain", 5, 0, false, 0);
-	head_case("head: close", 400, "application/problem+json", 120, 0, true, 1);
-	head_case("head: a field that overflows the stack buffer", 200, "application/json", 10, 480, true, 0);
-	head_case("head: a field longer than the stack buffer", 200, "application/json", 12345, 2500, false, 1);
+	head_case("head: 201 with a type and a short field", 201, "application/json", 97, 30, false, 1, "");
+	head_case("head: 204 has no type or length", 204, "application/json", 0, 0, false, 1, "");
+	head_case("head: HTTP/1.0 keep-alive", 200, "text/plain", 5, 0, false, 0, "");
+	head_case("head: close", 400, "application/problem+json", 120, 0, true, 1, "");
+	head_case("head: the request id echoed after Date", 200, "application/json", 2, 0, false, 1, "a\"b\\c-1");
+	head_case("head: a field that overflows the stack buffer", 200, "application/json", 10, 480, true, 0,
+		  "0123456789abcdef0123456789abcdef");
+	head_case("head: a field longer than the stack buffer", 200, "application/json", 12345, 2500, false, 1, "");
 	check_core_idle("head: every output block returned");
 }
 

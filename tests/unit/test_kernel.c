@@ -188,6 +188,37 @@ static void test_config(void)
 	CHECK(parse(o, 1, argv3) == IG_CONFIG_ERROR, "config: a bad boolean is an error");
 }
 
+/* A decimal from 0 to 1 in millionths: each accepted form, each refusal. */
+static void test_config_fraction(void)
+{
+	uint32_t share = IG_FRACTION_ONE;
+	const struct ig_option o[] = { { "T_SHARE", IG_OPT_FRACTION, &share, 0, 0, "share" } };
+	const struct ig_settings part = { .part = "t", .opts = o, .count = 1 };
+	const struct ig_settings *const parts[] = { &part };
+	static const struct { const char *in; uint32_t want; } good[] = {
+		{ "0", 0 }, { "1", IG_FRACTION_ONE }, { "0.25", 250000 }, { ".5", 500000 },
+		{ "1.000", IG_FRACTION_ONE }, { "0.000001", 1 },
+	};
+	static const char *const bad[] = { "", ".", "2", "1.5", "0.0000001", "-0.1", "0.5x", "1e-1" };
+	bool ok = true;
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		char arg[32];
+		snprintf(arg, sizeof arg, "--t-share=%s", good[i].in);
+		char *argv[] = { "x", arg, NULL };
+		ok = ok && ig_config_parse(parts, 1, &(struct ig_config_args){ .argc = 2, .argv = argv }) == IG_CONFIG_OK &&
+		     share == good[i].want;
+	}
+	CHECK(ok, "config: a fraction: 0, 1, 0.25, .5, 1.000, 0.000001");
+	ok = true;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char arg[32];
+		snprintf(arg, sizeof arg, "--t-share=%s", bad[i]);
+		char *argv[] = { "x", arg, NULL };
+		ok = ok && ig_config_parse(parts, 1, &(struct ig_config_args){ .argc = 2, .argv = argv }) == IG_CONFIG_ERROR;
+	}
+	CHECK(ok, "config: not a fraction: empty, '.', 2, 1.5, 7 decimals, negative, trailing garbage, exponent");
+}
+
 static int mode_index;
 static const char *check_says;
 static const char *check_stub(char *err, size_t errlen)
@@ -280,5 +311,6 @@ int main(void)
 	test_pool();
 	test_config();
 	test_config_parts();
+	test_config_fraction();
 	return check_done();
 }

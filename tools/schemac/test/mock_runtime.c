@@ -73,6 +73,7 @@ ig_arena *ig_ctx_arena(ig_ctx *ctx)
 }
 
 const ig_request *ig_req(const ig_ctx *ctx) { return &ctx->req; }
+ig_str ig_request_id(const ig_ctx *ctx) { (void)ctx; return IG_STR("mock-id"); }
 
 ig_str ig_req_header(const ig_ctx *ctx, const char *name)
 {
