@@ -161,7 +161,9 @@ struct http_conn *http_conn_begin(struct http_core *core, struct http_conn *c, s
 struct http_conn *http_conn_begin_app(struct http_core *core, struct http_conn *c, struct ig_transport *t,
 				      uint32_t idle_timeout_ms, const struct ig_app *app)
 {
-	*c = (struct http_conn){ .t = t, .core = core, .app = app, .metered = app == core->app, .state = CONN_HEAD,
+	/* Metered: the app's connections, when a scrape can read the meters. */
+	bool metered = app == core->app && core->cfg->admin_port >= 0;
+	*c = (struct http_conn){ .t = t, .core = core, .app = app, .metered = metered, .state = CONN_HEAD,
 				 .idle_timeout_ms = idle_timeout_ms };
 	if (c->metered)
 		ig_counter_add(&core->meter.accepted, 1);
@@ -265,7 +267,8 @@ static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 		c->state = CONN_CLOSING; /* this is the last request we read */
 	IG_FIFO_PUSH(c->q_head, c->q_tail, x);
 	c->queued++;
-	if (!c->metered || !core->health_paths || !http_health_answer_paths(x, core->health_paths))
+	/* The main port's /livez and /readyz (the admin app routes its own). */
+	if (c->app != core->app || !core->health_paths || !http_health_answer_paths(x, core->health_paths))
 		c->app->route(x);
 	if (x->state == CTX_RUNNING) {
 		x->state = CTX_PENDING;

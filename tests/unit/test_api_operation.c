@@ -26,6 +26,7 @@ struct ig_ctx {
 	ig_encode_fn *encode;
 	const void *out;
 	int finished, status;
+	int rejected; /* the status ig_count_rejected was told, 0 if none */
 	const char *problem; /* the detail of ig_respond_problem / ig_respond_errors */
 	char allow[64];
 };
@@ -43,6 +44,7 @@ ig_arena *ig_ctx_arena(ig_ctx *c) { return &c->arena; }
 ig_wbuf *ig_body(ig_ctx *c) { return &c->body; }
 const ig_request *ig_req(const ig_ctx *c) { return &c->req; }
 ig_str ig_request_id(const ig_ctx *c) { (void)c; return IG_STR("test-id"); }
+void ig_count_rejected(ig_ctx *c, int status) { c->rejected = status; }
 
 void ig_set_encoder(ig_ctx *c, ig_encode_fn *encode, const void *out)
 {
@@ -175,6 +177,8 @@ static void test_rejected(void)
 		char name[96];
 		snprintf(name, sizeof name, "a decoder's %d never reaches the handler and is the answer", verdicts[i]);
 		CHECK(handler_calls == 0 && ctx.finished == 1 && ctx.status == verdicts[i] && ctx.problem, name);
+		snprintf(name, sizeof name, "a decoder's %d is counted as a rejection (metrics)", verdicts[i]);
+		CHECK(ctx.rejected == verdicts[i], name);
 	}
 	run(&op, "abc", 400, 200);
 	CHECK(strcmp(ctx.problem, "the request does not match the API") == 0, "400 answers the collected errors");
@@ -184,6 +188,7 @@ static void test_runs(void)
 {
 	run(&op, "abc", 0, 200);
 	CHECK(handler_calls == 1 && zeroed, "the handler gets in and out zeroed");
+	CHECK(ctx.rejected == 0, "an accepted request is not counted as rejected");
 	CHECK(ctx.finished == 1 && ctx.status == 200 && body_is("{\"n\":3}"),
 	      "the encoder writes out at ig_finish with the handler's status (in decoded from seg)");
 	run(&op, "abc", 0, IG_PENDING);
