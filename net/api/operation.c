@@ -9,6 +9,7 @@
 /* A decoder's verdict: 400 with the collected errors, 415, or 500. */
 static void answer_rejected(ig_ctx *ctx, int status)
 {
+	ig_count_rejected(ctx, status);
 	if (status == 400)
 		ig_respond_errors(ctx, "the request does not match the API");
 	else if (status == 415)

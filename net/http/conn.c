@@ -115,6 +115,7 @@ static void on_conn_timer(struct ig_timer *t)
 	}
 	switch (c->timer_kind) {
 	case TIMER_IDLE:
+		c->close_reason = HTTP_CLOSE_IDLE;
 		conn_destroy(c, false);
 		return;
 	case TIMER_HEAD:
@@ -125,6 +126,7 @@ static void on_conn_timer(struct ig_timer *t)
 		return;
 	case TIMER_WRITE: /* the client does not read: no point writing more */
 	case TIMER_NONE:
+		c->close_reason = HTTP_CLOSE_WRITE_TIMEOUT;
 		conn_destroy(c, false);
 		return;
 	}
@@ -134,7 +136,12 @@ static void on_conn_timer(struct ig_timer *t)
 
 struct http_conn *http_conn_take(struct http_core *core)
 {
-	return core->draining ? NULL : ig_pool_take(&core->conns);
+	if (core->draining)
+		return NULL;
+	struct http_conn *c = ig_pool_take(&core->conns);
+	if (!c) /* INGOT_MAX_CONNS reached */
+		ig_counter_add(&core->meter.rejected, 1);
+	return c;
 }
 
 void *http_conn_accept(void *core_arg, struct ig_transport *t)
@@ -147,7 +154,16 @@ void *http_conn_accept(void *core_arg, struct ig_transport *t)
 struct http_conn *http_conn_begin(struct http_core *core, struct http_conn *c, struct ig_transport *t,
 				  uint32_t idle_timeout_ms)
 {
-	*c = (struct http_conn){ .t = t, .core = core, .state = CONN_HEAD, .idle_timeout_ms = idle_timeout_ms };
+	return http_conn_begin_app(core, c, t, idle_timeout_ms, core->app);
+}
+
+struct http_conn *http_conn_begin_app(struct http_core *core, struct http_conn *c, struct ig_transport *t,
+				      uint32_t idle_timeout_ms, const struct ig_app *app)
+{
+	*c = (struct http_conn){ .t = t, .core = core, .app = app, .metered = app == core->app, .state = CONN_HEAD,
+				 .idle_timeout_ms = idle_timeout_ms };
+	if (c->metered)
+		ig_counter_add(&core->meter.accepted, 1);
 	c->timer.fn = on_conn_timer;
 	IG_DLIST_PUSH(core->live, c);
 	core->count++;
@@ -190,6 +206,8 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 	IG_DLIST_REMOVE(core->live, c);
 	if (c->t)
 		c->t->ops->close(c->t, graceful);
+	if (c->metered)
+		ig_counter_add(&core->meter.closed[c->close_reason], 1);
 	ig_pool_give(&core->conns, c);
 	core->count--;
 	if (core->draining && core->count == 0)
@@ -208,6 +226,10 @@ static void conn_fail_request(struct http_conn *c, int status, const char *detai
 	c->state = CONN_CLOSING;
 	c->fail_status = status;
 	c->fail_detail = detail;
+	c->close_reason = status != 408 ? HTTP_CLOSE_ERROR
+			  : c->timer_kind == TIMER_BODY ? HTTP_CLOSE_BODY_TIMEOUT : HTTP_CLOSE_HEADER_TIMEOUT;
+	if (c->metered)
+		http_meter_error(&c->core->meter, status);
 	if (c->processing)
 		return; /* the batch end answers it, after the responses before it */
 	conn_emit_ready(c);
@@ -223,12 +245,14 @@ static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 	core->requests++;
 	/* The next request's head or body gets a deadline of its own. */
 	c->timer_kind = TIMER_NONE;
+	if (x->keep_alive && core->draining)
+		c->close_reason = HTTP_CLOSE_DRAIN;
 	x->keep_alive = x->keep_alive && !core->draining;
 	if (!x->keep_alive)
 		c->state = CONN_CLOSING; /* this is the last request we read */
 	IG_FIFO_PUSH(c->q_head, c->q_tail, x);
 	c->queued++;
-	core->app->route(x);
+	c->app->route(x);
 	if (x->state == CTX_RUNNING) {
 		x->state = CTX_PENDING;
 		/* The read buffer will move on; keep what the app may read. */
@@ -418,6 +442,8 @@ static void conn_emit_ready(struct http_conn *c)
 		c->queued--;
 		/* While draining, the last queued response closes the stream. */
 		bool last = !x->keep_alive || (c->core->draining && !c->q_head && !c->fail_status);
+		if (last && x->keep_alive)
+			c->close_reason = HTTP_CLOSE_DRAIN;
 		if (last)
 			c->state = CONN_CLOSING;
 		http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, last,
@@ -482,6 +508,7 @@ static bool conn_run(struct http_conn *c)
 	if (!conn_after_eof(c))
 		return false;
 	if (c->core->draining && conn_idle(c)) {
+		c->close_reason = HTTP_CLOSE_DRAIN;
 		conn_destroy(c, false);
 		return false;
 	}
@@ -580,8 +607,10 @@ void http_conn_drain(struct http_core *core)
 {
 	for (struct http_conn *c = core->live, *next; c; c = next) {
 		next = c->next;
-		if (conn_idle(c))
+		if (conn_idle(c)) {
+			c->close_reason = HTTP_CLOSE_DRAIN;
 			conn_destroy(c, false);
+		}
 	}
 	if (core->count == 0)
 		core->drained(core);
@@ -592,6 +621,7 @@ void http_conn_force_close_all(struct http_core *core)
 	while (core->live) {
 		struct http_conn *c = core->live;
 		core->cut += c->queued + (c->reading || c->rpos < c->rlen ? 1 : 0);
+		c->close_reason = HTTP_CLOSE_DRAIN;
 		conn_destroy(c, false);
 	}
 	core->loop.running = false;

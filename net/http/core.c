@@ -22,6 +22,7 @@ const struct http_config http_config_defaults = {
 	.write_timeout_ms = 30000,
 	.max_output = 256 * 1024,
 	.grace_ms = 8000,
+	.admin_port = -1,
 	.log_level = IG_LOG_INFO,
 	.access_log = false,
 	.tls_cert = "",

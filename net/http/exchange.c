@@ -21,14 +21,18 @@ struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	memset(&x->req, 0, sizeof *x - offsetof(struct ig_ctx, req));
 	x->content_type = "application/json";
 	x->body.arena = x->headers.arena = x->errors.arena = &x->arena;
-	if (core->cfg->access_log)
-		x->start_us = ig_monotonic_us();
+	x->start_us = ig_monotonic_us();
+	x->metered = c->metered;
+	if (x->metered)
+		ig_counter_add(&core->meter.active_requests, 1);
 	return x;
 }
 
 void http_ctx_free(struct ig_ctx *x)
 {
 	ig_timer_cancel(&x->core->loop.timers, &x->timer);
+	if (x->metered)
+		ig_counter_add(&x->core->meter.active_requests, UINT64_MAX); /* - 1 */
 	ig_arena_reset(&x->arena);
 	ig_pool_give(&x->core->ctxs, x);
 }
@@ -132,6 +136,16 @@ const char *ig_route_template(const ig_ctx *x)
 	return x->route ? x->core->app->routes[x->route - 1] : "";
 }
 
+void ig_count_rejected(ig_ctx *x, int status)
+{
+	if (!x->metered)
+		return;
+	if (status == 400 && x->core->meter.validation)
+		ig_counter_add(&x->core->meter.validation[x->route], 1);
+	else
+		http_meter_error(&x->core->meter, status);
+}
+
 void ig_set_status(ig_ctx *x, int status)
 {
 	x->status = status;
@@ -212,6 +226,9 @@ void ig_finish(ig_ctx *x, int status)
 		size_t n = http_problem_body(tmp, sizeof tmp, 500, "the response exceeded the request memory limit");
 		ig_wbuf_put(&x->body, tmp, n);
 	}
+	if (x->metered)
+		http_meter_request(&x->core->meter, x->route, http_method_index(x->req.method, x->req.head), x->status,
+				   ig_monotonic_us() - x->start_us, x->req.body.len, x->req.head ? 0 : x->body.len);
 	if (x->core->cfg->access_log)
 		access_log(x);
 	struct http_conn *c = x->conn;

@@ -45,6 +45,11 @@ void ig_set_route(ig_ctx *ctx, uint32_t index);
 /* The matched template ("/blog/{id}"), or "" when no path matched. */
 const char *ig_route_template(const ig_ctx *ctx);
 
+/* For the typed-API runtime, before any handler: the decoder rejected the
+ * request, 400 (counted in ingot_validation_failures_total by route) or
+ * another status such as 415 (ingot_http_errors_total). */
+void ig_count_rejected(ig_ctx *ctx, int status);
+
 /* ---- building the response ---- */
 /* The body writer; content type defaults to application/json. */
 ig_wbuf *ig_body(ig_ctx *ctx);

@@ -4,6 +4,7 @@
 #define NET_HTTP_INTERNAL_H
 
 #include "exchange.h"
+#include "meter.h"
 #include "parser.h"
 #include "kernel/arena.h"
 #include "kernel/loop.h"
@@ -18,6 +19,7 @@ struct http_config {
 	int64_t port, threads, max_conns, max_request_line, max_header_bytes, max_headers;
 	int64_t max_body, header_timeout_ms, body_timeout_ms, idle_timeout_ms;
 	int64_t write_timeout_ms, max_output, grace_ms;
+	int64_t admin_port; /* -1: no admin listener */
 	const char *host;
 	int log_level;
 	bool access_log;
@@ -50,6 +52,7 @@ struct http_core {
 	uint32_t rbuf_size;
 	bool draining;
 	uint64_t requests, cut, dropped;
+	struct http_meter meter; /* the metrics of the app's connections */
 	/* Set by the core's owner (the server, a test) before its loop runs:
 	   called on the core's loop when a draining core has closed its last
 	   connection (an upcall, so net/http's engine knows no server). */
@@ -77,8 +80,9 @@ struct ig_ctx {
 	struct ig_timer timer;
 	ig_ctx_fn *timer_fn;
 	void *timer_arg;
-	uint64_t start_us; /* for the access log */
+	uint64_t start_us; /* taken for every request: duration metric, access log */
 	uint32_t route; /* 1 + the index in app->routes; 0: no path matched */
+	bool metered; /* its connection's metered */
 };
 
 struct out_block {
@@ -99,6 +103,9 @@ enum conn_timer { TIMER_IDLE, TIMER_HEAD, TIMER_BODY, TIMER_WRITE, TIMER_NONE };
 struct http_conn {
 	struct ig_transport *t;
 	struct http_core *core;
+	const struct ig_app *app; /* routes its requests: core->app, or the admin listener's */
+	bool metered; /* counted in the server's metrics: the app's connections, not the admin's */
+	uint8_t close_reason; /* enum http_close_reason, counted when it closes */
 	struct http_conn *next, *prev;
 	enum conn_state state;
 	char *rbuf;
@@ -134,6 +141,10 @@ void *http_conn_accept(void *core, struct ig_transport *t);
 struct http_conn *http_conn_take(struct http_core *core);
 struct http_conn *http_conn_begin(struct http_core *core, struct http_conn *c, struct ig_transport *t,
 				  uint32_t idle_timeout_ms);
+/* As http_conn_begin, for a connection whose requests app routes (the
+ * admin listener's); only core->app's connections are metered. */
+struct http_conn *http_conn_begin_app(struct http_core *core, struct http_conn *c, struct ig_transport *t,
+				      uint32_t idle_timeout_ms, const struct ig_app *app);
 void http_conn_ctx_ready(struct http_conn *c);
 void http_conn_drain(struct http_core *core);
 void http_conn_force_close_all(struct http_core *core);

@@ -72,6 +72,7 @@ void http_out_append(struct http_conn *c, const void *p, size_t n)
 			b = out_new_block(c);
 		if (!b) { /* pool exhausted: the response is lost; close */
 			c->state = CONN_CLOSING;
+			c->close_reason = HTTP_CLOSE_ERROR;
 			c->out_bytes -= n;
 			return;
 		}

@@ -7,6 +7,7 @@
 #include "kernel/cores.h"
 #include "kernel/log.h"
 #include "kernel/process.h"
+#include "net/metrics/metrics.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"
 
@@ -58,6 +59,8 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 		core->index = (uint32_t)i;
 		core->cfg = cfg;
 		core->app = app;
+		/* Here, before the threads: the scrape on core 0 reads every meter. */
+		http_meter_init(&core->meter, app->route_count);
 	}
 	cfg->port = port;
 	cfg->tls_port = tls_port;
@@ -112,8 +115,13 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 	pthread_t *threads = (pthread_t *)(table + (size_t)n * sizeof(struct http_core));
 	void **args = (void **)(threads + n);
 	char err[256];
+	if (server_admin_open(err, sizeof err) != 0) {
+		startup_error(err);
+		return 2; /* as a bad setting: the admin port is another's */
+	}
 	if (open_listeners(app, err, sizeof err) != 0)
 		return startup_error(err);
+	ig_metrics_register(&server_metrics_source);
 	for (int i = 0; i < n; i++)
 		args[i] = &http_server.cores[i];
 	if (n > 1 && ig_threads_start(threads + 1, n - 1, cpus, ncpus, 1, server_core_main, args + 1) != 0)
@@ -126,6 +134,8 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 		return startup_error(err);
 	if (server_watch_signals(core0) != 0)
 		return startup_error("cannot watch the signalfd");
+	if (server_admin_start(core0, err, sizeof err) != 0)
+		return startup_error(err);
 	log_listening(app, ncpus, quota, nofile, t0_us);
 
 	ig_loop_run(&core0->loop);

@@ -61,6 +61,18 @@ void server_on_drained(struct http_core *core);
 int server_watch_signals(struct http_core *core0);
 void *server_core_main(void *core);
 
+/* server_admin.c: the admin listener (INGOT_ADMIN_PORT; none when -1).
+ * open binds it before any thread starts (0, or -1 with err: the caller
+ * exits 2); start serves it on core 0's loop once that is set up (and,
+ * over a stack of ingot's own, listens then) and logs "admin listening". */
+int server_admin_open(char *err, size_t errlen);
+int server_admin_start(struct http_core *core0, char *err, size_t errlen);
+void server_admin_stop_accepting(void);
+
+/* server_metrics.c: the server's families, summed over the cores when
+ * scraped (registered by http_serve). */
+extern struct ig_metrics_source server_metrics_source;
+
 /* server_stats.c: the final "stopped" line, summed over the cores. */
 void server_log_stopped(void);
 

@@ -22,6 +22,8 @@ int server_listen(struct http_core *core, int *port, int *tls_port, char *err, s
 void server_stop_accepting(struct http_core *core)
 {
 	sock_core_stop_accepting(&core->sock);
+	if (core->index == 0)
+		server_admin_stop_accepting();
 	if (core->tls)
 		sock_core_stop_accepting(&core->tls_sock);
 	if (ig_net_stack) {

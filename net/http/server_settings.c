@@ -37,6 +37,8 @@ static const struct ig_option server_rows[] = {
 	{ "INGOT_MAX_OUTPUT", IG_OPT_INT, CFG(max_output), 1024, 1 << 30,
 	  "unsent response bytes per connection before reading pauses" },
 	{ "INGOT_GRACE_MS", IG_OPT_INT, CFG(grace_ms), 0, 3600000, "drain time after SIGTERM/SIGINT" },
+	{ "INGOT_ADMIN_PORT", IG_OPT_INT, CFG(admin_port), -1, 65535,
+	  "admin listener (GET /metrics, /livez, /readyz) on HOST; 0 picks a free one; -1: none" },
 	{ "INGOT_LOG_LEVEL", IG_OPT_CHOICE, (void *)&log_levels, 0, 0, "error, warn, info or debug" },
 	{ "INGOT_ACCESS_LOG", IG_OPT_BOOL, CFG(access_log), 0, 0, "log every request" },
 	{ "INGOT_TLS_CERT", IG_OPT_STR, CFG(tls_cert), 0, 0,
@@ -85,7 +87,17 @@ __attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
 	return http_server.tls ? NULL : err;
 }
 
+/* The admin port is never an API port: a scrape must not reach the app. */
+__attribute__((cold)) static const char *check_server(char *err, size_t errlen)
+{
+	const struct http_config *c = &server_config;
+	bool tls = c->tls_cert[0] || c->tls_cert_pem[0];
+	if (c->admin_port > 0 && ((!c->tls_only && c->admin_port == c->port) || (tls && c->admin_port == c->tls_port)))
+		return "INGOT_ADMIN_PORT must differ from PORT and INGOT_TLS_PORT";
+	return check_tls(err, errlen);
+}
+
 const struct ig_settings http_server_settings = {
-	"server", server_rows, IG_COUNTOF(server_rows), check_tls,
+	"server", server_rows, IG_COUNTOF(server_rows), check_server,
 	&server_config, &http_config_defaults, sizeof server_config,
 };

@@ -40,7 +40,7 @@ struct sock_stream {
 
 static const struct ig_transport_ops stream_ops;
 
-int sock_listen(const char *host, int *port, int backlog, char *err, size_t errlen)
+static int listen_on(const char *host, int *port, int backlog, bool reuseport, char *err, size_t errlen)
 {
 	/* Numeric addresses only: no resolver (and none of its code to page
 	   in during a cold start). */
@@ -63,7 +63,7 @@ int sock_listen(const char *host, int *port, int backlog, char *err, size_t errl
 	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1;
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+	    (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) ||
 	    bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, backlog) != 0) {
 		snprintf(err, errlen, "cannot listen on %s port %d: %s", host, *port, strerror(errno));
 		if (fd >= 0)
@@ -76,6 +76,16 @@ int sock_listen(const char *host, int *port, int backlog, char *err, size_t errl
 		*port = ntohs(ss.ss_family == AF_INET6 ? v6->sin6_port : v4->sin_port);
 	}
 	return fd;
+}
+
+int sock_listen(const char *host, int *port, int backlog, char *err, size_t errlen)
+{
+	return listen_on(host, port, backlog, true, err, errlen);
+}
+
+int sock_listen_exclusive(const char *host, int *port, int backlog, char *err, size_t errlen)
+{
+	return listen_on(host, port, backlog, false, err, errlen);
 }
 
 static struct sock_stream *stream_of(struct ig_transport *t)
@@ -275,13 +285,13 @@ static const struct ig_transport_ops stream_ops = {
 static void accept_one(struct sock_core *c, int fd)
 {
 	if (c->open_streams >= c->max_streams) {
-		c->refused++;
+		ig_counter_add(&c->refused, 1);
 		close(fd);
 		return;
 	}
 	struct sock_stream *s = ig_pool_take(&c->streams);
 	if (!s) {
-		c->refused++;
+		ig_counter_add(&c->refused, 1);
 		close(fd);
 		return;
 	}

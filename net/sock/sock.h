@@ -12,6 +12,7 @@
 
 #include "kernel/loop.h"
 #include "kernel/pool.h"
+#include "net/metrics/metrics.h"
 #include "net/transport.h"
 
 /* Called for each accepted stream: returns the engine, having set
@@ -26,7 +27,7 @@ struct sock_core {
 	uint32_t open_streams; /* with an engine; lingering ones excluded */
 	uint32_t max_streams;
 	uint32_t linger_ms;
-	uint64_t refused; /* accepted and closed at once: over max_streams */
+	ig_counter refused; /* accepted and closed at once: over max_streams (a metric) */
 	sock_accept_fn *accept;
 	void *accept_arg;
 };
@@ -36,6 +37,9 @@ struct sock_core {
  * of the other cores can join the same port. Returns the fd or -1 with a
  * message in err. */
 int sock_listen(const char *host, int *port, int backlog, char *err, size_t errlen);
+/* The same with SO_REUSEADDR only, not SO_REUSEPORT: a port another socket
+ * listens on already fails (EADDRINUSE) instead of being shared. */
+int sock_listen_exclusive(const char *host, int *port, int backlog, char *err, size_t errlen);
 
 void sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
 		    uint32_t max_streams, sock_accept_fn *accept, void *arg);

@@ -1,0 +1,140 @@
+/* The server's metrics source: every core's meter (meter.h) summed when
+ * scraped, on core 0's loop, reading the other cores' counters with
+ * relaxed loads only. A series a core has not seen is simply absent there;
+ * the families of fixed labels (close reasons, error statuses, routes)
+ * are written whole, zeros included. */
+#include "server.h"
+
+#include <stdio.h>
+
+static uint64_t sum_cores(size_t offset)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < http_server.core_count; i++)
+		sum += ig_counter_get((const ig_counter *)((const char *)&http_server.cores[i] + offset));
+	return sum;
+}
+#define SUM_CORES(member) sum_cores(offsetof(struct http_core, member))
+
+static void counter(struct ig_expo *e, const char *name, const char *type, const char *help, double v)
+{
+	ig_expo_family(e, name, type, help);
+	ig_expo_sample(e, name, NULL, 0, v);
+}
+
+static struct ig_label label(const char *name, const char *value)
+{
+	return (struct ig_label){ name, value, strlen(value) };
+}
+
+/* The labels of a series' key; status is the caller's buffer. */
+static size_t series_labels(uint32_t key, struct ig_label *l, char status[4])
+{
+	if (key == HTTP_SERIES_OVERFLOW) {
+		l[0] = label("http_request_method", "_OTHER");
+		l[1] = label("http_route", "_OTHER");
+		l[2] = label("http_response_status_code", "_OTHER");
+		return 3;
+	}
+	uint32_t route = key >> 16, method = key >> 12 & 0xf, code = key & 0xfff;
+	const struct ig_app *app = http_server.cores[0].app;
+	l[0] = label("http_request_method", http_method_names[method < HTTP_METHODS ? method : HTTP_METHODS - 1]);
+	l[1] = label("http_route", route && route <= app->route_count ? app->routes[route - 1] : "");
+	snprintf(status, 4, "%03u", code % 1000);
+	l[2] = label("http_response_status_code", code ? status : "_OTHER");
+	return 3;
+}
+
+/* One histogram family over every series any core has seen: each key once
+ * (where it first appears), summed over the cores. */
+static void series_family(struct ig_expo *e, const char *name, const char *help, size_t member,
+			  const struct ig_histogram_bounds *b)
+{
+	ig_expo_family(e, name, "histogram", help);
+	int n = http_server.core_count;
+	for (int i = 0; i < n; i++) {
+		const struct http_meter *m = &http_server.cores[i].meter;
+		for (uint32_t j = 0, used = http_meter_published(m); j < used; j++) {
+			uint32_t key = m->series[j].key;
+			bool seen = false;
+			for (int k = 0; k < i && !seen; k++)
+				seen = http_meter_find(&http_server.cores[k].meter, key) != NULL;
+			if (seen)
+				continue;
+			struct ig_histogram sum = { 0 };
+			for (int k = i; k < n; k++) {
+				const struct http_series *s = k == i ? &m->series[j]
+								     : http_meter_find(&http_server.cores[k].meter, key);
+				if (s)
+					ig_histogram_sum_into(&sum, (const struct ig_histogram *)((const char *)s + member));
+			}
+			struct ig_label l[3];
+			char status[4];
+			ig_expo_histogram(e, name, l, series_labels(key, l, status), &sum, b);
+		}
+	}
+}
+
+static void write_connections(struct ig_expo *e)
+{
+	uint64_t accepted = SUM_CORES(meter.accepted), closed = 0;
+	counter(e, "ingot_connections_accepted_total", "counter", "Connections accepted on the API listeners.",
+		(double)accepted);
+	ig_expo_family(e, "ingot_connections_closed_total", "counter", "Connections closed, by reason.");
+	for (int r = 0; r < HTTP_CLOSE_REASONS; r++) {
+		uint64_t v = sum_cores(offsetof(struct http_core, meter.closed) + (size_t)r * sizeof(ig_counter));
+		closed += v;
+		struct ig_label l = label("reason", http_close_reason_names[r]);
+		ig_expo_sample(e, "ingot_connections_closed_total", &l, 1, (double)v);
+	}
+	/* Accepted less closed, read a moment apart: never below zero. */
+	counter(e, "ingot_connections_active", "gauge", "Connections open on the API listeners.",
+		accepted > closed ? (double)(accepted - closed) : 0);
+	counter(e, "ingot_connections_rejected_total", "counter",
+		"Connections refused at INGOT_MAX_CONNS (accepted and closed at once).",
+		(double)(SUM_CORES(meter.rejected) + SUM_CORES(sock.refused) + SUM_CORES(tls_sock.refused)));
+}
+
+static void write_errors(struct ig_expo *e)
+{
+	ig_expo_family(e, "ingot_http_errors_total", "counter",
+		       "Requests the engine refused before any handler, by status.");
+	for (int i = 0; i < HTTP_ERROR_STATUSES; i++) {
+		char status[8];
+		if (i < HTTP_ERROR_STATUSES - 1)
+			snprintf(status, sizeof status, "%d", http_error_statuses[i]);
+		else
+			snprintf(status, sizeof status, "_OTHER");
+		struct ig_label l = label("status", status);
+		ig_expo_sample(e, "ingot_http_errors_total", &l, 1,
+			       (double)sum_cores(offsetof(struct http_core, meter.errors) + (size_t)i * sizeof(ig_counter)));
+	}
+	ig_expo_family(e, "ingot_validation_failures_total", "counter",
+		       "Requests whose decoding failed (400 before the handler), by route.");
+	const struct ig_app *app = http_server.cores[0].app;
+	for (uint32_t r = 0; r <= app->route_count; r++) {
+		uint64_t v = 0;
+		for (int i = 0; i < http_server.core_count; i++)
+			if (http_server.cores[i].meter.validation)
+				v += ig_counter_get(&http_server.cores[i].meter.validation[r]);
+		struct ig_label l = label("http_route", r ? app->routes[r - 1] : "");
+		ig_expo_sample(e, "ingot_validation_failures_total", &l, 1, (double)v);
+	}
+}
+
+static void write_server(struct ig_expo *e, void *arg)
+{
+	(void)arg;
+	series_family(e, "http_server_request_duration_seconds", "Duration of HTTP server requests.",
+		      offsetof(struct http_series, duration), &ig_duration_bounds);
+	counter(e, "http_server_active_requests", "gauge", "Number of active HTTP server requests.",
+		(double)(int64_t)SUM_CORES(meter.active_requests));
+	series_family(e, "http_server_request_body_size_bytes", "Size of HTTP server request bodies.",
+		      offsetof(struct http_series, request_size), &ig_size_bounds);
+	series_family(e, "http_server_response_body_size_bytes", "Size of HTTP server response bodies.",
+		      offsetof(struct http_series, response_size), &ig_size_bounds);
+	write_connections(e);
+	write_errors(e);
+}
+
+struct ig_metrics_source server_metrics_source = { write_server, NULL, NULL };
