@@ -6,6 +6,7 @@
 #include "kernel/clock.h"
 #include "kernel/config.h"
 #include "kernel/vm.h"
+#include "net/client/client.h"
 #include "net/client/settings.h"
 #include "net/http/server.h"
 #include "net/metrics/process.h"
@@ -40,6 +41,7 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	   command (--help, --version) has returned above and registers none. */
 	ig_process_metrics_register(app->version, tls_backend_name());
 	ig_tls_metrics_register();
+	ig_client_metrics_register();
 	return http_serve(app, t0_us);
 }
 

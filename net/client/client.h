@@ -56,6 +56,7 @@ enum ig_client_error {
 	IG_CLIENT_NET_FORBIDDEN,   /* mock agent: real network is disabled */
 	IG_CLIENT_BAD_REQUEST,     /* the options themselves are invalid */
 };
+#define IG_CLIENT_ERROR_KINDS (IG_CLIENT_BAD_REQUEST + 1)
 const char *ig_client_error_name(enum ig_client_error e);
 
 /* ---- dispatch ---- */
@@ -257,5 +258,15 @@ typedef struct ig_stream_handler {
 } ig_stream_handler;
 ig_call *ig_stream(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts,
 		   const ig_stream_handler *h, void *arg);
+
+/* ---- metrics ---- */
+
+/* Registers the client's metrics source (net/metrics/metrics.h):
+ * http_client_request_duration_seconds{server_address, server_port,
+ * http_request_method, http_response_status_code}, ingot_client_errors_total
+ * {server_address, kind} (kind: ig_client_error_name) and
+ * ingot_client_connections{server_address, server_port, state=active|idle},
+ * summed over the cores. Once, at startup, before the loops run. */
+void ig_client_metrics_register(void);
 
 #endif
