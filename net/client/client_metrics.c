@@ -181,12 +181,12 @@ static struct ig_label label(const char *name, const char *value)
 }
 
 /* A port or a status as a label value: 0 is "_OTHER". */
-static void number_text(char out[8], unsigned v)
+static void number_text(char out[8], uint16_t v)
 {
 	if (v)
-		snprintf(out, 8, "%u", v);
+		out[ig_fmt_u64(out, v)] = 0;
 	else
-		snprintf(out, 8, "%s", other);
+		memcpy(out, other, sizeof other);
 }
 
 static void write_durations(struct ig_expo *e)
