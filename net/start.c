@@ -39,7 +39,7 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	}
 	/* The parts' metrics sources, before any loop runs; a one-shot
 	   command (--help, --version) has returned above and registers none. */
-	ig_process_metrics_register(app->version, tls_backend_name());
+	ig_process_metrics_register(app->version, tls_backend_name);
 	ig_tls_metrics_register();
 	ig_client_metrics_register();
 	return http_serve(app, t0_us);

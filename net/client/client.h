@@ -32,6 +32,7 @@
 
 #include "kernel/ingot.h"
 #include "net/http/exchange.h"
+#include "net/metrics/metrics.h"
 
 struct ig_loop;
 typedef struct ig_dispatcher ig_dispatcher;
@@ -261,12 +262,18 @@ ig_call *ig_stream(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts,
 
 /* ---- metrics ---- */
 
-/* Registers the client's metrics source (net/metrics/metrics.h):
+/* The client's metrics source (net/metrics/metrics.h):
  * http_client_request_duration_seconds{server_address, server_port,
  * http_request_method, http_response_status_code}, ingot_client_errors_total
  * {server_address, kind} (kind: ig_client_error_name) and
  * ingot_client_connections{server_address, server_port, state=active|idle},
- * summed over the cores. Once, at startup, before the loops run. */
-void ig_client_metrics_register(void);
+ * summed over the cores (client_metrics.c). Register it once, at startup,
+ * before the loops run: inline and data only, so that the start runs no
+ * code of net/client, which net/cold.ld keeps off the startup path's pages. */
+extern struct ig_metrics_source ig_client_metrics_source;
+static inline void ig_client_metrics_register(void)
+{
+	ig_metrics_register(&ig_client_metrics_source);
+}
 
 #endif

@@ -273,8 +273,4 @@ static void write_client(struct ig_expo *e, void *arg)
 	write_connections(e);
 }
 
-void ig_client_metrics_register(void)
-{
-	static struct ig_metrics_source source = { .write = write_client };
-	ig_metrics_register(&source);
-}
+struct ig_metrics_source ig_client_metrics_source = { .write = write_client };

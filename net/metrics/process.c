@@ -4,7 +4,6 @@
  * Read only when scraped, on core 0's loop, into stack buffers: nothing
  * is allocated and nothing is touched while no one scrapes. */
 #include "net/metrics/process.h"
-#include "net/metrics/metrics.h"
 
 #include <fcntl.h>
 #include <stdbool.h>
@@ -131,19 +130,13 @@ static long count_open_fds(void)
 	return n < 0 ? -1 : count - 1;
 }
 
-struct process_source {
-	struct ig_metrics_source source;
-	const char *version, *tls;
-	double start_time; /* 0 until the first scrape computes it */
-};
-
 static void write_gauge(struct ig_expo *e, const char *name, const char *type, const char *help, double v)
 {
 	ig_expo_family(e, name, type, help);
 	ig_expo_sample(e, name, NULL, 0, v);
 }
 
-static void write_process(struct ig_expo *e, struct process_source *ps)
+static void write_process(struct ig_expo *e, struct ig_process_metrics *ps)
 {
 	struct proc_stat st = { 0 };
 	if (!read_proc_stat(&st))
@@ -173,20 +166,15 @@ static void write_process(struct ig_expo *e, struct process_source *ps)
 
 static void write_all(struct ig_expo *e, void *arg)
 {
-	struct process_source *ps = arg;
+	struct ig_process_metrics *ps = arg;
 	write_process(e, ps);
+	const char *tls = ps->tls_name();
 	const struct ig_label labels[] = {
 		{ "version", ps->version, strlen(ps->version) },
-		{ "tls", ps->tls, strlen(ps->tls) },
+		{ "tls", tls, strlen(tls) },
 	};
 	ig_expo_family(e, "ingot_build_info", "gauge", "The service's version and TLS backend; always 1.");
 	ig_expo_sample(e, "ingot_build_info", labels, 2, 1);
 }
 
-void ig_process_metrics_register(const char *version, const char *tls)
-{
-	static struct process_source ps = { .source = { .write = write_all, .arg = &ps } };
-	ps.version = version;
-	ps.tls = tls;
-	ig_metrics_register(&ps.source);
-}
+struct ig_process_metrics ig_process_metrics = { .source = { .write = write_all, .arg = &ig_process_metrics } };

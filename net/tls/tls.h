@@ -56,10 +56,16 @@ const struct ig_tls_stats *ig_tls_core_stats(const struct ig_tls_core *c);
  * thread: the first after prev (NULL: the first of all), or NULL. A core
  * lives as long as the process. */
 const struct ig_tls_core *ig_tls_next_server_core(const struct ig_tls_core *prev);
-/* Registers the TLS metrics source (net/metrics/metrics.h): the server
- * role's handshakes by result and their duration, summed over its cores
- * (tls_metrics.c). Once, at startup, before the loops run. */
-void ig_tls_metrics_register(void);
+/* The TLS metrics source (net/metrics/metrics.h): the server role's
+ * handshakes by result and their duration, summed over its cores
+ * (tls_metrics.c). Register it once, at startup, before the loops run:
+ * inline and data only, so that the start runs no code of net/tls, which
+ * net/cold.ld keeps off the startup path's pages. */
+extern struct ig_metrics_source ig_tls_metrics_source;
+static inline void ig_tls_metrics_register(void)
+{
+	ig_metrics_register(&ig_tls_metrics_source);
+}
 
 /* Puts TLS over lower (which must have no engine yet). Returns the
  * transport for the engine above, which then sets engine_ops and engine

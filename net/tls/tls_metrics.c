@@ -38,8 +38,4 @@ static void write_tls(struct ig_expo *e, void *arg)
 	ig_expo_histogram(e, seconds, NULL, 0, &duration, &ig_duration_bounds);
 }
 
-void ig_tls_metrics_register(void)
-{
-	static struct ig_metrics_source source = { .write = write_tls };
-	ig_metrics_register(&source);
-}
+struct ig_metrics_source ig_tls_metrics_source = { .write = write_tls };
