@@ -215,7 +215,7 @@ UNIT_OUT   := $(BUILD)/test/unit
 UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline test_metal_pages \
-              test_metrics test_client_metrics
+              test_metrics test_meter test_sock test_client_metrics
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -235,6 +235,7 @@ UNIT_SRC_test_dns          := $(wildcard net/client/dns*.c) kernel/config.c kern
 UNIT_SRC_test_format       := net/api/format.c $(API_JSON) kernel/file.c
 UNIT_SRC_test_json_read    := $(API_JSON) kernel/file.c
 UNIT_SRC_test_lwip_config  := net/lwip/net_config.c
+UNIT_SRC_test_sock         := net/sock/sock.c kernel/loop.c kernel/timer.c kernel/clock.c kernel/pool.c
 UNIT_SRC_test_kernel       := $(addprefix kernel/,timer.c json.c arena.c pool.c config.c log.c clock.c)
 UNIT_SRC_test_parser       := net/http/parser.c $(HTTP_CODEC)
 UNIT_SRC_test_response     := net/http/response_head.c $(HTTP_CODEC)
@@ -252,6 +253,7 @@ UNIT_SRC_test_virtqueue    := kernel/metal/virtqueue.c
 UNIT_SRC_test_metal_cmdline := kernel/metal/cmdline.c
 UNIT_SRC_test_metal_pages  := kernel/metal/pages.c
 UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/json.c kernel/arena.c kernel/pool.c
+UNIT_SRC_test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/clock.c kernel/json.c kernel/arena.c kernel/pool.c
 UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
@@ -476,9 +478,11 @@ setup-test:
 setup-bench:
 	@tools/setup bench
 
+# The admin listener on 9464, Prometheus exporters' usual port, unless
+# INGOT_ADMIN_PORT says otherwise (-1: none).
 run: setup-run
 	@$(MAKE) --no-print-directory bin
-	exec $(BIN)
+	INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} exec $(BIN)
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test

@@ -86,6 +86,7 @@ void ig_clock_update(struct ig_clock *c)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	c->now_ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	c->now_us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 	/* CLOCK_REALTIME_COARSE is enough for a one-second header. */
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	if (ts.tv_sec != c->date_second) {

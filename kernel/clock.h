@@ -12,6 +12,7 @@
 
 struct ig_clock {
 	uint64_t now_ms; /* CLOCK_MONOTONIC */
+	uint64_t now_us; /* the same reading in microseconds: when the loop woke */
 	time_t date_second;
 	char date_line[IG_DATE_LINE_LEN + 1];
 };

@@ -48,7 +48,8 @@ struct ig_loop {
 	ig_loop_fn *on_wake; /* run on the loop thread after ig_loop_wake */
 	void *arg;
 	/* run after each batch of events (ig_loop_defer): NULL, the one
-	   test on a server's path, unless the client deferred something */
+	   test on a server's path, unless a stream was freed (net/sock: its
+	   events may still be in the batch) or the client deferred something */
 	struct ig_deferred *after_batch, **after_batch_tail;
 };
 

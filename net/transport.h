@@ -9,6 +9,7 @@
 #ifndef NET_TRANSPORT_H
 #define NET_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -40,6 +41,15 @@ struct ig_transport_ops {
 	ssize_t (*writev)(struct ig_transport *t, const struct iovec *iov, int iovcnt);
 	/* The engine wants bytes again after a pause. */
 	void (*resume_read)(struct ig_transport *t);
+	/* Optional (the drain; NULL: nothing is ever waiting). Hands the
+	   engine, now, what has already arrived but was not delivered yet
+	   (bytes in the socket whose event has not been dispatched, records
+	   buffered below): with an edge-triggered loop the engine cannot know.
+	   Returns false if there was nothing (the engine was not called);
+	   true if something had arrived: the engine heard bytes, EOF or
+	   closed (and may be gone), or will once the rest of what came (a
+	   TLS record) is in. */
+	bool (*read_now)(struct ig_transport *t);
 	/* Ends the stream. Graceful: stop sending, keep reading and discarding
 	   the peer's bytes for a short while so that a response already written
 	   is not destroyed by a reset. The engine releases itself; closed is

@@ -4,6 +4,7 @@
  * leave in request order: a pending exchange holds back the ones after it.
  * States are explicit (enum conn_state); one timer per connection carries
  * whichever deadline the state needs, re-armed lazily. */
+#include "health.h"
 #include "internal.h"
 #include "kernel/list.h"
 #include "net/rbuf.h"
@@ -243,6 +244,7 @@ static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 {
 	struct http_core *core = c->core;
 	core->requests++;
+	c->had_request = true;
 	/* The next request's head or body gets a deadline of its own. */
 	c->timer_kind = TIMER_NONE;
 	if (x->keep_alive && core->draining)
@@ -252,7 +254,8 @@ static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 		c->state = CONN_CLOSING; /* this is the last request we read */
 	IG_FIFO_PUSH(c->q_head, c->q_tail, x);
 	c->queued++;
-	c->app->route(x);
+	if (!c->metered || !core->health_paths || !http_health_answer_paths(x, core->health_paths))
+		c->app->route(x);
 	if (x->state == CTX_RUNNING) {
 		x->state = CTX_PENDING;
 		/* The read buffer will move on; keep what the app may read. */
@@ -488,6 +491,11 @@ static bool conn_after_eof(struct http_conn *c)
 	return conn_flush(c);
 }
 
+static void drain_sweep(struct ig_deferred *d)
+{
+	http_conn_drain((struct http_core *)((char *)d - offsetof(struct http_core, drain_sweep)));
+}
+
 /* Processes, answers and writes until nothing more can move. Returns false
  * if the connection was destroyed. */
 static bool conn_run(struct http_conn *c)
@@ -507,10 +515,13 @@ static bool conn_run(struct http_conn *c)
 	}
 	if (!conn_after_eof(c))
 		return false;
-	if (c->core->draining && conn_idle(c)) {
-		c->close_reason = HTTP_CLOSE_DRAIN;
-		conn_destroy(c, false);
-		return false;
+	if (c->core->draining && c->had_request && conn_idle(c)) {
+		/* Idle to the engine, but not closed here: the next request may
+		   wait below (TLS reads nothing while it sends; a stream's event
+		   may come later in this batch). The sweep after the batch reads
+		   it, or closes. */
+		c->core->drain_sweep.fn = drain_sweep;
+		ig_loop_defer(&c->core->loop, &c->core->drain_sweep);
 	}
 	conn_update_deadline(c);
 	return true;
@@ -605,9 +616,25 @@ static const struct ig_stream_ops conn_stream_ops = {
 
 void http_conn_drain(struct http_core *core)
 {
+	uint64_t by = core->loop.clock.now_ms + (uint64_t)core->cfg->header_timeout_ms;
 	for (struct http_conn *c = core->live, *next; c; c = next) {
 		next = c->next;
-		if (conn_idle(c)) {
+		if (!conn_idle(c))
+			continue;
+		/* Kept (below) or not, an idle connection now waits at most the
+		   header timeout for a request: set before read_now, after which
+		   c may be gone. */
+		if (c->deadline_ms > by)
+			conn_set_deadline(c, TIMER_IDLE, by);
+		/* Bytes that arrived but were not delivered yet (an event later
+		   in the batch, records below TLS) are a request that reached
+		   us: read them; conn_run then answers it with Connection: close.
+		   Only a connection with nothing unread is closed idle. */
+		if (c->t && c->t->ops->read_now && c->t->ops->read_now(c->t))
+			continue; /* it heard what had arrived (and may be gone) */
+		/* One that has not had its first request yet (accepted from the
+		   backlog, or in its TLS handshake) is kept for it. */
+		if (c->had_request) {
 			c->close_reason = HTTP_CLOSE_DRAIN;
 			conn_destroy(c, false);
 		}

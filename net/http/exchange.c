@@ -21,8 +21,10 @@ struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	memset(&x->req, 0, sizeof *x - offsetof(struct ig_ctx, req));
 	x->content_type = "application/json";
 	x->body.arena = x->headers.arena = x->errors.arena = &x->arena;
-	x->start_us = ig_monotonic_us();
-	x->metered = c->metered;
+	/* When the loop woke to the request's bytes: no clock read of its own,
+	   and a pipelined request's wait behind the ones before it counts. */
+	x->start_us = core->loop.clock.now_us;
+	x->metered = c && c->metered; /* NULL: a test's exchange without a connection */
 	if (x->metered)
 		ig_counter_add(&core->meter.active_requests, 1);
 	return x;

@@ -91,6 +91,16 @@ bool ig_cancelled(const ig_ctx *ctx);
 typedef void ig_ctx_fn(ig_ctx *ctx, void *arg);
 void ig_after(ig_ctx *ctx, uint32_t ms, ig_ctx_fn *fn, void *arg);
 
+/* ---- readiness (GET /readyz) ---- */
+/* A backend the service cannot serve without (a database): /readyz says
+ * 503 until every one registered is up. Register on the starting thread,
+ * before ig_main serves; returns its id (down until set up), or -1 when
+ * IG_MAX_BACKENDS are registered. */
+#define IG_MAX_BACKENDS 16
+int ig_backend_register(const char *name);
+/* From any thread: a relaxed store, read by the probe only. */
+void ig_backend_set_up(int id, bool up);
+
 /* ---- the app, as the generated code hands it to the runtime ---- */
 struct ig_app {
 	const char *name, *version;

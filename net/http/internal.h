@@ -18,7 +18,7 @@
 struct http_config {
 	int64_t port, threads, max_conns, max_request_line, max_header_bytes, max_headers;
 	int64_t max_body, header_timeout_ms, body_timeout_ms, idle_timeout_ms;
-	int64_t write_timeout_ms, max_output, grace_ms;
+	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
 	int64_t admin_port; /* -1: no admin listener */
 	const char *host;
 	int log_level;
@@ -46,10 +46,12 @@ struct http_core {
 	struct http_limits limits;
 	ig_header *scratch_headers; /* parser output, reused */
 	struct http_conn *live; /* every open connection, for drain */
+	struct ig_deferred drain_sweep; /* http_conn_drain again, after the batch */
 	int listen_fd, tls_listen_fd;
 	uint32_t index, count;
 	_Atomic int drain_requested, force_requested;
 	uint32_t rbuf_size;
+	unsigned health_paths; /* /livez, /readyz the engine answers (net/http/health.h) */
 	bool draining;
 	uint64_t requests, cut, dropped;
 	struct http_meter meter; /* the metrics of the app's connections */
@@ -80,7 +82,7 @@ struct ig_ctx {
 	struct ig_timer timer;
 	ig_ctx_fn *timer_fn;
 	void *timer_arg;
-	uint64_t start_us; /* taken for every request: duration metric, access log */
+	uint64_t start_us; /* every request: the loop's wake for its bytes (duration metric, access log) */
 	uint32_t route; /* 1 + the index in app->routes; 0: no path matched */
 	bool metered; /* its connection's metered */
 };
@@ -125,6 +127,7 @@ struct http_conn {
 	const char *fail_detail;
 	bool processing, continue_sent;
 	bool peer_eof; /* the client sent FIN: nothing more will arrive */
+	bool had_request; /* one was dispatched: idle now means between requests */
 };
 
 /* core.c */

@@ -3,6 +3,7 @@
  * set up core 0 on the main thread, say "listening", run until the drain
  * is over, log the totals. The loops share nothing but the read-only
  * settings and TLS credentials. */
+#include "health.h"
 #include "server.h"
 #include "kernel/cores.h"
 #include "kernel/log.h"
@@ -52,6 +53,8 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 {
 	struct http_config *cfg = &server_config;
 	int port = (int)cfg->port, tls_port = (int)cfg->tls_port;
+	unsigned health_paths = http_health_free_paths(app);
+	http_health_expect_listeners(http_server.core_count);
 	for (int i = 0; i < http_server.core_count; i++) {
 		struct http_core *core = &http_server.cores[i];
 		if (server_listen(core, &port, &tls_port, err, errlen) != 0)
@@ -61,6 +64,7 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 		core->app = app;
 		/* Here, before the threads: the scrape on core 0 reads every meter. */
 		http_meter_init(&core->meter, app->route_count);
+		core->health_paths = health_paths;
 	}
 	cfg->port = port;
 	cfg->tls_port = tls_port;
@@ -136,6 +140,7 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 		return startup_error("cannot watch the signalfd");
 	if (server_admin_start(core0, err, sizeof err) != 0)
 		return startup_error(err);
+	http_health_listener_up();
 	log_listening(app, ncpus, quota, nofile, t0_us);
 
 	ig_loop_run(&core0->loop);

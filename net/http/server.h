@@ -34,7 +34,7 @@ struct http_server {
 	   the signalfd and the grace timer. */
 	int signal_fd;
 	struct ig_io signal_io;
-	struct ig_timer grace_timer;
+	struct ig_timer delay_timer, grace_timer;
 	bool stopping, grace_over;
 };
 extern struct http_server http_server;

@@ -4,28 +4,23 @@
  * SO_REUSEPORT, so that a port another process holds stops the start
  * instead of splitting the scrapes between two processes. */
 #include "server.h"
+#include "health.h"
 #include "kernel/log.h"
 #include "net/metrics/metrics.h"
 #include "net/stack.h"
 
 #include <stdio.h>
 
-/* A scraper or a probe or two, not clients: a small, fixed share of core
- * 0's connection slots. */
+/* A scraper or a probe or two, not clients: a few connection slots more
+ * on core 0. */
 #define ADMIN_MAX_CONNS 64
+/* A scrape's text may outgrow a request's memory limit (about 8 KiB a
+ * series of the server's three histograms): its own, larger bound. */
+#define ADMIN_SCRAPE_BYTES ((size_t)64 << 20)
 
 static struct sock_core admin_sock;
 static int admin_fd = -1;
 static struct ig_net_listener *admin_net;
-
-/* net/http/health.h (part A): the engine's answers to /livez and /readyz.
- * Until that file is merged, a stand-in that answers neither. */
-bool http_health_answer(struct ig_ctx *x);
-__attribute__((weak)) bool http_health_answer(struct ig_ctx *x)
-{
-	(void)x;
-	return false;
-}
 
 static void admin_route(ig_ctx *x)
 {
@@ -41,7 +36,8 @@ static void admin_route(ig_ctx *x)
 		ig_respond_problem(x, 405, "the method is not allowed for this resource");
 		return;
 	}
-	ig_metrics_write(ig_body(x)); /* too large for the arena: ig_finish answers 500 */
+	x->arena.limit = ADMIN_SCRAPE_BYTES;
+	ig_metrics_write(ig_body(x)); /* larger still: ig_finish answers 500 */
 	ig_set_content_type(x, IG_EXPO_CONTENT_TYPE);
 	ig_finish(x, 200);
 }
@@ -61,9 +57,12 @@ __attribute__((cold)) int server_admin_open(char *err, size_t errlen)
 	if (cfg->admin_port < 0 || ig_net_stack) /* a stack of ingot's own listens once it runs */
 		return 0;
 	int port = (int)cfg->admin_port;
-	admin_fd = sock_listen_exclusive(cfg->host, &port, 64, err, errlen);
-	if (admin_fd < 0)
+	char why[200];
+	admin_fd = sock_listen_exclusive(cfg->host, &port, 64, why, sizeof why);
+	if (admin_fd < 0) {
+		snprintf(err, errlen, "admin listener (INGOT_ADMIN_PORT): %s", why);
 		return -1;
+	}
 	cfg->admin_port = port;
 	return 0;
 }
@@ -73,6 +72,9 @@ __attribute__((cold)) int server_admin_start(struct http_core *core0, char *err,
 	struct http_config *cfg = &server_config;
 	if (cfg->admin_port < 0)
 		return 0;
+	/* Slots of its own: a scrape still gets in when the API's connections
+	   fill the core (the API's listeners refuse at INGOT_MAX_CONNS first). */
+	core0->conns.max_objs += ADMIN_MAX_CONNS;
 	if (ig_net_stack) {
 		int port = (int)cfg->admin_port;
 		admin_net = ig_net_stack->listen(cfg->host, &port, ADMIN_MAX_CONNS, admin_accept, core0, err, errlen);

@@ -2,6 +2,7 @@
  * their own; core 0 runs on the main thread, reads SIGTERM/SIGINT from a
  * signalfd, asks every core to drain, forces them when the grace period
  * is over, and stops last, once the others have returned. */
+#include "health.h"
 #include "server.h"
 #include "kernel/log.h"
 #include "kernel/process.h"
@@ -25,8 +26,11 @@ void server_on_core_wake(struct ig_loop *loop, void *arg)
 		return;
 	}
 	if (atomic_load(&core->drain_requested) && !core->draining) {
-		core->draining = true;
+		/* The backlog first, while not draining: connections the kernel
+		   completed before the signal are accepted (and served, then
+		   closed), not refused and reset by http_conn_take. */
 		server_stop_accepting(core);
+		core->draining = true;
 		http_conn_drain(core);
 	} else if (core->draining && core->count == 0) {
 		server_on_drained(core); /* another core finished */
@@ -46,6 +50,7 @@ void *server_core_main(void *arg)
 {
 	struct http_core *core = arg;
 	if (server_core_setup(core) == 0) {
+		http_health_listener_up();
 		/* A drain may have been asked before this loop ran. */
 		server_on_core_wake(&core->loop, core);
 		if (!core->draining || core->count)
@@ -77,25 +82,50 @@ static void on_grace_over(struct ig_timer *t)
 	request_all(force_flag);
 }
 
+/* The drain proper: the grace period counts from here, after the delay. */
+static void start_drain(struct ig_timer *t)
+{
+	(void)t;
+	struct ig_loop *loop = &http_server.cores[0].loop;
+	http_server.grace_timer.fn = on_grace_over;
+	ig_timer_set(&loop->timers, &http_server.grace_timer, loop->clock.now_ms + (uint64_t)server_config.grace_ms);
+	request_all(drain_flag);
+}
+
 static void on_signal(struct ig_io *io, uint32_t events)
 {
 	(void)io;
 	(void)events;
 	const char *name = NULL;
-	if (ig_signals_read(http_server.signal_fd, &name) != IG_SIGNAL_STOP || http_server.stopping)
+	if (ig_signals_read(http_server.signal_fd, &name) != IG_SIGNAL_STOP)
 		return;
+	struct ig_loop *loop = &http_server.cores[0].loop;
+	if (http_server.stopping) {
+		/* A second signal during the drain delay: drain now. */
+		if (ig_timer_armed(&http_server.delay_timer)) {
+			ig_timer_cancel(&loop->timers, &http_server.delay_timer);
+			start_drain(NULL);
+		}
+		return;
+	}
 	http_server.stopping = true;
-	int64_t grace_ms = server_config.grace_ms;
+	/* Not ready at once, so that load balancers take the instance out
+	   while it still serves, through the delay (a pre-stop delay). */
+	http_health_set_draining();
+	int64_t delay_ms = server_config.drain_delay_ms;
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_INFO, "draining")) {
 		ig_log_cstr(&l, "signal", name);
-		ig_log_int(&l, "grace_ms", grace_ms);
+		ig_log_int(&l, "drain_delay_ms", delay_ms);
+		ig_log_int(&l, "grace_ms", server_config.grace_ms); /* counted after the delay */
 		ig_log_end(&l);
 	}
-	struct ig_loop *loop = &http_server.cores[0].loop;
-	http_server.grace_timer.fn = on_grace_over;
-	ig_timer_set(&loop->timers, &http_server.grace_timer, loop->clock.now_ms + (uint64_t)grace_ms);
-	request_all(drain_flag);
+	if (delay_ms == 0) {
+		start_drain(NULL);
+		return;
+	}
+	http_server.delay_timer.fn = start_drain;
+	ig_timer_set(&loop->timers, &http_server.delay_timer, loop->clock.now_ms + (uint64_t)delay_ms);
 }
 
 int server_watch_signals(struct http_core *core0)

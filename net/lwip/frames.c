@@ -79,12 +79,11 @@ static err_t link_output(struct netif *netif, struct pbuf *p)
 	return ERR_OK;
 }
 
-static void on_frames(struct ig_io *io, uint32_t events)
+/* Feeds lwIP up to max frames from the device; false once it is empty. */
+static bool frames_read(int max)
 {
-	(void)io;
-	(void)events;
 	struct lwip_state *s = &lwip_state;
-	for (int i = 0; i < FRAMES_PER_EVENT; i++) {
+	for (int i = 0; i < max; i++) {
 		struct pbuf *p = pbuf_alloc(PBUF_RAW, FRAME_MAX, PBUF_RAM);
 		char sink[FRAME_MAX];
 		ssize_t n = p ? read(s->fd, p->payload, FRAME_MAX) : read(s->fd, sink, sizeof sink);
@@ -92,13 +91,30 @@ static void on_frames(struct ig_io *io, uint32_t events)
 			if (p)
 				pbuf_free(p);
 			if (n <= 0)
-				break;
+				return false;
 			continue;
 		}
 		pbuf_realloc(p, (u16_t)n);
 		if (s->netif.input(p, &s->netif) != ERR_OK)
 			pbuf_free(p);
 	}
+	return true;
+}
+
+static void on_frames(struct ig_io *io, uint32_t events)
+{
+	(void)io;
+	(void)events;
+	frames_read(FRAMES_PER_EVENT);
+	lwip_port_touch();
+}
+
+void lwip_frames_take(void)
+{
+	/* Bounded: a peer that floods cannot hold the drain here. */
+	if (lwip_state.fd >= 0)
+		for (int i = 0; i < 64 && frames_read(FRAMES_PER_EVENT); i++)
+			;
 	lwip_port_touch();
 }
 

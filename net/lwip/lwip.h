@@ -48,6 +48,10 @@ void lwip_port_touch(void);
 /* frames.c: opens the device INGOT_NET names, adds the interface with the
  * static address or starts DHCP; 0, or -1 with a message in err. */
 int lwip_frames_up(const struct lwip_net_config *cfg, char *err, size_t errlen);
+/* Hands lwIP the frames waiting in the device now, not at their event:
+ * the drain's view of what has arrived (handshakes, requests) is then the
+ * wire's, as the kernel's socket buffers are for net/sock. */
+void lwip_frames_take(void);
 
 /* streams.c */
 void lwip_streams_init(uint32_t max_streams);

@@ -305,6 +305,18 @@ static void stream_resume_read(struct ig_transport *t)
 	stream_unwind(s, outer);
 }
 
+/* What lwIP handed us is held (on_recv never refuses data, so a PCB has
+ * no refused_data of ours); held bytes or a held FIN are delivered now. */
+static bool stream_read_now(struct ig_transport *t)
+{
+	struct lwip_stream *s = (struct lwip_stream *)t;
+	if (s->state != LS_OPEN || (!s->held && !s->eof_pending))
+		return false;
+	s->read_paused = true; /* so that resume_read delivers, paused or not */
+	stream_resume_read(t);
+	return true;
+}
+
 /* ---- writing ---- */
 
 /* The engine may write again (or, connecting, it is connected). */
@@ -417,6 +429,7 @@ static void stream_close(struct ig_transport *t, int graceful)
 static const struct ig_transport_ops stream_ops = {
 	.writev = stream_writev,
 	.resume_read = stream_resume_read,
+	.read_now = stream_read_now,
 	.close = stream_close,
 };
 
@@ -501,6 +514,9 @@ void lwip_stop_accepting(struct ig_net_listener *l)
 {
 	if (!l || !l->pcb)
 		return;
+	/* Handshakes whose last ACK is still in the device complete first
+	   and are accepted, as net/sock accepts its backlog. */
+	lwip_frames_take();
 	tcp_arg(l->pcb, NULL);
 	tcp_accept(l->pcb, NULL);
 	tcp_close(l->pcb); /* a listener's close cannot fail */

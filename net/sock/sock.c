@@ -22,12 +22,14 @@ enum stream_state {
 	STREAM_OPEN,
 	STREAM_LINGERING, /* engine gone, write side shut, discarding input */
 	STREAM_DEAD,      /* to be freed when the current callback unwinds */
+	STREAM_FREED,     /* fd closed; back to the pool after the batch */
 };
 
 struct sock_stream {
 	struct ig_transport t; /* first: the engine's handle */
 	struct ig_io io;
 	struct ig_timer linger_timer;
+	struct ig_deferred release; /* the pool's give, after the event batch */
 	struct sock_core *core;
 	int fd;
 	enum stream_state state;
@@ -93,11 +95,24 @@ static struct sock_stream *stream_of(struct ig_transport *t)
 	return (struct sock_stream *)t;
 }
 
+static void stream_release(struct ig_deferred *d)
+{
+	struct sock_stream *s = (struct sock_stream *)((char *)d - offsetof(struct sock_stream, release));
+	ig_pool_give(&s->core->streams, s);
+}
+
+/* The fd is closed at once (which takes it out of epoll), but events for
+ * it may already sit in the batch the loop is dispatching: another
+ * stream's callback (the drain, a client closing its upstream) can end
+ * this one. So the memory goes back to the pool only after the batch,
+ * and those stale events find STREAM_FREED, not a reused or re-freed slot. */
 static void stream_free(struct sock_stream *s)
 {
 	ig_timer_cancel(&s->core->loop->timers, &s->linger_timer);
-	close(s->fd); /* also removes it from epoll */
-	ig_pool_give(&s->core->streams, s);
+	close(s->fd);
+	s->state = STREAM_FREED;
+	s->release.fn = stream_release;
+	ig_loop_defer(s->core->loop, &s->release);
 }
 
 /* Frees a stream marked dead once no callback of it is on the stack. */
@@ -192,6 +207,8 @@ static uint32_t stream_connect_done(struct sock_stream *s, uint32_t events)
 static void on_stream_event(struct ig_io *io, uint32_t events)
 {
 	struct sock_stream *s = (struct sock_stream *)((char *)io - offsetof(struct sock_stream, io));
+	if (s->state == STREAM_FREED)
+		return; /* a stale event of this batch: see stream_free */
 	s->in_callback = true;
 	if (events & EPOLLRDHUP)
 		s->rdhup = true;
@@ -247,6 +264,19 @@ static void stream_resume_read(struct ig_transport *t)
 	stream_settle(s);
 }
 
+static bool stream_read_now(struct ig_transport *t)
+{
+	struct sock_stream *s = stream_of(t);
+	char probe;
+	/* A peek: bytes, EOF (0) or an error all mean stream_read will tell
+	   the engine something; only EAGAIN means nothing is there. */
+	if (s->state != STREAM_OPEN || (recv(s->fd, &probe, 1, MSG_PEEK) < 0 && errno == EAGAIN))
+		return false;
+	s->read_paused = true; /* so that resume_read reads, paused or not */
+	stream_resume_read(t);
+	return true;
+}
+
 static void on_linger_timeout(struct ig_timer *tm)
 {
 	struct sock_stream *s = (struct sock_stream *)((char *)tm - offsetof(struct sock_stream, linger_timer));
@@ -279,6 +309,7 @@ static void stream_close(struct ig_transport *t, int graceful)
 static const struct ig_transport_ops stream_ops = {
 	.writev = stream_writev,
 	.resume_read = stream_resume_read,
+	.read_now = stream_read_now,
 	.close = stream_close,
 };
 
@@ -315,25 +346,25 @@ static void accept_one(struct sock_core *c, int fd)
 	}
 }
 
-static void accept_queued(struct sock_core *c)
+/* Accepts up to max connections; false once the backlog is empty (or
+ * accept fails: EMFILE/ENFILE, whose events will come again; the
+ * connection limit keeps this rare). */
+static bool accept_queued(struct sock_core *c, int max)
 {
-	/* Bounded so one busy listener cannot starve the streams. */
-	for (int i = 0; i < 256; i++) {
+	for (int i = 0; i < max; i++) {
 		int fd = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			/* EMFILE/ENFILE: the events will come again; the
-			   connection limit keeps this rare. */
-			return;
-		}
+		if (fd < 0)
+			return false;
 		accept_one(c, fd);
 	}
+	return true;
 }
 
 static void on_listen_event(struct ig_io *io, uint32_t events)
 {
 	(void)events;
 	struct sock_core *c = (struct sock_core *)((char *)io - offsetof(struct sock_core, listen_io));
-	accept_queued(c);
+	accept_queued(c, 256); /* bounded so one busy listener cannot starve the streams */
 }
 
 void sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
@@ -397,7 +428,10 @@ void sock_core_stop_accepting(struct sock_core *c)
 {
 	if (c->listen_fd < 0)
 		return;
-	accept_queued(c);
+	/* The whole backlog (4096 in server_listen): a connection left in it
+	   is reset by the close. Bounded, as connections keep coming. */
+	for (int i = 0; i < 16 && accept_queued(c, 256); i++)
+		;
 	ig_loop_del(c->loop, c->listen_fd);
 	close(c->listen_fd);
 	c->listen_fd = -1;

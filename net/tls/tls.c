@@ -70,6 +70,8 @@ struct tls_conn {
 	bool lower_blocked; /* its writev would block: wait for writable */
 	bool lower_eof, eof_delivered;
 	bool heard; /* the peer has sent bytes */
+	bool told_above; /* read_now: the engine above was handed bytes or EOF */
+	bool got_bytes;  /* read_now: the lower transport brought bytes in */
 	char *spill;
 	uint32_t spill_off, spill_len;
 	_Alignas(16) unsigned char engine[];
@@ -255,6 +257,7 @@ static bool deliver(struct tls_conn *tc)
 			   response the engine above may write at once. */
 			tls_engine_recvapp_ack(e, n);
 		}
+		tc->told_above = true;
 		tc->up.engine_ops->received(tc->up.engine, n);
 		if (tc->state != TC_OPEN)
 			return false;
@@ -265,6 +268,7 @@ static bool deliver(struct tls_conn *tc)
 	    !tls_engine_recvapp_buf(e, &left)) {
 		/* The peer's FIN without close_notify: an end like TCP's. */
 		tc->eof_delivered = true;
+		tc->told_above = true;
 		tc->up.engine_ops->received(tc->up.engine, 0);
 		if (tc->state != TC_OPEN)
 			return false;
@@ -427,7 +431,7 @@ static void low_received(void *arg, size_t n)
 	if (n == 0) {
 		tc->lower_eof = true;
 	} else {
-		tc->heard = true;
+		tc->heard = tc->got_bytes = true;
 		tls_engine_recvrec_ack(engine_of(tc), n);
 	}
 	pump(tc);
@@ -548,6 +552,28 @@ static void up_resume_read(struct ig_transport *t)
 	release(tc);
 }
 
+/* Plaintext the engine holds, a spill, or records still in the lower
+ * transport all count as arrived: the lower's own read_now brings the
+ * latter in (low_received pumps). True also for part of a record (the
+ * rest will follow), so the engine above may still be idle then; false
+ * when nothing came. */
+static bool up_read_now(struct ig_transport *t)
+{
+	struct tls_conn *tc = (struct tls_conn *)t;
+	if (tc->state != TC_OPEN)
+		return false;
+	hold(tc);
+	tc->told_above = tc->got_bytes = false;
+	tc->above_paused = false;
+	pump(tc);
+	if (tc->state == TC_OPEN && !tc->told_above && tc->lower && tc->lower->ops->read_now)
+		tc->lower->ops->read_now(tc->lower);
+	/* Left the open state: the engine above closed itself or was told. */
+	bool told = tc->told_above || tc->got_bytes || tc->state != TC_OPEN;
+	release(tc);
+	return told;
+}
+
 static void up_close(struct ig_transport *t, int graceful)
 {
 	struct tls_conn *tc = (struct tls_conn *)t;
@@ -576,6 +602,7 @@ static void up_close(struct ig_transport *t, int graceful)
 static const struct ig_transport_ops tls_ops = {
 	.writev = up_writev,
 	.resume_read = up_resume_read,
+	.read_now = up_read_now,
 	.close = up_close,
 };
 

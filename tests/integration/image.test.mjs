@@ -86,7 +86,9 @@ let seq = 0;
 /** umoci unpacks the image into a bundle; the bundle's config then loses
  * its network namespace (the container shares the host's loopback, the only
  * network the tests may use) and gets a read-only root and env. */
+// The image's admin port (9464) is fixed; here it is a free one by default.
 async function bundle(env) {
+	env = { INGOT_ADMIN_PORT: '0', ...env };
 	const dir = path.join(tmp, `bundle-${++seq}`);
 	await must('umoci', ['unpack', '--image', `${LAYOUT}:latest`, dir]);
 	const file = path.join(dir, 'config.json');
@@ -169,7 +171,7 @@ class Container {
 
 // ---- the image ----
 
-test('make image: an OCI layout that skopeo inspect accepts, with entrypoint /service, user 65534, PORT=8080, 8080/tcp and version and source labels', { ...T, ...SKIP }, async () => {
+test('make image: an OCI layout that skopeo inspect accepts, with entrypoint /service, user 65534, PORT=8080, INGOT_ADMIN_PORT=9464, 8080/tcp, 9464/tcp and version and source labels', { ...T, ...SKIP }, async () => {
 	await need('skopeo');
 	needImage();
 	const inspect = JSON.parse(await must('skopeo', ['inspect', `oci:${LAYOUT}:latest`]));
@@ -183,8 +185,8 @@ test('make image: an OCI layout that skopeo inspect accepts, with entrypoint /se
 	assert.deepEqual(config.config.Entrypoint, ['/service']);
 	assert.equal(config.config.Cmd, undefined);
 	assert.equal(config.config.User, '65534:65534');
-	assert.deepEqual(config.config.Env, ['PORT=8080']);
-	assert.deepEqual(config.config.ExposedPorts, { '8080/tcp': {} });
+	assert.deepEqual(config.config.Env, ['PORT=8080', 'INGOT_ADMIN_PORT=9464']);
+	assert.deepEqual(config.config.ExposedPorts, { '8080/tcp': {}, '9464/tcp': {} });
 	const version = (await must(STATIC_BIN, ['--version'])).trim().split(' ').pop();
 	assert.equal(config.config.Labels['org.opencontainers.image.version'], version);
 	assert.ok(config.config.Labels['org.opencontainers.image.source'], 'a source label');
@@ -247,12 +249,12 @@ test('the docker-archive loads: skopeo copies it to an OCI layout with the same 
 	assert.match(loaded, /Loaded image.*ingot:latest/);
 	const fmt = '{{.Config.User}}|{{json .Config.Entrypoint}}|{{json .Config.Env}}';
 	const seen = (await must('podman', [...podman, 'image', 'inspect', '--format', fmt, 'ingot:latest'])).trim();
-	assert.equal(seen, '65534:65534|["/service"]|["PORT=8080"]');
+	assert.equal(seen, '65534:65534|["/service"]|["PORT=8080","INGOT_ADMIN_PORT=9464"]');
 });
 
 // ---- running it ----
 
-test('runc runs the image (network namespace dropped): /health and /json answer, and SIGTERM ends it with status 0', { ...T, ...SKIP }, async () => {
+test('runc runs the image (network namespace dropped): /health and /json answer, its admin listener counts them on /metrics, and SIGTERM ends it with status 0', { ...T, ...SKIP }, async () => {
 	await need('runc', 'umoci');
 	needImage();
 	const port = await freePort();
@@ -261,6 +263,11 @@ test('runc runs the image (network namespace dropped): /health and /json answer,
 	await c.waitLog((l) => l.msg === 'listening');
 	assert.equal((await curlResponse(port, '/health')).text, BODY.health);
 	assert.equal((await curlResponse(port, '/json')).text, BODY.json);
+	const admin = c.logs.find((l) => l.msg === 'admin listening');
+	assert.ok(admin, 'the image starts its admin listener');
+	const m = await curlResponse(admin.port, '/metrics');
+	assert.equal(m.status, 200);
+	assert.match(m.text, /^http_server_request_duration_seconds_count\{http_request_method="GET",http_route="\/json",http_response_status_code="200"\} 1$/m);
 	await c.kill('TERM');
 	assert.deepEqual(await c.stopped(), { code: 0, signal: null }, c.stderr);
 	assert.ok(c.logs.some((l) => l.msg === 'stopped'));

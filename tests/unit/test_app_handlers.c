@@ -11,6 +11,7 @@
  * array is reused. Build: as tests/harness.h says. */
 #include "tests/harness.h"
 #include "tests/unit/check.h"
+#include "net/http/health.h"
 
 #include <stdlib.h>
 #include <strings.h>
@@ -414,6 +415,55 @@ static void test_response_head(void)
 	check_core_idle("head: every output block returned");
 }
 
+static bool head_has(const char *field)
+{
+	const char *end = memmem(tr.out, tr.out_len, "\r\n\r\n", 4);
+	return end && memmem(tr.out, (size_t)(end - tr.out), field, strlen(field));
+}
+
+/* /livez and /readyz as the engine answers them on the main port, and a
+ * document that defines /readyz itself keeping it. */
+static void test_health(void)
+{
+	struct answer a;
+	CHECK_INT(http_health_free_paths(harness_app), HTTP_HEALTH_LIVEZ | HTTP_HEALTH_READYZ,
+		  "the reference document leaves /livez and /readyz to the engine");
+	static const char *const own_routes[] = { "/items", "/readyz" };
+	struct ig_app own = *harness_app;
+	own.routes = own_routes;
+	own.route_count = 2;
+	CHECK_INT(http_health_free_paths(&own), HTTP_HEALTH_LIVEZ, "a document's own /readyz is not taken");
+
+	core.health_paths = http_health_free_paths(harness_app);
+	CHECK(get("/livez", &a) && a.status == 200 && body_is(&a, "{\"status\":\"ok\"}"), "/livez: 200");
+	CHECK(head_has("Cache-Control: no-store"), "/livez: Cache-Control: no-store");
+	CHECK(get("/readyz", &a) && a.status == 503 && body_is(&a, "{\"status\":\"starting\"}"),
+	      "/readyz before the listeners are up: 503 starting");
+	http_health_expect_listeners(1);
+	http_health_listener_up();
+	CHECK(get("/readyz?verbose", &a) && a.status == 200 && body_is(&a, "{\"status\":\"ready\"}"),
+	      "/readyz with the listeners up: 200 ready (the query is not the path)");
+	CHECK(head_has("Cache-Control: no-store"), "/readyz: Cache-Control: no-store");
+	int db = ig_backend_register("db");
+	CHECK(db >= 0, "a backend registers");
+	CHECK(get("/readyz", &a) && a.status == 503 && body_is(&a, "{\"status\":\"backend down\"}"),
+	      "a registered backend not up yet: 503");
+	ig_backend_set_up(db, true);
+	CHECK(get("/readyz", &a) && a.status == 200, "the backend up: 200");
+	CHECK(get("/readyzz", &a) && a.status == 404, "a longer path is the app's (404)");
+
+	core.health_paths = HTTP_HEALTH_LIVEZ; /* as for a document with its own /readyz */
+	CHECK(get("/readyz", &a) && a.status == 404, "a path the document owns goes to its router");
+	CHECK(get("/livez", &a) && a.status == 200, "/livez still the engine's");
+
+	core.health_paths = http_health_free_paths(harness_app);
+	http_health_set_draining();
+	CHECK(get("/readyz", &a) && a.status == 503 && body_is(&a, "{\"status\":\"draining\"}"),
+	      "draining: 503");
+	CHECK(get("/livez", &a) && a.status == 200, "draining: /livez still 200");
+	check_core_idle("health answers leave the core idle");
+}
+
 int main(void)
 {
 	ig_log_threshold = -1; /* quiet: TAP on stdout */
@@ -427,6 +477,7 @@ int main(void)
 	test_fanout();
 	test_response_head();
 	test_detach();
+	test_health();
 	CHECK(!timed_out, "no request hung");
 	CHECK_INT(core.loop.timers.armed, 0, "no timer left armed");
 	return check_done();

@@ -1,0 +1,36 @@
+/* Liveness and readiness: the process-wide readiness state (listeners up,
+ * required backends up, not draining) and the engine's answers to GET and
+ * HEAD /livez and /readyz, on the main port and on the admin listener. */
+#ifndef NET_HTTP_HEALTH_H
+#define NET_HTTP_HEALTH_H
+
+#include <stdbool.h>
+
+#include "exchange.h"
+
+#define HTTP_HEALTH_LIVEZ 1u
+#define HTTP_HEALTH_READYZ 2u
+
+/* Answers GET or HEAD /livez and /readyz on x (200 / 503, a small JSON
+ * body, Cache-Control: no-store) and returns true; false (x untouched) for
+ * any other path or method. Served by the engine on the main port unless
+ * the document defines the path (conn_dispatch), and by the admin
+ * listener. */
+bool http_health_answer(struct ig_ctx *x);
+/* As http_health_answer, for the paths in mask (HTTP_HEALTH_*) only. */
+bool http_health_answer_paths(struct ig_ctx *x, unsigned mask);
+/* The built-in paths that app's document leaves free: the main port's
+ * mask (0: the document defines both). */
+unsigned http_health_free_paths(const struct ig_app *app);
+
+/* The server's side of the state, written by the starting thread and core
+ * 0, read by every core (relaxed atomics). */
+/* Before the cores start: how many must report their listeners up. */
+void http_health_expect_listeners(int cores);
+/* A core's listeners are up (any thread). */
+void http_health_listener_up(void);
+/* SIGTERM/SIGINT: not ready from now on (before the drain delay). */
+void http_health_set_draining(void);
+bool http_health_ready(void);
+
+#endif
