@@ -19,7 +19,9 @@
 //
 // Knobs (environment): BENCH_SERVICE, BENCH_SERVER_CPU (0), BENCH_CLIENT_CPU (1),
 // BENCH_WARMUP (1); its own: BENCH_METRICS_ROUNDS (6), BENCH_METRICS_SECONDS (2 per run),
-// BENCH_METRICS_SCRAPES (200), BENCH_METRICS_BASE (1db2470; "" skips part 2).
+// BENCH_METRICS_SCRAPES (200), BENCH_METRICS_BASE (1db2470; "" skips part 2), BENCH_METRICS_PARTS
+// (onoff,issue,scrape,idle: which parts run), BENCH_METRICS_TESTS (health,blog: which tests parts 1 and 2 run),
+// BENCH_METRICS_ADMIN (1; 0: part 2's service without the admin port, for a build that has none).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -43,6 +45,8 @@ const CFG = {
   base: env.BENCH_METRICS_BASE !== undefined ? env.BENCH_METRICS_BASE : '1db2470',
   conns: 100,
   pipeline: 16,
+  parts: (env.BENCH_METRICS_PARTS || 'onoff,issue,scrape,idle').split(','),
+  tests: env.BENCH_METRICS_TESTS ? env.BENCH_METRICS_TESTS.split(',') : null,
 };
 const TARGET_METRICS = 0.02;
 const TARGET_ISSUE = 0.03;
@@ -59,13 +63,14 @@ process.on('exit', () => {
 onSignals(log, () => killAll('SIGKILL'));
 
 const BLOG_BODY = '{"title":"Hello, metrics","body":"A post body of a few words.","likes":3,"tags":["c","bench"]}';
-const TESTS = [
+const ALL_TESTS = [
   { id: 'health', label: 'GET /health c100', args: (port, s) => ['-t1', '-c', String(CFG.conns), '-d', `${s}s`,
     '--timeout', '10s', `http://127.0.0.1:${port}/health`] },
   { id: 'blog', label: `POST /blog ×${CFG.pipeline} c${CFG.conns}`, args: (port, s) => ['-t1', '-c', String(CFG.conns),
     '-d', `${s}s`, '--timeout', '10s', '-s', path.join(HERE, 'post.lua'), `http://127.0.0.1:${port}/blog`, '--',
     path.join(tmpDir, 'blog.json'), `pipeline=${CFG.pipeline}`] },
 ];
+const TESTS = ALL_TESTS.filter((t) => !CFG.tests || CFG.tests.includes(t.id));
 
 // ---- servers ------------------------------------------------------------------
 // A server: the binary and whether the admin listener is on. Ports are
@@ -79,7 +84,10 @@ async function start(name, bin, admin) {
   const srv = await launch(name, port, { argv: [bin], env: extra }, path.join(OUT, 'logs', `metrics-${name}.log`),
     { cpu: CFG.serverCpu, timeoutMs: 15000, pollMs: 5 });
   for (let t0 = Date.now(); admin && !isListening(adminPort);) {
-    if (!alive(srv.pid) || Date.now() - t0 > 5000) throw new Error(`${name}: no admin listener on ${adminPort}`);
+    if (!alive(srv.pid) || Date.now() - t0 > 5000) {
+      await stopServer(srv, note);
+      throw new Error(`${name}: no admin listener on ${adminPort}`);
+    }
     await sleep(5);
   }
   return { ...srv, adminPort };
@@ -300,7 +308,7 @@ function table(res) {
   L.push('');
   L.push('| comparison | test | before: µs/req | after: µs/req | pooled: after/before | rounds (schedstat): median (min … max) | target (on the median) |');
   L.push('|---|---|---|---|---|---|---|');
-  abRows(L, res.metrics, TARGET_METRICS);
+  if (res.metrics) abRows(L, res.metrics, TARGET_METRICS);
   if (res.issue) abRows(L, res.issue, TARGET_ISSUE);
   L.push('');
   const s = res.scrape || {};
@@ -334,18 +342,21 @@ async function main() {
   serviceCopy = bin;
   fs.writeFileSync(path.join(tmpDir, 'blog.json'), BLOG_BODY);
   const res = { config: CFG, machine: machineBase(), notes };
-  res.metrics = await abCompare('metrics on vs off', { name: 'off', bin, admin: false }, { name: 'on', bin, admin: true });
-  if (CFG.base) {
+  const part = (p) => CFG.parts.includes(p);
+  if (part('onoff')) {
+    res.metrics = await abCompare('metrics on vs off', { name: 'off', bin, admin: false }, { name: 'on', bin, admin: true });
+  }
+  if (CFG.base && part('issue')) {
     try {
       const base = baseBinary(CFG.base);
       res.issue = await abCompare(`issue 13 vs ${CFG.base}`, { name: CFG.base, bin: base, admin: false },
-        { name: 'issue13', bin, admin: true });
+        { name: 'issue13', bin, admin: env.BENCH_METRICS_ADMIN !== '0' });
     } catch (e) {
       note(`base ${CFG.base}: ${e.message}`);
     }
   }
-  res.scrape = await scrapeTime();
-  res.idle = await idleRss();
+  if (part('scrape')) res.scrape = await scrapeTime();
+  if (part('idle')) res.idle = await idleRss();
   res.machine.loadavg_end = require('node:os').loadavg();
   const md = table(res);
   process.stdout.write(`\n${md}`);
