@@ -215,7 +215,7 @@ UNIT_OUT   := $(BUILD)/test/unit
 UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
-              test_metal_pages test_metrics test_meter test_sock
+              test_metal_pages test_metrics test_meter test_sock test_client_metrics
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -256,6 +256,8 @@ UNIT_SRC_test_metal_cmdline := kernel/metal/cmdline.c
 UNIT_SRC_test_metal_pages  := kernel/metal/pages.c
 UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/json.c kernel/arena.c kernel/pool.c
 UNIT_SRC_test_meter        := net/http/meter.c net/metrics/histogram.c
+UNIT_SRC_test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
+                              kernel/clock.c kernel/json.c kernel/arena.c kernel/pool.c
 UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 
@@ -381,7 +383,7 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # wrapped so that every object is a malloc that ASan and LSan can see.
 FUZZ_SRC_http   := $(filter-out $(API_MAIN),$(wildcard kernel/*.c net/*.c net/http/*.c net/metrics/*.c net/api/*.c)) \
                    app/service.c $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c) \
-                   net/tls/tls.c net/tls/trust_settings.c net/tls/bearssl.c $(GEN)/anchors.c
+                   net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread

@@ -1,12 +1,15 @@
 /* The process's start (ig_main): the VM's PID-1 duties, then every part's
  * settings parsed as one table (the server, the outbound client, its DNS
- * resolver, the TLS trust, the network stack), then the server. It sits above the parts it
+ * resolver, the TLS trust, the network stack), the metrics sources of the
+ * parts below the server, then the server. It sits above the parts it
  * lists, so none of them knows the others' settings. */
 #include "kernel/clock.h"
 #include "kernel/config.h"
 #include "kernel/vm.h"
+#include "net/client/client.h"
 #include "net/client/settings.h"
 #include "net/http/server.h"
+#include "net/metrics/process.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"
 
@@ -34,6 +37,11 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	case IG_CONFIG_EXIT: return 0;
 	case IG_CONFIG_ERROR: return 2;
 	}
+	/* The parts' metrics sources, before any loop runs; a one-shot
+	   command (--help, --version) has returned above and registers none. */
+	ig_process_metrics_register(app->version, tls_backend_name);
+	ig_tls_metrics_register();
+	ig_client_metrics_register();
 	return http_serve(app, t0_us);
 }
 

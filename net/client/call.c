@@ -244,6 +244,7 @@ static enum call_verdict settle(struct client_call *c, bool go)
 
 enum call_verdict call_headers(struct client_call *c, int status, const ig_header *h, size_t n)
 {
+	c->status = (uint16_t)status;
 	if (!c->h->on_headers)
 		return CALL_GO;
 	/* The parser's own array, valid during the callback (no parser runs
@@ -270,6 +271,7 @@ static void tell_end(struct client_call *c, enum ig_client_error error, const ch
 
 void call_end(struct client_call *c, enum ig_client_error error, const char *message)
 {
+	client_metrics_call_end(c, error);
 	call_free(c);
 	c->next = NULL;
 	tell_end(c, error, message);
@@ -278,6 +280,7 @@ void call_end(struct client_call *c, enum ig_client_error error, const char *mes
 void call_end_zombie(struct client_call *c, enum ig_client_error error, const char *message)
 {
 	c->state = CALL_ZOMBIE;
+	client_metrics_call_end(c, error);
 	tell_end(c, error, message);
 }
 

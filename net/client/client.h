@@ -32,6 +32,7 @@
 
 #include "kernel/ingot.h"
 #include "net/http/exchange.h"
+#include "net/metrics/metrics.h"
 
 struct ig_loop;
 typedef struct ig_dispatcher ig_dispatcher;
@@ -56,6 +57,7 @@ enum ig_client_error {
 	IG_CLIENT_NET_FORBIDDEN,   /* mock agent: real network is disabled */
 	IG_CLIENT_BAD_REQUEST,     /* the options themselves are invalid */
 };
+#define IG_CLIENT_ERROR_KINDS (IG_CLIENT_BAD_REQUEST + 1)
 const char *ig_client_error_name(enum ig_client_error e);
 
 /* ---- dispatch ---- */
@@ -266,5 +268,21 @@ typedef struct ig_stream_handler {
 } ig_stream_handler;
 ig_call *ig_stream(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts,
 		   const ig_stream_handler *h, void *arg);
+
+/* ---- metrics ---- */
+
+/* The client's metrics source (net/metrics/metrics.h):
+ * http_client_request_duration_seconds{server_address, server_port,
+ * http_request_method, http_response_status_code}, ingot_client_errors_total
+ * {server_address, kind} (kind: ig_client_error_name) and
+ * ingot_client_connections{server_address, server_port, state=active|idle},
+ * summed over the cores (client_metrics.c). Register it once, at startup,
+ * before the loops run: inline and data only, so that the start runs no
+ * code of net/client, which net/cold.ld keeps off the startup path's pages. */
+extern struct ig_metrics_source ig_client_metrics_source;
+static inline void ig_client_metrics_register(void)
+{
+	ig_metrics_register(&ig_client_metrics_source);
+}
 
 #endif

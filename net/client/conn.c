@@ -72,6 +72,7 @@ static void conn_close(struct client_conn *k, bool graceful)
 		k->t->ops->close(k->t, graceful);
 	k->t = k->sock = NULL;
 	k->state = CC_CLOSED;
+	client_metrics_conn_open(k->origin, -1);
 	ig_loop_defer(core_of(k)->loop, &k->release);
 	k->owner_ops->closed(k->owner, k);
 }
@@ -128,12 +129,21 @@ static enum ig_client_error head_error(enum http_error_kind kind)
 	}
 }
 
+/* A call left the FIFO: with the last, the connection is idle again. */
+static void inflight_down(struct client_conn *k)
+{
+	if (--k->inflight == 0)
+		client_metrics_conn_busy(k->origin, -1);
+}
+
 /* Detaches the FIFO: the connection owes nothing any more. */
 static struct client_call *conn_detach_fifo(struct client_conn *k)
 {
 	struct client_call *first = k->head;
 	k->head = k->tail = k->unsent = NULL;
 	k->unsent_off = 0;
+	if (k->inflight)
+		client_metrics_conn_busy(k->origin, -1);
 	k->inflight = 0;
 	k->rd = RD_HEAD;
 	return first;
@@ -350,7 +360,8 @@ void conn_take(struct client_conn *k, struct client_call *c)
 	c->holder = k;
 	c->sent = c->responding = c->paused = c->connect_told = false;
 	IG_FIFO_PUSH(k->head, k->tail, c);
-	k->inflight++;
+	if (k->inflight++ == 0)
+		client_metrics_conn_busy(k->origin, 1);
 	if (!k->unsent) {
 		k->unsent = c;
 		k->unsent_off = 0;
@@ -414,7 +425,7 @@ static void conn_complete(struct client_conn *k)
 	k->head = c->next;
 	if (!k->head)
 		k->tail = NULL;
-	k->inflight--;
+	inflight_down(k);
 	k->responses++;
 	k->rd = RD_HEAD;
 	k->dl = DL_NONE;
@@ -793,6 +804,7 @@ struct client_conn *conn_open(const struct client_origin *origin, const struct c
 	k->timer.fn = on_conn_timer;
 	k->resume.fn = conn_run_resume;
 	k->release.fn = conn_release;
+	client_metrics_conn_open(origin, 1);
 	conn_set_deadline(k, DL_CONNECT, core->loop->clock.now_ms + connect_ms);
 	return k;
 }
@@ -850,7 +862,7 @@ static void conn_abort_call(void *holder, struct client_call *c)
 			k->tail = prev;
 		if (k->unsent == c)
 			k->unsent = c->next;
-		k->inflight--;
+		inflight_down(k);
 		call_end(c, IG_CLIENT_ABORTED, "the call was aborted");
 		if (k->state == CC_OPEN && !k->head && k->retiring)
 			conn_close(k, true);

@@ -59,6 +59,7 @@
 #include "net/client/client.h"
 #include "net/client/url.h"
 #include "net/http/response_head.h"
+#include "net/metrics/metrics.h"
 #include "net/sock/sock.h"
 
 /* A connection's read buffer: taken when bytes arrive, given back when it
@@ -69,6 +70,37 @@
 #define CLIENT_MAX_HEADERS 1000
 #define CLIENT_MAX_ADDRS 4     /* addresses of a name tried in turn */
 #define CLIENT_MAX_STREAMS 65536 /* outbound sockets per core */
+
+/* ---- metrics (client_metrics.c) ----
+ * Per core, written only by that core, read by the scrape on core 0: a
+ * fixed table of origins (host and port; the last slot is "_OTHER", for
+ * the origins beyond it) with their error counts by kind and their
+ * connections, and a fixed table of duration series by origin, method and
+ * status (the last slot takes whatever does not fit). An entry is filled,
+ * then published by a release store of the count, so a reader that loads
+ * the count with acquire sees whole entries; entries never change after. */
+#define CLIENT_METRICS_ORIGINS 16
+#define CLIENT_METRICS_SERIES 64
+
+struct client_metrics_origin {
+	uint16_t port;
+	char host[IG_URL_HOST_MAX + 1];
+	ig_counter errors[IG_CLIENT_ERROR_KINDS];
+	ig_counter conns_open, conns_busy; /* gauges: open, and with a call in flight */
+};
+
+struct client_metrics_series {
+	uint8_t origin; /* slot; CLIENT_METRICS_ORIGINS: "_OTHER" */
+	uint8_t method; /* index in http_method_names */
+	uint16_t status;
+	struct ig_histogram duration;
+};
+
+struct client_metrics {
+	struct client_metrics_origin origins[CLIENT_METRICS_ORIGINS + 1];
+	struct client_metrics_series series[CLIENT_METRICS_SERIES + 1];
+	_Atomic uint32_t origin_count, series_count; /* published entries */
+};
 
 /* ---- per core ---- */
 
@@ -82,12 +114,16 @@ struct client_core {
 	ig_dispatcher *agent;        /* ig_core_agent's (or a test's) */
 	struct dns_resolver *dns;    /* made on the first name to resolve */
 	uint64_t connects;           /* connections opened, ever */
+	struct client_metrics metrics;
 	char wscratch[16384];        /* request heads gathered for one writev */
 };
 
 /* The core of the calling thread for loop, made on first use; NULL if
  * memory is short (percore.c). */
 struct client_core *client_core_of(struct ig_loop *loop);
+/* Every core made so far, from any thread (the scrape): the first after
+ * prev (NULL: the first), or NULL. A core lives as long as the process. */
+const struct client_core *client_core_next(const struct client_core *prev);
 
 /* What a pool's connections and calls read of it: the origin, its
  * options and limits, the core. Set once when the pool is made. */
@@ -97,7 +133,12 @@ struct client_origin {
 	char host[IG_URL_HOST_MAX + 1]; /* NUL-terminated: resolver, SNI */
 	ig_client_opts opts;
 	struct http_limits limits;
+	uint8_t metrics_origin; /* its slot in core->metrics.origins */
 };
+
+/* The slot of host:port in core's origin table, taken if new ("_OTHER"'s
+ * when the table is full). On core's own thread. */
+uint8_t client_metrics_origin(struct client_core *core, const char *host, uint16_t port);
 
 /* ---- a call ---- */
 
@@ -145,7 +186,13 @@ struct client_call {
 	char traceparent_value[IG_TRACEPARENT_LEN];
 	size_t request_bytes; /* head and body, as written */
 	uint32_t connect_ms, headers_ms, body_ms;
+	uint64_t start_us; /* dispatched: the duration's start */
+	uint16_t status;   /* of the final response head, 0 before one */
 };
+
+/* Counts the end of c (an error, if any, by kind; the duration, if a
+ * response head came, by method and status) in its core's metrics. */
+void client_metrics_call_end(const struct client_call *c, enum ig_client_error error);
 
 extern const struct ig_call_ops client_call_ops;
 
@@ -249,6 +296,11 @@ struct client_conn {
 	struct ig_deferred release; /* closed: the memory goes */
 	struct sockaddr_storage addrs[CLIENT_MAX_ADDRS];
 };
+
+/* A connection's gauges in its origin's metrics, delta +1 or -1: open
+ * (from conn_open until closed) and busy (while a call is in flight). */
+void client_metrics_conn_open(const struct client_origin *o, int delta);
+void client_metrics_conn_busy(const struct client_origin *o, int delta);
 
 /* A new connection to origin, not started, not linked anywhere; NULL when
  * out of slots. The connect deadline (name resolution included) starts

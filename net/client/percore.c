@@ -43,3 +43,8 @@ struct client_core *client_core_of(struct ig_loop *loop)
 	thread_cores = c;
 	return c;
 }
+
+const struct client_core *client_core_next(const struct client_core *prev)
+{
+	return prev ? prev->all_next : atomic_load(&all_cores);
+}

@@ -11,6 +11,7 @@
  * call's slot comes back through call_release, after the batch in which
  * the call ended. */
 #include "internal.h"
+#include "kernel/clock.h"
 #include "kernel/list.h"
 #include "net/tls/tls.h"
 
@@ -43,6 +44,7 @@ struct client_pool *pool_new(struct client_core *core, const struct ig_url *orig
 	memcpy(o->host, o->url.host.ptr, o->url.host.len);
 	o->host[o->url.host.len] = 0;
 	o->core = core;
+	o->metrics_origin = client_metrics_origin(core, o->host, o->url.port);
 	p->owner_ops = owner_ops;
 	p->owner = owner;
 	client_opts_resolve(&o->opts, opts);
@@ -285,6 +287,7 @@ ig_call *pool_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 	c->h = handler;
 	c->arg = arg;
 	c->state = CALL_QUEUED;
+	c->start_us = ig_monotonic_us();
 	p->calls++;
 	const char *why = NULL;
 	char msg[200];

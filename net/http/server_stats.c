@@ -5,19 +5,25 @@
 #include "kernel/log.h"
 #include "net/tls/tls.h"
 
-static void sum_tls(struct ig_tls_stats *sum, const struct ig_tls_stats *s)
+/* Plain sums of the cores' counters (ig_tls_stats's are read with ig_counter_get). */
+struct tls_sums {
+	uint64_t handshakes, resumed, failed, timed_out, refused;
+};
+
+static void sum_tls(struct tls_sums *sum, const struct ig_tls_stats *s)
 {
-	sum->handshakes += s->handshakes;
-	sum->resumed += s->resumed;
-	sum->failed += s->failed;
-	sum->timed_out += s->timed_out;
-	sum->refused += s->refused;
+	uint64_t resumed = ig_counter_get(&s->resumed);
+	sum->handshakes += ig_counter_get(&s->full) + resumed;
+	sum->resumed += resumed;
+	sum->failed += ig_counter_get(&s->failed);
+	sum->timed_out += ig_counter_get(&s->timed_out);
+	sum->refused += ig_counter_get(&s->refused);
 }
 
 void server_log_stopped(void)
 {
 	uint64_t requests = 0, cut = 0, dropped = 0;
-	struct ig_tls_stats tls = { 0 };
+	struct tls_sums tls = { 0 };
 	for (int i = 0; i < http_server.core_count; i++) {
 		const struct http_core *core = &http_server.cores[i];
 		requests += core->requests;

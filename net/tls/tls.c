@@ -9,6 +9,7 @@
  * aside to a spill buffer taken from the core for as long as it waits. */
 #include "tls.h"
 
+#include "kernel/clock.h"
 #include "kernel/cores.h"
 #include "kernel/file.h"
 #include "kernel/loop.h"
@@ -37,6 +38,8 @@ struct ig_tls_core {
 	struct ig_pool conns;  /* struct tls_conn with its engine */
 	struct ig_pool spills; /* SPILL_BYTES each, only while input waits */
 	struct ig_tls_stats stats;
+	uint32_t in_handshake; /* connections of this core in the handshake */
+	bool serves;           /* made with credentials: the server role */
 	/* Connections in the handshake, oldest first: at max_handshakes the
 	   oldest that has sent nothing yet makes room for a newcomer. */
 	struct tls_conn *shaking_head, *shaking_tail;
@@ -56,6 +59,7 @@ struct tls_conn {
 	struct ig_transport *lower;
 	struct ig_tls_core *core;
 	struct ig_timer timer; /* the handshake's deadline, then the close's */
+	uint64_t start_us;     /* the handshake's start, for its duration */
 	struct tls_conn *shaking_prev, *shaking_next; /* while in the handshake */
 	enum tls_conn_state state;
 	uint32_t depth; /* our entry points on the stack */
@@ -100,7 +104,6 @@ static void conn_free(struct tls_conn *tc)
 	tls_engine_free(engine_of(tc));
 	if (tc->spill)
 		ig_pool_give(&c->spills, tc->spill);
-	c->stats.open--;
 	ig_pool_give(&c->conns, tc);
 }
 
@@ -121,7 +124,7 @@ static void shaking_unlink(struct tls_conn *tc)
 	*(tc->shaking_prev ? &tc->shaking_prev->shaking_next : &c->shaking_head) = tc->shaking_next;
 	*(tc->shaking_next ? &tc->shaking_next->shaking_prev : &c->shaking_tail) = tc->shaking_prev;
 	tc->shaking_prev = tc->shaking_next = NULL;
-	c->stats.in_handshake--;
+	c->in_handshake--;
 }
 
 /* Closes the lower transport and stops everything; the object goes back
@@ -153,7 +156,7 @@ static void conn_abort(struct tls_conn *tc, const char *why)
 static void conn_fail(struct tls_conn *tc, const char *why)
 {
 	if (tc->state == TC_HANDSHAKE)
-		tc->core->stats.failed++;
+		ig_counter_add(&tc->core->stats.failed, 1);
 	conn_abort(tc, why);
 }
 
@@ -278,9 +281,8 @@ static void handshake_done(struct tls_conn *tc)
 	struct ig_tls_core *c = tc->core;
 	shaking_unlink(tc);
 	tc->state = TC_OPEN;
-	c->stats.handshakes++;
-	if (tls_engine_resumed(engine_of(tc)))
-		c->stats.resumed++;
+	ig_counter_add(tls_engine_resumed(engine_of(tc)) ? &c->stats.resumed : &c->stats.full, 1);
+	ig_histogram_observe(&c->stats.handshake_us, &ig_duration_bounds, ig_monotonic_us() - tc->start_us);
 	ig_timer_cancel(&c->loop->timers, &tc->timer);
 }
 
@@ -469,7 +471,7 @@ static void on_timer(struct ig_timer *t)
 	struct tls_conn *tc = (struct tls_conn *)((char *)t - offsetof(struct tls_conn, timer));
 	hold(tc);
 	if (tc->state == TC_HANDSHAKE) {
-		tc->core->stats.timed_out++;
+		ig_counter_add(&tc->core->stats.timed_out, 1);
 		conn_abort(tc, "handshake timeout");
 	} else if (tc->state == TC_CLOSING) {
 		conn_done(tc, false);
@@ -632,8 +634,8 @@ static struct ig_transport *conn_start(struct tls_conn *tc)
 	struct ig_tls_core *c = tc->core;
 	tc->lower->engine = tc;
 	tc->lower->engine_ops = &lower_ops;
-	c->stats.in_handshake++;
-	c->stats.open++;
+	c->in_handshake++;
+	tc->start_us = ig_monotonic_us();
 	tc->shaking_prev = c->shaking_tail;
 	*(c->shaking_tail ? &c->shaking_tail->shaking_next : &c->shaking_head) = tc;
 	c->shaking_tail = tc;
@@ -651,17 +653,17 @@ static void evict_silent(struct ig_tls_core *c)
 	if (!tc)
 		return;
 	hold(tc);
-	c->stats.refused++;
+	ig_counter_add(&c->stats.refused, 1);
 	conn_abort(tc, "no ClientHello while handshakes were at the limit");
 	release(tc);
 }
 
 struct ig_transport *ig_tls_server(struct ig_tls_core *c, struct ig_transport *lower)
 {
-	if (c->stats.in_handshake >= c->limits.max_handshakes)
+	if (c->in_handshake >= c->limits.max_handshakes)
 		evict_silent(c);
-	if (c->stats.in_handshake >= c->limits.max_handshakes) {
-		c->stats.refused++;
+	if (c->in_handshake >= c->limits.max_handshakes) {
+		ig_counter_add(&c->stats.refused, 1);
 		return NULL;
 	}
 	struct tls_conn *tc = conn_new(c, lower);
@@ -677,8 +679,8 @@ struct ig_transport *ig_tls_server(struct ig_tls_core *c, struct ig_transport *l
 struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *lower,
 				   const struct tls_trust *trust, const char *server_name)
 {
-	if (c->stats.in_handshake >= c->limits.max_handshakes) {
-		c->stats.refused++;
+	if (c->in_handshake >= c->limits.max_handshakes) {
+		ig_counter_add(&c->stats.refused, 1);
 		return NULL;
 	}
 	struct tls_conn *tc = conn_new(c, lower);
@@ -708,6 +710,7 @@ struct ig_tls_core *ig_tls_core_new(struct ig_loop *loop, const struct tls_crede
 	}
 	c->loop = loop;
 	c->limits = *limits;
+	c->serves = server != NULL;
 	/* Cores live as long as the process; the list keeps them reachable
 	   (the leak checker then sees them, not a leak). */
 	c->next_made = atomic_load(&cores_made);
@@ -723,6 +726,14 @@ struct ig_tls_core *ig_tls_core_new(struct ig_loop *loop, const struct tls_crede
 const struct ig_tls_stats *ig_tls_core_stats(const struct ig_tls_core *c)
 {
 	return &c->stats;
+}
+
+const struct ig_tls_core *ig_tls_next_server_core(const struct ig_tls_core *prev)
+{
+	const struct ig_tls_core *c = prev ? prev->next_made : atomic_load(&cores_made);
+	while (c && !c->serves)
+		c = c->next_made;
+	return c;
 }
 
 const char *ig_tls_last_error(const struct ig_tls_core *c)

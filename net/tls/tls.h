@@ -4,7 +4,8 @@
  * socket from net/sock). The loop drives everything; nothing blocks.
  *
  * Per core: one ig_tls_core holds the backend's per-core state (session
- * cache), a pool of connection states, the handshake limits and counters.
+ * cache), a pool of connection states, the handshake limits and counters
+ * (which the metrics source reads from core 0).
  * It is created and used on that core's thread only.
  *
  * The backend (BearSSL or mbedtls) is behind net/tls/backend.h. */
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/metrics/metrics.h"
 #include "net/tls/backend.h"
 #include "net/transport.h"
 
@@ -35,15 +37,35 @@ struct ig_tls_limits {
 					  (0: 5000) */
 };
 
+/* A core's handshakes: written by that core only, read from any thread
+ * (the metrics source on core 0, the "stopped" line) with ig_counter_get. */
 struct ig_tls_stats {
-	uint64_t handshakes, resumed, failed, timed_out, refused;
-	uint32_t in_handshake, open;
+	ig_counter full;      /* completed with a full handshake */
+	ig_counter resumed;   /* completed by resuming a session */
+	ig_counter failed;    /* the peer or the backend broke it off */
+	ig_counter timed_out; /* not done within handshake_timeout_ms */
+	ig_counter refused;   /* at max_handshakes: never started, or evicted */
+	struct ig_histogram handshake_us; /* start to done, of the completed */
 };
 
 /* server may be NULL (a core that only makes client connections). */
 struct ig_tls_core *ig_tls_core_new(struct ig_loop *loop, const struct tls_credentials *server,
 				    const struct ig_tls_limits *limits);
 const struct ig_tls_stats *ig_tls_core_stats(const struct ig_tls_core *c);
+/* The server-role cores (made with credentials) of the process, from any
+ * thread: the first after prev (NULL: the first of all), or NULL. A core
+ * lives as long as the process. */
+const struct ig_tls_core *ig_tls_next_server_core(const struct ig_tls_core *prev);
+/* The TLS metrics source (net/metrics/metrics.h): the server role's
+ * handshakes by result and their duration, summed over its cores
+ * (tls_metrics.c). Register it once, at startup, before the loops run:
+ * inline and data only, so that the start runs no code of net/tls, which
+ * net/cold.ld keeps off the startup path's pages. */
+extern struct ig_metrics_source ig_tls_metrics_source;
+static inline void ig_tls_metrics_register(void)
+{
+	ig_metrics_register(&ig_tls_metrics_source);
+}
 
 /* Puts TLS over lower (which must have no engine yet). Returns the
  * transport for the engine above, which then sets engine_ops and engine
