@@ -81,6 +81,8 @@ const VALIDATE_BODY = '{"name":"Ada Lovelace","nickname":null,"ref":"A-1","statu
 	'"scores":[90,85,77,100,0],"address":{"street":"12 Main St","city":"Springfield","zip":"12345"},"active":true}';
 const BLOG_BODY = '{"title":"Hello","body":"A post body.","likes":3,"tags":["c"]}';
 const JSON_HDR = ['content-type: application/json'];
+// opts with an X-Request-Id of its own added to its headers.
+const withId = (opts, id) => ({ ...opts, headers: [...(opts.headers || []), `X-Request-Id: ${id}`] });
 const VALIDATION_ERROR = ['POST', '/validate', { headers: [...JSON_HDR, 'x-foo: bar'], body: '{"name":1}' }];
 const ROUTES = [
 	['GET', '/health'], ['GET', '/json'], ['GET', '/compute'], ['GET', '/hash'],
@@ -117,8 +119,10 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 
 	test('every reference route answers byte for byte as the process build does (but Date)', T, async () => {
 		const diffs = [];
-		for (const [method, target, opts = {}] of ROUTES) {
-			const data = req(method, target, opts);
+		for (const [i, [method, target, opts = {}]] of ROUTES.entries()) {
+			// One id to both, so that the echoed X-Request-Id (and a
+			// problem's request_id) can be compared byte for byte too.
+			const data = req(method, target, withId(opts, `route-${i}`));
 			const vm = await rawAnswer(g.port, data, method === 'HEAD');
 			const pr = await rawAnswer(proc.port, data, method === 'HEAD');
 			const fix = target.startsWith('/fanout') ? normalize : (s) => s;
@@ -130,11 +134,13 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 
 	test('a validation error is a 400 problem+json naming the field, as from the process', T, async () => {
 		const [method, target, opts] = VALIDATION_ERROR;
-		const vm = await rawAnswer(g.port, req(method, target, opts));
+		const data = req(method, target, withId(opts, 'validation-1'));
+		const vm = await rawAnswer(g.port, data);
 		assert.equal(vm.res.status, 400);
 		assert.equal(vm.res.headers['content-type'], 'application/problem+json');
 		assert.match(vm.res.text, /name/);
-		assert.equal(vm.bytes, (await rawAnswer(proc.port, req(method, target, opts))).bytes);
+		assert.equal(vm.res.json().request_id, 'validation-1');
+		assert.equal(vm.bytes, (await rawAnswer(proc.port, data)).bytes);
 	});
 
 	test('Date is within 2 s of the host\'s clock', T, async () => {
