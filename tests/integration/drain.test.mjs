@@ -91,8 +91,6 @@ async function loadAndStop(srv, open, readyEvent, after, depth) {
 	const lost = all.map((c, k) => ({ k, outcome: outcome(c), ...c })).filter((c) => c.outcome === 'lost');
 	assert.deepEqual(lost, [], 'no connection was reset with a request it had fully written');
 	for (const c of all) assert.deepEqual(c.bad, [], 'every answer is the route\'s');
-	const drained = all.filter((c) => c.closeSeen).length;
-	assert.ok(drained > 0, `the drain answered requests in flight (Connection: close on ${drained} of ${CLIENTS})`);
 	const answered = all.reduce((n, c) => n + c.answered, 0);
 	assert.ok(answered >= after, `answered ${answered}`);
 	const exit = await srv.exited;
@@ -100,12 +98,27 @@ async function loadAndStop(srv, open, readyEvent, after, depth) {
 	const stopped = srv.logs.find((l) => l.msg === 'stopped');
 	assert.ok(stopped, srv.lines.join('\n'));
 	assert.equal(stopped.cut, 0, 'nothing was cut by the grace period');
+	return all.filter((c) => c.closeSeen).length;
+}
+
+/** Runs loadAndStop on fresh servers until the signal met requests in
+ * flight (a Connection: close response). Every run must lose nothing; a
+ * run whose SIGTERM happened to find every connection between requests
+ * proves nothing about the drain, so it is run again, 3 times at most. */
+async function drainRuns(start, open, readyEvent, after, depth) {
+	let drained = 0, runs = 0;
+	while (drained === 0 && runs < 3) {
+		runs++;
+		const srv = await start();
+		drained = await loadAndStop(srv, open(srv), readyEvent, after, depth);
+	}
+	assert.ok(drained > 0, `the drain answered requests in flight (Connection: close on ${drained} of ${CLIENTS}, ${runs} runs)`);
 }
 
 for (const depth of [1, 2]) {
 	test(`SIGTERM with ${CLIENTS} keep-alive clients busy on /compute and /delay/5, ${depth} in flight each: every fully written request is answered`, T, async () => {
-		const srv = await startServer({ INGOT_GRACE_MS: '60000' });
-		await loadAndStop(srv, () => net.connect({ host: srv.host, port: srv.port }), 'connect', 300, depth);
+		await drainRuns(() => startServer({ INGOT_GRACE_MS: '60000' }),
+			(srv) => () => net.connect({ host: srv.host, port: srv.port }), 'connect', 300, depth);
 	});
 }
 
@@ -115,10 +128,13 @@ test(`the same over TLS: ${CLIENTS} clients on the HTTPS listener, SIGTERM mid-r
 	const key = path.join(tmp, 'key.pem'), cert = path.join(tmp, 'cert.pem');
 	await must('openssl', ['req', '-x509', '-new', '-nodes', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
 		'-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=localhost']);
-	const srv = await startServer({ INGOT_GRACE_MS: '60000', INGOT_TLS_CERT: cert, INGOT_TLS_KEY: key, INGOT_TLS_PORT: '0' });
-	const port = srv.listening.tls_port;
-	assert.ok(port > 0, `tls_port in ${JSON.stringify(srv.listening)}`);
-	await loadAndStop(srv, () => tls.connect({ host: srv.host, port, rejectUnauthorized: false }), 'secureConnect', 200, 2);
+	const start = async () => {
+		const srv = await startServer({ INGOT_GRACE_MS: '60000', INGOT_TLS_CERT: cert, INGOT_TLS_KEY: key, INGOT_TLS_PORT: '0' });
+		assert.ok(srv.listening.tls_port > 0, `tls_port in ${JSON.stringify(srv.listening)}`);
+		return srv;
+	};
+	await drainRuns(start, (srv) => () => tls.connect({ host: srv.host, port: srv.listening.tls_port, rejectUnauthorized: false }),
+		'secureConnect', 200, 2);
 });
 
 test('connections completed in the listen backlog while the loop is busy are answered after SIGTERM, not reset', T, async () => {
