@@ -15,12 +15,12 @@ struct arena_big {
 	char data[] __attribute__((aligned(16)));
 };
 
-void ig_arena_init(ig_arena *a, struct ig_pool *blocks, size_t limit)
+IG_HOT void ig_arena_init(ig_arena *a, struct ig_pool *blocks, size_t limit)
 {
 	*a = (ig_arena){ .blocks = blocks, .limit = limit };
 }
 
-void ig_arena_reset(ig_arena *a)
+IG_HOT void ig_arena_reset(ig_arena *a)
 {
 	for (struct arena_block *b = a->head, *n; b; b = n) {
 		n = b->next;
@@ -51,7 +51,7 @@ static void *alloc_big(ig_arena *a, size_t size)
 	return g->data;
 }
 
-void *ig_arena_alloc(ig_arena *a, size_t size)
+IG_HOT void *ig_arena_alloc(ig_arena *a, size_t size)
 {
 	size = (size + 7) & ~(size_t)7;
 	if (ig_unlikely(a->used + size > a->limit || a->used + size < size))
@@ -78,7 +78,7 @@ void *ig_arena_alloc(ig_arena *a, size_t size)
 	return ig_arena_alloc(a, size);
 }
 
-void *ig_arena_grow(ig_arena *a, void *p, size_t old_size, size_t new_size)
+IG_HOT void *ig_arena_grow(ig_arena *a, void *p, size_t old_size, size_t new_size)
 {
 	size_t old_r = (old_size + 7) & ~(size_t)7;
 	size_t new_r = (new_size + 7) & ~(size_t)7;
@@ -94,7 +94,7 @@ void *ig_arena_grow(ig_arena *a, void *p, size_t old_size, size_t new_size)
 	return n;
 }
 
-char *ig_wbuf_reserve(ig_wbuf *w, size_t n)
+IG_HOT char *ig_wbuf_reserve(ig_wbuf *w, size_t n)
 {
 	if (w->cap - w->len >= n)
 		return w->ptr + w->len;

@@ -2,6 +2,7 @@
  * on the locale, which a scratch image does not have, and gmtime's code is
  * more to page in on a cold start than this. */
 #include "clock.h"
+#include "ingot.h"
 
 #include <string.h>
 
@@ -81,7 +82,7 @@ size_t ig_format_utc(char *out, time_t t)
 	return 19;
 }
 
-void ig_clock_update(struct ig_clock *c)
+IG_HOT void ig_clock_update(struct ig_clock *c)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -17,7 +17,7 @@ static const char escape_class[128] = {
 	[27] = 'u', [28] = 'u', [29] = 'u', [30] = 'u', [31] = 'u',
 };
 
-size_t ig_json_escape(char *dst, const char *s, size_t n)
+IG_HOT size_t ig_json_escape(char *dst, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	char *d = dst;
@@ -40,7 +40,7 @@ size_t ig_json_escape(char *dst, const char *s, size_t n)
 	return (size_t)(d - dst);
 }
 
-void ig_json_string(ig_wbuf *w, const char *s, size_t n)
+IG_HOT void ig_json_string(ig_wbuf *w, const char *s, size_t n)
 {
 	char *d = ig_wbuf_reserve(w, 6 * n + 2);
 	if (!d)
@@ -51,7 +51,7 @@ void ig_json_string(ig_wbuf *w, const char *s, size_t n)
 	w->len += k + 2;
 }
 
-size_t ig_fmt_u64(char *out, uint64_t v)
+IG_HOT size_t ig_fmt_u64(char *out, uint64_t v)
 {
 	char tmp[20];
 	size_t n = 0;
@@ -64,7 +64,7 @@ size_t ig_fmt_u64(char *out, uint64_t v)
 	return n;
 }
 
-size_t ig_fmt_i64(char *out, int64_t v)
+IG_HOT size_t ig_fmt_i64(char *out, int64_t v)
 {
 	if (v >= 0)
 		return ig_fmt_u64(out, (uint64_t)v);
@@ -72,7 +72,7 @@ size_t ig_fmt_i64(char *out, int64_t v)
 	return 1 + ig_fmt_u64(out + 1, (uint64_t)0 - (uint64_t)v);
 }
 
-void ig_json_int(ig_wbuf *w, int64_t v)
+IG_HOT void ig_json_int(ig_wbuf *w, int64_t v)
 {
 	char *d = ig_wbuf_reserve(w, 21);
 	if (d)

@@ -1,6 +1,7 @@
 /* Event loop: wait, read the clock once, dispatch events, run due timers,
  * then the work deferred until all of them had returned. */
 #include "loop.h"
+#include "ingot.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -61,7 +62,7 @@ void ig_loop_wake(struct ig_loop *loop)
 	(void)!write(loop->wakefd, &one, sizeof one);
 }
 
-void ig_loop_defer(struct ig_loop *loop, struct ig_deferred *d)
+IG_HOT void ig_loop_defer(struct ig_loop *loop, struct ig_deferred *d)
 {
 	if (d->queued)
 		return;
@@ -74,7 +75,7 @@ void ig_loop_defer(struct ig_loop *loop, struct ig_deferred *d)
 	loop->after_batch_tail = &d->next;
 }
 
-void ig_loop_run_deferred(struct ig_loop *loop)
+IG_HOT void ig_loop_run_deferred(struct ig_loop *loop)
 {
 	struct ig_deferred *d;
 	while ((d = loop->after_batch)) {
@@ -84,7 +85,7 @@ void ig_loop_run_deferred(struct ig_loop *loop)
 	}
 }
 
-void ig_loop_run(struct ig_loop *loop)
+IG_HOT void ig_loop_run(struct ig_loop *loop)
 {
 	struct epoll_event events[IG_EVENTS_PER_WAIT];
 	loop->running = true;

@@ -2,6 +2,7 @@
  * object is reused first) over chunks carved lazily from anonymous mmaps.
  * Chunks are never returned: a pool's size is its high-water mark. */
 #include "pool.h"
+#include "ingot.h"
 
 #include <sys/mman.h>
 
@@ -39,7 +40,7 @@ static int pool_grow(struct ig_pool *p)
 	return 0;
 }
 
-void *ig_pool_take(struct ig_pool *p)
+IG_HOT void *ig_pool_take(struct ig_pool *p)
 {
 	void *o = p->free_list;
 	if (o) {
@@ -54,7 +55,7 @@ void *ig_pool_take(struct ig_pool *p)
 	return o;
 }
 
-void ig_pool_give(struct ig_pool *p, void *obj)
+IG_HOT void ig_pool_give(struct ig_pool *p, void *obj)
 {
 	*(void **)obj = p->free_list;
 	p->free_list = obj;

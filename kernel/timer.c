@@ -2,6 +2,7 @@
  * timers of every rotation, and running a slot fires only those due now.
  * A bitmap of occupied slots makes "when is the next one" a few word scans. */
 #include "timer.h"
+#include "ingot.h"
 
 #include <string.h>
 
@@ -19,7 +20,7 @@ static void slot_mark(struct ig_timers *w, unsigned s, bool on)
 		w->occupied[s / 64] &= ~(1ull << (s % 64));
 }
 
-void ig_timer_set(struct ig_timers *w, struct ig_timer *t, uint64_t deadline_ms)
+IG_HOT void ig_timer_set(struct ig_timers *w, struct ig_timer *t, uint64_t deadline_ms)
 {
 	if (t->pprev)
 		ig_timer_cancel(w, t);
@@ -37,7 +38,7 @@ void ig_timer_set(struct ig_timers *w, struct ig_timer *t, uint64_t deadline_ms)
 	w->armed++;
 }
 
-void ig_timer_cancel(struct ig_timers *w, struct ig_timer *t)
+IG_HOT void ig_timer_cancel(struct ig_timers *w, struct ig_timer *t)
 {
 	if (!t->pprev)
 		return;

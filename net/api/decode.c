@@ -19,7 +19,7 @@ bool ig_type_error(struct ig_dctx *d, const struct ig_where *at, enum ig_json_ne
 	return false;
 }
 
-bool ig_read_string(struct ig_dctx *d, const struct ig_where *at, ig_str *out, const char *message)
+IG_HOT bool ig_read_string(struct ig_dctx *d, const struct ig_where *at, ig_str *out, const char *message)
 {
 	enum ig_json_next k = ig_next_value(d);
 	if (k != IG_JN_STRING)
@@ -38,7 +38,7 @@ static bool read_json_number(struct ig_dctx *d, const struct ig_where *at, ig_js
 
 /* An integer within int64 (1.0 and 1e2 are integers too); num keeps the
  * literal for exact multipleOf checks. */
-bool ig_read_integer(struct ig_dctx *d, const struct ig_where *at, int64_t *out, ig_json_value *num,
+IG_HOT bool ig_read_integer(struct ig_dctx *d, const struct ig_where *at, int64_t *out, ig_json_value *num,
 		     const char *message)
 {
 	if (!read_json_number(d, at, num, message))
@@ -87,7 +87,7 @@ ig_json_value *ig_read_value(struct ig_dctx *d, const struct ig_where *at, ig_va
 	return v;
 }
 
-bool ig_begin_object(struct ig_dctx *d, const struct ig_where *at, const char *message)
+IG_HOT bool ig_begin_object(struct ig_dctx *d, const struct ig_where *at, const char *message)
 {
 	enum ig_json_next k = ig_next_value(d);
 	if (k != IG_JN_OBJECT)
@@ -95,7 +95,7 @@ bool ig_begin_object(struct ig_dctx *d, const struct ig_where *at, const char *m
 	return ig_jr_object_begin(d->r);
 }
 
-bool ig_begin_array(struct ig_dctx *d, const struct ig_where *at, const char *message)
+IG_HOT bool ig_begin_array(struct ig_dctx *d, const struct ig_where *at, const char *message)
 {
 	enum ig_json_next k = ig_next_value(d);
 	if (k != IG_JN_ARRAY)
@@ -104,7 +104,7 @@ bool ig_begin_array(struct ig_dctx *d, const struct ig_where *at, const char *me
 }
 
 /* Room for one more item: the array doubles (zeroed) in the arena. */
-void *ig_grow_items(struct ig_dctx *d, void *items, size_t len, size_t *cap, size_t size)
+IG_HOT void *ig_grow_items(struct ig_dctx *d, void *items, size_t len, size_t *cap, size_t size)
 {
 	if (len < *cap)
 		return items;

@@ -57,7 +57,7 @@ bool ig_jr_fail(ig_json_reader *r, const char *message)
 	return fail_at(r, r->p, message);
 }
 
-void ig_jr_init(ig_json_reader *r, const char *buf, size_t len, ig_arena *arena, int max_depth)
+IG_HOT void ig_jr_init(ig_json_reader *r, const char *buf, size_t len, ig_arena *arena, int max_depth)
 {
 	if (!buf) /* an absent body: no arithmetic on NULL later */
 		buf = "", len = 0;
@@ -311,7 +311,7 @@ static size_t decode_string(char *d, const char *p, const char *q)
 
 /* The string whose opening quote is at p: a slice of the input when it has
  * no escapes, else decoded into the arena (decode = false only validates). */
-static const char *read_string(ig_json_reader *r, const char *p, ig_str *out, bool decode)
+IG_HOT static const char *read_string(ig_json_reader *r, const char *p, ig_str *out, bool decode)
 {
 	bool escaped;
 	const char *q = scan_string(r, p + 1, &escaped);
@@ -340,7 +340,7 @@ struct num {
 };
 
 /* Scans the literal at p (a '-' or digit) per RFC 8259; returns its end. */
-static const char *scan_number(ig_json_reader *r, const char *p, struct num *n)
+IG_HOT static const char *scan_number(ig_json_reader *r, const char *p, struct num *n)
 {
 	const char *end = r->end;
 	uint64_t m = 0;
@@ -466,7 +466,7 @@ static bool number_fits(ig_json_reader *r, const char *s, const char *e, const s
 }
 
 /* The number at p into *v (INT or NUMBER, raw set); returns its end. */
-static const char *read_number(ig_json_reader *r, const char *p, ig_json_value *v)
+IG_HOT static const char *read_number(ig_json_reader *r, const char *p, ig_json_value *v)
 {
 	struct num n;
 	const char *e = scan_number(r, p, &n);
@@ -487,7 +487,7 @@ static const char *read_number(ig_json_reader *r, const char *p, ig_json_value *
 /* ---- pull API ---- */
 
 /* The first byte of a value tells its kind. */
-static enum ig_json_next kind_of(char c)
+IG_HOT static enum ig_json_next kind_of(char c)
 {
 	switch (c) {
 	case '{': return IG_JN_OBJECT;
@@ -502,7 +502,7 @@ static enum ig_json_next kind_of(char c)
 	}
 }
 
-enum ig_json_next ig_jr_peek(ig_json_reader *r)
+IG_HOT enum ig_json_next ig_jr_peek(ig_json_reader *r)
 {
 	if (r->error)
 		return IG_JN_ERROR;
@@ -517,7 +517,7 @@ enum ig_json_next ig_jr_peek(ig_json_reader *r)
 
 /* Skips whitespace and returns the next byte's position, or NULL (error
  * set) at the end of input or after an earlier error. */
-static const char *next_token(ig_json_reader *r)
+IG_HOT static const char *next_token(ig_json_reader *r)
 {
 	if (r->error)
 		return NULL;
@@ -555,19 +555,19 @@ static bool open_container(ig_json_reader *r, const char *p, char open, const ch
 	return true;
 }
 
-bool ig_jr_object_begin(ig_json_reader *r)
+IG_HOT bool ig_jr_object_begin(ig_json_reader *r)
 {
 	const char *p = next_token(r);
 	return p && open_container(r, p, '{', E_OBJECT);
 }
 
-bool ig_jr_array_begin(ig_json_reader *r)
+IG_HOT bool ig_jr_array_begin(ig_json_reader *r)
 {
 	const char *p = next_token(r);
 	return p && open_container(r, p, '[', E_ARRAY);
 }
 
-bool ig_jr_object_next_key(ig_json_reader *r, ig_str *key)
+IG_HOT bool ig_jr_object_next_key(ig_json_reader *r, ig_str *key)
 {
 	const char *p = next_token(r);
 	if (!p)
@@ -597,7 +597,7 @@ bool ig_jr_object_next_key(ig_json_reader *r, ig_str *key)
 	return true;
 }
 
-bool ig_jr_array_next(ig_json_reader *r)
+IG_HOT bool ig_jr_array_next(ig_json_reader *r)
 {
 	const char *p = next_token(r);
 	if (!p)
@@ -651,7 +651,7 @@ bool ig_jr_bool(ig_json_reader *r, bool *out)
 	return r->error ? false : wrong_type(r, p, E_BOOL);
 }
 
-bool ig_jr_string(ig_json_reader *r, ig_str *out)
+IG_HOT bool ig_jr_string(ig_json_reader *r, ig_str *out)
 {
 	const char *p = next_token(r);
 	if (!p)
@@ -664,7 +664,7 @@ bool ig_jr_string(ig_json_reader *r, ig_str *out)
 	return true;
 }
 
-bool ig_jr_number(ig_json_reader *r, ig_json_value *out)
+IG_HOT bool ig_jr_number(ig_json_reader *r, ig_json_value *out)
 {
 	const char *p = next_token(r);
 	if (!p)
@@ -677,7 +677,7 @@ bool ig_jr_number(ig_json_reader *r, ig_json_value *out)
 	return true;
 }
 
-bool ig_jr_finish(ig_json_reader *r)
+IG_HOT bool ig_jr_finish(ig_json_reader *r)
 {
 	if (r->error)
 		return false;

@@ -96,7 +96,7 @@ const ig_json_value *ig_json_get(const ig_json_value *object, const char *key, s
 	return NULL;
 }
 
-size_t ig_utf8_length(const char *s, size_t n)
+IG_HOT size_t ig_utf8_length(const char *s, size_t n)
 {
 	/* Valid UTF-8: every byte but a continuation byte (10xxxxxx) starts a
 	 * code point. Eight bytes at a time: a lane's top bit is set when its

@@ -18,7 +18,7 @@ static void answer_rejected(ig_ctx *ctx, int status)
 		ig_respond_problem(ctx, status, "out of request memory");
 }
 
-void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
+IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
 {
 	/* In the arena, zeroed: a pending handler may keep pointers to them. */
 	void *in = ig_alloc(ctx, op->in_size);
@@ -50,7 +50,7 @@ void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *
 
 /* ---- the router's answers ---- */
 
-size_t ig_split_path(ig_str path, ig_str *seg, size_t max)
+IG_HOT size_t ig_split_path(ig_str path, ig_str *seg, size_t max)
 {
 	const char *p = path.ptr + 1, *end = path.ptr + path.len;
 	size_t n = 0;

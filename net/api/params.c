@@ -302,7 +302,7 @@ static bool is_ows(char c)
 	return c == ' ' || c == '\t';
 }
 
-bool ig_is_json(ig_str ct)
+IG_HOT bool ig_is_json(ig_str ct)
 {
 	static const char type[] = "application/json";
 	size_t i = 0, n = ct.len;
@@ -354,7 +354,7 @@ struct ig_held_error {
 /* What the runtime keeps of a request's errors; more are not held. */
 #define HELD_MAX 20
 
-bool ig_body_begin(ig_ctx *ctx, ig_body_reader *b, int max_depth)
+IG_HOT bool ig_body_begin(ig_ctx *ctx, ig_body_reader *b, int max_depth)
 {
 	ig_str body = ig_req(ctx)->body;
 	char *copy = ig_alloc(ctx, body.len ? body.len : 1);
@@ -385,7 +385,7 @@ void ig_body_error(void *arg, const char *pointer, const char *keyword, const ch
 	b->nheld++;
 }
 
-bool ig_body_end(ig_body_reader *b)
+IG_HOT bool ig_body_end(ig_body_reader *b)
 {
 	if (!b->r.error)
 		ig_jr_finish(&b->r);

@@ -42,7 +42,7 @@ const unsigned char http_char_class[256] = {
 	CLASS64(0), CLASS64(64), CLASS64(128), CLASS64(192),
 };
 
-bool http_eq_nocase(const char *s, size_t n, const char *lower)
+IG_HOT bool http_eq_nocase(const char *s, size_t n, const char *lower)
 {
 	size_t i = 0;
 	for (; i < n; i++)
@@ -51,7 +51,7 @@ bool http_eq_nocase(const char *s, size_t n, const char *lower)
 	return lower[i] == '\0';
 }
 
-bool http_same_nocase(const char *a, const char *b, size_t n)
+IG_HOT bool http_same_nocase(const char *a, const char *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (ig_ascii_lower(a[i]) != ig_ascii_lower(b[i]))
@@ -109,7 +109,7 @@ static inline const char *skip_class(const char *p, const char *end, unsigned cl
 	}
 }
 
-const char *http_skip_token(const char *p, const char *end)
+IG_HOT const char *http_skip_token(const char *p, const char *end)
 {
 	while (p < end && http_has_class(*p, HTTP_C_TCHAR))
 		p++;
@@ -121,7 +121,7 @@ const char *http_skip_field_value(const char *p, const char *end)
 	return skip_class(p, end, HTTP_C_VALUE, word_is_value);
 }
 
-const char *http_skip_target(const char *p, const char *end)
+IG_HOT const char *http_skip_target(const char *p, const char *end)
 {
 	return skip_class(p, end, HTTP_C_TARGET, word_is_target);
 }
@@ -130,7 +130,7 @@ const char *http_skip_target(const char *p, const char *end)
 
 /* Judged octet by octet, so that a reply that is not HTTP at all (a TLS
  * alert, an HTML page) or a garbage version fails at once. */
-int http_scan_version(struct http_scan *s, const struct http_direction *dir, int *major, int *minor)
+IG_HOT int http_scan_version(struct http_scan *s, const struct http_direction *dir, int *major, int *minor)
 {
 	static const char name[] = "HTTP/";
 	const char *p = s->p;
@@ -160,7 +160,7 @@ done:
 
 /* ---- fields ------------------------------------------------------------ */
 
-bool http_valid_authority(const char *a, size_t n)
+IG_HOT bool http_valid_authority(const char *a, size_t n)
 {
 	size_t i = 0;
 	if (n > 0 && a[0] == '[') { /* IP-literal */
@@ -339,7 +339,8 @@ static int note_host(struct http_scan *s, struct http_fields *f, const ig_header
 /* Expect values other than 100-continue are ignored rather than answered
  * with 417: the request is simply processed without the interim response. */
 /* The trace fields are noted while the fields are scanned anyway, so that
- * finding them costs the request path no second pass. */
+ * finding them costs the request path no second pass; their first letter
+ * is tested first because Content-Type and Connection share their lengths. */
 static void note_trace_field(uint16_t *first, uint16_t *count, size_t index)
 {
 	if (!*first && index < UINT16_MAX)
@@ -365,15 +366,15 @@ static int note_field(struct http_scan *s, const struct http_direction *dir, str
 	case 10:
 		if (http_eq_nocase(h->name.ptr, 10, "connection"))
 			return for_each_element(s, f, h, note_connection_option, &count);
-		if (dir->request && http_eq_nocase(h->name.ptr, 10, "tracestate"))
+		if (dir->request && (h->name.ptr[0] | 0x20) == 't' && http_eq_nocase(h->name.ptr, 10, "tracestate"))
 			note_trace_field(&f->tracestate_field, &f->tracestates, index);
 		break;
 	case 11:
-		if (dir->request && http_eq_nocase(h->name.ptr, 11, "traceparent"))
+		if (dir->request && (h->name.ptr[0] | 0x20) == 't' && http_eq_nocase(h->name.ptr, 11, "traceparent"))
 			note_trace_field(&f->traceparent_field, &f->traceparents, index);
 		break;
 	case 12:
-		if (dir->request && http_eq_nocase(h->name.ptr, 12, "x-request-id")) {
+		if (dir->request && (h->name.ptr[0] | 0x20) == 'x' && http_eq_nocase(h->name.ptr, 12, "x-request-id")) {
 			uint16_t ignored = 0;
 			note_trace_field(&f->request_id_field, &ignored, index);
 		}
@@ -390,7 +391,7 @@ static int note_field(struct http_scan *s, const struct http_direction *dir, str
 	return 0;
 }
 
-int http_parse_field_line(const char *start, const char *end, ig_header *h, const char **error)
+IG_HOT int http_parse_field_line(const char *start, const char *end, ig_header *h, const char **error)
 {
 	const char *p = http_skip_token(start, end);
 	if (p == end)
@@ -439,7 +440,7 @@ static int parse_field(struct http_scan *s, ig_header *h)
 	return 0;
 }
 
-int http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_header *headers,
+IG_HOT int http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_header *headers,
 		      size_t max_fields, size_t *count, struct http_fields *f)
 {
 	for (;;) {
@@ -468,7 +469,7 @@ int http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_
 
 /* Conflicts are faulty framing (the connection must close); CL with TE is
  * the classic smuggling shape, so it is refused, not resolved. */
-int http_judge_framing(struct http_scan *s, const struct http_direction *dir, int minor_version,
+IG_HOT int http_judge_framing(struct http_scan *s, const struct http_direction *dir, int minor_version,
 		       const struct http_fields *f, enum http_body_kind *body, bool *keep_alive)
 {
 	*body = HTTP_BODY_NONE;

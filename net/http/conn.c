@@ -36,7 +36,7 @@ static void out_release_written(struct http_conn *c)
 static void conn_destroy(struct http_conn *c, bool graceful);
 
 /* Writes what is queued. Returns false if the connection was destroyed. */
-static bool conn_flush(struct http_conn *c)
+IG_HOT static bool conn_flush(struct http_conn *c)
 {
 	while (c->out_head) {
 		struct iovec iov[MAX_IOV];
@@ -78,7 +78,7 @@ static void conn_set_deadline(struct http_conn *c, enum conn_timer kind, uint64_
 }
 
 /* Chooses the deadline for the connection's state after a batch. */
-static void conn_update_deadline(struct http_conn *c)
+IG_HOT static void conn_update_deadline(struct http_conn *c)
 {
 	const struct http_config *cfg = c->core->cfg;
 	if (c->out_bytes) {
@@ -253,7 +253,7 @@ static void conn_fail_parsed(struct http_conn *c, const struct http_request *r, 
 
 /* ---- request dispatch ---- */
 
-static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
+IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 {
 	struct http_core *core = c->core;
 	core->requests++;
@@ -268,7 +268,8 @@ static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 	IG_FIFO_PUSH(c->q_head, c->q_tail, x);
 	c->queued++;
 	/* The main port's /livez and /readyz (the admin app routes its own). */
-	if (c->app != core->app || !core->health_paths || !http_health_answer_paths(x, core->health_paths))
+	if (c->app != core->app || !core->health_paths || !http_health_path_possible(x->req.path) ||
+	    !http_health_answer_paths(x, core->health_paths))
 		c->app->route(x);
 	if (x->state == CTX_RUNNING) {
 		x->state = CTX_PENDING;
@@ -319,7 +320,7 @@ static bool conn_begin_arena_body(struct http_conn *c, const struct http_request
 	return true;
 }
 
-static bool conn_body_complete(struct http_conn *c)
+IG_HOT static bool conn_body_complete(struct http_conn *c)
 {
 	struct ig_ctx *x = c->reading;
 	c->reading = NULL;
@@ -411,13 +412,13 @@ static bool conn_decode_chunked(struct http_conn *c)
 	return conn_body_complete(c);
 }
 
-static bool conn_backpressure(const struct http_conn *c)
+IG_HOT static bool conn_backpressure(const struct http_conn *c)
 {
 	return c->out_bytes > (size_t)c->core->cfg->max_output || c->queued >= HTTP_MAX_QUEUED;
 }
 
 /* Parses and dispatches every complete request in the read buffer. */
-static void conn_process(struct http_conn *c)
+IG_HOT static void conn_process(struct http_conn *c)
 {
 	struct http_core *core = c->core;
 	c->processing = true;
@@ -449,10 +450,18 @@ static void conn_process(struct http_conn *c)
 }
 
 /* Appends the responses at the head of the queue that are ready. */
-static void conn_emit_ready(struct http_conn *c)
+IG_HOT static void conn_emit_ready(struct http_conn *c)
 {
+	/* A request's duration ends when its response is written: the
+	   responses written together share one clock read (0: not read yet). */
+	uint64_t now_us = 0;
 	while (c->q_head && c->q_head->state == CTX_READY) {
 		struct ig_ctx *x = c->q_head;
+		if (x->metered) {
+			if (!now_us)
+				now_us = ig_monotonic_us();
+			http_ctx_meter(x, now_us);
+		}
 		c->q_head = x->next;
 		if (!c->q_head)
 			c->q_tail = NULL;
@@ -463,7 +472,7 @@ static void conn_emit_ready(struct http_conn *c)
 			c->close_reason = HTTP_CLOSE_DRAIN;
 		if (last)
 			c->state = CONN_CLOSING;
-		http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, ig_request_id(x), last,
+		http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, http_ctx_chosen_id(x), last,
 			      x->req.minor_version, x->req.head);
 		if (!x->req.head)
 			http_out_append(c, x->body.ptr, x->body.len);
@@ -481,7 +490,7 @@ static void conn_emit_ready(struct http_conn *c)
 	}
 }
 
-static bool conn_idle(const struct http_conn *c)
+IG_HOT static bool conn_idle(const struct http_conn *c)
 {
 	return !c->q_head && !c->reading && c->rpos == c->rlen && !c->out_bytes;
 }
@@ -490,7 +499,7 @@ static bool conn_idle(const struct http_conn *c)
  * dispatched, what remains is a partial request that can never complete:
  * drop it and close when the queue has been answered. Returns false if the
  * connection was destroyed. */
-static bool conn_after_eof(struct http_conn *c)
+IG_HOT static bool conn_after_eof(struct http_conn *c)
 {
 	if (!c->peer_eof || c->state == CONN_CLOSING)
 		return true;
@@ -516,7 +525,7 @@ static void drain_sweep(struct ig_deferred *d)
 
 /* Processes, answers and writes until nothing more can move. Returns false
  * if the connection was destroyed. */
-static bool conn_run(struct http_conn *c)
+IG_HOT static bool conn_run(struct http_conn *c)
 {
 	for (;;) {
 		uint64_t dispatched = c->core->requests;
@@ -547,7 +556,7 @@ static bool conn_run(struct http_conn *c)
 
 /* An exchange became ready. Inside a batch the batch end writes it; after
  * an asynchronous completion, write now and resume the pipeline. */
-void http_conn_ctx_ready(struct http_conn *c)
+IG_HOT void http_conn_ctx_ready(struct http_conn *c)
 {
 	if (c->processing)
 		return;
@@ -557,7 +566,7 @@ void http_conn_ctx_ready(struct http_conn *c)
 
 /* ---- transport callbacks ---- */
 
-static char *conn_lend(void *engine, size_t *cap)
+IG_HOT static char *conn_lend(void *engine, size_t *cap)
 {
 	struct http_conn *c = engine;
 	if (c->state == CONN_CLOSING || c->peer_eof || conn_backpressure(c))
@@ -569,7 +578,7 @@ static char *conn_lend(void *engine, size_t *cap)
 	return ig_rbuf_lend(&c->core->rbufs, &c->rbuf, &c->rpos, &c->rlen, c->core->rbuf_size, cap);
 }
 
-static void conn_received(void *engine, size_t n)
+IG_HOT static void conn_received(void *engine, size_t n)
 {
 	struct http_conn *c = engine;
 	if (n == 0) {

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
+IG_HOT struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 {
 	struct ig_ctx *x = ig_pool_take(&core->ctxs);
 	if (!x)
@@ -35,7 +35,7 @@ struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	return x;
 }
 
-void http_ctx_free(struct ig_ctx *x)
+IG_HOT void http_ctx_free(struct ig_ctx *x)
 {
 	ig_timer_cancel(&x->core->loop.timers, &x->timer);
 	if (x->metered)
@@ -44,7 +44,7 @@ void http_ctx_free(struct ig_ctx *x)
 	ig_pool_give(&x->core->ctxs, x);
 }
 
-void http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const char *body, size_t body_len)
+IG_HOT void http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const char *body, size_t body_len)
 {
 	ig_request *q = &x->req;
 	q->method = (ig_str){ r->method, r->method_len };
@@ -107,12 +107,12 @@ void http_ctx_cancel(struct ig_ctx *x)
 
 /* ---- public API ---- */
 
-const ig_request *ig_req(const ig_ctx *x)
+IG_HOT const ig_request *ig_req(const ig_ctx *x)
 {
 	return &x->req;
 }
 
-ig_str ig_req_header(const ig_ctx *x, const char *name)
+IG_HOT ig_str ig_req_header(const ig_ctx *x, const char *name)
 {
 	size_t n = strlen(name);
 	for (size_t i = 0; i < x->req.num_headers; i++) {
@@ -123,17 +123,17 @@ ig_str ig_req_header(const ig_ctx *x, const char *name)
 	return (ig_str){ NULL, 0 };
 }
 
-void *ig_alloc(ig_ctx *x, size_t size)
+IG_HOT void *ig_alloc(ig_ctx *x, size_t size)
 {
 	return ig_arena_alloc(&x->arena, size);
 }
 
-ig_arena *ig_ctx_arena(ig_ctx *x)
+IG_HOT ig_arena *ig_ctx_arena(ig_ctx *x)
 {
 	return &x->arena;
 }
 
-void ig_set_route(ig_ctx *x, uint32_t index)
+IG_HOT void ig_set_route(ig_ctx *x, uint32_t index)
 {
 	if (index < x->core->app->route_count)
 		x->route = index + 1;
@@ -154,17 +154,17 @@ void ig_count_rejected(ig_ctx *x, int status)
 		http_meter_error(&x->core->meter, status);
 }
 
-void ig_set_status(ig_ctx *x, int status)
+IG_HOT void ig_set_status(ig_ctx *x, int status)
 {
 	x->status = status;
 }
 
-uint32_t ig_core_index(const ig_ctx *x)
+IG_HOT uint32_t ig_core_index(const ig_ctx *x)
 {
 	return x->core->index;
 }
 
-uint32_t ig_core_count(const ig_ctx *x)
+IG_HOT uint32_t ig_core_count(const ig_ctx *x)
 {
 	return x->core->cfg->threads > 0 ? (uint32_t)x->core->cfg->threads : 1;
 }
@@ -174,17 +174,17 @@ uint16_t ig_listen_port(const ig_ctx *x)
 	return (uint16_t)x->core->cfg->port;
 }
 
-ig_wbuf *ig_body(ig_ctx *x)
+IG_HOT ig_wbuf *ig_body(ig_ctx *x)
 {
 	return &x->body;
 }
 
-void ig_set_content_type(ig_ctx *x, const char *ct)
+IG_HOT void ig_set_content_type(ig_ctx *x, const char *ct)
 {
 	x->content_type = ct;
 }
 
-void ig_add_header(ig_ctx *x, const char *name, ig_str value)
+IG_HOT void ig_add_header(ig_ctx *x, const char *name, ig_str value)
 {
 	ig_wbuf_put(&x->headers, name, strlen(name));
 	ig_wbuf_lit(&x->headers, ": ");
@@ -196,7 +196,7 @@ void ig_add_header(ig_ctx *x, const char *name, ig_str value)
 	ig_wbuf_lit(&x->headers, "\r\n");
 }
 
-void ig_set_encoder(ig_ctx *x, ig_encode_fn *encode, const void *out)
+IG_HOT void ig_set_encoder(ig_ctx *x, ig_encode_fn *encode, const void *out)
 {
 	x->encode = encode;
 	x->out = out;
@@ -267,12 +267,15 @@ void http_access_log_engine_error(struct http_conn *c, int status, ig_str reques
 	});
 }
 
-void ig_finish(ig_ctx *x, int status)
+IG_HOT void ig_finish(ig_ctx *x, int status)
 {
 	if (x->state == CTX_READY)
 		return; /* finished twice: the first answer stands */
 	ig_timer_cancel(&x->core->loop.timers, &x->timer);
-	(void)ig_request_id(x); /* chosen now: the response is written later */
+	if (!x->trace.id_len)
+		(void)ig_request_id(x); /* chosen now: the response is written later */
+	if (x->metered)
+		x->method_index = (uint8_t)http_method_index(x->req.method, x->req.head);
 	x->status = status;
 	if (x->encode && x->conn)
 		x->encode(x, status, x->out);
@@ -286,15 +289,14 @@ void ig_finish(ig_ctx *x, int status)
 					     ig_request_id(x));
 		ig_wbuf_put(&x->body, tmp, n);
 	}
-	if (x->metered)
-		http_meter_request(&x->core->meter, x->route, http_method_index(x->req.method, x->req.head), x->status,
-				   ig_monotonic_us() - x->start_us, x->req.body.len, x->req.head ? 0 : x->body.len);
 	if (x->core->cfg->access_log)
 		access_log(x);
 	struct http_conn *c = x->conn;
 	if (!c) {
 		/* The client left while this was pending: drop the result. */
 		struct ig_logline l;
+		if (x->metered)
+			http_ctx_meter(x, ig_monotonic_us());
 		x->core->dropped++;
 		if (ig_log_begin(&l, IG_LOG_DEBUG, "response dropped: client gone")) {
 			ig_str id = ig_request_id(x);
@@ -346,7 +348,7 @@ void ig_error_add(ig_ctx *x, const char *in, const char *name_or_pointer,
 	x->error_count++;
 }
 
-bool ig_has_errors(const ig_ctx *x)
+IG_HOT bool ig_has_errors(const ig_ctx *x)
 {
 	return x->error_count != 0;
 }

@@ -19,6 +19,12 @@
 bool http_health_answer(struct ig_ctx *x);
 /* As http_health_answer, for the paths in mask (HTTP_HEALTH_*) only. */
 bool http_health_answer_paths(struct ig_ctx *x, unsigned mask);
+/* False for a path that cannot be /livez or /readyz: inline, so that an
+ * ordinary request on the main port pays a length test, not a call. */
+static inline bool http_health_path_possible(ig_str path)
+{
+	return path.len == 6 || path.len == 7;
+}
 /* The built-in paths that app's document leaves free: the main port's
  * mask (0: the document defines both). */
 unsigned http_health_free_paths(const struct ig_app *app);

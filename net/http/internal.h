@@ -88,6 +88,8 @@ struct ig_ctx {
 	uint64_t start_us; /* every request: the loop's wake for its bytes (duration metric, access log) */
 	uint32_t route; /* 1 + the index in app->routes; 0: no path matched */
 	bool metered; /* its connection's metered */
+	uint8_t method_index; /* http_method_index, taken when it finished: the
+				 method's bytes may be gone when it is metered */
 	struct http_trace trace; /* request id and trace context, made on first use
 				    (http_ctx_new clears only its head) */
 };
@@ -162,6 +164,7 @@ void http_conn_force_close_all(struct http_core *core);
 /* exchange.c */
 struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c);
 void http_ctx_free(struct ig_ctx *ctx);
+
 /* Points ctx's request at r's slices (the read buffer) and at r's field
  * array (the core's scratch), without copying. */
 void http_ctx_set_request(struct ig_ctx *ctx, const struct http_request *r, const char *body, size_t body_len);
@@ -186,5 +189,23 @@ size_t http_out_problem(struct http_conn *c, int status, const char *detail, ig_
 #define HTTP_PROBLEM_MAX (6 * 200 + 6 * HTTP_REQUEST_ID_MAX + 160)
 size_t http_problem_body(char *out, size_t cap, int status, const char *detail, ig_str request_id);
 const char *http_reason(int status);
+
+/* Counts a metered exchange's request in its core's meter, its duration
+ * ending at now_us: when its response is written (conn_emit_ready), or
+ * when it was dropped because the client had gone (ig_finish). Reads
+ * nothing of the request's bytes, which a response written later may have
+ * outlived. Inline: it only gathers the arguments. */
+static inline void http_ctx_meter(const struct ig_ctx *x, uint64_t now_us)
+{
+	http_meter_request(&x->core->meter, x->route, x->method_index, x->status,
+			   now_us - x->start_us, x->req.body.len, x->req.head ? 0 : x->body.len);
+}
+
+/* The request id once ig_finish has chosen it (ig_request_id): every
+ * response is written after its exchange finished. */
+static inline ig_str http_ctx_chosen_id(const struct ig_ctx *x)
+{
+	return (ig_str){ x->trace.id, x->trace.id_len };
+}
 
 #endif

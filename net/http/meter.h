@@ -59,6 +59,8 @@ struct http_meter {
 	uint32_t cap, route_count;
 	_Atomic uint16_t *index;
 	uint32_t index_mask;
+	struct http_series *last; /* the owner's: the series of the last request
+				     (most requests repeat it: no probe) */
 };
 
 /* Maps the table for route_count routes (untouched until used). Without

@@ -219,7 +219,7 @@ static void reset_request(struct http_request *req)
 	req->body_kind = HTTP_BODY_NONE;
 }
 
-int http_parse_request(const char *buf, size_t len, struct http_request *req,
+IG_HOT int http_parse_request(const char *buf, size_t len, struct http_request *req,
 		       const struct http_limits *limits)
 {
 	reset_request(req);

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-const char *http_reason(int status)
+IG_HOT const char *http_reason(int status)
 {
 	switch (status) {
 	case 100: return "Continue";
@@ -42,7 +42,7 @@ const char *http_reason(int status)
 	}
 }
 
-static struct out_block *out_new_block(struct http_conn *c)
+IG_HOT static struct out_block *out_new_block(struct http_conn *c)
 {
 	struct out_block *b = ig_pool_take(&c->core->blocks);
 	if (!b)
@@ -57,12 +57,12 @@ static struct out_block *out_new_block(struct http_conn *c)
 	return b;
 }
 
-static size_t block_room(const struct http_conn *c, const struct out_block *b)
+IG_HOT static size_t block_room(const struct http_conn *c, const struct out_block *b)
 {
 	return c->core->blocks.obj_size - sizeof *b - b->len;
 }
 
-void http_out_append(struct http_conn *c, const void *p, size_t n)
+IG_HOT void http_out_append(struct http_conn *c, const void *p, size_t n)
 {
 	const char *s = p;
 	c->out_bytes += n;
@@ -94,6 +94,40 @@ struct head {
 	char buf[512];
 };
 
+/* Copies n bytes; at most 32 of them in two loads and two stores that may
+ * overlap, inlined: the pieces of a head (a reason phrase, a media type,
+ * Content-Length, a request id) are short, and a call to memcpy costs more
+ * than the copy. Reads and writes stay within [0, n). */
+IG_HOT static __attribute__((noinline)) void copy_short(char *d, const char *s, size_t n)
+{
+	if (n > 32) {
+		memcpy(d, s, n);
+	} else if (n >= 16) {
+		char a[16], b[16];
+		memcpy(a, s, 16);
+		memcpy(b, s + n - 16, 16);
+		memcpy(d, a, 16);
+		memcpy(d + n - 16, b, 16);
+	} else if (n >= 8) {
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + n - 4, &b, 4);
+	} else if (n) {
+		char first = s[0], middle = s[n / 2], last = s[n - 1];
+		d[0] = first;
+		d[n / 2] = middle;
+		d[n - 1] = last;
+	}
+}
+
 static inline void head_put(struct head *h, const void *s, size_t n)
 {
 	if (n > sizeof h->buf - h->len) {
@@ -104,13 +138,16 @@ static inline void head_put(struct head *h, const void *s, size_t n)
 			return;
 		}
 	}
-	memcpy(h->buf + h->len, s, n);
+	if (__builtin_constant_p(n))
+		memcpy(h->buf + h->len, s, n);
+	else
+		copy_short(h->buf + h->len, s, n);
 	h->len += n;
 }
 
 #define HEAD_LIT(h, lit) head_put((h), (lit), sizeof(lit) - 1)
 
-void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
+IG_HOT void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
 		   const ig_wbuf *extra, ig_str request_id, bool close, int minor, bool head_only)
 {
 	(void)head_only;
@@ -139,7 +176,15 @@ void http_out_head(struct http_conn *c, int status, const char *ctype, size_t bo
 		head_put(&h, cl, n);
 	}
 	head_put(&h, c->core->loop.clock.date_line, IG_DATE_LINE_LEN);
-	if (request_id.len) { /* visible ASCII only (trace.h): safe in a head */
+	if (request_id.len == HTTP_MADE_ID_LEN && sizeof h.buf - h.len >= 16 + HTTP_MADE_ID_LEN) {
+		/* The usual id (made, or a client's of that length): one room
+		   check, and copies of constant sizes, inlined. */
+		char *d = h.buf + h.len;
+		memcpy(d, "X-Request-Id: ", 14);
+		memcpy(d + 14, request_id.ptr, HTTP_MADE_ID_LEN);
+		memcpy(d + 14 + HTTP_MADE_ID_LEN, "\r\n", 2);
+		h.len += 16 + HTTP_MADE_ID_LEN;
+	} else if (request_id.len) { /* visible ASCII only (trace.h): safe in a head */
 		HEAD_LIT(&h, "X-Request-Id: ");
 		head_put(&h, request_id.ptr, request_id.len);
 		HEAD_LIT(&h, "\r\n");

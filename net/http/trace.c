@@ -6,7 +6,7 @@
 #include "trace.h"
 #include "internal.h"
 
-void http_trace_begin(struct http_trace *t, const struct http_request *r)
+IG_HOT void http_trace_begin(struct http_trace *t, const struct http_request *r)
 {
 	t->request_id_field = r->request_id_field;
 	t->traceparent_field = r->traceparent_field;
@@ -15,7 +15,7 @@ void http_trace_begin(struct http_trace *t, const struct http_request *r)
 	t->tracestates = r->tracestates;
 }
 
-bool http_request_id_valid(ig_str v)
+IG_HOT bool http_request_id_valid(ig_str v)
 {
 	if (v.len == 0 || v.len > HTTP_REQUEST_ID_MAX)
 		return false;
@@ -25,10 +25,10 @@ bool http_request_id_valid(ig_str v)
 	return true;
 }
 
-static void make_id(struct ig_rng *rng, char out[HTTP_MADE_ID_LEN])
+IG_HOT static void make_id(struct ig_rng *rng, char out[HTTP_MADE_ID_LEN])
 {
-	ig_hex64(out, ig_rng_next(rng));
-	ig_hex64(out + 16, ig_rng_next(rng));
+	uint64_t hi = ig_rng_next(rng);
+	ig_hex128(out, hi, ig_rng_next(rng));
 }
 
 size_t http_request_id_of(const struct http_request *r, struct ig_rng *rng, char out[HTTP_REQUEST_ID_MAX])
@@ -153,7 +153,7 @@ static struct http_trace *trace_ready(const struct ig_ctx *cx)
 	return t;
 }
 
-ig_str ig_request_id(const ig_ctx *cx)
+IG_HOT ig_str ig_request_id(const ig_ctx *cx)
 {
 	struct ig_ctx *x = (struct ig_ctx *)cx; /* chosen once, then read-only */
 	struct http_trace *t = &x->trace;

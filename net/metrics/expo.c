@@ -99,7 +99,7 @@ void ig_expo_histogram(struct ig_expo *e, const char *name, const struct ig_labe
 	for (uint32_t i = 0; i < b->n; i++) {
 		char le[40];
 		ig_wbuf bound = { .ptr = le, .cap = sizeof le };
-		put_value(&bound, b->le[i]);
+		put_value(&bound, (double)b->le_micro[i] / 1e6); /* correctly rounded: 100 is 0.0001 */
 		le[bound.len] = 0;
 		cumulative += ig_counter_get(&h->bucket[i]);
 		put_series(w, name, "_bucket", labels, nlabels, le);

@@ -1,33 +1,21 @@
-/* Histograms of one core: the two sets of bounds the server uses and the
- * observation, a scan of the bounds and three counter adds. Observations
- * are integers (millionths of the unit) so that the hot path does one
- * division and no formatting. */
+/* Histograms of one core: the two sets of bounds the server uses, in
+ * millionths of their unit like the observations (metrics.h), and the
+ * summing of one series over the cores for a scrape. */
 #include "metrics.h"
 
 const struct ig_histogram_bounds ig_duration_bounds = {
 	19,
-	{ 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5,
-	  5, 7.5, 10 },
+	{ 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 75000, 100000, 250000, 500000, 750000, 1000000,
+	  2500000, 5000000, 7500000, 10000000 },
 };
 
+#define BYTES 1000000ull /* one byte, in millionths */
 const struct ig_histogram_bounds ig_size_bounds = {
-	15,
-	{ 0, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456,
-	  1073741824 },
+	IG_SIZE_BOUNDS,
+	{ 0, 16 * BYTES, 64 * BYTES, 256 * BYTES, 1024 * BYTES, 4096 * BYTES, 16384 * BYTES, 65536 * BYTES,
+	  262144 * BYTES, 1048576 * BYTES, 4194304 * BYTES, 16777216 * BYTES, 67108864 * BYTES, 268435456 * BYTES,
+	  1073741824 * BYTES },
 };
-
-void ig_histogram_observe(struct ig_histogram *h, const struct ig_histogram_bounds *b, uint64_t value_micro)
-{
-	/* Correctly rounded, so an integer number of microseconds equal to a
-	   bound (100 us and 0.0001) compares equal to the bound's literal. */
-	double v = (double)value_micro / 1e6;
-	uint32_t i = 0;
-	while (i < b->n && v > b->le[i])
-		i++;
-	ig_counter_add(&h->bucket[i], 1);
-	ig_counter_add(&h->sum_micro, value_micro);
-	ig_counter_add(&h->count, 1);
-}
 
 void ig_histogram_sum_into(struct ig_histogram *sum, const struct ig_histogram *src)
 {

@@ -41,21 +41,25 @@ static inline uint64_t ig_counter_get(const ig_counter *c)
 
 #define IG_HISTOGRAM_MAX_BUCKETS 24
 
-/* Upper bounds in increasing order, in the histogram's unit (seconds,
- * bytes). n <= IG_HISTOGRAM_MAX_BUCKETS - 1: the slot after the last bound
- * counts what exceeds it (the +Inf bucket's own share). */
+/* Upper bounds in increasing order, in millionths of the histogram's unit
+ * (microseconds, bytes times 1,000,000), the form observations come in:
+ * integers, so that observing compares integers (no division, no double)
+ * and a value equal to a bound lands in that bound's bucket exactly.
+ * n <= IG_HISTOGRAM_MAX_BUCKETS - 1: the slot after the last bound counts
+ * what exceeds it (the +Inf bucket's own share). */
 struct ig_histogram_bounds {
 	uint32_t n;
-	double le[IG_HISTOGRAM_MAX_BUCKETS];
+	uint64_t le_micro[IG_HISTOGRAM_MAX_BUCKETS];
 };
 /* 0.0001 .. 10 s: OpenTelemetry's HTTP duration buckets (0.005 .. 10)
  * and five below 5 ms, where most of ingot's requests end. */
 extern const struct ig_histogram_bounds ig_duration_bounds;
-/* 0 .. 1 GiB in bytes, a factor of 4 apart, for body sizes. */
+/* 0, then 16 .. 1 GiB in bytes a factor of 4 apart, for body sizes. */
+#define IG_SIZE_BOUNDS 15
 extern const struct ig_histogram_bounds ig_size_bounds;
 
-/* bucket[i]: observations <= le[i] and > le[i-1] (not cumulative: the
- * writer accumulates); bucket[n]: those above le[n-1]. sum_micro is the sum
+/* bucket[i]: observations <= le_micro[i] and > le_micro[i-1] (not cumulative: the
+ * writer accumulates); bucket[n]: those above le_micro[n-1]. sum_micro is the sum
  * of observations in millionths of the unit (microseconds for seconds; for
  * bytes, bytes * 1e6: about 18 TB a series and core before it wraps). */
 struct ig_histogram {
@@ -65,8 +69,36 @@ struct ig_histogram {
 
 /* Records one observation of value_micro millionths of b's unit (a
  * duration in microseconds; a size in bytes times 1,000,000). The owning
- * core only. */
-void ig_histogram_observe(struct ig_histogram *h, const struct ig_histogram_bounds *b, uint64_t value_micro);
+ * core only. Inline: three of these run for every metered request, and
+ * most durations stop the scan at the first bound. _in: the bucket is
+ * known (ig_size_bucket). */
+static inline void ig_histogram_observe_in(struct ig_histogram *h, uint32_t bucket, uint64_t value_micro)
+{
+	ig_counter_add(&h->bucket[bucket], 1);
+	ig_counter_add(&h->sum_micro, value_micro);
+	ig_counter_add(&h->count, 1);
+}
+
+static inline void ig_histogram_observe(struct ig_histogram *h, const struct ig_histogram_bounds *b,
+					uint64_t value_micro)
+{
+	uint32_t i = 0;
+	while (i < b->n && value_micro > b->le_micro[i])
+		i++;
+	ig_histogram_observe_in(h, i, value_micro);
+}
+
+/* The bucket of ig_size_bounds that a size of `bytes` falls in, computed
+ * (the bounds are 0, then powers of 4 from 16): the two body sizes of
+ * every metered request are observed without a scan. */
+static inline uint32_t ig_size_bucket(uint64_t bytes)
+{
+	if (bytes <= 16)
+		return bytes != 0;
+	uint32_t ceil_log2 = 64 - (uint32_t)__builtin_clzll(bytes - 1); /* 16 < bytes <= 2^ceil_log2 */
+	uint32_t i = (ceil_log2 + 1) / 2 - 1;                              /* 4^(i+1) >= bytes */
+	return i < IG_SIZE_BOUNDS ? i : IG_SIZE_BOUNDS; /* past 1 GiB: the slot above the last bound */
+}
 
 /* Adds src's values read with ig_counter_get into sum (a scrape's local
  * struct, not shared): for summing one series over the cores. */

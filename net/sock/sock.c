@@ -4,6 +4,7 @@
  * all it has), which saves the EAGAIN read per request. Outbound streams
  * are the same streams, born in STREAM_CONNECTING. */
 #include "sock.h"
+#include "kernel/ingot.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -93,7 +94,7 @@ int sock_listen_exclusive(const char *host, int *port, int backlog, char *err, s
 	return listen_on(host, port, backlog, false, err, errlen);
 }
 
-static struct sock_stream *stream_of(struct ig_transport *t)
+IG_HOT static struct sock_stream *stream_of(struct ig_transport *t)
 {
 	return (struct sock_stream *)t;
 }
@@ -153,7 +154,7 @@ static void linger_discard(struct sock_stream *s)
 	}
 }
 
-static void stream_read(struct sock_stream *s)
+IG_HOT static void stream_read(struct sock_stream *s)
 {
 	while (s->state == STREAM_OPEN) {
 		size_t cap = 0;
@@ -207,7 +208,7 @@ static uint32_t stream_connect_done(struct sock_stream *s, uint32_t events)
 	return events & ~(uint32_t)EPOLLOUT;
 }
 
-static void on_stream_event(struct ig_io *io, uint32_t events)
+IG_HOT static void on_stream_event(struct ig_io *io, uint32_t events)
 {
 	struct sock_stream *s = (struct sock_stream *)((char *)io - offsetof(struct sock_stream, io));
 	if (s->state == STREAM_FREED)
@@ -233,7 +234,7 @@ static void on_stream_event(struct ig_io *io, uint32_t events)
 	stream_settle(s);
 }
 
-static ssize_t stream_writev(struct ig_transport *t, const struct iovec *iov, int iovcnt)
+IG_HOT static ssize_t stream_writev(struct ig_transport *t, const struct iovec *iov, int iovcnt)
 {
 	struct sock_stream *s = stream_of(t);
 	for (;;) {
@@ -252,7 +253,7 @@ static ssize_t stream_writev(struct ig_transport *t, const struct iovec *iov, in
 	}
 }
 
-static void stream_resume_read(struct ig_transport *t)
+IG_HOT static void stream_resume_read(struct ig_transport *t)
 {
 	struct sock_stream *s = stream_of(t);
 	if (!s->read_paused || s->state != STREAM_OPEN)

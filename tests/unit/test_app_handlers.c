@@ -416,6 +416,16 @@ static void test_response_head(void)
 	head_case("head: a field that overflows the stack buffer", 200, "application/json", 10, 480, true, 0,
 		  "0123456789abcdef0123456789abcdef");
 	head_case("head: a field longer than the stack buffer", 200, "application/json", 12345, 2500, false, 1, "");
+	/* Every length a piece's short copy treats apart (1-3, 4-7, 8-15,
+	   16-32, more), as a request id and as an extra field. */
+	static const char id_chars[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN";
+	char id[sizeof id_chars], name[80];
+	for (size_t n = 1; n < sizeof id_chars; n++) {
+		memcpy(id, id_chars, n);
+		id[n] = 0;
+		snprintf(name, sizeof name, "head: a request id of %zu characters, an extra field of %zu", n, n + 10);
+		head_case(name, 200, "application/json", n, n + 10, false, 1, id);
+	}
 	check_core_idle("head: every output block returned");
 }
 

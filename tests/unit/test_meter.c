@@ -15,6 +15,11 @@ static void test_methods(void)
 	CHECK_INT(http_method_index(IG_STR("GET"), true), 1, "method: HEAD (routed as GET)");
 	CHECK_INT(http_method_index(IG_STR("PATCH"), false), 8, "method: PATCH");
 	CHECK_INT(http_method_index(IG_STR("DELETE"), false), 4, "method: DELETE");
+	bool each = true;
+	for (uint32_t i = 0; i < HTTP_METHODS - 1; i++)
+		each &= http_method_index((ig_str){ http_method_names[i], strlen(http_method_names[i]) }, false) == i;
+	CHECK(each, "method: every standard method's name gives its own index");
+	CHECK_INT(http_method_index(IG_STR("GETS"), false), HTTP_METHODS - 1, "method: a longer name is _OTHER");
 	CHECK_INT(http_method_index(IG_STR("FOO"), false), HTTP_METHODS - 1, "method: unknown is _OTHER");
 	CHECK_INT(http_method_index(IG_STR("get"), false), HTTP_METHODS - 1, "method: case matters (get is not GET)");
 	CHECK_INT(http_method_index((ig_str){ "", 0 }, false), HTTP_METHODS - 1, "method: empty is _OTHER");

@@ -38,23 +38,35 @@ static void test_bounds(void)
 {
 	CHECK(ig_duration_bounds.n < IG_HISTOGRAM_MAX_BUCKETS && ig_size_bounds.n < IG_HISTOGRAM_MAX_BUCKETS,
 	      "bounds: room for the slot above the last bound");
-	CHECK(ig_duration_bounds.le[0] == 0.0001 && ig_duration_bounds.le[ig_duration_bounds.n - 1] == 10,
+	CHECK(ig_duration_bounds.le_micro[0] == 100 &&
+	      ig_duration_bounds.le_micro[ig_duration_bounds.n - 1] == 10000000,
 	      "duration bounds: 0.0001 .. 10 s");
 	bool otel = true;
 	static const double otel_le[] = { 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10 };
 	for (size_t i = 0; i < IG_COUNTOF(otel_le); i++) {
 		bool found = false;
 		for (uint32_t j = 0; j < ig_duration_bounds.n; j++)
-			found |= ig_duration_bounds.le[j] == otel_le[i];
+			found |= (double)ig_duration_bounds.le_micro[j] / 1e6 == otel_le[i];
 		otel &= found;
 	}
 	CHECK(otel, "duration bounds: every OpenTelemetry bound is one");
 	bool increasing = true;
 	for (uint32_t j = 1; j < ig_duration_bounds.n; j++)
-		increasing &= ig_duration_bounds.le[j] > ig_duration_bounds.le[j - 1];
+		increasing &= ig_duration_bounds.le_micro[j] > ig_duration_bounds.le_micro[j - 1];
 	for (uint32_t j = 1; j < ig_size_bounds.n; j++)
-		increasing &= ig_size_bounds.le[j] > ig_size_bounds.le[j - 1];
+		increasing &= ig_size_bounds.le_micro[j] > ig_size_bounds.le_micro[j - 1];
 	CHECK(increasing, "bounds: strictly increasing");
+}
+
+/* The bucket ig_histogram_observe's scan picks. */
+static uint32_t scan_bucket(const struct ig_histogram_bounds *b, uint64_t value_micro)
+{
+	struct ig_histogram h = { 0 };
+	ig_histogram_observe(&h, b, value_micro);
+	for (uint32_t i = 0; i <= b->n; i++)
+		if (ig_counter_get(&h.bucket[i]))
+			return i;
+	return UINT32_MAX;
 }
 
 static void test_observe(void)
@@ -84,6 +96,22 @@ static void test_observe(void)
 	ig_histogram_observe(&z, &ig_size_bounds, 17 * 1000000ull);
 	CHECK(ig_counter_get(&z.bucket[0]) == 1 && ig_counter_get(&z.bucket[2]) == 1,
 	      "observe: a 0-byte body in le=0, 17 bytes in le=64");
+	/* The computed size bucket is the scan's, at and beside every bound
+	   and over the small sizes most bodies have. */
+	uint64_t bad = UINT64_MAX;
+	for (uint64_t bytes = 0; bytes < 70000 && bad == UINT64_MAX; bytes++)
+		if (ig_size_bucket(bytes) != scan_bucket(&ig_size_bounds, bytes * 1000000))
+			bad = bytes;
+	for (uint32_t i = 0; i < ig_size_bounds.n && bad == UINT64_MAX; i++)
+		for (int d = -1; d <= 1; d++) {
+			uint64_t bytes = ig_size_bounds.le_micro[i] / 1000000 + (uint64_t)(int64_t)d;
+			bool differ = ig_size_bucket(bytes) != scan_bucket(&ig_size_bounds, bytes * 1000000);
+			if (bytes != UINT64_MAX && differ)
+				bad = bytes;
+		}
+	if (bad == UINT64_MAX && ig_size_bucket((uint64_t)1 << 40) != ig_size_bounds.n)
+		bad = (uint64_t)1 << 40;
+	CHECK(bad == UINT64_MAX, "size bucket: computed as the bounds' scan finds it (around every bound)");
 }
 
 static void write_family(struct ig_expo *e, void *arg)

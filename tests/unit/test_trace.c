@@ -105,6 +105,18 @@ static void test_hex(void)
 		ok = memcmp(got, cases[i].want, 16) == 0;
 	}
 	check_that(ok, "hex: 64 bits as 16 lowercase digits, most significant first", "got %s", got);
+	/* 128 bits: the same digits as the two halves written one by one, for
+	   every pair of cases (the SSE2 path and the scalar one agree). */
+	char wide[33] = { 0 }, want[33] = { 0 };
+	ok = true;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0] && ok; i++)
+		for (size_t j = 0; j < sizeof cases / sizeof cases[0] && ok; j++) {
+			ig_hex128(wide, cases[i].v, cases[j].v);
+			memcpy(want, cases[i].want, 16);
+			memcpy(want + 16, cases[j].want, 16);
+			ok = memcmp(wide, want, 32) == 0;
+		}
+	check_that(ok, "hex: 128 bits as 32 lowercase digits, the high half first", "got %s want %s", wide, want);
 }
 
 int main(void)

@@ -318,8 +318,8 @@ static const char *const decoder_report = "ig_fail(&d->v, at, %s, %s);";
 static void emit_signature(struct sc_out *c, const struct sc_schema *s, bool proto)
 {
 	char *t = c_type(s);
-	out_line(c, "static void decode_%s(struct ig_dctx *d, const struct ig_where *at, %s *out%s)%s", s->name, t,
-		 s->nullable ? ", bool *null" : "", proto ? ";" : "");
+	out_line(c, "IG_HOT static void decode_%s(struct ig_dctx *d, const struct ig_where *at, %s *out%s)%s",
+		 s->name, t, s->nullable ? ", bool *null" : "", proto ? ";" : "");
 	free(t);
 }
 

@@ -57,7 +57,7 @@ static void emit_value(struct sc_out *c, const struct sc_schema *slot, bool null
 
 static void emit_array_writer(struct sc_out *c, const struct sc_schema *s)
 {
-	out_line(c, "static void write_%s(ig_wbuf *w, const struct %s *a)", s->cname, s->cname);
+	out_line(c, "IG_HOT static void write_%s(ig_wbuf *w, const struct %s *a)", s->cname, s->cname);
 	out_open(c, "{");
 	out_line(c, "ig_wbuf_lit(w, \"[\");");
 	out_open(c, "for (size_t i = 0; i < a->len; i++) {");
@@ -92,7 +92,7 @@ static void emit_member_value(struct sc_out *c, const struct sc_prop *p, const c
 static void emit_object_writer(struct sc_out *c, const struct sc_schema *s)
 {
 	bool extra = s->additional == SC_AP_SCHEMA;
-	out_line(c, "static void write_%s(ig_wbuf *w, const struct %s *o)", s->cname, s->cname);
+	out_line(c, "IG_HOT static void write_%s(ig_wbuf *w, const struct %s *o)", s->cname, s->cname);
 	out_open(c, "{");
 	if (!s->nprops && !extra) {
 		out_line(c, "(void)o;");
@@ -195,7 +195,7 @@ static void collect(const struct sc_schema *slot, bool null_flag, struct sc_sche
 static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
 {
 	out_line(c, "/* %s %s */", op->method, op->path->tmpl);
-	out_line(c, "static void encode_%s(ig_ctx *ctx, int status, const void *out)", op->id);
+	out_line(c, "IG_HOT static void encode_%s(ig_ctx *ctx, int status, const void *out)", op->id);
 	out_open(c, "{");
 	out_line(c, "const struct %s_out *o = out;", op->id);
 	out_line(c, "ig_wbuf *w = ig_body(ctx);");

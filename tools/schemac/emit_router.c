@@ -19,7 +19,7 @@ static void emit_operation(struct sc_out *c, const struct sc_op *op)
 	char *lit = c_str(id);
 	out_line(c, "/* %s %s */", op->method, op->path->tmpl);
 	/* Parameter names clear of any operationId (none starts with ig_). */
-	out_line(c, "static int ig_handle_%s(ig_ctx *ig_c, const void *ig_in, void *ig_out)", id);
+	out_line(c, "IG_HOT static int ig_handle_%s(ig_ctx *ig_c, const void *ig_in, void *ig_out)", id);
 	out_open(c, "{");
 	out_line(c, "return %s(ig_c, ig_in, ig_out);", id);
 	out_close(c, "}");
@@ -127,7 +127,7 @@ static void emit_route(struct sc_model *m, struct sc_out *c, size_t max_segs)
 {
 	char *all = c_str(m->all_methods);
 	out_line(c, "/* Matches method and path, then decodes and calls, or answers 404/405. */");
-	out_line(c, "static void ig_route(ig_ctx *ctx)");
+	out_line(c, "IG_HOT static void ig_route(ig_ctx *ctx)");
 	out_open(c, "{");
 	out_line(c, "const ig_request *req = ig_req(ctx);");
 	out_line(c, "ig_str m = req->method; /* HEAD arrives as GET */");

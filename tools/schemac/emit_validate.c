@@ -395,7 +395,7 @@ static void emit_apply(struct sc_out *c, const struct sc_schema *child, const ch
 static void emit_member_fn(struct sc_out *c, const struct sc_schema *s)
 {
 	out_line(c, "/* The index of a key among the properties of %s, or -1. */", s->name);
-	out_line(c, "static int member_%s(const char *k, size_t n)", s->name);
+	out_line(c, "IG_HOT static int member_%s(const char *k, size_t n)", s->name);
 	out_open(c, "{");
 	/* Grouped by length: a switch, then a few memcmp. */
 	size_t max = 0;
