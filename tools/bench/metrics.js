@@ -302,9 +302,9 @@ function table(res) {
   L.push('');
   L.push(`ingot alone on CPU ${CFG.serverCpu} (INGOT_THREADS=1), wrk -t1 on CPU ${CFG.clientCpu}. CPU per request is the ` +
     `server's over all ${CFG.rounds} runs of ${CFG.seconds} s of a side, the two sides alternated (ABAB, BABA): ` +
-    'utime+stime (/proc/PID/stat) / schedstat ns. The verdict is the median of the rounds\' paired ratios. The server\'s meters ' +
-    'count whether or not the admin port is set, so "on vs off" is the admin listener\'s own cost; the meters\' cost is in ' +
-    'the comparison with the commit before issue 13.');
+    'utime+stime (/proc/PID/stat) / schedstat ns. The verdict is the median of the rounds\' paired ratios. The server meters its requests only ' +
+    'when the admin port is set (a scrape can read them), so "on vs off" is the meters\' and the admin listener\'s cost; ' +
+    'request ids and trace context are on both sides, and in the comparison with the commit before issue 13.');
   L.push('');
   L.push('| comparison | test | before: µs/req | after: µs/req | pooled: after/before | rounds (schedstat): median (min … max) | target (on the median) |');
   L.push('|---|---|---|---|---|---|---|');
