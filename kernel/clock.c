@@ -2,7 +2,6 @@
  * on the locale, which a scratch image does not have, and gmtime's code is
  * more to page in on a cold start than this. */
 #include "clock.h"
-#include "ingot.h"
 
 #include <string.h>
 
@@ -82,7 +81,7 @@ size_t ig_format_utc(char *out, time_t t)
 	return 19;
 }
 
-IG_HOT void ig_clock_update(struct ig_clock *c)
+void ig_clock_update(struct ig_clock *c)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -15,13 +15,16 @@
 #define ig_likely(x) __builtin_expect(!!(x), 1)
 #define ig_unlikely(x) __builtin_expect(!!(x), 0)
 #define IG_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
-/* On every request's path. The compiler puts such functions side by side
- * (.text.hot), so that the request path's code fits the instruction cache
- * instead of spreading over the whole binary and sharing cache sets with
- * cold code: measured with callgrind's cache model (32 KiB, 8-way L1i),
- * POST /blog took 37 instruction-cache misses per request spread out, and
- * 0.1 grouped. Mark a function that every request (or every request of a
- * common kind) runs; never one of the start, a scrape or an error. */
+/* On every request's path, and never run by the start or an idle loop.
+ * GCC puts such functions in .text.hot, which net/cold.ld gathers into a
+ * block of its own: contiguous, so the request path's code stays in the
+ * instruction cache instead of sharing its sets with code spread over the
+ * binary (callgrind's 32 KiB L1i model: POST /blog took 37 misses per
+ * request spread out, 0.1 to 14 grouped, by what else runs), and apart,
+ * so an idle process has none of it resident (tests/integration/process
+ * checks both halves of that). Mark a function that every request, or
+ * every request of a common kind, runs; never one of the start, the loop
+ * itself, a timer tick, the logger, a scrape or an error. */
 #define IG_HOT __attribute__((hot))
 
 /* A slice of bytes that someone else owns. */

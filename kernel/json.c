@@ -17,7 +17,7 @@ static const char escape_class[128] = {
 	[27] = 'u', [28] = 'u', [29] = 'u', [30] = 'u', [31] = 'u',
 };
 
-IG_HOT size_t ig_json_escape(char *dst, const char *s, size_t n)
+size_t ig_json_escape(char *dst, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	char *d = dst;
@@ -64,7 +64,7 @@ IG_HOT size_t ig_fmt_u64(char *out, uint64_t v)
 	return n;
 }
 
-IG_HOT size_t ig_fmt_i64(char *out, int64_t v)
+size_t ig_fmt_i64(char *out, int64_t v)
 {
 	if (v >= 0)
 		return ig_fmt_u64(out, (uint64_t)v);

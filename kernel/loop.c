@@ -85,7 +85,7 @@ IG_HOT void ig_loop_run_deferred(struct ig_loop *loop)
 	}
 }
 
-IG_HOT void ig_loop_run(struct ig_loop *loop)
+void ig_loop_run(struct ig_loop *loop)
 {
 	struct epoll_event events[IG_EVENTS_PER_WAIT];
 	loop->running = true;

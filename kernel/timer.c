@@ -20,7 +20,7 @@ static void slot_mark(struct ig_timers *w, unsigned s, bool on)
 		w->occupied[s / 64] &= ~(1ull << (s % 64));
 }
 
-IG_HOT void ig_timer_set(struct ig_timers *w, struct ig_timer *t, uint64_t deadline_ms)
+void ig_timer_set(struct ig_timers *w, struct ig_timer *t, uint64_t deadline_ms)
 {
 	if (t->pprev)
 		ig_timer_cancel(w, t);

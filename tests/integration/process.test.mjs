@@ -3,7 +3,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, chmodSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, chmodSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BIN, LWIP, startServer, cleanup, runBinary, curlResponse, BODY } from './lib.mjs';
@@ -206,5 +206,48 @@ test('the binary alone in an empty chroot with an empty environment serves GET /
 		}
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+// net/cold.ld's request block (.text.request: the IG_HOT functions) in this
+// binary: its address range from the section headers, or null without one
+// (a build linked without net/cold.ld, such as the sanitizers').
+function requestBlock() {
+	return new Promise((resolve) => {
+		execFile('readelf', ['-SW', BIN], (err, out) => {
+			const m = !err && /\s\.text\.request\s+PROGBITS\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)/.exec(out);
+			resolve(m ? { lo: BigInt(`0x${m[1]}`), hi: BigInt(`0x${m[1]}`) + BigInt(`0x${m[2]}`) } : null);
+		});
+	});
+}
+
+// Resident KiB of the mappings that overlap [lo, hi), from /proc/PID/smaps.
+function residentKiB(pid, { lo, hi }) {
+	let kib = 0, inside = false;
+	for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+		const range = /^([0-9a-f]+)-([0-9a-f]+) /.exec(line);
+		if (range) inside = BigInt(`0x${range[1]}`) < hi && BigInt(`0x${range[2]}`) > lo;
+		const rss = /^Rss:\s+(\d+) kB/.exec(line);
+		if (rss && inside) kib += Number(rss[1]);
+	}
+	return kib;
+}
+
+const block = await requestBlock();
+
+// The promise of an idle process that pays no memory for code it has not
+// run: nothing the start or an idle loop runs may be IG_HOT (kernel/ingot.h).
+test('an idle server has none of the request path\'s code resident; its first request brings it in', {
+	...T, skip: (LWIP && 'the hosted build over lwIP idles through other code') || (!block && 'no .text.request in this binary'),
+}, async () => {
+	const srv = await startServer({ INGOT_ADMIN_PORT: '0' }, { threads: '2' });
+	try {
+		await srv.waitLog((l) => l.msg === 'admin listening');
+		assert.equal(residentKiB(srv.pid, block), 0, 'idle: the request block is not resident');
+		const res = await curlResponse(srv.port, '/json');
+		assert.equal(res.text, BODY.json);
+		assert.ok(residentKiB(srv.pid, block) > 0, 'after a request: the request block is resident');
+	} finally {
+		assert.deepEqual(await srv.stop(), { code: 0, signal: null });
 	}
 });
