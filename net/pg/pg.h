@@ -18,80 +18,16 @@
 
 #include "kernel/ingot.h"
 #include "net/http/exchange.h"
+#include "net/pg/types.h"
 
 struct ig_loop;
 
-/* ---- values: parameters and result columns ---- */
-
-/* The type oids net/pg encodes and decodes (pg_type.oid). A column of any
- * other type arrives as text (in s) with its own oid. */
-enum ig_pg_oid {
-	IG_PG_OID_BOOL = 16,
-	IG_PG_OID_BYTEA = 17,
-	IG_PG_OID_INT8 = 20,
-	IG_PG_OID_INT2 = 21,
-	IG_PG_OID_INT4 = 23,
-	IG_PG_OID_TEXT = 25,
-	IG_PG_OID_JSON = 114,
-	IG_PG_OID_FLOAT4 = 700,
-	IG_PG_OID_FLOAT8 = 701,
-	IG_PG_OID_UNKNOWN = 705, /* a parameter whose type the server infers */
-	IG_PG_OID_VARCHAR = 1043,
-	IG_PG_OID_DATE = 1082,
-	IG_PG_OID_TIMESTAMP = 1114,
-	IG_PG_OID_TIMESTAMPTZ = 1184,
-	IG_PG_OID_NUMERIC = 1700,
-	IG_PG_OID_UUID = 2950,
-	IG_PG_OID_JSONB = 3802,
-};
-
-/* One value. oid says which member holds it; null: SQL NULL (no member).
- *   bool                     b
- *   int2, int4, int8         i
- *   float4, float8           f
- *   text, varchar, numeric (its decimal text), json, jsonb (the JSON text),
- *   bytea (the raw bytes), any other type (its text form)   s
- *   uuid                     uuid (16 bytes, network order)
- *   date                     date: days from 2000-01-01
- *   timestamp, timestamptz   ts: microseconds from 2000-01-01 00:00 (UTC for
- *                            timestamptz)
- * In a result, s points into the query's arena. */
-typedef struct ig_pg_value {
-	uint32_t oid;
-	bool null;
-	union {
-		bool b;
-		int64_t i;
-		double f;
-		ig_str s;
-		uint8_t uuid[16];
-		int32_t date;
-		int64_t ts;
-	};
-} ig_pg_value;
-
-static inline ig_pg_value ig_pg_null(uint32_t oid) { return (ig_pg_value){ .oid = oid, .null = true }; }
-static inline ig_pg_value ig_pg_bool(bool v) { return (ig_pg_value){ .oid = IG_PG_OID_BOOL, .b = v }; }
-static inline ig_pg_value ig_pg_int2(int16_t v) { return (ig_pg_value){ .oid = IG_PG_OID_INT2, .i = v }; }
-static inline ig_pg_value ig_pg_int4(int32_t v) { return (ig_pg_value){ .oid = IG_PG_OID_INT4, .i = v }; }
-static inline ig_pg_value ig_pg_int8(int64_t v) { return (ig_pg_value){ .oid = IG_PG_OID_INT8, .i = v }; }
-static inline ig_pg_value ig_pg_float4(float v) { return (ig_pg_value){ .oid = IG_PG_OID_FLOAT4, .f = v }; }
-static inline ig_pg_value ig_pg_float8(double v) { return (ig_pg_value){ .oid = IG_PG_OID_FLOAT8, .f = v }; }
-static inline ig_pg_value ig_pg_text(ig_str s) { return (ig_pg_value){ .oid = IG_PG_OID_TEXT, .s = s }; }
-static inline ig_pg_value ig_pg_varchar(ig_str s) { return (ig_pg_value){ .oid = IG_PG_OID_VARCHAR, .s = s }; }
-static inline ig_pg_value ig_pg_numeric(ig_str decimal) { return (ig_pg_value){ .oid = IG_PG_OID_NUMERIC, .s = decimal }; }
-static inline ig_pg_value ig_pg_json(ig_str s) { return (ig_pg_value){ .oid = IG_PG_OID_JSON, .s = s }; }
-static inline ig_pg_value ig_pg_jsonb(ig_str s) { return (ig_pg_value){ .oid = IG_PG_OID_JSONB, .s = s }; }
-static inline ig_pg_value ig_pg_bytea(ig_str bytes) { return (ig_pg_value){ .oid = IG_PG_OID_BYTEA, .s = bytes }; }
-static inline ig_pg_value ig_pg_date(int32_t days) { return (ig_pg_value){ .oid = IG_PG_OID_DATE, .date = days }; }
-static inline ig_pg_value ig_pg_timestamp(int64_t us) { return (ig_pg_value){ .oid = IG_PG_OID_TIMESTAMP, .ts = us }; }
-static inline ig_pg_value ig_pg_timestamptz(int64_t us) { return (ig_pg_value){ .oid = IG_PG_OID_TIMESTAMPTZ, .ts = us }; }
-static inline ig_pg_value ig_pg_uuid(const uint8_t u[16])
-{
-	ig_pg_value v = { .oid = IG_PG_OID_UUID };
-	memcpy(v.uuid, u, 16);
-	return v;
-}
+/* ---- values: parameters and result columns ----
+ * struct ig_pg_value, the IG_PG_<TYPE> oids (IG_PG_INT4, IG_PG_TEXT, ...)
+ * and the constructors (ig_pg_int4(v), ig_pg_text(s), ig_pg_null(oid),
+ * ...) are net/pg/types.h's. In a result, s points into the query's arena;
+ * a column of a type types.h does not know arrives as its text in s, with
+ * its own oid. */
 
 /* ---- errors ---- */
 
