@@ -88,7 +88,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 .PHONY: lwip lwip-asan
-.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
+.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -488,10 +488,16 @@ setup-bench:
 	@tools/setup bench
 
 # The admin listener on 9464, Prometheus exporters' usual port, unless
-# INGOT_ADMIN_PORT says otherwise (-1: none).
+# INGOT_ADMIN_PORT says otherwise (-1: none). With a local database unless
+# DATABASE_URL is set: tools/pg-local starts Debian's PostgreSQL (a cluster
+# of its own under build/pg, as the postgres user, on a unix socket and a
+# free loopback port), migrates it with --migrate, serves, and stops it when
+# the service ends; `make stop` stops it too.
 run: setup-run
 	@$(MAKE) --no-print-directory bin
-	INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} exec $(BIN)
+	@INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) tools/pg-local run $(BIN)
+stop:
+	@BUILD=$(BUILD) tools/pg-local stop
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
