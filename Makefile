@@ -235,7 +235,8 @@ UNIT_OUT   := $(BUILD)/test/unit
 UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
-              test_metal_pages test_metrics test_meter test_sock test_client_metrics
+              test_metal_pages test_metrics test_meter test_sock test_client_metrics \
+              test_pg_wire
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -279,6 +280,12 @@ UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/json.c kernel/a
 UNIT_SRC_test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/clock.c kernel/json.c kernel/arena.c kernel/pool.c
+PG_WIRE := net/pg/wire.c net/pg/types.c kernel/arena.c kernel/pool.c
+UNIT_SRC_test_pg_wire      := $(PG_WIRE)
+UNIT_SRC_test_pg_types     := $(PG_WIRE)
+UNIT_SRC_test_pg_auth      := net/pg/auth.c
+UNIT_FLAGS_test_pg_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+UNIT_SRC_test_pg_conninfo  := net/pg/conninfo.c
 UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 

@@ -4,6 +4,7 @@
 #ifndef NET_PG_SETTINGS_H
 #define NET_PG_SETTINGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kernel/config.h"
@@ -25,8 +26,12 @@ extern struct pg_settings_values pg_settings_values;
 extern const struct ig_settings ig_pg_settings;
 
 /* After the parse, before the server starts: when configured, registers
- * the "postgresql" backend for /readyz and has every core's pool connect
- * as its loop starts (net/http's core start hook). Nothing otherwise. */
-void ig_pg_start(void);
+ * the "postgresql" backend for /readyz and returns true; the start then
+ * has ig_pg_core_start run on every core as its loop starts (net/http's
+ * http_core_start_hook), which opens that core's pool. Without a database
+ * false, and nothing of net/pg runs. */
+struct ig_loop;
+bool ig_pg_start(void);
+void ig_pg_core_start(struct ig_loop *loop, int core_count);
 
 #endif

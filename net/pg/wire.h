@@ -18,13 +18,15 @@ struct ig_pg_value; /* net/pg/types.h */
  * Writes into the caller's buffer buf[0..cap); len is what is written. A
  * write that does not fit writes nothing and sets overflow, which stays set
  * (the caller checks it once after a batch, then drops len back to where
- * the batch began and clears it, or fails). msg_start is the builder's own:
- * where the message that pg_out_begin opened starts. */
+ * the batch began and clears it, or fails); a whole message (pg_put_* or
+ * pg_out_begin..end) that overflows is taken back, so buf always ends with
+ * whole messages. msg_begin and msg_start are the builder's own: where the
+ * open message and its length field start. */
 struct pg_out {
 	char *buf;
 	size_t len, cap;
 	bool overflow;
-	size_t msg_start;
+	size_t msg_begin, msg_start;
 };
 
 static inline void pg_out_init(struct pg_out *o, char *buf, size_t cap)
