@@ -62,10 +62,12 @@ static size_t queries_count(bool has, ig_str s)
 	return n > MAX_QUERIES ? MAX_QUERIES : (size_t)n;
 }
 
-/* A completion's error as the answer: the problem body, then the finish. */
+/* A completion's error as the answer. ig_pg_respond_error answers with
+ * ig_respond_problem, which finishes the exchange: no ig_finish after it
+ * (a pending ctx may be gone once finished). */
 static void finish_error(ig_ctx *ctx, const ig_pg_error *err)
 {
-	ig_finish(ctx, ig_pg_respond_error(ctx, err));
+	(void)ig_pg_respond_error(ctx, err);
 }
 
 /* A World row from a result of world_select. */
