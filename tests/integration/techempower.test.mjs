@@ -6,7 +6,7 @@
 // database, whose database routes answer 503 while the rest is unchanged.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, curlResponse, DATE_RE } from './lib.mjs';
+import { startServer, cleanup, curlResponse, freePort, DATE_RE } from './lib.mjs';
 import { startPostgres } from './pglib.mjs';
 import { startDbService } from './dbservice.mjs';
 
@@ -173,5 +173,25 @@ test('without DATABASE_URL the database routes answer 503 "no database configure
 		assert.equal((await curlResponse(bare.port, '/readyz')).status, 200, 'readiness ignores the database');
 	} finally {
 		await bare.stop();
+	}
+});
+
+test('with the database unreachable the service starts: /readyz 503, the database routes 503 problem+json, the rest 200', T, async () => {
+	const secret = 'unreachable-secret-7';
+	const down = await startServer({ DATABASE_URL: pg.urlWith({ port: await freePort(), password: secret }) });
+	try {
+		assert.equal((await curlResponse(down.port, '/readyz')).status, 503);
+		for (const path of ['/db', '/queries?queries=2', '/fortunes', '/updates']) {
+			const res = await curlResponse(down.port, path);
+			assert.equal(res.status, 503, `${path}: ${res.text}`);
+			assert.equal(res.headers['content-type'], 'application/problem+json');
+			assert.equal(res.headers.server, 'ingot');
+			assert.ok(!res.text.includes(secret), 'no password in the answer');
+		}
+		assert.equal((await curlResponse(down.port, '/plaintext')).status, 200);
+		assert.equal((await curlResponse(down.port, '/health')).status, 200);
+		assert.ok(!down.lines.join('\n').includes(secret), 'no password in the logs');
+	} finally {
+		await down.stop();
 	}
 });
