@@ -388,6 +388,10 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
+FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/arena.c kernel/pool.c
+FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
+FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
+$(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN),$(wildcard kernel/*.c net/*.c net/http/*.c net/metrics/*.c net/api/*.c)) \
                    app/service.c $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c) \
                    net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(GEN)/anchors.c
