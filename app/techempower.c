@@ -129,7 +129,6 @@ struct world_read {
 struct world_batch {
 	ig_ctx *ctx;
 	struct World *rows;
-	struct world_read *reads;
 	size_t n, pending;
 	ig_pg_error error; /* the first failure, kind IG_PG_OK while none */
 	bool missing;      /* a read found no row */
@@ -168,7 +167,7 @@ static int world_batch_start(ig_ctx *ctx, bool has_queries, ig_str queries, cons
 	struct world_read *reads = ig_alloc(ctx, n * sizeof *reads);
 	if (!b || !r || !reads)
 		return 500;
-	*b = (struct world_batch){ .ctx = ctx, .rows = r, .reads = reads, .n = n, .pending = n, .then = then };
+	*b = (struct world_batch){ .ctx = ctx, .rows = r, .n = n, .pending = n, .then = then };
 	*items = r;
 	*len = n;
 	for (size_t i = 0; i < n; i++) {
