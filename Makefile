@@ -388,7 +388,7 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/arena.c kernel/pool.c
+FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c net/pg/conninfo.c kernel/arena.c kernel/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
