@@ -91,7 +91,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
-.PHONY: lwip lwip-asan
+.PHONY: lwip lwip-asan pgwire-check
 .PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
@@ -228,6 +228,17 @@ $(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard ker
 		-I. -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/client/fetch.c \
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 fetch-asan: $(FETCH_ASAN)
+
+# net/pg's wire, types and auth against a real PostgreSQL without the
+# connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
+PGWIRE_CHECK := $(BUILD)/bin/pgwire_check
+$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/arena.c kernel/pool.c \
+		$(wildcard net/pg/*.h) $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+		-I. -I$(DEPS)/host/include $(filter %.c,$^) $(DEPS)/host/lib/libbearssl.a -lm -o $@
+pgwire-check: $(PGWIRE_CHECK)
 
 # ---- unit tests (tests/unit/test_NAME.c): each built twice, under ASan and
 # UBSan with the host compiler and as a static musl binary (the shipped
@@ -413,7 +424,7 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/arena.c kernel/pool.c
+FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c net/pg/conninfo.c kernel/arena.c kernel/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
@@ -530,7 +541,7 @@ stop:
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot unikernel
+	@$(MAKE) --no-print-directory bin fetch asan fetch-asan pgwire-check fuzz-build image boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@$(MAKE) --no-print-directory TLS=none bin

@@ -11,10 +11,13 @@
  *   c bits 0-1  max_len: 64, 512, 8192 or 1 MiB
  *     bit 2     also feed the stream to SCRAM as a server-first-message
  *               (and its tail as the server-final)
+ *     bit 3     also parse the stream as a DATABASE_URL (up to its first
+ *               NUL), with a password the error text must never show
  * Build: FUZZ_SRC_pg in the Makefile (make fuzz-build). */
 #include "kernel/arena.h"
 #include "kernel/pool.h"
 #include "net/pg/auth.h"
+#include "net/pg/conninfo.h"
 #include "net/pg/types.h"
 #include "net/pg/wire.h"
 
@@ -124,6 +127,36 @@ static void scram(const char *buf, size_t len)
 		die("a server-final that was not signed verified");
 }
 
+/* The stream as a URL, prefixed with a known password: whatever follows,
+ * the error text and the redacted form never show it (unless the stream
+ * itself holds those letters, say in a parameter's name, which an error
+ * may quote). */
+static void conninfo(const char *buf, size_t len)
+{
+	static const char prefix[] = "postgresql://u:Zq7pw@";
+	char url[1024];
+	size_t n = len < sizeof url - sizeof prefix ? len : sizeof url - sizeof prefix;
+	memcpy(url, prefix, sizeof prefix - 1);
+	memcpy(url + sizeof prefix - 1, buf, n);
+	url[sizeof prefix - 1 + n] = 0;
+	static const char *const env[] = { "PGPASSWORD=Zq7pw", "PGSSLMODE=require", NULL };
+	static struct pg_conninfo ci;
+	char err[128], red[2048];
+	int st = pg_conninfo_parse(&ci, url, env, err, sizeof err);
+	if (st != PG_CONNINFO_OK) {
+		if (!err[0])
+			die("a refusal without a reason");
+		if (strstr(err, "Zq7pw") && !memmem(buf, len, "Zq7pw", 5))
+			die("the password in an error");
+		return;
+	}
+	if (ci.unix_socket != (ci.host[0] == '/') || ci.port == 0)
+		die("an accepted URL with no port or a socket flag that disagrees with the host");
+	pg_conninfo_redacted(&ci, red, sizeof red);
+	if (strstr(red, "Zq7pw") && !memmem(buf, len, "Zq7pw", 5))
+		die("the password in the redacted form");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const size_t limits[4] = { 64, 512, 8192, 1 << 20 };
@@ -145,6 +178,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	read_stream(buf, n, limits[c & 3], &arena);
 	if (c & 4)
 		scram(buf, n);
+	if (c & 8)
+		conninfo(buf, strnlen(buf, n));
 	ig_arena_reset(&arena);
 	free(buf);
 	return 0;

@@ -15,8 +15,8 @@
 static struct ig_pool blocks;
 static ig_arena arena;
 
-/* Encodes v as a Bind parameter, then decodes those bytes as a column of
- * the same type in the same format. */
+/* Encodes v as a Bind parameter (exactly pg_param_size bytes), then
+ * decodes those bytes as a column of the same type in the same format. */
 static bool round_trip(const ig_pg_value *v, ig_pg_value *back)
 {
 	char buf[256];
@@ -28,6 +28,8 @@ static bool round_trip(const ig_pg_value *v, ig_pg_value *back)
 	int32_t len = (int32_t)((uint32_t)(unsigned char)buf[0] << 24 | (uint32_t)(unsigned char)buf[1] << 16 |
 				(uint32_t)(unsigned char)buf[2] << 8 | (unsigned char)buf[3]);
 	if (len != -1 && (size_t)len != o.len - 4)
+		return false;
+	if (pg_param_size(v) != o.len)
 		return false;
 	return pg_value_decode(v->oid, pg_param_format(v), buf + 4, len, &arena, back);
 }
