@@ -197,9 +197,6 @@ static void held(void *arg, ig_pg_tx *tx, const ig_pg_error *err)
 	ig_pg_tx_simple(tx, MIGRATE_LOCK_SQL, locked, r);
 }
 
-/* Big (the record set and the loop): static, not on the stack. */
-static struct migrate_run migrate_state;
-
 __attribute__((cold)) int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_migration_set *set)
 {
 	/* --migrate out, the rest parsed as the database's settings only. */
@@ -226,9 +223,9 @@ __attribute__((cold)) int ig_migrate_main(int argc, char **argv, const char *nam
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
-	struct migrate_run *r = &migrate_state;
-	r->set = set;
-	r->exit_code = 1;
+	/* On this stack, which lives as long as the run: in .bss it would sit
+	   beside the server's hot variables and cost an idle server a page. */
+	struct migrate_run run = { .set = set, .exit_code = 1 }, *r = &run;
 	if (ig_loop_init(&r->loop, 0) != 0) {
 		fprintf(stderr, "ingot: --migrate: cannot make a loop\n");
 		return 1;
