@@ -1,9 +1,8 @@
-/* The stored posts (/posts, /posts/{id}): the blog's Post and PostInput
- * schemas over the posts table (schemas/migrations/001_posts.sql), through
- * the core's PostgreSQL pool (net/pg/pg.h). Each handler runs one
- * statement and returns IG_PENDING; its completion fills out and finishes.
- * tags is a jsonb array of strings (NULL when the post has none), read
- * back with the runtime's JSON reader into the request's arena. */
+/* The stored posts (/posts, /posts/{id}): Post and PostInput over the
+ * posts table (schemas/migrations/001_posts.sql) on the core's PostgreSQL
+ * pool (net/pg/pg.h). Each handler runs one statement and returns
+ * IG_PENDING; its completion fills out and finishes. tags is a jsonb array
+ * of strings (NULL: none), read back with the JSON reader into the arena. */
 #include "api.h"
 #include "net/pg/pg.h"
 

@@ -1,9 +1,8 @@
-/* TechEmpower's test types on the reference service (its framework-test
- * rules): /plaintext, and /db, /queries, /updates and /fortunes through the
- * core's PostgreSQL pool (net/pg/pg.h). A handler starts its queries and
- * returns IG_PENDING; the queries of one request are pipelined on the
- * core's connections, and the last completion fills out and calls
- * ig_finish. A database error is a 503/500 problem+json (ig_pg_respond_error). */
+/* TechEmpower's test types by its rules: /plaintext, and /db, /queries,
+ * /updates and /fortunes on the core's PostgreSQL pool (net/pg/pg.h). A
+ * handler starts its queries (pipelined) and returns IG_PENDING; the last
+ * completion fills out and calls ig_finish. A database error is answered
+ * by ig_pg_respond_error (503/409/500 problem+json). */
 #include "api.h"
 #include "net/pg/pg.h"
 

@@ -1,9 +1,8 @@
-/* `service --migrate` (migrate.h): its own loop and the pool of core 0,
- * one held connection, and a chain of callbacks, one statement at a
- * time: lock, record table, what is recorded, then per migration BEGIN,
- * its file, its record, COMMIT. The first failure ends the run (exit 1);
- * a failed migration's transaction is rolled back by the server when the
- * connection closes. A server never runs this: it sits in the cold block. */
+/* `service --migrate` (migrate.h): its own loop, core 0's pool, one held
+ * connection and a chain of callbacks, one statement at a time: lock,
+ * record table, what is recorded, then per migration BEGIN, its file, its
+ * record, COMMIT. The first failure ends the run (exit 1); the server rolls
+ * a failed migration back when the connection closes. Cold (net/cold.ld). */
 #include "migrate.h"
 
 #include "kernel/arena.h"

@@ -1,11 +1,8 @@
-/* Embeds an app's SQL migrations in its binary (a scratch image has no
- * schemas/ to read at run time):
- *   embed MIGRATIONS_DIR OUT.c
- * Every NNN_name.sql of the directory (NNN three digits, name of [a-z0-9_],
- * versions unique) becomes one struct ig_migration (net/pg/migrate.h) of
- * the table ig_app_migrations, in version order; any other file is an
- * error, so a misnamed migration cannot be skipped silently. A missing
- * directory is an app without migrations. */
+/* `embed MIGRATIONS_DIR OUT.c`: an app's SQL migrations into its binary (a
+ * scratch image has no schemas/). Each NNN_name.sql (three digits, then
+ * [a-z0-9_], versions unique) becomes a struct ig_migration (net/pg/
+ * migrate.h) of ig_app_migrations, in version order; any other file is an
+ * error (a misnamed migration is never skipped); no directory, no migrations. */
 #ifndef _DEFAULT_SOURCE /* scandir, alphasort under -std=c11 */
 #define _DEFAULT_SOURCE
 #endif
