@@ -92,7 +92,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 .PHONY: lwip lwip-asan pgwire-check
-.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -162,12 +162,16 @@ FETCH       := $(BUILD)/bin/fetch$(TLS_SUFFIX)
 CLIENTBENCH := $(BUILD)/bin/clientbench$(TLS_SUFFIX)
 $(FETCH): tests/client/fetch.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
 $(CLIENTBENCH): tools/bench/clientbench.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
-$(FETCH) $(CLIENTBENCH):
+# The PostgreSQL client's test driver (tests/pg/pgcheck.c, pg_client.test.mjs).
+PGCHECK     := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)
+$(PGCHECK): tests/pg/pgcheck.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+$(FETCH) $(CLIENTBENCH) $(PGCHECK):
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
 fetch: setup-build $(FETCH)
 clientbench: setup-build $(CLIENTBENCH)
+pgcheck: setup-build $(PGCHECK)
 
 # ---- lwIP (net/lwip): ingot's own TCP/IP stack, selected by INGOT_NET ----
 # build/bin/service-lwip is the service's objects plus net/lwip and lwIP

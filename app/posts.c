@@ -95,9 +95,12 @@ static bool post_from(ig_ctx *ctx, const ig_pg_result *res, uint32_t row, struct
 	return tags->null || tags_from(ctx, tags->s, post);
 }
 
+/* A completion's error as the answer. ig_pg_respond_error answers with
+ * ig_respond_problem, which finishes the exchange: no ig_finish after it
+ * (a pending ctx may be gone once finished). */
 static void finish_error(ig_ctx *ctx, const ig_pg_error *err)
 {
-	ig_finish(ctx, ig_pg_respond_error(ctx, err));
+	(void)ig_pg_respond_error(ctx, err);
 }
 
 /* ---- GET /posts ---- */

@@ -197,14 +197,6 @@ static void held(void *arg, ig_pg_tx *tx, const ig_pg_error *err)
 	ig_pg_tx_simple(tx, MIGRATE_LOCK_SQL, locked, r);
 }
 
-__attribute__((cold)) bool ig_migrate_requested(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--migrate") == 0)
-			return true;
-	return false;
-}
-
 /* Big (the record set and the loop): static, not on the stack. */
 static struct migrate_run migrate_state;
 

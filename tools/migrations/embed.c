@@ -19,8 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The output being written, removed on failure: make never sees half a file. */
+static char tmp[4096];
+
 static void die(const char *fmt, ...)
 {
+	if (tmp[0])
+		remove(tmp);
 	va_list ap;
 	va_start(ap, fmt);
 	fputs("embed-migrations: ", stderr);
@@ -82,7 +87,6 @@ int main(int argc, char **argv)
 	else if (count < 0)
 		die("cannot read %s: %s", dir, strerror(errno));
 
-	char tmp[4096];
 	if (snprintf(tmp, sizeof tmp, "%s.tmp", out_path) >= (int)sizeof tmp)
 		die("path too long");
 	FILE *out = fopen(tmp, "w");
@@ -124,6 +128,7 @@ int main(int argc, char **argv)
 	fprintf(out, "};\n\nconst struct ig_migration_set ig_app_migrations = { migrations, %d };\n", count);
 	if (fclose(out) != 0 || rename(tmp, out_path) != 0)
 		die("cannot write %s", out_path);
+	tmp[0] = '\0';
 	for (int i = 0; i < count; i++)
 		free(names[i]);
 	free(names);
