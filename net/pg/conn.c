@@ -196,7 +196,7 @@ bool pg_conn_send(struct pg_conn *k, struct pg_query *q)
 	size_t mark = k->out.len;
 	size_t estimate = q->sql_len + 64;
 	for (uint16_t i = 0; i < q->nparams; i++)
-		estimate += 32 + (pg_value_has_bytes(&q->params[i]) ? q->params[i].s.len : 0);
+		estimate += 16 + pg_param_size(&q->params[i]);
 	for (int tries = 0; tries < 3; tries++) {
 		if (k->out.cap - k->out.len < estimate * 2 && !out_grow(k, estimate * 2))
 			return false;
