@@ -7,6 +7,7 @@
 // every reply it wrote, in order, so a test can prove that the client wrote
 // N queries before reading the first reply. Listens on 127.0.0.1, port 0.
 import net from 'node:net';
+import { Watched } from './lib.mjs';
 
 export const OID = { bool: 16, int8: 20, int2: 21, int4: 23, text: 25, float8: 701, varchar: 1043 };
 
@@ -140,8 +141,9 @@ const formatOf = (codes, i) => (codes.length === 0 ? 0 : codes.length === 1 ? co
  *   { error: {code, message, detail, constraint} }  an ErrorResponse for it
  *   { malformed: 'short-length' | 'column-overrun' } a broken message instead of its rows
  *   { closeMidRow: true }     half a DataRow, then the connection closes
- *   { rowBytes: N }           one DataRow of N bytes (a text column of N-10 bytes)
- *   { stall: true }           nothing more is answered on this connection
+ *   { rowBytes: N }           its row as one DataRow of N bytes (the last column padded)
+ *   { stall: true }           no answer until a CancelRequest names this connection
+ *                             (then ErrorResponse 57014 and the rest)
  * hold(conn) -> bool: while true, replies are kept back (in order) and
  * written once it turns false (checked after every read); a test holds
  * until N queries arrived to prove they were all sent first. */
@@ -152,7 +154,8 @@ export function defaultResults(q) {
 	return { fields: [{ name: 'id', oid: OID.int4 }, { name: 'randomnumber', oid: OID.int4 }], rows: [[id, 4242]] };
 }
 
-export class PgFake {
+/** until(pred) resolves once pred(fake) holds (checked after every read and close). */
+export class PgFake extends Watched {
 	static async start({ results = defaultResults, fault = () => null, hold = () => false } = {}) {
 		const f = new PgFake(results, fault, hold);
 		await new Promise((resolve, reject) => {
@@ -165,6 +168,7 @@ export class PgFake {
 	}
 
 	constructor(results, fault, hold) {
+		super();
 		this.results = results;
 		this.fault = fault;
 		this.hold = hold;
@@ -172,23 +176,8 @@ export class PgFake {
 		this.cancels = [];    // every CancelRequest: {pid, key}
 		this.queries = [];    // every query executed: {conn, sql, params}
 		this.released = false;
-		this._waiters = [];
 		this.sockets = new Set();
 		this.server = net.createServer((s) => this._accept(s));
-	}
-
-	/** Resolves once pred(this) holds (checked after every event). */
-	until(pred) {
-		if (pred(this)) return Promise.resolve(this);
-		return new Promise((resolve) => this._waiters.push({ pred, resolve }));
-	}
-
-	_check() {
-		this._waiters = this._waiters.filter((w) => {
-			if (!w.pred(this)) return true;
-			w.resolve(this);
-			return false;
-		});
 	}
 
 	close() {
@@ -219,11 +208,11 @@ export class PgFake {
 			const out = [];
 			buf = this._consume(conn, buf, out);
 			this._emit(conn, out);
-			this._check();
+			this._wake();
 		});
 		socket.on('error', () => {});
-		socket.on('close', () => { conn.closed = true; this.sockets.delete(socket); this._check(); });
-		this._check();
+		socket.on('close', () => { conn.closed = true; this.sockets.delete(socket); this._wake(); });
+		this._wake();
 	}
 
 	// Parses every complete message in buf; replies go to out (Buffers, or
@@ -246,6 +235,7 @@ export class PgFake {
 					const c = { pid: body.readInt32BE(0), key: body.readInt32BE(4) };
 					conn.log.push({ dir: 'in', type: 'CancelRequest', ...c });
 					this.cancels.push(c);
+					this._cancel(c);
 					out.push({ close: true });
 					return Buffer.alloc(0);
 				}
@@ -364,7 +354,11 @@ export class PgFake {
 			return false;
 		}
 		if (f?.rowBytes) {
-			out.push(dataRow([Buffer.alloc(f.rowBytes - 11, 'x')]));
+			// The row's own columns, the last one padded to N bytes in all.
+			const cols = r.fields.map((fd, i) => encodeValue(r.rows[0]?.[i] ?? 1, fd.oid, formats[i]));
+			const used = 7 + cols.slice(0, -1).reduce((a, c) => a + 4 + c.length, 0) + 4;
+			cols[cols.length - 1] = Buffer.alloc(Math.max(0, f.rowBytes - used), '7');
+			out.push(dataRow(cols));
 			out.push(commandComplete('SELECT 1'));
 			return true;
 		}
@@ -384,12 +378,28 @@ export class PgFake {
 		for (const o of pending) {
 			if (conn.stalled) return;
 			if (o.close) { conn.log.push({ dir: 'out', what: 'close' }); conn.socket.end(); return; }
-			if (o.stall) { conn.log.push({ dir: 'out', what: 'stall' }); conn.stalled = true; return; }
+			if (o.stall) {
+				// Kept with what follows it: a CancelRequest answers it.
+				conn.log.push({ dir: 'out', what: 'stall' });
+				conn.stalled = true;
+				conn.held = pending.slice(pending.indexOf(o));
+				return;
+			}
 			const what = String.fromCharCode(o[0]);
 			if (what === 'Z' && conn.pending > 0) conn.pending--;
 			conn.log.push({ dir: 'out', what });
 			conn.socket.write(o);
 		}
+	}
+
+	// A CancelRequest for a stalled query: it fails as the server's would
+	// (57014), and the connection goes on.
+	_cancel({ pid, key }) {
+		const c = this.conns.find((x) => x.pid === pid && x.key === key && !x.closed);
+		if (!c || !c.stalled) return;
+		c.held[0] = errorResponse({ code: '57014', message: 'canceling statement due to user request' });
+		c.stalled = false;
+		this._emit(c, []);
 	}
 
 	/** Ends every hold: writes what hold() kept back on every connection and
