@@ -340,18 +340,23 @@ void pg_conn_start(struct pg_conn *k)
 
 static void start_tls(struct pg_conn *k)
 {
+	/* verify-full checks the chain (sslrootcert's anchors, else the
+	   default ones) and the host name; require and prefer encrypt and
+	   check nothing, as libpq does without a root certificate. */
+	bool verify = pg_global->ci.sslmode == PG_SSL_VERIFY_FULL;
 	const char *why = "no trust anchors";
-	const struct tls_trust *trust = pg_global->trust ? pg_global->trust : ig_tls_default_trust(&why);
+	const struct tls_trust *trust = !verify ? NULL : pg_global->trust ? pg_global->trust : ig_tls_default_trust(&why);
 	struct ig_tls_core *tc = ig_tls_client_core(k->core->loop);
-	if (!trust || !tc) {
-		pg_conn_close(k, IG_PG_TLS, trust ? "out of memory" : why);
+	if ((verify && !trust) || !tc) {
+		pg_conn_close(k, IG_PG_TLS, tc ? why : "out of memory");
 		return;
 	}
 	k->sock->engine_ops = NULL;
 	k->sock->engine = NULL;
 	struct ig_transport *t = ig_tls_client(tc, k->sock, trust, pg_global->ci.host);
 	if (!t) {
-		pg_conn_close(k, IG_PG_TLS, "cannot start TLS: too many handshakes");
+		pg_conn_close(k, IG_PG_TLS, verify ? "cannot start TLS: too many handshakes"
+						   : "cannot start TLS (too many handshakes, or a TLS backend without sslmode=require)");
 		return;
 	}
 	k->t = t;

@@ -206,7 +206,7 @@ test('md5 and trust authentication', async () => {
 	assert.deepEqual(t.lines[0].rows, [[2]], t.stdout + t.stderr);
 });
 
-test('TLS: verify-full trusts the test CA, refuses another CA and a name mismatch; disable stays plain', async () => {
+test('TLS: verify-full trusts the test CA, refuses another CA and a name mismatch; require/prefer encrypt unchecked; disable stays plain', async () => {
 	const tls = await start({ tls: true });
 	const ok = await pgcheck(tls.url, ['seq', 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()']);
 	assert.deepEqual(ok.lines[0].rows, [[true]], ok.stdout + ok.stderr);
@@ -215,6 +215,19 @@ test('TLS: verify-full trusts the test CA, refuses another CA and a name mismatc
 	assert.match(wrong.lines[0].message, /certificate not trusted/);
 	const byIp = await pgcheck(tls.urlWith({ host: '127.0.0.1' }), ['seq', 'SELECT 1']);
 	assert.equal(byIp.lines[0].kind, 'tls', JSON.stringify(byIp.lines));
+	// require and prefer encrypt without checking: no CA, an IP, still TLS.
+	for (const sslmode of ['require', 'prefer']) {
+		const r = await pgcheck(tls.urlWith({ host: '127.0.0.1', params: { sslmode, sslrootcert: null } }),
+			['seq', 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()']);
+		assert.deepEqual(r.lines[0].rows, [[true]], sslmode + ': ' + r.stdout + r.stderr);
+	}
+	// prefer against a server without TLS: plain.
+	const noTls = await pgcheck(pg.urlWith({ params: { sslmode: 'prefer' } }),
+		['seq', 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()']);
+	assert.deepEqual(noTls.lines[0].rows, [[false]], noTls.stdout + noTls.stderr);
+	const required = await pgcheck(pg.urlWith({ params: { sslmode: 'require' } }), ['seq', 'SELECT 1']);
+	assert.equal(required.lines[0].kind, 'tls');
+	assert.match(required.lines[0].message, /does not support SSL/);
 	const plain = await pgcheck(tls.urlWith({ params: { sslmode: 'disable', sslrootcert: null } }),
 		['seq', 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()']);
 	assert.deepEqual(plain.lines[0].rows, [[false]], plain.stdout + plain.stderr);
