@@ -180,6 +180,8 @@ struct pg_core {
 	struct ig_pg_pool pool;
 	struct pg_query *failed_head, *failed_tail; /* failed at once: done after the batch */
 	struct ig_deferred deliver;
+	struct ig_pool blocks; /* for scratch: net/pg's own queries' results */
+	ig_arena scratch;
 	/* one message's columns while it is decoded (calloc'd: untouched
 	   pages cost nothing until a wide row comes) */
 	struct pg_col cols[PG_MAX_COLS];

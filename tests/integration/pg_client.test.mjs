@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { ROOT, freePort } from './lib.mjs';
+import { ROOT, freePort, startServer, curlResponse } from './lib.mjs';
 import { startPostgres } from './pglib.mjs';
 
 const PGCHECK = process.env.INGOT_PGCHECK_BIN || path.join(ROOT, 'build', 'bin', 'pgcheck');
@@ -268,5 +268,20 @@ test('a server that accepts and never answers: the connect timeout, then unavail
 	} finally {
 		for (const s of sockets) s.destroy();
 		silent.close();
+	}
+});
+
+test('the service: /readyz goes 200 once the pool has connected; a pool over max_connections is said at startup', async () => {
+	const small = await start({ maxConnections: 6 });
+	const srv = await startServer({ DATABASE_URL: small.url, INGOT_PG_POOL_SIZE: '4' }, { threads: '2' });
+	try {
+		const line = await srv.waitLog((l) => /max_connections is below/.test(l.msg));
+		assert.equal(line.max_connections, 6);
+		assert.equal(line.pool_size, 4);
+		assert.equal(line.cores, 2);
+		// The first connection is up (it answered SHOW): ready.
+		assert.equal((await curlResponse(srv.port, '/readyz')).status, 200);
+	} finally {
+		await srv.stop();
 	}
 });
