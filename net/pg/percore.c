@@ -34,6 +34,8 @@ struct pg_core *pg_core_of(struct ig_loop *loop)
 	ig_pool_init(&c->cancels, 256, 8, 1024);
 	sock_core_init(&c->sock, loop, -1, 4 * PG_MAX_POOL, NULL, NULL);
 	c->deliver.fn = deliver_failed;
+	ig_pool_init(&c->blocks, 4096, 1, 16);
+	ig_arena_init(&c->scratch, &c->blocks, 16384);
 	pg_pool_init(&c->pool, c);
 	c->next = thread_pg_cores;
 	thread_pg_cores = c;

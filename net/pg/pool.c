@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/log.h"
@@ -90,7 +91,7 @@ static bool pool_started(const struct ig_pg_pool *p) { return p->conns[0] != NUL
 
 void pg_pool_start(struct ig_pg_pool *p)
 {
-	if (!pg_global.configured || pool_started(p))
+	if (!pg_configured || pool_started(p))
 		return;
 	for (uint32_t i = 0; i < p->size; i++) {
 		p->conns[i] = pg_conn_new(p->core, PGR_POOL);
@@ -178,7 +179,7 @@ static void fail_with_last(struct ig_pg_pool *p, struct pg_query *q, bool later)
 
 void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
 {
-	if (!pg_global.configured) {
+	if (!pg_configured) {
 		pg_fail_later(p->core, q, IG_PG_NOT_CONFIGURED, "no database configured");
 		return;
 	}
@@ -207,19 +208,63 @@ void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
 	arm_wait_timer(p);
 }
 
+/* Pool size x cores (and a listener each) against the server's
+ * max_connections, once, from core 0's first connection: a line at
+ * startup when they would not fit, before queries start failing. */
+static void on_max_connections(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+{
+	struct ig_pg_pool *p = arg;
+	if (!err && res->rows == 1 && res->cols == 1 && !res->values[0].null) {
+		char digits[24] = "";
+		ig_str v = res->values[0].s;
+		memcpy(digits, v.ptr, v.len < sizeof digits - 1 ? v.len : sizeof digits - 1);
+		long max = strtol(digits, NULL, 10);
+		long want = (long)p->size * (pg_global->cores ? pg_global->cores : 1);
+		if (max > 0 && want > max) {
+			struct ig_logline l;
+			if (ig_log_begin(&l, IG_LOG_WARN, "the database's max_connections is below INGOT_PG_POOL_SIZE x cores")) {
+				ig_log_int(&l, "max_connections", max);
+				ig_log_int(&l, "pool_size", p->size);
+				ig_log_int(&l, "cores", pg_global->cores);
+				ig_log_end(&l);
+			}
+		}
+	}
+	ig_arena_reset(&p->core->scratch);
+}
+
+static void check_max_connections(struct ig_pg_pool *p, struct pg_conn *k)
+{
+	if (p->checked_max_connections || p->core->loop->core != 0)
+		return;
+	p->checked_max_connections = true;
+	struct pg_query *q = pg_query_new(p->core);
+	if (!q)
+		return;
+	q->kind = PGQ_SIMPLE;
+	q->sql = "SHOW max_connections";
+	q->sql_len = strlen(q->sql);
+	q->arena = &p->core->scratch;
+	q->done = on_max_connections;
+	q->arg = p;
+	if (!pg_conn_send(k, q))
+		pg_query_free(p->core, q);
+}
+
 void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k)
 {
 	p->backoff_ms = BACKOFF_FIRST_MS;
 	p->last_kind = IG_PG_OK;
 	if (!p->connected_once) {
 		p->connected_once = true;
-		if (pg_global.backend_id >= 0)
-			ig_backend_set_up(pg_global.backend_id, true);
+		if (pg_global->backend_id > 0)
+			ig_backend_set_up(pg_global->backend_id - 1, true);
 	}
 	if (k->role == PGR_LISTEN) {
 		pg_listen_ready(p, k);
 		return;
 	}
+	check_max_connections(p, k);
 	drain(p);
 }
 
