@@ -91,8 +91,8 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
-.PHONY: lwip lwip-asan
-.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: lwip lwip-asan pgwire-check
+.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -162,12 +162,16 @@ FETCH       := $(BUILD)/bin/fetch$(TLS_SUFFIX)
 CLIENTBENCH := $(BUILD)/bin/clientbench$(TLS_SUFFIX)
 $(FETCH): tests/client/fetch.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
 $(CLIENTBENCH): tools/bench/clientbench.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
-$(FETCH) $(CLIENTBENCH):
+# The PostgreSQL client's test driver (tests/pg/pgcheck.c, pg_client.test.mjs).
+PGCHECK     := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)
+$(PGCHECK): tests/pg/pgcheck.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+$(FETCH) $(CLIENTBENCH) $(PGCHECK):
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
 fetch: setup-build $(FETCH)
 clientbench: setup-build $(CLIENTBENCH)
+pgcheck: setup-build $(PGCHECK)
 
 # ---- lwIP (net/lwip): ingot's own TCP/IP stack, selected by INGOT_NET ----
 # build/bin/service-lwip is the service's objects plus net/lwip and lwIP
@@ -225,6 +229,17 @@ $(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard ker
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 fetch-asan: $(FETCH_ASAN)
 
+# net/pg's wire, types and auth against a real PostgreSQL without the
+# connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
+PGWIRE_CHECK := $(BUILD)/bin/pgwire_check
+$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/arena.c kernel/pool.c \
+		$(wildcard net/pg/*.h) $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+		-I. -I$(DEPS)/host/include $(filter %.c,$^) $(DEPS)/host/lib/libbearssl.a -lm -o $@
+pgwire-check: $(PGWIRE_CHECK)
+
 # ---- unit tests (tests/unit/test_NAME.c): each built twice, under ASan and
 # UBSan with the host compiler and as a static musl binary (the shipped
 # toolchain), into build/test/unit/test_NAME.asan and .musl. tests/run runs
@@ -236,7 +251,7 @@ UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_hand
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
               test_metal_pages test_metrics test_meter test_sock test_client_metrics \
-              test_pg_wire
+              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -409,6 +424,10 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
+FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c net/pg/conninfo.c kernel/arena.c kernel/pool.c
+FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
+FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
+$(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN),$(wildcard kernel/*.c net/*.c net/http/*.c net/metrics/*.c net/api/*.c)) \
                    $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c net/pg/*.c) \
                    net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(GEN)/anchors.c
@@ -522,7 +541,7 @@ stop:
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot unikernel
+	@$(MAKE) --no-print-directory bin fetch asan fetch-asan pgwire-check fuzz-build image boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@$(MAKE) --no-print-directory TLS=none bin

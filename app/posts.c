@@ -1,9 +1,8 @@
-/* The stored posts (/posts, /posts/{id}): the blog's Post and PostInput
- * schemas over the posts table (schemas/migrations/001_posts.sql), through
- * the core's PostgreSQL pool (net/pg/pg.h). Each handler runs one
- * statement and returns IG_PENDING; its completion fills out and finishes.
- * tags is a jsonb array of strings (NULL when the post has none), read
- * back with the runtime's JSON reader into the request's arena. */
+/* The stored posts (/posts, /posts/{id}): Post and PostInput over the
+ * posts table (schemas/migrations/001_posts.sql) on the core's PostgreSQL
+ * pool (net/pg/pg.h). Each handler runs one statement and returns
+ * IG_PENDING; its completion fills out and finishes. tags is a jsonb array
+ * of strings (NULL: none), read back with the JSON reader into the arena. */
 #include "api.h"
 #include "net/pg/pg.h"
 
@@ -95,9 +94,12 @@ static bool post_from(ig_ctx *ctx, const ig_pg_result *res, uint32_t row, struct
 	return tags->null || tags_from(ctx, tags->s, post);
 }
 
+/* A completion's error as the answer. ig_pg_respond_error answers with
+ * ig_respond_problem, which finishes the exchange: no ig_finish after it
+ * (a pending ctx may be gone once finished). */
 static void finish_error(ig_ctx *ctx, const ig_pg_error *err)
 {
-	ig_finish(ctx, ig_pg_respond_error(ctx, err));
+	(void)ig_pg_respond_error(ctx, err);
 }
 
 /* ---- GET /posts ---- */

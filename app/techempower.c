@@ -1,9 +1,8 @@
-/* TechEmpower's test types on the reference service (its framework-test
- * rules): /plaintext, and /db, /queries, /updates and /fortunes through the
- * core's PostgreSQL pool (net/pg/pg.h). A handler starts its queries and
- * returns IG_PENDING; the queries of one request are pipelined on the
- * core's connections, and the last completion fills out and calls
- * ig_finish. A database error is a 503/500 problem+json (ig_pg_respond_error). */
+/* TechEmpower's test types by its rules: /plaintext, and /db, /queries,
+ * /updates and /fortunes on the core's PostgreSQL pool (net/pg/pg.h). A
+ * handler starts its queries (pipelined) and returns IG_PENDING; the last
+ * completion fills out and calls ig_finish. A database error is answered
+ * by ig_pg_respond_error (503/409/500 problem+json). */
 #include "api.h"
 #include "net/pg/pg.h"
 
@@ -62,10 +61,12 @@ static size_t queries_count(bool has, ig_str s)
 	return n > MAX_QUERIES ? MAX_QUERIES : (size_t)n;
 }
 
-/* A completion's error as the answer: the problem body, then the finish. */
+/* A completion's error as the answer. ig_pg_respond_error answers with
+ * ig_respond_problem, which finishes the exchange: no ig_finish after it
+ * (a pending ctx may be gone once finished). */
 static void finish_error(ig_ctx *ctx, const ig_pg_error *err)
 {
-	ig_finish(ctx, ig_pg_respond_error(ctx, err));
+	(void)ig_pg_respond_error(ctx, err);
 }
 
 /* A World row from a result of world_select. */
@@ -127,7 +128,6 @@ struct world_read {
 struct world_batch {
 	ig_ctx *ctx;
 	struct World *rows;
-	struct world_read *reads;
 	size_t n, pending;
 	ig_pg_error error; /* the first failure, kind IG_PG_OK while none */
 	bool missing;      /* a read found no row */
@@ -166,7 +166,7 @@ static int world_batch_start(ig_ctx *ctx, bool has_queries, ig_str queries, cons
 	struct world_read *reads = ig_alloc(ctx, n * sizeof *reads);
 	if (!b || !r || !reads)
 		return 500;
-	*b = (struct world_batch){ .ctx = ctx, .rows = r, .reads = reads, .n = n, .pending = n, .then = then };
+	*b = (struct world_batch){ .ctx = ctx, .rows = r, .n = n, .pending = n, .then = then };
 	*items = r;
 	*len = n;
 	for (size_t i = 0; i < n; i++) {

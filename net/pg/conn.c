@@ -51,6 +51,8 @@ struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role)
 
 static bool out_grow(struct pg_conn *k, size_t need)
 {
+	if (need > ((size_t)1 << 31))
+		return false;
 	size_t cap = k->out.cap * 2;
 	while (cap - k->out.len < need)
 		cap *= 2;
@@ -194,7 +196,7 @@ bool pg_conn_send(struct pg_conn *k, struct pg_query *q)
 	size_t mark = k->out.len;
 	size_t estimate = q->sql_len + 64;
 	for (uint16_t i = 0; i < q->nparams; i++)
-		estimate += 16 + q->params[i].s.len;
+		estimate += 32 + (pg_value_has_bytes(&q->params[i]) ? q->params[i].s.len : 0);
 	for (int tries = 0; tries < 3; tries++) {
 		if (k->out.cap - k->out.len < estimate * 2 && !out_grow(k, estimate * 2))
 			return false;

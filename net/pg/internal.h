@@ -179,6 +179,20 @@ struct pg_core {
 	struct pg_field fields[PG_MAX_COLS];
 };
 
+/* Whether v's value is the bytes s points to (text, varchar, numeric,
+ * json(b), bytea, an untyped or unknown type) rather than a fixed-size
+ * member: only those are copied and counted in a message's size. */
+static inline bool pg_value_has_bytes(const ig_pg_value *v)
+{
+	switch (v->oid) {
+	case IG_PG_BOOL: case IG_PG_INT2: case IG_PG_INT4: case IG_PG_INT8: case IG_PG_FLOAT4:
+	case IG_PG_FLOAT8: case IG_PG_UUID: case IG_PG_DATE: case IG_PG_TIMESTAMP: case IG_PG_TIMESTAMPTZ:
+		return false;
+	default:
+		return !v->null;
+	}
+}
+
 /* percore.c */
 struct pg_core *pg_core_of(struct ig_loop *loop);
 static inline uint64_t pg_now_ms(const struct pg_core *c) { return c->loop->clock.now_ms; }

@@ -1,9 +1,8 @@
-/* `service --migrate` (migrate.h): its own loop and the pool of core 0,
- * one held connection, and a chain of callbacks, one statement at a
- * time: lock, record table, what is recorded, then per migration BEGIN,
- * its file, its record, COMMIT. The first failure ends the run (exit 1);
- * a failed migration's transaction is rolled back by the server when the
- * connection closes. A server never runs this: it sits in the cold block. */
+/* `service --migrate` (migrate.h): its own loop, core 0's pool, one held
+ * connection and a chain of callbacks, one statement at a time: lock,
+ * record table, what is recorded, then per migration BEGIN, its file, its
+ * record, COMMIT. The first failure ends the run (exit 1); the server rolls
+ * a failed migration back when the connection closes. Cold (net/cold.ld). */
 #include "migrate.h"
 
 #include "kernel/arena.h"
@@ -197,17 +196,6 @@ static void held(void *arg, ig_pg_tx *tx, const ig_pg_error *err)
 	ig_pg_tx_simple(tx, MIGRATE_LOCK_SQL, locked, r);
 }
 
-__attribute__((cold)) bool ig_migrate_requested(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--migrate") == 0)
-			return true;
-	return false;
-}
-
-/* Big (the record set and the loop): static, not on the stack. */
-static struct migrate_run migrate_state;
-
 __attribute__((cold)) int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_migration_set *set)
 {
 	/* --migrate out, the rest parsed as the database's settings only. */
@@ -234,9 +222,9 @@ __attribute__((cold)) int ig_migrate_main(int argc, char **argv, const char *nam
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
-	struct migrate_run *r = &migrate_state;
-	r->set = set;
-	r->exit_code = 1;
+	/* On this stack, which lives as long as the run: in .bss it would sit
+	   beside the server's hot variables and cost an idle server a page. */
+	struct migrate_run run = { .set = set, .exit_code = 1 }, *r = &run;
 	if (ig_loop_init(&r->loop, 0) != 0) {
 		fprintf(stderr, "ingot: --migrate: cannot make a loop\n");
 		return 1;

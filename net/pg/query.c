@@ -21,20 +21,13 @@ static bool copy_params(struct pg_query *q, const ig_pg_value *params, size_t n)
 		return false;
 	memcpy(v, params, n * sizeof *v);
 	for (size_t i = 0; i < n; i++) {
-		if (v[i].null)
-			continue;
-		switch (v[i].oid) {
-		case IG_PG_BOOL: case IG_PG_INT2: case IG_PG_INT4: case IG_PG_INT8: case IG_PG_FLOAT4:
-		case IG_PG_FLOAT8: case IG_PG_UUID: case IG_PG_DATE: case IG_PG_TIMESTAMP: case IG_PG_TIMESTAMPTZ:
-			break;
-		default: /* a string: its bytes may be on the caller's stack */
-			if (v[i].s.len) {
-				char *s = ig_arena_alloc(q->arena, v[i].s.len);
-				if (!s)
-					return false;
-				memcpy(s, v[i].s.ptr, v[i].s.len);
-				v[i].s.ptr = s;
-			}
+		/* a string's bytes may be on the caller's stack */
+		if (pg_value_has_bytes(&v[i]) && v[i].s.len) {
+			char *s = ig_arena_alloc(q->arena, v[i].s.len);
+			if (!s)
+				return false;
+			memcpy(s, v[i].s.ptr, v[i].s.len);
+			v[i].s.ptr = s;
 		}
 	}
 	q->params = v;

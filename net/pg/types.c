@@ -45,6 +45,20 @@ void ig_pg_date_to_ymd(int32_t days, int32_t *y, unsigned *m, unsigned *d)
 
 /* ---- parameters ---- */
 
+/* The binary length of the fixed-size types, 0 for the others. */
+static size_t fixed_len(uint32_t oid)
+{
+	switch (oid) {
+	case IG_PG_BOOL: return 1;
+	case IG_PG_INT2: return 2;
+	case IG_PG_INT4: case IG_PG_FLOAT4: case IG_PG_DATE: return 4;
+	case IG_PG_INT8: case IG_PG_FLOAT8: case IG_PG_TIMESTAMP: case IG_PG_TIMESTAMPTZ: return 8;
+	case IG_PG_UUID: return 16;
+	default: return 0;
+	}
+}
+
+
 int16_t pg_param_format(const ig_pg_value *v)
 {
 	switch (v->oid) {
@@ -162,6 +176,16 @@ void pg_param_encode(struct pg_out *o, const ig_pg_value *v)
 		pg_out_bytes(o, v->s.ptr, v->s.len);
 		return;
 	}
+}
+
+size_t pg_param_size(const ig_pg_value *v)
+{
+	if (v->null)
+		return 4;
+	size_t fixed = fixed_len(v->oid);
+	if (fixed)
+		return 4 + fixed;
+	return 4 + v->s.len + (v->oid == IG_PG_JSONB); /* jsonb's version byte */
 }
 
 int16_t pg_result_format(uint32_t oid)
@@ -502,19 +526,6 @@ static bool decode_text(uint32_t oid, const char *p, size_t len, ig_arena *arena
 		return text_timestamp(p, len, oid == IG_PG_TIMESTAMPTZ, &out->ts);
 	default:
 		return copy_str(arena, p, len, &out->s);
-	}
-}
-
-/* The binary length of the fixed-size types, 0 for the others. */
-static size_t fixed_len(uint32_t oid)
-{
-	switch (oid) {
-	case IG_PG_BOOL: return 1;
-	case IG_PG_INT2: return 2;
-	case IG_PG_INT4: case IG_PG_FLOAT4: case IG_PG_DATE: return 4;
-	case IG_PG_INT8: case IG_PG_FLOAT8: case IG_PG_TIMESTAMP: case IG_PG_TIMESTAMPTZ: return 8;
-	case IG_PG_UUID: return 16;
-	default: return 0;
 	}
 }
 

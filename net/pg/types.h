@@ -104,6 +104,11 @@ int16_t pg_param_format(const ig_pg_value *v);
 void pg_param_encode(struct pg_out *o, const ig_pg_value *v);
 bool pg_param_valid(const ig_pg_value *v);
 
+/* The bytes pg_param_encode writes for v (its length field included): to
+ * size a buffer before a Bind. Only the member v's oid names is read (for
+ * a uuid or an int, s is not a string). */
+size_t pg_param_size(const ig_pg_value *v);
+
 /* The result format to ask for a column of that type: 1 (binary) for the
  * fixed-size types, bytea and uuid; 0 for the rest (numeric's and json's
  * text is what the API hands out anyway). */

@@ -5,9 +5,9 @@
 // never reaches the database.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cleanup, curl, curlResponse } from './lib.mjs';
+import { startServer, cleanup, curl, curlResponse } from './lib.mjs';
 import { startPostgres } from './pglib.mjs';
-import { startDbService } from './dbservice.mjs';
+import { startDbService, waitReady } from './dbservice.mjs';
 
 let pg, srv;
 const T = { timeout: 60000 };
@@ -124,4 +124,18 @@ test('a body that breaks PostInput is a 400 naming the field, and nothing reache
 	assert.equal((await pg.psql('SELECT count(*) FROM posts;')).trim(), before);
 	const r = await curl(['-sS', '-o', '/dev/null', '-w', '%{http_code}', `http://127.0.0.1:${srv.port}/posts/0`]);
 	assert.equal(r.stdout.toString(), '400', 'id 0 breaks minimum 1');
+});
+
+test('over the unix socket (DATABASE_URL ?host=<directory>) the same rows are served', T, async () => {
+	const viaSocket = await startServer({ DATABASE_URL: pg.socketUrl });
+	try {
+		await waitReady(viaSocket);
+		const tcp = (await curlResponse(srv.port, '/posts?limit=100')).json();
+		const sock = await curlResponse(viaSocket.port, '/posts?limit=100');
+		assert.equal(sock.status, 200, sock.text);
+		assert.ok(tcp.posts.length >= 3);
+		assert.deepEqual(sock.json(), tcp);
+	} finally {
+		await viaSocket.stop();
+	}
 });

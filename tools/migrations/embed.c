@@ -1,11 +1,8 @@
-/* Embeds an app's SQL migrations in its binary (a scratch image has no
- * schemas/ to read at run time):
- *   embed MIGRATIONS_DIR OUT.c
- * Every NNN_name.sql of the directory (NNN three digits, name of [a-z0-9_],
- * versions unique) becomes one struct ig_migration (net/pg/migrate.h) of
- * the table ig_app_migrations, in version order; any other file is an
- * error, so a misnamed migration cannot be skipped silently. A missing
- * directory is an app without migrations. */
+/* `embed MIGRATIONS_DIR OUT.c`: an app's SQL migrations into its binary (a
+ * scratch image has no schemas/). Each NNN_name.sql (three digits, then
+ * [a-z0-9_], versions unique) becomes a struct ig_migration (net/pg/
+ * migrate.h) of ig_app_migrations, in version order; any other file is an
+ * error (a misnamed migration is never skipped); no directory, no migrations. */
 #ifndef _DEFAULT_SOURCE /* scandir, alphasort under -std=c11 */
 #define _DEFAULT_SOURCE
 #endif
@@ -19,8 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The output being written, removed on failure: make never sees half a file. */
+static char tmp[4096];
+
 static void die(const char *fmt, ...)
 {
+	if (tmp[0])
+		remove(tmp);
 	va_list ap;
 	va_start(ap, fmt);
 	fputs("embed-migrations: ", stderr);
@@ -82,7 +84,6 @@ int main(int argc, char **argv)
 	else if (count < 0)
 		die("cannot read %s: %s", dir, strerror(errno));
 
-	char tmp[4096];
 	if (snprintf(tmp, sizeof tmp, "%s.tmp", out_path) >= (int)sizeof tmp)
 		die("path too long");
 	FILE *out = fopen(tmp, "w");
@@ -124,6 +125,7 @@ int main(int argc, char **argv)
 	fprintf(out, "};\n\nconst struct ig_migration_set ig_app_migrations = { migrations, %d };\n", count);
 	if (fclose(out) != 0 || rename(tmp, out_path) != 0)
 		die("cannot write %s", out_path);
+	tmp[0] = '\0';
 	for (int i = 0; i < count; i++)
 		free(names[i]);
 	free(names);
