@@ -76,7 +76,7 @@ void pg_cancel_send(struct pg_core *c, uint32_t pid, uint32_t key)
 	struct pg_out o;
 	pg_out_init(&o, x->msg, sizeof x->msg);
 	pg_put_cancel(&o, pid, key);
-	x->t = sock_connect(&c->sock, (const struct sockaddr *)&pg_global.addr, pg_global.addr_len);
+	x->t = sock_connect(&c->sock, (const struct sockaddr *)&pg_global->addr, pg_global->addr_len);
 	if (o.overflow || o.len != sizeof x->msg || !x->t) {
 		if (x->t)
 			x->t->ops->close(x->t, 0);

@@ -196,7 +196,7 @@ bool pg_conn_send(struct pg_conn *k, struct pg_query *q)
 	size_t mark = k->out.len;
 	size_t estimate = q->sql_len + 64;
 	for (uint16_t i = 0; i < q->nparams; i++)
-		estimate += 32 + (pg_value_has_bytes(&q->params[i]) ? q->params[i].s.len : 0);
+		estimate += 16 + pg_param_size(&q->params[i]);
 	for (int tries = 0; tries < 3; tries++) {
 		if (k->out.cap - k->out.len < estimate * 2 && !out_grow(k, estimate * 2))
 			return false;
@@ -303,12 +303,12 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 
 static bool want_ssl(void)
 {
-	return !pg_global.ci.unix_socket && pg_global.ci.sslmode != PG_SSL_DISABLE;
+	return !pg_global->ci.unix_socket && pg_global->ci.sslmode != PG_SSL_DISABLE;
 }
 
 static void put_startup(struct pg_conn *k)
 {
-	const struct pg_conninfo *ci = &pg_global.ci;
+	const struct pg_conninfo *ci = &pg_global->ci;
 	pg_put_startup(&k->out, ci->user, ci->dbname, ci->application_name);
 	schedule_flush(k);
 }
@@ -321,7 +321,7 @@ void pg_conn_start(struct pg_conn *k)
 	k->rpos = k->rlen = 0;
 	k->held = false;
 	k->held_lost = false;
-	struct ig_transport *t = sock_connect(&c->sock, (const struct sockaddr *)&pg_global.addr, pg_global.addr_len);
+	struct ig_transport *t = sock_connect(&c->sock, (const struct sockaddr *)&pg_global->addr, pg_global->addr_len);
 	if (!t) {
 		k->state = PGC_AUTH; /* so that close reports it */
 		pg_conn_close(k, IG_PG_CONNECT, strerror(errno));
@@ -330,7 +330,7 @@ void pg_conn_start(struct pg_conn *k)
 	t->engine_ops = &conn_stream_ops;
 	t->engine = k;
 	k->t = k->sock = t;
-	uint32_t ms = pg_global.ci.connect_timeout_ms ? pg_global.ci.connect_timeout_ms : cfg()->connect_timeout_ms;
+	uint32_t ms = pg_global->ci.connect_timeout_ms ? pg_global->ci.connect_timeout_ms : cfg()->connect_timeout_ms;
 	ig_timer_set(&c->loop->timers, &k->timer, pg_now_ms(c) + ms);
 	if (want_ssl())
 		pg_put_ssl_request(&k->out);
@@ -341,7 +341,7 @@ void pg_conn_start(struct pg_conn *k)
 static void start_tls(struct pg_conn *k)
 {
 	const char *why = "no trust anchors";
-	const struct tls_trust *trust = pg_global.trust ? pg_global.trust : ig_tls_default_trust(&why);
+	const struct tls_trust *trust = pg_global->trust ? pg_global->trust : ig_tls_default_trust(&why);
 	struct ig_tls_core *tc = ig_tls_client_core(k->core->loop);
 	if (!trust || !tc) {
 		pg_conn_close(k, IG_PG_TLS, trust ? "out of memory" : why);
@@ -349,7 +349,7 @@ static void start_tls(struct pg_conn *k)
 	}
 	k->sock->engine_ops = NULL;
 	k->sock->engine = NULL;
-	struct ig_transport *t = ig_tls_client(tc, k->sock, trust, pg_global.ci.host);
+	struct ig_transport *t = ig_tls_client(tc, k->sock, trust, pg_global->ci.host);
 	if (!t) {
 		pg_conn_close(k, IG_PG_TLS, "cannot start TLS: too many handshakes");
 		return;
@@ -374,7 +374,7 @@ static void on_auth(struct pg_conn *k, const struct pg_msg *m)
 		auth_fail(k, IG_PG_PROTOCOL, "malformed authentication request");
 		return;
 	}
-	const struct pg_conninfo *ci = &pg_global.ci;
+	const struct pg_conninfo *ci = &pg_global->ci;
 	switch (a.code) {
 	case PG_AUTH_OK:
 		return;
@@ -433,9 +433,8 @@ static void on_auth(struct pg_conn *k, const struct pg_msg *m)
 	schedule_flush(k);
 }
 
-/* The server's words for the pool's log and its waiters: they never hold
- * the password (the server never repeats it). */
-static char startup_error[256];
+/* The server's words (pg_global->startup_error) for the pool's log and
+ * its waiters never hold the password: the server never repeats it. */
 
 static void on_startup_message(struct pg_conn *k, const struct pg_msg *m)
 {
@@ -457,10 +456,10 @@ static void on_startup_message(struct pg_conn *k, const struct pg_msg *m)
 			pg_conn_close(k, IG_PG_PROTOCOL, "malformed ErrorResponse");
 			return;
 		}
-		snprintf(startup_error, sizeof startup_error, "%.*s (SQLSTATE %s)", (int)e.message.len,
+		snprintf(pg_global->startup_error, sizeof pg_global->startup_error, "%.*s (SQLSTATE %s)", (int)e.message.len,
 			 e.message.ptr ? e.message.ptr : "", e.sqlstate);
 		bool auth = e.sqlstate[0] == '2' && e.sqlstate[1] == '8';
-		pg_conn_close(k, auth ? IG_PG_AUTH : IG_PG_CONNECT, startup_error);
+		pg_conn_close(k, auth ? IG_PG_AUTH : IG_PG_CONNECT, pg_global->startup_error);
 		return;
 	}
 	case PG_MSG_READY:
@@ -741,7 +740,7 @@ static void conn_process(struct pg_conn *k)
 				start_tls(k);
 				if (k->generation != gen)
 					return;
-			} else if (pg_global.ci.sslmode >= PG_SSL_REQUIRE) {
+			} else if (pg_global->ci.sslmode >= PG_SSL_REQUIRE) {
 				pg_conn_close(k, IG_PG_TLS, "the server does not support SSL");
 				return;
 			}
@@ -864,8 +863,8 @@ static void conn_closed(void *engine)
 	if (k->state == PGC_CONNECTING) {
 		pg_conn_close(k, IG_PG_CONNECT, err ? strerror(err) : "connection refused");
 	} else if (tls && tls_why && k->state == PGC_AUTH) {
-		static char msg[160];
-		snprintf(msg, sizeof msg, "TLS with the database failed: %s", tls_why);
+		char *msg = pg_global->tls_error;
+		snprintf(msg, sizeof pg_global->tls_error, "TLS with the database failed: %s", tls_why);
 		pg_conn_close(k, IG_PG_TLS, msg);
 	} else {
 		pg_conn_close(k, k->state == PGC_READY ? IG_PG_CONNECTION_LOST : IG_PG_CONNECT,

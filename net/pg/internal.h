@@ -29,17 +29,24 @@
 #define PG_OUT_INITIAL 16384
 #define PG_MAX_CHANNELS 16    /* LISTEN channels per core */
 
-/* The process's configuration, set once at startup (pg_settings.c). */
+/* The process's configuration, set once at startup (pg_settings.c),
+ * allocated only when a database is configured: the pages of a process
+ * without one hold nothing of it. */
 struct pg_global {
-	bool configured;
 	struct pg_conninfo ci;
 	const struct tls_trust *trust; /* sslrootcert's anchors, or NULL: the default */
 	struct sockaddr_storage addr;  /* resolved at start when numeric or a socket */
 	socklen_t addr_len;
-	int backend_id;                /* /readyz's "postgresql", or -1 */
+	int backend_id;                /* /readyz's "postgresql" plus one, or 0 */
 	uint32_t cores;                /* loops that will run a pool */
+	char startup_error[256];       /* why a startup failed, in the server's words */
+	char tls_error[160];
 };
-extern struct pg_global pg_global;
+extern bool pg_configured;
+extern struct pg_global *pg_global; /* NULL unless pg_configured */
+
+/* address.c: pg_global.addr from pg_global.ci; NULL, or err. */
+const char *pg_resolve(char *err, size_t errlen);
 
 enum pg_query_kind {
 	PGQ_EXTENDED, /* Parse?/Bind/Describe/Execute/Sync */

@@ -56,7 +56,7 @@ void pg_listen_notify(struct ig_pg_pool *p, ig_str channel, ig_str payload)
 int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_notify, void *arg)
 {
 	size_t len = strlen(channel);
-	if (!pg_global.configured || len == 0 || len > 63)
+	if (!pg_configured || len == 0 || len > 63)
 		return -1;
 	struct pg_core *c = pg_core_of(loop);
 	if (!c)

@@ -6,12 +6,9 @@
  * a database is configured. */
 #include "internal.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
 
 #include "kernel/file.h"
 #include "kernel/log.h"
@@ -32,7 +29,8 @@ static const struct pg_settings_values pg_defaults = {
 };
 
 struct pg_settings_values pg_settings_values;
-struct pg_global pg_global = { .backend_id = -1 };
+bool pg_configured;
+struct pg_global *pg_global;
 
 #define V(field) &pg_settings_values.field
 
@@ -59,65 +57,10 @@ static bool set_env(const char *name)
 	return v && v[0];
 }
 
-/* Numeric addresses, "localhost" and socket directories need no lookup;
- * a name is looked up once, here (the start may block, a loop may not). */
-static const char *resolve(char *err, size_t errlen)
-{
-	struct pg_conninfo *ci = &pg_global.ci;
-	struct sockaddr_storage *a = &pg_global.addr;
-	memset(a, 0, sizeof *a);
-	if (ci->unix_socket) {
-		struct sockaddr_un *u = (struct sockaddr_un *)a;
-		u->sun_family = AF_UNIX;
-		int n = snprintf(u->sun_path, sizeof u->sun_path, "%s/.s.PGSQL.%u", ci->host, ci->port);
-		if (n < 0 || (size_t)n >= sizeof u->sun_path) {
-			snprintf(err, errlen, "DATABASE_URL: the socket path under %s is too long", ci->host);
-			return err;
-		}
-		pg_global.addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
-		return NULL;
-	}
-	struct sockaddr_in *v4 = (struct sockaddr_in *)a;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)a;
-	const char *host = strcmp(ci->host, "localhost") ? ci->host : "127.0.0.1";
-	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons(ci->port);
-		pg_global.addr_len = sizeof *v4;
-		return NULL;
-	}
-	if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons(ci->port);
-		pg_global.addr_len = sizeof *v6;
-		return NULL;
-	}
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
-	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
-		/* Not fatal: an unreachable database does not stop the start;
-		   every connect then fails and /readyz stays 503. */
-		struct ig_logline l;
-		if (ig_log_begin(&l, IG_LOG_WARN, "cannot resolve the database host")) {
-			ig_log_cstr(&l, "host", host);
-			ig_log_end(&l);
-		}
-		pg_global.addr_len = 0;
-		return NULL;
-	}
-	memcpy(a, res->ai_addr, res->ai_addrlen);
-	pg_global.addr_len = res->ai_addrlen;
-	if (a->ss_family == AF_INET)
-		v4->sin_port = htons(ci->port);
-	else
-		v6->sin6_port = htons(ci->port);
-	freeaddrinfo(res);
-	return NULL;
-}
-
 static const char *load_root_cert(char *err, size_t errlen)
 {
-	const char *path = pg_global.ci.sslrootcert;
-	if (!path[0] || pg_global.ci.sslmode == PG_SSL_DISABLE)
+	const char *path = pg_global->ci.sslrootcert;
+	if (!path[0] || pg_global->ci.sslmode == PG_SSL_DISABLE)
 		return NULL;
 	size_t len = 0;
 	char *pem = ig_read_file(path, 1u << 22, 0, &len, err, errlen);
@@ -129,9 +72,9 @@ static const char *load_root_cert(char *err, size_t errlen)
 		snprintf(err, errlen, "sslrootcert: %s", why);
 		return err;
 	}
-	pg_global.trust = tls_trust_load(pem, len, true, why, sizeof why);
+	pg_global->trust = tls_trust_load(pem, len, true, why, sizeof why);
 	free(pem);
-	if (!pg_global.trust) {
+	if (!pg_global->trust) {
 		snprintf(err, errlen, "sslrootcert %s: %s", path, why);
 		return err;
 	}
@@ -144,16 +87,18 @@ static const char *check_pg(char *err, size_t errlen)
 	if (!url[0] && !set_env("PGHOST") && !set_env("PGDATABASE"))
 		return NULL; /* no database: nothing of net/pg runs */
 	char why[256];
-	if (pg_conninfo_parse(&pg_global.ci, url, (const char *const *)environ, why, sizeof why) != PG_CONNINFO_OK) {
+	if (!pg_global && !(pg_global = calloc(1, sizeof *pg_global)))
+		return "out of memory";
+	if (pg_conninfo_parse(&pg_global->ci, url, (const char *const *)environ, why, sizeof why) != PG_CONNINFO_OK) {
 		snprintf(err, errlen, "DATABASE_URL: %s", why);
 		return err;
 	}
-	const char *e = resolve(err, errlen);
+	const char *e = pg_resolve(err, errlen);
 	if (!e)
 		e = load_root_cert(err, errlen);
 	if (e)
 		return e;
-	pg_global.configured = true;
+	pg_configured = true;
 	return NULL;
 }
 
@@ -164,15 +109,15 @@ const struct ig_settings ig_pg_settings = {
 
 bool ig_pg_start(void)
 {
-	if (!pg_global.configured)
+	if (!pg_configured)
 		return false;
-	pg_global.backend_id = ig_backend_register("postgresql");
+	pg_global->backend_id = ig_backend_register("postgresql") + 1;
 	return true;
 }
 
 void ig_pg_core_start(struct ig_loop *loop, int core_count)
 {
-	pg_global.cores = (uint32_t)core_count;
+	pg_global->cores = (uint32_t)core_count;
 	struct pg_core *c = pg_core_of(loop);
 	if (c)
 		pg_pool_start(&c->pool);

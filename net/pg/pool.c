@@ -90,7 +90,7 @@ static bool pool_started(const struct ig_pg_pool *p) { return p->conns[0] != NUL
 
 void pg_pool_start(struct ig_pg_pool *p)
 {
-	if (!pg_global.configured || pool_started(p))
+	if (!pg_configured || pool_started(p))
 		return;
 	for (uint32_t i = 0; i < p->size; i++) {
 		p->conns[i] = pg_conn_new(p->core, PGR_POOL);
@@ -178,7 +178,7 @@ static void fail_with_last(struct ig_pg_pool *p, struct pg_query *q, bool later)
 
 void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
 {
-	if (!pg_global.configured) {
+	if (!pg_configured) {
 		pg_fail_later(p->core, q, IG_PG_NOT_CONFIGURED, "no database configured");
 		return;
 	}
@@ -213,8 +213,8 @@ void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k)
 	p->last_kind = IG_PG_OK;
 	if (!p->connected_once) {
 		p->connected_once = true;
-		if (pg_global.backend_id >= 0)
-			ig_backend_set_up(pg_global.backend_id, true);
+		if (pg_global->backend_id > 0)
+			ig_backend_set_up(pg_global->backend_id - 1, true);
 	}
 	if (k->role == PGR_LISTEN) {
 		pg_listen_ready(p, k);

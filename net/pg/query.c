@@ -266,5 +266,5 @@ int ig_pg_respond_error(ig_ctx *ctx, const ig_pg_error *err)
 
 bool ig_pg_configured(void)
 {
-	return pg_global.configured;
+	return pg_configured;
 }
