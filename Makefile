@@ -52,13 +52,17 @@ TLS_SRC     := $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/$(T
 # test client, benchmarks, tests that set up a core) link all but it.
 API_MAIN    := net/api/main.c
 RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(TLS_SRC)
 APP_SRC     := $(wildcard app/*.c) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/file.c.
 SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/file.c
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
-APP_OBJ     := $(APP_SRC:%.c=$(OBJ)/%.o) $(OBJ)/gen/api.o
+# The app's migrations (schemas/migrations/NNN_name.sql), embedded by
+# tools/migrations/embed for `service --migrate`: main.c refers to them.
+MIGRATIONS  ?= $(dir $(SCHEMA))migrations
+APP_GEN_SRC := $(GEN)/api.c $(GEN)/migrations.c
+APP_OBJ     := $(APP_SRC:%.c=$(OBJ)/%.o) $(OBJ)/gen/api.o $(OBJ)/gen/migrations.o
 
 # ---- trust anchors (tools/anchors): generated from Debian's ca-certificates ----
 # A host tool reads the package's mozilla/ directory (fetched by tools/deps,
@@ -87,8 +91,8 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
-.PHONY: lwip lwip-asan
-.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench asan unit-build fuzz fuzz-build image boot run test bench \
+.PHONY: lwip lwip-asan pgwire-check
+.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -110,7 +114,18 @@ $(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
 	@mkdir -p $(GEN)
 	@$(if $(Q),echo "  SCHEMAC $(SCHEMA)")
 	$(Q)$(BUILD)/schemac $(SCHEMA) $(GEN)
-gen: $(GEN)/api.c
+gen: $(GEN)/api.c $(GEN)/migrations.c
+
+# The directory is a prerequisite too: a file added or removed changes it.
+EMBED_MIGRATIONS := $(BUILD)/tools/embed-migrations
+$(EMBED_MIGRATIONS): tools/migrations/embed.c kernel/file.c kernel/file.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/file.c -o $@
+$(GEN)/migrations.c: $(EMBED_MIGRATIONS) $(wildcard $(MIGRATIONS) $(MIGRATIONS)/*.sql)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  EMBED   $(MIGRATIONS)")
+	$(Q)$(EMBED_MIGRATIONS) $(MIGRATIONS) $@
 
 # ---- the service ----
 # V=1 shows the full commands.
@@ -125,6 +140,11 @@ $(OBJ)/gen/api.o: $(GEN)/api.c $(GEN)/api.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/gen/migrations.o: $(GEN)/migrations.c net/pg/migrate.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 $(APP_SRC:%.c=$(OBJ)/%.o): $(GEN)/api.h
 
@@ -142,12 +162,16 @@ FETCH       := $(BUILD)/bin/fetch$(TLS_SUFFIX)
 CLIENTBENCH := $(BUILD)/bin/clientbench$(TLS_SUFFIX)
 $(FETCH): tests/client/fetch.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
 $(CLIENTBENCH): tools/bench/clientbench.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
-$(FETCH) $(CLIENTBENCH):
+# The PostgreSQL client's test driver (tests/pg/pgcheck.c, pg_client.test.mjs).
+PGCHECK     := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)
+$(PGCHECK): tests/pg/pgcheck.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+$(FETCH) $(CLIENTBENCH) $(PGCHECK):
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
 fetch: setup-build $(FETCH)
 clientbench: setup-build $(CLIENTBENCH)
+pgcheck: setup-build $(PGCHECK)
 
 # ---- lwIP (net/lwip): ingot's own TCP/IP stack, selected by INGOT_NET ----
 # build/bin/service-lwip is the service's objects plus net/lwip and lwIP
@@ -172,13 +196,13 @@ lwip: setup-build $(LWIP_BIN)
 # The same under ASan and UBSan with the host compiler, lwIP's host build
 # (sanitized too, tools/deps) included.
 LWIP_ASAN_BIN := $(BUILD)/bin/service$(TLS_SUFFIX)-lwip-asan
-$(LWIP_ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(LWIP_SRC) $(GEN)/api.c $(GEN)/api.h $(DEPS)/.stamp \
+$(LWIP_ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(LWIP_SRC) $(APP_GEN_SRC) $(GEN)/api.h $(DEPS)/.stamp \
 		$(wildcard kernel/*.h net/*.h net/*/*.h net/lwip/arch/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -DIG_CHECK_RESPONSES -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include -Inet/lwip -I$(DEPS)/host/include/lwip \
-		$(HOST_TLS_FLAGS) $(RUNTIME_SRC) $(APP_SRC) $(LWIP_SRC) $(GEN)/api.c $(HOST_TLS_LIBS) \
+		$(HOST_TLS_FLAGS) $(RUNTIME_SRC) $(APP_SRC) $(LWIP_SRC) $(APP_GEN_SRC) $(HOST_TLS_LIBS) \
 		$(DEPS)/host/lib/libbearssl.a $(DEPS)/host/lib/liblwip.a -lm -lpthread -o $@
 lwip-asan: setup-build $(LWIP_ASAN_BIN)
 
@@ -187,12 +211,12 @@ lwip-asan: setup-build $(LWIP_ASAN_BIN)
 ASAN_BIN       := $(BUILD)/bin/service$(TLS_SUFFIX)-asan
 HOST_TLS_LIBS  := $(subst /musl/,/host/,$(TLS_LIBS))
 HOST_TLS_FLAGS := $(if $(filter mbedtls,$(TLS)),-DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>')
-$(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(GEN)/api.h $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
+$(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(APP_GEN_SRC) $(GEN)/api.h $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -DIG_CHECK_RESPONSES -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) \
-		$(RUNTIME_SRC) $(APP_SRC) $(GEN)/api.c $(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
+		$(RUNTIME_SRC) $(APP_SRC) $(APP_GEN_SRC) $(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 asan: $(ASAN_BIN)
 
 # The test client CLI under the sanitizers, for tests/client/engine.test.mjs.
@@ -205,6 +229,17 @@ $(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard ker
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 fetch-asan: $(FETCH_ASAN)
 
+# net/pg's wire, types and auth against a real PostgreSQL without the
+# connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
+PGWIRE_CHECK := $(BUILD)/bin/pgwire_check
+$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/arena.c kernel/pool.c \
+		$(wildcard net/pg/*.h) $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+		-I. -I$(DEPS)/host/include $(filter %.c,$^) $(DEPS)/host/lib/libbearssl.a -lm -o $@
+pgwire-check: $(PGWIRE_CHECK)
+
 # ---- unit tests (tests/unit/test_NAME.c): each built twice, under ASan and
 # UBSan with the host compiler and as a static musl binary (the shipped
 # toolchain), into build/test/unit/test_NAME.asan and .musl. tests/run runs
@@ -215,14 +250,16 @@ UNIT_OUT   := $(BUILD)/test/unit
 UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
-              test_metal_pages test_metrics test_meter test_sock test_client_metrics
+              test_metal_pages test_metrics test_meter test_sock test_client_metrics \
+              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # The service's handlers with the whole runtime but the service's main (the
 # test sets up a core itself) and the other backends.
 UNIT_SRC_test_app_handlers := $(filter-out $(API_MAIN) net/tls/mbedtls.c net/tls/none.c,$(wildcard kernel/*.c net/*.c net/sock/*.c \
-                              net/http/*.c net/metrics/*.c net/api/*.c net/client/*.c net/tls/*.c)) app/service.c $(GEN)/api.c $(GEN)/anchors.c
+                              net/http/*.c net/metrics/*.c net/api/*.c net/client/*.c net/pg/*.c net/tls/*.c)) $(wildcard app/*.c) \
+                              $(GEN)/api.c $(GEN)/anchors.c
 UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_test_api_validate := net/api/validate.c kernel/json.c $(API_JSON)
 UNIT_SRC_test_api_decode   := net/api/decode.c net/api/validate.c kernel/json.c $(API_JSON)
@@ -258,6 +295,12 @@ UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/json.c kernel/a
 UNIT_SRC_test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/clock.c kernel/json.c kernel/arena.c kernel/pool.c
+PG_WIRE := net/pg/wire.c net/pg/types.c kernel/arena.c kernel/pool.c
+UNIT_SRC_test_pg_wire      := $(PG_WIRE)
+UNIT_SRC_test_pg_types     := $(PG_WIRE)
+UNIT_SRC_test_pg_auth      := net/pg/auth.c
+UNIT_FLAGS_test_pg_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+UNIT_SRC_test_pg_conninfo  := net/pg/conninfo.c
 UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 
@@ -381,8 +424,12 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
+FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c net/pg/conninfo.c kernel/arena.c kernel/pool.c
+FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
+FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
+$(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN),$(wildcard kernel/*.c net/*.c net/http/*.c net/metrics/*.c net/api/*.c)) \
-                   app/service.c $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c) \
+                   $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c net/pg/*.c) \
                    net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
@@ -481,14 +528,20 @@ setup-bench:
 	@tools/setup bench
 
 # The admin listener on 9464, Prometheus exporters' usual port, unless
-# INGOT_ADMIN_PORT says otherwise (-1: none).
+# INGOT_ADMIN_PORT says otherwise (-1: none). With a local database unless
+# DATABASE_URL is set: tools/pg-local starts Debian's PostgreSQL (a cluster
+# of its own under build/pg, as the postgres user, on a unix socket and a
+# free loopback port), migrates it with --migrate, serves, and stops it when
+# the service ends; `make stop` stops it too.
 run: setup-run
 	@$(MAKE) --no-print-directory bin
-	INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} exec $(BIN)
+	@INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) tools/pg-local run $(BIN)
+stop:
+	@BUILD=$(BUILD) tools/pg-local stop
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch asan fetch-asan fuzz-build image boot unikernel
+	@$(MAKE) --no-print-directory bin fetch pgcheck asan fetch-asan pgwire-check fuzz-build image boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@$(MAKE) --no-print-directory TLS=none bin

@@ -10,6 +10,7 @@
 #include "net/client/settings.h"
 #include "net/http/server.h"
 #include "net/metrics/process.h"
+#include "net/pg/settings.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"
 
@@ -20,6 +21,7 @@ static const struct ig_settings *const settings_parts[] = {
 	&dns_settings,
 	&ig_tls_trust_settings,
 	&ig_net_settings,
+	&ig_pg_settings,
 };
 
 static int start(int argc, char **argv, const struct ig_app *app)
@@ -42,6 +44,8 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	ig_process_metrics_register(app->version, tls_backend_name);
 	ig_tls_metrics_register();
 	ig_client_metrics_register();
+	if (ig_pg_start())
+		http_core_start_hook = ig_pg_core_start;
 	return http_serve(app, t0_us);
 }
 

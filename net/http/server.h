@@ -17,6 +17,11 @@ extern const struct ig_settings http_server_settings;
  * Returns the process exit code. */
 int http_serve(const struct ig_app *app, uint64_t t0_us);
 
+/* Run on each core's own thread once its loop is set up, before it
+ * serves: a part below the app that keeps state per core (net/pg's pools)
+ * is set here by the start, before http_serve. NULL: nothing. */
+extern void (*http_core_start_hook)(struct ig_loop *loop, int core_count);
+
 /* ---- shared by the server's files ---- */
 
 struct tls_credentials;

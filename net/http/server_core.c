@@ -38,6 +38,8 @@ static int seed_pools(struct http_core *core)
 	return 0;
 }
 
+void (*http_core_start_hook)(struct ig_loop *loop, int core_count);
+
 int server_core_setup(struct http_core *core)
 {
 	if (ig_loop_init(&core->loop, (int)core->index) != 0)
@@ -54,5 +56,7 @@ int server_core_setup(struct http_core *core)
 		return -1;
 	if (http_server.tls && server_tls_core_setup(core) != 0)
 		return -1;
+	if (http_core_start_hook)
+		http_core_start_hook(&core->loop, http_server.core_count);
 	return core->listen_fd >= 0 ? sock_core_start(&core->sock) : 0;
 }

@@ -73,6 +73,7 @@ struct x509_checker {
 	br_x509_minimal_context minimal;
 	unsigned char ip[16];
 	size_t ip_len;       /* 0: the target is a host name */
+	bool unverified;     /* no trust given: encrypt, check nothing */
 	unsigned cert_index; /* of the certificate being received */
 	size_t ee_len;
 	bool ee_overflow;
@@ -832,7 +833,7 @@ static void xc_start_chain(const br_x509_class **ctx, const char *server_name)
 	x->ee_len = 0;
 	x->ee_overflow = false;
 	/* An IP literal is not a DNS name: BearSSL must not compare it. */
-	x->minimal.vtable->start_chain(&x->minimal.vtable, x->ip_len ? NULL : server_name);
+	x->minimal.vtable->start_chain(&x->minimal.vtable, x->ip_len || x->unverified ? NULL : server_name);
 }
 
 static void xc_start_cert(const br_x509_class **ctx, uint32_t length)
@@ -945,6 +946,11 @@ static unsigned xc_end_chain(const br_x509_class **ctx)
 {
 	struct x509_checker *x = checker_of(ctx);
 	unsigned err = x->minimal.vtable->end_chain(&x->minimal.vtable);
+	/* Unverified: the key is taken from a chain no anchor vouches for
+	   (minimal's get_pkey gives it for NOT_TRUSTED); anything else, a
+	   malformed chain, still fails. */
+	if (x->unverified)
+		return err == BR_ERR_X509_NOT_TRUSTED ? BR_ERR_OK : err;
 	if (err != BR_ERR_OK || !x->ip_len)
 		return err;
 	if (x->ee_overflow || !cert_has_ip(x->ee, x->ee_len, x->ip, x->ip_len))
@@ -988,6 +994,7 @@ int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 	br_x509_minimal_set_ecdsa(&x->minimal, &br_ec_all_m31, br_ecdsa_vrfy_asn1_get_default());
 	x->vtable = &checker_class;
 	x->ip_len = 0;
+	x->unverified = !trust;
 	e->client.offered_len = 0;
 	if (server_name && inet_pton(AF_INET, server_name, x->ip) == 1)
 		x->ip_len = 4;
@@ -1008,7 +1015,7 @@ int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 		name[len] = 0;
 		sni = name;
 	}
-	if (!sni && !x->ip_len)
+	if (!sni && !x->ip_len && !x->unverified)
 		return -1; /* verification needs a name */
 	return br_ssl_client_reset(cc, sni, 0) ? 0 : -1;
 }

@@ -8,6 +8,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const net = require('node:net');
+const http = require('node:http');
 const { spawn, execFileSync } = require('node:child_process');
 
 const env = process.env;
@@ -76,6 +77,24 @@ function freePort() {
     const s = net.createServer();
     s.on('error', reject);
     s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+// One request on a connection of its own: resolves {status, headers, body}
+// (status 0 and the error in body when it failed).
+function httpRequest(port, target, { method = 'GET', body, headers = {}, timeoutMs = 5000 } = {}) {
+  return new Promise((resolve) => {
+    const req = http.request({
+      host: '127.0.0.1', port, path: target, method, agent: false, timeout: timeoutMs, headers,
+    }, (res) => {
+      let data = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { data += d; });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (e) => resolve({ status: 0, headers: {}, body: String(e.message) }));
+    req.end(body);
   });
 }
 
@@ -399,12 +418,36 @@ function floorBinary() {
   return { bin: built, cleanup() {} };
 }
 
+// A bench part's outputs: build/bench/<name>.{md,json}, its section of
+// results.md, the table on stdout.
+function publish(name, md, res, begin, end, log) {
+  fs.mkdirSync(OUT, { recursive: true }); // may have been cleaned meanwhile
+  fs.writeFileSync(path.join(OUT, `${name}.md`), md);
+  fs.writeFileSync(path.join(OUT, `${name}.json`), `${JSON.stringify(res, null, 1)}\n`);
+  intoResults(md, begin, end);
+  process.stdout.write(`\n${md}`);
+  log(`wrote build/bench/${name}.{md,json} and its section of results.md (${res.elapsed_s.toFixed(0)} s)`);
+}
+
+// A bench part as a module (mod: its `module`): its exported main() never
+// throws, so a failure cannot cost the tables written before it; run alone,
+// it pins itself to the client CPU as `run` pins bench.js.
+function benchMain(mod, main, { clientCpu, log, cleanup }) {
+  mod.exports = { main: () => main().catch((e) => { log(`failed: ${e.stack}`); cleanup(); return null; }) };
+  if (require.main !== mod) return;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(clientCpu), String(process.pid)], { stdio: 'ignore' });
+  } catch { log(`could not pin this process to CPU ${clientCpu}`); }
+  onSignals(log, cleanup);
+  mod.exports.main().then((r) => process.exit(r ? 0 : 1));
+}
+
 module.exports = {
   ROOT, OUT, num, sharedCfg, FOREIGN_MAX, CLK_TCK, sleep, logger,
-  track, killAll, onSignals, run, freePort,
+  track, killAll, onSignals, run, freePort, httpRequest,
   cpuTicks, cpuNs, isListening, coreTicks, alive,
   launch, stopServer, session, floorBinary,
   parseWrk, wrkRun, disturbance, retrier, runLine,
   stats, pick, fmt, cell, ratio,
-  machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes, intoResults, nginxHead,
+  machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes, intoResults, nginxHead, publish, benchMain,
 };

@@ -22,12 +22,10 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const http = require('node:http');
-const { execFileSync } = require('node:child_process');
 const {
-  ROOT, OUT, num, sharedCfg, FOREIGN_MAX, CLK_TCK, logger, killAll, onSignals, run, freePort, alive,
+  ROOT, OUT, num, sharedCfg, FOREIGN_MAX, CLK_TCK, logger, killAll, run, freePort, httpRequest, alive,
   launch, stopServer, session, floorBinary, wrkRun, disturbance, retrier, runLine, stats, pick, fmt, cell, ratio,
-  machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes, intoResults,
+  machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes, publish, benchMain,
 } = require('./lib');
 
 const HERE = __dirname;
@@ -135,20 +133,8 @@ async function startServer(name, rep) {
 
 // ---- correctness: the bench must measure the 2xx path, not the 400 one ----
 function post(port, target, body, headers) {
-  return new Promise((resolve) => {
-    const req = http.request({
-      host: '127.0.0.1', port, path: target, method: 'POST', agent: false, timeout: 3000,
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...headers },
-    }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => { data += d; });
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: data }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (e) => resolve({ status: 0, headers: {}, body: String(e.message) }));
-    req.end(body);
-  });
+  return httpRequest(port, target, { method: 'POST', body, timeoutMs: 3000,
+    headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...headers } });
 }
 async function verify(srv) {
   const out = {};
@@ -510,27 +496,10 @@ async function main() {
   res.overhead_paired = s.overhead_paired;
   res.overhead_pipelined = s.overhead_pipelined;
   res.overhead_from_reps = s.overhead_from_reps;
-  fs.mkdirSync(OUT, { recursive: true }); // may have been cleaned meanwhile
-  fs.writeFileSync(path.join(OUT, 'validation.md'), md);
-  fs.writeFileSync(path.join(OUT, 'validation.json'), `${JSON.stringify(res, null, 1)}\n`);
-  intoResults(md, SECTION_BEGIN, SECTION_END);
-  process.stdout.write(`\n${md}`);
-  log(`wrote build/bench/validation.{md,json} and its section of results.md (${res.elapsed_s.toFixed(0)} s)`);
+  publish('validation', md, res, SECTION_BEGIN, SECTION_END, log);
   cleanup();
   return res;
 }
 
-// Called from bench.js: never throws, so a failure here cannot cost the
-// table bench.js has already written.
-module.exports = {
-  main: () => main().catch((e) => { log(`failed: ${e.stack}`); cleanup(); return null; }),
-};
-
-if (require.main === module) {
-  // Alone, it pins itself to the client CPU as `run` pins bench.js.
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', String(CFG.clientCpu), String(process.pid)], { stdio: 'ignore' });
-  } catch { log(`could not pin this process to CPU ${CFG.clientCpu}`); }
-  onSignals(log, cleanup);
-  module.exports.main().then((r) => process.exit(r ? 0 : 1));
-}
+// Called from bench.js (main never throws), or alone.
+benchMain(module, main, { clientCpu: CFG.clientCpu, log, cleanup });

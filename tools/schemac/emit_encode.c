@@ -202,11 +202,18 @@ static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
 	out_line(c, "switch (status) {");
 	for (size_t i = 0; i < op->nresponses; i++) {
 		const struct sc_response *r = &op->responses[i];
-		if (!r->schema)
+		if (!r->schema && !r->text_type)
 			continue;
 		char *v = sc_printf("o->r%d", r->status);
 		out_open(c, "case %d:", r->status);
-		emit_value(c, r->schema, false, v);
+		if (r->text_type) {
+			char *ct = c_str(r->text_type);
+			out_line(c, "ig_wbuf_put(w, %s.ptr, %s.len);", v, v);
+			out_line(c, "ig_set_content_type(ctx, %s);", ct);
+			free(ct);
+		} else {
+			emit_value(c, r->schema, false, v);
+		}
 		out_line(c, "break;");
 		c->indent--;
 		free(v);

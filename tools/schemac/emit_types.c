@@ -175,19 +175,26 @@ static void emit_op_types(struct sc_model *m, struct sc_out *h, const struct sc_
 	out_close(h, "};");
 	out_blank(h);
 
-	/* One member per status with a JSON body, named r<status>. */
+	/* One member per status with a JSON or text body, named r<status>. */
 	out_open(h, "struct %s_out {", op->id);
 	for (size_t i = 0; i < op->nresponses; i++) {
 		const struct sc_response *r = &op->responses[i];
-		if (!r->schema)
+		if (!r->schema && !r->text_type)
 			continue;
-		char *t = slot_type(r->schema, false), *name = sc_printf("r%d", r->status);
-		emit_member(h, t, name, NULL, NULL);
-		free(t);
+		char *name = sc_printf("r%d", r->status);
+		if (r->text_type) {
+			char *note = c_comment(r->text_type);
+			out_line(h, "ig_str %s; /* the %s body, sent as it is */", name, note);
+			free(note);
+		} else {
+			char *t = slot_type(r->schema, false);
+			emit_member(h, t, name, NULL, NULL);
+			free(t);
+		}
 		free(name);
 	}
 	if (!op_has_encoder(op))
-		out_line(h, "char unused; /* no response has a JSON body */");
+		out_line(h, "char unused; /* no response has a JSON or text body */");
 	out_close(h, "};");
 	out_blank(h);
 
@@ -203,9 +210,11 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 	out_blank(h);
 	out_line(h, "#include \"net/api/json_read.h\"");
 	out_line(h, "#include \"net/http/exchange.h\"");
+	out_line(h, "#include \"net/api/html.h\"");
 	out_blank(h);
 	out_line(h, "/* A handler returns the status to send, or IG_PENDING and calls ig_finish");
-	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status;");
+	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status");
+	out_line(h, " * (an ig_str for a text/plain or text/html one, see ig_html_escape);");
 	out_line(h, " * a property that is not required (and has no default) has a has_<name>");
 	out_line(h, " * flag beside it, a nullable one a null_<name> flag. Free-form values");
 	out_line(h, " * are ig_json_value trees in the request arena (NULL writes null). */");

@@ -561,19 +561,52 @@ static void parse_parameters(struct sc_model *m, struct sc_op *op, const cJSON *
 	free(p);
 }
 
-/* The application/json schema of a content map (request or response). */
-static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content, const char *ptr, int status)
+/* A media type the encoder can send as text: text/plain or text/html,
+ * parameters allowed ("text/html; charset=utf-8"). */
+static bool is_text_media(const char *type)
+{
+	size_t n = strcspn(type, "; \t");
+	return (n == 10 && strncasecmp(type, "text/plain", n) == 0) || (n == 9 && strncasecmp(type, "text/html", n) == 0);
+}
+
+/* A text body's schema, when there is one, only says it is a string:
+ * nothing about it is validated. */
+static void check_text_schema(struct sc_model *m, const cJSON *media, const char *pm)
+{
+	const cJSON *sj = sc_get(media, "schema");
+	if (!sj)
+		return;
+	char *ps = sc_ptr_key(pm, "schema");
+	const cJSON *type = cJSON_IsObject(sj) ? sc_get(sj, "type") : NULL;
+	if (!cJSON_IsString(type) || strcmp(type->valuestring, "string") != 0 || cJSON_GetArraySize(sj) != 1)
+		sc_error(m, ps, "a text body's schema can only be {\"type\": \"string\"}");
+	free(ps);
+}
+
+/* The application/json schema of a content map (request or response);
+ * for a response (text_type not NULL), a text/plain or text/html media
+ * type instead, whose name goes to *text_type. */
+static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content, const char *ptr, int status,
+				       char **text_type)
 {
 	struct sc_schema *schema = NULL;
 	char *pc = sc_ptr_key(ptr, "content");
 	for (const cJSON *it = content->child; it; it = it->next) {
 		char *pm = sc_ptr_key(pc, it->string);
-		if (strcmp(it->string, "application/json") != 0) {
-			sc_error(m, pm, "media type \"%s\" is not supported yet (application/json is)", it->string);
+		bool text = text_type && is_text_media(it->string);
+		if (strcmp(it->string, "application/json") != 0 && !text) {
+			sc_error(m, pm, "media type \"%s\" is not supported yet (application/json is%s)", it->string,
+				 text_type ? ", and text/plain or text/html for a response" : "");
 		} else if (!cJSON_IsObject(it)) {
 			sc_error(m, pm, "a media type must be an object");
 		} else if (status == 204 || status == 304) {
 			sc_error(m, pm, "a %d response has no body", status);
+		} else if (schema || (text_type && *text_type)) {
+			sc_error(m, pm, "a response has one media type here (the handler fills one body)");
+		} else if (text) {
+			sc_check_keys(m, it, pm, media_keys);
+			check_text_schema(m, it, pm);
+			*text_type = sc_strdup(it->string);
 		} else {
 			sc_check_keys(m, it, pm, media_keys);
 			const cJSON *sj = sc_get(it, "schema");
@@ -605,7 +638,7 @@ static void parse_request_body(struct sc_model *m, struct sc_op *op, const cJSON
 		op->body_required = get_bool(m, j, p, "required", false);
 		const cJSON *content = get_object(m, j, p, "content", true);
 		if (content)
-			op->body = parse_content(m, content, p, 0);
+			op->body = parse_content(m, content, p, 0, NULL);
 		if (content && !op->body)
 			sc_error(m, p, "a request body needs an application/json schema");
 		if (strcmp(op->method, "GET") == 0 || strcmp(op->method, "DELETE") == 0)
@@ -671,7 +704,7 @@ static void parse_response(struct sc_model *m, struct sc_op *op, const char *cod
 	struct sc_response r = { .status = status, .ptr = sc_strdup(ptr) };
 	const cJSON *content = get_object(m, j, ptr, "content", false);
 	if (content)
-		r.schema = parse_content(m, content, ptr, status);
+		r.schema = parse_content(m, content, ptr, status, &r.text_type);
 	parse_response_headers(m, &r, j, ptr);
 	SC_APPEND(op->responses, op->nresponses, r);
 }

@@ -202,6 +202,10 @@ struct sc_header {
 struct sc_response {
 	int status;
 	struct sc_schema *schema; /* application/json schema, or NULL */
+	/* A text/plain or text/html body instead: the media type as the
+	 * document writes it ("text/html; charset=utf-8"), sent as the
+	 * Content-Type; the handler hands the body over as an ig_str. */
+	char *text_type;
 	struct sc_header *headers; /* declared response headers (documentation) */
 	size_t nheaders;
 	char *ptr;

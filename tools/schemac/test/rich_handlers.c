@@ -150,3 +150,22 @@ int badResponse(ig_ctx *ctx, const struct badResponse_in *in, struct badResponse
 	out->r200.n = in->n;
 	return 200;
 }
+
+/* Text bodies: the name escaped into an HTML page, or plain text for "none". */
+int page(ig_ctx *ctx, const struct page_in *in, struct page_out *out)
+{
+	if (ig_str_eq(in->who, "none", 4)) {
+		out->r404 = IG_STR("nobody here\n");
+		return 404;
+	}
+	ig_wbuf w = { .arena = ig_ctx_arena(ctx) };
+	ig_wbuf_lit(&w, "<p title=\"");
+	ig_html_escape(&w, in->who.ptr, in->who.len);
+	ig_wbuf_lit(&w, "\">");
+	ig_html_escape(&w, in->who.ptr, in->who.len);
+	ig_wbuf_lit(&w, "</p>");
+	if (w.failed)
+		return 500;
+	out->r200 = (ig_str){ w.ptr, w.len };
+	return 200;
+}

@@ -1,0 +1,243 @@
+/* net/pg's own structures: a core's state (percore.c), its pool of
+ * connections (pool.c), a connection's protocol engine (conn.c), a query
+ * in flight, the cancel side channel (cancel.c) and LISTEN (listen.c).
+ * Everything here belongs to one core and is touched on its thread only. */
+#ifndef NET_PG_INTERNAL_H
+#define NET_PG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "kernel/arena.h"
+#include "kernel/loop.h"
+#include "kernel/pool.h"
+#include "net/pg/auth.h"
+#include "net/pg/conninfo.h"
+#include "net/pg/pg.h"
+#include "net/pg/settings.h"
+#include "net/pg/wire.h"
+#include "net/sock/sock.h"
+
+#define PG_MAX_POOL 256       /* INGOT_PG_POOL_SIZE's bound */
+#define PG_MAX_PARAMS 256
+#define PG_MAX_COLS 1024      /* columns of one result */
+#define PG_STMT_SLOTS 64      /* prepared statements cached per connection */
+#define PG_STMT_TEXT 16384    /* bytes of their SQL kept per connection */
+#define PG_STMT_FORMATS 32    /* result columns whose format a statement remembers */
+#define PG_RBUF_INITIAL 16384
+#define PG_OUT_INITIAL 16384
+#define PG_MAX_CHANNELS 16    /* LISTEN channels per core */
+
+/* The process's configuration, set once at startup (pg_settings.c),
+ * allocated only when a database is configured: the pages of a process
+ * without one hold nothing of it. */
+struct pg_global {
+	struct pg_conninfo ci;
+	const struct tls_trust *trust; /* sslrootcert's anchors, or NULL: the default */
+	struct sockaddr_storage addr;  /* resolved at start when numeric or a socket */
+	socklen_t addr_len;
+	int backend_id;                /* /readyz's "postgresql" plus one, or 0 */
+	uint32_t cores;                /* loops that will run a pool */
+	char startup_error[256];       /* why a startup failed, in the server's words */
+	char tls_error[160];
+};
+extern bool pg_configured;
+extern struct pg_global *pg_global; /* NULL unless pg_configured */
+
+/* address.c: pg_global.addr from pg_global.ci; NULL, or err. */
+const char *pg_resolve(char *err, size_t errlen);
+
+enum pg_query_kind {
+	PGQ_EXTENDED, /* Parse?/Bind/Describe/Execute/Sync */
+	PGQ_SIMPLE,   /* Query ('Q'): a script, BEGIN, COMMIT... */
+	PGQ_HOLD,     /* a held connection's start: a lone Sync (or BEGIN) */
+};
+
+/* One query, from the core's pool, from its start to its done. */
+struct pg_query {
+	struct pg_query *next;
+	struct pg_conn *conn;   /* the connection it was written to, or NULL */
+	enum pg_query_kind kind;
+	const char *sql;
+	size_t sql_len;
+	ig_pg_value *params;    /* a copy in the arena */
+	uint16_t nparams;
+	ig_arena *arena;
+	ig_pg_done *done;
+	ig_pg_tx_ready *ready;  /* PGQ_HOLD */
+	void *arg;
+	uint64_t deadline_ms;   /* waiting: the acquire deadline; written: the query timeout's */
+	int16_t stmt;           /* the cache slot it used, or -1 */
+	uint32_t stmt_gen;      /* that slot's generation when it was used */
+	bool parsed_here;       /* its own Parse went with it */
+	bool retried;           /* prepared again once already */
+	bool retry;             /* its statement was gone: prepare again */
+	bool zombie;            /* its done ran already (timed out): drop what comes */
+	bool internal;          /* net/pg's own (ROLLBACK on release): no done */
+	bool commit;            /* COMMIT: a "ROLLBACK" tag means it had failed */
+	bool release_after;     /* COMMIT/ROLLBACK: give the connection back */
+	bool begin;             /* PGQ_HOLD with BEGIN */
+	bool cancelled;         /* a CancelRequest went for it */
+	/* the result being built */
+	bool failed;
+	ig_pg_error err;
+	uint32_t rows, cap, cols;
+	ig_pg_value *values;
+	ig_str *names;
+	uint32_t *oids;
+	int16_t *formats;
+	ig_str tag;
+	uint64_t affected;
+};
+
+/* A statement prepared on one connection: named "s<number>". */
+struct pg_stmt {
+	uint64_t hash;     /* 0: free */
+	const char *sql;   /* the connection's copy */
+	uint32_t len;
+	uint32_t number;
+	uint32_t gen;      /* bumped when the slot is dropped */
+	uint16_t ncols;    /* result columns, once a RowDescription came */
+	bool described;
+	int16_t formats[PG_STMT_FORMATS];
+};
+
+enum pg_conn_state {
+	PGC_IDLE,       /* no transport; the pool may connect it */
+	PGC_CONNECTING, /* TCP or unix connect in progress */
+	PGC_SSL,        /* SSLRequest sent, waiting for 'S' or 'N' */
+	PGC_AUTH,       /* StartupMessage sent: authentication, parameters, key */
+	PGC_READY,      /* takes queries */
+};
+
+enum pg_conn_role { PGR_POOL, PGR_LISTEN };
+
+struct pg_core;
+
+struct pg_conn {
+	struct pg_core *core;
+	enum pg_conn_role role;
+	enum pg_conn_state state;
+	struct ig_transport *t, *sock; /* t: TLS over sock, or sock */
+	bool tls;
+	char *rbuf;
+	uint32_t rpos, rlen, rcap;
+	char *obuf;
+	struct pg_out out;
+	size_t opos;            /* written so far */
+	bool flushing;          /* a write waits for writable */
+	struct ig_deferred flush;
+	struct pg_query *head, *tail; /* in flight, in order */
+	uint32_t inflight;
+	uint32_t generation;    /* bumped on every close */
+	uint32_t pid, key;      /* BackendKeyData, for CancelRequest */
+	char tx_status;
+	bool held;              /* an ig_pg_tx */
+	bool held_lost;         /* lost while held: reconnect after release */
+	ig_arena *held_arena;
+	struct ig_timer timer;  /* connect timeout, then the head's query timeout */
+	struct pg_scram scram;
+	struct pg_stmt stmts[PG_STMT_SLOTS];
+	char *stmt_text;
+	uint32_t stmt_text_used, next_stmt;
+	bool listened;          /* PGR_LISTEN: the LISTENs went out */
+};
+
+struct pg_channel {
+	char name[64];
+	ig_pg_notify_fn *fn;
+	void *arg;
+};
+
+/* The pool of one core (struct ig_pg_pool of the API). */
+struct ig_pg_pool {
+	struct pg_core *core;
+	struct pg_conn *conns[PG_MAX_POOL];
+	uint32_t size;
+	struct pg_query *wait_head, *wait_tail; /* waiting for a connection */
+	uint32_t waiting;
+	struct ig_timer wait_timer;  /* the oldest waiter's acquire deadline */
+	struct ig_timer retry_timer; /* reconnect with backoff */
+	uint32_t backoff_ms;
+	bool connected_once;
+	bool checked_max_connections;
+	/* why the last connect failed, when it was authentication or TLS:
+	   waiters fail at once with it instead of waiting out the timeout */
+	enum ig_pg_error_kind last_kind;
+	char last_message[256];
+	struct pg_conn *listener;
+	struct pg_channel channels[PG_MAX_CHANNELS];
+	uint32_t nchannels;
+};
+
+struct pg_core {
+	struct pg_core *next;
+	struct ig_loop *loop;
+	struct sock_core sock;
+	struct ig_pool queries;
+	struct ig_pool cancels;
+	struct ig_pg_pool pool;
+	struct pg_query *failed_head, *failed_tail; /* failed at once: done after the batch */
+	struct ig_deferred deliver;
+	struct ig_pool blocks; /* for scratch: net/pg's own queries' results */
+	ig_arena scratch;
+	/* one message's columns while it is decoded (calloc'd: untouched
+	   pages cost nothing until a wide row comes) */
+	struct pg_col cols[PG_MAX_COLS];
+	struct pg_field fields[PG_MAX_COLS];
+};
+
+/* Whether v's value is the bytes s points to (text, varchar, numeric,
+ * json(b), bytea, an untyped or unknown type) rather than a fixed-size
+ * member: only those are copied and counted in a message's size. */
+static inline bool pg_value_has_bytes(const ig_pg_value *v)
+{
+	switch (v->oid) {
+	case IG_PG_BOOL: case IG_PG_INT2: case IG_PG_INT4: case IG_PG_INT8: case IG_PG_FLOAT4:
+	case IG_PG_FLOAT8: case IG_PG_UUID: case IG_PG_DATE: case IG_PG_TIMESTAMP: case IG_PG_TIMESTAMPTZ:
+		return false;
+	default:
+		return !v->null;
+	}
+}
+
+/* percore.c */
+struct pg_core *pg_core_of(struct ig_loop *loop);
+static inline uint64_t pg_now_ms(const struct pg_core *c) { return c->loop->clock.now_ms; }
+struct pg_query *pg_query_new(struct pg_core *c);
+void pg_query_free(struct pg_core *c, struct pg_query *q);
+/* Fails q later (after the batch): its done or ready never runs inside
+ * the call that started it. message is static or in q's arena. */
+void pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_kind kind, const char *message);
+/* Runs q's done (or ready) with its result or error, then frees it. */
+void pg_query_deliver(struct pg_core *c, struct pg_query *q);
+void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const char *message);
+
+/* conn.c */
+struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role);
+void pg_conn_start(struct pg_conn *k);
+/* Writes q to k (appends it to k's FIFO; the write goes out after the
+ * batch). false when it cannot be encoded (then q is untouched). */
+bool pg_conn_send(struct pg_conn *k, struct pg_query *q);
+void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *message);
+
+/* pool.c: upcalls from a connection */
+void pg_pool_init(struct ig_pg_pool *p, struct pg_core *c);
+void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q);
+void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k);
+void pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready,
+		       enum ig_pg_error_kind kind, const char *message);
+void pg_pool_conn_idle_again(struct ig_pg_pool *p, struct pg_conn *k); /* a query finished */
+void pg_pool_start(struct ig_pg_pool *p);
+/* A held connection given back (the tx is over). */
+void pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k);
+
+/* cancel.c */
+void pg_cancel_send(struct pg_core *c, uint32_t pid, uint32_t key);
+
+/* listen.c */
+void pg_listen_ready(struct ig_pg_pool *p, struct pg_conn *k);
+void pg_listen_notify(struct ig_pg_pool *p, ig_str channel, ig_str payload);
+
+#endif

@@ -1,0 +1,49 @@
+/* `service --migrate`: the app's SQL migrations (schemas/migrations/
+ * NNN_name.sql, embedded at build time by tools/migrations into a table of
+ * struct ig_migration) applied in order to the configured database. The
+ * program's main() hands the table over; net/pg knows nothing generated. */
+#ifndef NET_PG_MIGRATE_H
+#define NET_PG_MIGRATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+/* One file: NNN (its version, unique, ascending in the table), the name
+ * without ".sql" ("001_posts"), and its text. */
+struct ig_migration {
+	unsigned version;
+	const char *name;
+	const char *sql;
+};
+
+struct ig_migration_set {
+	const struct ig_migration *list;
+	size_t count;
+};
+
+/* Whether argv asks for --migrate (anywhere after argv[0]). Inline: every
+ * start asks, and migrate.c sits in the cold block (net/cold.ld) that a
+ * server's start must not touch. */
+static inline bool ig_migrate_requested(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--migrate") == 0)
+			return true;
+	return false;
+}
+
+/* Runs the migrations and returns the exit code: 0 when every one is
+ * applied (a second run applies nothing and changes no row), 1 when the
+ * database failed (unreachable, a migration's error: that migration is
+ * rolled back, none after it runs), 2 for bad settings (DATABASE_URL,
+ * INGOT_PG_*: the only settings it reads) or no database configured.
+ * Opens no listener. On one session, first of all, it takes a
+ * PostgreSQL advisory lock, so that concurrent runs apply each migration
+ * once and all exit 0; then it creates the record table ingot_migrations
+ * in the connection's default schema if missing, and applies each
+ * migration not recorded there in its own transaction, with its record.
+ * One JSON log line per migration applied, and one at the end. */
+int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_migration_set *set);
+
+#endif

@@ -1,0 +1,106 @@
+/* net/pg's per-core state, made on a loop's first use (a process without a
+ * database never makes it), and a query's life: taken from the core's
+ * pool, delivered once, given back. A core's state is found from its loop
+ * through a short list per thread: a loop is only ever used on its own. */
+#include "internal.h"
+
+#include <stdlib.h>
+
+static _Thread_local struct pg_core *thread_pg_cores;
+
+static void deliver_failed(struct ig_deferred *d)
+{
+	struct pg_core *c = (struct pg_core *)((char *)d - offsetof(struct pg_core, deliver));
+	while (c->failed_head) {
+		struct pg_query *q = c->failed_head;
+		c->failed_head = q->next;
+		if (!c->failed_head)
+			c->failed_tail = NULL;
+		pg_query_deliver(c, q);
+	}
+}
+
+struct pg_core *pg_core_of(struct ig_loop *loop)
+{
+	for (struct pg_core *c = thread_pg_cores; c; c = c->next)
+		if (c->loop == loop)
+			return c;
+	/* Once per core, for the process's lifetime. */
+	struct pg_core *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->loop = loop;
+	ig_pool_init(&c->queries, sizeof(struct pg_query), 256, 1u << 20);
+	ig_pool_init(&c->cancels, 256, 8, 1024);
+	sock_core_init(&c->sock, loop, -1, 4 * PG_MAX_POOL, NULL, NULL);
+	c->deliver.fn = deliver_failed;
+	ig_pool_init(&c->blocks, 4096, 1, 16);
+	ig_arena_init(&c->scratch, &c->blocks, 16384);
+	pg_pool_init(&c->pool, c);
+	c->next = thread_pg_cores;
+	thread_pg_cores = c;
+	return c;
+}
+
+struct pg_query *pg_query_new(struct pg_core *c)
+{
+	struct pg_query *q = ig_pool_take(&c->queries);
+	if (q)
+		*q = (struct pg_query){ .stmt = -1 };
+	return q;
+}
+
+void pg_query_free(struct pg_core *c, struct pg_query *q)
+{
+	ig_pool_give(&c->queries, q);
+}
+
+void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const char *message)
+{
+	if (q->failed)
+		return; /* the first error is the one that says why */
+	q->failed = true;
+	q->err = (ig_pg_error){ .kind = kind, .message = { message, strlen(message) } };
+}
+
+void pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_kind kind, const char *message)
+{
+	pg_query_set_error(q, kind, message);
+	q->next = NULL;
+	if (c->failed_tail)
+		c->failed_tail->next = q;
+	else
+		c->failed_head = q;
+	c->failed_tail = q;
+	ig_loop_defer(c->loop, &c->deliver);
+}
+
+void pg_query_deliver(struct pg_core *c, struct pg_query *q)
+{
+	if (!q->zombie && !q->internal) {
+		if (q->kind == PGQ_HOLD) {
+			if (q->failed)
+				q->ready(q->arg, NULL, &q->err);
+			else
+				q->ready(q->arg, (ig_pg_tx *)q->conn, NULL);
+		} else if (q->done) {
+			if (q->failed) {
+				q->done(q->arg, NULL, &q->err);
+			} else {
+				ig_pg_result r = {
+					.rows = q->rows, .cols = q->cols, .values = q->values,
+					.names = q->names, .affected = q->affected, .tag = q->tag,
+				};
+				ig_pg_result *res = ig_arena_alloc(q->arena, sizeof r);
+				if (res) {
+					*res = r;
+					q->done(q->arg, res, NULL);
+				} else {
+					pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
+					q->done(q->arg, NULL, &q->err);
+				}
+			}
+		}
+	}
+	pg_query_free(c, q);
+}

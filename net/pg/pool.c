@@ -1,0 +1,312 @@
+/* A core's pool of PostgreSQL connections: INGOT_PG_POOL_SIZE of them,
+ * opened when the core starts and kept open (reconnected with backoff from
+ * 50 ms, doubling to 1 s, after a loss); a query goes to the ready
+ * connection with the fewest in flight, up to INGOT_PG_PIPELINING; beyond
+ * that, or while none is up, it waits in a bounded queue for at most
+ * INGOT_PG_ACQUIRE_TIMEOUT_MS. A held connection (a transaction) takes
+ * nothing else until it is given back. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/log.h"
+#include "net/http/exchange.h"
+
+#define BACKOFF_FIRST_MS 50
+#define BACKOFF_MAX_MS 1000
+
+static const struct pg_settings_values *cfg(void) { return &pg_settings_values; }
+
+static struct ig_pg_pool *pool_of_timer(struct ig_timer *t, size_t off)
+{
+	return (struct ig_pg_pool *)((char *)t - off);
+}
+
+static void arm_wait_timer(struct ig_pg_pool *p)
+{
+	struct ig_timers *w = &p->core->loop->timers;
+	if (p->wait_head)
+		ig_timer_set_lazy(w, &p->wait_timer, p->wait_head->deadline_ms);
+	else
+		ig_timer_cancel(w, &p->wait_timer);
+}
+
+static struct pg_query *pop_waiter(struct ig_pg_pool *p)
+{
+	struct pg_query *q = p->wait_head;
+	if (q) {
+		p->wait_head = q->next;
+		if (!p->wait_head)
+			p->wait_tail = NULL;
+		p->waiting--;
+		q->next = NULL;
+	}
+	return q;
+}
+
+static void on_wait_timer(struct ig_timer *t)
+{
+	struct ig_pg_pool *p = pool_of_timer(t, offsetof(struct ig_pg_pool, wait_timer));
+	uint64_t now = pg_now_ms(p->core);
+	while (p->wait_head && p->wait_head->deadline_ms <= now) {
+		struct pg_query *q = pop_waiter(p);
+		pg_query_set_error(q, IG_PG_UNAVAILABLE, "no database connection became available in time");
+		pg_query_deliver(p->core, q);
+	}
+	arm_wait_timer(p);
+}
+
+static void on_retry_timer(struct ig_timer *t)
+{
+	struct ig_pg_pool *p = pool_of_timer(t, offsetof(struct ig_pg_pool, retry_timer));
+	/* Doubles on each try until one connects (pg_pool_conn_ready). */
+	p->backoff_ms = p->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : p->backoff_ms * 2;
+	for (uint32_t i = 0; i < p->size; i++)
+		if (p->conns[i] && p->conns[i]->state == PGC_IDLE && !p->conns[i]->held_lost)
+			pg_conn_start(p->conns[i]);
+	if (p->listener && p->listener->state == PGC_IDLE)
+		pg_conn_start(p->listener);
+}
+
+static void schedule_retry(struct ig_pg_pool *p)
+{
+	if (!ig_timer_armed(&p->retry_timer))
+		ig_timer_set(&p->core->loop->timers, &p->retry_timer, pg_now_ms(p->core) + p->backoff_ms);
+}
+
+void pg_pool_init(struct ig_pg_pool *p, struct pg_core *c)
+{
+	p->core = c;
+	p->size = cfg()->pool_size ? cfg()->pool_size : 1;
+	if (p->size > PG_MAX_POOL)
+		p->size = PG_MAX_POOL;
+	p->backoff_ms = BACKOFF_FIRST_MS;
+	p->wait_timer.fn = on_wait_timer;
+	p->retry_timer.fn = on_retry_timer;
+}
+
+static bool pool_started(const struct ig_pg_pool *p) { return p->conns[0] != NULL; }
+
+void pg_pool_start(struct ig_pg_pool *p)
+{
+	if (!pg_configured || pool_started(p))
+		return;
+	for (uint32_t i = 0; i < p->size; i++) {
+		p->conns[i] = pg_conn_new(p->core, PGR_POOL);
+		if (!p->conns[i])
+			break;
+	}
+	for (uint32_t i = 0; i < p->size && p->conns[i]; i++)
+		if (p->conns[i]->state == PGC_IDLE)
+			pg_conn_start(p->conns[i]);
+}
+
+/* The ready connection with the fewest queries in flight, under the
+ * pipelining limit; NULL when none. */
+static struct pg_conn *pick(struct ig_pg_pool *p)
+{
+	struct pg_conn *best = NULL;
+	for (uint32_t i = 0; i < p->size; i++) {
+		struct pg_conn *k = p->conns[i];
+		if (!k || k->state != PGC_READY || k->held || k->inflight >= cfg()->pipelining)
+			continue;
+		if (!best || k->inflight < best->inflight) {
+			best = k;
+			if (!k->inflight)
+				break;
+		}
+	}
+	return best;
+}
+
+static void assign(struct ig_pg_pool *p, struct pg_conn *k, struct pg_query *q)
+{
+	if (q->kind == PGQ_HOLD) {
+		k->held = true;
+		k->held_arena = q->arena;
+	}
+	if (!pg_conn_send(k, q)) {
+		if (q->kind == PGQ_HOLD)
+			k->held = false;
+		pg_fail_later(p->core, q, IG_PG_TOO_LARGE, "the query does not fit in a message");
+	}
+}
+
+static void drain(struct ig_pg_pool *p)
+{
+	struct pg_conn *k;
+	while (p->wait_head && (k = pick(p)))
+		assign(p, k, pop_waiter(p));
+	arm_wait_timer(p);
+}
+
+static bool any_ready(const struct ig_pg_pool *p)
+{
+	for (uint32_t i = 0; i < p->size; i++)
+		if (p->conns[i] && p->conns[i]->state == PGC_READY)
+			return true;
+	return false;
+}
+
+static ig_str copy_message(ig_arena *a, const char *m)
+{
+	size_t n = strlen(m);
+	char *c = a ? ig_arena_alloc(a, n + 1) : NULL;
+	if (!c)
+		return (ig_str){ "database connection failed", 26 };
+	memcpy(c, m, n + 1);
+	return (ig_str){ c, n };
+}
+
+/* Authentication and TLS failures will not mend by waiting: the waiters
+ * hear them now. */
+static bool fail_fast(const struct ig_pg_pool *p)
+{
+	return (p->last_kind == IG_PG_AUTH || p->last_kind == IG_PG_TLS) && !any_ready(p);
+}
+
+static void fail_with_last(struct ig_pg_pool *p, struct pg_query *q, bool later)
+{
+	pg_query_set_error(q, p->last_kind, "");
+	q->err.message = copy_message(q->arena, p->last_message);
+	if (later)
+		pg_fail_later(p->core, q, p->last_kind, "");
+	else
+		pg_query_deliver(p->core, q);
+}
+
+void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
+{
+	if (!pg_configured) {
+		pg_fail_later(p->core, q, IG_PG_NOT_CONFIGURED, "no database configured");
+		return;
+	}
+	pg_pool_start(p);
+	struct pg_conn *k = p->wait_head ? NULL : pick(p);
+	if (k) {
+		assign(p, k, q);
+		return;
+	}
+	if (fail_fast(p)) {
+		fail_with_last(p, q, true);
+		return;
+	}
+	if (p->waiting >= cfg()->max_queued) {
+		pg_fail_later(p->core, q, IG_PG_BUSY, "too many queries waiting for a database connection");
+		return;
+	}
+	q->next = NULL;
+	q->deadline_ms = pg_now_ms(p->core) + cfg()->acquire_timeout_ms;
+	if (p->wait_tail)
+		p->wait_tail->next = q;
+	else
+		p->wait_head = q;
+	p->wait_tail = q;
+	p->waiting++;
+	arm_wait_timer(p);
+}
+
+/* Pool size x cores (and a listener each) against the server's
+ * max_connections, once, from core 0's first connection: a line at
+ * startup when they would not fit, before queries start failing. */
+static void on_max_connections(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+{
+	struct ig_pg_pool *p = arg;
+	if (!err && res->rows == 1 && res->cols == 1 && !res->values[0].null) {
+		char digits[24] = "";
+		ig_str v = res->values[0].s;
+		memcpy(digits, v.ptr, v.len < sizeof digits - 1 ? v.len : sizeof digits - 1);
+		long max = strtol(digits, NULL, 10);
+		long want = (long)p->size * (pg_global->cores ? pg_global->cores : 1);
+		if (max > 0 && want > max) {
+			struct ig_logline l;
+			if (ig_log_begin(&l, IG_LOG_WARN, "the database's max_connections is below INGOT_PG_POOL_SIZE x cores")) {
+				ig_log_int(&l, "max_connections", max);
+				ig_log_int(&l, "pool_size", p->size);
+				ig_log_int(&l, "cores", pg_global->cores);
+				ig_log_end(&l);
+			}
+		}
+	}
+	ig_arena_reset(&p->core->scratch);
+}
+
+static void check_max_connections(struct ig_pg_pool *p, struct pg_conn *k)
+{
+	if (p->checked_max_connections || p->core->loop->core != 0)
+		return;
+	p->checked_max_connections = true;
+	struct pg_query *q = pg_query_new(p->core);
+	if (!q)
+		return;
+	q->kind = PGQ_SIMPLE;
+	q->sql = "SHOW max_connections";
+	q->sql_len = strlen(q->sql);
+	q->arena = &p->core->scratch;
+	q->done = on_max_connections;
+	q->arg = p;
+	if (!pg_conn_send(k, q))
+		pg_query_free(p->core, q);
+}
+
+void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k)
+{
+	p->backoff_ms = BACKOFF_FIRST_MS;
+	p->last_kind = IG_PG_OK;
+	if (!p->connected_once) {
+		p->connected_once = true;
+		if (pg_global->backend_id > 0)
+			ig_backend_set_up(pg_global->backend_id - 1, true);
+	}
+	if (k->role == PGR_LISTEN) {
+		pg_listen_ready(p, k);
+		return;
+	}
+	check_max_connections(p, k);
+	drain(p);
+}
+
+void pg_pool_conn_idle_again(struct ig_pg_pool *p, struct pg_conn *k)
+{
+	(void)k;
+	if (p->wait_head)
+		drain(p);
+}
+
+void pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready, enum ig_pg_error_kind kind,
+		       const char *message)
+{
+	(void)was_ready;
+	if (kind == IG_PG_AUTH || kind == IG_PG_TLS) {
+		if (p->last_kind != kind || strcmp(p->last_message, message)) {
+			struct ig_logline l;
+			if (ig_log_begin(&l, IG_LOG_ERROR, "database connection refused")) {
+				ig_log_cstr(&l, "reason", message);
+				ig_log_end(&l);
+			}
+		}
+		p->last_kind = kind;
+		snprintf(p->last_message, sizeof p->last_message, "%s", message);
+		while (fail_fast(p) && p->wait_head)
+			fail_with_last(p, pop_waiter(p), false);
+		arm_wait_timer(p);
+	}
+	if (k->held) {
+		k->held_lost = true; /* reconnected once its holder gives it back */
+		return;
+	}
+	schedule_retry(p);
+}
+
+void pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k)
+{
+	k->held = false;
+	if (k->held_lost) {
+		k->held_lost = false;
+		schedule_retry(p);
+		return;
+	}
+	drain(p);
+}

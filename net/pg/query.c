@@ -1,0 +1,270 @@
+/* The query API of net/pg/pg.h: a query's state taken from the core's
+ * pool, its parameters copied into the caller's arena, then handed to the
+ * core's pool of connections (pool.c) or to a held connection (a
+ * transaction); and the mapping of errors to HTTP answers. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "net/client/client.h"
+
+static bool copy_params(struct pg_query *q, const ig_pg_value *params, size_t n)
+{
+	if (n > PG_MAX_PARAMS)
+		return false;
+	q->nparams = (uint16_t)n;
+	if (!n)
+		return true;
+	ig_pg_value *v = ig_arena_alloc(q->arena, n * sizeof *v);
+	if (!v)
+		return false;
+	memcpy(v, params, n * sizeof *v);
+	for (size_t i = 0; i < n; i++) {
+		/* a string's bytes may be on the caller's stack */
+		if (pg_value_has_bytes(&v[i]) && v[i].s.len) {
+			char *s = ig_arena_alloc(q->arena, v[i].s.len);
+			if (!s)
+				return false;
+			memcpy(s, v[i].s.ptr, v[i].s.len);
+			v[i].s.ptr = s;
+		}
+	}
+	q->params = v;
+	return true;
+}
+
+static struct pg_query *make(struct pg_core *c, ig_arena *arena, enum pg_query_kind kind, const char *sql,
+			     ig_pg_done *done, void *arg)
+{
+	struct pg_query *q = pg_query_new(c);
+	if (!q)
+		return NULL;
+	q->kind = kind;
+	q->arena = arena;
+	q->sql = sql;
+	q->sql_len = sql ? strlen(sql) : 0;
+	q->done = done;
+	q->arg = arg;
+	return q;
+}
+
+/* Checks and copies the parameters; false when q failed (later). */
+static bool prepare_params(struct pg_core *c, struct pg_query *q, const ig_pg_value *params, size_t n)
+{
+	for (size_t i = 0; i < n && i < PG_MAX_PARAMS; i++) {
+		if (!pg_param_valid(&params[i])) {
+			pg_fail_later(c, q, IG_PG_BAD_PARAMS, "a parameter cannot be sent as its type");
+			return false;
+		}
+	}
+	if (!copy_params(q, params, n)) {
+		pg_fail_later(c, q, n > PG_MAX_PARAMS ? IG_PG_BAD_PARAMS : IG_PG_TOO_LARGE,
+			      n > PG_MAX_PARAMS ? "too many parameters" : "the parameters do not fit in the arena");
+		return false;
+	}
+	return true;
+}
+
+/* Only when memory is short is there no query to fail: the caller hears
+ * it at once (a per-core pool of 2^20 queries is exhausted). */
+static void out_of_queries(ig_pg_done *done, void *arg)
+{
+	static const ig_pg_error e = { .kind = IG_PG_BUSY, .message = IG_STR_INIT("too many queries in flight") };
+	if (done)
+		done(arg, NULL, &e);
+}
+
+struct ig_pg_pool *ig_pg_core_pool(struct ig_loop *loop)
+{
+	struct pg_core *c = pg_core_of(loop);
+	return c ? &c->pool : NULL;
+}
+
+void ig_pg_pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql, const ig_pg_value *params,
+		      size_t nparams, ig_pg_done *done, void *arg)
+{
+	struct pg_query *q = pool ? make(pool->core, arena, PGQ_EXTENDED, sql, done, arg) : NULL;
+	if (!q) {
+		out_of_queries(done, arg);
+		return;
+	}
+	if (prepare_params(pool->core, q, params, nparams))
+		pg_pool_submit(pool, q);
+}
+
+void ig_pg_query(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams, ig_pg_done *done,
+		 void *arg)
+{
+	ig_pg_pool_query(ig_pg_core_pool(ig_ctx_loop(ctx)), ig_ctx_arena(ctx), sql, params, nparams, done, arg);
+}
+
+/* ---- held connections ---- */
+
+static void hold(struct ig_pg_pool *pool, ig_arena *arena, bool begin, ig_pg_tx_ready *ready, void *arg)
+{
+	struct pg_query *q = pool ? make(pool->core, arena, PGQ_HOLD, NULL, NULL, arg) : NULL;
+	if (!q) {
+		static const ig_pg_error e = { .kind = IG_PG_BUSY, .message = IG_STR_INIT("too many queries in flight") };
+		ready(arg, NULL, &e);
+		return;
+	}
+	q->ready = ready;
+	q->begin = begin;
+	pg_pool_submit(pool, q);
+}
+
+void ig_pg_pool_begin(struct ig_pg_pool *pool, ig_arena *arena, ig_pg_tx_ready *ready, void *arg)
+{
+	hold(pool, arena, true, ready, arg);
+}
+
+void ig_pg_pool_hold(struct ig_pg_pool *pool, ig_arena *arena, ig_pg_tx_ready *ready, void *arg)
+{
+	hold(pool, arena, false, ready, arg);
+}
+
+void ig_pg_begin(ig_ctx *ctx, ig_pg_tx_ready *ready, void *arg)
+{
+	ig_pg_pool_begin(ig_pg_core_pool(ig_ctx_loop(ctx)), ig_ctx_arena(ctx), ready, arg);
+}
+
+static void tx_send(struct pg_conn *k, struct pg_query *q)
+{
+	if (k->state != PGC_READY || k->held_lost) {
+		pg_fail_later(k->core, q, IG_PG_CONNECTION_LOST, "the connection to the database was lost");
+		return;
+	}
+	if (!pg_conn_send(k, q))
+		pg_fail_later(k->core, q, IG_PG_TOO_LARGE, "the query does not fit in a message");
+}
+
+void ig_pg_tx_query(ig_pg_tx *tx, const char *sql, const ig_pg_value *params, size_t nparams, ig_pg_done *done,
+		    void *arg)
+{
+	struct pg_conn *k = (struct pg_conn *)tx;
+	struct pg_query *q = make(k->core, k->held_arena, PGQ_EXTENDED, sql, done, arg);
+	if (!q) {
+		out_of_queries(done, arg);
+		return;
+	}
+	if (prepare_params(k->core, q, params, nparams))
+		tx_send(k, q);
+}
+
+void ig_pg_tx_simple(ig_pg_tx *tx, const char *sql, ig_pg_done *done, void *arg)
+{
+	struct pg_conn *k = (struct pg_conn *)tx;
+	struct pg_query *q = make(k->core, k->held_arena, PGQ_SIMPLE, sql, done, arg);
+	if (!q) {
+		out_of_queries(done, arg);
+		return;
+	}
+	tx_send(k, q);
+}
+
+static void end_tx(ig_pg_tx *tx, const char *sql, bool commit, ig_pg_done *done, void *arg)
+{
+	struct pg_conn *k = (struct pg_conn *)tx;
+	struct pg_query *q = make(k->core, k->held_arena, PGQ_SIMPLE, sql, done, arg);
+	if (!q) {
+		pg_pool_release(&k->core->pool, k);
+		out_of_queries(done, arg);
+		return;
+	}
+	q->commit = commit;
+	q->release_after = true;
+	if (k->state != PGC_READY || k->held_lost) {
+		pg_pool_release(&k->core->pool, k);
+		pg_fail_later(k->core, q, IG_PG_CONNECTION_LOST, "the connection to the database was lost");
+		return;
+	}
+	if (!pg_conn_send(k, q)) {
+		pg_pool_release(&k->core->pool, k);
+		pg_fail_later(k->core, q, IG_PG_TOO_LARGE, "cannot write the statement");
+	}
+}
+
+void ig_pg_commit(ig_pg_tx *tx, ig_pg_done *done, void *arg) { end_tx(tx, "COMMIT", true, done, arg); }
+void ig_pg_rollback(ig_pg_tx *tx, ig_pg_done *done, void *arg) { end_tx(tx, "ROLLBACK", false, done, arg); }
+
+void ig_pg_release(ig_pg_tx *tx)
+{
+	struct pg_conn *k = (struct pg_conn *)tx;
+	if (k->state == PGC_READY && !k->held_lost && k->tx_status != 'I') {
+		/* Inside a transaction: rolled back before anyone else uses it
+		   (ReadyForQuery's status is that of the last query answered;
+		   one still in flight may open one, so ROLLBACK whenever in
+		   doubt is harmless: outside a transaction it only warns). */
+		struct pg_query *q = make(k->core, NULL, PGQ_SIMPLE, "ROLLBACK", NULL, NULL);
+		if (q) {
+			q->internal = true;
+			if (!pg_conn_send(k, q))
+				pg_query_free(k->core, q);
+		}
+	}
+	pg_pool_release(&k->core->pool, k);
+}
+
+/* ---- errors ---- */
+
+const char *ig_pg_error_name(enum ig_pg_error_kind kind)
+{
+	static const char *const names[IG_PG_ERROR_KINDS] = {
+		[IG_PG_OK] = "ok",
+		[IG_PG_NOT_CONFIGURED] = "not_configured",
+		[IG_PG_UNAVAILABLE] = "unavailable",
+		[IG_PG_BUSY] = "busy",
+		[IG_PG_CONNECT] = "connect",
+		[IG_PG_AUTH] = "auth",
+		[IG_PG_TLS] = "tls",
+		[IG_PG_SERVER] = "server",
+		[IG_PG_CONNECTION_LOST] = "connection_lost",
+		[IG_PG_TIMEOUT] = "timeout",
+		[IG_PG_PROTOCOL] = "protocol",
+		[IG_PG_TOO_LARGE] = "too_large",
+		[IG_PG_BAD_PARAMS] = "bad_params",
+		[IG_PG_ABORTED] = "aborted",
+	};
+	return (unsigned)kind < IG_PG_ERROR_KINDS ? names[kind] : "unknown";
+}
+
+int ig_pg_respond_error(ig_ctx *ctx, const ig_pg_error *err)
+{
+	int status = 500;
+	const char *what = "database error";
+	switch (err->kind) {
+	case IG_PG_NOT_CONFIGURED: status = 503; what = "no database configured"; break;
+	case IG_PG_UNAVAILABLE:
+	case IG_PG_BUSY:
+	case IG_PG_CONNECT:
+	case IG_PG_AUTH:
+	case IG_PG_TLS: status = 503; what = "database unavailable"; break;
+	case IG_PG_CONNECTION_LOST: status = 503; what = "database connection lost"; break;
+	case IG_PG_TIMEOUT: status = 503; what = "database query timed out"; break;
+	case IG_PG_SERVER:
+		if (!strcmp(err->sqlstate, "23505")) {
+			status = 409;
+			what = "conflict: a unique value is taken already";
+		}
+		break;
+	default: break;
+	}
+	/* The detail names the kind and the server's words: never the
+	   password, which neither the server nor net/pg repeats. */
+	char detail[384];
+	size_t n = (size_t)snprintf(detail, sizeof detail, "%s (%s", what, ig_pg_error_name(err->kind));
+	if (err->sqlstate[0] && n < sizeof detail)
+		n += (size_t)snprintf(detail + n, sizeof detail - n, " %s", err->sqlstate);
+	if (err->message.len && n < sizeof detail)
+		n += (size_t)snprintf(detail + n, sizeof detail - n, ": %.*s", (int)err->message.len, err->message.ptr);
+	if (n < sizeof detail)
+		snprintf(detail + n, sizeof detail - n, ")");
+	ig_respond_problem(ctx, status, detail);
+	return status;
+}
+
+bool ig_pg_configured(void)
+{
+	return pg_configured;
+}

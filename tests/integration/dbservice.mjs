@@ -1,0 +1,34 @@
+// The reference service on a test database (pglib's): migrated with
+// `service --migrate`, then started with DATABASE_URL, and resolved once
+// /readyz says 200 (its pool has connected once). For the suites of the
+// database routes (techempower, posts).
+import assert from 'node:assert/strict';
+import { startServer, curlResponse, runBinary, within } from './lib.mjs';
+
+/** `service --migrate` against url: resolves {code, stdout, stderr, logs}
+ * (logs: stdout's JSON lines, parsed). */
+export async function migrate(url, env = {}) {
+	const r = await runBinary(['--migrate'], { DATABASE_URL: url, ...env }, { timeoutMs: 60000 });
+	r.logs = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+	return r;
+}
+
+/** Resolves once srv's /readyz answers 200. Each try is a request, the
+ * next one after the loop's turn; the whole wait is bounded by within(). */
+export async function waitReady(srv, ms = 20000) {
+	await within(ms, (async () => {
+		for (;;) {
+			if ((await curlResponse(srv.port, '/readyz')).status === 200) return;
+			await new Promise((resolve) => setImmediate(resolve));
+		}
+	})(), '/readyz never answered 200');
+}
+
+/** Migrates pg's database and serves on it; resolves the server. */
+export async function startDbService(pg, env = {}) {
+	const m = await migrate(pg.url);
+	assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
+	const srv = await startServer({ DATABASE_URL: pg.url, ...env });
+	await waitReady(srv);
+	return srv;
+}

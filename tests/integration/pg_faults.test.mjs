@@ -1,0 +1,157 @@
+// net/pg against a database that misbehaves: the raw fake server
+// (pgfake.mjs) behind the reference service's TechEmpower routes, one core
+// and one pooled connection. The 20 queries of /queries?queries=20 are all
+// written before the first is answered; one failing query in a pipeline
+// leaves the others' results where they belong; a malformed message, a
+// close in the middle of a row, a row over INGOT_PG_MAX_MESSAGE_BYTES fail
+// that call (5xx problem+json) and the process keeps serving on a new
+// connection; a stalled query past INGOT_PG_QUERY_TIMEOUT_MS is cancelled
+// with the connection's own key. The password shows nowhere.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, cleanup, curlResponse, within } from './lib.mjs';
+import { PgFake } from './pgfake.mjs';
+import { waitReady } from './dbservice.mjs';
+
+const fakes = [];
+after(async () => { cleanup(); await Promise.all(fakes.map((f) => f.close())); });
+
+const T = { timeout: 60000 };
+const SECRET = 'fake-secret-pw';
+
+// The fake and the service on it (trust auth: the password is only there
+// to show that it leaks nowhere).
+async function setup(fakeOpts = {}, env = {}) {
+	const fake = await PgFake.start(fakeOpts);
+	fakes.push(fake);
+	const srv = await startServer({
+		DATABASE_URL: `postgres://fake:${SECRET}@127.0.0.1:${fake.port}/fake?sslmode=disable`,
+		INGOT_PG_POOL_SIZE: '1', ...env,
+	}, { threads: '1' });
+	await waitReady(srv);
+	return { fake, srv };
+}
+
+// The World queries the fake has seen (not the service's own start-up ones).
+const worldQueries = (fake) => fake.queries.filter((q) => /world/i.test(q.sql));
+
+async function get(srv, target) {
+	const r = await curlResponse(srv.port, target);
+	return { ...r, text: r.body.toString('utf8') };
+}
+
+function assertProblem(r, status) {
+	if (status) assert.equal(r.status, status, r.text);
+	else assert.ok(r.status >= 500 && r.status < 600, `${r.status} ${r.text}`);
+	assert.match(r.headers['content-type'], /^application\/problem\+json/);
+	const p = JSON.parse(r.text);
+	assert.equal(p.status, r.status);
+	assert.ok(!r.text.includes(SECRET), 'no password in the answer');
+	return p;
+}
+
+function assertNoSecret(srv) {
+	assert.ok(!srv.lines.join('\n').includes(SECRET), 'no password in the logs');
+	assert.ok(!srv.stderr.includes(SECRET), 'no password on stderr');
+}
+
+async function stillServing(srv) {
+	assert.equal(srv.exit, null, 'the service is still running');
+	assert.equal((await get(srv, '/health')).status, 200);
+	const db = await get(srv, '/db');
+	assert.equal(db.status, 200, db.text);
+	const w = JSON.parse(db.text);
+	assert.ok(Number.isInteger(w.id) && w.randomNumber === 4242, db.text);
+}
+
+test('the 20 queries of /queries?queries=20 are all written before the first reply', T, async () => {
+	let holding = false;
+	// Replies are held back until 20 queries wait on one connection: a
+	// client that waits for each answer before the next never gets there.
+	const { fake, srv } = await setup({ hold: (c) => holding && c.pending < 20 });
+	for (const round of ['first (statements prepared now)', 'second (statements cached)']) {
+		const conn = fake.conns.find((c) => c.startup && !c.closed);
+		conn.peak = conn.pending;
+		holding = true;
+		const answer = get(srv, '/queries?queries=20');
+		try {
+			await within(10000, fake.until(() => conn.peak >= 20),
+				`${round}: the fake never had 20 queries waiting (peak ${conn.peak})`);
+		} finally {
+			holding = false;
+			fake.release();
+			fake.released = false;
+		}
+		const r = await answer;
+		assert.equal(r.status, 200, r.text);
+		const rows = JSON.parse(r.text);
+		assert.equal(rows.length, 20);
+		assert.ok(conn.peak >= 20, `${round}: ${conn.peak} queries were written before the first was answered`);
+	}
+	assert.equal(fake.conns.filter((c) => c.startup).length, 1, 'all on the one pooled connection');
+	assertNoSecret(srv);
+});
+
+test('one failing query in the middle of a pipeline: the others\' rows stay in order, the connection stays', T, async () => {
+	let failAt = -1;
+	const { fake, srv } = await setup({
+		fault: (q) => (q.index === failAt ? { error: { code: '22012', message: 'division by zero' } } : null),
+	});
+	const before = worldQueries(fake).length;
+	failAt = fake.queries.length + 9; // the 10th query of the next request
+	const bad = await get(srv, '/queries?queries=20');
+	const p = assertProblem(bad, 500);
+	assert.match(p.detail, /22012/);
+	assert.equal(worldQueries(fake).length - before, 20, 'all 20 went to the server');
+	// The next batch on the same connection: every row answers its own query.
+	failAt = -1;
+	const from = fake.queries.length;
+	const good = await get(srv, '/queries?queries=20');
+	assert.equal(good.status, 200, good.text);
+	const ids = JSON.parse(good.text).map((w) => w.id);
+	const asked = fake.queries.slice(from).map((q) => Number(q.params[0]));
+	assert.deepEqual(ids, asked, 'row i is the answer to query i');
+	assert.equal(fake.conns.filter((c) => c.startup).length, 1, 'the failed query did not cost the connection');
+	assertNoSecret(srv);
+});
+
+// newConn: the stream cannot be trusted (or is gone) past this fault, so the
+// connection must be replaced; a row that is malformed inside a well-framed
+// message may leave it in use.
+const BROKEN = [
+	['a message whose length is under 4', { malformed: 'short-length' }, true],
+	['a DataRow whose column runs past its end', { malformed: 'column-overrun' }, false],
+	['a close in the middle of a DataRow', { closeMidRow: true }, true],
+	['a DataRow over INGOT_PG_MAX_MESSAGE_BYTES', { rowBytes: 100000 }, false],
+];
+for (const [what, fault, newConn] of BROKEN) {
+	test(`${what}: that call fails with 5xx problem+json, the process keeps serving${newConn ? ' on a new connection' : ''}`, T, async () => {
+		let armed = false;
+		const { fake, srv } = await setup({
+			fault: (q) => (armed && /world/i.test(q.sql) ? (armed = false, fault) : null),
+		}, { INGOT_PG_MAX_MESSAGE_BYTES: '65536' });
+		armed = true;
+		assertProblem(await get(srv, '/db'));
+		assert.equal(armed, false, 'the fault was served');
+		const first = fake.conns.find((c) => c.startup);
+		if (newConn) await within(10000, fake.until(() => first.closed), 'the broken connection was closed');
+		await stillServing(srv);
+		if (newConn) assert.ok(fake.conns.filter((c) => c.startup).length >= 2, 'a new connection');
+		assertNoSecret(srv);
+	});
+}
+
+test('a query that stalls past INGOT_PG_QUERY_TIMEOUT_MS is cancelled with its connection\'s key', T, async () => {
+	let armed = false;
+	const { fake, srv } = await setup({
+		fault: (q) => (armed && /world/i.test(q.sql) ? (armed = false, { stall: true }) : null),
+	}, { INGOT_PG_QUERY_TIMEOUT_MS: '300' });
+	armed = true;
+	const p = assertProblem(await get(srv, '/db'), 503);
+	assert.match(p.detail, /timed out|timeout/i);
+	await within(10000, fake.until((f) => f.cancels.length >= 1), 'a CancelRequest came');
+	const conn = fake.conns.find((c) => c.startup);
+	assert.deepEqual(fake.cancels[0], { pid: conn.pid, key: conn.key }, 'the BackendKeyData of the stalled connection');
+	await stillServing(srv);
+	assertNoSecret(srv);
+});

@@ -1,0 +1,102 @@
+// A database restart under load (TechEmpower issue #8790's test): the
+// reference service on a real PostgreSQL (pglib.mjs), /db and /queries
+// loaded from many keep-alive connections while `pg_ctl restart -m fast`
+// runs. Every answer is a 200 with its rows or a 503 problem+json; /health
+// never fails; after the restart /db answers again within 5 s, from the same
+// process, which reconnected on its own.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { cleanup, within, LWIP } from './lib.mjs';
+import { startPostgres } from './pglib.mjs';
+import { startDbService } from './dbservice.mjs';
+
+let pg;
+after(async () => { cleanup(); await pg?.stop(); });
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+function get(port, target) {
+	return new Promise((resolve) => {
+		const req = http.get({ host: '127.0.0.1', port, path: target, agent, timeout: 15000 }, (res) => {
+			let body = '';
+			res.setEncoding('utf8');
+			res.on('data', (d) => { body += d; });
+			res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'] || '', body }));
+		});
+		req.on('timeout', () => req.destroy(new Error('timeout')));
+		req.on('error', (e) => resolve({ status: 0, type: '', body: e.message }));
+	});
+}
+
+// What a database route may answer while the database comes and goes.
+function check(target, r) {
+	if (r.status === 200) {
+		const v = JSON.parse(r.body);
+		const rows = Array.isArray(v) ? v : [v];
+		assert.equal(rows.length, target === '/db' ? 1 : 20, r.body);
+		for (const w of rows) assert.ok(Number.isInteger(w.id) && Number.isInteger(w.randomNumber), r.body);
+		return 'ok';
+	}
+	assert.equal(r.status, 503, `${target}: ${r.status} ${r.body}`);
+	assert.match(r.type, /^application\/problem\+json/);
+	assert.equal(JSON.parse(r.body).status, 503);
+	return 'unavailable';
+}
+
+test('pg_ctl restart under load: 200s or 503 problem+json, /health always 200, /db back within 5 s', { skip: LWIP && 'the database suites run over the kernel\'s TCP', timeout: 120000 }, async (t) => {
+	pg = await startPostgres({ maxConnections: 100 });
+	const srv = await startDbService(pg, { INGOT_PG_POOL_SIZE: '4' });
+	const port = srv.port;
+	const counts = { ok: 0, unavailable: 0, health: 0 };
+	const failures = [];
+	let stop = false;
+	const worker = async (target) => {
+		while (!stop) {
+			const r = await get(port, target);
+			try { counts[check(target, r)]++; } catch (e) { failures.push(e.message); stop = true; }
+		}
+	};
+	const health = async () => {
+		while (!stop) {
+			const r = await get(port, '/health');
+			if (r.status !== 200) { failures.push(`/health: ${r.status} ${r.body}`); stop = true; }
+			counts.health++;
+		}
+	};
+	const load = [
+		...Array.from({ length: 12 }, () => worker('/db')),
+		...Array.from({ length: 4 }, () => worker('/queries?queries=20')),
+		health(), health(),
+	];
+	try {
+		// Under load first: some answers before the restart.
+		await within(20000, (async () => { while (counts.ok < 500 && !stop) await new Promise((r) => setImmediate(r)); })(),
+			'500 answers before the restart');
+		const before = { ...counts };
+		await pg.restart();
+		// Back: /db answers 200 again within 5 s of the server being up.
+		await within(5000, (async () => {
+			for (;;) {
+				const r = await get(port, '/db');
+				if (r.status === 200) return;
+				check('/db', r);
+			}
+		})(), '/db did not answer 200 within 5 s of the restart');
+		const afterBack = counts.ok;
+		await within(20000, (async () => { while (counts.ok < afterBack + 200 && !stop) await new Promise((r) => setImmediate(r)); })(),
+			'200 more answers after the restart');
+		stop = true;
+		await Promise.all(load);
+		assert.deepEqual(failures, []);
+		assert.ok(counts.unavailable > 0, `the restart cost some queries a 503 (${JSON.stringify(counts)}, before ${JSON.stringify(before)})`);
+		assert.ok(counts.health > before.health, '/health answered during and after the restart');
+	} finally {
+		stop = true;
+		await Promise.all(load);
+	}
+	t.diagnostic(`answers: ${JSON.stringify(counts)}`);
+	// The same process all along: it logged "listening" once and is running.
+	assert.equal(srv.exit, null);
+	assert.equal(srv.logs.filter((l) => l.msg === 'listening').length, 1);
+	agent.destroy();
+});
