@@ -92,7 +92,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 .PHONY: lwip lwip-asan pgwire-check
-.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -228,6 +228,17 @@ $(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard ker
 		-I. -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/client/fetch.c \
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 fetch-asan: $(FETCH_ASAN)
+
+# pgcheck (net/pg's driver) under the sanitizers: pg_client.test.mjs runs
+# it too (INGOT_PGCHECK_BIN).
+PGCHECK_ASAN := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)-asan
+$(PGCHECK_ASAN): $(RUNTIME_SRC) tests/pg/pgcheck.c $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+		-I. -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/pg/pgcheck.c \
+		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
+pgcheck-asan: $(PGCHECK_ASAN)
 
 # net/pg's wire, types and auth against a real PostgreSQL without the
 # connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
@@ -541,7 +552,7 @@ stop:
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch pgcheck asan fetch-asan pgwire-check fuzz-build image boot unikernel
+	@$(MAKE) --no-print-directory bin fetch pgcheck pgcheck-asan asan fetch-asan pgwire-check fuzz-build image boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@$(MAKE) --no-print-directory TLS=none bin

@@ -172,7 +172,7 @@ struct ig_pg_pool {
 };
 
 struct pg_core {
-	struct pg_core *next;
+	struct pg_core *next, *all_next;
 	struct ig_loop *loop;
 	struct sock_core sock;
 	struct ig_pool queries;

@@ -28,6 +28,7 @@ async function start(opts) {
 // else of this process's environment that names a database.
 function pgcheck(url, args, env = {}) {
 	const base = { PATH: process.env.PATH, INGOT_LOG_LEVEL: 'warn' };
+	for (const k of ['ASAN_OPTIONS', 'UBSAN_OPTIONS']) if (process.env[k]) base[k] = process.env[k];
 	if (url) base.DATABASE_URL = url;
 	return new Promise((resolve) => {
 		execFile(PGCHECK, args, { env: { ...base, ...env }, timeout: 60000, maxBuffer: 64 << 20 },

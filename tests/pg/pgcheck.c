@@ -52,10 +52,18 @@ static int hexval(char c)
 	return v;
 }
 
+/* The bytes of a hex parameter, kept for the run in one static store. */
 static ig_str unhex(const char *s)
 {
+	static char store[1 << 16];
+	static size_t used;
 	size_t n = strlen(s) / 2;
-	char *b = malloc(n + 1);
+	if (n > sizeof store - used) {
+		fprintf(stderr, "pgcheck: hex parameters too long\n");
+		exit(2);
+	}
+	char *b = store + used;
+	used += n;
 	for (size_t i = 0; i < n; i++)
 		b[i] = (char)(hexval(s[2 * i]) << 4 | hexval(s[2 * i + 1]));
 	return (ig_str){ b, n };
