@@ -563,6 +563,21 @@ export async function needTools(...tools) {
 	}
 }
 
+/** A test peer whose state tests wait on: until(pred) resolves once
+ * pred(peer) holds; the peer calls _wake() after every event. */
+export class Watched {
+	constructor() { this._waiters = []; }
+
+	until(pred) {
+		if (pred(this)) return Promise.resolve(this);
+		return new Promise((resolve) => this._waiters.push({ pred, resolve }));
+	}
+
+	_wake() {
+		this._waiters = this._waiters.filter((w) => (w.pred(this) ? (w.resolve(this), false) : true));
+	}
+}
+
 /** A port that was free a moment ago: bind 0, read it, close. */
 export function freePort() {
 	return new Promise((resolve, reject) => {

@@ -11,7 +11,7 @@ import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { BIN, BODY } from './lib.mjs';
+import { BIN, BODY, Watched } from './lib.mjs';
 
 const REASONS = { 200: 'OK', 204: 'No Content', 301: 'Moved Permanently', 302: 'Found', 304: 'Not Modified',
 	307: 'Temporary Redirect', 400: 'Bad Request', 404: 'Not Found', 500: 'Internal Server Error',
@@ -47,7 +47,7 @@ export async function stopAll() {
  *   {stall: true}                 never answer (and answer nothing after)
  * The route gets (req, upstream): req = {conn, index, method, target, path,
  * query, headers, body, at}; conn = {id, requests, socket}. */
-export class Upstream {
+export class Upstream extends Watched {
 	/** routes: { '/path': fn(req) } matched on the path without the query;
 	 * fallback(req) for the rest (default 404). */
 	static async start(routes = {}, { fallback } = {}) {
@@ -63,24 +63,14 @@ export class Upstream {
 	}
 
 	constructor(routes, fallback) {
+		super();
 		this.routes = { ...routes };
 		this.fallback = fallback || (() => ({ status: 404, body: '{"error":"not found"}' }));
 		this.conns = [];    // every connection, in accept order
 		this.requests = []; // every request, in arrival order
 		this.hits = {};     // path -> count
-		this._waiters = [];
 		this.sockets = new Set();
 		this.server = net.createServer((s) => this._accept(s));
-	}
-
-	/** Resolves once pred(this) holds (checked after every event here). */
-	until(pred) {
-		if (pred(this)) return Promise.resolve(this);
-		return new Promise((resolve) => this._waiters.push({ pred, resolve }));
-	}
-
-	_wake() {
-		this._waiters = this._waiters.filter((w) => (w.pred(this) ? (w.resolve(this), false) : true));
 	}
 
 	_accept(socket) {
