@@ -107,10 +107,10 @@ void ig_pg_query(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t
 /* Error -> HTTP: 503 for NOT_CONFIGURED ("no database configured"),
  * UNAVAILABLE, BUSY, CONNECT, AUTH, TLS, CONNECTION_LOST and TIMEOUT; 409
  * for SQLSTATE 23505 (unique violation); 500 otherwise. Answers
- * problem+json (ig_respond_problem) with a detail naming what failed (never
- * the password) and returns the status: `return ig_pg_respond_error(...)`
- * in a synchronous path; from a completion, call ig_finish(ctx, status)
- * with it. */
+ * problem+json with a detail naming what failed (never the password) and
+ * FINISHES the exchange, as ig_respond_problem does: from a completion,
+ * call it and nothing else (a second ig_finish on a pending exchange may
+ * touch one already freed). Returns the status it answered. */
 int ig_pg_respond_error(ig_ctx *ctx, const ig_pg_error *err);
 
 /* Outside a request (a background task, `service --migrate`): the pool of
