@@ -5,6 +5,7 @@
 #ifndef NET_PG_INTERNAL_H
 #define NET_PG_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -39,6 +40,7 @@ struct pg_global {
 	socklen_t addr_len;
 	int backend_id;                /* /readyz's "postgresql" plus one, or 0 */
 	uint32_t cores;                /* loops that will run a pool */
+	atomic_bool max_connections_checked; /* by the first core that connects */
 	char startup_error[256];       /* why a startup failed, in the server's words */
 	char tls_error[160];
 };
@@ -161,7 +163,6 @@ struct ig_pg_pool {
 	struct ig_timer retry_timer; /* reconnect with backoff */
 	uint32_t backoff_ms;
 	bool connected_once;
-	bool checked_max_connections;
 	/* why the last connect failed, when it was authentication or TLS:
 	   waiters fail at once with it instead of waiting out the timeout */
 	enum ig_pg_error_kind last_kind;

@@ -209,8 +209,10 @@ void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
 }
 
 /* Pool size x cores (and a listener each) against the server's
- * max_connections, once, from core 0's first connection: a line at
- * startup when they would not fit, before queries start failing. */
+ * max_connections, once per process, from the first connection of
+ * whichever core connects first: a line at startup when they would not
+ * fit, before queries start failing. Not core 0's: when the slots run out,
+ * core 0 may be the one that gets none. */
 static void on_max_connections(void *arg, const ig_pg_result *res, const ig_pg_error *err)
 {
 	struct ig_pg_pool *p = arg;
@@ -235,9 +237,8 @@ static void on_max_connections(void *arg, const ig_pg_result *res, const ig_pg_e
 
 static void check_max_connections(struct ig_pg_pool *p, struct pg_conn *k)
 {
-	if (p->checked_max_connections || p->core->loop->core != 0)
+	if (atomic_exchange(&pg_global->max_connections_checked, true))
 		return;
-	p->checked_max_connections = true;
 	struct pg_query *q = pg_query_new(p->core);
 	if (!q)
 		return;
