@@ -51,7 +51,7 @@ extern struct pg_global *pg_global; /* NULL unless pg_configured */
 const char *pg_resolve(char *err, size_t errlen);
 
 enum pg_query_kind {
-	PGQ_EXTENDED, /* Parse?/Bind/Describe/Execute/Sync */
+	PGQ_EXTENDED, /* Parse?/Bind/Describe?/Execute/Sync */
 	PGQ_SIMPLE,   /* Query ('Q'): a script, BEGIN, COMMIT... */
 	PGQ_HOLD,     /* a held connection's start: a lone Sync (or BEGIN) */
 };
@@ -93,7 +93,12 @@ struct pg_query {
 	uint64_t affected;
 };
 
-/* A statement prepared on one connection: named "s<number>". */
+/* A statement prepared on one connection: named "s<number>" (name, kept
+ * so that a Bind formats nothing). Once described, and when its columns
+ * fit (at most PG_STMT_FORMATS, their oids and names in stmt_text), it is
+ * "known": its executions send no Describe, and their results take the
+ * columns from here (a statement's result shape is fixed: a schema change
+ * that alters it fails the Bind with 0A000, which prepares it again). */
 struct pg_stmt {
 	uint64_t hash;     /* 0: free */
 	const char *sql;   /* the connection's copy */
@@ -102,6 +107,12 @@ struct pg_stmt {
 	uint32_t gen;      /* bumped when the slot is dropped */
 	uint16_t ncols;    /* result columns, once a RowDescription came */
 	bool described;
+	bool known;        /* described, and oids/names kept: no Describe */
+	char name[12];     /* "s<number>", NUL-terminated */
+	const uint32_t *oids;   /* known: ncols type oids, in stmt_text */
+	const uint16_t *name_lens; /* known: ncols name lengths, in stmt_text */
+	const char *names;      /* known: the names back to back, in stmt_text */
+	uint32_t names_bytes;
 	int16_t formats[PG_STMT_FORMATS];
 };
 

@@ -92,6 +92,26 @@ test('the 20 queries of /queries?queries=20 are all written before the first rep
 	assertNoSecret(srv);
 });
 
+test('a statement is described once: its later executions send Bind/Execute/Sync alone, and decode the same', T, async () => {
+	const { fake, srv } = await setup();
+	const conn = fake.conns.find((c) => c.startup && !c.closed);
+	const sent = (from) => conn.log.slice(from).filter((m) => m.dir === 'in').map((m) => m.type);
+	const first = await get(srv, '/db');
+	assert.equal(first.status, 200, first.text);
+	const from = conn.log.length;
+	const at = fake.queries.length;
+	const r = await get(srv, '/queries?queries=20');
+	assert.equal(r.status, 200, r.text);
+	const types = sent(from);
+	assert.equal(types.filter((t) => t === 'B').length, 20, types.join(''));
+	assert.deepEqual(types.filter((t) => t === 'D' || t === 'P'), [], `no Parse or Describe: ${types.join('')}`);
+	// The rows, in the binary format the cached statement asks for, as before.
+	const rows = JSON.parse(r.text);
+	assert.deepEqual(rows.map((w) => w.id), fake.queries.slice(at).map((q) => Number(q.params[0])));
+	assert.ok(rows.every((w) => w.randomNumber === 4242), r.text);
+	assertNoSecret(srv);
+});
+
 test('one failing query in the middle of a pipeline: the others\' rows stay in order, the connection stays', T, async () => {
 	let failAt = -1;
 	const { fake, srv } = await setup({
