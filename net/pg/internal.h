@@ -168,6 +168,7 @@ struct ig_pg_pool {
 	struct pg_core *core;
 	struct pg_conn *conns[PG_MAX_POOL];
 	uint32_t size;
+	struct pg_conn *last;        /* the last one given a query (pick's batch) */
 	struct pg_query *wait_head, *wait_tail; /* waiting for a connection */
 	uint32_t waiting;
 	struct ig_timer wait_timer;  /* the oldest waiter's acquire deadline */

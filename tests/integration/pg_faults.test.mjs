@@ -112,6 +112,18 @@ test('a statement is described once: its later executions send Bind/Execute/Sync
 	assertNoSecret(srv);
 });
 
+test('the queries of one batch go on one connection of the pool: one write, one answer', T, async () => {
+	const { fake, srv } = await setup({}, { INGOT_PG_POOL_SIZE: '2' });
+	await within(10000, fake.until(() => fake.conns.filter((c) => c.startup).length === 2), 'two pooled connections');
+	const at = fake.queries.length;
+	const r = await get(srv, '/queries?queries=20');
+	assert.equal(r.status, 200, r.text);
+	const mine = fake.queries.slice(at);
+	assert.equal(mine.length, 20);
+	assert.equal(new Set(mine.map((q) => q.conn)).size, 1, 'all 20 on the same connection');
+	assertNoSecret(srv);
+});
+
 test('one failing query in the middle of a pipeline: the others\' rows stay in order, the connection stays', T, async () => {
 	let failAt = -1;
 	const { fake, srv } = await setup({
