@@ -21,7 +21,7 @@ static const struct pg_settings_values pg_defaults = {
 	.database_url = "",
 	.pool_size = 4,
 	/* 64 held 256 in flight on 4 connections: 64 requests of 20 queries
-	   mostly waited, each freed slot sending one waiter in a small write */
+	   mostly waited (pool.c: they leave once a connection is half empty) */
 	.pipelining = 256,
 	.max_queued = 4096,
 	.acquire_timeout_ms = 1000,

@@ -3,7 +3,8 @@
  * 50 ms, doubling to 1 s, after a loss); a query goes to the connection
  * of the batch's previous one while that write has not left, else to the
  * ready connection with the fewest in flight, up to INGOT_PG_PIPELINING;
- * beyond that, or while none is up, it waits in a bounded queue for at most
+ * beyond that (until a full connection is half empty, so that waiters
+ * leave together), or while none is up, it waits in a bounded queue for at most
  * INGOT_PG_ACQUIRE_TIMEOUT_MS. A held connection (a transaction) takes
  * nothing else until it is given back. */
 #include "internal.h"
@@ -283,8 +284,11 @@ void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k)
 
 void pg_pool_conn_idle_again(struct ig_pg_pool *p, struct pg_conn *k)
 {
-	(void)k;
-	if (p->wait_head)
+	/* Waiters leave once a full connection is half empty, not one per
+	   answer: every answer arrives on its own (the server flushes at
+	   each Sync), and one freed slot at a time sent one query per write
+	   and per wakeup. Half of the pipeline still runs meanwhile. */
+	if (p->wait_head && k->inflight <= cfg()->pipelining / 2)
 		drain(p);
 }
 
