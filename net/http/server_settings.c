@@ -103,6 +103,6 @@ __attribute__((cold)) static const char *check_server(char *err, size_t errlen)
 }
 
 const struct ig_settings http_server_settings = {
-	"server", server_rows, IG_COUNTOF(server_rows), check_server,
-	&server_config, &http_config_defaults, sizeof server_config,
+	.part = "server", .opts = server_rows, .count = IG_COUNTOF(server_rows), .check = check_server,
+	.values = &server_config, .defaults = &http_config_defaults, .size = sizeof server_config,
 };
