@@ -355,8 +355,7 @@ static void start_tls(struct pg_conn *k)
 	k->sock->engine = NULL;
 	struct ig_transport *t = ig_tls_client(tc, k->sock, trust, pg_global->ci.host);
 	if (!t) {
-		pg_conn_close(k, IG_PG_TLS, verify ? "cannot start TLS: too many handshakes"
-						   : "cannot start TLS (too many handshakes, or a TLS backend without sslmode=require)");
+		pg_conn_close(k, IG_PG_TLS, "cannot start TLS: too many handshakes");
 		return;
 	}
 	k->t = t;
