@@ -80,8 +80,10 @@ const enc = encodeURIComponent;
  *   authMethod         'scram-sha-256' (default), 'md5' or 'trust', for TCP and the socket
  *   maxConnections     max_connections (default 200)
  *   settings           more postgresql.conf lines: { name: value }
+ *   host               the loopback address it listens on (default 127.0.0.1)
+ *   port               its port (default: a free one)
  * Resolves {
- *   port, host ('127.0.0.1'), socketDir (its unix socket <socketDir>/.s.PGSQL.<port>),
+ *   port, host, socketDir (its unix socket <socketDir>/.s.PGSQL.<port>),
  *   user, password, database ('ingot', a role that owns the database),
  *   url            DATABASE_URL for that role over TCP (sslmode=verify-full with
  *                  the CA and host localhost when tls, else sslmode=disable),
@@ -96,7 +98,7 @@ const enc = encodeURIComponent;
  *   stop()         a fast shutdown by PID, waits for it, removes the directory }
  */
 export async function startPostgres({ tls = false, authMethod = 'scram-sha-256', maxConnections = 200,
-	settings = {} } = {}) {
+	settings = {}, host = '127.0.0.1', port = 0 } = {}) {
 	const bin = ensureInstalled();
 	const account = serverAccount();
 	// Under the system's temporary directory, never the clone: the server's
@@ -126,7 +128,7 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 		`--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions'], as);
 
 	const conf = {
-		listen_addresses: "'127.0.0.1'",
+		listen_addresses: `'${host}'`,
 		unix_socket_directories: `'${dir}'`,
 		max_connections: String(maxConnections),
 		// A test database: durability buys nothing, speed does.
@@ -141,7 +143,7 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 		`\n# ingot tests\n${Object.entries(conf).map(([k, v]) => `${k} = ${v}`).join('\n')}\n`);
 
 	const pg = {
-		host: '127.0.0.1', dir, dataDir, logFile, socketDir: dir, user: 'ingot', password, database: 'ingot',
+		host, dir, dataDir, logFile, socketDir: dir, user: 'ingot', password, database: 'ingot',
 		caCert: pki?.caFile, wrongCaCert: pki?.otherCaFile, pki, pid: 0, port: 0,
 	};
 	const pidOf = () => Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -150,12 +152,12 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 	// A port that was free a moment ago may be taken by the time the server
 	// binds it: then another one.
 	for (let attempt = 0; ; attempt++) {
-		pg.port = await freePort();
+		pg.port = port || await freePort();
 		const r = await run(path.join(bin, 'pg_ctl'), ['-D', dataDir, '-l', logFile, '-w', '-t', '60',
 			'-o', `-p ${pg.port}`, 'start'], as);
 		if (r.code === 0) break;
 		const log = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '';
-		if (attempt < 4 && /could not (bind|create listen)|Address already in use/.test(log)) continue;
+		if (!port && attempt < 4 && /could not (bind|create listen)|Address already in use/.test(log)) continue;
 		fs.rmSync(dir, { recursive: true, force: true });
 		pki?.cleanup();
 		throw new Error(`PostgreSQL did not start (${r.code}): ${r.stderr}${r.stdout}\n${log}`);
