@@ -852,16 +852,36 @@ static void on_conn_timer(struct ig_timer *t)
 	struct pg_query *q = k->head;
 	if (!q)
 		return;
-	if (pg_now_ms(k->core) < q->deadline_ms) {
+	uint64_t now = pg_now_ms(k->core);
+	if (now < q->deadline_ms) {
 		arm_query_timer(k);
 		return;
 	}
-	if (!q->zombie && !q->cancelled && q->kind != PGQ_HOLD) {
+	if (q->cancelled) {
+		/* Still the head a timeout after its CancelRequest: the server
+		   ignores one that comes while it waits for the query's messages
+		   rather than runs it, so send another; after PG_CANCEL_TRIES, a
+		   query that will not stop is not waited on: the connection goes
+		   (which ends the backend's work too). */
+		if (q->cancels >= PG_CANCEL_TRIES) {
+			pg_conn_close(k, IG_PG_CONNECTION_LOST, "the database did not stop a cancelled query");
+			return;
+		}
+		q->cancels++;
+		pg_cancel_send(k->core, k);
+		q->deadline_ms = now + cfg()->query_timeout_ms;
+		arm_query_timer(k);
+		return;
+	}
+	if (!q->zombie && q->kind != PGQ_HOLD) {
 		/* The server is running q (every query before it has ended):
 		   a CancelRequest stops it; its error then arrives and is
 		   dropped, as is the rest of its answer. */
 		q->cancelled = true;
+		q->cancels = 1;
 		pg_cancel_send(k->core, k);
+		q->deadline_ms = now + cfg()->query_timeout_ms;
+		arm_query_timer(k);
 		bool internal = q->internal;
 		q->zombie = true;
 		if (!internal && q->done) {

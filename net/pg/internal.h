@@ -27,6 +27,7 @@ struct dns_resolver;
 #define PG_MAX_PARAMS 256
 #define PG_MAX_COLS 1024      /* columns of one result */
 #define PG_STMT_SLOTS 64      /* prepared statements cached per connection */
+#define PG_CANCEL_TRIES 3     /* CancelRequests for one timed-out query, a timeout apart */
 #define PG_STMT_TEXT 16384    /* bytes of their SQL kept per connection */
 #define PG_STMT_FORMATS 32    /* result columns whose format a statement remembers */
 #define PG_RBUF_INITIAL 16384
@@ -84,6 +85,7 @@ struct pg_query {
 	bool release_after;     /* COMMIT/ROLLBACK: give the connection back */
 	bool begin;             /* PGQ_HOLD with BEGIN */
 	bool cancelled;         /* a CancelRequest went for it */
+	uint8_t cancels;        /* CancelRequests sent for it */
 	/* the result being built */
 	bool failed;
 	ig_pg_error err;
