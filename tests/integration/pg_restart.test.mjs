@@ -1,7 +1,10 @@
 // A database restart under load (TechEmpower issue #8790's test): the
 // reference service on a real PostgreSQL (pglib.mjs), /db and /queries
 // loaded from many keep-alive connections while `pg_ctl restart -m fast`
-// runs. Every answer is a 200 with its rows or a 503 problem+json; /health
+// runs. So that queries are certainly in flight when it runs, a session
+// holds an exclusive lock on world first, and the restart waits until the
+// service's queries are seen waiting on it. Every answer is a 200 with its
+// rows or a 503 problem+json, those waiting queries' requests 503s; /health
 // never fails; after the restart /db answers again within 5 s, from the same
 // process, which reconnected on its own.
 import { test, after } from 'node:test';
@@ -39,17 +42,32 @@ function check(target, r) {
 	}
 	assert.equal(r.status, 503, `${target}: ${r.status} ${r.body}`);
 	assert.match(r.type, /^application\/problem\+json/);
-	assert.equal(JSON.parse(r.body).status, 503);
-	return 'unavailable';
+	const p = JSON.parse(r.body);
+	assert.equal(p.status, 503);
+	// A query that was in flight when its connection went (not one that
+	// waited for a connection and gave up): its detail names the kind.
+	return /\(connection_lost/.test(p.detail) ? 'lost' : 'unavailable';
+}
+
+// Resolves the first value of sql (psql's, trimmed) that accept() takes,
+// asking again until then; fails after ms.
+async function pollUntil(pg, sql, accept, ms, what) {
+	const deadline = Date.now() + ms;
+	for (;;) {
+		const v = (await pg.psql(sql)).trim();
+		if (accept(v)) return v;
+		if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what} (last: ${v})`);
+	}
 }
 
 test('pg_ctl restart under load: 200s or 503 problem+json, /health always 200, /db back within 5 s', { skip: LWIP && 'the database suites run over the kernel\'s TCP', timeout: 120000 }, async (t) => {
 	pg = await startPostgres({ maxConnections: 100 });
 	const srv = await startDbService(pg, { INGOT_PG_POOL_SIZE: '4' });
 	const port = srv.port;
-	const counts = { ok: 0, unavailable: 0, health: 0 };
+	const counts = { ok: 0, lost: 0, unavailable: 0, health: 0 };
 	const failures = [];
 	let stop = false;
+	let hold; // the session holding the lock
 	const worker = async (target) => {
 		while (!stop) {
 			const r = await get(port, target);
@@ -73,10 +91,20 @@ test('pg_ctl restart under load: 200s or 503 problem+json, /health always 200, /
 		await within(20000, (async () => { while (counts.ok < 500 && !stop) await new Promise((r) => setImmediate(r)); })(),
 			'500 answers before the restart');
 		const before = { ...counts };
+		// Queries certainly in flight at the restart: they wait on a lock
+		// that a session holds until the restart ends it.
+		hold = pg.hold('BEGIN; LOCK TABLE world IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600);');
+		const waiting = await pollUntil(pg, "SELECT count(*) FROM pg_stat_activity WHERE usename = 'ingot' " +
+			"AND wait_event_type = 'Lock' AND state = 'active'", (v) => Number(v) >= 1, 20000,
+		'the service\'s queries waiting on the lock');
+		const beforeRestart = { ...counts };
 		await pg.restart();
+		// The restart ended the lock's session (so nothing is left holding it).
+		const held = await within(10000, hold.exited, 'the lock holder did not end with the restart');
+		assert.notEqual(held.code, 0, `the lock holder's psql: ${JSON.stringify(held)}`);
 		// Back: /db answers 200 again within 5 s of the server being up.
 		await within(5000, (async () => {
-			for (;;) {
+			while (!stop) {
 				const r = await get(port, '/db');
 				if (r.status === 200) return;
 				check('/db', r);
@@ -88,12 +116,15 @@ test('pg_ctl restart under load: 200s or 503 problem+json, /health always 200, /
 		stop = true;
 		await Promise.all(load);
 		assert.deepEqual(failures, []);
-		// Whether any query was in flight at the restart depends on timing (a
-		// slower build sees none): every failure seen is a 503 (check()).
-		t.diagnostic(`before the restart: ${JSON.stringify(before)}`);
+		t.diagnostic(`before the lock: ${JSON.stringify(before)}; queries waiting on it: ${waiting}; ` +
+			`before the restart: ${JSON.stringify(beforeRestart)}`);
+		// The queries waiting on the lock failed: their requests got 503s.
+		assert.ok(counts.lost >= 1, `no request failed with its query in flight: ${JSON.stringify(counts)}`);
 		assert.ok(counts.health > before.health, '/health answered during and after the restart');
 	} finally {
+		// Whatever failed: nothing left waiting on the lock, nothing left asking.
 		stop = true;
+		await hold?.stop();
 		await Promise.all(load);
 	}
 	t.diagnostic(`answers: ${JSON.stringify(counts)}`);
