@@ -49,17 +49,6 @@ function check(target, r) {
 	return /\(connection_lost/.test(p.detail) ? 'lost' : 'unavailable';
 }
 
-// Resolves the first value of sql (psql's, trimmed) that accept() takes,
-// asking again until then; fails after ms.
-async function pollUntil(pg, sql, accept, ms, what) {
-	const deadline = Date.now() + ms;
-	for (;;) {
-		const v = (await pg.psql(sql)).trim();
-		if (accept(v)) return v;
-		if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what} (last: ${v})`);
-	}
-}
-
 test('pg_ctl restart under load: 200s or 503 problem+json, /health always 200, /db back within 5 s', { skip: LWIP && 'the database suites run over the kernel\'s TCP', timeout: 120000 }, async (t) => {
 	pg = await startPostgres({ maxConnections: 100 });
 	const srv = await startDbService(pg, { INGOT_PG_POOL_SIZE: '4' });
@@ -94,9 +83,9 @@ test('pg_ctl restart under load: 200s or 503 problem+json, /health always 200, /
 		// Queries certainly in flight at the restart: they wait on a lock
 		// that a session holds until the restart ends it.
 		hold = pg.hold('BEGIN; LOCK TABLE world IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600);');
-		const waiting = await pollUntil(pg, "SELECT count(*) FROM pg_stat_activity WHERE usename = 'ingot' " +
-			"AND wait_event_type = 'Lock' AND state = 'active'", (v) => Number(v) >= 1, 20000,
-		'the service\'s queries waiting on the lock');
+		const waiting = await pg.waitFor("SELECT count(*) FROM pg_stat_activity WHERE usename = 'ingot' " +
+			"AND wait_event_type = 'Lock' AND state = 'active'", (v) => Number(v) >= 1,
+		{ what: 'the service\'s queries waiting on the lock' });
 		const beforeRestart = { ...counts };
 		await pg.restart();
 		// The restart ended the lock's session (so nothing is left holding it).

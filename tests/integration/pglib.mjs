@@ -100,6 +100,9 @@ const enc = encodeURIComponent;
  *   hold(sql)      a psql session running sql (e.g. BEGIN; LOCK ...; SELECT pg_sleep(600);),
  *                  spawned, not awaited: {name (its application_name), exited (a promise
  *                  of {code, signal, stderr}), stop() (ends its backend and psql, awaits exited)},
+ *   waitFor(sql, accept, {ms, what})  asks psql(sql) again and again until accept(its
+ *                  trimmed answer) is true, and resolves that answer; fails after ms
+ *                  (default 20000), naming what,
  *   restart()      pg_ctl restart -m fast (the same port; pid changes),
  *   stop()         a fast shutdown by PID, waits for it, removes the directory }
  */
@@ -195,6 +198,15 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 	pg.superuserUrl = build({ user: 'postgres' });
 	pg.socketUrl = `postgresql://${enc(pg.user)}:${enc(password)}@/${enc(pg.database)}` +
 		`?host=${enc(dir)}&port=${pg.port}`;
+
+	pg.waitFor = async (sql, accept, { ms = 20000, what = sql } = {}) => {
+		const deadline = Date.now() + ms;
+		for (;;) {
+			const v = (await pg.psql(sql)).trim();
+			if (accept(v)) return v;
+			if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what} (last answer: ${v})`);
+		}
+	};
 
 	// Sessions that hold something (a lock, a transaction) while a test
 	// acts: psql as the superuser over the socket, named by its
