@@ -6,7 +6,7 @@
 // transaction rolled back on error, LISTEN/NOTIFY, the authentications and
 // TLS, a statement prepared again after a schema change, LISTEN again after
 // the listening connection is lost, and the errors.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,17 +14,11 @@ import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { ROOT, freePort, startServer, curlResponse, within } from './lib.mjs';
-import { startPostgres } from './pglib.mjs';
+import { postgresForSuite } from './pglib.mjs';
 
 const PGCHECK = process.env.INGOT_PGCHECK_BIN || path.join(ROOT, 'build', 'bin', 'pgcheck');
 
-const started = [];
-after(async () => { await Promise.all(started.map((pg) => pg.stop())); });
-async function start(opts) {
-	const pg = await startPostgres(opts);
-	started.push(pg);
-	return pg;
-}
+const start = postgresForSuite();
 
 // pgcheck's environment: DATABASE_URL=url (unless env overrides it) and
 // nothing else of this process's environment that names a database.

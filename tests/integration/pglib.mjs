@@ -4,6 +4,7 @@
 // unprivileged user (postgres, else nobody) when the tests run as root.
 // Every wait is for an event (pg_ctl -w, pg_isready, a query); it is stopped
 // by its own PID, and whatever is left at exit is killed by PID too.
+import { after } from 'node:test';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -257,4 +258,17 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 		pki?.cleanup();
 	};
 	return pg;
+}
+
+/** For a suite that starts servers as it goes: call it at the top of the
+ * test file; it returns start(opts), startPostgres's, and every server so
+ * started is stopped after the suite (node:test's after()). */
+export function postgresForSuite() {
+	const started = [];
+	after(async () => { await Promise.all(started.map((pg) => pg.stop())); });
+	return async (opts) => {
+		const pg = await startPostgres(opts);
+		started.push(pg);
+		return pg;
+	};
 }
