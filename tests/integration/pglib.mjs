@@ -5,7 +5,7 @@
 // Every wait is for an event (pg_ctl -w, pg_isready, a query); it is stopped
 // by its own PID, and whatever is left at exit is killed by PID too.
 import { after } from 'node:test';
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,14 +62,9 @@ async function must(cmd, args, opts) {
 	return r.stdout;
 }
 
-// Every server started here and not stopped yet: killed (by PID) at exit;
-// the same for every psql that hold() started and that is still running.
+// Every server started here and not stopped yet: killed (by PID) at exit.
 const live = new Set();
-const children = new Set();
 process.on('exit', () => {
-	for (const c of children) {
-		try { process.kill(c.pid, 'SIGKILL'); } catch { /* gone */ }
-	}
 	for (const pg of live) {
 		try { process.kill(pg.pid, 'SIGQUIT'); } catch { /* gone */ }
 		try { fs.rmSync(pg.dir, { recursive: true, force: true }); } catch { /* left */ }
@@ -98,9 +93,6 @@ const enc = encodeURIComponent;
  *   caCert, wrongCaCert (tls only), dir, dataDir, logFile, pid,
  *   psql(sql, {database, user})  -> stdout (unaligned, tuples only, ON_ERROR_STOP);
  *                  as the superuser over the socket unless user says otherwise,
- *   hold(sql)      a psql session running sql (e.g. BEGIN; LOCK ...; SELECT pg_sleep(600);),
- *                  spawned, not awaited: {name (its application_name), exited (a promise
- *                  of {code, signal, stderr}), stop() (ends its backend and psql, awaits exited)},
  *   waitFor(sql, accept, {ms, what})  asks psql(sql) again and again until accept(its
  *                  trimmed answer) is true, and resolves that answer; fails after ms
  *                  (default 20000), naming what,
@@ -207,41 +199,6 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 			if (accept(v)) return v;
 			if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what} (last answer: ${v})`);
 		}
-	};
-
-	// Sessions that hold something (a lock, a transaction) while a test
-	// acts: psql as the superuser over the socket, named by its
-	// application_name so that stop() can end its backend (killing psql
-	// alone would leave the backend sleeping). A server restart ends it too.
-	let holds = 0;
-	pg.hold = (sql) => {
-		const name = `ingot-hold-${process.pid}-${++holds}`;
-		const child = spawn(path.join(bin, 'psql'), ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', dir,
-			'-p', String(pg.port), '-U', 'postgres', '-d', pg.database, '-f', '-'], {
-			env: { PATH: process.env.PATH, LC_ALL: 'C', PGPASSWORD: superPassword, PGAPPNAME: name,
-				PGCONNECT_TIMEOUT: '30' },
-			stdio: ['pipe', 'ignore', 'pipe'],
-		});
-		children.add(child);
-		let stderr = '';
-		child.stderr.setEncoding('utf8');
-		child.stderr.on('data', (d) => { stderr += d; });
-		const exited = new Promise((resolve) => child.on('close', (code, signal) => {
-			children.delete(child);
-			resolve({ code, signal, stderr });
-		}));
-		child.stdin.end(sql);
-		return {
-			name, exited,
-			stop: async () => {
-				if (child.exitCode === null && child.signalCode === null) {
-					await pg.psql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '${name}'`,
-						{ database: 'postgres' }).catch(() => {});
-					try { child.kill('SIGKILL'); } catch { /* gone */ }
-				}
-				return exited;
-			},
-		};
 	};
 
 	pg.restart = async () => {
