@@ -4,6 +4,7 @@
 // unprivileged user (postgres, else nobody) when the tests run as root.
 // Every wait is for an event (pg_ctl -w, pg_isready, a query); it is stopped
 // by its own PID, and whatever is left at exit is killed by PID too.
+import { after } from 'node:test';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -94,6 +95,9 @@ const enc = encodeURIComponent;
  *   caCert, wrongCaCert (tls only), dir, dataDir, logFile, pid,
  *   psql(sql, {database, user})  -> stdout (unaligned, tuples only, ON_ERROR_STOP);
  *                  as the superuser over the socket unless user says otherwise,
+ *   waitFor(sql, accept, {ms, what})  asks psql(sql) again and again until accept(its
+ *                  trimmed answer) is true, and resolves that answer; fails after ms
+ *                  (default 20000), naming what,
  *   restart()      pg_ctl restart -m fast (the same port; pid changes),
  *   stop()         a fast shutdown by PID, waits for it, removes the directory }
  */
@@ -190,6 +194,15 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 	pg.socketUrl = `postgresql://${enc(pg.user)}:${enc(password)}@/${enc(pg.database)}` +
 		`?host=${enc(dir)}&port=${pg.port}`;
 
+	pg.waitFor = async (sql, accept, { ms = 20000, what = sql } = {}) => {
+		const deadline = Date.now() + ms;
+		for (;;) {
+			const v = (await pg.psql(sql)).trim();
+			if (accept(v)) return v;
+			if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what} (last answer: ${v})`);
+		}
+	};
+
 	pg.restart = async () => {
 		await pgctl(['-l', logFile, '-w', '-t', '60', '-m', 'fast', '-o', `-p ${pg.port}`, 'restart']);
 		pg.pid = pidOf();
@@ -204,4 +217,17 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 		pki?.cleanup();
 	};
 	return pg;
+}
+
+/** For a suite that starts servers as it goes: call it at the top of the
+ * test file; it returns start(opts), startPostgres's, and every server so
+ * started is stopped after the suite (node:test's after()). */
+export function postgresForSuite() {
+	const started = [];
+	after(async () => { await Promise.all(started.map((pg) => pg.stop())); });
+	return async (opts) => {
+		const pg = await startPostgres(opts);
+		started.push(pg);
+		return pg;
+	};
 }
