@@ -21,6 +21,7 @@ struct http_config {
 	int64_t max_body, header_timeout_ms, body_timeout_ms, idle_timeout_ms;
 	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
 	int64_t admin_port; /* -1: no admin listener */
+	int64_t idle_exit_ms; /* 0: never exit when idle */
 	const char *host;
 	int log_level;
 	bool access_log;

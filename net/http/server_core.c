@@ -58,5 +58,6 @@ int server_core_setup(struct http_core *core)
 		return -1;
 	if (http_core_start_hook)
 		http_core_start_hook(&core->loop, http_server.core_count);
+	server_idle_core_start(core);
 	return core->listen_fd >= 0 ? sock_core_start(&core->sock) : 0;
 }
