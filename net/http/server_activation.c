@@ -118,6 +118,11 @@ static const char *apply(char *err, size_t errlen)
 		snprintf(err, errlen, "LISTEN_FDS: no socket to serve the API on (only admin given)");
 		return err;
 	}
+	if (a->http_fd >= 0 && cfg->tls_only) {
+		snprintf(err, errlen, "LISTEN_FDS: fd %d is named http (or has no name), but INGOT_TLS_ONLY is set",
+			 a->http_fd);
+		return err;
+	}
 	if (a->https_fd >= 0 && !http_server.tls) {
 		snprintf(err, errlen, "LISTEN_FDS: fd %d is named https, but no TLS certificate is set "
 			 "(INGOT_TLS_CERT or INGOT_TLS_CERT_PEM, and its key)", a->https_fd);

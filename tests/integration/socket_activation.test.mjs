@@ -170,7 +170,7 @@ test('a datagram socket (--datagram): exit 2, naming the fd', T, async () => {
 	assert.match(srv.stderr, /LISTEN_FDS: fd 3 \(http\) is not a stream \(TCP\) socket/);
 });
 
-for (const [name, make, names, want] of [
+for (const [name, make, names, want, env = {}] of [
 	['a file (/dev/null)', async () => [fs.openSync('/dev/null', 'r')], undefined, /LISTEN_FDS: fd 3 \(http\) is not a socket/],
 	['a connected socket (node\'s "pipe", a socketpair)', async () => ['pipe'], 'https',
 		/LISTEN_FDS: fd 3 \(https\) is not listening/],
@@ -178,9 +178,14 @@ for (const [name, make, names, want] of [
 		/LISTEN_FDS: fd 3 \(admin\) is not listening/],
 	['two sockets named http', async () => [(await heldSocket()).fd, (await heldSocket()).fd], 'http:unknown',
 		/LISTEN_FDS: fd 3 and fd 4 are both named http/],
+	['an http socket with INGOT_TLS_ONLY', async () => [(await heldSocket()).fd], 'http',
+		/LISTEN_FDS: fd 3 is named http \(or has no name\), but INGOT_TLS_ONLY is set/, {
+			INGOT_TLS_ONLY: 'true', INGOT_TLS_CERT: F('cert.pem'), INGOT_TLS_KEY: F('key.pem'),
+		}],
 ]) {
 	test(`${name} at fd 3: exit 2, naming the fd`, T, async () => {
-		const srv = spawnActivated(await make(), { PORT: '0' }, { names });
+		await certMade;
+		const srv = spawnActivated(await make(), { PORT: '0', ...env }, { names });
 		procs.push(srv);
 		assert.equal((await srv.exited).code, 2, srv.stderr);
 		assert.match(srv.stderr, want);
