@@ -13,6 +13,7 @@
 #include "net/tls/tls.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -122,7 +123,9 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 	pthread_t *threads = (pthread_t *)(table + (size_t)n * sizeof(struct http_core));
 	void **args = (void **)(threads + n);
 	char err[256];
-	if (server_activation_take(err, sizeof err) != 0) {
+	/* Only under a supervisor's LISTEN_* does the activation code (kept
+	   off the startup pages, net/cold.ld) run. */
+	if ((getenv("LISTEN_FDS") || getenv("LISTEN_PID")) && server_activation_take(err, sizeof err) != 0) {
 		startup_error(err);
 		return 2; /* as a bad setting: the supervisor gave what cannot be served */
 	}

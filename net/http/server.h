@@ -75,9 +75,9 @@ int server_activation_listener(int fd, char *err, size_t errlen);
 void server_activation_release(void);
 int server_activation_port(int fd);
 
-/* server_idle.c: INGOT_IDLE_EXIT_MS. start arms core's tick on its own
- * loop (nothing when the setting is 0); core 0's tick starts the drain
- * once every core has been idle that long. */
+/* server_idle.c: INGOT_IDLE_EXIT_MS (> 0). start arms core's tick on its
+ * own loop; core 0's tick starts the drain once every core has been idle
+ * that long. */
 void server_idle_core_start(struct http_core *core);
 
 /* server_core.c: core's loop, pools (seeded from one mapping) and

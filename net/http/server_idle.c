@@ -27,19 +27,8 @@
  *   raises a new wakeup for a core still watching, or for the supervisor's
  *   poll once no core is. */
 #include "server.h"
-#include "kernel/cores.h"
-
 #include <stdatomic.h>
-
-struct idle_core {
-	/* Read by core 0's tick: a line of its own per core. */
-	_Alignas(64) _Atomic uint64_t last_busy_ms;
-	struct ig_timer tick;
-	struct http_core *core;
-	uint64_t requests_seen;
-};
-
-static struct idle_core idle_cores[IG_MAX_CORES];
+#include <stddef.h>
 
 /* A quarter of the setting: the exit comes between 1 and 1.25 times it
  * after the last work (plus a tick), without a wakeup per millisecond. */
@@ -52,44 +41,39 @@ static uint64_t tick_ms(void)
 static bool all_idle_since(uint64_t now_ms, uint64_t idle_ms)
 {
 	for (int i = 0; i < http_server.core_count; i++)
-		if (now_ms < atomic_load_explicit(&idle_cores[i].last_busy_ms, memory_order_relaxed) + idle_ms)
+		if (now_ms < atomic_load_explicit(&http_server.cores[i].idle_last_busy_ms, memory_order_relaxed) + idle_ms)
 			return false;
 	return true;
 }
 
 static void on_idle_tick(struct ig_timer *t)
 {
-	struct idle_core *ic = (struct idle_core *)((char *)t - offsetof(struct idle_core, tick));
-	struct http_core *core = ic->core;
+	struct http_core *core = (struct http_core *)((char *)t - offsetof(struct http_core, idle_tick));
 	if (core->draining)
 		return; /* a drain is under way: its end is the exit */
 	uint64_t now = core->loop.clock.now_ms;
 	/* A request since the last tick counts even if its connection has
 	   closed since: it was work, and the next may follow. */
-	if (core->count || core->ctxs.in_use || core->requests != ic->requests_seen)
-		atomic_store_explicit(&ic->last_busy_ms, now, memory_order_relaxed);
-	ic->requests_seen = core->requests;
+	if (core->count || core->ctxs.in_use || core->requests != core->idle_requests_seen)
+		atomic_store_explicit(&core->idle_last_busy_ms, now, memory_order_relaxed);
+	core->idle_requests_seen = core->requests;
 	if (core->index == 0 && !http_server.stopping &&
 	    all_idle_since(now, (uint64_t)server_config.idle_exit_ms) && server_drain_now("idle"))
 		return;
-	ig_timer_set(&core->loop.timers, &ic->tick, now + tick_ms());
+	ig_timer_set(&core->loop.timers, &core->idle_tick, now + tick_ms());
 }
 
 void server_idle_core_start(struct http_core *core)
 {
-	if (server_config.idle_exit_ms <= 0)
-		return;
-	struct idle_core *ic = &idle_cores[core->index];
 	uint64_t now = core->loop.clock.now_ms;
 	/* The start is work: a supervisor starts us for a pending connection.
 	   Core 0 starts the others' clocks too, in case its tick comes before
 	   their threads have set up. */
 	if (core->index == 0)
 		for (int i = 0; i < http_server.core_count; i++)
-			atomic_store_explicit(&idle_cores[i].last_busy_ms, now, memory_order_relaxed);
-	atomic_store_explicit(&ic->last_busy_ms, now, memory_order_relaxed);
-	ic->core = core;
-	ic->requests_seen = core->requests;
-	ic->tick.fn = on_idle_tick;
-	ig_timer_set(&core->loop.timers, &ic->tick, now + tick_ms());
+			atomic_store_explicit(&http_server.cores[i].idle_last_busy_ms, now, memory_order_relaxed);
+	atomic_store_explicit(&core->idle_last_busy_ms, now, memory_order_relaxed);
+	core->idle_requests_seen = core->requests;
+	core->idle_tick.fn = on_idle_tick;
+	ig_timer_set(&core->loop.timers, &core->idle_tick, now + tick_ms());
 }
