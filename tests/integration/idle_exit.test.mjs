@@ -10,21 +10,23 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startServer, cleanup, parseResponse, RawClient, req, BODY } from './lib.mjs';
 import { Supervisor } from './supervisor.mjs';
+import { Upstream, serviceRoutes, stopAll } from './upstreams.mjs';
 
 const T = { timeout: 180000 };
 const sups = [];
 after(async () => {
 	for (const s of sups) await s.stop();
 	cleanup();
+	await stopAll();
 });
 
 /** One connection: GET /health, read to the close (Connection: close).
  * Resolves with the status and body, or the error that ended it. */
-function oneRequest(port) {
+function oneRequest(port, target = '/health') {
 	return new Promise((resolve) => {
 		const s = net.connect(port, '127.0.0.1');
 		const chunks = [];
-		s.on('connect', () => s.write(req('GET', '/health', { headers: ['Connection: close'] })));
+		s.on('connect', () => s.write(req('GET', target, { headers: ['Connection: close'] })));
 		s.on('data', (c) => chunks.push(c));
 		s.on('error', (e) => resolve({ error: e.code || e.message }));
 		s.on('close', () => {
@@ -49,6 +51,18 @@ test('without a supervisor: idle for INGOT_IDLE_EXIT_MS, the process exits 0 thr
 	assert.equal(draining?.reason, 'idle', srv.lines.join('\n'));
 	assert.equal(srv.logs.at(-1).msg, 'stopped');
 	assert.equal(srv.logs.at(-1).requests, 1);
+});
+
+test('a pooled upstream connection does not count: the process exits with it open and idle', T, async () => {
+	const up = await Upstream.start(serviceRoutes);
+	const srv = await startServer({ INGOT_IDLE_EXIT_MS: '50', INGOT_UPSTREAM: up.origin, INGOT_CLIENT_KEEP_ALIVE_MS: '3600000' });
+	const r = await oneRequest(srv.port, '/proxy/json');
+	assert.deepEqual(r, { status: 200, body: BODY.json });
+	assert.equal(up.connections, 1);
+	assert.equal(up.conns[0].closed, false, 'the upstream connection is pooled');
+	// Were it counted, the exit would wait for the keep-alive's hour.
+	assert.deepEqual(await srv.exited, { code: 0, signal: null });
+	assert.equal(srv.logs.find((l) => l.msg === 'draining')?.reason, 'idle');
 });
 
 // "Not yet" needs a clock to compare with: a reference server, idle from
