@@ -20,8 +20,6 @@
 #define FIRST_FD 3 /* SD_LISTEN_FDS_START */
 #define MAX_FDS 64
 
-extern char **environ;
-
 struct server_activation server_activation = { .http_fd = -1, .https_fd = -1, .admin_fd = -1 };
 
 /* The fd's kind from LISTEN_FDNAMES' i-th colon-separated name. */
@@ -143,23 +141,6 @@ static const char *apply(char *err, size_t errlen)
 	return NULL;
 }
 
-/* unsetenv's work without it: unsetenv frees what setenv made, and a
- * reference to free links musl's full malloc (about 15 KiB) instead of the
- * small one the start uses. Nothing here was made by setenv. */
-static void unset_listen_vars(void)
-{
-	static const char *const names[] = { "LISTEN_PID=", "LISTEN_FDS=", "LISTEN_FDNAMES=" };
-	char **out = environ;
-	for (char **e = environ; *e; e++) {
-		bool drop = false;
-		for (size_t i = 0; i < IG_COUNTOF(names); i++)
-			drop = drop || strncmp(*e, names[i], strlen(names[i])) == 0;
-		if (!drop)
-			*out++ = *e;
-	}
-	*out = NULL;
-}
-
 __attribute__((cold)) int server_activation_take(char *err, size_t errlen)
 {
 	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
@@ -196,7 +177,9 @@ __attribute__((cold)) int server_activation_take(char *err, size_t errlen)
 		if (server_activation.active && apply(err, errlen))
 			rc = -1;
 	}
-	unset_listen_vars();
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
 	if (rc == 0 && server_activation.active) {
 		const struct server_activation *a = &server_activation;
 		const int *slots[] = { &a->http_fd, &a->https_fd, &a->admin_fd };
