@@ -7,12 +7,14 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "kernel/log.h"
+#include "net/client/dns.h"
 #include "net/tls/tls.h"
 
 static const struct ig_stream_ops conn_stream_ops;
@@ -341,6 +343,9 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	if (k->state == PGC_IDLE)
 		return;
 	bool was_ready = k->state == PGC_READY;
+	if (k->dns)
+		dns_cancel(k->dns);
+	k->dns = NULL;
 	if (k->t)
 		k->t->ops->close(k->t, 0);
 	k->t = k->sock = NULL;
@@ -391,15 +396,10 @@ static void put_startup(struct pg_conn *k)
 	schedule_flush(k);
 }
 
-void pg_conn_start(struct pg_conn *k)
+/* PGC_CONNECTING, the address known: the socket's connect. */
+static void connect_to_addr(struct pg_conn *k)
 {
-	struct pg_core *c = k->core;
-	k->state = PGC_CONNECTING;
-	k->out.len = k->opos = 0;
-	k->rpos = k->rlen = 0;
-	k->held = false;
-	k->held_lost = false;
-	struct ig_transport *t = sock_connect(&c->sock, (const struct sockaddr *)&pg_global->addr, pg_global->addr_len);
+	struct ig_transport *t = sock_connect(&k->core->sock, (const struct sockaddr *)&k->addr, k->addr_len);
 	if (!t) {
 		k->state = PGC_AUTH; /* so that close reports it */
 		pg_conn_close(k, IG_PG_CONNECT, strerror(errno));
@@ -408,12 +408,60 @@ void pg_conn_start(struct pg_conn *k)
 	t->engine_ops = &conn_stream_ops;
 	t->engine = k;
 	k->t = k->sock = t;
+}
+
+static void on_resolved(void *arg, int error, const struct sockaddr_storage *addrs, size_t count,
+			const char *message)
+{
+	struct pg_conn *k = arg;
+	k->dns = NULL;
+	if (error || count == 0) {
+		/* The resolver's message names the host and says why; it lives
+		   through this call, which is all that close needs. */
+		k->state = PGC_AUTH; /* so that close reports it */
+		pg_conn_close(k, IG_PG_CONNECT, message ? message : "the database host has no address");
+		return;
+	}
+	/* The first address (IPv4 before IPv6): a pool's next connect after a
+	   failure resolves again, so a failover that moves the name is seen. */
+	memcpy(&k->addr, &addrs[0], sizeof addrs[0]);
+	k->addr_len = addrs[0].ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	connect_to_addr(k);
+}
+
+void pg_conn_start(struct pg_conn *k)
+{
+	struct pg_core *c = k->core;
+	k->state = PGC_CONNECTING;
+	k->out.len = k->opos = 0;
+	k->rpos = k->rlen = 0;
+	k->held = false;
+	k->held_lost = false;
+	/* The connect timeout covers the name's lookup too. */
 	uint32_t ms = pg_global->ci.connect_timeout_ms ? pg_global->ci.connect_timeout_ms : cfg()->connect_timeout_ms;
 	ig_timer_set(&c->loop->timers, &k->timer, pg_now_ms(c) + ms);
 	if (want_ssl())
 		pg_put_ssl_request(&k->out);
 	else
 		put_startup(k);
+	if (pg_global->addr_len) {
+		memcpy(&k->addr, &pg_global->addr, sizeof k->addr);
+		k->addr_len = pg_global->addr_len;
+		connect_to_addr(k);
+		return;
+	}
+	/* A host name: looked up before every connect (the resolver's cache
+	   keeps an answer for its TTL), on the loop, never blocking it. */
+	if (!c->dns && !(c->dns = dns_resolver_new(c->loop))) {
+		k->state = PGC_AUTH;
+		pg_conn_close(k, IG_PG_CONNECT, "cannot make a resolver: out of memory");
+		return;
+	}
+	/* NULL when on_resolved ran already (a cache hit, a hosts entry, an
+	   invalid name): then k->dns is what that left. */
+	struct dns_query *q = dns_resolve(c->dns, pg_global->ci.host, pg_global->ci.port, on_resolved, k);
+	if (q)
+		k->dns = q;
 }
 
 static void start_tls(struct pg_conn *k)
@@ -433,8 +481,7 @@ static void start_tls(struct pg_conn *k)
 	k->sock->engine = NULL;
 	struct ig_transport *t = ig_tls_client(tc, k->sock, trust, pg_global->ci.host);
 	if (!t) {
-		pg_conn_close(k, IG_PG_TLS, verify ? "cannot start TLS: too many handshakes"
-						   : "cannot start TLS (too many handshakes, or a TLS backend without sslmode=require)");
+		pg_conn_close(k, IG_PG_TLS, "cannot start TLS: too many handshakes");
 		return;
 	}
 	k->t = t;
@@ -923,16 +970,36 @@ static void on_conn_timer(struct ig_timer *t)
 	struct pg_query *q = k->head;
 	if (!q)
 		return;
-	if (pg_now_ms(k->core) < q->deadline_ms) {
+	uint64_t now = pg_now_ms(k->core);
+	if (now < q->deadline_ms) {
 		arm_query_timer(k);
 		return;
 	}
-	if (!q->zombie && !q->cancelled && q->kind != PGQ_HOLD) {
+	if (q->cancelled) {
+		/* Still the head a timeout after its CancelRequest: the server
+		   ignores one that comes while it waits for the query's messages
+		   rather than runs it, so send another; after PG_CANCEL_TRIES, a
+		   query that will not stop is not waited on: the connection goes
+		   (which ends the backend's work too). */
+		if (q->cancels >= PG_CANCEL_TRIES) {
+			pg_conn_close(k, IG_PG_CONNECTION_LOST, "the database did not stop a cancelled query");
+			return;
+		}
+		q->cancels++;
+		pg_cancel_send(k->core, k);
+		q->deadline_ms = now + cfg()->query_timeout_ms;
+		arm_query_timer(k);
+		return;
+	}
+	if (!q->zombie && q->kind != PGQ_HOLD) {
 		/* The server is running q (every query before it has ended):
 		   a CancelRequest stops it; its error then arrives and is
 		   dropped, as is the rest of its answer. */
 		q->cancelled = true;
-		pg_cancel_send(k->core, k->pid, k->key);
+		q->cancels = 1;
+		pg_cancel_send(k->core, k);
+		q->deadline_ms = now + cfg()->query_timeout_ms;
+		arm_query_timer(k);
 		bool internal = q->internal;
 		q->zombie = true;
 		if (!internal && q->done) {

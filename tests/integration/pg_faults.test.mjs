@@ -187,3 +187,27 @@ test('a query that stalls past INGOT_PG_QUERY_TIMEOUT_MS is cancelled with its c
 	await stillServing(srv);
 	assertNoSecret(srv);
 });
+
+test('a CancelRequest the server ignores is sent again a timeout later; a query that never stops costs its connection', T, async () => {
+	let fault = null;
+	const { fake, srv } = await setup({
+		fault: (q) => (fault && /world/i.test(q.sql) ? ((f) => (fault = null, f))(fault) : null),
+	}, { INGOT_PG_QUERY_TIMEOUT_MS: '200' });
+	// Ignored once, then honoured: the query ends (57014) on its connection.
+	fault = { stall: true, ignoreCancels: 1 };
+	assertProblem(await get(srv, '/db'), 503);
+	await within(10000, fake.until((f) => f.cancels.length >= 2), 'a second CancelRequest came');
+	const conn = fake.conns.find((c) => c.startup);
+	assert.deepEqual(fake.cancels[1], { pid: conn.pid, key: conn.key });
+	await stillServing(srv);
+	assert.equal(conn.closed, false, 'the connection stayed');
+	// Never honoured: three CancelRequests, then the connection is closed
+	// and the pool connects again.
+	const before = fake.cancels.length;
+	fault = { stall: true, ignoreCancels: 1000 };
+	assertProblem(await get(srv, '/db'), 503);
+	await within(10000, fake.until(() => conn.closed), 'the connection of a query that never stops was closed');
+	assert.equal(fake.cancels.length - before, 3);
+	await stillServing(srv);
+	assertNoSecret(srv);
+});
