@@ -27,6 +27,7 @@ struct dns_resolver;
 #define PG_MAX_PARAMS 256
 #define PG_MAX_COLS 1024      /* columns of one result */
 #define PG_STMT_SLOTS 64      /* prepared statements cached per connection */
+#define PG_BATCH_QUERIES 32   /* a loop batch's queries kept on one connection, at most */
 #define PG_CANCEL_TRIES 3     /* CancelRequests for one timed-out query, a timeout apart */
 #define PG_STMT_TEXT 16384    /* bytes of their SQL kept per connection */
 #define PG_STMT_FORMATS 32    /* result columns whose format a statement remembers */
@@ -177,6 +178,7 @@ struct ig_pg_pool {
 	struct pg_conn *conns[PG_MAX_POOL];
 	uint32_t size;
 	struct pg_conn *last;        /* the last one given a query (pick's batch) */
+	uint32_t last_batch;         /* queries in last's unwritten batch */
 	struct pg_query *wait_head, *wait_tail; /* waiting for a connection */
 	uint32_t waiting;
 	struct ig_timer wait_timer;  /* the oldest waiter's acquire deadline */

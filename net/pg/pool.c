@@ -111,13 +111,16 @@ static bool takes_queries(const struct pg_conn *k)
 }
 
 /* The connection the last query went to while its write has not left
- * (the same loop batch), under the pipelining limit: the queries of a
- * batch (a request's 20) then leave in one write and come back together,
- * one read and one wakeup where they would cost one per connection. Else
- * the ready connection with the fewest queries in flight; NULL when none. */
+ * (the same loop batch), under the pipelining limit and for at most
+ * PG_BATCH_QUERIES: the queries of a batch (a request's 20) then leave in
+ * one write and come back together, one read and one wakeup where they
+ * would cost one per connection; a bigger batch (many requests' queries)
+ * is spread, so that a server with several cores runs it in parallel.
+ * Else the ready connection with the fewest queries in flight; NULL when
+ * none. */
 static struct pg_conn *pick(struct ig_pg_pool *p)
 {
-	if (takes_queries(p->last) && p->last->out.len > 0)
+	if (takes_queries(p->last) && p->last->out.len > 0 && p->last_batch < PG_BATCH_QUERIES)
 		return p->last;
 	struct pg_conn *best = NULL;
 	for (uint32_t i = 0; i < p->size; i++) {
@@ -139,6 +142,7 @@ static void assign(struct ig_pg_pool *p, struct pg_conn *k, struct pg_query *q)
 		k->held = true;
 		k->held_arena = q->arena;
 	}
+	p->last_batch = k == p->last && k->out.len > 0 ? p->last_batch + 1 : 1;
 	p->last = k;
 	if (!pg_conn_send(k, q)) {
 		if (q->kind == PGQ_HOLD)

@@ -112,7 +112,7 @@ test('a statement is described once: its later executions send Bind/Execute/Sync
 	assertNoSecret(srv);
 });
 
-test('the queries of one batch go on one connection of the pool: one write, one answer', T, async () => {
+test('the queries of one batch go on one connection of the pool (32 at most): one write, one answer', T, async () => {
 	const { fake, srv } = await setup({}, { INGOT_PG_POOL_SIZE: '2' });
 	await within(10000, fake.until(() => fake.conns.filter((c) => c.startup).length === 2), 'two pooled connections');
 	const at = fake.queries.length;
@@ -121,6 +121,14 @@ test('the queries of one batch go on one connection of the pool: one write, one 
 	const mine = fake.queries.slice(at);
 	assert.equal(mine.length, 20);
 	assert.equal(new Set(mine.map((q) => q.conn)).size, 1, 'all 20 on the same connection');
+	// A bigger batch is spread (32 at most on one), so that a server with
+	// several cores runs it on several backends.
+	const from = fake.queries.length;
+	const big = await get(srv, '/queries?queries=40');
+	assert.equal(big.status, 200, big.text);
+	const perConn = new Map();
+	for (const q of fake.queries.slice(from)) perConn.set(q.conn, (perConn.get(q.conn) || 0) + 1);
+	assert.deepEqual([...perConn.values()].sort((a, b) => b - a), [32, 8]);
 	assertNoSecret(srv);
 });
 
