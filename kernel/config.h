@@ -75,6 +75,11 @@ struct ig_config_args {
  * --help (every part's rows) or --version prints to stdout and returns
  * IG_CONFIG_EXIT; on a bad value, an unknown flag or a failed check prints
  * one message to stderr and returns IG_CONFIG_ERROR (the caller exits 2). */
+/* The message of the last parse that returned IG_CONFIG_ERROR, as printed
+ * without "ingot: " and the newline; it names the setting or flag. */
+#define IG_CONFIG_ERROR_MAX 384
+extern char ig_config_error[IG_CONFIG_ERROR_MAX];
+
 enum ig_config_result ig_config_parse(const struct ig_settings *const *parts, size_t nparts,
 				      const struct ig_config_args *args);
 

@@ -1,0 +1,18 @@
+/* The Lambda runtime's row of the settings table: the Runtime API's
+ * address, which Lambda sets. It is also read straight from the
+ * environment (lambda.h), since an init error must reach it when the
+ * parse itself failed. */
+#include "net/lambda/internal.h"
+
+struct lambda_config lambda_config;
+static const struct lambda_config lambda_defaults = { .runtime_api = "" };
+
+static const struct ig_option lambda_rows[] = {
+	{ "AWS_LAMBDA_RUNTIME_API", IG_OPT_STR, &lambda_config.runtime_api, 0, 0,
+	  "host:port of the Lambda Runtime API (set by Lambda): serve its invocations, bind no socket" },
+};
+
+const struct ig_settings ig_lambda_settings = {
+	"Lambda runtime", lambda_rows, IG_COUNTOF(lambda_rows), NULL,
+	&lambda_config, &lambda_defaults, sizeof lambda_config,
+};
