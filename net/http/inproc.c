@@ -18,6 +18,8 @@ struct req_writer {
 
 static void put(struct req_writer *w, const char *s, size_t n)
 {
+	if (!n) /* an empty slice may have no pointer */
+		return;
 	if ((size_t)(w->end - w->p) < n) {
 		w->overflow = true;
 		return;
