@@ -92,7 +92,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 .PHONY: lwip lwip-asan pgwire-check
-.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -524,6 +524,10 @@ $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/file.c kernel/file.h
 image: setup-image bin
 	@images/oci $(BIN) $(IMAGES) >/dev/null
 
+# build/images/lambda.zip: bootstrap (the binary) for provided.al2023.
+lambda: setup-image bin
+	@images/lambda $(BIN) $(IMAGES)
+
 # build/images/vmlinuz, initramfs.cpio.gz, vmlinux, ingot.iso; the kernel
 # is fetched once into build/kernel/ (kept by make clean, like deps).
 boot: setup-image bin $(VMLINUX_TOOL)
@@ -554,7 +558,7 @@ stop:
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch pgcheck pgcheck-asan asan fetch-asan pgwire-check fuzz-build image boot unikernel
+	@$(MAKE) --no-print-directory bin fetch pgcheck pgcheck-asan asan fetch-asan pgwire-check fuzz-build image lambda boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch
 	@$(MAKE) --no-print-directory TLS=none bin

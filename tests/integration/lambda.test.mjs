@@ -11,6 +11,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -426,4 +427,78 @@ test('the runtime\'s setting is in --help', T, async () => {
 	});
 	assert.equal(r.code, 0);
 	assert.match(r.out, /AWS_LAMBDA_RUNTIME_API/);
+});
+
+// ---- packaging: the zip (images/lambda) and the OCI image as a Lambda container ----
+
+function run(cmd, args, opts = {}) {
+	return new Promise((resolve) => {
+		const p = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+		let out = '', err = '';
+		p.stdout.on('data', (d) => { out += d; });
+		p.stderr.on('data', (d) => { err += d; });
+		p.on('close', (code) => resolve({ code, out, err }));
+	});
+}
+
+test('images/lambda writes a reproducible zip holding only bootstrap (0755), which serves invocations', T, async () => {
+	for (const t of ['zip', 'unzip', 'zipinfo']) assert.equal((await run('sh', ['-c', `command -v ${t}`])).code, 0, `${t} (tools/setup image)`);
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-lambda-'));
+	try {
+		const env = { ...process.env, SOURCE_DATE_EPOCH: '1700000000' };
+		for (const d of ['a', 'b']) {
+			const r = await run(path.join(ROOT, 'images', 'lambda'), [BIN, path.join(dir, d)], { env });
+			assert.equal(r.code, 0, r.err);
+		}
+		const a = fs.readFileSync(path.join(dir, 'a', 'lambda.zip'));
+		assert.deepEqual(a, fs.readFileSync(path.join(dir, 'b', 'lambda.zip')), 'the same bytes twice');
+		const list = await run('zipinfo', [path.join(dir, 'a', 'lambda.zip')]);
+		const entries = list.out.split('\n').filter((l) => /^[-d]/.test(l));
+		assert.equal(entries.length, 1, list.out);
+		assert.match(entries[0], /^-rwxr-xr-x .* 23-Nov-14 22:13 bootstrap$/, 'bootstrap, 0755, the fixed time in UTC');
+		assert.equal((await run('unzip', ['-q', path.join(dir, 'a', 'lambda.zip'), '-d', path.join(dir, 'x')])).code, 0);
+		const bootstrap = path.join(dir, 'x', 'bootstrap');
+		assert.deepEqual(fs.readFileSync(bootstrap), fs.readFileSync(BIN), 'the binary itself');
+		const apiZ = await newApi();
+		const proc = spawn(bootstrap, [], { env: { ...SANITIZER_ENV, AWS_LAMBDA_RUNTIME_API: apiZ.address },
+			stdio: ['ignore', 'pipe', 'pipe'] });
+		const srv = new ServerProcess(proc);
+		procs.add(srv);
+		const answer = await apiZ.invoke(KINDS['function URL']({ method: 'GET', path: '/health' }));
+		assert.equal(answer.body.statusCode, 200);
+		srv.kill();
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test('the OCI image is a Lambda container image too: its entry point and environment, plus AWS_LAMBDA_RUNTIME_API', T, async () => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-oci-'));
+	try {
+		const r = await run(path.join(ROOT, 'images', 'oci'), [BIN, dir], { env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' } });
+		assert.equal(r.code, 0, r.err);
+		const blob = (d) => path.join(dir, 'oci', 'blobs', 'sha256', d.replace(/^sha256:/, ''));
+		const index = JSON.parse(fs.readFileSync(path.join(dir, 'oci', 'index.json'), 'utf8'));
+		const manifest = JSON.parse(fs.readFileSync(blob(index.manifests[0].digest), 'utf8'));
+		const config = JSON.parse(fs.readFileSync(blob(manifest.config.digest), 'utf8')).config;
+		const root = path.join(dir, 'root');
+		fs.mkdirSync(root);
+		assert.equal((await run('tar', ['-xzf', blob(manifest.layers[0].digest), '-C', root])).code, 0);
+		// Lambda runs the entry point with the image's Env and its own variables.
+		const env = Object.fromEntries(config.Env.map((e) => e.split(/=(.*)/s).slice(0, 2)));
+		assert.equal(env.PORT, '8080');
+		const apiO = await newApi();
+		const [entry, ...args] = config.Entrypoint;
+		const proc = spawn(path.join(root, entry), args, { env: { ...SANITIZER_ENV, ...env, AWS_LAMBDA_RUNTIME_API: apiO.address },
+			stdio: ['ignore', 'pipe', 'pipe'] });
+		const srv = new ServerProcess(proc);
+		procs.add(srv);
+		const answer = await apiO.invoke(KINDS['API Gateway 2.0']({ method: 'GET', path: '/json' }));
+		assert.equal(answer.body.statusCode, 200);
+		const tcp = tcpTable().filter((x) => socketInodes(srv.pid).has(x.inode));
+		assert.equal(tcp.filter((x) => x.state === '0A').length, 0, 'the image\'s PORT and INGOT_ADMIN_PORT bind nothing');
+		srv.kill();
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
 });
