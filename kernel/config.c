@@ -10,20 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-char ig_config_error[IG_CONFIG_ERROR_MAX];
+/* Where the parse's message goes besides stderr (ig_config_args.error). */
+static char *error_out;
+static size_t error_cap;
 
 /* The parse's one message: printed, and kept for a caller that reports it
  * elsewhere too (the Lambda runtime's init error). */
 __attribute__((format(printf, 1, 2))) static void config_fail(const char *fmt, ...)
 {
+	char msg[IG_CONFIG_ERROR_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(ig_config_error, sizeof ig_config_error, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	size_t n = strlen(ig_config_error);
-	if (n && ig_config_error[n - 1] == '\n')
-		ig_config_error[n - 1] = 0;
-	fprintf(stderr, "ingot: %s\n", ig_config_error);
+	size_t n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = 0;
+	fprintf(stderr, "ingot: %s\n", msg);
+	if (error_out && error_cap)
+		snprintf(error_out, error_cap, "%s", msg);
 }
 
 static int parse_bool(const char *s, bool *out)
@@ -292,6 +297,8 @@ static enum ig_config_result parse_args(const struct ig_settings *const *parts, 
 __attribute__((cold)) enum ig_config_result
 ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const struct ig_config_args *args)
 {
+	error_out = args->error;
+	error_cap = args->error_cap;
 	for (size_t p = 0; p < nparts; p++)
 		if (parts[p]->defaults)
 			memcpy(parts[p]->values, parts[p]->defaults, parts[p]->size);

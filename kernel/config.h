@@ -68,18 +68,20 @@ struct ig_config_args {
 	   consume: a NAME=value word naming a setting sets it, any other word
 	   that is not a --flag is ignored instead of being an error. */
 	bool command_line_words;
+	/* Optional: on IG_CONFIG_ERROR the message (as printed, without
+	   "ingot: " and the newline; it names the setting or flag) is also
+	   written here, NUL-terminated, for a caller that reports it
+	   elsewhere (the Lambda runtime's init error). */
+	char *error;
+	size_t error_cap;
 };
+#define IG_CONFIG_ERROR_MAX 384
 
 /* Copies every part's defaults in, parses the environment, then the
  * arguments, into the parts' targets, then runs the parts' checks. On
  * --help (every part's rows) or --version prints to stdout and returns
  * IG_CONFIG_EXIT; on a bad value, an unknown flag or a failed check prints
  * one message to stderr and returns IG_CONFIG_ERROR (the caller exits 2). */
-/* The message of the last parse that returned IG_CONFIG_ERROR, as printed
- * without "ingot: " and the newline; it names the setting or flag. */
-#define IG_CONFIG_ERROR_MAX 384
-extern char ig_config_error[IG_CONFIG_ERROR_MAX];
-
 enum ig_config_result ig_config_parse(const struct ig_settings *const *parts, size_t nparts,
 				      const struct ig_config_args *args);
 

@@ -29,17 +29,20 @@ static const struct ig_settings *const settings_parts[] = {
 static int start(int argc, char **argv, const struct ig_app *app)
 {
 	uint64_t t0_us = ig_clock_counts_from_boot ? 0 : ig_monotonic_us();
+	char error[IG_CONFIG_ERROR_MAX] = "";
 	const struct ig_config_args args = {
 		.argc = argc,
 		.argv = argv,
 		.name = app->name,
 		.version = app->version,
 		.command_line_words = ig_vm_active(),
+		.error = error,
+		.error_cap = sizeof error,
 	};
 	switch (ig_config_parse(settings_parts, IG_COUNTOF(settings_parts), &args)) {
 	case IG_CONFIG_OK: break;
 	case IG_CONFIG_EXIT: return 0;
-	case IG_CONFIG_ERROR: return ig_lambda_requested() ? ig_lambda_init_error(ig_config_error) : 2;
+	case IG_CONFIG_ERROR: return ig_lambda_requested() ? ig_lambda_init_error(error) : 2;
 	}
 	/* The parts' metrics sources, before any loop runs; a one-shot
 	   command (--help, --version) has returned above and registers none. */

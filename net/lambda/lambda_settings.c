@@ -1,8 +1,10 @@
 /* The Lambda runtime's row of the settings table: the Runtime API's
- * address, which Lambda sets. It is also read straight from the
- * environment (lambda.h), since an init error must reach it when the
- * parse itself failed. */
+ * address, which Lambda sets, and the start's question whether it is set,
+ * read straight from the environment (lambda.h), since an init error must
+ * reach the Runtime API when the parse itself failed. */
 #include "net/lambda/internal.h"
+
+#include <stdlib.h>
 
 struct lambda_config lambda_config;
 static const struct lambda_config lambda_defaults = { .runtime_api = "" };
@@ -16,3 +18,10 @@ const struct ig_settings ig_lambda_settings = {
 	"Lambda runtime", lambda_rows, IG_COUNTOF(lambda_rows), NULL,
 	&lambda_config, &lambda_defaults, sizeof lambda_config,
 };
+
+/* The start's, so here and not in the runtime's cold code. */
+bool ig_lambda_requested(void)
+{
+	const char *api = getenv("AWS_LAMBDA_RUNTIME_API");
+	return api && *api;
+}

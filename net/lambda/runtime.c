@@ -51,13 +51,9 @@ struct runtime {
 	bool once;    /* init/error: stop the loop after it */
 };
 
-static struct runtime rt;
-
-bool ig_lambda_requested(void)
-{
-	const char *api = getenv("AWS_LAMBDA_RUNTIME_API");
-	return api && *api;
-}
+/* Mapped when the runtime starts: a static one would sit among the .bss
+ * that every start touches and cost an idle server its pages. */
+static struct runtime *rt;
 
 static const char *runtime_api(void)
 {
@@ -67,7 +63,7 @@ static const char *runtime_api(void)
 
 static void set_url(const char *tail)
 {
-	snprintf(rt.url, sizeof rt.url, "http://%s" LAMBDA_API_PREFIX "%s", runtime_api(), tail);
+	snprintf(rt->url, sizeof rt->url, "http://%s" LAMBDA_API_PREFIX "%s", runtime_api(), tail);
 }
 
 static void call_step(void);
@@ -83,30 +79,30 @@ static void on_retry_timer(struct ig_timer *t)
 static void retry(const char *why, int status)
 {
 	struct ig_logline l;
-	rt.attempt++;
-	if (rt.once && rt.attempt > 5) { /* an init error is worth a few tries, not a hang */
-		rt.core.loop.running = false;
+	rt->attempt++;
+	if (rt->once && rt->attempt > 5) { /* an init error is worth a few tries, not a hang */
+		rt->core.loop.running = false;
 		return;
 	}
 	if (ig_log_begin(&l, IG_LOG_WARN, "runtime api retry")) {
-		ig_log_cstr(&l, "call", step_names[rt.step]);
+		ig_log_cstr(&l, "call", step_names[rt->step]);
 		ig_log_cstr(&l, "error", why);
 		if (status)
 			ig_log_int(&l, "status", status);
-		ig_log_int(&l, "attempt", rt.attempt);
-		ig_log_int(&l, "delay_ms", rt.backoff_ms);
+		ig_log_int(&l, "attempt", rt->attempt);
+		ig_log_int(&l, "delay_ms", rt->backoff_ms);
 		ig_log_end(&l);
 	}
-	rt.retry_timer.fn = on_retry_timer;
-	ig_timer_set(&rt.core.loop.timers, &rt.retry_timer, rt.core.loop.clock.now_ms + rt.backoff_ms);
-	rt.backoff_ms = rt.backoff_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : rt.backoff_ms * 2;
+	rt->retry_timer.fn = on_retry_timer;
+	ig_timer_set(&rt->core.loop.timers, &rt->retry_timer, rt->core.loop.clock.now_ms + rt->backoff_ms);
+	rt->backoff_ms = rt->backoff_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : rt->backoff_ms * 2;
 }
 
 /* The call reached the Runtime API and was answered: no more backoff. */
 static void reached(void)
 {
-	rt.backoff_ms = RETRY_FIRST_MS;
-	rt.attempt = 0;
+	rt->backoff_ms = RETRY_FIRST_MS;
+	rt->attempt = 0;
 }
 
 /* ---- posting an answer or an error ---- */
@@ -128,15 +124,15 @@ static void on_posted(ig_response *res, void *arg)
 	if (res->status >= 300) { /* an unknown id, an answer too large: not ours to repeat */
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_ERROR, "runtime api refused")) {
-			ig_log_cstr(&l, "call", step_names[rt.step]);
+			ig_log_cstr(&l, "call", step_names[rt->step]);
 			ig_log_int(&l, "status", res->status);
-			ig_log_str(&l, "request_id", rt.request_id, rt.request_id_len);
+			ig_log_str(&l, "request_id", rt->request_id, rt->request_id_len);
 			ig_log_str(&l, "body", res->body.ptr, res->body.len < 300 ? res->body.len : 300);
 			ig_log_end(&l);
 		}
 	}
-	if (rt.once) {
-		rt.core.loop.running = false;
+	if (rt->once) {
+		rt->core.loop.running = false;
 		return;
 	}
 	next_invocation();
@@ -145,26 +141,26 @@ static void on_posted(ig_response *res, void *arg)
 static void post(void)
 {
 	char tail[REQUEST_ID_MAX + 40];
-	if (rt.step == STEP_INIT_ERROR)
+	if (rt->step == STEP_INIT_ERROR)
 		snprintf(tail, sizeof tail, "/init/error");
 	else
-		snprintf(tail, sizeof tail, "/invocation/%.*s/%s", (int)rt.request_id_len, rt.request_id,
-			 rt.step == STEP_RESPONSE ? "response" : "error");
+		snprintf(tail, sizeof tail, "/invocation/%.*s/%s", (int)rt->request_id_len, rt->request_id,
+			 rt->step == STEP_RESPONSE ? "response" : "error");
 	set_url(tail);
 	size_t n = 0;
-	rt.post_headers[n++] = (ig_header){ IG_STR("Content-Type"), IG_STR("application/json") };
-	if (rt.error_type)
-		rt.post_headers[n++] = (ig_header){ IG_STR("Lambda-Runtime-Function-Error-Type"),
-						    { rt.error_type, strlen(rt.error_type) } };
-	const ig_fetch_opts o = { .method = "POST", .url = rt.url, .headers = rt.post_headers, .header_count = n,
-				  .body = rt.post_body };
-	ig_fetch(rt.api, &rt.arena, &o, on_posted, NULL);
+	rt->post_headers[n++] = (ig_header){ IG_STR("Content-Type"), IG_STR("application/json") };
+	if (rt->error_type)
+		rt->post_headers[n++] = (ig_header){ IG_STR("Lambda-Runtime-Function-Error-Type"),
+						    { rt->error_type, strlen(rt->error_type) } };
+	const ig_fetch_opts o = { .method = "POST", .url = rt->url, .headers = rt->post_headers, .header_count = n,
+				  .body = rt->post_body };
+	ig_fetch(rt->api, &rt->arena, &o, on_posted, NULL);
 }
 
 /* {"errorMessage": ..., "errorType": ...} to .../error or init/error. */
 static void post_error(enum step step, const char *type, const char *message)
 {
-	ig_wbuf w = { .arena = &rt.arena };
+	ig_wbuf w = { .arena = &rt->arena };
 	ig_wbuf_lit(&w, "{\"errorMessage\":");
 	ig_json_string(&w, message, strlen(message));
 	ig_wbuf_lit(&w, ",\"errorType\":");
@@ -172,14 +168,14 @@ static void post_error(enum step step, const char *type, const char *message)
 	ig_wbuf_lit(&w, "}");
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_ERROR, "invocation failed")) {
-		ig_log_str(&l, "request_id", rt.request_id, rt.request_id_len);
+		ig_log_str(&l, "request_id", rt->request_id, rt->request_id_len);
 		ig_log_cstr(&l, "type", type);
 		ig_log_cstr(&l, "error", message);
 		ig_log_end(&l);
 	}
-	rt.step = step;
-	rt.error_type = type;
-	rt.post_body = (ig_str){ w.ptr, w.failed ? 0 : w.len };
+	rt->step = step;
+	rt->error_type = type;
+	rt->post_body = (ig_str){ w.ptr, w.failed ? 0 : w.len };
 	post();
 }
 
@@ -194,14 +190,14 @@ static void on_answered(void *arg, enum http_inproc_result result, const struct 
 							 : "the engine closed without a response");
 		return;
 	}
-	ig_wbuf w = { .arena = &rt.arena };
-	if (!lambda_reply_encode(&rt.ev, res, &w)) {
+	ig_wbuf w = { .arena = &rt->arena };
+	if (!lambda_reply_encode(&rt->ev, res, &w)) {
 		post_error(STEP_ERROR, "Runtime.NoResponse", "out of memory for the answer");
 		return;
 	}
-	rt.step = STEP_RESPONSE;
-	rt.error_type = NULL;
-	rt.post_body = (ig_str){ w.ptr, w.len };
+	rt->step = STEP_RESPONSE;
+	rt->error_type = NULL;
+	rt->post_body = (ig_str){ w.ptr, w.len };
 	post();
 }
 
@@ -265,15 +261,15 @@ static uint64_t deadline_of(ig_str ms)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-	uint64_t loop_now = rt.core.loop.clock.now_ms;
+	uint64_t loop_now = rt->core.loop.clock.now_ms;
 	return v > now ? loop_now + (v - now) : loop_now + 1;
 }
 
 static void invoke(const ig_response *res)
 {
 	ig_str id = response_header(res, "lambda-runtime-aws-request-id");
-	rt.request_id_len = id.len < REQUEST_ID_MAX ? id.len : REQUEST_ID_MAX;
-	memcpy(rt.request_id, id.ptr, rt.request_id_len);
+	rt->request_id_len = id.len < REQUEST_ID_MAX ? id.len : REQUEST_ID_MAX;
+	memcpy(rt->request_id, id.ptr, rt->request_id_len);
 	if (!id.len) { /* nowhere to answer */
 		retry("the invocation has no Lambda-Runtime-Aws-Request-Id", res->status);
 		return;
@@ -281,7 +277,7 @@ static void invoke(const ig_response *res)
 	/* One invocation at a time: the environment is the process's. */
 	ig_str trace = response_header(res, "lambda-runtime-trace-id");
 	if (trace.len) {
-		char *v = ig_arena_alloc(&rt.arena, trace.len + 1);
+		char *v = ig_arena_alloc(&rt->arena, trace.len + 1);
 		if (v) {
 			memcpy(v, trace.ptr, trace.len);
 			v[trace.len] = 0;
@@ -291,16 +287,16 @@ static void invoke(const ig_response *res)
 		unsetenv("_X_AMZN_TRACE_ID");
 	}
 	const char *why;
-	if (lambda_event_decode(res->body.ptr, res->body.len, &rt.arena, &rt.ev, &why) != 0) {
+	if (lambda_event_decode(res->body.ptr, res->body.len, &rt->arena, &rt->ev, &why) != 0) {
 		post_error(STEP_ERROR, "Runtime.InvalidEvent", why);
 		return;
 	}
-	lambda_event_set_header(&rt.ev, "x-request-id", (ig_str){ rt.request_id, rt.request_id_len });
-	if (!lambda_event_header(&rt.ev, "traceparent").len && traceparent_of_xray(trace, rt.traceparent))
-		lambda_event_set_header(&rt.ev, "traceparent", (ig_str){ rt.traceparent, IG_TRACEPARENT_LEN });
-	rt.ev.req.deadline_ms = deadline_of(response_header(res, "lambda-runtime-deadline-ms"));
+	lambda_event_set_header(&rt->ev, "x-request-id", (ig_str){ rt->request_id, rt->request_id_len });
+	if (!lambda_event_header(&rt->ev, "traceparent").len && traceparent_of_xray(trace, rt->traceparent))
+		lambda_event_set_header(&rt->ev, "traceparent", (ig_str){ rt->traceparent, IG_TRACEPARENT_LEN });
+	rt->ev.req.deadline_ms = deadline_of(response_header(res, "lambda-runtime-deadline-ms"));
 	enum http_inproc_result result;
-	if (http_inproc_run(&rt.inproc, &rt.core, rt.buf, INPROC_BUF, &rt.ev.req, on_answered, NULL, &result) != 0)
+	if (http_inproc_run(&rt->inproc, &rt->core, rt->buf, INPROC_BUF, &rt->ev.req, on_answered, NULL, &result) != 0)
 		post_error(STEP_ERROR, "Runtime.InvalidEvent",
 			   result == HTTP_INPROC_BAD_FIELD ? "the event's method, path or a field cannot be HTTP"
 			   : result == HTTP_INPROC_NO_ROOM ? "the event is larger than the runtime's buffer"
@@ -327,31 +323,31 @@ static void get_next(void)
 	set_url("/invocation/next");
 	/* No timeout: Lambda answers when there is an invocation, and freezes
 	   the process meanwhile. */
-	const ig_fetch_opts o = { .url = rt.url, .headers_timeout_ms = UINT32_MAX, .max_body_bytes = EVENT_MAX };
-	if (!rt.started) {
-		rt.started = true;
+	const ig_fetch_opts o = { .url = rt->url, .headers_timeout_ms = UINT32_MAX, .max_body_bytes = EVENT_MAX };
+	if (!rt->started) {
+		rt->started = true;
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_INFO, "lambda runtime")) {
 			ig_log_cstr(&l, "runtime_api", runtime_api());
-			ig_log_int(&l, "startup_us", (int64_t)(ig_monotonic_us() - rt.t0_us));
+			ig_log_int(&l, "startup_us", (int64_t)(ig_monotonic_us() - rt->t0_us));
 			ig_log_int(&l, "pid", getpid());
 			ig_log_end(&l);
 		}
 	}
-	ig_fetch(rt.api, &rt.arena, &o, on_next, NULL);
+	ig_fetch(rt->api, &rt->arena, &o, on_next, NULL);
 }
 
 static void next_invocation(void)
 {
-	ig_arena_reset(&rt.arena);
-	rt.request_id_len = 0;
-	rt.step = STEP_NEXT;
+	ig_arena_reset(&rt->arena);
+	rt->request_id_len = 0;
+	rt->step = STEP_NEXT;
 	get_next();
 }
 
 static void call_step(void)
 {
-	if (rt.step == STEP_NEXT)
+	if (rt->step == STEP_NEXT)
 		get_next();
 	else
 		post();
@@ -367,10 +363,21 @@ static const ig_client_opts api_opts = {
 
 static int open_api(void)
 {
-	rt.api = ig_agent_new(&rt.core.loop, &api_opts);
-	rt.backoff_ms = RETRY_FIRST_MS;
-	ig_arena_init(&rt.arena, &rt.core.blocks, ARENA_LIMIT);
-	return rt.api ? 0 : -1;
+	rt->api = ig_agent_new(&rt->core.loop, &api_opts);
+	rt->backoff_ms = RETRY_FIRST_MS;
+	ig_arena_init(&rt->arena, &rt->core.blocks, ARENA_LIMIT);
+	return rt->api ? 0 : -1;
+}
+
+static int map_runtime(void)
+{
+	if (rt)
+		return 0;
+	void *m = mmap(NULL, sizeof *rt, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	rt = m;
+	return 0;
 }
 
 /* Runs once per process: cold, as the rest of the start. */
@@ -378,39 +385,43 @@ __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_
 {
 	ig_log_threshold = server_config.log_level;
 	server_config.threads = 1;
-	rt.t0_us = t0_us;
-	if (http_inproc_core_init(&rt.core, &server_config, app) != 0 || open_api() != 0)
+	if (map_runtime() != 0)
+		return 1;
+	rt->t0_us = t0_us;
+	if (http_inproc_core_init(&rt->core, &server_config, app) != 0 || open_api() != 0)
 	{
 		ig_lambda_init_error("the runtime cannot set up its loop (out of memory?)");
 		return 1;
 	}
-	rt.buf = mmap(NULL, INPROC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (rt.buf == MAP_FAILED) {
+	rt->buf = mmap(NULL, INPROC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (rt->buf == MAP_FAILED) {
 		ig_lambda_init_error("the runtime cannot map its buffer");
 		return 1;
 	}
 	if (http_core_start_hook) /* net/pg's pools on this one core */
-		http_core_start_hook(&rt.core.loop, 1);
+		http_core_start_hook(&rt->core.loop, 1);
 	/* Ready: nothing to wait for but the backends (/readyz). */
 	http_health_set_listening();
 	next_invocation();
-	rt.core.loop.running = true;
-	ig_loop_run(&rt.core.loop);
+	rt->core.loop.running = true;
+	ig_loop_run(&rt->core.loop);
 	return 1; /* the loop does not end while the process is served */
 }
 
 __attribute__((cold)) int ig_lambda_init_error(const char *message)
 {
-	if (!rt.api) { /* the loop alone, for one call */
-		if (ig_loop_init(&rt.core.loop, 0) != 0)
+	if (map_runtime() != 0)
+		return 2;
+	if (!rt->api) { /* the loop alone, for one call */
+		if (ig_loop_init(&rt->core.loop, 0) != 0)
 			return 2;
-		ig_pool_init(&rt.core.blocks, HTTP_BLOCK_SIZE, 16, 1024);
+		ig_pool_init(&rt->core.blocks, HTTP_BLOCK_SIZE, 16, 1024);
 		if (open_api() != 0)
 			return 2;
 	}
-	rt.once = true;
+	rt->once = true;
 	post_error(STEP_INIT_ERROR, "Runtime.InvalidSetting", message);
-	rt.core.loop.running = true;
-	ig_loop_run(&rt.core.loop);
+	rt->core.loop.running = true;
+	ig_loop_run(&rt->core.loop);
 	return 2;
 }
