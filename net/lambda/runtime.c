@@ -68,6 +68,16 @@ static void set_url(const char *tail)
 
 static void call_step(void);
 
+bool lambda_current_invocation(const char **api, const char **id, size_t *id_len)
+{
+	if (!rt || !rt->request_id_len || rt->step == STEP_INIT_ERROR)
+		return false;
+	*api = runtime_api();
+	*id = rt->request_id;
+	*id_len = rt->request_id_len;
+	return true;
+}
+
 /* ---- retries ---- */
 
 static void on_retry_timer(struct ig_timer *t)
@@ -398,6 +408,7 @@ __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_
 		ig_lambda_init_error("the runtime cannot map its buffer");
 		return 1;
 	}
+	lambda_crash_watch();
 	if (http_core_start_hook) /* net/pg's pools on this one core */
 		http_core_start_hook(&rt->core.loop, 1);
 	/* Ready: nothing to wait for but the backends (/readyz). */

@@ -502,3 +502,30 @@ test('the OCI image is a Lambda container image too: its entry point and environ
 		fs.rmSync(dir, { recursive: true, force: true });
 	}
 });
+
+// ---- a crash, in the sanitizers' build ----
+
+const SANITIZED = fs.readFileSync(BIN).includes('__asan_init');
+
+test('a handler that crashes in the ASan build is reported through .../{id}/error', { ...T, skip: !SANITIZED && 'the shipped build has no sanitizer: a crash is the exit Lambda reports' }, async () => {
+	const stalled = await Upstream.start({ '/json': () => ({ stall: true }) });
+	const a = await newApi();
+	// Its own report directory: the crash below is this test's, not a finding.
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-crash-'));
+	try {
+		const srv = await startRuntime(a, { INGOT_UPSTREAM: stalled.origin,
+			ASAN_OPTIONS: `log_path=${dir}/report:abort_on_error=1`, UBSAN_OPTIONS: `log_path=${dir}/report` });
+		const id = randomUUID();
+		const answered = a.invoke(KINDS['API Gateway 2.0']({ method: 'GET', path: '/proxy/json' }), { requestId: id });
+		await stalled.until((u) => u.requests.length > 0); // the handler is pending on its call
+		process.kill(srv.pid, 'SIGSEGV');
+		const [answer, exit] = await Promise.all([answered, srv.exited]);
+		assert.equal(answer.kind, 'error');
+		assert.equal(answer.body.errorType, 'Runtime.Crash');
+		assert.equal(answer.headers['lambda-runtime-function-error-type'], 'Runtime.Crash');
+		assert.notEqual(exit.code, 0);
+		assert.ok(fs.readdirSync(dir).some((f) => f.startsWith('report')), 'the sanitizer wrote its report');
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+});
