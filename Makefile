@@ -448,6 +448,12 @@ FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread
 $(BUILD)/fuzz/fuzz_http: $(FUZZ_SRC_http) $(GEN)/api.h $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h) tests/harness.h
+# The events and answers of net/lambda, with the runtime as fuzz_http has it
+# (the answer's reason phrases come from the engine), pools unwrapped.
+FUZZ_SRC_lambda   := $(FUZZ_SRC_http)
+FUZZ_FLAGS_lambda := -I$(GEN) -I$(DEPS)/host/include
+FUZZ_LIBS_lambda  := $(FUZZ_LIBS_http)
+$(BUILD)/fuzz/fuzz_lambda: $(FUZZ_SRC_lambda) $(GEN)/api.h $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard kernel/*.c kernel/*.h net/api/*.c net/api/*.h)
 	@mkdir -p $(@D)

@@ -249,6 +249,8 @@ static const char *scan_string(ig_json_reader *r, const char *p, bool *escaped)
 
 bool ig_utf8_valid(const char *s, size_t n)
 {
+	if (!n) /* an empty slice may have no pointer */
+		return true;
 	ig_json_reader r = { .start = s, .p = s, .end = s + n };
 	for (const char *p = s; p < s + n;) {
 		if ((unsigned char)*p < 0x80)
