@@ -35,6 +35,31 @@ static bool seen_before(const struct http_inproc_response *res, size_t i)
 	return false;
 }
 
+/* A field value as JSON string text: UTF-8 as it is (escaped); any
+ * other bytes (obs-text, RFC 9110 5.5) read as ISO-8859-1, as HTTP's old
+ * texts did, since a JSON string cannot hold them raw. */
+static void put_value_text(ig_wbuf *w, ig_str v)
+{
+	if (ig_utf8_valid(v.ptr, v.len)) {
+		char *d = ig_wbuf_reserve(w, 6 * v.len);
+		if (d)
+			w->len += ig_json_escape(d, v.ptr, v.len);
+		return;
+	}
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < v.len; i++) {
+		unsigned char c = (unsigned char)v.ptr[i];
+		if (c < 0x80) {
+			char *d = ig_wbuf_reserve(w, 6);
+			if (d)
+				w->len += ig_json_escape(d, (const char *)&c, 1);
+		} else {
+			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+			ig_wbuf_put(w, e, 6);
+		}
+	}
+}
+
 enum header_form {
 	FORM_JOINED,      /* {name: "v1, v2"} */
 	FORM_JOINED_ONE_COOKIE, /* the same, but Set-Cookie's first value only (ALB) */
@@ -67,13 +92,13 @@ static void put_headers(ig_wbuf *w, const struct http_inproc_response *res, enum
 			if (form == FORM_LISTS) {
 				if (!first_value)
 					ig_wbuf_lit(w, ",");
-				ig_json_string(w, v.ptr, v.len);
+				ig_wbuf_lit(w, "\"");
+				put_value_text(w, v);
+				ig_wbuf_lit(w, "\"");
 			} else {
 				if (!first_value)
 					ig_wbuf_lit(w, ", ");
-				char *d = ig_wbuf_reserve(w, 6 * v.len);
-				if (d)
-					w->len += ig_json_escape(d, v.ptr, v.len);
+				put_value_text(w, v);
 			}
 			first_value = false;
 			if (one)
@@ -98,7 +123,9 @@ static void put_cookies(ig_wbuf *w, const struct http_inproc_response *res)
 		else
 			ig_wbuf_lit(w, ",");
 		first = false;
-		ig_json_string(w, res->headers[i].value.ptr, res->headers[i].value.len);
+		ig_wbuf_lit(w, "\"");
+		put_value_text(w, res->headers[i].value);
+		ig_wbuf_lit(w, "\"");
 	}
 	if (!first)
 		ig_wbuf_lit(w, "]");

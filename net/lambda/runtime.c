@@ -211,6 +211,26 @@ static void on_answered(void *arg, enum http_inproc_result result, const struct 
 	post();
 }
 
+/* A request that cannot reach the engine (a field with a CR or LF, a
+ * method that is no token): the problem+json answer the engine gives one
+ * that does not parse, in the event's form. */
+static void answer_problem(int status, const char *detail)
+{
+	ig_str id = { rt->request_id, rt->request_id_len };
+	char *body = ig_arena_alloc(&rt->arena, HTTP_PROBLEM_MAX);
+	if (!body) {
+		post_error(STEP_ERROR, "Runtime.NoResponse", "out of memory for the answer");
+		return;
+	}
+	const ig_header fields[] = { { IG_STR("Content-Type"), IG_STR("application/problem+json") },
+				     { IG_STR("X-Request-Id"), id } };
+	const struct http_inproc_response res = {
+		.status = status, .headers = fields, .header_count = IG_COUNTOF(fields),
+		.body = { body, http_problem_body(body, HTTP_PROBLEM_MAX, status, detail, id) },
+	};
+	on_answered(NULL, HTTP_INPROC_OK, &res);
+}
+
 static ig_str response_header(const ig_response *res, const char *name)
 {
 	size_t n = strlen(name);
@@ -306,11 +326,14 @@ static void invoke(const ig_response *res)
 		lambda_event_set_header(&rt->ev, "traceparent", (ig_str){ rt->traceparent, IG_TRACEPARENT_LEN });
 	rt->ev.req.deadline_ms = deadline_of(response_header(res, "lambda-runtime-deadline-ms"));
 	enum http_inproc_result result;
-	if (http_inproc_run(&rt->inproc, &rt->core, rt->buf, INPROC_BUF, &rt->ev.req, on_answered, NULL, &result) != 0)
-		post_error(STEP_ERROR, "Runtime.InvalidEvent",
-			   result == HTTP_INPROC_BAD_FIELD ? "the event's method, path or a field cannot be HTTP"
-			   : result == HTTP_INPROC_NO_ROOM ? "the event is larger than the runtime's buffer"
-							   : "no connection slot for the invocation");
+	if (http_inproc_run(&rt->inproc, &rt->core, rt->buf, INPROC_BUF, &rt->ev.req, on_answered, NULL, &result) == 0)
+		return;
+	if (result == HTTP_INPROC_NO_SLOT)
+		post_error(STEP_ERROR, "Runtime.NoResponse", "no connection slot for the invocation");
+	else /* the client's request is at fault: answered as the engine answers one */
+		answer_problem(result == HTTP_INPROC_NO_ROOM ? 413 : 400,
+			       result == HTTP_INPROC_NO_ROOM ? "the request is larger than the runtime's buffer"
+							     : "the request's method, path or a field cannot be HTTP");
 }
 
 static void on_next(ig_response *res, void *arg)

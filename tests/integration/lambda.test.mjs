@@ -318,6 +318,22 @@ test('an unknown route is the same 404, and a wrong method the same 405', T, asy
 	}
 });
 
+test('an event field that cannot be HTTP (a CR LF in its value) is a 400 problem+json, and smuggles nothing in', T, async () => {
+	const smuggle = `x\r\n\r\nPOST /blog HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\nContent-Length: ${BLOG_BODY.length}\r\n\r\n${BLOG_BODY}`;
+	for (const kind of Object.keys(KINDS)) {
+		const id = randomUUID();
+		const answer = await api.invoke(KINDS[kind]({ method: 'GET', path: '/health', headers: [['x-evil', smuggle]] }), { requestId: id });
+		assert.equal(answer.kind, 'response', answer.raw);
+		assert.equal(answer.body.statusCode, 400);
+		const problem = JSON.parse(answer.body.body);
+		assert.equal(problem.status, 400);
+		assert.equal(problem.request_id, id);
+		assert.equal(answerFields(answer.body).fields['content-type'], 'application/problem+json');
+	}
+	// No POST /blog ran on the runtime's side: its next id is still the HTTP side's.
+	await compare('API Gateway 2.0', { method: 'POST', path: '/blog', headers: [JSON_CT], body: BLOG_BODY });
+});
+
 test('the request id is the invocation id, and the X-Ray trace id becomes the upstream call\'s traceparent', T, async () => {
 	const id = randomUUID();
 	const mark = upstream.requests.length;

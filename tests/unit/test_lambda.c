@@ -231,6 +231,16 @@ static void test_answers(void)
 		      "\"application/octet-stream\",\"Set-Cookie\":\"a=1; Path=/\",\"Vary\":\"x, y\"},\"body\":\"h\\\"i\","
 		      "\"isBase64Encoded\":false}"),
 	      "ALB: statusDescription, and one Set-Cookie in the single-value form");
+	const ig_header latin1[] = { { IG_STR_INIT("X-Name"), IG_STR_INIT("caf\xe9") },
+				     { IG_STR_INIT("X-Ok"), IG_STR_INIT("caf\xc3\xa9") } };
+	struct lambda_event ev = { .kind = LAMBDA_EVENT_V2 };
+	struct http_inproc_response res = { .status = 204, .headers = latin1, .header_count = 2 };
+	ig_arena_reset(&arena);
+	ig_wbuf w = { .arena = &arena };
+	const char *want = "{\"statusCode\":204,\"headers\":{\"X-Name\":\"caf\\u00e9\",\"X-Ok\":\"caf\xc3\xa9\"},"
+			   "\"body\":\"\",\"isBase64Encoded\":false}";
+	CHECK(lambda_reply_encode(&ev, &res, &w) && w.len == strlen(want) && memcmp(w.ptr, want, w.len) == 0,
+	      "a field value that is not UTF-8 is read as ISO-8859-1 (the JSON stays valid); UTF-8 stays as it is");
 	CHECK(encodes(LAMBDA_EVENT_ALB, true, (ig_str){ "", 0 },
 		      "{\"statusCode\":200,\"statusDescription\":\"200 OK\",\"multiValueHeaders\":{\"Content-Type\":"
 		      "[\"application/octet-stream\"],\"Set-Cookie\":[\"a=1; Path=/\",\"b=2\"],\"Vary\":[\"x\",\"y\"]},"
