@@ -348,6 +348,21 @@ test('the request id is the invocation id, and the X-Ray trace id becomes the up
 	assert.notEqual(seen.headers.traceparent.slice(36, 52), '53995c3f42cd8ad8', 'a new client span');
 });
 
+test('the access log names the invocation: its id, the X-Ray trace, sourceIp as the client', T, async () => {
+	const a = await newApi();
+	const srv = await startRuntime(a, { INGOT_ACCESS_LOG: '1' });
+	const id = randomUUID();
+	const ev = KINDS['API Gateway 2.0']({ method: 'GET', path: '/blog/5' });
+	ev.requestContext.http.sourceIp = '198.51.100.7';
+	await a.invoke(ev, { requestId: id, traceId: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1' });
+	const line = await srv.waitLog((l) => l.msg === 'request' && l.request_id === id);
+	assert.equal(line.trace_id, '5759e988bd862e3fe1be46a994272793');
+	assert.equal(line.client, '198.51.100.7');
+	assert.equal(line.route, '/blog/{id}');
+	assert.equal(line.status, 200);
+	srv.kill();
+});
+
 test('an outbound call ends by the invocation\'s deadline', T, async () => {
 	const stalled = await Upstream.start({ '/json': () => ({ stall: true }) });
 	const a = await newApi();
