@@ -11,7 +11,8 @@
  *    failure (.../{id}/error), and pulls the next: one at a time, never
  *    interleaved. A Runtime API call that fails (refused, reset, a 5xx) is
  *    retried, backing off from 10 ms to at most 500 ms, each retry logged.
- *    It returns only when the loop cannot be set up.
+ *    It returns only when the loop cannot be set up (reported to
+ *    /runtime/init/error as Runtime.OutOfMemory; the exit code is 2).
  *  - ig_lambda_init_error reports a start that failed (a bad setting) to
  *    /runtime/init/error as {"errorMessage", "errorType"} and returns 2,
  *    the exit code.

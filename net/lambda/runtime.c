@@ -413,6 +413,26 @@ static int map_runtime(void)
 	return 0;
 }
 
+/* An init error of errorType type: posted once the loop alone is set up
+ * (the runtime's, when it got that far); returns 2. */
+static int init_error(const char *type, const char *message)
+{
+	if (map_runtime() != 0)
+		return 2;
+	if (!rt->api) { /* the loop alone, for one call */
+		if (!rt->core.loop.epfd && ig_loop_init(&rt->core.loop, 0) != 0)
+			return 2;
+		if (!rt->core.blocks.obj_size)
+			ig_pool_init(&rt->core.blocks, HTTP_BLOCK_SIZE, 16, 1024);
+		if (open_api() != 0)
+			return 2;
+	}
+	rt->once = true;
+	post_error(STEP_INIT_ERROR, type, message);
+	ig_loop_run(&rt->core.loop);
+	return 2;
+}
+
 /* Runs once per process: cold, as the rest of the start. */
 __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_us)
 {
@@ -422,40 +442,21 @@ __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_
 		return 1;
 	rt->t0_us = t0_us;
 	if (http_inproc_core_init(&rt->core, &server_config, app) != 0 || open_api() != 0)
-	{
-		ig_lambda_init_error("the runtime cannot set up its loop (out of memory?)");
-		return 1;
-	}
+		return init_error("Runtime.OutOfMemory", "the runtime cannot set up its loop");
 	rt->buf = mmap(NULL, INPROC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (rt->buf == MAP_FAILED) {
-		ig_lambda_init_error("the runtime cannot map its buffer");
-		return 1;
-	}
+	if (rt->buf == MAP_FAILED)
+		return init_error("Runtime.OutOfMemory", "the runtime cannot map its buffer");
 	lambda_crash_watch();
 	if (http_core_start_hook) /* net/pg's pools on this one core */
 		http_core_start_hook(&rt->core.loop, 1);
 	/* Ready: nothing to wait for but the backends (/readyz). */
 	http_health_set_listening();
 	next_invocation();
-	rt->core.loop.running = true;
 	ig_loop_run(&rt->core.loop);
 	return 1; /* the loop does not end while the process is served */
 }
 
 __attribute__((cold)) int ig_lambda_init_error(const char *message)
 {
-	if (map_runtime() != 0)
-		return 2;
-	if (!rt->api) { /* the loop alone, for one call */
-		if (ig_loop_init(&rt->core.loop, 0) != 0)
-			return 2;
-		ig_pool_init(&rt->core.blocks, HTTP_BLOCK_SIZE, 16, 1024);
-		if (open_api() != 0)
-			return 2;
-	}
-	rt->once = true;
-	post_error(STEP_INIT_ERROR, "Runtime.InvalidSetting", message);
-	rt->core.loop.running = true;
-	ig_loop_run(&rt->core.loop);
-	return 2;
+	return init_error("Runtime.InvalidSetting", message);
 }
