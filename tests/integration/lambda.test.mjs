@@ -334,6 +334,20 @@ test('an event field that cannot be HTTP (a CR LF in its value) is a 400 problem
 	await compare('API Gateway 2.0', { method: 'POST', path: '/blog', headers: [JSON_CT], body: BLOG_BODY });
 });
 
+test('invocations queued together are answered one at a time, never interleaved', T, async () => {
+	const a = await newApi();
+	const srv = await startRuntime(a);
+	await a.waitPolls(1);
+	const ids = [randomUUID(), randomUUID(), randomUUID()];
+	const answers = await Promise.all(ids.map((requestId) =>
+		a.invoke(KINDS['API Gateway 2.0']({ method: 'GET', path: '/delay/20' }), { requestId })));
+	assert.ok(answers.every((x) => x.body.statusCode === 200));
+	await a.waitPolls(4);
+	// Each next comes only after the previous invocation's answer.
+	assert.deepEqual(a.trail, ['next', ...ids.flatMap((id) => [`response ${id}`, 'next'])]);
+	srv.kill();
+});
+
 test('the request id is the invocation id, and the X-Ray trace id becomes the upstream call\'s traceparent', T, async () => {
 	const id = randomUUID();
 	const mark = upstream.requests.length;

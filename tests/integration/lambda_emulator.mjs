@@ -20,6 +20,7 @@ export class RuntimeApi {
 		this.nextCount = 0;    // GET next requests seen
 		this.initErrors = [];  // {headers, body} posted to init/error
 		this.refused = [];     // posts for unknown ids
+		this.trail = [];       // 'next', and 'response <id>' / 'error <id>', in arrival order
 		this.sockets = new Set();
 		this._pollWaiters = [];
 		this._initWaiters = [];
@@ -99,6 +100,7 @@ export class RuntimeApi {
 			const url = req.url;
 			if (req.method === 'GET' && url === `${PREFIX}/invocation/next`) {
 				this.nextCount++;
+				this.trail.push('next');
 				this._pollWaiters = this._pollWaiters.filter((w) => (this.nextCount >= w.count ? (w.resolve(), false) : true));
 				this.polls.push(res); // answered when an invocation is queued: no timeout
 				this._dispatch();
@@ -120,6 +122,7 @@ export class RuntimeApi {
 					return;
 				}
 				this.pending.delete(inv.id);
+				this.trail.push(`${m[2]} ${inv.id}`);
 				let body;
 				try { body = JSON.parse(raw); } catch { body = undefined; }
 				this._reply(res, 202, { status: 'OK' });
