@@ -466,7 +466,7 @@ fuzz: setup-test fuzz-build
 		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 		echo "fuzz: $$n for $(FUZZ_SECONDS) s (corpus $(BUILD)/fuzz/corpus-$$n)"; \
 		$(BUILD)/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-			$(BUILD)/fuzz/corpus-$$n tests/fuzz/$$n || exit 1; \
+			$(BUILD)/fuzz/corpus-$$n $$(if [ $$n = lambda ]; then echo tests/integration/lambda_events; else echo tests/fuzz/$$n; fi) || exit 1; \
 	done
 
 # ---- the unikernel (kernel/metal): the service's objects but kernel/vm.c,

@@ -3,7 +3,8 @@
  * request-target octets only (what inproc then writes as HTTP/1.1), and
  * its fields and body, answered back in every event form, must make valid
  * JSON whose body (base64-decoded when isBase64Encoded) is the body given.
- * Seeds: tests/fuzz/lambda/ (AWS's example events). Build: make fuzz-build
+ * Seeds: tests/integration/lambda_events/ (AWS's example events; tests/run
+ * points there). Build: make fuzz-build
  * (the runtime's sources, as fuzz_http's, for the answer's reason phrases). */
 #include "kernel/arena.h"
 #include "kernel/base64.h"
