@@ -208,8 +208,11 @@ static void print_help(const struct ig_settings *const *parts, size_t nparts, co
 			printf(")\n");
 		}
 	}
-	printf("\n  --%-20s %-24s %s\n  --%-20s %-24s %s\n", "help", "", "print this help",
+	printf("\ncommands:\n  --%-20s %-24s %s\n  --%-20s %-24s %s\n", "help", "", "print this help",
 	       "version", "", "print the version");
+	for (size_t p = 0; p < nparts; p++)
+		for (size_t i = 0; i < parts[p]->ncommands; i++)
+			printf("  --%-20s %-24s %s\n", parts[p]->commands[i].flag, "", parts[p]->commands[i].help);
 }
 
 /* The row whose flag (by_env false) or environment name (true) is

@@ -40,6 +40,15 @@ struct ig_option {
 	const char *help;
 };
 
+/* A one-shot command a part runs instead of serving (--migrate): listed by
+ * --help beside --help and --version. The table only documents it; the
+ * program's main looks for the flag itself, before the parse, because a
+ * command reads only its own part's settings. */
+struct ig_command {
+	const char *flag; /* "migrate" for --migrate */
+	const char *help;
+};
+
 /* One part's rows. The parse first copies the size bytes of defaults over
  * values, the struct the rows' targets are in: the live values stay
  * zero-initialised (.bss) and the defaults const (.rodata), so that neither
@@ -56,6 +65,8 @@ struct ig_settings {
 	void *values;
 	const void *defaults;
 	size_t size;
+	const struct ig_command *commands; /* the part's one-shot commands, or NULL */
+	size_t ncommands;
 };
 
 enum ig_config_result { IG_CONFIG_OK, IG_CONFIG_EXIT, IG_CONFIG_ERROR };

@@ -42,5 +42,6 @@ __attribute__((cold)) static const char *check_net(char *err, size_t errlen)
 }
 
 const struct ig_settings ig_net_settings = {
-	"network", net_rows, IG_COUNTOF(net_rows), check_net, &net_values, &net_defaults, sizeof net_values,
+	.part = "network", .opts = net_rows, .count = IG_COUNTOF(net_rows), .check = check_net,
+	.values = &net_values, .defaults = &net_defaults, .size = sizeof net_values,
 };

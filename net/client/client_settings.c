@@ -73,6 +73,6 @@ static const struct ig_option client_rows[] = {
 };
 
 const struct ig_settings client_settings = {
-	"client", client_rows, IG_COUNTOF(client_rows), NULL,
-	&client_settings_opts, &client_opts_defaults, sizeof client_settings_opts,
+	.part = "client", .opts = client_rows, .count = IG_COUNTOF(client_rows),
+	.values = &client_settings_opts, .defaults = &client_opts_defaults, .size = sizeof client_settings_opts,
 };

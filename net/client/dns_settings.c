@@ -23,5 +23,6 @@ static const struct ig_option dns_rows[] = {
 };
 
 const struct ig_settings dns_settings = {
-	"DNS", dns_rows, IG_COUNTOF(dns_rows), NULL, &dns_config, &dns_defaults, sizeof dns_config,
+	.part = "DNS", .opts = dns_rows, .count = IG_COUNTOF(dns_rows),
+	.values = &dns_config, .defaults = &dns_defaults, .size = sizeof dns_config,
 };

@@ -24,6 +24,7 @@ const struct http_config http_config_defaults = {
 	.max_output = 256 * 1024,
 	.grace_ms = 8000,
 	.admin_port = -1,
+	.idle_exit_ms = 0,
 	.log_level = IG_LOG_INFO,
 	.access_log = false,
 	.access_log_sample = IG_FRACTION_ONE,

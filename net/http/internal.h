@@ -21,6 +21,7 @@ struct http_config {
 	int64_t max_body, header_timeout_ms, body_timeout_ms, idle_timeout_ms;
 	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
 	int64_t admin_port; /* -1: no admin listener */
+	int64_t idle_exit_ms; /* 0: never exit when idle */
 	const char *host;
 	int log_level;
 	bool access_log;
@@ -58,6 +59,11 @@ struct http_core {
 	bool draining;
 	uint64_t requests, cut, dropped;
 	struct http_meter meter; /* the metrics of the app's connections */
+	/* INGOT_IDLE_EXIT_MS (net/http/server_idle.c): when this core's tick
+	   last saw work (read by core 0's tick), and what it saw then. */
+	_Atomic uint64_t idle_last_busy_ms;
+	uint64_t idle_requests_seen;
+	struct ig_timer idle_tick;
 	/* Set by the core's owner (the server, a test) before its loop runs:
 	   called on the core's loop when a draining core has closed its last
 	   connection (an upcall, so net/http's engine knows no server). */

@@ -13,6 +13,7 @@
 #include "net/tls/tls.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -67,6 +68,8 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 	}
 	cfg->port = port;
 	cfg->tls_port = tls_port;
+	if (server_activation.active)
+		server_activation_release();
 	return 0;
 }
 
@@ -93,6 +96,8 @@ static void log_listening(const struct ig_app *app, int ncpus, int quota, long n
 	ig_log_cstr(&l, "service", app->name);
 	ig_log_cstr(&l, "version", app->version);
 	ig_log_int(&l, "pid", getpid());
+	if (server_activation.active)
+		ig_log_cstr(&l, "sockets", "LISTEN_FDS");
 	ig_log_end(&l);
 }
 
@@ -118,6 +123,12 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 	pthread_t *threads = (pthread_t *)(table + (size_t)n * sizeof(struct http_core));
 	void **args = (void **)(threads + n);
 	char err[256];
+	/* Only under a supervisor's LISTEN_* does the activation code (kept
+	   off the startup pages, net/cold.ld) run. */
+	if ((getenv("LISTEN_FDS") || getenv("LISTEN_PID")) && server_activation_take(err, sizeof err) != 0) {
+		startup_error(err);
+		return 2; /* as a bad setting: the supervisor gave what cannot be served */
+	}
 	if (server_admin_open(err, sizeof err) != 0) {
 		startup_error(err);
 		return 2; /* as a bad setting: the admin port is another's */

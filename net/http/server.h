@@ -56,6 +56,30 @@ void server_stop_accepting(struct http_core *core);
  * core's loop and opens the listeners there; 0, or -1 with err set. */
 int server_net_listen(struct http_core *core, char *err, size_t errlen);
 
+/* server_activation.c: socket activation (LISTEN_FDS, LISTEN_PID,
+ * LISTEN_FDNAMES). take reads and unsets them, checks each fd (a listening
+ * stream socket) and sets the settings from what was given (the ports, TLS
+ * only with an https socket, the admin port from an admin socket, -1 if
+ * none); 0, or -1 with err (the caller exits 2). With active set, the
+ * listeners are these sockets and nothing is bound: listener gives a core
+ * its own descriptor of fd (-1 with err), release closes the originals of
+ * http and https once every core has its own (admin's is the admin
+ * listener's). port: the fd's bound port (0: none). */
+struct server_activation {
+	bool active;
+	int http_fd, https_fd, admin_fd; /* -1: not given */
+};
+extern struct server_activation server_activation;
+int server_activation_take(char *err, size_t errlen);
+int server_activation_listener(int fd, char *err, size_t errlen);
+void server_activation_release(void);
+int server_activation_port(int fd);
+
+/* server_idle.c: INGOT_IDLE_EXIT_MS (> 0). start arms core's tick on its
+ * own loop; core 0's tick starts the drain once every core has been idle
+ * that long. */
+void server_idle_core_start(struct http_core *core);
+
 /* server_core.c: core's loop, pools (seeded from one mapping) and
  * listeners; 0 or -1. */
 int server_core_setup(struct http_core *core);
@@ -64,6 +88,10 @@ int server_core_setup(struct http_core *core);
 void server_on_core_wake(struct ig_loop *loop, void *arg);
 void server_on_drained(struct http_core *core);
 int server_watch_signals(struct http_core *core0);
+/* Starts the drain now, without the drain delay, as a signal would (the
+ * "draining" line says reason); on core 0's loop. False if a stop is under
+ * way already. */
+bool server_drain_now(const char *reason);
 void *server_core_main(void *core);
 
 /* server_admin.c: the admin listener (INGOT_ADMIN_PORT; none when -1).

@@ -56,6 +56,10 @@ __attribute__((cold)) int server_admin_open(char *err, size_t errlen)
 	struct http_config *cfg = &server_config;
 	if (cfg->admin_port < 0 || ig_net_stack) /* a stack of ingot's own listens once it runs */
 		return 0;
+	if (server_activation.active) { /* the socket named admin (admin_port is its port) */
+		admin_fd = server_activation.admin_fd;
+		return 0;
+	}
 	int port = (int)cfg->admin_port;
 	char why[200];
 	admin_fd = sock_listen_exclusive(cfg->host, &port, 64, why, sizeof why);

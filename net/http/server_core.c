@@ -58,5 +58,7 @@ int server_core_setup(struct http_core *core)
 		return -1;
 	if (http_core_start_hook)
 		http_core_start_hook(&core->loop, http_server.core_count);
+	if (core->cfg->idle_exit_ms > 0) /* its code is off the startup pages */
+		server_idle_core_start(core);
 	return core->listen_fd >= 0 ? sock_core_start(&core->sock) : 0;
 }

@@ -91,6 +91,21 @@ static void start_drain(struct ig_timer *t)
 	request_all(drain_flag);
 }
 
+static void begin_stop(const char *why_key, const char *why, int64_t delay_ms)
+{
+	http_server.stopping = true;
+	/* Not ready at once, so that load balancers take the instance out
+	   while it still serves, through the delay (a pre-stop delay). */
+	http_health_set_draining();
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_INFO, "draining")) {
+		ig_log_cstr(&l, why_key, why);
+		ig_log_int(&l, "drain_delay_ms", delay_ms);
+		ig_log_int(&l, "grace_ms", server_config.grace_ms); /* counted after the delay */
+		ig_log_end(&l);
+	}
+}
+
 static void on_signal(struct ig_io *io, uint32_t events)
 {
 	(void)io;
@@ -107,24 +122,25 @@ static void on_signal(struct ig_io *io, uint32_t events)
 		}
 		return;
 	}
-	http_server.stopping = true;
-	/* Not ready at once, so that load balancers take the instance out
-	   while it still serves, through the delay (a pre-stop delay). */
-	http_health_set_draining();
 	int64_t delay_ms = server_config.drain_delay_ms;
-	struct ig_logline l;
-	if (ig_log_begin(&l, IG_LOG_INFO, "draining")) {
-		ig_log_cstr(&l, "signal", name);
-		ig_log_int(&l, "drain_delay_ms", delay_ms);
-		ig_log_int(&l, "grace_ms", server_config.grace_ms); /* counted after the delay */
-		ig_log_end(&l);
-	}
+	begin_stop("signal", name, delay_ms);
 	if (delay_ms == 0) {
 		start_drain(NULL);
 		return;
 	}
 	http_server.delay_timer.fn = start_drain;
 	ig_timer_set(&loop->timers, &http_server.delay_timer, loop->clock.now_ms + (uint64_t)delay_ms);
+}
+
+bool server_drain_now(const char *reason)
+{
+	if (http_server.stopping)
+		return false;
+	/* No delay: it exists for a load balancer to take the instance out,
+	   and an idle server has nothing to hand over. */
+	begin_stop("reason", reason, 0);
+	start_drain(NULL);
+	return true;
 }
 
 int server_watch_signals(struct http_core *core0)

@@ -1,6 +1,7 @@
 /* The server's listeners: each core's own SO_REUSEPORT socket for plain
  * HTTP and, when TLS is on, for HTTPS, whose accepts wrap the connection
- * in a TLS transport. Without a certificate nothing of TLS runs. */
+ * in a TLS transport; with socket activation, each core's descriptor of
+ * the socket given instead. Without a certificate nothing of TLS runs. */
 #include "server.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"
@@ -12,6 +13,14 @@ int server_listen(struct http_core *core, int *port, int *tls_port, char *err, s
 	core->tls_listen_fd = -1;
 	if (ig_net_stack) /* server_net_listen, once the loop is there */
 		return 0;
+	if (server_activation.active) {
+		const struct server_activation *a = &server_activation;
+		if (a->http_fd >= 0 && (core->listen_fd = server_activation_listener(a->http_fd, err, errlen)) < 0)
+			return -1;
+		if (a->https_fd >= 0 && (core->tls_listen_fd = server_activation_listener(a->https_fd, err, errlen)) < 0)
+			return -1;
+		return 0;
+	}
 	if (!cfg->tls_only && (core->listen_fd = sock_listen(cfg->host, port, 4096, err, errlen)) < 0)
 		return -1;
 	if (http_server.tls && (core->tls_listen_fd = sock_listen(cfg->host, tls_port, 4096, err, errlen)) < 0)

@@ -13,8 +13,9 @@
 static const struct ig_choice log_levels = { CFG(log_level), "error|warn|info|debug" };
 
 static const struct ig_option server_rows[] = {
-	{ "PORT", IG_OPT_INT, CFG(port), 0, 65535, "TCP port; 0 picks a free one" },
-	{ "HOST", IG_OPT_STR, CFG(host), 0, 0, "numeric address to listen on" },
+	{ "PORT", IG_OPT_INT, CFG(port), 0, 65535,
+	  "TCP port; 0 picks a free one (ignored with LISTEN_FDS: the sockets given are served)" },
+	{ "HOST", IG_OPT_STR, CFG(host), 0, 0, "numeric address to listen on (ignored with LISTEN_FDS)" },
 	{ "INGOT_THREADS", IG_OPT_INT, CFG(threads), 0, IG_MAX_CORES,
 	  "event loops; 0 = usable CPUs (affinity, cgroup quota)" },
 	{ "INGOT_MAX_CONNS", IG_OPT_INT, CFG(max_conns), 1, 1000000,
@@ -41,7 +42,10 @@ static const struct ig_option server_rows[] = {
 	{ "INGOT_DRAIN_DELAY_MS", IG_OPT_INT, CFG(drain_delay_ms), 0, 3600000,
 	  "after SIGTERM/SIGINT, keep serving this long with /readyz 503, then drain" },
 	{ "INGOT_ADMIN_PORT", IG_OPT_INT, CFG(admin_port), -1, 65535,
-	  "admin listener (GET /metrics, /livez, /readyz) on HOST; 0 picks a free one; -1: none" },
+	  "admin listener (GET /metrics, /livez, /readyz) on HOST; 0 picks a free one; -1: none "
+	  "(with LISTEN_FDS: only a socket named admin)" },
+	{ "INGOT_IDLE_EXIT_MS", IG_OPT_INT, CFG(idle_exit_ms), 0, 86400000,
+	  "exit 0 through the drain after this long with no connection open and nothing in flight; 0: never" },
 	{ "INGOT_LOG_LEVEL", IG_OPT_CHOICE, (void *)&log_levels, 0, 0, "error, warn, info or debug" },
 	{ "INGOT_ACCESS_LOG", IG_OPT_BOOL, CFG(access_log), 0, 0, "log every request" },
 	{ "INGOT_ACCESS_LOG_SAMPLE", IG_OPT_FRACTION, CFG(access_log_sample), 0, 0,
@@ -53,7 +57,8 @@ static const struct ig_option server_rows[] = {
 	  "the certificate chain as PEM text, instead of a file" },
 	{ "INGOT_TLS_KEY_PEM", IG_OPT_STR, CFG(tls_key_pem), 0, 0,
 	  "the private key as PEM text, instead of a file" },
-	{ "INGOT_TLS_PORT", IG_OPT_INT, CFG(tls_port), 0, 65535, "HTTPS port; 0 picks a free one" },
+	{ "INGOT_TLS_PORT", IG_OPT_INT, CFG(tls_port), 0, 65535,
+	  "HTTPS port; 0 picks a free one (ignored with LISTEN_FDS)" },
 	{ "INGOT_TLS_ONLY", IG_OPT_BOOL, CFG(tls_only), 0, 0, "serve HTTPS only: no plain HTTP listener" },
 	{ "INGOT_TLS_HANDSHAKE_TIMEOUT_MS", IG_OPT_INT, CFG(tls_handshake_timeout_ms),
 	  1, 3600000, "a TLS handshake not done by then is cut" },
@@ -103,6 +108,6 @@ __attribute__((cold)) static const char *check_server(char *err, size_t errlen)
 }
 
 const struct ig_settings http_server_settings = {
-	"server", server_rows, IG_COUNTOF(server_rows), check_server,
-	&server_config, &http_config_defaults, sizeof server_config,
+	.part = "server", .opts = server_rows, .count = IG_COUNTOF(server_rows), .check = check_server,
+	.values = &server_config, .defaults = &http_config_defaults, .size = sizeof server_config,
 };

@@ -15,8 +15,8 @@ static const struct ig_option lambda_rows[] = {
 };
 
 const struct ig_settings ig_lambda_settings = {
-	"Lambda runtime", lambda_rows, IG_COUNTOF(lambda_rows), NULL,
-	&lambda_config, &lambda_defaults, sizeof lambda_config,
+	.part = "Lambda runtime", .opts = lambda_rows, .count = IG_COUNTOF(lambda_rows),
+	.values = &lambda_config, .defaults = &lambda_defaults, .size = sizeof lambda_config,
 };
 
 /* The start's, so here and not in the runtime's cold code. */

@@ -1,20 +1,16 @@
 /* Where the database is: the socket address of DATABASE_URL's host and
- * port (or the unix socket <dir>/.s.PGSQL.<port>), found once by the
- * settings' check at startup, where blocking on a name lookup is allowed
- * (a loop must not). In net/cold.ld's cold block with the libc resolver
- * it calls: a process without a database runs none of it. */
+ * port when it needs no lookup (a numeric address, localhost, or the unix
+ * socket <dir>/.s.PGSQL.<port>), found once by the settings' check at
+ * startup; a host name is left to each connect (conn.c). */
 #include "internal.h"
 
 #include <arpa/inet.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/un.h>
 
-#include "kernel/log.h"
 
-/* Numeric addresses, "localhost" and socket directories need no lookup;
- * a name is looked up once, here (the start may block, a loop may not). */
+/* Numeric addresses, "localhost" and socket directories need no lookup. */
 const char *pg_resolve(char *err, size_t errlen)
 {
 	struct pg_conninfo *ci = &pg_global->ci;
@@ -46,25 +42,10 @@ const char *pg_resolve(char *err, size_t errlen)
 		pg_global->addr_len = sizeof *v6;
 		return NULL;
 	}
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
-	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
-		/* Not fatal: an unreachable database does not stop the start;
-		   every connect then fails and /readyz stays 503. */
-		struct ig_logline l;
-		if (ig_log_begin(&l, IG_LOG_WARN, "cannot resolve the database host")) {
-			ig_log_cstr(&l, "host", host);
-			ig_log_end(&l);
-		}
-		pg_global->addr_len = 0;
-		return NULL;
-	}
-	memcpy(a, res->ai_addr, res->ai_addrlen);
-	pg_global->addr_len = res->ai_addrlen;
-	if (a->ss_family == AF_INET)
-		v4->sin_port = htons(ci->port);
-	else
-		v6->sin6_port = htons(ci->port);
-	freeaddrinfo(res);
+	/* A name: each connect looks it up on its core's loop (conn.c, with
+	   net/client's resolver and its TTL cache), so that a failover that
+	   moves the name is followed without a restart. */
+	pg_global->addr_len = 0;
 	return NULL;
 }
 

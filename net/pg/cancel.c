@@ -67,7 +67,7 @@ static const struct ig_stream_ops cancel_ops = {
 	.closed = cancel_closed,
 };
 
-void pg_cancel_send(struct pg_core *c, uint32_t pid, uint32_t key)
+void pg_cancel_send(struct pg_core *c, const struct pg_conn *k)
 {
 	struct pg_cancel *x = ig_pool_take(&c->cancels);
 	if (!x)
@@ -75,8 +75,8 @@ void pg_cancel_send(struct pg_core *c, uint32_t pid, uint32_t key)
 	*x = (struct pg_cancel){ .core = c };
 	struct pg_out o;
 	pg_out_init(&o, x->msg, sizeof x->msg);
-	pg_put_cancel(&o, pid, key);
-	x->t = sock_connect(&c->sock, (const struct sockaddr *)&pg_global->addr, pg_global->addr_len);
+	pg_put_cancel(&o, k->pid, k->key);
+	x->t = sock_connect(&c->sock, (const struct sockaddr *)&k->addr, k->addr_len);
 	if (o.overflow || o.len != sizeof x->msg || !x->t) {
 		if (x->t)
 			x->t->ops->close(x->t, 0);

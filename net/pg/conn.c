@@ -1,17 +1,20 @@
 /* One PostgreSQL connection on the loop: connect (TCP or a unix socket),
  * SSLRequest and TLS, startup and authentication (trust, cleartext, md5,
  * SCRAM-SHA-256), then queries in a FIFO: each written as its own
- * Parse?/Bind/Describe/Execute/Sync, all of a batch in one write, and
+ * Parse?/Bind/Describe?/Execute/Sync (Describe until the statement is
+ * known, see struct pg_stmt), all of a batch in one write, and
  * answered in order, one ReadyForQuery each. The pool (pool.c) owns it. */
 #include "internal.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "kernel/log.h"
+#include "net/client/dns.h"
 #include "net/tls/tls.h"
 
 static const struct ig_stream_ops conn_stream_ops;
@@ -71,12 +74,47 @@ static void schedule_flush(struct pg_conn *k)
 
 /* ---- statements ---- */
 
+/* SQL texts are hashed and compared on every query: eight bytes a step
+ * (musl's memcmp goes byte by byte). */
+static uint64_t load_tail(const char *s, size_t n)
+{
+	uint64_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+	return w;
+}
+
 static uint64_t sql_hash(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	uint64_t h = 1469598103934665603ull ^ n;
+	for (; n >= 8; s += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 1099511628211ull;
+		h ^= h >> 29;
+	}
+	h = (h ^ load_tail(s, n)) * 1099511628211ull;
+	h ^= h >> 32;
 	return h ? h : 1;
+}
+
+static bool same_text(const char *a, const char *b, size_t n)
+{
+	for (; n >= 8; a += 8, b += 8, n -= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+	}
+	return load_tail(a, n) == load_tail(b, n);
+}
+
+/* "s<number>" into name (12 bytes: "s", up to 10 digits and a NUL). */
+static void stmt_name(char name[12], uint32_t number)
+{
+	name[0] = 's';
+	name[1 + ig_fmt_u64(name + 1, number)] = 0;
 }
 
 static void stmts_clear(struct pg_conn *k)
@@ -113,7 +151,7 @@ static int16_t stmt_lookup(struct pg_conn *k, const char *sql, size_t len, bool 
 				free_slot = s;
 			continue;
 		}
-		if (st->hash == h && st->len == len && memcmp(st->sql, sql, len) == 0) {
+		if (st->hash == h && st->len == len && same_text(st->sql, sql, len)) {
 			*fresh = false;
 			return s;
 		}
@@ -133,22 +171,61 @@ static int16_t stmt_lookup(struct pg_conn *k, const char *sql, size_t len, bool 
 	st->sql = copy;
 	st->len = (uint32_t)len;
 	st->number = k->next_stmt++;
+	stmt_name(st->name, st->number);
 	st->described = false;
+	st->known = false;
 	st->ncols = 0;
 	return free_slot;
 }
 
 /* ---- writing a query ---- */
 
+/* A known statement's columns as q's result columns, in one block of q's
+ * arena (the connection's copy may be overwritten while q is in flight):
+ * what its RowDescription would have set. */
+static void take_columns(struct pg_query *q, const struct pg_stmt *st)
+{
+	uint16_t n = st->ncols;
+	q->cols = n;
+	q->rows = q->cap = 0;
+	q->values = NULL;
+	q->names = NULL;
+	if (!n)
+		return;
+	size_t bytes = (size_t)n * (sizeof(ig_str) + sizeof(uint32_t) + sizeof(int16_t) + 1) + st->names_bytes;
+	char *b = ig_arena_alloc(q->arena, bytes);
+	if (!b) {
+		pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
+		return;
+	}
+	ig_str *names = (ig_str *)b;
+	uint32_t *oids = (uint32_t *)(names + n);
+	int16_t *formats = (int16_t *)(oids + n);
+	char *text = (char *)(formats + n);
+	memcpy(oids, st->oids, n * sizeof *oids);
+	memcpy(formats, st->formats, n * sizeof *formats);
+	const char *from = st->names;
+	for (uint16_t i = 0; i < n; i++) {
+		size_t len = st->name_lens[i];
+		memcpy(text, from, len);
+		text[len] = 0;
+		names[i] = (ig_str){ len ? text : "", len };
+		text += len + 1;
+		from += len;
+	}
+	q->names = names;
+	q->oids = oids;
+	q->formats = formats;
+}
+
 static void encode_extended(struct pg_conn *k, struct pg_query *q)
 {
 	bool fresh;
 	int16_t slot = stmt_lookup(k, q->sql, q->sql_len, &fresh);
-	char name[16] = "";
-	if (slot >= 0)
-		snprintf(name, sizeof name, "s%u", k->stmts[slot].number);
+	struct pg_stmt *st = slot >= 0 ? &k->stmts[slot] : NULL;
+	const char *name = st ? st->name : "";
 	q->stmt = slot;
-	q->stmt_gen = slot >= 0 ? k->stmts[slot].gen : 0;
+	q->stmt_gen = st ? st->gen : 0;
 	q->parsed_here = fresh;
 	if (fresh) {
 		uint32_t oids[PG_MAX_PARAMS] = { 0 };
@@ -158,12 +235,15 @@ static void encode_extended(struct pg_conn *k, struct pg_query *q)
 	}
 	uint16_t nformats = 0;
 	const int16_t *formats = NULL;
-	if (slot >= 0 && k->stmts[slot].described && k->stmts[slot].ncols <= PG_STMT_FORMATS) {
-		nformats = k->stmts[slot].ncols;
-		formats = k->stmts[slot].formats;
+	if (st && st->described && st->ncols <= PG_STMT_FORMATS) {
+		nformats = st->ncols;
+		formats = st->formats;
 	}
 	pg_put_bind(&k->out, "", name, q->nparams, q->params, nformats, formats);
-	pg_put_describe(&k->out, 'P', "");
+	if (st && st->known)
+		take_columns(q, st);
+	else
+		pg_put_describe(&k->out, 'P', "");
 	pg_put_execute(&k->out, "", 0);
 	pg_put_sync(&k->out);
 }
@@ -263,6 +343,9 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	if (k->state == PGC_IDLE)
 		return;
 	bool was_ready = k->state == PGC_READY;
+	if (k->dns)
+		dns_cancel(k->dns);
+	k->dns = NULL;
 	if (k->t)
 		k->t->ops->close(k->t, 0);
 	k->t = k->sock = NULL;
@@ -313,15 +396,10 @@ static void put_startup(struct pg_conn *k)
 	schedule_flush(k);
 }
 
-void pg_conn_start(struct pg_conn *k)
+/* PGC_CONNECTING, the address known: the socket's connect. */
+static void connect_to_addr(struct pg_conn *k)
 {
-	struct pg_core *c = k->core;
-	k->state = PGC_CONNECTING;
-	k->out.len = k->opos = 0;
-	k->rpos = k->rlen = 0;
-	k->held = false;
-	k->held_lost = false;
-	struct ig_transport *t = sock_connect(&c->sock, (const struct sockaddr *)&pg_global->addr, pg_global->addr_len);
+	struct ig_transport *t = sock_connect(&k->core->sock, (const struct sockaddr *)&k->addr, k->addr_len);
 	if (!t) {
 		k->state = PGC_AUTH; /* so that close reports it */
 		pg_conn_close(k, IG_PG_CONNECT, strerror(errno));
@@ -330,12 +408,60 @@ void pg_conn_start(struct pg_conn *k)
 	t->engine_ops = &conn_stream_ops;
 	t->engine = k;
 	k->t = k->sock = t;
+}
+
+static void on_resolved(void *arg, int error, const struct sockaddr_storage *addrs, size_t count,
+			const char *message)
+{
+	struct pg_conn *k = arg;
+	k->dns = NULL;
+	if (error || count == 0) {
+		/* The resolver's message names the host and says why; it lives
+		   through this call, which is all that close needs. */
+		k->state = PGC_AUTH; /* so that close reports it */
+		pg_conn_close(k, IG_PG_CONNECT, message ? message : "the database host has no address");
+		return;
+	}
+	/* The first address (IPv4 before IPv6): a pool's next connect after a
+	   failure resolves again, so a failover that moves the name is seen. */
+	memcpy(&k->addr, &addrs[0], sizeof addrs[0]);
+	k->addr_len = addrs[0].ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	connect_to_addr(k);
+}
+
+void pg_conn_start(struct pg_conn *k)
+{
+	struct pg_core *c = k->core;
+	k->state = PGC_CONNECTING;
+	k->out.len = k->opos = 0;
+	k->rpos = k->rlen = 0;
+	k->held = false;
+	k->held_lost = false;
+	/* The connect timeout covers the name's lookup too. */
 	uint32_t ms = pg_global->ci.connect_timeout_ms ? pg_global->ci.connect_timeout_ms : cfg()->connect_timeout_ms;
 	ig_timer_set(&c->loop->timers, &k->timer, pg_now_ms(c) + ms);
 	if (want_ssl())
 		pg_put_ssl_request(&k->out);
 	else
 		put_startup(k);
+	if (pg_global->addr_len) {
+		memcpy(&k->addr, &pg_global->addr, sizeof k->addr);
+		k->addr_len = pg_global->addr_len;
+		connect_to_addr(k);
+		return;
+	}
+	/* A host name: looked up before every connect (the resolver's cache
+	   keeps an answer for its TTL), on the loop, never blocking it. */
+	if (!c->dns && !(c->dns = dns_resolver_new(c->loop))) {
+		k->state = PGC_AUTH;
+		pg_conn_close(k, IG_PG_CONNECT, "cannot make a resolver: out of memory");
+		return;
+	}
+	/* NULL when on_resolved ran already (a cache hit, a hosts entry, an
+	   invalid name): then k->dns is what that left. */
+	struct dns_query *q = dns_resolve(c->dns, pg_global->ci.host, pg_global->ci.port, on_resolved, k);
+	if (q)
+		k->dns = q;
 }
 
 static void start_tls(struct pg_conn *k)
@@ -355,8 +481,7 @@ static void start_tls(struct pg_conn *k)
 	k->sock->engine = NULL;
 	struct ig_transport *t = ig_tls_client(tc, k->sock, trust, pg_global->ci.host);
 	if (!t) {
-		pg_conn_close(k, IG_PG_TLS, verify ? "cannot start TLS: too many handshakes"
-						   : "cannot start TLS (too many handshakes, or a TLS backend without sslmode=require)");
+		pg_conn_close(k, IG_PG_TLS, "cannot start TLS: too many handshakes");
 		return;
 	}
 	k->t = t;
@@ -501,6 +626,36 @@ static ig_str arena_copy(ig_arena *a, ig_str s)
 	return (ig_str){ p, s.len };
 }
 
+/* A described statement's column oids and names into stmt_text, when they
+ * fit (else it stays unknown and keeps its Describe): st->known. */
+static void stmt_keep_columns(struct pg_conn *k, struct pg_stmt *st, const struct pg_field *f, uint16_t n)
+{
+	if (n > PG_STMT_FORMATS)
+		return;
+	size_t names = 0;
+	for (uint16_t i = 0; i < n; i++)
+		names += f[i].name.len;
+	size_t at = ((size_t)k->stmt_text_used + 3) & ~(size_t)3;
+	size_t need = (size_t)n * (sizeof(uint32_t) + sizeof(uint16_t)) + names;
+	if (names > UINT16_MAX || at + need > PG_STMT_TEXT)
+		return;
+	uint32_t *oids = (uint32_t *)(void *)(k->stmt_text + at);
+	uint16_t *lens = (uint16_t *)(oids + n);
+	char *text = (char *)(lens + n);
+	st->names = text;
+	for (uint16_t i = 0; i < n; i++) {
+		oids[i] = f[i].type_oid;
+		lens[i] = (uint16_t)f[i].name.len;
+		memcpy(text, f[i].name.ptr, f[i].name.len);
+		text += f[i].name.len;
+	}
+	k->stmt_text_used = (uint32_t)(at + need);
+	st->oids = oids;
+	st->name_lens = lens;
+	st->names_bytes = (uint32_t)names;
+	st->known = true;
+}
+
 static bool live(const struct pg_query *q) { return !q->zombie && !q->internal && !q->failed; }
 
 static void on_row_description(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m)
@@ -513,13 +668,15 @@ static void on_row_description(struct pg_conn *k, struct pg_query *q, const stru
 		return;
 	}
 	/* The statement remembers its columns' types: later executions ask
-	   for the binary form of those that have one. */
+	   for the binary form of those that have one, and, once known, send
+	   no Describe. */
 	if (q->stmt >= 0 && k->stmts[q->stmt].gen == q->stmt_gen && !k->stmts[q->stmt].described) {
 		struct pg_stmt *st = &k->stmts[q->stmt];
 		st->ncols = n;
 		st->described = true;
 		for (uint16_t i = 0; i < n && i < PG_STMT_FORMATS; i++)
 			st->formats[i] = pg_result_format(f[i].type_oid);
+		stmt_keep_columns(k, st, f, n);
 	}
 	if (!live(q))
 		return;
@@ -661,10 +818,18 @@ static void on_query_message(struct pg_conn *k, const struct pg_msg *m)
 		return;
 	}
 	switch (m->type) {
+	case PG_MSG_NO_DATA:
+		/* A statement without result columns (an UPDATE): known too. */
+		if (q->stmt >= 0 && k->stmts[q->stmt].gen == q->stmt_gen && !k->stmts[q->stmt].described &&
+		    pg_read_empty(m)) {
+			k->stmts[q->stmt].described = true;
+			k->stmts[q->stmt].ncols = 0;
+			k->stmts[q->stmt].known = true;
+		}
+		/* fall through */
 	case PG_MSG_PARSE_COMPLETE:
 	case PG_MSG_BIND_COMPLETE:
 	case PG_MSG_CLOSE_COMPLETE:
-	case PG_MSG_NO_DATA:
 	case PG_MSG_PORTAL_SUSPENDED:
 		if (!pg_read_empty(m))
 			pg_conn_close(k, IG_PG_PROTOCOL, "malformed message");
@@ -805,16 +970,36 @@ static void on_conn_timer(struct ig_timer *t)
 	struct pg_query *q = k->head;
 	if (!q)
 		return;
-	if (pg_now_ms(k->core) < q->deadline_ms) {
+	uint64_t now = pg_now_ms(k->core);
+	if (now < q->deadline_ms) {
 		arm_query_timer(k);
 		return;
 	}
-	if (!q->zombie && !q->cancelled && q->kind != PGQ_HOLD) {
+	if (q->cancelled) {
+		/* Still the head a timeout after its CancelRequest: the server
+		   ignores one that comes while it waits for the query's messages
+		   rather than runs it, so send another; after PG_CANCEL_TRIES, a
+		   query that will not stop is not waited on: the connection goes
+		   (which ends the backend's work too). */
+		if (q->cancels >= PG_CANCEL_TRIES) {
+			pg_conn_close(k, IG_PG_CONNECTION_LOST, "the database did not stop a cancelled query");
+			return;
+		}
+		q->cancels++;
+		pg_cancel_send(k->core, k);
+		q->deadline_ms = now + cfg()->query_timeout_ms;
+		arm_query_timer(k);
+		return;
+	}
+	if (!q->zombie && q->kind != PGQ_HOLD) {
 		/* The server is running q (every query before it has ended):
 		   a CancelRequest stops it; its error then arrives and is
 		   dropped, as is the rest of its answer. */
 		q->cancelled = true;
-		pg_cancel_send(k->core, k->pid, k->key);
+		q->cancels = 1;
+		pg_cancel_send(k->core, k);
+		q->deadline_ms = now + cfg()->query_timeout_ms;
+		arm_query_timer(k);
 		bool internal = q->internal;
 		q->zombie = true;
 		if (!internal && q->done) {

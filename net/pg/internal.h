@@ -20,10 +20,14 @@
 #include "net/pg/wire.h"
 #include "net/sock/sock.h"
 
+struct dns_query;
+struct dns_resolver;
+
 #define PG_MAX_POOL 256       /* INGOT_PG_POOL_SIZE's bound */
 #define PG_MAX_PARAMS 256
 #define PG_MAX_COLS 1024      /* columns of one result */
 #define PG_STMT_SLOTS 64      /* prepared statements cached per connection */
+#define PG_CANCEL_TRIES 3     /* CancelRequests for one timed-out query, a timeout apart */
 #define PG_STMT_TEXT 16384    /* bytes of their SQL kept per connection */
 #define PG_STMT_FORMATS 32    /* result columns whose format a statement remembers */
 #define PG_RBUF_INITIAL 16384
@@ -36,8 +40,8 @@
 struct pg_global {
 	struct pg_conninfo ci;
 	const struct tls_trust *trust; /* sslrootcert's anchors, or NULL: the default */
-	struct sockaddr_storage addr;  /* resolved at start when numeric or a socket */
-	socklen_t addr_len;
+	struct sockaddr_storage addr;  /* a numeric host or a socket: set at start */
+	socklen_t addr_len;            /* 0: a name, resolved before each connect */
 	int backend_id;                /* /readyz's "postgresql" plus one, or 0 */
 	uint32_t cores;                /* loops that will run a pool */
 	atomic_bool max_connections_checked; /* by the first core that connects */
@@ -51,7 +55,7 @@ extern struct pg_global *pg_global; /* NULL unless pg_configured */
 const char *pg_resolve(char *err, size_t errlen);
 
 enum pg_query_kind {
-	PGQ_EXTENDED, /* Parse?/Bind/Describe/Execute/Sync */
+	PGQ_EXTENDED, /* Parse?/Bind/Describe?/Execute/Sync */
 	PGQ_SIMPLE,   /* Query ('Q'): a script, BEGIN, COMMIT... */
 	PGQ_HOLD,     /* a held connection's start: a lone Sync (or BEGIN) */
 };
@@ -81,6 +85,7 @@ struct pg_query {
 	bool release_after;     /* COMMIT/ROLLBACK: give the connection back */
 	bool begin;             /* PGQ_HOLD with BEGIN */
 	bool cancelled;         /* a CancelRequest went for it */
+	uint8_t cancels;        /* CancelRequests sent for it */
 	/* the result being built */
 	bool failed;
 	ig_pg_error err;
@@ -93,7 +98,12 @@ struct pg_query {
 	uint64_t affected;
 };
 
-/* A statement prepared on one connection: named "s<number>". */
+/* A statement prepared on one connection: named "s<number>" (name, kept
+ * so that a Bind formats nothing). Once described, and when its columns
+ * fit (at most PG_STMT_FORMATS, their oids and names in stmt_text), it is
+ * "known": its executions send no Describe, and their results take the
+ * columns from here (a statement's result shape is fixed: a schema change
+ * that alters it fails the Bind with 0A000, which prepares it again). */
 struct pg_stmt {
 	uint64_t hash;     /* 0: free */
 	const char *sql;   /* the connection's copy */
@@ -102,6 +112,12 @@ struct pg_stmt {
 	uint32_t gen;      /* bumped when the slot is dropped */
 	uint16_t ncols;    /* result columns, once a RowDescription came */
 	bool described;
+	bool known;        /* described, and oids/names kept: no Describe */
+	char name[12];     /* "s<number>", NUL-terminated */
+	const uint32_t *oids;   /* known: ncols type oids, in stmt_text */
+	const uint16_t *name_lens; /* known: ncols name lengths, in stmt_text */
+	const char *names;      /* known: the names back to back, in stmt_text */
+	uint32_t names_bytes;
 	int16_t formats[PG_STMT_FORMATS];
 };
 
@@ -134,6 +150,9 @@ struct pg_conn {
 	uint32_t inflight;
 	uint32_t generation;    /* bumped on every close */
 	uint32_t pid, key;      /* BackendKeyData, for CancelRequest */
+	struct sockaddr_storage addr; /* where this connection went (its CancelRequests go there) */
+	socklen_t addr_len;
+	struct dns_query *dns;  /* PGC_CONNECTING: the host name's lookup, or NULL */
 	char tx_status;
 	bool held;              /* an ig_pg_tx */
 	bool held_lost;         /* lost while held: reconnect after release */
@@ -157,6 +176,7 @@ struct ig_pg_pool {
 	struct pg_core *core;
 	struct pg_conn *conns[PG_MAX_POOL];
 	uint32_t size;
+	struct pg_conn *last;        /* the last one given a query (pick's batch) */
 	struct pg_query *wait_head, *wait_tail; /* waiting for a connection */
 	uint32_t waiting;
 	struct ig_timer wait_timer;  /* the oldest waiter's acquire deadline */
@@ -181,6 +201,7 @@ struct pg_core {
 	struct ig_pg_pool pool;
 	struct pg_query *failed_head, *failed_tail; /* failed at once: done after the batch */
 	struct ig_deferred deliver;
+	struct dns_resolver *dns; /* for a host name, made on first use */
 	struct ig_pool blocks; /* for scratch: net/pg's own queries' results */
 	ig_arena scratch;
 	/* one message's columns while it is decoded (calloc'd: untouched
@@ -235,7 +256,7 @@ void pg_pool_start(struct ig_pg_pool *p);
 void pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k);
 
 /* cancel.c */
-void pg_cancel_send(struct pg_core *c, uint32_t pid, uint32_t key);
+void pg_cancel_send(struct pg_core *c, const struct pg_conn *k);
 
 /* listen.c */
 void pg_listen_ready(struct ig_pg_pool *p, struct pg_conn *k);

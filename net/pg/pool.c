@@ -1,8 +1,10 @@
 /* A core's pool of PostgreSQL connections: INGOT_PG_POOL_SIZE of them,
  * opened when the core starts and kept open (reconnected with backoff from
- * 50 ms, doubling to 1 s, after a loss); a query goes to the ready
- * connection with the fewest in flight, up to INGOT_PG_PIPELINING; beyond
- * that, or while none is up, it waits in a bounded queue for at most
+ * 50 ms, doubling to 1 s, after a loss); a query goes to the connection
+ * of the batch's previous one while that write has not left, else to the
+ * ready connection with the fewest in flight, up to INGOT_PG_PIPELINING;
+ * beyond that (until a full connection is half empty, so that waiters
+ * leave together), or while none is up, it waits in a bounded queue for at most
  * INGOT_PG_ACQUIRE_TIMEOUT_MS. A held connection (a transaction) takes
  * nothing else until it is given back. */
 #include "internal.h"
@@ -103,14 +105,24 @@ void pg_pool_start(struct ig_pg_pool *p)
 			pg_conn_start(p->conns[i]);
 }
 
-/* The ready connection with the fewest queries in flight, under the
- * pipelining limit; NULL when none. */
+static bool takes_queries(const struct pg_conn *k)
+{
+	return k && k->state == PGC_READY && !k->held && k->inflight < cfg()->pipelining;
+}
+
+/* The connection the last query went to while its write has not left
+ * (the same loop batch), under the pipelining limit: the queries of a
+ * batch (a request's 20) then leave in one write and come back together,
+ * one read and one wakeup where they would cost one per connection. Else
+ * the ready connection with the fewest queries in flight; NULL when none. */
 static struct pg_conn *pick(struct ig_pg_pool *p)
 {
+	if (takes_queries(p->last) && p->last->out.len > 0)
+		return p->last;
 	struct pg_conn *best = NULL;
 	for (uint32_t i = 0; i < p->size; i++) {
 		struct pg_conn *k = p->conns[i];
-		if (!k || k->state != PGC_READY || k->held || k->inflight >= cfg()->pipelining)
+		if (!takes_queries(k))
 			continue;
 		if (!best || k->inflight < best->inflight) {
 			best = k;
@@ -127,6 +139,7 @@ static void assign(struct ig_pg_pool *p, struct pg_conn *k, struct pg_query *q)
 		k->held = true;
 		k->held_arena = q->arena;
 	}
+	p->last = k;
 	if (!pg_conn_send(k, q)) {
 		if (q->kind == PGQ_HOLD)
 			k->held = false;
@@ -271,8 +284,11 @@ void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k)
 
 void pg_pool_conn_idle_again(struct ig_pg_pool *p, struct pg_conn *k)
 {
-	(void)k;
-	if (p->wait_head)
+	/* Waiters leave once a full connection is half empty, not one per
+	   answer: every answer arrives on its own (the server flushes at
+	   each Sync), and one freed slot at a time sent one query per write
+	   and per wakeup. Half of the pipeline still runs meanwhile. */
+	if (p->wait_head && k->inflight <= cfg()->pipelining / 2)
 		drain(p);
 }
 

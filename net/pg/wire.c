@@ -433,19 +433,27 @@ bool pg_read_data_row(const struct pg_msg *m, struct pg_col *cols, uint16_t max,
 	return rd_done(&r);
 }
 
-/* The decimal at the end of a tag, if its first word is one of those that
- * count rows. */
+/* Whether a tag's first word is one of those that count rows: by length
+ * first, as every query's CommandComplete asks. */
+static bool tag_counts_rows(const char *w, size_t n)
+{
+	switch (n) {
+	case 4: return !memcmp(w, "MOVE", 4) || !memcmp(w, "COPY", 4);
+	case 5: return !memcmp(w, "MERGE", 5) || !memcmp(w, "FETCH", 5);
+	case 6:
+		return !memcmp(w, "SELECT", 6) || !memcmp(w, "INSERT", 6) || !memcmp(w, "UPDATE", 6) ||
+		       !memcmp(w, "DELETE", 6);
+	default: return false;
+	}
+}
+
+/* The decimal at the end of a tag, if its first word counts rows. */
 static uint64_t tag_rows(ig_str tag)
 {
-	static const char *const counted[] = { "INSERT", "UPDATE", "DELETE", "SELECT", "MERGE", "MOVE",
-					       "FETCH", "COPY" };
 	size_t word = 0;
 	while (word < tag.len && tag.ptr[word] != ' ')
 		word++;
-	bool counts = false;
-	for (size_t i = 0; i < IG_COUNTOF(counted); i++)
-		counts |= ig_str_eq((ig_str){ tag.ptr, word }, counted[i], strlen(counted[i]));
-	if (!counts)
+	if (!tag_counts_rows(tag.ptr, word))
 		return 0;
 	size_t start = tag.len;
 	while (start > word && tag.ptr[start - 1] >= '0' && tag.ptr[start - 1] <= '9')

@@ -415,7 +415,11 @@ void sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
 
 int sock_core_start(struct sock_core *c)
 {
-	return ig_loop_add(c->loop, c->listen_fd, EPOLLIN, &c->listen_io);
+	/* Exclusive: a listener inherited by socket activation is one socket
+	   that every core's epoll watches (SO_REUSEPORT cannot split a socket
+	   bound by another process), and a connection should wake one core,
+	   not all. With a socket per core (SO_REUSEPORT) it changes nothing. */
+	return ig_loop_add(c->loop, c->listen_fd, EPOLLIN | EPOLLEXCLUSIVE, &c->listen_io);
 }
 
 static struct ig_transport *close_keeping_errno(int fd, int err)

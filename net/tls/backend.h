@@ -76,8 +76,7 @@ int tls_engine_init_server(struct tls_engine *e, struct tls_core *core);
 /* Client role: SNI and host name verification against server_name, chain
  * verification against trust; ALPN "http/1.1". Returns 0 or -1. trust
  * NULL: the connection is encrypted but the peer is not verified at all
- * (PostgreSQL's sslmode=require and prefer); BearSSL only (mbedtls
- * returns -1). */
+ * (PostgreSQL's sslmode=require and prefer). */
 int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 			   const struct tls_trust *trust, const char *server_name);
 /* Releases what the backend allocated for e (nothing for BearSSL). */

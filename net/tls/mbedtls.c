@@ -570,6 +570,18 @@ static int verify_ip(void *engine, mbedtls_x509_crt *crt, int depth, uint32_t *f
 	return 0;
 }
 
+/* Client without trust (PostgreSQL's sslmode=require and prefer): mbedtls
+ * calls this for each certificate of the chain after judging it, and a
+ * cleared flag set means that nothing is held against it. */
+static int accept_unverified(void *engine, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+	(void)engine;
+	(void)crt;
+	(void)depth;
+	*flags = 0;
+	return 0;
+}
+
 /* ---- per core ---- */
 
 /* The session cache's lookup, which also tells the connection that it is
@@ -949,7 +961,16 @@ int tls_engine_init_client(struct tls_engine *e, struct tls_core *core, const st
 		return -1;
 	e->started = false;
 	e->trust = trust;
-	if (!trust || !server_name)
+	if (!trust) {
+		/* Encrypted, unverified: SNI for a name, and every certificate's
+		   flags cleared as the chain is checked (no anchors: it would
+		   fail as not trusted). */
+		if (server_name && !parse_ip(e, server_name) && set_host_name(e, server_name) != 0)
+			goto fail;
+		mbedtls_ssl_set_verify(&e->ssl, accept_unverified, e);
+		return 0;
+	}
+	if (!server_name)
 		goto fail;
 	if (parse_ip(e, server_name))
 		/* No SNI for an address (RFC 6066); the name check is ours. */

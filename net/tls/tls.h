@@ -78,8 +78,8 @@ struct ig_transport *ig_tls_server(struct ig_tls_core *c, struct ig_transport *l
 /* Client role: SNI and verification against server_name (a host name or
  * an IP literal, checked against the certificate's iPAddress names),
  * chain verification against trust (NULL: no verification at all, an
- * encrypted channel to whoever answers: PostgreSQL's sslmode=require;
- * BearSSL only). The handshake starts with the first
+ * encrypted channel to whoever answers: PostgreSQL's sslmode=require).
+ * The handshake starts with the first
  * writev or resume_read of the engine above, or the lower transport's
  * next writable event, whichever comes first. */
 struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *lower,

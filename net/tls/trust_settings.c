@@ -34,6 +34,6 @@ static const char *check_trust(char *err, size_t errlen)
 }
 
 const struct ig_settings ig_tls_trust_settings = {
-	"TLS trust (outbound https)", trust_rows, sizeof trust_rows / sizeof trust_rows[0], check_trust,
-	&tls_trust_config, &trust_defaults, sizeof tls_trust_config,
+	.part = "TLS trust (outbound https)", .opts = trust_rows, .count = sizeof trust_rows / sizeof trust_rows[0],
+	.check = check_trust, .values = &tls_trust_config, .defaults = &trust_defaults, .size = sizeof tls_trust_config,
 };

@@ -2,8 +2,10 @@
 // `service --migrate`, then started with DATABASE_URL, and resolved once
 // /readyz says 200 (its pool has connected once). For the suites of the
 // database routes (techempower, posts).
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, curlResponse, runBinary, within } from './lib.mjs';
+import { startServer, curlResponse, runBinary, within, cleanup } from './lib.mjs';
+import { startPostgres } from './pglib.mjs';
 
 /** `service --migrate` against url: resolves {code, stdout, stderr, logs}
  * (logs: stdout's JSON lines, parsed). */
@@ -31,4 +33,22 @@ export async function startDbService(pg, env = {}) {
 	const srv = await startServer({ DATABASE_URL: pg.url, ...env });
 	await waitReady(srv);
 	return srv;
+}
+
+/** For a suite of one migrated service on a database of its own: call it at
+ * the top of the test file. before() starts a PostgreSQL (pglib's) and the
+ * service on it, after() stops both; the object returned holds them as pg
+ * and srv once before() has run. */
+export function dbServiceForSuite(env = {}) {
+	const db = { pg: null, srv: null };
+	before(async () => {
+		db.pg = await startPostgres();
+		db.srv = await startDbService(db.pg, env);
+	});
+	after(async () => {
+		if (db.srv) await db.srv.stop();
+		if (db.pg) await db.pg.stop();
+		cleanup();
+	});
+	return db;
 }

@@ -5,7 +5,7 @@
 // runs (exit 1); bad or missing settings exit 2; no listener is opened.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cleanup, freePort } from './lib.mjs';
+import { cleanup, freePort, runBinary } from './lib.mjs';
 import { startPostgres } from './pglib.mjs';
 import { migrate } from './dbservice.mjs';
 
@@ -102,4 +102,17 @@ test('a bad DATABASE_URL or none exits 2; an unreachable database exits 1', T, a
 	const wrong = await migrate(pg.urlWith({ password: secret }));
 	assert.equal(wrong.code, 1, `${wrong.stdout}${wrong.stderr}`);
 	assert.ok(!`${wrong.stdout}${wrong.stderr}`.includes(secret), 'the password is in no message');
+});
+
+test('--help lists --migrate among the commands; --migrate --help lists the database settings and touches nothing', T, async () => {
+	const help = await runBinary(['--help'], {});
+	assert.equal(help.code, 0, help.stderr);
+	const commands = help.stdout.slice(help.stdout.indexOf('\ncommands:\n'));
+	assert.match(commands, /^\s+--migrate\s+apply the embedded migrations/m);
+	// Only the database's rows: the command reads no other part's settings.
+	const own = await runBinary(['--migrate', '--help'], { DATABASE_URL: undefined });
+	assert.equal(own.code, 0, own.stderr);
+	assert.match(own.stdout, /INGOT_PG_POOL_SIZE/);
+	assert.doesNotMatch(own.stdout, /INGOT_MAX_BODY/);
+	assert.match(own.stdout, /^\s+--migrate\s/m);
 });

@@ -4,40 +4,69 @@
 // Every type both ways, pipelining with a failure in the middle, 1,000
 // queries in flight over two loops, a query timeout that cancels, a
 // transaction rolled back on error, LISTEN/NOTIFY, the authentications and
-// TLS, a statement prepared again after a schema change, and the errors.
-import { test, before, after } from 'node:test';
+// TLS, a statement prepared again after a schema change, LISTEN again after
+// the listening connection is lost, and the errors.
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import readline from 'node:readline';
 import { ROOT, freePort, startServer, curlResponse, within } from './lib.mjs';
-import { startPostgres } from './pglib.mjs';
+import { postgresForSuite } from './pglib.mjs';
 
 const PGCHECK = process.env.INGOT_PGCHECK_BIN || path.join(ROOT, 'build', 'bin', 'pgcheck');
 
-const started = [];
-after(async () => { await Promise.all(started.map((pg) => pg.stop())); });
-async function start(opts) {
-	const pg = await startPostgres(opts);
-	started.push(pg);
-	return pg;
-}
+const start = postgresForSuite();
 
-// Runs pgcheck with DATABASE_URL=url (unless env overrides it) and nothing
-// else of this process's environment that names a database.
-function pgcheck(url, args, env = {}) {
+// pgcheck's environment: DATABASE_URL=url (unless env overrides it) and
+// nothing else of this process's environment that names a database.
+function pgcheckEnv(url, env) {
 	const base = { PATH: process.env.PATH, INGOT_LOG_LEVEL: 'warn' };
 	for (const k of ['ASAN_OPTIONS', 'UBSAN_OPTIONS']) if (process.env[k]) base[k] = process.env[k];
 	if (url) base.DATABASE_URL = url;
+	return { ...base, ...env };
+}
+const isResultLine = (l) => l.startsWith('{"i"') || l.startsWith('{"notify"') || l.startsWith('{"summary"');
+
+// Runs pgcheck to its end.
+function pgcheck(url, args, env = {}) {
 	return new Promise((resolve) => {
-		execFile(PGCHECK, args, { env: { ...base, ...env }, timeout: 60000, maxBuffer: 64 << 20 },
+		execFile(PGCHECK, args, { env: pgcheckEnv(url, env), timeout: 60000, maxBuffer: 64 << 20 },
 			(err, stdout, stderr) => {
-				const lines = stdout.split('\n').filter((l) => l.startsWith('{"i"') || l.startsWith('{"notify"') ||
-					l.startsWith('{"summary"')).map((l) => JSON.parse(l));
+				const lines = stdout.split('\n').filter(isResultLine).map((l) => JSON.parse(l));
 				resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr, lines });
 			});
 	});
+}
+
+// Starts pgcheck and hands its JSON lines over as they come, while the test
+// acts on the server: next(ms, what) resolves the next line (fails after
+// ms); exited resolves {code, stderr}; kill() ends it by its PID.
+function pgcheckLive(url, args, env = {}) {
+	const child = spawn(PGCHECK, args, { env: pgcheckEnv(url, env), stdio: ['ignore', 'pipe', 'pipe'] });
+	const lines = [];
+	let wake = null;
+	let stderr = '';
+	child.stderr.setEncoding('utf8');
+	child.stderr.on('data', (d) => { stderr += d; });
+	readline.createInterface({ input: child.stdout }).on('line', (l) => {
+		if (!isResultLine(l)) return;
+		lines.push(JSON.parse(l));
+		wake?.();
+	});
+	const exited = new Promise((resolve) => child.on('close', (code) => { wake?.(); resolve({ code, stderr }); }));
+	const next = (ms, what) => within(ms, (async () => {
+		while (!lines.length) {
+			if (child.exitCode !== null) throw new Error(`pgcheck ended (${child.exitCode}) before ${what}: ${stderr}`);
+			await new Promise((resolve) => { wake = resolve; });
+			wake = null;
+		}
+		return lines.shift();
+	})(), what);
+	const kill = () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); return exited; };
+	return { next, exited, kill };
 }
 const byIndex = (lines) => [...lines].sort((a, b) => a.i - b.i);
 
@@ -83,8 +112,9 @@ test('values the server makes decode the same both ways (dates, infinities, NaN,
 	for (const l of r.lines) {
 		assert.equal(l.ok, true, JSON.stringify(l));
 		assert.deepEqual(l.rows[0], [8825, 2147483647, -500000, 86400000000, 'NaN', '1.50', '0102', '{"k": 1}', 'x', null]);
+		// the second execution sends no Describe: its names come from the statement's cache
+		assert.deepEqual(l.cols, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j']);
 	}
-	assert.deepEqual(r.lines[0].cols, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j']);
 });
 
 test('pipelined on one connection: the failing query in the middle fails alone', async () => {
@@ -177,6 +207,38 @@ test('LISTEN/NOTIFY: the notification reaches the callback', async () => {
 	assert.equal(r.code, 0, r.stderr);
 	const n = r.lines.find((x) => x.notify);
 	assert.deepEqual(n, { notify: true, channel: 'ingot_events', payload: 'payload "with" quotes' });
+});
+
+test('LISTEN again after the listening connection is lost (ended by the server, then a restart): later NOTIFYs still arrive', async () => {
+	const channel = 'ingot_again';
+	// The listening connection's backend, once its LISTEN has gone through
+	// (its last query, finished); another one than old after a reconnect.
+	const listening = (old) => pg.waitFor("SELECT coalesce(max(pid), 0) FROM pg_stat_activity WHERE usename = 'ingot' " +
+		`AND query = 'LISTEN "${channel}"' AND state = 'idle'`, (v) => Number(v) > 0 && v !== old,
+	{ what: `a connection that LISTENs on ${channel}${old ? ` (not ${old})` : ''}` });
+	const run = pgcheckLive(pg.url, ['notifications', channel, '3'], { INGOT_PG_POOL_SIZE: '1' });
+	try {
+		const notify = async (payload) => {
+			await pg.psql(`NOTIFY ${channel}, '${payload}'`);
+			return run.next(20000, `the notification "${payload}"`);
+		};
+		const first = await listening();
+		assert.deepEqual(await notify('one'), { notify: true, channel, payload: 'one' });
+		// The server ends the listening connection: the runtime connects
+		// again and LISTENs again, by itself.
+		assert.equal((await pg.psql(`SELECT pg_terminate_backend(${first})`)).trim(), 't');
+		const second = await listening(first);
+		assert.deepEqual(await notify('two'), { notify: true, channel, payload: 'two' });
+		// A restart ends every connection, and refuses new ones for a while.
+		await pg.restart();
+		await listening(second);
+		assert.deepEqual(await notify('three'), { notify: true, channel, payload: 'three' });
+		// Three notifications, each once: pgcheck is done.
+		const end = await within(20000, run.exited, 'pgcheck did not end after 3 notifications');
+		assert.equal(end.code, 0, end.stderr);
+	} finally {
+		await run.kill();
+	}
 });
 
 test('the unix socket (host= a directory) connects', async () => {

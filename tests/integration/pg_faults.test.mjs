@@ -92,6 +92,38 @@ test('the 20 queries of /queries?queries=20 are all written before the first rep
 	assertNoSecret(srv);
 });
 
+test('a statement is described once: its later executions send Bind/Execute/Sync alone, and decode the same', T, async () => {
+	const { fake, srv } = await setup();
+	const conn = fake.conns.find((c) => c.startup && !c.closed);
+	const sent = (from) => conn.log.slice(from).filter((m) => m.dir === 'in').map((m) => m.type);
+	const first = await get(srv, '/db');
+	assert.equal(first.status, 200, first.text);
+	const from = conn.log.length;
+	const at = fake.queries.length;
+	const r = await get(srv, '/queries?queries=20');
+	assert.equal(r.status, 200, r.text);
+	const types = sent(from);
+	assert.equal(types.filter((t) => t === 'B').length, 20, types.join(''));
+	assert.deepEqual(types.filter((t) => t === 'D' || t === 'P'), [], `no Parse or Describe: ${types.join('')}`);
+	// The rows, in the binary format the cached statement asks for, as before.
+	const rows = JSON.parse(r.text);
+	assert.deepEqual(rows.map((w) => w.id), fake.queries.slice(at).map((q) => Number(q.params[0])));
+	assert.ok(rows.every((w) => w.randomNumber === 4242), r.text);
+	assertNoSecret(srv);
+});
+
+test('the queries of one batch go on one connection of the pool: one write, one answer', T, async () => {
+	const { fake, srv } = await setup({}, { INGOT_PG_POOL_SIZE: '2' });
+	await within(10000, fake.until(() => fake.conns.filter((c) => c.startup).length === 2), 'two pooled connections');
+	const at = fake.queries.length;
+	const r = await get(srv, '/queries?queries=20');
+	assert.equal(r.status, 200, r.text);
+	const mine = fake.queries.slice(at);
+	assert.equal(mine.length, 20);
+	assert.equal(new Set(mine.map((q) => q.conn)).size, 1, 'all 20 on the same connection');
+	assertNoSecret(srv);
+});
+
 test('one failing query in the middle of a pipeline: the others\' rows stay in order, the connection stays', T, async () => {
 	let failAt = -1;
 	const { fake, srv } = await setup({
@@ -152,6 +184,30 @@ test('a query that stalls past INGOT_PG_QUERY_TIMEOUT_MS is cancelled with its c
 	await within(10000, fake.until((f) => f.cancels.length >= 1), 'a CancelRequest came');
 	const conn = fake.conns.find((c) => c.startup);
 	assert.deepEqual(fake.cancels[0], { pid: conn.pid, key: conn.key }, 'the BackendKeyData of the stalled connection');
+	await stillServing(srv);
+	assertNoSecret(srv);
+});
+
+test('a CancelRequest the server ignores is sent again a timeout later; a query that never stops costs its connection', T, async () => {
+	let fault = null;
+	const { fake, srv } = await setup({
+		fault: (q) => (fault && /world/i.test(q.sql) ? ((f) => (fault = null, f))(fault) : null),
+	}, { INGOT_PG_QUERY_TIMEOUT_MS: '200' });
+	// Ignored once, then honoured: the query ends (57014) on its connection.
+	fault = { stall: true, ignoreCancels: 1 };
+	assertProblem(await get(srv, '/db'), 503);
+	await within(10000, fake.until((f) => f.cancels.length >= 2), 'a second CancelRequest came');
+	const conn = fake.conns.find((c) => c.startup);
+	assert.deepEqual(fake.cancels[1], { pid: conn.pid, key: conn.key });
+	await stillServing(srv);
+	assert.equal(conn.closed, false, 'the connection stayed');
+	// Never honoured: three CancelRequests, then the connection is closed
+	// and the pool connects again.
+	const before = fake.cancels.length;
+	fault = { stall: true, ignoreCancels: 1000 };
+	assertProblem(await get(srv, '/db'), 503);
+	await within(10000, fake.until(() => conn.closed), 'the connection of a query that never stops was closed');
+	assert.equal(fake.cancels.length - before, 3);
 	await stillServing(srv);
 	assertNoSecret(srv);
 });

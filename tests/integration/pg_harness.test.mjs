@@ -2,25 +2,18 @@
 // as the reference client: the URLs it hands out are ones libpq accepts,
 // SCRAM and md5 refuse a wrong password, verify-full trusts the test CA and
 // no other, a restart keeps the data, and stop() leaves no process.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import { startPostgres } from './pglib.mjs';
+import { postgresForSuite } from './pglib.mjs';
 
-const started = [];
-after(async () => { await Promise.all(started.map((pg) => pg.stop())); });
+const start = postgresForSuite();
 
 // Running: the PID exists and is not a zombie (the server's postmaster is
 // daemonised by pg_ctl, so its parent is whatever reaps orphans here).
 function running(pid) {
 	try { return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] !== 'Z'; } catch { return false; }
-}
-
-async function start(opts) {
-	const pg = await startPostgres(opts);
-	started.push(pg);
-	return pg;
 }
 
 // psql with a connection URL only: nothing of this process's environment.

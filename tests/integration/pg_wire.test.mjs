@@ -5,25 +5,18 @@
 // echoed in binary and in text (its own TAP lines, counted here). A wrong
 // password is refused by the server with 28P01, never by a client-side
 // mistake, and the password shows nowhere in the output.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './lib.mjs';
-import { startPostgres } from './pglib.mjs';
+import { postgresForSuite } from './pglib.mjs';
 
 const CHECK = path.join(ROOT, process.env.BUILD || 'build', 'bin', 'pgwire_check');
 const TYPES = 20; // the parameters pgwire_check sends
 
-const started = [];
-after(async () => { await Promise.all(started.map((pg) => pg.stop())); });
-
-async function start(opts) {
-	const pg = await startPostgres(opts);
-	started.push(pg);
-	return pg;
-}
+const start = postgresForSuite();
 
 function run(pg, password, mode) {
 	return new Promise((resolve) => {

@@ -144,6 +144,8 @@ const formatOf = (codes, i) => (codes.length === 0 ? 0 : codes.length === 1 ? co
  *   { rowBytes: N }           its row as one DataRow of N bytes (the last column padded)
  *   { stall: true }           no answer until a CancelRequest names this connection
  *                             (then ErrorResponse 57014 and the rest)
+ *   { stall: true, ignoreCancels: N }  the same, but the first N CancelRequests are
+ *                             ignored, as a server ignores one that comes between messages
  * hold(conn) -> bool: while true, replies are kept back (in order) and
  * written once it turns false (checked after every read); a test holds
  * until N queries arrived to prove they were all sent first. */
@@ -340,7 +342,7 @@ export class PgFake extends Watched {
 		const r = this.results(query);
 		const formats = (r.fields || []).map((_, i) => formatOf(q.resultFormats, i));
 		if (f?.error) { this._fail(conn, out, f.error); return false; }
-		if (f?.stall) { out.push({ stall: true }); return false; }
+		if (f?.stall) { out.push({ stall: true, ignoreCancels: f.ignoreCancels || 0 }); return false; }
 		if (q.describe && r.fields) out.push(rowDescription(r.fields, formats));
 		if (f?.malformed === 'short-length') { out.push(Buffer.from([0x44, 0, 0, 0, 2])); return false; }
 		if (f?.malformed === 'column-overrun') {
@@ -382,6 +384,7 @@ export class PgFake extends Watched {
 				// Kept with what follows it: a CancelRequest answers it.
 				conn.log.push({ dir: 'out', what: 'stall' });
 				conn.stalled = true;
+				conn.ignoreCancels = o.ignoreCancels;
 				conn.held = pending.slice(pending.indexOf(o));
 				return;
 			}
@@ -397,6 +400,7 @@ export class PgFake extends Watched {
 	_cancel({ pid, key }) {
 		const c = this.conns.find((x) => x.pid === pid && x.key === key && !x.closed);
 		if (!c || !c.stalled) return;
+		if (c.ignoreCancels > 0) { c.ignoreCancels--; return; }
 		c.held[0] = errorResponse({ code: '57014', message: 'canceling statement due to user request' });
 		c.stalled = false;
 		this._emit(c, []);

@@ -4,6 +4,7 @@
 // unprivileged user (postgres, else nobody) when the tests run as root.
 // Every wait is for an event (pg_ctl -w, pg_isready, a query); it is stopped
 // by its own PID, and whatever is left at exit is killed by PID too.
+import { after } from 'node:test';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -80,8 +81,10 @@ const enc = encodeURIComponent;
  *   authMethod         'scram-sha-256' (default), 'md5' or 'trust', for TCP and the socket
  *   maxConnections     max_connections (default 200)
  *   settings           more postgresql.conf lines: { name: value }
+ *   host               the loopback address it listens on (default 127.0.0.1)
+ *   port               its port (default: a free one)
  * Resolves {
- *   port, host ('127.0.0.1'), socketDir (its unix socket <socketDir>/.s.PGSQL.<port>),
+ *   port, host, socketDir (its unix socket <socketDir>/.s.PGSQL.<port>),
  *   user, password, database ('ingot', a role that owns the database),
  *   url            DATABASE_URL for that role over TCP (sslmode=verify-full with
  *                  the CA and host localhost when tls, else sslmode=disable),
@@ -92,11 +95,14 @@ const enc = encodeURIComponent;
  *   caCert, wrongCaCert (tls only), dir, dataDir, logFile, pid,
  *   psql(sql, {database, user})  -> stdout (unaligned, tuples only, ON_ERROR_STOP);
  *                  as the superuser over the socket unless user says otherwise,
+ *   waitFor(sql, accept, {ms, what})  asks psql(sql) again and again until accept(its
+ *                  trimmed answer) is true, and resolves that answer; fails after ms
+ *                  (default 20000), naming what,
  *   restart()      pg_ctl restart -m fast (the same port; pid changes),
  *   stop()         a fast shutdown by PID, waits for it, removes the directory }
  */
 export async function startPostgres({ tls = false, authMethod = 'scram-sha-256', maxConnections = 200,
-	settings = {} } = {}) {
+	settings = {}, host = '127.0.0.1', port = 0 } = {}) {
 	const bin = ensureInstalled();
 	const account = serverAccount();
 	// Under the system's temporary directory, never the clone: the server's
@@ -126,7 +132,7 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 		`--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions'], as);
 
 	const conf = {
-		listen_addresses: "'127.0.0.1'",
+		listen_addresses: `'${host}'`,
 		unix_socket_directories: `'${dir}'`,
 		max_connections: String(maxConnections),
 		// A test database: durability buys nothing, speed does.
@@ -141,7 +147,7 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 		`\n# ingot tests\n${Object.entries(conf).map(([k, v]) => `${k} = ${v}`).join('\n')}\n`);
 
 	const pg = {
-		host: '127.0.0.1', dir, dataDir, logFile, socketDir: dir, user: 'ingot', password, database: 'ingot',
+		host, dir, dataDir, logFile, socketDir: dir, user: 'ingot', password, database: 'ingot',
 		caCert: pki?.caFile, wrongCaCert: pki?.otherCaFile, pki, pid: 0, port: 0,
 	};
 	const pidOf = () => Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -150,12 +156,12 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 	// A port that was free a moment ago may be taken by the time the server
 	// binds it: then another one.
 	for (let attempt = 0; ; attempt++) {
-		pg.port = await freePort();
+		pg.port = port || await freePort();
 		const r = await run(path.join(bin, 'pg_ctl'), ['-D', dataDir, '-l', logFile, '-w', '-t', '60',
 			'-o', `-p ${pg.port}`, 'start'], as);
 		if (r.code === 0) break;
 		const log = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '';
-		if (attempt < 4 && /could not (bind|create listen)|Address already in use/.test(log)) continue;
+		if (!port && attempt < 4 && /could not (bind|create listen)|Address already in use/.test(log)) continue;
 		fs.rmSync(dir, { recursive: true, force: true });
 		pki?.cleanup();
 		throw new Error(`PostgreSQL did not start (${r.code}): ${r.stderr}${r.stdout}\n${log}`);
@@ -188,6 +194,15 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 	pg.socketUrl = `postgresql://${enc(pg.user)}:${enc(password)}@/${enc(pg.database)}` +
 		`?host=${enc(dir)}&port=${pg.port}`;
 
+	pg.waitFor = async (sql, accept, { ms = 20000, what = sql } = {}) => {
+		const deadline = Date.now() + ms;
+		for (;;) {
+			const v = (await pg.psql(sql)).trim();
+			if (accept(v)) return v;
+			if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what} (last answer: ${v})`);
+		}
+	};
+
 	pg.restart = async () => {
 		await pgctl(['-l', logFile, '-w', '-t', '60', '-m', 'fast', '-o', `-p ${pg.port}`, 'restart']);
 		pg.pid = pidOf();
@@ -202,4 +217,17 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 		pki?.cleanup();
 	};
 	return pg;
+}
+
+/** For a suite that starts servers as it goes: call it at the top of the
+ * test file; it returns start(opts), startPostgres's, and every server so
+ * started is stopped after the suite (node:test's after()). */
+export function postgresForSuite() {
+	const started = [];
+	after(async () => { await Promise.all(started.map((pg) => pg.stop())); });
+	return async (opts) => {
+		const pg = await startPostgres(opts);
+		started.push(pg);
+		return pg;
+	};
 }

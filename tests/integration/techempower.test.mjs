@@ -4,13 +4,12 @@
 // its escaping and its order), /updates (persisted: read back with psql),
 // Server and Date on every answer; and the same service without a
 // database, whose database routes answer 503 while the rest is unchanged.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, curlResponse, freePort, DATE_RE } from './lib.mjs';
-import { startPostgres } from './pglib.mjs';
-import { startDbService } from './dbservice.mjs';
+import { startServer, curlResponse, freePort, DATE_RE } from './lib.mjs';
+import { dbServiceForSuite } from './dbservice.mjs';
 
-let pg, srv;
+const db = dbServiceForSuite();
 
 const T = { timeout: 60000 };
 
@@ -30,16 +29,6 @@ const FORTUNES = [
 	[12, 'フレームワークのベンチマーク'],
 ];
 
-before(async () => {
-	pg = await startPostgres();
-	srv = await startDbService(pg);
-});
-after(async () => {
-	if (srv) await srv.stop();
-	if (pg) await pg.stop();
-	cleanup();
-});
-
 function assertTe(res, status, type) {
 	assert.equal(res.status, status, `status; body ${res.text}`);
 	assert.equal(res.headers['content-type'], type);
@@ -56,19 +45,19 @@ function assertWorld(w) {
 }
 
 async function dbNumbers(ids) {
-	const out = await pg.psql(`SELECT id || ':' || randomnumber FROM world WHERE id IN (${ids.join(',')});`);
+	const out = await db.pg.psql(`SELECT id || ':' || randomnumber FROM world WHERE id IN (${ids.join(',')});`);
 	return new Map(out.trim().split('\n').map((l) => l.split(':').map(Number)));
 }
 
 test('the migrations made world (10,000 rows, numbers 1..10000) and fortune (12 rows)', T, async () => {
-	assert.equal((await pg.psql('SELECT count(*), min(id), max(id) FROM world WHERE randomnumber BETWEEN 1 AND 10000;')).trim(),
+	assert.equal((await db.pg.psql('SELECT count(*), min(id), max(id) FROM world WHERE randomnumber BETWEEN 1 AND 10000;')).trim(),
 		'10000|1|10000');
-	const rows = (await pg.psql("SELECT id || E'\\t' || message FROM fortune ORDER BY id;")).trim().split('\n');
+	const rows = (await db.pg.psql("SELECT id || E'\\t' || message FROM fortune ORDER BY id;")).trim().split('\n');
 	assert.deepEqual(rows, FORTUNES.map(([id, m]) => `${id}\t${m}`));
 });
 
 test('GET /plaintext: Hello, World! as text/plain, with Server and Date', T, async () => {
-	const res = await curlResponse(srv.port, '/plaintext');
+	const res = await curlResponse(db.srv.port, '/plaintext');
 	assertTe(res, 200, 'text/plain');
 	assert.equal(res.text, 'Hello, World!');
 });
@@ -76,7 +65,7 @@ test('GET /plaintext: Hello, World! as text/plain, with Server and Date', T, asy
 test('GET /db: one World row as {"id","randomNumber"}, the row the table holds', T, async () => {
 	const seen = new Set();
 	for (let i = 0; i < 20; i++) {
-		const res = await curlResponse(srv.port, '/db');
+		const res = await curlResponse(db.srv.port, '/db');
 		assertTe(res, 200, 'application/json');
 		const w = res.json();
 		assertWorld(w);
@@ -94,15 +83,15 @@ const CLAMP = [
 
 for (const [query, n] of CLAMP) {
 	test(`GET /queries${query}: an array of ${n} World rows`, T, async () => {
-		const res = await curlResponse(srv.port, `/queries${query}`);
+		const res = await curlResponse(db.srv.port, `/queries${query}`);
 		assertTe(res, 200, 'application/json');
 		const rows = res.json();
 		assert.ok(Array.isArray(rows), res.text);
 		assert.equal(rows.length, n);
 		rows.forEach(assertWorld);
 		if (n === 20) {
-			const db = await dbNumbers(rows.map((r) => r.id));
-			for (const r of rows) assert.equal(db.get(r.id), r.randomNumber, `row ${r.id}`);
+			const stored = await dbNumbers(rows.map((r) => r.id));
+			for (const r of rows) assert.equal(stored.get(r.id), r.randomNumber, `row ${r.id}`);
 		}
 	});
 }
@@ -111,7 +100,7 @@ const escapeHtml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace
 	.replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 test('GET /fortunes: every row and the one added at request time, sorted by message, escaped, as HTML', T, async () => {
-	const res = await curlResponse(srv.port, '/fortunes');
+	const res = await curlResponse(db.srv.port, '/fortunes');
 	assertTe(res, 200, 'text/html; charset=utf-8');
 	const all = [...FORTUNES, [0, 'Additional fortune added at request time.']]
 		.sort((a, b) => Buffer.compare(Buffer.from(a[1]), Buffer.from(b[1])));
@@ -131,8 +120,8 @@ test('GET /fortunes: every row and the one added at request time, sorted by mess
 test('GET /updates?queries=20: 20 rows with new numbers, written to the table (read back with psql)', T, async () => {
 	// Every number 0 first (outside 1..10000): a row the batch did not
 	// write would still say 0 afterwards.
-	await pg.psql('UPDATE world SET randomnumber = 0;');
-	const res = await curlResponse(srv.port, '/updates?queries=20');
+	await db.pg.psql('UPDATE world SET randomnumber = 0;');
+	const res = await curlResponse(db.srv.port, '/updates?queries=20');
 	assertTe(res, 200, 'application/json');
 	const rows = res.json();
 	assert.equal(rows.length, 20);
@@ -142,11 +131,11 @@ test('GET /updates?queries=20: 20 rows with new numbers, written to the table (r
 		if (byId.has(r.id)) assert.equal(byId.get(r.id), r.randomNumber, `row ${r.id} read twice: one number`);
 		byId.set(r.id, r.randomNumber);
 	}
-	const db = await dbNumbers([...byId.keys()]);
-	for (const [id, n] of byId) assert.equal(db.get(id), n, `row ${id} as answered`);
-	assert.equal((await pg.psql('SELECT count(*) FROM world WHERE randomnumber <> 0;')).trim(), String(byId.size),
+	const stored = await dbNumbers([...byId.keys()]);
+	for (const [id, n] of byId) assert.equal(stored.get(id), n, `row ${id} as answered`);
+	assert.equal((await db.pg.psql('SELECT count(*) FROM world WHERE randomnumber <> 0;')).trim(), String(byId.size),
 		'no other row was written');
-	await pg.psql('UPDATE world SET randomnumber = 1 + (id * 7919) % 10000;');
+	await db.pg.psql('UPDATE world SET randomnumber = 1 + (id * 7919) % 10000;');
 });
 
 test('concurrent /updates batches over the same rows do not deadlock: 4 rounds of 8 x 500 rows, each 200', T, async () => {
@@ -154,7 +143,7 @@ test('concurrent /updates batches over the same rows do not deadlock: 4 rounds o
 	// they were read, two of them would lock rows in opposite orders and
 	// one would fail with 40P01 (a 500; seen in most rounds without the sort).
 	for (let round = 0; round < 4; round++) {
-		const all = await Promise.all(Array.from({ length: 8 }, () => curlResponse(srv.port, '/updates?queries=500')));
+		const all = await Promise.all(Array.from({ length: 8 }, () => curlResponse(db.srv.port, '/updates?queries=500')));
 		for (const res of all) {
 			assert.equal(res.status, 200, res.text);
 			assert.equal(res.json().length, 500);
@@ -164,7 +153,7 @@ test('concurrent /updates batches over the same rows do not deadlock: 4 rounds o
 
 test('GET /updates clamps like /queries: missing is 1, 501 is 500', T, async () => {
 	for (const [query, n] of [['', 1], ['?queries=x', 1], ['?queries=501', 500]]) {
-		const res = await curlResponse(srv.port, `/updates${query}`);
+		const res = await curlResponse(db.srv.port, `/updates${query}`);
 		assertTe(res, 200, 'application/json');
 		assert.equal(res.json().length, n, query);
 	}
@@ -191,7 +180,7 @@ test('without DATABASE_URL the database routes answer 503 "no database configure
 
 test('with the database unreachable the service starts: /readyz 503, the database routes 503 problem+json, the rest 200', T, async () => {
 	const secret = 'unreachable-secret-7';
-	const down = await startServer({ DATABASE_URL: pg.urlWith({ port: await freePort(), password: secret }) });
+	const down = await startServer({ DATABASE_URL: db.pg.urlWith({ port: await freePort(), password: secret }) });
 	try {
 		assert.equal((await curlResponse(down.port, '/readyz')).status, 503);
 		for (const path of ['/db', '/queries?queries=2', '/fortunes', '/updates']) {

@@ -9,8 +9,8 @@
 // slowloris, idle CPU) and then stops on Ctrl-Alt-Del with a request in
 // flight; one on a TAP in a namespace answers ping and 500 concurrent
 // connections (qemu's user network carries neither); one boot each for
-// DHCP, the modern virtio-mmio device, a bad ingot.ip and a forced CPU
-// exception. A missing image or platform part fails; nothing skips.
+// DHCP, the modern virtio-mmio device, an idle exit (INGOT_IDLE_EXIT_MS), a
+// bad ingot.ip and a forced CPU exception. A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -230,6 +230,17 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 		assert.ok(stopped, `a "stopped" line; ${g.describe()}`);
 		assert.ok(cleanStop(lastWords(g)), `the last console line says a clean stop; ${g.describe()}`);
 	});
+});
+
+test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers off by itself with 0', T, async () => {
+	const g = await boot({ more: `${WORDS} INGOT_IDLE_EXIT_MS=300` });
+	await listening(g);
+	const { res } = await rawAnswer(g.port, req('GET', '/health', { headers: ['Connection: close'] }));
+	assert.equal(res.text, BODY.health);
+	assert.deepEqual(await g.waitExit(), { code: 0, signal: null }, g.describe());
+	assert.equal(g.logs.find((l) => l.msg === 'draining')?.reason, 'idle', g.describe());
+	assert.equal(g.logs.find((l) => l.msg === 'stopped')?.requests, 1, g.describe());
+	assert.ok(cleanStop(lastWords(g)), `the last console line says a clean stop; ${g.describe()}`);
 });
 
 test('DHCP: with no ingot.ip the unikernel takes its address from qemu\'s user network and serves', T, async () => {

@@ -434,17 +434,18 @@ export async function startTlsUpstream(pki) {
 // ---- DNS on loopback ----
 
 /** A DNS server on 127.0.0.1 (UDP, random port): A records from `names`
- * (name -> IPv4), an empty answer for other types of a known name, NXDOMAIN
- * for the rest. Counts queries per name. */
-export async function startDns(names) {
+ * (name -> IPv4; h.names may be changed later), an empty answer for other
+ * types of a known name, NXDOMAIN for the rest, with TTL `ttl` seconds.
+ * Counts queries per name. */
+export async function startDns(names, { ttl = 60 } = {}) {
 	const sock = dgram.createSocket('udp4');
-	const h = { queries: [], names: { ...names } };
+	const h = { queries: [], names: { ...names }, ttl };
 	sock.on('message', (msg, rinfo) => {
 		const q = parseQuery(msg);
 		if (!q) return;
 		h.queries.push(q);
 		const ip = h.names[q.name.toLowerCase()];
-		sock.send(answer(msg, q, ip), rinfo.port, rinfo.address);
+		sock.send(answer(msg, q, ip, h.ttl), rinfo.port, rinfo.address);
 	});
 	await new Promise((resolve) => sock.bind(0, '127.0.0.1', resolve));
 	h.port = sock.address().port;
@@ -472,7 +473,7 @@ function parseQuery(msg) {
 	return { id: msg.readUInt16BE(0), name: labels.join('.'), type: msg.readUInt16BE(off), qclass: msg.readUInt16BE(off + 2), end: off + 4 };
 }
 
-function answer(msg, q, ip) {
+function answer(msg, q, ip, ttl) {
 	const question = msg.subarray(12, q.end);
 	const header = Buffer.alloc(12);
 	header.writeUInt16BE(q.id, 0);
@@ -487,7 +488,7 @@ function answer(msg, q, ip) {
 		rr.writeUInt16BE(0xc00c, 0); // the name: a pointer to the question's
 		rr.writeUInt16BE(1, 2);      // A
 		rr.writeUInt16BE(1, 4);      // IN
-		rr.writeUInt32BE(60, 6);     // TTL
+		rr.writeUInt32BE(ttl, 6);
 		rr.writeUInt16BE(4, 10);
 		a.split('.').forEach((x, i) => { rr[12 + i] = Number(x); });
 		return rr;

@@ -211,6 +211,21 @@ test('tools/vmlinux: the bzImage\'s payload is a 64-bit x86 ELF kernel, and it b
 	assert.ok(g.logs.some((l) => l.msg === 'request'), 'INGOT_ACCESS_LOG=1 from the command line took effect');
 });
 
+test('INGOT_IDLE_EXIT_MS on the kernel command line: idle after a request, the machine drains and powers off with 0', { ...T, ...SKIP }, async () => {
+	await need('qemu-system-x86_64');
+	needBoot('vmlinuz', 'initramfs.cpio.gz');
+	const g = guest('microvm', await freePort(), 'INGOT_IDLE_EXIT_MS=500');
+	await g.waitLog((l) => l.msg === 'listening');
+	assert.equal((await curlResponse(g.port, '/health')).text, BODY.health);
+	const draining = await g.waitLog((l) => l.msg === 'draining');
+	assert.equal(draining.reason, 'idle', g.describe());
+	const off = await g.waitLog((l) => l.msg === 'vm: power off');
+	assert.deepEqual([off.status, off.by], [0, 'poweroff']);
+	const x = await within(BOOT_MS, g.exited, `qemu to exit after the power-off; ${g.describe()}`);
+	assert.deepEqual(x, { code: 0, signal: null }, g.describe());
+	assert.equal(g.logs.find((l) => l.msg === 'stopped')?.requests, 1);
+});
+
 test('a kernel command line word that is no setting (the kernel passes it to init as an argument) is ignored: the machine serves', { ...T, ...SKIP }, async () => {
 	await need('qemu-system-x86_64');
 	needBoot('vmlinuz', 'initramfs.cpio.gz');

@@ -8,6 +8,8 @@
  *   pgcheck tx QUERY... commit|rollback   on one held connection (BEGIN first)
  *   pgcheck inflight N             N queries at once, over --threads loops
  *   pgcheck listen CHANNEL PAYLOAD LISTEN, then NOTIFY until it arrives
+ *   pgcheck notifications CHANNEL N   LISTEN and print each notification
+ *                                  (sent by others) until N have arrived
  *
  * A QUERY is its SQL followed by its parameters, each an argument
  * "%type:value": %int4:5 %text:abc %bytea:<hex> %uuid:<32 hex> %date:<days>
@@ -348,14 +350,8 @@ static void on_begun(void *arg, ig_pg_tx *tx, const ig_pg_error *err)
 	tx_next(w);
 }
 
-/* listen: NOTIFY through the pool until the listener has it (one sent
- * before its LISTEN went through is lost, as PostgreSQL says). */
-static void on_notify(void *arg, ig_str channel, ig_str payload)
+static void print_notification(ig_str channel, ig_str payload)
 {
-	struct worker *w = arg;
-	if (w->notified)
-		return;
-	w->notified = true;
 	struct out o = { 0 };
 	puts_(&o, "{\"notify\":true,\"channel\":");
 	put_json_string(&o, channel.ptr, channel.len);
@@ -365,7 +361,28 @@ static void on_notify(void *arg, ig_str channel, ig_str payload)
 	fwrite(o.buf, 1, o.len, stdout);
 	fflush(stdout);
 	free(o.buf);
+}
+
+/* listen: NOTIFY through the pool until the listener has it (one sent
+ * before its LISTEN went through is lost, as PostgreSQL says). */
+static void on_notify(void *arg, ig_str channel, ig_str payload)
+{
+	struct worker *w = arg;
+	if (w->notified)
+		return;
+	w->notified = true;
+	print_notification(channel, payload);
 	stop(w);
+}
+
+/* notifications: each one as it comes, whatever happened to the listening
+ * connection in between (the test ends it and restarts the server). */
+static void on_notification(void *arg, ig_str channel, ig_str payload)
+{
+	struct worker *w = arg;
+	print_notification(channel, payload);
+	if (++w->finished == w->total)
+		stop(w);
 }
 
 static void on_notify_sent(void *arg, const ig_pg_result *res, const ig_pg_error *err)
@@ -425,6 +442,11 @@ static void *worker_main(void *arg)
 		}
 		w->timer.fn = send_notify;
 		send_notify(&w->timer);
+	} else if (!strcmp(w->mode, "notifications")) {
+		if (ig_pg_listen(&w->loop, w->channel, on_notification, w) != 0) {
+			fprintf(stderr, "pgcheck: ig_pg_listen failed\n");
+			exit(1);
+		}
 	}
 	ig_loop_run(&w->loop);
 	free(slots);
@@ -433,7 +455,7 @@ static void *worker_main(void *arg)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: pgcheck [--threads N] [--repeat N] seq|pipeline|tx|inflight|listen ...\n");
+	fprintf(stderr, "usage: pgcheck [--threads N] [--repeat N] seq|pipeline|tx|inflight|listen|notifications ...\n");
 	return 2;
 }
 
@@ -472,6 +494,11 @@ int main(int argc, char **argv)
 			return usage();
 		channel = argv[a];
 		payload = argv[a + 1];
+	} else if (!strcmp(mode, "notifications")) {
+		if (a + 2 > argc || atol(argv[a + 1]) < 1)
+			return usage();
+		channel = argv[a];
+		total = atol(argv[a + 1]);
 	} else {
 		if (!strcmp(mode, "tx")) {
 			if (a >= argc)

@@ -236,7 +236,8 @@ static void test_config_parts(void)
 	static const struct ig_choice modes = { &mode_index, "add|replace" };
 	const struct ig_option a[] = { { "T_SIZE", IG_OPT_INT, &size, 0, 9, "size" } };
 	const struct ig_option b[] = { { "T_MODE", IG_OPT_CHOICE, (void *)&modes, 0, 0, "mode" } };
-	const struct ig_settings pa = { "a", a, 1, NULL, &size, &size_default, sizeof size },
+	const struct ig_settings pa = { .part = "a", .opts = a, .count = 1,
+					.values = &size, .defaults = &size_default, .size = sizeof size },
 				 pb = { .part = "b", .opts = b, .count = 1, .check = check_stub };
 	const struct ig_settings *const parts[] = { &pa, &pb };
 	char *flags[] = { "x", "--t-size=4", "--t-mode", "replace", NULL };

@@ -261,7 +261,8 @@ static void test_decoders(void)
 		const char *tag;
 		uint64_t rows;
 	} tags[] = { { "SELECT 3", 3 }, { "INSERT 0 12", 12 }, { "UPDATE 20", 20 }, { "DELETE 0", 0 },
-		     { "BEGIN", 0 }, { "CREATE TABLE", 0 }, { "MERGE 7", 7 }, { "COPY 18446744073709551615", UINT64_MAX } };
+		     { "BEGIN", 0 }, { "CREATE TABLE", 0 }, { "MERGE 7", 7 }, { "COPY 18446744073709551615", UINT64_MAX },
+		     { "FETCH 2", 2 }, { "MOVE 4", 4 }, { "SELECTS 5", 0 }, { "UPDAT 5", 0 } };
 	bool tags_ok = true;
 	for (size_t i = 0; i < IG_COUNTOF(tags); i++) {
 		char body[64];
