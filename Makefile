@@ -52,7 +52,7 @@ TLS_SRC     := $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/$(T
 # test client, benchmarks, tests that set up a core) link all but it.
 API_MAIN    := net/api/main.c
 RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
 APP_SRC     := $(wildcard app/*.c) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/file.c.
@@ -92,7 +92,7 @@ $(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 .PHONY: lwip lwip-asan pgwire-check
-.PHONY: all deps deps-lock gen bin unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -243,7 +243,7 @@ pgcheck-asan: $(PGCHECK_ASAN)
 # net/pg's wire, types and auth against a real PostgreSQL without the
 # connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
 PGWIRE_CHECK := $(BUILD)/bin/pgwire_check
-$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/arena.c kernel/pool.c \
+$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/base64.c kernel/arena.c kernel/pool.c \
 		$(wildcard net/pg/*.h) $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
@@ -262,16 +262,18 @@ UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_hand
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
               test_metal_pages test_metrics test_meter test_sock test_client_metrics \
-              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo
+              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_lambda
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # The service's handlers with the whole runtime but the service's main (the
 # test sets up a core itself) and the other backends.
 UNIT_SRC_test_app_handlers := $(filter-out $(API_MAIN) net/tls/mbedtls.c net/tls/none.c,$(wildcard kernel/*.c net/*.c net/sock/*.c \
-                              net/http/*.c net/metrics/*.c net/api/*.c net/client/*.c net/pg/*.c net/tls/*.c)) $(wildcard app/*.c) \
+                              net/http/*.c net/metrics/*.c net/api/*.c net/client/*.c net/pg/*.c net/lambda/*.c net/tls/*.c)) $(wildcard app/*.c) \
                               $(GEN)/api.c $(GEN)/anchors.c
 UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
+UNIT_SRC_test_lambda := $(UNIT_SRC_test_app_handlers)
+UNIT_FLAGS_test_lambda := $(UNIT_FLAGS_test_app_handlers)
 UNIT_SRC_test_api_validate := net/api/validate.c kernel/json.c $(API_JSON)
 UNIT_SRC_test_api_decode   := net/api/decode.c net/api/validate.c kernel/json.c $(API_JSON)
 UNIT_SRC_test_api_operation := net/api/operation.c net/api/check.c net/api/validate.c kernel/json.c kernel/log.c \
@@ -309,7 +311,7 @@ UNIT_SRC_test_client_metrics := net/client/client_metrics.c net/client/errors.c 
 PG_WIRE := net/pg/wire.c net/pg/types.c kernel/arena.c kernel/pool.c
 UNIT_SRC_test_pg_wire      := $(PG_WIRE)
 UNIT_SRC_test_pg_types     := $(PG_WIRE)
-UNIT_SRC_test_pg_auth      := net/pg/auth.c
+UNIT_SRC_test_pg_auth      := net/pg/auth.c kernel/base64.c
 UNIT_FLAGS_test_pg_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_test_pg_conninfo  := net/pg/conninfo.c
 UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
@@ -435,17 +437,23 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c net/pg/conninfo.c kernel/arena.c kernel/pool.c
+FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/base64.c net/pg/conninfo.c kernel/arena.c kernel/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN),$(wildcard kernel/*.c net/*.c net/http/*.c net/metrics/*.c net/api/*.c)) \
-                   $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c net/pg/*.c) \
+                   $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
                    net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread
 $(BUILD)/fuzz/fuzz_http: $(FUZZ_SRC_http) $(GEN)/api.h $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h) tests/harness.h
+# The events and answers of net/lambda, with the runtime as fuzz_http has it
+# (the answer's reason phrases come from the engine), pools unwrapped.
+FUZZ_SRC_lambda   := $(FUZZ_SRC_http)
+FUZZ_FLAGS_lambda := -I$(GEN) -I$(DEPS)/host/include
+FUZZ_LIBS_lambda  := $(FUZZ_LIBS_http)
+$(BUILD)/fuzz/fuzz_lambda: $(FUZZ_SRC_lambda) $(GEN)/api.h $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard kernel/*.c kernel/*.h net/api/*.c net/api/*.h)
 	@mkdir -p $(@D)
@@ -458,7 +466,7 @@ fuzz: setup-test fuzz-build
 		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 		echo "fuzz: $$n for $(FUZZ_SECONDS) s (corpus $(BUILD)/fuzz/corpus-$$n)"; \
 		$(BUILD)/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-			$(BUILD)/fuzz/corpus-$$n tests/fuzz/$$n || exit 1; \
+			$(BUILD)/fuzz/corpus-$$n $$(if [ $$n = lambda ]; then echo tests/integration/lambda_events; else echo tests/fuzz/$$n; fi) || exit 1; \
 	done
 
 # ---- the unikernel (kernel/metal): the service's objects but kernel/vm.c,
@@ -522,6 +530,10 @@ $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/file.c kernel/file.h
 image: setup-image bin
 	@images/oci $(BIN) $(IMAGES) >/dev/null
 
+# build/images/lambda.zip: bootstrap (the binary) for provided.al2023.
+lambda: setup-image bin
+	@images/lambda $(BIN) $(IMAGES)
+
 # build/images/vmlinuz, initramfs.cpio.gz, vmlinux, ingot.iso; the kernel
 # is fetched once into build/kernel/ (kept by make clean, like deps).
 boot: setup-image bin $(VMLINUX_TOOL)
@@ -552,16 +564,18 @@ stop:
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch pgcheck pgcheck-asan asan fetch-asan pgwire-check fuzz-build image boot unikernel
+	@$(MAKE) --no-print-directory bin fetch pgcheck pgcheck-asan asan fetch-asan pgwire-check fuzz-build image lambda boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch pgcheck
 	@$(MAKE) --no-print-directory TLS=none bin
 	@tests/run
 
 # The bench's own C programs, static musl like the service: the floor server
-# (the fastest answer the machine gives) and the cold-start probe; and the
+# (the fastest answer the machine gives) and the cold-start probe, the
+# Lambda init probe and its floor (lambda_init.c, lambda_floor.c); and the
 # floor of a VM's boot (floor_pvh.S), a PVH kernel that prints one line.
-BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart $(BUILD)/tools/bench/floor-pvh.elf
+BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart $(BUILD)/tools/bench/floor-pvh.elf \
+               $(BUILD)/tools/bench/lambda_init $(BUILD)/tools/bench/lambda_floor
 $(BUILD)/tools/bench/%: tools/bench/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")

@@ -5,9 +5,31 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Where the parse's message goes besides stderr (ig_config_args.error). */
+static char *error_out;
+static size_t error_cap;
+
+/* The parse's one message: printed, and kept for a caller that reports it
+ * elsewhere too (the Lambda runtime's init error). */
+__attribute__((format(printf, 1, 2))) static void config_fail(const char *fmt, ...)
+{
+	char msg[IG_CONFIG_ERROR_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	size_t n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = 0;
+	fprintf(stderr, "ingot: %s\n", msg);
+	if (error_out && error_cap)
+		snprintf(error_out, error_cap, "%s", msg);
+}
 
 static int parse_bool(const char *s, bool *out)
 {
@@ -82,7 +104,7 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 		errno = 0;
 		long long x = strtoll(v, &end, 10);
 		if (*v == 0 || *end != 0 || errno || x < o->min || x > o->max) {
-			fprintf(stderr, "ingot: invalid %s \"%s\": expected an integer from %lld to %lld\n",
+			config_fail("invalid %s \"%s\": expected an integer from %lld to %lld\n",
 				source, v, (long long)o->min, (long long)o->max);
 			return -1;
 		}
@@ -96,14 +118,14 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 	}
 	case IG_OPT_STR:
 		if (*v == 0) {
-			fprintf(stderr, "ingot: invalid %s: empty value\n", source);
+			config_fail("invalid %s: empty value\n", source);
 			return -1;
 		}
 		*(const char **)o->target = v;
 		return 0;
 	case IG_OPT_BOOL:
 		if (parse_bool(v, o->target) != 0) {
-			fprintf(stderr, "ingot: invalid %s \"%s\": expected 1/0, true/false, yes/no or on/off\n",
+			config_fail("invalid %s \"%s\": expected 1/0, true/false, yes/no or on/off\n",
 				source, v);
 			return -1;
 		}
@@ -112,7 +134,7 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 		const struct ig_choice *c = o->target;
 		int i = parse_choice(c->names, v);
 		if (i < 0) {
-			fprintf(stderr, "ingot: invalid %s \"%s\": expected one of %s\n", source, v, c->names);
+			config_fail("invalid %s \"%s\": expected one of %s\n", source, v, c->names);
 			return -1;
 		}
 		*c->index = i;
@@ -120,7 +142,7 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 	}
 	case IG_OPT_FRACTION:
 		if (parse_fraction(v, o->target) != 0) {
-			fprintf(stderr, "ingot: invalid %s \"%s\": expected a decimal from 0 to 1 (at most 6 decimals)\n",
+			config_fail("invalid %s \"%s\": expected a decimal from 0 to 1 (at most 6 decimals)\n",
 				source, v);
 			return -1;
 		}
@@ -231,7 +253,7 @@ static int parse_word(const struct ig_settings *const *parts, size_t nparts,
 		      const struct ig_config_args *args, const char *a)
 {
 	if (!args->command_line_words) {
-		fprintf(stderr, "ingot: unexpected argument \"%s\" (see --help)\n", a);
+		config_fail("unexpected argument \"%s\" (see --help)\n", a);
 		return -1;
 	}
 	const char *eq = strchr(a, '=');
@@ -259,12 +281,12 @@ static enum ig_config_result parse_args(const struct ig_settings *const *parts, 
 		size_t len = eq ? (size_t)(eq - a) : strlen(a);
 		const struct ig_option *o = find_row(parts, nparts, a, len, false);
 		if (!o) {
-			fprintf(stderr, "ingot: unknown flag \"%s\" (see --help)\n", args->argv[i]);
+			config_fail("unknown flag \"%s\" (see --help)\n", args->argv[i]);
 			return IG_CONFIG_ERROR;
 		}
 		const char *v = eq ? eq + 1 : (i + 1 < args->argc ? args->argv[++i] : NULL);
 		if (!v) {
-			fprintf(stderr, "ingot: flag --%.*s needs a value\n", (int)len, a);
+			config_fail("flag --%.*s needs a value\n", (int)len, a);
 			return IG_CONFIG_ERROR;
 		}
 		snprintf(source, sizeof source, "flag --%.*s", (int)len, a);
@@ -278,6 +300,8 @@ static enum ig_config_result parse_args(const struct ig_settings *const *parts, 
 __attribute__((cold)) enum ig_config_result
 ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const struct ig_config_args *args)
 {
+	error_out = args->error;
+	error_cap = args->error_cap;
 	for (size_t p = 0; p < nparts; p++)
 		if (parts[p]->defaults)
 			memcpy(parts[p]->values, parts[p]->defaults, parts[p]->size);
@@ -298,7 +322,7 @@ ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const str
 	for (size_t p = 0; p < nparts; p++) {
 		const char *why = parts[p]->check ? parts[p]->check(err, sizeof err) : NULL;
 		if (why) {
-			fprintf(stderr, "ingot: %s\n", why);
+			config_fail("%s\n", why);
 			return IG_CONFIG_ERROR;
 		}
 	}

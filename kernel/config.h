@@ -79,7 +79,14 @@ struct ig_config_args {
 	   consume: a NAME=value word naming a setting sets it, any other word
 	   that is not a --flag is ignored instead of being an error. */
 	bool command_line_words;
+	/* Optional: on IG_CONFIG_ERROR the message (as printed, without
+	   "ingot: " and the newline; it names the setting or flag) is also
+	   written here, NUL-terminated, for a caller that reports it
+	   elsewhere (the Lambda runtime's init error). */
+	char *error;
+	size_t error_cap;
 };
+#define IG_CONFIG_ERROR_MAX 384
 
 /* Copies every part's defaults in, parses the environment, then the
  * arguments, into the parts' targets, then runs the parts' checks. On

@@ -9,6 +9,7 @@
 #include "net/client/client.h"
 #include "net/client/settings.h"
 #include "net/http/server.h"
+#include "net/lambda/lambda.h"
 #include "net/metrics/process.h"
 #include "net/pg/settings.h"
 #include "net/stack.h"
@@ -22,22 +23,26 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_tls_trust_settings,
 	&ig_net_settings,
 	&ig_pg_settings,
+	&ig_lambda_settings,
 };
 
 static int start(int argc, char **argv, const struct ig_app *app)
 {
 	uint64_t t0_us = ig_clock_counts_from_boot ? 0 : ig_monotonic_us();
+	char error[IG_CONFIG_ERROR_MAX] = "";
 	const struct ig_config_args args = {
 		.argc = argc,
 		.argv = argv,
 		.name = app->name,
 		.version = app->version,
 		.command_line_words = ig_vm_active(),
+		.error = error,
+		.error_cap = sizeof error,
 	};
 	switch (ig_config_parse(settings_parts, IG_COUNTOF(settings_parts), &args)) {
 	case IG_CONFIG_OK: break;
 	case IG_CONFIG_EXIT: return 0;
-	case IG_CONFIG_ERROR: return 2;
+	case IG_CONFIG_ERROR: return ig_lambda_requested() ? ig_lambda_init_error(error) : 2;
 	}
 	/* The parts' metrics sources, before any loop runs; a one-shot
 	   command (--help, --version) has returned above and registers none. */
@@ -46,7 +51,8 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	ig_client_metrics_register();
 	if (ig_pg_start())
 		http_core_start_hook = ig_pg_core_start;
-	return http_serve(app, t0_us);
+	/* Under Lambda: invocations from its Runtime API, no listener. */
+	return ig_lambda_requested() ? ig_lambda_serve(app, t0_us) : http_serve(app, t0_us);
 }
 
 int ig_main(int argc, char **argv, const struct ig_app *app)

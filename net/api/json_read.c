@@ -247,6 +247,20 @@ static const char *scan_string(ig_json_reader *r, const char *p, bool *escaped)
 	}
 }
 
+bool ig_utf8_valid(const char *s, size_t n)
+{
+	if (!n) /* an empty slice may have no pointer */
+		return true;
+	ig_json_reader r = { .start = s, .p = s, .end = s + n };
+	for (const char *p = s; p < s + n;) {
+		if ((unsigned char)*p < 0x80)
+			p++;
+		else if (!(p = scan_utf8(&r, p)))
+			return false;
+	}
+	return true;
+}
+
 static size_t put_utf8(char *d, unsigned long cp)
 {
 	if (cp < 0x80) {

@@ -59,6 +59,9 @@ struct ig_json_value {
 bool ig_json_equal(const ig_json_value *a, const ig_json_value *b);
 /* Number of Unicode code points in valid UTF-8. */
 size_t ig_utf8_length(const char *s, size_t n);
+/* True iff s[0..n) is UTF-8 by the reader's rules (no overlongs, no
+ * surrogates, nothing above U+10FFFF). */
+bool ig_utf8_valid(const char *s, size_t n);
 /* The object member with this key, or NULL. */
 const ig_json_value *ig_json_get(const ig_json_value *object, const char *key, size_t key_len);
 

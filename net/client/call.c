@@ -173,6 +173,17 @@ static void take_parent(struct client_call *c, const ig_dispatch_opts *o)
 		c->tracestate = ig_tracestate(o->parent);
 }
 
+void call_cap_to_deadline(struct client_call *c, uint64_t deadline_ms, uint64_t now_ms)
+{
+	if (!deadline_ms)
+		return;
+	uint64_t left = deadline_ms > now_ms ? deadline_ms - now_ms : 1;
+	uint32_t *timeouts[] = { &c->connect_ms, &c->headers_ms, &c->body_ms };
+	for (size_t i = 0; i < 3; i++)
+		if (*timeouts[i] > left)
+			*timeouts[i] = (uint32_t)left;
+}
+
 int call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **why)
 {
 	c->opts = *opts;

@@ -199,6 +199,10 @@ extern const struct ig_call_ops client_call_ops;
 /* Validates opts and fills the call from them (c->origin set). 0, or -1
  * with a message. */
 int call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **why);
+/* Shortens the call's connect, headers and body timeouts to what is left
+ * of its parent request's deadline (ig_deadline_ms; 0: none) at now_ms, so
+ * that the call fails by then (at least 1 ms: 0 would mean the default). */
+void call_cap_to_deadline(struct client_call *c, uint64_t deadline_ms, uint64_t now_ms);
 /* Fills iov with the request's bytes from offset skip; returns the count
  * used (at most max). *more says whether bytes remain beyond them. */
 int call_iov(const struct client_call *c, size_t skip, struct iovec *iov, int max, bool *more);

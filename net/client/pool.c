@@ -313,6 +313,8 @@ ig_call *pool_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 		c->connect_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : po->connect_timeout_ms;
 		c->headers_ms = opts->headers_timeout_ms ? opts->headers_timeout_ms : po->headers_timeout_ms;
 		c->body_ms = opts->body_timeout_ms ? opts->body_timeout_ms : po->body_timeout_ms;
+		if (opts->parent)
+			call_cap_to_deadline(c, ig_deadline_ms(opts->parent), d->loop->clock.now_ms);
 		queue_push(p, c);
 		pool_drive(p);
 	}

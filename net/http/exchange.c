@@ -30,6 +30,8 @@ IG_HOT struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	   and a pipelined request's wait behind the ones before it counts. */
 	x->start_us = core->loop.clock.now_us;
 	x->metered = c && c->metered; /* NULL: a test's exchange without a connection */
+	if (c)
+		x->deadline_ms = c->request_deadline_ms;
 	if (x->metered)
 		ig_counter_add(&core->meter.active_requests, 1);
 	return x;
@@ -368,6 +370,11 @@ void ig_respond_errors(ig_ctx *x, const char *detail)
 	x->content_type = "application/problem+json";
 	x->encode = NULL;
 	ig_finish(x, 400);
+}
+
+uint64_t ig_deadline_ms(const ig_ctx *x)
+{
+	return x->deadline_ms;
 }
 
 bool ig_cancelled(const ig_ctx *x)

@@ -111,6 +111,13 @@ bool ig_has_errors(const ig_ctx *ctx);
 void ig_respond_errors(ig_ctx *ctx, const char *detail);
 
 /* ---- pending work ---- */
+/* The time by which the request must be answered, on the core's clock
+ * (the loop's now_ms), or 0 for none: an HTTP request has none, an
+ * in-process one may (net/lambda: Lambda-Runtime-Deadline-Ms). Outbound
+ * calls made with .parent = ctx end by it: net/client shortens their
+ * timeouts to what is left. */
+uint64_t ig_deadline_ms(const ig_ctx *ctx);
+/* ---- pending work ---- */
 /* True once the client has gone (reset, or closed its side while this was
  * pending): the response will be dropped. */
 bool ig_cancelled(const ig_ctx *ctx);

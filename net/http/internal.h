@@ -98,6 +98,7 @@ struct ig_ctx {
 				 method's bytes may be gone when it is metered */
 	struct http_trace trace; /* request id and trace context, made on first use
 				    (http_ctx_new clears only its head) */
+	uint64_t deadline_ms; /* ig_deadline_ms: its connection's request_deadline_ms */
 };
 
 struct out_block {
@@ -143,6 +144,8 @@ struct http_conn {
 	bool processing, continue_sent;
 	bool peer_eof; /* the client sent FIN: nothing more will arrive */
 	bool had_request; /* one was dispatched: idle now means between requests */
+	uint64_t request_deadline_ms; /* its exchanges' deadline (0: none): an
+					 in-process request's (inproc.h) */
 };
 
 /* core.c */

@@ -3,65 +3,11 @@
  * attribute is checked before it is used, and the iteration count is
  * bounded because the key derivation runs on the core's loop. */
 #include "net/pg/auth.h"
+#include "kernel/base64.h"
 
 #include <bearssl_hash.h>
 #include <bearssl_hmac.h>
 #include <string.h>
-
-/* ---- base64 (RFC 4648, with padding), as SCRAM writes its binary ---- */
-
-static const char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Writes the base64 of in[0..n) (4 * ceil(n / 3) characters) into out. */
-static size_t b64_encode(const uint8_t *in, size_t n, char *out)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
-			     (i + 2 < n ? in[i + 2] : 0);
-		out[o++] = b64_alphabet[v >> 18 & 63];
-		out[o++] = b64_alphabet[v >> 12 & 63];
-		out[o++] = i + 1 < n ? b64_alphabet[v >> 6 & 63] : '=';
-		out[o++] = i + 2 < n ? b64_alphabet[v & 63] : '=';
-	}
-	return o;
-}
-
-static int b64_value(char c)
-{
-	const char *p = c ? memchr(b64_alphabet, c, 64) : NULL;
-	return p ? (int)(p - b64_alphabet) : -1;
-}
-
-/* Decodes in[0..n) (a multiple of 4, padded) into out[cap]; -1 when it is
- * not base64 or does not fit. */
-static long b64_decode(const char *in, size_t n, uint8_t *out, size_t cap)
-{
-	if (n % 4)
-		return -1;
-	size_t o = 0;
-	for (size_t i = 0; i < n; i += 4) {
-		int pad = (in[i + 3] == '=') + (in[i + 2] == '=' && in[i + 3] == '=');
-		if (pad && i + 4 != n)
-			return -1;
-		uint32_t v = 0;
-		for (int k = 0; k < 4 - pad; k++) {
-			int d = b64_value(in[i + k]);
-			if (d < 0)
-				return -1;
-			v |= (uint32_t)d << (18 - 6 * k);
-		}
-		size_t bytes = 3 - (size_t)pad;
-		if (cap - o < bytes)
-			return -1;
-		out[o++] = (uint8_t)(v >> 16);
-		if (bytes > 1)
-			out[o++] = (uint8_t)(v >> 8);
-		if (bytes > 2)
-			out[o++] = (uint8_t)v;
-	}
-	return (long)o;
-}
 
 /* ---- HMAC-SHA-256 ---- */
 
@@ -149,7 +95,7 @@ size_t pg_scram_client_first(struct pg_scram *s, const uint8_t random[PG_SCRAM_N
 			     size_t cap)
 {
 	char nonce[PG_SCRAM_NONCE_LEN + 1];
-	nonce[b64_encode(random, PG_SCRAM_NONCE_RANDOM, nonce)] = 0;
+	nonce[ig_base64_encode(random, PG_SCRAM_NONCE_RANDOM, nonce)] = 0;
 	return pg_scram_client_first_with(s, "", nonce, out, cap);
 }
 
@@ -190,7 +136,7 @@ enum pg_scram_status pg_scram_client_final(struct pg_scram *s, const char *passw
 		if (nonce[i] < 0x21 || nonce[i] > 0x7e) /* printable, and ',' was a separator */
 			return PG_SCRAM_MALFORMED;
 	uint8_t salt[64];
-	long salt_len = b64_decode(salt64, salt64_len, salt, sizeof salt);
+	long salt_len = ig_base64_decode(salt64, salt64_len, salt, sizeof salt);
 	if (salt_len <= 0)
 		return PG_SCRAM_BAD_SALT;
 	uint32_t iterations = 0;
@@ -242,7 +188,7 @@ enum pg_scram_status pg_scram_client_final(struct pg_scram *s, const char *passw
 	for (int k = 0; k < 32; k++)
 		proof[k] = client_key[k] ^ client_sig[k];
 	memcpy(out + without_proof, ",p=", 3);
-	b64_encode(proof, 32, out + without_proof + 3);
+	ig_base64_encode(proof, 32, out + without_proof + 3);
 	*out_len = need;
 	wipe(salted, 32);
 	wipe(client_key, 32);
@@ -267,7 +213,7 @@ enum pg_scram_status pg_scram_verify_server_final(struct pg_scram *s, const char
 	if (!scram_attr(&p, msg + len, 'v', &v, &vlen))
 		return PG_SCRAM_MALFORMED;
 	uint8_t sig[33];
-	if (b64_decode(v, vlen, sig, sizeof sig) != 32)
+	if (ig_base64_decode(v, vlen, sig, sizeof sig) != 32)
 		return PG_SCRAM_MALFORMED;
 	uint8_t diff = 0; /* the whole signature compared, however early it differs */
 	for (int k = 0; k < 32; k++)

@@ -1,0 +1,92 @@
+/* In-process requests: one request given as method, target, fields and
+ * body (no socket) runs through the same engine as one read from a
+ * connection, and its response is captured (status, fields, body)
+ * instead of being written to a socket. The Lambda runtime (net/lambda)
+ * serves invocations this way; handler tests without sockets can too.
+ *
+ * How: the request is written out as HTTP/1.1 bytes and handed to the
+ * connection engine (conn.c) over a memory transport, and the bytes the
+ * engine writes back are read with the client's response parser
+ * (response_head.h). So the one codec judges the request (its limits and
+ * smuggling rules included), the router, decoders, validators, handlers,
+ * encoders, the health paths, request ids and engine errors are the ones
+ * an HTTP client meets, and a pending handler completes on the core's
+ * loop as it does over a socket. The cost is formatting and parsing a
+ * head, small beside a Lambda invocation's JSON; a second path that built
+ * an ig_ctx directly would be a second engine to keep equal to the first.
+ *
+ * The request carries "Connection: close", so the engine closes the memory
+ * connection after its one response: that close is the completion. */
+#ifndef NET_HTTP_INPROC_H
+#define NET_HTTP_INPROC_H
+
+#include "internal.h"
+#include "net/transport.h"
+
+struct http_inproc_request {
+	ig_str method, target; /* "GET", "/blog/1?x=2" (origin form, raw) */
+	const ig_header *headers;
+	size_t header_count;   /* Content-Length, Transfer-Encoding,
+				  Connection and Expect are dropped (the
+				  body is all here); Host is added when absent */
+	ig_str body;
+	ig_str peer;           /* the client's address, for the access log; may be empty */
+	uint64_t deadline_ms;  /* ig_deadline_ms of its exchange; 0: none */
+};
+
+#define HTTP_INPROC_MAX_HEADERS 128
+
+struct http_inproc_response {
+	int status;
+	const ig_header *headers; /* as the engine wrote them: Date,
+				     Content-Length and Connection included */
+	size_t header_count;
+	ig_str body;
+};
+
+enum http_inproc_result {
+	HTTP_INPROC_OK,
+	HTTP_INPROC_BAD_FIELD,   /* the method, target or a field cannot be
+				    written as HTTP/1.1 (a CR or LF in a value) */
+	HTTP_INPROC_NO_ROOM,     /* the request or its response is larger than the buffer */
+	HTTP_INPROC_NO_SLOT,     /* the core has no connection slot (or drains) */
+	HTTP_INPROC_NO_RESPONSE, /* the engine closed without a whole response */
+};
+
+/* Runs once: the result and, when OK, the response, whose slices point
+ * into the run's buffer (valid until that buffer is reused). Called from
+ * the core's loop after the batch in which the engine finished, never from
+ * inside http_inproc_run. */
+typedef void http_inproc_done_fn(void *arg, enum http_inproc_result result, const struct http_inproc_response *res);
+
+/* One request in flight; the caller owns it and keeps it (and buf) until
+ * done has run. Private fields. */
+struct http_inproc {
+	struct ig_transport t; /* the engine's handle */
+	struct ig_deferred report;
+	struct http_core *core;
+	char *buf;
+	size_t cap, req_len, req_sent, resp_len;
+	ig_str peer;
+	http_inproc_done_fn *done;
+	void *arg;
+	enum http_inproc_result result;
+	bool open, feeding, refeed, overflow, head_request;
+	ig_header headers[HTTP_INPROC_MAX_HEADERS];
+};
+
+/* Starts req on core (on core's thread): its bytes are written into
+ * buf[0..cap), the response is captured after them. Returns 0, or -1 with
+ * nothing started when the request cannot be written (BAD_FIELD or
+ * NO_ROOM in *result) or the core has no slot (NO_SLOT); done is then not
+ * called. */
+int http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf, size_t cap,
+		    const struct http_inproc_request *req, http_inproc_done_fn *done, void *arg,
+		    enum http_inproc_result *result);
+
+/* A core for in-process requests on the calling thread: its loop, pools
+ * and parser scratch, app's routes, no listener. cfg must outlive it.
+ * 0, or -1 when the loop or memory cannot be had. */
+int http_inproc_core_init(struct http_core *core, const struct http_config *cfg, const struct ig_app *app);
+
+#endif

@@ -1,0 +1,52 @@
+/* The HTTP front ends' Lambda events, as requests (event.c), and the
+ * answers they expect (reply.c). Supported: API Gateway HTTP API payload
+ * 2.0 and Lambda function URLs (the same shape), API Gateway REST payload
+ * 1.0, and Application Load Balancer target groups (with and without
+ * multi-value headers). Everything is read from and written into the
+ * invocation's arena; nothing is kept between invocations. */
+#ifndef NET_LAMBDA_EVENT_H
+#define NET_LAMBDA_EVENT_H
+
+#include "kernel/ingot.h"
+#include "net/http/inproc.h"
+
+enum lambda_event_kind {
+	LAMBDA_EVENT_V2,  /* HTTP API 2.0, function URL */
+	LAMBDA_EVENT_V1,  /* REST API (and HTTP API) 1.0 */
+	LAMBDA_EVENT_ALB, /* requestContext.elb */
+};
+
+struct lambda_event {
+	enum lambda_event_kind kind;
+	bool multi_value; /* ALB: the event had multiValueHeaders, so must the answer */
+	struct http_inproc_request req; /* headers in the arena, extra room for add_header */
+	size_t header_room;
+};
+
+/* Reads the event JSON. The request: the method; the target from the path
+ * (v2.0 rawPath; v1.0 and ALB path, never requestContext.path, which
+ * carries the stage) with bytes a request-target cannot hold %-encoded,
+ * and the query (v2.0 rawQueryString as it is; v1.0's decoded
+ * multiValueQueryStringParameters, else queryStringParameters, encoded
+ * again; ALB's as received); the fields (v2.0's comma-joined values as one
+ * field, its cookies as one Cookie field joined with "; "; v1.0 and ALB
+ * multiValueHeaders as repeated fields, else headers); the body, base64
+ * decoded when isBase64Encoded; the peer from sourceIp. Returns 0, or -1
+ * with *why (static) when it is not JSON or not one of these events. */
+int lambda_event_decode(const char *json, size_t len, ig_arena *a, struct lambda_event *ev, const char **why);
+
+/* Adds a field to the request, replacing those of the same name; false
+ * when the room made by the decoder is used up. name is lowercase. */
+bool lambda_event_set_header(struct lambda_event *ev, const char *name, ig_str value);
+/* The event's value of a field (the first), or {NULL, 0}. */
+ig_str lambda_event_header(const struct lambda_event *ev, const char *name);
+
+/* The answer in ev's form (reply.c): statusCode, the fields but Date,
+ * Content-Length and Connection (v2.0: headers, repeats joined with ", ",
+ * and Set-Cookie as cookies; v1.0: multiValueHeaders; ALB: headers or
+ * multiValueHeaders as the event had, and statusDescription), the body as
+ * text when it is UTF-8 and base64 otherwise, and isBase64Encoded. Into w
+ * (its arena); false when out of memory. */
+bool lambda_reply_encode(const struct lambda_event *ev, const struct http_inproc_response *res, ig_wbuf *w);
+
+#endif

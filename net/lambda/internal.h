@@ -1,0 +1,26 @@
+/* Shared by net/lambda's files only: the parsed setting and the Runtime
+ * API's paths. */
+#ifndef NET_LAMBDA_INTERNAL_H
+#define NET_LAMBDA_INTERNAL_H
+
+#include "net/lambda/lambda.h"
+
+#include <stddef.h>
+
+struct lambda_config {
+	const char *runtime_api; /* "127.0.0.1:9001"; "" when not set */
+};
+extern struct lambda_config lambda_config;
+
+#define LAMBDA_API_PREFIX "/2018-06-01/runtime"
+
+/* runtime.c: the Runtime API's address and the id of the invocation being
+ * answered; false between invocations. For the crash report, which runs
+ * when the loop cannot. */
+bool lambda_current_invocation(const char **api, const char **id, size_t *id_len);
+
+/* crash.c: under the sanitizers, a crash is posted to .../{id}/error
+ * (nothing in the shipped build). */
+void lambda_crash_watch(void);
+
+#endif

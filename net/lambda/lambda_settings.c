@@ -1,0 +1,27 @@
+/* The Lambda runtime's row of the settings table: the Runtime API's
+ * address, which Lambda sets, and the start's question whether it is set,
+ * read straight from the environment (lambda.h), since an init error must
+ * reach the Runtime API when the parse itself failed. */
+#include "net/lambda/internal.h"
+
+#include <stdlib.h>
+
+struct lambda_config lambda_config;
+static const struct lambda_config lambda_defaults = { .runtime_api = "" };
+
+static const struct ig_option lambda_rows[] = {
+	{ "AWS_LAMBDA_RUNTIME_API", IG_OPT_STR, &lambda_config.runtime_api, 0, 0,
+	  "host:port of the Lambda Runtime API (set by Lambda): serve its invocations, bind no socket" },
+};
+
+const struct ig_settings ig_lambda_settings = {
+	.part = "Lambda runtime", .opts = lambda_rows, .count = IG_COUNTOF(lambda_rows),
+	.values = &lambda_config, .defaults = &lambda_defaults, .size = sizeof lambda_config,
+};
+
+/* The start's, so here and not in the runtime's cold code. */
+bool ig_lambda_requested(void)
+{
+	const char *api = getenv("AWS_LAMBDA_RUNTIME_API");
+	return api && *api;
+}

@@ -1,0 +1,462 @@
+/* The Runtime API loop (lambda.h): next, answer through the in-process
+ * engine, post, next again, as explicit steps on one core's loop. The
+ * Runtime API is called through net/client, on the same loop as the
+ * handlers' own outbound calls; every call's memory is the invocation's
+ * arena, reset when the next invocation is pulled. */
+#include "net/lambda/event.h"
+#include "net/lambda/internal.h"
+#include "kernel/clock.h"
+#include "kernel/log.h"
+#include "net/client/client.h"
+#include "net/http/health.h"
+#include "net/http/server.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RETRY_FIRST_MS 10
+#define RETRY_MAX_MS 500
+#define ARENA_LIMIT (64u << 20)  /* an event (6 MB at most), its decoded body, the answer */
+#define EVENT_MAX (8u << 20)     /* Lambda's payload limit is 6 MB */
+#define INPROC_BUF (32u << 20)   /* request bytes and the captured response */
+#define REQUEST_ID_MAX 128
+
+enum step { STEP_NEXT, STEP_RESPONSE, STEP_ERROR, STEP_INIT_ERROR };
+
+static const char *const step_names[] = { "next", "response", "error", "init/error" };
+
+struct runtime {
+	struct http_core core;
+	ig_dispatcher *api;
+	ig_arena arena;
+	char *buf; /* the in-process request's (INPROC_BUF, mapped once, touched as used) */
+	struct http_inproc inproc;
+	struct lambda_event ev;
+	enum step step;
+	char url[512];
+	char request_id[REQUEST_ID_MAX + 1];
+	size_t request_id_len;
+	char traceparent[IG_TRACEPARENT_LEN];
+	ig_str post_body;
+	const char *error_type;
+	ig_header post_headers[2];
+	uint32_t backoff_ms, attempt;
+	struct ig_timer retry_timer;
+	uint64_t t0_us;
+	bool started; /* the first next was sent (the startup line) */
+	bool once;    /* init/error: stop the loop after it */
+};
+
+/* Mapped when the runtime starts: a static one would sit among the .bss
+ * that every start touches and cost an idle server its pages. */
+static struct runtime *rt;
+
+static const char *runtime_api(void)
+{
+	return lambda_config.runtime_api && *lambda_config.runtime_api ? lambda_config.runtime_api
+									 : getenv("AWS_LAMBDA_RUNTIME_API");
+}
+
+static void set_url(const char *tail)
+{
+	snprintf(rt->url, sizeof rt->url, "http://%s" LAMBDA_API_PREFIX "%s", runtime_api(), tail);
+}
+
+static void call_step(void);
+
+bool lambda_current_invocation(const char **api, const char **id, size_t *id_len)
+{
+	if (!rt || !rt->request_id_len || rt->step == STEP_INIT_ERROR)
+		return false;
+	*api = runtime_api();
+	*id = rt->request_id;
+	*id_len = rt->request_id_len;
+	return true;
+}
+
+/* ---- retries ---- */
+
+static void on_retry_timer(struct ig_timer *t)
+{
+	(void)t;
+	call_step();
+}
+
+static void retry(const char *why, int status)
+{
+	struct ig_logline l;
+	rt->attempt++;
+	if (rt->once && rt->attempt > 5) { /* an init error is worth a few tries, not a hang */
+		rt->core.loop.running = false;
+		return;
+	}
+	if (ig_log_begin(&l, IG_LOG_WARN, "runtime api retry")) {
+		ig_log_cstr(&l, "call", step_names[rt->step]);
+		ig_log_cstr(&l, "error", why);
+		if (status)
+			ig_log_int(&l, "status", status);
+		ig_log_int(&l, "attempt", rt->attempt);
+		ig_log_int(&l, "delay_ms", rt->backoff_ms);
+		ig_log_end(&l);
+	}
+	rt->retry_timer.fn = on_retry_timer;
+	ig_timer_set(&rt->core.loop.timers, &rt->retry_timer, rt->core.loop.clock.now_ms + rt->backoff_ms);
+	rt->backoff_ms = rt->backoff_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : rt->backoff_ms * 2;
+}
+
+/* The call reached the Runtime API and was answered: no more backoff. */
+static void reached(void)
+{
+	rt->backoff_ms = RETRY_FIRST_MS;
+	rt->attempt = 0;
+}
+
+/* ---- posting an answer or an error ---- */
+
+static void next_invocation(void);
+
+static void on_posted(ig_response *res, void *arg)
+{
+	(void)arg;
+	if (res->error) {
+		retry(res->error_message ? res->error_message : ig_client_error_name(res->error), 0);
+		return;
+	}
+	if (res->status >= 500) {
+		retry("the Runtime API answered a server error", res->status);
+		return;
+	}
+	reached();
+	if (res->status >= 300) { /* an unknown id, an answer too large: not ours to repeat */
+		struct ig_logline l;
+		if (ig_log_begin(&l, IG_LOG_ERROR, "runtime api refused")) {
+			ig_log_cstr(&l, "call", step_names[rt->step]);
+			ig_log_int(&l, "status", res->status);
+			ig_log_str(&l, "request_id", rt->request_id, rt->request_id_len);
+			ig_log_str(&l, "body", res->body.ptr, res->body.len < 300 ? res->body.len : 300);
+			ig_log_end(&l);
+		}
+	}
+	if (rt->once) {
+		rt->core.loop.running = false;
+		return;
+	}
+	next_invocation();
+}
+
+static void post(void)
+{
+	char tail[REQUEST_ID_MAX + 40];
+	if (rt->step == STEP_INIT_ERROR)
+		snprintf(tail, sizeof tail, "/init/error");
+	else
+		snprintf(tail, sizeof tail, "/invocation/%.*s/%s", (int)rt->request_id_len, rt->request_id,
+			 rt->step == STEP_RESPONSE ? "response" : "error");
+	set_url(tail);
+	size_t n = 0;
+	rt->post_headers[n++] = (ig_header){ IG_STR("Content-Type"), IG_STR("application/json") };
+	if (rt->error_type)
+		rt->post_headers[n++] = (ig_header){ IG_STR("Lambda-Runtime-Function-Error-Type"),
+						    { rt->error_type, strlen(rt->error_type) } };
+	const ig_fetch_opts o = { .method = "POST", .url = rt->url, .headers = rt->post_headers, .header_count = n,
+				  .body = rt->post_body };
+	ig_fetch(rt->api, &rt->arena, &o, on_posted, NULL);
+}
+
+/* {"errorMessage": ..., "errorType": ...} to .../error or init/error. */
+static void post_error(enum step step, const char *type, const char *message)
+{
+	ig_wbuf w = { .arena = &rt->arena };
+	ig_wbuf_lit(&w, "{\"errorMessage\":");
+	ig_json_string(&w, message, strlen(message));
+	ig_wbuf_lit(&w, ",\"errorType\":");
+	ig_json_string(&w, type, strlen(type));
+	ig_wbuf_lit(&w, "}");
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_ERROR, "invocation failed")) {
+		ig_log_str(&l, "request_id", rt->request_id, rt->request_id_len);
+		ig_log_cstr(&l, "type", type);
+		ig_log_cstr(&l, "error", message);
+		ig_log_end(&l);
+	}
+	rt->step = step;
+	rt->error_type = type;
+	rt->post_body = (ig_str){ w.ptr, w.failed ? 0 : w.len };
+	post();
+}
+
+/* ---- one invocation ---- */
+
+static void on_answered(void *arg, enum http_inproc_result result, const struct http_inproc_response *res)
+{
+	(void)arg;
+	if (result != HTTP_INPROC_OK) {
+		post_error(STEP_ERROR, "Runtime.NoResponse",
+			   result == HTTP_INPROC_NO_ROOM ? "the response is larger than the runtime's buffer"
+							 : "the engine closed without a response");
+		return;
+	}
+	ig_wbuf w = { .arena = &rt->arena };
+	if (!lambda_reply_encode(&rt->ev, res, &w)) {
+		post_error(STEP_ERROR, "Runtime.NoResponse", "out of memory for the answer");
+		return;
+	}
+	rt->step = STEP_RESPONSE;
+	rt->error_type = NULL;
+	rt->post_body = (ig_str){ w.ptr, w.len };
+	post();
+}
+
+/* A request that cannot reach the engine (a field with a CR or LF, a
+ * method that is no token): the problem+json answer the engine gives one
+ * that does not parse, in the event's form. */
+static void answer_problem(int status, const char *detail)
+{
+	ig_str id = { rt->request_id, rt->request_id_len };
+	char *body = ig_arena_alloc(&rt->arena, HTTP_PROBLEM_MAX);
+	if (!body) {
+		post_error(STEP_ERROR, "Runtime.NoResponse", "out of memory for the answer");
+		return;
+	}
+	const ig_header fields[] = { { IG_STR("Content-Type"), IG_STR("application/problem+json") },
+				     { IG_STR("X-Request-Id"), id } };
+	const struct http_inproc_response res = {
+		.status = status, .headers = fields, .header_count = IG_COUNTOF(fields),
+		.body = { body, http_problem_body(body, HTTP_PROBLEM_MAX, status, detail, id) },
+	};
+	on_answered(NULL, HTTP_INPROC_OK, &res);
+}
+
+static ig_str response_header(const ig_response *res, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < res->header_count; i++)
+		if (res->headers[i].name.len == n && strncasecmp(res->headers[i].name.ptr, name, n) == 0)
+			return res->headers[i].value;
+	return (ig_str){ NULL, 0 };
+}
+
+static bool all_hex(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* X-Ray's "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;
+ * Sampled=1" as a W3C traceparent: the root's 32 digits, the parent's 16. */
+static bool traceparent_of_xray(ig_str x, char out[IG_TRACEPARENT_LEN])
+{
+	const char *root = NULL, *parent = NULL;
+	bool sampled = false;
+	for (size_t i = 0; i < x.len;) {
+		const char *f = x.ptr + i;
+		const char *semi = memchr(f, ';', x.len - i);
+		size_t n = semi ? (size_t)(semi - f) : x.len - i;
+		if (n == 5 + 35 && memcmp(f, "Root=1-", 7) == 0 && f[15] == '-')
+			root = f + 7;
+		else if (n == 7 + 16 && memcmp(f, "Parent=", 7) == 0)
+			parent = f + 7;
+		else if (n == 9 && memcmp(f, "Sampled=1", 9) == 0)
+			sampled = true;
+		i += n + 1;
+	}
+	if (!root || !parent || !all_hex(root, 8) || !all_hex(root + 9, 24) || !all_hex(parent, 16))
+		return false;
+	memcpy(out, "00-", 3);
+	memcpy(out + 3, root, 8);
+	memcpy(out + 11, root + 9, 24);
+	out[35] = '-';
+	memcpy(out + 36, parent, 16);
+	memcpy(out + 52, sampled ? "-01" : "-00", 3);
+	return true;
+}
+
+/* Lambda-Runtime-Deadline-Ms (Unix milliseconds) on the core's clock. */
+static uint64_t deadline_of(ig_str ms)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < ms.len; i++) {
+		if (ms.ptr[i] < '0' || ms.ptr[i] > '9' || v > UINT64_MAX / 16)
+			return 0;
+		v = v * 10 + (uint64_t)(ms.ptr[i] - '0');
+	}
+	if (!v)
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	uint64_t loop_now = rt->core.loop.clock.now_ms;
+	return v > now ? loop_now + (v - now) : loop_now + 1;
+}
+
+static void invoke(const ig_response *res)
+{
+	ig_str id = response_header(res, "lambda-runtime-aws-request-id");
+	rt->request_id_len = id.len < REQUEST_ID_MAX ? id.len : REQUEST_ID_MAX;
+	memcpy(rt->request_id, id.ptr, rt->request_id_len);
+	if (!id.len) { /* nowhere to answer */
+		retry("the invocation has no Lambda-Runtime-Aws-Request-Id", res->status);
+		return;
+	}
+	/* One invocation at a time: the environment is the process's. */
+	ig_str trace = response_header(res, "lambda-runtime-trace-id");
+	if (trace.len) {
+		char *v = ig_arena_alloc(&rt->arena, trace.len + 1);
+		if (v) {
+			memcpy(v, trace.ptr, trace.len);
+			v[trace.len] = 0;
+			setenv("_X_AMZN_TRACE_ID", v, 1);
+		}
+	} else {
+		unsetenv("_X_AMZN_TRACE_ID");
+	}
+	const char *why;
+	if (lambda_event_decode(res->body.ptr, res->body.len, &rt->arena, &rt->ev, &why) != 0) {
+		post_error(STEP_ERROR, "Runtime.InvalidEvent", why);
+		return;
+	}
+	lambda_event_set_header(&rt->ev, "x-request-id", (ig_str){ rt->request_id, rt->request_id_len });
+	if (!lambda_event_header(&rt->ev, "traceparent").len && traceparent_of_xray(trace, rt->traceparent))
+		lambda_event_set_header(&rt->ev, "traceparent", (ig_str){ rt->traceparent, IG_TRACEPARENT_LEN });
+	rt->ev.req.deadline_ms = deadline_of(response_header(res, "lambda-runtime-deadline-ms"));
+	enum http_inproc_result result;
+	if (http_inproc_run(&rt->inproc, &rt->core, rt->buf, INPROC_BUF, &rt->ev.req, on_answered, NULL, &result) == 0)
+		return;
+	if (result == HTTP_INPROC_NO_SLOT)
+		post_error(STEP_ERROR, "Runtime.NoResponse", "no connection slot for the invocation");
+	else /* the client's request is at fault: answered as the engine answers one */
+		answer_problem(result == HTTP_INPROC_NO_ROOM ? 413 : 400,
+			       result == HTTP_INPROC_NO_ROOM ? "the request is larger than the runtime's buffer"
+							     : "the request's method, path or a field cannot be HTTP");
+}
+
+static void on_next(ig_response *res, void *arg)
+{
+	(void)arg;
+	if (res->error) {
+		retry(res->error_message ? res->error_message : ig_client_error_name(res->error), 0);
+		return;
+	}
+	if (res->status != 200) {
+		retry("the Runtime API did not hand out an invocation", res->status);
+		return;
+	}
+	reached();
+	invoke(res);
+}
+
+static void get_next(void)
+{
+	set_url("/invocation/next");
+	/* No timeout: Lambda answers when there is an invocation, and freezes
+	   the process meanwhile. */
+	const ig_fetch_opts o = { .url = rt->url, .headers_timeout_ms = UINT32_MAX, .max_body_bytes = EVENT_MAX };
+	if (!rt->started) {
+		rt->started = true;
+		struct ig_logline l;
+		if (ig_log_begin(&l, IG_LOG_INFO, "lambda runtime")) {
+			ig_log_cstr(&l, "runtime_api", runtime_api());
+			ig_log_int(&l, "startup_us", (int64_t)(ig_monotonic_us() - rt->t0_us));
+			ig_log_int(&l, "pid", getpid());
+			ig_log_end(&l);
+		}
+	}
+	ig_fetch(rt->api, &rt->arena, &o, on_next, NULL);
+}
+
+static void next_invocation(void)
+{
+	ig_arena_reset(&rt->arena);
+	rt->request_id_len = 0;
+	rt->step = STEP_NEXT;
+	get_next();
+}
+
+static void call_step(void)
+{
+	if (rt->step == STEP_NEXT)
+		get_next();
+	else
+		post();
+}
+
+/* ---- the start ---- */
+
+static const ig_client_opts api_opts = {
+	.connections = 1,
+	.keep_alive_ms = 3600000, /* the process is frozen between invocations */
+	.max_body_bytes = EVENT_MAX,
+};
+
+static int open_api(void)
+{
+	rt->api = ig_agent_new(&rt->core.loop, &api_opts);
+	rt->backoff_ms = RETRY_FIRST_MS;
+	ig_arena_init(&rt->arena, &rt->core.blocks, ARENA_LIMIT);
+	return rt->api ? 0 : -1;
+}
+
+static int map_runtime(void)
+{
+	if (rt)
+		return 0;
+	void *m = mmap(NULL, sizeof *rt, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	rt = m;
+	return 0;
+}
+
+/* An init error of errorType type: posted once the loop alone is set up
+ * (the runtime's, when it got that far); returns 2. */
+static int init_error(const char *type, const char *message)
+{
+	if (map_runtime() != 0)
+		return 2;
+	if (!rt->api) { /* the loop alone, for one call */
+		if (!rt->core.loop.epfd && ig_loop_init(&rt->core.loop, 0) != 0)
+			return 2;
+		if (!rt->core.blocks.obj_size)
+			ig_pool_init(&rt->core.blocks, HTTP_BLOCK_SIZE, 16, 1024);
+		if (open_api() != 0)
+			return 2;
+	}
+	rt->once = true;
+	post_error(STEP_INIT_ERROR, type, message);
+	ig_loop_run(&rt->core.loop);
+	return 2;
+}
+
+/* Runs once per process: cold, as the rest of the start. */
+__attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_us)
+{
+	ig_log_threshold = server_config.log_level;
+	server_config.threads = 1;
+	if (map_runtime() != 0)
+		return 1;
+	rt->t0_us = t0_us;
+	if (http_inproc_core_init(&rt->core, &server_config, app) != 0 || open_api() != 0)
+		return init_error("Runtime.OutOfMemory", "the runtime cannot set up its loop");
+	rt->buf = mmap(NULL, INPROC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (rt->buf == MAP_FAILED)
+		return init_error("Runtime.OutOfMemory", "the runtime cannot map its buffer");
+	lambda_crash_watch();
+	if (http_core_start_hook) /* net/pg's pools on this one core */
+		http_core_start_hook(&rt->core.loop, 1);
+	/* Ready: nothing to wait for but the backends (/readyz). */
+	http_health_set_listening();
+	next_invocation();
+	ig_loop_run(&rt->core.loop);
+	return 1; /* the loop does not end while the process is served */
+}
+
+__attribute__((cold)) int ig_lambda_init_error(const char *message)
+{
+	return init_error("Runtime.InvalidSetting", message);
+}
