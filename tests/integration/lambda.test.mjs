@@ -19,6 +19,8 @@ import { spawn } from 'node:child_process';
 import { BIN, ROOT, startServer, cleanup, ServerProcess, parseResponse } from './lib.mjs';
 import { Upstream, serviceRoutes, stopAll } from './upstreams.mjs';
 import { RuntimeApi } from './lambda_emulator.mjs';
+import { startPostgres } from './pglib.mjs';
+import { migrate, waitReady } from './dbservice.mjs';
 
 const T = { timeout: 60000 };
 const FIXTURES = path.join(ROOT, 'tests', 'integration', 'lambda_events');
@@ -572,5 +574,47 @@ test('a handler that crashes in the ASan build is reported through .../{id}/erro
 		assert.ok(fs.readdirSync(dir).some((f) => f.startsWith('report')), 'the sanitizer wrote its report');
 	} finally {
 		fs.rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test('with a database: the pool runs on the runtime\'s loop; a post written by an invocation is read over HTTP, and /fortunes answers the same', T, async () => {
+	const pg = await startPostgres();
+	try {
+		const m = await migrate(pg.url);
+		assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
+		const env = { DATABASE_URL: pg.url };
+		const dbApi = await newApi();
+		const runtime = await startRuntime(dbApi, env);
+		const srv = await startServer(env, { threads: '1' });
+		try {
+			await waitReady(srv);
+			const invoke = (r) => dbApi.invoke(KINDS['API Gateway 2.0'](r), { requestId: randomUUID() });
+			// The runtime's first query may wait for its pool's first
+			// connect (INGOT_PG_ACQUIRE_TIMEOUT_MS, 1 s): a 503 until then.
+			let created;
+			for (let i = 0; i < 50; i++) {
+				created = (await invoke({ method: 'POST', path: '/posts', headers: [JSON_CT],
+					body: `{"title":"from lambda ${i}","body":"b","likes":1,"tags":["x"]}` })).body;
+				if (created.statusCode !== 503) break;
+			}
+			assert.equal(created.statusCode, 201, JSON.stringify(created));
+			const post = JSON.parse(created.body);
+			const read = await overHttp(srv.port, { method: 'GET', path: `/posts/${post.id}` }, randomUUID());
+			assert.equal(read.status, 200);
+			assert.deepEqual(JSON.parse(read.body.toString()), post);
+			const r = { method: 'GET', path: '/fortunes' };
+			const id = randomUUID();
+			const answer = await dbApi.invoke(KINDS['API Gateway 2.0'](r), { requestId: id });
+			const res = await overHttp(srv.port, r, id);
+			assertSame('API Gateway 2.0', answer, res, 'GET /fortunes with a database');
+			assert.match(answerBody(answer.body).toString(), /Additional fortune added at request time/);
+			// Still no socket of its own but the database connections.
+			assert.equal(runtime.exit, null);
+		} finally {
+			runtime.kill();
+			await srv.stop();
+		}
+	} finally {
+		await pg.stop();
 	}
 });
