@@ -218,7 +218,9 @@ int http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf, si
 	*p = (struct http_inproc){ .t = { .ops = &mem_ops, .loop = &core->loop }, .core = core, .buf = buf,
 				   .cap = cap, .req_len = (size_t)(w.p - buf), .peer = req->peer, .done = done,
 				   .arg = arg, .open = true,
-				   .head_request = http_eq_nocase(req->method.ptr, req->method.len, "head") };
+				   .head_request = req->method.len == 4 && !memcmp(req->method.ptr, "HEAD", 4) };
+	/* Exactly HEAD: methods are case-sensitive, and "head" is another
+	   method whose 405 or 501 has a body. */
 	http_conn_begin(core, c, &p->t, (uint32_t)core->cfg->idle_timeout_ms);
 	c->request_deadline_ms = req->deadline_ms;
 	feed(p);

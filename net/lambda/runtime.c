@@ -295,15 +295,28 @@ static uint64_t deadline_of(ig_str ms)
 	return v > now ? loop_now + (v - now) : loop_now + 1;
 }
 
+/* An id that fits and is safe in a URL path: Lambda's are UUIDs. */
+static bool request_id_valid(ig_str id)
+{
+	if (id.len == 0 || id.len > REQUEST_ID_MAX)
+		return false;
+	for (size_t i = 0; i < id.len; i++) {
+		char c = id.ptr[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
 static void invoke(const ig_response *res)
 {
 	ig_str id = response_header(res, "lambda-runtime-aws-request-id");
-	rt->request_id_len = id.len < REQUEST_ID_MAX ? id.len : REQUEST_ID_MAX;
-	memcpy(rt->request_id, id.ptr, rt->request_id_len);
-	if (!id.len) { /* nowhere to answer */
-		retry("the invocation has no Lambda-Runtime-Aws-Request-Id", res->status);
+	if (!request_id_valid(id)) { /* nowhere to answer: the id goes into the answer's path */
+		retry("the invocation has no usable Lambda-Runtime-Aws-Request-Id", res->status);
 		return;
 	}
+	rt->request_id_len = id.len;
+	memcpy(rt->request_id, id.ptr, id.len);
 	/* One invocation at a time: the environment is the process's. */
 	ig_str trace = response_header(res, "lambda-runtime-trace-id");
 	if (trace.len) {
@@ -381,7 +394,7 @@ static void next_invocation(void)
 static void call_step(void)
 {
 	if (rt->step == STEP_NEXT)
-		get_next();
+		next_invocation(); /* what a failed GET left in the arena goes */
 	else
 		post();
 }
