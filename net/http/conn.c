@@ -115,9 +115,9 @@ static void on_conn_timer(struct ig_timer *t)
 		return;
 	}
 	switch (c->timer_kind) {
-	case TIMER_IDLE:
+	case TIMER_IDLE: /* FIN first, as the drain's idle close (see there) */
 		c->close_reason = HTTP_CLOSE_IDLE;
-		conn_destroy(c, false);
+		conn_destroy(c, true);
 		return;
 	case TIMER_HEAD:
 		conn_fail_request(c, 408, "the request head did not arrive in time");
@@ -660,10 +660,14 @@ void http_conn_drain(struct http_core *core)
 		if (c->t && c->t->ops->read_now && c->t->ops->read_now(c->t))
 			continue; /* it heard what had arrived (and may be gone) */
 		/* One that has not had its first request yet (accepted from the
-		   backlog, or in its TLS handshake) is kept for it. */
+		   backlog, or in its TLS handshake) is kept for it. The close is
+		   graceful, FIN first: a request that reaches the socket between
+		   the peek above and the close would otherwise turn close() into
+		   a reset, which tells the client nothing of whether it was
+		   served; after a FIN the client knows it was not. */
 		if (c->had_request) {
 			c->close_reason = HTTP_CLOSE_DRAIN;
-			conn_destroy(c, false);
+			conn_destroy(c, true);
 		}
 	}
 	if (core->count == 0)
