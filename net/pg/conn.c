@@ -777,6 +777,7 @@ static void on_ready(struct pg_conn *k, const struct pg_msg *m)
 	if (q->retry && !q->retried && !q->zombie) {
 		q->retried = true;
 		q->retry = false;
+		q->answered = false;
 		q->cols = q->rows = q->cap = 0;
 		q->values = NULL;
 		q->names = NULL;
@@ -808,6 +809,8 @@ static void on_query_message(struct pg_conn *k, const struct pg_msg *m)
 	case PG_MSG_PARAMETER_STATUS:
 		return;
 	case PG_MSG_ERROR:
+		if (q)
+			q->answered = true;
 		on_error_response(k, q, m);
 		return;
 	default:
@@ -817,6 +820,7 @@ static void on_query_message(struct pg_conn *k, const struct pg_msg *m)
 		pg_conn_close(k, IG_PG_PROTOCOL, "a message from the database with no query in flight");
 		return;
 	}
+	q->answered = true;
 	switch (m->type) {
 	case PG_MSG_NO_DATA:
 		/* A statement without result columns (an UPDATE): known too. */
@@ -978,15 +982,19 @@ static void on_conn_timer(struct ig_timer *t)
 	if (q->cancelled) {
 		/* Still the head a timeout after its CancelRequest: the server
 		   ignores one that comes while it waits for the query's messages
-		   rather than runs it, so send another; after PG_CANCEL_TRIES, a
-		   query that will not stop is not waited on: the connection goes
+		   rather than runs it, so send another, but only while none of
+		   its answer came: once some did, the server was running it, and
+		   a CancelRequest landing after its end would cancel the query
+		   pipelined behind it. After PG_CANCEL_TRIES timeouts, a query
+		   that will not stop is not waited on: the connection goes
 		   (which ends the backend's work too). */
 		if (q->cancels >= PG_CANCEL_TRIES) {
 			pg_conn_close(k, IG_PG_CONNECTION_LOST, "the database did not stop a cancelled query");
 			return;
 		}
 		q->cancels++;
-		pg_cancel_send(k->core, k);
+		if (!q->answered)
+			pg_cancel_send(k->core, k);
 		q->deadline_ms = now + cfg()->query_timeout_ms;
 		arm_query_timer(k);
 		return;

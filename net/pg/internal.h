@@ -87,6 +87,7 @@ struct pg_query {
 	bool begin;             /* PGQ_HOLD with BEGIN */
 	bool cancelled;         /* a CancelRequest went for it */
 	uint8_t cancels;        /* CancelRequests sent for it */
+	bool answered;          /* a message of its answer came */
 	/* the result being built */
 	bool failed;
 	ig_pg_error err;

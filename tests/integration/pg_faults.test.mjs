@@ -6,7 +6,8 @@
 // close in the middle of a row, a row over INGOT_PG_MAX_MESSAGE_BYTES fail
 // that call (5xx problem+json) and the process keeps serving on a new
 // connection; a stalled query past INGOT_PG_QUERY_TIMEOUT_MS is cancelled
-// with the connection's own key. The password shows nowhere.
+// with the connection's own key, and sent again only while none of the
+// query's answer came. The password shows nowhere.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, cleanup, curlResponse, within } from './lib.mjs';
@@ -216,6 +217,23 @@ test('a CancelRequest the server ignores is sent again a timeout later; a query 
 	assertProblem(await get(srv, '/db'), 503);
 	await within(10000, fake.until(() => conn.closed), 'the connection of a query that never stops was closed');
 	assert.equal(fake.cancels.length - before, 3);
+	await stillServing(srv);
+	assertNoSecret(srv);
+});
+
+test('a CancelRequest is not sent again once the query\'s answer began: it could cancel the query after it', T, async () => {
+	let fault = null;
+	const { fake, srv } = await setup({
+		fault: (q) => (fault && /world/i.test(q.sql) ? ((f) => (fault = null, f))(fault) : null),
+	}, { INGOT_PG_QUERY_TIMEOUT_MS: '200' });
+	await stillServing(srv);
+	const conn = fake.conns.find((c) => c.startup);
+	// Its BindComplete came before the stall: the server was running it,
+	// and a second CancelRequest could land on whatever runs next there.
+	fault = { stall: true, ignoreCancels: 1000, flushed: true };
+	assertProblem(await get(srv, '/db'), 503);
+	await within(10000, fake.until(() => conn.closed), 'the connection of a query that never stops was closed');
+	assert.equal(fake.cancels.length, 1, 'one CancelRequest, not sent again');
 	await stillServing(srv);
 	assertNoSecret(srv);
 });
