@@ -172,7 +172,7 @@ static int world_batch_start(ig_ctx *ctx, bool has_queries, ig_str queries, cons
 	for (size_t i = 0; i < n; i++) {
 		reads[i] = (struct world_read){ b, i };
 		ig_pg_value id = ig_pg_int4(random_world_number());
-		ig_pg_query(ctx, world_select, &id, 1, world_read_done, &reads[i]);
+		ig_pg_read(ctx, world_select, &id, 1, world_read_done, &reads[i]);
 	}
 	return IG_PENDING;
 }

@@ -271,8 +271,26 @@ static void arm_query_timer(struct pg_conn *k)
 	ig_timer_set(&k->core->loop->timers, &k->timer, k->head->deadline_ms);
 }
 
+/* A read after a read whose Sync is still unwritten at the end of out
+ * takes that Sync off and ends with its own: the server flushes its
+ * output at a Sync, so the reads of one batch cost one flush (one wakeup
+ * here) instead of one each. Reads only: the statements between two Syncs
+ * run in one implicit transaction, and one that fails makes the server
+ * skip the rest, which is harmless for reads sent again alone. */
+static bool share_tail_sync(struct pg_conn *k, const struct pg_query *q)
+{
+	if (!q->read_only || q->kind != PGQ_EXTENDED || k->held || !k->tail || !k->tail->read_only ||
+	    k->tail->kind != PGQ_EXTENDED || !k->tail_sync_end || k->tail_sync_end != k->out.len ||
+	    k->opos + PG_SYNC_BYTES > k->out.len)
+		return false;
+	k->out.len -= PG_SYNC_BYTES;
+	k->tail->sync_shared = true;
+	return true;
+}
+
 bool pg_conn_send(struct pg_conn *k, struct pg_query *q)
 {
+	bool shared = share_tail_sync(k, q);
 	size_t mark = k->out.len;
 	size_t estimate = q->sql_len + 64;
 	for (uint16_t i = 0; i < q->nparams; i++)
@@ -290,9 +308,15 @@ bool pg_conn_send(struct pg_conn *k, struct pg_query *q)
 		if (q->stmt >= 0)
 			stmt_drop(k, q->stmt, q->stmt_gen);
 		estimate *= 4;
-		if (tries == 2)
+		if (tries == 2) {
+			if (shared) { /* the tail's Sync back, in the bytes it had */
+				pg_put_sync(&k->out);
+				k->tail->sync_shared = false;
+			}
 			return false;
+		}
 	}
+	k->tail_sync_end = q->kind == PGQ_EXTENDED ? k->out.len : 0;
 	q->conn = k;
 	q->next = NULL;
 	q->deadline_ms = pg_now_ms(k->core) + cfg()->query_timeout_ms;
@@ -326,6 +350,7 @@ static void conn_flush(struct pg_conn *k)
 		k->opos += (size_t)w;
 	}
 	k->out.len = k->opos = 0;
+	k->tail_sync_end = 0;
 	k->flushing = false;
 }
 
@@ -354,6 +379,7 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	k->state = PGC_IDLE;
 	k->generation++;
 	k->out.len = k->opos = 0;
+	k->tail_sync_end = 0;
 	k->out.overflow = false;
 	k->flushing = false;
 	k->rpos = k->rlen = 0;
@@ -434,6 +460,7 @@ void pg_conn_start(struct pg_conn *k)
 	struct pg_core *c = k->core;
 	k->state = PGC_CONNECTING;
 	k->out.len = k->opos = 0;
+	k->tail_sync_end = 0;
 	k->rpos = k->rlen = 0;
 	k->held = false;
 	k->held_lost = false;
@@ -762,6 +789,81 @@ static void on_error_response(struct pg_conn *k, struct pg_query *q, const struc
 	q->err.constraint = arena_copy(q->arena, e.constraint);
 }
 
+static struct pg_query *pop_head(struct pg_conn *k)
+{
+	struct pg_query *q = k->head;
+	k->head = q->next;
+	if (!k->head) {
+		k->tail = NULL;
+		k->tail_sync_end = 0;
+	}
+	k->inflight--;
+	return q;
+}
+
+/* q again, alone (its own Sync), from a clean result; false when it does
+ * not fit (q then carries the error). */
+static bool send_again(struct pg_conn *k, struct pg_query *q)
+{
+	q->answered = q->read_only = q->sync_shared = q->skipped = false;
+	q->cols = q->rows = q->cap = 0;
+	q->values = NULL;
+	q->names = NULL;
+	if (pg_conn_send(k, q))
+		return true;
+	pg_query_set_error(q, IG_PG_TOO_LARGE, "cannot write the query");
+	return false;
+}
+
+/* A statement the server dropped is prepared again, once. */
+static bool retried(struct pg_conn *k, struct pg_query *q)
+{
+	if (!q->retry || q->retried || q->zombie)
+		return false;
+	q->retried = true;
+	q->retry = false;
+	return send_again(k, q);
+}
+
+/* The head, which shared the next query's Sync, failed: the server skips
+ * what follows up to that Sync, and its ReadyForQuery sends each skipped
+ * read again alone (send_skipped): one failing read fails alone. */
+static void shared_failed(struct pg_conn *k)
+{
+	struct pg_query *q = pop_head(k);
+	for (struct pg_query *p = k->head; p; p = p->next) {
+		p->skipped = true;
+		if (p->parsed_here && p->stmt >= 0) /* its Parse was skipped too */
+			stmt_drop(k, p->stmt, p->stmt_gen);
+		if (!p->sync_shared)
+			break;
+	}
+	arm_query_timer(k);
+	if (!retried(k, q))
+		pg_query_deliver(k->core, q);
+}
+
+/* The head shared the next query's Sync: its answer ends at its
+ * CommandComplete, with no ReadyForQuery of its own. */
+static void shared_done(struct pg_conn *k)
+{
+	struct pg_query *q = pop_head(k);
+	arm_query_timer(k);
+	pg_query_deliver(k->core, q);
+}
+
+static void send_skipped(struct pg_conn *k)
+{
+	bool last;
+	do {
+		struct pg_query *q = pop_head(k);
+		last = !q->sync_shared;
+		if (q->zombie || !send_again(k, q))
+			pg_query_deliver(k->core, q);
+	} while (!last && k->head);
+	arm_query_timer(k);
+}
+
 static void on_ready(struct pg_conn *k, const struct pg_msg *m)
 {
 	struct pg_query *q = k->head;
@@ -769,21 +871,14 @@ static void on_ready(struct pg_conn *k, const struct pg_msg *m)
 		pg_conn_close(k, IG_PG_PROTOCOL, "malformed ReadyForQuery");
 		return;
 	}
-	k->head = q->next;
-	if (!k->head)
-		k->tail = NULL;
-	k->inflight--;
-	arm_query_timer(k);
-	if (q->retry && !q->retried && !q->zombie) {
-		q->retried = true;
-		q->retry = false;
-		q->cols = q->rows = q->cap = 0;
-		q->values = NULL;
-		q->names = NULL;
-		if (pg_conn_send(k, q))
-			return;
-		pg_query_set_error(q, IG_PG_TOO_LARGE, "cannot write the query");
+	if (q->skipped) {
+		send_skipped(k);
+		return;
 	}
+	pop_head(k);
+	arm_query_timer(k);
+	if (retried(k, q))
+		return;
 	if (q->commit && !q->failed && ig_str_eq(q->tag, "ROLLBACK", 8))
 		pg_query_set_error(q, IG_PG_ABORTED, "the transaction had failed: COMMIT rolled it back");
 	if (q->release_after || (q->kind == PGQ_HOLD && q->failed))
@@ -808,7 +903,11 @@ static void on_query_message(struct pg_conn *k, const struct pg_msg *m)
 	case PG_MSG_PARAMETER_STATUS:
 		return;
 	case PG_MSG_ERROR:
+		if (q)
+			q->answered = true;
 		on_error_response(k, q, m);
+		if (q && k->head == q && q->sync_shared)
+			shared_failed(k);
 		return;
 	default:
 		break;
@@ -817,6 +916,7 @@ static void on_query_message(struct pg_conn *k, const struct pg_msg *m)
 		pg_conn_close(k, IG_PG_PROTOCOL, "a message from the database with no query in flight");
 		return;
 	}
+	q->answered = true;
 	switch (m->type) {
 	case PG_MSG_NO_DATA:
 		/* A statement without result columns (an UPDATE): known too. */
@@ -853,9 +953,13 @@ static void on_query_message(struct pg_conn *k, const struct pg_msg *m)
 			q->tag = arena_copy(q->arena, tag);
 			q->affected = rows;
 		}
+		if (q->sync_shared)
+			shared_done(k);
 		return;
 	}
 	case PG_MSG_EMPTY_QUERY:
+		if (q->sync_shared)
+			shared_done(k);
 		return;
 	case PG_MSG_READY:
 		on_ready(k, m);
@@ -978,15 +1082,19 @@ static void on_conn_timer(struct ig_timer *t)
 	if (q->cancelled) {
 		/* Still the head a timeout after its CancelRequest: the server
 		   ignores one that comes while it waits for the query's messages
-		   rather than runs it, so send another; after PG_CANCEL_TRIES, a
-		   query that will not stop is not waited on: the connection goes
+		   rather than runs it, so send another, but only while none of
+		   its answer came: once some did, the server was running it, and
+		   a CancelRequest landing after its end would cancel the query
+		   pipelined behind it. After PG_CANCEL_TRIES timeouts, a query
+		   that will not stop is not waited on: the connection goes
 		   (which ends the backend's work too). */
 		if (q->cancels >= PG_CANCEL_TRIES) {
 			pg_conn_close(k, IG_PG_CONNECTION_LOST, "the database did not stop a cancelled query");
 			return;
 		}
 		q->cancels++;
-		pg_cancel_send(k->core, k);
+		if (!q->answered)
+			pg_cancel_send(k->core, k);
 		q->deadline_ms = now + cfg()->query_timeout_ms;
 		arm_query_timer(k);
 		return;

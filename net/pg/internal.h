@@ -28,6 +28,7 @@ struct dns_resolver;
 #define PG_MAX_COLS 1024      /* columns of one result */
 #define PG_STMT_SLOTS 64      /* prepared statements cached per connection */
 #define PG_BATCH_QUERIES 32   /* a loop batch's queries kept on one connection, at most */
+#define PG_SYNC_BYTES 5       /* a Sync message: 'S' and its length */
 #define PG_CANCEL_TRIES 3     /* CancelRequests for one timed-out query, a timeout apart */
 #define PG_STMT_TEXT 16384    /* bytes of their SQL kept per connection */
 #define PG_STMT_FORMATS 32    /* result columns whose format a statement remembers */
@@ -87,6 +88,12 @@ struct pg_query {
 	bool begin;             /* PGQ_HOLD with BEGIN */
 	bool cancelled;         /* a CancelRequest went for it */
 	uint8_t cancels;        /* CancelRequests sent for it */
+	bool answered;          /* a message of its answer came */
+	bool read_only;         /* ig_pg_read: may share the next read's Sync */
+	bool sync_shared;       /* its Sync was taken off for the next query's:
+				   its answer ends at CommandComplete or ErrorResponse */
+	bool skipped;           /* an earlier query of its Sync failed: the server
+				   skipped it; sent again alone at the ReadyForQuery */
 	/* the result being built */
 	bool failed;
 	ig_pg_error err;
@@ -148,6 +155,7 @@ struct pg_conn {
 	bool flushing;          /* a write waits for writable */
 	struct ig_deferred flush;
 	struct pg_query *head, *tail; /* in flight, in order */
+	size_t tail_sync_end;   /* out.len just after the tail's unwritten Sync, or 0 */
 	uint32_t inflight;
 	uint32_t generation;    /* bumped on every close */
 	uint32_t pid, key;      /* BackendKeyData, for CancelRequest */

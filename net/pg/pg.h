@@ -103,6 +103,14 @@ struct ig_pg_pool;
 /* In a handler: on the core's pool, rows in ctx's arena. */
 void ig_pg_query(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
 		 ig_pg_done *done, void *arg);
+/* As ig_pg_query, for a statement without effects (a plain SELECT): reads
+ * started together on a connection share one Sync, so the server flushes
+ * their answers once instead of once each. A failing read still fails
+ * alone: the server skips the reads after it up to the Sync, and each is
+ * sent again alone. A query timeout's CancelRequest can stop a later read
+ * of the same Sync, which then fails with SQLSTATE 57014. */
+void ig_pg_read(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
+		ig_pg_done *done, void *arg);
 
 /* Error -> HTTP: 503 for NOT_CONFIGURED ("no database configured"),
  * UNAVAILABLE, BUSY, CONNECT, AUTH, TLS, CONNECTION_LOST and TIMEOUT; 409
@@ -123,6 +131,9 @@ struct ig_pg_pool *ig_pg_core_pool(struct ig_loop *loop);
  * must stay valid until done has run. */
 void ig_pg_pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql,
 		      const ig_pg_value *params, size_t nparams, ig_pg_done *done, void *arg);
+/* As ig_pg_read, on pool, into arena. */
+void ig_pg_pool_read(struct ig_pg_pool *pool, ig_arena *arena, const char *sql,
+		     const ig_pg_value *params, size_t nparams, ig_pg_done *done, void *arg);
 
 /* ---- a held connection: transactions and scripts ----
  *

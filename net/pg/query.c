@@ -81,22 +81,41 @@ struct ig_pg_pool *ig_pg_core_pool(struct ig_loop *loop)
 	return c ? &c->pool : NULL;
 }
 
-void ig_pg_pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql, const ig_pg_value *params,
-		      size_t nparams, ig_pg_done *done, void *arg)
+static void pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql, const ig_pg_value *params,
+		       size_t nparams, ig_pg_done *done, void *arg, bool read_only)
 {
 	struct pg_query *q = pool ? make(pool->core, arena, PGQ_EXTENDED, sql, done, arg) : NULL;
 	if (!q) {
 		out_of_queries(done, arg);
 		return;
 	}
+	q->read_only = read_only;
 	if (prepare_params(pool->core, q, params, nparams))
 		pg_pool_submit(pool, q);
+}
+
+void ig_pg_pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql, const ig_pg_value *params,
+		      size_t nparams, ig_pg_done *done, void *arg)
+{
+	pool_query(pool, arena, sql, params, nparams, done, arg, false);
+}
+
+void ig_pg_pool_read(struct ig_pg_pool *pool, ig_arena *arena, const char *sql, const ig_pg_value *params,
+		     size_t nparams, ig_pg_done *done, void *arg)
+{
+	pool_query(pool, arena, sql, params, nparams, done, arg, true);
 }
 
 void ig_pg_query(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams, ig_pg_done *done,
 		 void *arg)
 {
-	ig_pg_pool_query(ig_pg_core_pool(ig_ctx_loop(ctx)), ig_ctx_arena(ctx), sql, params, nparams, done, arg);
+	pool_query(ig_pg_core_pool(ig_ctx_loop(ctx)), ig_ctx_arena(ctx), sql, params, nparams, done, arg, false);
+}
+
+void ig_pg_read(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams, ig_pg_done *done,
+		void *arg)
+{
+	pool_query(ig_pg_core_pool(ig_ctx_loop(ctx)), ig_ctx_arena(ctx), sql, params, nparams, done, arg, true);
 }
 
 /* ---- held connections ---- */

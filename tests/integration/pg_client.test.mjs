@@ -135,6 +135,21 @@ test('pipelined on one connection: the failing query in the middle fails alone',
 	assert.deepEqual(r.lines.map((x) => x.i), [0, 1, 2, 3, 4]);
 });
 
+test('reads under one Sync: the failing one fails alone, the reads after it are sent again alone and answer', async () => {
+	const r = await pgcheck(pg.url, ['reads', 'SELECT 1 AS one', 'SELECT 1/0', 'SELECT $1::text || \'!\'', '%text:three',
+		'SELECT * FROM no_such_table', 'SELECT 5', 'SELECT 6'], { INGOT_PG_POOL_SIZE: '1' });
+	assert.equal(r.code, 0, r.stderr);
+	const l = byIndex(r.lines);
+	assert.equal(l.length, 6);
+	assert.deepEqual(l[0].rows, [[1]]);
+	assert.equal(l[1].sqlstate, '22012');
+	assert.deepEqual(l[2].rows, [['three!']]);
+	assert.equal(l[3].sqlstate, '42P01');
+	assert.deepEqual(l[4].rows, [[5]]);
+	assert.deepEqual(l[5].rows, [[6]]);
+	assert.deepEqual(r.lines.map((x) => x.i), [0, 1, 2, 3, 4, 5]);
+});
+
 test('1,000 queries in flight across two loops, each answered with its own value', async () => {
 	const r = await pgcheck(pg.url, ['--threads', '2', 'inflight', '1000'], { INGOT_PG_POOL_SIZE: '2' });
 	assert.equal(r.code, 0, r.stderr);

@@ -6,7 +6,8 @@
 // close in the middle of a row, a row over INGOT_PG_MAX_MESSAGE_BYTES fail
 // that call (5xx problem+json) and the process keeps serving on a new
 // connection; a stalled query past INGOT_PG_QUERY_TIMEOUT_MS is cancelled
-// with the connection's own key. The password shows nowhere.
+// with the connection's own key, and sent again only while none of the
+// query's answer came. The password shows nowhere.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, cleanup, curlResponse, within } from './lib.mjs';
@@ -64,19 +65,23 @@ async function stillServing(srv) {
 	assert.ok(Number.isInteger(w.id) && w.randomNumber === 4242, db.text);
 }
 
-test('the 20 queries of /queries?queries=20 are all written before the first reply', T, async () => {
+test('the 20 queries of /queries?queries=20 are all written before the first reply, under one Sync', T, async () => {
 	let holding = false;
-	// Replies are held back until 20 queries wait on one connection: a
+	let base = 0;
+	const executes = (c) => c.log.filter((m) => m.dir === 'in' && m.type === 'E').length;
+	const syncs = (c) => c.log.filter((m) => m.dir === 'in' && m.type === 'S').length;
+	// Replies are held back until 20 queries arrived on one connection: a
 	// client that waits for each answer before the next never gets there.
-	const { fake, srv } = await setup({ hold: (c) => holding && c.pending < 20 });
+	const { fake, srv } = await setup({ hold: (c) => holding && executes(c) - base < 20 });
 	for (const round of ['first (statements prepared now)', 'second (statements cached)']) {
 		const conn = fake.conns.find((c) => c.startup && !c.closed);
-		conn.peak = conn.pending;
+		base = executes(conn);
+		const syncsBefore = syncs(conn);
 		holding = true;
 		const answer = get(srv, '/queries?queries=20');
 		try {
-			await within(10000, fake.until(() => conn.peak >= 20),
-				`${round}: the fake never had 20 queries waiting (peak ${conn.peak})`);
+			await within(10000, fake.until(() => executes(conn) - base >= 20),
+				`${round}: the fake never had 20 queries waiting (${executes(conn) - base})`);
 		} finally {
 			holding = false;
 			fake.release();
@@ -86,7 +91,9 @@ test('the 20 queries of /queries?queries=20 are all written before the first rep
 		assert.equal(r.status, 200, r.text);
 		const rows = JSON.parse(r.text);
 		assert.equal(rows.length, 20);
-		assert.ok(conn.peak >= 20, `${round}: ${conn.peak} queries were written before the first was answered`);
+		assert.ok(rows.every((w) => w.randomNumber === 4242));
+		// The reads share one Sync: the server flushes their answers once.
+		assert.equal(syncs(conn) - syncsBefore, 1, `${round}: one Sync for the 20 reads`);
 	}
 	assert.equal(fake.conns.filter((c) => c.startup).length, 1, 'all on the one pooled connection');
 	assertNoSecret(srv);
@@ -216,6 +223,23 @@ test('a CancelRequest the server ignores is sent again a timeout later; a query 
 	assertProblem(await get(srv, '/db'), 503);
 	await within(10000, fake.until(() => conn.closed), 'the connection of a query that never stops was closed');
 	assert.equal(fake.cancels.length - before, 3);
+	await stillServing(srv);
+	assertNoSecret(srv);
+});
+
+test('a CancelRequest is not sent again once the query\'s answer began: it could cancel the query after it', T, async () => {
+	let fault = null;
+	const { fake, srv } = await setup({
+		fault: (q) => (fault && /world/i.test(q.sql) ? ((f) => (fault = null, f))(fault) : null),
+	}, { INGOT_PG_QUERY_TIMEOUT_MS: '200' });
+	await stillServing(srv);
+	const conn = fake.conns.find((c) => c.startup);
+	// Its BindComplete came before the stall: the server was running it,
+	// and a second CancelRequest could land on whatever runs next there.
+	fault = { stall: true, ignoreCancels: 1000, flushed: true };
+	assertProblem(await get(srv, '/db'), 503);
+	await within(10000, fake.until(() => conn.closed), 'the connection of a query that never stops was closed');
+	assert.equal(fake.cancels.length, 1, 'one CancelRequest, not sent again');
 	await stillServing(srv);
 	assertNoSecret(srv);
 });

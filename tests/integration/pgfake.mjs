@@ -144,8 +144,13 @@ const formatOf = (codes, i) => (codes.length === 0 ? 0 : codes.length === 1 ? co
  *   { rowBytes: N }           its row as one DataRow of N bytes (the last column padded)
  *   { stall: true }           no answer until a CancelRequest names this connection
  *                             (then ErrorResponse 57014 and the rest)
+ *                             What the server answered for it before (ParseComplete...)
+ *                             is kept back with it, as PostgreSQL keeps its output until
+ *                             the Sync
  *   { stall: true, ignoreCancels: N }  the same, but the first N CancelRequests are
  *                             ignored, as a server ignores one that comes between messages
+ *   { stall: true, flushed: true }  the same, but what came before the stall is written,
+ *                             as when the server's output buffer filled: its answer began
  * hold(conn) -> bool: while true, replies are kept back (in order) and
  * written once it turns false (checked after every read); a test holds
  * until N queries arrived to prove they were all sent first. */
@@ -342,7 +347,7 @@ export class PgFake extends Watched {
 		const r = this.results(query);
 		const formats = (r.fields || []).map((_, i) => formatOf(q.resultFormats, i));
 		if (f?.error) { this._fail(conn, out, f.error); return false; }
-		if (f?.stall) { out.push({ stall: true, ignoreCancels: f.ignoreCancels || 0 }); return false; }
+		if (f?.stall) { out.push({ stall: true, ignoreCancels: f.ignoreCancels || 0, flushed: !!f.flushed }); return false; }
 		if (q.describe && r.fields) out.push(rowDescription(r.fields, formats));
 		if (f?.malformed === 'short-length') { out.push(Buffer.from([0x44, 0, 0, 0, 2])); return false; }
 		if (f?.malformed === 'column-overrun') {
@@ -377,15 +382,22 @@ export class PgFake extends Watched {
 		if (conn.stalled || (!this.released && this.hold(conn))) return;
 		const pending = conn.held;
 		conn.held = [];
-		for (const o of pending) {
+		// Unless flushed, a stall keeps back its own query's answer since the
+		// last ReadyForQuery.
+		const at = pending.findIndex((o) => o.stall);
+		let keep = at;
+		if (at >= 0 && !pending[at].flushed) {
+			while (keep > 0 && !(Buffer.isBuffer(pending[keep - 1]) && pending[keep - 1][0] === 0x5a)) keep--;
+		}
+		for (const [i, o] of pending.entries()) {
 			if (conn.stalled) return;
 			if (o.close) { conn.log.push({ dir: 'out', what: 'close' }); conn.socket.end(); return; }
-			if (o.stall) {
+			if (i === keep) {
 				// Kept with what follows it: a CancelRequest answers it.
 				conn.log.push({ dir: 'out', what: 'stall' });
 				conn.stalled = true;
-				conn.ignoreCancels = o.ignoreCancels;
-				conn.held = pending.slice(pending.indexOf(o));
+				conn.ignoreCancels = pending[at].ignoreCancels;
+				conn.held = pending.slice(keep);
 				return;
 			}
 			const what = String.fromCharCode(o[0]);
@@ -401,7 +413,7 @@ export class PgFake extends Watched {
 		const c = this.conns.find((x) => x.pid === pid && x.key === key && !x.closed);
 		if (!c || !c.stalled) return;
 		if (c.ignoreCancels > 0) { c.ignoreCancels--; return; }
-		c.held[0] = errorResponse({ code: '57014', message: 'canceling statement due to user request' });
+		c.held[c.held.findIndex((o) => o.stall)] = errorResponse({ code: '57014', message: 'canceling statement due to user request' });
 		c.stalled = false;
 		this._emit(c, []);
 	}

@@ -5,6 +5,7 @@
  *
  *   pgcheck seq QUERY...           one after another (each after the last's done)
  *   pgcheck pipeline QUERY...      all started at once
+ *   pgcheck reads QUERY...         the same through ig_pg_pool_read (one Sync)
  *   pgcheck tx QUERY... commit|rollback   on one held connection (BEGIN first)
  *   pgcheck inflight N             N queries at once, over --threads loops
  *   pgcheck listen CHANNEL PAYLOAD LISTEN, then NOTIFY until it arrives
@@ -420,8 +421,9 @@ static void *worker_main(void *arg)
 	struct slot *slots = NULL;
 	if (!strcmp(w->mode, "seq")) {
 		run_next(w);
-	} else if (!strcmp(w->mode, "pipeline") || !strcmp(w->mode, "inflight")) {
+	} else if (!strcmp(w->mode, "pipeline") || !strcmp(w->mode, "reads") || !strcmp(w->mode, "inflight")) {
 		bool inflight = !strcmp(w->mode, "inflight");
+		bool reads = !strcmp(w->mode, "reads");
 		slots = calloc((size_t)w->total, sizeof *slots);
 		for (long i = 0; i < w->total; i++) {
 			slots[i] = (struct slot){ w, w->first + i };
@@ -430,7 +432,8 @@ static void *worker_main(void *arg)
 				ig_pg_pool_query(w->pool, &w->arena, "SELECT $1::int4", &p, 1, on_inflight, &slots[i]);
 			} else {
 				const struct query *q = nth(i);
-				ig_pg_pool_query(w->pool, &w->arena, q->sql, q->params, q->nparams, on_pipelined, &slots[i]);
+				(reads ? ig_pg_pool_read : ig_pg_pool_query)(w->pool, &w->arena, q->sql, q->params, q->nparams,
+									    on_pipelined, &slots[i]);
 			}
 		}
 	} else if (!strcmp(w->mode, "tx")) {
