@@ -205,7 +205,7 @@ $(LWIP_LIBS): $(DEPS)/.stamp
 $(LWIP_BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LWIP_OBJ) $(LIBS) $(LWIP_LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
+	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 lwip: setup-build $(LWIP_BIN)
 
@@ -532,7 +532,7 @@ $(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
-		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) -o $@
+		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 # Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
 # the objects are then those of build/obj-notls.

@@ -26,7 +26,7 @@ after(() => {
 });
 
 const { run, must } = commandRunner({ timeoutMs: 240000 });
-const make = (dir, ...args) => must('make', ['--no-print-directory', '-C', dir, ...args],
+const make = (dir, ...args) => must('make', ['--no-print-directory', '-j2', '-C', dir, ...args],
 	{ env: { ...process.env, INGOT_ROOT: ROOT } });
 
 // `make -C dir run` on a free port, in a process group of its own so that
