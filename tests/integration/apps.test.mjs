@@ -39,7 +39,9 @@ async function makeRun(dir, env = {}) {
 		detached: true, stdio: ['ignore', 'pipe', 'pipe'],
 	});
 	let out = '';
-	const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+	// 'close', not 'exit': make ends at once on SIGTERM, the service under it
+	// after its drain, and its last lines come after make's exit.
+	const exited = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
 	const ready = new Promise((resolve, reject) => {
 		const look = (chunk) => {
 			out += chunk;
