@@ -128,7 +128,8 @@ static cJSON *plain_scalar(struct conv *cv, const yaml_node_t *n, const char *s)
 
 /* Only the tags libyaml gives untagged nodes: a node's type is the core
  * schema's to say, and JSON has no place for a tag. (An explicit "!!str"
- * or "!" looks the same as none to libyaml's loader, so it is let through.) */
+ * or "!" looks the same as none to libyaml's loader: it passes and a plain
+ * scalar under it still resolves by the core schema.) */
 static bool check_tag(struct conv *cv, const yaml_node_t *n)
 {
 	const char *tag = (const char *)n->tag, *want = n->type == YAML_SCALAR_NODE ? YAML_DEFAULT_SCALAR_TAG
