@@ -68,6 +68,7 @@ APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/file.c.
 SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/file.c
+SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
 # tools/migrations/embed for `service --migrate`: main.c refers to them.
@@ -121,7 +122,7 @@ deps-lock:
 $(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
 
 $(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
 	@mkdir -p $(GEN)
@@ -379,7 +380,7 @@ SCHEMAC_ASAN := $(BUILD)/tools/schemac-asan
 $(SCHEMAC_ASAN): $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
 schemac-asan: $(SCHEMAC_ASAN)
 
 # tools/schemac/test/run: the reference service's api.c and app/service.c
@@ -418,7 +419,7 @@ REGEX_SCHEMAC_SRC ?= $(filter-out tools/schemac/main.c,$(SCHEMAC_SRC))
 $(REGEX_TEST)/gen: tools/schemac/test/regex/gen.c $(REGEX_SCHEMAC_SRC) $(REGEX_TEST)/patterns.inc $(REGEX_TEST)/expect.inc
 	@rm -f $@
 	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -I. -Itools/schemac -I$(REGEX_TEST) -I$(DEPS)/host/include $< $(REGEX_SCHEMAC_SRC) \
-		$(DEPS)/host/lib/libcjson.a -lm -o $@
+		$(SCHEMAC_LIBS) -lm -o $@
 $(REGEX_TEST)/check: tools/schemac/test/regex/check.c $(REGEX_TEST)/matchers.c $(REGEX_TEST)/checks.inc
 	@rm -f $@
 	$(Q)$(CC_HOST) $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all -O0 -I$(REGEX_TEST) $< -o $@
