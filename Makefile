@@ -62,7 +62,9 @@ TLS_SRC     := $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/$(T
 # net/api/main.c is the service's main(): programs with their own (the
 # test client, benchmarks, tests that set up a core) link all but it.
 API_MAIN    := net/api/main.c
-RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
+# net/testing.c (handler tests without sockets) is no part of a service.
+TEST_API_MAIN := net/testing.c
+RUNTIME_SRC := $(wildcard kernel/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
                $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
@@ -106,7 +108,7 @@ $(OBJ)/gen/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 
 .PHONY: lwip lwip-asan pgwire-check
 .PHONY: app-test
-.PHONY: all deps deps-lock gen bin lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin test-api lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -236,29 +238,6 @@ $(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(APP_GEN_SRC) $(GEN)/api.h $(DEPS)/.stam
 		$(RUNTIME_SRC) $(APP_SRC) $(APP_GEN_SRC) $(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 asan: $(ASAN_BIN)
 
-# An app's tests (APP_TESTS: tests/*.c in its directory): each a program of
-# its own under ASan and UBSan, linked with the app's handlers and generated
-# code and with the runtime, whose sanitized objects are built once here
-# (build/obj-asan) and shared by every app. `app-test` builds and runs them.
-ASAN_CFLAGS := $(WARN) -DIG_CHECK_RESPONSES -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-               -fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS)
-ASAN_OBJ    := $(BUILD)/obj-asan$(TLS_SUFFIX)
-ASAN_RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(ASAN_OBJ)/%.o)
-$(ASAN_OBJ)/%.o: %.c $(DEPS)/.stamp
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  CC      $< (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
-APP_TESTS    ?=
-APP_TEST_OUT := $(APP_BUILD)/test
-APP_TEST_BINS := $(patsubst $(APP_DIR)tests/%.c,$(APP_TEST_OUT)/%,$(APP_TESTS))
-$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(APP_GEN_SRC) $(GEN)/api.h $(ASAN_RUNTIME_OBJ)
-	@mkdir -p $(@D) && rm -f $@
-	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(ASAN_CFLAGS) $< $(APP_SRCS) $(APP_GEN_SRC) $(ASAN_RUNTIME_OBJ) $(HOST_TLS_LIBS) \
-		$(DEPS)/host/lib/libbearssl.a $(APP_LDLIBS) -lm -lpthread -o $@
-app-test: setup-build $(APP_TEST_BINS)
-	@for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done
-
 # The test client CLI under the sanitizers, for tests/client/engine.test.mjs.
 FETCH_ASAN := $(BUILD)/bin/fetch$(TLS_SUFFIX)-asan
 $(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
@@ -306,11 +285,42 @@ UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_hand
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
-# The service's handlers with the whole runtime but the service's main (the
-# test sets up a core itself) and the other backends.
-UNIT_SRC_test_app_handlers := $(filter-out $(API_MAIN) net/tls/mbedtls.c net/tls/none.c,$(wildcard kernel/*.c net/*.c net/sock/*.c \
-                              net/http/*.c net/metrics/*.c net/api/*.c net/client/*.c net/pg/*.c net/lambda/*.c net/tls/*.c)) $(wildcard app/*.c) \
-                              $(GEN)/api.c $(RT_GEN)/anchors.c
+# Handler tests without sockets (net/testing.h): what a test binary links
+# beside its test file, the app's handlers and its generated code
+# (build/gen/api.c): the runtime with BearSSL and the test API, not the
+# service's main. TEST_API_LIB holds them compiled for the host under
+# ASan+UBSan once (make test-api), for every app's `make test`; link it
+# with TEST_API_LDLIBS and compile the app's files with TEST_API_CFLAGS.
+TEST_API_SRC    := $(filter-out $(TLS_BACKENDS),$(RUNTIME_SRC)) net/tls/bearssl.c $(TEST_API_MAIN)
+TEST_API_SAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+TEST_API_CFLAGS := $(UNIT_WARN) $(TEST_API_SAN) -I$(abspath .) -I$(abspath $(DEPS))/host/include
+TEST_API_LDLIBS := $(abspath $(DEPS))/host/lib/libbearssl.a -lpthread -lm
+TEST_API_LIB    := $(BUILD)/test/libingot-test.a
+TEST_API_OBJ    := $(TEST_API_SRC:%.c=$(BUILD)/obj-test/%.o)
+$(BUILD)/obj-test/%.o: %.c $(UNIT_HEADERS) $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -c $< -o $@
+$(TEST_API_LIB): $(TEST_API_OBJ)
+	@mkdir -p $(@D) && rm -f $@
+	$(Q)ar rcs $@ $^
+test-api: $(TEST_API_LIB)
+# An app's tests (APP_TESTS: tests/*.c in its directory): each a program of
+# its own on the test API, linked with the app's handlers and generated
+# code (compiled with TEST_API_CFLAGS) and TEST_API_LIB, built once here
+# and shared by every app. `app-test` builds and runs them.
+APP_TESTS     ?=
+APP_TEST_OUT  := $(APP_BUILD)/test
+APP_TEST_BINS := $(patsubst $(APP_DIR)tests/%.c,$(APP_TEST_OUT)/%,$(APP_TESTS))
+$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(TEST_API_LIB)
+	@mkdir -p $(@D) && rm -f $@
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_LDLIBS) \
+		$(TEST_API_LDLIBS) -o $@
+app-test: setup-build $(APP_TEST_BINS)
+	@for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done
+# The reference service's handler tests: the same sources, with app/.
+UNIT_SRC_test_app_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c
 UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_test_lambda := $(UNIT_SRC_test_app_handlers)
 UNIT_FLAGS_test_lambda := $(UNIT_FLAGS_test_app_handlers)
@@ -644,7 +654,7 @@ bench: setup-bench
 # dependencies (build/deps) and the fetched kernel (build/kernel), which
 # take minutes to fetch and build again; distclean: those too.
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/obj-mbedtls $(BUILD)/obj-notls $(BUILD)/obj-asan* $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/fuzz \
+	rm -rf $(BUILD)/obj $(BUILD)/obj-mbedtls $(BUILD)/obj-notls $(BUILD)/obj-test $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/fuzz \
 		$(BUILD)/bench $(IMAGES) $(BUILD)/tools
 distclean: clean
 	rm -rf $(BUILD)
@@ -653,4 +663,4 @@ distclean: clean
 print-%:
 	@echo $($*)
 
--include $(shell find $(OBJ) $(APP_OBJDIR) $(ASAN_OBJ) -name '*.d' 2>/dev/null)
+-include $(shell find $(OBJ) $(APP_OBJDIR) -name '*.d' 2>/dev/null)
