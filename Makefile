@@ -6,10 +6,21 @@ BUILD    ?= build
 CC_MUSL  ?= musl-gcc
 CC_HOST  ?= cc
 DEPS     := $(BUILD)/deps
-GEN      := $(BUILD)/gen
 OBJ      := $(BUILD)/obj
-BIN      := $(BUILD)/bin/service
-SCHEMA   ?= schemas/service.json
+# An app is its OpenAPI document, its handlers (APP_SRCS) and libraries
+# (APP_LDLIBS) and its migrations: by default the reference service
+# (schemas/, app/). tools/make/app.mk sets these for an app in a directory
+# of its own (see the file): its generated code, objects, binary and images
+# go to APP_BUILD, the runtime's objects stay under BUILD, shared.
+SCHEMA     ?= schemas/service.json
+APP_DIR    ?=
+APP_SRCS   ?= $(wildcard app/*.c)
+APP_BUILD  ?= $(BUILD)
+APP_NAME   ?= service
+APP_LDLIBS ?=
+GEN      := $(APP_BUILD)/gen
+# The runtime's own generated code (the trust anchors).
+RT_GEN   := $(BUILD)/gen
 
 WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 CFLAGS   := $(WARN) -O2 -I. -I$(GEN) -I$(DEPS)/musl/include \
@@ -26,21 +37,21 @@ LDFLAGS  := -static -Wl,--gc-sections -Wl,-O1 -Wl,--build-id=none -s \
 TLS      ?= bearssl
 ifeq ($(TLS),bearssl)
 TLS_LIBS := $(DEPS)/musl/lib/libbearssl.a
-BIN      := $(BUILD)/bin/service
 else ifeq ($(TLS),mbedtls)
 TLS_LIBS := $(DEPS)/musl/lib/libmbedtls.a $(DEPS)/musl/lib/libmbedx509.a $(DEPS)/musl/lib/libmbedcrypto.a
 TLS_SUFFIX := -mbedtls
-BIN      := $(BUILD)/bin/service-mbedtls
 OBJ      := $(BUILD)/obj-mbedtls
 CFLAGS   += -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>'
 else ifeq ($(TLS),none)
 TLS_LIBS :=
 TLS_SUFFIX := -notls
-BIN      := $(BUILD)/bin/service-notls
 OBJ      := $(BUILD)/obj-notls
 else
 $(error TLS must be bearssl, mbedtls or none, not "$(TLS)")
 endif
+BIN      := $(APP_BUILD)/bin/$(APP_NAME)$(TLS_SUFFIX)
+# The app's own objects: the reference service's stay in OBJ, as before.
+APP_OBJDIR := $(if $(APP_DIR),$(APP_BUILD)/obj$(TLS_SUFFIX),$(OBJ))
 # app/service.c hashes with BearSSL whatever the TLS backend (with none,
 # only BearSSL's hash code is linked: --gc-sections drops the rest).
 LIBS     := $(TLS_LIBS) $(DEPS)/musl/lib/libbearssl.a
@@ -51,28 +62,32 @@ TLS_SRC     := $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/$(T
 # net/api/main.c is the service's main(): programs with their own (the
 # test client, benchmarks, tests that set up a core) link all but it.
 API_MAIN    := net/api/main.c
-RUNTIME_SRC := $(wildcard kernel/*.c) $(wildcard net/*.c) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
+# net/testing.c (handler tests without sockets) is no part of a service.
+TEST_API_MAIN := net/testing.c
+RUNTIME_SRC := $(wildcard kernel/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
                $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
-APP_SRC     := $(wildcard app/*.c) $(API_MAIN)
+APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/file.c.
 SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/file.c
+SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
 # tools/migrations/embed for `service --migrate`: main.c refers to them.
 MIGRATIONS  ?= $(dir $(SCHEMA))migrations
 APP_GEN_SRC := $(GEN)/api.c $(GEN)/migrations.c
-APP_OBJ     := $(APP_SRC:%.c=$(OBJ)/%.o) $(OBJ)/gen/api.o $(OBJ)/gen/migrations.o
+APP_OWN_OBJ := $(patsubst $(APP_DIR)%.c,$(APP_OBJDIR)/%.o,$(APP_SRCS))
+APP_OBJ     := $(APP_OWN_OBJ) $(OBJ)/$(API_MAIN:.c=.o) $(APP_OBJDIR)/gen/api.o $(APP_OBJDIR)/gen/migrations.o
 
 # ---- trust anchors (tools/anchors): generated from Debian's ca-certificates ----
 # A host tool reads the package's mozilla/ directory (fetched by tools/deps,
 # version in tools/deps/deps.lock) and writes both forms of net/tls/anchors.h
-# into $(GEN)/anchors.c. Every binary links it; --gc-sections keeps only the
+# into $(RT_GEN)/anchors.c. Every binary links it; --gc-sections keeps only the
 # form its TLS backend refers to. The ASan build compiles RUNTIME_SRC itself.
 ANCHORS_TOOL := $(BUILD)/tools/anchors
 ANCHORS_DIR  := $(DEPS)/src/ca-certificates/tree/mozilla
 RUNTIME_OBJ  += $(OBJ)/gen/anchors.o
-RUNTIME_SRC  += $(GEN)/anchors.c
+RUNTIME_SRC  += $(RT_GEN)/anchors.c
 # These rules come before `all`; a bare `make` must still mean `make all`.
 .DEFAULT_GOAL := all
 
@@ -81,18 +96,19 @@ $(ANCHORS_TOOL): tools/anchors/anchors.c kernel/file.c kernel/file.h $(DEPS)/.st
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $< kernel/file.c $(DEPS)/host/lib/libbearssl.a -o $@
 
-$(GEN)/anchors.c: $(ANCHORS_TOOL) $(DEPS)/.stamp
+$(RT_GEN)/anchors.c: $(ANCHORS_TOOL) $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  ANCHORS $@")
-	$(Q)$(ANCHORS_TOOL) $(ANCHORS_DIR) $@ >$(GEN)/anchors.txt
+	$(Q)$(ANCHORS_TOOL) $(ANCHORS_DIR) $@ >$(RT_GEN)/anchors.txt
 
-$(OBJ)/gen/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
+$(OBJ)/gen/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 .PHONY: lwip lwip-asan pgwire-check
-.PHONY: all deps deps-lock gen bin lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: app-test
+.PHONY: all deps deps-lock gen bin test-api lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -108,7 +124,7 @@ deps-lock:
 $(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
 
 $(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
 	@mkdir -p $(GEN)
@@ -136,22 +152,25 @@ $(OBJ)/%.o: %.c $(DEPS)/.stamp
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(OBJ)/gen/api.o: $(GEN)/api.c $(GEN)/api.h
+$(APP_OBJDIR)/gen/api.o: $(GEN)/api.c $(GEN)/api.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(OBJ)/gen/migrations.o: $(GEN)/migrations.c net/pg/migrate.h
+$(APP_OBJDIR)/gen/migrations.o: $(GEN)/migrations.c net/pg/migrate.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
-$(APP_SRC:%.c=$(OBJ)/%.o): $(GEN)/api.h
+$(APP_OWN_OBJ): $(APP_OBJDIR)/%.o: $(APP_DIR)%.c $(GEN)/api.h $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
+	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 
 bin: setup-build $(BIN)
@@ -189,7 +208,7 @@ $(LWIP_LIBS): $(DEPS)/.stamp
 $(LWIP_BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LWIP_OBJ) $(LIBS) $(LWIP_LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
+	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 lwip: setup-build $(LWIP_BIN)
 
@@ -266,11 +285,42 @@ UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_hand
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
-# The service's handlers with the whole runtime but the service's main (the
-# test sets up a core itself) and the other backends.
-UNIT_SRC_test_app_handlers := $(filter-out $(API_MAIN) net/tls/mbedtls.c net/tls/none.c,$(wildcard kernel/*.c net/*.c net/sock/*.c \
-                              net/http/*.c net/metrics/*.c net/api/*.c net/client/*.c net/pg/*.c net/lambda/*.c net/tls/*.c)) $(wildcard app/*.c) \
-                              $(GEN)/api.c $(GEN)/anchors.c
+# Handler tests without sockets (net/testing.h): what a test binary links
+# beside its test file, the app's handlers and its generated code
+# (build/gen/api.c): the runtime with BearSSL and the test API, not the
+# service's main. TEST_API_LIB holds them compiled for the host under
+# ASan+UBSan once (make test-api), for every app's `make test`; link it
+# with TEST_API_LDLIBS and compile the app's files with TEST_API_CFLAGS.
+TEST_API_SRC    := $(filter-out $(TLS_BACKENDS),$(RUNTIME_SRC)) net/tls/bearssl.c $(TEST_API_MAIN)
+TEST_API_SAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+TEST_API_CFLAGS := $(UNIT_WARN) $(TEST_API_SAN) -I$(abspath .) -I$(abspath $(DEPS))/host/include
+TEST_API_LDLIBS := $(abspath $(DEPS))/host/lib/libbearssl.a -lpthread -lm
+TEST_API_LIB    := $(BUILD)/test/libingot-test.a
+TEST_API_OBJ    := $(TEST_API_SRC:%.c=$(BUILD)/obj-test/%.o)
+$(BUILD)/obj-test/%.o: %.c $(UNIT_HEADERS) $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -c $< -o $@
+$(TEST_API_LIB): $(TEST_API_OBJ)
+	@mkdir -p $(@D) && rm -f $@
+	$(Q)ar rcs $@ $^
+test-api: $(TEST_API_LIB)
+# An app's tests (APP_TESTS: tests/*.c in its directory): each a program of
+# its own on the test API, linked with the app's handlers and generated
+# code (compiled with TEST_API_CFLAGS) and TEST_API_LIB, built once here
+# and shared by every app. `app-test` builds and runs them.
+APP_TESTS     ?=
+APP_TEST_OUT  := $(APP_BUILD)/test
+APP_TEST_BINS := $(patsubst $(APP_DIR)tests/%.c,$(APP_TEST_OUT)/%,$(APP_TESTS))
+$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(TEST_API_LIB)
+	@mkdir -p $(@D) && rm -f $@
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_LDLIBS) \
+		$(TEST_API_LDLIBS) -o $@
+app-test: setup-build $(APP_TEST_BINS)
+	@for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done
+# The reference service's handler tests: the same sources, with app/.
+UNIT_SRC_test_app_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c
 UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_test_lambda := $(UNIT_SRC_test_app_handlers)
 UNIT_FLAGS_test_lambda := $(UNIT_FLAGS_test_app_handlers)
@@ -292,10 +342,10 @@ UNIT_SRC_test_response     := net/http/response_head.c $(HTTP_CODEC)
 UNIT_SRC_test_trace        := net/http/trace.c net/http/parser.c kernel/rng.c kernel/clock.c kernel/arena.c kernel/pool.c \
                               $(HTTP_CODEC)
 UNIT_MAIN_test_tls_bearssl := tests/unit/test_tls.c
-UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c $(GEN)/anchors.c
+UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c $(RT_GEN)/anchors.c
 UNIT_FLAGS_test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_MAIN_test_tls_mbedtls := tests/unit/test_tls.c
-UNIT_SRC_test_tls_mbedtls  := net/tls/mbedtls.c $(GEN)/anchors.c
+UNIT_SRC_test_tls_mbedtls  := net/tls/mbedtls.c $(RT_GEN)/anchors.c
 UNIT_FLAGS_test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
                                @DEPS@/lib/libmbedtls.a @DEPS@/lib/libmbedx509.a @DEPS@/lib/libmbedcrypto.a -lpthread
 UNIT_SRC_test_url          := net/client/url.c
@@ -340,7 +390,7 @@ SCHEMAC_ASAN := $(BUILD)/tools/schemac-asan
 $(SCHEMAC_ASAN): $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(DEPS)/host/lib/libcjson.a -lm -o $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
 schemac-asan: $(SCHEMAC_ASAN)
 
 # tools/schemac/test/run: the reference service's api.c and app/service.c
@@ -379,7 +429,7 @@ REGEX_SCHEMAC_SRC ?= $(filter-out tools/schemac/main.c,$(SCHEMAC_SRC))
 $(REGEX_TEST)/gen: tools/schemac/test/regex/gen.c $(REGEX_SCHEMAC_SRC) $(REGEX_TEST)/patterns.inc $(REGEX_TEST)/expect.inc
 	@rm -f $@
 	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -I. -Itools/schemac -I$(REGEX_TEST) -I$(DEPS)/host/include $< $(REGEX_SCHEMAC_SRC) \
-		$(DEPS)/host/lib/libcjson.a -lm -o $@
+		$(SCHEMAC_LIBS) -lm -o $@
 $(REGEX_TEST)/check: tools/schemac/test/regex/check.c $(REGEX_TEST)/matchers.c $(REGEX_TEST)/checks.inc
 	@rm -f $@
 	$(Q)$(CC_HOST) $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all -O0 -I$(REGEX_TEST) $< -o $@
@@ -411,16 +461,16 @@ $(CONFORMANCE_TEST)/%/driver: $(CONFORMANCE_TEST)/%/driver.c $$(wildcard $$(@D)/
 ANCHORS_TEST  := $(BUILD)/test/anchors
 ANCHORS_PROBES := $(foreach b,0 1,$(foreach d,0 1,$(ANCHORS_TEST)/probe-$(b)-$(d)))
 ANCHORS_CFLAGS := $(WARN) -O2 -I. -I$(DEPS)/musl/include -ffunction-sections -fdata-sections
-$(ANCHORS_TEST)/anchors.o: $(GEN)/anchors.c net/tls/anchors.h
+$(ANCHORS_TEST)/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 	@mkdir -p $(@D)
 	$(Q)$(CC_MUSL) $(ANCHORS_CFLAGS) -c $< -o $@
 $(ANCHORS_TEST)/probe-%: tests/anchors/probe.c $(ANCHORS_TEST)/anchors.o
 	$(Q)$(CC_MUSL) $(ANCHORS_CFLAGS) -DUSE_BEARSSL_FORM=$(word 1,$(subst -, ,$*)) -DUSE_DER_FORM=$(word 2,$(subst -, ,$*)) \
 		-static -Wl,--gc-sections -s $^ -o $@
-$(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(GEN)/anchors.c net/tls/anchors.h $(DEPS)/.stamp
+$(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(RT_GEN)/anchors.c net/tls/anchors.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-I. -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(GEN)/anchors.c \
+		-I. -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(RT_GEN)/anchors.c \
 		$(DEPS)/host/lib/libmbedx509.a $(DEPS)/host/lib/libmbedcrypto.a $(DEPS)/host/lib/libbearssl.a -o $@
 
 # ---- fuzzing (libFuzzer, host clang): each tests/fuzz/fuzz_NAME.c with its
@@ -443,7 +493,7 @@ FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN),$(wildcard kernel/*.c net/*.c net/http/*.c net/metrics/*.c net/api/*.c)) \
                    $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
-                   net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(GEN)/anchors.c
+                   net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(RT_GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread
@@ -478,7 +528,7 @@ fuzz: setup-test fuzz-build
 METAL_SRC   := $(wildcard kernel/metal/*.c)
 METAL_ASM   := $(wildcard kernel/metal/*.S)
 METAL_OBJ   := $(METAL_SRC:%.c=$(OBJ)/%.o) $(METAL_ASM:%.S=$(OBJ)/%.o)
-UNIKERNEL   := $(BUILD)/images/unikernel.elf
+UNIKERNEL   := $(APP_BUILD)/images/unikernel.elf
 UNIKERNEL_LD := kernel/metal/unikernel.ld
 # net/lwip's objects and lwIP itself (LWIP_OBJ, LWIP_LIBS: the lwIP rules).
 UNIKERNEL_OBJ = $(filter-out $(OBJ)/kernel/vm.o,$(RUNTIME_OBJ)) $(APP_OBJ) $(LWIP_OBJ) $(METAL_OBJ)
@@ -493,7 +543,7 @@ $(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
-		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) -o $@
+		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 # Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
 # the objects are then those of build/obj-notls.
@@ -518,7 +568,7 @@ $(DEVICE_CHECK): $(DEVICE_CHECK_OBJ) $(UNIKERNEL_LD)
 device-check: setup-build $(DEVICE_CHECK)
 
 # ---- packages (images/): the scratch OCI image, the bootable VM image ----
-IMAGES       := $(BUILD)/images
+IMAGES       := $(APP_BUILD)/images
 VMLINUX_TOOL := $(BUILD)/tools/vmlinux
 
 $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/file.c kernel/file.h
@@ -526,9 +576,11 @@ $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/file.c kernel/file.h
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/file.c -o $@
 
-# build/images/oci (OCI layout, tag latest) and ingot-docker.tar.
+# build/images/oci (OCI layout, tag latest) and ingot-docker.tar, titled
+# IMAGE_NAME (ingot for the reference service, an app's name for an app).
+IMAGE_NAME ?= $(if $(APP_DIR),$(APP_NAME),ingot)
 image: setup-image bin
-	@images/oci $(BIN) $(IMAGES) >/dev/null
+	@IMAGE_NAME=$(IMAGE_NAME) images/oci $(BIN) $(IMAGES) >/dev/null
 
 # build/images/lambda.zip: bootstrap (the binary) for provided.al2023.
 lambda: setup-image bin
@@ -555,16 +607,21 @@ setup-bench:
 # DATABASE_URL is set: tools/pg-local starts Debian's PostgreSQL (a cluster
 # of its own under build/pg, as the postgres user, on a unix socket and a
 # free loopback port), migrates it with --migrate, serves, and stops it when
-# the service ends; `make stop` stops it too.
+# the service ends; `make stop` stops it too. An app without migrations is
+# served alone.
 run: setup-run
 	@$(MAKE) --no-print-directory bin
-	@INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) tools/pg-local run $(BIN)
+	@if [ -d $(MIGRATIONS) ]; then \
+		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) exec tools/pg-local run $(BIN); \
+	else \
+		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} exec $(BIN); \
+	fi
 stop:
 	@BUILD=$(BUILD) tools/pg-local stop
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch pgcheck pgcheck-asan asan fetch-asan pgwire-check fuzz-build image lambda boot unikernel
+	@$(MAKE) --no-print-directory bin fetch pgcheck pgcheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch pgcheck
 	@$(MAKE) --no-print-directory TLS=none bin
@@ -597,7 +654,7 @@ bench: setup-bench
 # dependencies (build/deps) and the fetched kernel (build/kernel), which
 # take minutes to fetch and build again; distclean: those too.
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/obj-mbedtls $(BUILD)/obj-notls $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/fuzz \
+	rm -rf $(BUILD)/obj $(BUILD)/obj-mbedtls $(BUILD)/obj-notls $(BUILD)/obj-test $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/fuzz \
 		$(BUILD)/bench $(IMAGES) $(BUILD)/tools
 distclean: clean
 	rm -rf $(BUILD)
@@ -606,4 +663,4 @@ distclean: clean
 print-%:
 	@echo $($*)
 
--include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
+-include $(shell find $(OBJ) $(APP_OBJDIR) -name '*.d' 2>/dev/null)

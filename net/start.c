@@ -13,6 +13,7 @@
 #include "net/metrics/process.h"
 #include "net/pg/settings.h"
 #include "net/stack.h"
+#include "net/testing.h"
 #include "net/tls/tls.h"
 
 /* In --help's order. */
@@ -25,6 +26,11 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_pg_settings,
 	&ig_lambda_settings,
 };
+
+enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
+{
+	return ig_config_parse(settings_parts, IG_COUNTOF(settings_parts), args);
+}
 
 static int start(int argc, char **argv, const struct ig_app *app)
 {
@@ -39,7 +45,7 @@ static int start(int argc, char **argv, const struct ig_app *app)
 		.error = error,
 		.error_cap = sizeof error,
 	};
-	switch (ig_config_parse(settings_parts, IG_COUNTOF(settings_parts), &args)) {
+	switch (ig_settings_parse(&args)) {
 	case IG_CONFIG_OK: break;
 	case IG_CONFIG_EXIT: return 0;
 	case IG_CONFIG_ERROR: return ig_lambda_requested() ? ig_lambda_init_error(error) : 2;

@@ -1,8 +1,8 @@
 /* The reference service on a core set up in-process, for the programs that
- * stand in for the server (sockets, threads, signals): the fuzz target
- * (tests/fuzz/fuzz_http.c) and the handler tests
- * (tests/unit/test_app_handlers.c). Each feeds the core through a memory
- * transport of its own; what they share is here: the server's
+ * stand in for the server (sockets, threads, signals) and feed the core
+ * through a memory transport of their own, the fuzz target
+ * (tests/fuzz/fuzz_http.c) among them (handler tests use the test API,
+ * net/testing.h). What they share is here: the server's
  * configuration defaults, its core setup without a listener, seeded pools
  * or TLS, and an outbound agent that never touches the network.
  * Build: every runtime source but net/api/main.c (the program has its own

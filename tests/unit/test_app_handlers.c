@@ -1,197 +1,103 @@
-/* The reference service's outbound handlers (GET /proxy/json, GET /fanout)
- * with the mock agent in place of the network, which is forbidden: the
- * real connection engine, generated router and app/service.c handlers run
- * on a core set up here (as tests/fuzz/fuzz_http.c does, standing in for
- * server.c), requests arrive through a memory transport, and the mock's
- * replies come from timers on that core's loop, so each handler really
- * goes pending and finishes from its completion callback. The same core
- * also checks the response head writer (http_out_head) byte for byte,
- * including fields longer than its stack buffer, which no route produces,
- * and that a detached exchange keeps its request when the parser's field
- * array is reused. Build: as tests/harness.h says. */
-#include "tests/harness.h"
-#include "tests/unit/check.h"
+/* The reference service's handler tests, through the test API
+ * (net/testing.h) as an app's own tests would run: GET and POST routes, a
+ * validation error, HEAD, the health paths, and the outbound handlers
+ * (GET /proxy/json, GET /fanout) with the mock agent in place of the
+ * network, which is forbidden; the mock's replies come from timers on the
+ * test core's loop, so each handler really goes pending and finishes from
+ * its completion callback. The same core also checks the response head
+ * writer (http_out_head) byte for byte, including fields longer than its
+ * stack buffer, which no route produces, and that a detached exchange
+ * keeps its request when the parser's field array is reused. Build: the
+ * Makefile's TEST_API_SRC with app/ and the generated api.c. */
+#include "net/testing.h"
 #include "net/http/health.h"
+#include "net/http/inproc.h"
+#include "net/http/internal.h"
+#include "net/api/operation.h"
+#include "kernel/log.h"
+#include "tests/unit/check.h"
 
 #include <stdlib.h>
-#include <strings.h>
+#include <string.h>
 
 #define UPSTREAM "http://upstream.test:8080"
-#define OUT_CAP (256 * 1024)
 
-static struct http_config config; /* server.c's defaults, 8 connections */
-static struct http_core core;
+static struct http_core *core; /* the test API's */
 
-/* ---- a memory transport: the test is the client ---- */
+static struct ig_test_response r;
 
-struct mem_transport {
-	struct ig_transport t; /* first: the engine's handle */
-	bool open;
-	char out[OUT_CAP];
-	size_t out_len;
-};
-
-static struct mem_transport tr;
-
-/* Length of the first complete response in out, or 0. */
-static size_t response_length(void)
+/* Sends a request without fields or body; false unless it got a response. */
+static bool get(const char *method, const char *target)
 {
-	const char *end = memmem(tr.out, tr.out_len, "\r\n\r\n", 4);
-	if (!end)
-		return 0;
-	size_t head = (size_t)(end - tr.out) + 4, length = 0;
-	for (const char *p = tr.out; p && p < end; p = memchr(p, '\n', (size_t)(end - p)), p = p ? p + 1 : p)
-		if ((size_t)(end - p) > 15 && strncasecmp(p, "content-length:", 15) == 0)
-			length = strtoul(p + 15, NULL, 10);
-	return tr.out_len >= head + length ? head + length : 0;
+	enum ig_test_error e = ig_test_request(method, target, NULL, 0, IG_STR(""), &r);
+	if (e != IG_TEST_OK)
+		printf("# %s %s: %s\n", method, target, ig_test_error_name(e));
+	return e == IG_TEST_OK;
 }
 
-static ssize_t mem_writev(struct ig_transport *t, const struct iovec *iov, int iovcnt)
+static bool body_has(const char *part)
 {
-	(void)t;
-	size_t n = 0;
-	for (int i = 0; i < iovcnt; i++) {
-		size_t k = iov[i].iov_len;
-		if (k > OUT_CAP - tr.out_len)
-			k = OUT_CAP - tr.out_len;
-		memcpy(tr.out + tr.out_len, iov[i].iov_base, k);
-		tr.out_len += k;
-		n += k;
-	}
-	if (response_length())
-		core.loop.running = false; /* the answer is here */
-	return (ssize_t)n;
+	return memmem(r.body.ptr, r.body.len, part, strlen(part)) != NULL;
 }
 
-static void mem_resume_read(struct ig_transport *t)
+static bool type_is(const char *want)
 {
-	(void)t;
-}
-
-static void mem_close(struct ig_transport *t, int graceful)
-{
-	(void)t;
-	(void)graceful;
-	tr.open = false;
-	core.loop.running = false;
-}
-
-static const struct ig_transport_ops mem_ops = {
-	.writev = mem_writev,
-	.resume_read = mem_resume_read,
-	.close = mem_close,
-};
-
-static bool feed(const char *bytes, size_t len)
-{
-	while (len && tr.open) {
-		size_t cap = 0;
-		char *buf = tr.t.engine_ops->lend(tr.t.engine, &cap);
-		if (!buf || cap == 0)
-			return false;
-		size_t n = len < cap ? len : cap;
-		memcpy(buf, bytes, n);
-		tr.t.engine_ops->received(tr.t.engine, n);
-		bytes += n;
-		len -= n;
-	}
-	return len == 0;
-}
-
-static bool timed_out;
-
-static void on_guard(struct ig_timer *t)
-{
-	(void)t;
-	timed_out = true;
-	core.loop.running = false;
-}
-
-/* ---- one request, one response ---- */
-
-struct answer {
-	int status;
-	char content_type[64];
-	const char *body;
-	size_t body_len;
-	bool went_pending; /* no answer before the loop ran */
-};
-
-static bool answer_parse(struct answer *a)
-{
-	size_t total = response_length();
-	if (total == 0 || tr.out_len < 12 || memcmp(tr.out, "HTTP/1.1 ", 9) != 0)
-		return false;
-	a->status = atoi(tr.out + 9);
-	const char *end = memmem(tr.out, tr.out_len, "\r\n\r\n", 4);
-	a->body = end + 4;
-	a->body_len = total - (size_t)(a->body - tr.out);
-	a->content_type[0] = 0;
-	for (const char *p = tr.out; p && p < end;
-	     p = memchr(p, '\n', (size_t)(end - p)), p = p ? p + 1 : p) {
-		if ((size_t)(end - p) > 13 && strncasecmp(p, "content-type:", 13) == 0) {
-			const char *v = p + 13;
-			while (*v == ' ')
-				v++;
-			size_t n = strcspn(v, "\r");
-			if (n >= sizeof a->content_type)
-				n = sizeof a->content_type - 1;
-			memcpy(a->content_type, v, n);
-			a->content_type[n] = 0;
-		}
-	}
-	return true;
-}
-
-/* Sends "GET target", runs the loop until the response is complete, then
- * ends the connection (FIN) and checks that the core is back to nothing. */
-static bool get(const char *target, struct answer *a)
-{
-	*a = (struct answer){ 0 };
-	tr.open = true;
-	tr.out_len = 0;
-	tr.t = (struct ig_transport){ .ops = &mem_ops, .loop = &core.loop };
-	if (!http_conn_accept(&core, &tr.t))
-		return false;
-	char req[512];
-	int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: service.test\r\n\r\n", target);
-	if (!feed(req, (size_t)n))
-		return false;
-	a->went_pending = response_length() == 0;
-	if (a->went_pending) {
-		struct ig_timer guard = { .fn = on_guard };
-		ig_timer_set(&core.loop.timers, &guard, core.loop.clock.now_ms + 20000);
-		ig_loop_run(&core.loop);
-		ig_timer_cancel(&core.loop.timers, &guard);
-	}
-	bool ok = answer_parse(a);
-	if (tr.open) { /* the client finishes: FIN */
-		size_t cap;
-		if (tr.t.engine_ops->lend(tr.t.engine, &cap))
-			tr.t.engine_ops->received(tr.t.engine, 0);
-	}
-	return ok && !tr.open;
-}
-
-static bool body_is(const struct answer *a, const char *want)
-{
-	return a->body_len == strlen(want) && memcmp(a->body, want, a->body_len) == 0;
-}
-
-static bool body_has(const struct answer *a, const char *part)
-{
-	return memmem(a->body, a->body_len, part, strlen(part)) != NULL;
+	ig_str v = ig_test_header(&r, "content-type");
+	return v.len >= strlen(want) && memcmp(v.ptr, want, strlen(want)) == 0;
 }
 
 static void check_core_idle(const char *name)
 {
-	check_that(core.conns.in_use == 0 && core.ctxs.in_use == 0 && core.rbufs.in_use == 0 &&
-			   core.blocks.in_use == 0 && core.live == NULL,
-		   name, "conns %zu, exchanges %zu, rbufs %zu, blocks %zu", core.conns.in_use,
-		   core.ctxs.in_use, core.rbufs.in_use, core.blocks.in_use);
+	check_that(core->conns.in_use == 0 && core->ctxs.in_use == 0 && core->rbufs.in_use == 0 &&
+			   core->blocks.in_use == 0 && core->live == NULL,
+		   name, "conns %zu, exchanges %zu, rbufs %zu, blocks %zu", core->conns.in_use,
+		   core->ctxs.in_use, core->rbufs.in_use, core->blocks.in_use);
 }
 
 /* ---- the cases ---- */
+
+static const char validate_body[] = "{\"name\":\"Ada Lovelace\",\"nickname\":null,\"ref\":\"A-1\",\"status\":\"active\","
+				    "\"scores\":[90,85,77,100,0],\"address\":{\"street\":\"12 Main St\",\"city\":"
+				    "\"Springfield\",\"zip\":\"12345\"},\"active\":true}";
+
+static const ig_header validate_fields[] = { { IG_STR_INIT("Content-Type"), IG_STR_INIT("application/json") },
+					     { IG_STR_INIT("x-foo"), IG_STR_INIT("bar") } };
+
+static void test_routes(void)
+{
+	CHECK(get("GET", "/json") && r.status == 200 && type_is("application/json") && body_has("\"id\":"),
+	      "GET /json: 200 application/json from the handler");
+	size_t get_len = r.body.len;
+	ig_str length = ig_test_header(&r, "Content-Length");
+	CHECK(length.len && (size_t)strtoul(length.ptr, NULL, 10) == get_len, "GET /json: its Content-Length");
+	CHECK(get("HEAD", "/json") && r.status == 200 && r.body.len == 0, "HEAD /json: 200 without a body");
+	length = ig_test_header(&r, "content-length");
+	CHECK(length.len && (size_t)strtoul(length.ptr, NULL, 10) == get_len,
+	      "HEAD /json: the Content-Length GET would have");
+	CHECK(get("GET", "/no/such/route") && r.status == 404, "an unknown path: 404");
+
+	enum ig_test_error e = ig_test_request("POST", "/validate?page=2&tags=a", validate_fields, 2,
+					       (ig_str){ validate_body, sizeof validate_body - 1 }, &r);
+	check_that(e == IG_TEST_OK && r.status == 200 && body_has("\"name\":\"Ada Lovelace\"") &&
+			   body_has("\"page\":2"),
+		   "POST /validate: the handler echoes the decoded values", "%s, status %d: %.*s",
+		   ig_test_error_name(e), r.status, (int)r.body.len, r.body.ptr);
+	e = ig_test_request("POST", "/validate", validate_fields, 2, IG_STR("{}"), &r);
+	check_that(e == IG_TEST_OK && r.status == 400 && type_is("application/problem+json") &&
+			   body_has("\"status\":400"),
+		   "POST /validate {}: 400 problem+json from the validator", "status %d: %.*s", r.status,
+		   (int)r.body.len, r.body.ptr);
+	e = ig_test_request("POST", "/validate", validate_fields, 1,
+			    (ig_str){ validate_body, sizeof validate_body - 1 }, &r);
+	CHECK(e == IG_TEST_OK && r.status == 400 && body_has("x-foo"),
+	      "POST /validate without x-foo: 400 naming the header");
+
+	static const ig_header bad[] = { { IG_STR_INIT("X-Bad"), IG_STR_INIT("a\r\nX-Smuggled: 1") } };
+	e = ig_test_request("GET", "/json", bad, 1, IG_STR(""), &r);
+	CHECK(e == IG_TEST_BAD_REQUEST && r.status == 0, "a CR LF in a field value: bad_request, nothing sent");
+	CHECK(strcmp(ig_test_error_name(e), "bad_request") == 0, "the kind has a name");
+	check_core_idle("routes: the core holds nothing afterwards");
+}
 
 static const char upstream_json[] = "{\"id\":7,\"name\":\"from the mock\",\"tags\":[],\"price\":1.5,"
 				    "\"stock\":{\"warehouse\":\"south\",\"count\":3},\"active\":false}";
@@ -200,20 +106,21 @@ static const ig_header json_type[] = { { IG_STR_INIT("Content-Type"), IG_STR_INI
 
 static void test_proxy_json(void)
 {
-	ig_mock_agent *m = harness_mock_network(&core);
+	ig_mock_agent *m = ig_test_mock();
+	CHECK(m != NULL, "the test core has a mock agent");
+	if (!m)
+		return;
 	ig_mock_intercept(m, &(struct ig_mock_match){ .method = "GET", .origin = UPSTREAM, .path = "/json" },
 			  &(struct ig_mock_reply){ .status = 200,
 						   .headers = json_type,
 						   .header_count = 1,
 						   .body = { upstream_json, sizeof upstream_json - 1 } },
 			  1);
-	struct answer a;
-	CHECK(get("/proxy/json", &a), "/proxy/json: a complete response");
-	CHECK(a.went_pending, "/proxy/json: the handler went pending until the upstream answered");
-	CHECK_INT(a.status, 200, "/proxy/json: 200");
-	check_that(body_is(&a, upstream_json), "/proxy/json: the upstream's body exactly", "got %.*s",
-		   (int)a.body_len, a.body);
-	CHECK(strncmp(a.content_type, "application/json", 16) == 0, "/proxy/json: application/json");
+	CHECK(get("GET", "/proxy/json"), "/proxy/json: a complete response");
+	CHECK_INT(r.status, 200, "/proxy/json: 200");
+	check_that(ig_test_body_is(&r, upstream_json), "/proxy/json: the upstream's body exactly", "got %.*s",
+		   (int)r.body.len, r.body.ptr);
+	CHECK(type_is("application/json"), "/proxy/json: application/json");
 	char msg[512];
 	check_that(ig_mock_assert_all_used(m, msg, sizeof msg), "/proxy/json: it called the upstream once",
 		   "%s", msg);
@@ -222,83 +129,105 @@ static void test_proxy_json(void)
 	CHECK(n == 1 && h[0].interception == 0,
 	      "/proxy/json: and nothing else (the network stayed forbidden)");
 	check_core_idle("/proxy/json: the core holds nothing afterwards");
-	harness_unmock_network(&core, m);
+	ig_test_mock_reset();
 }
 
 static void test_proxy_errors(void)
 {
-	ig_mock_agent *m = harness_mock_network(&core);
+	ig_mock_agent *m = ig_test_mock();
 	ig_mock_intercept(m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
 			  &(struct ig_mock_reply){ .status = 503, .body = IG_STR_INIT("overloaded") }, 1);
-	struct answer a;
-	get("/proxy/json", &a);
-	CHECK_INT(a.status, 502, "/proxy/json: an upstream 503 gives 502");
-	CHECK(strncmp(a.content_type, "application/problem+json", 24) == 0, "/proxy/json: as problem+json");
-	check_that(body_has(&a, "\"upstream_status\":503"),
-		   "/proxy/json: the problem names the upstream status", "%.*s", (int)a.body_len, a.body);
+	get("GET", "/proxy/json");
+	CHECK_INT(r.status, 502, "/proxy/json: an upstream 503 gives 502");
+	CHECK(type_is("application/problem+json"), "/proxy/json: as problem+json");
+	check_that(body_has("\"upstream_status\":503"), "/proxy/json: the problem names the upstream status",
+		   "%.*s", (int)r.body.len, r.body.ptr);
 
 	ig_mock_intercept(
 		m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
 		&(struct ig_mock_reply){ .error = IG_CLIENT_CONNECT, .error_message = "connection refused" },
 		1);
-	get("/proxy/json", &a);
-	CHECK(a.status == 502 && body_has(&a, "\"error\":\"connect\"") && body_has(&a, "connection refused"),
+	get("GET", "/proxy/json");
+	CHECK(r.status == 502 && body_has("\"error\":\"connect\"") && body_has("connection refused"),
 	      "/proxy/json: a refused connection gives 502 naming it");
 
 	ig_mock_intercept(
 		m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
 		&(struct ig_mock_reply){ .error = IG_CLIENT_HEADERS_TIMEOUT, .error_message = "no head" }, 1);
-	get("/proxy/json", &a);
-	CHECK(a.status == 504 && body_has(&a, "\"error\":\"headers_timeout\""),
+	get("GET", "/proxy/json");
+	CHECK(r.status == 504 && body_has("\"error\":\"headers_timeout\""),
 	      "/proxy/json: an upstream timeout gives 504");
 
-	get("/proxy/json", &a); /* no interception left: the network is forbidden */
-	check_that(a.status == 502 && body_has(&a, "\"error\":\"net_forbidden\""),
+	get("GET", "/proxy/json"); /* no interception left: the network is forbidden */
+	check_that(r.status == 502 && body_has("\"error\":\"net_forbidden\""),
 		   "/proxy/json: with no interception, the forbidden network shows as 502 net_forbidden",
-		   "status %d: %.*s", a.status, (int)a.body_len, a.body);
+		   "status %d: %.*s", r.status, (int)r.body.len, r.body.ptr);
 	char msg[512];
 	check_that(ig_mock_assert_all_used(m, msg, sizeof msg), "/proxy/json errors: every interception used",
 		   "%s", msg);
 	check_core_idle("/proxy/json errors: the core holds nothing afterwards");
-	harness_unmock_network(&core, m);
+	ig_test_mock_reset();
+}
+
+/* ---- a client that leaves while its handler is pending: below the API ---- */
+
+static bool leaves_reported;
+
+static void on_leaves_done(void *arg, enum http_inproc_result result, const struct http_inproc_response *res)
+{
+	(void)arg;
+	(void)result;
+	(void)res;
+	leaves_reported = true;
+}
+
+static bool timed_out;
+
+static void on_guard(struct ig_timer *t)
+{
+	(void)t;
+	timed_out = true;
+	core->loop.running = false;
 }
 
 /* Stops the loop once no exchange is left (checked every tick). */
 static void on_idle_check(struct ig_timer *t)
 {
-	if (core.ctxs.in_use == 0)
-		core.loop.running = false;
+	if (core->ctxs.in_use == 0)
+		core->loop.running = false;
 	else
-		ig_timer_set(&core.loop.timers, t, core.loop.clock.now_ms + IG_TICK_MS);
+		ig_timer_set(&core->loop.timers, t, core->loop.clock.now_ms + IG_TICK_MS);
 }
 
 static void test_client_leaves(void)
 {
-	ig_mock_agent *m = harness_mock_network(&core);
+	ig_mock_agent *m = ig_test_mock();
 	struct ig_mock_reply slow = { .status = 200, .body = IG_STR_INIT("{}"), .delay_ms = 20 };
 	ig_mock_intercept(m, &(struct ig_mock_match){ .path = "/json" }, &slow, 1);
-	tr = (struct mem_transport){ .t = { .ops = &mem_ops, .loop = &core.loop }, .open = true };
-	http_conn_accept(&core, &tr.t);
-	static const char req[] = "GET /proxy/json HTTP/1.1\r\nHost: service.test\r\n\r\n";
-	feed(req, sizeof req - 1);
-	CHECK(core.ctxs.in_use == 1 && ig_mock_times_used(m, 0) == 1, "client leaves: the call is out");
-	tr.open = false;
-	tr.t.engine_ops->closed(tr.t.engine); /* a reset while the handler is pending */
+	static struct http_inproc p;
+	static char buf[64 * 1024];
+	enum http_inproc_result result;
+	const struct http_inproc_request req = { .method = IG_STR("GET"), .target = IG_STR("/proxy/json") };
+	CHECK(http_inproc_run(&p, core, buf, sizeof buf, &req, on_leaves_done, NULL, &result) == 0,
+	      "client leaves: the request is in");
+	CHECK(core->ctxs.in_use == 1 && ig_mock_times_used(m, 0) == 1, "client leaves: the call is out");
+	p.open = false;
+	p.t.engine_ops->closed(p.t.engine); /* a reset while the handler is pending */
 	struct ig_timer idle = { .fn = on_idle_check }, guard = { .fn = on_guard };
-	ig_timer_set(&core.loop.timers, &idle, core.loop.clock.now_ms + IG_TICK_MS);
-	ig_timer_set(&core.loop.timers, &guard, core.loop.clock.now_ms + 20000);
-	ig_loop_run(&core.loop);
-	ig_timer_cancel(&core.loop.timers, &idle);
-	ig_timer_cancel(&core.loop.timers, &guard);
-	CHECK(tr.out_len == 0, "client leaves: nothing is written to a gone client");
+	ig_timer_set(&core->loop.timers, &idle, core->loop.clock.now_ms + IG_TICK_MS);
+	ig_timer_set(&core->loop.timers, &guard, core->loop.clock.now_ms + 20000);
+	ig_loop_run(&core->loop);
+	ig_timer_cancel(&core->loop.timers, &idle);
+	ig_timer_cancel(&core->loop.timers, &guard);
+	CHECK(p.resp_len == 0, "client leaves: nothing is written to a gone client");
 	check_core_idle("client leaves: the upstream's late answer finishes the exchange, and the core holds "
 			"nothing");
-	harness_unmock_network(&core, m);
+	ig_test_mock_reset();
 }
 
 static void test_fanout(void)
 {
-	ig_mock_agent *m = harness_mock_network(&core);
+	ig_mock_agent *m = ig_test_mock();
 	static const char health[] = "{\"status\":\"ok\"}";
 	struct ig_mock_reply ok = { .status = 200,
 				    .headers = json_type,
@@ -310,13 +239,11 @@ static void test_fanout(void)
 	ig_mock_intercept(
 		m, &(struct ig_mock_match){ .method = "GET", .origin = UPSTREAM, .path = "/health" },
 		&(struct ig_mock_reply){ .error = IG_CLIENT_RESET, .error_message = "reset by peer" }, 1);
-	struct answer a;
-	CHECK(get("/fanout?n=3", &a), "/fanout: a complete response");
-	CHECK(a.went_pending && a.status == 200, "/fanout?n=3: 200 once every call has ended");
-	check_that(body_has(&a, "\"requested\":3") && body_has(&a, "\"succeeded\":2") &&
-			   body_has(&a, "\"slowest_ms\":"),
-		   "/fanout?n=3: two of three succeed with one mocked error", "%.*s", (int)a.body_len,
-		   a.body);
+	CHECK(get("GET", "/fanout?n=3"), "/fanout: a complete response");
+	CHECK_INT(r.status, 200, "/fanout?n=3: 200 once every call has ended");
+	check_that(body_has("\"requested\":3") && body_has("\"succeeded\":2") && body_has("\"slowest_ms\":"),
+		   "/fanout?n=3: two of three succeed with one mocked error", "%.*s", (int)r.body.len,
+		   r.body.ptr);
 	size_t n;
 	ig_mock_history(m, &n);
 	CHECK_INT(n, 3, "/fanout?n=3: three upstream calls");
@@ -325,15 +252,15 @@ static void test_fanout(void)
 		   msg);
 
 	ig_mock_intercept(m, &(struct ig_mock_match){ .path = "/health" }, &ok, IG_MOCK_PERSIST);
-	get("/fanout?n=10", &a);
-	check_that(a.status == 200 && body_has(&a, "\"requested\":10") && body_has(&a, "\"succeeded\":10"),
-		   "/fanout?n=10: all ten succeed", "%.*s", (int)a.body_len, a.body);
-	get("/fanout?n=0", &a);
-	CHECK_INT(a.status, 400, "/fanout?n=0: refused by the schema before the handler");
+	get("GET", "/fanout?n=10");
+	check_that(r.status == 200 && body_has("\"requested\":10") && body_has("\"succeeded\":10"),
+		   "/fanout?n=10: all ten succeed", "%.*s", (int)r.body.len, r.body.ptr);
+	get("GET", "/fanout?n=0");
+	CHECK_INT(r.status, 400, "/fanout?n=0: refused by the schema before the handler");
 	ig_mock_history(m, &n);
 	CHECK_INT(n, 13, "/fanout?n=0: no upstream call");
 	check_core_idle("/fanout: the core holds nothing afterwards");
-	harness_unmock_network(&core, m);
+	ig_test_mock_reset();
 }
 
 /* An exchange points at the parser's field array and read buffer without
@@ -345,8 +272,8 @@ static void test_detach(void)
 	char buf[] = "GET /a?b HTTP/1.1\r\nHost: h\r\nX-Trace: t-1\r\n\r\n";
 	ig_header fields[8];
 	struct http_request r = { .headers = fields, .header_capacity = 8 };
-	int n = http_parse_request(buf, sizeof buf - 1, &r, &core.limits);
-	struct ig_ctx *x = http_ctx_new(&core, NULL);
+	int n = http_parse_request(buf, sizeof buf - 1, &r, &core->limits);
+	struct ig_ctx *x = http_ctx_new(core, NULL);
 	CHECK(n == (int)sizeof buf - 1 && x, "detach: a parsed head and an exchange");
 	if (!x)
 		return;
@@ -382,7 +309,7 @@ static void head_case(const char *name, int status, const char *ctype, size_t bo
 		extra.ptr = extra_bytes;
 		extra.len = extra_len;
 	}
-	struct http_conn c = { .core = &core };
+	struct http_conn c = { .core = core };
 	http_out_head(&c, status, ctype, body_len, &extra, (ig_str){ request_id, strlen(request_id) }, close, minor,
 		      false);
 	size_t n = 0;
@@ -391,7 +318,7 @@ static void head_case(const char *name, int status, const char *ctype, size_t bo
 		if (n + b->len <= sizeof got)
 			memcpy(got + n, b->data, b->len);
 		n += b->len;
-		ig_pool_give(&core.blocks, b);
+		ig_pool_give(&core->blocks, b);
 	}
 	bool bodiless = status < 200 || status == 204 || status == 304;
 	int w = snprintf(want, sizeof want, "HTTP/1.1 %d %s\r\n", status, http_reason(status));
@@ -399,7 +326,7 @@ static void head_case(const char *name, int status, const char *ctype, size_t bo
 		w += snprintf(want + w, sizeof want - (size_t)w, "Content-Type: %s\r\n", ctype);
 	if (!bodiless)
 		w += snprintf(want + w, sizeof want - (size_t)w, "Content-Length: %zu\r\n", body_len);
-	w += snprintf(want + w, sizeof want - (size_t)w, "%s%s%s%s%.*s%s\r\n", core.loop.clock.date_line,
+	w += snprintf(want + w, sizeof want - (size_t)w, "%s%s%s%s%.*s%s\r\n", core->loop.clock.date_line,
 		      *request_id ? "X-Request-Id: " : "", request_id, *request_id ? "\r\n" : "", (int)extra_len,
 		      extra_bytes, close ? "Connection: close\r\n" : minor == 0 ? "Connection: keep-alive\r\n" : "");
 	check_that(n == (size_t)w && n == c.out_bytes && memcmp(got, want, n) == 0, name,
@@ -429,62 +356,66 @@ static void test_response_head(void)
 	check_core_idle("head: every output block returned");
 }
 
-static bool head_has(const char *field)
+static bool no_store(void)
 {
-	const char *end = memmem(tr.out, tr.out_len, "\r\n\r\n", 4);
-	return end && memmem(tr.out, (size_t)(end - tr.out), field, strlen(field));
+	ig_str v = ig_test_header(&r, "cache-control");
+	return ig_str_eq(v, "no-store", 8);
 }
 
 /* /livez and /readyz as the engine answers them on the main port, and a
  * document that defines /readyz itself keeping it. */
 static void test_health(void)
 {
-	struct answer a;
-	CHECK_INT(http_health_free_paths(harness_app), HTTP_HEALTH_LIVEZ | HTTP_HEALTH_READYZ,
+	CHECK_INT(http_health_free_paths(&ig_api_app), HTTP_HEALTH_LIVEZ | HTTP_HEALTH_READYZ,
 		  "the reference document leaves /livez and /readyz to the engine");
 	static const char *const own_routes[] = { "/items", "/readyz" };
-	struct ig_app own = *harness_app;
+	struct ig_app own = ig_api_app;
 	own.routes = own_routes;
 	own.route_count = 2;
 	CHECK_INT(http_health_free_paths(&own), HTTP_HEALTH_LIVEZ, "a document's own /readyz is not taken");
 
-	core.health_paths = http_health_free_paths(harness_app);
-	CHECK(get("/livez", &a) && a.status == 200 && body_is(&a, "{\"status\":\"ok\"}"), "/livez: 200");
-	CHECK(head_has("Cache-Control: no-store"), "/livez: Cache-Control: no-store");
-	CHECK(get("/readyz", &a) && a.status == 503 && body_is(&a, "{\"status\":\"starting\"}"),
-	      "/readyz before the listeners are up: 503 starting");
-	http_health_set_listening();
-	CHECK(get("/readyz?verbose", &a) && a.status == 200 && body_is(&a, "{\"status\":\"ready\"}"),
-	      "/readyz with the listeners up: 200 ready (the query is not the path)");
-	CHECK(head_has("Cache-Control: no-store"), "/readyz: Cache-Control: no-store");
+	CHECK(get("GET", "/livez") && r.status == 200 && ig_test_body_is(&r, "{\"status\":\"ok\"}"), "/livez: 200");
+	CHECK(no_store(), "/livez: Cache-Control: no-store");
+	CHECK(get("GET", "/readyz?verbose") && r.status == 200 && ig_test_body_is(&r, "{\"status\":\"ready\"}"),
+	      "/readyz on the test core: 200 ready (the query is not the path)");
+	CHECK(no_store(), "/readyz: Cache-Control: no-store");
 	int db = ig_backend_register("db");
 	CHECK(db >= 0, "a backend registers");
-	CHECK(get("/readyz", &a) && a.status == 503 &&
-		      body_is(&a, "{\"status\":\"backend down\",\"backend\":\"db\"}"),
+	CHECK(get("GET", "/readyz") && r.status == 503 &&
+		      ig_test_body_is(&r, "{\"status\":\"backend down\",\"backend\":\"db\"}"),
 	      "a registered backend not up yet: 503 naming it");
 	ig_backend_set_up(db, true);
-	CHECK(get("/readyz", &a) && a.status == 200, "the backend up: 200");
-	CHECK(get("/readyzz", &a) && a.status == 404, "a longer path is the app's (404)");
+	CHECK(get("GET", "/readyz") && r.status == 200, "the backend up: 200");
+	CHECK(get("GET", "/readyzz") && r.status == 404, "a longer path is the app's (404)");
 
-	core.health_paths = HTTP_HEALTH_LIVEZ; /* as for a document with its own /readyz */
-	CHECK(get("/readyz", &a) && a.status == 404, "a path the document owns goes to its router");
-	CHECK(get("/livez", &a) && a.status == 200, "/livez still the engine's");
+	unsigned paths = core->health_paths;
+	core->health_paths = HTTP_HEALTH_LIVEZ; /* as for a document with its own /readyz */
+	CHECK(get("GET", "/readyz") && r.status == 404, "a path the document owns goes to its router");
+	CHECK(get("GET", "/livez") && r.status == 200, "/livez still the engine's");
 
-	core.health_paths = http_health_free_paths(harness_app);
+	core->health_paths = paths;
 	http_health_set_draining();
-	CHECK(get("/readyz", &a) && a.status == 503 && body_is(&a, "{\"status\":\"draining\"}"),
+	CHECK(get("GET", "/readyz") && r.status == 503 && ig_test_body_is(&r, "{\"status\":\"draining\"}"),
 	      "draining: 503");
-	CHECK(get("/livez", &a) && a.status == 200, "draining: /livez still 200");
+	CHECK(get("GET", "/livez") && r.status == 200, "draining: /livez still 200");
 	check_core_idle("health answers leave the core idle");
 }
 
 int main(void)
 {
-	ig_log_threshold = -1; /* quiet: TAP on stdout */
 	setenv("INGOT_UPSTREAM", UPSTREAM, 1);
-	harness_config_defaults(&config);
-	config.max_conns = 8;
-	harness_core_init(&core, &config, harness_app);
+	setenv("INGOT_LOG_LEVEL", "error", 1);
+	setenv("INGOT_MAX_CONNS", "8", 1);
+	CHECK(ig_test_request("GET", "/json", NULL, 0, IG_STR(""), &r) == IG_TEST_NOT_READY,
+	      "before ig_test_init: not_ready");
+	CHECK(!http_health_ready(), "before the test core is up, the process is not ready");
+	enum ig_test_error e = ig_test_init(&ig_api_app);
+	check_that(e == IG_TEST_OK, "the test core is set up", "%s", ig_test_error_name(e));
+	if (e != IG_TEST_OK)
+		return check_done();
+	core = ig_test_core();
+	ig_log_threshold = -1; /* quiet: TAP on stdout */
+	test_routes();
 	test_proxy_json();
 	test_proxy_errors();
 	test_client_leaves();
@@ -493,6 +424,6 @@ int main(void)
 	test_detach();
 	test_health();
 	CHECK(!timed_out, "no request hung");
-	CHECK_INT(core.loop.timers.armed, 0, "no timer left armed");
+	CHECK_INT(core->loop.timers.armed, 0, "no timer left armed");
 	return check_done();
 }

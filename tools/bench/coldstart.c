@@ -1,8 +1,9 @@
-/* coldstart: time from fork to the first 200 on GET /health, N times.
+/* coldstart: time from fork to the first 200 on GET /health (-u: another
+ * path, for an app that has no /health), N times.
  * Forks and execs the server (pinned to its own CPU), spins on connect()
  * without sleeping so the probe adds no wake-up latency, reads the status
  * line, then kills the child by PID and reaps it. Prints one JSON line:
- *   coldstart [-n runs] [-w warmups] [-c cpu] -p port -- prog args...   */
+ *   coldstart [-n runs] [-w warmups] [-c cpu] [-u path] -p port -- prog args...   */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -71,10 +72,13 @@ static void close_hard(int s)
     close(s);
 }
 
+/* The request the probe sends (-u sets its path). */
+static char req[512] = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
 /* 1 when a 200 status line came back, 0 when the attempt should be retried. */
 static int try_health(const struct sockaddr_in *addr)
 {
-    static const char req[] = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    size_t req_len = strlen(req);
     int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s < 0)
         return 0;
@@ -82,7 +86,7 @@ static int try_health(const struct sockaddr_in *addr)
         close(s);
         return 0;
     }
-    if (write(s, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1)) {
+    if (write(s, req, req_len) != (ssize_t)req_len) {
         close_hard(s);
         return 0;
     }
@@ -146,17 +150,24 @@ static int cmp_ll(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int runs = 50, warm = 2, cpu = -1, port = 0, opt;
-    while ((opt = getopt(argc, argv, "n:w:c:p:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:w:c:p:u:")) != -1) {
         switch (opt) {
         case 'n': runs = atoi(optarg); break;
         case 'w': warm = atoi(optarg); break;
         case 'c': cpu = atoi(optarg); break;
         case 'p': port = atoi(optarg); break;
+        case 'u':
+            if (optarg[0] != '/' || strpbrk(optarg, " \r\n") ||
+                (size_t)snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", optarg) >= sizeof req) {
+                fprintf(stderr, "coldstart: -u needs a path (/..., no spaces, under 450 bytes)\n");
+                return 2;
+            }
+            break;
         default: port = 0; optind = argc; break;
         }
     }
     if (port <= 0 || runs <= 0 || optind >= argc) {
-        fprintf(stderr, "usage: coldstart [-n runs] [-w warmups] [-c cpu] -p port -- prog args...\n");
+        fprintf(stderr, "usage: coldstart [-n runs] [-w warmups] [-c cpu] [-u path] -p port -- prog args...\n");
         return 2;
     }
     struct sigaction sa = {.sa_handler = on_signal};

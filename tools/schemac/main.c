@@ -1,5 +1,7 @@
 /* schemac: compiles an OpenAPI 3.1 document into C for the ingot runtime.
- *   schemac <document.json> <outdir>  writes <outdir>/api.h and <outdir>/api.c
+ *   schemac <document> <outdir>       writes <outdir>/api.h and <outdir>/api.c
+ *                                     (the document is JSON, or YAML when
+ *                                     named *.yaml or *.yml)
  *   schemac --validator <name> <schema.json> <out.c>
  *                                     a validator over ig_json_value for a bare
  *                                     JSON Schema (the conformance tests use it)
@@ -98,7 +100,7 @@ int main(int argc, char **argv)
 	if (argc == 5 && strcmp(argv[1], "--validator") == 0)
 		return validator_main(argv[2], argv[3], argv[4]);
 	if (argc != 3 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: schemac <openapi.json> <outdir>\n"
+		fprintf(stderr, "usage: schemac <openapi.json|.yaml|.yml> <outdir>\n"
 				"  compiles an OpenAPI 3.1 document into <outdir>/api.h and <outdir>/api.c\n"
 				"       schemac --validator <name> <schema.json> <out.c>\n"
 				"  compiles a JSON Schema into bool <name>(const ig_json_value *, ...)\n");

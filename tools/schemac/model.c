@@ -4,6 +4,7 @@
  * understood, an annotation, or an error naming the keyword and its JSON
  * pointer: what schemac cannot compile fails the build, never silently. */
 #include "model.h"
+#include "yaml_load.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -71,7 +72,11 @@ void sc_error(struct sc_model *m, const char *ptr, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *msg = sc_vprintf(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "schemac: %s: %s: %s\n", m->file, ptr && *ptr ? ptr : "/", msg);
+	unsigned long line, col;
+	if (sc_yaml_where(m, ptr, &line, &col))
+		fprintf(stderr, "schemac: %s:%lu:%lu: %s: %s\n", m->file, line, col, *ptr ? ptr : "/", msg);
+	else
+		fprintf(stderr, "schemac: %s: %s: %s\n", m->file, ptr && *ptr ? ptr : "/", msg);
 	free(msg);
 	m->errors++;
 }
@@ -1141,9 +1146,14 @@ static void check_nul_escapes(struct sc_model *m, const char *text, size_t len)
 	}
 }
 
-/* Parses the JSON text into m->doc; false (with an error) if it is not JSON. */
+/* Parses the text into m->doc, as YAML when the file's name says so (the
+ * same cJSON value either way); false (with an error) if it does not parse. */
 static bool parse_json(struct sc_model *m, const char *text, size_t len)
 {
+	if (sc_is_yaml_file(m->file)) {
+		m->doc = sc_yaml_parse(m, text, len);
+		return m->doc != NULL;
+	}
 	const char *end = NULL;
 	m->doc = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (!m->doc) {

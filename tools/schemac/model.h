@@ -245,9 +245,17 @@ struct sc_path {
 	size_t index; /* in the model's paths: the route's number at run time */
 };
 
+/* Where a node of a YAML document was written (yaml.c fills these). */
+struct sc_pos {
+	char *ptr; /* its JSON pointer in m->doc */
+	unsigned long line, col;
+};
+
 struct sc_model {
 	const char *file;
 	cJSON *doc;
+	struct sc_pos *pos; /* YAML input only: every node's position */
+	size_t npos;
 	char *title, *version;
 	bool standalone;    /* a bare JSON Schema (--validator), not an OpenAPI document */
 	struct sc_schema *root; /* standalone: the document's schema */
@@ -269,8 +277,9 @@ struct sc_model {
 	unsigned errors;
 };
 
-/* Parses and checks the document. Problems are printed as
- * "schemac: <file>: <json pointer>: <message>" and counted in m->errors;
+/* Parses and checks the document, JSON or YAML by the file's extension
+ * (yaml_load.h). Problems are printed as "schemac: <file>: <json pointer>:
+ * <message>" ("<file>:<line>:<col>: <json pointer>" for YAML) and counted in m->errors;
  * the model is only usable when that count is zero. */
 void sc_model_load(struct sc_model *m, const char *file, const char *text, size_t len);
 

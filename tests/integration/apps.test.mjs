@@ -1,0 +1,228 @@
+// Apps outside the tree (tools/make/app.mk, tools/new-service): the
+// scaffold written into a temporary directory outside the repository, built,
+// served by `make run` and curled, its handler test run by `make test`, its
+// image inspected by skopeo; a non-empty directory refused; and the todo app
+// (tests/apps/todo) copied out of the tree, built there against this ingot
+// (INGOT_ROOT) and exercised over HTTP, its outbound call to a loopback
+// upstream of the test's. The runtime's objects are ingot's own (build/).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT, curl, within, commandRunner, needTools, freePort } from './lib.mjs';
+
+const T = { timeout: 300000 };
+// The apps are built here, static; the sanitizer pass of tests/run
+// (INGOT_BIN) would build and test the same again.
+const SKIP = process.env.INGOT_BIN ? { skip: 'the apps build their own binaries; tested in the plain pass' } : {};
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-apps-'));
+const servers = new Set();
+after(() => {
+	for (const s of servers) s.stop();
+	fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const { run, must } = commandRunner({ timeoutMs: 240000 });
+const make = (dir, ...args) => must('make', ['--no-print-directory', '-j2', '-C', dir, ...args],
+	{ env: { ...process.env, INGOT_ROOT: ROOT } });
+
+// `make -C dir run` on a free port, in a process group of its own so that
+// it is stopped (make and the service under it) by its PID; ready once the
+// service logs "listening" with that port.
+async function makeRun(dir, env = {}) {
+	const port = await freePort();
+	const child = spawn('make', ['--no-print-directory', '-C', dir, 'run'], {
+		env: { ...process.env, INGOT_ROOT: ROOT, PORT: String(port), HOST: '127.0.0.1', INGOT_ADMIN_PORT: '-1', ...env },
+		detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let out = '';
+	// 'close', not 'exit': make ends at once on SIGTERM, the service under it
+	// after its drain, and its last lines come after make's exit.
+	const exited = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+	const ready = new Promise((resolve, reject) => {
+		const look = (chunk) => {
+			out += chunk;
+			for (const line of out.split('\n')) {
+				if (!line.startsWith('{')) continue;
+				try {
+					const j = JSON.parse(line);
+					if (j.msg === 'listening' && j.port === port) resolve(j);
+				} catch { /* a line still arriving */ }
+			}
+		};
+		child.stdout.on('data', look);
+		child.stderr.on('data', look);
+		exited.then(() => reject(new Error(`make run ended before listening:\n${out}`)));
+	});
+	const server = {
+		port, ready, exited,
+		stop() { try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone already */ } },
+		output: () => out,
+	};
+	servers.add(server);
+	await within(120000, ready, `make -C ${dir} run listening on ${port}`);
+	return server;
+}
+
+async function stopServer(s) {
+	s.stop();
+	await within(30000, s.exited, 'make run ending on SIGTERM');
+	servers.delete(s);
+	assert.match(s.output(), /"msg":"stopped"/, 'the service drained and stopped');
+}
+
+async function call(port, method, target, body) {
+	const args = ['-i', '-X', method, `http://127.0.0.1:${port}${target}`];
+	if (body !== undefined) args.push('-H', 'Content-Type: application/json', '--data-binary', body);
+	const r = await curl(args);
+	assert.equal(r.code, 0, r.stderr);
+	const text = r.stdout.toString();
+	const split = text.indexOf('\r\n\r\n');
+	const head = text.slice(0, split).split('\r\n');
+	const headers = Object.fromEntries(head.slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(),
+		l.slice(l.indexOf(':') + 1).trim()]));
+	const raw = text.slice(split + 4);
+	return { status: Number(head[0].split(' ')[1]), headers, raw, json: raw ? JSON.parse(raw) : undefined };
+}
+
+const scaffold = path.join(tmp, 'hello-app');
+
+test('tools/new-service writes an app outside the tree that builds to build/bin/NAME', { ...T, ...SKIP }, async () => {
+	await must(path.join(ROOT, 'tools', 'new-service'), [scaffold, 'hello']);
+	for (const f of ['Makefile', 'handlers.c', 'README.md', '.gitignore', 'tests/handlers_test.c'])
+		assert.ok(fs.existsSync(path.join(scaffold, f)), `${f} written`);
+	assert.ok(fs.existsSync(path.join(scaffold, 'openapi.yaml')), 'the document is YAML');
+	assert.equal(fs.readFileSync(path.join(scaffold, '.gitignore'), 'utf8'), 'build/\n');
+	assert.ok(fs.readFileSync(path.join(scaffold, 'README.md'), 'utf8').trim().split('\n').length <= 10);
+	await make(scaffold);
+	const bin = path.join(scaffold, 'build', 'bin', 'hello');
+	const v = await must(bin, ['--version']);
+	assert.match(v, /0\.1\.0/);
+	// The runtime's objects are ingot's: nothing of it was compiled into the app's build/.
+	assert.ok(!fs.existsSync(path.join(scaffold, 'build', 'obj', 'net')), 'no runtime objects in the app');
+});
+
+test('make run serves the scaffold: GET, POST, and a body without the required property is 400 problem+json', { ...T, ...SKIP }, async () => {
+	const s = await makeRun(scaffold);
+	let r = await call(s.port, 'GET', '/hello');
+	assert.equal(r.status, 200);
+	assert.deepEqual(r.json, { message: 'hello, world' });
+	r = await call(s.port, 'GET', '/hello?name=ingot');
+	assert.deepEqual(r.json, { message: 'hello, ingot' });
+	r = await call(s.port, 'POST', '/greetings', '{"name":"ann"}');
+	assert.equal(r.status, 201);
+	assert.deepEqual(r.json, { message: 'hello, ann' });
+	r = await call(s.port, 'POST', '/greetings', '{}');
+	assert.equal(r.status, 400);
+	assert.equal(r.headers['content-type'], 'application/problem+json');
+	assert.equal(r.json.errors[0].pointer, '/name');
+	assert.equal(r.json.errors[0].keyword, 'required');
+	await stopServer(s);
+});
+
+test('make test runs the scaffold\'s handler test under ASan and UBSan, and fails when a handler is wrong', { ...T, ...SKIP }, async () => {
+	const out = await make(scaffold, 'test');
+	assert.match(out, /handler tests passed/);
+	// The same test against a broken handler must fail: it checks the answers.
+	const broken = path.join(tmp, 'broken-app');
+	fs.cpSync(scaffold, broken, { recursive: true });
+	fs.rmSync(path.join(broken, 'build'), { recursive: true, force: true });
+	const h = path.join(broken, 'handlers.c');
+	fs.writeFileSync(h, fs.readFileSync(h, 'utf8').replace('"hello, ", 7', '"HELLO, ", 7'));
+	const r = await run('make', ['--no-print-directory', '-C', broken, 'test'], { env: { ...process.env, INGOT_ROOT: ROOT } });
+	assert.notEqual(r.code, 0);
+	assert.match(r.stderr + r.stdout, /FAIL GET \/hello/);
+});
+
+test('make image: an OCI layout in the app\'s build/images/oci titled with its name and version', { ...T, ...SKIP }, async () => {
+	await needTools('skopeo');
+	await make(scaffold, 'image');
+	const layout = path.join(scaffold, 'build', 'images', 'oci');
+	const info = JSON.parse(await must('skopeo', ['inspect', `oci:${layout}:latest`]));
+	assert.equal(info.Labels['org.opencontainers.image.title'], 'hello');
+	assert.equal(info.Labels['org.opencontainers.image.version'], '0.1.0');
+});
+
+test('tools/new-service refuses a directory that is not empty and writes nothing', { ...T, ...SKIP }, async () => {
+	const dir = path.join(tmp, 'taken');
+	fs.mkdirSync(dir);
+	fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine\n');
+	const r = await run(path.join(ROOT, 'tools', 'new-service'), [dir]);
+	assert.notEqual(r.code, 0);
+	assert.match(r.stderr, /not an empty directory/);
+	assert.deepEqual(fs.readdirSync(dir), ['notes.txt']);
+	assert.equal(fs.readFileSync(path.join(dir, 'notes.txt'), 'utf8'), 'mine\n');
+});
+
+test('the todo app, built out of the tree: path, query and body parameters, and an outbound call', { ...T, ...SKIP }, async () => {
+	const dir = path.join(tmp, 'todo');
+	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'todo'), dir, {
+		recursive: true, filter: (src) => path.basename(src) !== 'build',
+	});
+	await make(dir);
+	// NAME unset: the binary is named after info.title, "Todo API".
+	assert.ok(fs.existsSync(path.join(dir, 'build', 'bin', 'todo-api')));
+
+	const seen = [];
+	const upstream = http.createServer((rq, rs) => {
+		let body = '';
+		rq.on('data', (c) => { body += c; });
+		rq.on('end', () => {
+			seen.push({ method: rq.method, url: rq.url, type: rq.headers['content-type'], body });
+			rs.writeHead(202, { 'Content-Type': 'text/plain' });
+			rs.end(`noted ${JSON.parse(body).title}`);
+		});
+	});
+	await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+	after(() => upstream.close());
+	const s = await makeRun(dir, { TODO_UPSTREAM: `http://127.0.0.1:${upstream.address().port}` });
+
+	let r = await call(s.port, 'POST', '/todos', '{"title":"write tests"}');
+	assert.equal(r.status, 201);
+	assert.deepEqual(r.json, { id: 1, title: 'write tests', done: false });
+	assert.equal(r.headers.location, '/todos/1');
+	r = await call(s.port, 'POST', '/todos', '{"title":"ship","done":true}');
+	assert.deepEqual(r.json, { id: 2, title: 'ship', done: true });
+	r = await call(s.port, 'POST', '/todos', '{"done":true}');
+	assert.equal(r.status, 400, 'title is required');
+	r = await call(s.port, 'POST', '/todos', '{"title":"x","extra":1}');
+	assert.equal(r.status, 400, 'no other properties');
+
+	r = await call(s.port, 'GET', '/todos/2');
+	assert.deepEqual(r.json, { id: 2, title: 'ship', done: true });
+	r = await call(s.port, 'GET', '/todos/0');
+	assert.equal(r.status, 400, 'ids start at 1');
+	r = await call(s.port, 'GET', '/todos/9');
+	assert.equal(r.status, 404);
+	assert.equal(r.headers['content-type'], 'application/problem+json');
+
+	r = await call(s.port, 'GET', '/todos');
+	assert.deepEqual(r.json.items.map((t) => t.id), [1, 2]);
+	r = await call(s.port, 'GET', '/todos?done=true');
+	assert.deepEqual(r.json.items.map((t) => t.id), [2]);
+	r = await call(s.port, 'GET', '/todos?done=false');
+	assert.deepEqual(r.json.items.map((t) => t.id), [1]);
+	r = await call(s.port, 'GET', '/todos?limit=1');
+	assert.deepEqual(r.json.items.map((t) => t.id), [1]);
+	r = await call(s.port, 'GET', '/todos?limit=0');
+	assert.equal(r.status, 400, 'limit is at least 1');
+
+	r = await call(s.port, 'POST', '/todos/1/notify');
+	assert.equal(r.status, 200);
+	assert.deepEqual(r.json, { id: 1, upstream_status: 202, upstream_body: 'noted write tests' });
+	assert.deepEqual(seen, [{ method: 'POST', url: '/notify', type: 'application/json',
+		body: '{"id":1,"title":"write tests","done":false}' }]);
+	r = await call(s.port, 'POST', '/todos/7/notify');
+	assert.equal(r.status, 404);
+
+	r = await call(s.port, 'DELETE', '/todos/1');
+	assert.equal(r.status, 204);
+	r = await call(s.port, 'DELETE', '/todos/1');
+	assert.equal(r.status, 404);
+	r = await call(s.port, 'GET', '/todos');
+	assert.deepEqual(r.json.items.map((t) => t.id), [2]);
+	await stopServer(s);
+});

@@ -1,0 +1,58 @@
+# tools/make/app.mk: the make fragment of an app outside ingot's tree.
+# An app is a directory with its OpenAPI document (openapi.yaml or
+# openapi.json), its handlers (*.c), an optional migrations/ and tests/
+# (*.c, handler tests) and a Makefile of a few lines:
+#     INGOT_ROOT ?= /path/to/ingot     (the scaffold records it)
+#     SRCS   := handlers.c             (default: every *.c here)
+#     NAME   := hello                  (optional; default: info.title,
+#                                       lowercase, dashes for the rest)
+#     LDLIBS :=                        (optional: libraries to link)
+#     include $(INGOT_ROOT)/tools/make/app.mk
+# Every target runs ingot's own Makefile with the app's paths (APP_*), so
+# an app is built, linked and packaged by the very rules that build the
+# reference service: the runtime's objects and dependencies are built once
+# under ingot's build/ and shared (TLS backend as ingot's: TLS=...); the
+# app's generated code, objects, binary (build/bin/NAME), tests and images
+# (build/images) go to the app's build/.
+# It lives in tools/ with the build's other helpers: it is part of the
+# build, not of the runtime that kernel/ and net/ hold.
+
+INGOT_ROOT := $(abspath $(or $(INGOT_ROOT),$(dir $(lastword $(MAKEFILE_LIST)))../..))
+APP_HOME   := $(CURDIR)
+APP_DOC    := $(firstword $(wildcard $(APP_HOME)/openapi.yaml $(APP_HOME)/openapi.json))
+ifeq ($(APP_DOC),)
+$(error $(APP_HOME) has no openapi.yaml or openapi.json)
+endif
+SRCS       ?= $(wildcard *.c)
+
+INGOT_MAKE = $(MAKE) --no-print-directory -C $(INGOT_ROOT) APP_DIR=$(APP_HOME)/ APP_BUILD=$(APP_HOME)/build \
+	SCHEMA=$(APP_DOC) MIGRATIONS=$(APP_HOME)/migrations APP_SRCS='$(abspath $(SRCS))' \
+	APP_TESTS='$(abspath $(wildcard tests/*.c))' APP_LDLIBS='$(LDLIBS)'
+
+# ingot's TARGET with the app's name: NAME, else the title the generated
+# code carries (so the document is read by schemac alone, YAML or JSON).
+define app_target
+name='$(NAME)'; \
+if [ -z "$$name" ]; then \
+	$(INGOT_MAKE) gen && \
+	name=$$(sed -n 's/^\t\.name = "\(.*\)",$$/\1/p' build/gen/api.c | tr 'A-Z' 'a-z' | \
+		sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//') || exit 1; \
+fi; \
+$(INGOT_MAKE) APP_NAME="$$name"
+endef
+
+.DEFAULT_GOAL := all
+.PHONY: all run test image lambda boot unikernel clean
+all:
+	+@$(app_target) bin
+# Serves build/bin/NAME (PORT, INGOT_* as the reference service); with a
+# migrations/ directory on a local PostgreSQL, as ingot's `make run`.
+run:
+	+@$(app_target) run
+# The app's tests/*.c, each under ASan and UBSan.
+test:
+	+@$(app_target) app-test
+image lambda boot unikernel:
+	+@$(app_target) $@
+clean:
+	rm -rf build
