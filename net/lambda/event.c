@@ -3,7 +3,7 @@
  * target, fields and body gathered from the members that kind uses. */
 #include "event.h"
 #include "kernel/base64.h"
-#include "net/api/json_read.h"
+#include "kernel/json_read.h"
 #include "net/http/codec.h"
 
 #include <string.h>

@@ -5,7 +5,7 @@
 #include "event.h"
 #include "kernel/base64.h"
 #include "kernel/json.h"
-#include "net/api/json_read.h"
+#include "kernel/json_read.h"
 #include "net/http/codec.h"
 #include "net/http/internal.h"
 
