@@ -168,6 +168,16 @@ static void test_events(void)
 	      "1.0: multiValueHeaders as repeated fields");
 	CHECK(ev.req.body.len == 0 && str_is(ev.req.peer, "198.51.100.2"), "1.0: a null body is empty; the source ip");
 
+	CHECK(decode("{\"version\":\"1.0\",\"httpMethod\":\"GET\",\"path\":\"/json\","
+		     "\"headers\":{\"h\":\"1\",\"accept\":\"*/*\"},\"multiValueHeaders\":{}}",
+		     &ev) == 0 &&
+		      ev.req.header_count == 2 && str_is(field(&ev, "h"), "1") && str_is(field(&ev, "accept"), "*/*"),
+	      "1.0: an empty multiValueHeaders object leaves the fields to headers");
+	CHECK(decode("{\"version\":\"1.0\",\"httpMethod\":\"GET\",\"path\":\"/json\","
+		     "\"headers\":{\"h\":\"1\"},\"multiValueHeaders\":null}",
+		     &ev) == 0 &&
+		      ev.req.header_count == 1 && str_is(field(&ev, "h"), "1"),
+	      "1.0: a null multiValueHeaders leaves the fields to headers");
 	CHECK(decode("{\"requestContext\":{\"elb\":{\"targetGroupArn\":\"arn\"}},\"httpMethod\":\"GET\",\"path\":\"/x\","
 		     "\"multiValueQueryStringParameters\":{\"q\":[\"a%20b\"]},\"multiValueHeaders\":{\"h\":[\"1\"]},"
 		     "\"body\":\"\",\"isBase64Encoded\":false}",
