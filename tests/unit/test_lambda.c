@@ -256,6 +256,22 @@ static void test_answers(void)
 		      "[\"application/octet-stream\"],\"Set-Cookie\":[\"a=1; Path=/\",\"b=2\"],\"Vary\":[\"x\",\"y\"]},"
 		      "\"body\":\"\",\"isBase64Encoded\":false}"),
 	      "ALB multi-value: every Set-Cookie");
+
+	/* A big_text body costs memory in proportion to what it writes: 1.5 MB of
+	 * plain big_text fits an arena of 6 MB (reserving six bytes a byte up
+	 * front would ask for 9 MB, rounded up to 16). */
+	size_t big = 3u << 19;
+	char *big_text = malloc(big);
+	memset(big_text, 'a', big);
+	ig_arena small;
+	ig_arena_init(&small, &core.blocks, 6u << 20);
+	struct lambda_event ev2 = { .kind = LAMBDA_EVENT_V2 };
+	struct http_inproc_response big_res = { .status = 200, .body = { big_text, big } };
+	ig_wbuf bw = { .arena = &small };
+	CHECK(lambda_reply_encode(&ev2, &big_res, &bw) && bw.len > big && bw.ptr[bw.len - 1] == '}',
+	      "a 1.5 MB text body is written in an arena of 6 MB");
+	ig_arena_reset(&small);
+	free(big_text);
 }
 
 int main(void)
