@@ -283,7 +283,7 @@ UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_hand
               test_metal_pages test_metrics test_meter test_sock test_client_metrics \
               test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_lambda
 UNIT_WARN  := $(WARN) -I. -g
-API_JSON   := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
+API_JSON   := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # Handler tests without sockets (net/testing.h): what a test binary links
 # beside its test file, the app's handlers and its generated code
@@ -397,7 +397,8 @@ schemac-asan: $(SCHEMAC_ASAN)
 # with the shipped toolchain; rich.json's api.c under stricter warnings,
 # and linked with the stand-in runtime (and the real helpers it uses).
 SCHEMAC_TEST := $(BUILD)/test/schemac
-SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/json.c kernel/log.c kernel/clock.c net/http/codec.c \
+SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/json.c kernel/json_read.c kernel/json_value.c \
+                        kernel/log.c kernel/clock.c net/http/codec.c \
                         $(filter-out $(API_MAIN),$(wildcard net/api/*.c))
 SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
                   -Wmissing-prototypes -Wno-overlength-strings
@@ -442,7 +443,7 @@ $(REGEX_TEST)/check.musl: tools/schemac/test/regex/check.c $(REGEX_TEST)/matcher
 # An archive, so the driver pulls in only what it calls.
 CONFORMANCE_TEST := $(BUILD)/test/conformance
 CONFORMANCE_RUNTIME_SRC := kernel/arena.c kernel/pool.c kernel/json.c \
-                           net/api/json_read.c net/api/json_value.c net/api/format.c net/api/validate.c
+                           kernel/json_read.c kernel/json_value.c net/api/format.c net/api/validate.c
 CONFORMANCE_RUNTIME := $(CONFORMANCE_TEST)/runtime.a
 $(CONFORMANCE_TEST)/runtime/%.o: %.c $(UNIT_HEADERS)
 	@mkdir -p $(@D)
@@ -479,7 +480,7 @@ $(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(RT_GEN)/anchors.c n
 FUZZ_SECONDS ?= 60
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
-FUZZ_SRC_json_read := net/api/json_read.c net/api/json_value.c kernel/arena.c kernel/pool.c
+FUZZ_SRC_json_read := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
 FUZZ_SRC_response  := net/http/response_head.c net/http/codec.c net/http/chunked.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/http/response_head.h net/http/codec.h
 FUZZ_SRC_dns       := net/client/dns_wire.c

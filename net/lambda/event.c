@@ -3,7 +3,7 @@
  * target, fields and body gathered from the members that kind uses. */
 #include "event.h"
 #include "kernel/base64.h"
-#include "net/api/json_read.h"
+#include "kernel/json_read.h"
 #include "net/http/codec.h"
 
 #include <string.h>
@@ -219,9 +219,12 @@ static int decode_v1_alb(const ig_json_value *e, ig_arena *a, struct lambda_even
 	ev->req.method = string(e, "httpMethod");
 	ev->req.peer = string(object(object(e, "requestContext"), "identity"), "sourceIp");
 	ev->req.target = target_v1_alb(e, a, alb);
+	/* An ALB target group in multi-value mode wants its answer that way even
+	 * if the request had no fields; an empty multiValueHeaders (API Gateway
+	 * 1.0 sends one beside a full headers) says nothing about the fields. */
 	const ig_json_value *headers = object(e, "multiValueHeaders");
 	ev->multi_value = alb && headers;
-	if (!headers)
+	if (!headers || !headers->object.len)
 		headers = object(e, "headers");
 	if (!alloc_fields(ev, a, count_values(headers))) {
 		*why = "out of memory for the event's fields";

@@ -7,11 +7,11 @@
 /* Build and run (seed corpus in tests/fuzz/json_read/):
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
  *     -fno-sanitize-recover=undefined -I. \
- *     tests/fuzz/fuzz_json_read.c net/api/json_read.c net/api/json_value.c \
+ *     tests/fuzz/fuzz_json_read.c kernel/json_read.c kernel/json_value.c \
  *     kernel/arena.c kernel/pool.c -lm -o /tmp/fuzz_json_read
  *   /tmp/fuzz_json_read -max_total_time=60 /tmp/corpus tests/fuzz/json_read */
 #include "kernel/arena.h"
-#include "net/api/json_read.h"
+#include "kernel/json_read.h"
 #include "kernel/pool.h"
 
 #include <inttypes.h>

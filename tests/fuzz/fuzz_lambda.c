@@ -9,7 +9,7 @@
 #include "kernel/arena.h"
 #include "kernel/base64.h"
 #include "kernel/pool.h"
-#include "net/api/json_read.h"
+#include "kernel/json_read.h"
 #include "net/http/codec.h"
 #include "net/lambda/event.h"
 

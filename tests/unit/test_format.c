@@ -5,7 +5,7 @@
 #define _DEFAULT_SOURCE
 #include "kernel/arena.h"
 #include "net/api/format.h"
-#include "net/api/json_read.h"
+#include "kernel/json_read.h"
 #include "kernel/pool.h"
 #include "tests/unit/check.h"
 #include "tests/unit/guard.h"

@@ -168,6 +168,16 @@ static void test_events(void)
 	      "1.0: multiValueHeaders as repeated fields");
 	CHECK(ev.req.body.len == 0 && str_is(ev.req.peer, "198.51.100.2"), "1.0: a null body is empty; the source ip");
 
+	CHECK(decode("{\"version\":\"1.0\",\"httpMethod\":\"GET\",\"path\":\"/json\","
+		     "\"headers\":{\"h\":\"1\",\"accept\":\"*/*\"},\"multiValueHeaders\":{}}",
+		     &ev) == 0 &&
+		      ev.req.header_count == 2 && str_is(field(&ev, "h"), "1") && str_is(field(&ev, "accept"), "*/*"),
+	      "1.0: an empty multiValueHeaders object leaves the fields to headers");
+	CHECK(decode("{\"version\":\"1.0\",\"httpMethod\":\"GET\",\"path\":\"/json\","
+		     "\"headers\":{\"h\":\"1\"},\"multiValueHeaders\":null}",
+		     &ev) == 0 &&
+		      ev.req.header_count == 1 && str_is(field(&ev, "h"), "1"),
+	      "1.0: a null multiValueHeaders leaves the fields to headers");
 	CHECK(decode("{\"requestContext\":{\"elb\":{\"targetGroupArn\":\"arn\"}},\"httpMethod\":\"GET\",\"path\":\"/x\","
 		     "\"multiValueQueryStringParameters\":{\"q\":[\"a%20b\"]},\"multiValueHeaders\":{\"h\":[\"1\"]},"
 		     "\"body\":\"\",\"isBase64Encoded\":false}",
@@ -246,6 +256,22 @@ static void test_answers(void)
 		      "[\"application/octet-stream\"],\"Set-Cookie\":[\"a=1; Path=/\",\"b=2\"],\"Vary\":[\"x\",\"y\"]},"
 		      "\"body\":\"\",\"isBase64Encoded\":false}"),
 	      "ALB multi-value: every Set-Cookie");
+
+	/* A big_text body costs memory in proportion to what it writes: 1.5 MB of
+	 * plain big_text fits an arena of 6 MB (reserving six bytes a byte up
+	 * front would ask for 9 MB, rounded up to 16). */
+	size_t big = 3u << 19;
+	char *big_text = malloc(big);
+	memset(big_text, 'a', big);
+	ig_arena small;
+	ig_arena_init(&small, &core.blocks, 6u << 20);
+	struct lambda_event ev2 = { .kind = LAMBDA_EVENT_V2 };
+	struct http_inproc_response big_res = { .status = 200, .body = { big_text, big } };
+	ig_wbuf bw = { .arena = &small };
+	CHECK(lambda_reply_encode(&ev2, &big_res, &bw) && bw.len > big && bw.ptr[bw.len - 1] == '}',
+	      "a 1.5 MB text body is written in an arena of 6 MB");
+	ig_arena_reset(&small);
+	free(big_text);
 }
 
 int main(void)

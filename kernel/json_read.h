@@ -1,5 +1,7 @@
 /* The project's validating JSON reader, used on the request path by the
- * generated decoders and for free-form values. It reads straight from the
+ * generated decoders and for free-form values, and by the Lambda runtime
+ * (net/lambda) for its events; it lives in kernel/ so that both the api
+ * runtime and net/ sit above it. It reads straight from the
  * request body, allocates only in the request arena, and is strict where
  * general-purpose parsers are lenient: UTF-8 is validated, every escape
  * (surrogate pairs too) is decoded, duplicate keys in a free-form object
@@ -15,8 +17,8 @@
  * keeps the first error's message (a static string) and byte offset.
  * Nesting is iterative, never recursive: max_depth is policy, not a stack
  * hazard. The reader reads only [buf, buf + len); the buffer needs no NUL. */
-#ifndef NET_API_JSON_READ_H
-#define NET_API_JSON_READ_H
+#ifndef KERNEL_JSON_READ_H
+#define KERNEL_JSON_READ_H
 
 #include "kernel/ingot.h"
 
