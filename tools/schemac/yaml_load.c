@@ -3,6 +3,7 @@
  * applied here, and so are the refusals of what JSON cannot hold. */
 #include "yaml_load.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,10 +111,16 @@ static cJSON *plain_scalar(struct conv *cv, const yaml_node_t *n, const char *s)
 		error_at(cv->m, n->start_mark, "%s is a float JSON cannot hold (quote it for a string)", s);
 		return NULL;
 	}
-	if (s[0] == '0' && s[1] == 'o' && digits(s + 2, "01234567"))
-		return cJSON_CreateNumber((double)strtoull(s + 2, NULL, 8));
-	if (s[0] == '0' && s[1] == 'x' && digits(s + 2, "0123456789abcdefABCDEF"))
-		return cJSON_CreateNumber((double)strtoull(s + 2, NULL, 16));
+	bool octal = s[0] == '0' && s[1] == 'o' && digits(s + 2, "01234567");
+	if (octal || (s[0] == '0' && s[1] == 'x' && digits(s + 2, "0123456789abcdefABCDEF"))) {
+		errno = 0;
+		unsigned long long u = strtoull(s + 2, NULL, octal ? 8 : 16);
+		if (errno == ERANGE) {
+			error_at(cv->m, n->start_mark, "%s does not fit in 64 bits", s);
+			return NULL;
+		}
+		return cJSON_CreateNumber((double)u);
+	}
 	/* Decimal integers are floats' subset: strtod reads both as JSON's parser does. */
 	if (is_float(s)) {
 		double d = strtod(s, NULL);
