@@ -58,8 +58,10 @@ const char *ig_test_error_name(enum ig_test_error e);
 
 /* Sets up the test core for app once: the settings from the environment
  * (INGOT_* variables, as the server reads them) or their defaults, one
- * loop on this thread, no listener, ready (/readyz 200). A second call
- * returns the first's result. */
+ * loop on this thread, no listener, ready (/readyz 200); with
+ * DATABASE_URL set, the core's database pool (net/pg), so handlers that
+ * query run against that database. A second call returns the first's
+ * result. */
 enum ig_test_error ig_test_init(const struct ig_app *app);
 
 struct ig_test_response {
