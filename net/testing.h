@@ -37,7 +37,8 @@ enum ig_test_error {
 	IG_TEST_OK,
 	IG_TEST_SETTINGS,    /* the environment's settings are refused (the
 				message is on stderr, as the server prints it) */
-	IG_TEST_NO_MEMORY,   /* the core, its loop or the buffer cannot be had */
+	IG_TEST_NO_MEMORY,   /* the core, its loop or the buffer cannot be had,
+				or the core has no connection slot left */
 	IG_TEST_NOT_READY,   /* no ig_test_init, or it failed */
 	IG_TEST_BAD_REQUEST, /* the method, target or a field cannot be
 				written as HTTP/1.1 (a CR or LF in it) */
