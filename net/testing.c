@@ -6,6 +6,7 @@
 #include "net/http/health.h"
 #include "net/http/inproc.h"
 #include "net/http/server.h"
+#include "net/pg/settings.h"
 
 #include <string.h>
 #include <strings.h>
@@ -54,6 +55,8 @@ static enum ig_test_error set_up(const struct ig_app *app)
 	if (m == MAP_FAILED)
 		return IG_TEST_NO_MEMORY;
 	t.buf = m;
+	if (ig_pg_start()) /* DATABASE_URL: the core's pool, as a server core's */
+		ig_pg_core_start(&t.core.loop, 1);
 	http_health_set_listening(); /* nothing to wait for but the backends */
 	return IG_TEST_OK;
 }

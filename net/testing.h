@@ -37,7 +37,8 @@ enum ig_test_error {
 	IG_TEST_OK,
 	IG_TEST_SETTINGS,    /* the environment's settings are refused (the
 				message is on stderr, as the server prints it) */
-	IG_TEST_NO_MEMORY,   /* the core, its loop or the buffer cannot be had */
+	IG_TEST_NO_MEMORY,   /* the core, its loop or the buffer cannot be had,
+				or the core has no connection slot left */
 	IG_TEST_NOT_READY,   /* no ig_test_init, or it failed */
 	IG_TEST_BAD_REQUEST, /* the method, target or a field cannot be
 				written as HTTP/1.1 (a CR or LF in it) */
@@ -58,8 +59,10 @@ const char *ig_test_error_name(enum ig_test_error e);
 
 /* Sets up the test core for app once: the settings from the environment
  * (INGOT_* variables, as the server reads them) or their defaults, one
- * loop on this thread, no listener, ready (/readyz 200). A second call
- * returns the first's result. */
+ * loop on this thread, no listener, ready (/readyz 200); with
+ * DATABASE_URL set, the core's database pool (net/pg), so handlers that
+ * query run against that database. A second call returns the first's
+ * result. */
 enum ig_test_error ig_test_init(const struct ig_app *app);
 
 struct ig_test_response {

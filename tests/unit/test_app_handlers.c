@@ -1,6 +1,7 @@
 /* The reference service's handler tests, through the test API
  * (net/testing.h) as an app's own tests would run: GET and POST routes, a
- * validation error, HEAD, the health paths, and the outbound handlers
+ * validation error, HEAD, the health paths, the database routes when
+ * DATABASE_URL is set, and the outbound handlers
  * (GET /proxy/json, GET /fanout) with the mock agent in place of the
  * network, which is forbidden; the mock's replies come from timers on the
  * test core's loop, so each handler really goes pending and finishes from
@@ -97,6 +98,24 @@ static void test_routes(void)
 	CHECK(e == IG_TEST_BAD_REQUEST && r.status == 0, "a CR LF in a field value: bad_request, nothing sent");
 	CHECK(strcmp(ig_test_error_name(e), "bad_request") == 0, "the kind has a name");
 	check_core_idle("routes: the core holds nothing afterwards");
+}
+
+/* The database routes on the test core's pool (net/pg), when DATABASE_URL
+ * names a migrated database (tests/integration/testapi_db.test.mjs runs
+ * this binary so); skipped without one. */
+static void test_database(void)
+{
+	if (!getenv("DATABASE_URL")) {
+		check_skip("GET /db and /queries through the test core's database pool", "no DATABASE_URL");
+		return;
+	}
+	CHECK(get("GET", "/db") && r.status == 200 && body_has("\"randomNumber\":"),
+	      "GET /db: a row of the database, the handler pending on its pool");
+	check_that(get("GET", "/queries?queries=3") && r.status == 200 && r.body.len && r.body.ptr[0] == '[' &&
+			   body_has("},{") && !body_has("},{\"id\":0"),
+		   "GET /queries?queries=3: three rows", "status %d: %.*s", r.status, (int)r.body.len, r.body.ptr);
+	CHECK(get("GET", "/readyz") && r.status == 200, "/readyz: 200 with the database up");
+	check_core_idle("database: the core holds no exchange afterwards");
 }
 
 static const char upstream_json[] = "{\"id\":7,\"name\":\"from the mock\",\"tags\":[],\"price\":1.5,"
@@ -416,6 +435,7 @@ int main(void)
 	core = ig_test_core();
 	ig_log_threshold = -1; /* quiet: TAP on stdout */
 	test_routes();
+	test_database();
 	test_proxy_json();
 	test_proxy_errors();
 	test_client_leaves();
