@@ -30,6 +30,8 @@ IG_HOT struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	   and a pipelined request's wait behind the ones before it counts. */
 	x->start_us = core->loop.clock.now_us;
 	x->metered = c && c->metered; /* NULL: a test's exchange without a connection */
+	x->admin = c && c->admin;
+	core->admin.ctxs += x->admin;
 	if (c)
 		x->deadline_ms = c->request_deadline_ms;
 	if (x->metered)
@@ -40,6 +42,7 @@ IG_HOT struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 IG_HOT void http_ctx_free(struct ig_ctx *x)
 {
 	ig_timer_cancel(&x->core->loop.timers, &x->timer);
+	x->core->admin.ctxs -= x->admin;
 	if (x->metered)
 		ig_counter_add(&x->core->meter.active_requests, UINT64_MAX); /* - 1 */
 	ig_arena_reset(&x->arena);

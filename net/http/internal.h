@@ -58,6 +58,13 @@ struct http_core {
 	struct ig_rng rng; /* request, trace and span ids (trace.h) */
 	bool draining;
 	uint64_t requests, cut, dropped;
+	/* The admin listener's share of count, ctxs.in_use and requests: its
+	   scrapes are not the app's work, and an idle exit must not wait for
+	   them (server_idle.c); the drain waits for every connection. */
+	struct {
+		uint32_t conns, ctxs;
+		uint64_t requests;
+	} admin;
 	struct http_meter meter; /* the metrics of the app's connections */
 	/* INGOT_IDLE_EXIT_MS (net/http/server_idle.c): when this core's tick
 	   last saw work (read by core 0's tick), and what it saw then. */
@@ -94,6 +101,7 @@ struct ig_ctx {
 	uint64_t start_us; /* every request: the loop's wake for its bytes (duration metric, access log) */
 	uint32_t route; /* 1 + the index in app->routes; 0: no path matched */
 	bool metered; /* its connection's metered */
+	bool admin;   /* its connection is the admin listener's (core->admin) */
 	uint8_t method_index; /* http_method_index, taken when it finished: the
 				 method's bytes may be gone when it is metered */
 	struct http_trace trace; /* request id and trace context, made on first use
@@ -121,6 +129,7 @@ struct http_conn {
 	struct http_core *core;
 	const struct ig_app *app; /* routes its requests: core->app, or the admin listener's */
 	bool metered; /* counted in the server's metrics: the app's connections, not the admin's */
+	bool admin;   /* the admin listener's (app is not core->app): core->admin counts it */
 	uint8_t close_reason; /* enum http_close_reason, counted when it closes */
 	struct http_conn *next, *prev;
 	enum conn_state state;

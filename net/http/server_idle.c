@@ -1,8 +1,11 @@
 /* Exit when idle (INGOT_IDLE_EXIT_MS): each core's tick publishes when it
- * last saw work (a connection open, an exchange in flight, a request since
- * its last tick); core 0's tick starts the normal drain once every core's
- * is older than the setting, and the process exits 0. Only the ticks look,
- * each at its own core: the request path carries nothing of this.
+ * last saw the app's work (a connection open, an exchange in flight, a
+ * request since its last tick; the admin listener's are not work, or a
+ * scrape more often than the setting would keep us up forever); core 0's
+ * tick starts the normal drain once every core's is older than the
+ * setting, and the process exits 0. Only the ticks look, each at its own
+ * core: the request path carries nothing of this but the admin listener's
+ * share of the counts (core->admin).
  *
  * Losing no connection during the exit, with a supervisor that holds the
  * socket (socket activation) and starts us again when one is pending:
@@ -38,6 +41,11 @@ static uint64_t tick_ms(void)
 	return q < IG_TICK_MS ? IG_TICK_MS : q > 1000 ? 1000 : q;
 }
 
+static uint64_t app_requests(const struct http_core *core)
+{
+	return core->requests - core->admin.requests;
+}
+
 static bool all_idle_since(uint64_t now_ms, uint64_t idle_ms)
 {
 	for (int i = 0; i < http_server.core_count; i++)
@@ -54,9 +62,11 @@ static void on_idle_tick(struct ig_timer *t)
 	uint64_t now = core->loop.clock.now_ms;
 	/* A request since the last tick counts even if its connection has
 	   closed since: it was work, and the next may follow. */
-	if (core->count || core->ctxs.in_use || core->requests != core->idle_requests_seen)
+	uint64_t requests = app_requests(core);
+	if (core->count > core->admin.conns || core->ctxs.in_use > core->admin.ctxs ||
+	    requests != core->idle_requests_seen)
 		atomic_store_explicit(&core->idle_last_busy_ms, now, memory_order_relaxed);
-	core->idle_requests_seen = core->requests;
+	core->idle_requests_seen = requests;
 	if (core->index == 0 && !http_server.stopping &&
 	    all_idle_since(now, (uint64_t)server_config.idle_exit_ms) && server_drain_now("idle"))
 		return;
@@ -73,7 +83,7 @@ void server_idle_core_start(struct http_core *core)
 		for (int i = 0; i < http_server.core_count; i++)
 			atomic_store_explicit(&http_server.cores[i].idle_last_busy_ms, now, memory_order_relaxed);
 	atomic_store_explicit(&core->idle_last_busy_ms, now, memory_order_relaxed);
-	core->idle_requests_seen = core->requests;
+	core->idle_requests_seen = app_requests(core);
 	core->idle_tick.fn = on_idle_tick;
 	ig_timer_set(&core->loop.timers, &core->idle_tick, now + tick_ms());
 }

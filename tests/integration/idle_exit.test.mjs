@@ -102,6 +102,60 @@ for (const [name, hold] of [
 	});
 }
 
+// The admin listener's scrapes are not the app's work: a Prometheus that
+// scrapes more often than the setting must not keep a socket-activated
+// service up forever. The scrapes go on until the exit (on the old code the
+// test runs into its timeout). A scrape may fail once the drain has begun
+// (the drain closes the admin connection and listener too, before the exit
+// is seen here): the loop then ends with the exit, which must follow.
+// An app connection held open keeps the process up for the first scrape,
+// so that one is sure to be answered before the exit.
+const scrapeOnce = async (c) => {
+	c.write(req('GET', '/metrics'));
+	const r = await c.response();
+	assert.equal(r.status, 200);
+	assert.match(r.text, /^ingot_/m);
+};
+for (const [name, scrapeUntil] of [
+	['over one keep-alive connection', async (srv, port, release) => {
+		const c = await RawClient.connect(port);
+		await scrapeOnce(c);
+		release();
+		try {
+			while (!srv.exit)
+				await scrapeOnce(c);
+		} catch {
+			await srv.exited;
+		} finally {
+			c.destroy();
+		}
+	}],
+	['each on a new connection', async (srv, port, release) => {
+		for (let first = true; !srv.exit; first = false) {
+			const r = await oneRequest(port, '/metrics');
+			if (r.error && !first) {
+				await srv.exited;
+				break;
+			}
+			assert.equal(r.status, 200, JSON.stringify(r));
+			if (first)
+				release();
+		}
+	}],
+]) {
+	test(`admin scrapes ${name} do not keep the process from exiting`, { timeout: 30000 }, async () => {
+		const srv = await startServer({ INGOT_IDLE_EXIT_MS: '50', INGOT_ADMIN_PORT: '0', INGOT_IDLE_TIMEOUT_MS: '600000' });
+		const { port } = await srv.waitLog((l) => l.msg === 'admin listening');
+		const app = await RawClient.connect(srv.port);
+		app.write(req('GET', '/health'));
+		assert.equal((await app.response()).status, 200);
+		const [exit] = await Promise.all([srv.exited, scrapeUntil(srv, port, () => app.destroy())]);
+		assert.deepEqual(exit, { code: 0, signal: null });
+		assert.equal(srv.logs.find((l) => l.msg === 'draining')?.reason, 'idle');
+		assert.equal(srv.logs.at(-1).msg, 'stopped');
+	});
+}
+
 // A fixed schedule (the same every run), for the trickles below.
 function schedule(seed, n, maxMs) {
 	let x = seed;
