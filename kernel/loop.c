@@ -27,11 +27,16 @@ int ig_loop_init(struct ig_loop *loop, int core)
 	*loop = (struct ig_loop){ .epfd = -1, .wakefd = -1, .core = core };
 	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
 	loop->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (loop->epfd < 0 || loop->wakefd < 0)
-		return -1;
 	loop->wake_io.fn = on_wakefd;
-	if (ig_loop_add(loop, loop->wakefd, EPOLLIN, &loop->wake_io) != 0)
+	if (loop->epfd < 0 || loop->wakefd < 0 || ig_loop_add(loop, loop->wakefd, EPOLLIN, &loop->wake_io) != 0) {
+		/* What was opened goes: the caller's report of the failure may
+		   need a descriptor (net/lambda posts it on a socket). */
+		int e = errno;
+		ig_loop_close(loop);
+		loop->epfd = loop->wakefd = -1;
+		errno = e;
 		return -1;
+	}
 	ig_clock_update(&loop->clock);
 	ig_timers_init(&loop->timers, loop->clock.now_ms);
 	return 0;

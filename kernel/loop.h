@@ -53,6 +53,7 @@ struct ig_loop {
 	struct ig_deferred *after_batch, **after_batch_tail;
 };
 
+/* 0, or -1 with errno set and nothing left open (epfd and wakefd -1). */
 int ig_loop_init(struct ig_loop *loop, int core);
 void ig_loop_close(struct ig_loop *loop);
 int ig_loop_add(struct ig_loop *loop, int fd, uint32_t events, struct ig_io *io);

@@ -19,6 +19,14 @@ extern struct lambda_config lambda_config;
  * when the loop cannot. */
 bool lambda_current_invocation(const char **api, const char **id, size_t *id_len);
 
+/* post_blocking.c: POSTs {"errorMessage", "errorType"} (type also in the
+ * Lambda-Runtime-Function-Error-Type header) to api's LAMBDA_API_PREFIX
+ * tail with blocking calls on a socket of its own, for when the loop cannot
+ * run: a crash, an init error whose loop could not be made. Waits for the
+ * answer to end; -1 with errno when it could not be sent (api not
+ * host:port with an IPv4 address, no socket, no connection). The message is cut to 400 bytes. */
+int lambda_post_blocking(const char *api, const char *tail, const char *type, const char *message);
+
 /* crash.c: under the sanitizers, a crash is posted to .../{id}/error
  * (nothing in the shipped build). */
 void lambda_crash_watch(void);

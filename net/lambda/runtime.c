@@ -11,6 +11,7 @@
 #include "net/http/health.h"
 #include "net/http/server.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,17 @@ static void post(void)
 	ig_fetch(rt->api, &rt->arena, &o, on_posted, NULL);
 }
 
+static void log_failure(const char *request_id, size_t id_len, const char *type, const char *message)
+{
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_ERROR, "invocation failed")) {
+		ig_log_str(&l, "request_id", request_id, id_len);
+		ig_log_cstr(&l, "type", type);
+		ig_log_cstr(&l, "error", message);
+		ig_log_end(&l);
+	}
+}
+
 /* {"errorMessage": ..., "errorType": ...} to .../error or init/error. */
 static void post_error(enum step step, const char *type, const char *message)
 {
@@ -176,13 +188,7 @@ static void post_error(enum step step, const char *type, const char *message)
 	ig_wbuf_lit(&w, ",\"errorType\":");
 	ig_json_string(&w, type, strlen(type));
 	ig_wbuf_lit(&w, "}");
-	struct ig_logline l;
-	if (ig_log_begin(&l, IG_LOG_ERROR, "invocation failed")) {
-		ig_log_str(&l, "request_id", rt->request_id, rt->request_id_len);
-		ig_log_cstr(&l, "type", type);
-		ig_log_cstr(&l, "error", message);
-		ig_log_end(&l);
-	}
+	log_failure(rt->request_id, rt->request_id_len, type, message);
 	rt->step = step;
 	rt->error_type = type;
 	rt->post_body = (ig_str){ w.ptr, w.failed ? 0 : w.len };
@@ -423,26 +429,45 @@ static int map_runtime(void)
 	if (m == MAP_FAILED)
 		return -1;
 	rt = m;
+	rt->core.loop.epfd = rt->core.loop.wakefd = -1; /* no loop yet (init_error) */
 	return 0;
 }
 
-/* An init error of errorType type: posted once the loop alone is set up
- * (the runtime's, when it got that far); returns 2. */
+/* The runtime's loop and Runtime API client, or, when the runtime did not
+ * get that far, the loop alone for the one call; false when they cannot be
+ * made (a failed ig_loop_init has left nothing open). */
+static bool loop_for_post(void)
+{
+	if (rt->api)
+		return true;
+	if (rt->core.loop.epfd < 0 && ig_loop_init(&rt->core.loop, 0) != 0)
+		return false;
+	if (!rt->core.blocks.obj_size)
+		ig_pool_init(&rt->core.blocks, HTTP_BLOCK_SIZE, 16, 1024);
+	return open_api() == 0;
+}
+
+/* An init error of errorType type, posted on the loop (with its retries),
+ * or, when there can be none (no descriptor for its epoll, no memory), with
+ * blocking calls on a socket of its own: Lambda learns why either way.
+ * Returns 2. */
 static int init_error(const char *type, const char *message)
 {
-	if (map_runtime() != 0)
+	if (map_runtime() == 0 && loop_for_post()) {
+		rt->once = true;
+		post_error(STEP_INIT_ERROR, type, message);
+		ig_loop_run(&rt->core.loop);
 		return 2;
-	if (!rt->api) { /* the loop alone, for one call */
-		if (!rt->core.loop.epfd && ig_loop_init(&rt->core.loop, 0) != 0)
-			return 2;
-		if (!rt->core.blocks.obj_size)
-			ig_pool_init(&rt->core.blocks, HTTP_BLOCK_SIZE, 16, 1024);
-		if (open_api() != 0)
-			return 2;
 	}
-	rt->once = true;
-	post_error(STEP_INIT_ERROR, type, message);
-	ig_loop_run(&rt->core.loop);
+	log_failure("", 0, type, message);
+	if (lambda_post_blocking(runtime_api(), "/init/error", type, message) != 0) {
+		struct ig_logline l;
+		if (ig_log_begin(&l, IG_LOG_ERROR, "runtime api unreachable")) {
+			ig_log_cstr(&l, "call", step_names[STEP_INIT_ERROR]);
+			ig_log_cstr(&l, "error", strerror(errno));
+			ig_log_end(&l);
+		}
+	}
 	return 2;
 }
 
@@ -454,8 +479,11 @@ __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_
 	if (map_runtime() != 0)
 		return 1;
 	rt->t0_us = t0_us;
-	if (http_inproc_core_init(&rt->core, &server_config, app) != 0 || open_api() != 0)
-		return init_error("Runtime.OutOfMemory", "the runtime cannot set up its loop");
+	if (http_inproc_core_init(&rt->core, &server_config, app) != 0 || open_api() != 0) {
+		char why[128];
+		snprintf(why, sizeof why, "the runtime cannot set up its loop: %s", strerror(errno));
+		return init_error("Runtime.OutOfMemory", why);
+	}
 	rt->buf = mmap(NULL, INPROC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (rt->buf == MAP_FAILED)
 		return init_error("Runtime.OutOfMemory", "the runtime cannot map its buffer");

@@ -48,8 +48,8 @@ const SANITIZER_ENV = Object.fromEntries(['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN
 /** The binary under Lambda: resolves once it logged "lambda runtime"
  * (its first GET next is on its way). PORT and INGOT_ADMIN_PORT are set
  * on purpose: the runtime must ignore them. */
-async function startRuntime(api, env = {}, { wait = true } = {}) {
-	const proc = spawn(BIN, [], {
+async function startRuntime(api, env = {}, { wait = true, argv = [BIN] } = {}) {
+	const proc = spawn(argv[0], argv.slice(1), {
 		env: { PATH: process.env.PATH, ...SANITIZER_ENV, AWS_LAMBDA_RUNTIME_API: api.address, PORT: '0',
 			INGOT_ADMIN_PORT: '0', INGOT_THREADS: '2', HOST: '127.0.0.1', ...env },
 		stdio: ['ignore', 'pipe', 'pipe'],
@@ -400,6 +400,20 @@ test('a bad setting is posted to init/error, naming it, and the process exits 2'
 	assert.equal(err.body.errorType, 'Runtime.InvalidSetting');
 	assert.match(err.body.errorMessage, /INGOT_MAX_BODY/);
 	assert.equal(err.headers['lambda-runtime-function-error-type'], 'Runtime.InvalidSetting');
+	assert.equal(a.nextCount, 0, 'no invocation is pulled after an init error');
+});
+
+// No descriptor for the loop's eventfd (RLIMIT_NOFILE 4: stdio and one):
+// ig_loop_init fails, and the error still reaches init/error, posted with
+// blocking calls on the descriptor the failed loop left free.
+test('a loop that cannot be made: the init error is posted all the same, and the process exits 2', T, async () => {
+	const a = await newApi();
+	const srv = await startRuntime(a, {}, { wait: false, argv: ['prlimit', '--nofile=4:4', '--', BIN] });
+	const [err, exit] = await Promise.all([a.waitInitError(), srv.exited]);
+	assert.equal(exit.code, 2);
+	assert.equal(err.body.errorType, 'Runtime.OutOfMemory');
+	assert.match(err.body.errorMessage, /^the runtime cannot set up its loop: /);
+	assert.equal(err.headers['lambda-runtime-function-error-type'], 'Runtime.OutOfMemory');
 	assert.equal(a.nextCount, 0, 'no invocation is pulled after an init error');
 });
 
