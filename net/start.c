@@ -13,7 +13,7 @@
 #include "net/metrics/process.h"
 #include "net/pg/settings.h"
 #include "net/stack.h"
-#include "net/testing.h"
+#include "net/start.h"
 #include "net/tls/tls.h"
 
 /* In --help's order. */

@@ -7,6 +7,7 @@
 #include "net/http/inproc.h"
 #include "net/http/server.h"
 #include "net/pg/settings.h"
+#include "net/start.h"
 
 #include <string.h>
 #include <strings.h>

@@ -29,7 +29,6 @@
 #ifndef NET_TESTING_H
 #define NET_TESTING_H
 
-#include "kernel/config.h"
 #include "net/client/mock.h"
 #include "net/http/exchange.h"
 
@@ -92,10 +91,6 @@ bool ig_test_body_is(const struct ig_test_response *res, const char *s);
  * calls out (ig_mock_intercept). NULL before ig_test_init or when memory
  * is short. */
 ig_mock_agent *ig_test_mock(void);
-
-/* Every part's settings as ig_main parses them (net/start.c): the one
- * table, so the test core reads the settings the server would. */
-enum ig_config_result ig_settings_parse(const struct ig_config_args *args);
 
 /* Frees the mock agent, its interceptions and its history, and gives the
  * core its real Agent back until the next ig_test_mock makes a new mock.
