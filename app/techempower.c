@@ -113,7 +113,7 @@ int getDb(ig_ctx *ctx, const struct getDb_in *in, struct getDb_out *out)
 		return 500;
 	*d = (struct db_one){ ctx, &out->r200 };
 	ig_pg_value id = ig_pg_int4(random_world_number());
-	ig_pg_query(ctx, world_select, &id, 1, db_done, d);
+	ig_pg_read(ctx, world_select, &id, 1, db_done, d);
 	return IG_PENDING;
 }
 
@@ -340,6 +340,6 @@ int getFortunes(ig_ctx *ctx, const struct getFortunes_in *in, struct getFortunes
 	if (!r)
 		return 500;
 	*r = (struct fortunes_req){ ctx, out };
-	ig_pg_query(ctx, fortune_select, NULL, 0, fortunes_done, r);
+	ig_pg_read(ctx, fortune_select, NULL, 0, fortunes_done, r);
 	return IG_PENDING;
 }
