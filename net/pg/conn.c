@@ -352,12 +352,20 @@ static void conn_flush(struct pg_conn *k)
 	k->out.len = k->opos = 0;
 	k->tail_sync_end = 0;
 	k->flushing = false;
+	k->written = k->inflight;
 }
 
+/* After the loop batch. A pool connection whose written queries are still
+ * unanswered keeps what came since in out: the answers' arrival sends it
+ * (pop_head), in one write with whatever more came meanwhile, where a
+ * write per loop batch would cost a send here and a wakeup and a flush at
+ * the server each. The server runs a connection's queries one by one, so
+ * the wait adds at most one round trip. */
 static void conn_flush_deferred(struct ig_deferred *d)
 {
 	struct pg_conn *k = (struct pg_conn *)((char *)d - offsetof(struct pg_conn, flush));
-	if (k->t && k->state != PGC_IDLE && k->state != PGC_CONNECTING && !k->flushing)
+	if (k->t && k->state != PGC_IDLE && k->state != PGC_CONNECTING && !k->flushing &&
+	    !(k->state == PGC_READY && k->role == PGR_POOL && k->written > 0))
 		conn_flush(k);
 }
 
@@ -388,7 +396,7 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	stmts_clear(k);
 	struct pg_query *list = k->head;
 	k->head = k->tail = NULL;
-	k->inflight = 0;
+	k->inflight = k->written = 0;
 	if (was_ready) {
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_WARN, "database connection lost")) {
@@ -798,6 +806,8 @@ static struct pg_query *pop_head(struct pg_conn *k)
 		k->tail_sync_end = 0;
 	}
 	k->inflight--;
+	if (k->written > 0 && --k->written == 0 && k->out.len > k->opos)
+		schedule_flush(k);
 	return q;
 }
 

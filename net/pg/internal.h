@@ -157,6 +157,7 @@ struct pg_conn {
 	struct pg_query *head, *tail; /* in flight, in order */
 	size_t tail_sync_end;   /* out.len just after the tail's unwritten Sync, or 0 */
 	uint32_t inflight;
+	uint32_t written;       /* of inflight, the first ones, whose bytes have left */
 	uint32_t generation;    /* bumped on every close */
 	uint32_t pid, key;      /* BackendKeyData, for CancelRequest */
 	struct sockaddr_storage addr; /* where this connection went (its CancelRequests go there) */

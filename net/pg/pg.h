@@ -96,7 +96,9 @@ typedef void ig_pg_done(void *arg, const ig_pg_result *res, const ig_pg_error *e
  * parameters. Results: bool, int2/4/8, float4/8, uuid, date, timestamp(tz),
  * bytea, json(b) and text arrive decoded per ig_pg_value; a NULL column has
  * null set and its oid. Up to INGOT_PG_PIPELINING queries are in flight on
- * a connection; a failing query does not fail the others. */
+ * a connection; a failing query does not fail the others. Queries given to
+ * a connection whose written ones are still unanswered leave together once
+ * their answers came: one write for many requests' queries. */
 
 struct ig_pg_pool;
 

@@ -111,7 +111,8 @@ static bool takes_queries(const struct pg_conn *k)
 }
 
 /* The connection the last query went to while its write has not left
- * (the same loop batch), under the pipelining limit and for at most
+ * (the same loop batch, or one waiting for its earlier queries' answers:
+ * conn_flush_deferred), under the pipelining limit and for at most
  * PG_BATCH_QUERIES: the queries of a batch (a request's 20) then leave in
  * one write and come back together, one read and one wakeup where they
  * would cost one per connection; a bigger batch (many requests' queries)

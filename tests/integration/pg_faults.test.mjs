@@ -1,7 +1,9 @@
 // net/pg against a database that misbehaves: the raw fake server
 // (pgfake.mjs) behind the reference service's TechEmpower routes, one core
 // and one pooled connection. The 20 queries of /queries?queries=20 are all
-// written before the first is answered; one failing query in a pipeline
+// written before the first is answered; queries that come while a
+// connection's earlier ones are unanswered wait and leave together once
+// those are answered; one failing query in a pipeline
 // leaves the others' results where they belong; a malformed message, a
 // close in the middle of a row, a row over INGOT_PG_MAX_MESSAGE_BYTES fail
 // that call (5xx problem+json) and the process keeps serving on a new
@@ -10,7 +12,7 @@
 // query's answer came. The password shows nowhere.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, curlResponse, within } from './lib.mjs';
+import { startServer, cleanup, curlResponse, within, RawClient, req } from './lib.mjs';
 import { PgFake } from './pgfake.mjs';
 import { waitReady } from './dbservice.mjs';
 
@@ -96,6 +98,51 @@ test('the 20 queries of /queries?queries=20 are all written before the first rep
 		assert.equal(syncs(conn) - syncsBefore, 1, `${round}: one Sync for the 20 reads`);
 	}
 	assert.equal(fake.conns.filter((c) => c.startup).length, 1, 'all on the one pooled connection');
+	assertNoSecret(srv);
+});
+
+test('while a batch is unanswered on a connection, the next one waits and leaves in one write after the answers', T, async () => {
+	let holding = false;
+	const { fake, srv } = await setup({ hold: () => holding });
+	const conn = fake.conns.find((c) => c.startup && !c.closed);
+	const syncs = () => conn.log.filter((m) => m.dir === 'in' && m.type === 'S').length;
+	assert.equal((await get(srv, '/db')).status, 200); // its statement prepared
+	const q0 = worldQueries(fake).length;
+	const s0 = syncs();
+	holding = true;
+	const first = get(srv, '/db');
+	let later = [];
+	try {
+		await within(10000, fake.until(() => worldQueries(fake).length > q0), 'the first query never reached the fake');
+		// Two more /db while the first is unanswered, each on a connection of its own.
+		for (let i = 0; i < 2; i++) {
+			const c = await RawClient.connect(srv.port);
+			await c.write(req('GET', '/db'));
+			later.push(c);
+		}
+		// Two /health round trips after them: once the second has answered, the
+		// service has read both requests and ended the loop batch they were in
+		// (a query it writes at once has been written), and after one more turn
+		// of this process's loop the fake has read what came before that answer.
+		for (let i = 0; i < 2; i++) assert.equal((await get(srv, '/health')).status, 200);
+		await new Promise((resolve) => setImmediate(resolve));
+		assert.equal(worldQueries(fake).length - q0, 1, 'the two later queries wait for the first one\'s answer');
+	} finally {
+		holding = false;
+		fake.release();
+		fake.released = false;
+	}
+	const r = await first;
+	assert.equal(r.status, 200, r.text);
+	for (const c of later) {
+		const res = await within(10000, c.response(), 'a later /db never answered');
+		assert.equal(res.status, 200, res.body.toString());
+		assert.equal(JSON.parse(res.body.toString()).randomNumber, 4242);
+		c.destroy();
+	}
+	assert.equal(worldQueries(fake).length - q0, 3);
+	// The first one's Sync, then one for the two that waited: they left together.
+	assert.equal(syncs() - s0, 2, 'one Sync for the two queries that waited');
 	assertNoSecret(srv);
 });
 
