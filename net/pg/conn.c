@@ -334,6 +334,15 @@ bool pg_conn_send(struct pg_conn *k, struct pg_query *q)
 
 /* ---- flushing ---- */
 
+/* Nothing left to write: out empties, and with it the tail's Sync that a
+ * read could have shared (share_tail_sync). */
+static void out_empty(struct pg_conn *k)
+{
+	k->out.len = k->opos = 0;
+	k->tail_sync_end = 0;
+}
+
+
 static void conn_flush(struct pg_conn *k)
 {
 	while (k->opos < k->out.len) {
@@ -349,8 +358,7 @@ static void conn_flush(struct pg_conn *k)
 		}
 		k->opos += (size_t)w;
 	}
-	k->out.len = k->opos = 0;
-	k->tail_sync_end = 0;
+	out_empty(k);
 	k->flushing = false;
 	k->written = k->inflight;
 }
@@ -386,8 +394,7 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	ig_timer_cancel(&k->core->loop->timers, &k->timer);
 	k->state = PGC_IDLE;
 	k->generation++;
-	k->out.len = k->opos = 0;
-	k->tail_sync_end = 0;
+	out_empty(k);
 	k->out.overflow = false;
 	k->flushing = false;
 	k->rpos = k->rlen = 0;
@@ -467,8 +474,7 @@ void pg_conn_start(struct pg_conn *k)
 {
 	struct pg_core *c = k->core;
 	k->state = PGC_CONNECTING;
-	k->out.len = k->opos = 0;
-	k->tail_sync_end = 0;
+	out_empty(k);
 	k->rpos = k->rlen = 0;
 	k->held = false;
 	k->held_lost = false;
