@@ -162,10 +162,10 @@ struct http_conn *http_conn_begin_app(struct http_core *core, struct http_conn *
 				      uint32_t idle_timeout_ms, const struct ig_app *app)
 {
 	/* Metered: the app's connections, when a scrape can read the meters. */
-	bool admin = app != core->app;
-	bool metered = !admin && core->cfg->admin_port >= 0;
-	*c = (struct http_conn){ .t = t, .core = core, .app = app, .metered = metered, .admin = admin,
-				 .state = CONN_HEAD, .idle_timeout_ms = idle_timeout_ms };
+	*c = (struct http_conn){ .t = t, .core = core, .app = app, .state = CONN_HEAD,
+				 .idle_timeout_ms = idle_timeout_ms };
+	bool admin = http_conn_is_admin(c);
+	c->metered = !admin && core->cfg->admin_port >= 0;
 	if (c->metered)
 		ig_counter_add(&core->meter.accepted, 1);
 	c->timer.fn = on_conn_timer;
@@ -213,7 +213,7 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 		c->t->ops->close(c->t, graceful);
 	if (c->metered)
 		ig_counter_add(&core->meter.closed[c->close_reason], 1);
-	core->admin.conns -= c->admin;
+	core->admin.conns -= http_conn_is_admin(c);
 	ig_pool_give(&core->conns, c);
 	core->count--;
 	if (core->draining && core->count == 0)
@@ -260,7 +260,7 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 {
 	struct http_core *core = c->core;
 	core->requests++;
-	core->admin.requests += c->admin;
+	core->admin.requests += http_conn_is_admin(c);
 	c->had_request = true;
 	/* The next request's head or body gets a deadline of its own. */
 	c->timer_kind = TIMER_NONE;

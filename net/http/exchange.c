@@ -30,7 +30,7 @@ IG_HOT struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	   and a pipelined request's wait behind the ones before it counts. */
 	x->start_us = core->loop.clock.now_us;
 	x->metered = c && c->metered; /* NULL: a test's exchange without a connection */
-	x->admin = c && c->admin;
+	x->admin = c && http_conn_is_admin(c);
 	core->admin.ctxs += x->admin;
 	if (c)
 		x->deadline_ms = c->request_deadline_ms;

@@ -128,8 +128,8 @@ struct http_conn {
 	struct ig_transport *t;
 	struct http_core *core;
 	const struct ig_app *app; /* routes its requests: core->app, or the admin listener's */
-	bool metered; /* counted in the server's metrics: the app's connections, not the admin's */
-	bool admin;   /* the admin listener's (app is not core->app): core->admin counts it */
+	bool metered; /* counted in the server's metrics: the app's connections, when a scrape
+			 can read them (kept, not derived: the request path reads it) */
 	uint8_t close_reason; /* enum http_close_reason, counted when it closes */
 	struct http_conn *next, *prev;
 	enum conn_state state;
@@ -175,6 +175,12 @@ struct http_conn *http_conn_begin(struct http_core *core, struct http_conn *c, s
  * admin listener's); only core->app's connections are metered. */
 struct http_conn *http_conn_begin_app(struct http_core *core, struct http_conn *c, struct ig_transport *t,
 				      uint32_t idle_timeout_ms, const struct ig_app *app);
+/* The admin listener's (its app is not core->app): core->admin counts it,
+ * and it is never metered. */
+static inline bool http_conn_is_admin(const struct http_conn *c)
+{
+	return c->app != c->core->app;
+}
 void http_conn_ctx_ready(struct http_conn *c);
 void http_conn_drain(struct http_core *core);
 void http_conn_force_close_all(struct http_core *core);
