@@ -7,6 +7,7 @@
 #ifndef NET_STACK_H
 #define NET_STACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -49,5 +50,29 @@ struct ig_net_stack {
 
 /* NULL: the kernel's sockets. Set by the settings' check. */
 extern const struct ig_net_stack *ig_net_stack;
+
+/* Whether a stream to an address of family goes over ig_net_stack: an IP
+ * address does when one is set; a unix socket is always the kernel's (a
+ * hosted lwIP process still has them; a machine without Linux refuses the
+ * socket() call, an error the caller reports as any failed connect). */
+static inline bool ig_net_via_stack(int family)
+{
+	return ig_net_stack && family != AF_UNIX;
+}
+
+/* A connect over the stack addr's family goes over (sock_connect's
+ * contract either way); sc is the caller's kernel-socket core. */
+static inline struct ig_transport *ig_net_connect(struct sock_core *sc, struct ig_loop *loop,
+						  const struct sockaddr *addr, socklen_t len)
+{
+	return ig_net_via_stack(addr->sa_family) ? ig_net_stack->connect(loop, addr, len)
+						 : sock_connect(sc, addr, len);
+}
+
+/* sock_stream_error for a stream ig_net_connect made to family. */
+static inline int ig_net_stream_error(const struct ig_transport *t, int family)
+{
+	return ig_net_via_stack(family) ? ig_net_stack->stream_error(t) : sock_stream_error(t);
+}
 
 #endif

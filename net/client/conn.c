@@ -671,8 +671,7 @@ static void conn_try_next_address(struct client_conn *k, int err);
 static void conn_closed(void *engine)
 {
 	struct client_conn *k = engine;
-	int (*stream_error)(const struct ig_transport *) = ig_net_stack ? ig_net_stack->stream_error : sock_stream_error;
-	int err = k->sock && k->t == k->sock ? stream_error(k->sock) : 0;
+	int err = k->sock && k->t == k->sock ? ig_net_stream_error(k->sock, AF_INET) : 0; /* its addresses are IP ones */
 	bool tls = k->t && k->t != k->sock;
 	k->t = k->sock = NULL; /* the transport is gone already */
 	/* TLS says why it closed; NULL after the peer's close_notify, an
@@ -724,8 +723,7 @@ static void conn_try_next_address(struct client_conn *k, int err)
 		const struct sockaddr_storage *a = &k->addrs[k->addr_next++];
 		socklen_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 		struct client_core *core = core_of(k);
-		struct ig_transport *t = ig_net_stack ? ig_net_stack->connect(core->loop, (const struct sockaddr *)a, len)
-						      : sock_connect(&core->sock, (const struct sockaddr *)a, len);
+		struct ig_transport *t = ig_net_connect(&core->sock, core->loop, (const struct sockaddr *)a, len);
 		if (t) {
 			t->engine_ops = &conn_stream_ops;
 			t->engine = k;

@@ -3,6 +3,7 @@
  * pid and secret key (and nothing else: the server answers nothing and
  * closes). Plain TCP even when queries go over TLS, as libpq does. */
 #include "internal.h"
+#include "net/stack.h"
 
 struct pg_cancel {
 	struct pg_core *core;
@@ -76,7 +77,7 @@ void pg_cancel_send(struct pg_core *c, const struct pg_conn *k)
 	struct pg_out o;
 	pg_out_init(&o, x->msg, sizeof x->msg);
 	pg_put_cancel(&o, k->pid, k->key);
-	x->t = sock_connect(&c->sock, (const struct sockaddr *)&k->addr, k->addr_len);
+	x->t = ig_net_connect(&c->sock, c->loop, (const struct sockaddr *)&k->addr, k->addr_len);
 	if (o.overflow || o.len != sizeof x->msg || !x->t) {
 		if (x->t)
 			x->t->ops->close(x->t, 0);

@@ -15,6 +15,7 @@
 
 #include "kernel/log.h"
 #include "net/client/dns.h"
+#include "net/stack.h"
 #include "net/tls/tls.h"
 
 static const struct ig_stream_ops conn_stream_ops;
@@ -440,7 +441,8 @@ static void put_startup(struct pg_conn *k)
 /* PGC_CONNECTING, the address known: the socket's connect. */
 static void connect_to_addr(struct pg_conn *k)
 {
-	struct ig_transport *t = sock_connect(&k->core->sock, (const struct sockaddr *)&k->addr, k->addr_len);
+	struct ig_transport *t = ig_net_connect(&k->core->sock, k->core->loop, (const struct sockaddr *)&k->addr,
+						k->addr_len);
 	if (!t) {
 		k->state = PGC_AUTH; /* so that close reports it */
 		pg_conn_close(k, IG_PG_CONNECT, strerror(errno));
@@ -1171,7 +1173,7 @@ static void conn_closed(void *engine)
 {
 	struct pg_conn *k = engine;
 	bool tls = k->tls;
-	int err = !tls && k->sock ? sock_stream_error(k->sock) : 0;
+	int err = !tls && k->sock ? ig_net_stream_error(k->sock, k->addr.ss_family) : 0;
 	k->t = k->sock = NULL; /* gone already */
 	const char *tls_why = tls ? ig_tls_last_error(ig_tls_client_core(k->core->loop)) : NULL;
 	if (k->state == PGC_CONNECTING) {

@@ -10,7 +10,8 @@
 // flight; one on a TAP in a namespace answers ping and 500 concurrent
 // connections (qemu's user network carries neither); one boot each for
 // DHCP, the modern virtio-mmio device, an idle exit (INGOT_IDLE_EXIT_MS), a
-// bad ingot.ip and a forced CPU exception. A missing image or platform part fails; nothing skips.
+// bad ingot.ip, a forced CPU exception, and the database routes against a
+// real PostgreSQL on the host (qemu's guestfwd to its loopback port). A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -23,6 +24,8 @@ import {
 	BODY, DATE_RE, RawClient, req, rawRequest, dripHeader, startServer, cleanup, commandRunner, needTools, freePort, within,
 } from './lib.mjs';
 import { Guest, IMAGES, killGuests } from './guest.mjs';
+import { startPostgres } from './pglib.mjs';
+import { migrate } from './dbservice.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const IMAGE = path.join(IMAGES, 'unikernel.elf');
@@ -47,13 +50,14 @@ function needImage() {
 
 /** Boots the unikernel; addr: its address words (images/qemu's QEMU_ADDR,
  * '' for DHCP); more: words after them. */
-async function boot({ addr, more = WORDS, modern = false, tap, wrap } = {}) {
+async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap } = {}) {
 	needImage();
 	await needTools('qemu-system-x86_64');
 	const env = { QEMU_APPEND: more };
 	if (addr !== undefined) env.QEMU_ADDR = addr;
 	if (modern) env.QEMU_MODERN = '1';
 	if (tap) env.QEMU_TAP = tap;
+	if (guestfwd) env.QEMU_GUESTFWD = guestfwd;
 	return new Guest('unikernel', await freePort(), { dir: tmp, env, wrap });
 }
 
@@ -241,6 +245,48 @@ test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers 
 	assert.equal(g.logs.find((l) => l.msg === 'draining')?.reason, 'idle', g.describe());
 	assert.equal(g.logs.find((l) => l.msg === 'stopped')?.requests, 1, g.describe());
 	assert.ok(cleanStop(lastWords(g)), `the last console line says a clean stop; ${g.describe()}`);
+});
+
+test('PostgreSQL from the machine: its pool connects over lwIP to a real database on the host (through a guestfwd), /db, /queries and /updates answer from it', T, async () => {
+	const pg = await startPostgres();
+	try {
+		const m = await migrate(pg.url);
+		assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
+		// Every number 0 (outside 1..10000): a row the machine wrote says otherwise.
+		await pg.psql('UPDATE world SET randomnumber = 0;');
+		// The user network lets the guest reach nothing but this: 10.0.2.100:5432
+		// piped to the database's port on the host's loopback.
+		const url = pg.urlWith({ host: '10.0.2.100', port: 5432 });
+		const fwd = `tcp:10.0.2.100:5432-cmd:${process.execPath} ${path.join(here, 'tcp_pipe.mjs')} ${pg.port}`;
+		const g = await boot({ more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=2`, guestfwd: fwd });
+		await listening(g);
+		await within(60000, (async () => {
+			for (;;) {
+				const { res } = await rawAnswer(g.port, req('GET', '/readyz', { headers: ['Connection: close'] }));
+				if (res.status === 200) return;
+				await new Promise((resolve) => setImmediate(resolve));
+			}
+		})(), `/readyz never 200: the pool did not connect; ${g.describe()}`);
+		const json = async (target) => {
+			const { res } = await rawAnswer(g.port, req('GET', target, { headers: ['Connection: close'] }));
+			assert.equal(res.status, 200, `${target}: ${res.text}`);
+			return JSON.parse(res.text);
+		};
+		const one = await json('/db');
+		assert.deepEqual(Object.keys(one), ['id', 'randomNumber']);
+		assert.equal(one.randomNumber, 0, 'the row as the database holds it');
+		assert.equal((await json('/queries?queries=5')).filter((w) => w.randomNumber === 0).length, 5);
+		const written = await json('/updates?queries=5');
+		const ids = [...new Set(written.map((w) => w.id))];
+		const stored = await pg.psql(`SELECT id || ':' || randomnumber FROM world WHERE randomnumber <> 0 ORDER BY id;`);
+		const want = new Map(written.map((w) => [w.id, w.randomNumber]));
+		assert.deepEqual(stored.trim().split('\n'), ids.sort((a, b) => a - b).map((id) => `${id}:${want.get(id)}`),
+			'the rows /updates answered are the rows it wrote, and no other');
+		assert.ok(!g.lines.join('\n').includes(pg.password), 'no password on the console');
+		g.kill();
+	} finally {
+		await pg.stop();
+	}
 });
 
 test('DHCP: with no ingot.ip the unikernel takes its address from qemu\'s user network and serves', T, async () => {
