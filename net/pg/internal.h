@@ -194,6 +194,7 @@ struct ig_pg_pool {
 	struct ig_timer retry_timer; /* reconnect with backoff */
 	uint32_t backoff_ms;
 	bool connected_once;
+	bool outage_logged;          /* "database unreachable" said, "reachable" not yet */
 	/* why the last connect failed, when it was authentication or TLS:
 	   waiters fail at once with it instead of waiting out the timeout */
 	enum ig_pg_error_kind last_kind;

@@ -274,6 +274,12 @@ void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k)
 {
 	p->backoff_ms = BACKOFF_FIRST_MS;
 	p->last_kind = IG_PG_OK;
+	if (p->outage_logged) {
+		p->outage_logged = false;
+		struct ig_logline l;
+		if (ig_log_begin(&l, IG_LOG_INFO, "database reachable"))
+			ig_log_end(&l);
+	}
 	if (!p->connected_once) {
 		p->connected_once = true;
 		if (pg_global->backend_id > 0)
@@ -300,7 +306,18 @@ void pg_pool_conn_idle_again(struct ig_pg_pool *p, struct pg_conn *k)
 void pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready, enum ig_pg_error_kind kind,
 		       const char *message)
 {
-	(void)was_ready;
+	/* A connect that failed, once per outage (the retries that follow
+	   say nothing more until one gets through): without it a database
+	   out of reach would show only as 503s and a /readyz that stays 503.
+	   A lost ready connection has said so itself (pg_conn_close). */
+	if (!was_ready && kind != IG_PG_AUTH && kind != IG_PG_TLS && !p->outage_logged) {
+		p->outage_logged = true;
+		struct ig_logline l;
+		if (ig_log_begin(&l, IG_LOG_WARN, "database unreachable")) {
+			ig_log_cstr(&l, "reason", message);
+			ig_log_end(&l);
+		}
+	}
 	if (kind == IG_PG_AUTH || kind == IG_PG_TLS) {
 		if (p->last_kind != kind || strcmp(p->last_message, message)) {
 			struct ig_logline l;

@@ -9,10 +9,11 @@
 // that call (5xx problem+json) and the process keeps serving on a new
 // connection; a stalled query past INGOT_PG_QUERY_TIMEOUT_MS is cancelled
 // with the connection's own key, and sent again only while none of the
-// query's answer came. The password shows nowhere.
+// query's answer came; a database out of reach is logged once per outage.
+// The password shows nowhere.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, curlResponse, within, RawClient, req } from './lib.mjs';
+import { startServer, cleanup, curlResponse, within, RawClient, req, freePort } from './lib.mjs';
 import { PgFake } from './pgfake.mjs';
 import { waitReady } from './dbservice.mjs';
 
@@ -143,6 +144,27 @@ test('while a batch is unanswered on a connection, the next one waits and leaves
 	assert.equal(worldQueries(fake).length - q0, 3);
 	// The first one's Sync, then one for the two that waited: they left together.
 	assert.equal(syncs() - s0, 2, 'one Sync for the two queries that waited');
+	assertNoSecret(srv);
+});
+
+test('a database out of reach is said once per outage ("database unreachable", and why), its return once ("database reachable")', T, async () => {
+	const port = await freePort(); // nothing listens there yet
+	const srv = await startServer({
+		DATABASE_URL: `postgres://fake:${SECRET}@127.0.0.1:${port}/fake?sslmode=disable`, INGOT_PG_POOL_SIZE: '1',
+	}, { threads: '1' });
+	const down = await within(10000, srv.waitLog((l) => l.msg === 'database unreachable'), 'no "database unreachable" line');
+	assert.equal(down.level, 'warn');
+	assert.match(down.reason, /refused/i);
+	// /db waits out the acquire timeout (1 s) while the pool retries (from
+	// 50 ms, doubling): those retries fail too and say nothing more.
+	assertProblem(await get(srv, '/db'), 503);
+	const fake = await PgFake.start({ port });
+	fakes.push(fake);
+	await waitReady(srv);
+	const up = await within(10000, srv.waitLog((l) => l.msg === 'database reachable'), 'no "database reachable" line');
+	assert.equal(up.level, 'info');
+	assert.equal(srv.logs.filter((l) => l.msg === 'database unreachable').length, 1, 'one line for the outage');
+	await stillServing(srv);
 	assertNoSecret(srv);
 });
 

@@ -163,11 +163,11 @@ export function defaultResults(q) {
 
 /** until(pred) resolves once pred(fake) holds (checked after every read and close). */
 export class PgFake extends Watched {
-	static async start({ results = defaultResults, fault = () => null, hold = () => false } = {}) {
+	static async start({ results = defaultResults, fault = () => null, hold = () => false, port = 0 } = {}) {
 		const f = new PgFake(results, fault, hold);
 		await new Promise((resolve, reject) => {
 			f.server.once('error', reject);
-			f.server.listen(0, '127.0.0.1', resolve);
+			f.server.listen(port, '127.0.0.1', resolve);
 		});
 		f.port = f.server.address().port;
 		f.url = `postgres://fake@127.0.0.1:${f.port}/fake?sslmode=disable`;
