@@ -36,15 +36,18 @@ static bool flag(const ig_json_value *o, const char *key)
 
 /* ---- the target ---- */
 
-/* What a request-target keeps as it is, by component: a path keeps every
- * target octet but '?'; a raw query keeps every target octet; a decoded
- * query key or value only the unreserved ones (RFC 3986 2.3). */
-enum target_part { PART_PATH, PART_RAW_QUERY, PART_DECODED };
+/* What a request-target keeps as it is, by component: a path as sent
+ * keeps every target octet but '?'; a decoded path those but '%' too (a
+ * '%' there is a character, not an escape: "/a%41" came from /a%2541); a
+ * raw query keeps every target octet; a decoded query key or value only
+ * the unreserved ones (RFC 3986 2.3). */
+enum target_part { PART_PATH, PART_DECODED_PATH, PART_RAW_QUERY, PART_DECODED };
 
 static bool keeps(char c, enum target_part part)
 {
 	switch (part) {
 	case PART_PATH: return c != '?' && http_has_class(c, HTTP_C_TARGET);
+	case PART_DECODED_PATH: return c != '?' && c != '%' && http_has_class(c, HTTP_C_TARGET);
 	case PART_RAW_QUERY: return http_has_class(c, HTTP_C_TARGET);
 	case PART_DECODED:
 		return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -86,11 +89,26 @@ static void put_query_object(ig_wbuf *w, const ig_json_value *q, enum target_par
 	}
 }
 
+/* Whether the event's path arrives %-decoded: an HTTP API's does (its
+ * 2.0 rawPath and its 1.0 path alike); a REST API's (a 1.0 event without
+ * "version"), a function URL's and a load balancer's come as sent. */
+static bool path_decoded(const ig_json_value *e, bool v2)
+{
+	if (!v2)
+		return string(e, "version").len > 0;
+	ig_str domain = string(object(e, "requestContext"), "domainName");
+	static const char url[] = ".lambda-url.";
+	for (size_t i = 0; i + sizeof url - 1 <= domain.len; i++)
+		if (memcmp(domain.ptr + i, url, sizeof url - 1) == 0)
+			return false;
+	return true;
+}
+
 static ig_str target_v2(const ig_json_value *e, ig_arena *a)
 {
 	ig_wbuf w = { .arena = a };
 	ig_str path = string(e, "rawPath");
-	put_encoded(&w, path.len ? path : (ig_str){ "/", 1 }, PART_PATH);
+	put_encoded(&w, path.len ? path : (ig_str){ "/", 1 }, path_decoded(e, true) ? PART_DECODED_PATH : PART_PATH);
 	ig_str q = string(e, "rawQueryString");
 	if (q.len) {
 		ig_wbuf_put(&w, "?", 1);
@@ -104,7 +122,8 @@ static ig_str target_v1_alb(const ig_json_value *e, ig_arena *a, bool alb)
 {
 	ig_wbuf w = { .arena = a };
 	ig_str path = string(e, "path");
-	put_encoded(&w, path.len ? path : (ig_str){ "/", 1 }, PART_PATH);
+	put_encoded(&w, path.len ? path : (ig_str){ "/", 1 },
+		    !alb && path_decoded(e, false) ? PART_DECODED_PATH : PART_PATH);
 	const ig_json_value *q = object(e, "multiValueQueryStringParameters");
 	if (!q)
 		q = object(e, "queryStringParameters");

@@ -109,6 +109,13 @@ const KINDS = {
 		putBody(ev, r);
 		return ev;
 	},
+	// A REST API's proxy event: the 1.0 form without "version", which
+	// REST's payload does not have (its path comes as sent, not decoded).
+	'API Gateway REST': (r) => {
+		const ev = KINDS['API Gateway 1.0'](r);
+		delete ev.version;
+		return ev;
+	},
 	ALB: (r) => {
 		const ev = fixture('alb.json');
 		ev.httpMethod = r.method;
@@ -317,6 +324,23 @@ test('an unknown route is the same 404, and a wrong method the same 405', T, asy
 		assert.equal((await compare(kind, { method: 'DELETE', path: '/json' })).answer.statusCode, 405);
 		// A path with bytes a request-target cannot hold, %-encoded on the way in.
 		assert.equal((await compare(kind, { method: 'GET', path: '/blog/a b', httpPath: '/blog/a%20b' }, 'GET /blog/a b')).answer.statusCode, 400);
+	}
+});
+
+// The kinds whose event carries the path %-decoded (an HTTP API's, 2.0 and
+// 1.0 alike); the others carry it as the client sent it.
+const DECODES_PATH = new Set(['API Gateway 2.0', 'API Gateway 1.0']);
+
+test('a %-escape in the path is decoded once: an HTTP API\'s decoded path is not decoded again', T, async () => {
+	for (const kind of Object.keys(KINDS)) {
+		// GET /blog/%2531: the id is the three characters "%31", not 1.
+		const literal = DECODES_PATH.has(kind) ? '/blog/%31' : '/blog/%2531';
+		const { answer } = await compare(kind, { method: 'GET', path: literal, httpPath: '/blog/%2531' }, `GET ${literal}`);
+		assert.equal(answer.statusCode, 400, `${kind}: GET /blog/%2531`);
+		// GET /blog/%31 is GET /blog/1.
+		const one = DECODES_PATH.has(kind) ? '/blog/1' : '/blog/%31';
+		const r = await compare(kind, { method: 'GET', path: one, httpPath: '/blog/%31' }, `GET ${one}`);
+		assert.equal(r.answer.statusCode, 200, `${kind}: GET /blog/%31`);
 	}
 });
 
