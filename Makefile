@@ -578,10 +578,11 @@ $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/file.c kernel/file.h
 	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/file.c -o $@
 
 # build/images/oci (OCI layout, tag latest) and ingot-docker.tar, titled
-# IMAGE_NAME (ingot for the reference service, an app's name for an app).
+# IMAGE_NAME (ingot for the reference service, an app's name for an app),
+# labelled with the revision of the checkout that holds the app's sources.
 IMAGE_NAME ?= $(if $(APP_DIR),$(APP_NAME),ingot)
 image: setup-image bin
-	@IMAGE_NAME=$(IMAGE_NAME) images/oci $(BIN) $(IMAGES) >/dev/null
+	@IMAGE_NAME=$(IMAGE_NAME) IMAGE_GIT_DIR=$(if $(APP_DIR),$(APP_DIR),$(CURDIR)) images/oci $(BIN) $(IMAGES) >/dev/null
 
 # build/images/lambda.zip: bootstrap (the binary) for provided.al2023.
 lambda: setup-image bin

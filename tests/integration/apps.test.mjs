@@ -137,13 +137,29 @@ test('make test runs the scaffold\'s handler test under ASan and UBSan, and fail
 	assert.match(r.stderr + r.stdout, /FAIL GET \/hello/);
 });
 
-test('make image: an OCI layout in the app\'s build/images/oci titled with its name and version', { ...T, ...SKIP }, async () => {
-	await needTools('skopeo');
-	await make(scaffold, 'image');
+test('make image: an OCI layout in the app\'s build/images/oci titled with its name and version, labelled with its own revision', { ...T, ...SKIP }, async () => {
+	await needTools('skopeo', 'git');
 	const layout = path.join(scaffold, 'build', 'images', 'oci');
-	const info = JSON.parse(await must('skopeo', ['inspect', `oci:${layout}:latest`]));
-	assert.equal(info.Labels['org.opencontainers.image.title'], 'hello');
-	assert.equal(info.Labels['org.opencontainers.image.version'], '0.1.0');
+	const labels = async () => JSON.parse(await must('skopeo', ['inspect', `oci:${layout}:latest`])).Labels;
+	// Outside any checkout: nothing of ingot's own git in it.
+	await make(scaffold, 'image');
+	let l = await labels();
+	assert.equal(l['org.opencontainers.image.title'], 'hello');
+	assert.equal(l['org.opencontainers.image.version'], '0.1.0');
+	assert.equal(l['org.opencontainers.image.revision'], 'unknown');
+	assert.equal(l['org.opencontainers.image.source'], 'hello');
+	// In a checkout of its own: that checkout's commit, remote and time.
+	const git = (...a) => must('git', ['-C', scaffold, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...a]);
+	await git('init', '-q');
+	await git('add', '-A'); // its .gitignore keeps build/ out
+	await git('commit', '-q', '-m', 'hello');
+	await git('remote', 'add', 'origin', 'https://example.com/hello.git');
+	await make(scaffold, 'image');
+	l = await labels();
+	assert.equal(l['org.opencontainers.image.revision'], (await git('rev-parse', 'HEAD')).trim());
+	assert.equal(l['org.opencontainers.image.source'], 'https://example.com/hello.git');
+	const when = Number((await git('log', '-1', '--format=%ct')).trim());
+	assert.equal(l['org.opencontainers.image.created'], new Date(when * 1000).toISOString().replace(/\.000Z$/, 'Z'));
 });
 
 test('tools/new-service refuses a directory that is not empty and writes nothing', { ...T, ...SKIP }, async () => {
