@@ -173,6 +173,22 @@ test('tools/new-service refuses a directory that is not empty and writes nothing
 	assert.equal(fs.readFileSync(path.join(dir, 'notes.txt'), 'utf8'), 'mine\n');
 });
 
+test('a path with a space: tools/new-service refuses it and writes nothing, app.mk stops with why', { ...T, ...SKIP }, async () => {
+	const spaced = path.join(tmp, 'my apps');
+	const r = await run(path.join(ROOT, 'tools', 'new-service'), [path.join(spaced, 'hello')]);
+	assert.equal(r.code, 2);
+	assert.match(r.stderr, /has a space in its path/);
+	assert.ok(!fs.existsSync(spaced), 'nothing written');
+	// An app moved there afterwards: make names the problem instead of
+	// building from other files.
+	fs.mkdirSync(spaced);
+	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'todo'), path.join(spaced, 'todo'), { recursive: true });
+	const m = await run('make', ['--no-print-directory', '-C', path.join(spaced, 'todo')], { env: { ...process.env, INGOT_ROOT: ROOT } });
+	assert.notEqual(m.code, 0);
+	assert.match(m.stderr, /has a space in its path; make cannot build there/);
+	assert.ok(!fs.existsSync(path.join(spaced, 'todo', 'build')), 'nothing built');
+});
+
 test('the todo app, built out of the tree: path, query and body parameters, and an outbound call', { ...T, ...SKIP }, async () => {
 	const dir = path.join(tmp, 'todo');
 	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'todo'), dir, {

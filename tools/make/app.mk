@@ -19,6 +19,13 @@
 
 INGOT_ROOT := $(abspath $(or $(INGOT_ROOT),$(dir $(lastword $(MAKEFILE_LIST)))../..))
 APP_HOME   := $(CURDIR)
+# make splits words on spaces: a path with one would name other files.
+ifneq ($(words $(APP_HOME)),1)
+$(error the app's directory "$(APP_HOME)" has a space in its path; make cannot build there: move it)
+endif
+ifneq ($(words $(INGOT_ROOT)),1)
+$(error ingot's directory "$(INGOT_ROOT)" has a space in its path; make cannot build there: move it)
+endif
 APP_DOC    := $(firstword $(wildcard $(APP_HOME)/openapi.yaml $(APP_HOME)/openapi.json))
 ifeq ($(APP_DOC),)
 $(error $(APP_HOME) has no openapi.yaml or openapi.json)
