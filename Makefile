@@ -18,6 +18,9 @@ APP_SRCS   ?= $(wildcard app/*.c)
 APP_BUILD  ?= $(BUILD)
 APP_NAME   ?= service
 APP_LDLIBS ?=
+# The handler tests' link is the host compiler's (ASan): its libraries may
+# differ from the musl binary's.
+APP_TEST_LDLIBS ?= $(APP_LDLIBS)
 GEN      := $(APP_BUILD)/gen
 # The runtime's own generated code (the trust anchors).
 RT_GEN   := $(BUILD)/gen
@@ -315,7 +318,7 @@ APP_TEST_BINS := $(patsubst $(APP_DIR)tests/%.c,$(APP_TEST_OUT)/%,$(APP_TESTS))
 $(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(TEST_API_LIB)
 	@mkdir -p $(@D) && rm -f $@
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_LDLIBS) \
+	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
 		$(TEST_API_LDLIBS) -o $@
 app-test: setup-build $(APP_TEST_BINS)
 	@for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done

@@ -137,6 +137,22 @@ test('make test runs the scaffold\'s handler test under ASan and UBSan, and fail
 	assert.match(r.stderr + r.stdout, /FAIL GET \/hello/);
 });
 
+test('LDLIBS go to both links, TEST_LDLIBS (when set) to the handler tests\' instead', { ...T, ...SKIP }, async () => {
+	// Each from its test programs removed: a change of make variables alone relinks nothing.
+	const makeWith = (...a) => {
+		fs.rmSync(path.join(scaffold, 'build', 'test'), { recursive: true, force: true });
+		return run('make', ['--no-print-directory', '-C', scaffold, ...a], { env: { ...process.env, INGOT_ROOT: ROOT } });
+	};
+	// A library the host's link does not have: the tests cannot link with it...
+	const bad = await makeWith('test', 'LDLIBS=-lingot-no-such-lib');
+	assert.notEqual(bad.code, 0);
+	assert.match(bad.stderr + bad.stdout, /ingot-no-such-lib/);
+	// ...and link without it when TEST_LDLIBS says theirs are none.
+	const own = await makeWith('test', 'LDLIBS=-lingot-no-such-lib', 'TEST_LDLIBS=-lm');
+	assert.equal(own.code, 0, own.stderr + own.stdout);
+	assert.match(own.stdout, /handler tests passed/);
+});
+
 test('make image: an OCI layout in the app\'s build/images/oci titled with its name and version, labelled with its own revision', { ...T, ...SKIP }, async () => {
 	await needTools('skopeo', 'git');
 	const layout = path.join(scaffold, 'build', 'images', 'oci');

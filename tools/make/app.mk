@@ -7,6 +7,8 @@
 #     NAME   := hello                  (optional; default: info.title,
 #                                       lowercase, dashes for the rest)
 #     LDLIBS :=                        (optional: libraries to link)
+#     TEST_LDLIBS :=                   (optional: the handler tests' own,
+#                                       host-built libraries; default LDLIBS)
 #     include $(INGOT_ROOT)/tools/make/app.mk
 # Every target runs ingot's own Makefile with the app's paths (APP_*), so
 # an app is built, linked and packaged by the very rules that build the
@@ -34,7 +36,8 @@ SRCS       ?= $(wildcard *.c)
 
 INGOT_MAKE = $(MAKE) --no-print-directory -C $(INGOT_ROOT) APP_DIR=$(APP_HOME)/ APP_BUILD=$(APP_HOME)/build \
 	SCHEMA=$(APP_DOC) MIGRATIONS=$(APP_HOME)/migrations APP_SRCS='$(abspath $(SRCS))' \
-	APP_TESTS='$(abspath $(wildcard tests/*.c))' APP_LDLIBS='$(LDLIBS)'
+	APP_TESTS='$(abspath $(wildcard tests/*.c))' APP_LDLIBS='$(LDLIBS)' \
+	APP_TEST_LDLIBS='$(if $(filter undefined,$(origin TEST_LDLIBS)),$(LDLIBS),$(TEST_LDLIBS))'
 
 # ingot's TARGET with the app's name: NAME, else the title the generated
 # code carries (so the document is read by schemac alone, YAML or JSON).
