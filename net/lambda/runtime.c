@@ -21,6 +21,11 @@
 
 #define RETRY_FIRST_MS 10
 #define RETRY_MAX_MS 500
+/* Consecutive failed calls (about 12 s of backoff) after which the Runtime
+ * API is taken for gone: the process exits 1 and Lambda, seeing the exit,
+ * replaces the sandbox, where retrying would hang to the function's
+ * timeout. A local cause (no descriptor for the socket) ends the same. */
+#define RETRY_GIVE_UP 30
 #define ARENA_LIMIT (64u << 20)  /* an event (6 MB at most), its decoded body, the answer */
 #define EVENT_MAX (8u << 20)     /* Lambda's payload limit is 6 MB */
 #define INPROC_BUF (32u << 20)   /* request bytes and the captured response */
@@ -93,6 +98,18 @@ static void retry(const char *why, int status)
 	rt->attempt++;
 	if (rt->once && rt->attempt > 5) { /* an init error is worth a few tries, not a hang */
 		rt->core.loop.running = false;
+		return;
+	}
+	if (rt->attempt > RETRY_GIVE_UP) {
+		if (ig_log_begin(&l, IG_LOG_ERROR, "runtime api unreachable")) {
+			ig_log_cstr(&l, "call", step_names[rt->step]);
+			ig_log_cstr(&l, "error", why);
+			if (status)
+				ig_log_int(&l, "status", status);
+			ig_log_int(&l, "attempts", rt->attempt);
+			ig_log_end(&l);
+		}
+		rt->core.loop.running = false; /* ig_lambda_serve returns 1 */
 		return;
 	}
 	if (ig_log_begin(&l, IG_LOG_WARN, "runtime api retry")) {
@@ -471,6 +488,17 @@ static int init_error(const char *type, const char *message)
 	return 2;
 }
 
+/* The errorType of a start that failed with errno err. */
+static const char *setup_error_type(int err)
+{
+	switch (err) {
+	case ENOMEM: return "Runtime.OutOfMemory";
+	case EMFILE:
+	case ENFILE: return "Runtime.TooManyOpenFiles";
+	default: return "Runtime.InitError";
+	}
+}
+
 /* Runs once per process: cold, as the rest of the start. */
 __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_us)
 {
@@ -480,9 +508,10 @@ __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_
 		return 1;
 	rt->t0_us = t0_us;
 	if (http_inproc_core_init(&rt->core, &server_config, app) != 0 || open_api() != 0) {
+		int err = errno;
 		char why[128];
-		snprintf(why, sizeof why, "the runtime cannot set up its loop: %s", strerror(errno));
-		return init_error("Runtime.OutOfMemory", why);
+		snprintf(why, sizeof why, "the runtime cannot set up its loop: %s", strerror(err));
+		return init_error(setup_error_type(err), why);
 	}
 	rt->buf = mmap(NULL, INPROC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (rt->buf == MAP_FAILED)
@@ -494,7 +523,7 @@ __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_
 	http_health_set_listening();
 	next_invocation();
 	ig_loop_run(&rt->core.loop);
-	return 1; /* the loop does not end while the process is served */
+	return 1; /* the loop ends only when the Runtime API is gone (RETRY_GIVE_UP) */
 }
 
 __attribute__((cold)) int ig_lambda_init_error(const char *message)

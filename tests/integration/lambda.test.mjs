@@ -16,7 +16,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { BIN, ROOT, startServer, cleanup, ServerProcess, parseResponse } from './lib.mjs';
+import { BIN, ROOT, startServer, cleanup, ServerProcess, parseResponse, within } from './lib.mjs';
 import { Upstream, serviceRoutes, stopAll } from './upstreams.mjs';
 import { RuntimeApi } from './lambda_emulator.mjs';
 import { startPostgres } from './pglib.mjs';
@@ -435,9 +435,9 @@ test('a loop that cannot be made: the init error is posted all the same, and the
 	const srv = await startRuntime(a, {}, { wait: false, argv: ['prlimit', '--nofile=4:4', '--', BIN] });
 	const [err, exit] = await Promise.all([a.waitInitError(), srv.exited]);
 	assert.equal(exit.code, 2);
-	assert.equal(err.body.errorType, 'Runtime.OutOfMemory');
+	assert.equal(err.body.errorType, 'Runtime.TooManyOpenFiles');
 	assert.match(err.body.errorMessage, /^the runtime cannot set up its loop: /);
-	assert.equal(err.headers['lambda-runtime-function-error-type'], 'Runtime.OutOfMemory');
+	assert.equal(err.headers['lambda-runtime-function-error-type'], 'Runtime.TooManyOpenFiles');
 	assert.equal(a.nextCount, 0, 'no invocation is pulled after an init error');
 });
 
@@ -462,6 +462,26 @@ test('a Runtime API that restarts between invocations is retried, with the retri
 	const second = await a.invoke(KINDS['API Gateway 2.0']({ method: 'GET', path: '/json' }));
 	assert.equal(second.body.statusCode, 200);
 	srv.kill();
+});
+
+// RLIMIT_NOFILE 5: the loop is made, but no descriptor is left for the
+// Runtime API's socket, so every call fails on this side. The runtime gives
+// up (the sandbox is broken; Lambda replaces it on the exit) instead of
+// retrying until the function's timeout.
+test('a Runtime API that cannot be reached is retried, then given up on: one error line, exit 1', T, async () => {
+	const a = await newApi();
+	const srv = await startRuntime(a, {}, { wait: false, argv: ['prlimit', '--nofile=5:5', '--', BIN] });
+	const exit = await within(60000, srv.exited, 'the runtime never gave up');
+	assert.equal(exit.code, 1);
+	const retries = srv.logs.filter((l) => l.msg === 'runtime api retry');
+	assert.equal(retries.length, 30);
+	assert.ok(retries.every((l) => l.call === 'next'));
+	assert.deepEqual(retries.slice(0, 7).map((l) => l.delay_ms), [10, 20, 40, 80, 160, 320, 500]);
+	const gone = srv.logs.filter((l) => l.msg === 'runtime api unreachable');
+	assert.equal(gone.length, 1);
+	assert.equal(gone[0].level, 'error');
+	assert.equal(gone[0].attempts, 31);
+	assert.equal(a.nextCount, 0, 'no call got through');
 });
 
 /** The process's sockets (their inodes), from /proc/PID/fd. */
