@@ -137,6 +137,26 @@ static void reached(void)
 
 static void next_invocation(void);
 
+/* _X_AMZN_TRACE_ID, the invocation's X-Ray trace header, as Lambda's own
+ * runtimes set it (one invocation at a time: the environment is the
+ * process's). One buffer, put in the environment once and rewritten in
+ * place: no allocation per invocation, as setenv's would be. A header too
+ * long for it (X-Ray's are about 100 bytes) or none unsets the variable. */
+#define TRACE_ENV "_X_AMZN_TRACE_ID="
+static char trace_env[sizeof TRACE_ENV + 512];
+static void set_trace_env(ig_str trace)
+{
+	if (!trace.len || trace.len >= sizeof trace_env - (sizeof TRACE_ENV - 1)) {
+		unsetenv("_X_AMZN_TRACE_ID"); /* takes trace_env out of the environment too */
+		return;
+	}
+	memcpy(trace_env, TRACE_ENV, sizeof TRACE_ENV - 1);
+	memcpy(trace_env + sizeof TRACE_ENV - 1, trace.ptr, trace.len);
+	trace_env[sizeof TRACE_ENV - 1 + trace.len] = 0;
+	if (getenv("_X_AMZN_TRACE_ID") != trace_env + sizeof TRACE_ENV - 1) /* not ours yet */
+		putenv(trace_env);
+}
+
 static void on_posted(ig_response *res, void *arg)
 {
 	(void)arg;
@@ -340,18 +360,8 @@ static void invoke(const ig_response *res)
 	}
 	rt->request_id_len = id.len;
 	memcpy(rt->request_id, id.ptr, id.len);
-	/* One invocation at a time: the environment is the process's. */
 	ig_str trace = response_header(res, "lambda-runtime-trace-id");
-	if (trace.len) {
-		char *v = ig_arena_alloc(&rt->arena, trace.len + 1);
-		if (v) {
-			memcpy(v, trace.ptr, trace.len);
-			v[trace.len] = 0;
-			setenv("_X_AMZN_TRACE_ID", v, 1);
-		}
-	} else {
-		unsetenv("_X_AMZN_TRACE_ID");
-	}
+	set_trace_env(trace);
 	const char *why;
 	if (lambda_event_decode(res->body.ptr, res->body.len, &rt->arena, &rt->ev, &why) != 0) {
 		post_error(STEP_ERROR, "Runtime.InvalidEvent", why);
