@@ -6,7 +6,8 @@
 // the service's queries are seen waiting on it. Every answer is a 200 with
 // its rows or a 503 problem+json, those waiting queries' requests 503s;
 // /health never fails; after the restart /db answers again within 5 s, from
-// the same process, which reconnected on its own.
+// the same process, which reconnected on its own. Then the same with the
+// pool on TLS.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -14,11 +15,11 @@ import { cleanup, within, LWIP } from './lib.mjs';
 import { startPostgres } from './pglib.mjs';
 import { startDbService } from './dbservice.mjs';
 
-let pg;
+const pgs = [];
 const LOCK = 'ingot_restart_lock'; // the prepared transaction's name
-after(async () => { cleanup(); await pg?.stop(); });
+after(async () => { cleanup(); await Promise.all(pgs.map((pg) => pg.stop())); });
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+let agent;
 function get(port, target) {
 	return new Promise((resolve) => {
 		const req = http.get({ host: '127.0.0.1', port, path: target, agent, timeout: 15000 }, (res) => {
@@ -50,8 +51,12 @@ function check(target, r) {
 	return /\(connection_lost/.test(p.detail) ? 'lost' : 'unavailable';
 }
 
-test('pg_ctl restart under load: 200s or 503 problem+json, /health always 200, /db back within 5 s', { skip: LWIP && 'the database suites run over the kernel\'s TCP', timeout: 120000 }, async (t) => {
-	pg = await startPostgres({ maxConnections: 100, settings: { max_prepared_transactions: '2' } });
+const SKIP = LWIP && 'the database suites run over the kernel\'s TCP';
+
+async function restartUnderLoad(t, { tls }) {
+	agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+	const pg = await startPostgres({ tls, maxConnections: 100, settings: { max_prepared_transactions: '2' } });
+	pgs.push(pg);
 	const srv = await startDbService(pg, { INGOT_PG_POOL_SIZE: '4' });
 	const port = srv.port;
 	const counts = { ok: 0, lost: 0, unavailable: 0, health: 0 };
@@ -108,6 +113,12 @@ test('pg_ctl restart under load: 200s or 503 problem+json, /health always 200, /
 				check('/db', r);
 			}
 		})(), '/db did not answer 200 within 5 s of the restart');
+		if (tls) { // the connections it made again are TLS ones, every one
+			const ssl = await pg.psql("SELECT count(*) FILTER (WHERE s.ssl) || '/' || count(*) FROM pg_stat_activity a " +
+				"JOIN pg_stat_ssl s USING (pid) WHERE a.usename = 'ingot';");
+			const [on, all] = ssl.trim().split('/').map(Number);
+			assert.ok(all >= 1 && on === all, `TLS on ${on} of the service's ${all} connections`);
+		}
 		const afterBack = counts.ok;
 		await within(20000, (async () => { while (counts.ok < afterBack + 200 && !stop) await new Promise((r) => setImmediate(r)); })(),
 			'200 more answers after the restart');
@@ -130,4 +141,13 @@ test('pg_ctl restart under load: 200s or 503 problem+json, /health always 200, /
 	assert.equal(srv.exit, null);
 	assert.equal(srv.logs.filter((l) => l.msg === 'listening').length, 1);
 	agent.destroy();
-});
+	await srv.stop();
+}
+
+test('pg_ctl restart under load: 200s or 503 problem+json, /health always 200, /db back within 5 s', { skip: SKIP, timeout: 120000 },
+	(t) => restartUnderLoad(t, { tls: false }));
+
+// The same over TLS (sslmode=verify-full with the test CA): every reconnect
+// after the restart is a new handshake, verified again.
+test('the same restart with the pool on TLS (verify-full): the pool reconnects through new handshakes', { skip: SKIP, timeout: 120000 },
+	(t) => restartUnderLoad(t, { tls: true }));
