@@ -903,7 +903,7 @@ static void on_ready(struct pg_conn *k, const struct pg_msg *m)
 		k->held = false;
 	pg_query_deliver(k->core, q);
 	if (k->state == PGC_READY && !k->held)
-		pg_pool_conn_idle_again(&k->core->pool, k);
+		pg_pool_conn_idle_again(&k->core->pool);
 }
 
 static void on_query_message(struct pg_conn *k, const struct pg_msg *m)

@@ -262,7 +262,7 @@ void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q);
 void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k);
 void pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready,
 		       enum ig_pg_error_kind kind, const char *message);
-void pg_pool_conn_idle_again(struct ig_pg_pool *p, struct pg_conn *k); /* a query finished */
+void pg_pool_conn_idle_again(struct ig_pg_pool *p); /* a query finished */
 void pg_pool_start(struct ig_pg_pool *p);
 /* A held connection given back (the tx is over). */
 void pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k);

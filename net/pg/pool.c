@@ -293,13 +293,13 @@ void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k)
 	drain(p);
 }
 
-void pg_pool_conn_idle_again(struct ig_pg_pool *p, struct pg_conn *k)
+void pg_pool_conn_idle_again(struct ig_pg_pool *p)
 {
-	/* Waiters leave once a full connection is half empty, not one per
-	   answer: every answer arrives on its own (the server flushes at
-	   each Sync), and one freed slot at a time sent one query per write
-	   and per wakeup. Half of the pipeline still runs meanwhile. */
-	if (p->wait_head && k->inflight <= cfg()->pipelining / 2)
+	/* A freed slot takes a waiter at once: its bytes stay in the
+	   connection's buffer until the queries written before are all
+	   answered (conn_flush_deferred), so the waiters still leave
+	   together, in one write. */
+	if (p->wait_head)
 		drain(p);
 }
 

@@ -147,6 +147,36 @@ test('while a batch is unanswered on a connection, the next one waits and leaves
 	assertNoSecret(srv);
 });
 
+test('INGOT_PG_PIPELINING bounds the queries in flight on a connection: the rest wait, and leave together once those are answered', T, async () => {
+	let holding = false;
+	const { fake, srv } = await setup({ hold: () => holding }, { INGOT_PG_PIPELINING: '4' });
+	const conn = fake.conns.find((c) => c.startup && !c.closed);
+	const ins = (type) => conn.log.filter((m) => m.dir === 'in' && m.type === type).length;
+	assert.equal((await get(srv, '/queries?queries=4')).status, 200); // its statement prepared
+	const e0 = ins('E');
+	const s0 = ins('S');
+	holding = true;
+	const answer = get(srv, '/queries?queries=8');
+	try {
+		await within(10000, fake.until(() => ins('E') - e0 >= 4), 'the first 4 queries never reached the fake');
+		// Two /health round trips, then a turn of this loop (as above): had the
+		// service written more, the fake would have read it by now.
+		for (let i = 0; i < 2; i++) assert.equal((await get(srv, '/health')).status, 200);
+		await new Promise((resolve) => setImmediate(resolve));
+		assert.equal(ins('E') - e0, 4, 'no more than INGOT_PG_PIPELINING in flight');
+	} finally {
+		holding = false;
+		fake.release();
+		fake.released = false;
+	}
+	const r = await answer;
+	assert.equal(r.status, 200, r.text);
+	assert.equal(JSON.parse(r.text).length, 8);
+	assert.equal(ins('E') - e0, 8);
+	assert.equal(ins('S') - s0, 2, 'the 4 that waited left together, under one Sync');
+	assertNoSecret(srv);
+});
+
 test('a database out of reach is said once per outage ("database unreachable", and why), its return once ("database reachable")', T, async () => {
 	const port = await freePort(); // nothing listens there yet
 	const srv = await startServer({
