@@ -111,7 +111,7 @@ $(OBJ)/gen/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 
 .PHONY: lwip lwip-asan pgwire-check
 .PHONY: app-test
-.PHONY: all deps deps-lock gen bin test-api lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -320,7 +320,8 @@ $(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
 		$(TEST_API_LDLIBS) -o $@
-app-test: setup-build $(APP_TEST_BINS)
+app-test-build: setup-build $(APP_TEST_BINS)
+app-test: app-test-build
 	@for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done
 # The reference service's handler tests: the same sources, with app/.
 UNIT_SRC_test_app_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c

@@ -205,6 +205,24 @@ test('a path with a space: tools/new-service refuses it and writes nothing, app.
 	assert.ok(!fs.existsSync(path.join(spaced, 'todo', 'build')), 'nothing built');
 });
 
+test('two apps built at once while ingot\'s shared objects are still to build: both build, one after the other', { ...T, ...SKIP }, async () => {
+	// A build/ of ingot's with nothing built but its dependencies (the
+	// ones this run has, linked): the runtime's objects and tools are made
+	// by whichever build takes the lock first, and found by the other.
+	const shared = path.join(tmp, 'ingot-build');
+	fs.mkdirSync(shared);
+	fs.symlinkSync(path.resolve(ROOT, process.env.BUILD || 'build', 'deps'), path.join(shared, 'deps'));
+	const apps = ['one', 'two'].map((n) => path.join(tmp, `todo-${n}`));
+	for (const dir of apps) fs.cpSync(path.join(ROOT, 'tests', 'apps', 'todo'), dir, { recursive: true });
+	const results = await Promise.all(apps.map((dir) => run('make', ['--no-print-directory', '-j2', '-C', dir],
+		{ env: { ...process.env, INGOT_ROOT: ROOT, BUILD: shared } })));
+	for (const [i, r] of results.entries()) {
+		assert.equal(r.code, 0, `${apps[i]}: ${r.stderr}${r.stdout}`);
+		const bin = path.join(apps[i], 'build', 'bin', 'todo-api');
+		assert.match(await must(bin, ['--version']), /todo/i);
+	}
+});
+
 test('the todo app, built out of the tree: path, query and body parameters, and an outbound call', { ...T, ...SKIP }, async () => {
 	const dir = path.join(tmp, 'todo');
 	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'todo'), dir, {

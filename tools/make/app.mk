@@ -39,30 +39,37 @@ INGOT_MAKE = $(MAKE) --no-print-directory -C $(INGOT_ROOT) APP_DIR=$(APP_HOME)/ 
 	APP_TESTS='$(abspath $(wildcard tests/*.c))' APP_LDLIBS='$(LDLIBS)' \
 	APP_TEST_LDLIBS='$(if $(filter undefined,$(origin TEST_LDLIBS)),$(LDLIBS),$(TEST_LDLIBS))'
 
-# ingot's TARGET with the app's name: NAME, else the title the generated
-# code carries (so the document is read by schemac alone, YAML or JSON).
+# Builds share ingot's build/ (its runtime objects, libraries and tools):
+# two apps built at once would write the same files. Every build step
+# holds this lock; serving and running tests do not.
+INGOT_LOCK = mkdir -p $(INGOT_ROOT)/build && flock $(INGOT_ROOT)/build/.apps.lock
+
+# ingot's targets with the app's name (NAME, else the title the generated
+# code carries, so the document is read by schemac alone, YAML or JSON):
+# $(1), the build, under the lock, then $(2), if any, without it.
 define app_target
 name='$(NAME)'; \
 if [ -z "$$name" ]; then \
-	$(INGOT_MAKE) gen && \
+	$(INGOT_LOCK) $(INGOT_MAKE) gen && \
 	name=$$(sed -n 's/^\t\.name = "\(.*\)",$$/\1/p' build/gen/api.c | tr 'A-Z' 'a-z' | \
 		sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$$//') || exit 1; \
 fi; \
-$(INGOT_MAKE) APP_NAME="$$name"
+$(INGOT_LOCK) $(INGOT_MAKE) APP_NAME="$$name" $(1) && \
+{ [ -z '$(2)' ] || $(INGOT_MAKE) APP_NAME="$$name" $(2); }
 endef
 
 .DEFAULT_GOAL := all
 .PHONY: all run test image lambda boot unikernel clean
 all:
-	+@$(app_target) bin
+	+@$(call app_target,bin)
 # Serves build/bin/NAME (PORT, INGOT_* as the reference service); with a
 # migrations/ directory on a local PostgreSQL, as ingot's `make run`.
 run:
-	+@$(app_target) run
+	+@$(call app_target,bin,run)
 # The app's tests/*.c, each under ASan and UBSan.
 test:
-	+@$(app_target) app-test
+	+@$(call app_target,app-test-build,app-test)
 image lambda boot unikernel:
-	+@$(app_target) $@
+	+@$(call app_target,$@)
 clean:
 	rm -rf build
