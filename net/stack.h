@@ -1,8 +1,8 @@
 /* The TCP/IP stack the process's streams go over: the kernel's sockets
  * (net/sock, the default) or ingot's own, lwIP (net/lwip), chosen by
- * INGOT_NET (net/stack_settings.c). The server's listener and the
- * outbound client call through ig_net_stack when it is set and through
- * net/sock otherwise, so a binary without lwIP carries none of it: the
+ * INGOT_NET (net/stack_settings.c). The server's listener, the outbound
+ * client and net/pg call through ig_net_stack when it is set (ig_net_connect
+ * below) and through net/sock otherwise, so a binary without lwIP carries none of it: the
  * settings refer to lwIP's ops table weakly (only `make lwip` links it). */
 #ifndef NET_STACK_H
 #define NET_STACK_H

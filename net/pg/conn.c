@@ -343,7 +343,6 @@ static void out_empty(struct pg_conn *k)
 	k->tail_sync_end = 0;
 }
 
-
 static void conn_flush(struct pg_conn *k)
 {
 	while (k->opos < k->out.len) {
