@@ -87,8 +87,7 @@ test('the 20 queries of /queries?queries=20 are all written before the first rep
 				`${round}: the fake never had 20 queries waiting (${executes(conn) - base})`);
 		} finally {
 			holding = false;
-			fake.release();
-			fake.released = false;
+			fake.flush();
 		}
 		const r = await answer;
 		assert.equal(r.status, 200, r.text);
@@ -130,8 +129,7 @@ test('while a batch is unanswered on a connection, the next one waits and leaves
 		assert.equal(worldQueries(fake).length - q0, 1, 'the two later queries wait for the first one\'s answer');
 	} finally {
 		holding = false;
-		fake.release();
-		fake.released = false;
+		fake.flush();
 	}
 	const r = await first;
 	assert.equal(r.status, 200, r.text);
@@ -166,8 +164,7 @@ test('INGOT_PG_PIPELINING bounds the queries in flight on a connection: the rest
 		assert.equal(ins('E') - e0, 4, 'no more than INGOT_PG_PIPELINING in flight');
 	} finally {
 		holding = false;
-		fake.release();
-		fake.released = false;
+		fake.flush();
 	}
 	const r = await answer;
 	assert.equal(r.status, 200, r.text);

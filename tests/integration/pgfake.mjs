@@ -152,8 +152,8 @@ const formatOf = (codes, i) => (codes.length === 0 ? 0 : codes.length === 1 ? co
  *   { stall: true, flushed: true }  the same, but what came before the stall is written,
  *                             as when the server's output buffer filled: its answer began
  * hold(conn) -> bool: while true, replies are kept back (in order) and
- * written once it turns false (checked after every read); a test holds
- * until N queries arrived to prove they were all sent first. */
+ * written once it turns false (checked after every read, and by flush());
+ * a test holds until N queries arrived to prove they were all sent first. */
 export function defaultResults(q) {
 	if (/^\s*show\s+max_connections/i.test(q.sql)) return { fields: [{ name: 'max_connections', oid: OID.text }], rows: [['100']], tag: 'SHOW' };
 	if (/^\s*(begin|commit|rollback|set|listen|unlisten)\b/i.test(q.sql)) return { tag: q.sql.trim().split(/\s+/)[0].toUpperCase() };
@@ -182,7 +182,6 @@ export class PgFake extends Watched {
 		this.conns = [];      // every connection, in accept order (cancel requests included)
 		this.cancels = [];    // every CancelRequest: {pid, key}
 		this.queries = [];    // every query executed: {conn, sql, params}
-		this.released = false;
 		this.sockets = new Set();
 		this.server = net.createServer((s) => this._accept(s));
 	}
@@ -379,7 +378,7 @@ export class PgFake extends Watched {
 	// Writes (or holds back) what a read produced, logging each reply.
 	_emit(conn, out) {
 		conn.held.push(...out);
-		if (conn.stalled || (!this.released && this.hold(conn))) return;
+		if (conn.stalled || this.hold(conn)) return;
 		const pending = conn.held;
 		conn.held = [];
 		// Unless flushed, a stall keeps back its own query's answer since the
@@ -418,11 +417,9 @@ export class PgFake extends Watched {
 		this._emit(c, []);
 	}
 
-	/** Ends every hold: writes what hold() kept back on every connection and
-	 * holds nothing from now on (a bound for a test whose client never
-	 * reaches the hold's condition: its assertions then fail, not hang). */
-	release() {
-		this.released = true;
+	/** Asks hold() again now, not at the next read: what it no longer keeps
+	 * back is written (for a test that has just turned its hold off). */
+	flush() {
 		for (const c of this.conns) if (!c.closed) this._emit(c, []);
 	}
 }
