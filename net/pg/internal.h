@@ -205,7 +205,7 @@ struct ig_pg_pool {
 };
 
 struct pg_core {
-	struct pg_core *next, *all_next;
+	struct pg_core *all_next;
 	struct ig_loop *loop;
 	struct sock_core sock;
 	struct ig_pool queries;

@@ -1,13 +1,13 @@
 /* net/pg's per-core state, made on a loop's first use (a process without a
  * database never makes it), and a query's life: taken from the core's
- * pool, delivered once, given back. A core's state is found from its loop
- * through a short list per thread: a loop is only ever used on its own. */
+ * pool, delivered once, given back. A core's state is found in its loop's
+ * slot (kernel/runtime/loop.h). */
 #include "internal.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 
-static _Thread_local struct pg_core *thread_pg_cores;
+static struct ig_loop_slot pg_slot;
 
 /* Every core's state, for the process's lifetime: reachable after its
  * thread has gone, so a leak checker at exit sees memory in use, not
@@ -28,9 +28,11 @@ static void deliver_failed(struct ig_deferred *d)
 
 struct pg_core *pg_core_of(struct ig_loop *loop)
 {
-	for (struct pg_core *c = thread_pg_cores; c; c = c->next)
-		if (c->loop == loop)
-			return c;
+	void **slot = ig_loop_slot(loop, &pg_slot);
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return *slot;
 	/* Once per core, for the process's lifetime. */
 	struct pg_core *c = calloc(1, sizeof *c);
 	if (!c)
@@ -46,8 +48,7 @@ struct pg_core *pg_core_of(struct ig_loop *loop)
 	ig_pool_init(&c->blocks, 4096, 1, 16);
 	ig_arena_init(&c->scratch, &c->blocks, 16384);
 	pg_pool_init(&c->pool, c);
-	c->next = thread_pg_cores;
-	thread_pg_cores = c;
+	*slot = c;
 	return c;
 }
 
