@@ -346,10 +346,10 @@ UNIT_SRC_test_response     := net/http/response_head.c $(HTTP_CODEC)
 UNIT_SRC_test_trace        := net/http/trace.c net/http/parser.c kernel/runtime/rng.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(HTTP_CODEC)
 UNIT_MAIN_test_tls_bearssl := tests/unit/test_tls.c
-UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c $(RT_GEN)/anchors.c
+UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c net/tls/peer_name.c $(RT_GEN)/anchors.c
 UNIT_FLAGS_test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_MAIN_test_tls_mbedtls := tests/unit/test_tls.c
-UNIT_SRC_test_tls_mbedtls  := net/tls/mbedtls.c $(RT_GEN)/anchors.c
+UNIT_SRC_test_tls_mbedtls  := net/tls/mbedtls.c net/tls/peer_name.c $(RT_GEN)/anchors.c
 UNIT_FLAGS_test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
                                @DEPS@/lib/libmbedtls.a @DEPS@/lib/libmbedx509.a @DEPS@/lib/libmbedcrypto.a -lpthread
 UNIT_SRC_test_url          := net/client/url.c

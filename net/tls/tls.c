@@ -683,10 +683,13 @@ struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *l
 		ig_counter_add(&c->stats.refused, 1);
 		return NULL;
 	}
+	struct tls_peer_name peer;
+	if (server_name && tls_peer_name_parse(&peer, server_name) != 0)
+		return NULL;
 	struct tls_conn *tc = conn_new(c, lower);
 	if (!tc)
 		return NULL;
-	if (tls_engine_init_client(engine_of(tc), c->backend, trust, server_name) != 0) {
+	if (tls_engine_init_client(engine_of(tc), c->backend, trust, server_name ? &peer : NULL) != 0) {
 		ig_pool_give(&c->conns, tc);
 		return NULL;
 	}
