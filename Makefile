@@ -265,7 +265,7 @@ pgcheck-asan: $(PGCHECK_ASAN)
 # net/pg's wire, types and auth against a real PostgreSQL without the
 # connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
 PGWIRE_CHECK := $(BUILD)/bin/pgwire_check
-$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/base64.c kernel/arena.c kernel/pool.c \
+$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/writer.c net/pg/auth.c kernel/base64.c kernel/arena.c kernel/pool.c \
 		$(wildcard net/pg/*.h) $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
@@ -362,7 +362,7 @@ UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/json.c kernel/a
 UNIT_SRC_test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/clock.c kernel/json.c kernel/arena.c kernel/pool.c
-PG_WIRE := net/pg/wire.c net/pg/types.c kernel/arena.c kernel/pool.c
+PG_WIRE := net/pg/wire.c net/pg/types.c net/pg/writer.c kernel/arena.c kernel/pool.c
 UNIT_SRC_test_pg_wire      := $(PG_WIRE)
 UNIT_SRC_test_pg_types     := $(PG_WIRE)
 UNIT_SRC_test_pg_auth      := net/pg/auth.c kernel/base64.c
@@ -492,7 +492,7 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/base64.c net/pg/conninfo.c kernel/arena.c kernel/pool.c
+FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/writer.c net/pg/auth.c kernel/base64.c net/pg/conninfo.c kernel/arena.c kernel/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp

@@ -6,7 +6,7 @@
 #define NET_PG_TYPES_H
 
 #include "kernel/ingot.h"
-#include "net/pg/wire.h"
+#include "net/pg/writer.h"
 
 #include <stdbool.h>
 #include <stdint.h>
