@@ -3,7 +3,8 @@
  * SCRAM-SHA-256), then queries in a FIFO: each written as its own
  * Parse?/Bind/Describe?/Execute/Sync (Describe until the statement is
  * known, see struct pg_stmt), all of a batch in one write, and
- * answered in order, one ReadyForQuery each. The pool (pool.c) owns it. */
+ * answered in order, one ReadyForQuery each. Its owner (the pool, or the
+ * LISTEN side) hears of it through the ops it set, never a call up. */
 #include "internal.h"
 
 #include <errno.h>
@@ -25,7 +26,8 @@ static const struct pg_settings_values *cfg(void) { return &pg_settings_values; 
 static void conn_flush_deferred(struct ig_deferred *d);
 static void on_conn_timer(struct ig_timer *t);
 
-struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role)
+struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role, const struct pg_conn_owner_ops *ops,
+			    void *owner)
 {
 	/* Once per pool slot, for the process's lifetime: a reconnect reuses
 	   it, so nothing a callback up the stack holds ever dangles. */
@@ -43,6 +45,8 @@ struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role)
 		return NULL;
 	}
 	k->core = c;
+	k->owner_ops = ops;
+	k->owner = owner;
 	k->role = role;
 	k->rcap = PG_RBUF_INITIAL;
 	pg_out_init(&k->out, k->obuf, PG_OUT_INITIAL);
@@ -399,7 +403,6 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	k->flushing = false;
 	k->rpos = k->rlen = 0;
 	k->tx_status = 0;
-	k->listened = false;
 	stmts_clear(k);
 	struct pg_query *list = k->head;
 	k->head = k->tail = NULL;
@@ -411,7 +414,7 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 			ig_log_end(&l);
 		}
 	}
-	pg_pool_conn_lost(&k->core->pool, k, was_ready, kind, message);
+	k->owner_ops->lost(k->owner, k, was_ready, kind, message);
 	/* The queries it carried fail after the connection is out of the
 	   pool's choice, so that a done starting another never lands here. */
 	while (list) {
@@ -647,7 +650,7 @@ static void on_startup_message(struct pg_conn *k, const struct pg_msg *m)
 		k->state = PGC_READY;
 		ig_timer_cancel(&k->core->loop->timers, &k->timer);
 		memset(&k->scram, 0, sizeof k->scram);
-		pg_pool_conn_ready(&k->core->pool, k);
+		k->owner_ops->up(k->owner, k);
 		return;
 	default:
 		pg_conn_close(k, IG_PG_PROTOCOL, "unexpected message during startup");
@@ -901,8 +904,8 @@ static void on_ready(struct pg_conn *k, const struct pg_msg *m)
 	if (q->release_after || (q->kind == PGQ_HOLD && q->failed))
 		k->held = false;
 	pg_query_deliver(k->core, q);
-	if (k->state == PGC_READY && !k->held)
-		pg_pool_conn_idle_again(&k->core->pool);
+	if (k->state == PGC_READY && !k->held && k->owner_ops->room)
+		k->owner_ops->room(k->owner, k);
 }
 
 static void on_query_message(struct pg_conn *k, const struct pg_msg *m)
@@ -913,7 +916,7 @@ static void on_query_message(struct pg_conn *k, const struct pg_msg *m)
 		uint32_t pid;
 		ig_str ch, payload;
 		if (pg_read_notification(m, &pid, &ch, &payload))
-			pg_listen_notify(&k->core->pool, ch, payload);
+			k->owner_ops->notify(k->owner, k, ch, payload);
 		return;
 	}
 	case PG_MSG_NOTICE:

@@ -137,12 +137,34 @@ enum pg_conn_state {
 	PGC_READY,      /* takes queries */
 };
 
+/* PGR_POOL holds back what comes while its written queries are
+ * unanswered (conn_flush_deferred); PGR_LISTEN writes at once. */
 enum pg_conn_role { PGR_POOL, PGR_LISTEN };
 
 struct pg_core;
+struct pg_conn;
+
+/* What a connection tells its owner, which set them (pg_conn_new): the
+ * pool for its connections (pool.c), the LISTEN side for the listener
+ * (listen.c). A connection calls nothing above it but these. */
+struct pg_conn_owner_ops {
+	/* k finished its startup: it takes queries. */
+	void (*up)(void *owner, struct pg_conn *k);
+	/* A query of k's ended with its ReadyForQuery and k is not held: it
+	   has room again. NULL: nothing to do. */
+	void (*room)(void *owner, struct pg_conn *k);
+	/* k closed (PGC_IDLE again; was_ready: it had come up), before the
+	   queries it carried fail with kind and message. */
+	void (*lost)(void *owner, struct pg_conn *k, bool was_ready, enum ig_pg_error_kind kind,
+		     const char *message);
+	/* A NotificationResponse on k; the slices are valid during the call. */
+	void (*notify)(void *owner, struct pg_conn *k, ig_str channel, ig_str payload);
+};
 
 struct pg_conn {
 	struct pg_core *core;
+	const struct pg_conn_owner_ops *owner_ops;
+	void *owner;
 	enum pg_conn_role role;
 	enum pg_conn_state state;
 	struct ig_transport *t, *sock; /* t: TLS over sock, or sock */
@@ -172,7 +194,6 @@ struct pg_conn {
 	struct pg_stmt stmts[PG_STMT_SLOTS];
 	char *stmt_text;
 	uint32_t stmt_text_used, next_stmt;
-	bool listened;          /* PGR_LISTEN: the LISTENs went out */
 };
 
 struct pg_channel {
@@ -199,7 +220,10 @@ struct ig_pg_pool {
 	   waiters fail at once with it instead of waiting out the timeout */
 	enum ig_pg_error_kind last_kind;
 	char last_message[256];
-	struct pg_conn *listener;
+	struct pg_conn *listener;    /* listen.c's; reconnected with the others */
+	/* A NOTIFY that came on one of the pool's connections (the app
+	   LISTENed on a held one): to the LISTEN side, once it has started. */
+	void (*listen_notify)(struct ig_pg_pool *p, ig_str channel, ig_str payload);
 	struct pg_channel channels[PG_MAX_CHANNELS];
 	uint32_t nchannels;
 };
@@ -249,29 +273,28 @@ void pg_query_deliver(struct pg_core *c, struct pg_query *q);
 void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const char *message);
 
 /* conn.c */
-struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role);
+struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role, const struct pg_conn_owner_ops *ops,
+			    void *owner);
 void pg_conn_start(struct pg_conn *k);
 /* Writes q to k (appends it to k's FIFO; the write goes out after the
  * batch). false when it cannot be encoded (then q is untouched). */
 bool pg_conn_send(struct pg_conn *k, struct pg_query *q);
 void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *message);
 
-/* pool.c: upcalls from a connection */
+/* pool.c */
 void pg_pool_init(struct ig_pg_pool *p, struct pg_core *c);
 void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q);
-void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k);
+/* A connection of the core's came up, or was lost (as the owner ops):
+ * the backoff, the outage's log lines and /readyz, for the pool's
+ * connections and the listener alike. */
+void pg_pool_conn_up(struct ig_pg_pool *p);
 void pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready,
 		       enum ig_pg_error_kind kind, const char *message);
-void pg_pool_conn_idle_again(struct ig_pg_pool *p); /* a query finished */
 void pg_pool_start(struct ig_pg_pool *p);
 /* A held connection given back (the tx is over). */
 void pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k);
 
 /* cancel.c */
 void pg_cancel_send(struct pg_core *c, const struct pg_conn *k);
-
-/* listen.c */
-void pg_listen_ready(struct ig_pg_pool *p, struct pg_conn *k);
-void pg_listen_notify(struct ig_pg_pool *p, ig_str channel, ig_str payload);
 
 #endif
