@@ -323,13 +323,8 @@ bool pg_conn_send(struct pg_conn *k, struct pg_query *q)
 	}
 	k->tail_sync_end = q->kind == PGQ_EXTENDED ? k->out.len : 0;
 	q->conn = k;
-	q->next = NULL;
 	q->deadline_ms = pg_now_ms(k->core) + cfg()->query_timeout_ms;
-	if (k->tail)
-		k->tail->next = q;
-	else
-		k->head = q;
-	k->tail = q;
+	IG_FIFO_PUSH(k->head, k->tail, q);
 	k->inflight++;
 	if (k->head == q)
 		arm_query_timer(k);
@@ -404,7 +399,7 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	k->rpos = k->rlen = 0;
 	k->tx_status = 0;
 	stmts_clear(k);
-	struct pg_query *list = k->head;
+	struct pg_query *list = k->head, *list_tail = k->tail, *q;
 	k->head = k->tail = NULL;
 	k->inflight = k->written = 0;
 	if (was_ready) {
@@ -417,9 +412,7 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	k->owner_ops->lost(k->owner, k, was_ready, kind, message);
 	/* The queries it carried fail after the connection is out of the
 	   pool's choice, so that a done starting another never lands here. */
-	while (list) {
-		struct pg_query *q = list;
-		list = q->next;
+	while ((q = pg_fifo_pop(&list, &list_tail))) {
 		q->conn = NULL;
 		pg_query_set_error(q, kind, message);
 		pg_query_deliver(k->core, q);
@@ -809,12 +802,9 @@ static void on_error_response(struct pg_conn *k, struct pg_query *q, const struc
 
 static struct pg_query *pop_head(struct pg_conn *k)
 {
-	struct pg_query *q = k->head;
-	k->head = q->next;
-	if (!k->head) {
-		k->tail = NULL;
+	struct pg_query *q = pg_fifo_pop(&k->head, &k->tail);
+	if (!k->head)
 		k->tail_sync_end = 0;
-	}
 	k->inflight--;
 	if (k->written > 0 && --k->written == 0 && k->out.len > k->opos)
 		schedule_flush(k);

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "kernel/arena.h"
+#include "kernel/list.h"
 #include "kernel/loop.h"
 #include "kernel/pool.h"
 #include "net/pg/auth.h"
@@ -105,6 +106,22 @@ struct pg_query {
 	ig_str tag;
 	uint64_t affected;
 };
+
+/* Queries wait in three FIFOs (a connection's in flight, the pool's
+ * waiters, the core's failed-at-once), each a head and a tail linked by
+ * next: kernel/list.h's IG_FIFO_PUSH appends, this takes the first off
+ * (NULL when empty). */
+static inline struct pg_query *pg_fifo_pop(struct pg_query **head, struct pg_query **tail)
+{
+	struct pg_query *q = *head;
+	if (q) {
+		*head = q->next;
+		if (!*head)
+			*tail = NULL;
+		q->next = NULL;
+	}
+	return q;
+}
 
 /* A statement prepared on one connection: named "s<number>" (name, kept
  * so that a Bind formats nothing). Once described, and when its columns

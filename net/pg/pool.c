@@ -37,14 +37,9 @@ static void arm_wait_timer(struct ig_pg_pool *p)
 
 static struct pg_query *pop_waiter(struct ig_pg_pool *p)
 {
-	struct pg_query *q = p->wait_head;
-	if (q) {
-		p->wait_head = q->next;
-		if (!p->wait_head)
-			p->wait_tail = NULL;
+	struct pg_query *q = pg_fifo_pop(&p->wait_head, &p->wait_tail);
+	if (q)
 		p->waiting--;
-		q->next = NULL;
-	}
 	return q;
 }
 
@@ -217,13 +212,8 @@ void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
 		pg_fail_later(p->core, q, IG_PG_BUSY, "too many queries waiting for a database connection");
 		return;
 	}
-	q->next = NULL;
 	q->deadline_ms = pg_now_ms(p->core) + cfg()->acquire_timeout_ms;
-	if (p->wait_tail)
-		p->wait_tail->next = q;
-	else
-		p->wait_head = q;
-	p->wait_tail = q;
+	IG_FIFO_PUSH(p->wait_head, p->wait_tail, q);
 	p->waiting++;
 	arm_wait_timer(p);
 }
