@@ -284,7 +284,7 @@ UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_hand
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
               test_metal_pages test_metrics test_meter test_sock test_client_metrics \
-              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_lambda
+              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_pg_conn test_lambda
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -368,6 +368,11 @@ UNIT_SRC_test_pg_types     := $(PG_WIRE)
 UNIT_SRC_test_pg_auth      := net/pg/auth.c kernel/base64.c
 UNIT_FLAGS_test_pg_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_test_pg_conninfo  := net/pg/conninfo.c
+# conn and pool against the test's simulated server: all of net/pg but its
+# settings and migrations (the test sets what they would), on a real loop.
+UNIT_SRC_test_pg_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/sock/sock.c \
+                              $(addprefix kernel/,loop.c timer.c clock.c pool.c arena.c log.c base64.c json.c)
+UNIT_FLAGS_test_pg_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 
