@@ -1,6 +1,7 @@
 /* net/pg's own structures: a core's state (percore.c), its pool of
- * connections (pool.c), a connection's protocol engine (conn.c), a query
- * in flight, the cancel side channel (cancel.c) and LISTEN (listen.c).
+ * connections (pool.c), a connection's protocol engine (conn.c and the
+ * files it stands on, listed at pg_conn_new), a query in flight, the
+ * cancel side channel (cancel.c) and LISTEN (listen.c).
  * Everything here belongs to one core and is touched on its thread only. */
 #ifndef NET_PG_INTERNAL_H
 #define NET_PG_INTERNAL_H
@@ -289,13 +290,61 @@ void pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_kind 
 void pg_query_deliver(struct pg_core *c, struct pg_query *q);
 void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const char *message);
 
-/* conn.c */
+/* A connection is six files, each calling only those listed after it:
+ * conn.c (making, connecting, the transport's events), startup.c,
+ * pipeline.c, results.c, statements.c and conn_io.c. */
+
+/* conn.c: a new connection, for the process's lifetime (a reconnect
+ * reuses it), told to owner through ops; and its (re)connect. */
 struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role, const struct pg_conn_owner_ops *ops,
 			    void *owner);
 void pg_conn_start(struct pg_conn *k);
+
+/* startup.c: StartupMessage into k's output; a message of the startup
+ * phase (PGC_AUTH). */
+void pg_startup_send(struct pg_conn *k);
+void pg_startup_message(struct pg_conn *k, const struct pg_msg *m);
+
+/* pipeline.c */
 /* Writes q to k (appends it to k's FIFO; the write goes out after the
  * batch). false when it cannot be encoded (then q is untouched). */
 bool pg_conn_send(struct pg_conn *k, struct pg_query *q);
+/* A message of a ready connection; the query timeout's expiry. */
+void pg_pipeline_message(struct pg_conn *k, const struct pg_msg *m);
+void pg_pipeline_timeout(struct pg_conn *k);
+
+/* results.c: a message of q's answer into q (k lends its scratch and
+ * statements). pg_result_error is false when the ErrorResponse is
+ * malformed (the caller closes k); q may be NULL there (a FATAL). */
+void pg_result_columns(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
+void pg_result_row(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
+void pg_result_tag(struct pg_query *q, ig_str tag, uint64_t rows);
+bool pg_result_error(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
+
+/* statements.c: k's statement cache. */
+void pg_stmts_clear(struct pg_conn *k);
+/* Drops slot if it still holds the statement of generation gen. */
+void pg_stmt_drop(struct pg_conn *k, int16_t slot, uint32_t gen);
+/* q (PGQ_EXTENDED) into k's output: Parse when new, Bind, Describe until
+ * known, Execute, Sync; sets q's stmt, stmt_gen and parsed_here, and its
+ * columns when known (or its error when they do not fit its arena). */
+void pg_stmt_encode(struct pg_conn *k, struct pg_query *q);
+/* q's RowDescription (f[0..n)) or NoData, for its statement. */
+void pg_stmt_described(struct pg_conn *k, const struct pg_query *q, const struct pg_field *f, uint16_t n);
+void pg_stmt_no_data(struct pg_conn *k, const struct pg_query *q);
+
+/* conn_io.c */
+/* Room for need more bytes in k's output; false when out of memory. */
+bool pg_conn_out_grow(struct pg_conn *k, size_t need);
+/* Writes k's output after the loop batch (pg_conn_flush_deferred, k's
+ * flush: held back on a pool connection while written queries wait). */
+void pg_conn_schedule_flush(struct pg_conn *k);
+void pg_conn_flush_deferred(struct ig_deferred *d);
+/* Writes what it can now; the rest when the transport is writable. */
+void pg_conn_flush(struct pg_conn *k);
+void pg_conn_out_empty(struct pg_conn *k);
+/* Ends k (PGC_IDLE): the owner hears lost, then the queries in flight
+ * fail with kind and message. Nothing when idle already. */
 void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *message);
 
 /* pool.c */
