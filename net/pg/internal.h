@@ -19,6 +19,7 @@
 #include "net/pg/conninfo.h"
 #include "net/pg/pg.h"
 #include "net/pg/settings.h"
+#include "net/pg/types.h"
 #include "net/pg/wire.h"
 #include "net/sock/sock.h"
 
