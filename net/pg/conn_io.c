@@ -30,7 +30,7 @@ void pg_conn_schedule_flush(struct pg_conn *k)
 }
 
 /* Nothing left to write: out empties, and with it the tail's Sync that a
- * read could have shared (share_tail_sync). */
+ * read could have shared (pipeline.c's share_tail_sync). */
 void pg_conn_out_empty(struct pg_conn *k)
 {
 	k->out.len = k->opos = 0;
@@ -59,10 +59,10 @@ void pg_conn_flush(struct pg_conn *k)
 
 /* After the loop batch. A pool connection whose written queries are still
  * unanswered keeps what came since in out: the answers' arrival sends it
- * (pop_head), in one write with whatever more came meanwhile, where a
- * write per loop batch would cost a send here and a wakeup and a flush at
- * the server each. The server runs a connection's queries one by one, so
- * the wait adds at most one round trip. */
+ * (pipeline.c's pop_head), in one write with whatever more came
+ * meanwhile, where a write per loop batch would cost a send here and a
+ * wakeup and a flush at the server each. The server runs a connection's
+ * queries one by one, so the wait adds at most one round trip. */
 void pg_conn_flush_deferred(struct ig_deferred *d)
 {
 	struct pg_conn *k = (struct pg_conn *)((char *)d - offsetof(struct pg_conn, flush));

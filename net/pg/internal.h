@@ -157,7 +157,7 @@ enum pg_conn_state {
 };
 
 /* PGR_POOL holds back what comes while its written queries are
- * unanswered (conn_flush_deferred); PGR_LISTEN writes at once. */
+ * unanswered (pg_conn_flush_deferred); PGR_LISTEN writes at once. */
 enum pg_conn_role { PGR_POOL, PGR_LISTEN };
 
 struct pg_core;

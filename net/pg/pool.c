@@ -109,7 +109,7 @@ static bool takes_queries(const struct pg_conn *k)
 
 /* The connection the last query went to while its write has not left
  * (the same loop batch, or one waiting for its earlier queries' answers:
- * conn_flush_deferred), under the pipelining limit and for at most
+ * pg_conn_flush_deferred), under the pipelining limit and for at most
  * PG_BATCH_QUERIES: the queries of a batch (a request's 20) then leave in
  * one write and come back together, one read and one wakeup where they
  * would cost one per connection; a bigger batch (many requests' queries)
@@ -293,8 +293,8 @@ static void pool_conn_room(void *owner, struct pg_conn *k)
 	struct ig_pg_pool *p = owner;
 	/* A freed slot takes a waiter at once: its bytes stay in the
 	   connection's buffer until the queries written before are all
-	   answered (conn_flush_deferred), so the waiters still leave
-	   together, in one write. */
+	   answered (pg_conn_flush_deferred), so the waiters still
+	   leave together, in one write. */
 	if (p->wait_head)
 		drain(p);
 }

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ig_pg_value; /* net/pg/types.h */
+struct ig_pg_value; /* net/pg/pg.h */
 
 /* ---- the builder ----
  * Messages written through writer.h's struct pg_out: each is one frame, so
