@@ -60,7 +60,7 @@ struct pg_global *pg_global;
 /* ---- the simulated server ---- */
 
 #define SRV_BUF 65536
-#define MAX_STREAMS 16
+#define MAX_STREAMS 64
 #define SRV_PID 4242u
 
 enum chunking { WHOLE, ONE_BYTE, RANDOM };
@@ -86,18 +86,23 @@ struct stream {
 	size_t out_pos;          /* handed to the client so far */
 	/* the session */
 	bool started, skipping, stalled;
+	bool hangup;             /* ends the stream once out is delivered */
 	uint32_t key;
 	char stmt_name[8][16], stmt_sql[8][64];
 	int nstmts;
 	char portal_sql[64], param[64];
 };
 
+/* Every stream of the run (kept: a closed one is still the server's),
+ * the current case's from first on. */
 static struct stream *streams[MAX_STREAMS];
-static int nstreams;
+static int nstreams, first;
+#define CASE_STREAMS (nstreams - first)
+#define STREAM(i) streams[first + (i)]
 static struct ig_loop *loop;
 
 /* What the server saw. */
-static int cancels_seen, cancels_matched, executes, syncs;
+static int cancels_seen, cancels_matched, executes, syncs, listens;
 
 static uint32_t be32(const char *p)
 {
@@ -181,7 +186,8 @@ static const char *stmt_sql(struct stream *s, const char *name)
 }
 
 /* The SQL the server knows: "echo" answers its text parameter as one
- * row, "fail" fails (22012), "slow" runs until a CancelRequest stops it. */
+ * row, "fail" fails (22012), "slow" runs until a CancelRequest stops it,
+ * "die" ends the connection (a crashed backend). */
 static void srv_execute(struct stream *s)
 {
 	executes++;
@@ -193,6 +199,8 @@ static void srv_execute(struct stream *s)
 		s->skipping = true;
 	} else if (!strcmp(s->portal_sql, "slow")) {
 		s->stalled = true;
+	} else if (!strcmp(s->portal_sql, "die")) {
+		s->stalled = s->hangup = true;
 	} else {
 		srv_error(s, "42601", "syntax error");
 		s->skipping = true;
@@ -249,6 +257,19 @@ static void srv_message(struct stream *s, char type, const char *body, uint32_t 
 		srv_ready(s);
 		return;
 	case 'Q':
+		if (!strncmp(body, "LISTEN \"", 8)) {
+			/* Answered, then at once a NOTIFY on that channel. */
+			listens++;
+			srv_complete(s, "LISTEN");
+			srv_ready(s);
+			pg_out_begin(&s->out, 'A');
+			pg_out_u32(&s->out, SRV_PID);
+			pg_out_bytes(&s->out, body + 8, strlen(body + 8) - 1); /* unquoted */
+			pg_out_u8(&s->out, 0);
+			pg_out_cstr(&s->out, "hello");
+			pg_out_end(&s->out);
+			return;
+		}
 		if (!strcmp(body, "SHOW max_connections")) {
 			srv_row_description(s, "max_connections");
 			srv_data_row(s, "100");
@@ -266,7 +287,7 @@ static void srv_message(struct stream *s, char type, const char *body, uint32_t 
 static void srv_cancel(uint32_t pid, uint32_t key)
 {
 	cancels_seen++;
-	for (int i = 0; i < nstreams; i++) {
+	for (int i = first; i < nstreams; i++) {
 		struct stream *s = streams[i];
 		if (pid == SRV_PID && s->key == key && s->stalled) {
 			cancels_matched++;
@@ -381,6 +402,10 @@ static void deliver(struct ig_deferred *d)
 		s->out_pos += n;
 		s->t.engine_ops->received(s->t.engine, n);
 	}
+	if (s->hangup && !s->client_closed && s->out_pos == s->out.len) {
+		s->hangup = false;
+		s->t.engine_ops->received(s->t.engine, 0); /* EOF: the client closes */
+	}
 }
 
 static struct ig_transport *mem_connect(struct ig_loop *l, const struct sockaddr *addr, socklen_t len)
@@ -447,8 +472,8 @@ static struct ig_pg_pool *start_case(enum chunking how, uint32_t seed, uint32_t 
 {
 	chunking = how;
 	rng_state = seed;
-	nstreams = 0; /* the earlier cases' streams stay with their loops */
-	cancels_seen = cancels_matched = executes = syncs = 0;
+	first = nstreams;
+	cancels_seen = cancels_matched = executes = syncs = listens = 0;
 	pg_settings_values = (struct pg_settings_values){
 		.database_url = "",
 		.pool_size = pool_size,
@@ -522,7 +547,7 @@ static void pipeline_case(const char *name, start_fn *start, enum chunking how, 
 	check_that(a[2].calls == 1 && a[2].ok && !strcmp(a[2].value, "third"), what, "calls %d ok %d value \"%s\"",
 		   a[2].calls, a[2].ok, a[2].value);
 	snprintf(what, sizeof what, "%s: one connection carried them", name);
-	CHECK_INT(nstreams, 1, what);
+	CHECK_INT(CASE_STREAMS, 1, what);
 }
 
 /* Partial segments: the same pipeline, the server's answers (the
@@ -572,15 +597,15 @@ static void test_cancel(void)
 		   "calls %d ok %d kind %d", slow.calls, slow.ok, slow.kind);
 	CHECK_INT(cancels_seen, 1, "cancel: the server sees one CancelRequest");
 	CHECK_INT(cancels_matched, 1, "cancel: it names the running query's backend (pid and key)");
-	CHECK_INT(nstreams, 2, "cancel: on a connection of its own");
-	CHECK(streams[1]->client_closed, "cancel: its connection is closed once sent");
+	CHECK_INT(CASE_STREAMS, 2, "cancel: on a connection of its own");
+	CHECK(STREAM(1)->client_closed, "cancel: its connection is closed once sent");
 	ig_pg_pool_query(pool, &arena, "echo", text("after"), 1, on_done, &after);
 	run();
 	check_that(after.calls == 1 && after.ok && !strcmp(after.value, "after"),
 		   "cancel: the connection answers the next query", "calls %d ok %d value \"%s\"", after.calls,
 		   after.ok, after.value);
 	CHECK_INT(slow.calls, 1, "cancel: the cancelled query's own error is not delivered again");
-	CHECK_INT(nstreams, 2, "cancel: the same connection took it");
+	CHECK_INT(CASE_STREAMS, 2, "cancel: the same connection took it");
 }
 
 /* With one connection taking one query at a time, queries wait in the
@@ -603,8 +628,72 @@ static void test_pool_waits_in_order(void)
 		   "%d %d %d", order[0], order[1], order[2]);
 }
 
+/* The server ends the connection with two queries in flight: both fail
+ * as lost; the pool reconnects after its backoff, and a query that came
+ * meanwhile waits for it and then runs. */
+static void test_connection_lost(void)
+{
+	struct ig_pg_pool *pool = start_case(WHOLE, 1, 1, 256, 0);
+	struct answer die = { 0 }, behind = { 0 }, waited = { 0 };
+	ig_pg_pool_query(pool, &arena, "die", NULL, 0, on_done, &die);
+	ig_pg_pool_query(pool, &arena, "echo", text("behind"), 1, on_done, &behind);
+	run();
+	check_that(die.calls == 1 && !die.ok && die.kind == IG_PG_CONNECTION_LOST, "lost: the query in flight fails as lost",
+		   "calls %d ok %d kind %d", die.calls, die.ok, die.kind);
+	check_that(behind.calls == 1 && !behind.ok && behind.kind == IG_PG_CONNECTION_LOST,
+		   "lost: so does the one pipelined behind it", "calls %d ok %d kind %d", behind.calls, behind.ok,
+		   behind.kind);
+	CHECK(STREAM(0)->client_closed, "lost: the client closed its end");
+	ig_pg_pool_query(pool, &arena, "echo", text("waited"), 1, on_done, &waited);
+	run();
+	CHECK_INT(waited.calls, 0, "lost: a query waits while no connection is up");
+	CHECK_INT(CASE_STREAMS, 1, "lost: no reconnect before the backoff");
+	advance(49);
+	CHECK_INT(CASE_STREAMS, 1, "lost: no reconnect before the backoff (50 ms)");
+	advance(1 + IG_TICK_MS); /* the wheel fires within a tick after */
+	CHECK_INT(CASE_STREAMS, 2, "lost: the pool reconnects after its backoff");
+	check_that(waited.calls == 1 && waited.ok && !strcmp(waited.value, "waited"),
+		   "lost: the waiting query runs on the new connection", "calls %d ok %d value \"%s\"", waited.calls,
+		   waited.ok, waited.value);
+}
+
+/* LISTEN: the listener LISTENs when it comes up and hands each NOTIFY to
+ * the channel's callback; lost, it is reconnected with the pool's backoff
+ * and LISTENs again. */
+static int notified;
+static char notified_channel[16], notified_payload[16];
+static void on_notify(void *arg, ig_str channel, ig_str payload)
+{
+	(void)arg;
+	notified++;
+	snprintf(notified_channel, sizeof notified_channel, "%.*s", (int)channel.len, channel.ptr);
+	snprintf(notified_payload, sizeof notified_payload, "%.*s", (int)payload.len, payload.ptr);
+}
+
+static void test_listen(void)
+{
+	start_case(RANDOM, 9, 1, 256, 0);
+	CHECK_INT(ig_pg_listen(loop, "events", on_notify, NULL), 0, "listen: accepted");
+	run();
+	CHECK_INT(listens, 1, "listen: the server sees LISTEN \"events\"");
+	check_that(notified == 1 && !strcmp(notified_channel, "events") && !strcmp(notified_payload, "hello"),
+		   "listen: the NOTIFY reaches the callback", "%d \"%s\" \"%s\"", notified, notified_channel,
+		   notified_payload);
+	struct stream *listener = STREAM(CASE_STREAMS - 1);
+	listener->hangup = true;
+	send_later(listener);
+	run();
+	CHECK(listener->client_closed, "listen: the lost listener is closed");
+	advance(50 + IG_TICK_MS); /* the pool's backoff */
+	CHECK_INT(listens, 2, "listen: reconnected, it LISTENs again");
+	CHECK_INT(notified, 2, "listen: and hears the channel again");
+}
+
 int main(void)
 {
+	/* net/pg's log lines (a connection lost) go to stdout by write(2):
+	   whole TAP lines keep them apart. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	static struct pg_global global;
 	global.ci = (struct pg_conninfo){ .host = "192.0.2.10", .port = 5432, .user = "u", .dbname = "d",
 					  .sslmode = PG_SSL_DISABLE };
@@ -623,5 +712,7 @@ int main(void)
 	test_error_mid_pipeline();
 	test_cancel();
 	test_pool_waits_in_order();
+	test_connection_lost();
+	test_listen();
 	return check_done();
 }
