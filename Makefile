@@ -265,7 +265,7 @@ pgcheck-asan: $(PGCHECK_ASAN)
 # net/pg's wire, types and auth against a real PostgreSQL without the
 # connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
 PGWIRE_CHECK := $(BUILD)/bin/pgwire_check
-$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c kernel/runtime/arena.c kernel/runtime/pool.c \
+$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/writer.c net/pg/auth.c kernel/runtime/base64.c kernel/runtime/arena.c kernel/runtime/pool.c \
 		$(wildcard net/pg/*.h) $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
@@ -284,7 +284,7 @@ UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_hand
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
               test_metal_pages test_metrics test_meter test_sock test_client_metrics \
-              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_lambda
+              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_pg_conn test_lambda
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -362,12 +362,17 @@ UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c 
 UNIT_SRC_test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/runtime/clock.c kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
-PG_WIRE := net/pg/wire.c net/pg/types.c kernel/runtime/arena.c kernel/runtime/pool.c
+PG_WIRE := net/pg/wire.c net/pg/types.c net/pg/writer.c kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_test_pg_wire      := $(PG_WIRE)
 UNIT_SRC_test_pg_types     := $(PG_WIRE)
 UNIT_SRC_test_pg_auth      := net/pg/auth.c kernel/runtime/base64.c
 UNIT_FLAGS_test_pg_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_test_pg_conninfo  := net/pg/conninfo.c
+# conn and pool against the test's simulated server: all of net/pg but its
+# settings and migrations (the test sets what they would), on a real loop.
+UNIT_SRC_test_pg_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/sock/sock.c \
+                              $(addprefix kernel/runtime/,loop.c timer.c clock.c pool.c arena.c log.c base64.c json.c)
+UNIT_FLAGS_test_pg_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_HEADERS := $(wildcard kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 
@@ -492,13 +497,13 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/dns/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c net/pg/conninfo.c kernel/runtime/arena.c kernel/runtime/pool.c
+FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/writer.c net/pg/auth.c kernel/runtime/base64.c net/pg/conninfo.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/runtime/*.c kernel/process/*.c net/*.c net/http/*.c net/server/*.c net/metrics/*.c net/api/*.c)) \
                    $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/dns/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
-                   net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(RT_GEN)/anchors.c
+                   $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/bearssl.c $(RT_GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread

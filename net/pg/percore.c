@@ -17,13 +17,9 @@ static _Atomic(struct pg_core *) all_pg_cores;
 static void deliver_failed(struct ig_deferred *d)
 {
 	struct pg_core *c = (struct pg_core *)((char *)d - offsetof(struct pg_core, deliver));
-	while (c->failed_head) {
-		struct pg_query *q = c->failed_head;
-		c->failed_head = q->next;
-		if (!c->failed_head)
-			c->failed_tail = NULL;
+	struct pg_query *q;
+	while ((q = pg_fifo_pop(&c->failed_head, &c->failed_tail)))
 		pg_query_deliver(c, q);
-	}
 }
 
 struct pg_core *pg_core_of(struct ig_loop *loop)
@@ -76,12 +72,7 @@ void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const ch
 void pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_kind kind, const char *message)
 {
 	pg_query_set_error(q, kind, message);
-	q->next = NULL;
-	if (c->failed_tail)
-		c->failed_tail->next = q;
-	else
-		c->failed_head = q;
-	c->failed_tail = q;
+	IG_FIFO_PUSH(c->failed_head, c->failed_tail, q);
 	ig_loop_defer(c->loop, &c->deliver);
 }
 
