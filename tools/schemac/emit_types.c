@@ -198,7 +198,11 @@ static void emit_op_types(struct sc_model *m, struct sc_out *h, const struct sc_
 	out_close(h, "};");
 	out_blank(h);
 
-	out_line(h, "int %s(ig_ctx *ctx, const struct %s_in *in, struct %s_out *out);", op->id, op->id, op->id);
+	/* The asm label gives the handler a symbol of its own, ig_op_<id>: an
+	   operationId such as recv then names no libc, runtime or library
+	   symbol, so the app's definition cannot take one over at link time. */
+	out_line(h, "int %s(ig_ctx *ctx, const struct %s_in *in, struct %s_out *out) __asm__(\"ig_op_%s\");",
+		 op->id, op->id, op->id, op->id);
 	out_blank(h);
 }
 

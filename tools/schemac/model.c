@@ -984,9 +984,9 @@ static void name_schema(struct names *names, struct sc_schema *s, const char *ba
 }
 
 /* Claims every name the generated code makes from the document, so that
- * two never clash. Its fixed names (ig_route, ig_op_<id>, ...) and the
- * runtime's all start with ig_, which no operationId or schema name may
- * (sc_is_global_ident). */
+ * two never clash. Its fixed names (ig_route, ig_operation_<id>, the
+ * handlers' symbols ig_op_<id>, ...) and the runtime's all start with ig_,
+ * which no operationId or schema name may (sc_is_global_ident). */
 static void name_everything(struct sc_model *m, const char *root_name)
 {
 	struct names names = { .m = m };
