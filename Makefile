@@ -65,6 +65,7 @@ TLS_SRC     := $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/$(T
 # net/api/main.c is the service's main(): programs with their own (the
 # test client, benchmarks, tests that set up a core) link all but it.
 API_MAIN    := net/api/main.c
+API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
 RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
@@ -80,7 +81,7 @@ RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 MIGRATIONS  ?= $(dir $(SCHEMA))migrations
 APP_GEN_SRC := $(GEN)/api.c $(GEN)/migrations.c
 APP_OWN_OBJ := $(patsubst $(APP_DIR)%.c,$(APP_OBJDIR)/%.o,$(APP_SRCS))
-APP_OBJ     := $(APP_OWN_OBJ) $(OBJ)/$(API_MAIN:.c=.o) $(APP_OBJDIR)/gen/api.o $(APP_OBJDIR)/gen/migrations.o
+APP_OBJ     := $(APP_OWN_OBJ) $(API_MAIN_OBJ) $(APP_OBJDIR)/gen/api.o $(APP_OBJDIR)/gen/migrations.o
 
 # ---- trust anchors (tools/anchors): generated from Debian's ca-certificates ----
 # A host tool reads the package's mozilla/ directory (fetched by tools/deps,
