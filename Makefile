@@ -73,7 +73,10 @@ RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c
+# schemac's table of the C library's names that the generated api.h
+# declares (tools/schemac/libc_names.h) is made from musl's headers.
+SCHEMAC_LIBC_NAMES := $(BUILD)/tools/schemac/libc_names.c
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c $(SCHEMAC_LIBC_NAMES)
 SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
@@ -125,6 +128,10 @@ deps-lock:
 	BUILD=$(BUILD) tools/deps/fetch --lock
 
 # ---- schema compiler (host tool) and generated code ----
+$(SCHEMAC_LIBC_NAMES): tools/schemac/libc-names tools/schemac/api_includes.h $(wildcard kernel/*/*.h net/*.h net/*/*.h)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)tools/schemac/libc-names "$(CC_MUSL)" $@
 $(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/runtime/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
