@@ -135,6 +135,7 @@ struct http_conn {
 	enum conn_state state;
 	char *rbuf;
 	uint32_t rpos, rlen;
+	struct http_head_resume head; /* the head at rpos, while it arrives */
 	struct ig_ctx *reading; /* the request whose body is being read */
 	size_t body_len, body_need;
 	struct http_chunked_decoder chunked;
