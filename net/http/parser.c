@@ -289,27 +289,29 @@ static int parse_whole(const char *buf, size_t len, struct http_request *req, co
 	return n;
 }
 
-/* The request line buf[st->line .. LF] is complete and in the grammar:
- * true if what parse_version and parse_request_line judge after the line
- * has ended (the version's number, CONNECT, the target's form) passes. */
-static bool request_line_passes(const char *buf, const struct http_head_resume *st)
+/* The request line buf[st->line .. lf] is complete and in the grammar, so
+ * "HTTP/d.d" CR precedes its LF: true if what parse_version and
+ * parse_request_line judge after the line has ended (the version's number,
+ * CONNECT, the target's form) passes. */
+static bool request_line_passes(const char *buf, const char *lf, const struct http_head_resume *st)
 {
-	const char *version = buf + st->mark2 + 1;
+	const char *version = lf - 9;
 	if (version[5] != '1' || version[7] > '1')
 		return false;
 	struct http_request tmp = { .method = buf + st->line, .method_len = st->mark - st->line,
-				    .target = buf + st->mark + 1, .target_len = st->mark2 - st->mark - 1 };
+				    .target = buf + st->mark + 1,
+				    .target_len = (size_t)(version - 1 - (buf + st->mark + 1)) };
 	struct http_error error;
 	struct http_scan s = { .error = &error };
 	return !eq_exact(tmp.method, tmp.method_len, "CONNECT") && classify_target(&s, &tmp) == 0;
 }
 
-/* The field line buf[st->line .. CRLF] is complete and in the grammar
- * (its CR at st->mark2): true if noting it, as http_parse_fields does,
- * passes. The value is trimmed of OWS as http_parse_field_line trims it. */
-static bool field_line_passes(const char *buf, struct http_head_resume *st)
+/* The field line buf[st->line .. lf] is complete and in the grammar:
+ * true if noting it, as http_parse_fields does, passes. The value is
+ * trimmed of OWS as http_parse_field_line trims it. */
+static bool field_line_passes(const char *buf, const char *lf, struct http_head_resume *st)
 {
-	const char *v = buf + st->mark + 1, *e = buf + st->mark2;
+	const char *v = buf + st->mark + 1, *e = lf - 1;
 	while (v < e && http_is_ows(*v))
 		v++;
 	while (e > v && http_is_ows(e[-1]))
@@ -395,7 +397,6 @@ IG_HOT static int scan_on(const char *buf, size_t len, const struct http_request
 			}
 			if (*q != ' ')
 				goto hand_over;
-			st->mark2 = (uint32_t)(q - buf);
 			st->state = R_VERSION;
 			p = q + 1;
 			continue;
@@ -408,7 +409,7 @@ IG_HOT static int scan_on(const char *buf, size_t len, const struct http_request
 		case R_LINE_LF:
 			if (*p != '\n')
 				goto hand_over;
-			if (!request_line_passes(buf, st))
+			if (!request_line_passes(buf, p, st))
 				goto hand_over;
 			p++;
 			st->line = (uint32_t)(p - buf);
@@ -416,13 +417,15 @@ IG_HOT static int scan_on(const char *buf, size_t len, const struct http_request
 			continue;
 		case R_FIELD_START:
 			/* CR ends the head; LF, obs-fold, a field too many or a
-			   name that cannot start here is an error */
+			   name that cannot start here is an error. Past the
+			   count's range (more than the settings allow) the whole
+			   parse judges every line. */
 			if (*p == '\r') {
 				st->state = R_END_LF;
 				p++;
 				continue;
 			}
-			if (st->fields >= max_fields || !http_has_class(*p, HTTP_C_TCHAR))
+			if (st->fields >= max_fields || st->fields == UINT16_MAX || !http_has_class(*p, HTTP_C_TCHAR))
 				goto hand_over;
 			st->line = (uint32_t)(p - buf);
 			st->state = R_NAME;
@@ -447,12 +450,11 @@ IG_HOT static int scan_on(const char *buf, size_t len, const struct http_request
 			}
 			if (*q != '\r')
 				goto hand_over;
-			st->mark2 = (uint32_t)(q - buf);
 			st->state = R_FIELD_LF;
 			p = q + 1;
 			continue;
 		case R_FIELD_LF:
-			if (*p != '\n' || !field_line_passes(buf, st))
+			if (*p != '\n' || !field_line_passes(buf, p, st))
 				goto hand_over;
 			st->fields++;
 			st->state = R_FIELD_START;

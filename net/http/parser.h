@@ -71,14 +71,13 @@ struct http_head_resume {
 	uint32_t scanned; /* the next byte the scan looks at */
 	uint32_t line;    /* the request line's or the current field line's start */
 	uint32_t mark;    /* the end of the method, or the field line's colon */
-	uint32_t mark2;   /* the end of the target */
 	uint32_t examined; /* bytes scanned by all calls for this head, resumed
 			      scan and whole-head parses alike (saturating): the
 			      measure of the work, for tests */
-	uint32_t fields;  /* field lines complete so far */
+	uint16_t fields;  /* field lines complete so far */
 	uint8_t state;
-	uint8_t empty_lines; /* empty lines before the request line */
-	bool host_seen, length_seen; /* what later lines' errors depend on */
+	uint8_t empty_lines : 3; /* empty lines before the request line */
+	uint8_t host_seen : 1, length_seen : 1; /* what later lines' errors depend on */
 };
 
 /* http_parse_request for a head that may arrive in pieces: buf[0..len) is
