@@ -531,23 +531,30 @@ static void test_empty_input(void)
 	      "empty input is incomplete");
 }
 
+/* The i-th valid case with three octets replaced, in in[] (x: the
+ * xorshift state). */
+static struct req_case mutated(unsigned i, char in[512], uint64_t *x)
+{
+	static const char alphabet[] = "\r\n :,;\t\0\x7f\x80/?#*aZ09-";
+	struct req_case c = valid_cases[i % (sizeof valid_cases / sizeof valid_cases[0])];
+	memcpy(in, c.in, c.len);
+	for (int m = 0; m < 3; m++) {
+		*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+		in[*x % c.len] = alphabet[(*x >> 32) % (sizeof alphabet - 1)];
+	}
+	c.in = in;
+	return c;
+}
+
 /* Mutated valid requests: whatever the verdict, it must not depend on how
  * much of the input has arrived, and nothing may read past the end. */
 static void test_mutations(void)
 {
 	uint64_t x = 0x9e3779b97f4a7c15u;
-	static const char alphabet[] = "\r\n :,;\t\0\x7f\x80/?#*aZ09-";
-	size_t nvalid = sizeof valid_cases / sizeof valid_cases[0];
 	unsigned failures = 0, runs = 3000;
 	for (unsigned i = 0; i < runs; i++) {
-		struct req_case c = valid_cases[i % nvalid];
 		char in[512];
-		memcpy(in, c.in, c.len);
-		for (int m = 0; m < 3; m++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			in[x % c.len] = alphabet[(x >> 32) % (sizeof alphabet - 1)];
-		}
-		c.in = in;
+		struct req_case c = mutated(i, in, &x);
 		struct http_request req;
 		int full = parse_at(&c, c.len, &req);
 		int status = http_error_status(req.error.kind);
@@ -680,18 +687,10 @@ static void test_resumed_scan_is_linear(void)
 static void test_resumed_mutations(void)
 {
 	uint64_t x = 0x2545f4914f6cdd1du;
-	static const char alphabet[] = "\r\n :,;\t\0\x7f\x80/?#*aZ09-";
-	size_t nvalid = sizeof valid_cases / sizeof valid_cases[0];
 	unsigned failures = 0, runs = 3000;
 	for (unsigned i = 0; i < runs; i++) {
-		struct req_case c = valid_cases[i % nvalid];
 		char in[512];
-		memcpy(in, c.in, c.len);
-		for (int m = 0; m < 3; m++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			in[x % c.len] = alphabet[(x >> 32) % (sizeof alphabet - 1)];
-		}
-		c.in = in;
+		struct req_case c = mutated(i, in, &x);
 		struct http_head_resume st = { 0 };
 		int n = HTTP_INCOMPLETE;
 		const char *why = NULL;
