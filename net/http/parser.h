@@ -71,9 +71,9 @@ struct http_head_resume {
 	uint32_t scanned; /* the next byte the scan looks at */
 	uint32_t line;    /* the request line's or the current field line's start */
 	uint32_t mark;    /* the end of the method, or the field line's colon */
-	uint32_t examined; /* bytes scanned by all calls for this head, resumed
-			      scan and whole-head parses alike (saturating): the
-			      measure of the work, for tests */
+	uint32_t examined; /* the work of all calls for this head, for tests:
+			      how far the resumed scan moved, plus how far each
+			      whole-head parse scanned (saturating) */
 	uint16_t fields;  /* field lines complete so far */
 	uint8_t state;
 	uint8_t empty_lines : 3; /* empty lines before the request line */
