@@ -507,6 +507,8 @@ FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SRC_json_read := kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_SRC_response  := net/http/response_head.c net/http/codec.c net/http/chunked.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/http/response_head.h net/http/codec.h
+FUZZ_SRC_parser    := net/http/parser.c $(HTTP_CODEC)
+$(BUILD)/fuzz/fuzz_parser: $(FUZZ_SRC_parser) net/http/parser.h net/http/codec.h
 FUZZ_SRC_dns       := net/dns/dns_wire.c
 $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/dns/dns_wire.h
 # The whole request path without the process's start and main (the
