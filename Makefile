@@ -26,7 +26,7 @@ GEN      := $(APP_BUILD)/gen
 RT_GEN   := $(BUILD)/gen
 
 WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
-CFLAGS   := $(WARN) -O2 -I. -I$(GEN) -I$(DEPS)/musl/include \
+CFLAGS   := $(WARN) -O2 -I. -Iinclude -I$(GEN) -I$(DEPS)/musl/include \
             -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
             -fno-stack-protector -fno-plt -fno-pie
 # net/cold.ld keeps code that an idle process never runs (TLS, the
@@ -101,7 +101,7 @@ RUNTIME_SRC  += $(RT_GEN)/anchors.c
 $(ANCHORS_TOOL): tools/anchors/anchors.c kernel/runtime/file.c kernel/runtime/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $< kernel/runtime/file.c $(DEPS)/host/lib/libbearssl.a -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/host/include $< kernel/runtime/file.c $(DEPS)/host/lib/libbearssl.a -o $@
 
 $(RT_GEN)/anchors.c: $(ANCHORS_TOOL) $(DEPS)/.stamp
 	@mkdir -p $(@D)
@@ -135,7 +135,7 @@ $(SCHEMAC_LIBC_NAMES): tools/schemac/libc-names tools/schemac/api_includes.h $(w
 $(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/runtime/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
 
 $(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
 	@mkdir -p $(GEN)
@@ -148,7 +148,7 @@ EMBED_MIGRATIONS := $(BUILD)/tools/embed-migrations
 $(EMBED_MIGRATIONS): tools/migrations/embed.c kernel/runtime/file.c kernel/runtime/file.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/runtime/file.c -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude $< kernel/runtime/file.c -o $@
 $(GEN)/migrations.c: $(EMBED_MIGRATIONS) $(wildcard $(MIGRATIONS) $(MIGRATIONS)/*.sql)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  EMBED   $(MIGRATIONS)")
@@ -231,7 +231,7 @@ $(LWIP_ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(LWIP_SRC) $(APP_GEN_SRC) $(GEN)/ap
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -DIG_CHECK_RESPONSES -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include -Inet/lwip -I$(DEPS)/host/include/lwip \
+		-fno-omit-frame-pointer -I. -Iinclude -I$(GEN) -I$(DEPS)/host/include -Inet/lwip -I$(DEPS)/host/include/lwip \
 		$(HOST_TLS_FLAGS) $(RUNTIME_SRC) $(APP_SRC) $(LWIP_SRC) $(APP_GEN_SRC) $(HOST_TLS_LIBS) \
 		$(DEPS)/host/lib/libbearssl.a $(DEPS)/host/lib/liblwip.a -lm -lpthread -o $@
 lwip-asan: setup-build $(LWIP_ASAN_BIN)
@@ -245,7 +245,7 @@ $(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(APP_GEN_SRC) $(GEN)/api.h $(DEPS)/.stam
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -DIG_CHECK_RESPONSES -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-fno-omit-frame-pointer -I. -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) \
+		-fno-omit-frame-pointer -I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) \
 		$(RUNTIME_SRC) $(APP_SRC) $(APP_GEN_SRC) $(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 asan: $(ASAN_BIN)
 
@@ -255,7 +255,7 @@ $(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard ker
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-I. -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/client/fetch.c \
+		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/client/fetch.c \
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 fetch-asan: $(FETCH_ASAN)
 
@@ -266,7 +266,7 @@ $(PGCHECK_ASAN): $(RUNTIME_SRC) tests/pg/pgcheck.c $(DEPS)/.stamp $(wildcard ker
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-I. -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/pg/pgcheck.c \
+		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/pg/pgcheck.c \
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 pgcheck-asan: $(PGCHECK_ASAN)
 
@@ -278,7 +278,7 @@ $(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/wri
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-I. -I$(DEPS)/host/include $(filter %.c,$^) $(DEPS)/host/lib/libbearssl.a -lm -o $@
+		-I. -Iinclude -I$(DEPS)/host/include $(filter %.c,$^) $(DEPS)/host/lib/libbearssl.a -lm -o $@
 pgwire-check: $(PGWIRE_CHECK)
 
 # ---- unit tests: each built twice, under ASan and UBSan with the host
@@ -294,10 +294,10 @@ pgwire-check: $(PGWIRE_CHECK)
 UNIT_OUT   := $(BUILD)/test/unit
 UNIT_FILES := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c))
 UNIT_NAMES := $(filter-out net/tls/test_tls,$(UNIT_FILES)) net/tls/test_tls_bearssl net/tls/test_tls_mbedtls
-UNIT_WARN  := $(WARN) -I. -g
+UNIT_WARN  := $(WARN) -I. -Iinclude -g
 API_JSON   := kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
-# Handler tests without sockets (net/testing.h): what a test binary links
+# Handler tests without sockets (include/ingot/testing.h): what a test binary links
 # beside its test file, the app's handlers and its generated code
 # (build/gen/api.c): the runtime with BearSSL and the test API, not the
 # service's main. TEST_API_LIB holds them compiled for the host under
@@ -305,7 +305,7 @@ HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # with TEST_API_LDLIBS and compile the app's files with TEST_API_CFLAGS.
 TEST_API_SRC    := $(filter-out $(TLS_BACKENDS),$(RUNTIME_SRC)) net/tls/bearssl.c $(TEST_API_MAIN)
 TEST_API_SAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
-TEST_API_CFLAGS := $(UNIT_WARN) $(TEST_API_SAN) -I$(abspath .) -I$(abspath $(DEPS))/host/include
+TEST_API_CFLAGS := $(UNIT_WARN) $(TEST_API_SAN) -I$(abspath .) -I$(abspath include) -I$(abspath $(DEPS))/host/include
 TEST_API_LDLIBS := $(abspath $(DEPS))/host/lib/libbearssl.a -lpthread -lm
 TEST_API_LIB    := $(BUILD)/test/libingot-test.a
 TEST_API_OBJ    := $(TEST_API_SRC:%.c=$(BUILD)/obj-test/%.o)
@@ -414,7 +414,7 @@ SCHEMAC_ASAN := $(BUILD)/tools/schemac-asan
 $(SCHEMAC_ASAN): $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/runtime/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -Iinclude -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
 schemac-asan: $(SCHEMAC_ASAN)
 
 # tools/schemac/test/run: the reference service's api.c and app/service.c
@@ -428,20 +428,20 @@ SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversio
                   -Wmissing-prototypes -Wno-overlength-strings
 $(SCHEMAC_TEST)/musl/api.o: $(SCHEMAC_TEST)/service/api.c $(DEPS)/.stamp
 	@mkdir -p $(@D)
-	$(Q)$(CC_MUSL) $(WARN) -O2 -I. -I$(DEPS)/musl/include -I$(SCHEMAC_TEST)/service -c $< -o $@
+	$(Q)$(CC_MUSL) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/musl/include -I$(SCHEMAC_TEST)/service -c $< -o $@
 $(SCHEMAC_TEST)/musl/service.o: app/service.c $(SCHEMAC_TEST)/service/api.c $(DEPS)/.stamp
 	@mkdir -p $(@D)
-	$(Q)$(CC_MUSL) $(WARN) -O2 -I. -I$(DEPS)/musl/include -I$(SCHEMAC_TEST)/service -c $< -o $@
+	$(Q)$(CC_MUSL) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/musl/include -I$(SCHEMAC_TEST)/service -c $< -o $@
 # The generated code must stay clean under these; the embedded document is
 # one literal longer than ISO C's 4095 minimum.
 $(SCHEMAC_TEST)/strict/api.o $(SCHEMAC_TEST)/strict/api-check.o: $(SCHEMAC_TEST)/rich/api.c
 	@mkdir -p $(@D)
-	$(Q)$(CC_HOST) $(SCHEMAC_STRICT) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. \
+	$(Q)$(CC_HOST) $(SCHEMAC_STRICT) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -Iinclude \
 		-I$(SCHEMAC_TEST)/rich -c $< -o $@
 $(SCHEMAC_TEST)/rich-run $(SCHEMAC_TEST)/rich-check: $(SCHEMAC_TEST)/rich/api.c tools/schemac/test/rich_handlers.c \
 		$(SCHEMAC_TEST_RUNTIME) $(UNIT_HEADERS)
 	@mkdir -p $(@D) && rm -f $@
-	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -I$(SCHEMAC_TEST)/rich \
+	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -Iinclude -I$(SCHEMAC_TEST)/rich \
 		$(SCHEMAC_TEST)/rich/api.c tools/schemac/test/rich_handlers.c $(SCHEMAC_TEST_RUNTIME) -lm -o $@
 
 # tools/schemac/test/regex/run: gen (the pattern compiler under the
@@ -453,7 +453,7 @@ REGEX_TEST := $(BUILD)/test/regex
 REGEX_SCHEMAC_SRC ?= $(filter-out tools/schemac/main.c,$(SCHEMAC_SRC))
 $(REGEX_TEST)/gen: tools/schemac/test/regex/gen.c $(REGEX_SCHEMAC_SRC) $(REGEX_TEST)/patterns.inc $(REGEX_TEST)/expect.inc
 	@rm -f $@
-	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -I. -Itools/schemac -I$(REGEX_TEST) -I$(DEPS)/host/include $< $(REGEX_SCHEMAC_SRC) \
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -I. -Iinclude -Itools/schemac -I$(REGEX_TEST) -I$(DEPS)/host/include $< $(REGEX_SCHEMAC_SRC) \
 		$(SCHEMAC_LIBS) -lm -o $@
 $(REGEX_TEST)/check: tools/schemac/test/regex/check.c $(REGEX_TEST)/matchers.c $(REGEX_TEST)/checks.inc
 	@rm -f $@
@@ -471,21 +471,21 @@ CONFORMANCE_RUNTIME_SRC := kernel/runtime/arena.c kernel/runtime/pool.c kernel/r
 CONFORMANCE_RUNTIME := $(CONFORMANCE_TEST)/runtime.a
 $(CONFORMANCE_TEST)/runtime/%.o: %.c $(UNIT_HEADERS)
 	@mkdir -p $(@D)
-	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -c $< -o $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -Iinclude -c $< -o $@
 $(CONFORMANCE_RUNTIME): $(CONFORMANCE_RUNTIME_SRC:%.c=$(CONFORMANCE_TEST)/runtime/%.o)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
 conformance-tools: $(SCHEMAC_ASAN) $(CONFORMANCE_RUNTIME)
 $(CONFORMANCE_TEST)/%/driver: $(CONFORMANCE_TEST)/%/driver.c $$(wildcard $$(@D)/g*.c) $(CONFORMANCE_RUNTIME)
 	@rm -f $@
-	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -Wno-unused-function -I. -I$(@D) $< $(CONFORMANCE_RUNTIME) -lm -o $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -O0 -Wno-unused-function -I. -Iinclude -I$(@D) $< $(CONFORMANCE_RUNTIME) -lm -o $@
 
 # tests/anchors/run: static musl probes that refer to neither form of the
 # trust anchors, to each, to both (probe-B-D: B the BearSSL form, D the DER
 # form), for the bytes each adds; and test_anchors.c under the sanitizers.
 ANCHORS_TEST  := $(BUILD)/test/anchors
 ANCHORS_PROBES := $(foreach b,0 1,$(foreach d,0 1,$(ANCHORS_TEST)/probe-$(b)-$(d)))
-ANCHORS_CFLAGS := $(WARN) -O2 -I. -I$(DEPS)/musl/include -ffunction-sections -fdata-sections
+ANCHORS_CFLAGS := $(WARN) -O2 -I. -Iinclude -I$(DEPS)/musl/include -ffunction-sections -fdata-sections
 $(ANCHORS_TEST)/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 	@mkdir -p $(@D)
 	$(Q)$(CC_MUSL) $(ANCHORS_CFLAGS) -c $< -o $@
@@ -495,7 +495,7 @@ $(ANCHORS_TEST)/probe-%: tests/anchors/probe.c $(ANCHORS_TEST)/anchors.o
 $(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(RT_GEN)/anchors.c net/tls/anchors.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-I. -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(RT_GEN)/anchors.c \
+		-I. -Iinclude -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(RT_GEN)/anchors.c \
 		$(DEPS)/host/lib/libmbedx509.a $(DEPS)/host/lib/libmbedcrypto.a $(DEPS)/host/lib/libbearssl.a -o $@
 
 # ---- fuzzing (libFuzzer, host clang): each tests/fuzz/fuzz_NAME.c with its
@@ -536,7 +536,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard kernel/runtime/*.c kernel/r
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -I. $(FUZZ_FLAGS_$*) $< $(FUZZ_SRC_$*) $(FUZZ_LIBS_$*) -lm -o $@
+		-fno-sanitize-recover=undefined -I. -Iinclude $(FUZZ_FLAGS_$*) $< $(FUZZ_SRC_$*) $(FUZZ_LIBS_$*) -lm -o $@
 fuzz-build: $(FUZZ_BINS)
 fuzz: setup-test fuzz-build
 	@for n in $(FUZZ_NAMES); do \
@@ -601,7 +601,7 @@ VMLINUX_TOOL := $(BUILD)/tools/vmlinux
 $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/runtime/file.c kernel/runtime/file.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/runtime/file.c -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude $< kernel/runtime/file.c -o $@
 
 # build/images/oci (OCI layout, tag latest) and ingot-docker.tar, titled
 # IMAGE_NAME (ingot for the reference service, an app's name for an app),

@@ -1,10 +1,10 @@
 /* The stored posts (/posts, /posts/{id}): Post and PostInput over the
  * posts table (schemas/migrations/001_posts.sql) on the core's PostgreSQL
- * pool (net/pg/pg.h). Each handler runs one statement and returns
+ * pool (include/ingot/pg.h). Each handler runs one statement and returns
  * IG_PENDING; its completion fills out and finishes. tags is a jsonb array
  * of strings (NULL: none), read back with the JSON reader into the arena. */
 #include "api.h"
-#include "net/pg/pg.h"
+#include "ingot/pg.h"
 
 #define POST_COLUMNS "id, title, body, likes, tags"
 

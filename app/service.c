@@ -3,9 +3,9 @@
  * parameters, request bodies, validation and JSON encoding are generated
  * (build/gen/api.c). The integration tests and the benchmarks compare its
  * bodies byte for byte. /proxy/json and /fanout call an upstream through
- * the core's outbound client (net/client/client.h). */
+ * the core's outbound client (include/ingot/client.h). */
 #include "api.h"
-#include "net/client/client.h"
+#include "ingot/client.h"
 
 #include <bearssl.h>
 #include <stdlib.h>

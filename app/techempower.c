@@ -1,10 +1,10 @@
 /* TechEmpower's test types by its rules: /plaintext, and /db, /queries,
- * /updates and /fortunes on the core's PostgreSQL pool (net/pg/pg.h). A
+ * /updates and /fortunes on the core's PostgreSQL pool (include/ingot/pg.h). A
  * handler starts its queries (pipelined) and returns IG_PENDING; the last
  * completion fills out and calls ig_finish. A database error is answered
  * by ig_pg_respond_error (503/409/500 problem+json). */
 #include "api.h"
-#include "net/pg/pg.h"
+#include "ingot/pg.h"
 
 #include <stdlib.h>
 #include <sys/random.h>

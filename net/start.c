@@ -6,7 +6,7 @@
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/config.h"
 #include "kernel/process/vm.h"
-#include "net/client/client.h"
+#include "net/client/client_metrics.h"
 #include "net/client/settings.h"
 #include "net/dns/dns_settings.h"
 #include "net/server/server.h"

@@ -1,5 +1,5 @@
 /* The process's start (net/start.c): ig_main (declared with the app's
- * contract in net/http/exchange.h) and the one settings table it parses. */
+ * contract in include/ingot/http.h) and the one settings table it parses. */
 #ifndef NET_START_H
 #define NET_START_H
 

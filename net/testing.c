@@ -1,8 +1,8 @@
 /* Handler tests without sockets (testing.h): one core on the calling
  * thread, set up as the Lambda runtime sets up its own (inproc.h), and one
  * request at a time run on it until the in-process exchange reports. */
-#include "testing.h"
-#include "kernel/runtime/log.h"
+#include "ingot/testing.h"
+#include "ingot/log.h"
 #include "net/http/health.h"
 #include "net/http/inproc.h"
 #include "net/server/server.h"

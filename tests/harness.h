@@ -2,7 +2,7 @@
  * stand in for the server (sockets, threads, signals) and feed the core
  * through a memory transport of their own, the fuzz target
  * (tests/fuzz/fuzz_http.c) among them (handler tests use the test API,
- * net/testing.h). What they share is here: the server's
+ * include/ingot/testing.h). What they share is here: the server's
  * configuration defaults, its core setup without a listener, seeded pools
  * or TLS, and an outbound agent that never touches the network.
  * Build: every runtime source but net/api/main.c (the program has its own
@@ -12,10 +12,10 @@
 #define TESTS_HARNESS_H
 
 #include "net/http/internal.h"
-#include "net/client/client.h"
-#include "net/client/mock.h"
+#include "ingot/client.h"
+#include "ingot/client_mock.h"
 #include "net/api/operation.h"
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 
 #include <stdlib.h>
 

@@ -5,7 +5,7 @@
  * program's context, for the exception handler's test (stack: a runaway
  * recursion into the main stack's guard page, a double fault). */
 #include "kernel/process/vm.h"
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 #include "cmdline.h"
 #include "entry.h"
 #include "power.h"

@@ -5,7 +5,7 @@
 #ifndef KERNEL_ARENA_H
 #define KERNEL_ARENA_H
 
-#include "ingot.h"
+#include "ingot/base.h"
 #include "pool.h"
 
 struct arena_block;

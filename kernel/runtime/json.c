@@ -1,6 +1,6 @@
 /* JSON writer primitives for generated encoders: escaped strings, integers
  * without printf, shortest round-trip doubles. They append to an ig_wbuf. */
-#include "ingot.h"
+#include "ingot/base.h"
 #include "json.h"
 
 #include <math.h>

@@ -3,7 +3,7 @@
  * nesting costs arena memory, never C stack. Reads only [start, end) of the
  * caller's buffer and allocates only in the reader's arena. Tree helpers
  * (equality, lookup, UTF-8 length) live in json_value.c. */
-#include "json_read.h"
+#include "ingot/json_read.h"
 #include "kernel/runtime/arena.h"
 
 #include <float.h>

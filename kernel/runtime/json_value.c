@@ -1,7 +1,7 @@
 /* Helpers over trees built by the reader (json_read.c): JSON Schema
  * equality for enum, const and uniqueItems, member lookup, and the code
  * point count behind minLength/maxLength. They never allocate. */
-#include "json_read.h"
+#include "ingot/json_read.h"
 
 /* An integer literal equals a double only if the double is that integer
  * exactly: 2^63 as a double equals no int64, 1.5 equals no integer. */

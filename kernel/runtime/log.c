@@ -1,9 +1,9 @@
 /* JSON-lines logger. Each line carries ts (UTC, milliseconds), level and
  * msg, then the caller's fields. Fields that do not fit are dropped and the
  * line is marked "truncated":true rather than split. */
-#include "log.h"
+#include "ingot/log.h"
 #include "json.h"
-#include "ingot.h"
+#include "ingot/base.h"
 #include "clock.h"
 
 #include <string.h>

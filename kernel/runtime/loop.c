@@ -1,7 +1,7 @@
 /* Event loop: wait, read the clock once, dispatch events, run due timers,
  * then the work deferred until all of them had returned. */
 #include "loop.h"
-#include "ingot.h"
+#include "ingot/base.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -2,7 +2,7 @@
  * object is reused first) over chunks carved lazily from anonymous mmaps.
  * Chunks are never returned: a pool's size is its high-water mark. */
 #include "pool.h"
-#include "ingot.h"
+#include "ingot/base.h"
 
 #include <sys/mman.h>
 

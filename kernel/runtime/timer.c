@@ -2,7 +2,7 @@
  * timers of every rotation, and running a slot fires only those due now.
  * A bitmap of occupied slots makes "when is the next one" a few word scans. */
 #include "timer.h"
-#include "ingot.h"
+#include "ingot/base.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* ig_html_escape (html.h): runs of plain bytes are copied whole, so the
  * cost is one pass and one copy per run, not per byte. */
-#include "html.h"
+#include "ingot/html.h"
 
 void ig_html_escape(ig_wbuf *w, const char *s, size_t n)
 {

@@ -8,8 +8,8 @@
 #ifndef NET_API_PARAMS_H
 #define NET_API_PARAMS_H
 
-#include "net/http/exchange.h"
-#include "kernel/runtime/json_read.h"
+#include "ingot/http.h"
+#include "ingot/json_read.h"
 
 /* ---- parameter values ---- */
 

@@ -5,6 +5,7 @@
  * the tables: an origin beyond CLIENT_METRICS_ORIGINS is "_OTHER", a series
  * beyond CLIENT_METRICS_SERIES goes to one "_OTHER" series, a method that
  * is not a standard one is "_OTHER" (net/http/meter.h's names). */
+#include "client_metrics.h"
 #include "internal.h"
 #include "kernel/runtime/clock.h"
 #include "net/http/meter.h"

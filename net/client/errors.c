@@ -1,7 +1,7 @@
 /* The names of the client's errors: short, stable, lower-case identifiers
  * for logs, problem+json bodies and test output ("connect_timeout"), so
  * that a reader never needs the enum's numbers. */
-#include "net/client/client.h"
+#include "ingot/client.h"
 
 static const char *const error_names[] = {
 	[IG_CLIENT_OK] = "ok",

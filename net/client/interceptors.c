@@ -2,7 +2,7 @@
  * share: finding a response header by name, the call that stands for one
  * that ended before it had any state, the lifetime of their call states,
  * and the interceptors' plumbing around their inner calls (internal.h). */
-#include "net/client/interceptors.h"
+#include "ingot/client_interceptors.h"
 #include "kernel/runtime/list.h"
 #include "net/client/internal.h"
 

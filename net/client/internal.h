@@ -56,7 +56,7 @@
 
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
-#include "net/client/client.h"
+#include "ingot/client.h"
 #include "net/client/url.h"
 #include "net/http/response_head.h"
 #include "net/metrics/metrics.h"

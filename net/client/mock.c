@@ -2,8 +2,8 @@
  * dispatch; each call's reply is played from a timer on the loop by a small
  * state machine (wait, body, paused, ended), so every callback arrives
  * outside dispatch, as from a socket. */
-#include "net/client/mock.h"
-#include "net/client/interceptors.h"
+#include "ingot/client_mock.h"
+#include "ingot/client_interceptors.h"
 #include "net/client/internal.h"
 #include "net/client/url.h"
 #include "kernel/runtime/loop.h"

@@ -2,7 +2,7 @@
  * in explicit states. A followed 3xx has its body dropped, then the next
  * hop is dispatched from its on_complete with the Location resolved into
  * one of two URL buffers (the other still holds the current hop's). */
-#include "net/client/interceptors.h"
+#include "ingot/client_interceptors.h"
 #include "net/client/internal.h"
 #include "net/client/url.h"
 

@@ -2,7 +2,7 @@
  * headers and body into the caller's arena and calls done once; ig_stream
  * hands the body on piece by piece, with the caller's back-pressure. The
  * call's state lives in that arena too, so a call allocates nothing else. */
-#include "net/client/client.h"
+#include "ingot/client.h"
 #include "net/client/url.h"
 
 #define FETCH_MAX_BODY_DEFAULT ((uint64_t)1 << 20)

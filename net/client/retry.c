@@ -3,7 +3,7 @@
  * caller is repeated after a backoff timer on the loop. Nothing of a
  * failed attempt is buffered: a retried response's body is read and
  * dropped. */
-#include "net/client/interceptors.h"
+#include "ingot/client_interceptors.h"
 #include "net/client/internal.h"
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/loop.h"

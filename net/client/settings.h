@@ -6,7 +6,7 @@
 #define NET_CLIENT_SETTINGS_H
 
 #include "kernel/runtime/config.h"
-#include "net/client/client.h"
+#include "ingot/client.h"
 
 /* INGOT_CLIENT_*: the options of each core's shared Agent (ig_core_agent).
  * All zero (every default) until parsed. */

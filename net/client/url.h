@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/runtime/ingot.h"
+#include "ingot/base.h"
 
 #define IG_URL_HOST_MAX 253
 /* Room for the lower-cased host, the origin and the authority. */

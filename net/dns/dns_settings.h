@@ -6,7 +6,7 @@
 #define NET_DNS_DNS_SETTINGS_H
 
 #include "kernel/runtime/config.h"
-#include "kernel/runtime/ingot.h"
+#include "ingot/base.h"
 
 /* INGOT_DNS_PORT, INGOT_RESOLV_CONF, INGOT_HOSTS_FILE (dns.h):
  * zero until parsed. */

@@ -4,7 +4,7 @@
  * two cannot drift apart. */
 #include "internal.h"
 #include "kernel/runtime/config.h"
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 
 /* Every server setting's default: the one declaration, copied into the
  * settings' values (server_config) by the parse. */

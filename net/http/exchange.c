@@ -5,7 +5,7 @@
 #include "internal.h"
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 
 #include <stddef.h>
 

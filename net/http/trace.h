@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernel/runtime/ingot.h"
+#include "ingot/base.h"
 #include "kernel/runtime/rng.h"
 
 #define HTTP_REQUEST_ID_MAX 128  /* longer X-Request-Id values are replaced */

@@ -3,7 +3,7 @@
  * target, fields and body gathered from the members that kind uses. */
 #include "event.h"
 #include "kernel/runtime/base64.h"
-#include "kernel/runtime/json_read.h"
+#include "ingot/json_read.h"
 #include "net/http/codec.h"
 
 #include <string.h>

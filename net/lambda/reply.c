@@ -5,7 +5,7 @@
 #include "event.h"
 #include "kernel/runtime/base64.h"
 #include "kernel/runtime/json.h"
-#include "kernel/runtime/json_read.h"
+#include "ingot/json_read.h"
 #include "net/http/codec.h"
 #include "net/http/internal.h"
 

@@ -6,8 +6,8 @@
 #include "net/lambda/event.h"
 #include "net/lambda/internal.h"
 #include "kernel/runtime/clock.h"
-#include "kernel/runtime/log.h"
-#include "net/client/client.h"
+#include "ingot/log.h"
+#include "ingot/client.h"
 #include "net/http/health.h"
 #include "net/server/server.h"
 

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 #include "net/dns/dns.h"
 
 bool pg_conn_out_grow(struct pg_conn *k, size_t need)

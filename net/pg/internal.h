@@ -17,7 +17,7 @@
 #include "kernel/runtime/pool.h"
 #include "net/pg/auth.h"
 #include "net/pg/conninfo.h"
-#include "net/pg/pg.h"
+#include "ingot/pg.h"
 #include "net/pg/settings.h"
 #include "net/pg/types.h"
 #include "net/pg/wire.h"

@@ -7,10 +7,10 @@
 
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/config.h"
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
-#include "net/pg/pg.h"
+#include "ingot/pg.h"
 #include "net/pg/settings.h"
 
 #include <signal.h>

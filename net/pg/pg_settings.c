@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "kernel/runtime/file.h"
-#include "kernel/runtime/log.h"
-#include "net/http/exchange.h"
+#include "ingot/log.h"
+#include "ingot/http.h"
 #include "net/tls/backend.h"
 
 extern char **environ;

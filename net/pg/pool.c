@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/runtime/log.h"
-#include "net/http/exchange.h"
+#include "ingot/log.h"
+#include "ingot/http.h"
 
 #define BACKOFF_FIRST_MS 50
 #define BACKOFF_MAX_MS 1000

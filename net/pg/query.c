@@ -1,4 +1,4 @@
-/* The query API of net/pg/pg.h: a query's state taken from the core's
+/* The query API of include/ingot/pg.h: a query's state taken from the core's
  * pool, its parameters copied into the caller's arena, then handed to the
  * core's pool of connections (pool.c) or to a held connection (a
  * transaction); and the mapping of errors to HTTP answers. */

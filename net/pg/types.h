@@ -1,12 +1,12 @@
-/* The wire side of net/pg's values (struct ig_pg_value, net/pg/pg.h):
+/* The wire side of net/pg's values (struct ig_pg_value, include/ingot/pg.h):
  * a parameter's format and its bytes for a Bind, a result column's format
  * and its bytes decoded, in text or binary. Internal: apps see the values
  * through pg.h only. Decoded values live in the caller's arena. */
 #ifndef NET_PG_TYPES_H
 #define NET_PG_TYPES_H
 
-#include "kernel/runtime/ingot.h"
-#include "net/pg/pg.h"
+#include "ingot/base.h"
+#include "ingot/pg.h"
 #include "net/pg/writer.h"
 
 #include <stdbool.h>

@@ -6,14 +6,14 @@
 #ifndef NET_PG_WIRE_H
 #define NET_PG_WIRE_H
 
-#include "kernel/runtime/ingot.h"
+#include "ingot/base.h"
 #include "net/pg/writer.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct ig_pg_value; /* net/pg/pg.h */
+struct ig_pg_value; /* include/ingot/pg.h */
 
 /* ---- the builder ----
  * Messages written through writer.h's struct pg_out: each is one frame, so

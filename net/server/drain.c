@@ -4,7 +4,7 @@
  * is over, and stops last, once the others have returned. */
 #include "net/http/health.h"
 #include "server.h"
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 #include "kernel/process/process.h"
 
 #include <stdatomic.h>

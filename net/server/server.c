@@ -6,7 +6,7 @@
 #include "net/http/health.h"
 #include "server.h"
 #include "kernel/process/cores.h"
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 #include "kernel/process/process.h"
 #include "net/metrics/metrics.h"
 #include "net/stack.h"

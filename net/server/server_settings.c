@@ -4,7 +4,7 @@
  * that a bad certificate or key stops the start like any bad value. */
 #include "server.h"
 #include "kernel/process/cores.h"
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 #include "net/tls/tls.h"
 
 #define CFG(field) &server_config.field

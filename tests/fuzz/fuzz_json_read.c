@@ -11,7 +11,7 @@
  *     kernel/runtime/arena.c kernel/runtime/pool.c -lm -o /tmp/fuzz_json_read
  *   /tmp/fuzz_json_read -max_total_time=60 /tmp/corpus tests/fuzz/json_read */
 #include "kernel/runtime/arena.h"
-#include "kernel/runtime/json_read.h"
+#include "ingot/json_read.h"
 #include "kernel/runtime/pool.h"
 
 #include <inttypes.h>

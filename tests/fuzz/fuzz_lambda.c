@@ -9,7 +9,7 @@
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/base64.h"
 #include "kernel/runtime/pool.h"
-#include "kernel/runtime/json_read.h"
+#include "ingot/json_read.h"
 #include "net/http/codec.h"
 #include "net/lambda/event.h"
 

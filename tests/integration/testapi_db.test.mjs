@@ -1,4 +1,4 @@
-// The test API (net/testing.h) with a database: the reference service's
+// The test API (include/ingot/testing.h) with a database: the reference service's
 // handler tests (tests/unit/app/test_handlers.c, built by `make unit-build`)
 // run with DATABASE_URL naming a migrated test database, so that their
 // database cases (GET /db, /queries on the test core's pool) run instead

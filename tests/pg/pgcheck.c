@@ -33,7 +33,7 @@
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/loop.h"
-#include "net/pg/pg.h"
+#include "ingot/pg.h"
 #include "net/pg/settings.h"
 #include "net/tls/tls.h"
 

@@ -14,7 +14,7 @@
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
-#include "net/client/client.h"
+#include "ingot/client.h"
 #include "net/client/url.h"
 
 #include <errno.h>

@@ -5,6 +5,6 @@
 #ifndef SCHEMAC_API_INCLUDES_H
 #define SCHEMAC_API_INCLUDES_H
 
-#define SC_API_INCLUDES "kernel/runtime/json_read.h", "net/http/exchange.h", "net/api/html.h"
+#define SC_API_INCLUDES "ingot/json_read.h", "ingot/http.h", "ingot/html.h"
 
 #endif

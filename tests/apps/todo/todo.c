@@ -4,7 +4,7 @@
  * (TODO_UPSTREAM, an http:// origin) through the core's outbound client,
  * the handler pending meanwhile, and answers what the upstream said. */
 #include "api.h"
-#include "net/client/client.h"
+#include "ingot/client.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* The reference service's handler tests, through the test API
- * (net/testing.h) as an app's own tests would run: GET and POST routes, a
+ * (include/ingot/testing.h) as an app's own tests would run: GET and POST routes, a
  * validation error, HEAD, the health paths, the database routes when
  * DATABASE_URL is set, and the outbound handlers
  * (GET /proxy/json, GET /fanout) with the mock agent in place of the
@@ -10,12 +10,12 @@
  * stack buffer, which no route produces, and that a detached exchange
  * keeps its request when the parser's field array is reused. Build: the
  * Makefile's TEST_API_SRC with app/ and the generated api.c. */
-#include "net/testing.h"
+#include "ingot/testing.h"
 #include "net/http/health.h"
 #include "net/http/inproc.h"
 #include "net/http/internal.h"
 #include "net/api/operation.h"
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 #include "tests/unit/check.h"
 
 #include <stdlib.h>

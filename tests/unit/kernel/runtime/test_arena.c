@@ -1,6 +1,6 @@
 /* The per-request arena and its growable buffer (kernel/runtime/arena.h). */
 #include "kernel/runtime/arena.h"
-#include "kernel/runtime/ingot.h"
+#include "ingot/base.h"
 #include "kernel/runtime/pool.h"
 #include "tests/unit/check.h"
 

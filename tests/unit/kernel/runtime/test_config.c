@@ -1,7 +1,7 @@
 /* The settings table (kernel/runtime/config.h): environment, flags and
  * command-line words parsed strictly, parts' checks, fractions. */
 #include "kernel/runtime/config.h"
-#include "kernel/runtime/ingot.h"
+#include "ingot/base.h"
 #include "tests/unit/check.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The JSON writer primitives (kernel/runtime/json.h): escaped strings,
  * integers, shortest round-trip doubles, into the arena's buffer. */
 #include "kernel/runtime/arena.h"
-#include "kernel/runtime/ingot.h"
+#include "ingot/base.h"
 #include "kernel/runtime/json.h"
 #include "kernel/runtime/pool.h"
 #include "tests/unit/check.h"

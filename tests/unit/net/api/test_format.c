@@ -5,7 +5,7 @@
 #define _DEFAULT_SOURCE
 #include "kernel/runtime/arena.h"
 #include "net/api/format.h"
-#include "kernel/runtime/json_read.h"
+#include "ingot/json_read.h"
 #include "kernel/runtime/pool.h"
 #include "tests/unit/check.h"
 #include "tests/unit/guard.h"

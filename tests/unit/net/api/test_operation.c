@@ -7,7 +7,7 @@
  * logged. Also the router's answers. The exchange (net/http) is a stand-in
  * here that records what the runner asked of it. */
 #include "kernel/runtime/arena.h"
-#include "kernel/runtime/log.h"
+#include "ingot/log.h"
 #include "kernel/runtime/pool.h"
 #include "net/api/operation.h"
 #include "tests/unit/check.h"

@@ -7,6 +7,7 @@
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/pool.h"
+#include "net/client/client_metrics.h"
 #include "net/client/internal.h"
 #include "tests/unit/check.h"
 

@@ -6,9 +6,9 @@
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
-#include "net/client/client.h"
-#include "net/client/interceptors.h"
-#include "net/client/mock.h"
+#include "ingot/client.h"
+#include "ingot/client_interceptors.h"
+#include "ingot/client_mock.h"
 #include "tests/unit/check.h"
 
 #include <stdlib.h>

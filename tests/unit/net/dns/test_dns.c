@@ -6,7 +6,7 @@
  * them absent) and makes a fresh resolver, which reads them on first use. */
 #include "net/dns/dns.h"
 #include "kernel/runtime/loop.h"
-#include "net/client/client.h"
+#include "ingot/client.h"
 #include "net/dns/dns_settings.h"
 #include "tests/unit/check.h"
 

@@ -17,10 +17,10 @@
  * keeps the first error's message (a static string) and byte offset.
  * Nesting is iterative, never recursive: max_depth is policy, not a stack
  * hazard. The reader reads only [buf, buf + len); the buffer needs no NUL. */
-#ifndef KERNEL_JSON_READ_H
-#define KERNEL_JSON_READ_H
+#ifndef INGOT_JSON_READ_H
+#define INGOT_JSON_READ_H
 
-#include "kernel/runtime/ingot.h"
+#include "ingot/base.h"
 
 /* ---- the tagged value ---- */
 enum ig_json_type {

@@ -1,10 +1,10 @@
 /* Text for HTML bodies: the escaping a handler of a text/html response
  * (its out member is an ig_str, see tools/schemac) needs for data it puts
  * between tags or inside quoted attribute values. */
-#ifndef NET_API_HTML_H
-#define NET_API_HTML_H
+#ifndef INGOT_HTML_H
+#define INGOT_HTML_H
 
-#include "kernel/runtime/ingot.h"
+#include "ingot/base.h"
 
 /* Appends s[0..n) to w with & < > " ' written as &amp; &lt; &gt; &quot;
  * &#39;, every other byte as it is (UTF-8 passes through untouched). On

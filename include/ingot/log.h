@@ -1,7 +1,7 @@
 /* Structured logs: one JSON object per line on stdout, written with a single
  * write(2) so lines from different cores never interleave. */
-#ifndef KERNEL_LOG_H
-#define KERNEL_LOG_H
+#ifndef INGOT_LOG_H
+#define INGOT_LOG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,10 +7,10 @@
  * handler that returns IG_PENDING must call ig_finish exactly once later,
  * on the same core, even if the client has gone (ig_cancelled says so): the
  * ctx and its arena stay valid until then. */
-#ifndef NET_HTTP_EXCHANGE_H
-#define NET_HTTP_EXCHANGE_H
+#ifndef INGOT_HTTP_H
+#define INGOT_HTTP_H
 
-#include "kernel/runtime/ingot.h"
+#include "ingot/base.h"
 
 typedef struct ig_ctx ig_ctx;
 struct ig_loop;

@@ -18,10 +18,10 @@
  * Setup (new, intercept, net connect) allocates with malloc: it is test
  * set-up, not the request path. A call's state comes from a per-core
  * pool. */
-#ifndef NET_CLIENT_MOCK_H
-#define NET_CLIENT_MOCK_H
+#ifndef INGOT_CLIENT_MOCK_H
+#define INGOT_CLIENT_MOCK_H
 
-#include "net/client/client.h"
+#include "ingot/client.h"
 
 typedef struct ig_mock_agent ig_mock_agent;
 

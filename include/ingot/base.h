@@ -1,9 +1,9 @@
 /* The public runtime header for apps and generated code: strings, the
  * per-request arena, the response body writer and the JSON primitives.
- * Nothing here knows about HTTP's rules or sockets; see net/http/exchange.h
+ * Nothing here knows about HTTP's rules or sockets; see include/ingot/http.h
  * for the request/response API that handlers use. */
-#ifndef INGOT_H
-#define INGOT_H
+#ifndef INGOT_BASE_H
+#define INGOT_BASE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -24,12 +24,12 @@
  * aborted, its connection closed, and they go on); once a head has
  * reached the caller, the call is the caller's and nothing is repeated.
  * A handler's on_complete and on_error may be NULL, as with the agent. */
-#ifndef NET_CLIENT_INTERCEPTORS_H
-#define NET_CLIENT_INTERCEPTORS_H
+#ifndef INGOT_CLIENT_INTERCEPTORS_H
+#define INGOT_CLIENT_INTERCEPTORS_H
 
 #include <time.h>
 
-#include "net/client/client.h"
+#include "ingot/client.h"
 
 /* ---- retry ---- */
 

@@ -1,0 +1,274 @@
+/* PostgreSQL on the core's own loop: the public API of net/pg.
+ *
+ * A per-core pool of connections speaks the frontend/backend protocol v3
+ * (extended query protocol, statements prepared once per connection and
+ * cached by SQL text, many queries pipelined on a connection, each with its
+ * own Sync). Everything belongs to the calling core: callbacks run on the
+ * loop that started the query; rows and errors land in the caller's arena;
+ * a query's state comes from a per-core pool (no malloc per query).
+ *
+ * Inside a handler: start queries with ig_pg_query, return IG_PENDING, and
+ * call ig_finish from the last completion (see README, "Database"). */
+#ifndef INGOT_PG_H
+#define INGOT_PG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ingot/base.h"
+#include "ingot/http.h"
+
+struct ig_loop;
+
+/* ---- values: parameters and result columns ----
+ * In a result, s points into the query's arena; a column of a type not
+ * listed below arrives as its text in s, with its own oid. */
+
+/* The built-in type oids (pg_type.dat); they never change. */
+enum {
+	IG_PG_BOOL = 16,
+	IG_PG_BYTEA = 17,
+	IG_PG_INT8 = 20,
+	IG_PG_INT2 = 21,
+	IG_PG_INT4 = 23,
+	IG_PG_TEXT = 25,
+	IG_PG_JSON = 114,
+	IG_PG_FLOAT4 = 700,
+	IG_PG_FLOAT8 = 701,
+	IG_PG_UNKNOWN = 705,
+	IG_PG_VARCHAR = 1043,
+	IG_PG_DATE = 1082,
+	IG_PG_TIMESTAMP = 1114,
+	IG_PG_TIMESTAMPTZ = 1184,
+	IG_PG_NUMERIC = 1700,
+	IG_PG_UUID = 2950,
+	IG_PG_JSONB = 3802,
+};
+
+/* date and timestamp's infinities, as the server stores them. */
+#define IG_PG_DATE_INFINITY INT32_MAX
+#define IG_PG_DATE_NEG_INFINITY INT32_MIN
+#define IG_PG_TS_INFINITY INT64_MAX
+#define IG_PG_TS_NEG_INFINITY INT64_MIN
+
+/* One value. oid says which member holds it:
+ *   bool                      b
+ *   int2, int4, int8          i
+ *   float4, float8            f
+ *   text, varchar, numeric, json, jsonb, and any other oid    s (its text)
+ *   bytea                     s (the raw bytes, not hex)
+ *   uuid                      uuid (16 bytes, in order)
+ *   date                      date (days from 2000-01-01)
+ *   timestamp, timestamptz    ts (microseconds from 2000-01-01 00:00:00;
+ *                             UTC for timestamptz)
+ * null: SQL NULL (then no member counts). A parameter with oid 0 is sent as
+ * text in s with its type left to the server to infer. */
+typedef struct ig_pg_value {
+	uint32_t oid;
+	bool null;
+	union {
+		bool b;
+		int64_t i;
+		double f;
+		ig_str s;
+		uint8_t uuid[16];
+		int32_t date;
+		int64_t ts;
+	};
+} ig_pg_value;
+
+/* Parameter constructors. */
+static inline ig_pg_value ig_pg_null(uint32_t oid) { return (ig_pg_value){ .oid = oid, .null = true }; }
+static inline ig_pg_value ig_pg_bool(bool v) { return (ig_pg_value){ .oid = IG_PG_BOOL, .b = v }; }
+static inline ig_pg_value ig_pg_int2(int16_t v) { return (ig_pg_value){ .oid = IG_PG_INT2, .i = v }; }
+static inline ig_pg_value ig_pg_int4(int32_t v) { return (ig_pg_value){ .oid = IG_PG_INT4, .i = v }; }
+static inline ig_pg_value ig_pg_int8(int64_t v) { return (ig_pg_value){ .oid = IG_PG_INT8, .i = v }; }
+static inline ig_pg_value ig_pg_float4(float v) { return (ig_pg_value){ .oid = IG_PG_FLOAT4, .f = v }; }
+static inline ig_pg_value ig_pg_float8(double v) { return (ig_pg_value){ .oid = IG_PG_FLOAT8, .f = v }; }
+static inline ig_pg_value ig_pg_text(ig_str s) { return (ig_pg_value){ .oid = IG_PG_TEXT, .s = s }; }
+static inline ig_pg_value ig_pg_varchar(ig_str s) { return (ig_pg_value){ .oid = IG_PG_VARCHAR, .s = s }; }
+static inline ig_pg_value ig_pg_numeric(ig_str text) { return (ig_pg_value){ .oid = IG_PG_NUMERIC, .s = text }; }
+static inline ig_pg_value ig_pg_json(ig_str text) { return (ig_pg_value){ .oid = IG_PG_JSON, .s = text }; }
+static inline ig_pg_value ig_pg_jsonb(ig_str text) { return (ig_pg_value){ .oid = IG_PG_JSONB, .s = text }; }
+static inline ig_pg_value ig_pg_bytea(ig_str bytes) { return (ig_pg_value){ .oid = IG_PG_BYTEA, .s = bytes }; }
+static inline ig_pg_value ig_pg_date(int32_t days) { return (ig_pg_value){ .oid = IG_PG_DATE, .date = days }; }
+static inline ig_pg_value ig_pg_timestamp(int64_t us) { return (ig_pg_value){ .oid = IG_PG_TIMESTAMP, .ts = us }; }
+static inline ig_pg_value ig_pg_timestamptz(int64_t us) { return (ig_pg_value){ .oid = IG_PG_TIMESTAMPTZ, .ts = us }; }
+static inline ig_pg_value ig_pg_uuid(const uint8_t u[16])
+{
+	ig_pg_value v = { .oid = IG_PG_UUID };
+	memcpy(v.uuid, u, 16);
+	return v;
+}
+/* A value in PostgreSQL's text syntax, its type inferred by the server. */
+static inline ig_pg_value ig_pg_untyped(ig_str text) { return (ig_pg_value){ .oid = 0, .s = text }; }
+
+/* Calendar helpers for dates and timestamps (proleptic Gregorian, UTC):
+ * days from 2000-01-01 to y-m-d, and back. */
+int32_t ig_pg_date_from_ymd(int32_t y, unsigned m, unsigned d);
+void ig_pg_date_to_ymd(int32_t days, int32_t *y, unsigned *m, unsigned *d);
+
+
+/* ---- errors ---- */
+
+enum ig_pg_error_kind {
+	IG_PG_OK = 0,
+	IG_PG_NOT_CONFIGURED,  /* no DATABASE_URL / PGHOST / PGDATABASE */
+	IG_PG_UNAVAILABLE,     /* no connection came up within the acquire timeout */
+	IG_PG_BUSY,            /* the pool's wait queue is full */
+	IG_PG_CONNECT,         /* refused, unreachable, connect timeout */
+	IG_PG_AUTH,            /* authentication failed or is not supported */
+	IG_PG_TLS,             /* SSL refused by the server, handshake or certificate */
+	IG_PG_SERVER,          /* an ErrorResponse: sqlstate says which */
+	IG_PG_CONNECTION_LOST, /* the connection closed with the query in flight */
+	IG_PG_TIMEOUT,         /* the query timeout passed: it was cancelled */
+	IG_PG_PROTOCOL,        /* a malformed or unexpected message from the server */
+	IG_PG_TOO_LARGE,       /* a message over INGOT_PG_MAX_MESSAGE_BYTES, or a
+	                          result the arena cannot hold */
+	IG_PG_BAD_PARAMS,      /* a parameter net/pg cannot encode, too many, ... */
+	IG_PG_ABORTED,         /* the transaction had failed: COMMIT rolled back */
+};
+#define IG_PG_ERROR_KINDS (IG_PG_ABORTED + 1)
+/* "not_configured", "unavailable", ...: for logs and metrics labels. */
+const char *ig_pg_error_name(enum ig_pg_error_kind kind);
+
+/* sqlstate: five characters and a NUL ("" unless kind is IG_PG_SERVER).
+ * message: the server's, or net/pg's own for the other kinds; detail and
+ * constraint may be empty. The strings are in the query's arena, or static;
+ * none ever holds the password. */
+typedef struct ig_pg_error {
+	enum ig_pg_error_kind kind;
+	char sqlstate[6];
+	ig_str message, detail, constraint;
+} ig_pg_error;
+
+/* ---- results ---- */
+
+/* rows x cols values, row-major, and the column names, in the arena.
+ * affected: the count of the command tag ("UPDATE 3": 3; 0 when none);
+ * tag: the whole command tag ("SELECT 1"). For a simple query of several
+ * statements (ig_pg_simple), the last statement's result. */
+typedef struct ig_pg_result {
+	uint32_t rows, cols;
+	const ig_pg_value *values;
+	const ig_str *names;
+	uint64_t affected;
+	ig_str tag;
+} ig_pg_result;
+
+static inline const ig_pg_value *ig_pg_at(const ig_pg_result *r, uint32_t row, uint32_t col)
+{
+	return &r->values[(size_t)row * r->cols + col];
+}
+
+/* A query's completion: exactly one of res and err is non-NULL. Runs once,
+ * on the loop that started the query, never inside the call that started
+ * it (an immediate failure is delivered after the current batch). Both
+ * live in the query's arena (res) or until done returns (err's struct; its
+ * strings stay in the arena). */
+typedef void ig_pg_done(void *arg, const ig_pg_result *res, const ig_pg_error *err);
+
+/* ---- queries ----
+ *
+ * sql: one statement, parameters $1..$n. sql must stay valid until done
+ * has run (a literal, usually). params are copied (with what their s
+ * points to) before the call returns: a stack array will do. At most 256
+ * parameters. Results: bool, int2/4/8, float4/8, uuid, date, timestamp(tz),
+ * bytea, json(b) and text arrive decoded per ig_pg_value; a NULL column has
+ * null set and its oid. Up to INGOT_PG_PIPELINING queries are in flight on
+ * a connection; a failing query does not fail the others. Queries given to
+ * a connection whose written ones are still unanswered leave together once
+ * their answers came: one write for many requests' queries. */
+
+struct ig_pg_pool;
+
+/* In a handler: on the core's pool, rows in ctx's arena. */
+void ig_pg_query(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
+		 ig_pg_done *done, void *arg);
+/* As ig_pg_query, for a statement without effects (a plain SELECT): reads
+ * started together on a connection share one Sync, so the server flushes
+ * their answers once instead of once each. A failing read still fails
+ * alone: the server skips the reads after it up to the Sync, and each is
+ * sent again alone. A query timeout's CancelRequest can stop a later read
+ * of the same Sync, which then fails with SQLSTATE 57014. */
+void ig_pg_read(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
+		ig_pg_done *done, void *arg);
+
+/* Error -> HTTP: 503 for NOT_CONFIGURED ("no database configured"),
+ * UNAVAILABLE, BUSY, CONNECT, AUTH, TLS, CONNECTION_LOST and TIMEOUT; 409
+ * for SQLSTATE 23505 (unique violation); 500 otherwise. Answers
+ * problem+json with a detail naming what failed (never the password) and
+ * FINISHES the exchange, as ig_respond_problem does: from a completion,
+ * call it and nothing else (a second ig_finish on a pending exchange may
+ * touch one already freed). Returns the status it answered. */
+int ig_pg_respond_error(ig_ctx *ctx, const ig_pg_error *err);
+
+/* Outside a request (a background task, `service --migrate`): the pool of
+ * the core whose loop this is, made on first use (NULL when memory is
+ * short). A program without ig_main's server may make its own loop
+ * (ig_loop_init), take its pool here, and run the loop; ig_pg_settings
+ * (net/pg/settings.h) must have been parsed. */
+struct ig_pg_pool *ig_pg_core_pool(struct ig_loop *loop);
+/* As ig_pg_query; the result and the error's strings go into arena, which
+ * must stay valid until done has run. */
+void ig_pg_pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql,
+		      const ig_pg_value *params, size_t nparams, ig_pg_done *done, void *arg);
+/* As ig_pg_read, on pool, into arena. */
+void ig_pg_pool_read(struct ig_pg_pool *pool, ig_arena *arena, const char *sql,
+		     const ig_pg_value *params, size_t nparams, ig_pg_done *done, void *arg);
+
+/* ---- a held connection: transactions and scripts ----
+ *
+ * ig_pg_tx is one connection taken out of the pool for one user: nothing
+ * else is pipelined on it until it is given back (ig_pg_commit,
+ * ig_pg_rollback or ig_pg_release). Queries on it run in order. A query
+ * that fails inside a transaction aborts it (PostgreSQL's rule): later
+ * queries fail with SQLSTATE 25P02 and ig_pg_commit reports IG_PG_ABORTED
+ * after rolling back. If the connection is lost, every query on it fails
+ * with IG_PG_CONNECTION_LOST; the tx must still be given back. */
+typedef struct ig_pg_tx ig_pg_tx;
+typedef void ig_pg_tx_ready(void *arg, ig_pg_tx *tx, const ig_pg_error *err); /* tx NULL iff err */
+
+/* Takes a connection and sends BEGIN; ready runs once it has succeeded.
+ * Results go into ctx's arena. */
+void ig_pg_begin(ig_ctx *ctx, ig_pg_tx_ready *ready, void *arg);
+void ig_pg_pool_begin(struct ig_pg_pool *pool, ig_arena *arena, ig_pg_tx_ready *ready, void *arg);
+/* Takes a connection without BEGIN (session-level work: an advisory lock
+ * held across several transactions, as migrations do). */
+void ig_pg_pool_hold(struct ig_pg_pool *pool, ig_arena *arena, ig_pg_tx_ready *ready, void *arg);
+
+void ig_pg_tx_query(ig_pg_tx *tx, const char *sql, const ig_pg_value *params, size_t nparams,
+		    ig_pg_done *done, void *arg);
+/* The simple query protocol: sql may hold several statements separated by
+ * ';' (a migration's file) and no parameters; results in text form. Runs
+ * as one implicit transaction unless sql has its own BEGIN/COMMIT, or tx
+ * is inside ig_pg_begin's. */
+void ig_pg_tx_simple(ig_pg_tx *tx, const char *sql, ig_pg_done *done, void *arg);
+/* COMMIT / ROLLBACK, then the connection goes back to the pool (tx is
+ * invalid once done runs; done may be NULL). */
+void ig_pg_commit(ig_pg_tx *tx, ig_pg_done *done, void *arg);
+void ig_pg_rollback(ig_pg_tx *tx, ig_pg_done *done, void *arg);
+/* Gives a held connection back without a statement; a connection given
+ * back inside a transaction (or lost) is closed rather than reused. */
+void ig_pg_release(ig_pg_tx *tx);
+
+/* ---- LISTEN/NOTIFY ---- */
+
+/* LISTEN channel on a dedicated connection of this loop's core (one per
+ * core, opened on the first call, reconnected and re-LISTENed after a
+ * loss). on_notify runs on this loop for every NOTIFY on the channel; the
+ * slices are valid during the call. channel is copied (at most 63 bytes).
+ * Returns 0, or -1 when the database is not configured, the channel is
+ * too long or memory is short. A notification sent while the connection
+ * was down is lost. */
+typedef void ig_pg_notify_fn(void *arg, ig_str channel, ig_str payload);
+int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_notify, void *arg);
+
+/* ---- state ---- */
+
+/* DATABASE_URL, or PGHOST / PGDATABASE, was set (and parsed) at startup. */
+bool ig_pg_configured(void);
+
+#endif
