@@ -568,7 +568,7 @@ unikernel: setup-build
 	@$(MAKE) --no-print-directory TLS=$(UNIKERNEL_TLS) unikernel-elf
 unikernel-elf: $(UNIKERNEL)
 
-# Part D's device check (tests/metal/device_check.c): the platform's boot,
+# The device check (tests/metal/device_check.c): the platform's boot,
 # console and power with the device drivers, and the check as
 # ig_metal_start in place of entry.c; booted by
 # tests/integration/metal_devices.test.mjs.

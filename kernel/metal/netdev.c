@@ -1,5 +1,5 @@
-/* /dev/virtio-net over D's virtio-net driver: the file operations of the
- * frame-device contract, nothing more. */
+/* /dev/virtio-net over the virtio-net driver (virtio_net.c): the file
+ * operations of the frame device (netdev.h), nothing more. */
 #include "netdev.h"
 #include "entry.h"
 #include "virtio_net.h"
