@@ -78,12 +78,12 @@ TLS_SRC     := $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/$(T
 API_MAIN    := net/api/main.c
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
-RUNTIME_SRC := $(wildcard kernel/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
+RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
-# The host tools read their inputs with the runtime's kernel/file.c.
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/file.c
+# The host tools read their inputs with the runtime's kernel/runtime/file.c.
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c
 SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
@@ -105,10 +105,10 @@ RUNTIME_SRC  += $(RT_GEN)/anchors.c
 # These rules come before `all`; a bare `make` must still mean `make all`.
 .DEFAULT_GOAL := all
 
-$(ANCHORS_TOOL): tools/anchors/anchors.c kernel/file.c kernel/file.h $(DEPS)/.stamp
+$(ANCHORS_TOOL): tools/anchors/anchors.c kernel/runtime/file.c kernel/runtime/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $< kernel/file.c $(DEPS)/host/lib/libbearssl.a -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $< kernel/runtime/file.c $(DEPS)/host/lib/libbearssl.a -o $@
 
 $(RT_GEN)/anchors.c: $(ANCHORS_TOOL) $(DEPS)/.stamp
 	@mkdir -p $(@D)
@@ -135,7 +135,7 @@ deps-lock:
 	BUILD=$(BUILD) tools/deps/fetch --lock
 
 # ---- schema compiler (host tool) and generated code ----
-$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/file.h $(DEPS)/.stamp
+$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/runtime/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_HOST) $(WARN) -O2 -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
@@ -148,10 +148,10 @@ gen: $(GEN)/api.c $(GEN)/migrations.c
 
 # The directory is a prerequisite too: a file added or removed changes it.
 EMBED_MIGRATIONS := $(BUILD)/tools/embed-migrations
-$(EMBED_MIGRATIONS): tools/migrations/embed.c kernel/file.c kernel/file.h
+$(EMBED_MIGRATIONS): tools/migrations/embed.c kernel/runtime/file.c kernel/runtime/file.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/file.c -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/runtime/file.c -o $@
 $(GEN)/migrations.c: $(EMBED_MIGRATIONS) $(wildcard $(MIGRATIONS) $(MIGRATIONS)/*.sql)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  EMBED   $(MIGRATIONS)")
@@ -230,7 +230,7 @@ lwip: setup-build $(LWIP_BIN)
 # (sanitized too, tools/deps) included.
 LWIP_ASAN_BIN := $(BUILD)/bin/service$(TLS_SUFFIX)-lwip-asan
 $(LWIP_ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(LWIP_SRC) $(APP_GEN_SRC) $(GEN)/api.h $(DEPS)/.stamp \
-		$(wildcard kernel/*.h net/*.h net/*/*.h net/lwip/arch/*.h)
+		$(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h net/lwip/arch/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -DIG_CHECK_RESPONSES -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -244,7 +244,7 @@ lwip-asan: setup-build $(LWIP_ASAN_BIN)
 ASAN_BIN       := $(BUILD)/bin/service$(TLS_SUFFIX)-asan
 HOST_TLS_LIBS  := $(subst /musl/,/host/,$(TLS_LIBS))
 HOST_TLS_FLAGS := $(if $(filter mbedtls,$(TLS)),-DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>')
-$(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(APP_GEN_SRC) $(GEN)/api.h $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
+$(ASAN_BIN): $(RUNTIME_SRC) $(APP_SRC) $(APP_GEN_SRC) $(GEN)/api.h $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -DIG_CHECK_RESPONSES -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -254,7 +254,7 @@ asan: $(ASAN_BIN)
 
 # The test client CLI under the sanitizers, for tests/client/engine.test.mjs.
 FETCH_ASAN := $(BUILD)/bin/fetch$(TLS_SUFFIX)-asan
-$(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
+$(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
@@ -265,7 +265,7 @@ fetch-asan: $(FETCH_ASAN)
 # pgcheck (net/pg's driver) under the sanitizers: pg_client.test.mjs runs
 # it too (INGOT_PGCHECK_BIN).
 PGCHECK_ASAN := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)-asan
-$(PGCHECK_ASAN): $(RUNTIME_SRC) tests/pg/pgcheck.c $(DEPS)/.stamp $(wildcard kernel/*.h net/*.h net/*/*.h)
+$(PGCHECK_ASAN): $(RUNTIME_SRC) tests/pg/pgcheck.c $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
@@ -276,7 +276,7 @@ pgcheck-asan: $(PGCHECK_ASAN)
 # net/pg's wire, types and auth against a real PostgreSQL without the
 # connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
 PGWIRE_CHECK := $(BUILD)/bin/pgwire_check
-$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/base64.c kernel/arena.c kernel/pool.c \
+$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c kernel/runtime/arena.c kernel/runtime/pool.c \
 		$(wildcard net/pg/*.h) $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
@@ -297,7 +297,7 @@ UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_hand
               test_metal_pages test_metrics test_meter test_sock test_client_metrics \
               test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_lambda
 UNIT_WARN  := $(WARN) -I. -g
-API_JSON   := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
+API_JSON   := kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # Handler tests without sockets (net/testing.h): what a test binary links
 # beside its test file, the app's handlers and its generated code
@@ -339,22 +339,22 @@ UNIT_SRC_test_app_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c
 UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_test_lambda := $(UNIT_SRC_test_app_handlers)
 UNIT_FLAGS_test_lambda := $(UNIT_FLAGS_test_app_handlers)
-UNIT_SRC_test_api_validate := net/api/validate.c kernel/json.c $(API_JSON)
-UNIT_SRC_test_api_decode   := net/api/decode.c net/api/validate.c kernel/json.c $(API_JSON)
-UNIT_SRC_test_api_operation := net/api/operation.c net/api/check.c net/api/validate.c kernel/json.c kernel/log.c \
-                               kernel/clock.c $(API_JSON)
-UNIT_SRC_test_client_mock  := kernel/loop.c kernel/timer.c kernel/clock.c kernel/arena.c kernel/pool.c \
+UNIT_SRC_test_api_validate := net/api/validate.c kernel/runtime/json.c $(API_JSON)
+UNIT_SRC_test_api_decode   := net/api/decode.c net/api/validate.c kernel/runtime/json.c $(API_JSON)
+UNIT_SRC_test_api_operation := net/api/operation.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
+                               kernel/runtime/clock.c $(API_JSON)
+UNIT_SRC_test_client_mock  := kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
-UNIT_SRC_test_dns          := $(wildcard net/client/dns*.c) kernel/config.c kernel/file.c kernel/loop.c kernel/timer.c \
-                              kernel/clock.c kernel/pool.c
-UNIT_SRC_test_format       := net/api/format.c $(API_JSON) kernel/file.c
-UNIT_SRC_test_json_read    := $(API_JSON) kernel/file.c
+UNIT_SRC_test_dns          := $(wildcard net/dns/dns*.c) kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/loop.c kernel/runtime/timer.c \
+                              kernel/runtime/clock.c kernel/runtime/pool.c
+UNIT_SRC_test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
+UNIT_SRC_test_json_read    := $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_test_lwip_config  := net/lwip/net_config.c
-UNIT_SRC_test_sock         := net/sock/sock.c kernel/loop.c kernel/timer.c kernel/clock.c kernel/pool.c
-UNIT_SRC_test_kernel       := $(addprefix kernel/,timer.c json.c arena.c pool.c config.c log.c clock.c)
+UNIT_SRC_test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
+UNIT_SRC_test_kernel       := $(addprefix kernel/runtime/,timer.c json.c arena.c pool.c config.c log.c clock.c)
 UNIT_SRC_test_parser       := net/http/parser.c $(HTTP_CODEC)
 UNIT_SRC_test_response     := net/http/response_head.c $(HTTP_CODEC)
-UNIT_SRC_test_trace        := net/http/trace.c net/http/parser.c kernel/rng.c kernel/clock.c kernel/arena.c kernel/pool.c \
+UNIT_SRC_test_trace        := net/http/trace.c net/http/parser.c kernel/runtime/rng.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(HTTP_CODEC)
 UNIT_MAIN_test_tls_bearssl := tests/unit/test_tls.c
 UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c $(RT_GEN)/anchors.c
@@ -369,17 +369,17 @@ UNIT_SRC_test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/metal/virtqueue.
 UNIT_SRC_test_virtqueue    := kernel/metal/virtqueue.c
 UNIT_SRC_test_metal_cmdline := kernel/metal/cmdline.c
 UNIT_SRC_test_metal_pages  := kernel/metal/pages.c
-UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/json.c kernel/arena.c kernel/pool.c
+UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
-                              kernel/clock.c kernel/json.c kernel/arena.c kernel/pool.c
-PG_WIRE := net/pg/wire.c net/pg/types.c kernel/arena.c kernel/pool.c
+                              kernel/runtime/clock.c kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
+PG_WIRE := net/pg/wire.c net/pg/types.c kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_test_pg_wire      := $(PG_WIRE)
 UNIT_SRC_test_pg_types     := $(PG_WIRE)
-UNIT_SRC_test_pg_auth      := net/pg/auth.c kernel/base64.c
+UNIT_SRC_test_pg_auth      := net/pg/auth.c kernel/runtime/base64.c
 UNIT_FLAGS_test_pg_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_test_pg_conninfo  := net/pg/conninfo.c
-UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
+UNIT_HEADERS := $(wildcard kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 
 # A failed build leaves no binary behind (rm first), so a stale one never runs.
@@ -402,7 +402,7 @@ unit-build: $(foreach n,$(UNIT_NAMES),$(UNIT_OUT)/$(n).asan $(UNIT_OUT)/$(n).mus
 # the scripts run schemac first and then ask for the target).
 SAN_FLAGS   := $(WARN) -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 SCHEMAC_ASAN := $(BUILD)/tools/schemac-asan
-$(SCHEMAC_ASAN): $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/file.h $(DEPS)/.stamp
+$(SCHEMAC_ASAN): $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/runtime/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
@@ -412,8 +412,8 @@ schemac-asan: $(SCHEMAC_ASAN)
 # with the shipped toolchain; rich.json's api.c under stricter warnings,
 # and linked with the stand-in runtime (and the real helpers it uses).
 SCHEMAC_TEST := $(BUILD)/test/schemac
-SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/json.c kernel/json_read.c kernel/json_value.c \
-                        kernel/log.c kernel/clock.c net/http/codec.c \
+SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/runtime/json.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
+                        kernel/runtime/log.c kernel/runtime/clock.c net/http/codec.c \
                         $(filter-out $(API_MAIN),$(wildcard net/api/*.c))
 SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
                   -Wmissing-prototypes -Wno-overlength-strings
@@ -457,8 +457,8 @@ $(REGEX_TEST)/check.musl: tools/schemac/test/regex/check.c $(REGEX_TEST)/matcher
 # --validator writes, #included), linked with the runtime parts they use.
 # An archive, so the driver pulls in only what it calls.
 CONFORMANCE_TEST := $(BUILD)/test/conformance
-CONFORMANCE_RUNTIME_SRC := kernel/arena.c kernel/pool.c kernel/json.c \
-                           kernel/json_read.c kernel/json_value.c net/api/format.c net/api/validate.c
+CONFORMANCE_RUNTIME_SRC := kernel/runtime/arena.c kernel/runtime/pool.c kernel/runtime/json.c \
+                           kernel/runtime/json_read.c kernel/runtime/json_value.c net/api/format.c net/api/validate.c
 CONFORMANCE_RUNTIME := $(CONFORMANCE_TEST)/runtime.a
 $(CONFORMANCE_TEST)/runtime/%.o: %.c $(UNIT_HEADERS)
 	@mkdir -p $(@D)
@@ -495,20 +495,20 @@ $(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(RT_GEN)/anchors.c n
 FUZZ_SECONDS ?= 60
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
-FUZZ_SRC_json_read := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
+FUZZ_SRC_json_read := kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_SRC_response  := net/http/response_head.c net/http/codec.c net/http/chunked.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/http/response_head.h net/http/codec.h
-FUZZ_SRC_dns       := net/client/dns_wire.c
-$(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/client/dns_wire.h
+FUZZ_SRC_dns       := net/dns/dns_wire.c
+$(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/dns/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/base64.c net/pg/conninfo.c kernel/arena.c kernel/pool.c
+FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c net/pg/conninfo.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
-FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/*.c net/*.c net/http/*.c net/metrics/*.c net/api/*.c)) \
-                   $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
+FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/runtime/*.c kernel/process/*.c net/*.c net/http/*.c net/metrics/*.c net/api/*.c)) \
+                   $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/dns/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
                    net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(RT_GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
@@ -521,7 +521,7 @@ FUZZ_FLAGS_lambda := -I$(GEN) -I$(DEPS)/host/include
 FUZZ_LIBS_lambda  := $(FUZZ_LIBS_http)
 $(BUILD)/fuzz/fuzz_lambda: $(FUZZ_SRC_lambda) $(GEN)/api.h $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h)
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard kernel/*.c kernel/*.h net/api/*.c net/api/*.h)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard kernel/runtime/*.c kernel/runtime/*.h kernel/process/*.c net/api/*.c net/api/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -535,7 +535,7 @@ fuzz: setup-test fuzz-build
 			$(BUILD)/fuzz/corpus-$$n $$(if [ $$n = lambda ]; then echo tests/integration/lambda_events; else echo tests/fuzz/$$n; fi) || exit 1; \
 	done
 
-# ---- the unikernel (kernel/metal): the service's objects but kernel/vm.c,
+# ---- the unikernel (kernel/metal): the service's objects but kernel/process/vm.c,
 # with the bare-metal platform under musl's libc.a instead of Linux, linked
 # by kernel/metal/unikernel.ld into build/images/unikernel.elf (PVH entry).
 # The platform is built without the red zone (interrupts and exceptions push
@@ -547,7 +547,7 @@ METAL_OBJ   := $(METAL_SRC:%.c=$(OBJ)/%.o) $(METAL_ASM:%.S=$(OBJ)/%.o)
 UNIKERNEL   := $(APP_BUILD)/images/unikernel.elf
 UNIKERNEL_LD := kernel/metal/unikernel.ld
 # net/lwip's objects and lwIP itself (LWIP_OBJ, LWIP_LIBS: the lwIP rules).
-UNIKERNEL_OBJ = $(filter-out $(OBJ)/kernel/vm.o,$(RUNTIME_OBJ)) $(APP_OBJ) $(LWIP_OBJ) $(METAL_OBJ)
+UNIKERNEL_OBJ = $(filter-out $(OBJ)/kernel/process/vm.o,$(RUNTIME_OBJ)) $(APP_OBJ) $(LWIP_OBJ) $(METAL_OBJ)
 $(METAL_OBJ): CFLAGS += -mno-red-zone
 $(OBJ)/%.o: %.S
 	@mkdir -p $(@D)
@@ -587,10 +587,10 @@ device-check: setup-build $(DEVICE_CHECK)
 IMAGES       := $(APP_BUILD)/images
 VMLINUX_TOOL := $(BUILD)/tools/vmlinux
 
-$(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/file.c kernel/file.h
+$(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/runtime/file.c kernel/runtime/file.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/file.c -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. $< kernel/runtime/file.c -o $@
 
 # build/images/oci (OCI layout, tag latest) and ingot-docker.tar, titled
 # IMAGE_NAME (ingot for the reference service, an app's name for an app),

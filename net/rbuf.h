@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernel/pool.h"
+#include "kernel/runtime/pool.h"
 
 /* Room for incoming bytes in *buf (size bytes, taken from pool if NULL):
  * returns where they go and sets *cap, or NULL when the pool is empty or

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "kernel/config.h"
+#include "kernel/runtime/config.h"
 #include "net/sock/sock.h"
 #include "net/transport.h"
 

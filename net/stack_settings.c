@@ -4,7 +4,7 @@
  * judges its own values (net/lwip/net_config.c); a binary built without it
  * says so instead of serving on the kernel's sockets unasked. */
 #include "net/stack.h"
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 
 #include <stdio.h>
 #include <string.h>

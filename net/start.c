@@ -3,11 +3,12 @@
  * resolver, the TLS trust, the network stack), the metrics sources of the
  * parts below the server, then the server. It sits above the parts it
  * lists, so none of them knows the others' settings. */
-#include "kernel/clock.h"
-#include "kernel/config.h"
-#include "kernel/vm.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/config.h"
+#include "kernel/process/vm.h"
 #include "net/client/client.h"
 #include "net/client/settings.h"
+#include "net/dns/dns_settings.h"
 #include "net/http/server.h"
 #include "net/lambda/lambda.h"
 #include "net/metrics/process.h"

@@ -3,7 +3,7 @@
 #ifndef NET_START_H
 #define NET_START_H
 
-#include "kernel/config.h"
+#include "kernel/runtime/config.h"
 
 /* Every part's settings as ig_main parses them: the one table, so that the
  * test core (net/testing.c) reads the settings the server would. */

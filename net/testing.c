@@ -2,7 +2,7 @@
  * thread, set up as the Lambda runtime sets up its own (inproc.h), and one
  * request at a time run on it until the in-process exchange reports. */
 #include "testing.h"
-#include "kernel/log.h"
+#include "kernel/runtime/log.h"
 #include "net/http/health.h"
 #include "net/http/inproc.h"
 #include "net/http/server.h"

@@ -15,7 +15,7 @@
 #include "net/client/client.h"
 #include "net/client/mock.h"
 #include "net/api/operation.h"
-#include "kernel/log.h"
+#include "kernel/runtime/log.h"
 
 #include <stdlib.h>
 

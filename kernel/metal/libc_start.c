@@ -6,7 +6,7 @@
 #include "libc_start.h"
 #include "mmu.h"
 #include "syscalls.h"
-#include "kernel/clock.h"
+#include "kernel/runtime/clock.h"
 
 #include <elf.h>
 #include <stdint.h>

@@ -1,11 +1,11 @@
-/* kernel/vm.h on bare metal: the program is always the machine's only
+/* kernel/process/vm.h on bare metal: the program is always the machine's only
  * program (so command-line words are settings), there is nothing to mount
  * or load, and the machine's end is power.h's. The test-only word
  * ingot.test_fault=ud|pf|gp|stack raises that CPU exception here, in the
  * program's context, for the exception handler's test (stack: a runaway
  * recursion into the main stack's guard page, a double fault). */
-#include "kernel/vm.h"
-#include "kernel/log.h"
+#include "kernel/process/vm.h"
+#include "kernel/runtime/log.h"
 #include "cmdline.h"
 #include "entry.h"
 #include "power.h"

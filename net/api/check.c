@@ -4,7 +4,7 @@
  * log line. Only a descriptor built with IG_CHECK_RESPONSES points here,
  * so the shipped binary links none of it. */
 #include "operation.h"
-#include "kernel/log.h"
+#include "kernel/runtime/log.h"
 
 struct response_check {
 	ig_ctx *ctx;

@@ -4,7 +4,7 @@
  * validator, arrays that grow in the arena, and the set of keys that
  * rejects a duplicate. */
 #include "decode.h"
-#include "kernel/arena.h"
+#include "kernel/runtime/arena.h"
 
 #include <string.h>
 

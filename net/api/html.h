@@ -4,7 +4,7 @@
 #ifndef NET_API_HTML_H
 #define NET_API_HTML_H
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 
 /* Appends s[0..n) to w with & < > " ' written as &amp; &lt; &gt; &quot;
  * &#39;, every other byte as it is (UTF-8 passes through untouched). On

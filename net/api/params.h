@@ -9,7 +9,7 @@
 #define NET_API_PARAMS_H
 
 #include "net/http/exchange.h"
-#include "kernel/json_read.h"
+#include "kernel/runtime/json_read.h"
 
 /* ---- parameter values ---- */
 

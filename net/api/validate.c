@@ -4,7 +4,7 @@
  * multipleOf, and the uniqueItems sets (hashing that agrees with
  * ig_json_equal). */
 #include "validate.h"
-#include "kernel/arena.h"
+#include "kernel/runtime/arena.h"
 
 #include <string.h>
 

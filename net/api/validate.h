@@ -6,7 +6,7 @@
 #ifndef NET_API_VALIDATE_H
 #define NET_API_VALIDATE_H
 
-#include "kernel/json_read.h"
+#include "kernel/runtime/json_read.h"
 
 #include <math.h>
 

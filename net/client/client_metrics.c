@@ -6,7 +6,7 @@
  * beyond CLIENT_METRICS_SERIES goes to one "_OTHER" series, a method that
  * is not a standard one is "_OTHER" (net/http/meter.h's names). */
 #include "internal.h"
-#include "kernel/clock.h"
+#include "kernel/runtime/clock.h"
 #include "net/http/meter.h"
 
 #include <stdio.h>

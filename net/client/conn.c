@@ -5,8 +5,8 @@
  * deadline the state needs. What fails and what is sent again when the
  * stream breaks is the contract in client.h ("Client, Pool, Agent"). */
 #include "internal.h"
-#include "kernel/list.h"
-#include "net/client/dns.h"
+#include "kernel/runtime/list.h"
+#include "net/dns/dns.h"
 #include "net/rbuf.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"

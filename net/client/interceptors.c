@@ -3,7 +3,7 @@
  * that ended before it had any state, the lifetime of their call states,
  * and the interceptors' plumbing around their inner calls (internal.h). */
 #include "net/client/interceptors.h"
-#include "kernel/list.h"
+#include "kernel/runtime/list.h"
 #include "net/client/internal.h"
 
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  *              caller
  *   below      the response head parser and chunked decoder (net/http's
  *              codec), the transports (net/sock, net/tls), the resolver
- *              (dns.c), the options' defaults and settings
+ *              (net/dns), the options' defaults and settings
  *              (client_settings.c); struct client_origin, the origin and
  *              options a pool's connections and calls read
  *   percore.c  the bottom: struct client_core, the per-core slot pools and
@@ -39,7 +39,7 @@
  * interceptors' and mock's call states and dispatchers are never freed
  * where they end (a caller's callback, and the frames of ours below it,
  * may still be using them): ending one puts it on its loop's deferred
- * queue (ig_loop_defer, kernel/loop.h), which runs once every callback of
+ * queue (ig_loop_defer, kernel/runtime/loop.h), which runs once every callback of
  * the batch has returned, and only there is memory given back. So after
  * any callback an object is still readable, and its state (CALL_DONE,
  * CC_CLOSED, destroyed, WRAP_ENDED...) says whether it goes on. What is
@@ -54,8 +54,8 @@
 
 #include <sys/socket.h>
 
-#include "kernel/loop.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
 #include "net/client/client.h"
 #include "net/client/url.h"
 #include "net/http/response_head.h"

@@ -6,7 +6,7 @@
 #include "net/client/interceptors.h"
 #include "net/client/internal.h"
 #include "net/client/url.h"
-#include "kernel/loop.h"
+#include "kernel/runtime/loop.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -11,8 +11,8 @@
  * call's slot comes back through call_release, after the batch in which
  * the call ended. */
 #include "internal.h"
-#include "kernel/clock.h"
-#include "kernel/list.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/list.h"
 #include "net/tls/tls.h"
 
 #include <errno.h>

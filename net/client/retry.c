@@ -5,8 +5,8 @@
  * dropped. */
 #include "net/client/interceptors.h"
 #include "net/client/internal.h"
-#include "kernel/clock.h"
-#include "kernel/loop.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/loop.h"
 
 #include <errno.h>
 #include <stddef.h>

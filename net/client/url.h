@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 
 #define IG_URL_HOST_MAX 253
 /* Room for the lower-cased host, the origin and the authority. */

@@ -4,7 +4,7 @@
  * against their grammar and trailer fields against the field syntax, and
  * keeps its state between calls, so input may be split at any byte. */
 #include "codec.h"
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 
 #include <string.h>
 

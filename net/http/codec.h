@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "kernel/ingot.h" /* ig_header: the fields parsed */
+#include "kernel/runtime/ingot.h" /* ig_header: the fields parsed */
 
 #define HTTP_INCOMPLETE (-2)
 #define HTTP_ERROR (-1)

@@ -6,7 +6,7 @@
  * whichever deadline the state needs, re-armed lazily. */
 #include "health.h"
 #include "internal.h"
-#include "kernel/list.h"
+#include "kernel/runtime/list.h"
 #include "net/rbuf.h"
 
 #include <stddef.h>

@@ -3,8 +3,8 @@
  * server.c and the tests' in-process core (tests/harness.h), so that the
  * two cannot drift apart. */
 #include "internal.h"
-#include "kernel/config.h"
-#include "kernel/log.h"
+#include "kernel/runtime/config.h"
+#include "kernel/runtime/log.h"
 
 /* Every server setting's default: the one declaration, copied into the
  * settings' values (server_config) by the parse. */

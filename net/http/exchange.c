@@ -3,9 +3,9 @@
  * pending exchange whose client left, when the app finally calls
  * ig_finish. Everything a request allocates lives in its arena. */
 #include "internal.h"
-#include "kernel/config.h"
-#include "kernel/json.h"
-#include "kernel/log.h"
+#include "kernel/runtime/config.h"
+#include "kernel/runtime/json.h"
+#include "kernel/runtime/log.h"
 
 #include <stddef.h>
 

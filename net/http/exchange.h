@@ -10,7 +10,7 @@
 #ifndef NET_HTTP_EXCHANGE_H
 #define NET_HTTP_EXCHANGE_H
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 
 typedef struct ig_ctx ig_ctx;
 

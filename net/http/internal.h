@@ -7,9 +7,9 @@
 #include "meter.h"
 #include "parser.h"
 #include "trace.h"
-#include "kernel/arena.h"
-#include "kernel/loop.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
 #include "net/sock/sock.h"
 
 #define HTTP_BLOCK_SIZE (16 * 1024)

@@ -9,7 +9,7 @@
 #ifndef NET_HTTP_METER_H
 #define NET_HTTP_METER_H
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 #include "net/metrics/metrics.h"
 
 /* Why a connection closed: ingot_connections_closed_total{reason}. */

@@ -2,7 +2,7 @@
  * and head fields are appended straight into the output blocks, so the
  * responses of one batch sit contiguously and leave in one writev. */
 #include "internal.h"
-#include "kernel/json.h"
+#include "kernel/runtime/json.h"
 
 #include <stdio.h>
 

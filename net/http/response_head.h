@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 #include "net/http/codec.h"
 
 enum http_body_framing {

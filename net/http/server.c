@@ -5,9 +5,9 @@
  * settings and TLS credentials. */
 #include "health.h"
 #include "server.h"
-#include "kernel/cores.h"
-#include "kernel/log.h"
-#include "kernel/process.h"
+#include "kernel/process/cores.h"
+#include "kernel/runtime/log.h"
+#include "kernel/process/process.h"
 #include "net/metrics/metrics.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"

@@ -6,7 +6,7 @@
 #define NET_HTTP_SERVER_H
 
 #include "internal.h"
-#include "kernel/config.h"
+#include "kernel/runtime/config.h"
 
 /* The server's rows of the settings table (PORT, HOST, INGOT_* of the
  * server and its HTTPS listener); its check loads the TLS credentials. */

@@ -4,7 +4,7 @@
  * unknown: http), and the server binds none of its own. Read once, before
  * any thread starts, then unset, so that nothing started later takes them. */
 #include "server.h"
-#include "kernel/log.h"
+#include "kernel/runtime/log.h"
 #include "net/stack.h"
 
 #include <arpa/inet.h>

@@ -5,7 +5,7 @@
  * instead of splitting the scrapes between two processes. */
 #include "server.h"
 #include "health.h"
-#include "kernel/log.h"
+#include "kernel/runtime/log.h"
 #include "net/metrics/metrics.h"
 #include "net/stack.h"
 

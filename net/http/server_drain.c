@@ -4,8 +4,8 @@
  * is over, and stops last, once the others have returned. */
 #include "health.h"
 #include "server.h"
-#include "kernel/log.h"
-#include "kernel/process.h"
+#include "kernel/runtime/log.h"
+#include "kernel/process/process.h"
 
 #include <stdatomic.h>
 

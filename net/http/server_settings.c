@@ -3,8 +3,8 @@
  * Its check judges the TLS settings together and loads the credentials, so
  * that a bad certificate or key stops the start like any bad value. */
 #include "server.h"
-#include "kernel/cores.h"
-#include "kernel/log.h"
+#include "kernel/process/cores.h"
+#include "kernel/runtime/log.h"
 #include "net/tls/tls.h"
 
 #define CFG(field) &server_config.field

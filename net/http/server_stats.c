@@ -2,7 +2,7 @@
  * cut and dropped and the TLS handshake counts, summed over the cores
  * once every loop has returned (the counters are per core, unlocked). */
 #include "server.h"
-#include "kernel/log.h"
+#include "kernel/runtime/log.h"
 #include "net/tls/tls.h"
 
 /* Plain sums of the cores' counters (ig_tls_stats's are read with ig_counter_get). */

@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernel/ingot.h"
-#include "kernel/rng.h"
+#include "kernel/runtime/ingot.h"
+#include "kernel/runtime/rng.h"
 
 #define HTTP_REQUEST_ID_MAX 128  /* longer X-Request-Id values are replaced */
 #define HTTP_MADE_ID_LEN 32      /* a made id: 128 random bits in hex */

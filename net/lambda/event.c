@@ -2,8 +2,8 @@
  * in the invocation's arena, its kind told by its shape, and the request's
  * target, fields and body gathered from the members that kind uses. */
 #include "event.h"
-#include "kernel/base64.h"
-#include "kernel/json_read.h"
+#include "kernel/runtime/base64.h"
+#include "kernel/runtime/json_read.h"
 #include "net/http/codec.h"
 
 #include <string.h>

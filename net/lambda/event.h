@@ -7,7 +7,7 @@
 #ifndef NET_LAMBDA_EVENT_H
 #define NET_LAMBDA_EVENT_H
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 #include "net/http/inproc.h"
 
 enum lambda_event_kind {

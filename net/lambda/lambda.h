@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/config.h"
+#include "kernel/runtime/config.h"
 #include "net/http/exchange.h"
 
 /* The runtime's rows of the settings table (AWS_LAMBDA_RUNTIME_API). */

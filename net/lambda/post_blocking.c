@@ -2,7 +2,7 @@
  * for when the loop cannot run (internal.h). Nothing here allocates: the
  * sanitizer's death callback runs it with the heap in any state. */
 #include "net/lambda/internal.h"
-#include "kernel/json.h"
+#include "kernel/runtime/json.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

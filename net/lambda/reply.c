@@ -3,9 +3,9 @@
  * them. Date, Content-Length and Connection belong to the memory
  * connection: the front end writes its own. */
 #include "event.h"
-#include "kernel/base64.h"
-#include "kernel/json.h"
-#include "kernel/json_read.h"
+#include "kernel/runtime/base64.h"
+#include "kernel/runtime/json.h"
+#include "kernel/runtime/json_read.h"
 #include "net/http/codec.h"
 #include "net/http/internal.h"
 

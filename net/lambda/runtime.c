@@ -5,8 +5,8 @@
  * arena, reset when the next invocation is pulled. */
 #include "net/lambda/event.h"
 #include "net/lambda/internal.h"
-#include "kernel/clock.h"
-#include "kernel/log.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/log.h"
 #include "net/client/client.h"
 #include "net/http/health.h"
 #include "net/http/server.h"

@@ -16,7 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "kernel/log.h"
+#include "kernel/runtime/log.h"
 #include "lwip/dhcp.h"
 #include "lwip/etharp.h"
 #include "lwip/ip4_addr.h"

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/loop.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
 #include "net/lwip/net_config.h"
 #include "net/stack.h"
 

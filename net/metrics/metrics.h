@@ -7,7 +7,7 @@
 #ifndef NET_METRICS_H
 #define NET_METRICS_H
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * attribute is checked before it is used, and the iteration count is
  * bounded because the key derivation runs on the core's loop. */
 #include "net/pg/auth.h"
-#include "kernel/base64.h"
+#include "kernel/runtime/base64.h"
 
 #include <bearssl_hash.h>
 #include <bearssl_hmac.h>

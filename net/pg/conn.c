@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "kernel/log.h"
-#include "net/client/dns.h"
+#include "kernel/runtime/log.h"
+#include "net/dns/dns.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"
 

@@ -3,7 +3,7 @@
  * wrong but never echoes the password. */
 #include "net/pg/conninfo.h"
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "kernel/arena.h"
-#include "kernel/loop.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
 #include "net/pg/auth.h"
 #include "net/pg/conninfo.h"
 #include "net/pg/pg.h"

@@ -5,11 +5,11 @@
  * a failed migration back when the connection closes. Cold (net/cold.ld). */
 #include "migrate.h"
 
-#include "kernel/arena.h"
-#include "kernel/config.h"
-#include "kernel/log.h"
-#include "kernel/loop.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/config.h"
+#include "kernel/runtime/log.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
 #include "net/pg/pg.h"
 #include "net/pg/settings.h"
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 #include "net/http/exchange.h"
 #include "net/pg/types.h"
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/file.h"
-#include "kernel/log.h"
+#include "kernel/runtime/file.h"
+#include "kernel/runtime/log.h"
 #include "net/http/exchange.h"
 #include "net/tls/backend.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/log.h"
+#include "kernel/runtime/log.h"
 #include "net/http/exchange.h"
 
 #define BACKOFF_FIRST_MS 50

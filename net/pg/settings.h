@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/config.h"
+#include "kernel/runtime/config.h"
 
 /* DATABASE_URL, INGOT_PG_*: all zero until parsed. */
 struct pg_settings_values {

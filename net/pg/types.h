@@ -5,7 +5,7 @@
 #ifndef NET_PG_TYPES_H
 #define NET_PG_TYPES_H
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 #include "net/pg/wire.h"
 
 #include <stdbool.h>

@@ -6,7 +6,7 @@
 #ifndef NET_PG_WIRE_H
 #define NET_PG_WIRE_H
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 
 #include <stdbool.h>
 #include <stddef.h>

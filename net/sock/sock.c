@@ -4,7 +4,7 @@
  * all it has), which saves the EAGAIN read per request. Outbound streams
  * are the same streams, born in STREAM_CONNECTING. */
 #include "sock.h"
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

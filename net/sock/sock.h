@@ -10,8 +10,8 @@
 
 #include <sys/socket.h>
 
-#include "kernel/loop.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
 #include "net/metrics/metrics.h"
 #include "net/transport.h"
 

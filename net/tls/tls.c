@@ -9,12 +9,12 @@
  * aside to a spill buffer taken from the core for as long as it waits. */
 #include "tls.h"
 
-#include "kernel/clock.h"
-#include "kernel/cores.h"
-#include "kernel/file.h"
-#include "kernel/loop.h"
-#include "kernel/pool.h"
-#include "kernel/timer.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/process/cores.h"
+#include "kernel/runtime/file.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
+#include "kernel/runtime/timer.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -109,7 +109,7 @@ struct ig_tls_core *ig_tls_client_core(struct ig_loop *loop);
  * no certificate. */
 const struct tls_trust *ig_tls_default_trust(const char **err);
 
-/* The rows of the settings table for the default trust (kernel/config.h,
+/* The rows of the settings table for the default trust (kernel/runtime/config.h,
  * net/tls/trust_settings.c) and their parsed values: zero until parsed,
  * then ca_file "" when not set. */
 struct ig_settings;

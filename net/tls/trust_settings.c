@@ -3,7 +3,7 @@
  * set, is read and parsed by the check at startup; without one nothing of
  * TLS runs then. Not in net/cold.ld's cold block: the start reads these. */
 #include "tls.h"
-#include "kernel/config.h"
+#include "kernel/runtime/config.h"
 
 #include <stdio.h>
 

@@ -60,13 +60,14 @@
  * "calls_live", the client's call slots still taken once every request
  * has ended (0 unless one leaked).
  */
-#include "kernel/arena.h"
-#include "kernel/clock.h"
-#include "kernel/loop.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/loop.h"
 #include "net/client/client.h"
 #include "net/client/interceptors.h"
 #include "net/client/internal.h"
 #include "net/client/settings.h"
+#include "net/dns/dns_settings.h"
 #include "net/client/url.h"
 #include "net/tls/tls.h"
 #include "net/tls/backend.h"

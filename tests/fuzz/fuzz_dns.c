@@ -1,4 +1,4 @@
-/* libFuzzer target for net/client/dns_wire.c: one UDP datagram as a
+/* libFuzzer target for net/dns/dns_wire.c: one UDP datagram as a
  * nameserver (or anyone who can reach the port) could send it, read as the
  * reply to an A or AAAA question for one of a few names. The reader must
  * not read outside the datagram (ASan), and its verdict must be sane:
@@ -13,7 +13,7 @@
  *     bit 1    the other family's question is answered already
  *     bits 2-3 the name asked: example.com, www.example.com, a.b.c.d.example.org, x
  * Build: FUZZ_SRC_dns in the Makefile (make fuzz-build). */
-#include "net/client/dns_wire.h"
+#include "net/dns/dns_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -21,7 +21,7 @@
  * malloc, so that ASan sees overflows and reuse and LSan sees leaks. With
  * -DIG_CHECK_RESPONSES the generated code also re-validates each response. */
 #include "tests/harness.h"
-#include "kernel/json_read.h"
+#include "kernel/runtime/json_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,12 +7,12 @@
 /* Build and run (seed corpus in tests/fuzz/json_read/):
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
  *     -fno-sanitize-recover=undefined -I. \
- *     tests/fuzz/fuzz_json_read.c kernel/json_read.c kernel/json_value.c \
- *     kernel/arena.c kernel/pool.c -lm -o /tmp/fuzz_json_read
+ *     tests/fuzz/fuzz_json_read.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
+ *     kernel/runtime/arena.c kernel/runtime/pool.c -lm -o /tmp/fuzz_json_read
  *   /tmp/fuzz_json_read -max_total_time=60 /tmp/corpus tests/fuzz/json_read */
-#include "kernel/arena.h"
-#include "kernel/json_read.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/json_read.h"
+#include "kernel/runtime/pool.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -6,10 +6,10 @@
  * Seeds: tests/integration/lambda_events/ (AWS's example events; tests/run
  * points there). Build: make fuzz-build
  * (the runtime's sources, as fuzz_http's, for the answer's reason phrases). */
-#include "kernel/arena.h"
-#include "kernel/base64.h"
-#include "kernel/pool.h"
-#include "kernel/json_read.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/base64.h"
+#include "kernel/runtime/pool.h"
+#include "kernel/runtime/json_read.h"
 #include "net/http/codec.h"
 #include "net/lambda/event.h"
 

@@ -14,8 +14,8 @@
  *     bit 3     also parse the stream as a DATABASE_URL (up to its first
  *               NUL), with a password the error text must never show
  * Build: FUZZ_SRC_pg in the Makefile (make fuzz-build). */
-#include "kernel/arena.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/pool.h"
 #include "net/pg/auth.h"
 #include "net/pg/conninfo.h"
 #include "net/pg/types.h"

@@ -236,7 +236,7 @@ function residentKiB(pid, { lo, hi }) {
 const block = await requestBlock();
 
 // The promise of an idle process that pays no memory for code it has not
-// run: nothing the start or an idle loop runs may be IG_HOT (kernel/ingot.h).
+// run: nothing the start or an idle loop runs may be IG_HOT (kernel/runtime/ingot.h).
 test('an idle server has none of the request path\'s code resident; its first request brings it in', {
 	...T, skip: (LWIP && 'the hosted build over lwIP idles through other code') || (!block && 'no .text.request in this binary'),
 }, async () => {

@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/arena.h"
-#include "kernel/config.h"
-#include "kernel/loop.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/config.h"
+#include "kernel/runtime/loop.h"
 #include "net/pg/pg.h"
 #include "net/pg/settings.h"
 #include "net/tls/tls.h"

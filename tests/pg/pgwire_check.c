@@ -9,8 +9,8 @@
  * Prints "# authenticated via METHOD" once logged in.
  * exit: 0 all passed, 1 a check failed, 3 authentication refused (the
  * server's SQLSTATE and message on a "# auth failed" line), 2 usage or I/O. */
-#include "kernel/arena.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/pool.h"
 #include "net/pg/auth.h"
 #include "net/pg/types.h"
 #include "net/pg/wire.h"

@@ -1,4 +1,4 @@
-/* Parsed header fields (kernel/ingot.h's ig_header, what the
+/* Parsed header fields (kernel/runtime/ingot.h's ig_header, what the
  * request and the response parser both fill) as one line of text, for a
  * test's failure message. */
 #ifndef TESTS_UNIT_FIELDS_H

@@ -6,7 +6,7 @@
 #ifndef TESTS_UNIT_SUITE_H
 #define TESTS_UNIT_SUITE_H
 
-#include "kernel/file.h"
+#include "kernel/runtime/file.h"
 
 #include <stdio.h>
 #include <stdlib.h>

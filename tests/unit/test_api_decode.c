@@ -3,8 +3,8 @@
  * on; integers outside int64 are violations, never wrapped), nulls,
  * free-form values through their validator, arrays that grow in the
  * arena, and duplicate keys. */
-#include "kernel/arena.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/pool.h"
 #include "net/api/decode.h"
 #include "tests/unit/check.h"
 

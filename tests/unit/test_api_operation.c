@@ -6,9 +6,9 @@
  * response that breaks its schema is answered 500, a pending one is
  * logged. Also the router's answers. The exchange (net/http) is a stand-in
  * here that records what the runner asked of it. */
-#include "kernel/arena.h"
-#include "kernel/log.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/log.h"
+#include "kernel/runtime/pool.h"
 #include "net/api/operation.h"
 #include "tests/unit/check.h"
 

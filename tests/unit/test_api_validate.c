@@ -2,8 +2,8 @@
  * cut short), the quiet and reporting failure rule, $ref depth, exact
  * number comparison against bounds, decimal multipleOf on the literal,
  * and uniqueItems for each item type, pairwise and hashed. */
-#include "kernel/arena.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/pool.h"
 #include "net/api/validate.h"
 #include "tests/unit/check.h"
 

@@ -15,7 +15,7 @@
 #include "net/http/inproc.h"
 #include "net/http/internal.h"
 #include "net/api/operation.h"
-#include "kernel/log.h"
+#include "kernel/runtime/log.h"
 #include "tests/unit/check.h"
 
 #include <stdlib.h>

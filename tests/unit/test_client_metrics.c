@@ -4,9 +4,9 @@
  * methods and statuses outside the bounded sets as "_OTHER", and the fixed
  * tables' bounds (origins beyond 16 as "_OTHER", series beyond 64 in one
  * overflow series), read through the exposition a scrape writes. */
-#include "kernel/arena.h"
-#include "kernel/clock.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/pool.h"
 #include "net/client/internal.h"
 #include "tests/unit/check.h"
 

@@ -1,11 +1,11 @@
 /* The request API, the retry and redirect interceptors and the mock agent,
- * on a real loop (kernel/loop.h) in this process: every reply comes from
+ * on a real loop (kernel/runtime/loop.h) in this process: every reply comes from
  * the mock's timers, so the order of events is the loop's, and waits are
  * checked with the loop's clock as the mock recorded it, never with
  * sleeps. */
-#include "kernel/arena.h"
-#include "kernel/loop.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
 #include "net/client/client.h"
 #include "net/client/interceptors.h"
 #include "net/client/mock.h"

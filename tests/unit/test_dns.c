@@ -1,13 +1,13 @@
-/* Unit tests of net/client/dns: a real loop in this process, the resolver
+/* Unit tests of net/dns/dns: a real loop in this process, the resolver
  * on it, and the test's own small UDP DNS servers on the same loop, at
  * 127.0.0.1 and 127.0.0.2 on one random port (INGOT_DNS_PORT), serving a
  * fixed zone and misbehaving on request (silence, forged replies, TC,
  * SERVFAIL). Each test writes its own resolv.conf and hosts file (or leaves
  * them absent) and makes a fresh resolver, which reads them on first use. */
-#include "net/client/dns.h"
-#include "kernel/loop.h"
+#include "net/dns/dns.h"
+#include "kernel/runtime/loop.h"
 #include "net/client/client.h"
-#include "net/client/settings.h"
+#include "net/dns/dns_settings.h"
 #include "tests/unit/check.h"
 
 #include <arpa/inet.h>
@@ -409,7 +409,7 @@ static void test_invalid_names(void)
 	unsigned wrong = 0;
 	struct result res;
 	for (size_t i = 0; i < IG_COUNTOF(bad); i++)
-		if (!resolve(r, bad[i], 80, &res) || res.error != IG_CLIENT_DNS ||
+		if (!resolve(r, bad[i], 80, &res) || res.error != DNS_FAILED ||
 		    !has(res.message, "invalid host name"))
 			wrong++;
 	char longname[300];
@@ -417,7 +417,7 @@ static void test_invalid_names(void)
 	longname[sizeof longname - 1] = '\0';
 	for (size_t i = 50; i < sizeof longname - 1; i += 50)
 		longname[i] = '.';
-	if (!resolve(r, longname, 80, &res) || res.error != IG_CLIENT_DNS)
+	if (!resolve(r, longname, 80, &res) || res.error != DNS_FAILED)
 		wrong++;
 	CHECK_INT(wrong, 0, "invalid names fail at once with \"invalid host name\"");
 	CHECK_INT(servers[0].queries, 0, "invalid names send no query");
@@ -468,13 +468,13 @@ static void test_nxdomain_and_nodata(void)
 	struct dns_resolver *r = setup(ONE_NS, NULL);
 	struct result res;
 	resolve(r, "nx.test", 80, &res);
-	CHECK(res.error == IG_CLIENT_DNS && strcmp(res.message, "nx.test: host not found (NXDOMAIN)") == 0,
+	CHECK(res.error == DNS_FAILED && strcmp(res.message, "nx.test: host not found (NXDOMAIN)") == 0,
 	      "NXDOMAIN fails with \"host not found\"");
 	resolve(r, "nodata.test", 80, &res);
-	CHECK(res.error == IG_CLIENT_DNS && has(res.message, "nodata.test: no address"),
+	CHECK(res.error == DNS_FAILED && has(res.message, "nodata.test: no address"),
 	      "a name without A or AAAA records fails with \"no address\"");
 	resolve(r, "nx.test", 80, &res);
-	CHECK(servers[0].queries >= 4 && res.error == IG_CLIENT_DNS, "failures are not cached");
+	CHECK(servers[0].queries >= 4 && res.error == DNS_FAILED, "failures are not cached");
 	dns_resolver_free(r);
 }
 
@@ -496,7 +496,7 @@ static void test_cname(void)
 	CHECK(cached && q && servers[0].queries == asked + 2 && res.error == 0,
 	      "the chain is cached for the least TTL along it");
 	resolve(r, "loop.test", 80, &res);
-	CHECK(res.error == IG_CLIENT_DNS && has(res.message, "no address"),
+	CHECK(res.error == DNS_FAILED && has(res.message, "no address"),
 	      "a CNAME loop ends without an address");
 	dns_resolver_free(r);
 }
@@ -518,7 +518,7 @@ static void test_truncated(void)
 	servers[0].mode = TRUNCATE;
 	struct result res;
 	resolve(r, "a.test", 80, &res);
-	CHECK(res.error == IG_CLIENT_DNS && has(res.message, "a.test: DNS reply truncated (TC)"),
+	CHECK(res.error == DNS_FAILED && has(res.message, "a.test: DNS reply truncated (TC)"),
 	      "a truncated reply fails clearly (no TCP fallback)");
 	dns_resolver_free(r);
 }
@@ -529,12 +529,12 @@ static void test_malformed(void)
 	struct result res;
 	servers[0].mode = SELF_POINTER;
 	resolve(r, "a.test", 80, &res);
-	CHECK(res.error == IG_CLIENT_DNS &&
+	CHECK(res.error == DNS_FAILED &&
 		      strcmp(res.message, "a.test: malformed DNS reply (2 tries, 1 nameserver)") == 0,
 	      "a compression pointer that does not point back is refused");
 	servers[0].mode = SHORT_RECORD;
 	resolve(r, "a.test", 80, &res);
-	CHECK(res.error == IG_CLIENT_DNS && has(res.message, "malformed DNS reply"),
+	CHECK(res.error == DNS_FAILED && has(res.message, "malformed DNS reply"),
 	      "a record cut short is refused");
 	dns_resolver_free(r);
 }
@@ -549,7 +549,7 @@ static void test_servfail_next_server(void)
 	      "SERVFAIL moves on to the next nameserver at once");
 	servers[1].mode = SERVFAIL;
 	resolve(r, "v4only.test", 80, &res);
-	CHECK(res.error == IG_CLIENT_DNS && has(res.message, "SERVFAIL"),
+	CHECK(res.error == DNS_FAILED && has(res.message, "SERVFAIL"),
 	      "SERVFAIL from every nameserver fails with that reason");
 	dns_resolver_free(r);
 }
@@ -570,7 +570,7 @@ static void test_timeout(void)
 	servers[0].mode = SILENT;
 	struct result res;
 	resolve(r, "a.test", 80, &res);
-	CHECK(res.error == IG_CLIENT_DNS &&
+	CHECK(res.error == DNS_FAILED &&
 		      strcmp(res.message, "a.test: timed out (2 tries, 1 nameserver)") == 0,
 	      "a silent nameserver times out after options attempts:2");
 	CHECK(!watchdog_fired, "the timeout came from the resolver");
@@ -619,7 +619,7 @@ static void test_hosts_file(void)
 	CHECK(resolve(r, "other.test.", 80, &res) && strcmp(res.addrs, "10.1.2.3:80") == 0,
 	      "hosts names match without case or final dot");
 	CHECK_INT(servers[0].queries, 0, "hosts entries send no query");
-	CHECK(!resolve(r, "ignored.test", 80, &res) && res.error == IG_CLIENT_DNS,
+	CHECK(!resolve(r, "ignored.test", 80, &res) && res.error == DNS_FAILED,
 	      "a hosts line without a valid address is ignored");
 	dns_resolver_free(r);
 }

@@ -3,10 +3,10 @@
  * at test time with the project's own JSON reader), then edge cases of our
  * own. Each input sits flush against an unreadable page. */
 #define _DEFAULT_SOURCE
-#include "kernel/arena.h"
+#include "kernel/runtime/arena.h"
 #include "net/api/format.h"
-#include "kernel/json_read.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/json_read.h"
+#include "kernel/runtime/pool.h"
 #include "tests/unit/check.h"
 #include "tests/unit/guard.h"
 #include "tests/unit/suite.h"

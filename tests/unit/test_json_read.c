@@ -4,9 +4,9 @@
  * walks, trees, duplicate keys, depth, numbers, UTF-8, equality, and the
  * JSON-Schema-Test-Suite's files as a corpus of valid JSON. */
 #define _DEFAULT_SOURCE
-#include "kernel/arena.h"
-#include "kernel/json_read.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/json_read.h"
+#include "kernel/runtime/pool.h"
 #include "tests/unit/check.h"
 #include "tests/unit/guard.h"
 #include "tests/unit/suite.h"

@@ -1,13 +1,13 @@
 /* Unit tests of kernel/ pieces that have no I/O: the timer wheel, the JSON
  * writer primitives, the arena and its growable buffer, the option parser
  * and the object pool. */
-#include "kernel/arena.h"
-#include "kernel/clock.h"
-#include "kernel/config.h"
-#include "kernel/ingot.h"
-#include "kernel/json.h"
-#include "kernel/pool.h"
-#include "kernel/timer.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/config.h"
+#include "kernel/runtime/ingot.h"
+#include "kernel/runtime/json.h"
+#include "kernel/runtime/pool.h"
+#include "kernel/runtime/timer.h"
 #include "tests/unit/check.h"
 
 #include <math.h>

@@ -1,8 +1,8 @@
 /* Unit tests of net/metrics: per-core counters, histogram bucketing at the
  * bounds, summing over cores, the text exposition (HELP/TYPE, escaping,
  * cumulative buckets, +Inf == _count) and the registry's order. */
-#include "kernel/arena.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/pool.h"
 #include "net/metrics/metrics.h"
 #include "tests/unit/check.h"
 

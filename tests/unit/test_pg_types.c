@@ -4,8 +4,8 @@
  * turned into text; the calendar; and what must be refused (wrong lengths,
  * bad text, out-of-range numbers). Expected day and microsecond counts were
  * computed with Python's datetime. */
-#include "kernel/arena.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/pool.h"
 #include "net/pg/types.h"
 #include "tests/unit/check.h"
 

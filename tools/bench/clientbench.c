@@ -10,10 +10,10 @@
  *
  *   clientbench [--mode request|dispatch] [--connections 50] [--pipelining 10]
  *               [--inflight 500] [--seconds 3] [--warmup 1] [--requests N] URL */
-#include "kernel/arena.h"
-#include "kernel/clock.h"
-#include "kernel/loop.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
 #include "net/client/client.h"
 #include "net/client/url.h"
 

@@ -6,7 +6,7 @@
 #ifndef _DEFAULT_SOURCE /* scandir, alphasort under -std=c11 */
 #define _DEFAULT_SOURCE
 #endif
-#include "kernel/file.h"
+#include "kernel/runtime/file.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* Emits the request body decoders: decode_<name> reads one typed schema's
- * value straight from the bytes with the pull reader (kernel/json_read.h)
+ * value straight from the bytes with the pull reader (kernel/runtime/json_read.h)
  * into its C struct or scalar, in the request arena, and checks its
  * constraints as it goes; duplicate keys are a JSON error (seen bitmap,
  * and a key set for other members). Free-form parts are read with

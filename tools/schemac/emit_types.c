@@ -208,7 +208,7 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 	out_line(h, "#ifndef SCHEMAC_API_H");
 	out_line(h, "#define SCHEMAC_API_H");
 	out_blank(h);
-	out_line(h, "#include \"kernel/json_read.h\"");
+	out_line(h, "#include \"kernel/runtime/json_read.h\"");
 	out_line(h, "#include \"net/http/exchange.h\"");
 	out_line(h, "#include \"net/api/html.h\"");
 	out_blank(h);

@@ -8,7 +8,7 @@
  * Nothing is written unless the whole document compiles, and the files are
  * replaced by rename, so a failed run never leaves half a file for make. */
 #include "emit.h"
-#include "kernel/file.h"
+#include "kernel/runtime/file.h"
 
 #include <errno.h>
 #include <stdio.h>

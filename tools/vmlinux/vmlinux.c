@@ -6,7 +6,7 @@
 #ifndef _GNU_SOURCE /* fork, pipe, fileno under -std=c11 */
 #define _GNU_SOURCE
 #endif
-#include "kernel/file.h"
+#include "kernel/runtime/file.h"
 
 #include <errno.h>
 #include <stdint.h>

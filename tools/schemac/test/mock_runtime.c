@@ -25,7 +25,7 @@ void *ig_arena_alloc(ig_arena *a, size_t size)
 	return p;
 }
 
-/* The JSON reader grows its arrays (kernel/arena.h's contract). */
+/* The JSON reader grows its arrays (kernel/runtime/arena.h's contract). */
 void *ig_arena_grow(ig_arena *a, void *p, size_t old_size, size_t new_size);
 void *ig_arena_grow(ig_arena *a, void *p, size_t old_size, size_t new_size)
 {

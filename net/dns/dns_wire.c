@@ -2,7 +2,7 @@
  * reply is untrusted bytes from the network: every offset is checked
  * against its length before it is read, and compression pointers must go
  * strictly backward. */
-#include "net/client/dns_wire.h"
+#include "net/dns/dns_wire.h"
 
 #include "net/ascii.h"
 

@@ -1,4 +1,4 @@
-/* The client's DNS stub resolver (see dns.h for its behaviour): literals,
+/* The DNS stub resolver of outbound connections (see dns.h for its behaviour): literals,
  * localhost, the hosts file and a per-core cache answer at once; anything
  * else becomes a lookup that sends A and AAAA questions over UDP from the
  * core's loop and joins every query for the same name. It knows nothing of
@@ -6,12 +6,11 @@
 #include "dns.h"
 #include "dns_wire.h"
 
-#include "kernel/file.h"
-#include "kernel/loop.h"
-#include "kernel/pool.h"
+#include "kernel/runtime/file.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
 #include "net/ascii.h"
-#include "net/client/client.h"
-#include "net/client/settings.h"
+#include "net/dns/dns_settings.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -138,7 +137,7 @@ static void fail_now(const char *host, const char *why, dns_done_fn *done, void 
 {
 	char message[200];
 	snprintf(message, sizeof message, "%.120s: %s", host, why);
-	done(arg, IG_CLIENT_DNS, NULL, 0, message);
+	done(arg, DNS_FAILED, NULL, 0, message);
 }
 
 /* ---- names ------------------------------------------------------------ */
@@ -308,7 +307,7 @@ static void resolv_line(void *ctx_, char **w, size_t count)
 
 static void load_resolv_conf(struct dns_resolver *r)
 {
-	/* The settings were checked at startup (net/client/dns_settings.c). */
+	/* The settings were checked at startup (net/dns/dns_settings.c). */
 	struct resolv_ctx ctx = { .r = r, .port = (uint16_t)dns_config.port, .timeout_s = DEFAULT_TIMEOUT_S };
 	r->attempts = DEFAULT_ATTEMPTS;
 	size_t len;
@@ -498,7 +497,7 @@ static void finish(struct dns_lookup *l, bool ok)
 		if (ok)
 			deliver(&l->x.addrs, port, done, arg);
 		else
-			done(arg, IG_CLIENT_DNS, NULL, 0, l->message);
+			done(arg, DNS_FAILED, NULL, 0, l->message);
 	}
 	ig_pool_give(&r->lookup_pool, l);
 }

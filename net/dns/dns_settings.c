@@ -1,7 +1,6 @@
 /* The DNS resolver's rows of the settings table: the files it reads and
- * its nameservers' port. Kept apart from the client's rows so that the
- * resolver and its tests need nothing else of the client. */
-#include "settings.h"
+ * its nameservers' port. */
+#include "dns_settings.h"
 
 /* The one declaration of the defaults, copied into dns_config by the
  * parse. */

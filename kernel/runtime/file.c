@@ -1,7 +1,7 @@
 /* ig_read_file (see file.h): fstat for the size, then read() until that
  * many bytes or the end, so a file that shrinks meanwhile is read as it is
  * and a file that grows is read as it was. */
-#include "kernel/file.h"
+#include "kernel/runtime/file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * power off at the end. Everything lives in static storage: this runs
  * before the runtime exists, and a failure must still reach the console. */
 #include "vm.h"
-#include "log.h"
+#include "kernel/runtime/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,17 +1,17 @@
-/* The DNS wire format of the client's stub resolver (dns.c): its A and AAAA
+/* The DNS wire format of the stub resolver (dns.c): its A and AAAA
  * questions (RFC 1035 4.1) and the replies to them, which come from the
  * network and are untrusted. No I/O and no state but the caller's, so the
  * reply reader runs alone under a fuzzer (tests/fuzz/fuzz_dns.c). */
-#ifndef NET_CLIENT_DNS_WIRE_H
-#define NET_CLIENT_DNS_WIRE_H
-
-#include "net/client/dns.h"
+#ifndef NET_DNS_DNS_WIRE_H
+#define NET_DNS_DNS_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define DNS_NAME_WIRE_MAX 255 /* RFC 1035 3.1 */
+/* The addresses of each family a lookup keeps (dns.h). */
+#define DNS_MAX_PER_FAMILY 8
 
 enum { DNS_FAM_V4, DNS_FAM_V6 }; /* index of a question: A, AAAA */
 

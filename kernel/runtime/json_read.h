@@ -20,7 +20,7 @@
 #ifndef KERNEL_JSON_READ_H
 #define KERNEL_JSON_READ_H
 
-#include "kernel/ingot.h"
+#include "kernel/runtime/ingot.h"
 
 /* ---- the tagged value ---- */
 enum ig_json_type {

@@ -1,5 +1,5 @@
 /* A small non-blocking DNS stub resolver on a core's loop, for the
- * outbound client: UDP queries to the nameservers of resolv.conf, answers
+ * outbound connections (net/client, net/pg): UDP queries to the nameservers of resolv.conf, answers
  * from the hosts file, a bounded per-core cache. One resolver per core,
  * used only on that core's thread; nothing is locked or shared.
  *
@@ -9,7 +9,7 @@
  *     name that needs them; later edits are not seen. INGOT_DNS_PORT
  *     (default 53) is the nameservers' port: resolv.conf cannot name one,
  *     and tests run their server on a random port. All three come from the
- *     settings table (net/client/settings.h: dns_config), checked at
+ *     settings table (net/dns/dns_settings.h: dns_config), checked at
  *     startup.
  *   - No resolv.conf, or one without a nameserver line (a scratch image):
  *     the nameserver is 127.0.0.1, as glibc and musl do. No hosts file:
@@ -48,8 +48,10 @@
  * Memory: the resolver itself, the hosts table and the cache are allocated
  * once when the resolver is made or its files are first read; a lookup and
  * each query waiting on it come from the resolver's pools. */
-#ifndef NET_CLIENT_DNS_H
-#define NET_CLIENT_DNS_H
+#ifndef NET_DNS_DNS_H
+#define NET_DNS_DNS_H
+
+#include "net/dns/dns_wire.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -59,11 +61,13 @@ struct ig_loop;
 struct dns_resolver;
 struct dns_query;
 
-#define DNS_MAX_PER_FAMILY 8
 #define DNS_MAX_ADDRS (2 * DNS_MAX_PER_FAMILY)
 #define DNS_CACHE_SLOTS 64
 
-/* error: 0, or IG_CLIENT_DNS (net/client/client.h) with a message that
+/* The one failure a lookup reports; its message says what went wrong. */
+#define DNS_FAILED 1
+
+/* error: 0, or DNS_FAILED with a message that
  * names the host and says why ("api.test: host not found (NXDOMAIN)").
  * On success addrs[0..count) hold the addresses (AF_INET before AF_INET6)
  * with the port asked for, count >= 1, and message is NULL. addrs and

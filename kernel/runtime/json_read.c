@@ -4,7 +4,7 @@
  * caller's buffer and allocates only in the reader's arena. Tree helpers
  * (equality, lookup, UTF-8 length) live in json_value.c. */
 #include "json_read.h"
-#include "kernel/arena.h"
+#include "kernel/runtime/arena.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* base64 both ways (base64.h): one table, a scalar loop; the inputs are
  * small (SCRAM's nonces and proofs) or bounded by Lambda's 6 MB payload. */
-#include "kernel/base64.h"
+#include "kernel/runtime/base64.h"
 
 #include <string.h>
 

@@ -1,0 +1,20 @@
+/* The DNS resolver's rows of the settings table (kernel/runtime/config.h)
+ * and where their parsed values live. The process's start parses them with
+ * every other part's; the parse first copies in their defaults, so a
+ * program that resolves names must parse them. */
+#ifndef NET_DNS_DNS_SETTINGS_H
+#define NET_DNS_DNS_SETTINGS_H
+
+#include "kernel/runtime/config.h"
+#include "kernel/runtime/ingot.h"
+
+/* INGOT_DNS_PORT, INGOT_RESOLV_CONF, INGOT_HOSTS_FILE (dns.h):
+ * zero until parsed. */
+struct dns_config {
+	int64_t port;                      /* the nameservers' port */
+	const char *resolv_conf, *hosts_file; /* the files a resolver reads */
+};
+extern struct dns_config dns_config;
+extern const struct ig_settings dns_settings;
+
+#endif
