@@ -78,7 +78,7 @@ TLS_SRC     := $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/$(T
 API_MAIN    := net/api/main.c
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
-RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) \
+RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
                $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
@@ -507,7 +507,7 @@ FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/runtime/
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
-FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/runtime/*.c kernel/process/*.c net/*.c net/http/*.c net/metrics/*.c net/api/*.c)) \
+FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/runtime/*.c kernel/process/*.c net/*.c net/http/*.c net/server/*.c net/metrics/*.c net/api/*.c)) \
                    $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/dns/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
                    net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(RT_GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \

@@ -9,7 +9,7 @@
 #include "net/client/client.h"
 #include "net/client/settings.h"
 #include "net/dns/dns_settings.h"
-#include "net/http/server.h"
+#include "net/server/server.h"
 #include "net/lambda/lambda.h"
 #include "net/metrics/process.h"
 #include "net/pg/settings.h"

@@ -5,7 +5,7 @@
 #include "kernel/runtime/log.h"
 #include "net/http/health.h"
 #include "net/http/inproc.h"
-#include "net/http/server.h"
+#include "net/server/server.h"
 #include "net/pg/settings.h"
 #include "net/start.h"
 

@@ -44,7 +44,7 @@ static inline void harness_config_defaults(struct http_config *cfg)
 	cfg->log_level = IG_LOG_ERROR;
 }
 
-/* As server_core_setup (net/http/server_core.c), without a listener,
+/* As server_core_setup (net/server/layout.c), without a listener,
  * seeded pools or TLS (the pools grow from nothing). Aborts if memory is
  * short. */
 static inline void harness_core_init(struct http_core *core, const struct http_config *cfg, const struct ig_app *app)

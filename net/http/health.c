@@ -31,7 +31,7 @@ void ig_backend_set_up(int id, bool up)
 		atomic_store_explicit(&backend_up[id], up, memory_order_relaxed);
 }
 
-/* The start's: cold, as the rest of it (net/http/server.c). */
+/* The start's: cold, as the rest of it (net/server/server.c). */
 __attribute__((cold)) void http_health_set_listening(void)
 {
 	atomic_store(&listening, true);

@@ -60,13 +60,13 @@ struct http_core {
 	uint64_t requests, cut, dropped;
 	/* The admin listener's share of count, ctxs.in_use and requests: its
 	   scrapes are not the app's work, and an idle exit must not wait for
-	   them (server_idle.c); the drain waits for every connection. */
+	   them (net/server/idle.c); the drain waits for every connection. */
 	struct {
 		uint32_t conns, ctxs;
 		uint64_t requests;
 	} admin;
 	struct http_meter meter; /* the metrics of the app's connections */
-	/* INGOT_IDLE_EXIT_MS (net/http/server_idle.c): when this core's tick
+	/* INGOT_IDLE_EXIT_MS (net/server/idle.c): when this core's tick
 	   last saw work (read by core 0's tick), and what it saw then. */
 	_Atomic uint64_t idle_last_busy_ms;
 	uint64_t idle_requests_seen;

@@ -9,7 +9,7 @@
 #include "kernel/runtime/log.h"
 #include "net/client/client.h"
 #include "net/http/health.h"
-#include "net/http/server.h"
+#include "net/server/server.h"
 
 #include <errno.h>
 #include <stdio.h>

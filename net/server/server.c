@@ -3,7 +3,7 @@
  * set up core 0 on the main thread, say "listening", run until the drain
  * is over, log the totals. The loops share nothing but the read-only
  * settings and TLS credentials. */
-#include "health.h"
+#include "net/http/health.h"
 #include "server.h"
 #include "kernel/process/cores.h"
 #include "kernel/runtime/log.h"

@@ -2,7 +2,7 @@
  * their own; core 0 runs on the main thread, reads SIGTERM/SIGINT from a
  * signalfd, asks every core to drain, forces them when the grace period
  * is over, and stops last, once the others have returned. */
-#include "health.h"
+#include "net/http/health.h"
 #include "server.h"
 #include "kernel/runtime/log.h"
 #include "kernel/process/process.h"

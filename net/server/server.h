@@ -1,11 +1,11 @@
 /* The server: the process's listeners, one loop per core and the drain,
- * split by concern over net/http/server*.c. The top half is the contract
+ * split by concern over the files of net/server. The top half is the contract
  * with the process's start (net/start.c); the rest is shared by the
  * server's own files only. */
-#ifndef NET_HTTP_SERVER_H
-#define NET_HTTP_SERVER_H
+#ifndef NET_SERVER_SERVER_H
+#define NET_SERVER_SERVER_H
 
-#include "internal.h"
+#include "net/http/internal.h"
 #include "kernel/runtime/config.h"
 
 /* The server's rows of the settings table (PORT, HOST, INGOT_* of the
@@ -44,7 +44,7 @@ struct http_server {
 };
 extern struct http_server http_server;
 
-/* server_listen.c: core's listening sockets (the first may pick the
+/* listen.c: core's listening sockets (the first may pick the
  * port: *port and *tls_port are updated); 0, or -1 with err set. */
 int server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen);
 /* The HTTPS listeners' accept: wraps the stream in TLS. */
@@ -52,11 +52,11 @@ void *server_tls_accept(void *arg, struct ig_transport *lower);
 /* Starts core's HTTPS accepts on its loop (TLS on only). */
 int server_tls_core_setup(struct http_core *core);
 void server_stop_accepting(struct http_core *core);
-/* server_net.c: over a stack of ingot's own (net/stack.h), starts it on
+/* own_stack.c: over a stack of ingot's own (net/stack.h), starts it on
  * core's loop and opens the listeners there; 0, or -1 with err set. */
 int server_net_listen(struct http_core *core, char *err, size_t errlen);
 
-/* server_activation.c: socket activation (LISTEN_FDS, LISTEN_PID,
+/* activation.c: socket activation (LISTEN_FDS, LISTEN_PID,
  * LISTEN_FDNAMES). take reads and unsets them, checks each fd (a listening
  * stream socket) and sets the settings from what was given (the ports, TLS
  * only with an https socket, the admin port from an admin socket, -1 if
@@ -75,16 +75,16 @@ int server_activation_listener(int fd, char *err, size_t errlen);
 void server_activation_release(void);
 int server_activation_port(int fd);
 
-/* server_idle.c: INGOT_IDLE_EXIT_MS (> 0). start arms core's tick on its
+/* idle.c: INGOT_IDLE_EXIT_MS (> 0). start arms core's tick on its
  * own loop; core 0's tick starts the drain once every core has been idle
  * that long. */
 void server_idle_core_start(struct http_core *core);
 
-/* server_core.c: core's loop, pools (seeded from one mapping) and
+/* layout.c: core's loop, pools (seeded from one mapping) and
  * listeners; 0 or -1. */
 int server_core_setup(struct http_core *core);
 
-/* server_drain.c: the signals, the drain and the other cores' threads. */
+/* drain.c: the signals, the drain and the other cores' threads. */
 void server_on_core_wake(struct ig_loop *loop, void *arg);
 void server_on_drained(struct http_core *core);
 int server_watch_signals(struct http_core *core0);
@@ -94,7 +94,7 @@ int server_watch_signals(struct http_core *core0);
 bool server_drain_now(const char *reason);
 void *server_core_main(void *core);
 
-/* server_admin.c: the admin listener (INGOT_ADMIN_PORT; none when -1).
+/* admin.c: the admin listener (INGOT_ADMIN_PORT; none when -1).
  * open binds it before any thread starts (0, or -1 with err: the caller
  * exits 2); start serves it on core 0's loop once that is set up (and,
  * over a stack of ingot's own, listens then) and logs "admin listening". */
@@ -106,7 +106,7 @@ void server_admin_stop_accepting(void);
  * scraped (registered by http_serve). */
 extern struct ig_metrics_source server_metrics_source;
 
-/* server_stats.c: the final "stopped" line, summed over the cores. */
+/* stats.c: the final "stopped" line, summed over the cores. */
 void server_log_stopped(void);
 
 #endif

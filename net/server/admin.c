@@ -4,7 +4,7 @@
  * SO_REUSEPORT, so that a port another process holds stops the start
  * instead of splitting the scrapes between two processes. */
 #include "server.h"
-#include "health.h"
+#include "net/http/health.h"
 #include "kernel/runtime/log.h"
 #include "net/metrics/metrics.h"
 #include "net/stack.h"
