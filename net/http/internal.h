@@ -3,9 +3,9 @@
 #ifndef NET_HTTP_INTERNAL_H
 #define NET_HTTP_INTERNAL_H
 
-#include "exchange.h"
 #include "meter.h"
 #include "parser.h"
+#include "request.h"
 #include "trace.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/loop.h"
@@ -35,6 +35,7 @@ struct http_config {
 
 struct http_conn;
 struct ig_tls_core;
+struct ig_app;
 
 struct http_core {
 	struct ig_loop loop;

@@ -4,6 +4,7 @@
  * the families of fixed labels (close reasons, error statuses, routes)
  * are written whole, zeros included. */
 #include "server.h"
+#include "net/http/exchange.h"
 
 #include <stdio.h>
 
