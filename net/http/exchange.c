@@ -357,7 +357,7 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 		return;
 	}
 	x->state = CTX_READY;
-	http_conn_ctx_ready(c);
+	x->core->ctx_ready(c);
 }
 
 void ig_respond_problem(ig_ctx *x, int status, const char *detail)
