@@ -76,6 +76,7 @@ TLS_SRC     := $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/$(T
 # net/api/main.c is the service's main(): programs with their own (the
 # test client, benchmarks, tests that set up a core) link all but it.
 API_MAIN    := net/api/main.c
+API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
 RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
@@ -83,7 +84,10 @@ RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c
+# schemac's table of the C library's names that the generated api.h
+# declares (tools/schemac/libc_names.h) is made from musl's headers.
+SCHEMAC_LIBC_NAMES := $(BUILD)/tools/schemac/libc_names.c
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c $(SCHEMAC_LIBC_NAMES)
 SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
@@ -91,7 +95,7 @@ RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 MIGRATIONS  ?= $(dir $(SCHEMA))migrations
 APP_GEN_SRC := $(GEN)/api.c $(GEN)/migrations.c
 APP_OWN_OBJ := $(patsubst $(APP_DIR)%.c,$(APP_OBJDIR)/%.o,$(APP_SRCS))
-APP_OBJ     := $(APP_OWN_OBJ) $(OBJ)/$(API_MAIN:.c=.o) $(APP_OBJDIR)/gen/api.o $(APP_OBJDIR)/gen/migrations.o
+APP_OBJ     := $(APP_OWN_OBJ) $(API_MAIN_OBJ) $(APP_OBJDIR)/gen/api.o $(APP_OBJDIR)/gen/migrations.o
 
 # ---- trust anchors (tools/anchors): generated from Debian's ca-certificates ----
 # A host tool reads the package's mozilla/ directory (fetched by tools/deps,
@@ -135,6 +139,10 @@ deps-lock:
 	BUILD=$(BUILD) tools/deps/fetch --lock
 
 # ---- schema compiler (host tool) and generated code ----
+$(SCHEMAC_LIBC_NAMES): tools/schemac/libc-names tools/schemac/api_includes.h $(wildcard kernel/*/*.h net/*.h net/*/*.h)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)tools/schemac/libc-names "$(CC_MUSL)" $@
 $(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/runtime/file.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
@@ -276,7 +284,7 @@ pgcheck-asan: $(PGCHECK_ASAN)
 # net/pg's wire, types and auth against a real PostgreSQL without the
 # connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
 PGWIRE_CHECK := $(BUILD)/bin/pgwire_check
-$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c kernel/runtime/arena.c kernel/runtime/pool.c \
+$(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/writer.c net/pg/auth.c kernel/runtime/base64.c kernel/runtime/arena.c kernel/runtime/pool.c \
 		$(wildcard net/pg/*.h) $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
@@ -295,7 +303,7 @@ UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_hand
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
               test_metal_pages test_metrics test_meter test_sock test_client_metrics \
-              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_lambda
+              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_pg_conn test_lambda
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -351,16 +359,16 @@ UNIT_SRC_test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_test_json_read    := $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_test_lwip_config  := net/lwip/net_config.c
 UNIT_SRC_test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
-UNIT_SRC_test_kernel       := $(addprefix kernel/runtime/,timer.c json.c arena.c pool.c config.c log.c clock.c)
+UNIT_SRC_test_kernel       := $(addprefix kernel/runtime/,timer.c loop.c json.c arena.c pool.c config.c log.c clock.c)
 UNIT_SRC_test_parser       := net/http/parser.c $(HTTP_CODEC)
 UNIT_SRC_test_response     := net/http/response_head.c $(HTTP_CODEC)
 UNIT_SRC_test_trace        := net/http/trace.c net/http/parser.c kernel/runtime/rng.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(HTTP_CODEC)
 UNIT_MAIN_test_tls_bearssl := tests/unit/test_tls.c
-UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c $(RT_GEN)/anchors.c
+UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c net/tls/peer_name.c $(RT_GEN)/anchors.c
 UNIT_FLAGS_test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_MAIN_test_tls_mbedtls := tests/unit/test_tls.c
-UNIT_SRC_test_tls_mbedtls  := net/tls/mbedtls.c $(RT_GEN)/anchors.c
+UNIT_SRC_test_tls_mbedtls  := net/tls/mbedtls.c net/tls/peer_name.c $(RT_GEN)/anchors.c
 UNIT_FLAGS_test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
                                @DEPS@/lib/libmbedtls.a @DEPS@/lib/libmbedx509.a @DEPS@/lib/libmbedcrypto.a -lpthread
 UNIT_SRC_test_url          := net/client/url.c
@@ -373,12 +381,17 @@ UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c 
 UNIT_SRC_test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/runtime/clock.c kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
-PG_WIRE := net/pg/wire.c net/pg/types.c kernel/runtime/arena.c kernel/runtime/pool.c
+PG_WIRE := net/pg/wire.c net/pg/types.c net/pg/writer.c kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_test_pg_wire      := $(PG_WIRE)
 UNIT_SRC_test_pg_types     := $(PG_WIRE)
 UNIT_SRC_test_pg_auth      := net/pg/auth.c kernel/runtime/base64.c
 UNIT_FLAGS_test_pg_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_test_pg_conninfo  := net/pg/conninfo.c
+# conn and pool against the test's simulated server: all of net/pg but its
+# settings and migrations (the test sets what they would), on a real loop.
+UNIT_SRC_test_pg_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/sock/sock.c \
+                              $(addprefix kernel/runtime/,loop.c timer.c clock.c pool.c arena.c log.c base64.c json.c)
+UNIT_FLAGS_test_pg_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_HEADERS := $(wildcard kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 
@@ -503,13 +516,13 @@ $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/dns/dns_wire.h
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
-FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c net/pg/conninfo.c kernel/runtime/arena.c kernel/runtime/pool.c
+FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/writer.c net/pg/auth.c kernel/runtime/base64.c net/pg/conninfo.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/runtime/*.c kernel/process/*.c net/*.c net/http/*.c net/server/*.c net/metrics/*.c net/api/*.c)) \
                    $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/dns/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
-                   net/tls/tls.c net/tls/tls_metrics.c net/tls/trust_settings.c net/tls/bearssl.c $(RT_GEN)/anchors.c
+                   $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/bearssl.c $(RT_GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread

@@ -4,6 +4,7 @@
 #include "ingot.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
@@ -40,6 +41,20 @@ int ig_loop_init(struct ig_loop *loop, int core)
 	ig_clock_update(&loop->clock);
 	ig_timers_init(&loop->timers, loop->clock.now_ms);
 	return 0;
+}
+
+void **ig_loop_slot(struct ig_loop *loop, struct ig_loop_slot *key)
+{
+	static _Atomic int slots_given;
+	int index = atomic_load_explicit(&key->index, memory_order_acquire);
+	if (!index) {
+		/* Two threads may race for the key's first index: the loser's
+		   index stays unused, one of a few, once for the process. */
+		int mine = atomic_fetch_add(&slots_given, 1) + 1;
+		if (atomic_compare_exchange_strong(&key->index, &index, mine))
+			index = mine;
+	}
+	return index <= IG_LOOP_SLOTS ? &loop->slots[index - 1] : NULL;
 }
 
 void ig_loop_close(struct ig_loop *loop)

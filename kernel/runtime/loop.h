@@ -37,6 +37,16 @@ struct ig_deferred {
 	bool queued;
 };
 
+/* Per-core slots, after h2o's context storage: a part that keeps state
+ * per core (the TLS client, the outbound client, the database) finds it in
+ * the loop every call already has, with no list and no lock. Each part
+ * declares one key, static and zeroed; its first use takes the next free
+ * index, once for the whole process. */
+#define IG_LOOP_SLOTS 8
+struct ig_loop_slot {
+	_Atomic int index; /* 0: not given yet; else the slot's index + 1 */
+};
+
 struct ig_loop {
 	int epfd;
 	int wakefd;
@@ -51,6 +61,7 @@ struct ig_loop {
 	   test on a server's path, unless a stream was freed (net/sock: its
 	   events may still be in the batch) or the client deferred something */
 	struct ig_deferred *after_batch, **after_batch_tail;
+	void *slots[IG_LOOP_SLOTS]; /* ig_loop_slot */
 };
 
 /* 0, or -1 with errno set and nothing left open (epfd and wakefd -1). */
@@ -58,6 +69,12 @@ int ig_loop_init(struct ig_loop *loop, int core);
 void ig_loop_close(struct ig_loop *loop);
 int ig_loop_add(struct ig_loop *loop, int fd, uint32_t events, struct ig_io *io);
 void ig_loop_del(struct ig_loop *loop, int fd);
+
+/* The address of loop's pointer for key's part: NULL (the pointer) until
+ * the part stores its state there, which it does on the loop's own thread.
+ * Returns NULL only when more than IG_LOOP_SLOTS keys exist, which is a
+ * bug of the build (the caller fails as when memory is short). */
+void **ig_loop_slot(struct ig_loop *loop, struct ig_loop_slot *key);
 
 /* Runs until running is cleared (by a callback on this thread). */
 void ig_loop_run(struct ig_loop *loop);

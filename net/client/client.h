@@ -217,7 +217,6 @@ ig_dispatcher *ig_agent_new(struct ig_loop *loop, const ig_client_opts *opts);
  * https trust from INGOT_TLS_CA_FILE / INGOT_TLS_CA_MODE (net/tls/tls.h). */
 ig_dispatcher *ig_core_agent(ig_ctx *ctx);
 void ig_core_set_agent(struct ig_loop *loop, ig_dispatcher *d);
-struct ig_loop *ig_ctx_loop(ig_ctx *ctx);
 
 /* ---- request: the whole response in an arena ---- */
 

@@ -1,11 +1,9 @@
 /* The core's shared Agent, the top of net/client: made on a handler's
  * first ig_core_agent with the public ig_agent_new, like any app's, from
  * the INGOT_CLIENT_* settings parsed at startup
- * (net/client/client_settings.c); or a test's dispatcher in its place.
- * ig_ctx_loop, a handler's loop, reads net/http's ctx. */
+ * (net/client/client_settings.c); or a test's dispatcher in its place. */
 #include "internal.h"
 #include "net/client/settings.h"
-#include "net/http/internal.h"
 
 ig_dispatcher *ig_core_agent(ig_ctx *ctx)
 {
@@ -22,9 +20,4 @@ void ig_core_set_agent(struct ig_loop *loop, ig_dispatcher *d)
 	struct client_core *core = client_core_of(loop);
 	if (core)
 		core->agent = d;
-}
-
-struct ig_loop *ig_ctx_loop(ig_ctx *ctx)
-{
-	return &ctx->core->loop;
 }

@@ -106,7 +106,6 @@ struct client_metrics {
 
 struct client_core {
 	struct ig_loop *loop;
-	struct client_core *next; /* the other loops of this thread */
 	struct client_core *all_next; /* every core of the process */
 	struct sock_core sock;    /* outbound sockets: no listener */
 	struct ig_pool calls, conns, rbufs, pools, agents;

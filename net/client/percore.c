@@ -1,14 +1,14 @@
 /* The client's per-core state, made on a loop's first outbound call (a
  * process that never calls out allocates and touches nothing of it). The
  * bottom of net/client: every layer takes its slots from it and it calls
- * none of them. A core's state is found from its loop through a short
- * list per thread: a loop is only ever used on its own thread. */
+ * none of them. A core's state is found in its loop's slot
+ * (kernel/runtime/loop.h). */
 #include "internal.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 
-static _Thread_local struct client_core *thread_cores;
+static struct ig_loop_slot client_slot;
 
 /* Every core's state, for the process's lifetime: what it holds (the
  * resolver, say) stays reachable after its thread has gone, so a leak
@@ -17,9 +17,11 @@ static _Atomic(struct client_core *) all_cores;
 
 struct client_core *client_core_of(struct ig_loop *loop)
 {
-	for (struct client_core *c = thread_cores; c; c = c->next)
-		if (c->loop == loop)
-			return c;
+	void **slot = ig_loop_slot(loop, &client_slot);
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return *slot;
 	/* One allocation, once per core, for the state and the header
 	   array (large enough to be fresh pages, touched only as used). */
 	size_t head = (sizeof(struct client_core) + 15) & ~(size_t)15;
@@ -39,8 +41,7 @@ struct client_core *client_core_of(struct ig_loop *loop)
 	ig_pool_init(&c->pools, sizeof(struct client_pool), 8, 1u << 16);
 	ig_pool_init(&c->agents, sizeof(struct client_agent), 4, 1024);
 	sock_core_init(&c->sock, loop, -1, CLIENT_MAX_STREAMS, NULL, NULL);
-	c->next = thread_cores;
-	thread_cores = c;
+	*slot = c;
 	return c;
 }
 

@@ -182,6 +182,11 @@ IG_HOT ig_arena *ig_ctx_arena(ig_ctx *x)
 	return &x->arena;
 }
 
+struct ig_loop *ig_ctx_loop(ig_ctx *x)
+{
+	return &x->core->loop;
+}
+
 IG_HOT void ig_set_route(ig_ctx *x, uint32_t index)
 {
 	if (index < x->core->app->route_count)

@@ -12,6 +12,8 @@
 
 #include "net/http/request.h" /* ig_ctx, ig_request, ig_encode_fn, ig_ctx_fn */
 
+struct ig_loop;
+
 #define IG_PENDING (-1)
 
 const ig_request *ig_req(const ig_ctx *ctx);
@@ -20,6 +22,9 @@ ig_str ig_req_header(const ig_ctx *ctx, const char *name);
 
 void *ig_alloc(ig_ctx *ctx, size_t size); /* arena; NULL when over limit */
 ig_arena *ig_ctx_arena(ig_ctx *ctx);      /* the same arena, for ig_wbuf, the JSON reader, the client */
+/* The loop of the core the exchange runs on: where a handler's outbound
+ * calls (net/client, net/pg) start, so that they answer on it. */
+struct ig_loop *ig_ctx_loop(ig_ctx *ctx);
 uint32_t ig_core_index(const ig_ctx *ctx);
 uint32_t ig_core_count(const ig_ctx *ctx);
 /* The TCP port the server listens on (PORT=0 resolved): a route that calls

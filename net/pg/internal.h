@@ -1,6 +1,7 @@
 /* net/pg's own structures: a core's state (percore.c), its pool of
- * connections (pool.c), a connection's protocol engine (conn.c), a query
- * in flight, the cancel side channel (cancel.c) and LISTEN (listen.c).
+ * connections (pool.c), a connection's protocol engine (conn.c and the
+ * files it stands on, listed at pg_conn_new), a query in flight, the
+ * cancel side channel (cancel.c) and LISTEN (listen.c).
  * Everything here belongs to one core and is touched on its thread only. */
 #ifndef NET_PG_INTERNAL_H
 #define NET_PG_INTERNAL_H
@@ -11,12 +12,14 @@
 #include <sys/socket.h>
 
 #include "kernel/runtime/arena.h"
+#include "kernel/runtime/list.h"
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
 #include "net/pg/auth.h"
 #include "net/pg/conninfo.h"
 #include "net/pg/pg.h"
 #include "net/pg/settings.h"
+#include "net/pg/types.h"
 #include "net/pg/wire.h"
 #include "net/sock/sock.h"
 
@@ -106,6 +109,22 @@ struct pg_query {
 	uint64_t affected;
 };
 
+/* Queries wait in three FIFOs (a connection's in flight, the pool's
+ * waiters, the core's failed-at-once), each a head and a tail linked by
+ * next: kernel/runtime/list.h's IG_FIFO_PUSH appends, this takes the first off
+ * (NULL when empty). */
+static inline struct pg_query *pg_fifo_pop(struct pg_query **head, struct pg_query **tail)
+{
+	struct pg_query *q = *head;
+	if (q) {
+		*head = q->next;
+		if (!*head)
+			*tail = NULL;
+		q->next = NULL;
+	}
+	return q;
+}
+
 /* A statement prepared on one connection: named "s<number>" (name, kept
  * so that a Bind formats nothing). Once described, and when its columns
  * fit (at most PG_STMT_FORMATS, their oids and names in stmt_text), it is
@@ -137,12 +156,34 @@ enum pg_conn_state {
 	PGC_READY,      /* takes queries */
 };
 
+/* PGR_POOL holds back what comes while its written queries are
+ * unanswered (pg_conn_flush_deferred); PGR_LISTEN writes at once. */
 enum pg_conn_role { PGR_POOL, PGR_LISTEN };
 
 struct pg_core;
+struct pg_conn;
+
+/* What a connection tells its owner, which set them (pg_conn_new): the
+ * pool for its connections (pool.c), the LISTEN side for the listener
+ * (listen.c). A connection calls nothing above it but these. */
+struct pg_conn_owner_ops {
+	/* k finished its startup: it takes queries. */
+	void (*up)(void *owner, struct pg_conn *k);
+	/* A query of k's ended with its ReadyForQuery and k is not held: it
+	   has room again. NULL: nothing to do. */
+	void (*room)(void *owner, struct pg_conn *k);
+	/* k closed (PGC_IDLE again; was_ready: it had come up), before the
+	   queries it carried fail with kind and message. */
+	void (*lost)(void *owner, struct pg_conn *k, bool was_ready, enum ig_pg_error_kind kind,
+		     const char *message);
+	/* A NotificationResponse on k; the slices are valid during the call. */
+	void (*notify)(void *owner, struct pg_conn *k, ig_str channel, ig_str payload);
+};
 
 struct pg_conn {
 	struct pg_core *core;
+	const struct pg_conn_owner_ops *owner_ops;
+	void *owner;
 	enum pg_conn_role role;
 	enum pg_conn_state state;
 	struct ig_transport *t, *sock; /* t: TLS over sock, or sock */
@@ -172,7 +213,6 @@ struct pg_conn {
 	struct pg_stmt stmts[PG_STMT_SLOTS];
 	char *stmt_text;
 	uint32_t stmt_text_used, next_stmt;
-	bool listened;          /* PGR_LISTEN: the LISTENs went out */
 };
 
 struct pg_channel {
@@ -199,13 +239,16 @@ struct ig_pg_pool {
 	   waiters fail at once with it instead of waiting out the timeout */
 	enum ig_pg_error_kind last_kind;
 	char last_message[256];
-	struct pg_conn *listener;
+	struct pg_conn *listener;    /* listen.c's; reconnected with the others */
+	/* A NOTIFY that came on one of the pool's connections (the app
+	   LISTENed on a held one): to the LISTEN side, once it has started. */
+	void (*listen_notify)(struct ig_pg_pool *p, ig_str channel, ig_str payload);
 	struct pg_channel channels[PG_MAX_CHANNELS];
 	uint32_t nchannels;
 };
 
 struct pg_core {
-	struct pg_core *next, *all_next;
+	struct pg_core *all_next;
 	struct ig_loop *loop;
 	struct sock_core sock;
 	struct ig_pool queries;
@@ -248,30 +291,77 @@ void pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_kind 
 void pg_query_deliver(struct pg_core *c, struct pg_query *q);
 void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const char *message);
 
-/* conn.c */
-struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role);
+/* A connection is six files, each calling only those listed after it:
+ * conn.c (making, connecting, the transport's events), startup.c,
+ * pipeline.c, results.c, statements.c and conn_io.c. */
+
+/* conn.c: a new connection, for the process's lifetime (a reconnect
+ * reuses it), told to owner through ops; and its (re)connect. */
+struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role, const struct pg_conn_owner_ops *ops,
+			    void *owner);
 void pg_conn_start(struct pg_conn *k);
+
+/* startup.c: StartupMessage into k's output; a message of the startup
+ * phase (PGC_AUTH). */
+void pg_startup_send(struct pg_conn *k);
+void pg_startup_message(struct pg_conn *k, const struct pg_msg *m);
+
+/* pipeline.c */
 /* Writes q to k (appends it to k's FIFO; the write goes out after the
  * batch). false when it cannot be encoded (then q is untouched). */
 bool pg_conn_send(struct pg_conn *k, struct pg_query *q);
+/* A message of a ready connection; the query timeout's expiry. */
+void pg_pipeline_message(struct pg_conn *k, const struct pg_msg *m);
+void pg_pipeline_timeout(struct pg_conn *k);
+
+/* results.c: a message of q's answer into q (k lends its scratch and
+ * statements). pg_result_error is false when the ErrorResponse is
+ * malformed (the caller closes k); q may be NULL there (a FATAL). */
+void pg_result_columns(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
+void pg_result_row(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
+void pg_result_tag(struct pg_query *q, ig_str tag, uint64_t rows);
+bool pg_result_error(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
+
+/* statements.c: k's statement cache. */
+void pg_stmts_clear(struct pg_conn *k);
+/* Drops slot if it still holds the statement of generation gen. */
+void pg_stmt_drop(struct pg_conn *k, int16_t slot, uint32_t gen);
+/* q (PGQ_EXTENDED) into k's output: Parse when new, Bind, Describe until
+ * known, Execute, Sync; sets q's stmt, stmt_gen and parsed_here, and its
+ * columns when known (or its error when they do not fit its arena). */
+void pg_stmt_encode(struct pg_conn *k, struct pg_query *q);
+/* q's RowDescription (f[0..n)) or NoData, for its statement. */
+void pg_stmt_described(struct pg_conn *k, const struct pg_query *q, const struct pg_field *f, uint16_t n);
+void pg_stmt_no_data(struct pg_conn *k, const struct pg_query *q);
+
+/* conn_io.c */
+/* Room for need more bytes in k's output; false when out of memory. */
+bool pg_conn_out_grow(struct pg_conn *k, size_t need);
+/* Writes k's output after the loop batch (pg_conn_flush_deferred, k's
+ * flush: held back on a pool connection while written queries wait). */
+void pg_conn_schedule_flush(struct pg_conn *k);
+void pg_conn_flush_deferred(struct ig_deferred *d);
+/* Writes what it can now; the rest when the transport is writable. */
+void pg_conn_flush(struct pg_conn *k);
+void pg_conn_out_empty(struct pg_conn *k);
+/* Ends k (PGC_IDLE): the owner hears lost, then the queries in flight
+ * fail with kind and message. Nothing when idle already. */
 void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *message);
 
-/* pool.c: upcalls from a connection */
+/* pool.c */
 void pg_pool_init(struct ig_pg_pool *p, struct pg_core *c);
 void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q);
-void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k);
+/* A connection of the core's came up, or was lost (as the owner ops):
+ * the backoff, the outage's log lines and /readyz, for the pool's
+ * connections and the listener alike. */
+void pg_pool_conn_up(struct ig_pg_pool *p);
 void pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready,
 		       enum ig_pg_error_kind kind, const char *message);
-void pg_pool_conn_idle_again(struct ig_pg_pool *p); /* a query finished */
 void pg_pool_start(struct ig_pg_pool *p);
 /* A held connection given back (the tx is over). */
 void pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k);
 
 /* cancel.c */
 void pg_cancel_send(struct pg_core *c, const struct pg_conn *k);
-
-/* listen.c */
-void pg_listen_ready(struct ig_pg_pool *p, struct pg_conn *k);
-void pg_listen_notify(struct ig_pg_pool *p, ig_str channel, ig_str payload);
 
 #endif

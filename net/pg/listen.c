@@ -2,7 +2,9 @@
  * LISTENs on every channel asked on that core each time it comes up (a
  * reconnect included) and hands each NOTIFY to the channel's callback on
  * this loop. Notifications sent while it was down are lost (PostgreSQL
- * keeps none for a listener that is gone). */
+ * keeps none for a listener that is gone). It owns the listener (its
+ * owner ops are here) and tells the pool of its comings and goings, which
+ * keeps the reconnect backoff for all of the core's connections. */
 #include "internal.h"
 
 #include <string.h>
@@ -24,7 +26,8 @@ static size_t listen_sql(char *out, size_t cap, const char *name)
 	return n;
 }
 
-void pg_listen_ready(struct ig_pg_pool *p, struct pg_conn *k)
+/* LISTEN each channel of p on k. */
+static void listen_all(struct ig_pg_pool *p, struct pg_conn *k)
 {
 	/* Internal simple queries: their answer is only ReadyForQuery's. */
 	for (uint32_t i = 0; i < p->nchannels; i++) {
@@ -43,15 +46,39 @@ void pg_listen_ready(struct ig_pg_pool *p, struct pg_conn *k)
 		if (!sent)
 			pg_query_free(p->core, q);
 	}
-	k->listened = true;
 }
 
-void pg_listen_notify(struct ig_pg_pool *p, ig_str channel, ig_str payload)
+static void dispatch(struct ig_pg_pool *p, ig_str channel, ig_str payload)
 {
 	for (uint32_t i = 0; i < p->nchannels; i++)
 		if (ig_str_eq(channel, p->channels[i].name, strlen(p->channels[i].name)))
 			p->channels[i].fn(p->channels[i].arg, channel, payload);
 }
+
+static void listener_up(void *owner, struct pg_conn *k)
+{
+	struct ig_pg_pool *p = owner;
+	pg_pool_conn_up(p);
+	listen_all(p, k);
+}
+
+static void listener_lost(void *owner, struct pg_conn *k, bool was_ready, enum ig_pg_error_kind kind,
+			  const char *message)
+{
+	pg_pool_conn_lost(owner, k, was_ready, kind, message);
+}
+
+static void listener_notify(void *owner, struct pg_conn *k, ig_str channel, ig_str payload)
+{
+	(void)k;
+	dispatch(owner, channel, payload);
+}
+
+static const struct pg_conn_owner_ops listener_ops = {
+	.up = listener_up,
+	.lost = listener_lost,
+	.notify = listener_notify,
+};
 
 int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_notify, void *arg)
 {
@@ -69,11 +96,12 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 	ch->fn = on_notify;
 	ch->arg = arg;
 	if (!p->listener) {
-		p->listener = pg_conn_new(c, PGR_LISTEN);
+		p->listener = pg_conn_new(c, PGR_LISTEN, &listener_ops, p);
 		if (!p->listener) {
 			p->nchannels--;
 			return -1;
 		}
+		p->listen_notify = dispatch;
 		pg_conn_start(p->listener);
 	} else if (p->listener->state == PGC_READY) {
 		/* Already up: LISTEN the new channel alone. */
@@ -81,7 +109,7 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 		p->nchannels = 1;
 		struct pg_channel saved = p->channels[0];
 		p->channels[0] = *ch;
-		pg_listen_ready(p, p->listener);
+		listen_all(p, p->listener);
 		p->channels[0] = saved;
 		p->nchannels = n;
 	}

@@ -1,13 +1,13 @@
 /* net/pg's per-core state, made on a loop's first use (a process without a
  * database never makes it), and a query's life: taken from the core's
- * pool, delivered once, given back. A core's state is found from its loop
- * through a short list per thread: a loop is only ever used on its own. */
+ * pool, delivered once, given back. A core's state is found in its loop's
+ * slot (kernel/runtime/loop.h). */
 #include "internal.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 
-static _Thread_local struct pg_core *thread_pg_cores;
+static struct ig_loop_slot pg_slot;
 
 /* Every core's state, for the process's lifetime: reachable after its
  * thread has gone, so a leak checker at exit sees memory in use, not
@@ -17,20 +17,18 @@ static _Atomic(struct pg_core *) all_pg_cores;
 static void deliver_failed(struct ig_deferred *d)
 {
 	struct pg_core *c = (struct pg_core *)((char *)d - offsetof(struct pg_core, deliver));
-	while (c->failed_head) {
-		struct pg_query *q = c->failed_head;
-		c->failed_head = q->next;
-		if (!c->failed_head)
-			c->failed_tail = NULL;
+	struct pg_query *q;
+	while ((q = pg_fifo_pop(&c->failed_head, &c->failed_tail)))
 		pg_query_deliver(c, q);
-	}
 }
 
 struct pg_core *pg_core_of(struct ig_loop *loop)
 {
-	for (struct pg_core *c = thread_pg_cores; c; c = c->next)
-		if (c->loop == loop)
-			return c;
+	void **slot = ig_loop_slot(loop, &pg_slot);
+	if (!slot)
+		return NULL;
+	if (*slot)
+		return *slot;
 	/* Once per core, for the process's lifetime. */
 	struct pg_core *c = calloc(1, sizeof *c);
 	if (!c)
@@ -46,8 +44,7 @@ struct pg_core *pg_core_of(struct ig_loop *loop)
 	ig_pool_init(&c->blocks, 4096, 1, 16);
 	ig_arena_init(&c->scratch, &c->blocks, 16384);
 	pg_pool_init(&c->pool, c);
-	c->next = thread_pg_cores;
-	thread_pg_cores = c;
+	*slot = c;
 	return c;
 }
 
@@ -75,12 +72,7 @@ void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const ch
 void pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_kind kind, const char *message)
 {
 	pg_query_set_error(q, kind, message);
-	q->next = NULL;
-	if (c->failed_tail)
-		c->failed_tail->next = q;
-	else
-		c->failed_head = q;
-	c->failed_tail = q;
+	IG_FIFO_PUSH(c->failed_head, c->failed_tail, q);
 	ig_loop_defer(c->loop, &c->deliver);
 }
 

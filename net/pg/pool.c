@@ -37,14 +37,9 @@ static void arm_wait_timer(struct ig_pg_pool *p)
 
 static struct pg_query *pop_waiter(struct ig_pg_pool *p)
 {
-	struct pg_query *q = p->wait_head;
-	if (q) {
-		p->wait_head = q->next;
-		if (!p->wait_head)
-			p->wait_tail = NULL;
+	struct pg_query *q = pg_fifo_pop(&p->wait_head, &p->wait_tail);
+	if (q)
 		p->waiting--;
-		q->next = NULL;
-	}
 	return q;
 }
 
@@ -63,7 +58,7 @@ static void on_wait_timer(struct ig_timer *t)
 static void on_retry_timer(struct ig_timer *t)
 {
 	struct ig_pg_pool *p = pool_of_timer(t, offsetof(struct ig_pg_pool, retry_timer));
-	/* Doubles on each try until one connects (pg_pool_conn_ready). */
+	/* Doubles on each try until one connects (pg_pool_conn_up). */
 	p->backoff_ms = p->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : p->backoff_ms * 2;
 	for (uint32_t i = 0; i < p->size; i++)
 		if (p->conns[i] && p->conns[i]->state == PGC_IDLE && !p->conns[i]->held_lost)
@@ -91,12 +86,14 @@ void pg_pool_init(struct ig_pg_pool *p, struct pg_core *c)
 
 static bool pool_started(const struct ig_pg_pool *p) { return p->conns[0] != NULL; }
 
+static const struct pg_conn_owner_ops pool_conn_ops;
+
 void pg_pool_start(struct ig_pg_pool *p)
 {
 	if (!pg_configured || pool_started(p))
 		return;
 	for (uint32_t i = 0; i < p->size; i++) {
-		p->conns[i] = pg_conn_new(p->core, PGR_POOL);
+		p->conns[i] = pg_conn_new(p->core, PGR_POOL, &pool_conn_ops, p);
 		if (!p->conns[i])
 			break;
 	}
@@ -112,7 +109,7 @@ static bool takes_queries(const struct pg_conn *k)
 
 /* The connection the last query went to while its write has not left
  * (the same loop batch, or one waiting for its earlier queries' answers:
- * conn_flush_deferred), under the pipelining limit and for at most
+ * pg_conn_flush_deferred), under the pipelining limit and for at most
  * PG_BATCH_QUERIES: the queries of a batch (a request's 20) then leave in
  * one write and come back together, one read and one wakeup where they
  * would cost one per connection; a bigger batch (many requests' queries)
@@ -215,13 +212,8 @@ void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
 		pg_fail_later(p->core, q, IG_PG_BUSY, "too many queries waiting for a database connection");
 		return;
 	}
-	q->next = NULL;
 	q->deadline_ms = pg_now_ms(p->core) + cfg()->acquire_timeout_ms;
-	if (p->wait_tail)
-		p->wait_tail->next = q;
-	else
-		p->wait_head = q;
-	p->wait_tail = q;
+	IG_FIFO_PUSH(p->wait_head, p->wait_tail, q);
 	p->waiting++;
 	arm_wait_timer(p);
 }
@@ -270,7 +262,7 @@ static void check_max_connections(struct ig_pg_pool *p, struct pg_conn *k)
 		pg_query_free(p->core, q);
 }
 
-void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k)
+void pg_pool_conn_up(struct ig_pg_pool *p)
 {
 	p->backoff_ms = BACKOFF_FIRST_MS;
 	p->last_kind = IG_PG_OK;
@@ -285,20 +277,24 @@ void pg_pool_conn_ready(struct ig_pg_pool *p, struct pg_conn *k)
 		if (pg_global->backend_id > 0)
 			ig_backend_set_up(pg_global->backend_id - 1, true);
 	}
-	if (k->role == PGR_LISTEN) {
-		pg_listen_ready(p, k);
-		return;
-	}
+}
+
+static void pool_conn_up(void *owner, struct pg_conn *k)
+{
+	struct ig_pg_pool *p = owner;
+	pg_pool_conn_up(p);
 	check_max_connections(p, k);
 	drain(p);
 }
 
-void pg_pool_conn_idle_again(struct ig_pg_pool *p)
+static void pool_conn_room(void *owner, struct pg_conn *k)
 {
+	(void)k;
+	struct ig_pg_pool *p = owner;
 	/* A freed slot takes a waiter at once: its bytes stay in the
 	   connection's buffer until the queries written before are all
-	   answered (conn_flush_deferred), so the waiters still leave
-	   together, in one write. */
+	   answered (pg_conn_flush_deferred), so the waiters still
+	   leave together, in one write. */
 	if (p->wait_head)
 		drain(p);
 }
@@ -338,6 +334,27 @@ void pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready, 
 	}
 	schedule_retry(p);
 }
+
+static void pool_conn_lost(void *owner, struct pg_conn *k, bool was_ready, enum ig_pg_error_kind kind,
+			   const char *message)
+{
+	pg_pool_conn_lost(owner, k, was_ready, kind, message);
+}
+
+static void pool_conn_notify(void *owner, struct pg_conn *k, ig_str channel, ig_str payload)
+{
+	(void)k;
+	struct ig_pg_pool *p = owner;
+	if (p->listen_notify)
+		p->listen_notify(p, channel, payload);
+}
+
+static const struct pg_conn_owner_ops pool_conn_ops = {
+	.up = pool_conn_up,
+	.room = pool_conn_room,
+	.lost = pool_conn_lost,
+	.notify = pool_conn_notify,
+};
 
 void pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k)
 {

@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net/client/client.h"
-
 static bool copy_params(struct pg_query *q, const ig_pg_value *params, size_t n)
 {
 	if (n > PG_MAX_PARAMS)

@@ -105,12 +105,6 @@ bool pg_param_valid(const ig_pg_value *v)
 	}
 }
 
-static void put_be64(struct pg_out *o, uint64_t v)
-{
-	pg_out_u32(o, (uint32_t)(v >> 32));
-	pg_out_u32(o, (uint32_t)v);
-}
-
 void pg_param_encode(struct pg_out *o, const ig_pg_value *v)
 {
 	if (v->null) {
@@ -136,7 +130,7 @@ void pg_param_encode(struct pg_out *o, const ig_pg_value *v)
 		return;
 	case IG_PG_INT8:
 		pg_out_u32(o, 8);
-		put_be64(o, (uint64_t)v->i);
+		pg_out_u64(o, (uint64_t)v->i);
 		return;
 	case IG_PG_FLOAT4: {
 		float f = (float)v->f;
@@ -150,7 +144,7 @@ void pg_param_encode(struct pg_out *o, const ig_pg_value *v)
 		uint64_t bits;
 		memcpy(&bits, &v->f, 8);
 		pg_out_u32(o, 8);
-		put_be64(o, bits);
+		pg_out_u64(o, bits);
 		return;
 	}
 	case IG_PG_UUID:
@@ -164,7 +158,7 @@ void pg_param_encode(struct pg_out *o, const ig_pg_value *v)
 	case IG_PG_TIMESTAMP:
 	case IG_PG_TIMESTAMPTZ:
 		pg_out_u32(o, 8);
-		put_be64(o, (uint64_t)v->ts);
+		pg_out_u64(o, (uint64_t)v->ts);
 		return;
 	case IG_PG_JSONB: /* binary jsonb: a version byte, then the text */
 		pg_out_u32(o, (uint32_t)v->s.len + 1);

@@ -1,7 +1,7 @@
 /* PostgreSQL protocol v3 messages as bytes (see wire.h): the frontend
- * builder writes into a fixed buffer and flags overflow instead of
- * growing; the backend decoders bound every read by the message body, whose
- * bytes come from the network. */
+ * messages, each one frame of writer.h's (a fixed buffer that flags
+ * overflow instead of growing); the backend decoders bound every read by
+ * the message body, whose bytes come from the network. */
 #include "net/pg/wire.h"
 
 #include "net/pg/types.h"
@@ -9,77 +9,6 @@
 #include <string.h>
 
 /* ---- the builder ---- */
-
-static char *out_room(struct pg_out *o, size_t n)
-{
-	if (o->overflow || o->cap - o->len < n) {
-		o->overflow = true;
-		return NULL;
-	}
-	char *p = o->buf + o->len;
-	o->len += n;
-	return p;
-}
-
-static void put_be32(char *p, uint32_t v)
-{
-	p[0] = (char)(v >> 24);
-	p[1] = (char)(v >> 16);
-	p[2] = (char)(v >> 8);
-	p[3] = (char)v;
-}
-
-void pg_out_u8(struct pg_out *o, uint8_t v)
-{
-	char *p = out_room(o, 1);
-	if (p)
-		p[0] = (char)v;
-}
-
-void pg_out_u16(struct pg_out *o, uint16_t v)
-{
-	char *p = out_room(o, 2);
-	if (p) {
-		p[0] = (char)(v >> 8);
-		p[1] = (char)v;
-	}
-}
-
-void pg_out_u32(struct pg_out *o, uint32_t v)
-{
-	char *p = out_room(o, 4);
-	if (p)
-		put_be32(p, v);
-}
-
-void pg_out_bytes(struct pg_out *o, const void *src, size_t n)
-{
-	char *p = out_room(o, n);
-	if (p && n)
-		memcpy(p, src, n);
-}
-
-void pg_out_cstr(struct pg_out *o, const char *s)
-{
-	pg_out_bytes(o, s, strlen(s) + 1);
-}
-
-void pg_out_begin(struct pg_out *o, char type)
-{
-	o->msg_begin = o->len;
-	if (type)
-		pg_out_u8(o, (uint8_t)type);
-	o->msg_start = o->len; /* the length field counts itself, not the type */
-	pg_out_u32(o, 0);
-}
-
-void pg_out_end(struct pg_out *o)
-{
-	if (o->overflow)
-		o->len = o->msg_begin; /* no half message: the buffer ends with whole ones */
-	else
-		put_be32(o->buf + o->msg_start, (uint32_t)(o->len - o->msg_start));
-}
 
 #define PG_PROTOCOL_3_0 196608u      /* 3 << 16 */
 #define PG_SSL_REQUEST_CODE 80877103u /* 1234 << 16 | 5679 */

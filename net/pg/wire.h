@@ -7,42 +7,17 @@
 #define NET_PG_WIRE_H
 
 #include "kernel/runtime/ingot.h"
+#include "net/pg/writer.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct ig_pg_value; /* net/pg/types.h */
+struct ig_pg_value; /* net/pg/pg.h */
 
 /* ---- the builder ----
- * Writes into the caller's buffer buf[0..cap); len is what is written. A
- * write that does not fit writes nothing and sets overflow, which stays set
- * (the caller checks it once after a batch, then drops len back to where
- * the batch began and clears it, or fails); a whole message (pg_put_* or
- * pg_out_begin..end) that overflows is taken back, so buf always ends with
- * whole messages. msg_begin and msg_start are the builder's own: where the
- * open message and its length field start. */
-struct pg_out {
-	char *buf;
-	size_t len, cap;
-	bool overflow;
-	size_t msg_begin, msg_start;
-};
-
-static inline void pg_out_init(struct pg_out *o, char *buf, size_t cap)
-{
-	*o = (struct pg_out){ .buf = buf, .cap = cap };
-}
-
-/* Opens a message of that type (a letter; 0 for the untyped startup-phase
- * messages) with a length field that pg_out_end patches. */
-void pg_out_begin(struct pg_out *o, char type);
-void pg_out_end(struct pg_out *o);
-void pg_out_u8(struct pg_out *o, uint8_t v);
-void pg_out_u16(struct pg_out *o, uint16_t v);
-void pg_out_u32(struct pg_out *o, uint32_t v);
-void pg_out_bytes(struct pg_out *o, const void *p, size_t n);
-void pg_out_cstr(struct pg_out *o, const char *s); /* s and its NUL */
+ * Messages written through writer.h's struct pg_out: each is one frame, so
+ * one that does not fit is taken back whole and overflow says so. */
 
 /* Whole messages. Names (statements, portals) are C strings, "" for the
  * unnamed one. A string that holds a NUL cannot be sent: callers pass C

@@ -24,6 +24,8 @@
 #ifndef NET_TLS_BACKEND_H
 #define NET_TLS_BACKEND_H
 
+#include "net/tls/peer_name.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,12 +75,13 @@ size_t tls_engine_size(void);
 
 /* Server role, ALPN "http/1.1". Returns 0 or -1. */
 int tls_engine_init_server(struct tls_engine *e, struct tls_core *core);
-/* Client role: SNI and host name verification against server_name, chain
- * verification against trust; ALPN "http/1.1". Returns 0 or -1. trust
- * NULL: the connection is encrypted but the peer is not verified at all
- * (PostgreSQL's sslmode=require and prefer). */
+/* Client role: SNI and name verification against peer (peer_name.h; NULL:
+ * no name, only allowed without trust), chain verification against trust;
+ * ALPN "http/1.1". Returns 0 or -1. trust NULL: the connection is
+ * encrypted but the peer is not verified at all (PostgreSQL's
+ * sslmode=require and prefer). */
 int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
-			   const struct tls_trust *trust, const char *server_name);
+			   const struct tls_trust *trust, const struct tls_peer_name *peer);
 /* Releases what the backend allocated for e (nothing for BearSSL). */
 void tls_engine_free(struct tls_engine *e);
 

@@ -975,7 +975,7 @@ static const br_x509_class checker_class = {
 };
 
 int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
-			   const struct tls_trust *trust, const char *server_name)
+			   const struct tls_trust *trust, const struct tls_peer_name *peer)
 {
 	br_ssl_client_context *cc = &e->u.client;
 	struct x509_checker *x = &e->client.x509;
@@ -993,28 +993,14 @@ int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 	br_x509_minimal_set_rsa(&x->minimal, br_rsa_pkcs1_vrfy_get_default());
 	br_x509_minimal_set_ecdsa(&x->minimal, &br_ec_all_m31, br_ecdsa_vrfy_asn1_get_default());
 	x->vtable = &checker_class;
-	x->ip_len = 0;
+	x->ip_len = peer ? peer->ip_len : 0;
+	if (x->ip_len)
+		memcpy(x->ip, peer->ip, x->ip_len);
 	x->unverified = !trust;
 	e->client.offered_len = 0;
-	if (server_name && inet_pton(AF_INET, server_name, x->ip) == 1)
-		x->ip_len = 4;
-	else if (server_name && inet_pton(AF_INET6, server_name, x->ip) == 1)
-		x->ip_len = 16;
 	br_ssl_engine_set_x509(&cc->eng, &x->vtable);
-	/* No SNI for an IP literal (RFC 6066); its check is ours. A host
-	   name's trailing dot (an absolute name) is neither sent nor compared. */
-	char name[256];
-	const char *sni = NULL;
-	if (!x->ip_len && server_name) {
-		size_t len = strlen(server_name);
-		if (len > 0 && server_name[len - 1] == '.')
-			len--;
-		if (len == 0 || len >= sizeof name)
-			return -1;
-		memcpy(name, server_name, len);
-		name[len] = 0;
-		sni = name;
-	}
+	/* No SNI for an IP literal (RFC 6066); its check is ours. */
+	const char *sni = peer && !x->ip_len ? peer->host : NULL;
 	if (!sni && !x->ip_len && !x->unverified)
 		return -1; /* verification needs a name */
 	return br_ssl_client_reset(cc, sni, 0) ? 0 : -1;

@@ -919,64 +919,31 @@ int tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 	return engine_setup(e, core, &core->server_conf);
 }
 
-/* An IP literal (IPv6 possibly in brackets) goes to e->ip; true if it was. */
-static bool parse_ip(struct tls_engine *e, const char *name)
-{
-	char v6[INET6_ADDRSTRLEN + 2];
-	size_t len = strlen(name);
-	if (inet_pton(AF_INET, name, e->ip) == 1) {
-		e->ip_len = 4;
-		return true;
-	}
-	if (len >= 2 && len < sizeof v6 && name[0] == '[' && name[len - 1] == ']') {
-		memcpy(v6, name + 1, len - 2);
-		v6[len - 2] = 0;
-		name = v6;
-	}
-	if (inet_pton(AF_INET6, name, e->ip) == 1) {
-		e->ip_len = 16;
-		return true;
-	}
-	return false;
-}
-
-/* A host name's SNI and the name to verify, without a trailing dot. */
-static int set_host_name(struct tls_engine *e, const char *name)
-{
-	char plain[256];
-	size_t len = strlen(name);
-	if (len > 0 && name[len - 1] == '.')
-		len--;
-	if (len == 0 || len >= sizeof plain)
-		return -1;
-	memcpy(plain, name, len);
-	plain[len] = 0;
-	return mbedtls_ssl_set_hostname(&e->ssl, plain) == 0 ? 0 : -1;
-}
-
 int tls_engine_init_client(struct tls_engine *e, struct tls_core *core, const struct tls_trust *trust,
-			   const char *server_name)
+			   const struct tls_peer_name *peer)
 {
 	if (engine_setup(e, core, &core->client_conf) != 0)
 		return -1;
 	e->started = false;
 	e->trust = trust;
+	e->ip_len = peer ? peer->ip_len : 0;
+	if (e->ip_len)
+		memcpy(e->ip, peer->ip, e->ip_len);
+	/* No SNI for an address (RFC 6066). */
+	if (peer && !e->ip_len && mbedtls_ssl_set_hostname(&e->ssl, peer->host) != 0)
+		goto fail;
 	if (!trust) {
-		/* Encrypted, unverified: SNI for a name, and every certificate's
-		   flags cleared as the chain is checked (no anchors: it would
-		   fail as not trusted). */
-		if (server_name && !parse_ip(e, server_name) && set_host_name(e, server_name) != 0)
-			goto fail;
+		/* Encrypted, unverified: every certificate's flags cleared as
+		   the chain is checked (no anchors: it would fail as not
+		   trusted). */
 		mbedtls_ssl_set_verify(&e->ssl, accept_unverified, e);
 		return 0;
 	}
-	if (!server_name)
+	if (!peer)
 		goto fail;
-	if (parse_ip(e, server_name))
-		/* No SNI for an address (RFC 6066); the name check is ours. */
+	if (e->ip_len)
+		/* The name check of an address is ours. */
 		mbedtls_ssl_set_verify(&e->ssl, verify_ip, e);
-	else if (set_host_name(e, server_name) != 0)
-		goto fail;
 	return 0;
 fail:
 	mbedtls_ssl_free(&e->ssl);

@@ -50,9 +50,9 @@ int tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 }
 
 int tls_engine_init_client(struct tls_engine *e, struct tls_core *core, const struct tls_trust *trust,
-			   const char *server_name)
+			   const struct tls_peer_name *peer)
 {
-	(void)e, (void)core, (void)trust, (void)server_name;
+	(void)e, (void)core, (void)trust, (void)peer;
 	return -1;
 }
 

@@ -683,10 +683,13 @@ struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *l
 		ig_counter_add(&c->stats.refused, 1);
 		return NULL;
 	}
+	struct tls_peer_name peer;
+	if (server_name && tls_peer_name_parse(&peer, server_name) != 0)
+		return NULL;
 	struct tls_conn *tc = conn_new(c, lower);
 	if (!tc)
 		return NULL;
-	if (tls_engine_init_client(engine_of(tc), c->backend, trust, server_name) != 0) {
+	if (tls_engine_init_client(engine_of(tc), c->backend, trust, server_name ? &peer : NULL) != 0) {
 		ig_pool_give(&c->conns, tc);
 		return NULL;
 	}
@@ -743,11 +746,10 @@ const char *ig_tls_last_error(const struct ig_tls_core *c)
 
 struct ig_tls_core *ig_tls_client_core(struct ig_loop *loop)
 {
-	/* One loop per core and thread: its slot is its own. */
-	static struct ig_tls_core *client_cores[IG_MAX_CORES];
-	if (loop->core < 0 || loop->core >= IG_MAX_CORES)
+	static struct ig_loop_slot client_slot;
+	void **slot = ig_loop_slot(loop, &client_slot);
+	if (!slot)
 		return NULL;
-	struct ig_tls_core **slot = &client_cores[loop->core];
 	if (!*slot) {
 		struct ig_tls_limits limits = { .handshake_timeout_ms = 10000, .max_handshakes = 100000 };
 		*slot = ig_tls_core_new(loop, NULL, &limits);

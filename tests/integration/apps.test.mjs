@@ -123,6 +123,29 @@ test('make run serves the scaffold: GET, POST, and a body without the required p
 	await stopServer(s);
 });
 
+// An operationId is the handler's C name, not its symbol (schemac's asm
+// label makes it ig_op_<id>): a handler called recv no longer replaces
+// libc's recv(), which net/sock reads every request with.
+test('a handler named like a libc function (recv) builds, passes its test and answers: it does not replace libc\'s', { ...T, ...SKIP }, async () => {
+	const app = path.join(tmp, 'recv-app');
+	await must(path.join(ROOT, 'tools', 'new-service'), [app, 'hello']);
+	for (const f of ['openapi.yaml', 'handlers.c']) {
+		const file = path.join(app, f);
+		const text = fs.readFileSync(file, 'utf8');
+		assert.match(text, /\bgetHello\b/, `${f} names getHello`);
+		// The operationId, the handler and its getHello_in/_out structs.
+		fs.writeFileSync(file, text.replaceAll('getHello', 'recv'));
+	}
+	await make(app);
+	// The handler test's build (host compiler, ASan) honours the label too.
+	assert.match(await make(app, 'test'), /handler tests passed/);
+	const s = await makeRun(app);
+	const r = await call(s.port, 'GET', '/hello?name=recv');
+	assert.equal(r.status, 200);
+	assert.deepEqual(r.json, { message: 'hello, recv' });
+	await stopServer(s);
+});
+
 test('make test runs the scaffold\'s handler test under ASan and UBSan, and fails when a handler is wrong', { ...T, ...SKIP }, async () => {
 	const out = await make(scaffold, 'test');
 	assert.match(out, /handler tests passed/);

@@ -191,8 +191,11 @@ static bool pair_start(struct pair *p, struct tls_core *server_core, struct tls_
 {
 	p->server = engine_new();
 	p->client = engine_new();
+	struct tls_peer_name peer;
+	if (name && tls_peer_name_parse(&peer, name) != 0)
+		return false;
 	if (tls_engine_init_server(p->server, server_core) != 0 ||
-	    tls_engine_init_client(p->client, client_core, trust, name) != 0)
+	    tls_engine_init_client(p->client, client_core, trust, name ? &peer : NULL) != 0)
 		return false;
 	return !resume || tls_engine_session_resume(p->client, resume) == 0;
 }
@@ -425,9 +428,32 @@ static void test_handshakes(void)
 	free(s);
 }
 
+/* The one reading of a server name both backends take. */
+static void test_peer_name(void)
+{
+	struct tls_peer_name n;
+	CHECK(tls_peer_name_parse(&n, "api.test.") == 0 && strcmp(n.host, "api.test") == 0 && n.ip_len == 0,
+	      "peer name: a host name loses its trailing dot");
+	CHECK(tls_peer_name_parse(&n, "127.0.0.1") == 0 && n.ip_len == 4 && n.ip[0] == 127 && !n.host[0],
+	      "peer name: an IPv4 address is an address, no SNI");
+	CHECK(tls_peer_name_parse(&n, "[::1]") == 0 && n.ip_len == 16 && n.ip[15] == 1 && !n.host[0],
+	      "peer name: an IPv6 address in brackets is an address");
+	CHECK(tls_peer_name_parse(&n, "::1") == 0 && n.ip_len == 16, "peer name: a bare IPv6 address");
+	char longname[256];
+	memset(longname, 'a', 254);
+	longname[254] = 0;
+	CHECK(tls_peer_name_parse(&n, "") != 0 && tls_peer_name_parse(&n, ".") != 0 &&
+		      tls_peer_name_parse(&n, longname) != 0,
+	      "peer name: empty, a lone dot and 254 bytes are refused");
+	longname[253] = '.';
+	CHECK(tls_peer_name_parse(&n, longname) == 0 && strlen(n.host) == 253,
+	      "peer name: 253 bytes and a trailing dot fit");
+}
+
 int main(void)
 {
 	char err[256];
+	test_peer_name();
 	CHECK(tls_backend_init(err, sizeof err) == 0, "the backend seeds from getrandom");
 	check_that(tls_backend_name() && tls_backend_name()[0], "the backend has a name", NULL);
 	if (!make_certs()) {

@@ -24,7 +24,7 @@ static void emit_operation(struct sc_out *c, const struct sc_op *op)
 	out_line(c, "return %s(ig_c, ig_in, ig_out);", id);
 	out_close(c, "}");
 	out_blank(c);
-	out_open(c, "static const struct ig_operation ig_op_%s = {", id);
+	out_open(c, "static const struct ig_operation ig_operation_%s = {", id);
 	out_line(c, ".id = %s,", lit);
 	out_line(c, ".in_size = sizeof(struct %s_in),", id);
 	out_line(c, ".out_size = sizeof(struct %s_out),", id);
@@ -67,7 +67,7 @@ static void emit_dispatch(struct sc_out *c, const struct sc_path *p)
 			if (strcmp(op->method, order[k]) != 0)
 				continue;
 			out_line(c, "%sif (ig_str_eq(m, \"%s\", %zu))", els, op->method, strlen(op->method));
-			out_line(c, "\tig_run_operation(ctx, &ig_op_%s, seg);", op->id);
+			out_line(c, "\tig_run_operation(ctx, &ig_operation_%s, seg);", op->id);
 			els = "else ";
 		}
 	}

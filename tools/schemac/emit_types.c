@@ -3,6 +3,7 @@
  * Structs are written after the structs they hold by value; a cycle by
  * value (an object that contains itself) has no C layout and is reported.
  * Free-form values are const ig_json_value pointers. */
+#include "api_includes.h"
 #include "emit.h"
 
 #include <stdlib.h>
@@ -198,7 +199,11 @@ static void emit_op_types(struct sc_model *m, struct sc_out *h, const struct sc_
 	out_close(h, "};");
 	out_blank(h);
 
-	out_line(h, "int %s(ig_ctx *ctx, const struct %s_in *in, struct %s_out *out);", op->id, op->id, op->id);
+	/* The asm label gives the handler a symbol of its own, ig_op_<id>: an
+	   operationId such as recv then names no libc, runtime or library
+	   symbol, so the app's definition cannot take one over at link time. */
+	out_line(h, "int %s(ig_ctx *ctx, const struct %s_in *in, struct %s_out *out) __asm__(\"ig_op_%s\");",
+		 op->id, op->id, op->id, op->id);
 	out_blank(h);
 }
 
@@ -208,9 +213,9 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 	out_line(h, "#ifndef SCHEMAC_API_H");
 	out_line(h, "#define SCHEMAC_API_H");
 	out_blank(h);
-	out_line(h, "#include \"kernel/runtime/json_read.h\"");
-	out_line(h, "#include \"net/http/exchange.h\"");
-	out_line(h, "#include \"net/api/html.h\"");
+	static const char *const includes[] = { SC_API_INCLUDES };
+	for (size_t i = 0; i < sizeof includes / sizeof includes[0]; i++)
+		out_line(h, "#include \"%s\"", includes[i]);
 	out_blank(h);
 	out_line(h, "/* A handler returns the status to send, or IG_PENDING and calls ig_finish");
 	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status");

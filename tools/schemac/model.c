@@ -4,6 +4,7 @@
  * understood, an annotation, or an error naming the keyword and its JSON
  * pointer: what schemac cannot compile fails the build, never silently. */
 #include "model.h"
+#include "libc_names.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -68,6 +69,20 @@ bool sc_is_global_ident(const char *s)
 {
 	return is_ident(s) && !is_keyword(s) && s[0] != '_' && strncmp(s, "ig_", 3) != 0 &&
 	       strncmp(s, "IG_", 3) != 0;
+}
+
+static int libc_name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct sc_libc_name *)elem)->name);
+}
+
+/* The header (as #include names it) through which the generated api.h
+ * already declares s, or NULL: a handler cannot take such a name, since
+ * its prototype would clash in api.h itself. */
+static const char *libc_header(const char *s)
+{
+	const struct sc_libc_name *n = bsearch(s, sc_libc_names, sc_libc_nnames, sizeof sc_libc_names[0], libc_name_cmp);
+	return n ? n->header : NULL;
 }
 
 /* A struct member name for a JSON key: other characters become '_'. */
@@ -657,6 +672,12 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 		sc_error(m, p, "operationId \"%s\" must be a C identifier (not a keyword, not starting with \"ig_\" "
 			       "or \"_\"): it names the handler", op->id);
 		free(p);
+	} else if (libc_header(op->id)) {
+		char *p = sc_ptr_key(ptr, "operationId");
+		sc_error(m, p, "operationId \"%s\" is a name of the C library (<%s>), which the generated api.h "
+			       "includes: a handler of that name would not compile; choose another", op->id,
+			 libc_header(op->id));
+		free(p);
 	}
 	for (size_t i = 0; i < m->nops; i++) {
 		if (strcmp(m->ops[i]->id, op->id) == 0) {
@@ -904,9 +925,9 @@ static void name_schema(struct names *names, struct sc_schema *s, const char *ba
 }
 
 /* Claims every name the generated code makes from the document, so that
- * two never clash. Its fixed names (ig_route, ig_op_<id>, ...) and the
- * runtime's all start with ig_, which no operationId or schema name may
- * (sc_is_global_ident). */
+ * two never clash. Its fixed names (ig_route, ig_operation_<id>, the
+ * handlers' symbols ig_op_<id>, ...) and the runtime's all start with ig_,
+ * which no operationId or schema name may (sc_is_global_ident). */
 static void name_everything(struct sc_model *m, const char *root_name)
 {
 	struct names names = { .m = m };
