@@ -120,13 +120,13 @@ _Static_assert(IG_TRACEPARENT_LEN == HTTP_TRACEPARENT_LEN, "one traceparent leng
 IG_HOT ig_str ig_request_id(const ig_ctx *cx)
 {
 	struct ig_ctx *x = (struct ig_ctx *)cx; /* chosen once, then read-only */
-	return http_trace_request_id(&x->trace, x->req.headers, &x->core->rng);
+	return ig_http_trace_request_id(&x->trace, x->req.headers, &x->core->rng);
 }
 
 static struct http_trace *trace_of(const ig_ctx *cx)
 {
 	struct ig_ctx *x = (struct ig_ctx *)cx; /* made once, then read-only */
-	return http_trace_context(&x->trace, x->req.headers, x->req.num_headers, &x->arena, &x->core->rng);
+	return ig_http_trace_context(&x->trace, x->req.headers, x->req.num_headers, &x->arena, &x->core->rng);
 }
 
 const char *ig_trace_id(const ig_ctx *x)
@@ -151,7 +151,7 @@ ig_str ig_tracestate(const ig_ctx *x)
 
 void ig_traceparent_child(ig_ctx *x, char out[IG_TRACEPARENT_LEN])
 {
-	http_trace_child(trace_of(x), &x->core->rng, out);
+	ig_http_trace_child(trace_of(x), &x->core->rng, out);
 }
 
 /* ---- public API: the request and the response ---- */

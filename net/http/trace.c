@@ -120,8 +120,8 @@ static ig_str joined_tracestate(const struct http_trace *t, const ig_header *fie
 	return (ig_str){ d, n };
 }
 
-struct http_trace *http_trace_context(struct http_trace *t, const ig_header *fields, size_t num_fields,
-				      ig_arena *arena, struct ig_rng *rng)
+struct http_trace *ig_http_trace_context(struct http_trace *t, const ig_header *fields, size_t num_fields,
+					 ig_arena *arena, struct ig_rng *rng)
 {
 	if (t->trace_ready)
 		return t;
@@ -142,7 +142,7 @@ struct http_trace *http_trace_context(struct http_trace *t, const ig_header *fie
 	return t;
 }
 
-IG_HOT ig_str http_trace_request_id(struct http_trace *t, const ig_header *fields, struct ig_rng *rng)
+IG_HOT ig_str ig_http_trace_request_id(struct http_trace *t, const ig_header *fields, struct ig_rng *rng)
 {
 	if (!t->id_len) {
 		ig_str v = t->request_id_field ? fields[t->request_id_field - 1].value : (ig_str){ NULL, 0 };
@@ -157,7 +157,7 @@ IG_HOT ig_str http_trace_request_id(struct http_trace *t, const ig_header *field
 	return (ig_str){ t->id, t->id_len };
 }
 
-void http_trace_child(const struct http_trace *t, struct ig_rng *rng, char out[HTTP_TRACEPARENT_LEN])
+void ig_http_trace_child(const struct http_trace *t, struct ig_rng *rng, char out[HTTP_TRACEPARENT_LEN])
 {
 	static const char digits[] = "0123456789abcdef";
 	memcpy(out, "00-", 3);

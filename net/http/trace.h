@@ -69,14 +69,14 @@ bool http_traceparent_parse(ig_str v, char trace_id[32], uint8_t *flags);
  * field indexes http_trace_begin noted point into them) and the core's
  * rng; each is chosen once, then only read. */
 /* The request id: the valid X-Request-Id, else a made one. */
-ig_str http_trace_request_id(struct http_trace *t, const ig_header *fields, struct ig_rng *rng);
+ig_str ig_http_trace_request_id(struct http_trace *t, const ig_header *fields, struct ig_rng *rng);
 /* Fills the trace context (trace and span ids, flags, tracestate copied
  * into arena) unless it is filled already; returns t. */
-struct http_trace *http_trace_context(struct http_trace *t, const ig_header *fields, size_t num_fields,
-				      ig_arena *arena, struct ig_rng *rng);
+struct http_trace *ig_http_trace_context(struct http_trace *t, const ig_header *fields, size_t num_fields,
+					 ig_arena *arena, struct ig_rng *rng);
 /* The traceparent of a child of t's span (t's context filled): "00-<trace
  * id>-<a new span id>-<flags>", no NUL. */
-void http_trace_child(const struct http_trace *t, struct ig_rng *rng, char out[HTTP_TRACEPARENT_LEN]);
+void ig_http_trace_child(const struct http_trace *t, struct ig_rng *rng, char out[HTTP_TRACEPARENT_LEN]);
 
 /* 64-bit FNV-1a of the id, for sampling decisions that agree for every
  * line (and every service) that sees the same id. */
