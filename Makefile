@@ -292,18 +292,19 @@ $(PGWIRE_CHECK): tests/pg/pgwire_check.c net/pg/wire.c net/pg/types.c net/pg/wri
 		-I. -I$(DEPS)/host/include $(filter %.c,$^) $(DEPS)/host/lib/libbearssl.a -lm -o $@
 pgwire-check: $(PGWIRE_CHECK)
 
-# ---- unit tests (tests/unit/test_NAME.c): each built twice, under ASan and
-# UBSan with the host compiler and as a static musl binary (the shipped
-# toolchain), into build/test/unit/test_NAME.asan and .musl. tests/run runs
-# them. UNIT_SRC_test_NAME: the sources beyond tests/unit/test_NAME.c (or
-# UNIT_MAIN_test_NAME); UNIT_FLAGS_test_NAME: extra flags, with @DEPS@
-# standing for the host or the musl build of the third-party libraries.
+# ---- unit tests: each built twice, under ASan and UBSan with the host
+# compiler and as a static musl binary (the shipped toolchain), into
+# build/test/unit/NAME.asan and .musl; tests/run runs them. They mirror the
+# tree: tests/unit/FOLDER/test_X.c tests FOLDER's X.c (or a small group
+# named after it), and its NAME is its path under tests/unit
+# (net/http/test_parser). Each links its own source, FOLDER/X.c when there
+# is one, and UNIT_SRC_NAME, what else it needs; UNIT_MAIN_NAME replaces
+# the test file (net/tls/test_tls.c is built against each backend);
+# UNIT_FLAGS_NAME: extra flags, with @DEPS@ standing for the host or the
+# musl build of the third-party libraries.
 UNIT_OUT   := $(BUILD)/test/unit
-UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
-              test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
-              test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
-              test_metal_pages test_metrics test_meter test_sock test_client_metrics \
-              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_pg_conn test_lambda
+UNIT_FILES := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c))
+UNIT_NAMES := $(filter-out net/tls/test_tls,$(UNIT_FILES)) net/tls/test_tls_bearssl net/tls/test_tls_mbedtls
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -343,70 +344,76 @@ app-test-build: setup-build $(APP_TEST_BINS)
 app-test: app-test-build
 	@for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done
 # The reference service's handler tests: the same sources, with app/.
-UNIT_SRC_test_app_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c
-UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
-UNIT_SRC_test_lambda := $(UNIT_SRC_test_app_handlers)
-UNIT_FLAGS_test_lambda := $(UNIT_FLAGS_test_app_handlers)
-UNIT_SRC_test_api_validate := net/api/validate.c kernel/runtime/json.c $(API_JSON)
-UNIT_SRC_test_api_decode   := net/api/decode.c net/api/validate.c kernel/runtime/json.c $(API_JSON)
-UNIT_SRC_test_api_operation := net/api/operation.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
+UNIT_SRC_app/test_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c
+UNIT_FLAGS_app/test_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
+UNIT_SRC_net/lambda/test_lambda := $(UNIT_SRC_app/test_handlers)
+UNIT_FLAGS_net/lambda/test_lambda := $(UNIT_FLAGS_app/test_handlers)
+UNIT_SRC_net/api/test_validate := net/api/validate.c kernel/runtime/json.c $(API_JSON)
+UNIT_SRC_net/api/test_decode   := net/api/decode.c net/api/validate.c kernel/runtime/json.c $(API_JSON)
+UNIT_SRC_net/api/test_operation := net/api/operation.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
                                kernel/runtime/clock.c $(API_JSON)
-UNIT_SRC_test_client_mock  := kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
+UNIT_SRC_net/client/test_mock  := kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
-UNIT_SRC_test_dns          := $(wildcard net/dns/dns*.c) kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/loop.c kernel/runtime/timer.c \
+UNIT_SRC_net/dns/test_dns          := $(wildcard net/dns/dns*.c) kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/loop.c kernel/runtime/timer.c \
                               kernel/runtime/clock.c kernel/runtime/pool.c
-UNIT_SRC_test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
-UNIT_SRC_test_json_read    := $(API_JSON) kernel/runtime/file.c
-UNIT_SRC_test_lwip_config  := net/lwip/net_config.c
-UNIT_SRC_test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
-UNIT_SRC_test_kernel       := $(addprefix kernel/runtime/,timer.c loop.c json.c arena.c pool.c config.c log.c clock.c)
-UNIT_SRC_test_parser       := net/http/parser.c $(HTTP_CODEC)
-UNIT_SRC_test_response     := net/http/response_head.c $(HTTP_CODEC)
-UNIT_SRC_test_trace        := net/http/trace.c net/http/parser.c kernel/runtime/rng.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
+UNIT_SRC_net/api/test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
+UNIT_SRC_kernel/runtime/test_json_read    := $(API_JSON) kernel/runtime/file.c
+UNIT_SRC_net/lwip/test_net_config  := net/lwip/net_config.c
+UNIT_SRC_net/sock/test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
+UNIT_SRC_kernel/runtime/test_json  := kernel/runtime/arena.c kernel/runtime/pool.c
+UNIT_SRC_kernel/runtime/test_arena := kernel/runtime/pool.c
+UNIT_SRC_kernel/runtime/test_config := kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c
+UNIT_SRC_kernel/runtime/test_loop  := kernel/runtime/timer.c kernel/runtime/clock.c
+UNIT_SRC_net/http/test_parser       := net/http/parser.c $(HTTP_CODEC)
+UNIT_SRC_net/http/test_response_head     := net/http/response_head.c $(HTTP_CODEC)
+UNIT_SRC_net/http/test_trace        := net/http/trace.c net/http/parser.c kernel/runtime/rng.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(HTTP_CODEC)
-UNIT_MAIN_test_tls_bearssl := tests/unit/test_tls.c
-UNIT_SRC_test_tls_bearssl  := net/tls/bearssl.c net/tls/peer_name.c $(RT_GEN)/anchors.c
-UNIT_FLAGS_test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
-UNIT_MAIN_test_tls_mbedtls := tests/unit/test_tls.c
-UNIT_SRC_test_tls_mbedtls  := net/tls/mbedtls.c net/tls/peer_name.c $(RT_GEN)/anchors.c
-UNIT_FLAGS_test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
+UNIT_MAIN_net/tls/test_tls_bearssl := tests/unit/net/tls/test_tls.c
+UNIT_SRC_net/tls/test_tls_bearssl  := net/tls/bearssl.c net/tls/peer_name.c $(RT_GEN)/anchors.c
+UNIT_FLAGS_net/tls/test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
+UNIT_MAIN_net/tls/test_tls_mbedtls := tests/unit/net/tls/test_tls.c
+UNIT_SRC_net/tls/test_tls_mbedtls  := net/tls/mbedtls.c net/tls/peer_name.c $(RT_GEN)/anchors.c
+UNIT_FLAGS_net/tls/test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
                                @DEPS@/lib/libmbedtls.a @DEPS@/lib/libmbedx509.a @DEPS@/lib/libmbedcrypto.a -lpthread
-UNIT_SRC_test_url          := net/client/url.c
-UNIT_SRC_test_i8042        := kernel/metal/i8042.c kernel/metal/ioapic.c
-UNIT_SRC_test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/metal/virtqueue.c
-UNIT_SRC_test_virtqueue    := kernel/metal/virtqueue.c
-UNIT_SRC_test_metal_cmdline := kernel/metal/cmdline.c
-UNIT_SRC_test_metal_pages  := kernel/metal/pages.c
-UNIT_SRC_test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
-UNIT_SRC_test_meter        := net/http/meter.c net/metrics/histogram.c
-UNIT_SRC_test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
+UNIT_SRC_net/client/test_url          := net/client/url.c
+UNIT_SRC_kernel/metal/test_i8042        := kernel/metal/i8042.c kernel/metal/ioapic.c
+UNIT_SRC_kernel/metal/test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/metal/virtqueue.c
+UNIT_SRC_kernel/metal/test_virtqueue    := kernel/metal/virtqueue.c
+UNIT_SRC_kernel/metal/test_cmdline := kernel/metal/cmdline.c
+UNIT_SRC_kernel/metal/test_pages  := kernel/metal/pages.c
+UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
+UNIT_SRC_net/http/test_meter        := net/http/meter.c net/metrics/histogram.c
+UNIT_SRC_net/client/test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/runtime/clock.c kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
 PG_WIRE := net/pg/wire.c net/pg/types.c net/pg/writer.c kernel/runtime/arena.c kernel/runtime/pool.c
-UNIT_SRC_test_pg_wire      := $(PG_WIRE)
-UNIT_SRC_test_pg_types     := $(PG_WIRE)
-UNIT_SRC_test_pg_auth      := net/pg/auth.c kernel/runtime/base64.c
-UNIT_FLAGS_test_pg_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
-UNIT_SRC_test_pg_conninfo  := net/pg/conninfo.c
+UNIT_SRC_net/pg/test_wire      := $(PG_WIRE)
+UNIT_SRC_net/pg/test_types     := $(PG_WIRE)
+UNIT_SRC_net/pg/test_auth      := net/pg/auth.c kernel/runtime/base64.c
+UNIT_FLAGS_net/pg/test_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+UNIT_SRC_net/pg/test_conninfo  := net/pg/conninfo.c
 # conn and pool against the test's simulated server: all of net/pg but its
 # settings and migrations (the test sets what they would), on a real loop.
-UNIT_SRC_test_pg_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/sock/sock.c \
+UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/sock/sock.c \
                               $(addprefix kernel/runtime/,loop.c timer.c clock.c pool.c arena.c log.c base64.c json.c)
-UNIT_FLAGS_test_pg_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+UNIT_FLAGS_net/pg/test_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_HEADERS := $(wildcard kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
+# The test's own source: FOLDER/NAME.c for tests/unit/FOLDER/test_NAME.c.
+unit_own = $(wildcard $(dir $(1))$(patsubst test_%,%,$(notdir $(1))).c)
+unit_src = $(sort $(call unit_own,$(1)) $(UNIT_SRC_$(1)))
 
 # A failed build leaves no binary behind (rm first), so a stale one never runs.
 .SECONDEXPANSION:
-$(UNIT_OUT)/%.asan: $$(call unit_main,$$*) $$(UNIT_SRC_$$*) $(UNIT_HEADERS) $(DEPS)/.stamp
+$(UNIT_OUT)/%.asan: $$(call unit_main,$$*) $$(call unit_src,$$*) $(UNIT_HEADERS) $(DEPS)/.stamp
 	@mkdir -p $(@D) && rm -f $@
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(UNIT_WARN) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
-		$(call unit_main,$*) $(UNIT_SRC_$*) $(subst @DEPS@,$(DEPS)/host,$(UNIT_FLAGS_$*)) -lm -o $@
-$(UNIT_OUT)/%.musl: $$(call unit_main,$$*) $$(UNIT_SRC_$$*) $(UNIT_HEADERS) $(DEPS)/.stamp
+		$(call unit_main,$*) $(call unit_src,$*) $(subst @DEPS@,$(DEPS)/host,$(UNIT_FLAGS_$*)) -lm -o $@
+$(UNIT_OUT)/%.musl: $$(call unit_main,$$*) $$(call unit_src,$$*) $(UNIT_HEADERS) $(DEPS)/.stamp
 	@mkdir -p $(@D) && rm -f $@
 	@$(if $(Q),echo "  CC/LD   $@ (musl)")
 	$(Q)$(CC_MUSL) $(UNIT_WARN) -O2 -static \
-		$(call unit_main,$*) $(UNIT_SRC_$*) $(subst @DEPS@,$(DEPS)/musl,$(UNIT_FLAGS_$*)) -lm -o $@
+		$(call unit_main,$*) $(call unit_src,$*) $(subst @DEPS@,$(DEPS)/musl,$(UNIT_FLAGS_$*)) -lm -o $@
 unit-build: $(foreach n,$(UNIT_NAMES),$(UNIT_OUT)/$(n).asan $(UNIT_OUT)/$(n).musl)
 
 # ---- the schema compiler's tests: programs that tools/schemac/test/run,
@@ -511,6 +518,8 @@ FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SRC_json_read := kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_SRC_response  := net/http/response_head.c net/http/codec.c net/http/chunked.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/http/response_head.h net/http/codec.h
+FUZZ_SRC_parser    := net/http/parser.c $(HTTP_CODEC)
+$(BUILD)/fuzz/fuzz_parser: $(FUZZ_SRC_parser) net/http/parser.h net/http/codec.h
 FUZZ_SRC_dns       := net/dns/dns_wire.c
 $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/dns/dns_wire.h
 # The whole request path without the process's start and main (the

@@ -349,8 +349,8 @@ static void note_trace_field(uint16_t *first, uint16_t *count, size_t index)
 		++*count;
 }
 
-static int note_field(struct http_scan *s, const struct http_direction *dir, struct http_fields *f,
-		      const ig_header *h, size_t index)
+int ig_http_note_field(struct http_scan *s, const struct http_direction *dir, struct http_fields *f,
+		       const ig_header *h, size_t index)
 {
 	size_t count;
 	switch (h->name.len) {
@@ -458,7 +458,7 @@ IG_HOT int http_parse_fields(struct http_scan *s, const struct http_direction *d
 		ig_header *h = &headers[*count];
 		int r = parse_field(s, h);
 		if (r == 0)
-			r = note_field(s, dir, f, h, *count);
+			r = ig_http_note_field(s, dir, f, h, *count);
 		if (r != 0)
 			return r;
 		++*count;

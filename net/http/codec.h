@@ -168,6 +168,14 @@ struct http_fields {
 int http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_header *headers,
 		      size_t max_fields, size_t *count, struct http_fields *f);
 
+/* Notes one parsed field line, headers[index], in *f: what http_parse_fields
+ * does after each line, for a caller that delimits lines itself (the
+ * request parser's resumed scan). In a request, only two of the errors it
+ * reports depend on earlier lines: a second Host (f->host_seen) and a
+ * second Content-Length (f->length_seen). */
+int ig_http_note_field(struct http_scan *s, const struct http_direction *dir, struct http_fields *f,
+		       const ig_header *h, size_t index);
+
 /* RFC 9112 6.1-6.3, the rules both directions share: the body a message
  * with these fields has (NONE, LENGTH with f->length, or CHUNKED) and
  * whether the connection stays open after it. Refused: Transfer-Encoding

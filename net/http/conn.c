@@ -436,9 +436,11 @@ IG_HOT static void conn_process(struct http_conn *c)
 			break;
 		struct http_request r = { .headers = core->scratch_headers,
 					  .header_capacity = core->limits.max_headers };
-		int n = http_parse_request(c->rbuf + c->rpos, c->rlen - c->rpos, &r, &core->limits);
+		int n = ig_http_parse_request_resumed(c->rbuf + c->rpos, c->rlen - c->rpos, &r, &core->limits,
+						      &c->head);
 		if (n == HTTP_INCOMPLETE)
 			break;
+		c->head = (struct http_head_resume){ 0 };
 		if (n == HTTP_ERROR) {
 			conn_fail_request(c, http_error_status(r.error.kind), r.error.detail);
 			break;
@@ -514,6 +516,7 @@ IG_HOT static bool conn_after_eof(struct http_conn *c)
 		c->reading = NULL;
 	}
 	c->rpos = c->rlen = 0;
+	c->head = (struct http_head_resume){ 0 };
 	c->state = CONN_CLOSING;
 	if (!c->q_head && !c->out_bytes) {
 		conn_destroy(c, false);

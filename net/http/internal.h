@@ -138,6 +138,7 @@ struct http_conn {
 	uint8_t close_reason; /* enum http_close_reason, counted when it closes */
 	struct http_conn *next, *prev;
 	enum conn_state state;
+	struct http_head_resume head; /* the head at rpos, while it arrives */
 	char *rbuf;
 	uint32_t rpos, rlen;
 	struct ig_ctx *reading; /* the request whose body is being read */

@@ -5,6 +5,7 @@
  * to the callers. */
 #include "parser.h"
 
+#include <limits.h>
 #include <string.h>
 
 /* A request's direction: Host and Expect matter, one Content-Length field
@@ -245,4 +246,257 @@ IG_HOT int http_parse_request(const char *buf, size_t len, struct http_request *
 	if (r != 0)
 		return r;
 	return (int)(s.p - buf);
+}
+
+/* ---- resuming a head that arrives in pieces ------------------------------ */
+
+/* The resumed scan walks the same grammar as the parse above, one state per
+ * place a head can stop, and only ever answers "not yet": wherever a byte
+ * could end the head, break it, or meet a limit, it hands the whole buffer
+ * to http_parse_request, whose verdict is then the answer. It is exact in
+ * the other direction too (a valid prefix never hands over), so the whole
+ * head is parsed once; the unit tests compare both at every split. */
+enum {
+	R_FRESH,        /* no call yet: parse whole */
+	R_EMPTY,        /* before the request line */
+	R_EMPTY_LF,     /* an empty line's CR seen */
+	R_METHOD,
+	R_TARGET_START, /* the SP after the method seen */
+	R_TARGET,
+	R_VERSION,      /* R_VERSION + i: i octets of "HTTP/d.d" seen */
+	R_VERSION_CR = R_VERSION + 8,
+	R_LINE_LF,
+	R_FIELD_START,
+	R_NAME,
+	R_VALUE,
+	R_FIELD_LF,
+	R_END_LF,       /* the blank line's CR: the next octet decides */
+};
+
+static void add_examined(struct http_head_resume *st, size_t n)
+{
+	st->examined = n < UINT32_MAX - st->examined ? st->examined + (uint32_t)n : UINT32_MAX;
+}
+
+/* http_parse_request, counted: the bytes it scans are the head on success,
+ * else all it was given within the head's limit. */
+static int parse_whole(const char *buf, size_t len, struct http_request *req, const struct http_limits *limits,
+		       struct http_head_resume *st)
+{
+	int n = http_parse_request(buf, len, req, limits);
+	size_t head_max = limits->max_header_bytes < (size_t)INT_MAX ? limits->max_header_bytes : (size_t)INT_MAX;
+	add_examined(st, n > 0 ? (size_t)n : len < head_max ? len : head_max);
+	return n;
+}
+
+/* The request line buf[st->line .. lf] is complete and in the grammar, so
+ * "HTTP/d.d" CR precedes its LF: true if what parse_version and
+ * parse_request_line judge after the line has ended (the version's number,
+ * CONNECT, the target's form) passes. */
+static bool request_line_passes(const char *buf, const char *lf, const struct http_head_resume *st)
+{
+	const char *version = lf - 9;
+	if (version[5] != '1' || version[7] > '1')
+		return false;
+	struct http_request tmp = { .method = buf + st->line, .method_len = st->mark - st->line,
+				    .target = buf + st->mark + 1,
+				    .target_len = (size_t)(version - 1 - (buf + st->mark + 1)) };
+	struct http_error error;
+	struct http_scan s = { .error = &error };
+	return !eq_exact(tmp.method, tmp.method_len, "CONNECT") && classify_target(&s, &tmp) == 0;
+}
+
+/* The field line buf[st->line .. lf] is complete and in the grammar:
+ * true if noting it, as http_parse_fields does, passes. The value is
+ * trimmed of OWS as http_parse_field_line trims it. */
+static bool field_line_passes(const char *buf, const char *lf, struct http_head_resume *st)
+{
+	const char *v = buf + st->mark + 1, *e = lf - 1;
+	while (v < e && http_is_ows(*v))
+		v++;
+	while (e > v && http_is_ows(e[-1]))
+		e--;
+	ig_header h = { .name = { buf + st->line, st->mark - st->line }, .value = { v, (size_t)(e - v) } };
+	struct http_fields f = { .host_seen = st->host_seen, .length_seen = st->length_seen };
+	struct http_error error;
+	struct http_scan s = { .error = &error };
+	if (ig_http_note_field(&s, &request_rules, &f, &h, st->fields) != 0)
+		return false;
+	st->host_seen = f.host_seen;
+	st->length_seen = f.length_seen;
+	return true;
+}
+
+/* Scans buf[st->scanned .. len) on from where the last call stopped.
+ * Returns HTTP_INCOMPLETE when every byte is a valid prefix that no limit
+ * has cut, or 0 to hand over (st->scanned then at the deciding byte). The
+ * head's own limit is the caller's: len is below it here. */
+IG_HOT static int scan_on(const char *buf, size_t len, const struct http_request *req,
+			  const struct http_limits *limits, struct http_head_resume *st)
+{
+	const char *p = buf + st->scanned, *end = buf + len;
+	size_t max_fields = limits->max_headers < req->header_capacity ? limits->max_headers : req->header_capacity;
+	/* The request line's window, as http_line_window draws it: cut at
+	   max_request_line from its start when that is within the bytes. */
+	const char *line_end = end;
+	bool line_cut = false;
+#define LINE_WINDOW()                                                                       \
+	do {                                                                                \
+		line_cut = len - st->line >= limits->max_request_line;                      \
+		line_end = line_cut ? buf + st->line + limits->max_request_line : end;      \
+	} while (0)
+	if (st->state >= R_METHOD && st->state <= R_LINE_LF)
+		LINE_WINDOW();
+	int verdict = HTTP_INCOMPLETE;
+	while (p < end) {
+		if (st->state >= R_METHOD && st->state <= R_LINE_LF && p == line_end)
+			goto hand_over; /* 414, unless an error came first */
+		const char *q;
+		switch (st->state) {
+		case R_EMPTY:
+			if (*p == '\r' && st->empty_lines < MAX_EMPTY_LINES) {
+				st->state = R_EMPTY_LF;
+				p++;
+				continue;
+			}
+			if (*p == '\r' || *p == '\n')
+				goto hand_over;
+			st->line = (uint32_t)(p - buf);
+			st->state = R_METHOD;
+			LINE_WINDOW();
+			continue;
+		case R_EMPTY_LF:
+			if (*p != '\n')
+				goto hand_over;
+			st->empty_lines++;
+			st->state = R_EMPTY;
+			p++;
+			continue;
+		case R_METHOD:
+			q = http_skip_token(p, line_end);
+			if (q == line_end) {
+				p = q;
+				continue;
+			}
+			if (*q != ' ' || q == buf + st->line)
+				goto hand_over;
+			st->mark = (uint32_t)(q - buf);
+			st->state = R_TARGET_START;
+			p = q + 1;
+			continue;
+		case R_TARGET_START:
+			if (!http_has_class(*p, HTTP_C_TARGET))
+				goto hand_over;
+			st->state = R_TARGET;
+			continue;
+		case R_TARGET:
+			q = http_skip_target(p, line_end);
+			if (q == line_end) {
+				p = q;
+				continue;
+			}
+			if (*q != ' ')
+				goto hand_over;
+			st->state = R_VERSION;
+			p = q + 1;
+			continue;
+		case R_VERSION_CR:
+			if (*p != '\r')
+				goto hand_over;
+			st->state = R_LINE_LF;
+			p++;
+			continue;
+		case R_LINE_LF:
+			if (*p != '\n')
+				goto hand_over;
+			if (!request_line_passes(buf, p, st))
+				goto hand_over;
+			p++;
+			st->line = (uint32_t)(p - buf);
+			st->state = R_FIELD_START;
+			continue;
+		case R_FIELD_START:
+			/* CR ends the head; LF, obs-fold, a field too many or a
+			   name that cannot start here is an error. Past the
+			   count's range (more than the settings allow) the whole
+			   parse judges every line. */
+			if (*p == '\r') {
+				st->state = R_END_LF;
+				p++;
+				continue;
+			}
+			if (st->fields >= max_fields || st->fields == UINT16_MAX || !http_has_class(*p, HTTP_C_TCHAR))
+				goto hand_over;
+			st->line = (uint32_t)(p - buf);
+			st->state = R_NAME;
+			continue;
+		case R_NAME:
+			q = http_skip_token(p, end);
+			if (q == end) {
+				p = q;
+				continue;
+			}
+			if (*q != ':')
+				goto hand_over;
+			st->mark = (uint32_t)(q - buf);
+			st->state = R_VALUE;
+			p = q + 1;
+			continue;
+		case R_VALUE:
+			q = http_skip_field_value(p, end);
+			if (q == end) {
+				p = q;
+				continue;
+			}
+			if (*q != '\r')
+				goto hand_over;
+			st->state = R_FIELD_LF;
+			p = q + 1;
+			continue;
+		case R_FIELD_LF:
+			if (*p != '\n' || !field_line_passes(buf, p, st))
+				goto hand_over;
+			st->fields++;
+			st->state = R_FIELD_START;
+			p++;
+			continue;
+		case R_END_LF:
+			goto hand_over; /* the end of the head, or a bare CR */
+		default: { /* R_VERSION + i, as http_scan_version judges it */
+			unsigned i = st->state - R_VERSION;
+			bool ok = i < 5 ? *p == "HTTP/"[i] : i == 6 ? *p == '.' : *p >= '0' && *p <= '9';
+			if (!ok)
+				goto hand_over;
+			st->state++;
+			p++;
+			continue;
+		}
+		}
+	}
+#undef LINE_WINDOW
+	if (line_cut && st->state >= R_METHOD && st->state <= R_LINE_LF)
+		verdict = 0; /* the line ran into its limit at the last byte */
+	add_examined(st, (size_t)(p - buf) - st->scanned);
+	st->scanned = (uint32_t)(p - buf);
+	return verdict;
+hand_over:
+	add_examined(st, (size_t)(p - buf) - st->scanned);
+	st->scanned = (uint32_t)(p - buf);
+	return 0;
+}
+
+IG_HOT int ig_http_parse_request_resumed(const char *buf, size_t len, struct http_request *req,
+					 const struct http_limits *limits, struct http_head_resume *st)
+{
+	if (st->state == R_FRESH) {
+		int n = parse_whole(buf, len, req, limits, st);
+		if (n == HTTP_INCOMPLETE)
+			st->state = R_EMPTY; /* scanned from the start next time */
+		return n;
+	}
+	/* At the head's limit the whole parse cannot answer "not yet". */
+	if (len < limits->max_header_bytes && len < (size_t)INT_MAX &&
+	    scan_on(buf, len, req, limits, st) == HTTP_INCOMPLETE)
+		return HTTP_INCOMPLETE;
+	return parse_whole(buf, len, req, limits, st);
 }

@@ -1,7 +1,8 @@
 /* HTTP/1.1 request-head parser (RFC 9112), in the style of picohttpparser:
  * zero-copy (every string is a slice of the caller's buffer), no allocation,
- * no I/O. It is called again from the start of the buffer each time more
- * bytes arrive, so it is correct for input split at any byte.
+ * no I/O. A head that arrives in pieces is scanned once: the resumed form
+ * keeps, in a struct http_head_resume, where its scan stopped, and parses
+ * the whole head only when its end (or an error, or a limit) is in sight.
  * Its framing rules, those that defend against request smuggling, are the
  * codec's (codec.h), so that a request it accepts has exactly one body
  * length and a response the client accepts is judged by the same code. */
@@ -60,6 +61,37 @@ struct http_request {
  * HTTP_INCOMPLETE the other fields of *req are unspecified. */
 int http_parse_request(const char *buf, size_t len, struct http_request *req,
 		       const struct http_limits *limits);
+
+/* Where a resumed parse of one head stopped. Offsets, not pointers, from
+ * the head's first byte, so the caller may move the head (compact its read
+ * buffer) between calls. Zero it before a head's first call, and again
+ * once a call has returned anything but HTTP_INCOMPLETE. Private but for
+ * `examined`. */
+struct http_head_resume {
+	uint32_t scanned; /* the next byte the scan looks at */
+	uint32_t line;    /* the request line's or the current field line's start */
+	uint32_t mark;    /* the end of the method, or the field line's colon */
+	uint32_t examined; /* the work of all calls for this head, for tests:
+			      how far the resumed scan moved, plus how far each
+			      whole-head parse scanned (saturating) */
+	uint16_t fields;  /* field lines complete so far */
+	uint8_t state;
+	uint8_t empty_lines : 3; /* empty lines before the request line */
+	uint8_t host_seen : 1, length_seen : 1; /* what later lines' errors depend on */
+};
+
+/* http_parse_request for a head that may arrive in pieces: buf[0..len) is
+ * the same head as in the previous call for *st, with more bytes. Returns
+ * exactly what http_parse_request(buf, len, req, limits) returns, with the
+ * same *req on success and the same req->error on HTTP_ERROR, so a head's
+ * verdict and the moment it comes never depend on how the bytes were split
+ * (414 and 431 as soon as len reaches a limit). The cost over all calls is
+ * linear in the head's length: each call scans the bytes that arrived
+ * since the last, and the whole head is parsed once, when its end (or an
+ * error, or a limit) is in them. A first call parses at once, as most
+ * heads arrive whole. */
+int ig_http_parse_request_resumed(const char *buf, size_t len, struct http_request *req,
+				  const struct http_limits *limits, struct http_head_resume *st);
 
 /* The status a server answers a refused request with: 414 for a long
  * request line, 431 for a large head or too many fields, 505 for a version,

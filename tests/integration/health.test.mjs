@@ -4,7 +4,7 @@
 // INGOT_DRAIN_DELAY_MS the server goes on serving through the delay while
 // /readyz says 503 (a second signal ends the delay here, so that no test
 // waits for a clock). A document's own /readyz staying the app's is checked
-// by tests/unit/test_app_handlers (the reference document has none).
+// by tests/unit/app/test_handlers.c (the reference document has none).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, cleanup, RawClient, req, BODY } from './lib.mjs';

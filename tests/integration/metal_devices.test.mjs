@@ -120,7 +120,7 @@ test('acpi=off: the transport from the virtio_mmio.device= word, its IRQ on the 
 test('legacy without ANY_LAYOUT: the header in a descriptor of its own, every frame of the flood answered', T, async () => {
 	// Two descriptors a frame. Whether the flood meets a full ring depends
 	// on when qemu's device thread drains it, so it is not asserted here:
-	// the full ring is the unit test's (tests/unit/test_virtqueue.c).
+	// the full ring is the unit test's (tests/unit/kernel/metal/test_virtqueue.c).
 	checkWorkingNic(await boot({ device: 'virtio-net-device,netdev=n0,any_layout=off' }), { version: 1, transport: 23 });
 });
 

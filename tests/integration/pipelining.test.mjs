@@ -67,6 +67,16 @@ test('a request sent one byte per write gets the right response', T, async () =>
 	c.destroy();
 });
 
+// The head never ends, so a server that looked only for its end would
+// answer 408 at the header timeout: the error is found as its bytes come.
+test('a head sent one byte per write is refused 400 at its first bad field, before it ends', T, async () => {
+	const c = await RawClient.connect(srv.port);
+	await c.writeBytewise('GET /health HTTP/1.1\r\nHost: x\r\nAccept: */*\r\nBad Name: 1\r\n');
+	const r = await c.response();
+	assert.equal(r.status, 400);
+	c.destroy();
+});
+
 test('a chunked POST and a pipelined GET sent one byte per write are both answered in order', T, async () => {
 	const c = await RawClient.connect(srv.port);
 	const data = 'POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n' +

@@ -1,5 +1,5 @@
 // The test API (net/testing.h) with a database: the reference service's
-// handler tests (tests/unit/test_app_handlers, built by `make unit-build`)
+// handler tests (tests/unit/app/test_handlers.c, built by `make unit-build`)
 // run with DATABASE_URL naming a migrated test database, so that their
 // database cases (GET /db, /queries on the test core's pool) run instead
 // of being skipped, under ASan+UBSan and as the static musl build.
@@ -27,7 +27,7 @@ test('the handler tests run their database cases on a real PostgreSQL', async ()
 	const m = await migrate(pg.url);
 	assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
 	for (const kind of ['asan', 'musl']) {
-		const bin = path.join(UNIT, `test_app_handlers.${kind}`);
+		const bin = path.join(UNIT, `app/test_handlers.${kind}`);
 		assert.ok(fs.existsSync(bin), `${bin}: make unit-build builds it`);
 		const r = await run(bin, { DATABASE_URL: pg.url });
 		assert.equal(r.code, 0, `${kind}:\n${r.stdout}${r.stderr}`);

@@ -74,7 +74,7 @@ ig_arena *ig_ctx_arena(ig_ctx *ctx)
 
 const ig_request *ig_req(const ig_ctx *ctx) { return &ctx->req; }
 ig_str ig_request_id(const ig_ctx *ctx) { (void)ctx; return IG_STR("mock-id"); }
-/* Metrics are the runtime's (tests/unit/test_api_operation checks the call). */
+/* Metrics are the runtime's (tests/unit/net/api/test_operation checks the call). */
 void ig_count_rejected(ig_ctx *ctx, int status) { (void)ctx; (void)status; }
 
 ig_str ig_req_header(const ig_ctx *ctx, const char *name)

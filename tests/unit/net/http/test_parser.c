@@ -1,6 +1,7 @@
 /* Unit tests of net/http/parser: a table of valid and invalid request heads,
  * each named after the rule it exercises, every input placed flush against
- * an unreadable page and also tried at every prefix; the chunked decoder fed
+ * an unreadable page and also tried at every prefix, and resumed at every
+ * split against the one-shot parse; the chunked decoder fed
  * whole, split at every byte, and byte by byte; pipelining; a mutation run. */
 #define _DEFAULT_SOURCE
 #include "net/http/parser.h"
@@ -530,23 +531,30 @@ static void test_empty_input(void)
 	      "empty input is incomplete");
 }
 
+/* The i-th valid case with three octets replaced, in in[] (x: the
+ * xorshift state). */
+static struct req_case mutated(unsigned i, char in[512], uint64_t *x)
+{
+	static const char alphabet[] = "\r\n :,;\t\0\x7f\x80/?#*aZ09-";
+	struct req_case c = valid_cases[i % (sizeof valid_cases / sizeof valid_cases[0])];
+	memcpy(in, c.in, c.len);
+	for (int m = 0; m < 3; m++) {
+		*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+		in[*x % c.len] = alphabet[(*x >> 32) % (sizeof alphabet - 1)];
+	}
+	c.in = in;
+	return c;
+}
+
 /* Mutated valid requests: whatever the verdict, it must not depend on how
  * much of the input has arrived, and nothing may read past the end. */
 static void test_mutations(void)
 {
 	uint64_t x = 0x9e3779b97f4a7c15u;
-	static const char alphabet[] = "\r\n :,;\t\0\x7f\x80/?#*aZ09-";
-	size_t nvalid = sizeof valid_cases / sizeof valid_cases[0];
 	unsigned failures = 0, runs = 3000;
 	for (unsigned i = 0; i < runs; i++) {
-		struct req_case c = valid_cases[i % nvalid];
 		char in[512];
-		memcpy(in, c.in, c.len);
-		for (int m = 0; m < 3; m++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			in[x % c.len] = alphabet[(x >> 32) % (sizeof alphabet - 1)];
-		}
-		c.in = in;
+		struct req_case c = mutated(i, in, &x);
 		struct http_request req;
 		int full = parse_at(&c, c.len, &req);
 		int status = http_error_status(req.error.kind);
@@ -563,6 +571,136 @@ static void test_mutations(void)
 	}
 	check_that(failures == 0, "3000 mutated requests give prefix-consistent verdicts",
 		   "%u inconsistent", failures);
+}
+
+/* ---- the resumed form ------------------------------------------------------ */
+
+static ig_header ref_headers[64];
+
+/* Returns NULL when two parses of the same bytes agree in every field the
+ * parser fills, else the first that differs. Pointers are compared, not
+ * contents: both must point at the same bytes of the same buffer. */
+static const char *parse_mismatch(int n, const struct http_request *r, int want_n,
+				  const struct http_request *w)
+{
+	if (n != want_n)
+		return "return value";
+	if (n == HTTP_INCOMPLETE)
+		return NULL; /* the other fields are unspecified */
+	if (n == HTTP_ERROR)
+		return r->error.kind != w->error.kind || r->error.detail != w->error.detail ? "error" : NULL;
+	if (r->method != w->method || r->method_len != w->method_len || r->target != w->target ||
+	    r->target_len != w->target_len || r->path != w->path || r->path_len != w->path_len ||
+	    r->query != w->query || r->query_len != w->query_len || r->minor_version != w->minor_version)
+		return "request line";
+	if (r->host != w->host || r->host_len != w->host_len || r->body_kind != w->body_kind ||
+	    r->content_length != w->content_length || r->keep_alive != w->keep_alive ||
+	    r->expect_continue != w->expect_continue)
+		return "derived fields";
+	if (r->request_id_field != w->request_id_field || r->traceparent_field != w->traceparent_field ||
+	    r->tracestate_field != w->tracestate_field || r->traceparents != w->traceparents ||
+	    r->tracestates != w->tracestates)
+		return "trace fields";
+	if (r->num_headers != w->num_headers)
+		return "num_headers";
+	for (size_t i = 0; i < r->num_headers; i++)
+		if (r->headers[i].name.ptr != w->headers[i].name.ptr || r->headers[i].name.len != w->headers[i].name.len ||
+		    r->headers[i].value.ptr != w->headers[i].value.ptr || r->headers[i].value.len != w->headers[i].value.len)
+			return "headers";
+	return NULL;
+}
+
+/* One resumed call with the first len bytes of c, placed afresh (so the
+ * head moves between calls, as a compacted read buffer does), against
+ * http_parse_request on the same bytes. Returns what differs, or NULL;
+ * *n is the resumed call's result. */
+static const char *resume_step(const struct req_case *c, size_t len, struct http_head_resume *st, int *n)
+{
+	const struct http_limits *limits = c->limits ? c->limits : &default_limits;
+	size_t capacity = c->capacity ? c->capacity : 64;
+	const char *p = guard_put(&g, c->in, len);
+	struct http_request r = { .headers = headers, .header_capacity = capacity };
+	struct http_request w = { .headers = ref_headers, .header_capacity = capacity };
+	*n = ig_http_parse_request_resumed(p, len, &r, limits, st);
+	int want = http_parse_request(p, len, &w, limits);
+	return parse_mismatch(*n, &r, want, &w);
+}
+
+/* A parse resumed at any split (the first k bytes, then all of them) and
+ * one fed byte by byte answer every call as the one-shot parse of the same
+ * bytes does; fed byte by byte, a head is scanned at most twice in all. */
+static void test_resumed(const struct req_case *c)
+{
+	const char *why = NULL;
+	size_t at = 0;
+	int n = 0;
+	for (size_t k = 1; k < c->len && !why; k++) {
+		struct http_head_resume st = { 0 };
+		why = resume_step(c, k, &st, &n);
+		if (!why && n == HTTP_INCOMPLETE)
+			why = resume_step(c, c->len, &st, &n);
+		at = k;
+	}
+	char name[200];
+	snprintf(name, sizeof name, "%s: resumed at every split, as parsed whole", c->name);
+	check_that(why == NULL, name, "split at %zu: %s differs", at, why);
+
+	struct http_head_resume st = { 0 };
+	why = NULL;
+	n = HTTP_INCOMPLETE;
+	for (at = 1; at <= c->len && n == HTTP_INCOMPLETE && !why; at++)
+		why = resume_step(c, at, &st, &n);
+	snprintf(name, sizeof name, "%s: resumed byte by byte, as parsed whole", c->name);
+	check_that(why == NULL, name, "after %zu bytes: %s differs", at - 1, why);
+	if (n > 0) {
+		snprintf(name, sizeof name, "%s: byte by byte, the head is scanned at most twice", c->name);
+		check_that(st.examined <= 2 * (size_t)n, name, "%u bytes scanned for a head of %d", st.examined, n);
+	}
+}
+
+/* A head of 60 fields arriving one byte per call, as a slow client sends
+ * it: the bytes scanned over all calls stay within twice its length
+ * (parsed from the start on every call, it would be about len^2 / 2). */
+static void test_resumed_scan_is_linear(void)
+{
+	char in[4096];
+	size_t len = (size_t)snprintf(in, sizeof in, "GET /resume?q=1 HTTP/1.1\r\nHost: example.com\r\n");
+	for (int i = 0; i < 60; i++)
+		len += (size_t)snprintf(in + len, sizeof in - len, "X-Field-%02d: value %d of a long head\r\n", i, i);
+	len += (size_t)snprintf(in + len, sizeof in - len, "\r\n");
+	struct req_case c = { .name = "60 fields", .in = in, .len = len };
+	struct http_head_resume st = { 0 };
+	const char *why = NULL;
+	int n = HTTP_INCOMPLETE;
+	for (size_t k = 1; k <= len && n == HTTP_INCOMPLETE && !why; k++)
+		why = resume_step(&c, k, &st, &n);
+	check_that(why == NULL && n == (int)len, "a 60-field head fed byte by byte parses as whole",
+		   "returned %d for %zu bytes (%s)", n, len, why ? why : "same as whole");
+	check_that(st.examined <= 2 * len, "a 60-field head fed byte by byte is scanned at most twice",
+		   "%u bytes scanned for a head of %zu", st.examined, len);
+	printf("# 60-field head of %zu bytes fed byte by byte: %u bytes scanned\n", len, st.examined);
+}
+
+/* The mutation run's inputs, resumed at a random split and then byte by
+ * byte: the verdicts of heads outside the grammar, which the tables cannot
+ * all list, match the one-shot parse's too. */
+static void test_resumed_mutations(void)
+{
+	uint64_t x = 0x2545f4914f6cdd1du;
+	unsigned failures = 0, runs = 3000;
+	for (unsigned i = 0; i < runs; i++) {
+		char in[512];
+		struct req_case c = mutated(i, in, &x);
+		struct http_head_resume st = { 0 };
+		int n = HTTP_INCOMPLETE;
+		const char *why = NULL;
+		size_t k = 1 + (x >> 16) % c.len;
+		for (; k <= c.len && n == HTTP_INCOMPLETE && !why; k++)
+			why = resume_step(&c, k, &st, &n);
+		failures += why != NULL;
+	}
+	check_that(failures == 0, "3000 mutated requests resumed byte by byte, as parsed whole",
+		   "%u differ", failures);
 }
 
 /* ---- chunked decoder ------------------------------------------------------ */
@@ -842,6 +980,12 @@ int main(void)
 	test_empty_input();
 	test_pipelined();
 	test_mutations();
+	for (size_t i = 0; i < sizeof valid_cases / sizeof valid_cases[0]; i++)
+		test_resumed(&valid_cases[i]);
+	for (size_t i = 0; i < sizeof invalid_cases / sizeof invalid_cases[0]; i++)
+		test_resumed(&invalid_cases[i]);
+	test_resumed_scan_is_linear();
+	test_resumed_mutations();
 	for (size_t i = 0; i < sizeof chunk_cases / sizeof chunk_cases[0]; i++)
 		test_chunk_case(&chunk_cases[i]);
 	test_chunk_errors_are_sticky();

@@ -1,0 +1,79 @@
+/* The JSON writer primitives (kernel/runtime/json.h): escaped strings,
+ * integers, shortest round-trip doubles, into the arena's buffer. */
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/ingot.h"
+#include "kernel/runtime/json.h"
+#include "kernel/runtime/pool.h"
+#include "tests/unit/check.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static struct ig_pool blocks;
+
+static const char *json_of(void (*fn)(ig_wbuf *, double), double v, ig_arena *a)
+{
+	static char out[64];
+	ig_wbuf w = { .arena = a };
+	fn(&w, v);
+	size_t n = w.failed ? 0 : w.len;
+	if (n)
+		memcpy(out, w.ptr, n);
+	out[n] = 0;
+	ig_arena_reset(a);
+	return out;
+}
+
+static void test_json(void)
+{
+	ig_arena a;
+	ig_arena_init(&a, &blocks, 1 << 20);
+	ig_wbuf w = { .arena = &a };
+	ig_json_string(&w, "a\"b\\c\n\x01\xc3\xa9", 9);
+	CHECK(w.len == 19 && memcmp(w.ptr, "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\"", 19) == 0,
+	      "json: strings escape quote, backslash, controls; UTF-8 passes");
+	w.len = 0;
+	ig_json_int(&w, INT64_MIN);
+	CHECK(w.len == 20 && memcmp(w.ptr, "-9223372036854775808", 20) == 0, "json: INT64_MIN");
+	w.len = 0;
+	ig_json_uint(&w, UINT64_MAX);
+	CHECK(w.len == 20 && memcmp(w.ptr, "18446744073709551615", 20) == 0, "json: UINT64_MAX");
+	CHECK(strcmp(json_of(ig_json_double, 12.5, &a), "12.5") == 0, "json: 12.5");
+	CHECK(strcmp(json_of(ig_json_double, 0.1, &a), "0.1") == 0, "json: 0.1 is shortest");
+	CHECK(strcmp(json_of(ig_json_double, 1e300, &a), "1e+300") == 0, "json: 1e300");
+	CHECK(strcmp(json_of(ig_json_double, 3.0, &a), "3") == 0, "json: integral double");
+	CHECK(strcmp(json_of(ig_json_double, NAN, &a), "null") == 0, "json: NaN is null");
+	CHECK(strcmp(json_of(ig_json_double, -0.05, &a), "-0.05") == 0, "json: -0.05 keeps its leading zero");
+	CHECK(strcmp(json_of(ig_json_double, 1234.5678, &a), "1234.5678") == 0, "json: 1234.5678");
+	CHECK(strcmp(json_of(ig_json_double, 0.3, &a), "0.3") == 0, "json: 0.3 (not 0.29999999999999999)");
+	CHECK(strcmp(json_of(ig_json_double, 19.99, &a), "19.99") == 0, "json: 19.99 without a trailing zero");
+	CHECK(strcmp(json_of(ig_json_double, 1.5e-7, &a), "1.5e-07") == 0, "json: tiny values use an exponent");
+	/* Every shortest form must parse back to the same double. */
+	bool all_round_trip = true;
+	uint64_t seed = 42;
+	for (int i = 0; i < 20000; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		double v = (double)(seed >> 11) / (double)(1ull << (seed % 40 + 1));
+		if (i % 2)
+			v = (double)(int64_t)(v * 1000) / 1000;
+		const char *s = json_of(ig_json_double, v, &a);
+		size_t sl = strlen(s);
+		bool trailing_zero = strchr(s, '.') && !strchr(s, 'e') && s[sl - 1] == '0';
+		if (strtod(s, NULL) != v || trailing_zero) {
+			all_round_trip = false;
+			printf("# %.17g printed as %s\n", v, s);
+			break;
+		}
+	}
+	CHECK(all_round_trip, "json: 20000 random doubles round-trip, without trailing zeros");
+	double third = 1.0 / 3.0;
+	CHECK(strtod(json_of(ig_json_double, third, &a), NULL) == third, "json: doubles round-trip");
+	ig_arena_reset(&a);
+}
+
+int main(void)
+{
+	ig_pool_init(&blocks, 16384, 4, 64);
+	test_json();
+	return check_done();
+}
