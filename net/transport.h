@@ -1,7 +1,7 @@
 /* The transport seam: how a protocol engine (net/http) sees a byte stream
  * without touching a file descriptor. net/sock implements it over sockets
- * and the kernel's epoll loop; net/tls wraps any transport; net/lwip will
- * implement it over lwIP for a bare-metal build.
+ * and the kernel's epoll loop, net/lwip over lwIP's raw API (INGOT_NET=tap:
+ * or virtio, the unikernel's); net/tls wraps any transport.
  *
  * The engine lends buffers for incoming bytes and hands over slices to
  * write; the transport calls back when bytes landed, when it can write

@@ -13,9 +13,6 @@
 #include "ingot/base.h"
 
 typedef struct ig_ctx ig_ctx;
-struct ig_loop;
-
-#define IG_PENDING (-1)
 
 typedef struct ig_request {
 	ig_str method; /* "HEAD" is routed as GET; see head below */
@@ -26,6 +23,15 @@ typedef struct ig_request {
 	int minor_version;
 	bool head; /* a HEAD request: the body will not be sent */
 } ig_request;
+
+/* Turns the output struct into a body (ig_set_encoder). */
+typedef void ig_encode_fn(ig_ctx *ctx, int status, const void *out);
+/* Runs on the exchange's core (ig_after). */
+typedef void ig_ctx_fn(ig_ctx *ctx, void *arg);
+
+struct ig_loop;
+
+#define IG_PENDING (-1)
 
 const ig_request *ig_req(const ig_ctx *ctx);
 /* Case-insensitive lookup; the first match, or {NULL, 0}. */
@@ -95,7 +101,6 @@ void ig_add_header(ig_ctx *ctx, const char *name, ig_str value);
 void ig_set_status(ig_ctx *ctx, int status);
 
 /* Generated code registers how to turn the output struct into a body. */
-typedef void ig_encode_fn(ig_ctx *ctx, int status, const void *out);
 void ig_set_encoder(ig_ctx *ctx, ig_encode_fn *encode, const void *out);
 
 /* Completes the exchange with status: runs the encoder (if any) and queues
@@ -126,7 +131,6 @@ uint64_t ig_deadline_ms(const ig_ctx *ctx);
  * pending): the response will be dropped. */
 bool ig_cancelled(const ig_ctx *ctx);
 /* Runs fn(ctx, arg) after ms milliseconds on this core. One per ctx. */
-typedef void ig_ctx_fn(ig_ctx *ctx, void *arg);
 void ig_after(ig_ctx *ctx, uint32_t ms, ig_ctx_fn *fn, void *arg);
 
 /* ---- readiness (GET /readyz) ---- */

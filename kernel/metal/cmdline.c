@@ -1,5 +1,5 @@
 /* Command line → argv, word by word into one buffer, with the network words'
- * translation table. */
+ * translation table; and the boot's line, kept. */
 #include "cmdline.h"
 
 #include <stdbool.h>
@@ -74,6 +74,22 @@ int ig_metal_cmdline_args(const char *cmdline, const char *name, struct ig_metal
 		out->argv[out->argc] = NULL;
 	}
 	return out->argc;
+}
+
+static char boot_cmdline[IG_METAL_CMDLINE_MAX];
+
+int ig_metal_cmdline_keep(const char *cmdline)
+{
+	size_t n = strnlen(cmdline, IG_METAL_CMDLINE_MAX);
+	if (n == IG_METAL_CMDLINE_MAX)
+		return -1;
+	memcpy(boot_cmdline, cmdline, n + 1);
+	return 0;
+}
+
+const char *ig_metal_boot_cmdline(void)
+{
+	return boot_cmdline;
 }
 
 const char *ig_metal_cmdline_value(const char *cmdline, const char *key, char *out, size_t cap)

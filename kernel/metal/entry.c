@@ -2,7 +2,6 @@
  * interrupt controllers, the syscall entry, then musl's start with the
  * command line's words as argv. Runs once, on the boot stack, interrupts
  * off. A failure here prints one line and ends the machine (odd status). */
-#include "entry.h"
 #include "cmdline.h"
 #include "fds.h"
 #include "i8042.h"
@@ -17,20 +16,11 @@
 #include "tsc.h"
 
 #include <stdint.h>
-#include <string.h>
-
-#define CMDLINE_MAX 4096
 
 void ig_metal_start(uint32_t start_info_paddr);
 extern char __image_end[]; /* unikernel.ld */
 
-static char cmdline[CMDLINE_MAX];
 static struct ig_metal_args args;
-
-const char *ig_metal_boot_cmdline(void)
-{
-	return cmdline;
-}
 
 static _Noreturn void boot_failed(const char *what)
 {
@@ -47,13 +37,8 @@ void ig_metal_start(uint32_t start_info_paddr)
 	ig_metal_idt_init();
 	if (si->magic != IG_PVH_MAGIC)
 		boot_failed("no PVH start info");
-	if (si->cmdline_paddr) {
-		const char *c = (const char *)(uintptr_t)si->cmdline_paddr;
-		size_t n = strnlen(c, CMDLINE_MAX);
-		if (n == CMDLINE_MAX)
-			boot_failed("command line too long");
-		memcpy(cmdline, c, n + 1);
-	}
+	if (si->cmdline_paddr && ig_metal_cmdline_keep((const char *)(uintptr_t)si->cmdline_paddr) != 0)
+		boot_failed("command line too long");
 	if (ig_pages_init(si, (uintptr_t)__image_end) != 0)
 		boot_failed("no usable RAM in the PVH memory map");
 	if (ig_tsc_init() != 0)
@@ -62,7 +47,7 @@ void ig_metal_start(uint32_t start_info_paddr)
 	ig_i8042_init();
 	ig_fds_init();
 	ig_metal_syscalls_init();
-	if (ig_metal_cmdline_args(cmdline, "ingot", &args) < 0)
+	if (ig_metal_cmdline_args(ig_metal_boot_cmdline(), "ingot", &args) < 0)
 		boot_failed("too many command-line words");
 	ig_metal_libc_start(&args);
 }

@@ -80,13 +80,13 @@ long ig_epoll_ctl(long epfd, int op, int fd, const struct epoll_event *ev)
 	return -EINVAL;
 }
 
-void ig_epoll_free(int slot)
+void ig_epoll_closing(long fd)
 {
-	instances[slot].used = false;
-}
-
-void ig_epoll_forget(int fd)
-{
+	const struct ig_fd *f = ig_fd_get(fd);
+	if (!f)
+		return;
+	if (f->kind == IG_FD_EPOLL)
+		instances[f->slot].used = false;
 	for (int s = 0; s < MAX_INSTANCES; s++)
 		for (int i = 0; i < instances[s].count; i++)
 			if (instances[s].e[i].fd == fd)

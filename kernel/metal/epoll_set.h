@@ -11,8 +11,9 @@
 long ig_epoll_create(void);
 long ig_epoll_ctl(long epfd, int op, int fd, const struct epoll_event *ev);
 long ig_epoll_wait(long epfd, struct epoll_event *out, int max, int timeout_ms);
-/* For close(): the instance's storage, and fd's entries in every instance. */
-void ig_epoll_free(int slot);
-void ig_epoll_forget(int fd);
+/* close()'s part here, before the descriptor table frees fd (fds.h sits
+ * below epoll and knows no instance): fd leaves every instance's list, and
+ * when fd is an epoll instance its storage is freed. */
+void ig_epoll_closing(long fd);
 
 #endif

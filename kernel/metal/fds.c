@@ -2,7 +2,6 @@
  * The console writes go to COM1; the signalfd turns the i8042's
  * Ctrl-Alt-Del into one SIGTERM, as the Linux image turns it into SIGINT. */
 #include "fds.h"
-#include "epoll_set.h"
 #include "i8042.h"
 #include "netdev.h"
 #include "serial.h"
@@ -137,11 +136,8 @@ long ig_fd_close(long fd)
 	struct ig_fd *f = ig_fd_get(fd);
 	if (!f)
 		return -EBADF;
-	if (f->kind == IG_FD_EPOLL)
-		ig_epoll_free(f->slot);
 	if (f->kind == IG_FD_NETDEV)
 		ig_netdev_close();
-	ig_epoll_forget((int)fd);
 	f->kind = IG_FD_FREE;
 	return 0;
 }

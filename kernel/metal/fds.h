@@ -31,6 +31,8 @@ uint32_t ig_fd_ready(int fd);
 
 long ig_fd_read(long fd, void *buf, size_t len);
 long ig_fd_writev(long fd, const struct iovec *iov, int iovcnt);
+/* Frees fd's entry (closing the frame device); close() runs epoll's part
+ * first (epoll_set.h: ig_epoll_closing). */
 long ig_fd_close(long fd);
 long ig_fd_ioctl(long fd, unsigned long req, void *arg);
 long ig_fd_fcntl(long fd, int cmd, long arg);

@@ -7,7 +7,6 @@
 #include "kernel/process/vm.h"
 #include "ingot/log.h"
 #include "cmdline.h"
-#include "entry.h"
 #include "power.h"
 
 #include <stdint.h>

@@ -1,7 +1,7 @@
-/* /dev/virtio-net over D's virtio-net driver: the file operations of the
- * frame-device contract, nothing more. */
+/* /dev/virtio-net over the virtio-net driver (virtio_net.c): the file
+ * operations of the frame device (netdev.h), nothing more. */
 #include "netdev.h"
-#include "entry.h"
+#include "cmdline.h"
 #include "virtio_net.h"
 
 #include <errno.h>

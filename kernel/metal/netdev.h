@@ -1,5 +1,5 @@
-/* The frame device of the unikernel, /dev/virtio-net (the contract in
- * net/lwip's owners' notes, as a Linux TAP with IFF_NO_PI): one Ethernet
+/* The frame device of the unikernel, /dev/virtio-net (what
+ * net/lwip/frames.c expects of a Linux TAP with IFF_NO_PI): one Ethernet
  * frame per read or write, never blocking, the MAC through SIOCGIFHWADDR.
  * The driver underneath is virtio_net.h; it is probed at the first open. */
 #ifndef KERNEL_METAL_NETDEV_H

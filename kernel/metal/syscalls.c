@@ -200,7 +200,7 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_writev: return ig_fd_writev(a1, (const struct iovec *)a2, (int)a3);
 	case SYS_open: return ig_fd_open((const char *)a1, (int)a2);
 	case SYS_openat: return ig_fd_open((const char *)a2, (int)a3);
-	case SYS_close: return ig_fd_close(a1);
+	case SYS_close: ig_epoll_closing(a1); return ig_fd_close(a1);
 	case SYS_ioctl: return ig_fd_ioctl(a1, (unsigned long)a2, (void *)a3);
 	case SYS_fcntl: return ig_fd_fcntl(a1, (int)a2, a3);
 	case SYS_mmap: return sys_mmap(a1, (size_t)a2, (int)a3, (int)a4, (int)a5);

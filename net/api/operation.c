@@ -71,8 +71,12 @@ void ig_answer_options(ig_ctx *ctx, ig_str allow)
 	ig_finish(ctx, 204);
 }
 
-void ig_answer_not_allowed(ig_ctx *ctx, ig_str allow)
+void ig_answer_other_method(ig_ctx *ctx, ig_str allow)
 {
+	if (ig_str_eq(ig_req(ctx)->method, "OPTIONS", 7)) {
+		ig_answer_options(ctx, allow);
+		return;
+	}
 	ig_add_header(ctx, "Allow", allow);
 	ig_respond_problem(ctx, 405, "the method is not allowed for this resource");
 }

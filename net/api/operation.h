@@ -78,8 +78,9 @@ int ig_check_response(ig_ctx *ctx, const struct ig_operation *op, int status, vo
 size_t ig_split_path(ig_str path, ig_str *seg, size_t max);
 /* OPTIONS: 204 with Allow. */
 void ig_answer_options(ig_ctx *ctx, ig_str allow);
-/* Another method on a known path: 405 with Allow. */
-void ig_answer_not_allowed(ig_ctx *ctx, ig_str allow);
+/* A method that none of a known path's operations takes: OPTIONS is
+ * answered as ig_answer_options, any other method 405 with Allow. */
+void ig_answer_other_method(ig_ctx *ctx, ig_str allow);
 
 /* ---- the app ---- */
 

@@ -3,7 +3,7 @@
  * (percent-decoding, strict numbers), the JSON request body (media type,
  * a reader over an arena copy, errors held until the end) and a writer for
  * free-form JSON values.
- * Built only on the public API (exchange.h, json_read.h), so the generated
+ * Built only on the public API (include/ingot/http.h, json_read.h), so the generated
  * code's test stand-in links it as the service does. */
 #ifndef NET_API_PARAMS_H
 #define NET_API_PARAMS_H

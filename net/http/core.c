@@ -54,4 +54,5 @@ void http_core_init_pools(struct http_core *core)
 	core->limits = (struct http_limits){ .max_request_line = (size_t)cfg->max_request_line,
 					     .max_header_bytes = (size_t)cfg->max_header_bytes,
 					     .max_headers = (size_t)cfg->max_headers };
+	core->ctx_ready = http_conn_ctx_ready;
 }

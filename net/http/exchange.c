@@ -1,7 +1,9 @@
-/* Exchanges (ig_ctx): taken from the core's pool at dispatch, given back
- * when the response has been copied to the connection's output, or, for a
- * pending exchange whose client left, when the app finally calls
- * ig_finish. Everything a request allocates lives in its arena. */
+/* Exchanges (ig_ctx) and the handler API on them (include/ingot/http.h): taken from
+ * the core's pool at dispatch, given back when the response has been
+ * copied to the connection's output, or, for a pending exchange whose
+ * client left, when the app finally calls ig_finish. Everything a request
+ * allocates lives in its arena. */
+#include "ingot/http.h"
 #include "internal.h"
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
@@ -110,7 +112,49 @@ void http_ctx_cancel(struct ig_ctx *x)
 	x->conn = NULL;
 }
 
-/* ---- public API ---- */
+/* ---- public API: the request id and trace context (trace.c makes them
+ * on first use) ---- */
+
+_Static_assert(IG_TRACEPARENT_LEN == HTTP_TRACEPARENT_LEN, "one traceparent length");
+
+IG_HOT ig_str ig_request_id(const ig_ctx *cx)
+{
+	struct ig_ctx *x = (struct ig_ctx *)cx; /* chosen once, then read-only */
+	return ig_http_trace_request_id(&x->trace, x->req.headers, &x->core->rng);
+}
+
+static struct http_trace *trace_of(const ig_ctx *cx)
+{
+	struct ig_ctx *x = (struct ig_ctx *)cx; /* made once, then read-only */
+	return ig_http_trace_context(&x->trace, x->req.headers, x->req.num_headers, &x->arena, &x->core->rng);
+}
+
+const char *ig_trace_id(const ig_ctx *x)
+{
+	return trace_of(x)->trace_id;
+}
+
+const char *ig_span_id(const ig_ctx *x)
+{
+	return trace_of(x)->span_id;
+}
+
+uint8_t ig_trace_flags(const ig_ctx *x)
+{
+	return trace_of(x)->flags;
+}
+
+ig_str ig_tracestate(const ig_ctx *x)
+{
+	return trace_of(x)->tracestate;
+}
+
+void ig_traceparent_child(ig_ctx *x, char out[IG_TRACEPARENT_LEN])
+{
+	ig_http_trace_child(trace_of(x), &x->core->rng, out);
+}
+
+/* ---- public API: the request and the response ---- */
 
 IG_HOT const ig_request *ig_req(const ig_ctx *x)
 {
@@ -318,7 +362,7 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 		return;
 	}
 	x->state = CTX_READY;
-	http_conn_ctx_ready(c);
+	x->core->ctx_ready(c);
 }
 
 void ig_respond_problem(ig_ctx *x, int status, const char *detail)

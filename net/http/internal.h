@@ -1,5 +1,5 @@
 /* Shared inside net/http: the per-core server state, the connection and the
- * exchange. Not for generated code or apps (they use exchange.h). */
+ * exchange. Not for generated code or apps (they use include/ingot/http.h). */
 #ifndef NET_HTTP_INTERNAL_H
 #define NET_HTTP_INTERNAL_H
 
@@ -35,6 +35,7 @@ struct http_config {
 
 struct http_conn;
 struct ig_tls_core;
+struct ig_app;
 
 struct http_core {
 	struct ig_loop loop;
@@ -75,6 +76,10 @@ struct http_core {
 	   called on the core's loop when a draining core has closed its last
 	   connection (an upcall, so net/http's engine knows no server). */
 	void (*drained)(struct http_core *core);
+	/* Told when an exchange of connection c has become ready to write
+	   (ig_finish): conn.c's http_conn_ctx_ready, set with the pools, so
+	   that the exchange calls back into no connection code. */
+	void (*ctx_ready)(struct http_conn *c);
 };
 
 enum ctx_state { CTX_RUNNING, CTX_PENDING, CTX_READY };
@@ -160,7 +165,8 @@ struct http_conn {
 
 /* core.c */
 extern const struct http_config http_config_defaults;
-/* Sizes core's pools, read buffer and parser limits from core->cfg. */
+/* Sizes core's pools, read buffer and parser limits from core->cfg, and
+ * sets the engine's own upcalls (ctx_ready). */
 void http_core_init_pools(struct http_core *core);
 
 /* conn.c */

@@ -1,10 +1,10 @@
 /* Request ids and trace context (trace.h): validating what the request
- * brought, making ids from the core's rng, and the handler API of
- * exchange.h. A made id is 128 bits in hex; the server span's id is new
+ * brought and making ids from the core's rng (exchange.c serves them to
+ * handlers). A made id is 128 bits in hex; the server span's id is new
  * for every request, the trace id is the caller's when its traceparent is
  * valid. Nothing here allocates except joining several tracestate fields. */
 #include "trace.h"
-#include "internal.h"
+#include "parser.h"
 
 IG_HOT void http_trace_begin(struct http_trace *t, const struct http_request *r)
 {
@@ -83,12 +83,7 @@ uint64_t http_request_id_hash(ig_str id)
 	return h;
 }
 
-/* ---- the exchange's ids, made on first use ---- */
-
-static ig_str field_value(const struct ig_ctx *x, uint16_t field)
-{
-	return x->req.headers[field - 1].value;
-}
+/* ---- an exchange's ids, made on first use ---- */
 
 static uint64_t nonzero(struct ig_rng *rng)
 {
@@ -98,26 +93,17 @@ static uint64_t nonzero(struct ig_rng *rng)
 	return v;
 }
 
-/* Into the arena: a call made for the request may write it after the
- * read buffer the request came in has gone. */
-static ig_str arena_copy(struct ig_ctx *x, const char *p, size_t n)
-{
-	char *d = n ? ig_arena_alloc(&x->arena, n) : NULL;
-	if (!d)
-		return (ig_str){ NULL, 0 };
-	memcpy(d, p, n);
-	return (ig_str){ d, n };
-}
-
 /* Several tracestate fields are one list (RFC 9110 5.3): joined with ','.
- * Over HTTP_TRACESTATE_MAX, none is passed on. */
-static ig_str joined_tracestate(struct ig_ctx *x)
+ * Over HTTP_TRACESTATE_MAX, none is passed on. Into the arena: a call made
+ * for the request may write it after the read buffer the request came in
+ * has gone. */
+static ig_str joined_tracestate(const struct http_trace *t, const ig_header *fields, size_t num_fields,
+				ig_arena *arena)
 {
-	struct http_trace *t = &x->trace;
 	char buf[HTTP_TRACESTATE_MAX];
 	size_t n = 0;
-	for (size_t i = t->tracestate_field - 1u; i < x->req.num_headers; i++) {
-		const ig_header *h = &x->req.headers[i];
+	for (size_t i = t->tracestate_field - 1u; i < num_fields; i++) {
+		const ig_header *h = &fields[i];
 		if (h->name.len != 10 || !http_same_nocase(h->name.ptr, "tracestate", 10) || !h->value.len)
 			continue;
 		if (n + (n != 0) + h->value.len > sizeof buf)
@@ -127,18 +113,20 @@ static ig_str joined_tracestate(struct ig_ctx *x)
 		memcpy(buf + n, h->value.ptr, h->value.len);
 		n += h->value.len;
 	}
-	return arena_copy(x, buf, n);
+	char *d = n ? ig_arena_alloc(arena, n) : NULL;
+	if (!d)
+		return (ig_str){ NULL, 0 };
+	memcpy(d, buf, n);
+	return (ig_str){ d, n };
 }
 
-static struct http_trace *trace_ready(const struct ig_ctx *cx)
+struct http_trace *ig_http_trace_context(struct http_trace *t, const ig_header *fields, size_t num_fields,
+					 ig_arena *arena, struct ig_rng *rng)
 {
-	struct ig_ctx *x = (struct ig_ctx *)cx; /* made once, then read-only */
-	struct http_trace *t = &x->trace;
 	if (t->trace_ready)
 		return t;
-	struct ig_rng *rng = &x->core->rng;
 	bool continued = t->traceparents == 1 &&
-			 http_traceparent_parse(field_value(x, t->traceparent_field), t->trace_id, &t->flags);
+			 http_traceparent_parse(fields[t->traceparent_field - 1].value, t->trace_id, &t->flags);
 	if (!continued) {
 		/* A new trace; its tracestate, if any, belonged to the other. */
 		ig_hex64(t->trace_id, nonzero(rng));
@@ -148,56 +136,34 @@ static struct http_trace *trace_ready(const struct ig_ctx *cx)
 	t->trace_id[32] = 0;
 	ig_hex64(t->span_id, nonzero(rng));
 	t->span_id[16] = 0;
-	t->tracestate = continued && t->tracestates ? joined_tracestate(x) : (ig_str){ NULL, 0 };
+	t->tracestate = continued && t->tracestates ? joined_tracestate(t, fields, num_fields, arena)
+						    : (ig_str){ NULL, 0 };
 	t->trace_ready = true;
 	return t;
 }
 
-IG_HOT ig_str ig_request_id(const ig_ctx *cx)
+IG_HOT ig_str ig_http_trace_request_id(struct http_trace *t, const ig_header *fields, struct ig_rng *rng)
 {
-	struct ig_ctx *x = (struct ig_ctx *)cx; /* chosen once, then read-only */
-	struct http_trace *t = &x->trace;
 	if (!t->id_len) {
-		ig_str v = t->request_id_field ? field_value(x, t->request_id_field) : (ig_str){ NULL, 0 };
+		ig_str v = t->request_id_field ? fields[t->request_id_field - 1].value : (ig_str){ NULL, 0 };
 		if (http_request_id_valid(v)) {
 			memcpy(t->id, v.ptr, v.len);
 			t->id_len = (uint8_t)v.len;
 		} else {
-			make_id(&x->core->rng, t->id);
+			make_id(rng, t->id);
 			t->id_len = HTTP_MADE_ID_LEN;
 		}
 	}
 	return (ig_str){ t->id, t->id_len };
 }
 
-const char *ig_trace_id(const ig_ctx *x)
-{
-	return trace_ready(x)->trace_id;
-}
-
-const char *ig_span_id(const ig_ctx *x)
-{
-	return trace_ready(x)->span_id;
-}
-
-uint8_t ig_trace_flags(const ig_ctx *x)
-{
-	return trace_ready(x)->flags;
-}
-
-ig_str ig_tracestate(const ig_ctx *x)
-{
-	return trace_ready(x)->tracestate;
-}
-
-void ig_traceparent_child(ig_ctx *x, char out[IG_TRACEPARENT_LEN])
+void ig_http_trace_child(const struct http_trace *t, struct ig_rng *rng, char out[HTTP_TRACEPARENT_LEN])
 {
 	static const char digits[] = "0123456789abcdef";
-	struct http_trace *t = trace_ready(x);
 	memcpy(out, "00-", 3);
 	memcpy(out + 3, t->trace_id, 32);
 	out[35] = '-';
-	ig_hex64(out + 36, nonzero(&x->core->rng));
+	ig_hex64(out + 36, nonzero(rng));
 	out[52] = '-';
 	out[53] = digits[t->flags >> 4];
 	out[54] = digits[t->flags & 15];

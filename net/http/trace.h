@@ -5,7 +5,7 @@
  * request is detached into its arena) and the core's rng, so a request
  * whose trace nobody reads costs only its request id. ig_finish chooses
  * the id at the latest, while the request's bytes are still there. The handler API is
- * in exchange.h (ig_request_id, ig_trace_id, ...). */
+ * in include/ingot/http.h (ig_request_id, ig_trace_id, ...). */
 #ifndef NET_HTTP_TRACE_H
 #define NET_HTTP_TRACE_H
 
@@ -14,15 +14,16 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernel/runtime/arena.h"
 #include "ingot/base.h"
 #include "kernel/runtime/rng.h"
 
 #define HTTP_REQUEST_ID_MAX 128  /* longer X-Request-Id values are replaced */
 #define HTTP_MADE_ID_LEN 32      /* a made id: 128 random bits in hex */
 #define HTTP_TRACESTATE_MAX 512  /* longer tracestate is dropped, not cut */
+#define HTTP_TRACEPARENT_LEN 55  /* version 00's; ingot/http.h: IG_TRACEPARENT_LEN */
 
 struct http_request;
-struct ig_ctx;
 
 struct http_trace {
 	/* from the parser (struct http_request): 1 + the index of the first
@@ -63,6 +64,19 @@ size_t http_request_id_of(const struct http_request *r, struct ig_rng *rng, char
  * if longer; lowercase hex; trace and parent ids not all zeros. On
  * success writes the trace id (32 hex, no NUL) and the flags. */
 bool http_traceparent_parse(ig_str v, char trace_id[32], uint8_t *flags);
+
+/* An exchange's ids, made on first use from its request's fields (the
+ * field indexes http_trace_begin noted point into them) and the core's
+ * rng; each is chosen once, then only read. */
+/* The request id: the valid X-Request-Id, else a made one. */
+ig_str ig_http_trace_request_id(struct http_trace *t, const ig_header *fields, struct ig_rng *rng);
+/* Fills the trace context (trace and span ids, flags, tracestate copied
+ * into arena) unless it is filled already; returns t. */
+struct http_trace *ig_http_trace_context(struct http_trace *t, const ig_header *fields, size_t num_fields,
+					 ig_arena *arena, struct ig_rng *rng);
+/* The traceparent of a child of t's span (t's context filled): "00-<trace
+ * id>-<a new span id>-<flags>", no NUL. */
+void ig_http_trace_child(const struct http_trace *t, struct ig_rng *rng, char out[HTTP_TRACEPARENT_LEN]);
 
 /* 64-bit FNV-1a of the id, for sampling decisions that agree for every
  * line (and every service) that sees the same id. */

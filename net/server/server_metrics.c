@@ -4,6 +4,7 @@
  * the families of fixed labels (close reasons, error statuses, routes)
  * are written whole, zeros included. */
 #include "server.h"
+#include "ingot/http.h"
 
 #include <stdio.h>
 

@@ -1,4 +1,4 @@
-/* A test kernel for part D's devices, booted under qemu by
+/* A test kernel for the platform's devices, booted under qemu by
  * tests/integration/metal_devices.test.mjs in place of the service: the
  * platform's boot (boot.S, console, power) with this file as
  * ig_metal_start. It brings up virtio-net, sends an ARP request for the

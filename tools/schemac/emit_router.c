@@ -2,8 +2,8 @@
  * switches on their count, then walks a tree of if-chains on segment
  * strings (literal segments before parameters, so /a/b wins over /a/{x},
  * falling back to /a/{x} when /a/b's subtree does not match). A matched
- * path answers its methods, OPTIONS (204 + Allow) and anything else (405 +
- * Allow). An operation is a descriptor (decoder, handler, encoder, sizes)
+ * path runs its methods' operations; the runtime answers any other method
+ * (ig_answer_other_method: OPTIONS 204 + Allow, else 405 + Allow). An operation is a descriptor (decoder, handler, encoder, sizes)
  * that the runtime's ig_run_operation runs. */
 #include "emit.h"
 
@@ -71,10 +71,8 @@ static void emit_dispatch(struct sc_out *c, const struct sc_path *p)
 			els = "else ";
 		}
 	}
-	out_line(c, "else if (ig_str_eq(m, \"OPTIONS\", 7))");
-	out_line(c, "\tig_answer_options(ctx, IG_STR(%s));", allow_lit);
 	out_line(c, "else");
-	out_line(c, "\tig_answer_not_allowed(ctx, IG_STR(%s));", allow_lit);
+	out_line(c, "\tig_answer_other_method(ctx, IG_STR(%s));", allow_lit);
 	out_line(c, "return;");
 	free(tmpl);
 	free(allow);

@@ -5,7 +5,6 @@
  * pointer: what schemac cannot compile fails the build, never silently. */
 #include "model.h"
 #include "libc_names.h"
-#include "yaml_load.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -14,58 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-/* ---- small helpers ---- */
-
-void *sc_xmalloc(size_t n)
-{
-	void *p = calloc(1, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "schemac: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-void *sc_xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "schemac: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-char *sc_strdup(const char *s)
-{
-	size_t n = strlen(s);
-	char *d = sc_xmalloc(n + 1);
-	memcpy(d, s, n + 1);
-	return d;
-}
-
-char *sc_vprintf(const char *fmt, va_list ap)
-{
-	/* Also keeps GCC 12 with UBSan from seeing a NULL format here. */
-	if (!fmt)
-		abort();
-	va_list ap2;
-	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	char *s = sc_xmalloc((size_t)n + 1);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	return s;
-}
-
-char *sc_printf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = sc_vprintf(fmt, ap);
-	va_end(ap);
-	return s;
-}
+/* ---- errors ---- */
 
 void sc_error(struct sc_model *m, const char *ptr, const char *fmt, ...)
 {
@@ -74,41 +22,13 @@ void sc_error(struct sc_model *m, const char *ptr, const char *fmt, ...)
 	char *msg = sc_vprintf(fmt, ap);
 	va_end(ap);
 	unsigned long line, col;
-	if (sc_yaml_where(m, ptr, &line, &col))
+	if (sc_yaml_where(&m->pos, ptr, &line, &col))
 		fprintf(stderr, "schemac: %s:%lu:%lu: %s: %s\n", m->file, line, col, *ptr ? ptr : "/", msg);
 	else
 		fprintf(stderr, "schemac: %s: %s: %s\n", m->file, ptr && *ptr ? ptr : "/", msg);
 	free(msg);
 	m->errors++;
 }
-
-/* The JSON pointer of a member of the value at ptr (RFC 6901 escaping). */
-char *sc_ptr_key(const char *ptr, const char *key)
-{
-	size_t n = strlen(ptr), extra = 0;
-	for (const char *k = key; *k; k++)
-		extra += (*k == '~' || *k == '/');
-	char *s = sc_xmalloc(n + 1 + strlen(key) + extra + 1);
-	char *d = s + n;
-	memcpy(s, ptr, n);
-	*d++ = '/';
-	for (const char *k = key; *k; k++) {
-		if (*k == '~' || *k == '/') {
-			*d++ = '~';
-			*d++ = *k == '~' ? '0' : '1';
-		} else {
-			*d++ = *k;
-		}
-	}
-	*d = 0;
-	return s;
-}
-
-char *sc_ptr_index(const char *ptr, int i)
-{
-	return sc_printf("%s/%d", ptr, i);
-}
-
 
 /* ---- C identifiers ---- */
 
@@ -1172,7 +1092,7 @@ static void check_nul_escapes(struct sc_model *m, const char *text, size_t len)
 static bool parse_json(struct sc_model *m, const char *text, size_t len)
 {
 	if (sc_is_yaml_file(m->file)) {
-		m->doc = sc_yaml_parse(m, text, len);
+		m->doc = sc_yaml_parse(m->file, text, len, &m->pos, &m->errors);
 		return m->doc != NULL;
 	}
 	const char *end = NULL;

@@ -13,6 +13,9 @@
 
 #include <cJSON.h>
 
+#include "alloc.h"
+#include "yaml_load.h"
+
 /* How a value of a schema is held in C: a typed member (string ->
  * ig_str, integer -> int64_t, ...) decoded in one pass from the bytes, or
  * a free-form ig_json_value checked by a generated validator. A schema is
@@ -245,17 +248,10 @@ struct sc_path {
 	size_t index; /* in the model's paths: the route's number at run time */
 };
 
-/* Where a node of a YAML document was written (yaml.c fills these). */
-struct sc_pos {
-	char *ptr; /* its JSON pointer in m->doc */
-	unsigned long line, col;
-};
-
 struct sc_model {
 	const char *file;
 	cJSON *doc;
-	struct sc_pos *pos; /* YAML input only: every node's position */
-	size_t npos;
+	struct sc_yaml_positions pos; /* YAML input only */
 	char *title, *version;
 	bool standalone;    /* a bare JSON Schema (--validator), not an OpenAPI document */
 	struct sc_schema *root; /* standalone: the document's schema */
@@ -297,20 +293,10 @@ char *sc_path_allow(const struct sc_path *p);
  * members, ...), not through $ref. */
 void sc_children(struct sc_schema *s, void (*fn)(struct sc_schema *child, void *arg), void *arg);
 
-/* Small helpers shared with the emitters. */
-void *sc_xmalloc(size_t n);
-void *sc_xrealloc(void *p, size_t n);
-char *sc_strdup(const char *s);
-char *sc_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *sc_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+/* Prints "schemac: <file>: <ptr>: <message>" (with the line and column of
+ * ptr when the document was YAML) and counts it in m->errors. */
 void sc_error(struct sc_model *m, const char *ptr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-#define SC_APPEND(arr, n, item) \
-	do { \
-		(arr) = sc_xrealloc((arr), sizeof *(arr) * ((n) + 1)); \
-		(arr)[(n)++] = (item); \
-	} while (0)
 
 /* ---- shared by model.c and schema.c ---- */
 
@@ -319,9 +305,6 @@ struct sc_keyword {
 	const char *hint; /* NULL: understood or an annotation; else: unsupported */
 };
 
-/* The JSON pointer of a member / an element of the value at ptr. */
-char *sc_ptr_key(const char *ptr, const char *key);
-char *sc_ptr_index(const char *ptr, int i);
 void sc_check_keys(struct sc_model *m, const cJSON *obj, const char *ptr, const struct sc_keyword *table);
 const cJSON *sc_get(const cJSON *obj, const char *key);
 char *sc_get_string(struct sc_model *m, const cJSON *obj, const char *ptr, const char *key, bool required);

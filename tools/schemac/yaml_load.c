@@ -14,11 +14,12 @@
 #define MAX_DEPTH 1000
 
 struct conv {
-	struct sc_model *m;
+	const char *file;
+	struct sc_yaml_positions *pos; /* grown by doubling: a row per node */
+	unsigned *errors;
 	yaml_document_t *doc;
 	bool *open;  /* per node: being converted (an alias to it is a cycle) */
 	size_t nodes; /* converted so far, aliases expanded */
-	size_t cap;   /* of m->pos, grown by doubling: it gets a row per node */
 };
 
 bool sc_is_yaml_file(const char *file)
@@ -27,26 +28,26 @@ bool sc_is_yaml_file(const char *file)
 	return dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0);
 }
 
-static void error_at(struct sc_model *m, yaml_mark_t mark, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void error_at(struct sc_model *m, yaml_mark_t mark, const char *fmt, ...)
+static void error_at(struct conv *cv, yaml_mark_t mark, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void error_at(struct conv *cv, yaml_mark_t mark, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	char *msg = sc_vprintf(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "schemac: %s:%zu:%zu: %s\n", m->file, mark.line + 1, mark.column + 1, msg);
+	fprintf(stderr, "schemac: %s:%zu:%zu: %s\n", cv->file, mark.line + 1, mark.column + 1, msg);
 	free(msg);
-	m->errors++;
+	(*cv->errors)++;
 }
 
 static void add_pos(struct conv *cv, const char *ptr, yaml_mark_t mark)
 {
-	struct sc_model *m = cv->m;
-	if (m->npos == cv->cap) {
-		cv->cap = cv->cap ? 2 * cv->cap : 256;
-		m->pos = sc_xrealloc(m->pos, cv->cap * sizeof *m->pos);
+	struct sc_yaml_positions *pos = cv->pos;
+	if (pos->n == pos->cap) {
+		pos->cap = pos->cap ? 2 * pos->cap : 256;
+		pos->at = sc_xrealloc(pos->at, pos->cap * sizeof *pos->at);
 	}
-	m->pos[m->npos++] = (struct sc_pos){ sc_strdup(ptr), mark.line + 1, mark.column + 1 };
+	pos->at[pos->n++] = (struct sc_pos){ sc_strdup(ptr), mark.line + 1, mark.column + 1 };
 }
 
 static bool any_of(const char *s, const char *const *list)
@@ -108,7 +109,7 @@ static cJSON *plain_scalar(struct conv *cv, const yaml_node_t *n, const char *s)
 	if (any_of(s, falses))
 		return cJSON_CreateFalse();
 	if (any_of(s, infs)) {
-		error_at(cv->m, n->start_mark, "%s is a float JSON cannot hold (quote it for a string)", s);
+		error_at(cv, n->start_mark, "%s is a float JSON cannot hold (quote it for a string)", s);
 		return NULL;
 	}
 	bool octal = s[0] == '0' && s[1] == 'o' && digits(s + 2, "01234567");
@@ -116,7 +117,7 @@ static cJSON *plain_scalar(struct conv *cv, const yaml_node_t *n, const char *s)
 		errno = 0;
 		unsigned long long u = strtoull(s + 2, NULL, octal ? 8 : 16);
 		if (errno == ERANGE) {
-			error_at(cv->m, n->start_mark, "%s does not fit in 64 bits", s);
+			error_at(cv, n->start_mark, "%s does not fit in 64 bits", s);
 			return NULL;
 		}
 		return cJSON_CreateNumber((double)u);
@@ -125,7 +126,7 @@ static cJSON *plain_scalar(struct conv *cv, const yaml_node_t *n, const char *s)
 	if (is_float(s)) {
 		double d = strtod(s, NULL);
 		if (!isfinite(d)) {
-			error_at(cv->m, n->start_mark, "%s is out of a double's range", s);
+			error_at(cv, n->start_mark, "%s is out of a double's range", s);
 			return NULL;
 		}
 		return cJSON_CreateNumber(d);
@@ -143,7 +144,7 @@ static bool check_tag(struct conv *cv, const yaml_node_t *n)
 							   : n->type == YAML_SEQUENCE_NODE ? YAML_DEFAULT_SEQUENCE_TAG
 											 : YAML_DEFAULT_MAPPING_TAG;
 	if (tag && strcmp(tag, want) != 0) {
-		error_at(cv->m, n->start_mark, "tag \"%s\" is not supported (JSON has no tags)", tag);
+		error_at(cv, n->start_mark, "tag \"%s\" is not supported (JSON has no tags)", tag);
 		return false;
 	}
 	return true;
@@ -155,14 +156,14 @@ static cJSON *convert(struct conv *cv, int id, const char *ptr, yaml_mark_t at, 
 static const char *key_text(struct conv *cv, const yaml_node_t *k)
 {
 	if (k->type != YAML_SCALAR_NODE) {
-		error_at(cv->m, k->start_mark, "a key must be a scalar (JSON keys are strings)");
+		error_at(cv, k->start_mark, "a key must be a scalar (JSON keys are strings)");
 		return NULL;
 	}
 	if (!check_tag(cv, k))
 		return NULL;
 	const char *s = (const char *)k->data.scalar.value;
 	if (strlen(s) != k->data.scalar.length) {
-		error_at(cv->m, k->start_mark, "U+0000 in a key is not supported");
+		error_at(cv, k->start_mark, "U+0000 in a key is not supported");
 		return NULL;
 	}
 	return s;
@@ -181,7 +182,7 @@ static cJSON *mapping(struct conv *cv, const yaml_node_t *n, const char *ptr, un
 		}
 		const cJSON *dup = cJSON_GetObjectItemCaseSensitive(obj, key);
 		if (dup) {
-			error_at(cv->m, k->start_mark, "duplicate key \"%s\"", key);
+			error_at(cv, k->start_mark, "duplicate key \"%s\"", key);
 			ok = false;
 			continue;
 		}
@@ -227,17 +228,17 @@ static cJSON *convert(struct conv *cv, int id, const char *ptr, yaml_mark_t at, 
 {
 	const yaml_node_t *n = yaml_document_get_node(cv->doc, id);
 	if (cv->open[id]) {
-		error_at(cv->m, n->start_mark, "an alias inside this node refers to the node itself (a cycle)");
+		error_at(cv, n->start_mark, "an alias inside this node refers to the node itself (a cycle)");
 		return NULL;
 	}
 	if (++cv->nodes > SC_YAML_MAX_NODES) {
 		if (cv->nodes == SC_YAML_MAX_NODES + 1)
-			error_at(cv->m, n->start_mark, "the document expands to more than %d nodes (aliases of aliases?)",
+			error_at(cv, n->start_mark, "the document expands to more than %d nodes (aliases of aliases?)",
 				 SC_YAML_MAX_NODES);
 		return NULL;
 	}
 	if (depth > MAX_DEPTH) {
-		error_at(cv->m, n->start_mark, "nested more than %d levels deep", MAX_DEPTH);
+		error_at(cv, n->start_mark, "nested more than %d levels deep", MAX_DEPTH);
 		return NULL;
 	}
 	if (!check_tag(cv, n))
@@ -252,7 +253,7 @@ static cJSON *convert(struct conv *cv, int id, const char *ptr, yaml_mark_t at, 
 	} else {
 		const char *s = (const char *)n->data.scalar.value;
 		if (strlen(s) != n->data.scalar.length)
-			error_at(cv->m, n->start_mark, "U+0000 in a string is not supported");
+			error_at(cv, n->start_mark, "U+0000 in a string is not supported");
 		else if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
 			v = plain_scalar(cv, n, s);
 		else
@@ -262,10 +263,13 @@ static cJSON *convert(struct conv *cv, int id, const char *ptr, yaml_mark_t at, 
 	return v;
 }
 
-cJSON *sc_yaml_parse(struct sc_model *m, const char *text, size_t len)
+cJSON *sc_yaml_parse(const char *file, const char *text, size_t len, struct sc_yaml_positions *pos,
+		     unsigned *errors)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc, next;
+	struct conv cv = { file, pos, errors, &doc, NULL, 0 };
+	unsigned errors_before = *errors;
 	if (!yaml_parser_initialize(&parser)) {
 		fprintf(stderr, "schemac: out of memory\n");
 		exit(2);
@@ -273,24 +277,23 @@ cJSON *sc_yaml_parse(struct sc_model *m, const char *text, size_t len)
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	cJSON *out = NULL;
 	if (!yaml_parser_load(&parser, &doc)) {
-		error_at(m, parser.problem_mark, "not valid YAML: %s%s%s", parser.problem ? parser.problem : "?",
+		error_at(&cv, parser.problem_mark, "not valid YAML: %s%s%s", parser.problem ? parser.problem : "?",
 			 parser.context ? " " : "", parser.context ? parser.context : "");
 		yaml_parser_delete(&parser);
 		return NULL;
 	}
 	const yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (!root) {
-		error_at(m, parser.mark, "the file holds no YAML document");
+		error_at(&cv, parser.mark, "the file holds no YAML document");
 	} else if (!yaml_parser_load(&parser, &next)) {
-		error_at(m, parser.problem_mark, "not valid YAML: %s%s%s", parser.problem ? parser.problem : "?",
+		error_at(&cv, parser.problem_mark, "not valid YAML: %s%s%s", parser.problem ? parser.problem : "?",
 			 parser.context ? " " : "", parser.context ? parser.context : "");
 	} else {
 		if (yaml_document_get_root_node(&next))
-			error_at(m, yaml_document_get_root_node(&next)->start_mark,
+			error_at(&cv, yaml_document_get_root_node(&next)->start_mark,
 				 "a second YAML document (the file must hold one)");
 		yaml_document_delete(&next);
-		if (!m->errors) {
-			struct conv cv = { m, &doc, NULL, 0, 0 };
+		if (*errors == errors_before) {
 			size_t nn = (size_t)(doc.nodes.top - doc.nodes.start);
 			cv.open = sc_xmalloc(nn + 1); /* node ids start at 1 */
 			out = convert(&cv, 1, "", root->start_mark, 0);
@@ -299,23 +302,23 @@ cJSON *sc_yaml_parse(struct sc_model *m, const char *text, size_t len)
 	}
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
-	if (m->errors) {
+	if (*errors != errors_before) {
 		cJSON_Delete(out);
 		return NULL;
 	}
 	return out;
 }
 
-bool sc_yaml_where(const struct sc_model *m, const char *ptr, unsigned long *line, unsigned long *col)
+bool sc_yaml_where(const struct sc_yaml_positions *pos, const char *ptr, unsigned long *line, unsigned long *col)
 {
-	if (!m->npos || !ptr || (*ptr && *ptr != '/'))
+	if (!pos->n || !ptr || (*ptr && *ptr != '/'))
 		return false;
 	size_t n = strlen(ptr);
 	for (;;) {
-		for (size_t i = 0; i < m->npos; i++)
-			if (strlen(m->pos[i].ptr) == n && strncmp(m->pos[i].ptr, ptr, n) == 0) {
-				*line = m->pos[i].line;
-				*col = m->pos[i].col;
+		for (size_t i = 0; i < pos->n; i++)
+			if (strlen(pos->at[i].ptr) == n && strncmp(pos->at[i].ptr, ptr, n) == 0) {
+				*line = pos->at[i].line;
+				*col = pos->at[i].col;
 				return true;
 			}
 		if (!n)

@@ -2,7 +2,8 @@
  * as argv (the contract's line, quotes, extra spaces, other boot words left
  * for the settings table to ignore, ingot.ip/ingot.gw translated only as
  * whole prefixes), the limits on words and bytes, and the value lookup the
- * test-only fault word uses (last one wins, too long is absent). */
+ * test-only fault word uses (last one wins, too long is absent), and the
+ * boot's line kept for the drivers (a line too long is refused whole). */
 #include "kernel/metal/cmdline.h"
 #include "tests/unit/check.h"
 
@@ -73,5 +74,20 @@ int main(void)
 	got = ig_metal_cmdline_value("a=\"x y\"", "a", v, sizeof v);
 	CHECK(got && strcmp(got, "x y") == 0, "a quoted value loses its quotes");
 	CHECK(ig_metal_cmdline_value(NULL, "a", v, sizeof v) == NULL, "no command line has no value");
+
+	CHECK(strcmp(ig_metal_boot_cmdline(), "") == 0, "before the boot keeps a line, it is empty");
+	char keep[IG_METAL_CMDLINE_MAX];
+	memset(keep, 'k', sizeof keep - 1);
+	keep[sizeof keep - 1] = '\0';
+	CHECK_INT(ig_metal_cmdline_keep(keep), 0, "the longest line is kept");
+	CHECK(strcmp(ig_metal_boot_cmdline(), keep) == 0, "the kept line is the boot's, whole");
+	CHECK_INT(ig_metal_cmdline_keep("PORT=1 ingot.test_fault=ud"), 0, "a short line replaces it");
+	char *over = malloc(IG_METAL_CMDLINE_MAX + 1);
+	memset(over, 'o', IG_METAL_CMDLINE_MAX);
+	over[IG_METAL_CMDLINE_MAX] = '\0';
+	CHECK_INT(ig_metal_cmdline_keep(over), -1, "a line without room for its NUL is refused");
+	free(over);
+	got = ig_metal_cmdline_value(ig_metal_boot_cmdline(), "ingot.test_fault", v, sizeof v);
+	CHECK(got && strcmp(got, "ud") == 0, "a refused line leaves the kept one as it was");
 	return check_done();
 }

@@ -233,8 +233,15 @@ static void test_router(void)
 	ig_answer_options(&ctx, IG_STR("GET, HEAD"));
 	CHECK(ctx.status == 204 && strcmp(ctx.allow, "Allow: GET, HEAD") == 0, "OPTIONS: 204 with Allow");
 	ctx_start(&ctx);
-	ig_answer_not_allowed(&ctx, IG_STR("GET"));
-	CHECK(ctx.status == 405 && strcmp(ctx.allow, "Allow: GET") == 0, "another method: 405 with Allow");
+	ctx.req.method = IG_STR("OPTIONS");
+	ig_answer_other_method(&ctx, IG_STR("GET, HEAD, OPTIONS"));
+	CHECK(ctx.status == 204 && strcmp(ctx.allow, "Allow: GET, HEAD, OPTIONS") == 0,
+	      "OPTIONS on a known path: 204 with Allow");
+	ctx_start(&ctx);
+	ctx.req.method = IG_STR("DELETE");
+	ig_answer_other_method(&ctx, IG_STR("GET"));
+	CHECK(ctx.status == 405 && strcmp(ctx.allow, "Allow: GET") == 0 && ctx.problem,
+	      "another method: 405 with Allow");
 }
 
 int main(void)
