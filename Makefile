@@ -170,7 +170,15 @@ $(APP_OWN_OBJ): $(APP_OBJDIR)/%.o: $(APP_DIR)%.c $(GEN)/api.h $(DEPS)/.stamp
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LIBS) net/cold.ld
+# An app links the runtime as an archive: only the parts its code calls
+# come in (net/start.c refers to the optional ones weakly), so a binary
+# whose app makes no query and no outbound call has no database client,
+# resolver, TLS client nor trust anchors.
+RUNTIME_LIB := $(OBJ)/libingot.a
+$(RUNTIME_LIB): $(RUNTIME_OBJ)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+$(BIN): $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
@@ -208,7 +216,7 @@ LWIP_BIN   := $(BUILD)/bin/service$(TLS_SUFFIX)-lwip
 $(LWIP_OBJ): CFLAGS += $(LWIP_FLAGS)
 $(LWIP_OBJ): $(wildcard net/lwip/*.h net/lwip/arch/*.h)
 $(LWIP_LIBS): $(DEPS)/.stamp
-$(LWIP_BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LWIP_OBJ) $(LIBS) $(LWIP_LIBS) net/cold.ld
+$(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
