@@ -175,9 +175,11 @@ $(APP_OWN_OBJ): $(APP_OBJDIR)/%.o: $(APP_DIR)%.c $(GEN)/api.h $(DEPS)/.stamp
 # whose app makes no query and no outbound call has no database client,
 # resolver, TLS client nor trust anchors.
 RUNTIME_LIB := $(OBJ)/libingot.a
+# A thin archive: its members keep their paths, which net/cold.ld's
+# patterns match (and three conn.o stay apart).
 $(RUNTIME_LIB): $(RUNTIME_OBJ)
 	@rm -f $@
-	$(Q)ar rcs $@ $^
+	$(Q)ar rcsT $@ $^
 $(BIN): $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
