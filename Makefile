@@ -180,13 +180,14 @@ RUNTIME_LIB := $(OBJ)/libingot.a
 $(RUNTIME_LIB): $(RUNTIME_OBJ)
 	@rm -f $@
 	$(Q)ar rcsT $@ $^
-$(BIN): $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
+# BIN.map, the link map, says what each part costs and what was left out.
+$(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
 	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
-	@echo "built $@ ($$(stat -c %s $@) bytes)"
+	@$(if $(Q),echo "  LD      $(BIN)")
+	$(Q)$(CC_MUSL) $(LDFLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
+	@echo "built $(BIN) ($$(stat -c %s $(BIN)) bytes)"
 
-bin: setup-build $(BIN)
+bin: setup-build $(BIN) $(BIN).map
 
 # Programs built on the runtime without the app: the test client CLI
 # (tests/client/fetch.c) and the client benchmark (tools/bench/clientbench.c).

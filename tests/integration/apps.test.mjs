@@ -123,6 +123,61 @@ test('make run serves the scaffold: GET, POST, and a body without the required p
 	await stopServer(s);
 });
 
+// The parts an app links only when its code calls them, by the objects the
+// link map (build/bin/NAME.map) places in the binary: its memory map names
+// every input section kept, by object path.
+const OPTIONAL_PARTS = { 'net/pg': /\/net\/pg\/[^/\s]+\.o\b/, 'net/client': /\/net\/client\/[^/\s]+\.o\b/,
+	'trust anchors': /\/gen\/anchors\.o\b/ };
+function linkedParts(map) {
+	const text = fs.readFileSync(map, 'utf8');
+	const at = text.indexOf('Linker script and memory map');
+	assert.ok(at > 0, `${map} is a link map`);
+	const kept = text.slice(at);
+	return Object.keys(OPTIONAL_PARTS).filter((part) => OPTIONAL_PARTS[part].test(kept));
+}
+
+test('the scaffold links neither the database client, the outbound client nor the trust anchors', { ...T, ...SKIP }, async () => {
+	assert.deepEqual(linkedParts(path.join(scaffold, 'build', 'bin', 'hello.map')), []);
+	// The reference service calls both: the same check finds them there.
+	await must('make', ['--no-print-directory', '-C', ROOT, 'bin']);
+	assert.deepEqual(linkedParts(path.join(ROOT, 'build', 'bin', 'service.map')), Object.keys(OPTIONAL_PARTS));
+});
+
+test('the scaffold starts with the database\'s settings set: one warning names them, an unknown INGOT_ name is ignored as before', { ...T, ...SKIP }, async () => {
+	const bin = path.join(scaffold, 'build', 'bin', 'hello');
+	const help = await must(bin, ['--help']);
+	assert.doesNotMatch(help, /DATABASE_URL|INGOT_PG_|INGOT_CLIENT_|INGOT_DNS_PORT|INGOT_TLS_CA_FILE/,
+		'--help lists only what is linked');
+	assert.match(help, /INGOT_THREADS/);
+	const s = await makeRun(scaffold, { DATABASE_URL: 'postgres://u@127.0.0.1:1/db', INGOT_PG_POOL_SIZE: '3',
+		INGOT_CLIENT_CONNECTIONS: '2', INGOT_NOT_A_SETTING: '1' });
+	const r = await call(s.port, 'GET', '/hello');
+	assert.equal(r.status, 200);
+	await stopServer(s);
+	const warnings = s.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+		.filter((j) => j.level === 'warn');
+	assert.equal(warnings.length, 1, s.output());
+	assert.equal(warnings[0].ignored, 'INGOT_CLIENT_CONNECTIONS,DATABASE_URL,INGOT_PG_POOL_SIZE');
+});
+
+test('the names warned about are the settings of the parts that may be left out, as the reference service lists them', { ...T, ...SKIP }, async () => {
+	// net/start.c's lists against the rows of the binary that links every part.
+	const src = fs.readFileSync(path.join(ROOT, 'net', 'start.c'), 'utf8');
+	const listed = (name) => [...src.match(new RegExp(`${name}\\[\\] = \\{([^}]*)\\}`))[1].matchAll(/"([A-Z_]+)"/g)]
+		.map((m) => m[1]);
+	await must('make', ['--no-print-directory', '-C', ROOT, 'bin']);
+	const help = await must(path.join(ROOT, 'build', 'bin', 'service'), ['--help']);
+	const rows = (part) => {
+		const block = help.split('\n\n').find((b) => b.startsWith(`${part}:`));
+		assert.ok(block, `--help has ${part}`);
+		return [...block.matchAll(/^ {2}--\S+\s+([A-Z_]+)\s/gm)].map((m) => m[1]);
+	};
+	assert.deepEqual(listed('client_names'), rows('client'));
+	assert.deepEqual(listed('dns_names'), rows('DNS'));
+	assert.deepEqual(listed('trust_names'), rows('TLS trust (outbound https)'));
+	assert.deepEqual(listed('pg_names'), rows('database (PostgreSQL)'));
+});
+
 test('make test runs the scaffold\'s handler test under ASan and UBSan, and fails when a handler is wrong', { ...T, ...SKIP }, async () => {
 	const out = await make(scaffold, 'test');
 	assert.match(out, /handler tests passed/);
