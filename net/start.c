@@ -42,28 +42,6 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_lambda_settings,
 };
 
-/* The names of the settings of parts that may be left out, for the one
- * warning that names those set in a binary without them. */
-static const char *const client_names[] = {
-	"INGOT_CLIENT_CONNECTIONS", "INGOT_CLIENT_PIPELINING", "INGOT_CLIENT_CONNECT_TIMEOUT_MS",
-	"INGOT_CLIENT_HEADERS_TIMEOUT_MS", "INGOT_CLIENT_BODY_TIMEOUT_MS", "INGOT_CLIENT_KEEP_ALIVE_MS",
-	"INGOT_CLIENT_MAX_HEADER_BYTES", "INGOT_CLIENT_MAX_HEADERS", "INGOT_CLIENT_MAX_BODY", "INGOT_CLIENT_MAX_QUEUED", NULL,
-};
-static const char *const dns_names[] = { "INGOT_DNS_PORT", "INGOT_RESOLV_CONF", "INGOT_HOSTS_FILE", NULL };
-static const char *const trust_names[] = { "INGOT_TLS_CA_FILE", "INGOT_TLS_CA_MODE", NULL };
-static const char *const pg_names[] = {
-	"DATABASE_URL", "INGOT_PG_POOL_SIZE", "INGOT_PG_PIPELINING", "INGOT_PG_MAX_QUEUED", "INGOT_PG_ACQUIRE_TIMEOUT_MS",
-	"INGOT_PG_CONNECT_TIMEOUT_MS", "INGOT_PG_QUERY_TIMEOUT_MS", "INGOT_PG_MAX_MESSAGE_BYTES", NULL,
-};
-/* The same names as the parts' rows: tests/integration/apps.test.mjs
-   checks them against the reference service's --help. */
-static const struct ig_unlinked_part unlinked_parts[] = {
-	{ &client_settings, client_names },
-	{ &dns_settings, dns_names },
-	{ &ig_tls_trust_settings, trust_names },
-	{ &ig_pg_settings, pg_names },
-};
-
 enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
 {
 	const struct ig_settings *parts[IG_COUNTOF(settings_parts)];
@@ -72,8 +50,9 @@ enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
 		if (settings_parts[i])
 			parts[n++] = settings_parts[i];
 	enum ig_config_result r = ig_config_parse(parts, n, args);
-	if (r == IG_CONFIG_OK)
-		ig_unlinked_settings_warn(unlinked_parts, IG_COUNTOF(unlinked_parts));
+	const struct ig_linked_parts linked = { &client_settings, &dns_settings, &ig_tls_trust_settings, &ig_pg_settings };
+	if (r == IG_CONFIG_OK && n < IG_COUNTOF(settings_parts))
+		ig_unlinked_settings_warn(&linked);
 	return r;
 }
 

@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 	if (ig_migrate_requested(argc, argv)) {
 		if (ig_migrate_main)
 			return ig_migrate_main(argc, argv, ig_api_app.name, &ig_app_migrations);
-		fprintf(stderr, "%s: no migrations and no database client in this app: nothing to migrate\n",
+		fprintf(stderr, "%s: nothing to migrate (no database client)\n",
 			ig_api_app.name);
 		return 0;
 	}
