@@ -85,8 +85,9 @@ APP_OBJ     := $(APP_OWN_OBJ) $(OBJ)/$(API_MAIN:.c=.o) $(APP_OBJDIR)/gen/api.o $
 # ---- trust anchors (tools/anchors): generated from Debian's ca-certificates ----
 # A host tool reads the package's mozilla/ directory (fetched by tools/deps,
 # version in tools/deps/deps.lock) and writes both forms of net/tls/anchors.h
-# into $(RT_GEN)/anchors.c. Every binary links it; --gc-sections keeps only the
-# form its TLS backend refers to. The ASan build compiles RUNTIME_SRC itself.
+# into $(RT_GEN)/anchors.c, a member of the runtime's archive: a binary with
+# the outbound client links it, and --gc-sections keeps only the form its TLS
+# backend refers to. The ASan build compiles RUNTIME_SRC itself.
 ANCHORS_TOOL := $(BUILD)/tools/anchors
 ANCHORS_DIR  := $(DEPS)/src/ca-certificates/tree/mozilla
 RUNTIME_OBJ  += $(OBJ)/gen/anchors.o
