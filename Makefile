@@ -181,11 +181,14 @@ RUNTIME_LIB := $(OBJ)/libingot.a
 $(RUNTIME_LIB): $(RUNTIME_OBJ)
 	@rm -f $@
 	$(Q)ar rcsT $@ $^
+# An app with migrations links their runner (net/api/main.c refers to it
+# weakly), and with it the database client, whether or not its code queries.
+APP_LINK_FLAGS := $(if $(wildcard $(MIGRATIONS)/*.sql),-u ig_migrate_main)
 # BIN.map, the link map, says what each part costs and what was left out.
 $(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $(BIN)")
-	$(Q)$(CC_MUSL) $(LDFLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
+	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
 	@echo "built $(BIN) ($$(stat -c %s $(BIN)) bytes)"
 
 bin: setup-build $(BIN) $(BIN).map
@@ -223,7 +226,7 @@ $(LWIP_LIBS): $(DEPS)/.stamp
 $(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
+	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 lwip: setup-build $(LWIP_BIN)
 

@@ -11,7 +11,7 @@
 
 extern const struct ig_migration_set ig_app_migrations;
 /* Weak: net/pg is linked only when the app uses the database (its queries,
- * or its migrations: build/gen/migrations.c refers to this when it has
+ * or its migrations: the Makefile's link asks for this when there are
  * any). Without it there is nothing to migrate. */
 int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_migration_set *set)
 	__attribute__((weak));

@@ -123,11 +123,6 @@ int main(int argc, char **argv)
 	if (!count)
 		fputs("\t{ 0, \"\", \"\" }, /* none: C has no empty array */\n", out);
 	fprintf(out, "};\n\nconst struct ig_migration_set ig_app_migrations = { migrations, %d };\n", count);
-	/* net/api/main.c refers to the runner weakly: migrations link it. */
-	if (count)
-		fputs("\n/* Links the database client, which applies them (net/api/main.c). */\n"
-		      "int (*const ig_app_migrate)(int, char **, const char *, const struct ig_migration_set *) =\n"
-		      "\tig_migrate_main;\n", out);
 	if (fclose(out) != 0 || rename(tmp, out_path) != 0)
 		die("cannot write %s", out_path);
 	tmp[0] = '\0';
