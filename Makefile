@@ -309,6 +309,9 @@ HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # service's main. TEST_API_LIB holds them compiled for the host under
 # ASan+UBSan once (make test-api), for every app's `make test`; link it
 # with TEST_API_LDLIBS and compile the app's files with TEST_API_CFLAGS.
+# Every header a test object may include: defined before the rules that
+# list it (make expands a rule's prerequisites as it reads the rule).
+UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 TEST_API_SRC    := $(filter-out $(TLS_BACKENDS),$(RUNTIME_SRC)) net/tls/bearssl.c $(TEST_API_MAIN)
 TEST_API_SAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 TEST_API_CFLAGS := $(UNIT_WARN) $(TEST_API_SAN) -I$(abspath .) -I$(abspath $(DEPS))/host/include
@@ -383,7 +386,6 @@ UNIT_SRC_test_pg_types     := $(PG_WIRE)
 UNIT_SRC_test_pg_auth      := net/pg/auth.c kernel/base64.c
 UNIT_FLAGS_test_pg_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_test_pg_conninfo  := net/pg/conninfo.c
-UNIT_HEADERS := $(wildcard kernel/*.h kernel/metal/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 
 # A failed build leaves no binary behind (rm first), so a stale one never runs.
