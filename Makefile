@@ -299,7 +299,7 @@ UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_hand
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
               test_metal_pages test_metrics test_meter test_sock test_client_metrics \
-              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_lambda
+              test_pg_wire test_pg_auth test_pg_types test_pg_conninfo test_lambda test_lambda_api_call
 UNIT_WARN  := $(WARN) -I. -g
 API_JSON   := kernel/json_read.c kernel/json_value.c kernel/arena.c kernel/pool.c
 HTTP_CODEC := net/http/codec.c net/http/chunked.c
@@ -346,6 +346,8 @@ UNIT_SRC_test_app_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c
 UNIT_FLAGS_test_app_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_test_lambda := $(UNIT_SRC_test_app_handlers)
 UNIT_FLAGS_test_lambda := $(UNIT_FLAGS_test_app_handlers)
+UNIT_SRC_test_lambda_api_call := net/lambda/api_call.c net/lambda/post_blocking.c net/http/response_head.c $(HTTP_CODEC) \
+                                kernel/loop.c kernel/timer.c kernel/clock.c kernel/json.c kernel/arena.c kernel/pool.c
 UNIT_SRC_test_api_validate := net/api/validate.c kernel/json.c $(API_JSON)
 UNIT_SRC_test_api_decode   := net/api/decode.c net/api/validate.c kernel/json.c $(API_JSON)
 UNIT_SRC_test_api_operation := net/api/operation.c net/api/check.c net/api/validate.c kernel/json.c kernel/log.c \

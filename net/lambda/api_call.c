@@ -258,9 +258,12 @@ static void on_io(struct ig_io *io, uint32_t events)
 		else
 			ig_timer_set(&c->loop->timers, &c->timer, c->loop->clock.now_ms + c->timeout_ms);
 	}
+	int fd = c->fd;
 	if (events & EPOLLOUT)
 		on_writable(c);
-	if (c->fn && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+	/* Not when the write failed and the callback has begun another call:
+	   these events were the old connection's. */
+	if (c->fn && c->fd == fd && !c->connecting && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
 		on_readable(c);
 }
 
