@@ -24,7 +24,7 @@ static const struct http_limits limits = {
 	.max_request_line = 8192, .max_header_bytes = HEAD_MAX, .max_headers = LAMBDA_API_HEADERS_MAX,
 };
 
-int lambda_api_init(struct lambda_api *c, struct ig_loop *loop, size_t max_body)
+int ig_lambda_api_init(struct lambda_api *c, struct ig_loop *loop, size_t max_body)
 {
 	*c = (struct lambda_api){ .loop = loop, .fd = -1, .rcap = max_body + HEAD_MAX };
 	void *m = mmap(NULL, c->rcap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -281,7 +281,7 @@ static void send_request(struct lambda_api *c)
 		return;
 	}
 	struct sockaddr_in a;
-	if (!lambda_api_address(c->api, &a))
+	if (!ig_lambda_api_address(c->api, &a))
 		{
 			fail(c, "AWS_LAMBDA_RUNTIME_API is not an IPv4 host:port");
 			return;
@@ -310,7 +310,7 @@ static void send_request(struct lambda_api *c)
 	ig_timer_set(&c->loop->timers, &c->timer, c->loop->clock.now_ms + CONNECT_TIMEOUT_MS);
 }
 
-void lambda_api_call(struct lambda_api *c, const char *api, const char *method, const char *path,
+void ig_lambda_api_call(struct lambda_api *c, const char *api, const char *method, const char *path,
 		     const ig_header *h, size_t n, ig_str body, uint32_t timeout_ms, lambda_api_fn *fn)
 {
 	c->fn = fn;

@@ -57,14 +57,14 @@ struct lambda_api {
 
 /* Maps the answer buffer (max_body bytes of body plus a head). 0 or -1
  * with errno. */
-int lambda_api_init(struct lambda_api *c, struct ig_loop *loop, size_t max_body);
+int ig_lambda_api_init(struct lambda_api *c, struct ig_loop *loop, size_t max_body);
 
 /* Sends method path (with head fields h[0..n) and body) to api, host:port,
  * and calls fn once with the answer or the failure. timeout_ms bounds the
  * wait for the whole answer (UINT32_MAX: none, as for the next
  * invocation, which Lambda answers when there is one); a connection that
  * cannot be made in 10 s fails either way. */
-void lambda_api_call(struct lambda_api *c, const char *api, const char *method, const char *path,
+void ig_lambda_api_call(struct lambda_api *c, const char *api, const char *method, const char *path,
 		     const ig_header *h, size_t n, ig_str body, uint32_t timeout_ms, lambda_api_fn *fn);
 
 #endif

@@ -23,7 +23,7 @@ bool lambda_current_invocation(const char **api, const char **id, size_t *id_len
 
 /* post_blocking.c: the Runtime API's address, host:port with an IPv4
  * address (as Lambda's is), into *a; false if api is not one. */
-bool lambda_api_address(const char *api, struct sockaddr_in *a);
+bool ig_lambda_api_address(const char *api, struct sockaddr_in *a);
 
 /* post_blocking.c: POSTs {"errorMessage", "errorType"} (type also in the
  * Lambda-Runtime-Function-Error-Type header) to api's LAMBDA_API_PREFIX

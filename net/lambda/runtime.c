@@ -201,7 +201,7 @@ static void post(void)
 	if (rt->error_type)
 		rt->post_headers[n++] = (ig_header){ IG_STR("Lambda-Runtime-Function-Error-Type"),
 						    { rt->error_type, strlen(rt->error_type) } };
-	lambda_api_call(&rt->api, runtime_api(), "POST", rt->url, rt->post_headers, n, rt->post_body, POST_TIMEOUT_MS,
+	ig_lambda_api_call(&rt->api, runtime_api(), "POST", rt->url, rt->post_headers, n, rt->post_body, POST_TIMEOUT_MS,
 			on_posted);
 }
 
@@ -411,7 +411,7 @@ static void get_next(void)
 			ig_log_end(&l);
 		}
 	}
-	lambda_api_call(&rt->api, runtime_api(), "GET", rt->url, NULL, 0, (ig_str){ NULL, 0 }, UINT32_MAX, on_next);
+	ig_lambda_api_call(&rt->api, runtime_api(), "GET", rt->url, NULL, 0, (ig_str){ NULL, 0 }, UINT32_MAX, on_next);
 }
 
 static void next_invocation(void)
@@ -438,7 +438,7 @@ static int open_api(void)
 {
 	rt->backoff_ms = RETRY_FIRST_MS;
 	ig_arena_init(&rt->arena, &rt->core.blocks, ARENA_LIMIT);
-	if (lambda_api_init(&rt->api, &rt->core.loop, EVENT_MAX) != 0)
+	if (ig_lambda_api_init(&rt->api, &rt->core.loop, EVENT_MAX) != 0)
 		return -1;
 	rt->api_ready = true;
 	return 0;

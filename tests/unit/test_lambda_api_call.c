@@ -116,7 +116,7 @@ static void call(const char *method, const char *path, const char *body, const c
 	srv.close_after = close_after;
 	srv.req_len = 0;
 	memset(&got, 0, sizeof got);
-	lambda_api_call(&api, addr, method, path, NULL, 0, (ig_str){ body, body ? strlen(body) : 0 }, 5000, on_answer);
+	ig_lambda_api_call(&api, addr, method, path, NULL, 0, (ig_str){ body, body ? strlen(body) : 0 }, 5000, on_answer);
 	if (!got.done)
 		ig_loop_run(&loop);
 }
@@ -133,7 +133,7 @@ int main(void)
 	socklen_t alen = sizeof a;
 	if (srv.lfd < 0 || bind(srv.lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(srv.lfd, 8) != 0 ||
 	    getsockname(srv.lfd, (struct sockaddr *)&a, &alen) != 0 || ig_loop_init(&loop, 0) != 0 ||
-	    lambda_api_init(&api, &loop, 1024) != 0) {
+	    ig_lambda_api_init(&api, &loop, 1024) != 0) {
 		perror("setup");
 		return 1;
 	}
