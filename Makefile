@@ -555,7 +555,9 @@ METAL_OBJ   := $(METAL_SRC:%.c=$(OBJ)/%.o) $(METAL_ASM:%.S=$(OBJ)/%.o)
 UNIKERNEL   := $(APP_BUILD)/images/unikernel.elf
 UNIKERNEL_LD := kernel/metal/unikernel.ld
 # net/lwip's objects and lwIP itself (LWIP_OBJ, LWIP_LIBS: the lwIP rules).
-UNIKERNEL_OBJ = $(filter-out $(OBJ)/kernel/vm.o,$(RUNTIME_OBJ)) $(APP_OBJ) $(LWIP_OBJ) $(METAL_OBJ)
+# The runtime through its archive, as the service's link (only what the app
+# calls); kernel/vm.o is never pulled from it: the platform defines its calls.
+UNIKERNEL_OBJ = $(APP_OBJ) $(LWIP_OBJ) $(METAL_OBJ) $(RUNTIME_LIB)
 $(METAL_OBJ): CFLAGS += -mno-red-zone
 $(OBJ)/%.o: %.S
 	@mkdir -p $(@D)
@@ -567,7 +569,8 @@ $(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
-		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(APP_LDLIBS) -o $@
+		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(APP_LINK_FLAGS) $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) \
+		$(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 # Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
 # the objects are then those of build/obj-notls.
