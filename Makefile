@@ -100,8 +100,9 @@ APP_OBJ     := $(APP_OWN_OBJ) $(API_MAIN_OBJ) $(APP_OBJDIR)/gen/api.o $(APP_OBJD
 # ---- trust anchors (tools/anchors): generated from Debian's ca-certificates ----
 # A host tool reads the package's mozilla/ directory (fetched by tools/deps,
 # version in tools/deps/deps.lock) and writes both forms of net/tls/anchors.h
-# into $(RT_GEN)/anchors.c. Every binary links it; --gc-sections keeps only the
-# form its TLS backend refers to. The ASan build compiles RUNTIME_SRC itself.
+# into $(RT_GEN)/anchors.c, a member of the runtime's archive: a binary with
+# the outbound client links it, and --gc-sections keeps only the form its TLS
+# backend refers to. The ASan build compiles RUNTIME_SRC itself.
 ANCHORS_TOOL := $(BUILD)/tools/anchors
 ANCHORS_DIR  := $(DEPS)/src/ca-certificates/tree/mozilla
 RUNTIME_OBJ  += $(OBJ)/gen/anchors.o
@@ -189,13 +190,27 @@ $(APP_OWN_OBJ): $(APP_OBJDIR)/%.o: $(APP_DIR)%.c $(GEN)/api.h $(DEPS)/.stamp
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LIBS) net/cold.ld
+# An app links the runtime as an archive: only the parts its code calls
+# come in (net/start.c refers to the optional ones weakly), so a binary
+# whose app makes no query and no outbound call has no database client,
+# resolver, TLS client nor trust anchors.
+RUNTIME_LIB := $(OBJ)/libingot.a
+# A thin archive: its members keep their paths, which net/cold.ld's
+# patterns match (and three conn.o stay apart).
+$(RUNTIME_LIB): $(RUNTIME_OBJ)
+	@rm -f $@
+	$(Q)ar rcsT $@ $^
+# An app with migrations links their runner (net/api/main.c refers to it
+# weakly), and with it the database client, whether or not its code queries.
+APP_LINK_FLAGS := $(if $(wildcard $(MIGRATIONS)/*.sql),-u ig_migrate_main)
+# BIN.map, the link map, says what each part costs and what was left out.
+$(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
 	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
-	@echo "built $@ ($$(stat -c %s $@) bytes)"
+	@$(if $(Q),echo "  LD      $(BIN)")
+	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
+	@echo "built $(BIN) ($$(stat -c %s $(BIN)) bytes)"
 
-bin: setup-build $(BIN)
+bin: setup-build $(BIN) $(BIN).map
 
 # Programs built on the runtime without the app: the test client CLI
 # (tests/client/fetch.c) and the client benchmark (tools/bench/clientbench.c).
@@ -227,10 +242,10 @@ LWIP_BIN   := $(BUILD)/bin/service$(TLS_SUFFIX)-lwip
 $(LWIP_OBJ): CFLAGS += $(LWIP_FLAGS)
 $(LWIP_OBJ): $(wildcard net/lwip/*.h net/lwip/arch/*.h)
 $(LWIP_LIBS): $(DEPS)/.stamp
-$(LWIP_BIN): $(RUNTIME_OBJ) $(APP_OBJ) $(LWIP_OBJ) $(LIBS) $(LWIP_LIBS) net/cold.ld
+$(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC_MUSL) $(LDFLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
+	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 lwip: setup-build $(LWIP_BIN)
 
@@ -314,6 +329,9 @@ HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # service's main. TEST_API_LIB holds them compiled for the host under
 # ASan+UBSan once (make test-api), for every app's `make test`; link it
 # with TEST_API_LDLIBS and compile the app's files with TEST_API_CFLAGS.
+# Every header a test object may include: defined before the rules that
+# list it (make expands a rule's prerequisites as it reads the rule).
+UNIT_HEADERS := $(wildcard include/ingot/*.h kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 TEST_API_SRC    := $(filter-out $(TLS_BACKENDS),$(RUNTIME_SRC)) net/tls/bearssl.c $(TEST_API_MAIN)
 TEST_API_SAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 TEST_API_CFLAGS := $(UNIT_WARN) $(TEST_API_SAN) -I$(abspath .) -I$(abspath include) -I$(abspath $(DEPS))/host/include
@@ -348,6 +366,8 @@ UNIT_SRC_app/test_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c
 UNIT_FLAGS_app/test_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_net/lambda/test_lambda := $(UNIT_SRC_app/test_handlers)
 UNIT_FLAGS_net/lambda/test_lambda := $(UNIT_FLAGS_app/test_handlers)
+UNIT_SRC_net/lambda/test_api_call := net/lambda/post_blocking.c net/http/response_head.c $(HTTP_CODEC) \
+                                $(addprefix kernel/runtime/,loop.c timer.c clock.c json.c arena.c pool.c)
 UNIT_SRC_net/api/test_validate := net/api/validate.c kernel/runtime/json.c $(API_JSON)
 UNIT_SRC_net/api/test_decode   := net/api/decode.c net/api/validate.c kernel/runtime/json.c $(API_JSON)
 UNIT_SRC_net/api/test_operation := net/api/operation.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
@@ -396,7 +416,6 @@ UNIT_SRC_net/pg/test_conninfo  := net/pg/conninfo.c
 UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/sock/sock.c \
                               $(addprefix kernel/runtime/,loop.c timer.c clock.c pool.c arena.c log.c base64.c json.c)
 UNIT_FLAGS_net/pg/test_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
-UNIT_HEADERS := $(wildcard kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
 # The test's own source: FOLDER/NAME.c for tests/unit/FOLDER/test_NAME.c.
 unit_own = $(wildcard $(dir $(1))$(patsubst test_%,%,$(notdir $(1))).c)
@@ -569,7 +588,9 @@ METAL_OBJ   := $(METAL_SRC:%.c=$(OBJ)/%.o) $(METAL_ASM:%.S=$(OBJ)/%.o)
 UNIKERNEL   := $(APP_BUILD)/images/unikernel.elf
 UNIKERNEL_LD := kernel/metal/unikernel.ld
 # net/lwip's objects and lwIP itself (LWIP_OBJ, LWIP_LIBS: the lwIP rules).
-UNIKERNEL_OBJ = $(filter-out $(OBJ)/kernel/process/vm.o,$(RUNTIME_OBJ)) $(APP_OBJ) $(LWIP_OBJ) $(METAL_OBJ)
+# The runtime through its archive, as the service's link (only what the app
+# calls); kernel/process/vm.o is never pulled from it: the platform defines its calls.
+UNIKERNEL_OBJ = $(APP_OBJ) $(LWIP_OBJ) $(METAL_OBJ) $(RUNTIME_LIB)
 $(METAL_OBJ): CFLAGS += -mno-red-zone
 $(OBJ)/%.o: %.S
 	@mkdir -p $(@D)
@@ -581,7 +602,8 @@ $(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
-		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(APP_LDLIBS) -o $@
+		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(APP_LINK_FLAGS) $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) \
+		$(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 # Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
 # the objects are then those of build/obj-notls.

@@ -1,23 +1,37 @@
-/* The process's start (ig_main): the VM's PID-1 duties, then every part's
- * settings parsed as one table (the server, the outbound client, its DNS
- * resolver, the TLS trust, the network stack), the metrics sources of the
- * parts below the server, then the server. It sits above the parts it
- * lists, so none of them knows the others' settings. */
+/* The process's start (ig_main): the VM's PID-1 duties, then every linked
+ * part's settings parsed as one table (the server, the outbound client, its
+ * DNS resolver, the TLS trust, the network stack, the database, Lambda),
+ * the metrics sources of the parts below the server, then the server. It
+ * sits above the parts it lists, so none of them knows the others' settings.
+ * The outbound client, the resolver, the trust and the database are
+ * referred to weakly: the runtime is linked as an archive, so each is in
+ * the binary only when the app's code calls it (its own objects refer to
+ * their settings); the settings of one that is not are ignored with a
+ * warning (unlinked.c). */
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/config.h"
 #include "kernel/process/vm.h"
-#include "net/client/client_metrics.h"
 #include "net/client/settings.h"
-#include "net/dns/dns_settings.h"
 #include "net/server/server.h"
 #include "net/lambda/lambda.h"
+#include "net/metrics/metrics.h"
 #include "net/metrics/process.h"
 #include "net/pg/settings.h"
 #include "net/stack.h"
 #include "net/start.h"
 #include "net/tls/tls.h"
+#include "net/unlinked.h"
 
-/* In --help's order. */
+#define WEAK __attribute__((weak))
+extern const struct ig_settings client_settings WEAK;
+extern const struct ig_settings dns_settings WEAK;
+extern const struct ig_settings ig_tls_trust_settings WEAK;
+extern const struct ig_settings ig_pg_settings WEAK;
+extern struct ig_metrics_source ig_client_metrics_source WEAK;
+bool ig_pg_start(void) WEAK;
+void ig_pg_core_start(struct ig_loop *loop, int core_count) WEAK;
+
+/* In --help's order; NULL: not linked. */
 static const struct ig_settings *const settings_parts[] = {
 	&http_server_settings,
 	&client_settings,
@@ -30,7 +44,16 @@ static const struct ig_settings *const settings_parts[] = {
 
 enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
 {
-	return ig_config_parse(settings_parts, IG_COUNTOF(settings_parts), args);
+	const struct ig_settings *parts[IG_COUNTOF(settings_parts)];
+	size_t n = 0;
+	for (size_t i = 0; i < IG_COUNTOF(settings_parts); i++)
+		if (settings_parts[i])
+			parts[n++] = settings_parts[i];
+	enum ig_config_result r = ig_config_parse(parts, n, args);
+	const struct ig_linked_parts linked = { &client_settings, &dns_settings, &ig_tls_trust_settings, &ig_pg_settings };
+	if (r == IG_CONFIG_OK && n < IG_COUNTOF(settings_parts))
+		ig_unlinked_settings_warn(&linked);
+	return r;
 }
 
 static int start(int argc, char **argv, const struct ig_app *app)
@@ -55,8 +78,9 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	   command (--help, --version) has returned above and registers none. */
 	ig_process_metrics_register(app->version, tls_backend_name);
 	ig_tls_metrics_register();
-	ig_client_metrics_register();
-	if (ig_pg_start())
+	if (&ig_client_metrics_source)
+		ig_metrics_register(&ig_client_metrics_source);
+	if (ig_pg_start && ig_pg_start())
 		http_core_start_hook = ig_pg_core_start;
 	/* Under Lambda: invocations from its Runtime API, no listener. */
 	return ig_lambda_requested() ? ig_lambda_serve(app, t0_us) : http_serve(app, t0_us);

@@ -7,11 +7,23 @@
 #include "operation.h"
 #include "net/pg/migrate.h"
 
+#include <stdio.h>
+
 extern const struct ig_migration_set ig_app_migrations;
+/* Weak: net/pg is linked only when the app uses the database (its queries,
+ * or its migrations: the Makefile's link asks for this when there are
+ * any). Without it there is nothing to migrate. */
+int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_migration_set *set)
+	__attribute__((weak));
 
 int main(int argc, char **argv)
 {
-	if (ig_migrate_requested(argc, argv))
-		return ig_migrate_main(argc, argv, ig_api_app.name, &ig_app_migrations);
+	if (ig_migrate_requested(argc, argv)) {
+		if (ig_migrate_main)
+			return ig_migrate_main(argc, argv, ig_api_app.name, &ig_app_migrations);
+		fprintf(stderr, "%s: nothing to migrate (no database client)\n",
+			ig_api_app.name);
+		return 0;
+	}
 	return ig_main(argc, argv, &ig_api_app);
 }

@@ -201,6 +201,8 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 	}
 	if (c->reading)
 		http_ctx_free(c->reading);
+	if (c->fail_id)
+		ig_pool_give(&core->fail_ids, c->fail_id);
 	c->q_head = c->q_tail = NULL;
 	c->out_bytes = 0;
 	for (struct out_block *b = c->out_head; b; b->off = b->len, b = b->next)
@@ -227,8 +229,11 @@ static void conn_fail_request(struct http_conn *c, int status, const char *detai
 {
 	if (c->reading) { /* its id goes on the answer */
 		ig_str id = ig_request_id(c->reading);
-		memcpy(c->fail_id, id.ptr, id.len);
-		c->fail_id_len = (uint8_t)id.len;
+		if (!c->fail_id)
+			c->fail_id = ig_pool_take(&c->core->fail_ids);
+		c->fail_id_len = c->fail_id ? (uint8_t)id.len : 0;
+		if (c->fail_id)
+			memcpy(c->fail_id, id.ptr, id.len);
 		http_ctx_free(c->reading);
 		c->reading = NULL;
 	}
@@ -250,7 +255,10 @@ static void conn_fail_request(struct http_conn *c, int status, const char *detai
  * the answer still carries its id. */
 static void conn_fail_parsed(struct http_conn *c, const struct http_request *r, int status, const char *detail)
 {
-	c->fail_id_len = (uint8_t)http_request_id_of(r, &c->core->rng, c->fail_id);
+	/* Without memory for it (the pool's mmap failed), the answer has no id. */
+	if (!c->fail_id)
+		c->fail_id = ig_pool_take(&c->core->fail_ids);
+	c->fail_id_len = c->fail_id ? (uint8_t)http_request_id_of(r, &c->core->rng, c->fail_id) : 0;
 	conn_fail_request(c, status, detail);
 }
 
@@ -317,7 +325,12 @@ static bool conn_begin_arena_body(struct http_conn *c, const struct http_request
 		c->body_len = have;
 		c->state = CONN_BODY;
 	} else {
-		c->chunked = (struct http_chunked_decoder){ .max_trailer_bytes = (size_t)c->core->cfg->max_header_bytes };
+		c->chunked = ig_arena_alloc(&x->arena, sizeof *c->chunked);
+		if (!c->chunked) {
+			conn_fail_request(c, 413, "the request body is too large");
+			return false;
+		}
+		*c->chunked = (struct http_chunked_decoder){ .max_trailer_bytes = (size_t)c->core->cfg->max_header_bytes };
 		x->body = (ig_wbuf){ .arena = &x->arena };
 		c->state = CONN_CHUNKED;
 	}
@@ -393,7 +406,7 @@ static bool conn_decode_chunked(struct http_conn *c)
 {
 	struct ig_ctx *x = c->reading;
 	size_t len = c->rlen - c->rpos;
-	ssize_t left = http_decode_chunked(&c->chunked, c->rbuf + c->rpos, &len);
+	ssize_t left = http_decode_chunked(c->chunked, c->rbuf + c->rpos, &len);
 	if (left == HTTP_ERROR) {
 		conn_fail_request(c, 400, "malformed chunked body");
 		return false;
@@ -493,6 +506,9 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 			http_access_log_engine_error(c, c->fail_status, id, n);
 		c->fail_status = 0;
 		c->fail_id_len = 0;
+		if (c->fail_id)
+			ig_pool_give(&c->core->fail_ids, c->fail_id);
+		c->fail_id = NULL;
 	}
 }
 

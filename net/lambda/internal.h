@@ -5,6 +5,8 @@
 
 #include "net/lambda/lambda.h"
 
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct lambda_config {
@@ -18,6 +20,10 @@ extern struct lambda_config lambda_config;
  * answered; false between invocations. For the crash report, which runs
  * when the loop cannot. */
 bool lambda_current_invocation(const char **api, const char **id, size_t *id_len);
+
+/* post_blocking.c: the Runtime API's address, host:port with an IPv4
+ * address (as Lambda's is), into *a; false if api is not one. */
+bool ig_lambda_api_address(const char *api, struct sockaddr_in *a);
 
 /* post_blocking.c: POSTs {"errorMessage", "errorType"} (type also in the
  * Lambda-Runtime-Function-Error-Type header) to api's LAMBDA_API_PREFIX

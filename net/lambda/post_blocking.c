@@ -16,8 +16,7 @@
 #define MESSAGE_MAX 400 /* bytes of the message posted; an init error's is a line */
 #define TYPE_MAX 64
 
-/* host:port, an IPv4 address (as the Runtime API's is). */
-static bool parse_api(const char *api, struct sockaddr_in *a)
+bool ig_lambda_api_address(const char *api, struct sockaddr_in *a)
 {
 	const char *colon = strrchr(api, ':');
 	char host[64];
@@ -32,7 +31,7 @@ static bool parse_api(const char *api, struct sockaddr_in *a)
 int lambda_post_blocking(const char *api, const char *tail, const char *type, const char *message)
 {
 	struct sockaddr_in a;
-	if (!api || !parse_api(api, &a)) {
+	if (!api || !ig_lambda_api_address(api, &a)) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -1,13 +1,13 @@
 /* The Runtime API loop (lambda.h): next, answer through the in-process
  * engine, post, next again, as explicit steps on one core's loop. The
- * Runtime API is called through net/client, on the same loop as the
+ * Runtime API is called through api_call.h, on the same loop as the
  * handlers' own outbound calls; every call's memory is the invocation's
  * arena, reset when the next invocation is pulled. */
+#include "net/lambda/api_call.h"
 #include "net/lambda/event.h"
 #include "net/lambda/internal.h"
 #include "kernel/runtime/clock.h"
 #include "ingot/log.h"
-#include "ingot/client.h"
 #include "net/http/health.h"
 #include "net/server/server.h"
 
@@ -30,6 +30,7 @@
 #define EVENT_MAX (8u << 20)     /* Lambda's payload limit is 6 MB */
 #define INPROC_BUF (32u << 20)   /* request bytes and the captured response */
 #define REQUEST_ID_MAX 128
+#define POST_TIMEOUT_MS 30000 /* for the whole answer to a post */
 
 enum step { STEP_NEXT, STEP_RESPONSE, STEP_ERROR, STEP_INIT_ERROR };
 
@@ -37,7 +38,8 @@ static const char *const step_names[] = { "next", "response", "error", "init/err
 
 struct runtime {
 	struct http_core core;
-	ig_dispatcher *api;
+	struct lambda_api api;
+	bool api_ready;
 	ig_arena arena;
 	char *buf; /* the in-process request's (INPROC_BUF, mapped once, touched as used) */
 	struct http_inproc inproc;
@@ -69,7 +71,7 @@ static const char *runtime_api(void)
 
 static void set_url(const char *tail)
 {
-	snprintf(rt->url, sizeof rt->url, "http://%s" LAMBDA_API_PREFIX "%s", runtime_api(), tail);
+	snprintf(rt->url, sizeof rt->url, LAMBDA_API_PREFIX "%s", tail);
 }
 
 static void call_step(void);
@@ -157,11 +159,10 @@ static void set_trace_env(ig_str trace)
 		putenv(trace_env);
 }
 
-static void on_posted(ig_response *res, void *arg)
+static void on_posted(const struct lambda_api_answer *res)
 {
-	(void)arg;
 	if (res->error) {
-		retry(res->error_message ? res->error_message : ig_client_error_name(res->error), 0);
+		retry(res->error, 0);
 		return;
 	}
 	if (res->status >= 500) {
@@ -200,9 +201,8 @@ static void post(void)
 	if (rt->error_type)
 		rt->post_headers[n++] = (ig_header){ IG_STR("Lambda-Runtime-Function-Error-Type"),
 						    { rt->error_type, strlen(rt->error_type) } };
-	const ig_fetch_opts o = { .method = "POST", .url = rt->url, .headers = rt->post_headers, .header_count = n,
-				  .body = rt->post_body };
-	ig_fetch(rt->api, &rt->arena, &o, on_posted, NULL);
+	ig_lambda_api_call(&rt->api, runtime_api(), "POST", rt->url, rt->post_headers, n, rt->post_body, POST_TIMEOUT_MS,
+			on_posted);
 }
 
 static void log_failure(const char *request_id, size_t id_len, const char *type, const char *message)
@@ -274,7 +274,7 @@ static void answer_problem(int status, const char *detail)
 	on_answered(NULL, HTTP_INPROC_OK, &res);
 }
 
-static ig_str response_header(const ig_response *res, const char *name)
+static ig_str response_header(const struct lambda_api_answer *res, const char *name)
 {
 	size_t n = strlen(name);
 	for (size_t i = 0; i < res->header_count; i++)
@@ -351,7 +351,7 @@ static bool request_id_valid(ig_str id)
 	return true;
 }
 
-static void invoke(const ig_response *res)
+static void invoke(const struct lambda_api_answer *res)
 {
 	ig_str id = response_header(res, "lambda-runtime-aws-request-id");
 	if (!request_id_valid(id)) { /* nowhere to answer: the id goes into the answer's path */
@@ -382,11 +382,10 @@ static void invoke(const ig_response *res)
 							     : "the request's method, path or a field cannot be HTTP");
 }
 
-static void on_next(ig_response *res, void *arg)
+static void on_next(const struct lambda_api_answer *res)
 {
-	(void)arg;
 	if (res->error) {
-		retry(res->error_message ? res->error_message : ig_client_error_name(res->error), 0);
+		retry(res->error, 0);
 		return;
 	}
 	if (res->status != 200) {
@@ -402,7 +401,6 @@ static void get_next(void)
 	set_url("/invocation/next");
 	/* No timeout: Lambda answers when there is an invocation, and freezes
 	   the process meanwhile. */
-	const ig_fetch_opts o = { .url = rt->url, .headers_timeout_ms = UINT32_MAX, .max_body_bytes = EVENT_MAX };
 	if (!rt->started) {
 		rt->started = true;
 		struct ig_logline l;
@@ -413,7 +411,7 @@ static void get_next(void)
 			ig_log_end(&l);
 		}
 	}
-	ig_fetch(rt->api, &rt->arena, &o, on_next, NULL);
+	ig_lambda_api_call(&rt->api, runtime_api(), "GET", rt->url, NULL, 0, (ig_str){ NULL, 0 }, UINT32_MAX, on_next);
 }
 
 static void next_invocation(void)
@@ -434,18 +432,16 @@ static void call_step(void)
 
 /* ---- the start ---- */
 
-static const ig_client_opts api_opts = {
-	.connections = 1,
-	.keep_alive_ms = 3600000, /* the process is frozen between invocations */
-	.max_body_bytes = EVENT_MAX,
-};
-
+/* The connection is kept however long the process is frozen between
+ * invocations. */
 static int open_api(void)
 {
-	rt->api = ig_agent_new(&rt->core.loop, &api_opts);
 	rt->backoff_ms = RETRY_FIRST_MS;
 	ig_arena_init(&rt->arena, &rt->core.blocks, ARENA_LIMIT);
-	return rt->api ? 0 : -1;
+	if (ig_lambda_api_init(&rt->api, &rt->core.loop, EVENT_MAX) != 0)
+		return -1;
+	rt->api_ready = true;
+	return 0;
 }
 
 static int map_runtime(void)
@@ -465,7 +461,7 @@ static int map_runtime(void)
  * made (a failed ig_loop_init has left nothing open). */
 static bool loop_for_post(void)
 {
-	if (rt->api)
+	if (rt->api_ready)
 		return true;
 	if (rt->core.loop.epfd < 0 && ig_loop_init(&rt->core.loop, 0) != 0)
 		return false;

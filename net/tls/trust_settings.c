@@ -1,7 +1,10 @@
 /* The rows of the settings table for outbound https trust: a CA bundle and
- * whether it joins or replaces the compiled-in anchors. A bundle, when
- * set, is read and parsed by the check at startup; without one nothing of
- * TLS runs then. Not in net/cold.ld's cold block: the start reads these. */
+ * whether it joins or replaces the compiled-in anchors (trust.c loads
+ * them). Only the outbound client refers to these, so an app that calls
+ * none links neither them nor the anchors (net/start.c lists the rows
+ * weakly). A bundle, when set, is read and parsed by the check at startup;
+ * without one nothing of TLS runs then. Not in net/cold.ld's cold block:
+ * the start reads these. */
 #include "tls.h"
 #include "kernel/runtime/config.h"
 
@@ -21,6 +24,7 @@ static const struct ig_option trust_rows[] = {
 	{ "INGOT_TLS_CA_MODE", IG_OPT_CHOICE, (void *)&ca_modes, 0, 0,
 	  "add: the bundle joins the compiled-in anchors; replace: only the bundle" },
 };
+
 
 static const char *check_trust(char *err, size_t errlen)
 {

@@ -146,6 +146,71 @@ test('a handler named like a libc function (recv) builds, passes its test and an
 	await stopServer(s);
 });
 
+// The parts an app links only when its code calls them, by the objects the
+// link map (build/bin/NAME.map) places in the binary: its memory map names
+// every input section kept, with its address, size and object (an archive
+// member pulled in but left out by --gc-sections shows only its .comment).
+const OPTIONAL_PARTS = { 'net/pg': /\/net\/pg\/[^/\s]+\.o$/, 'net/client': /\/net\/client\/[^/\s]+\.o$/,
+	'trust anchors': /\/gen\/anchors\.o$/, 'the TLS client handshake': /libbearssl\.a\(ssl_hs_client\.o\)$/ };
+function linkedParts(map) {
+	const text = fs.readFileSync(map, 'utf8');
+	const at = text.indexOf('Linker script and memory map');
+	assert.ok(at > 0, `${map} is a link map`);
+	const kept = new Set();
+	let section = '';
+	for (const line of text.slice(at).split('\n')) {
+		const m = /^ (\.\S+|COMMON)?\s*(?:0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+))?$/.exec(line);
+		if (!m) continue;
+		if (m[1]) section = m[1];
+		if (!m[4] || /^\.(comment|note|debug|gnu)/.test(section)) continue;
+		if (parseInt(m[2], 16) && parseInt(m[3], 16)) kept.add(m[4]);
+	}
+	assert.ok(kept.size > 20, `${map}: objects found`);
+	return Object.keys(OPTIONAL_PARTS).filter((part) => [...kept].some((o) => OPTIONAL_PARTS[part].test(o)));
+}
+
+test('the scaffold links neither the database client, the outbound client, the trust anchors nor the TLS client', { ...T, ...SKIP }, async () => {
+	assert.deepEqual(linkedParts(path.join(scaffold, 'build', 'bin', 'hello.map')), []);
+	// The reference service calls both: the same check finds them there.
+	await must('make', ['--no-print-directory', '-C', ROOT, 'bin']);
+	assert.deepEqual(linkedParts(path.join(ROOT, 'build', 'bin', 'service.map')), Object.keys(OPTIONAL_PARTS));
+});
+
+test('the scaffold starts with the database\'s settings set: one warning names them, an unknown INGOT_ name is ignored as before', { ...T, ...SKIP }, async () => {
+	const bin = path.join(scaffold, 'build', 'bin', 'hello');
+	const help = await must(bin, ['--help']);
+	assert.doesNotMatch(help, /DATABASE_URL|INGOT_PG_|INGOT_CLIENT_|INGOT_DNS_PORT|INGOT_TLS_CA_FILE/,
+		'--help lists only what is linked');
+	assert.match(help, /INGOT_THREADS/);
+	const s = await makeRun(scaffold, { DATABASE_URL: 'postgres://u@127.0.0.1:1/db', INGOT_PG_POOL_SIZE: '3',
+		INGOT_CLIENT_CONNECTIONS: '2', INGOT_NOT_A_SETTING: '1' });
+	const r = await call(s.port, 'GET', '/hello');
+	assert.equal(r.status, 200);
+	await stopServer(s);
+	const warnings = s.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+		.filter((j) => j.level === 'warn');
+	assert.equal(warnings.length, 1, s.output());
+	assert.equal(warnings[0].ignored, 'INGOT_CLIENT_CONNECTIONS,DATABASE_URL,INGOT_PG_POOL_SIZE');
+});
+
+test('the names warned about are the settings of the parts that may be left out, as the reference service lists them', { ...T, ...SKIP }, async () => {
+	// net/unlinked.c's lists against the rows of the binary that links every part.
+	const src = fs.readFileSync(path.join(ROOT, 'net', 'unlinked.c'), 'utf8');
+	const listed = (name) => src.match(new RegExp(`${name}\\[\\] =([^;]*);`))[1].replace(/"\s*"/g, '')
+		.match(/"([^"]*)"/)[1].split(' ');
+	await must('make', ['--no-print-directory', '-C', ROOT, 'bin']);
+	const help = await must(path.join(ROOT, 'build', 'bin', 'service'), ['--help']);
+	const rows = (part) => {
+		const block = help.split('\n\n').find((b) => b.startsWith(`${part}:`));
+		assert.ok(block, `--help has ${part}`);
+		return [...block.matchAll(/^ {2}--\S+\s+([A-Z_]+)\s/gm)].map((m) => m[1]);
+	};
+	assert.deepEqual(listed('client_names'), rows('client'));
+	assert.deepEqual(listed('dns_names'), rows('DNS'));
+	assert.deepEqual(listed('trust_names'), rows('TLS trust (outbound https)'));
+	assert.deepEqual(listed('pg_names'), rows('database (PostgreSQL)'));
+});
+
 test('make test runs the scaffold\'s handler test under ASan and UBSan, and fails when a handler is wrong', { ...T, ...SKIP }, async () => {
 	const out = await make(scaffold, 'test');
 	assert.match(out, /handler tests passed/);
