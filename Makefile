@@ -69,7 +69,7 @@ API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
 RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
@@ -288,7 +288,7 @@ pgwire-check: $(PGWIRE_CHECK)
 # UNIT_MAIN_test_NAME); UNIT_FLAGS_test_NAME: extra flags, with @DEPS@
 # standing for the host or the musl build of the third-party libraries.
 UNIT_OUT   := $(BUILD)/test/unit
-UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns \
+UNIT_NAMES := test_api_decode test_api_operation test_api_validate test_app_handlers test_client_mock test_dns test_dial \
               test_format test_json_read test_kernel test_lwip_config test_parser test_response test_tls_bearssl \
               test_tls_mbedtls test_trace test_url test_i8042 test_virtio_mmio test_virtqueue test_metal_cmdline \
               test_metal_pages test_metrics test_meter test_sock test_client_metrics \
@@ -344,6 +344,9 @@ UNIT_SRC_test_client_mock  := kernel/runtime/loop.c kernel/runtime/timer.c kerne
                               $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
 UNIT_SRC_test_dns          := $(wildcard net/dns/dns*.c) kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/loop.c kernel/runtime/timer.c \
                               kernel/runtime/clock.c kernel/runtime/pool.c
+# the dialer over kernel sockets, with the real resolver (TLS stubbed)
+UNIT_SRC_test_dial         := net/dial/dial.c net/sock/sock.c $(wildcard net/dns/dns*.c) \
+                              $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c)
 UNIT_SRC_test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_test_json_read    := $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_test_lwip_config  := net/lwip/net_config.c
@@ -378,7 +381,7 @@ UNIT_FLAGS_test_pg_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_test_pg_conninfo  := net/pg/conninfo.c
 # conn and pool against the test's simulated server: all of net/pg but its
 # settings and migrations (the test sets what they would), on a real loop.
-UNIT_SRC_test_pg_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/sock/sock.c \
+UNIT_SRC_test_pg_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/dial/dial.c net/sock/sock.c \
                               $(addprefix kernel/runtime/,loop.c timer.c clock.c pool.c arena.c log.c base64.c json.c)
 UNIT_FLAGS_test_pg_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_HEADERS := $(wildcard kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
