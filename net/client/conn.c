@@ -616,9 +616,7 @@ static void conn_writable(void *engine)
 static void conn_closed(void *engine)
 {
 	struct client_conn *k = engine;
-	socklen_t len;
-	const struct sockaddr *a = ig_dial_address(&k->dial, &len);
-	int err = k->sock && k->t == k->sock ? ig_net_stream_error(k->sock, a ? a->sa_family : AF_INET) : 0;
+	int err = k->sock && k->t == k->sock ? ig_net_stream_error(k->sock, AF_INET) : 0; /* its addresses are IP ones */
 	bool tls = k->t && k->t != k->sock;
 	k->t = k->sock = NULL; /* the transport is gone already */
 	/* TLS says why it closed; NULL after the peer's close_notify, an
