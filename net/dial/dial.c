@@ -80,22 +80,24 @@ void ig_dial_address_text(const struct ig_dial *d, char *out, size_t cap)
 {
 	socklen_t len = 0;
 	const struct sockaddr *a = ig_dial_address(d, &len);
-	char ip[INET6_ADDRSTRLEN] = "?";
-	if (!a) {
-		snprintf(out, cap, "?");
-	} else if (a->sa_family == AF_INET) {
-		const struct sockaddr_in *v4 = (const struct sockaddr_in *)a;
-		inet_ntop(AF_INET, &v4->sin_addr, ip, sizeof ip);
-		snprintf(out, cap, "%s:%u", ip, ntohs(v4->sin_port));
-	} else if (a->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)a;
-		inet_ntop(AF_INET6, &v6->sin6_addr, ip, sizeof ip);
-		snprintf(out, cap, "[%s]:%u", ip, ntohs(v6->sin6_port));
-	} else if (a->sa_family == AF_UNIX) {
+	const union ig_dial_addr *ip = (const union ig_dial_addr *)a;
+	char text[INET6_ADDRSTRLEN] = "?";
+	const char *form = "%s";
+	unsigned port = 0;
+	if (a && a->sa_family == AF_UNIX) {
 		snprintf(out, cap, "%s", ((const struct sockaddr_un *)a)->sun_path);
-	} else {
-		snprintf(out, cap, "?");
+		return;
 	}
+	if (a && a->sa_family == AF_INET) {
+		inet_ntop(AF_INET, &ip->v4.sin_addr, text, sizeof text);
+		port = ntohs(ip->v4.sin_port);
+		form = "%s:%u";
+	} else if (a && a->sa_family == AF_INET6) {
+		inet_ntop(AF_INET6, &ip->v6.sin6_addr, text, sizeof text);
+		port = ntohs(ip->v6.sin6_port);
+		form = "[%s]:%u";
+	}
+	snprintf(out, cap, form, text, port);
 }
 
 /* A literal host needs no resolver (nor its memory). */
@@ -238,8 +240,7 @@ static void on_resolved(void *arg, int error, const struct sockaddr_storage *add
 	}
 	d->count = (uint8_t)(count < IG_DIAL_MAX_ADDRS ? count : IG_DIAL_MAX_ADDRS);
 	for (uint8_t i = 0; i < d->count; i++)
-		memcpy(&d->addrs[i], &addrs[i], addrs[i].ss_family == AF_INET6 ? sizeof d->addrs[i].v6
-										  : sizeof d->addrs[i].v4);
+		memcpy(&d->addrs[i], &addrs[i], sizeof d->addrs[i]); /* either family fits */
 	d->next = 0;
 	dial_next(d, ECONNREFUSED);
 }
