@@ -11,9 +11,9 @@
 #include "net/stack.h"
 #include "net/tls/tls.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fds.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -24,6 +24,14 @@
 
 static struct ig_loop loop;
 static char dir[64];
+
+/* name's path in the test's directory (one buffer: use it at once). */
+static const char *in_dir(const char *name)
+{
+	static char path[128];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return path;
+}
 
 /* Kernel sockets only (net/stack_settings.c would set an lwIP stack). */
 const struct ig_net_stack *ig_net_stack;
@@ -229,25 +237,11 @@ static int queries_heard(void)
 
 static void write_file(const char *name, const char *text)
 {
-	char path[128];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
+	FILE *f = fopen(in_dir(name), "w");
 	if (f) {
 		fputs(text, f);
 		fclose(f);
 	}
-}
-
-static int open_fds(void)
-{
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
 }
 
 static bool has(const char *s, const char *part) { return strstr(s, part) != NULL; }
@@ -256,15 +250,21 @@ static bool has(const char *s, const char *part) { return strstr(s, part) != NUL
 
 static struct sock_core sc;
 static struct ig_dial d;
+static char listening[64], refusing[64]; /* "127.0.0.1:port", "127.0.0.2:port" */
+
+/* Dials host at the test's port, plain, within timeout_ms. */
+static void dial_host(const char *host, uint32_t timeout_ms, struct outcome *o)
+{
+	dial(&d, &(struct ig_dial_params){ .sock = &sc, .host = host, .port = port, .timeout_ms = timeout_ms }, o);
+}
 
 static void test_literal(void)
 {
 	struct outcome o;
-	char want[64];
-	snprintf(want, sizeof want, "127.0.0.1:%u", port);
-	dial(&d, &(struct ig_dial_params){ .sock = &sc, .host = "127.0.0.1", .port = port, .timeout_ms = 5000 }, &o);
+	dial_host("127.0.0.1", 5000, &o);
 	CHECK(o.calls == 1 && o.connected && o.t == o.sock, "a literal address connects, plain");
-	check_that(strcmp(o.where, want) == 0, "the dial says where it connected", "\"%s\", want \"%s\"", o.where, want);
+	check_that(strcmp(o.where, listening) == 0, "the dial says where it connected", "\"%s\", want \"%s\"", o.where,
+		   listening);
 	CHECK_INT(accept_all(listener), 1, "the listener has the one connection");
 	CHECK_INT(loop.timers.armed, 0, "the deadline's timer is cancelled once connected");
 	ig_dial_cancel(&d);
@@ -275,10 +275,8 @@ static void test_literal(void)
 static void test_hosts_name(void)
 {
 	struct outcome o;
-	char want[64];
-	snprintf(want, sizeof want, "127.0.0.1:%u", port);
-	dial(&d, &(struct ig_dial_params){ .sock = &sc, .host = "one.test", .port = port, .timeout_ms = 5000 }, &o);
-	CHECK(o.connected && strcmp(o.where, want) == 0, "a name from the hosts file connects");
+	dial_host("one.test", 5000, &o);
+	CHECK(o.connected && strcmp(o.where, listening) == 0, "a name from the hosts file connects");
 	CHECK_INT(queries_heard(), 0, "a hosts entry sends no query");
 	CHECK_INT(accept_all(listener), 1, "its connection reached the listener");
 	close_stream(&o);
@@ -287,22 +285,18 @@ static void test_hosts_name(void)
 static void test_refused_then_next(void)
 {
 	struct outcome o;
-	char want[64];
-	snprintf(want, sizeof want, "127.0.0.1:%u", port);
-	dial(&d, &(struct ig_dial_params){ .sock = &sc, .host = "two.test", .port = port, .timeout_ms = 5000 }, &o);
-	check_that(o.calls == 1 && o.connected && strcmp(o.where, want) == 0,
+	dial_host("two.test", 5000, &o);
+	check_that(o.calls == 1 && o.connected && strcmp(o.where, listening) == 0,
 		   "the first address refused, the next one connects", "calls %d, connected %d, at \"%s\" (%s)",
 		   o.calls, o.connected, o.where, o.why);
 	CHECK_INT(accept_all(listener), 1, "one connection reached the listener");
 	close_stream(&o);
 
-	snprintf(want, sizeof want, "127.0.0.2:%u", port);
-	dial(&d, &(struct ig_dial_params){ .sock = &sc, .host = "refused.test", .port = port, .timeout_ms = 5000 },
-	     &o);
+	dial_host("refused.test", 5000, &o);
 	check_that(o.calls == 1 && !o.connected && o.kind == IG_DIAL_CONNECT && strcmp(o.why, strerror(ECONNREFUSED)) == 0,
 		   "every address refused: the dial fails with the last one's error", "kind %d, why \"%s\"", o.kind,
 		   o.why);
-	check_that(strcmp(o.where, want) == 0, "and names that address", "\"%s\", want \"%s\"", o.where, want);
+	check_that(strcmp(o.where, refusing) == 0, "and names that address", "\"%s\", want \"%s\"", o.where, refusing);
 	CHECK_INT(loop.timers.armed, 0, "a failed dial leaves no timer");
 }
 
@@ -334,7 +328,7 @@ static void test_invalid_name(void)
 static void test_timeout(void)
 {
 	struct outcome o;
-	dial(&d, &(struct ig_dial_params){ .sock = &sc, .host = "silent.test", .port = port, .timeout_ms = 40 }, &o);
+	dial_host("silent.test", 40, &o);
 	check_that(o.calls == 1 && !o.connected && o.kind == IG_DIAL_TIMEOUT && o.state == IG_DIAL_RESOLVING,
 		   "a nameserver that never answers: the dial's deadline fails it, during the lookup",
 		   "calls %d, kind %d, state %d, watchdog %d", o.calls, o.kind, o.state, watchdog_fired);
@@ -401,7 +395,7 @@ static void test_tls(void)
 	accept_all(listener);
 
 	/* PostgreSQL's order: plain first, TLS after the SSLRequest. */
-	dial(&d, &(struct ig_dial_params){ .sock = &sc, .host = "127.0.0.1", .port = port, .timeout_ms = 5000 }, &o);
+	dial_host("127.0.0.1", 5000, &o);
 	const char *why = NULL;
 	struct ig_dial_tls no_verify = { .verify = false, .server_name = "db.test" };
 	struct ig_transport *t = ig_dial_tls(&loop, o.sock, &no_verify, &why);
@@ -422,13 +416,11 @@ int main(void)
 		return 1;
 	}
 	sock_core_init(&sc, &loop, -1, 64, NULL, NULL);
-	char path[128], ns_port[16];
+	char ns_port[16];
 	write_file("resolv.conf", "nameserver 127.0.0.1\noptions timeout:30\n");
 	write_file("hosts", "127.0.0.1 one.test\n127.0.0.2 two.test\n127.0.0.1 two.test\n127.0.0.2 refused.test\n");
-	snprintf(path, sizeof path, "%s/resolv.conf", dir);
-	setenv("INGOT_RESOLV_CONF", path, 1);
-	snprintf(path, sizeof path, "%s/hosts", dir);
-	setenv("INGOT_HOSTS_FILE", path, 1);
+	setenv("INGOT_RESOLV_CONF", in_dir("resolv.conf"), 1);
+	setenv("INGOT_HOSTS_FILE", in_dir("hosts"), 1);
 	snprintf(ns_port, sizeof ns_port, "%u", port_of(nameserver, SOCK_DGRAM));
 	setenv("INGOT_DNS_PORT", ns_port, 1);
 	const struct ig_settings *const parts[] = { &dns_settings };
@@ -437,8 +429,9 @@ int main(void)
 		printf("Bail out! the DNS settings do not parse\n");
 		return 1;
 	}
-	printf("# listener on 127.0.0.1:%u, refused at 127.0.0.2:%u, silent nameserver on port %s\n", port, port,
-	       ns_port);
+	snprintf(listening, sizeof listening, "127.0.0.1:%u", port);
+	snprintf(refusing, sizeof refusing, "127.0.0.2:%u", port);
+	printf("# listener on %s, refused at %s, silent nameserver on port %s\n", listening, refusing, ns_port);
 
 	int fds = open_fds();
 	test_literal();
@@ -456,11 +449,8 @@ int main(void)
 	CHECK(open_fds() == fds, "no socket is left open");
 
 	unlink(unix_addr.sun_path);
-	char p2[128];
-	snprintf(p2, sizeof p2, "%s/resolv.conf", dir);
-	unlink(p2);
-	snprintf(p2, sizeof p2, "%s/hosts", dir);
-	unlink(p2);
+	unlink(in_dir("resolv.conf"));
+	unlink(in_dir("hosts"));
 	rmdir(dir);
 	close(listener);
 	close(refuser);
