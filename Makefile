@@ -80,7 +80,7 @@ API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
 RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
@@ -376,6 +376,9 @@ UNIT_SRC_net/client/test_mock  := kernel/runtime/loop.c kernel/runtime/timer.c k
                               $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
 UNIT_SRC_net/dns/test_dns          := $(wildcard net/dns/dns*.c) kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/loop.c kernel/runtime/timer.c \
                               kernel/runtime/clock.c kernel/runtime/pool.c
+# the dialer over kernel sockets, with the real resolver (TLS stubbed)
+UNIT_SRC_net/dial/test_dial   := net/sock/sock.c $(wildcard net/dns/dns*.c) \
+                              $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c)
 UNIT_SRC_net/api/test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_kernel/runtime/test_json_read    := $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_net/lwip/test_net_config  := net/lwip/net_config.c
@@ -413,7 +416,7 @@ UNIT_FLAGS_net/pg/test_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/pg/test_conninfo  := net/pg/conninfo.c
 # conn and pool against the test's simulated server: all of net/pg but its
 # settings and migrations (the test sets what they would), on a real loop.
-UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/sock/sock.c \
+UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/dial/dial.c net/sock/sock.c \
                               $(addprefix kernel/runtime/,loop.c timer.c clock.c pool.c arena.c log.c base64.c json.c)
 UNIT_FLAGS_net/pg/test_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
@@ -549,7 +552,7 @@ FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/runtime/*.c kernel/process/*.c net/*.c net/http/*.c net/server/*.c net/metrics/*.c net/api/*.c)) \
-                   $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/dns/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
+                   $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/dns/*.c net/dial/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
                    $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/bearssl.c $(RT_GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give

@@ -6,17 +6,14 @@
  * stream breaks is the contract in client.h ("Client, Pool, Agent"). */
 #include "internal.h"
 #include "kernel/runtime/list.h"
-#include "net/dns/dns.h"
 #include "net/rbuf.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
 #include <stdarg.h>
-#include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #define MAX_IOV 128
@@ -64,10 +61,7 @@ static void conn_close(struct client_conn *k, bool graceful)
 		return;
 	ig_timer_cancel(&core_of(k)->loop->timers, &k->timer);
 	k->dl = DL_NONE;
-	if (k->dns) {
-		dns_cancel(k->dns);
-		k->dns = NULL;
-	}
+	ig_dial_cancel(&k->dial);
 	if (k->t)
 		k->t->ops->close(k->t, graceful);
 	k->t = k->sock = NULL;
@@ -100,7 +94,7 @@ static void conn_set_deadline(struct client_conn *k, enum cconn_deadline dl, uin
 static void conn_update_deadline(struct client_conn *k, bool got_bytes)
 {
 	struct client_call *c = k->head;
-	if (k->state == CC_RESOLVING || k->state == CC_CONNECTING || k->state == CC_CLOSED)
+	if (k->state == CC_DIALING || k->state == CC_CLOSED)
 		return;
 	if (!c) {
 		if (k->dl != DL_IDLE)
@@ -612,61 +606,12 @@ static void conn_received(void *engine, size_t n)
 	}
 }
 
-static void conn_start_tls(struct client_conn *k)
-{
-	const struct client_origin *p = k->origin;
-	const char *err = "no trust anchors";
-	const struct tls_trust *trust = p->opts.trust ? p->opts.trust : ig_tls_default_trust(&err);
-	struct ig_tls_core *tc = ig_tls_client_core(core_of(k)->loop);
-	if (!trust || !tc) {
-		conn_failf(k, true, IG_CLIENT_TLS, "cannot start TLS to %.*s: %s", origin_len(k),
-			   origin_of(k), trust ? "out of memory" : err);
-		return;
-	}
-	/* The socket stops being ours: TLS becomes its engine. */
-	k->sock->engine_ops = NULL;
-	k->sock->engine = NULL;
-	struct ig_transport *t = ig_tls_client(tc, k->sock, trust, p->host);
-	if (!t) {
-		k->sock->ops->close(k->sock, false);
-		k->t = k->sock = NULL;
-		conn_failf(k, true, IG_CLIENT_TLS, "cannot start TLS to %.*s: too many handshakes",
-			   origin_len(k), origin_of(k));
-		return;
-	}
-	k->t = t;
-	t->engine_ops = &conn_stream_ops;
-	t->engine = k;
-	/* The socket is writable now and will not say so again (edge
-	   triggered): let TLS send its hello. */
-	if (k->sock->engine_ops && k->sock->engine_ops->writable)
-		k->sock->engine_ops->writable(k->sock->engine);
-}
-
-static void conn_connected(struct client_conn *k)
-{
-	k->state = CC_OPEN;
-	core_of(k)->connects++;
-	k->dl = DL_NONE;
-	if (k->origin->url.https) {
-		conn_start_tls(k);
-		if (k->state != CC_OPEN)
-			return;
-	}
-	if (conn_flush(k))
-		conn_update_deadline(k, false);
-}
-
 static void conn_writable(void *engine)
 {
 	struct client_conn *k = engine;
-	if (k->state == CC_CONNECTING)
-		conn_connected(k);
-	else if (conn_flush(k))
+	if (conn_flush(k))
 		conn_update_deadline(k, false);
 }
-
-static void conn_try_next_address(struct client_conn *k, int err);
 
 static void conn_closed(void *engine)
 {
@@ -678,9 +623,7 @@ static void conn_closed(void *engine)
 	   orderly end of the stream (what ends a close-delimited body). */
 	const char *tls_why = tls ? ig_tls_last_error(ig_tls_client_core(core_of(k)->loop)) : NULL;
 	bool handshake = k->responses == 0 && !(k->head && k->head->responding);
-	if (k->state == CC_CONNECTING)
-		conn_try_next_address(k, err ? err : ECONNREFUSED);
-	else if (tls && !tls_why)
+	if (tls && !tls_why)
 		conn_on_eof(k, true); /* close_notify */
 	else if (tls && handshake) /* no call can go over this origin's TLS */
 		conn_failf(k, true, IG_CLIENT_TLS, "TLS with %.*s failed: %s", origin_len(k), origin_of(k), tls_why);
@@ -696,63 +639,60 @@ static const struct ig_stream_ops conn_stream_ops = {
 	.closed = conn_closed,
 };
 
-/* ---- connecting ---- */
+/* ---- connecting: the dial (net/dial) ---- */
 
-static void format_addr(const struct sockaddr_storage *a, char *out, size_t cap)
+static void on_dial_connected(struct ig_dial *d, struct ig_transport *t, struct ig_transport *sock, void *arg)
 {
-	char ip[INET6_ADDRSTRLEN] = "?";
-	uint16_t port = 0;
-	if (a->ss_family == AF_INET) {
-		const struct sockaddr_in *v4 = (const struct sockaddr_in *)a;
-		inet_ntop(AF_INET, &v4->sin_addr, ip, sizeof ip);
-		port = ntohs(v4->sin_port);
-		snprintf(out, cap, "%s:%u", ip, port);
-	} else {
-		const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)a;
-		inet_ntop(AF_INET6, &v6->sin6_addr, ip, sizeof ip);
-		port = ntohs(v6->sin6_port);
-		snprintf(out, cap, "[%s]:%u", ip, port);
-	}
-}
-
-/* Connects to the next address; after the last one fails, the calls
- * waiting fail with the last address's error. */
-static void conn_try_next_address(struct client_conn *k, int err)
-{
-	while (k->addr_next < k->addr_count) {
-		const struct sockaddr_storage *a = &k->addrs[k->addr_next++];
-		socklen_t len = a->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-		struct client_core *core = core_of(k);
-		struct ig_transport *t = ig_net_connect(&core->sock, core->loop, (const struct sockaddr *)a, len);
-		if (t) {
-			t->engine_ops = &conn_stream_ops;
-			t->engine = k;
-			k->t = k->sock = t;
-			k->state = CC_CONNECTING;
+	(void)d;
+	struct client_conn *k = arg;
+	k->t = t;
+	k->sock = sock;
+	t->engine_ops = &conn_stream_ops;
+	t->engine = k;
+	k->state = CC_OPEN;
+	core_of(k)->connects++;
+	k->dl = DL_NONE;
+	/* The socket is writable now and will not say so again (edge
+	   triggered): let TLS send its hello, whether or not a call waits. */
+	if (t != sock) {
+		t->ops->resume_read(t);
+		if (k->state != CC_OPEN)
 			return;
-		}
-		err = errno;
 	}
-	char where[INET6_ADDRSTRLEN + 8];
-	format_addr(&k->addrs[k->addr_count ? k->addr_count - 1 : 0], where, sizeof where);
-	conn_failf(k, true, IG_CLIENT_CONNECT, "connect to %.*s (%s) failed: %s", origin_len(k),
-		   origin_of(k), where, strerror(err));
+	if (conn_flush(k))
+		conn_update_deadline(k, false);
 }
 
-static void on_resolved(void *arg, int error, const struct sockaddr_storage *addrs, size_t count,
-			const char *message)
+/* The calls waiting fail, with the texts each failure had before the
+ * dialer: the origin, and for a connect the last address tried. */
+static void on_dial_failed(struct ig_dial *d, enum ig_dial_error kind, const char *why, void *arg)
 {
 	struct client_conn *k = arg;
-	k->dns = NULL;
-	if (error || count == 0) {
-		conn_failf(k, true, IG_CLIENT_DNS, "%s", message ? message : "no address");
-	} else {
-		k->addr_count = (uint8_t)(count < CLIENT_MAX_ADDRS ? count : CLIENT_MAX_ADDRS);
-		memcpy(k->addrs, addrs, k->addr_count * sizeof *addrs);
-		k->addr_next = 0;
-		conn_try_next_address(k, ECONNREFUSED);
+	char where[IG_PEER_TEXT_MAX];
+	switch (kind) {
+	case IG_DIAL_RESOLVE:
+		conn_failf(k, true, IG_CLIENT_DNS, "%s", why);
+		break;
+	case IG_DIAL_CONNECT:
+		ig_dial_address_text(d, where, sizeof where);
+		conn_failf(k, true, IG_CLIENT_CONNECT, "connect to %.*s (%s) failed: %s", origin_len(k),
+			   origin_of(k), where, why);
+		break;
+	case IG_DIAL_TIMEOUT:
+		conn_failf(k, true, IG_CLIENT_CONNECT_TIMEOUT, "%s %.*s timed out after %u ms",
+			   d->state == IG_DIAL_RESOLVING ? "resolving the host of" : "connecting to", origin_len(k),
+			   origin_of(k), k->connect_ms);
+		break;
+	case IG_DIAL_TLS:
+		conn_failf(k, true, IG_CLIENT_TLS, "cannot start TLS to %.*s: %s", origin_len(k), origin_of(k), why);
+		break;
 	}
 }
+
+static const struct ig_dial_ops conn_dial_ops = {
+	.connected = on_dial_connected,
+	.failed = on_dial_failed,
+};
 
 static void on_conn_timer(struct ig_timer *t)
 {
@@ -765,11 +705,6 @@ static void on_conn_timer(struct ig_timer *t)
 	}
 	struct client_call *c = k->head;
 	switch (k->dl) {
-	case DL_CONNECT:
-		conn_failf(k, true, IG_CLIENT_CONNECT_TIMEOUT, "%s %.*s timed out after %u ms",
-			   k->state == CC_RESOLVING ? "resolving the host of" : "connecting to", origin_len(k),
-			   origin_of(k), k->connect_ms);
-		break;
 	case DL_HEADERS:
 		conn_failf(k, false, IG_CLIENT_HEADERS_TIMEOUT, "no response head from %.*s within %u ms",
 			   origin_len(k), origin_of(k), c ? c->headers_ms : 0);
@@ -796,50 +731,26 @@ struct client_conn *conn_open(const struct client_origin *origin, const struct c
 	struct client_conn *k = ig_pool_take(&core->conns);
 	if (!k)
 		return NULL;
-	*k = (struct client_conn){ .origin = origin, .owner_ops = ops, .owner = owner, .state = CC_RESOLVING,
+	*k = (struct client_conn){ .origin = origin, .owner_ops = ops, .owner = owner, .state = CC_DIALING,
 				   .rd = RD_HEAD, .reusable = true, .idle_ms = origin->opts.keep_alive_ms,
 				   .connect_ms = connect_ms };
 	k->timer.fn = on_conn_timer;
 	k->resume.fn = conn_run_resume;
 	k->release.fn = conn_release;
 	client_metrics_conn_open(origin, 1);
-	conn_set_deadline(k, DL_CONNECT, core->loop->clock.now_ms + connect_ms);
 	return k;
-}
-
-/* A numeric host needs no resolver (nor its memory). */
-static bool numeric_address(const struct client_origin *p, struct sockaddr_storage *a)
-{
-	struct sockaddr_in *v4 = (struct sockaddr_in *)a;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)a;
-	*a = (struct sockaddr_storage){ 0 };
-	if (inet_pton(AF_INET, p->host, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons(p->url.port);
-		return true;
-	}
-	if (inet_pton(AF_INET6, p->host, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons(p->url.port);
-		return true;
-	}
-	return false;
 }
 
 void conn_start(struct client_conn *k)
 {
+	const struct client_origin *p = k->origin;
 	struct client_core *core = core_of(k);
-	if (numeric_address(k->origin, &k->addrs[0])) {
-		k->addr_count = 1;
-		conn_try_next_address(k, ECONNREFUSED);
-	} else {
-		if (!core->dns)
-			core->dns = dns_resolver_new(core->loop);
-		if (!core->dns)
-			conn_fail_all(k, IG_CLIENT_DNS, "cannot make a resolver: out of memory");
-		else
-			k->dns = dns_resolve(core->dns, k->origin->host, k->origin->url.port, on_resolved, k);
-	}
+	/* Over https, the origin's trust (else the default anchors) and its
+	   host name, always verified. */
+	struct ig_dial_tls tls = { .verify = true, .trust = p->opts.trust, .server_name = p->host };
+	struct ig_dial_params params = { .sock = &core->sock, .host = p->host, .port = p->url.port,
+					 .timeout_ms = k->connect_ms, .tls = p->url.https ? &tls : NULL };
+	ig_dial_start(&k->dial, core->loop, &params, &conn_dial_ops, k);
 }
 
 /* ---- abort and resume ---- */

@@ -13,8 +13,8 @@
  *   call.c     one request: its options, its bytes and its callbacks to the
  *              caller
  *   below      the response head parser and chunked decoder (net/http's
- *              codec), the transports (net/sock, net/tls), the resolver
- *              (net/dns), the options' defaults and settings
+ *              codec), the dialer (net/dial: resolve, connect, TLS),
+ *              the transports (net/sock, net/tls), the options' defaults and settings
  *              (client_settings.c); struct client_origin, the origin and
  *              options a pool's connections and calls read
  *   percore.c  the bottom: struct client_core, the per-core slot pools and
@@ -58,6 +58,7 @@
 #include "kernel/runtime/pool.h"
 #include "ingot/client.h"
 #include "net/client/url.h"
+#include "net/dial/dial.h"
 #include "net/http/response_head.h"
 #include "net/metrics/metrics.h"
 #include "net/sock/sock.h"
@@ -68,7 +69,6 @@
 #define CLIENT_RBUF_SIZE (64 * 1024)
 #define CLIENT_MAX_HEAD_BYTES (CLIENT_RBUF_SIZE / 2)
 #define CLIENT_MAX_HEADERS 1000
-#define CLIENT_MAX_ADDRS 4     /* addresses of a name tried in turn */
 #define CLIENT_MAX_STREAMS 65536 /* outbound sockets per core */
 
 /* ---- metrics (client_metrics.c) ----
@@ -111,7 +111,6 @@ struct client_core {
 	struct ig_pool calls, conns, rbufs, pools, agents;
 	ig_header *scratch;          /* response head parser output, what on_headers sees */
 	ig_dispatcher *agent;        /* ig_core_agent's (or a test's) */
-	struct dns_resolver *dns;    /* made on the first name to resolve */
 	uint64_t connects;           /* connections opened, ever */
 	struct client_metrics metrics;
 	char wscratch[16384];        /* request heads gathered for one writev */
@@ -233,8 +232,7 @@ void call_fail_now(const ig_dispatch_handler *h, void *arg, enum ig_client_error
 /* ---- a connection (conn.c) ---- */
 
 enum cconn_state {
-	CC_RESOLVING,  /* waiting for the resolver */
-	CC_CONNECTING, /* TCP connect in progress */
+	CC_DIALING,    /* the dial (resolve, connect) is under way */
 	CC_OPEN,       /* connected (a TLS handshake may still run inside) */
 	CC_CLOSED,     /* closed; its memory goes after the batch */
 };
@@ -246,7 +244,8 @@ enum cconn_read {
 	RD_UNTIL_CLOSE, /* the body ends with the connection */
 };
 
-enum cconn_deadline { DL_NONE, DL_CONNECT, DL_HEADERS, DL_BODY, DL_IDLE };
+/* The connect deadline is the dial's (net/dial). */
+enum cconn_deadline { DL_NONE, DL_HEADERS, DL_BODY, DL_IDLE };
 
 struct client_conn;
 
@@ -272,7 +271,7 @@ struct client_conn {
 	struct client_conn *next, *prev; /* the owner's connections */
 	struct ig_transport *t;    /* what the engine talks to: TLS or socket */
 	struct ig_transport *sock; /* the socket under it */
-	struct dns_query *dns;
+	struct ig_dial dial;       /* CC_DIALING: the resolve and connect */
 	enum cconn_state state;
 	enum cconn_read rd;
 	struct client_call *head, *tail; /* FIFO: written or being written */
@@ -289,15 +288,13 @@ struct client_conn {
 	uint64_t deadline_ms;
 	uint64_t idle_ms; /* keep-alive expiry: the pool's, or less if the
 			     server said so (Keep-Alive: timeout=N) */
-	uint32_t connect_ms; /* the connect deadline's length, for messages */
-	uint8_t addr_next, addr_count;
+	uint32_t connect_ms; /* the dial's deadline, from conn_open */
 	bool reusable;    /* may take more requests (no Connection: close) */
 	bool retiring;    /* the owner is going: close once the FIFO is empty */
 	bool processing;  /* parsing: writes wait for its end, and a resume
 			     never enters the parser again */
 	struct ig_deferred resume;  /* a call of it was resumed */
 	struct ig_deferred release; /* closed: the memory goes */
-	struct sockaddr_storage addrs[CLIENT_MAX_ADDRS];
 };
 
 /* A connection's gauges in its origin's metrics, delta +1 or -1: open
@@ -306,8 +303,8 @@ void client_metrics_conn_open(const struct client_origin *o, int delta);
 void client_metrics_conn_busy(const struct client_origin *o, int delta);
 
 /* A new connection to origin, not started, not linked anywhere; NULL when
- * out of slots. The connect deadline (name resolution included) starts
- * now. */
+ * out of slots. connect_ms bounds its dial (name resolution included),
+ * from conn_start. */
 struct client_conn *conn_open(const struct client_origin *origin, const struct conn_owner_ops *ops, void *owner,
 			      uint32_t connect_ms);
 /* Resolves and connects; a failure at once fails the calls it has taken. */

@@ -10,8 +10,8 @@
 
 static struct ig_loop_slot client_slot;
 
-/* Every core's state, for the process's lifetime: what it holds (the
- * resolver, say) stays reachable after its thread has gone, so a leak
+/* Every core's state, for the process's lifetime: what it holds (its
+ * pools, say) stays reachable after its thread has gone, so a leak
  * checker at exit sees memory in use, not lost. Pushed once per core. */
 static _Atomic(struct client_core *) all_cores;
 

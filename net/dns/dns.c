@@ -2,7 +2,7 @@
  * localhost, the hosts file and a per-core cache answer at once; anything
  * else becomes a lookup that sends A and AAAA questions over UDP from the
  * core's loop and joins every query for the same name. It knows nothing of
- * HTTP; the connection code (conn.c) turns its addresses into connects. */
+ * HTTP; the dialer (net/dial) turns its addresses into connects. */
 #include "dns.h"
 #include "dns_wire.h"
 

@@ -1,5 +1,5 @@
 /* A small non-blocking DNS stub resolver on a core's loop, for the
- * outbound connections (net/client, net/pg): UDP queries to the nameservers of resolv.conf, answers
+ * outbound connections (net/dial, for net/client and net/pg): UDP queries to the nameservers of resolv.conf, answers
  * from the hosts file, a bounded per-core cache. One resolver per core,
  * used only on that core's thread; nothing is locked or shared.
  *

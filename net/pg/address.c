@@ -42,9 +42,9 @@ const char *pg_resolve(char *err, size_t errlen)
 		pg_global->addr_len = sizeof *v6;
 		return NULL;
 	}
-	/* A name: each connect looks it up on its core's loop (conn.c, with
-	   net/client's resolver and its TTL cache), so that a failover that
-	   moves the name is followed without a restart. */
+	/* A name: each connect looks it up on its core's loop (conn.c's
+	   dial, with the core's resolver and its TTL cache), so that a
+	   failover that moves the name is followed without a restart. */
 	pg_global->addr_len = 0;
 	return NULL;
 }

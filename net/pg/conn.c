@@ -1,5 +1,5 @@
-/* One PostgreSQL connection on the loop: its making, the connect (a
- * resolved name or an address, TCP or a unix socket), SSLRequest and TLS,
+/* One PostgreSQL connection on the loop: its making, the dial (net/dial:
+ * a name looked up, or an address, TCP or a unix socket), SSLRequest and TLS,
  * then the transport's events: bytes framed into messages, each handed to
  * the startup phase (startup.c) or, once ready, the pipeline
  * (pipeline.c); and its timer (the connect timeout, then the head query's).
@@ -7,13 +7,11 @@
  * set, never a call up. */
 #include "internal.h"
 
-#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/dns/dns.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"
 
@@ -57,39 +55,37 @@ static bool want_ssl(void)
 	return !pg_global->ci.unix_socket && pg_global->ci.sslmode != PG_SSL_DISABLE;
 }
 
-/* PGC_CONNECTING, the address known: the socket's connect. */
-static void connect_to_addr(struct pg_conn *k)
+/* The dial connected: SSLRequest or the startup goes out. */
+static void on_dial_connected(struct ig_dial *d, struct ig_transport *t, struct ig_transport *sock, void *arg)
 {
-	struct ig_transport *t = ig_net_connect(&k->core->sock, k->core->loop, (const struct sockaddr *)&k->addr,
-						k->addr_len);
-	if (!t) {
-		k->state = PGC_AUTH; /* so that close reports it */
-		pg_conn_close(k, IG_PG_CONNECT, strerror(errno));
-		return;
-	}
+	(void)sock; /* t itself: TLS comes after the SSLRequest (start_tls) */
+	struct pg_conn *k = arg;
 	t->engine_ops = &conn_stream_ops;
 	t->engine = k;
 	k->t = k->sock = t;
+	/* Its CancelRequests go where it went. */
+	socklen_t len;
+	const struct sockaddr *a = ig_dial_address(d, &len);
+	memcpy(&k->addr, a, len);
+	k->addr_len = len;
+	/* The connect timeout goes on over TLS and the authentication. */
+	ig_timer_set(&k->core->loop->timers, &k->timer, d->deadline_ms);
+	k->state = want_ssl() ? PGC_SSL : PGC_AUTH;
+	pg_conn_flush(k);
 }
 
-static void on_resolved(void *arg, int error, const struct sockaddr_storage *addrs, size_t count,
-			const char *message)
+/* The dial's why names the host (a lookup) or says what the connect met. */
+static void on_dial_failed(struct ig_dial *d, enum ig_dial_error kind, const char *why, void *arg)
 {
-	struct pg_conn *k = arg;
-	k->dns = NULL;
-	if (error || count == 0) {
-		/* The resolver's message names the host and says why; it lives
-		   through this call, which is all that close needs. */
-		k->state = PGC_AUTH; /* so that close reports it */
-		pg_conn_close(k, IG_PG_CONNECT, message ? message : "the database host has no address");
-		return;
-	}
-	/* The first address (IPv4 before IPv6): a pool's next connect after a
-	   failure resolves again, so a failover that moves the name is seen. */
-	memcpy(&k->addr, &addrs[0], sizeof addrs[0]);
-	k->addr_len = addrs[0].ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-	connect_to_addr(k);
+	(void)d;
+	pg_conn_close(arg, kind == IG_DIAL_TLS ? IG_PG_TLS : IG_PG_CONNECT,
+		      kind == IG_DIAL_TIMEOUT ? "connect timeout" : why);
 }
+
+static const struct ig_dial_ops conn_dial_ops = {
+	.connected = on_dial_connected,
+	.failed = on_dial_failed,
+};
 
 void pg_conn_start(struct pg_conn *k)
 {
@@ -99,31 +95,23 @@ void pg_conn_start(struct pg_conn *k)
 	k->rpos = k->rlen = 0;
 	k->held = false;
 	k->held_lost = false;
-	/* The connect timeout covers the name's lookup too. */
-	uint32_t ms = pg_global->ci.connect_timeout_ms ? pg_global->ci.connect_timeout_ms : cfg()->connect_timeout_ms;
-	ig_timer_set(&c->loop->timers, &k->timer, pg_now_ms(c) + ms);
 	if (want_ssl())
 		pg_put_ssl_request(&k->out);
 	else
 		pg_startup_send(k);
+	/* The connect timeout covers the name's lookup too. A host name is
+	   looked up before every connect (the resolver's cache keeps an
+	   answer for its TTL), so a failover that moves the name is seen. */
+	struct ig_dial_params p = {
+		.sock = &c->sock, .host = pg_global->ci.host, .port = pg_global->ci.port,
+		.timeout_ms = pg_global->ci.connect_timeout_ms ? pg_global->ci.connect_timeout_ms
+							       : cfg()->connect_timeout_ms,
+	};
 	if (pg_global->addr_len) {
-		memcpy(&k->addr, &pg_global->addr, sizeof k->addr);
-		k->addr_len = pg_global->addr_len;
-		connect_to_addr(k);
-		return;
+		p.addr = (const struct sockaddr *)&pg_global->addr;
+		p.addr_len = pg_global->addr_len;
 	}
-	/* A host name: looked up before every connect (the resolver's cache
-	   keeps an answer for its TTL), on the loop, never blocking it. */
-	if (!c->dns && !(c->dns = dns_resolver_new(c->loop))) {
-		k->state = PGC_AUTH;
-		pg_conn_close(k, IG_PG_CONNECT, "cannot make a resolver: out of memory");
-		return;
-	}
-	/* NULL when on_resolved ran already (a cache hit, a hosts entry, an
-	   invalid name): then k->dns is what that left. */
-	struct dns_query *q = dns_resolve(c->dns, pg_global->ci.host, pg_global->ci.port, on_resolved, k);
-	if (q)
-		k->dns = q;
+	ig_dial_start(&k->dial, c->loop, &p, &conn_dial_ops, k);
 }
 
 static void start_tls(struct pg_conn *k)
@@ -131,25 +119,18 @@ static void start_tls(struct pg_conn *k)
 	/* verify-full checks the chain (sslrootcert's anchors, else the
 	   default ones) and the host name; require and prefer encrypt and
 	   check nothing, as libpq does without a root certificate. */
-	bool verify = pg_global->ci.sslmode == PG_SSL_VERIFY_FULL;
-	const char *why = "no trust anchors";
-	const struct tls_trust *trust = !verify ? NULL : pg_global->trust ? pg_global->trust : ig_tls_default_trust(&why);
-	struct ig_tls_core *tc = ig_tls_client_core(k->core->loop);
-	if ((verify && !trust) || !tc) {
-		pg_conn_close(k, IG_PG_TLS, tc ? why : "out of memory");
-		return;
-	}
-	k->sock->engine_ops = NULL;
-	k->sock->engine = NULL;
-	struct ig_transport *t = ig_tls_client(tc, k->sock, trust, pg_global->ci.host);
+	struct ig_dial_tls tls = { .verify = pg_global->ci.sslmode == PG_SSL_VERIFY_FULL,
+				   .trust = pg_global->trust, .server_name = pg_global->ci.host };
+	const char *why;
+	struct ig_transport *t = ig_dial_tls(k->core->loop, k->sock, &tls, &why);
 	if (!t) {
-		pg_conn_close(k, IG_PG_TLS, "cannot start TLS: too many handshakes");
+		char msg[160];
+		snprintf(msg, sizeof msg, "cannot start TLS: %s", why);
+		pg_conn_close(k, IG_PG_TLS, msg);
 		return;
 	}
 	k->t = t;
 	k->tls = true;
-	t->engine_ops = &conn_stream_ops;
-	t->engine = k;
 }
 
 static uint32_t be32(const char *p)
@@ -282,11 +263,6 @@ static void conn_received(void *engine, size_t n)
 static void conn_writable(void *engine)
 {
 	struct pg_conn *k = engine;
-	if (k->state == PGC_CONNECTING) {
-		k->state = want_ssl() ? PGC_SSL : PGC_AUTH;
-		pg_conn_flush(k);
-		return;
-	}
 	if (k->out.len > k->opos)
 		pg_conn_flush(k);
 }
@@ -298,9 +274,7 @@ static void conn_closed(void *engine)
 	int err = !tls && k->sock ? ig_net_stream_error(k->sock, k->addr.ss_family) : 0;
 	k->t = k->sock = NULL; /* gone already */
 	const char *tls_why = tls ? ig_tls_last_error(ig_tls_client_core(k->core->loop)) : NULL;
-	if (k->state == PGC_CONNECTING) {
-		pg_conn_close(k, IG_PG_CONNECT, err ? strerror(err) : "connection refused");
-	} else if (tls && tls_why && k->state == PGC_AUTH) {
+	if (tls && tls_why && k->state == PGC_AUTH) {
 		char *msg = pg_global->tls_error;
 		snprintf(msg, sizeof pg_global->tls_error, "TLS with the database failed: %s", tls_why);
 		pg_conn_close(k, IG_PG_TLS, msg);

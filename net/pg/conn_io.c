@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include "ingot/log.h"
-#include "net/dns/dns.h"
 
 bool pg_conn_out_grow(struct pg_conn *k, size_t need)
 {
@@ -76,9 +75,7 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	if (k->state == PGC_IDLE)
 		return;
 	bool was_ready = k->state == PGC_READY;
-	if (k->dns)
-		dns_cancel(k->dns);
-	k->dns = NULL;
+	ig_dial_cancel(&k->dial);
 	if (k->t)
 		k->t->ops->close(k->t, 0);
 	k->t = k->sock = NULL;

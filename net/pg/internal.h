@@ -15,6 +15,7 @@
 #include "kernel/runtime/list.h"
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
+#include "net/dial/dial.h"
 #include "net/pg/auth.h"
 #include "net/pg/conninfo.h"
 #include "ingot/pg.h"
@@ -22,9 +23,6 @@
 #include "net/pg/types.h"
 #include "net/pg/wire.h"
 #include "net/sock/sock.h"
-
-struct dns_query;
-struct dns_resolver;
 
 #define PG_MAX_POOL 256       /* INGOT_PG_POOL_SIZE's bound */
 #define PG_MAX_PARAMS 256
@@ -150,7 +148,7 @@ struct pg_stmt {
 
 enum pg_conn_state {
 	PGC_IDLE,       /* no transport; the pool may connect it */
-	PGC_CONNECTING, /* TCP or unix connect in progress */
+	PGC_CONNECTING, /* the dial (lookup, TCP or unix connect) is under way */
 	PGC_SSL,        /* SSLRequest sent, waiting for 'S' or 'N' */
 	PGC_AUTH,       /* StartupMessage sent: authentication, parameters, key */
 	PGC_READY,      /* takes queries */
@@ -203,7 +201,7 @@ struct pg_conn {
 	uint32_t pid, key;      /* BackendKeyData, for CancelRequest */
 	struct sockaddr_storage addr; /* where this connection went (its CancelRequests go there) */
 	socklen_t addr_len;
-	struct dns_query *dns;  /* PGC_CONNECTING: the host name's lookup, or NULL */
+	struct ig_dial dial;    /* PGC_CONNECTING: the lookup and the connect */
 	char tx_status;
 	bool held;              /* an ig_pg_tx */
 	bool held_lost;         /* lost while held: reconnect after release */
@@ -256,7 +254,6 @@ struct pg_core {
 	struct ig_pg_pool pool;
 	struct pg_query *failed_head, *failed_tail; /* failed at once: done after the batch */
 	struct ig_deferred deliver;
-	struct dns_resolver *dns; /* for a host name, made on first use */
 	struct ig_pool blocks; /* for scratch: net/pg's own queries' results */
 	ig_arena scratch;
 	/* one message's columns while it is decoded (calloc'd: untouched

@@ -9,9 +9,9 @@
 #include "ingot/client.h"
 #include "net/dns/dns_settings.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fds.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -364,18 +364,6 @@ static bool resolve(struct dns_resolver *r, const char *host, uint16_t port, str
 static bool has(const char *s, const char *part)
 {
 	return strstr(s, part) != NULL;
-}
-
-static int open_fds(void)
-{
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
 }
 
 /* ---- the tests ------------------------------------------------------------ */
