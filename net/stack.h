@@ -38,9 +38,9 @@ struct ig_net_stack {
 					  sock_accept_fn *accept, void *arg, char *err, size_t errlen);
 	/* Closes the listener: no connection is accepted after this. */
 	void (*stop_accepting)(struct ig_net_listener *l);
-	/* As sock_connect (net/sock/sock.h), with the same notifications. */
+	/* As ig_sock_connect (net/sock/sock.h), with the same notifications. */
 	struct ig_transport *(*connect)(struct ig_loop *loop, const struct sockaddr *addr, socklen_t len);
-	/* As sock_stream_error. */
+	/* As ig_sock_stream_error. */
 	int (*stream_error)(const struct ig_transport *t);
 	/* Before the process exits: runs loop until what the streams wrote
 	   has been acknowledged (the kernel would go on sending it after an
@@ -60,19 +60,19 @@ static inline bool ig_net_via_stack(int family)
 	return ig_net_stack && family != AF_UNIX;
 }
 
-/* A connect over the stack addr's family goes over (sock_connect's
+/* A connect over the stack addr's family goes over (ig_sock_connect's
  * contract either way); sc is the caller's kernel-socket core. */
 static inline struct ig_transport *ig_net_connect(struct sock_core *sc, struct ig_loop *loop,
 						  const struct sockaddr *addr, socklen_t len)
 {
 	return ig_net_via_stack(addr->sa_family) ? ig_net_stack->connect(loop, addr, len)
-						 : sock_connect(sc, addr, len);
+						 : ig_sock_connect(sc, addr, len);
 }
 
-/* sock_stream_error for a stream ig_net_connect made to family. */
+/* ig_sock_stream_error for a stream ig_net_connect made to family. */
 static inline int ig_net_stream_error(const struct ig_transport *t, int family)
 {
-	return ig_net_via_stack(family) ? ig_net_stack->stream_error(t) : sock_stream_error(t);
+	return ig_net_via_stack(family) ? ig_net_stack->stream_error(t) : ig_sock_stream_error(t);
 }
 
 #endif

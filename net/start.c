@@ -23,8 +23,8 @@
 #include "net/unlinked.h"
 
 #define WEAK __attribute__((weak))
-extern const struct ig_settings client_settings WEAK;
-extern const struct ig_settings dns_settings WEAK;
+extern const struct ig_settings ig_client_settings WEAK;
+extern const struct ig_settings ig_dns_settings WEAK;
 extern const struct ig_settings ig_tls_trust_settings WEAK;
 extern const struct ig_settings ig_pg_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
@@ -33,9 +33,9 @@ void ig_pg_core_start(struct ig_loop *loop, int core_count) WEAK;
 
 /* In --help's order; NULL: not linked. */
 static const struct ig_settings *const settings_parts[] = {
-	&http_server_settings,
-	&client_settings,
-	&dns_settings,
+	&ig_http_server_settings,
+	&ig_client_settings,
+	&ig_dns_settings,
 	&ig_tls_trust_settings,
 	&ig_net_settings,
 	&ig_pg_settings,
@@ -50,7 +50,7 @@ enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
 		if (settings_parts[i])
 			parts[n++] = settings_parts[i];
 	enum ig_config_result r = ig_config_parse(parts, n, args);
-	const struct ig_linked_parts linked = { &client_settings, &dns_settings, &ig_tls_trust_settings, &ig_pg_settings };
+	const struct ig_linked_parts linked = { &ig_client_settings, &ig_dns_settings, &ig_tls_trust_settings, &ig_pg_settings };
 	if (r == IG_CONFIG_OK && n < IG_COUNTOF(settings_parts))
 		ig_unlinked_settings_warn(&linked);
 	return r;
@@ -76,14 +76,14 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	}
 	/* The parts' metrics sources, before any loop runs; a one-shot
 	   command (--help, --version) has returned above and registers none. */
-	ig_process_metrics_register(app->version, tls_backend_name);
+	ig_process_metrics_register(app->version, ig_tls_backend_name);
 	ig_tls_metrics_register();
 	if (&ig_client_metrics_source)
 		ig_metrics_register(&ig_client_metrics_source);
 	if (ig_pg_start && ig_pg_start())
-		http_core_start_hook = ig_pg_core_start;
+		ig_http_core_start_hook = ig_pg_core_start;
 	/* Under Lambda: invocations from its Runtime API, no listener. */
-	return ig_lambda_requested() ? ig_lambda_serve(app, t0_us) : http_serve(app, t0_us);
+	return ig_lambda_requested() ? ig_lambda_serve(app, t0_us) : ig_http_serve(app, t0_us);
 }
 
 int ig_main(int argc, char **argv, const struct ig_app *app)

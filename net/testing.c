@@ -48,9 +48,9 @@ static enum ig_test_error set_up(const struct ig_app *app)
 	const struct ig_config_args args = { .argc = 1, .argv = argv, .name = app->name, .version = app->version };
 	if (ig_settings_parse(&args) != IG_CONFIG_OK)
 		return IG_TEST_SETTINGS;
-	ig_log_threshold = server_config.log_level;
-	server_config.threads = 1;
-	if (http_inproc_core_init(&t.core, &server_config, app) != 0)
+	ig_log_threshold = ig_server_config.log_level;
+	ig_server_config.threads = 1;
+	if (ig_http_inproc_core_init(&t.core, &ig_server_config, app) != 0)
 		return IG_TEST_NO_MEMORY;
 	void *m = mmap(NULL, IG_TEST_BUFFER, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
@@ -58,7 +58,7 @@ static enum ig_test_error set_up(const struct ig_app *app)
 	t.buf = m;
 	if (ig_pg_start()) /* DATABASE_URL: the core's pool, as a server core's */
 		ig_pg_core_start(&t.core.loop, 1);
-	http_health_set_listening(); /* nothing to wait for but the backends */
+	ig_http_health_set_listening(); /* nothing to wait for but the backends */
 	return IG_TEST_OK;
 }
 
@@ -116,7 +116,7 @@ enum ig_test_error ig_test_request(const char *method, const char *target, const
 	};
 	t.done = false;
 	enum http_inproc_result r;
-	if (http_inproc_run(&t.inproc, &t.core, t.buf, IG_TEST_BUFFER, &req, on_done, NULL, &r) != 0)
+	if (ig_http_inproc_run(&t.inproc, &t.core, t.buf, IG_TEST_BUFFER, &req, on_done, NULL, &r) != 0)
 		return error_of(r);
 	if (!t.done) { /* done comes from the loop, after the engine's batch */
 		t.guard = (struct ig_timer){ .fn = on_guard };

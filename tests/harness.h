@@ -33,18 +33,18 @@ static void harness_on_drained(struct http_core *core)
 
 /* ---- the core ---- */
 
-/* The runtime's defaults (http_config_defaults, net/http/core.c) on one
+/* The runtime's defaults (ig_http_config_defaults, net/http/core.c) on one
  * loop at 127.0.0.1 with errors logged only; callers narrow the limits
  * they test. */
 static inline void harness_config_defaults(struct http_config *cfg)
 {
-	*cfg = http_config_defaults;
+	*cfg = ig_http_config_defaults;
 	cfg->host = "127.0.0.1";
 	cfg->threads = 1;
 	cfg->log_level = IG_LOG_ERROR;
 }
 
-/* As server_core_setup (net/server/layout.c), without a listener,
+/* As ig_server_core_setup (net/server/layout.c), without a listener,
  * seeded pools or TLS (the pools grow from nothing). Aborts if memory is
  * short. */
 static inline void harness_core_init(struct http_core *core, const struct http_config *cfg, const struct ig_app *app)
@@ -55,7 +55,7 @@ static inline void harness_core_init(struct http_core *core, const struct http_c
 	core->drained = harness_on_drained;
 	if (ig_loop_init(&core->loop, 0) != 0)
 		abort();
-	http_core_init_pools(core);
+	ig_http_core_init_pools(core);
 	core->scratch_headers = calloc((size_t)cfg->max_headers, sizeof(ig_header));
 	if (!core->scratch_headers)
 		abort();

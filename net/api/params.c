@@ -309,7 +309,7 @@ IG_HOT bool ig_is_json(ig_str ct)
 	const char *p = ct.ptr;
 	while (i < n && is_ows(p[i]))
 		i++;
-	if (n - i < sizeof type - 1 || !http_eq_nocase(p + i, sizeof type - 1, type))
+	if (n - i < sizeof type - 1 || !ig_http_eq_nocase(p + i, sizeof type - 1, type))
 		return false;
 	i += sizeof type - 1;
 	for (;;) {
@@ -339,9 +339,9 @@ IG_HOT bool ig_is_json(ig_str ct)
 		size_t value_len = i - value;
 		if (quoted && i < n)
 			i++;
-		if (name_len - name == 7 && http_eq_nocase(p + name, 7, "charset") &&
-		    !http_eq_nocase(p + value, value_len, "utf-8") &&
-		    !http_eq_nocase(p + value, value_len, "utf8"))
+		if (name_len - name == 7 && ig_http_eq_nocase(p + name, 7, "charset") &&
+		    !ig_http_eq_nocase(p + value, value_len, "utf-8") &&
+		    !ig_http_eq_nocase(p + value, value_len, "utf8"))
 			return false;
 	}
 }

@@ -51,7 +51,7 @@ static struct client_pool *agent_pool(struct client_agent *a, ig_str origin, con
 	for (pp = &a->pools; (p = *pp); pp = &p->next)
 		if (ig_url_same_origin(&url, &p->o.url))
 			goto found;
-	p = pool_new(a->core, &url, &a->opts, &agent_pool_ops, a);
+	p = ig_client_pool_new(a->core, &url, &a->opts, &agent_pool_ops, a);
 	if (!p) {
 		*why = "out of pool slots on this core";
 		return NULL;
@@ -72,7 +72,7 @@ static ig_call *agent_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 {
 	struct client_agent *a = (struct client_agent *)d;
 	if (a->destroyed) {
-		call_fail_now(handler, arg, IG_CLIENT_ABORTED, "the agent has been destroyed");
+		ig_call_fail_now(handler, arg, IG_CLIENT_ABORTED, "the agent has been destroyed");
 		return NULL;
 	}
 	const char *why = NULL;
@@ -81,10 +81,10 @@ static ig_call *agent_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 		char msg[160];
 		snprintf(msg, sizeof msg, "%s: \"%.*s\"", why, (int)(opts->origin.len > 100 ? 100 : opts->origin.len),
 			 opts->origin.ptr ? opts->origin.ptr : "");
-		call_fail_now(handler, arg, IG_CLIENT_BAD_REQUEST, msg);
+		ig_call_fail_now(handler, arg, IG_CLIENT_BAD_REQUEST, msg);
 		return NULL;
 	}
-	return pool_dispatch(&p->d, opts, handler, arg);
+	return ig_pool_dispatch(&p->d, opts, handler, arg);
 }
 
 static void agent_destroy(ig_dispatcher *d)
@@ -107,14 +107,14 @@ static const struct ig_dispatcher_ops agent_ops = {
 
 ig_dispatcher *ig_agent_new(struct ig_loop *loop, const ig_client_opts *opts)
 {
-	struct client_core *core = client_core_of(loop);
+	struct client_core *core = ig_client_core_of(loop);
 	struct client_agent *a = core ? ig_pool_take(&core->agents) : NULL;
 	if (!a) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	*a = (struct client_agent){ .core = core, .release.fn = agent_release };
-	client_opts_resolve(&a->opts, opts);
+	ig_client_opts_resolve(&a->opts, opts);
 	a->d.ops = &agent_ops;
 	a->d.loop = loop;
 	a->d.max_body_bytes = a->opts.max_body_bytes;

@@ -45,12 +45,12 @@ static bool contains_close(ig_str v)
 
 static bool is_token(ig_str s)
 {
-	return s.len && http_skip_token(s.ptr, s.ptr + s.len) == s.ptr + s.len;
+	return s.len && ig_http_skip_token(s.ptr, s.ptr + s.len) == s.ptr + s.len;
 }
 
 static bool is_field_value(ig_str s)
 {
-	return http_skip_field_value(s.ptr, s.ptr + s.len) == s.ptr + s.len;
+	return ig_http_skip_field_value(s.ptr, s.ptr + s.len) == s.ptr + s.len;
 }
 
 /* origin-form (or "*"): visible ASCII only, so nothing can end the
@@ -126,7 +126,7 @@ static bool piece(const struct client_call *c, size_t i, const char **p, size_t 
 	return false;
 }
 
-int call_iov(const struct client_call *c, size_t skip, struct iovec *iov, int max, bool *more)
+int ig_call_iov(const struct client_call *c, size_t skip, struct iovec *iov, int max, bool *more)
 {
 	int used = 0;
 	const char *p;
@@ -173,7 +173,7 @@ static void take_parent(struct client_call *c, const ig_dispatch_opts *o)
 		c->tracestate = ig_tracestate(o->parent);
 }
 
-void call_cap_to_deadline(struct client_call *c, uint64_t deadline_ms, uint64_t now_ms)
+void ig_call_cap_to_deadline(struct client_call *c, uint64_t deadline_ms, uint64_t now_ms)
 {
 	if (!deadline_ms)
 		return;
@@ -184,7 +184,7 @@ void call_cap_to_deadline(struct client_call *c, uint64_t deadline_ms, uint64_t 
 			*timeouts[i] = (uint32_t)left;
 }
 
-int call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **why)
+int ig_call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **why)
 {
 	c->opts = *opts;
 	ig_dispatch_opts *o = &c->opts;
@@ -237,7 +237,7 @@ int call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **
 
 /* ---- callbacks ---- */
 
-void call_connected(struct client_call *c)
+void ig_call_connected(struct client_call *c)
 {
 	if (c->h->on_connect)
 		c->h->on_connect(&c->base, c->arg);
@@ -253,7 +253,7 @@ static enum call_verdict settle(struct client_call *c, bool go)
 	return go ? CALL_GO : CALL_PAUSE;
 }
 
-enum call_verdict call_headers(struct client_call *c, int status, const ig_header *h, size_t n)
+enum call_verdict ig_call_headers(struct client_call *c, int status, const ig_header *h, size_t n)
 {
 	c->status = (uint16_t)status;
 	if (!c->h->on_headers)
@@ -263,7 +263,7 @@ enum call_verdict call_headers(struct client_call *c, int status, const ig_heade
 	return settle(c, c->h->on_headers(&c->base, c->arg, status, h, n));
 }
 
-enum call_verdict call_data(struct client_call *c, const char *data, size_t len)
+enum call_verdict ig_call_data(struct client_call *c, const char *data, size_t len)
 {
 	if (!c->h->on_data || len == 0)
 		return CALL_GO;
@@ -280,30 +280,30 @@ static void tell_end(struct client_call *c, enum ig_client_error error, const ch
 	}
 }
 
-void call_end(struct client_call *c, enum ig_client_error error, const char *message)
+void ig_call_end(struct client_call *c, enum ig_client_error error, const char *message)
 {
-	client_metrics_call_end(c, error);
-	call_free(c);
+	ig_client_metrics_call_end(c, error);
+	ig_call_free(c);
 	c->next = NULL;
 	tell_end(c, error, message);
 }
 
-void call_end_zombie(struct client_call *c, enum ig_client_error error, const char *message)
+void ig_call_end_zombie(struct client_call *c, enum ig_client_error error, const char *message)
 {
 	c->state = CALL_ZOMBIE;
-	client_metrics_call_end(c, error);
+	ig_client_metrics_call_end(c, error);
 	tell_end(c, error, message);
 }
 
-void call_free(struct client_call *c)
+void ig_call_free(struct client_call *c)
 {
 	c->state = CALL_DONE;
 	ig_loop_defer(c->origin->core->loop, &c->release);
 }
 
-void call_fail_now(const ig_dispatch_handler *h, void *arg, enum ig_client_error error, const char *message)
+void ig_call_fail_now(const ig_dispatch_handler *h, void *arg, enum ig_client_error error, const char *message)
 {
-	struct client_call spare = { .base.ops = &client_call_ops, .h = h, .arg = arg, .state = CALL_DONE };
+	struct client_call spare = { .base.ops = &ig_client_call_ops, .h = h, .arg = arg, .state = CALL_DONE };
 	if (h->on_error)
 		h->on_error(&spare.base, arg, error, message);
 }
@@ -325,7 +325,7 @@ static void call_resume(ig_call *call)
 		c->holder_ops->resume(c->holder, c);
 }
 
-const struct ig_call_ops client_call_ops = {
+const struct ig_call_ops ig_client_call_ops = {
 	.abort = call_abort,
 	.resume = call_resume,
 };

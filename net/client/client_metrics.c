@@ -17,7 +17,7 @@ static const char other[] = "_OTHER";
 
 /* ---- counting, on the owning core ---- */
 
-uint8_t client_metrics_origin(struct client_core *core, const char *host, uint16_t port)
+uint8_t ig_client_metrics_origin(struct client_core *core, const char *host, uint16_t port)
 {
 	struct client_metrics *m = &core->metrics;
 	uint32_t n = atomic_load_explicit(&m->origin_count, memory_order_relaxed);
@@ -26,7 +26,7 @@ uint8_t client_metrics_origin(struct client_core *core, const char *host, uint16
 			return (uint8_t)i;
 	if (n == CLIENT_METRICS_ORIGINS)
 		return CLIENT_METRICS_ORIGINS;
-	struct client_metrics_origin *o = &m->origins[n];
+	struct ig_client_metrics_origin *o = &m->origins[n];
 	o->port = port;
 	snprintf(o->host, sizeof o->host, "%s", host);
 	atomic_store_explicit(&m->origin_count, n + 1, memory_order_release);
@@ -52,7 +52,7 @@ static struct client_metrics_series *series_of(struct client_metrics *m, uint8_t
 	return s;
 }
 
-void client_metrics_call_end(const struct client_call *c, enum ig_client_error error)
+void ig_client_metrics_call_end(const struct client_call *c, enum ig_client_error error)
 {
 	const struct client_origin *o = c->origin;
 	struct client_metrics *m = &o->core->metrics;
@@ -63,16 +63,16 @@ void client_metrics_call_end(const struct client_call *c, enum ig_client_error e
 	ig_str method = { c->opts.method, strlen(c->opts.method) };
 	uint16_t status = c->status >= 100 && c->status <= 599 ? c->status : 0;
 	struct client_metrics_series *s =
-		series_of(m, o->metrics_origin, (uint8_t)http_method_index(method, false), status);
+		series_of(m, o->metrics_origin, (uint8_t)ig_http_method_index(method, false), status);
 	ig_histogram_observe(&s->duration, &ig_duration_bounds, ig_monotonic_us() - c->start_us);
 }
 
-void client_metrics_conn_open(const struct client_origin *o, int delta)
+void ig_client_metrics_conn_open(const struct client_origin *o, int delta)
 {
 	ig_counter_add(&o->core->metrics.origins[o->metrics_origin].conns_open, (uint64_t)(int64_t)delta);
 }
 
-void client_metrics_conn_busy(const struct client_origin *o, int delta)
+void ig_client_metrics_conn_busy(const struct client_origin *o, int delta)
 {
 	ig_counter_add(&o->core->metrics.origins[o->metrics_origin].conns_busy, (uint64_t)(int64_t)delta);
 }
@@ -127,7 +127,7 @@ static bool walk_next(struct walk *w, bool started)
 {
 	uint32_t last = w->series ? CLIENT_METRICS_SERIES : CLIENT_METRICS_ORIGINS;
 	if (!started || w->i == last) {
-		w->core = client_core_next(started ? w->core : NULL);
+		w->core = ig_client_core_next(started ? w->core : NULL);
 		w->i = 0;
 		if (w->core && published(w) == 0)
 			w->i = last;
@@ -207,7 +207,7 @@ static void write_durations(struct ig_expo *e)
 		const struct ig_label labels[] = {
 			label("server_address", k.host),
 			label("server_port", port),
-			label("http_request_method", http_method_names[k.method]),
+			label("http_request_method", ig_http_method_names[k.method]),
 			label("http_response_status_code", status),
 		};
 		ig_expo_histogram(e, name, labels, 4, &sum, &ig_duration_bounds);
@@ -242,7 +242,7 @@ static void write_connections(struct ig_expo *e)
 	for (struct walk w = { .series = false, .with_port = true }; next_group(&w);) {
 		uint64_t open = 0, busy = 0;
 		for (struct walk v = w; v.core; next_member(&v, &w)) {
-			const struct client_metrics_origin *o = &v.core->metrics.origins[v.i];
+			const struct ig_client_metrics_origin *o = &v.core->metrics.origins[v.i];
 			/* busy first: a connection counted busy was open then. */
 			busy += ig_counter_get(&o->conns_busy);
 			open += ig_counter_get(&o->conns_open);

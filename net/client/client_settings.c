@@ -1,4 +1,4 @@
-/* The outbound client's options: their defaults (client_opts_resolve: an
+/* The outbound client's options: their defaults (ig_client_opts_resolve: an
  * option left zero takes its default) and their rows in the settings
  * table, the options every core's shared Agent is made with
  * (ig_core_agent). The rows' text is not in net/cold.ld's cold block: the
@@ -22,13 +22,13 @@ static const ig_client_opts client_opts_defaults = {
 	.max_queued = 1024,
 };
 
-ig_client_opts client_settings_opts;
+ig_client_opts ig_client_settings_opts;
 
 #define DEFAULT(field) \
 	if (!o->field) \
 		o->field = client_opts_defaults.field
 
-void client_opts_resolve(ig_client_opts *o, const ig_client_opts *in)
+void ig_client_opts_resolve(ig_client_opts *o, const ig_client_opts *in)
 {
 	*o = in ? *in : client_opts_defaults;
 	DEFAULT(connections);
@@ -47,7 +47,7 @@ void client_opts_resolve(ig_client_opts *o, const ig_client_opts *in)
 		o->max_headers = CLIENT_MAX_HEADERS;
 }
 
-#define OPT(field) &client_settings_opts.field
+#define OPT(field) &ig_client_settings_opts.field
 
 static const struct ig_option client_rows[] = {
 	{ "INGOT_CLIENT_CONNECTIONS", IG_OPT_U32, OPT(connections), 1, 65536,
@@ -72,7 +72,7 @@ static const struct ig_option client_rows[] = {
 	  "calls waiting for a connection per origin" },
 };
 
-const struct ig_settings client_settings = {
+const struct ig_settings ig_client_settings = {
 	.part = "client", .opts = client_rows, .count = IG_COUNTOF(client_rows),
-	.values = &client_settings_opts, .defaults = &client_opts_defaults, .size = sizeof client_settings_opts,
+	.values = &ig_client_settings_opts, .defaults = &client_opts_defaults, .size = sizeof ig_client_settings_opts,
 };

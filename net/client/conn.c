@@ -66,12 +66,12 @@ static void conn_close(struct client_conn *k, bool graceful)
 		k->t->ops->close(k->t, graceful);
 	k->t = k->sock = NULL;
 	k->state = CC_CLOSED;
-	client_metrics_conn_open(k->origin, -1);
+	ig_client_metrics_conn_open(k->origin, -1);
 	ig_loop_defer(core_of(k)->loop, &k->release);
 	k->owner_ops->closed(k->owner, k);
 }
 
-void conn_retire(struct client_conn *k)
+void ig_conn_retire(struct client_conn *k)
 {
 	k->retiring = true;
 	if (!k->head)
@@ -127,7 +127,7 @@ static enum ig_client_error head_error(enum http_error_kind kind)
 static void inflight_down(struct client_conn *k)
 {
 	if (--k->inflight == 0)
-		client_metrics_conn_busy(k->origin, -1);
+		ig_client_metrics_conn_busy(k->origin, -1);
 }
 
 /* Detaches the FIFO: the connection owes nothing any more. */
@@ -137,7 +137,7 @@ static struct client_call *conn_detach_fifo(struct client_conn *k)
 	k->head = k->tail = k->unsent = NULL;
 	k->unsent_off = 0;
 	if (k->inflight)
-		client_metrics_conn_busy(k->origin, -1);
+		ig_client_metrics_conn_busy(k->origin, -1);
 	k->inflight = 0;
 	k->rd = RD_HEAD;
 	return first;
@@ -152,7 +152,7 @@ static void requeue(struct client_conn *k, struct client_call *list)
 		next = c->next;
 		c->next = NULL;
 		if (c->state == CALL_ZOMBIE) {
-			call_free(c);
+			ig_call_free(c);
 			continue;
 		}
 		c->state = CALL_QUEUED;
@@ -190,9 +190,9 @@ static void conn_fail(struct client_conn *k, enum ig_client_error error, const c
 	conn_close(k, false);
 	if (failing) {
 		if (failing->state == CALL_ZOMBIE)
-			call_free(failing);
+			ig_call_free(failing);
 		else
-			call_end(failing, error, message);
+			ig_call_end(failing, error, message);
 	}
 	k->owner_ops->drive(k->owner);
 }
@@ -206,9 +206,9 @@ static void conn_fail_all(struct client_conn *k, enum ig_client_error error, con
 	for (struct client_call *c = list, *next; c; c = next) {
 		next = c->next;
 		if (c->state == CALL_ZOMBIE)
-			call_free(c);
+			ig_call_free(c);
 		else
-			call_end(c, error, message);
+			ig_call_end(c, error, message);
 	}
 	k->owner_ops->drive(k->owner);
 }
@@ -255,7 +255,7 @@ static void conn_tell_connected(struct client_conn *k)
 			c = c->next;
 			continue;
 		}
-		call_connected(c);
+		ig_call_connected(c);
 		c = k->head;
 	}
 }
@@ -297,7 +297,7 @@ static bool conn_flush(struct client_conn *k)
 		size_t skip = k->unsent_off;
 		for (struct client_call *c = k->unsent; c && n < MAX_IOV; c = c->next) {
 			bool more;
-			n += call_iov(c, skip, iov + n, MAX_IOV - n, &more);
+			n += ig_call_iov(c, skip, iov + n, MAX_IOV - n, &more);
 			skip = 0;
 			if (more)
 				break;
@@ -338,7 +338,7 @@ static bool conn_flush(struct client_conn *k)
 
 /* ---- taking calls ---- */
 
-bool conn_can_take(const struct client_conn *k, const struct client_call *c)
+bool ig_conn_can_take(const struct client_conn *k, const struct client_call *c)
 {
 	if (k->state == CC_CLOSED || !k->reusable || k->retiring)
 		return false;
@@ -347,7 +347,7 @@ bool conn_can_take(const struct client_conn *k, const struct client_call *c)
 	return c->idempotent && k->inflight < k->origin->opts.pipelining;
 }
 
-void conn_take(struct client_conn *k, struct client_call *c)
+void ig_conn_take(struct client_conn *k, struct client_call *c)
 {
 	c->state = CALL_ON_CONN;
 	c->holder_ops = &conn_holder;
@@ -355,7 +355,7 @@ void conn_take(struct client_conn *k, struct client_call *c)
 	c->sent = c->responding = c->paused = c->connect_told = false;
 	IG_FIFO_PUSH(k->head, k->tail, c);
 	if (k->inflight++ == 0)
-		client_metrics_conn_busy(k->origin, 1);
+		ig_client_metrics_conn_busy(k->origin, 1);
 	if (!k->unsent) {
 		k->unsent = c;
 		k->unsent_off = 0;
@@ -425,9 +425,9 @@ static void conn_complete(struct client_conn *k)
 	k->dl = DL_NONE;
 	c->next = NULL;
 	if (c->state == CALL_ZOMBIE)
-		call_free(c);
+		ig_call_free(c);
 	else
-		call_end(c, IG_CLIENT_OK, NULL);
+		ig_call_end(c, IG_CLIENT_OK, NULL);
 	if (k->state != CC_OPEN)
 		return;
 	if (!k->reusable && k->head) {
@@ -461,7 +461,7 @@ static bool conn_on_head(struct client_conn *k, struct client_call *c, const str
 		    (h->framing == BODY_LENGTH && h->content_length > 0);
 	if (!body)
 		k->rd = RD_HEAD;
-	if (c->state == CALL_ON_CONN && call_headers(c, h->status, h->headers, h->num_headers) == CALL_GONE)
+	if (c->state == CALL_ON_CONN && ig_call_headers(c, h->status, h->headers, h->num_headers) == CALL_GONE)
 		return false;
 	if (k->state != CC_OPEN)
 		return false;
@@ -495,7 +495,7 @@ static void conn_process(struct client_conn *k)
 			struct http_response_head h = { .headers = core->scratch,
 							.header_capacity = p->limits.max_headers };
 			struct http_error why = { HTTP_ERR_SYNTAX, "malformed" };
-			int n = http_parse_response(at, avail, c->head_request, &p->limits, &h, &why);
+			int n = ig_http_parse_response(at, avail, c->head_request, &p->limits, &h, &why);
 			if (n == HTTP_INCOMPLETE)
 				break;
 			if (n == HTTP_ERROR) {
@@ -512,7 +512,7 @@ static void conn_process(struct client_conn *k)
 		}
 		if (k->rd == RD_CHUNKED) {
 			size_t len = avail;
-			ssize_t after = http_decode_chunked(&k->chunked, at, &len);
+			ssize_t after = ig_http_decode_chunked(&k->chunked, at, &len);
 			if (after == HTTP_ERROR) {
 				conn_failf(k, false, IG_CLIENT_PROTOCOL, "invalid chunked body from %.*s: %s",
 					   origin_len(k), origin_of(k), k->chunked.error.detail);
@@ -523,7 +523,7 @@ static void conn_process(struct client_conn *k)
 			k->rpos += (uint32_t)len;
 			k->rlen = k->rpos + (uint32_t)(after == HTTP_INCOMPLETE ? 0 : after);
 			if (c->state == CALL_ON_CONN)
-				v = call_data(c, at, len);
+				v = ig_call_data(c, at, len);
 			if (v != CALL_GONE && k->state == CC_OPEN && after != HTTP_INCOMPLETE)
 				conn_complete(k);
 			continue;
@@ -535,7 +535,7 @@ static void conn_process(struct client_conn *k)
 		if (k->rd == RD_LENGTH)
 			k->body_left -= n;
 		if (c->state == CALL_ON_CONN)
-			v = call_data(c, at, n);
+			v = ig_call_data(c, at, n);
 		if (v != CALL_GONE && k->state == CC_OPEN && k->rd == RD_LENGTH && k->body_left == 0)
 			conn_complete(k);
 	}
@@ -724,7 +724,7 @@ static void on_conn_timer(struct ig_timer *t)
 
 static void conn_run_resume(struct ig_deferred *d);
 
-struct client_conn *conn_open(const struct client_origin *origin, const struct conn_owner_ops *ops, void *owner,
+struct client_conn *ig_conn_open(const struct client_origin *origin, const struct conn_owner_ops *ops, void *owner,
 			      uint32_t connect_ms)
 {
 	struct client_core *core = origin->core;
@@ -737,11 +737,11 @@ struct client_conn *conn_open(const struct client_origin *origin, const struct c
 	k->timer.fn = on_conn_timer;
 	k->resume.fn = conn_run_resume;
 	k->release.fn = conn_release;
-	client_metrics_conn_open(origin, 1);
+	ig_client_metrics_conn_open(origin, 1);
 	return k;
 }
 
-void conn_start(struct client_conn *k)
+void ig_conn_start(struct client_conn *k)
 {
 	const struct client_origin *p = k->origin;
 	struct client_core *core = core_of(k);
@@ -772,7 +772,7 @@ static void conn_abort_call(void *holder, struct client_call *c)
 		if (k->unsent == c)
 			k->unsent = c->next;
 		inflight_down(k);
-		call_end(c, IG_CLIENT_ABORTED, "the call was aborted");
+		ig_call_end(c, IG_CLIENT_ABORTED, "the call was aborted");
 		if (k->state == CC_OPEN && !k->head && k->retiring)
 			conn_close(k, true);
 		else if (k->state == CC_OPEN && !k->head)
@@ -782,7 +782,7 @@ static void conn_abort_call(void *holder, struct client_call *c)
 	} else if (c->sent && !c->responding) {
 		/* Its response is still owed: read it and drop it, so the
 		   connection stays in step. */
-		call_end_zombie(c, IG_CLIENT_ABORTED, "the call was aborted");
+		ig_call_end_zombie(c, IG_CLIENT_ABORTED, "the call was aborted");
 	} else if (c != k->head) {
 		/* Half written behind requests sent whole: their responses can
 		   still come. Stop writing; once they have, the connection
@@ -791,11 +791,11 @@ static void conn_abort_call(void *holder, struct client_call *c)
 		k->unsent = NULL;
 		k->unsent_off = 0;
 		k->reusable = false;
-		call_end_zombie(c, IG_CLIENT_ABORTED, "the call was aborted");
+		ig_call_end_zombie(c, IG_CLIENT_ABORTED, "the call was aborted");
 	} else {
 		/* Half written, or its response half read: the stream cannot be
 		   resynchronised. It ends first, then the others move on. */
-		call_end_zombie(c, IG_CLIENT_ABORTED, "the call was aborted");
+		ig_call_end_zombie(c, IG_CLIENT_ABORTED, "the call was aborted");
 		if (k->state == CC_OPEN)
 			conn_fail(k, IG_CLIENT_RESET, "the connection was closed: a call on it was aborted");
 	}

@@ -7,17 +7,17 @@
 
 ig_dispatcher *ig_core_agent(ig_ctx *ctx)
 {
-	struct client_core *core = client_core_of(ig_ctx_loop(ctx));
+	struct client_core *core = ig_client_core_of(ig_ctx_loop(ctx));
 	if (!core)
 		return NULL;
 	if (!core->agent) /* the settings were parsed at startup */
-		core->agent = ig_agent_new(core->loop, &client_settings_opts);
+		core->agent = ig_agent_new(core->loop, &ig_client_settings_opts);
 	return core->agent;
 }
 
 void ig_core_set_agent(struct ig_loop *loop, ig_dispatcher *d)
 {
-	struct client_core *core = client_core_of(loop);
+	struct client_core *core = ig_client_core_of(loop);
 	if (core)
 		core->agent = d;
 }

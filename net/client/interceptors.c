@@ -29,7 +29,7 @@ ig_call ig_ended_call = { .ops = &ended_call_ops };
 
 /* ---- call states (internal.h) ---- */
 
-void *wrap_call_take(struct wrap_slots *s)
+void *ig_wrap_call_take(struct wrap_slots *s)
 {
 	if (!s->ready) {
 		ig_pool_init(&s->pool, s->size, s->chunk_objs, s->max_objs);
@@ -40,7 +40,7 @@ void *wrap_call_take(struct wrap_slots *s)
 
 static void wrap_call_release(struct ig_deferred *d);
 
-void wrap_call_link(struct wrap_owner *o, struct wrap_slots *s, struct wrap_call *w)
+void ig_wrap_call_link(struct wrap_owner *o, struct wrap_slots *s, struct wrap_call *w)
 {
 	w->owner = o;
 	w->release = (struct ig_deferred){ .fn = wrap_call_release };
@@ -60,19 +60,19 @@ static void wrap_call_release(struct ig_deferred *d)
 		o->free(o);
 }
 
-void wrap_call_ended(struct wrap_call *w)
+void ig_wrap_call_ended(struct wrap_call *w)
 {
 	ig_loop_defer(w->owner->d.loop, &w->release);
 }
 
-void wrap_destroy_begin(struct wrap_owner *o)
+void ig_wrap_destroy_begin(struct wrap_owner *o)
 {
 	o->destroying = true;
 }
 
 /* With no state left, nothing of ours can be using o: the states of calls
  * ended inside the destroy are only released after the batch. */
-void wrap_destroy_end(struct wrap_owner *o)
+void ig_wrap_destroy_end(struct wrap_owner *o)
 {
 	if (o->live == 0)
 		o->free(o);
@@ -95,12 +95,12 @@ static void inner_ended(struct wrap_fwd *c, const ig_call *inner)
 	c->done_redirects += inner->redirects;
 }
 
-void wrap_fwd_end_with_error(struct wrap_fwd *c, enum ig_client_error error, const char *message)
+void ig_wrap_fwd_end_with_error(struct wrap_fwd *c, enum ig_client_error error, const char *message)
 {
 	if (c->state == WRAP_WAIT && c->kind->cancel_wait)
 		c->kind->cancel_wait(c);
 	c->state = WRAP_ENDED;
-	wrap_call_ended(&c->w);
+	ig_wrap_call_ended(&c->w);
 	sync_counts(c, NULL);
 	if (c->h->on_error)
 		c->h->on_error(&c->w.call, c->arg, error, message);
@@ -108,7 +108,7 @@ void wrap_fwd_end_with_error(struct wrap_fwd *c, enum ig_client_error error, con
 
 static const ig_dispatch_handler fwd_handler;
 
-void wrap_fwd_start(struct wrap_fwd *c, ig_dispatcher *inner_dispatcher)
+void ig_wrap_fwd_start(struct wrap_fwd *c, ig_dispatcher *inner_dispatcher)
 {
 	c->state = WRAP_TRY;
 	c->inner_live = true;
@@ -189,7 +189,7 @@ static void inner_on_complete(ig_call *inner, void *arg)
 		c->kind->dropped(c);
 	} else if (c->state == WRAP_PASS) {
 		c->state = WRAP_ENDED;
-		wrap_call_ended(&c->w);
+		ig_wrap_call_ended(&c->w);
 		sync_counts(c, NULL);
 		if (c->h->on_complete)
 			c->h->on_complete(&c->w.call, c->arg);
@@ -201,9 +201,9 @@ static void inner_on_error(ig_call *inner, void *arg, enum ig_client_error error
 	struct wrap_fwd *c = arg;
 	inner_ended(c, inner);
 	if (c->aborting)
-		wrap_fwd_end_with_error(c, IG_CLIENT_ABORTED, message);
+		ig_wrap_fwd_end_with_error(c, IG_CLIENT_ABORTED, message);
 	else if (!c->kind->failed(c, error, message) && c->state != WRAP_ENDED)
-		wrap_fwd_end_with_error(c, error, message);
+		ig_wrap_fwd_end_with_error(c, error, message);
 }
 
 static const ig_dispatch_handler fwd_handler = {
@@ -223,10 +223,10 @@ static void fwd_call_abort(ig_call *call)
 		return;
 	c->aborting = true;
 	if (!c->inner_live)
-		wrap_fwd_end_with_error(c, IG_CLIENT_ABORTED, "aborted");
+		ig_wrap_fwd_end_with_error(c, IG_CLIENT_ABORTED, "aborted");
 	else if (c->inner)
 		ig_call_abort(c->inner); /* its on_error ends ours */
-	/* else it is being dispatched: wrap_fwd_start or its first callback
+	/* else it is being dispatched: ig_wrap_fwd_start or its first callback
 	   aborts it once it is known. */
 }
 
@@ -242,7 +242,7 @@ static const struct ig_call_ops fwd_call_ops = {
 	.resume = fwd_call_resume,
 };
 
-void *wrap_fwd_take(struct wrap_owner *o, struct wrap_slots *s, const struct wrap_fwd_kind *kind,
+void *ig_wrap_fwd_take(struct wrap_owner *o, struct wrap_slots *s, const struct wrap_fwd_kind *kind,
 		    const ig_dispatch_handler *h, void *arg)
 {
 	if (o->destroying) {
@@ -250,21 +250,21 @@ void *wrap_fwd_take(struct wrap_owner *o, struct wrap_slots *s, const struct wra
 			h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, kind->destroyed_message);
 		return NULL;
 	}
-	void *c = wrap_call_take(s);
+	void *c = ig_wrap_call_take(s);
 	if (!c && h->on_error)
 		h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, kind->busy_message);
 	return c;
 }
 
-ig_call *wrap_fwd_begin(struct wrap_fwd *c, struct wrap_owner *o, struct wrap_slots *s,
+ig_call *ig_wrap_fwd_begin(struct wrap_fwd *c, struct wrap_owner *o, struct wrap_slots *s,
 			const struct wrap_fwd_kind *kind, ig_dispatcher *inner, const ig_dispatch_opts *opts,
 			const ig_dispatch_handler *h, void *arg)
 {
 	*c = (struct wrap_fwd){
 		.w = { .call = { .ops = &fwd_call_ops } }, .kind = kind, .opts = *opts, .h = h, .arg = arg
 	};
-	wrap_call_link(o, s, &c->w);
-	wrap_fwd_start(c, inner);
+	ig_wrap_call_link(o, s, &c->w);
+	ig_wrap_fwd_start(c, inner);
 	bool ended = c->state == WRAP_ENDED;
 	return ended ? NULL : &c->w.call;
 }
@@ -274,16 +274,16 @@ static void fwd_owner_free(struct wrap_owner *o)
 	free(o);
 }
 
-void wrap_fwd_owner_init(struct wrap_owner *o, const struct ig_dispatcher_ops *ops, ig_dispatcher *inner)
+void ig_wrap_fwd_owner_init(struct wrap_owner *o, const struct ig_dispatcher_ops *ops, ig_dispatcher *inner)
 {
 	o->d = (ig_dispatcher){ .ops = ops, .loop = inner->loop, .max_body_bytes = inner->max_body_bytes };
 	o->free = fwd_owner_free;
 }
 
-void wrap_fwd_destroy_end(struct wrap_owner *o, ig_dispatcher **inner)
+void ig_wrap_fwd_destroy_end(struct wrap_owner *o, ig_dispatcher **inner)
 {
 	ig_dispatcher *d = *inner;
 	*inner = NULL;
 	d->ops->destroy(d);
-	wrap_destroy_end(o);
+	ig_wrap_destroy_end(o);
 }

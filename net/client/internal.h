@@ -20,7 +20,7 @@
  *   percore.c  the bottom: struct client_core, the per-core slot pools and
  *              scratch that everything is taken from, which the public
  *              constructors (ig_agent_new, ig_pool_new, ig_client_new) and
- *              ig_core_agent look up from their loop with client_core_of
+ *              ig_core_agent look up from their loop with ig_client_core_of
  * A lower object tells its owner about events through callbacks the owner
  * set, never by a call up: a connection tells its pool (conn_owner_ops)
  * that it can take a call, that it closed, that calls go back to the
@@ -82,7 +82,7 @@
 #define CLIENT_METRICS_ORIGINS 16
 #define CLIENT_METRICS_SERIES 64
 
-struct client_metrics_origin {
+struct ig_client_metrics_origin {
 	uint16_t port;
 	char host[IG_URL_HOST_MAX + 1];
 	ig_counter errors[IG_CLIENT_ERROR_KINDS];
@@ -91,13 +91,13 @@ struct client_metrics_origin {
 
 struct client_metrics_series {
 	uint8_t origin; /* slot; CLIENT_METRICS_ORIGINS: "_OTHER" */
-	uint8_t method; /* index in http_method_names */
+	uint8_t method; /* index in ig_http_method_names */
 	uint16_t status;
 	struct ig_histogram duration;
 };
 
 struct client_metrics {
-	struct client_metrics_origin origins[CLIENT_METRICS_ORIGINS + 1];
+	struct ig_client_metrics_origin origins[CLIENT_METRICS_ORIGINS + 1];
 	struct client_metrics_series series[CLIENT_METRICS_SERIES + 1];
 	_Atomic uint32_t origin_count, series_count; /* published entries */
 };
@@ -118,10 +118,10 @@ struct client_core {
 
 /* The core of the calling thread for loop, made on first use; NULL if
  * memory is short (percore.c). */
-struct client_core *client_core_of(struct ig_loop *loop);
+struct client_core *ig_client_core_of(struct ig_loop *loop);
 /* Every core made so far, from any thread (the scrape): the first after
  * prev (NULL: the first), or NULL. A core lives as long as the process. */
-const struct client_core *client_core_next(const struct client_core *prev);
+const struct client_core *ig_client_core_next(const struct client_core *prev);
 
 /* What a pool's connections and calls read of it: the origin, its
  * options and limits, the core. Set once when the pool is made. */
@@ -136,7 +136,7 @@ struct client_origin {
 
 /* The slot of host:port in core's origin table, taken if new ("_OTHER"'s
  * when the table is full). On core's own thread. */
-uint8_t client_metrics_origin(struct client_core *core, const char *host, uint16_t port);
+uint8_t ig_client_metrics_origin(struct client_core *core, const char *host, uint16_t port);
 
 /* ---- a call ---- */
 
@@ -190,20 +190,20 @@ struct client_call {
 
 /* Counts the end of c (an error, if any, by kind; the duration, if a
  * response head came, by method and status) in its core's metrics. */
-void client_metrics_call_end(const struct client_call *c, enum ig_client_error error);
+void ig_client_metrics_call_end(const struct client_call *c, enum ig_client_error error);
 
-extern const struct ig_call_ops client_call_ops;
+extern const struct ig_call_ops ig_client_call_ops;
 
 /* Validates opts and fills the call from them (c->origin set). 0, or -1
  * with a message. */
-int call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **why);
+int ig_call_init(struct client_call *c, const ig_dispatch_opts *opts, const char **why);
 /* Shortens the call's connect, headers and body timeouts to what is left
  * of its parent request's deadline (ig_deadline_ms; 0: none) at now_ms, so
  * that the call fails by then (at least 1 ms: 0 would mean the default). */
-void call_cap_to_deadline(struct client_call *c, uint64_t deadline_ms, uint64_t now_ms);
+void ig_call_cap_to_deadline(struct client_call *c, uint64_t deadline_ms, uint64_t now_ms);
 /* Fills iov with the request's bytes from offset skip; returns the count
  * used (at most max). *more says whether bytes remain beyond them. */
-int call_iov(const struct client_call *c, size_t skip, struct iovec *iov, int max, bool *more);
+int ig_call_iov(const struct client_call *c, size_t skip, struct iovec *iov, int max, bool *more);
 
 /* Every callback to the caller goes through these. */
 enum call_verdict {
@@ -212,22 +212,22 @@ enum call_verdict {
 	CALL_GONE,  /* the call ended inside the callback (aborted): it is
 		       out of every list; only its state may be read */
 };
-void call_connected(struct client_call *c);
-enum call_verdict call_headers(struct client_call *c, int status, const ig_header *h, size_t n);
-enum call_verdict call_data(struct client_call *c, const char *data, size_t len);
+void ig_call_connected(struct client_call *c);
+enum call_verdict ig_call_headers(struct client_call *c, int status, const ig_header *h, size_t n);
+enum call_verdict ig_call_data(struct client_call *c, const char *data, size_t len);
 /* Ends the call: on_complete (error IG_CLIENT_OK) or on_error, then the
  * slot goes back after the batch. The call must be unlinked from every
  * list before. */
-void call_end(struct client_call *c, enum ig_client_error error, const char *message);
+void ig_call_end(struct client_call *c, enum ig_client_error error, const char *message);
 /* on_error now, but the slot stays in its FIFO as a zombie: its response
  * is still owed by the connection and will be read and dropped. */
-void call_end_zombie(struct client_call *c, enum ig_client_error error, const char *message);
+void ig_call_end_zombie(struct client_call *c, enum ig_client_error error, const char *message);
 /* Gives the slot back after the batch (a zombie whose response came or
  * never will). */
-void call_free(struct client_call *c);
+void ig_call_free(struct client_call *c);
 /* A failure before any call exists (no pool for the origin): on_error
  * with a call that lives on the stack for the callback's length. */
-void call_fail_now(const ig_dispatch_handler *h, void *arg, enum ig_client_error error, const char *message);
+void ig_call_fail_now(const ig_dispatch_handler *h, void *arg, enum ig_client_error error, const char *message);
 
 /* ---- a connection (conn.c) ---- */
 
@@ -288,7 +288,7 @@ struct client_conn {
 	uint64_t deadline_ms;
 	uint64_t idle_ms; /* keep-alive expiry: the pool's, or less if the
 			     server said so (Keep-Alive: timeout=N) */
-	uint32_t connect_ms; /* the dial's deadline, from conn_open */
+	uint32_t connect_ms; /* the dial's deadline, from ig_conn_open */
 	bool reusable;    /* may take more requests (no Connection: close) */
 	bool retiring;    /* the owner is going: close once the FIFO is empty */
 	bool processing;  /* parsing: writes wait for its end, and a resume
@@ -298,25 +298,25 @@ struct client_conn {
 };
 
 /* A connection's gauges in its origin's metrics, delta +1 or -1: open
- * (from conn_open until closed) and busy (while a call is in flight). */
-void client_metrics_conn_open(const struct client_origin *o, int delta);
-void client_metrics_conn_busy(const struct client_origin *o, int delta);
+ * (from ig_conn_open until closed) and busy (while a call is in flight). */
+void ig_client_metrics_conn_open(const struct client_origin *o, int delta);
+void ig_client_metrics_conn_busy(const struct client_origin *o, int delta);
 
 /* A new connection to origin, not started, not linked anywhere; NULL when
  * out of slots. connect_ms bounds its dial (name resolution included),
- * from conn_start. */
-struct client_conn *conn_open(const struct client_origin *origin, const struct conn_owner_ops *ops, void *owner,
+ * from ig_conn_start. */
+struct client_conn *ig_conn_open(const struct client_origin *origin, const struct conn_owner_ops *ops, void *owner,
 			      uint32_t connect_ms);
 /* Resolves and connects; a failure at once fails the calls it has taken. */
-void conn_start(struct client_conn *k);
+void ig_conn_start(struct client_conn *k);
 /* Takes call c (already in no list) at the end of the FIFO and writes it
  * as soon as it can. */
-void conn_take(struct client_conn *k, struct client_call *c);
+void ig_conn_take(struct client_conn *k, struct client_call *c);
 /* Whether k can take c now: the pipelining depth, and a call that is not
  * idempotent only on a connection with nothing in flight. */
-bool conn_can_take(const struct client_conn *k, const struct client_call *c);
+bool ig_conn_can_take(const struct client_conn *k, const struct client_call *c);
 /* The owner is going: k takes no more calls and closes once idle. */
-void conn_retire(struct client_conn *k);
+void ig_conn_retire(struct client_conn *k);
 
 /* ---- a pool: the connections to one origin (pool.c) ---- */
 
@@ -347,10 +347,10 @@ struct client_pool {
 };
 
 /* Defaults filled in, limits clamped. */
-void client_opts_resolve(ig_client_opts *out, const ig_client_opts *in);
-struct client_pool *pool_new(struct client_core *core, const struct ig_url *origin,
+void ig_client_opts_resolve(ig_client_opts *out, const ig_client_opts *in);
+struct client_pool *ig_client_pool_new(struct client_core *core, const struct ig_url *origin,
 			     const ig_client_opts *opts, const struct pool_owner_ops *owner_ops, void *owner);
-ig_call *pool_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
+ig_call *ig_pool_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 		       const ig_dispatch_handler *handler, void *arg);
 
 /* ---- the agent: a pool per origin (agent.c) ---- */
@@ -370,7 +370,7 @@ struct client_agent {
  * The interceptors and the mock agent keep one state per outer call, taken
  * from a pool per thread and per kind of state (struct wrap_slots), so a
  * call allocates nothing. A state whose caller has had on_complete or
- * on_error is released after the batch (wrap_call_ended; see "What may be
+ * on_error is released after the batch (ig_wrap_call_ended; see "What may be
  * freed when" above), so no frame of ours, nor a caller that ends the
  * call from inside a callback, is ever left with a freed state. A
  * destroyed dispatcher is freed with its last state. */
@@ -410,16 +410,16 @@ struct wrap_slots {
 #define WRAP_SLOTS(type, chunk, max) { .size = sizeof(type), .chunk_objs = (chunk), .max_objs = (max) }
 
 /* Memory for a state (the whole object, a struct wrap_call first); NULL
- * when the pool is exhausted. Fill it, then wrap_call_link it. */
-void *wrap_call_take(struct wrap_slots *s);
+ * when the pool is exhausted. Fill it, then ig_wrap_call_link it. */
+void *ig_wrap_call_take(struct wrap_slots *s);
 /* Counts w (taken from s) as one of o's live calls. */
-void wrap_call_link(struct wrap_owner *o, struct wrap_slots *s, struct wrap_call *w);
+void ig_wrap_call_link(struct wrap_owner *o, struct wrap_slots *s, struct wrap_call *w);
 /* The caller has had its last callback: w goes back after the batch. */
-void wrap_call_ended(struct wrap_call *w);
+void ig_wrap_call_ended(struct wrap_call *w);
 /* o is being destroyed: between these two its calls are ended; then o is
  * freed, at once if none is left, else with the last one released. */
-void wrap_destroy_begin(struct wrap_owner *o);
-void wrap_destroy_end(struct wrap_owner *o);
+void ig_wrap_destroy_begin(struct wrap_owner *o);
+void ig_wrap_destroy_end(struct wrap_owner *o);
 
 /* ---- an interceptor's call (retry.c, redirect.c; interceptors.c) ----
  * The retry and redirect interceptors run one inner call at a time for
@@ -470,22 +470,22 @@ struct wrap_fwd {
 
 /* Memory for a call of o (a struct wrap_fwd first), or NULL once the
  * caller had on_error (o destroyed, or s exhausted). Zero the kind's own
- * fields, then wrap_fwd_begin it. */
-void *wrap_fwd_take(struct wrap_owner *o, struct wrap_slots *s, const struct wrap_fwd_kind *kind,
+ * fields, then ig_wrap_fwd_begin it. */
+void *ig_wrap_fwd_take(struct wrap_owner *o, struct wrap_slots *s, const struct wrap_fwd_kind *kind,
 		    const ig_dispatch_handler *h, void *arg);
 /* Fills c's shared fields, links it and starts its first inner call on
  * inner: what the interceptor's dispatch returns. */
-ig_call *wrap_fwd_begin(struct wrap_fwd *c, struct wrap_owner *o, struct wrap_slots *s,
+ig_call *ig_wrap_fwd_begin(struct wrap_fwd *c, struct wrap_owner *o, struct wrap_slots *s,
 			const struct wrap_fwd_kind *kind, ig_dispatcher *inner, const ig_dispatch_opts *opts,
 			const ig_dispatch_handler *h, void *arg);
 /* Sets up o (calloc'ed, freed with free) as a dispatcher wrapping inner. */
-void wrap_fwd_owner_init(struct wrap_owner *o, const struct ig_dispatcher_ops *ops, ig_dispatcher *inner);
-/* Ends a destroy begun with wrap_destroy_begin: destroys *inner, then o
+void ig_wrap_fwd_owner_init(struct wrap_owner *o, const struct ig_dispatcher_ops *ops, ig_dispatcher *inner);
+/* Ends a destroy begun with ig_wrap_destroy_begin: destroys *inner, then o
  * once its last call is gone. */
-void wrap_fwd_destroy_end(struct wrap_owner *o, ig_dispatcher **inner);
+void ig_wrap_fwd_destroy_end(struct wrap_owner *o, ig_dispatcher **inner);
 /* Dispatches c->opts on inner (WRAP_TRY). */
-void wrap_fwd_start(struct wrap_fwd *c, ig_dispatcher *inner);
+void ig_wrap_fwd_start(struct wrap_fwd *c, ig_dispatcher *inner);
 /* Ends the caller's call with on_error (WRAP_ENDED). */
-void wrap_fwd_end_with_error(struct wrap_fwd *c, enum ig_client_error error, const char *message);
+void ig_wrap_fwd_end_with_error(struct wrap_fwd *c, enum ig_client_error error, const char *message);
 
 #endif

@@ -388,7 +388,7 @@ static void agent_free(struct wrap_owner *o)
 static void ended(struct mock_call *c)
 {
 	c->state = MOCK_ENDED;
-	wrap_call_ended(&c->w);
+	ig_wrap_call_ended(&c->w);
 }
 
 static void end_with_error(struct mock_call *c, enum ig_client_error error, const char *message)
@@ -493,7 +493,7 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 	if (index < 0 && allowed && m->real)
 		return ig_dispatch(m->real, opts, h, arg);
 
-	struct mock_call *c = wrap_call_take(&call_slots);
+	struct mock_call *c = ig_wrap_call_take(&call_slots);
 	if (!c) {
 		if (h->on_error)
 			h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, "too many calls in the mock agent");
@@ -513,7 +513,7 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 			 method, (int)opts->origin.len, opts->origin.ptr, (int)opts->path.len,
 			 opts->path.ptr);
 	}
-	wrap_call_link(&m->w, &call_slots, &c->w);
+	ig_wrap_call_link(&m->w, &call_slots, &c->w);
 	uint64_t delay = index >= 0 ? m->list[index].delay_ms : 0;
 	ig_timer_set(&d->loop->timers, &c->timer, d->loop->clock.now_ms + delay);
 	return &c->w.call;
@@ -522,13 +522,13 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 static void mock_destroy(ig_dispatcher *d)
 {
 	ig_mock_agent *m = (ig_mock_agent *)d;
-	wrap_destroy_begin(&m->w);
+	ig_wrap_destroy_begin(&m->w);
 	for (struct mock_call *c = (struct mock_call *)m->w.calls, *next; c; c = next) {
 		next = (struct mock_call *)c->w.next; /* c stays listed until released */
 		if (c->state != MOCK_ENDED)
 			end_with_error(c, IG_CLIENT_ABORTED, "the mock agent was destroyed");
 	}
-	wrap_destroy_end(&m->w);
+	ig_wrap_destroy_end(&m->w);
 }
 
 static const struct ig_dispatcher_ops mock_ops = {

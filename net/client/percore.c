@@ -15,7 +15,7 @@ static struct ig_loop_slot client_slot;
  * checker at exit sees memory in use, not lost. Pushed once per core. */
 static _Atomic(struct client_core *) all_cores;
 
-struct client_core *client_core_of(struct ig_loop *loop)
+struct client_core *ig_client_core_of(struct ig_loop *loop)
 {
 	void **slot = ig_loop_slot(loop, &client_slot);
 	if (!slot)
@@ -40,12 +40,12 @@ struct client_core *client_core_of(struct ig_loop *loop)
 	ig_pool_init(&c->rbufs, CLIENT_RBUF_SIZE, 4, CLIENT_MAX_STREAMS);
 	ig_pool_init(&c->pools, sizeof(struct client_pool), 8, 1u << 16);
 	ig_pool_init(&c->agents, sizeof(struct client_agent), 4, 1024);
-	sock_core_init(&c->sock, loop, -1, CLIENT_MAX_STREAMS, NULL, NULL);
+	ig_sock_core_init(&c->sock, loop, -1, CLIENT_MAX_STREAMS, NULL, NULL);
 	*slot = c;
 	return c;
 }
 
-const struct client_core *client_core_next(const struct client_core *prev)
+const struct client_core *ig_client_core_next(const struct client_core *prev)
 {
 	return prev ? prev->all_next : atomic_load(&all_cores);
 }

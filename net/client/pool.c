@@ -1,7 +1,7 @@
 /* A pool: the connections to one origin on one core, and the queue of
  * calls waiting for one. A Client (ig_client_new) is a pool of one
  * connection. A call goes to the first connection that can take it
- * (conn_can_take: the pipelining depth, and a call that is not idempotent
+ * (ig_conn_can_take: the pipelining depth, and a call that is not idempotent
  * only on an empty connection), in an order that puts the connection that
  * most recently finished a response first, so the search is short and warm
  * connections are reused while the others expire; if none can, a new
@@ -24,7 +24,7 @@ static const struct call_holder_ops queue_holder;
 static void pool_release(struct ig_deferred *d);
 static void pool_settle(struct client_pool *p);
 
-struct client_pool *pool_new(struct client_core *core, const struct ig_url *origin,
+struct client_pool *ig_client_pool_new(struct client_core *core, const struct ig_url *origin,
 			     const ig_client_opts *opts, const struct pool_owner_ops *owner_ops, void *owner)
 {
 	struct client_pool *p = ig_pool_take(&core->pools);
@@ -44,10 +44,10 @@ struct client_pool *pool_new(struct client_core *core, const struct ig_url *orig
 	memcpy(o->host, o->url.host.ptr, o->url.host.len);
 	o->host[o->url.host.len] = 0;
 	o->core = core;
-	o->metrics_origin = client_metrics_origin(core, o->host, o->url.port);
+	o->metrics_origin = ig_client_metrics_origin(core, o->host, o->url.port);
 	p->owner_ops = owner_ops;
 	p->owner = owner;
-	client_opts_resolve(&o->opts, opts);
+	ig_client_opts_resolve(&o->opts, opts);
 	/* The status line is bounded by the head's limit. */
 	o->limits = (struct http_limits){ .max_request_line = o->opts.max_header_bytes,
 					  .max_header_bytes = o->opts.max_header_bytes,
@@ -101,14 +101,14 @@ static void pool_unqueue(struct client_pool *p, struct client_call *c)
 static void pool_fail_queued(struct client_pool *p, enum ig_client_error error, const char *message)
 {
 	while (p->queue)
-		call_end(queue_pop(p), error, message);
+		ig_call_end(queue_pop(p), error, message);
 }
 
 /* The caller aborted a queued call. */
 static void queue_abort(void *holder, struct client_call *c)
 {
 	pool_unqueue(holder, c);
-	call_end(c, IG_CLIENT_ABORTED, "the call was aborted");
+	ig_call_end(c, IG_CLIENT_ABORTED, "the call was aborted");
 }
 
 static const struct call_holder_ops queue_holder = { .abort = queue_abort };
@@ -201,7 +201,7 @@ static const struct conn_owner_ops conn_events = {
 /* A new connection for c, first in the list. */
 static struct client_conn *open_conn(struct client_pool *p, const struct client_call *c)
 {
-	struct client_conn *k = conn_open(&p->o, &conn_events, p, c->connect_ms);
+	struct client_conn *k = ig_conn_open(&p->o, &conn_events, p, c->connect_ms);
 	if (k) {
 		conns_push(p, k);
 		p->conn_count++;
@@ -212,7 +212,7 @@ static struct client_conn *open_conn(struct client_pool *p, const struct client_
 static struct client_conn *pick(struct client_pool *p, const struct client_call *c)
 {
 	for (struct client_conn *k = p->conns; k; k = k->next)
-		if (conn_can_take(k, c))
+		if (ig_conn_can_take(k, c))
 			return k;
 	return NULL;
 }
@@ -241,14 +241,14 @@ static void pool_drive(struct client_pool *p)
 					break; /* ours drive the queue again as they free up */
 				if (!k) {
 					/* Nothing of ours would ever come back to it. */
-					call_end(queue_pop(p), IG_CLIENT_BUSY, "out of connection slots on this core");
+					ig_call_end(queue_pop(p), IG_CLIENT_BUSY, "out of connection slots on this core");
 					continue;
 				}
 				fresh = true;
 			}
-			conn_take(k, queue_pop(p));
+			ig_conn_take(k, queue_pop(p));
 			if (fresh)
-				conn_start(k);
+				ig_conn_start(k);
 		}
 		/* Calls put back by a connection of a destroyed pool (it broke,
 		   or the upstream closed with calls behind): no connection will
@@ -270,18 +270,18 @@ static bool same_origin(const struct client_pool *p, ig_str origin)
 	return ig_url_parse_origin(origin.ptr, origin.len, &u) == 0 && ig_url_same_origin(&u, &p->o.url);
 }
 
-ig_call *pool_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
+ig_call *ig_pool_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 		       const ig_dispatch_handler *handler, void *arg)
 {
 	struct client_pool *p = (struct client_pool *)d;
 	const ig_client_opts *po = &p->o.opts;
 	struct client_call *c = ig_pool_take(&p->o.core->calls);
 	if (!c) {
-		call_fail_now(handler, arg, IG_CLIENT_BUSY, "out of call slots on this core");
+		ig_call_fail_now(handler, arg, IG_CLIENT_BUSY, "out of call slots on this core");
 		return NULL;
 	}
 	memset(c, 0, sizeof *c);
-	c->base.ops = &client_call_ops;
+	c->base.ops = &ig_client_call_ops;
 	c->origin = &p->o;
 	c->release.fn = call_release;
 	c->h = handler;
@@ -292,29 +292,29 @@ ig_call *pool_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 	const char *why = NULL;
 	char msg[200];
 	if (p->destroyed) {
-		call_end(c, IG_CLIENT_ABORTED, "the dispatcher has been destroyed");
-	} else if (call_init(c, opts, &why) != 0) {
-		call_end(c, IG_CLIENT_BAD_REQUEST, why);
+		ig_call_end(c, IG_CLIENT_ABORTED, "the dispatcher has been destroyed");
+	} else if (ig_call_init(c, opts, &why) != 0) {
+		ig_call_end(c, IG_CLIENT_BAD_REQUEST, why);
 	} else if (opts->origin.len && !p->owner_ops && !same_origin(p, opts->origin)) {
 		snprintf(msg, sizeof msg, "the origin %.*s is not this client's (%.*s)", (int)opts->origin.len,
 			 opts->origin.ptr, (int)p->o.url.origin.len, p->o.url.origin.ptr);
-		call_end(c, IG_CLIENT_BAD_REQUEST, msg);
+		ig_call_end(c, IG_CLIENT_BAD_REQUEST, msg);
 	} else if (p->o.url.https && !po->trust && !ig_tls_default_trust(&why)) {
 		/* Refused before any connection: the build has no TLS
 		   (TLS=none), or the anchors did not load. */
 		snprintf(msg, sizeof msg, "cannot use %.*s: %s", (int)p->o.url.origin.len, p->o.url.origin.ptr,
 			 why);
-		call_end(c, IG_CLIENT_TLS, msg);
+		ig_call_end(c, IG_CLIENT_TLS, msg);
 	} else if (p->queued >= po->max_queued) {
 		snprintf(msg, sizeof msg, "%u calls already wait for a connection to %.*s", p->queued,
 			 (int)p->o.url.origin.len, p->o.url.origin.ptr);
-		call_end(c, IG_CLIENT_BUSY, msg);
+		ig_call_end(c, IG_CLIENT_BUSY, msg);
 	} else {
 		c->connect_ms = opts->connect_timeout_ms ? opts->connect_timeout_ms : po->connect_timeout_ms;
 		c->headers_ms = opts->headers_timeout_ms ? opts->headers_timeout_ms : po->headers_timeout_ms;
 		c->body_ms = opts->body_timeout_ms ? opts->body_timeout_ms : po->body_timeout_ms;
 		if (opts->parent)
-			call_cap_to_deadline(c, ig_deadline_ms(opts->parent), d->loop->clock.now_ms);
+			ig_call_cap_to_deadline(c, ig_deadline_ms(opts->parent), d->loop->clock.now_ms);
 		queue_push(p, c);
 		pool_drive(p);
 	}
@@ -335,7 +335,7 @@ static void pool_destroy(ig_dispatcher *d)
 	for (struct client_conn *k = p->conns, *next; k; k = next) {
 		next = k->next;
 		/* A busy one finishes what it has in flight and then closes. */
-		conn_retire(k);
+		ig_conn_retire(k);
 	}
 	pool_settle(p);
 }
@@ -365,7 +365,7 @@ static void pool_release(struct ig_deferred *d)
 }
 
 static const struct ig_dispatcher_ops pool_ops = {
-	.dispatch = pool_dispatch,
+	.dispatch = ig_pool_dispatch,
 	.destroy = pool_destroy,
 };
 
@@ -379,7 +379,7 @@ static ig_dispatcher *new_pool(struct ig_loop *loop, const char *origin, const i
 		errno = EINVAL;
 		return NULL;
 	}
-	struct client_core *core = client_core_of(loop);
+	struct client_core *core = ig_client_core_of(loop);
 	if (!core) {
 		errno = ENOMEM;
 		return NULL;
@@ -387,7 +387,7 @@ static ig_dispatcher *new_pool(struct ig_loop *loop, const char *origin, const i
 	ig_client_opts o = opts ? *opts : (ig_client_opts){ 0 };
 	if (single)
 		o.connections = 1;
-	struct client_pool *p = pool_new(core, &url, &o, NULL, NULL);
+	struct client_pool *p = ig_client_pool_new(core, &url, &o, NULL, NULL);
 	return p ? &p->d : NULL;
 }
 

@@ -221,7 +221,7 @@ static void follow(struct redirect_call *c)
 		      ((c->next_status == 301 || c->next_status == 302) && strcmp(method, "POST") == 0);
 	bool strip = c->next_cross_origin && c->r->cross_origin == IG_REDIRECT_STRIP_CREDENTIALS;
 	if ((strip || to_get) && !filter_headers(c, strip, to_get)) {
-		wrap_fwd_end_with_error(&c->f, IG_CLIENT_BAD_REQUEST,
+		ig_wrap_fwd_end_with_error(&c->f, IG_CLIENT_BAD_REQUEST,
 					"too many request headers to filter for a redirect");
 		return;
 	}
@@ -235,7 +235,7 @@ static void follow(struct redirect_call *c)
 	c->f.opts.origin = (ig_str){ url, c->next_origin_len };
 	c->f.opts.path = (ig_str){ url + c->next_origin_len, c->next_len - c->next_origin_len };
 	c->f.redirects++;
-	wrap_fwd_start(&c->f, c->r->inner);
+	ig_wrap_fwd_start(&c->f, c->r->inner);
 }
 
 /* ---- what redirect decides of a hop (struct wrap_fwd_kind) ---- */
@@ -271,9 +271,9 @@ static void redirect_dropped(struct wrap_fwd *f)
 {
 	struct redirect_call *c = (struct redirect_call *)f;
 	if (c->f.aborting || c->r->w.destroying)
-		wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "aborted during a redirect");
+		ig_wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "aborted during a redirect");
 	else if (c->next_error)
-		wrap_fwd_end_with_error(&c->f, c->next_error, c->next_error_message);
+		ig_wrap_fwd_end_with_error(&c->f, c->next_error, c->next_error_message);
 	else
 		follow(c);
 }
@@ -302,20 +302,20 @@ static ig_call *redirect_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts
 				  const ig_dispatch_handler *h, void *arg)
 {
 	struct redirect *r = (struct redirect *)d;
-	struct redirect_call *c = wrap_fwd_take(&r->w, &call_slots, &redirect_kind, h, arg);
+	struct redirect_call *c = ig_wrap_fwd_take(&r->w, &call_slots, &redirect_kind, h, arg);
 	if (!c)
 		return NULL;
 	/* Not a compound literal: the URL buffers need no zeroing. */
 	memset(c, 0, offsetof(struct redirect_call, url));
 	c->r = r;
-	return wrap_fwd_begin(&c->f, &r->w, &call_slots, &redirect_kind, r->inner, opts, h, arg);
+	return ig_wrap_fwd_begin(&c->f, &r->w, &call_slots, &redirect_kind, r->inner, opts, h, arg);
 }
 
 static void redirect_destroy(ig_dispatcher *d)
 {
 	struct redirect *r = (struct redirect *)d;
-	wrap_destroy_begin(&r->w);
-	wrap_fwd_destroy_end(&r->w, &r->inner);
+	ig_wrap_destroy_begin(&r->w);
+	ig_wrap_fwd_destroy_end(&r->w, &r->inner);
 }
 
 static const struct ig_dispatcher_ops redirect_ops = {
@@ -334,7 +334,7 @@ ig_dispatcher *ig_redirect_new(ig_dispatcher *inner, const struct ig_redirect_op
 	struct redirect *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
-	wrap_fwd_owner_init(&r->w, &redirect_ops, inner);
+	ig_wrap_fwd_owner_init(&r->w, &redirect_ops, inner);
 	r->inner = inner;
 	r->max_redirects = o->max_redirects ? o->max_redirects : 5;
 	r->cross_origin = o->cross_origin;

@@ -104,10 +104,10 @@ static void on_timer(struct ig_timer *t)
 {
 	struct retry_call *c = (struct retry_call *)((char *)t - offsetof(struct retry_call, timer));
 	if (c->r->w.destroying) {
-		wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
+		ig_wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
 	} else {
 		c->f.retries++;
-		wrap_fwd_start(&c->f, c->r->inner);
+		ig_wrap_fwd_start(&c->f, c->r->inner);
 	}
 }
 
@@ -131,7 +131,7 @@ static void retry_dropped(struct wrap_fwd *f)
 {
 	struct retry_call *c = (struct retry_call *)f;
 	if (c->f.aborting || c->r->w.destroying)
-		wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "aborted before a retry");
+		ig_wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "aborted before a retry");
 	else
 		wait_then_retry(c, c->wait_ms);
 }
@@ -174,23 +174,23 @@ static ig_call *retry_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, c
 			       void *arg)
 {
 	struct retry *r = (struct retry *)d;
-	struct retry_call *c = wrap_fwd_take(&r->w, &call_slots, &retry_kind, h, arg);
+	struct retry_call *c = ig_wrap_fwd_take(&r->w, &call_slots, &retry_kind, h, arg);
 	if (!c)
 		return NULL;
 	*c = (struct retry_call){ .r = r };
-	return wrap_fwd_begin(&c->f, &r->w, &call_slots, &retry_kind, r->inner, opts, h, arg);
+	return ig_wrap_fwd_begin(&c->f, &r->w, &call_slots, &retry_kind, r->inner, opts, h, arg);
 }
 
 static void retry_destroy(ig_dispatcher *d)
 {
 	struct retry *r = (struct retry *)d;
-	wrap_destroy_begin(&r->w);
+	ig_wrap_destroy_begin(&r->w);
 	for (struct retry_call *c = (struct retry_call *)r->w.calls, *next; c; c = next) {
 		next = (struct retry_call *)c->f.w.next; /* c stays listed until released */
 		if (c->f.state == WRAP_WAIT)
-			wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
+			ig_wrap_fwd_end_with_error(&c->f, IG_CLIENT_ABORTED, "the retry dispatcher was destroyed");
 	}
-	wrap_fwd_destroy_end(&r->w, &r->inner);
+	ig_wrap_fwd_destroy_end(&r->w, &r->inner);
 }
 
 static const struct ig_dispatcher_ops retry_ops = {
@@ -209,7 +209,7 @@ ig_dispatcher *ig_retry_new(ig_dispatcher *inner, const struct ig_retry_opts *op
 	struct retry *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
-	wrap_fwd_owner_init(&r->w, &retry_ops, inner);
+	ig_wrap_fwd_owner_init(&r->w, &retry_ops, inner);
 	r->inner = inner;
 	r->max_retries = o->max_retries ? o->max_retries : 2;
 	r->min_delay_ms = o->min_delay_ms ? o->min_delay_ms : 100;

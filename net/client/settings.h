@@ -10,7 +10,7 @@
 
 /* INGOT_CLIENT_*: the options of each core's shared Agent (ig_core_agent).
  * All zero (every default) until parsed. */
-extern ig_client_opts client_settings_opts;
-extern const struct ig_settings client_settings;
+extern ig_client_opts ig_client_settings_opts;
+extern const struct ig_settings ig_client_settings;
 
 #endif

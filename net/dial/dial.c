@@ -44,7 +44,7 @@ struct dns_resolver *ig_dial_resolver(struct ig_loop *loop)
 	c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
-	c->dns = dns_resolver_new(loop);
+	c->dns = ig_dns_resolver_new(loop);
 	if (!c->dns) {
 		free(c);
 		return NULL;
@@ -126,7 +126,7 @@ static void dial_release(struct ig_dial *d)
 	if (d->loop)
 		ig_timer_cancel(&d->loop->timers, &d->timer);
 	if (d->query)
-		dns_cancel(d->query);
+		ig_dns_cancel(d->query);
 	d->query = NULL;
 	if (d->sock)
 		d->sock->ops->close(d->sock, 0);
@@ -280,7 +280,7 @@ void ig_dial_start(struct ig_dial *d, struct ig_loop *loop, const struct ig_dial
 	}
 	/* NULL when on_resolved ran already (a cache hit, a hosts entry, an
 	   invalid name): then d->query is what that left. */
-	struct dns_query *q = dns_resolve(r, p->host, p->port, on_resolved, d);
+	struct dns_query *q = ig_dns_resolve(r, p->host, p->port, on_resolved, d);
 	if (q)
 		d->query = q;
 }

@@ -154,11 +154,11 @@ static bool parse_literal(const char *host, struct dns_addrs *a)
 			return false;
 		memcpy(inner, host + 1, n - 2);
 		inner[n - 2] = '\0';
-		return inet_pton(AF_INET6, inner, addr) == 1 && dns_add_addr(a, true, addr);
+		return inet_pton(AF_INET6, inner, addr) == 1 && ig_dns_add_addr(a, true, addr);
 	}
 	if (inet_pton(AF_INET, host, addr) == 1)
-		return dns_add_addr(a, false, addr);
-	return inet_pton(AF_INET6, host, addr) == 1 && dns_add_addr(a, true, addr);
+		return ig_dns_add_addr(a, false, addr);
+	return inet_pton(AF_INET6, host, addr) == 1 && ig_dns_add_addr(a, true, addr);
 }
 
 /* Lowercases a host name into out without its final dot; false if it is
@@ -204,8 +204,8 @@ static void loopback_addrs(struct dns_addrs *a)
 	uint8_t v6[16] = { 0 };
 	v6[15] = 1;
 	*a = (struct dns_addrs){ 0 };
-	dns_add_addr(a, false, v4);
-	dns_add_addr(a, true, v6);
+	ig_dns_add_addr(a, false, v4);
+	ig_dns_add_addr(a, true, v6);
 }
 
 /* ---- the files -------------------------------------------------------- */
@@ -308,10 +308,10 @@ static void resolv_line(void *ctx_, char **w, size_t count)
 static void load_resolv_conf(struct dns_resolver *r)
 {
 	/* The settings were checked at startup (net/dns/dns_settings.c). */
-	struct resolv_ctx ctx = { .r = r, .port = (uint16_t)dns_config.port, .timeout_s = DEFAULT_TIMEOUT_S };
+	struct resolv_ctx ctx = { .r = r, .port = (uint16_t)ig_dns_config.port, .timeout_s = DEFAULT_TIMEOUT_S };
 	r->attempts = DEFAULT_ATTEMPTS;
 	size_t len;
-	char *text = read_text_file(dns_config.resolv_conf, &len);
+	char *text = read_text_file(ig_dns_config.resolv_conf, &len);
 	if (text) {
 		for_each_line(text, true, resolv_line, &ctx);
 		free(text);
@@ -361,7 +361,7 @@ static void hosts_line(void *ctx_, char **w, size_t count)
 static void load_hosts(struct dns_resolver *r)
 {
 	size_t len;
-	char *text = read_text_file(dns_config.hosts_file, &len);
+	char *text = read_text_file(ig_dns_config.hosts_file, &len);
 	if (!text)
 		return;
 	char *scratch = malloc(len + 1);
@@ -397,7 +397,7 @@ static bool hosts_lookup(const struct dns_resolver *r, const char *name, size_t 
 	for (size_t i = 0; i < r->hosts_count; i++) {
 		const struct hosts_entry *e = &r->hosts[i];
 		if (e->name_len == n && memcmp(e->name, name, n) == 0)
-			dns_add_addr(a, e->v6, e->addr);
+			ig_dns_add_addr(a, e->v6, e->addr);
 	}
 	return a->n4 + a->n6 > 0;
 }
@@ -570,7 +570,7 @@ static const char *send_questions(struct dns_lookup *l, const struct nameserver 
 		if (l->x.answered[fam])
 			continue;
 		uint8_t msg[12 + DNS_NAME_WIRE_MAX + 4];
-		size_t len = dns_build_question(&l->x, fam, msg);
+		size_t len = ig_dns_build_question(&l->x, fam, msg);
 		if (send(l->fd, msg, len, 0) != (ssize_t)len)
 			return errno == ECONNREFUSED ? "nameserver port closed" : "cannot send the query";
 	}
@@ -630,7 +630,7 @@ static void on_readable(struct ig_io *io, uint32_t events)
 			next_try(l);
 			return;
 		}
-		switch (dns_read_reply(&l->x, buf, (size_t)n, &l->last_failure)) {
+		switch (ig_dns_read_reply(&l->x, buf, (size_t)n, &l->last_failure)) {
 		case DNS_REPLY_IGNORED:
 			break;
 		case DNS_REPLY_USED:
@@ -676,7 +676,7 @@ static struct dns_lookup *new_lookup(struct dns_resolver *r, const char *name, u
 	l->x.ttl = UINT32_MAX;
 	memcpy(l->name, name, n + 1u);
 	l->name_len = n;
-	l->x.qname_len = dns_name_to_wire(name, n, l->x.qname);
+	l->x.qname_len = ig_dns_name_to_wire(name, n, l->x.qname);
 	l->next = r->active;
 	if (r->active)
 		r->active->pprev = &l->next;
@@ -687,7 +687,7 @@ static struct dns_lookup *new_lookup(struct dns_resolver *r, const char *name, u
 
 /* ---- the interface ---------------------------------------------------- */
 
-struct dns_resolver *dns_resolver_new(struct ig_loop *loop)
+struct dns_resolver *ig_dns_resolver_new(struct ig_loop *loop)
 {
 	struct dns_resolver *r = calloc(1, sizeof *r);
 	if (!r)
@@ -709,7 +709,7 @@ struct dns_resolver *dns_resolver_new(struct ig_loop *loop)
 	return r;
 }
 
-void dns_resolver_free(struct dns_resolver *r)
+void ig_dns_resolver_free(struct dns_resolver *r)
 {
 	if (!r)
 		return;
@@ -724,7 +724,7 @@ void dns_resolver_free(struct dns_resolver *r)
 	free(r);
 }
 
-struct dns_query *dns_resolve(struct dns_resolver *r, const char *host, uint16_t port,
+struct dns_query *ig_dns_resolve(struct dns_resolver *r, const char *host, uint16_t port,
 			      dns_done_fn *done, void *arg)
 {
 	struct dns_addrs a;
@@ -781,7 +781,7 @@ struct dns_query *dns_resolve(struct dns_resolver *r, const char *host, uint16_t
 	return q;
 }
 
-void dns_cancel(struct dns_query *q)
+void ig_dns_cancel(struct dns_query *q)
 {
 	struct dns_lookup *l = q->lookup;
 	struct dns_resolver *r = l->r;
@@ -795,7 +795,7 @@ void dns_cancel(struct dns_query *q)
 	}
 }
 
-size_t dns_resolver_pending(const struct dns_resolver *r)
+size_t ig_dns_resolver_pending(const struct dns_resolver *r)
 {
 	return r->query_pool.in_use;
 }

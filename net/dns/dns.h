@@ -9,7 +9,7 @@
  *     name that needs them; later edits are not seen. INGOT_DNS_PORT
  *     (default 53) is the nameservers' port: resolv.conf cannot name one,
  *     and tests run their server on a random port. All three come from the
- *     settings table (net/dns/dns_settings.h: dns_config), checked at
+ *     settings table (net/dns/dns_settings.h: ig_dns_config), checked at
  *     startup.
  *   - No resolv.conf, or one without a nameserver line (a scratch image):
  *     the nameserver is 127.0.0.1, as glibc and musl do. No hosts file:
@@ -77,26 +77,26 @@ typedef void dns_done_fn(void *arg, int error, const struct sockaddr_storage *ad
 			 size_t count, const char *message);
 
 /* A resolver for the loop's core; NULL if memory is short. */
-struct dns_resolver *dns_resolver_new(struct ig_loop *loop);
+struct dns_resolver *ig_dns_resolver_new(struct ig_loop *loop);
 
 /* Ends every lookup (their done callbacks do not run) and frees the
  * resolver. Not from inside a done callback. */
-void dns_resolver_free(struct dns_resolver *r);
+void ig_dns_resolver_free(struct dns_resolver *r);
 
 /* Resolves host (NUL-terminated) to addresses with the given port and calls
  * done(arg, ...) once, on the loop's thread. When the answer needs no
  * network (a numeric host, localhost, a hosts file entry, a cache hit) or
  * the call fails at once (an invalid name, too many lookups in flight, no
- * socket), done runs before dns_resolve returns, and it returns NULL.
- * Otherwise it returns the query, for dns_cancel, and done runs later. */
-struct dns_query *dns_resolve(struct dns_resolver *r, const char *host, uint16_t port,
+ * socket), done runs before ig_dns_resolve returns, and it returns NULL.
+ * Otherwise it returns the query, for ig_dns_cancel, and done runs later. */
+struct dns_query *ig_dns_resolve(struct dns_resolver *r, const char *host, uint16_t port,
 			      dns_done_fn *done, void *arg);
 
 /* Withdraws a query whose done has not run: done will not run. The lookup
  * itself stops when no query waits on it any more. */
-void dns_cancel(struct dns_query *q);
+void ig_dns_cancel(struct dns_query *q);
 
 /* Queries waiting for an answer (for tests and metrics). */
-size_t dns_resolver_pending(const struct dns_resolver *r);
+size_t ig_dns_resolver_pending(const struct dns_resolver *r);
 
 #endif

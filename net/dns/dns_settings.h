@@ -10,11 +10,11 @@
 
 /* INGOT_DNS_PORT, INGOT_RESOLV_CONF, INGOT_HOSTS_FILE (dns.h):
  * zero until parsed. */
-struct dns_config {
+struct ig_dns_config {
 	int64_t port;                      /* the nameservers' port */
 	const char *resolv_conf, *hosts_file; /* the files a resolver reads */
 };
-extern struct dns_config dns_config;
-extern const struct ig_settings dns_settings;
+extern struct ig_dns_config ig_dns_config;
+extern const struct ig_settings ig_dns_settings;
 
 #endif

@@ -28,7 +28,7 @@ static inline uint32_t get32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-bool dns_add_addr(struct dns_addrs *a, bool v6, const uint8_t *addr)
+bool ig_dns_add_addr(struct dns_addrs *a, bool v6, const uint8_t *addr)
 {
 	if (v6 ? a->n6 == DNS_MAX_PER_FAMILY : a->n4 == DNS_MAX_PER_FAMILY)
 		return false;
@@ -39,7 +39,7 @@ bool dns_add_addr(struct dns_addrs *a, bool v6, const uint8_t *addr)
 	return true;
 }
 
-size_t dns_name_to_wire(const char *name, size_t n, uint8_t *out)
+size_t ig_dns_name_to_wire(const char *name, size_t n, uint8_t *out)
 {
 	size_t o = 0, start = 0;
 	for (size_t i = 0; i <= n; i++) {
@@ -54,7 +54,7 @@ size_t dns_name_to_wire(const char *name, size_t n, uint8_t *out)
 	return o;
 }
 
-size_t dns_build_question(const struct dns_exchange *x, int fam, uint8_t *out)
+size_t ig_dns_build_question(const struct dns_exchange *x, int fam, uint8_t *out)
 {
 	uint8_t *p = out;
 	*p++ = (uint8_t)(x->id[fam] >> 8);
@@ -182,7 +182,7 @@ static bool read_answers(struct dns_exchange *x, int fam, const uint8_t *m, size
 		if (rr->type != question_type[fam] || rr->rdlength != want ||
 		    !name_at_is(m, n, rr->owner, cur, cur_len))
 			continue;
-		if (dns_add_addr(&x->addrs, fam == DNS_FAM_V6, m + rr->rdata)) {
+		if (ig_dns_add_addr(&x->addrs, fam == DNS_FAM_V6, m + rr->rdata)) {
 			any = true;
 			if (rr->ttl < ttl)
 				ttl = rr->ttl;
@@ -193,7 +193,7 @@ static bool read_answers(struct dns_exchange *x, int fam, const uint8_t *m, size
 	return true;
 }
 
-enum dns_reply dns_read_reply(struct dns_exchange *x, const uint8_t *m, size_t n, const char **failure)
+enum dns_reply ig_dns_read_reply(struct dns_exchange *x, const uint8_t *m, size_t n, const char **failure)
 {
 	if (n < 12)
 		return DNS_REPLY_IGNORED;

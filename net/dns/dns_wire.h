@@ -23,7 +23,7 @@ struct dns_addrs {
 };
 
 /* One name's questions and what the replies to them have given. The caller
- * sets qname (dns_name_to_wire), the two ids and ttl = UINT32_MAX; each used
+ * sets qname (ig_dns_name_to_wire), the two ids and ttl = UINT32_MAX; each used
  * reply sets answered[fam], adds its addresses and lowers ttl to the least
  * TTL of the records it used. */
 struct dns_exchange {
@@ -45,17 +45,17 @@ enum dns_reply {
 /* Reads one datagram m[0..n) as a reply to x's unanswered questions. Reads
  * no byte outside m, whatever it holds; *failure is set (to a static string)
  * only for SERVER_FAILED and FATAL. */
-enum dns_reply dns_read_reply(struct dns_exchange *x, const uint8_t *m, size_t n, const char **failure);
+enum dns_reply ig_dns_read_reply(struct dns_exchange *x, const uint8_t *m, size_t n, const char **failure);
 
 /* Writes the question of family fam (recursion desired) into out, which
  * holds 12 + DNS_NAME_WIRE_MAX + 4 bytes; returns its length. */
-size_t dns_build_question(const struct dns_exchange *x, int fam, uint8_t *out);
+size_t ig_dns_build_question(const struct dns_exchange *x, int fam, uint8_t *out);
 
 /* A normalised name (see dns.h: lowercase, labels of 1-63 octets, n < 254)
  * in wire form into out (DNS_NAME_WIRE_MAX bytes); returns its length. */
-size_t dns_name_to_wire(const char *name, size_t n, uint8_t *out);
+size_t ig_dns_name_to_wire(const char *name, size_t n, uint8_t *out);
 
 /* Adds addr (16 bytes if v6, else 4) to a; false if that family is full. */
-bool dns_add_addr(struct dns_addrs *a, bool v6, const uint8_t *addr);
+bool ig_dns_add_addr(struct dns_addrs *a, bool v6, const uint8_t *addr);
 
 #endif

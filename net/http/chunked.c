@@ -235,7 +235,7 @@ static bool chunk_step(struct http_chunked_decoder *d, unsigned char c)
 	}
 }
 
-ssize_t http_decode_chunked(struct http_chunked_decoder *d, char *buf, size_t *len)
+ssize_t ig_http_decode_chunked(struct http_chunked_decoder *d, char *buf, size_t *len)
 {
 	char *dst = buf;
 	const char *src = buf, *end = buf + *len;

@@ -38,11 +38,11 @@
 #define CLASS16(c) CLASS4(c), CLASS4((c) + 4), CLASS4((c) + 8), CLASS4((c) + 12)
 #define CLASS64(c) CLASS16(c), CLASS16((c) + 16), CLASS16((c) + 32), CLASS16((c) + 48)
 
-const unsigned char http_char_class[256] = {
+const unsigned char ig_http_char_class[256] = {
 	CLASS64(0), CLASS64(64), CLASS64(128), CLASS64(192),
 };
 
-IG_HOT bool http_eq_nocase(const char *s, size_t n, const char *lower)
+IG_HOT bool ig_http_eq_nocase(const char *s, size_t n, const char *lower)
 {
 	size_t i = 0;
 	for (; i < n; i++)
@@ -51,7 +51,7 @@ IG_HOT bool http_eq_nocase(const char *s, size_t n, const char *lower)
 	return lower[i] == '\0';
 }
 
-IG_HOT bool http_same_nocase(const char *a, const char *b, size_t n)
+IG_HOT bool ig_http_same_nocase(const char *a, const char *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (ig_ascii_lower(a[i]) != ig_ascii_lower(b[i]))
@@ -109,19 +109,19 @@ static inline const char *skip_class(const char *p, const char *end, unsigned cl
 	}
 }
 
-IG_HOT const char *http_skip_token(const char *p, const char *end)
+IG_HOT const char *ig_http_skip_token(const char *p, const char *end)
 {
 	while (p < end && http_has_class(*p, HTTP_C_TCHAR))
 		p++;
 	return p;
 }
 
-const char *http_skip_field_value(const char *p, const char *end)
+const char *ig_http_skip_field_value(const char *p, const char *end)
 {
 	return skip_class(p, end, HTTP_C_VALUE, word_is_value);
 }
 
-IG_HOT const char *http_skip_target(const char *p, const char *end)
+IG_HOT const char *ig_http_skip_target(const char *p, const char *end)
 {
 	return skip_class(p, end, HTTP_C_TARGET, word_is_target);
 }
@@ -130,7 +130,7 @@ IG_HOT const char *http_skip_target(const char *p, const char *end)
 
 /* Judged octet by octet, so that a reply that is not HTTP at all (a TLS
  * alert, an HTML page) or a garbage version fails at once. */
-IG_HOT int http_scan_version(struct http_scan *s, const struct http_direction *dir, int *major, int *minor)
+IG_HOT int ig_http_scan_version(struct http_scan *s, const struct http_direction *dir, int *major, int *minor)
 {
 	static const char name[] = "HTTP/";
 	const char *p = s->p;
@@ -160,7 +160,7 @@ done:
 
 /* ---- fields ------------------------------------------------------------ */
 
-IG_HOT bool http_valid_authority(const char *a, size_t n)
+IG_HOT bool ig_http_valid_authority(const char *a, size_t n)
 {
 	size_t i = 0;
 	if (n > 0 && a[0] == '[') { /* IP-literal */
@@ -186,7 +186,7 @@ IG_HOT bool http_valid_authority(const char *a, size_t n)
 	return true;
 }
 
-const char *http_list_element(const char *p, const char *end, const char **e, const char **e_end)
+const char *ig_http_list_element(const char *p, const char *end, const char **e, const char **e_end)
 {
 	const char *comma = memchr(p, ',', (size_t)(end - p));
 	*e = p;
@@ -208,7 +208,7 @@ static int for_each_element(struct http_scan *s, struct http_fields *f, const ig
 	*count = 0;
 	const char *p = h->value.ptr, *end = h->value.ptr + h->value.len;
 	while (p < end) {
-		const char *e, *e_end, *comma = http_list_element(p, end, &e, &e_end);
+		const char *e, *e_end, *comma = ig_http_list_element(p, end, &e, &e_end);
 		if (e < e_end) {
 			++*count;
 			int r = fn(s, f, e, (size_t)(e_end - e));
@@ -221,9 +221,9 @@ static int for_each_element(struct http_scan *s, struct http_fields *f, const ig
 }
 
 /* transfer-coding = token *( OWS ";" OWS transfer-parameter ) */
-int http_transfer_coding(const char *e, size_t n, const char **error)
+int ig_http_transfer_coding(const char *e, size_t n, const char **error)
 {
-	size_t tok = (size_t)(http_skip_token(e, e + n) - e);
+	size_t tok = (size_t)(ig_http_skip_token(e, e + n) - e);
 	size_t i = tok;
 	while (i < n && http_is_ows(e[i]))
 		i++;
@@ -232,7 +232,7 @@ int http_transfer_coding(const char *e, size_t n, const char **error)
 		*error = "invalid Transfer-Encoding";
 		return -1;
 	}
-	if (!http_eq_nocase(e, tok, "chunked"))
+	if (!ig_http_eq_nocase(e, tok, "chunked"))
 		return 0;
 	if (params) {
 		*error = "chunked takes no parameters";
@@ -244,7 +244,7 @@ int http_transfer_coding(const char *e, size_t n, const char **error)
 static int note_coding(struct http_scan *s, struct http_fields *f, const char *e, size_t n)
 {
 	const char *error;
-	int coding = http_transfer_coding(e, n, &error);
+	int coding = ig_http_transfer_coding(e, n, &error);
 	if (coding < 0)
 		return http_fail(s, HTTP_ERR_FRAMING, error);
 	if (coding == 1) {
@@ -260,9 +260,9 @@ static int note_coding(struct http_scan *s, struct http_fields *f, const char *e
 static int note_connection_option(struct http_scan *s, struct http_fields *f, const char *e, size_t n)
 {
 	(void)s;
-	if (http_eq_nocase(e, n, "close"))
+	if (ig_http_eq_nocase(e, n, "close"))
 		f->conn_close = true;
-	else if (http_eq_nocase(e, n, "keep-alive"))
+	else if (ig_http_eq_nocase(e, n, "keep-alive"))
 		f->conn_keep_alive = true;
 	return 0;
 }
@@ -302,7 +302,7 @@ static int note_content_length(struct http_scan *s, const struct http_direction 
 		return note_length(s, f, h->value.ptr, h->value.len);
 	const char *p = h->value.ptr, *end = h->value.ptr + h->value.len;
 	for (;;) {
-		const char *e, *e_end, *comma = http_list_element(p, end, &e, &e_end);
+		const char *e, *e_end, *comma = ig_http_list_element(p, end, &e, &e_end);
 		if (e == e_end)
 			return http_fail(s, HTTP_ERR_FRAMING, "invalid Content-Length");
 		int r = note_length(s, f, e, (size_t)(e_end - e));
@@ -329,7 +329,7 @@ static int note_host(struct http_scan *s, struct http_fields *f, const ig_header
 	if (f->host_seen)
 		return http_fail(s, HTTP_ERR_SYNTAX, "more than one Host");
 	f->host_seen = true;
-	if (h->value.len != 0 && !http_valid_authority(h->value.ptr, h->value.len))
+	if (h->value.len != 0 && !ig_http_valid_authority(h->value.ptr, h->value.len))
 		return http_fail(s, HTTP_ERR_SYNTAX, "invalid Host");
 	f->host = h->value.ptr;
 	f->host_len = h->value.len;
@@ -355,45 +355,45 @@ int ig_http_note_field(struct http_scan *s, const struct http_direction *dir, st
 	size_t count;
 	switch (h->name.len) {
 	case 4:
-		if (dir->request && http_eq_nocase(h->name.ptr, 4, "host"))
+		if (dir->request && ig_http_eq_nocase(h->name.ptr, 4, "host"))
 			return note_host(s, f, h);
 		break;
 	case 6:
-		if (dir->request && http_eq_nocase(h->name.ptr, 6, "expect") &&
-		    http_eq_nocase(h->value.ptr, h->value.len, "100-continue"))
+		if (dir->request && ig_http_eq_nocase(h->name.ptr, 6, "expect") &&
+		    ig_http_eq_nocase(h->value.ptr, h->value.len, "100-continue"))
 			f->expect_continue = true;
 		break;
 	case 10:
-		if (http_eq_nocase(h->name.ptr, 10, "connection"))
+		if (ig_http_eq_nocase(h->name.ptr, 10, "connection"))
 			return for_each_element(s, f, h, note_connection_option, &count);
-		if (dir->request && (h->name.ptr[0] | 0x20) == 't' && http_eq_nocase(h->name.ptr, 10, "tracestate"))
+		if (dir->request && (h->name.ptr[0] | 0x20) == 't' && ig_http_eq_nocase(h->name.ptr, 10, "tracestate"))
 			note_trace_field(&f->tracestate_field, &f->tracestates, index);
 		break;
 	case 11:
-		if (dir->request && (h->name.ptr[0] | 0x20) == 't' && http_eq_nocase(h->name.ptr, 11, "traceparent"))
+		if (dir->request && (h->name.ptr[0] | 0x20) == 't' && ig_http_eq_nocase(h->name.ptr, 11, "traceparent"))
 			note_trace_field(&f->traceparent_field, &f->traceparents, index);
 		break;
 	case 12:
-		if (dir->request && (h->name.ptr[0] | 0x20) == 'x' && http_eq_nocase(h->name.ptr, 12, "x-request-id")) {
+		if (dir->request && (h->name.ptr[0] | 0x20) == 'x' && ig_http_eq_nocase(h->name.ptr, 12, "x-request-id")) {
 			uint16_t ignored = 0;
 			note_trace_field(&f->request_id_field, &ignored, index);
 		}
 		break;
 	case 14:
-		if (http_eq_nocase(h->name.ptr, 14, "content-length"))
+		if (ig_http_eq_nocase(h->name.ptr, 14, "content-length"))
 			return note_content_length(s, dir, f, h);
 		break;
 	case 17:
-		if (http_eq_nocase(h->name.ptr, 17, "transfer-encoding"))
+		if (ig_http_eq_nocase(h->name.ptr, 17, "transfer-encoding"))
 			return note_transfer_encoding(s, f, h);
 		break;
 	}
 	return 0;
 }
 
-IG_HOT int http_parse_field_line(const char *start, const char *end, ig_header *h, const char **error)
+IG_HOT int ig_http_parse_field_line(const char *start, const char *end, ig_header *h, const char **error)
 {
-	const char *p = http_skip_token(start, end);
+	const char *p = ig_http_skip_token(start, end);
 	if (p == end)
 		return HTTP_INCOMPLETE;
 	if (p == start) {
@@ -408,7 +408,7 @@ IG_HOT int http_parse_field_line(const char *start, const char *end, ig_header *
 	for (p++; p < end && http_is_ows(*p); p++)
 		;
 	const char *value = p;
-	p = http_skip_field_value(p, end);
+	p = ig_http_skip_field_value(p, end);
 	if (p == end)
 		return HTTP_INCOMPLETE;
 	if (*p != '\r') {
@@ -431,7 +431,7 @@ IG_HOT int http_parse_field_line(const char *start, const char *end, ig_header *
 static int parse_field(struct http_scan *s, ig_header *h)
 {
 	const char *detail;
-	int n = http_parse_field_line(s->p, s->end, h, &detail);
+	int n = ig_http_parse_field_line(s->p, s->end, h, &detail);
 	if (n == HTTP_INCOMPLETE)
 		return http_out_of_bytes(s);
 	if (n == HTTP_ERROR)
@@ -440,7 +440,7 @@ static int parse_field(struct http_scan *s, ig_header *h)
 	return 0;
 }
 
-IG_HOT int http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_header *headers,
+IG_HOT int ig_http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_header *headers,
 		      size_t max_fields, size_t *count, struct http_fields *f)
 {
 	for (;;) {
@@ -469,7 +469,7 @@ IG_HOT int http_parse_fields(struct http_scan *s, const struct http_direction *d
 
 /* Conflicts are faulty framing (the connection must close); CL with TE is
  * the classic smuggling shape, so it is refused, not resolved. */
-IG_HOT int http_judge_framing(struct http_scan *s, const struct http_direction *dir, int minor_version,
+IG_HOT int ig_http_judge_framing(struct http_scan *s, const struct http_direction *dir, int minor_version,
 		       const struct http_fields *f, enum http_body_kind *body, bool *keep_alive)
 {
 	*body = HTTP_BODY_NONE;

@@ -135,7 +135,7 @@ static inline struct http_scan http_line_window(const struct http_scan *head, co
 
 /* "HTTP/" DIGIT "." DIGIT at s->p, judged octet by octet; what follows it
  * is the caller's. Fills *major and *minor with the digits. */
-int http_scan_version(struct http_scan *s, const struct http_direction *dir, int *major, int *minor);
+int ig_http_scan_version(struct http_scan *s, const struct http_direction *dir, int *major, int *minor);
 
 /* ---- fields and framing ------------------------------------------------ */
 
@@ -164,11 +164,11 @@ struct http_fields {
 /* Field lines at s->p up to and including the empty line that ends the
  * head, into headers[*count ..), at most max_fields in all; *f notes the
  * framing fields. Refuses obs-fold, bare CR or LF, and what
- * http_parse_field_line refuses. */
-int http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_header *headers,
+ * ig_http_parse_field_line refuses. */
+int ig_http_parse_fields(struct http_scan *s, const struct http_direction *dir, ig_header *headers,
 		      size_t max_fields, size_t *count, struct http_fields *f);
 
-/* Notes one parsed field line, headers[index], in *f: what http_parse_fields
+/* Notes one parsed field line, headers[index], in *f: what ig_http_parse_fields
  * does after each line, for a caller that delimits lines itself (the
  * request parser's resumed scan). In a request, only two of the errors it
  * reports depend on earlier lines: a second Host (f->host_seen) and a
@@ -181,41 +181,41 @@ int ig_http_note_field(struct http_scan *s, const struct http_direction *dir, st
  * whether the connection stays open after it. Refused: Transfer-Encoding
  * in 1.0, with Content-Length, chunked twice or not last (framing), and a
  * coding other than chunked (not implemented). */
-int http_judge_framing(struct http_scan *s, const struct http_direction *dir, int minor_version,
+int ig_http_judge_framing(struct http_scan *s, const struct http_direction *dir, int minor_version,
 		       const struct http_fields *f, enum http_body_kind *body, bool *keep_alive);
 
 /* uri-host [ ":" port ], as in Host and in an absolute-form target.
  * Userinfo ('@') is refused, as RFC 9110 4.2.4 recommends. */
-bool http_valid_authority(const char *a, size_t n);
+bool ig_http_valid_authority(const char *a, size_t n);
 
 /* ---- field syntax ------------------------------------------------------ */
 
 /* Each returns the first octet in [p, end) outside its class, or end. */
 /* tchar (RFC 9110 5.6.2): field names, methods, transfer codings. */
-const char *http_skip_token(const char *p, const char *end);
+const char *ig_http_skip_token(const char *p, const char *end);
 /* field-value octets: VCHAR, SP, HTAB, obs-text (no NUL, CR, LF or DEL);
  * also the class of a status line's reason-phrase. */
-const char *http_skip_field_value(const char *p, const char *end);
+const char *ig_http_skip_field_value(const char *p, const char *end);
 /* request-target octets: VCHAR except '#'. */
-const char *http_skip_target(const char *p, const char *end);
+const char *ig_http_skip_target(const char *p, const char *end);
 /* One field line (RFC 9112 5: field-name ":" OWS field-value OWS CRLF)
  * starting at p, an octet that can start a name (not CR, LF, SP or HTAB).
  * Fills h (value trimmed of OWS) and returns the octets consumed through
  * the CRLF; HTTP_INCOMPLETE if end came first; HTTP_ERROR with *error set
  * to a static detail (the kind is HTTP_ERR_SYNTAX). */
-int http_parse_field_line(const char *p, const char *end, ig_header *h, const char **error);
+int ig_http_parse_field_line(const char *p, const char *end, ig_header *h, const char **error);
 /* Case-insensitive comparison of [s, s+n) against a lowercase literal. */
-bool http_eq_nocase(const char *s, size_t n, const char *lower);
+bool ig_http_eq_nocase(const char *s, size_t n, const char *lower);
 /* True iff a and b, n octets each, are equal ignoring ASCII case (field
  * names as the application spells them: either side may be upper case). */
-bool http_same_nocase(const char *a, const char *b, size_t n);
+bool ig_http_same_nocase(const char *a, const char *b, size_t n);
 /* One element of a comma-separated list (RFC 9110 5.6.1) starting at p:
  * [*e, *e_end) trimmed of OWS, possibly empty; returns the comma after it,
  * or NULL if it is the last. */
-const char *http_list_element(const char *p, const char *end, const char **e, const char **e_end);
+const char *ig_http_list_element(const char *p, const char *end, const char **e, const char **e_end);
 /* One transfer-coding of a Transfer-Encoding list: 1 for chunked (which
  * takes no parameters), 0 for another coding, -1 with *error if invalid. */
-int http_transfer_coding(const char *e, size_t n, const char **error);
+int ig_http_transfer_coding(const char *e, size_t n, const char **error);
 
 /* ---- chunked body (RFC 9112 7.1; chunked.c) ------------------------------ */
 
@@ -248,7 +248,7 @@ struct http_chunked_decoder {
  * field, or trailers beyond max_trailer_bytes. Line ends are strictly CRLF.
  * Errors are sticky; once the body has ended, every further byte is
  * returned as following it. */
-ssize_t http_decode_chunked(struct http_chunked_decoder *d, char *buf, size_t *len);
+ssize_t ig_http_decode_chunked(struct http_chunked_decoder *d, char *buf, size_t *len);
 
 /* ---- character classes (codec.c), for the parsers of both directions --- */
 
@@ -258,11 +258,11 @@ ssize_t http_decode_chunked(struct http_chunked_decoder *d, char *buf, size_t *l
 #define HTTP_C_HOST 0x08   /* reg-name octet: unreserved, sub-delims, '%' */
 #define HTTP_C_QDTEXT 0x10 /* quoted-string octet: qdtext (RFC 9110 5.6.4) */
 
-extern const unsigned char http_char_class[256];
+extern const unsigned char ig_http_char_class[256];
 
 static inline bool http_has_class(char c, unsigned cls)
 {
-	return (http_char_class[(unsigned char)c] & cls) != 0;
+	return (ig_http_char_class[(unsigned char)c] & cls) != 0;
 }
 
 static inline bool http_is_ows(char c)

@@ -135,7 +135,7 @@ static void on_conn_timer(struct ig_timer *t)
 
 /* ---- lifecycle ---- */
 
-struct http_conn *http_conn_take(struct http_core *core)
+struct http_conn *ig_http_conn_take(struct http_core *core)
 {
 	if (core->draining)
 		return NULL;
@@ -145,20 +145,20 @@ struct http_conn *http_conn_take(struct http_core *core)
 	return c;
 }
 
-void *http_conn_accept(void *core_arg, struct ig_transport *t)
+void *ig_http_conn_accept(void *core_arg, struct ig_transport *t)
 {
 	struct http_core *core = core_arg;
-	struct http_conn *c = http_conn_take(core);
-	return c ? http_conn_begin(core, c, t, (uint32_t)core->cfg->idle_timeout_ms) : NULL;
+	struct http_conn *c = ig_http_conn_take(core);
+	return c ? ig_http_conn_begin(core, c, t, (uint32_t)core->cfg->idle_timeout_ms) : NULL;
 }
 
-struct http_conn *http_conn_begin(struct http_core *core, struct http_conn *c, struct ig_transport *t,
+struct http_conn *ig_http_conn_begin(struct http_core *core, struct http_conn *c, struct ig_transport *t,
 				  uint32_t idle_timeout_ms)
 {
-	return http_conn_begin_app(core, c, t, idle_timeout_ms, core->app);
+	return ig_http_conn_begin_app(core, c, t, idle_timeout_ms, core->app);
 }
 
-struct http_conn *http_conn_begin_app(struct http_core *core, struct http_conn *c, struct ig_transport *t,
+struct http_conn *ig_http_conn_begin_app(struct http_core *core, struct http_conn *c, struct ig_transport *t,
 				      uint32_t idle_timeout_ms, const struct ig_app *app)
 {
 	/* Metered: the app's connections, when a scrape can read the meters. */
@@ -195,12 +195,12 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 	for (struct ig_ctx *x = c->q_head, *next; x; x = next) {
 		next = x->next;
 		if (x->state == CTX_PENDING)
-			http_ctx_cancel(x);
+			ig_http_ctx_cancel(x);
 		else
-			http_ctx_free(x);
+			ig_http_ctx_free(x);
 	}
 	if (c->reading)
-		http_ctx_free(c->reading);
+		ig_http_ctx_free(c->reading);
 	if (c->fail_id)
 		ig_pool_give(&core->fail_ids, c->fail_id);
 	c->q_head = c->q_tail = NULL;
@@ -234,7 +234,7 @@ static void conn_fail_request(struct http_conn *c, int status, const char *detai
 		c->fail_id_len = c->fail_id ? (uint8_t)id.len : 0;
 		if (c->fail_id)
 			memcpy(c->fail_id, id.ptr, id.len);
-		http_ctx_free(c->reading);
+		ig_http_ctx_free(c->reading);
 		c->reading = NULL;
 	}
 	c->state = CONN_CLOSING;
@@ -243,7 +243,7 @@ static void conn_fail_request(struct http_conn *c, int status, const char *detai
 	c->close_reason = status != 408 ? HTTP_CLOSE_ERROR
 			  : c->timer_kind == TIMER_BODY ? HTTP_CLOSE_BODY_TIMEOUT : HTTP_CLOSE_HEADER_TIMEOUT;
 	if (c->metered)
-		http_meter_error(&c->core->meter, status);
+		ig_http_meter_error(&c->core->meter, status);
 	if (c->processing)
 		return; /* the batch end answers it, after the responses before it */
 	conn_emit_ready(c);
@@ -258,7 +258,7 @@ static void conn_fail_parsed(struct http_conn *c, const struct http_request *r, 
 	/* Without memory for it (the pool's mmap failed), the answer has no id. */
 	if (!c->fail_id)
 		c->fail_id = ig_pool_take(&c->core->fail_ids);
-	c->fail_id_len = c->fail_id ? (uint8_t)http_request_id_of(r, &c->core->rng, c->fail_id) : 0;
+	c->fail_id_len = c->fail_id ? (uint8_t)ig_http_request_id_of(r, &c->core->rng, c->fail_id) : 0;
 	conn_fail_request(c, status, detail);
 }
 
@@ -281,12 +281,12 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 	c->queued++;
 	/* The main port's /livez and /readyz (the admin app routes its own). */
 	if (c->app != core->app || !core->health_paths || !http_health_path_possible(x->req.path) ||
-	    !http_health_answer_paths(x, core->health_paths))
+	    !ig_http_health_answer_paths(x, core->health_paths))
 		c->app->route(x);
 	if (x->state == CTX_RUNNING) {
 		x->state = CTX_PENDING;
 		/* The read buffer will move on; keep what the app may read. */
-		if (x->conn && http_ctx_detach(x) != 0)
+		if (x->conn && ig_http_ctx_detach(x) != 0)
 			ig_respond_problem(x, 500, "out of request memory");
 	}
 }
@@ -295,14 +295,14 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
  * into the exchange's arena and the body is read into the arena too. */
 static bool conn_begin_arena_body(struct http_conn *c, const struct http_request *r, size_t head_len)
 {
-	struct ig_ctx *x = http_ctx_new(c->core, c);
+	struct ig_ctx *x = ig_http_ctx_new(c->core, c);
 	if (!x) {
 		conn_fail_parsed(c, r, 503, "out of request slots");
 		return false;
 	}
-	http_ctx_set_request(x, r, NULL, 0);
-	if (http_ctx_detach(x) != 0) {
-		http_ctx_free(x);
+	ig_http_ctx_set_request(x, r, NULL, 0);
+	if (ig_http_ctx_detach(x) != 0) {
+		ig_http_ctx_free(x);
 		conn_fail_parsed(c, r, 500, "out of request memory");
 		return false;
 	}
@@ -355,7 +355,7 @@ static void send_continue(struct http_conn *c)
 {
 	if (!c->continue_sent && !c->q_head) {
 		static const char line[] = "HTTP/1.1 100 Continue\r\n\r\n";
-		http_out_append(c, line, sizeof line - 1);
+		ig_http_out_append(c, line, sizeof line - 1);
 	}
 	c->continue_sent = true;
 }
@@ -390,12 +390,12 @@ static bool conn_on_head(struct http_conn *c, const struct http_request *r, size
 			send_continue(c);
 		return false;
 	}
-	struct ig_ctx *x = http_ctx_new(c->core, c);
+	struct ig_ctx *x = ig_http_ctx_new(c->core, c);
 	if (!x) {
 		conn_fail_parsed(c, r, 503, "out of request slots");
 		return false;
 	}
-	http_ctx_set_request(x, r, c->rbuf + c->rpos + head_len, body_len);
+	ig_http_ctx_set_request(x, r, c->rbuf + c->rpos + head_len, body_len);
 	c->rpos += (uint32_t)(head_len + body_len);
 	c->continue_sent = false;
 	conn_dispatch(c, x);
@@ -406,7 +406,7 @@ static bool conn_decode_chunked(struct http_conn *c)
 {
 	struct ig_ctx *x = c->reading;
 	size_t len = c->rlen - c->rpos;
-	ssize_t left = http_decode_chunked(c->chunked, c->rbuf + c->rpos, &len);
+	ssize_t left = ig_http_decode_chunked(c->chunked, c->rbuf + c->rpos, &len);
 	if (left == HTTP_ERROR) {
 		conn_fail_request(c, 400, "malformed chunked body");
 		return false;
@@ -455,7 +455,7 @@ IG_HOT static void conn_process(struct http_conn *c)
 			break;
 		c->head = (struct http_head_resume){ 0 };
 		if (n == HTTP_ERROR) {
-			conn_fail_request(c, http_error_status(r.error.kind), r.error.detail);
+			conn_fail_request(c, ig_http_error_status(r.error.kind), r.error.detail);
 			break;
 		}
 		if (!conn_on_head(c, &r, (size_t)n))
@@ -491,19 +491,19 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 			c->close_reason = HTTP_CLOSE_DRAIN;
 		if (last)
 			c->state = CONN_CLOSING;
-		http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, http_ctx_chosen_id(x), last,
+		ig_http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, http_ctx_chosen_id(x), last,
 			      x->req.minor_version, x->req.head);
 		if (!x->req.head)
-			http_out_append(c, x->body.ptr, x->body.len);
-		http_ctx_free(x);
+			ig_http_out_append(c, x->body.ptr, x->body.len);
+		ig_http_ctx_free(x);
 		if (last)
 			break;
 	}
 	if (!c->q_head && c->fail_status) {
 		ig_str id = { c->fail_id, c->fail_id_len };
-		size_t n = http_out_problem(c, c->fail_status, c->fail_detail, id, true);
+		size_t n = ig_http_out_problem(c, c->fail_status, c->fail_detail, id, true);
 		if (c->core->cfg->access_log) /* errors are always logged */
-			http_access_log_engine_error(c, c->fail_status, id, n);
+			ig_http_access_log_engine_error(c, c->fail_status, id, n);
 		c->fail_status = 0;
 		c->fail_id_len = 0;
 		if (c->fail_id)
@@ -528,7 +528,7 @@ IG_HOT static bool conn_after_eof(struct http_conn *c)
 	if (c->state == CONN_HEAD && c->rpos < c->rlen && conn_backpressure(c))
 		return true; /* complete requests may still be waiting their turn */
 	if (c->reading) {
-		http_ctx_free(c->reading);
+		ig_http_ctx_free(c->reading);
 		c->reading = NULL;
 	}
 	c->rpos = c->rlen = 0;
@@ -543,7 +543,7 @@ IG_HOT static bool conn_after_eof(struct http_conn *c)
 
 static void drain_sweep(struct ig_deferred *d)
 {
-	http_conn_drain((struct http_core *)((char *)d - offsetof(struct http_core, drain_sweep)));
+	ig_http_conn_drain((struct http_core *)((char *)d - offsetof(struct http_core, drain_sweep)));
 }
 
 /* Processes, answers and writes until nothing more can move. Returns false
@@ -579,7 +579,7 @@ IG_HOT static bool conn_run(struct http_conn *c)
 
 /* An exchange became ready. Inside a batch the batch end writes it; after
  * an asynchronous completion, write now and resume the pipeline. */
-IG_HOT void http_conn_ctx_ready(struct http_conn *c)
+IG_HOT void ig_http_conn_ctx_ready(struct http_conn *c)
 {
 	if (c->processing)
 		return;
@@ -643,7 +643,7 @@ static void conn_writable(void *engine)
 	if (!conn_flush(c))
 		return;
 	if (pressured && !conn_backpressure(c))
-		http_conn_ctx_ready(c); /* buffered requests first, then new bytes */
+		ig_http_conn_ctx_ready(c); /* buffered requests first, then new bytes */
 	else
 		conn_update_deadline(c);
 }
@@ -664,7 +664,7 @@ static const struct ig_stream_ops conn_stream_ops = {
 
 /* ---- drain ---- */
 
-void http_conn_drain(struct http_core *core)
+void ig_http_conn_drain(struct http_core *core)
 {
 	uint64_t by = core->loop.clock.now_ms + (uint64_t)core->cfg->header_timeout_ms;
 	for (struct http_conn *c = core->live, *next; c; c = next) {
@@ -697,7 +697,7 @@ void http_conn_drain(struct http_core *core)
 		core->drained(core);
 }
 
-void http_conn_force_close_all(struct http_core *core)
+void ig_http_conn_force_close_all(struct http_core *core)
 {
 	while (core->live) {
 		struct http_conn *c = core->live;

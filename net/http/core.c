@@ -7,8 +7,8 @@
 #include "ingot/log.h"
 
 /* Every server setting's default: the one declaration, copied into the
- * settings' values (server_config) by the parse. */
-const struct http_config http_config_defaults = {
+ * settings' values (ig_server_config) by the parse. */
+const struct http_config ig_http_config_defaults = {
 	.port = 8080,
 	.host = "0.0.0.0",
 	.threads = 0,
@@ -40,7 +40,7 @@ const struct http_config http_config_defaults = {
 	.tls_session_cache = 256 * 1024,
 };
 
-void http_core_init_pools(struct http_core *core)
+void ig_http_core_init_pools(struct http_core *core)
 {
 	const struct http_config *cfg = core->cfg;
 	size_t max_conns = (size_t)cfg->max_conns;
@@ -56,5 +56,5 @@ void http_core_init_pools(struct http_core *core)
 	core->limits = (struct http_limits){ .max_request_line = (size_t)cfg->max_request_line,
 					     .max_header_bytes = (size_t)cfg->max_header_bytes,
 					     .max_headers = (size_t)cfg->max_headers };
-	core->ctx_ready = http_conn_ctx_ready;
+	core->ctx_ready = ig_http_conn_ctx_ready;
 }

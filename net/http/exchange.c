@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-IG_HOT struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
+IG_HOT struct ig_ctx *ig_http_ctx_new(struct http_core *core, struct http_conn *c)
 {
 	struct ig_ctx *x = ig_pool_take(&core->ctxs);
 	if (!x)
@@ -41,7 +41,7 @@ IG_HOT struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c)
 	return x;
 }
 
-IG_HOT void http_ctx_free(struct ig_ctx *x)
+IG_HOT void ig_http_ctx_free(struct ig_ctx *x)
 {
 	ig_timer_cancel(&x->core->loop.timers, &x->timer);
 	x->core->admin.ctxs -= x->admin;
@@ -51,7 +51,7 @@ IG_HOT void http_ctx_free(struct ig_ctx *x)
 	ig_pool_give(&x->core->ctxs, x);
 }
 
-IG_HOT void http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const char *body, size_t body_len)
+IG_HOT void ig_http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const char *body, size_t body_len)
 {
 	ig_request *q = &x->req;
 	q->method = (ig_str){ r->method, r->method_len };
@@ -69,7 +69,7 @@ IG_HOT void http_ctx_set_request(struct ig_ctx *x, const struct http_request *r,
 	q->body = (ig_str){ body, body_len };
 	q->minor_version = r->minor_version;
 	x->keep_alive = r->keep_alive;
-	http_trace_begin(&x->trace, r);
+	ig_http_trace_begin(&x->trace, r);
 }
 
 static int copy_str(ig_arena *a, ig_str *s)
@@ -84,7 +84,7 @@ static int copy_str(ig_arena *a, ig_str *s)
 	return 0;
 }
 
-int http_ctx_detach(struct ig_ctx *x)
+int ig_http_ctx_detach(struct ig_ctx *x)
 {
 	ig_request *q = &x->req;
 	if (x->detached) /* a body read into the arena: the head moved first */
@@ -107,7 +107,7 @@ int http_ctx_detach(struct ig_ctx *x)
 	return 0;
 }
 
-void http_ctx_cancel(struct ig_ctx *x)
+void ig_http_ctx_cancel(struct ig_ctx *x)
 {
 	x->conn = NULL;
 }
@@ -166,7 +166,7 @@ IG_HOT ig_str ig_req_header(const ig_ctx *x, const char *name)
 	size_t n = strlen(name);
 	for (size_t i = 0; i < x->req.num_headers; i++) {
 		const ig_header *h = &x->req.headers[i];
-		if (h->name.len == n && http_same_nocase(h->name.ptr, name, n))
+		if (h->name.len == n && ig_http_same_nocase(h->name.ptr, name, n))
 			return h->value;
 	}
 	return (ig_str){ NULL, 0 };
@@ -205,7 +205,7 @@ void ig_count_rejected(ig_ctx *x, int status)
 	if (status == 400 && x->core->meter.validation)
 		ig_counter_add(&x->core->meter.validation[x->route], 1);
 	else
-		http_meter_error(&x->core->meter, status);
+		ig_http_meter_error(&x->core->meter, status);
 }
 
 IG_HOT void ig_set_status(ig_ctx *x, int status)
@@ -263,7 +263,7 @@ static bool access_log_keeps(const struct ig_ctx *x)
 	uint32_t sample = x->core->cfg->access_log_sample;
 	if (sample >= IG_FRACTION_ONE || x->status < 200 || x->status > 299)
 		return true;
-	return http_request_id_hash(ig_request_id(x)) % IG_FRACTION_ONE < sample;
+	return ig_http_request_id_hash(ig_request_id(x)) % IG_FRACTION_ONE < sample;
 }
 
 /* One access log line; what is not known is empty (or 0). */
@@ -313,7 +313,7 @@ static void access_log(const struct ig_ctx *x)
 	});
 }
 
-void http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out)
+void ig_http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out)
 {
 	access_log_write(&(struct access_entry){
 		.request_id = request_id, .trace_id = "", .span_id = "", .route = "", .status = status,
@@ -329,7 +329,7 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 	if (!x->trace.id_len)
 		(void)ig_request_id(x); /* chosen now: the response is written later */
 	if (x->metered)
-		x->method_index = (uint8_t)http_method_index(x->req.method, x->req.head);
+		x->method_index = (uint8_t)ig_http_method_index(x->req.method, x->req.head);
 	x->status = status;
 	if (x->encode && x->conn)
 		x->encode(x, status, x->out);
@@ -339,7 +339,7 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 		x->status = 500;
 		x->content_type = "application/problem+json";
 		char tmp[HTTP_PROBLEM_MAX];
-		size_t n = http_problem_body(tmp, sizeof tmp, 500, "the response exceeded the request memory limit",
+		size_t n = ig_http_problem_body(tmp, sizeof tmp, 500, "the response exceeded the request memory limit",
 					     ig_request_id(x));
 		ig_wbuf_put(&x->body, tmp, n);
 	}
@@ -358,7 +358,7 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 			ig_log_int(&l, "status", status);
 			ig_log_end(&l);
 		}
-		http_ctx_free(x);
+		ig_http_ctx_free(x);
 		return;
 	}
 	x->state = CTX_READY;
@@ -368,7 +368,7 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 void ig_respond_problem(ig_ctx *x, int status, const char *detail)
 {
 	char tmp[HTTP_PROBLEM_MAX];
-	size_t n = http_problem_body(tmp, sizeof tmp, status, detail, ig_request_id(x));
+	size_t n = ig_http_problem_body(tmp, sizeof tmp, status, detail, ig_request_id(x));
 	x->body.len = 0;
 	ig_wbuf_put(&x->body, tmp, n);
 	x->content_type = "application/problem+json";

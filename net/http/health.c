@@ -32,12 +32,12 @@ void ig_backend_set_up(int id, bool up)
 }
 
 /* The start's: cold, as the rest of it (net/server/server.c). */
-__attribute__((cold)) void http_health_set_listening(void)
+__attribute__((cold)) void ig_http_health_set_listening(void)
 {
 	atomic_store(&listening, true);
 }
 
-void http_health_set_draining(void)
+void ig_http_health_set_draining(void)
 {
 	atomic_store(&draining, true);
 }
@@ -60,7 +60,7 @@ static enum readiness readiness(int *down)
 	return READY;
 }
 
-bool http_health_ready(void)
+bool ig_http_health_ready(void)
 {
 	int down;
 	return readiness(&down) == READY;
@@ -75,7 +75,7 @@ static unsigned path_kind(ig_str path)
 	return 0;
 }
 
-__attribute__((cold)) unsigned http_health_free_paths(const struct ig_app *app)
+__attribute__((cold)) unsigned ig_http_health_free_paths(const struct ig_app *app)
 {
 	unsigned mask = HTTP_HEALTH_LIVEZ | HTTP_HEALTH_READYZ;
 	for (uint32_t i = 0; i < app->route_count; i++) {
@@ -110,7 +110,7 @@ static void answer_backend_down(struct ig_ctx *x, const char *name)
 	ig_finish(x, 503);
 }
 
-bool http_health_answer_paths(struct ig_ctx *x, unsigned mask)
+bool ig_http_health_answer_paths(struct ig_ctx *x, unsigned mask)
 {
 	unsigned kind = path_kind(x->req.path) & mask;
 	/* HEAD is routed as GET (the engine drops the body). */
@@ -134,7 +134,7 @@ bool http_health_answer_paths(struct ig_ctx *x, unsigned mask)
 	return true;
 }
 
-bool http_health_answer(struct ig_ctx *x)
+bool ig_http_health_answer(struct ig_ctx *x)
 {
-	return http_health_answer_paths(x, HTTP_HEALTH_LIVEZ | HTTP_HEALTH_READYZ);
+	return ig_http_health_answer_paths(x, HTTP_HEALTH_LIVEZ | HTTP_HEALTH_READYZ);
 }

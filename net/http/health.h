@@ -16,9 +16,9 @@
  * any other path or method. Served by the engine on the main port unless
  * the document defines the path (conn_dispatch), and by the admin
  * listener. */
-bool http_health_answer(struct ig_ctx *x);
-/* As http_health_answer, for the paths in mask (HTTP_HEALTH_*) only. */
-bool http_health_answer_paths(struct ig_ctx *x, unsigned mask);
+bool ig_http_health_answer(struct ig_ctx *x);
+/* As ig_http_health_answer, for the paths in mask (HTTP_HEALTH_*) only. */
+bool ig_http_health_answer_paths(struct ig_ctx *x, unsigned mask);
 /* False for a path that cannot be /livez or /readyz: inline, so that an
  * ordinary request on the main port pays a length test, not a call. */
 static inline bool http_health_path_possible(ig_str path)
@@ -27,14 +27,14 @@ static inline bool http_health_path_possible(ig_str path)
 }
 /* The built-in paths that app's document leaves free: the main port's
  * mask (0: the document defines both). */
-unsigned http_health_free_paths(const struct ig_app *app);
+unsigned ig_http_health_free_paths(const struct ig_app *app);
 
 /* The server's side of the state, written by the starting thread and core
  * 0, read by every core (relaxed atomics). */
 /* The listeners are up (the start, before "listening"). */
-void http_health_set_listening(void);
+void ig_http_health_set_listening(void);
 /* SIGTERM/SIGINT: not ready from now on (before the drain delay). */
-void http_health_set_draining(void);
-bool http_health_ready(void);
+void ig_http_health_set_draining(void);
+bool ig_http_health_ready(void);
 
 #endif

@@ -35,26 +35,26 @@ static void put_str(struct req_writer *w, ig_str s)
 
 static bool is_token(ig_str s)
 {
-	return s.len && http_skip_token(s.ptr, s.ptr + s.len) == s.ptr + s.len;
+	return s.len && ig_http_skip_token(s.ptr, s.ptr + s.len) == s.ptr + s.len;
 }
 
 static bool is_value(ig_str s)
 {
-	return http_skip_field_value(s.ptr, s.ptr + s.len) == s.ptr + s.len;
+	return ig_http_skip_field_value(s.ptr, s.ptr + s.len) == s.ptr + s.len;
 }
 
 /* Fields the memory connection frames itself. */
 static bool dropped_field(ig_str name)
 {
-	return http_eq_nocase(name.ptr, name.len, "content-length") ||
-	       http_eq_nocase(name.ptr, name.len, "transfer-encoding") ||
-	       http_eq_nocase(name.ptr, name.len, "connection") || http_eq_nocase(name.ptr, name.len, "expect");
+	return ig_http_eq_nocase(name.ptr, name.len, "content-length") ||
+	       ig_http_eq_nocase(name.ptr, name.len, "transfer-encoding") ||
+	       ig_http_eq_nocase(name.ptr, name.len, "connection") || ig_http_eq_nocase(name.ptr, name.len, "expect");
 }
 
 static enum http_inproc_result write_request(struct req_writer *w, const struct http_inproc_request *r)
 {
 	if (!is_token(r->method) || !r->target.len ||
-	    http_skip_target(r->target.ptr, r->target.ptr + r->target.len) != r->target.ptr + r->target.len)
+	    ig_http_skip_target(r->target.ptr, r->target.ptr + r->target.len) != r->target.ptr + r->target.len)
 		return HTTP_INPROC_BAD_FIELD;
 	put_str(w, r->method);
 	put(w, " ", 1);
@@ -67,7 +67,7 @@ static enum http_inproc_result write_request(struct req_writer *w, const struct 
 			return HTTP_INPROC_BAD_FIELD;
 		if (dropped_field(h->name))
 			continue;
-		host = host || http_eq_nocase(h->name.ptr, h->name.len, "host");
+		host = host || ig_http_eq_nocase(h->name.ptr, h->name.len, "host");
 		put_str(w, h->name);
 		put(w, ": ", 2);
 		put_str(w, h->value);
@@ -149,7 +149,7 @@ static enum http_inproc_result read_response(struct http_inproc *p, bool head, s
 	for (;;) {
 		struct http_response_head h = { .headers = p->headers, .header_capacity = HTTP_INPROC_MAX_HEADERS };
 		struct http_error error;
-		int n = http_parse_response(b, len, head, &limits, &h, &error);
+		int n = ig_http_parse_response(b, len, head, &limits, &h, &error);
 		if (n < 0)
 			return HTTP_INPROC_NO_RESPONSE;
 		b += n;
@@ -202,7 +202,7 @@ static const struct ig_transport_ops mem_ops = {
 	.peer = mem_peer,
 };
 
-int http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf, size_t cap,
+int ig_http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf, size_t cap,
 		    const struct http_inproc_request *req, http_inproc_done_fn *done, void *arg,
 		    enum http_inproc_result *result)
 {
@@ -210,7 +210,7 @@ int http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf, si
 	*result = write_request(&w, req);
 	if (*result != HTTP_INPROC_OK)
 		return -1;
-	struct http_conn *c = http_conn_take(core);
+	struct http_conn *c = ig_http_conn_take(core);
 	if (!c) {
 		*result = HTTP_INPROC_NO_SLOT;
 		return -1;
@@ -221,7 +221,7 @@ int http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf, si
 				   .head_request = req->method.len == 4 && !memcmp(req->method.ptr, "HEAD", 4) };
 	/* Exactly HEAD: methods are case-sensitive, and "head" is another
 	   method whose 405 or 501 has a body. */
-	http_conn_begin(core, c, &p->t, (uint32_t)core->cfg->idle_timeout_ms);
+	ig_http_conn_begin(core, c, &p->t, (uint32_t)core->cfg->idle_timeout_ms);
 	c->request_deadline_ms = req->deadline_ms;
 	feed(p);
 	return 0;
@@ -235,7 +235,7 @@ static void inproc_on_drained(struct http_core *core)
 }
 
 /* Runs once per process, at the start: cold. */
-__attribute__((cold)) int http_inproc_core_init(struct http_core *core, const struct http_config *cfg,
+__attribute__((cold)) int ig_http_inproc_core_init(struct http_core *core, const struct http_config *cfg,
 						const struct ig_app *app)
 {
 	core->cfg = cfg;
@@ -245,10 +245,10 @@ __attribute__((cold)) int http_inproc_core_init(struct http_core *core, const st
 	core->drained = inproc_on_drained;
 	if (ig_loop_init(&core->loop, 0) != 0)
 		return -1;
-	http_core_init_pools(core);
+	ig_http_core_init_pools(core);
 	ig_rng_seed(&core->rng);
-	core->health_paths = http_health_free_paths(app);
-	http_meter_init(&core->meter, app->route_count);
+	core->health_paths = ig_http_health_free_paths(app);
+	ig_http_meter_init(&core->meter, app->route_count);
 	size_t bytes = (size_t)cfg->max_headers * sizeof(ig_header);
 	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)

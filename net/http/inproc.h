@@ -56,7 +56,7 @@ enum http_inproc_result {
 /* Runs once: the result and, when OK, the response, whose slices point
  * into the run's buffer (valid until that buffer is reused). Called from
  * the core's loop after the batch in which the engine finished, never from
- * inside http_inproc_run. */
+ * inside ig_http_inproc_run. */
 typedef void http_inproc_done_fn(void *arg, enum http_inproc_result result, const struct http_inproc_response *res);
 
 /* One request in flight; the caller owns it and keeps it (and buf) until
@@ -80,13 +80,13 @@ struct http_inproc {
  * nothing started when the request cannot be written (BAD_FIELD or
  * NO_ROOM in *result) or the core has no slot (NO_SLOT); done is then not
  * called. */
-int http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf, size_t cap,
+int ig_http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf, size_t cap,
 		    const struct http_inproc_request *req, http_inproc_done_fn *done, void *arg,
 		    enum http_inproc_result *result);
 
 /* A core for in-process requests on the calling thread: its loop, pools
  * and parser scratch, app's routes, no listener. cfg must outlive it.
  * 0, or -1 when the loop or memory cannot be had. */
-int http_inproc_core_init(struct http_core *core, const struct http_config *cfg, const struct ig_app *app);
+int ig_http_inproc_core_init(struct http_core *core, const struct http_config *cfg, const struct ig_app *app);
 
 #endif

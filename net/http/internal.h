@@ -51,7 +51,7 @@ struct http_core {
 	struct http_limits limits;
 	ig_header *scratch_headers; /* parser output, reused */
 	struct http_conn *live; /* every open connection, for drain */
-	struct ig_deferred drain_sweep; /* http_conn_drain again, after the batch */
+	struct ig_deferred drain_sweep; /* ig_http_conn_drain again, after the batch */
 	int listen_fd, tls_listen_fd;
 	uint32_t index, count;
 	_Atomic int drain_requested, force_requested;
@@ -78,7 +78,7 @@ struct http_core {
 	   connection (an upcall, so net/http's engine knows no server). */
 	void (*drained)(struct http_core *core);
 	/* Told when an exchange of connection c has become ready to write
-	   (ig_finish): conn.c's http_conn_ctx_ready, set with the pools, so
+	   (ig_finish): conn.c's ig_http_conn_ctx_ready, set with the pools, so
 	   that the exchange calls back into no connection code. */
 	void (*ctx_ready)(struct http_conn *c);
 };
@@ -108,10 +108,10 @@ struct ig_ctx {
 	uint32_t route; /* 1 + the index in app->routes; 0: no path matched */
 	bool metered; /* its connection's metered */
 	bool admin;   /* its connection is the admin listener's (core->admin) */
-	uint8_t method_index; /* http_method_index, taken when it finished: the
+	uint8_t method_index; /* ig_http_method_index, taken when it finished: the
 				 method's bytes may be gone when it is metered */
 	struct http_trace trace; /* request id and trace context, made on first use
-				    (http_ctx_new clears only its head) */
+				    (ig_http_ctx_new clears only its head) */
 	uint64_t deadline_ms; /* ig_deadline_ms: its connection's request_deadline_ms */
 };
 
@@ -167,23 +167,23 @@ struct http_conn {
 };
 
 /* core.c */
-extern const struct http_config http_config_defaults;
+extern const struct http_config ig_http_config_defaults;
 /* Sizes core's pools, read buffer and parser limits from core->cfg, and
  * sets the engine's own upcalls (ctx_ready). */
-void http_core_init_pools(struct http_core *core);
+void ig_http_core_init_pools(struct http_core *core);
 
 /* conn.c */
-void *http_conn_accept(void *core, struct ig_transport *t);
-/* The two halves of http_conn_accept, for a transport made once a
+void *ig_http_conn_accept(void *core, struct ig_transport *t);
+/* The two halves of ig_http_conn_accept, for a transport made once a
  * connection slot is sure (TLS): take returns NULL while draining or when
  * the core is full (give the slot back with ig_pool_give on core->conns);
  * begin attaches the engine to t and returns the connection. */
-struct http_conn *http_conn_take(struct http_core *core);
-struct http_conn *http_conn_begin(struct http_core *core, struct http_conn *c, struct ig_transport *t,
+struct http_conn *ig_http_conn_take(struct http_core *core);
+struct http_conn *ig_http_conn_begin(struct http_core *core, struct http_conn *c, struct ig_transport *t,
 				  uint32_t idle_timeout_ms);
-/* As http_conn_begin, for a connection whose requests app routes (the
+/* As ig_http_conn_begin, for a connection whose requests app routes (the
  * admin listener's); only core->app's connections are metered. */
-struct http_conn *http_conn_begin_app(struct http_core *core, struct http_conn *c, struct ig_transport *t,
+struct http_conn *ig_http_conn_begin_app(struct http_core *core, struct http_conn *c, struct ig_transport *t,
 				      uint32_t idle_timeout_ms, const struct ig_app *app);
 /* The admin listener's (its app is not core->app): core->admin counts it,
  * and it is never metered. */
@@ -191,38 +191,38 @@ static inline bool http_conn_is_admin(const struct http_conn *c)
 {
 	return c->app != c->core->app;
 }
-void http_conn_ctx_ready(struct http_conn *c);
-void http_conn_drain(struct http_core *core);
-void http_conn_force_close_all(struct http_core *core);
+void ig_http_conn_ctx_ready(struct http_conn *c);
+void ig_http_conn_drain(struct http_core *core);
+void ig_http_conn_force_close_all(struct http_core *core);
 
 /* exchange.c */
-struct ig_ctx *http_ctx_new(struct http_core *core, struct http_conn *c);
-void http_ctx_free(struct ig_ctx *ctx);
+struct ig_ctx *ig_http_ctx_new(struct http_core *core, struct http_conn *c);
+void ig_http_ctx_free(struct ig_ctx *ctx);
 
 /* Points ctx's request at r's slices (the read buffer) and at r's field
  * array (the core's scratch), without copying. */
-void http_ctx_set_request(struct ig_ctx *ctx, const struct http_request *r, const char *body, size_t body_len);
+void ig_http_ctx_set_request(struct ig_ctx *ctx, const struct http_request *r, const char *body, size_t body_len);
 /* Copies the field array and every slice into the arena, for a request
  * that outlives the read buffer and the next parse; -1 when out of memory. */
-int http_ctx_detach(struct ig_ctx *ctx);
-void http_ctx_cancel(struct ig_ctx *ctx);
+int ig_http_ctx_detach(struct ig_ctx *ctx);
+void ig_http_ctx_cancel(struct ig_ctx *ctx);
 /* The access log's line for an error the engine answered without an
  * exchange (a head that does not parse, 413, 408, ...): its request id
  * if the head was parsed, no method, route or trace. */
-void http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out);
+void ig_http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out);
 
 /* response.c */
 /* request_id: echoed as X-Request-Id unless empty. */
-void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
+void ig_http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
 		   const ig_wbuf *extra, ig_str request_id, bool close, int minor, bool head_only);
-void http_out_append(struct http_conn *c, const void *p, size_t n);
+void ig_http_out_append(struct http_conn *c, const void *p, size_t n);
 /* Returns the body's length. */
-size_t http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close);
+size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close);
 /* A problem+json body: details are cut at 200 bytes; "request_id" is
  * written unless request_id is empty. cap: at least HTTP_PROBLEM_MAX. */
 #define HTTP_PROBLEM_MAX (6 * 200 + 6 * HTTP_REQUEST_ID_MAX + 160)
-size_t http_problem_body(char *out, size_t cap, int status, const char *detail, ig_str request_id);
-const char *http_reason(int status);
+size_t ig_http_problem_body(char *out, size_t cap, int status, const char *detail, ig_str request_id);
+const char *ig_http_reason(int status);
 
 /* Counts a metered exchange's request in its core's meter, its duration
  * ending at now_us: when its response is written (conn_emit_ready), or
@@ -231,7 +231,7 @@ const char *http_reason(int status);
  * outlived. Inline: it only gathers the arguments. */
 static inline void http_ctx_meter(const struct ig_ctx *x, uint64_t now_us)
 {
-	http_meter_request(&x->core->meter, x->route, x->method_index, x->status,
+	ig_http_meter_request(&x->core->meter, x->route, x->method_index, x->status,
 			   now_us - x->start_us, x->req.body.len, x->req.head ? 0 : x->body.len);
 }
 

@@ -6,19 +6,19 @@
 
 #include <sys/mman.h>
 
-const char *const http_close_reason_names[HTTP_CLOSE_REASONS] = {
+const char *const ig_http_close_reason_names[HTTP_CLOSE_REASONS] = {
 	"client", "idle", "header_timeout", "body_timeout", "write_timeout", "error", "drain",
 };
 
-const char *const http_method_names[HTTP_METHODS] = {
+const char *const ig_http_method_names[HTTP_METHODS] = {
 	"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "_OTHER",
 };
 
-const int http_error_statuses[HTTP_ERROR_STATUSES - 1] = { 400, 408, 413, 414, 415, 431, 500, 501, 503, 505 };
+const int ig_http_error_statuses[HTTP_ERROR_STATUSES - 1] = { 400, 408, 413, 414, 415, 431, 500, 501, 503, 505 };
 
 /* By length, then one comparison of a constant size (inlined loads): every
  * metered request asks. */
-IG_HOT uint32_t http_method_index(ig_str m, bool head)
+IG_HOT uint32_t ig_http_method_index(ig_str m, bool head)
 {
 #define IS(lit) (memcmp(m.ptr, lit, sizeof(lit) - 1) == 0)
 	if (head)
@@ -46,7 +46,7 @@ IG_HOT uint32_t http_method_index(ig_str m, bool head)
 #define SERIES_MIN 64
 #define SERIES_MAX 16384
 
-void http_meter_init(struct http_meter *m, uint32_t route_count)
+void ig_http_meter_init(struct http_meter *m, uint32_t route_count)
 {
 	*m = (struct http_meter){ .route_count = route_count };
 	size_t cap = ((size_t)route_count + 1) * SERIES_PER_ROUTE;
@@ -99,7 +99,7 @@ IG_HOT static struct http_series *series_for(struct http_meter *m, uint32_t key)
 	}
 }
 
-IG_HOT void http_meter_request(struct http_meter *m, uint32_t route, uint32_t method, int status, uint64_t duration_us,
+IG_HOT void ig_http_meter_request(struct http_meter *m, uint32_t route, uint32_t method, int status, uint64_t duration_us,
 			size_t request_bytes, size_t response_bytes)
 {
 	if (ig_unlikely(!m->series))
@@ -112,22 +112,22 @@ IG_HOT void http_meter_request(struct http_meter *m, uint32_t route, uint32_t me
 	ig_histogram_observe_in(&s->response_size, ig_size_bucket(response_bytes), (uint64_t)response_bytes * 1000000);
 }
 
-void http_meter_error(struct http_meter *m, int status)
+void ig_http_meter_error(struct http_meter *m, int status)
 {
 	uint32_t i = 0;
-	while (i < HTTP_ERROR_STATUSES - 1 && http_error_statuses[i] != status)
+	while (i < HTTP_ERROR_STATUSES - 1 && ig_http_error_statuses[i] != status)
 		i++;
 	ig_counter_add(&m->errors[i], 1);
 }
 
-uint32_t http_meter_published(const struct http_meter *m)
+uint32_t ig_http_meter_published(const struct http_meter *m)
 {
 	return atomic_load_explicit((_Atomic uint32_t *)&m->used, memory_order_acquire);
 }
 
-const struct http_series *http_meter_find(const struct http_meter *m, uint32_t key)
+const struct http_series *ig_http_meter_find(const struct http_meter *m, uint32_t key)
 {
-	uint32_t used = http_meter_published(m);
+	uint32_t used = ig_http_meter_published(m);
 	if (!m->series)
 		return NULL;
 	if (key == HTTP_SERIES_OVERFLOW)

@@ -23,18 +23,18 @@ enum http_close_reason {
 	HTTP_CLOSE_DRAIN,          /* closed by the drain (SIGTERM/SIGINT) */
 	HTTP_CLOSE_REASONS
 };
-extern const char *const http_close_reason_names[HTTP_CLOSE_REASONS];
+extern const char *const ig_http_close_reason_names[HTTP_CLOSE_REASONS];
 
 /* http_request_method's values: the standard methods, then "_OTHER". */
 #define HTTP_METHODS 10
-extern const char *const http_method_names[HTTP_METHODS];
+extern const char *const ig_http_method_names[HTTP_METHODS];
 /* The method's index; HEAD (routed as GET, head set) is HEAD. */
-uint32_t http_method_index(ig_str method, bool head);
+uint32_t ig_http_method_index(ig_str method, bool head);
 
 /* ingot_http_errors_total{status}: the statuses the engine answers before
  * any handler, then one slot for any other. */
 #define HTTP_ERROR_STATUSES 11
-extern const int http_error_statuses[HTTP_ERROR_STATUSES - 1];
+extern const int ig_http_error_statuses[HTTP_ERROR_STATUSES - 1];
 
 /* A series' key: route (0 none, 1 + index) << 16 | method << 12 | status
  * (100-599, 0 for any other). */
@@ -65,19 +65,19 @@ struct http_meter {
 
 /* Maps the table for route_count routes (untouched until used). Without
  * memory the meter counts nothing (series NULL). */
-void http_meter_init(struct http_meter *m, uint32_t route_count);
+void ig_http_meter_init(struct http_meter *m, uint32_t route_count);
 
 /* One answered request. route: 1 + index, 0 when no path matched. */
-void http_meter_request(struct http_meter *m, uint32_t route, uint32_t method, int status, uint64_t duration_us,
+void ig_http_meter_request(struct http_meter *m, uint32_t route, uint32_t method, int status, uint64_t duration_us,
 			size_t request_bytes, size_t response_bytes);
 /* A status the engine answered without an exchange (conn_fail_request),
  * or the typed-API runtime before the handler (415). */
-void http_meter_error(struct http_meter *m, int status);
+void ig_http_meter_error(struct http_meter *m, int status);
 
 /* ---- for the scrape (any thread) ---- */
 /* The entries published so far. */
-uint32_t http_meter_published(const struct http_meter *m);
+uint32_t ig_http_meter_published(const struct http_meter *m);
 /* m's series with key, or NULL. */
-const struct http_series *http_meter_find(const struct http_meter *m, uint32_t key);
+const struct http_series *ig_http_meter_find(const struct http_meter *m, uint32_t key);
 
 #endif

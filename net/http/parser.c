@@ -18,7 +18,7 @@ static const struct http_direction request_rules = {
 	.head_too_large = "request header too large",
 };
 
-int http_error_status(enum http_error_kind kind)
+int ig_http_error_status(enum http_error_kind kind)
 {
 	switch (kind) {
 	case HTTP_ERR_LINE_TOO_LONG: return 414;
@@ -60,7 +60,7 @@ static int skip_empty_lines(struct http_scan *s)
 
 static int parse_method(struct http_scan *s, struct http_request *req)
 {
-	const char *p = http_skip_token(s->p, s->end);
+	const char *p = ig_http_skip_token(s->p, s->end);
 	if (p == s->end)
 		return http_out_of_bytes(s);
 	if (*p != ' ' || p == s->p)
@@ -73,7 +73,7 @@ static int parse_method(struct http_scan *s, struct http_request *req)
 
 static int parse_target(struct http_scan *s, struct http_request *req)
 {
-	const char *p = http_skip_target(s->p, s->end);
+	const char *p = ig_http_skip_target(s->p, s->end);
 	if (p == s->end)
 		return http_out_of_bytes(s);
 	if (*p != ' ')
@@ -91,7 +91,7 @@ static int parse_target(struct http_scan *s, struct http_request *req)
 static int parse_version(struct http_scan *s, struct http_request *req)
 {
 	int major, minor;
-	int r = http_scan_version(s, &request_rules, &major, &minor);
+	int r = ig_http_scan_version(s, &request_rules, &major, &minor);
 	if (r != 0)
 		return r;
 	if (s->p == s->end)
@@ -121,9 +121,9 @@ static void split_query(struct http_request *req, const char *t, size_t n)
 
 static size_t http_scheme_len(const char *t, size_t n)
 {
-	if (n >= 7 && http_eq_nocase(t, 7, "http://"))
+	if (n >= 7 && ig_http_eq_nocase(t, 7, "http://"))
 		return 7;
-	if (n >= 8 && http_eq_nocase(t, 8, "https://"))
+	if (n >= 8 && ig_http_eq_nocase(t, 8, "https://"))
 		return 8;
 	return 0;
 }
@@ -136,7 +136,7 @@ static int parse_absolute_form(struct http_scan *s, struct http_request *req, si
 	const char *p = a;
 	while (p < end && *p != '/' && *p != '?')
 		p++;
-	if (!http_valid_authority(a, (size_t)(p - a)))
+	if (!ig_http_valid_authority(a, (size_t)(p - a)))
 		return http_fail(s, HTTP_ERR_SYNTAX, "invalid authority in request-target");
 	req->host = a;
 	req->host_len = (size_t)(p - a);
@@ -192,7 +192,7 @@ static int judge_request(struct http_scan *s, struct http_request *req, const st
 {
 	if (req->minor_version == 1 && !f->host_seen)
 		return http_fail(s, HTTP_ERR_SYNTAX, "missing Host");
-	int r = http_judge_framing(s, &request_rules, req->minor_version, f, &req->body_kind,
+	int r = ig_http_judge_framing(s, &request_rules, req->minor_version, f, &req->body_kind,
 				   &req->keep_alive);
 	if (r != 0)
 		return r;
@@ -220,7 +220,7 @@ static void reset_request(struct http_request *req)
 	req->body_kind = HTTP_BODY_NONE;
 }
 
-IG_HOT int http_parse_request(const char *buf, size_t len, struct http_request *req,
+IG_HOT int ig_http_parse_request(const char *buf, size_t len, struct http_request *req,
 		       const struct http_limits *limits)
 {
 	reset_request(req);
@@ -240,7 +240,7 @@ IG_HOT int http_parse_request(const char *buf, size_t len, struct http_request *
 	size_t max_fields = limits->max_headers < req->header_capacity ? limits->max_headers
 									: req->header_capacity;
 	struct http_fields f = { 0 };
-	r = http_parse_fields(&s, &request_rules, req->headers, max_fields, &req->num_headers, &f);
+	r = ig_http_parse_fields(&s, &request_rules, req->headers, max_fields, &req->num_headers, &f);
 	if (r == 0)
 		r = judge_request(&s, req, &f);
 	if (r != 0)
@@ -253,7 +253,7 @@ IG_HOT int http_parse_request(const char *buf, size_t len, struct http_request *
 /* The resumed scan walks the same grammar as the parse above, one state per
  * place a head can stop, and only ever answers "not yet": wherever a byte
  * could end the head, break it, or meet a limit, it hands the whole buffer
- * to http_parse_request, whose verdict is then the answer. It is exact in
+ * to ig_http_parse_request, whose verdict is then the answer. It is exact in
  * the other direction too (a valid prefix never hands over), so the whole
  * head is parsed once; the unit tests compare both at every split. */
 enum {
@@ -278,12 +278,12 @@ static void add_examined(struct http_head_resume *st, size_t n)
 	st->examined = n < UINT32_MAX - st->examined ? st->examined + (uint32_t)n : UINT32_MAX;
 }
 
-/* http_parse_request, counted: the bytes it scans are the head on success,
+/* ig_http_parse_request, counted: the bytes it scans are the head on success,
  * else all it was given within the head's limit. */
 static int parse_whole(const char *buf, size_t len, struct http_request *req, const struct http_limits *limits,
 		       struct http_head_resume *st)
 {
-	int n = http_parse_request(buf, len, req, limits);
+	int n = ig_http_parse_request(buf, len, req, limits);
 	size_t head_max = limits->max_header_bytes < (size_t)INT_MAX ? limits->max_header_bytes : (size_t)INT_MAX;
 	add_examined(st, n > 0 ? (size_t)n : len < head_max ? len : head_max);
 	return n;
@@ -307,8 +307,8 @@ static bool request_line_passes(const char *buf, const char *lf, const struct ht
 }
 
 /* The field line buf[st->line .. lf] is complete and in the grammar:
- * true if noting it, as http_parse_fields does, passes. The value is
- * trimmed of OWS as http_parse_field_line trims it. */
+ * true if noting it, as ig_http_parse_fields does, passes. The value is
+ * trimmed of OWS as ig_http_parse_field_line trims it. */
 static bool field_line_passes(const char *buf, const char *lf, struct http_head_resume *st)
 {
 	const char *v = buf + st->mark + 1, *e = lf - 1;
@@ -373,7 +373,7 @@ IG_HOT static int scan_on(const char *buf, size_t len, const struct http_request
 			p++;
 			continue;
 		case R_METHOD:
-			q = http_skip_token(p, line_end);
+			q = ig_http_skip_token(p, line_end);
 			if (q == line_end) {
 				p = q;
 				continue;
@@ -390,7 +390,7 @@ IG_HOT static int scan_on(const char *buf, size_t len, const struct http_request
 			st->state = R_TARGET;
 			continue;
 		case R_TARGET:
-			q = http_skip_target(p, line_end);
+			q = ig_http_skip_target(p, line_end);
 			if (q == line_end) {
 				p = q;
 				continue;
@@ -431,7 +431,7 @@ IG_HOT static int scan_on(const char *buf, size_t len, const struct http_request
 			st->state = R_NAME;
 			continue;
 		case R_NAME:
-			q = http_skip_token(p, end);
+			q = ig_http_skip_token(p, end);
 			if (q == end) {
 				p = q;
 				continue;
@@ -443,7 +443,7 @@ IG_HOT static int scan_on(const char *buf, size_t len, const struct http_request
 			p = q + 1;
 			continue;
 		case R_VALUE:
-			q = http_skip_field_value(p, end);
+			q = ig_http_skip_field_value(p, end);
 			if (q == end) {
 				p = q;
 				continue;
@@ -462,7 +462,7 @@ IG_HOT static int scan_on(const char *buf, size_t len, const struct http_request
 			continue;
 		case R_END_LF:
 			goto hand_over; /* the end of the head, or a bare CR */
-		default: { /* R_VERSION + i, as http_scan_version judges it */
+		default: { /* R_VERSION + i, as ig_http_scan_version judges it */
 			unsigned i = st->state - R_VERSION;
 			bool ok = i < 5 ? *p == "HTTP/"[i] : i == 6 ? *p == '.' : *p >= '0' && *p <= '9';
 			if (!ok)

@@ -45,7 +45,7 @@ struct http_request {
 	uint16_t request_id_field, traceparent_field, tracestate_field;
 	uint16_t traceparents, tracestates;
 
-	struct http_error error; /* on HTTP_ERROR; http_error_status() answers it */
+	struct http_error error; /* on HTTP_ERROR; ig_http_error_status() answers it */
 };
 
 /* Parses the request head at buf[0..len). Returns the number of bytes the
@@ -59,7 +59,7 @@ struct http_request {
  * max_request_line. Line ends are strictly CRLF: a bare CR or bare LF is 400.
  * The effective field limit is min(max_headers, header_capacity). On
  * HTTP_INCOMPLETE the other fields of *req are unspecified. */
-int http_parse_request(const char *buf, size_t len, struct http_request *req,
+int ig_http_parse_request(const char *buf, size_t len, struct http_request *req,
 		       const struct http_limits *limits);
 
 /* Where a resumed parse of one head stopped. Offsets, not pointers, from
@@ -80,9 +80,9 @@ struct http_head_resume {
 	uint8_t host_seen : 1, length_seen : 1; /* what later lines' errors depend on */
 };
 
-/* http_parse_request for a head that may arrive in pieces: buf[0..len) is
+/* ig_http_parse_request for a head that may arrive in pieces: buf[0..len) is
  * the same head as in the previous call for *st, with more bytes. Returns
- * exactly what http_parse_request(buf, len, req, limits) returns, with the
+ * exactly what ig_http_parse_request(buf, len, req, limits) returns, with the
  * same *req on success and the same req->error on HTTP_ERROR, so a head's
  * verdict and the moment it comes never depend on how the bytes were split
  * (414 and 431 as soon as len reaches a limit). The cost over all calls is
@@ -96,6 +96,6 @@ int ig_http_parse_request_resumed(const char *buf, size_t len, struct http_reque
 /* The status a server answers a refused request with: 414 for a long
  * request line, 431 for a large head or too many fields, 505 for a version,
  * 501 for what is not implemented, 400 for the rest. */
-int http_error_status(enum http_error_kind kind);
+int ig_http_error_status(enum http_error_kind kind);
 
 #endif

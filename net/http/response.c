@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-IG_HOT const char *http_reason(int status)
+IG_HOT const char *ig_http_reason(int status)
 {
 	switch (status) {
 	case 100: return "Continue";
@@ -62,7 +62,7 @@ IG_HOT static size_t block_room(const struct http_conn *c, const struct out_bloc
 	return c->core->blocks.obj_size - sizeof *b - b->len;
 }
 
-IG_HOT void http_out_append(struct http_conn *c, const void *p, size_t n)
+IG_HOT void ig_http_out_append(struct http_conn *c, const void *p, size_t n)
 {
 	const char *s = p;
 	c->out_bytes += n;
@@ -131,10 +131,10 @@ IG_HOT static __attribute__((noinline)) void copy_short(char *d, const char *s, 
 static inline void head_put(struct head *h, const void *s, size_t n)
 {
 	if (n > sizeof h->buf - h->len) {
-		http_out_append(h->c, h->buf, h->len);
+		ig_http_out_append(h->c, h->buf, h->len);
 		h->len = 0;
 		if (n > sizeof h->buf) {
-			http_out_append(h->c, s, n);
+			ig_http_out_append(h->c, s, n);
 			return;
 		}
 	}
@@ -147,7 +147,7 @@ static inline void head_put(struct head *h, const void *s, size_t n)
 
 #define HEAD_LIT(h, lit) head_put((h), (lit), sizeof(lit) - 1)
 
-IG_HOT void http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
+IG_HOT void ig_http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
 		   const ig_wbuf *extra, ig_str request_id, bool close, int minor, bool head_only)
 {
 	(void)head_only;
@@ -159,7 +159,7 @@ IG_HOT void http_out_head(struct http_conn *c, int status, const char *ctype, si
 	h.buf[11] = (char)('0' + status % 10);
 	h.buf[12] = ' ';
 	h.len = 13;
-	const char *reason = http_reason(status);
+	const char *reason = ig_http_reason(status);
 	head_put(&h, reason, strlen(reason));
 	HEAD_LIT(&h, "\r\n");
 	bool bodiless = status < 200 || status == 204 || status == 304;
@@ -196,31 +196,31 @@ IG_HOT void http_out_head(struct http_conn *c, int status, const char *ctype, si
 	else if (minor == 0)
 		HEAD_LIT(&h, "Connection: keep-alive\r\n");
 	HEAD_LIT(&h, "\r\n");
-	http_out_append(c, h.buf, h.len);
+	ig_http_out_append(c, h.buf, h.len);
 }
 
-size_t http_problem_body(char *out, size_t cap, int status, const char *detail, ig_str request_id)
+size_t ig_http_problem_body(char *out, size_t cap, int status, const char *detail, ig_str request_id)
 {
 	char esc[6 * 200], rid[6 * HTTP_REQUEST_ID_MAX];
-	const char *d = detail ? detail : http_reason(status);
+	const char *d = detail ? detail : ig_http_reason(status);
 	size_t dl = strlen(d);
 	size_t el = ig_json_escape(esc, d, dl < 200 ? dl : 200);
 	size_t rl = ig_json_escape(rid, request_id.ptr, request_id.len < HTTP_REQUEST_ID_MAX ? request_id.len
 											   : HTTP_REQUEST_ID_MAX);
 	int n = snprintf(out, cap,
 			 "{\"type\":\"about:blank\",\"title\":\"%s\",\"status\":%d,\"detail\":\"%.*s\"%s%.*s%s}",
-			 http_reason(status), status, (int)el, esc, rl ? ",\"request_id\":\"" : "", (int)rl, rid,
+			 ig_http_reason(status), status, (int)el, esc, rl ? ",\"request_id\":\"" : "", (int)rl, rid,
 			 rl ? "\"" : "");
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
 /* A connection-level error (no exchange exists): the parser's details are
  * static strings without characters that need escaping. */
-size_t http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close)
+size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close)
 {
 	char body[HTTP_PROBLEM_MAX];
-	size_t n = http_problem_body(body, sizeof body, status, detail, request_id);
-	http_out_head(c, status, "application/problem+json", n, NULL, request_id, close, 1, false);
-	http_out_append(c, body, n);
+	size_t n = ig_http_problem_body(body, sizeof body, status, detail, request_id);
+	ig_http_out_head(c, status, "application/problem+json", n, NULL, request_id, close, 1, false);
+	ig_http_out_append(c, body, n);
 	return n;
 }

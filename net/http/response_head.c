@@ -53,7 +53,7 @@ static int parse_status(struct http_scan *s, struct http_response_head *out)
 
 static int parse_reason(struct http_scan *s, struct http_response_head *out)
 {
-	const char *p = http_skip_field_value(s->p, s->end);
+	const char *p = ig_http_skip_field_value(s->p, s->end);
 	if (p == s->end)
 		return http_out_of_bytes(s);
 	if (*p != '\r')
@@ -65,7 +65,7 @@ static int parse_reason(struct http_scan *s, struct http_response_head *out)
 static int parse_status_line(struct http_scan *s, struct http_response_head *out)
 {
 	int major;
-	int r = http_scan_version(s, &response_rules, &major, &out->minor_version);
+	int r = ig_http_scan_version(s, &response_rules, &major, &out->minor_version);
 	if (r == 0)
 		r = parse_status(s, out);
 	if (r == 0)
@@ -86,7 +86,7 @@ static int judge_response(struct http_scan *s, struct http_response_head *out, b
 			  const struct http_fields *f)
 {
 	enum http_body_kind body;
-	int r = http_judge_framing(s, &response_rules, out->minor_version, f, &body, &out->keep_alive);
+	int r = ig_http_judge_framing(s, &response_rules, out->minor_version, f, &body, &out->keep_alive);
 	if (r != 0)
 		return r;
 	out->content_length = f->length;
@@ -103,7 +103,7 @@ static int judge_response(struct http_scan *s, struct http_response_head *out, b
 	return 0;
 }
 
-int http_parse_response(const char *buf, size_t len, bool head_request,
+int ig_http_parse_response(const char *buf, size_t len, bool head_request,
 			const struct http_limits *limits, struct http_response_head *out,
 			struct http_error *error)
 {
@@ -121,7 +121,7 @@ int http_parse_response(const char *buf, size_t len, bool head_request,
 	if (out->header_capacity != 0 && out->header_capacity < max_fields)
 		max_fields = out->header_capacity;
 	struct http_fields f = { 0 };
-	r = http_parse_fields(&s, &response_rules, out->headers, max_fields, &out->num_headers, &f);
+	r = ig_http_parse_fields(&s, &response_rules, out->headers, max_fields, &out->num_headers, &f);
 	if (r == 0)
 		r = judge_response(&s, out, head_request, &f);
 	if (r != 0)

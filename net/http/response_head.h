@@ -5,7 +5,7 @@
  * with the codec's rules (codec.h), those the server applies to requests,
  * refusing every ambiguity a hostile upstream could use to make one
  * response swallow or forge the next. The body itself is read by the
- * caller: BODY_CHUNKED through codec.h's http_decode_chunked. */
+ * caller: BODY_CHUNKED through codec.h's ig_http_decode_chunked. */
 #ifndef NET_HTTP_RESPONSE_HEAD_H
 #define NET_HTTP_RESPONSE_HEAD_H
 
@@ -73,7 +73,7 @@ struct http_response_head {
  * framing BODY_NONE: the caller discards them and parses again from
  * buf + the returned count; the final head comes after them. Each head is
  * limited separately; the caller's headers timeout bounds a stream of them. */
-int http_parse_response(const char *buf, size_t len, bool head_request,
+int ig_http_parse_response(const char *buf, size_t len, bool head_request,
 			const struct http_limits *limits, struct http_response_head *out,
 			struct http_error *error);
 

@@ -6,7 +6,7 @@
 #include "trace.h"
 #include "parser.h"
 
-IG_HOT void http_trace_begin(struct http_trace *t, const struct http_request *r)
+IG_HOT void ig_http_trace_begin(struct http_trace *t, const struct http_request *r)
 {
 	t->request_id_field = r->request_id_field;
 	t->traceparent_field = r->traceparent_field;
@@ -15,7 +15,7 @@ IG_HOT void http_trace_begin(struct http_trace *t, const struct http_request *r)
 	t->tracestates = r->tracestates;
 }
 
-IG_HOT bool http_request_id_valid(ig_str v)
+IG_HOT bool ig_http_request_id_valid(ig_str v)
 {
 	if (v.len == 0 || v.len > HTTP_REQUEST_ID_MAX)
 		return false;
@@ -31,11 +31,11 @@ IG_HOT static void make_id(struct ig_rng *rng, char out[HTTP_MADE_ID_LEN])
 	ig_hex128(out, hi, ig_rng_next(rng));
 }
 
-size_t http_request_id_of(const struct http_request *r, struct ig_rng *rng, char out[HTTP_REQUEST_ID_MAX])
+size_t ig_http_request_id_of(const struct http_request *r, struct ig_rng *rng, char out[HTTP_REQUEST_ID_MAX])
 {
 	if (r->request_id_field) {
 		ig_str v = r->headers[r->request_id_field - 1].value;
-		if (http_request_id_valid(v)) {
+		if (ig_http_request_id_valid(v)) {
 			memcpy(out, v.ptr, v.len);
 			return v.len;
 		}
@@ -57,7 +57,7 @@ static bool lower_hex(const char *p, size_t n, bool *all_zero)
 	return true;
 }
 
-bool http_traceparent_parse(ig_str v, char trace_id[32], uint8_t *flags)
+bool ig_http_traceparent_parse(ig_str v, char trace_id[32], uint8_t *flags)
 {
 	const char *p = v.ptr;
 	bool zero;
@@ -75,7 +75,7 @@ bool http_traceparent_parse(ig_str v, char trace_id[32], uint8_t *flags)
 	return true;
 }
 
-uint64_t http_request_id_hash(ig_str id)
+uint64_t ig_http_request_id_hash(ig_str id)
 {
 	uint64_t h = 0xcbf29ce484222325u;
 	for (size_t i = 0; i < id.len; i++)
@@ -104,7 +104,7 @@ static ig_str joined_tracestate(const struct http_trace *t, const ig_header *fie
 	size_t n = 0;
 	for (size_t i = t->tracestate_field - 1u; i < num_fields; i++) {
 		const ig_header *h = &fields[i];
-		if (h->name.len != 10 || !http_same_nocase(h->name.ptr, "tracestate", 10) || !h->value.len)
+		if (h->name.len != 10 || !ig_http_same_nocase(h->name.ptr, "tracestate", 10) || !h->value.len)
 			continue;
 		if (n + (n != 0) + h->value.len > sizeof buf)
 			return (ig_str){ NULL, 0 };
@@ -126,7 +126,7 @@ struct http_trace *ig_http_trace_context(struct http_trace *t, const ig_header *
 	if (t->trace_ready)
 		return t;
 	bool continued = t->traceparents == 1 &&
-			 http_traceparent_parse(fields[t->traceparent_field - 1].value, t->trace_id, &t->flags);
+			 ig_http_traceparent_parse(fields[t->traceparent_field - 1].value, t->trace_id, &t->flags);
 	if (!continued) {
 		/* A new trace; its tracestate, if any, belonged to the other. */
 		ig_hex64(t->trace_id, nonzero(rng));
@@ -146,7 +146,7 @@ IG_HOT ig_str ig_http_trace_request_id(struct http_trace *t, const ig_header *fi
 {
 	if (!t->id_len) {
 		ig_str v = t->request_id_field ? fields[t->request_id_field - 1].value : (ig_str){ NULL, 0 };
-		if (http_request_id_valid(v)) {
+		if (ig_http_request_id_valid(v)) {
 			memcpy(t->id, v.ptr, v.len);
 			t->id_len = (uint8_t)v.len;
 		} else {

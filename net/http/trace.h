@@ -48,25 +48,25 @@ static inline void http_trace_reset(struct http_trace *t)
 }
 
 /* Takes note of r's trace fields for an exchange starting now. */
-void http_trace_begin(struct http_trace *t, const struct http_request *r);
+void ig_http_trace_begin(struct http_trace *t, const struct http_request *r);
 
 /* True for a usable incoming X-Request-Id: 1 to 128 characters from 0x21
  * to 0x7e (quotes and backslashes included: JSON output escapes them). */
-bool http_request_id_valid(ig_str v);
+bool ig_http_request_id_valid(ig_str v);
 
 /* The id of a request that was parsed but gets no exchange (an engine
  * error such as 413): its own X-Request-Id if valid, else a made one.
  * Written into out; returns its length. */
-size_t http_request_id_of(const struct http_request *r, struct ig_rng *rng, char out[HTTP_REQUEST_ID_MAX]);
+size_t ig_http_request_id_of(const struct http_request *r, struct ig_rng *rng, char out[HTTP_REQUEST_ID_MAX]);
 
 /* W3C traceparent: version 00 exactly 55 characters; a higher version
  * (not ff) at least 55, its first 55 read as 00's, and a '-' after them
  * if longer; lowercase hex; trace and parent ids not all zeros. On
  * success writes the trace id (32 hex, no NUL) and the flags. */
-bool http_traceparent_parse(ig_str v, char trace_id[32], uint8_t *flags);
+bool ig_http_traceparent_parse(ig_str v, char trace_id[32], uint8_t *flags);
 
 /* An exchange's ids, made on first use from its request's fields (the
- * field indexes http_trace_begin noted point into them) and the core's
+ * field indexes ig_http_trace_begin noted point into them) and the core's
  * rng; each is chosen once, then only read. */
 /* The request id: the valid X-Request-Id, else a made one. */
 ig_str ig_http_trace_request_id(struct http_trace *t, const ig_header *fields, struct ig_rng *rng);
@@ -80,6 +80,6 @@ void ig_http_trace_child(const struct http_trace *t, struct ig_rng *rng, char ou
 
 /* 64-bit FNV-1a of the id, for sampling decisions that agree for every
  * line (and every service) that sees the same id. */
-uint64_t http_request_id_hash(ig_str id);
+uint64_t ig_http_request_id_hash(ig_str id);
 
 #endif

@@ -105,7 +105,7 @@ static int take(struct lambda_api *c, bool eof)
 		struct http_error err;
 		size_t at = 0;
 		for (;;) {
-			int n = http_parse_response(c->rbuf + at, c->rlen - at, false, &limits, &h, &err);
+			int n = ig_http_parse_response(c->rbuf + at, c->rlen - at, false, &limits, &h, &err);
 			if (n == HTTP_INCOMPLETE) {
 				if (eof)
 					{
@@ -157,7 +157,7 @@ static int take(struct lambda_api *c, bool eof)
 		return 0;
 	case BODY_CHUNKED: {
 		size_t n = c->rlen - c->body_end;
-		ssize_t r = http_decode_chunked(&c->chunked, c->rbuf + c->body_end, &n);
+		ssize_t r = ig_http_decode_chunked(&c->chunked, c->rbuf + c->body_end, &n);
 		c->body_end += n;
 		c->rlen = c->body_end; /* what followed the body, if anything, is dropped */
 		if (r == HTTP_ERROR)

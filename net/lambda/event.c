@@ -179,7 +179,7 @@ static bool add_cookies(struct lambda_event *ev, const ig_json_value *cookies, i
 	}
 	if (w.failed)
 		return false;
-	lambda_event_set_header(ev, "cookie", (ig_str){ w.ptr, w.len });
+	ig_lambda_event_set_header(ev, "cookie", (ig_str){ w.ptr, w.len });
 	return true;
 }
 
@@ -253,7 +253,7 @@ static int decode_v1_alb(const ig_json_value *e, ig_arena *a, struct lambda_even
 	return take_body(ev, e, a, why) ? 0 : -1;
 }
 
-int lambda_event_decode(const char *json, size_t len, ig_arena *a, struct lambda_event *ev, const char **why)
+int ig_lambda_event_decode(const char *json, size_t len, ig_arena *a, struct lambda_event *ev, const char **why)
 {
 	*ev = (struct lambda_event){ 0 };
 	ig_json_reader r;
@@ -281,13 +281,13 @@ int lambda_event_decode(const char *json, size_t len, ig_arena *a, struct lambda
 	return rc;
 }
 
-bool lambda_event_set_header(struct lambda_event *ev, const char *name, ig_str value)
+bool ig_lambda_event_set_header(struct lambda_event *ev, const char *name, ig_str value)
 {
 	size_t n = strlen(name);
 	ig_header *hs = (ig_header *)ev->req.headers;
 	size_t kept = 0;
 	for (size_t i = 0; i < ev->req.header_count; i++)
-		if (!(hs[i].name.len == n && http_eq_nocase(hs[i].name.ptr, n, name)))
+		if (!(hs[i].name.len == n && ig_http_eq_nocase(hs[i].name.ptr, n, name)))
 			hs[kept++] = hs[i];
 	ev->req.header_count = kept;
 	if (kept >= ev->header_room)
@@ -296,11 +296,11 @@ bool lambda_event_set_header(struct lambda_event *ev, const char *name, ig_str v
 	return true;
 }
 
-ig_str lambda_event_header(const struct lambda_event *ev, const char *name)
+ig_str ig_lambda_event_header(const struct lambda_event *ev, const char *name)
 {
 	size_t n = strlen(name);
 	for (size_t i = 0; i < ev->req.header_count; i++)
-		if (ev->req.headers[i].name.len == n && http_eq_nocase(ev->req.headers[i].name.ptr, n, name))
+		if (ev->req.headers[i].name.len == n && ig_http_eq_nocase(ev->req.headers[i].name.ptr, n, name))
 			return ev->req.headers[i].value;
 	return (ig_str){ NULL, 0 };
 }

@@ -33,13 +33,13 @@ struct lambda_event {
  * multiValueHeaders as repeated fields, else headers); the body, base64
  * decoded when isBase64Encoded; the peer from sourceIp. Returns 0, or -1
  * with *why (static) when it is not JSON or not one of these events. */
-int lambda_event_decode(const char *json, size_t len, ig_arena *a, struct lambda_event *ev, const char **why);
+int ig_lambda_event_decode(const char *json, size_t len, ig_arena *a, struct lambda_event *ev, const char **why);
 
 /* Adds a field to the request, replacing those of the same name; false
  * when the room made by the decoder is used up. name is lowercase. */
-bool lambda_event_set_header(struct lambda_event *ev, const char *name, ig_str value);
+bool ig_lambda_event_set_header(struct lambda_event *ev, const char *name, ig_str value);
 /* The event's value of a field (the first), or {NULL, 0}. */
-ig_str lambda_event_header(const struct lambda_event *ev, const char *name);
+ig_str ig_lambda_event_header(const struct lambda_event *ev, const char *name);
 
 /* The answer in ev's form (reply.c): statusCode, the fields but Date,
  * Content-Length and Connection (v2.0: headers, repeats joined with ", ",
@@ -47,6 +47,6 @@ ig_str lambda_event_header(const struct lambda_event *ev, const char *name);
  * multiValueHeaders as the event had, and statusDescription), the body as
  * text when it is UTF-8 and base64 otherwise, and isBase64Encoded. Into w
  * (its arena); false when out of memory. */
-bool lambda_reply_encode(const struct lambda_event *ev, const struct http_inproc_response *res, ig_wbuf *w);
+bool ig_lambda_reply_encode(const struct lambda_event *ev, const struct http_inproc_response *res, ig_wbuf *w);
 
 #endif

@@ -9,17 +9,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct lambda_config {
+struct ig_lambda_config {
 	const char *runtime_api; /* "127.0.0.1:9001"; "" when not set */
 };
-extern struct lambda_config lambda_config;
+extern struct ig_lambda_config ig_lambda_config;
 
 #define LAMBDA_API_PREFIX "/2018-06-01/runtime"
 
 /* runtime.c: the Runtime API's address and the id of the invocation being
  * answered; false between invocations. For the crash report, which runs
  * when the loop cannot. */
-bool lambda_current_invocation(const char **api, const char **id, size_t *id_len);
+bool ig_lambda_current_invocation(const char **api, const char **id, size_t *id_len);
 
 /* post_blocking.c: the Runtime API's address, host:port with an IPv4
  * address (as Lambda's is), into *a; false if api is not one. */
@@ -31,10 +31,10 @@ bool ig_lambda_api_address(const char *api, struct sockaddr_in *a);
  * run: a crash, an init error whose loop could not be made. Waits for the
  * answer to end; -1 with errno when it could not be sent (api not
  * host:port with an IPv4 address, no socket, no connection). The message is cut to 400 bytes. */
-int lambda_post_blocking(const char *api, const char *tail, const char *type, const char *message);
+int ig_lambda_post_blocking(const char *api, const char *tail, const char *type, const char *message);
 
 /* crash.c: under the sanitizers, a crash is posted to .../{id}/error
  * (nothing in the shipped build). */
-void lambda_crash_watch(void);
+void ig_lambda_crash_watch(void);
 
 #endif

@@ -6,17 +6,17 @@
 
 #include <stdlib.h>
 
-struct lambda_config lambda_config;
-static const struct lambda_config lambda_defaults = { .runtime_api = "" };
+struct ig_lambda_config ig_lambda_config;
+static const struct ig_lambda_config lambda_defaults = { .runtime_api = "" };
 
 static const struct ig_option lambda_rows[] = {
-	{ "AWS_LAMBDA_RUNTIME_API", IG_OPT_STR, &lambda_config.runtime_api, 0, 0,
+	{ "AWS_LAMBDA_RUNTIME_API", IG_OPT_STR, &ig_lambda_config.runtime_api, 0, 0,
 	  "host:port of the Lambda Runtime API (set by Lambda): serve its invocations, bind no socket" },
 };
 
 const struct ig_settings ig_lambda_settings = {
 	.part = "Lambda runtime", .opts = lambda_rows, .count = IG_COUNTOF(lambda_rows),
-	.values = &lambda_config, .defaults = &lambda_defaults, .size = sizeof lambda_config,
+	.values = &ig_lambda_config, .defaults = &lambda_defaults, .size = sizeof ig_lambda_config,
 };
 
 /* The start's, so here and not in the runtime's cold code. */

@@ -28,7 +28,7 @@ bool ig_lambda_api_address(const char *api, struct sockaddr_in *a)
 	return inet_pton(AF_INET, host, &a->sin_addr) == 1;
 }
 
-int lambda_post_blocking(const char *api, const char *tail, const char *type, const char *message)
+int ig_lambda_post_blocking(const char *api, const char *tail, const char *type, const char *message)
 {
 	struct sockaddr_in a;
 	if (!api || !ig_lambda_api_address(api, &a)) {

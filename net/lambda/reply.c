@@ -13,7 +13,7 @@
 
 static bool named(ig_str name, const char *lower)
 {
-	return http_eq_nocase(name.ptr, name.len, lower);
+	return ig_http_eq_nocase(name.ptr, name.len, lower);
 }
 
 static bool excluded(ig_str name)
@@ -23,7 +23,7 @@ static bool excluded(ig_str name)
 
 static bool same_name(ig_str a, ig_str b)
 {
-	return a.len == b.len && http_same_nocase(a.ptr, b.ptr, a.len);
+	return a.len == b.len && ig_http_same_nocase(a.ptr, b.ptr, a.len);
 }
 
 /* True if an earlier field has h's name: its values were written with it. */
@@ -157,7 +157,7 @@ static void put_body(ig_wbuf *w, ig_str body)
 	ig_json_bool(w, !text);
 }
 
-bool lambda_reply_encode(const struct lambda_event *ev, const struct http_inproc_response *res, ig_wbuf *w)
+bool ig_lambda_reply_encode(const struct lambda_event *ev, const struct http_inproc_response *res, ig_wbuf *w)
 {
 	ig_wbuf_lit(w, "{\"statusCode\":");
 	ig_json_int(w, res->status);
@@ -176,7 +176,7 @@ bool lambda_reply_encode(const struct lambda_event *ev, const struct http_inproc
 		char code[24];
 		ig_wbuf_put(w, code, ig_fmt_u64(code, (uint64_t)res->status));
 		ig_wbuf_lit(w, " ");
-		const char *reason = http_reason(res->status);
+		const char *reason = ig_http_reason(res->status);
 		ig_wbuf_put(w, reason, strlen(reason));
 		ig_wbuf_lit(w, "\"");
 		if (ev->multi_value)

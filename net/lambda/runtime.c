@@ -65,7 +65,7 @@ static struct runtime *rt;
 
 static const char *runtime_api(void)
 {
-	return lambda_config.runtime_api && *lambda_config.runtime_api ? lambda_config.runtime_api
+	return ig_lambda_config.runtime_api && *ig_lambda_config.runtime_api ? ig_lambda_config.runtime_api
 									 : getenv("AWS_LAMBDA_RUNTIME_API");
 }
 
@@ -76,7 +76,7 @@ static void set_url(const char *tail)
 
 static void call_step(void);
 
-bool lambda_current_invocation(const char **api, const char **id, size_t *id_len)
+bool ig_lambda_current_invocation(const char **api, const char **id, size_t *id_len)
 {
 	if (!rt || !rt->request_id_len || rt->step == STEP_INIT_ERROR)
 		return false;
@@ -244,7 +244,7 @@ static void on_answered(void *arg, enum http_inproc_result result, const struct 
 		return;
 	}
 	ig_wbuf w = { .arena = &rt->arena };
-	if (!lambda_reply_encode(&rt->ev, res, &w)) {
+	if (!ig_lambda_reply_encode(&rt->ev, res, &w)) {
 		post_error(STEP_ERROR, "Runtime.NoResponse", "out of memory for the answer");
 		return;
 	}
@@ -269,7 +269,7 @@ static void answer_problem(int status, const char *detail)
 				     { IG_STR("X-Request-Id"), id } };
 	const struct http_inproc_response res = {
 		.status = status, .headers = fields, .header_count = IG_COUNTOF(fields),
-		.body = { body, http_problem_body(body, HTTP_PROBLEM_MAX, status, detail, id) },
+		.body = { body, ig_http_problem_body(body, HTTP_PROBLEM_MAX, status, detail, id) },
 	};
 	on_answered(NULL, HTTP_INPROC_OK, &res);
 }
@@ -363,16 +363,16 @@ static void invoke(const struct lambda_api_answer *res)
 	ig_str trace = response_header(res, "lambda-runtime-trace-id");
 	set_trace_env(trace);
 	const char *why;
-	if (lambda_event_decode(res->body.ptr, res->body.len, &rt->arena, &rt->ev, &why) != 0) {
+	if (ig_lambda_event_decode(res->body.ptr, res->body.len, &rt->arena, &rt->ev, &why) != 0) {
 		post_error(STEP_ERROR, "Runtime.InvalidEvent", why);
 		return;
 	}
-	lambda_event_set_header(&rt->ev, "x-request-id", (ig_str){ rt->request_id, rt->request_id_len });
-	if (!lambda_event_header(&rt->ev, "traceparent").len && traceparent_of_xray(trace, rt->traceparent))
-		lambda_event_set_header(&rt->ev, "traceparent", (ig_str){ rt->traceparent, IG_TRACEPARENT_LEN });
+	ig_lambda_event_set_header(&rt->ev, "x-request-id", (ig_str){ rt->request_id, rt->request_id_len });
+	if (!ig_lambda_event_header(&rt->ev, "traceparent").len && traceparent_of_xray(trace, rt->traceparent))
+		ig_lambda_event_set_header(&rt->ev, "traceparent", (ig_str){ rt->traceparent, IG_TRACEPARENT_LEN });
 	rt->ev.req.deadline_ms = deadline_of(response_header(res, "lambda-runtime-deadline-ms"));
 	enum http_inproc_result result;
-	if (http_inproc_run(&rt->inproc, &rt->core, rt->buf, INPROC_BUF, &rt->ev.req, on_answered, NULL, &result) == 0)
+	if (ig_http_inproc_run(&rt->inproc, &rt->core, rt->buf, INPROC_BUF, &rt->ev.req, on_answered, NULL, &result) == 0)
 		return;
 	if (result == HTTP_INPROC_NO_SLOT)
 		post_error(STEP_ERROR, "Runtime.NoResponse", "no connection slot for the invocation");
@@ -483,7 +483,7 @@ static int init_error(const char *type, const char *message)
 		return 2;
 	}
 	log_failure("", 0, type, message);
-	if (lambda_post_blocking(runtime_api(), "/init/error", type, message) != 0) {
+	if (ig_lambda_post_blocking(runtime_api(), "/init/error", type, message) != 0) {
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_ERROR, "runtime api unreachable")) {
 			ig_log_cstr(&l, "call", step_names[STEP_INIT_ERROR]);
@@ -508,12 +508,12 @@ static const char *setup_error_type(int err)
 /* Runs once per process: cold, as the rest of the start. */
 __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_us)
 {
-	ig_log_threshold = server_config.log_level;
-	server_config.threads = 1;
+	ig_log_threshold = ig_server_config.log_level;
+	ig_server_config.threads = 1;
 	if (map_runtime() != 0)
 		return 1;
 	rt->t0_us = t0_us;
-	if (http_inproc_core_init(&rt->core, &server_config, app) != 0 || open_api() != 0) {
+	if (ig_http_inproc_core_init(&rt->core, &ig_server_config, app) != 0 || open_api() != 0) {
 		int err = errno;
 		char why[128];
 		snprintf(why, sizeof why, "the runtime cannot set up its loop: %s", strerror(err));
@@ -522,11 +522,11 @@ __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_
 	rt->buf = mmap(NULL, INPROC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (rt->buf == MAP_FAILED)
 		return init_error("Runtime.OutOfMemory", "the runtime cannot map its buffer");
-	lambda_crash_watch();
-	if (http_core_start_hook) /* net/pg's pools on this one core */
-		http_core_start_hook(&rt->core.loop, 1);
+	ig_lambda_crash_watch();
+	if (ig_http_core_start_hook) /* net/pg's pools on this one core */
+		ig_http_core_start_hook(&rt->core.loop, 1);
 	/* Ready: nothing to wait for but the backends (/readyz). */
-	http_health_set_listening();
+	ig_http_health_set_listening();
 	next_invocation();
 	ig_loop_run(&rt->core.loop);
 	return 1; /* the loop ends only when the Runtime API is gone (RETRY_GIVE_UP) */

@@ -73,16 +73,16 @@ static err_t link_output(struct netif *netif, struct pbuf *p)
 	int n = 0;
 	for (struct pbuf *q = p; q && n < IOV_MAX_PARTS; q = q->next)
 		iov[n++] = (struct iovec){ .iov_base = q->payload, .iov_len = q->len };
-	ssize_t w = n == 1 ? write(lwip_state.fd, iov[0].iov_base, iov[0].iov_len) : writev(lwip_state.fd, iov, n);
+	ssize_t w = n == 1 ? write(ig_lwip_state.fd, iov[0].iov_base, iov[0].iov_len) : writev(ig_lwip_state.fd, iov, n);
 	if (w < 0)
-		lwip_state.frames_dropped++;
+		ig_lwip_state.frames_dropped++;
 	return ERR_OK;
 }
 
 /* Feeds lwIP up to max frames from the device; false once it is empty. */
 static bool frames_read(int max)
 {
-	struct lwip_state *s = &lwip_state;
+	struct ig_lwip_state *s = &ig_lwip_state;
 	for (int i = 0; i < max; i++) {
 		struct pbuf *p = pbuf_alloc(PBUF_RAW, FRAME_MAX, PBUF_RAM);
 		char sink[FRAME_MAX];
@@ -106,16 +106,16 @@ static void on_frames(struct ig_io *io, uint32_t events)
 	(void)io;
 	(void)events;
 	frames_read(FRAMES_PER_EVENT);
-	lwip_port_touch();
+	ig_lwip_port_touch();
 }
 
-void lwip_frames_take(void)
+void ig_lwip_frames_take(void)
 {
 	/* Bounded: a peer that floods cannot hold the drain here. */
-	if (lwip_state.fd >= 0)
+	if (ig_lwip_state.fd >= 0)
 		for (int i = 0; i < 64 && frames_read(FRAMES_PER_EVENT); i++)
 			;
-	lwip_port_touch();
+	ig_lwip_port_touch();
 }
 
 static err_t netif_setup(struct netif *n)
@@ -153,9 +153,9 @@ static void on_status(struct netif *n)
 		log_address("net: address", n, true);
 }
 
-int lwip_frames_up(const struct lwip_net_config *cfg, char *err, size_t errlen)
+int ig_lwip_frames_up(const struct ig_lwip_net_config *cfg, char *err, size_t errlen)
 {
-	struct lwip_state *s = &lwip_state;
+	struct ig_lwip_state *s = &ig_lwip_state;
 	uint8_t mac[6];
 	s->fd = cfg->device == LWIP_DEVICE_TAP ? open_tap(cfg->ifname, mac, err, errlen) : open_virtio(mac, err, errlen);
 	if (s->fd < 0)
@@ -183,6 +183,6 @@ int lwip_frames_up(const struct lwip_net_config *cfg, char *err, size_t errlen)
 	} else {
 		log_address("net: up", &s->netif, false);
 	}
-	lwip_port_touch();
+	ig_lwip_port_touch();
 	return 0;
 }

@@ -19,7 +19,7 @@
 
 struct lwip_stream;
 
-struct lwip_state {
+struct ig_lwip_state {
 	struct ig_loop *loop;
 	/* port.c: lwIP's timeouts on the loop's wheel, and the work after a
 	   batch that touched lwIP (the loopback's queue, re-arming the timer) */
@@ -37,31 +37,31 @@ struct lwip_state {
 	struct lwip_stream *live; /* every stream with a PCB, for the finish */
 	uint32_t outbound_open;
 };
-extern struct lwip_state lwip_state;
+extern struct ig_lwip_state ig_lwip_state;
 
 /* port.c: sets the memory budget and hooks lwIP's timers to loop. */
-void lwip_port_init(struct ig_loop *loop, size_t mem_budget);
+void ig_lwip_port_init(struct ig_loop *loop, size_t mem_budget);
 /* Called after anything that may have made lwIP queue work (output on
  * the loopback, a new timeout): settles it once the batch is over. */
-void lwip_port_touch(void);
+void ig_lwip_port_touch(void);
 
 /* frames.c: opens the device INGOT_NET names, adds the interface with the
  * static address or starts DHCP; 0, or -1 with a message in err. */
-int lwip_frames_up(const struct lwip_net_config *cfg, char *err, size_t errlen);
+int ig_lwip_frames_up(const struct ig_lwip_net_config *cfg, char *err, size_t errlen);
 /* Hands lwIP the frames waiting in the device now, not at their event:
  * the drain's view of what has arrived (handshakes, requests) is then the
  * wire's, as the kernel's socket buffers are for net/sock. */
-void lwip_frames_take(void);
+void ig_lwip_frames_take(void);
 
 /* streams.c */
-void lwip_streams_init(uint32_t max_streams);
-struct ig_net_listener *lwip_listen(const char *host, int *port, uint32_t max_streams, sock_accept_fn *accept,
+void ig_lwip_streams_init(uint32_t max_streams);
+struct ig_net_listener *ig_lwip_listen(const char *host, int *port, uint32_t max_streams, sock_accept_fn *accept,
 				    void *arg, char *err, size_t errlen);
-void lwip_stop_accepting(struct ig_net_listener *l);
-struct ig_transport *lwip_connect(struct ig_loop *loop, const struct sockaddr *addr, socklen_t len);
-int lwip_stream_error(const struct ig_transport *t);
+void ig_lwip_stop_accepting(struct ig_net_listener *l);
+struct ig_transport *ig_lwip_connect(struct ig_loop *loop, const struct sockaddr *addr, socklen_t len);
+int ig_lwip_stream_error(const struct ig_transport *t);
 /* True while a stream still has bytes lwIP has not seen acknowledged, or
  * lingers: what the process must wait for before it exits. */
-bool lwip_streams_busy(void);
+bool ig_lwip_streams_busy(void);
 
 #endif

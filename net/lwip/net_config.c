@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-struct lwip_net_config lwip_net_config;
+struct ig_lwip_net_config ig_lwip_net_config;
 
-int lwip_parse_ipv4(const char *s, uint32_t *ip)
+int ig_lwip_parse_ipv4(const char *s, uint32_t *ip)
 {
 	uint32_t v = 0;
 	for (int part = 0; part < 4; part++) {
@@ -44,13 +44,13 @@ static int parse_cidr(const char *s, uint32_t *ip, uint32_t *netmask)
 		return -1;
 	memcpy(addr, s, (size_t)(slash - s));
 	addr[slash - s] = '\0';
-	if (lwip_parse_ipv4(addr, ip) != 0)
+	if (ig_lwip_parse_ipv4(addr, ip) != 0)
 		return -1;
 	*netmask = __builtin_bswap32(prefix ? 0xFFFFFFFFu << (32 - prefix) : 0);
 	return 0;
 }
 
-static int parse_device(const char *s, struct lwip_net_config *out)
+static int parse_device(const char *s, struct ig_lwip_net_config *out)
 {
 	out->ifname[0] = '\0';
 	if (strcmp(s, "virtio") == 0) {
@@ -65,16 +65,16 @@ static int parse_device(const char *s, struct lwip_net_config *out)
 	return 0;
 }
 
-const char *lwip_net_parse(struct lwip_net_config *out, const char *net, const char *ip, const char *gw, char *err,
+const char *ig_lwip_net_parse(struct ig_lwip_net_config *out, const char *net, const char *ip, const char *gw, char *err,
 			   size_t errlen)
 {
-	*out = (struct lwip_net_config){ .dhcp = !ip[0] };
+	*out = (struct ig_lwip_net_config){ .dhcp = !ip[0] };
 	if (parse_device(net, out) != 0)
 		snprintf(err, errlen, "invalid INGOT_NET \"%s\": expected kernel, tap:NAME (at most %d bytes) or virtio",
 			 net, LWIP_IFNAME_MAX);
 	else if (ip[0] && parse_cidr(ip, &out->ip, &out->netmask) != 0)
 		snprintf(err, errlen, "invalid INGOT_NET_IP \"%s\": expected A.B.C.D/N", ip);
-	else if (gw[0] && lwip_parse_ipv4(gw, &out->gw) != 0)
+	else if (gw[0] && ig_lwip_parse_ipv4(gw, &out->gw) != 0)
 		snprintf(err, errlen, "invalid INGOT_NET_GW \"%s\": expected A.B.C.D", gw);
 	else if (gw[0] && !ip[0])
 		snprintf(err, errlen, "INGOT_NET_GW needs INGOT_NET_IP (DHCP gives the gateway)");

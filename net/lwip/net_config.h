@@ -12,21 +12,21 @@ enum lwip_device { LWIP_DEVICE_TAP, LWIP_DEVICE_VIRTIO };
 #define LWIP_IFNAME_MAX 15 /* IFNAMSIZ - 1 */
 
 /* Addresses in network byte order. */
-struct lwip_net_config {
+struct ig_lwip_net_config {
 	enum lwip_device device;
 	char ifname[LWIP_IFNAME_MAX + 1]; /* tap:NAME's NAME */
 	bool dhcp;                        /* no INGOT_NET_IP */
 	uint32_t ip, netmask, gw;         /* gw 0: none */
 };
-extern struct lwip_net_config lwip_net_config;
+extern struct ig_lwip_net_config ig_lwip_net_config;
 
 /* Fills out from the three values ("" for an unset one); NULL, or the
  * message in err naming the setting. net: "tap:NAME" | "virtio"; ip:
  * "A.B.C.D/N"; gw: "A.B.C.D". */
-const char *lwip_net_parse(struct lwip_net_config *out, const char *net, const char *ip, const char *gw, char *err,
+const char *ig_lwip_net_parse(struct ig_lwip_net_config *out, const char *net, const char *ip, const char *gw, char *err,
 			   size_t errlen);
 
 /* "A.B.C.D" (decimal, no leading zeros) into network order; 0 or -1. */
-int lwip_parse_ipv4(const char *s, uint32_t *ip);
+int ig_lwip_parse_ipv4(const char *s, uint32_t *ip);
 
 #endif

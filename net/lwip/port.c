@@ -13,18 +13,18 @@
 #include "lwip/sys.h"
 #include "lwip/timeouts.h"
 
-struct lwip_state lwip_state = { .fd = -1 };
+struct ig_lwip_state ig_lwip_state = { .fd = -1 };
 
 u32_t sys_now(void)
 {
-	return (u32_t)lwip_state.loop->clock.now_ms;
+	return (u32_t)ig_lwip_state.loop->clock.now_ms;
 }
 
 unsigned int ig_lwip_rand(void)
 {
 	unsigned int v;
 	if (getrandom(&v, sizeof v, GRND_NONBLOCK) != sizeof v)
-		v = (unsigned int)(lwip_state.loop->clock.now_ms * 2654435761u);
+		v = (unsigned int)(ig_lwip_state.loop->clock.now_ms * 2654435761u);
 	return v;
 }
 
@@ -57,7 +57,7 @@ static size_t mem_class(size_t total)
 
 void *ig_lwip_malloc(size_t size)
 {
-	struct lwip_state *s = &lwip_state;
+	struct ig_lwip_state *s = &ig_lwip_state;
 	if (size > s->mem_budget - s->mem_used) {
 		s->mem_refused++;
 		return NULL;
@@ -88,7 +88,7 @@ void ig_lwip_free(void *mem)
 	char *p = (char *)mem - MEM_HEAD;
 	struct mem_head h;
 	memcpy(&h, p, MEM_HEAD);
-	lwip_state.mem_used -= h.size;
+	ig_lwip_state.mem_used -= h.size;
 	if (h.cls == MEM_MALLOC)
 		free(p);
 	else
@@ -97,7 +97,7 @@ void ig_lwip_free(void *mem)
 
 static bool loopback_queued(void);
 
-static void arm_timer(struct lwip_state *s)
+static void arm_timer(struct ig_lwip_state *s)
 {
 	u32_t wait = loopback_queued() ? 0 : sys_timeouts_sleeptime();
 	if (wait == SYS_TIMEOUTS_SLEEPTIME_INFINITE) {
@@ -124,27 +124,27 @@ static bool loopback_queued(void)
 
 static void on_settle(struct ig_deferred *d)
 {
-	struct lwip_state *s = (struct lwip_state *)((char *)d - offsetof(struct lwip_state, settle));
+	struct ig_lwip_state *s = (struct ig_lwip_state *)((char *)d - offsetof(struct ig_lwip_state, settle));
 	for (int i = 0; i < LOOPBACK_ROUNDS && loopback_queued(); i++)
 		netif_poll_all();
 	arm_timer(s);
 }
 
-void lwip_port_touch(void)
+void ig_lwip_port_touch(void)
 {
-	ig_loop_defer(lwip_state.loop, &lwip_state.settle);
+	ig_loop_defer(ig_lwip_state.loop, &ig_lwip_state.settle);
 }
 
 static void on_timer(struct ig_timer *t)
 {
 	(void)t;
 	sys_check_timeouts();
-	lwip_port_touch();
+	ig_lwip_port_touch();
 }
 
-void lwip_port_init(struct ig_loop *loop, size_t mem_budget)
+void ig_lwip_port_init(struct ig_loop *loop, size_t mem_budget)
 {
-	struct lwip_state *s = &lwip_state;
+	struct ig_lwip_state *s = &ig_lwip_state;
 	s->loop = loop;
 	s->mem_budget = mem_budget;
 	for (size_t c = 0; c < MEM_CLASSES; c++)

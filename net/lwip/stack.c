@@ -14,15 +14,15 @@
 
 static int stack_start(struct ig_loop *loop, uint32_t max_conns, char *err, size_t errlen)
 {
-	lwip_port_init(loop, MEM_BASE + (size_t)max_conns * MEM_PER_CONN);
-	lwip_streams_init(max_conns);
+	ig_lwip_port_init(loop, MEM_BASE + (size_t)max_conns * MEM_PER_CONN);
+	ig_lwip_streams_init(max_conns);
 	lwip_init();
-	return lwip_frames_up(&lwip_net_config, err, errlen);
+	return ig_lwip_frames_up(&ig_lwip_net_config, err, errlen);
 }
 
 static const char *stack_configure(const char *net, const char *ip, const char *gw, char *err, size_t errlen)
 {
-	return lwip_net_parse(&lwip_net_config, net, ip, gw, err, errlen);
+	return ig_lwip_net_parse(&ig_lwip_net_config, net, ip, gw, err, errlen);
 }
 
 /* The finish: a check each tick, ending the loop's run. */
@@ -35,7 +35,7 @@ struct finish_wait {
 static void on_finish_check(struct ig_timer *t)
 {
 	struct finish_wait *w = (struct finish_wait *)t;
-	if (!lwip_streams_busy() || w->loop->clock.now_ms >= w->until_ms) {
+	if (!ig_lwip_streams_busy() || w->loop->clock.now_ms >= w->until_ms) {
 		w->loop->running = false;
 		return;
 	}
@@ -44,7 +44,7 @@ static void on_finish_check(struct ig_timer *t)
 
 static void stack_finish(struct ig_loop *loop, uint32_t max_ms)
 {
-	if (!lwip_streams_busy())
+	if (!ig_lwip_streams_busy())
 		return;
 	struct finish_wait w = { .timer.fn = on_finish_check, .loop = loop,
 				 .until_ms = loop->clock.now_ms + max_ms };
@@ -57,9 +57,9 @@ const struct ig_net_stack ig_lwip_stack = {
 	.name = "lwip",
 	.configure = stack_configure,
 	.start = stack_start,
-	.listen = lwip_listen,
-	.stop_accepting = lwip_stop_accepting,
-	.connect = lwip_connect,
-	.stream_error = lwip_stream_error,
+	.listen = ig_lwip_listen,
+	.stop_accepting = ig_lwip_stop_accepting,
+	.connect = ig_lwip_connect,
+	.stream_error = ig_lwip_stream_error,
 	.finish = stack_finish,
 };

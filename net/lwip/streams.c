@@ -55,10 +55,10 @@ static const struct ig_transport_ops stream_ops;
 static struct ig_net_listener listeners[MAX_LISTENERS];
 static unsigned listener_count;
 
-void lwip_streams_init(uint32_t max_streams)
+void ig_lwip_streams_init(uint32_t max_streams)
 {
 	/* Lingering and outbound streams are extra: headroom as net/sock. */
-	ig_pool_init(&lwip_state.streams, sizeof(struct lwip_stream), 64, (size_t)max_streams + 65536 + 1024);
+	ig_pool_init(&ig_lwip_state.streams, sizeof(struct lwip_stream), 64, (size_t)max_streams + 65536 + 1024);
 }
 
 /* ---- holding received bytes ---- */
@@ -128,10 +128,10 @@ static void detach(struct lwip_stream *s)
 
 static void stream_free(struct lwip_stream *s)
 {
-	ig_timer_cancel(&lwip_state.loop->timers, &s->linger_timer);
+	ig_timer_cancel(&ig_lwip_state.loop->timers, &s->linger_timer);
 	held_drop(s, false);
 	detach(s);
-	ig_pool_give(&lwip_state.streams, s);
+	ig_pool_give(&ig_lwip_state.streams, s);
 }
 
 static void count_closed(struct lwip_stream *s)
@@ -184,7 +184,7 @@ static err_t stream_unwind(struct lwip_stream *s, bool outer)
 	}
 	if (s->state == LS_DEAD)
 		stream_free(s);
-	lwip_port_touch();
+	ig_lwip_port_touch();
 	return rc;
 }
 
@@ -381,7 +381,7 @@ static ssize_t stream_writev(struct ig_transport *t, const struct iovec *iov, in
 		s->want_write = true;
 	if (total)
 		tcp_output(s->pcb);
-	lwip_port_touch();
+	ig_lwip_port_touch();
 	return total ? (ssize_t)total : IG_WOULD_BLOCK;
 }
 
@@ -409,8 +409,8 @@ static void stream_close(struct ig_transport *t, int graceful)
 		} else if (tcp_shutdown(s->pcb, 0, 1) == ERR_OK) {
 			s->state = LS_LINGERING;
 			s->linger_timer.fn = on_linger_timeout;
-			ig_timer_set(&lwip_state.loop->timers, &s->linger_timer,
-				     lwip_state.loop->clock.now_ms + LINGER_MS);
+			ig_timer_set(&ig_lwip_state.loop->timers, &s->linger_timer,
+				     ig_lwip_state.loop->clock.now_ms + LINGER_MS);
 		} else {
 			s->state = LS_DEAD; /* aborted by the unwind */
 		}
@@ -447,12 +447,12 @@ static const struct ig_transport_ops stream_ops = {
 
 static struct lwip_stream *stream_new(struct tcp_pcb *pcb, struct ig_net_listener *l, enum stream_state state)
 {
-	struct lwip_stream *s = ig_pool_take(&lwip_state.streams);
+	struct lwip_stream *s = ig_pool_take(&ig_lwip_state.streams);
 	if (!s)
 		return NULL;
 	*s = (struct lwip_stream){ .pcb = pcb, .listener = l, .state = state };
 	s->t.ops = &stream_ops;
-	s->t.loop = lwip_state.loop;
+	s->t.loop = ig_lwip_state.loop;
 	tcp_arg(pcb, s);
 	tcp_recv(pcb, on_recv);
 	tcp_sent(pcb, on_sent);
@@ -473,7 +473,7 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 		l->refused++;
 		if (s) {
 			detach(s);
-			ig_pool_give(&lwip_state.streams, s);
+			ig_pool_give(&ig_lwip_state.streams, s);
 		}
 		/* As the kernel's listener: the handshake is done, and the server
 		   closes the connection (a FIN, not a reset at connect). lwIP's
@@ -491,11 +491,11 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 	return ERR_OK;
 }
 
-struct ig_net_listener *lwip_listen(const char *host, int *port, uint32_t max_streams, sock_accept_fn *accept,
+struct ig_net_listener *ig_lwip_listen(const char *host, int *port, uint32_t max_streams, sock_accept_fn *accept,
 				    void *arg, char *err, size_t errlen)
 {
 	uint32_t a;
-	if (lwip_parse_ipv4(host, &a) != 0) {
+	if (ig_lwip_parse_ipv4(host, &a) != 0) {
 		snprintf(err, errlen, "HOST \"%s\" is not a numeric IPv4 address (lwIP serves IPv4 only)", host);
 		return NULL;
 	}
@@ -518,22 +518,22 @@ struct ig_net_listener *lwip_listen(const char *host, int *port, uint32_t max_st
 	*l = (struct ig_net_listener){ .pcb = lpcb, .accept = accept, .arg = arg, .max_streams = max_streams };
 	tcp_arg(lpcb, l);
 	tcp_accept(lpcb, on_accept);
-	lwip_port_touch();
+	ig_lwip_port_touch();
 	return l;
 }
 
-void lwip_stop_accepting(struct ig_net_listener *l)
+void ig_lwip_stop_accepting(struct ig_net_listener *l)
 {
 	if (!l || !l->pcb)
 		return;
 	/* Handshakes whose last ACK is still in the device complete first
 	   and are accepted, as net/sock accepts its backlog. */
-	lwip_frames_take();
+	ig_lwip_frames_take();
 	tcp_arg(l->pcb, NULL);
 	tcp_accept(l->pcb, NULL);
 	tcp_close(l->pcb); /* a listener's close cannot fail */
 	l->pcb = NULL;
-	lwip_port_touch();
+	ig_lwip_port_touch();
 }
 
 /* ---- connecting ---- */
@@ -549,7 +549,7 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 	return notify_writable(s);
 }
 
-struct ig_transport *lwip_connect(struct ig_loop *loop, const struct sockaddr *addr, socklen_t len)
+struct ig_transport *ig_lwip_connect(struct ig_loop *loop, const struct sockaddr *addr, socklen_t len)
 {
 	(void)loop; /* the stack's own */
 	if (addr->sa_family != AF_INET || len < sizeof(struct sockaddr_in)) {
@@ -569,21 +569,21 @@ struct ig_transport *lwip_connect(struct ig_loop *loop, const struct sockaddr *a
 	err_t e = tcp_connect(pcb, &to, ntohs(in->sin_port), on_connected);
 	if (e != ERR_OK) {
 		detach(s);
-		ig_pool_give(&lwip_state.streams, s);
+		ig_pool_give(&ig_lwip_state.streams, s);
 		tcp_abort(pcb);
 		errno = e == ERR_RTE ? ENETUNREACH : ENOBUFS;
 		return NULL;
 	}
-	lwip_port_touch();
+	ig_lwip_port_touch();
 	return &s->t;
 }
 
-int lwip_stream_error(const struct ig_transport *t)
+int ig_lwip_stream_error(const struct ig_transport *t)
 {
 	return ((const struct lwip_stream *)t)->error;
 }
 
-bool lwip_streams_busy(void)
+bool ig_lwip_streams_busy(void)
 {
 	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
 		if (p->unsent || p->unacked)

@@ -11,10 +11,10 @@
 
 
 /* Numeric addresses, "localhost" and socket directories need no lookup. */
-const char *pg_resolve(char *err, size_t errlen)
+const char *ig_pg_resolve(char *err, size_t errlen)
 {
-	struct pg_conninfo *ci = &pg_global->ci;
-	struct sockaddr_storage *a = &pg_global->addr;
+	struct pg_conninfo *ci = &ig_pg_global->ci;
+	struct sockaddr_storage *a = &ig_pg_global->addr;
 	memset(a, 0, sizeof *a);
 	if (ci->unix_socket) {
 		struct sockaddr_un *u = (struct sockaddr_un *)a;
@@ -24,7 +24,7 @@ const char *pg_resolve(char *err, size_t errlen)
 			snprintf(err, errlen, "DATABASE_URL: the socket path under %s is too long", ci->host);
 			return err;
 		}
-		pg_global->addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
+		ig_pg_global->addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
 		return NULL;
 	}
 	struct sockaddr_in *v4 = (struct sockaddr_in *)a;
@@ -33,19 +33,19 @@ const char *pg_resolve(char *err, size_t errlen)
 	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
 		v4->sin_family = AF_INET;
 		v4->sin_port = htons(ci->port);
-		pg_global->addr_len = sizeof *v4;
+		ig_pg_global->addr_len = sizeof *v4;
 		return NULL;
 	}
 	if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
 		v6->sin6_family = AF_INET6;
 		v6->sin6_port = htons(ci->port);
-		pg_global->addr_len = sizeof *v6;
+		ig_pg_global->addr_len = sizeof *v6;
 		return NULL;
 	}
 	/* A name: each connect looks it up on its core's loop (conn.c's
 	   dial, with the core's resolver and its TTL cache), so that a
 	   failover that moves the name is followed without a restart. */
-	pg_global->addr_len = 0;
+	ig_pg_global->addr_len = 0;
 	return NULL;
 }
 

@@ -57,7 +57,7 @@ static void salted_password(const char *password, const uint8_t *salt, size_t sa
 
 /* ---- SCRAM-SHA-256 ---- */
 
-size_t pg_scram_client_first_with(struct pg_scram *s, const char *user, const char *nonce, char *out, size_t cap)
+size_t ig_pg_scram_client_first_with(struct pg_scram *s, const char *user, const char *nonce, char *out, size_t cap)
 {
 	*s = (struct pg_scram){ 0 };
 	size_t nonce_len = strlen(nonce);
@@ -91,12 +91,12 @@ size_t pg_scram_client_first_with(struct pg_scram *s, const char *user, const ch
 	return n + 3;
 }
 
-size_t pg_scram_client_first(struct pg_scram *s, const uint8_t random[PG_SCRAM_NONCE_RANDOM], char *out,
+size_t ig_pg_scram_client_first(struct pg_scram *s, const uint8_t random[PG_SCRAM_NONCE_RANDOM], char *out,
 			     size_t cap)
 {
 	char nonce[PG_SCRAM_NONCE_LEN + 1];
 	nonce[ig_base64_encode(random, PG_SCRAM_NONCE_RANDOM, nonce)] = 0;
-	return pg_scram_client_first_with(s, "", nonce, out, cap);
+	return ig_pg_scram_client_first_with(s, "", nonce, out, cap);
 }
 
 /* The value of the attribute `name` at *p in msg[0..end): "name=value"
@@ -115,7 +115,7 @@ static bool scram_attr(const char **p, const char *end, char name, const char **
 	return true;
 }
 
-enum pg_scram_status pg_scram_client_final(struct pg_scram *s, const char *password, const char *server_first,
+enum pg_scram_status ig_pg_scram_client_final(struct pg_scram *s, const char *password, const char *server_first,
 					   size_t len, char *out, size_t cap, size_t *out_len)
 {
 	if (s->step != 1)
@@ -202,7 +202,7 @@ enum pg_scram_status pg_scram_client_final(struct pg_scram *s, const char *passw
 	return PG_SCRAM_OK;
 }
 
-enum pg_scram_status pg_scram_verify_server_final(struct pg_scram *s, const char *msg, size_t len)
+enum pg_scram_status ig_pg_scram_verify_server_final(struct pg_scram *s, const char *msg, size_t len)
 {
 	if (s->step != 2)
 		return PG_SCRAM_OUT_OF_ORDER;
@@ -224,7 +224,7 @@ enum pg_scram_status pg_scram_verify_server_final(struct pg_scram *s, const char
 	return PG_SCRAM_OK;
 }
 
-const char *pg_scram_status_text(enum pg_scram_status st)
+const char *ig_pg_scram_status_text(enum pg_scram_status st)
 {
 	switch (st) {
 	case PG_SCRAM_OK: return "ok";
@@ -259,7 +259,7 @@ static void md5_hex(const void *a, size_t alen, const void *b, size_t blen, char
 	wipe(&c, sizeof c);
 }
 
-void pg_md5_password(const char *user, const char *password, const uint8_t salt[4], char out[36])
+void ig_pg_md5_password(const char *user, const char *password, const uint8_t salt[4], char out[36])
 {
 	char inner[32];
 	md5_hex(password, strlen(password), user, strlen(user), inner);

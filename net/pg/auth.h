@@ -2,7 +2,7 @@
  * (RFC 5802 / RFC 7677, without channel binding: "n,,") and md5. Pure
  * computation on the caller's state and buffers (BearSSL's SHA-256, HMAC
  * and MD5); the messages go out through wire.h's pg_put_sasl_* and
- * pg_put_password. The password is never copied into anything but the
+ * ig_pg_put_password. The password is never copied into anything but the
  * caller's output, and no error carries it. */
 #ifndef NET_PG_AUTH_H
 #define NET_PG_AUTH_H
@@ -31,7 +31,7 @@ enum pg_scram_status {
 	PG_SCRAM_OUT_OF_ORDER,       /* a step called before the one it follows */
 };
 
-/* One exchange's state; zero it (or let pg_scram_client_first set it). */
+/* One exchange's state; zero it (or let ig_pg_scram_client_first set it). */
 struct pg_scram {
 	int step; /* 0 fresh, 1 first sent, 2 final sent, 3 verified */
 	char nonce[PG_SCRAM_NONCE_LEN + 1];
@@ -46,29 +46,29 @@ struct pg_scram {
  * user name is the startup message's, so it is empty here) into out and
  * returns its length (< PG_SCRAM_FIRST_MAX; 0 if cap is too small), from
  * random[] made by the caller's secure source. */
-size_t pg_scram_client_first(struct pg_scram *s, const uint8_t random[PG_SCRAM_NONCE_RANDOM], char *out,
+size_t ig_pg_scram_client_first(struct pg_scram *s, const uint8_t random[PG_SCRAM_NONCE_RANDOM], char *out,
 			     size_t cap);
 /* The same with a given user name and printable nonce (at most
  * PG_SCRAM_NONCE_LEN characters, no ','): for test vectors (RFC 7677's). */
-size_t pg_scram_client_first_with(struct pg_scram *s, const char *user, const char *nonce, char *out, size_t cap);
+size_t ig_pg_scram_client_first_with(struct pg_scram *s, const char *user, const char *nonce, char *out, size_t cap);
 
 /* Reads the server-first-message (r=, s=, i=) and writes the
  * client-final-message with its proof into out (cap >= PG_SCRAM_FINAL_MAX),
  * *out_len its length. SaltedPassword is PBKDF2-HMAC-SHA-256 of the
  * password as given: SASLprep leaves an ASCII password as it is (libpq
  * does the same), and a non-ASCII one is used as its UTF-8 bytes. */
-enum pg_scram_status pg_scram_client_final(struct pg_scram *s, const char *password, const char *server_first,
+enum pg_scram_status ig_pg_scram_client_final(struct pg_scram *s, const char *password, const char *server_first,
 					   size_t len, char *out, size_t cap, size_t *out_len);
 
 /* Checks the server-final-message ("v=SIGNATURE"): PG_SCRAM_OK only when
  * the server proved it knows the password. */
-enum pg_scram_status pg_scram_verify_server_final(struct pg_scram *s, const char *msg, size_t len);
+enum pg_scram_status ig_pg_scram_verify_server_final(struct pg_scram *s, const char *msg, size_t len);
 
 /* A short English text for a status (never holds anything from the wire). */
-const char *pg_scram_status_text(enum pg_scram_status st);
+const char *ig_pg_scram_status_text(enum pg_scram_status st);
 
 /* The md5 answer to AuthenticationMD5Password: "md5" then the hex of
  * md5(hex(md5(password + user)) + salt), NUL-terminated in out[36]. */
-void pg_md5_password(const char *user, const char *password, const uint8_t salt[4], char out[36]);
+void ig_pg_md5_password(const char *user, const char *password, const uint8_t salt[4], char out[36]);
 
 #endif

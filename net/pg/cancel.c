@@ -68,7 +68,7 @@ static const struct ig_stream_ops cancel_ops = {
 	.closed = cancel_closed,
 };
 
-void pg_cancel_send(struct pg_core *c, const struct pg_conn *k)
+void ig_pg_cancel_send(struct pg_core *c, const struct pg_conn *k)
 {
 	struct pg_cancel *x = ig_pool_take(&c->cancels);
 	if (!x)
@@ -76,7 +76,7 @@ void pg_cancel_send(struct pg_core *c, const struct pg_conn *k)
 	*x = (struct pg_cancel){ .core = c };
 	struct pg_out o;
 	pg_out_init(&o, x->msg, sizeof x->msg);
-	pg_put_cancel(&o, k->pid, k->key);
+	ig_pg_put_cancel(&o, k->pid, k->key);
 	x->t = ig_net_connect(&c->sock, c->loop, (const struct sockaddr *)&k->addr, k->addr_len);
 	if (o.overflow || o.len != sizeof x->msg || !x->t) {
 		if (x->t)

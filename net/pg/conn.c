@@ -17,11 +17,11 @@
 
 static const struct ig_stream_ops conn_stream_ops;
 
-static const struct pg_settings_values *cfg(void) { return &pg_settings_values; }
+static const struct ig_pg_settings_values *cfg(void) { return &ig_pg_settings_values; }
 
 static void on_conn_timer(struct ig_timer *t);
 
-struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role, const struct pg_conn_owner_ops *ops,
+struct pg_conn *ig_pg_conn_new(struct pg_core *c, enum pg_conn_role role, const struct pg_conn_owner_ops *ops,
 			    void *owner)
 {
 	/* Once per pool slot, for the process's lifetime: a reconnect reuses
@@ -45,14 +45,14 @@ struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role, const str
 	k->role = role;
 	k->rcap = PG_RBUF_INITIAL;
 	pg_out_init(&k->out, k->obuf, PG_OUT_INITIAL);
-	k->flush.fn = pg_conn_flush_deferred;
+	k->flush.fn = ig_pg_conn_flush_deferred;
 	k->timer.fn = on_conn_timer;
 	return k;
 }
 
 static bool want_ssl(void)
 {
-	return !pg_global->ci.unix_socket && pg_global->ci.sslmode != PG_SSL_DISABLE;
+	return !ig_pg_global->ci.unix_socket && ig_pg_global->ci.sslmode != PG_SSL_DISABLE;
 }
 
 /* The dial connected: SSLRequest or the startup goes out. */
@@ -71,14 +71,14 @@ static void on_dial_connected(struct ig_dial *d, struct ig_transport *t, struct 
 	/* The connect timeout goes on over TLS and the authentication. */
 	ig_timer_set(&k->core->loop->timers, &k->timer, d->deadline_ms);
 	k->state = want_ssl() ? PGC_SSL : PGC_AUTH;
-	pg_conn_flush(k);
+	ig_pg_conn_flush(k);
 }
 
 /* The dial's why names the host (a lookup) or says what the connect met. */
 static void on_dial_failed(struct ig_dial *d, enum ig_dial_error kind, const char *why, void *arg)
 {
 	(void)d;
-	pg_conn_close(arg, kind == IG_DIAL_TLS ? IG_PG_TLS : IG_PG_CONNECT,
+	ig_pg_conn_close(arg, kind == IG_DIAL_TLS ? IG_PG_TLS : IG_PG_CONNECT,
 		      kind == IG_DIAL_TIMEOUT ? "connect timeout" : why);
 }
 
@@ -87,29 +87,29 @@ static const struct ig_dial_ops conn_dial_ops = {
 	.failed = on_dial_failed,
 };
 
-void pg_conn_start(struct pg_conn *k)
+void ig_pg_conn_start(struct pg_conn *k)
 {
 	struct pg_core *c = k->core;
 	k->state = PGC_CONNECTING;
-	pg_conn_out_empty(k);
+	ig_pg_conn_out_empty(k);
 	k->rpos = k->rlen = 0;
 	k->held = false;
 	k->held_lost = false;
 	if (want_ssl())
-		pg_put_ssl_request(&k->out);
+		ig_pg_put_ssl_request(&k->out);
 	else
-		pg_startup_send(k);
+		ig_pg_startup_send(k);
 	/* The connect timeout covers the name's lookup too. A host name is
 	   looked up before every connect (the resolver's cache keeps an
 	   answer for its TTL), so a failover that moves the name is seen. */
 	struct ig_dial_params p = {
-		.sock = &c->sock, .host = pg_global->ci.host, .port = pg_global->ci.port,
-		.timeout_ms = pg_global->ci.connect_timeout_ms ? pg_global->ci.connect_timeout_ms
+		.sock = &c->sock, .host = ig_pg_global->ci.host, .port = ig_pg_global->ci.port,
+		.timeout_ms = ig_pg_global->ci.connect_timeout_ms ? ig_pg_global->ci.connect_timeout_ms
 							       : cfg()->connect_timeout_ms,
 	};
-	if (pg_global->addr_len) {
-		p.addr = (const struct sockaddr *)&pg_global->addr;
-		p.addr_len = pg_global->addr_len;
+	if (ig_pg_global->addr_len) {
+		p.addr = (const struct sockaddr *)&ig_pg_global->addr;
+		p.addr_len = ig_pg_global->addr_len;
 	}
 	ig_dial_start(&k->dial, c->loop, &p, &conn_dial_ops, k);
 }
@@ -119,14 +119,14 @@ static void start_tls(struct pg_conn *k)
 	/* verify-full checks the chain (sslrootcert's anchors, else the
 	   default ones) and the host name; require and prefer encrypt and
 	   check nothing, as libpq does without a root certificate. */
-	struct ig_dial_tls tls = { .verify = pg_global->ci.sslmode == PG_SSL_VERIFY_FULL,
-				   .trust = pg_global->trust, .server_name = pg_global->ci.host };
+	struct ig_dial_tls tls = { .verify = ig_pg_global->ci.sslmode == PG_SSL_VERIFY_FULL,
+				   .trust = ig_pg_global->trust, .server_name = ig_pg_global->ci.host };
 	const char *why;
 	struct ig_transport *t = ig_dial_tls(k->core->loop, k->sock, &tls, &why);
 	if (!t) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "cannot start TLS: %s", why);
-		pg_conn_close(k, IG_PG_TLS, msg);
+		ig_pg_conn_close(k, IG_PG_TLS, msg);
 		return;
 	}
 	k->t = t;
@@ -170,7 +170,7 @@ static void conn_process(struct pg_conn *k)
 			/* One byte; anything after it came before the handshake
 			   and could be a man in the middle's: refused. */
 			if (avail != 1 || (p[0] != 'S' && p[0] != 'N')) {
-				pg_conn_close(k, IG_PG_PROTOCOL, "unexpected answer to SSLRequest");
+				ig_pg_conn_close(k, IG_PG_PROTOCOL, "unexpected answer to SSLRequest");
 				return;
 			}
 			k->rpos = k->rlen = 0;
@@ -178,22 +178,22 @@ static void conn_process(struct pg_conn *k)
 				start_tls(k);
 				if (k->generation != gen)
 					return;
-			} else if (pg_global->ci.sslmode >= PG_SSL_REQUIRE) {
-				pg_conn_close(k, IG_PG_TLS, "the server does not support SSL");
+			} else if (ig_pg_global->ci.sslmode >= PG_SSL_REQUIRE) {
+				ig_pg_conn_close(k, IG_PG_TLS, "the server does not support SSL");
 				return;
 			}
 			k->state = PGC_AUTH;
-			pg_startup_send(k);
+			ig_pg_startup_send(k);
 			return;
 		}
 		struct pg_msg m;
-		int r = pg_parse_message(p, avail, max, &m);
+		int r = ig_pg_parse_message(p, avail, max, &m);
 		if (r == PG_PARSE_INCOMPLETE) {
 			size_t need = avail >= 5 ? (size_t)be32(p + 1) + 1 : 5;
 			if (need > max + 1)
 				break; /* framed as malformed below on the next bytes */
 			if (k->rpos + need > k->rcap && !rbuf_room(k, need)) {
-				pg_conn_close(k, IG_PG_TOO_LARGE, "out of memory for a message");
+				ig_pg_conn_close(k, IG_PG_TOO_LARGE, "out of memory for a message");
 				return;
 			}
 			return;
@@ -201,17 +201,17 @@ static void conn_process(struct pg_conn *k)
 		if (r == PG_PARSE_MALFORMED) {
 			bool too_large = avail >= 5 && be32(p + 1) >= 4;
 			if (too_large && k->head && !k->head->zombie)
-				pg_query_set_error(k->head, IG_PG_TOO_LARGE, "a message from the database is over INGOT_PG_MAX_MESSAGE_BYTES");
-			pg_conn_close(k, too_large ? IG_PG_CONNECTION_LOST : IG_PG_PROTOCOL,
+				ig_pg_query_set_error(k->head, IG_PG_TOO_LARGE, "a message from the database is over INGOT_PG_MAX_MESSAGE_BYTES");
+			ig_pg_conn_close(k, too_large ? IG_PG_CONNECTION_LOST : IG_PG_PROTOCOL,
 				      too_large ? "a message from the database was over the size limit"
 						: "a malformed message from the database");
 			return;
 		}
 		k->rpos += (uint32_t)r;
 		if (k->state == PGC_AUTH)
-			pg_startup_message(k, &m);
+			ig_pg_startup_message(k, &m);
 		else
-			pg_pipeline_message(k, &m);
+			ig_pg_pipeline_message(k, &m);
 	}
 	if (k->generation == gen && k->rpos == k->rlen)
 		k->rpos = k->rlen = 0;
@@ -220,8 +220,8 @@ static void conn_process(struct pg_conn *k)
 		const char *p = k->rbuf + k->rpos;
 		if (k->rlen - k->rpos >= 5 && (size_t)be32(p + 1) + 1 > max + 1) {
 			if (k->head && !k->head->zombie)
-				pg_query_set_error(k->head, IG_PG_TOO_LARGE, "a message from the database is over INGOT_PG_MAX_MESSAGE_BYTES");
-			pg_conn_close(k, IG_PG_CONNECTION_LOST, "a message from the database was over the size limit");
+				ig_pg_query_set_error(k->head, IG_PG_TOO_LARGE, "a message from the database is over INGOT_PG_MAX_MESSAGE_BYTES");
+			ig_pg_conn_close(k, IG_PG_CONNECTION_LOST, "a message from the database was over the size limit");
 		}
 	}
 }
@@ -232,10 +232,10 @@ static void on_conn_timer(struct ig_timer *t)
 {
 	struct pg_conn *k = (struct pg_conn *)((char *)t - offsetof(struct pg_conn, timer));
 	if (k->state != PGC_READY) {
-		pg_conn_close(k, IG_PG_CONNECT, "connect timeout");
+		ig_pg_conn_close(k, IG_PG_CONNECT, "connect timeout");
 		return;
 	}
-	pg_pipeline_timeout(k);
+	ig_pg_pipeline_timeout(k);
 }
 
 /* ---- transport callbacks ---- */
@@ -253,7 +253,7 @@ static void conn_received(void *engine, size_t n)
 {
 	struct pg_conn *k = engine;
 	if (n == 0) {
-		pg_conn_close(k, IG_PG_CONNECTION_LOST, "the database closed the connection");
+		ig_pg_conn_close(k, IG_PG_CONNECTION_LOST, "the database closed the connection");
 		return;
 	}
 	k->rlen += (uint32_t)n;
@@ -264,7 +264,7 @@ static void conn_writable(void *engine)
 {
 	struct pg_conn *k = engine;
 	if (k->out.len > k->opos)
-		pg_conn_flush(k);
+		ig_pg_conn_flush(k);
 }
 
 static void conn_closed(void *engine)
@@ -275,11 +275,11 @@ static void conn_closed(void *engine)
 	k->t = k->sock = NULL; /* gone already */
 	const char *tls_why = tls ? ig_tls_last_error(ig_tls_client_core(k->core->loop)) : NULL;
 	if (tls && tls_why && k->state == PGC_AUTH) {
-		char *msg = pg_global->tls_error;
-		snprintf(msg, sizeof pg_global->tls_error, "TLS with the database failed: %s", tls_why);
-		pg_conn_close(k, IG_PG_TLS, msg);
+		char *msg = ig_pg_global->tls_error;
+		snprintf(msg, sizeof ig_pg_global->tls_error, "TLS with the database failed: %s", tls_why);
+		ig_pg_conn_close(k, IG_PG_TLS, msg);
 	} else {
-		pg_conn_close(k, k->state == PGC_READY ? IG_PG_CONNECTION_LOST : IG_PG_CONNECT,
+		ig_pg_conn_close(k, k->state == PGC_READY ? IG_PG_CONNECTION_LOST : IG_PG_CONNECT,
 			      err ? strerror(err) : "the database closed the connection");
 	}
 }

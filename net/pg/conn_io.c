@@ -8,7 +8,7 @@
 
 #include "ingot/log.h"
 
-bool pg_conn_out_grow(struct pg_conn *k, size_t need)
+bool ig_pg_conn_out_grow(struct pg_conn *k, size_t need)
 {
 	if (need > ((size_t)1 << 31))
 		return false;
@@ -23,20 +23,20 @@ bool pg_conn_out_grow(struct pg_conn *k, size_t need)
 	return true;
 }
 
-void pg_conn_schedule_flush(struct pg_conn *k)
+void ig_pg_conn_schedule_flush(struct pg_conn *k)
 {
 	ig_loop_defer(k->core->loop, &k->flush);
 }
 
 /* Nothing left to write: out empties, and with it the tail's Sync that a
  * read could have shared (pipeline.c's share_tail_sync). */
-void pg_conn_out_empty(struct pg_conn *k)
+void ig_pg_conn_out_empty(struct pg_conn *k)
 {
 	k->out.len = k->opos = 0;
 	k->tail_sync_end = 0;
 }
 
-void pg_conn_flush(struct pg_conn *k)
+void ig_pg_conn_flush(struct pg_conn *k)
 {
 	while (k->opos < k->out.len) {
 		struct iovec iov = { k->obuf + k->opos, k->out.len - k->opos };
@@ -46,12 +46,12 @@ void pg_conn_flush(struct pg_conn *k)
 			return;
 		}
 		if (w < 0) {
-			pg_conn_close(k, IG_PG_CONNECTION_LOST, "writing to the database failed");
+			ig_pg_conn_close(k, IG_PG_CONNECTION_LOST, "writing to the database failed");
 			return;
 		}
 		k->opos += (size_t)w;
 	}
-	pg_conn_out_empty(k);
+	ig_pg_conn_out_empty(k);
 	k->flushing = false;
 	k->written = k->inflight;
 }
@@ -62,15 +62,15 @@ void pg_conn_flush(struct pg_conn *k)
  * meanwhile, where a write per loop batch would cost a send here and a
  * wakeup and a flush at the server each. The server runs a connection's
  * queries one by one, so the wait adds at most one round trip. */
-void pg_conn_flush_deferred(struct ig_deferred *d)
+void ig_pg_conn_flush_deferred(struct ig_deferred *d)
 {
 	struct pg_conn *k = (struct pg_conn *)((char *)d - offsetof(struct pg_conn, flush));
 	if (k->t && k->state != PGC_IDLE && k->state != PGC_CONNECTING && !k->flushing &&
 	    !(k->state == PGC_READY && k->role == PGR_POOL && k->written > 0))
-		pg_conn_flush(k);
+		ig_pg_conn_flush(k);
 }
 
-void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *message)
+void ig_pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *message)
 {
 	if (k->state == PGC_IDLE)
 		return;
@@ -83,12 +83,12 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	ig_timer_cancel(&k->core->loop->timers, &k->timer);
 	k->state = PGC_IDLE;
 	k->generation++;
-	pg_conn_out_empty(k);
+	ig_pg_conn_out_empty(k);
 	k->out.overflow = false;
 	k->flushing = false;
 	k->rpos = k->rlen = 0;
 	k->tx_status = 0;
-	pg_stmts_clear(k);
+	ig_pg_stmts_clear(k);
 	struct pg_query *list = k->head, *list_tail = k->tail, *q;
 	k->head = k->tail = NULL;
 	k->inflight = k->written = 0;
@@ -104,7 +104,7 @@ void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *me
 	   pool's choice, so that a done starting another never lands here. */
 	while ((q = pg_fifo_pop(&list, &list_tail))) {
 		q->conn = NULL;
-		pg_query_set_error(q, kind, message);
-		pg_query_deliver(k->core, q);
+		ig_pg_query_set_error(q, kind, message);
+		ig_pg_query_deliver(k->core, q);
 	}
 }

@@ -101,7 +101,7 @@ static bool parse_sslmode(const char *s, enum pg_sslmode *mode, bool *verify_ca)
 	return !*verify_ca;
 }
 
-const char *pg_sslmode_name(enum pg_sslmode mode)
+const char *ig_pg_sslmode_name(enum pg_sslmode mode)
 {
 	switch (mode) {
 	case PG_SSL_DISABLE: return "disable";
@@ -265,7 +265,7 @@ static int parse_url(struct pg_conninfo *ci, bool *given, const char *url, char 
 	return PG_CONNINFO_OK;
 }
 
-int pg_conninfo_parse(struct pg_conninfo *ci, const char *url, const char *const *env, char *err, size_t errcap)
+int ig_pg_conninfo_parse(struct pg_conninfo *ci, const char *url, const char *const *env, char *err, size_t errcap)
 {
 	*ci = (struct pg_conninfo){ 0 };
 	if (errcap)
@@ -302,24 +302,24 @@ int pg_conninfo_parse(struct pg_conninfo *ci, const char *url, const char *const
 	return PG_CONNINFO_OK;
 }
 
-bool pg_conninfo_configured(const char *url, const char *const *env)
+bool ig_pg_conninfo_configured(const char *url, const char *const *env)
 {
 	const char *host = env_get(env, "PGHOST"), *db = env_get(env, "PGDATABASE");
 	return (url && *url) || (host && *host) || (db && *db);
 }
 
-size_t pg_conninfo_redacted(const struct pg_conninfo *ci, char *buf, size_t cap)
+size_t ig_pg_conninfo_redacted(const struct pg_conninfo *ci, char *buf, size_t cap)
 {
 	bool v6 = strchr(ci->host, ':') != NULL;
 	int n;
 	if (ci->unix_socket)
 		n = snprintf(buf, cap, "postgresql://%s%s@/%s?host=%s&port=%u&sslmode=%s%s%s", ci->user,
-			     ci->password[0] ? ":***" : "", ci->dbname, ci->host, ci->port, pg_sslmode_name(ci->sslmode),
+			     ci->password[0] ? ":***" : "", ci->dbname, ci->host, ci->port, ig_pg_sslmode_name(ci->sslmode),
 			     ci->application_name[0] ? "&application_name=" : "", ci->application_name);
 	else
 		n = snprintf(buf, cap, "postgresql://%s%s@%s%s%s:%u/%s?sslmode=%s%s%s", ci->user,
 			     ci->password[0] ? ":***" : "", v6 ? "[" : "", ci->host, v6 ? "]" : "", ci->port, ci->dbname,
-			     pg_sslmode_name(ci->sslmode), ci->application_name[0] ? "&application_name=" : "",
+			     ig_pg_sslmode_name(ci->sslmode), ci->application_name[0] ? "&application_name=" : "",
 			     ci->application_name);
 	if (n < 0)
 		n = 0;

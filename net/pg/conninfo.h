@@ -55,18 +55,18 @@ enum pg_conninfo_status {
  * connect_timeout; any other is refused. Every part is %-decoded; an IPv6
  * address is written in brackets. On failure returns the status and writes
  * a one-line reason into err[errcap] (never the password). */
-int pg_conninfo_parse(struct pg_conninfo *ci, const char *url, const char *const *env, char *err, size_t errcap);
+int ig_pg_conninfo_parse(struct pg_conninfo *ci, const char *url, const char *const *env, char *err, size_t errcap);
 
 /* Whether the database is configured at all: url non-empty, or env sets
  * PGHOST or PGDATABASE. */
-bool pg_conninfo_configured(const char *url, const char *const *env);
+bool ig_pg_conninfo_configured(const char *url, const char *const *env);
 
 /* ci as a URL for logs and errors, without the password (and with
  * "password=***" in its place when there is one); returns the length
  * (truncated to cap - 1, always NUL-terminated when cap > 0). */
-size_t pg_conninfo_redacted(const struct pg_conninfo *ci, char *buf, size_t cap);
+size_t ig_pg_conninfo_redacted(const struct pg_conninfo *ci, char *buf, size_t cap);
 
 /* The sslmode's name as libpq spells it. */
-const char *pg_sslmode_name(enum pg_sslmode mode);
+const char *ig_pg_sslmode_name(enum pg_sslmode mode);
 
 #endif

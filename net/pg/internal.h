@@ -1,6 +1,6 @@
 /* net/pg's own structures: a core's state (percore.c), its pool of
  * connections (pool.c), a connection's protocol engine (conn.c and the
- * files it stands on, listed at pg_conn_new), a query in flight, the
+ * files it stands on, listed at ig_pg_conn_new), a query in flight, the
  * cancel side channel (cancel.c) and LISTEN (listen.c).
  * Everything here belongs to one core and is touched on its thread only. */
 #ifndef NET_PG_INTERNAL_H
@@ -40,7 +40,7 @@
 /* The process's configuration, set once at startup (pg_settings.c),
  * allocated only when a database is configured: the pages of a process
  * without one hold nothing of it. */
-struct pg_global {
+struct ig_pg_global {
 	struct pg_conninfo ci;
 	const struct tls_trust *trust; /* sslrootcert's anchors, or NULL: the default */
 	struct sockaddr_storage addr;  /* a numeric host or a socket: set at start */
@@ -51,11 +51,11 @@ struct pg_global {
 	char startup_error[256];       /* why a startup failed, in the server's words */
 	char tls_error[160];
 };
-extern bool pg_configured;
-extern struct pg_global *pg_global; /* NULL unless pg_configured */
+extern bool ig_pg_configured_flag;
+extern struct ig_pg_global *ig_pg_global; /* NULL unless ig_pg_configured_flag */
 
-/* address.c: pg_global.addr from pg_global.ci; NULL, or err. */
-const char *pg_resolve(char *err, size_t errlen);
+/* address.c: ig_pg_global.addr from ig_pg_global.ci; NULL, or err. */
+const char *ig_pg_resolve(char *err, size_t errlen);
 
 enum pg_query_kind {
 	PGQ_EXTENDED, /* Parse?/Bind/Describe?/Execute/Sync */
@@ -155,13 +155,13 @@ enum pg_conn_state {
 };
 
 /* PGR_POOL holds back what comes while its written queries are
- * unanswered (pg_conn_flush_deferred); PGR_LISTEN writes at once. */
+ * unanswered (ig_pg_conn_flush_deferred); PGR_LISTEN writes at once. */
 enum pg_conn_role { PGR_POOL, PGR_LISTEN };
 
 struct pg_core;
 struct pg_conn;
 
-/* What a connection tells its owner, which set them (pg_conn_new): the
+/* What a connection tells its owner, which set them (ig_pg_conn_new): the
  * pool for its connections (pool.c), the LISTEN side for the listener
  * (listen.c). A connection calls nothing above it but these. */
 struct pg_conn_owner_ops {
@@ -277,16 +277,16 @@ static inline bool pg_value_has_bytes(const ig_pg_value *v)
 }
 
 /* percore.c */
-struct pg_core *pg_core_of(struct ig_loop *loop);
+struct pg_core *ig_pg_core_of(struct ig_loop *loop);
 static inline uint64_t pg_now_ms(const struct pg_core *c) { return c->loop->clock.now_ms; }
-struct pg_query *pg_query_new(struct pg_core *c);
-void pg_query_free(struct pg_core *c, struct pg_query *q);
+struct pg_query *ig_pg_query_new(struct pg_core *c);
+void ig_pg_query_free(struct pg_core *c, struct pg_query *q);
 /* Fails q later (after the batch): its done or ready never runs inside
  * the call that started it. message is static or in q's arena. */
-void pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_kind kind, const char *message);
+void ig_pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_kind kind, const char *message);
 /* Runs q's done (or ready) with its result or error, then frees it. */
-void pg_query_deliver(struct pg_core *c, struct pg_query *q);
-void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const char *message);
+void ig_pg_query_deliver(struct pg_core *c, struct pg_query *q);
+void ig_pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const char *message);
 
 /* A connection is six files, each calling only those listed after it:
  * conn.c (making, connecting, the transport's events), startup.c,
@@ -294,71 +294,71 @@ void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const ch
 
 /* conn.c: a new connection, for the process's lifetime (a reconnect
  * reuses it), told to owner through ops; and its (re)connect. */
-struct pg_conn *pg_conn_new(struct pg_core *c, enum pg_conn_role role, const struct pg_conn_owner_ops *ops,
+struct pg_conn *ig_pg_conn_new(struct pg_core *c, enum pg_conn_role role, const struct pg_conn_owner_ops *ops,
 			    void *owner);
-void pg_conn_start(struct pg_conn *k);
+void ig_pg_conn_start(struct pg_conn *k);
 
 /* startup.c: StartupMessage into k's output; a message of the startup
  * phase (PGC_AUTH). */
-void pg_startup_send(struct pg_conn *k);
-void pg_startup_message(struct pg_conn *k, const struct pg_msg *m);
+void ig_pg_startup_send(struct pg_conn *k);
+void ig_pg_startup_message(struct pg_conn *k, const struct pg_msg *m);
 
 /* pipeline.c */
 /* Writes q to k (appends it to k's FIFO; the write goes out after the
  * batch). false when it cannot be encoded (then q is untouched). */
-bool pg_conn_send(struct pg_conn *k, struct pg_query *q);
+bool ig_pg_conn_send(struct pg_conn *k, struct pg_query *q);
 /* A message of a ready connection; the query timeout's expiry. */
-void pg_pipeline_message(struct pg_conn *k, const struct pg_msg *m);
-void pg_pipeline_timeout(struct pg_conn *k);
+void ig_pg_pipeline_message(struct pg_conn *k, const struct pg_msg *m);
+void ig_pg_pipeline_timeout(struct pg_conn *k);
 
 /* results.c: a message of q's answer into q (k lends its scratch and
- * statements). pg_result_error is false when the ErrorResponse is
+ * statements). ig_pg_result_error is false when the ErrorResponse is
  * malformed (the caller closes k); q may be NULL there (a FATAL). */
-void pg_result_columns(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
-void pg_result_row(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
-void pg_result_tag(struct pg_query *q, ig_str tag, uint64_t rows);
-bool pg_result_error(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
+void ig_pg_result_columns(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
+void ig_pg_result_row(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
+void ig_pg_result_tag(struct pg_query *q, ig_str tag, uint64_t rows);
+bool ig_pg_result_error(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m);
 
 /* statements.c: k's statement cache. */
-void pg_stmts_clear(struct pg_conn *k);
+void ig_pg_stmts_clear(struct pg_conn *k);
 /* Drops slot if it still holds the statement of generation gen. */
-void pg_stmt_drop(struct pg_conn *k, int16_t slot, uint32_t gen);
+void ig_pg_stmt_drop(struct pg_conn *k, int16_t slot, uint32_t gen);
 /* q (PGQ_EXTENDED) into k's output: Parse when new, Bind, Describe until
  * known, Execute, Sync; sets q's stmt, stmt_gen and parsed_here, and its
  * columns when known (or its error when they do not fit its arena). */
-void pg_stmt_encode(struct pg_conn *k, struct pg_query *q);
+void ig_pg_stmt_encode(struct pg_conn *k, struct pg_query *q);
 /* q's RowDescription (f[0..n)) or NoData, for its statement. */
-void pg_stmt_described(struct pg_conn *k, const struct pg_query *q, const struct pg_field *f, uint16_t n);
-void pg_stmt_no_data(struct pg_conn *k, const struct pg_query *q);
+void ig_pg_stmt_described(struct pg_conn *k, const struct pg_query *q, const struct pg_field *f, uint16_t n);
+void ig_pg_stmt_no_data(struct pg_conn *k, const struct pg_query *q);
 
 /* conn_io.c */
 /* Room for need more bytes in k's output; false when out of memory. */
-bool pg_conn_out_grow(struct pg_conn *k, size_t need);
-/* Writes k's output after the loop batch (pg_conn_flush_deferred, k's
+bool ig_pg_conn_out_grow(struct pg_conn *k, size_t need);
+/* Writes k's output after the loop batch (ig_pg_conn_flush_deferred, k's
  * flush: held back on a pool connection while written queries wait). */
-void pg_conn_schedule_flush(struct pg_conn *k);
-void pg_conn_flush_deferred(struct ig_deferred *d);
+void ig_pg_conn_schedule_flush(struct pg_conn *k);
+void ig_pg_conn_flush_deferred(struct ig_deferred *d);
 /* Writes what it can now; the rest when the transport is writable. */
-void pg_conn_flush(struct pg_conn *k);
-void pg_conn_out_empty(struct pg_conn *k);
+void ig_pg_conn_flush(struct pg_conn *k);
+void ig_pg_conn_out_empty(struct pg_conn *k);
 /* Ends k (PGC_IDLE): the owner hears lost, then the queries in flight
  * fail with kind and message. Nothing when idle already. */
-void pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *message);
+void ig_pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char *message);
 
 /* pool.c */
-void pg_pool_init(struct ig_pg_pool *p, struct pg_core *c);
-void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q);
+void ig_pg_pool_init(struct ig_pg_pool *p, struct pg_core *c);
+void ig_pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q);
 /* A connection of the core's came up, or was lost (as the owner ops):
  * the backoff, the outage's log lines and /readyz, for the pool's
  * connections and the listener alike. */
-void pg_pool_conn_up(struct ig_pg_pool *p);
-void pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready,
+void ig_pg_pool_conn_up(struct ig_pg_pool *p);
+void ig_pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready,
 		       enum ig_pg_error_kind kind, const char *message);
-void pg_pool_start(struct ig_pg_pool *p);
+void ig_pg_pool_start(struct ig_pg_pool *p);
 /* A held connection given back (the tx is over). */
-void pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k);
+void ig_pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k);
 
 /* cancel.c */
-void pg_cancel_send(struct pg_core *c, const struct pg_conn *k);
+void ig_pg_cancel_send(struct pg_core *c, const struct pg_conn *k);
 
 #endif

@@ -31,7 +31,7 @@ static void listen_all(struct ig_pg_pool *p, struct pg_conn *k)
 {
 	/* Internal simple queries: their answer is only ReadyForQuery's. */
 	for (uint32_t i = 0; i < p->nchannels; i++) {
-		struct pg_query *q = pg_query_new(p->core);
+		struct pg_query *q = ig_pg_query_new(p->core);
 		if (!q)
 			return;
 		q->kind = PGQ_SIMPLE;
@@ -41,10 +41,10 @@ static void listen_all(struct ig_pg_pool *p, struct pg_conn *k)
 		char sql[160];
 		q->sql_len = listen_sql(sql, sizeof sql, p->channels[i].name);
 		q->sql = sql;
-		bool sent = pg_conn_send(k, q);
+		bool sent = ig_pg_conn_send(k, q);
 		q->sql = "";
 		if (!sent)
-			pg_query_free(p->core, q);
+			ig_pg_query_free(p->core, q);
 	}
 }
 
@@ -58,14 +58,14 @@ static void dispatch(struct ig_pg_pool *p, ig_str channel, ig_str payload)
 static void listener_up(void *owner, struct pg_conn *k)
 {
 	struct ig_pg_pool *p = owner;
-	pg_pool_conn_up(p);
+	ig_pg_pool_conn_up(p);
 	listen_all(p, k);
 }
 
 static void listener_lost(void *owner, struct pg_conn *k, bool was_ready, enum ig_pg_error_kind kind,
 			  const char *message)
 {
-	pg_pool_conn_lost(owner, k, was_ready, kind, message);
+	ig_pg_pool_conn_lost(owner, k, was_ready, kind, message);
 }
 
 static void listener_notify(void *owner, struct pg_conn *k, ig_str channel, ig_str payload)
@@ -83,9 +83,9 @@ static const struct pg_conn_owner_ops listener_ops = {
 int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_notify, void *arg)
 {
 	size_t len = strlen(channel);
-	if (!pg_configured || len == 0 || len > 63)
+	if (!ig_pg_configured_flag || len == 0 || len > 63)
 		return -1;
-	struct pg_core *c = pg_core_of(loop);
+	struct pg_core *c = ig_pg_core_of(loop);
 	if (!c)
 		return -1;
 	struct ig_pg_pool *p = &c->pool;
@@ -96,13 +96,13 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 	ch->fn = on_notify;
 	ch->arg = arg;
 	if (!p->listener) {
-		p->listener = pg_conn_new(c, PGR_LISTEN, &listener_ops, p);
+		p->listener = ig_pg_conn_new(c, PGR_LISTEN, &listener_ops, p);
 		if (!p->listener) {
 			p->nchannels--;
 			return -1;
 		}
 		p->listen_notify = dispatch;
-		pg_conn_start(p->listener);
+		ig_pg_conn_start(p->listener);
 	} else if (p->listener->state == PGC_READY) {
 		/* Already up: LISTEN the new channel alone. */
 		uint32_t n = p->nchannels;

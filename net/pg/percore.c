@@ -19,10 +19,10 @@ static void deliver_failed(struct ig_deferred *d)
 	struct pg_core *c = (struct pg_core *)((char *)d - offsetof(struct pg_core, deliver));
 	struct pg_query *q;
 	while ((q = pg_fifo_pop(&c->failed_head, &c->failed_tail)))
-		pg_query_deliver(c, q);
+		ig_pg_query_deliver(c, q);
 }
 
-struct pg_core *pg_core_of(struct ig_loop *loop)
+struct pg_core *ig_pg_core_of(struct ig_loop *loop)
 {
 	void **slot = ig_loop_slot(loop, &pg_slot);
 	if (!slot)
@@ -39,16 +39,16 @@ struct pg_core *pg_core_of(struct ig_loop *loop)
 	c->loop = loop;
 	ig_pool_init(&c->queries, sizeof(struct pg_query), 256, 1u << 20);
 	ig_pool_init(&c->cancels, 256, 8, 1024);
-	sock_core_init(&c->sock, loop, -1, 4 * PG_MAX_POOL, NULL, NULL);
+	ig_sock_core_init(&c->sock, loop, -1, 4 * PG_MAX_POOL, NULL, NULL);
 	c->deliver.fn = deliver_failed;
 	ig_pool_init(&c->blocks, 4096, 1, 16);
 	ig_arena_init(&c->scratch, &c->blocks, 16384);
-	pg_pool_init(&c->pool, c);
+	ig_pg_pool_init(&c->pool, c);
 	*slot = c;
 	return c;
 }
 
-struct pg_query *pg_query_new(struct pg_core *c)
+struct pg_query *ig_pg_query_new(struct pg_core *c)
 {
 	struct pg_query *q = ig_pool_take(&c->queries);
 	if (q)
@@ -56,12 +56,12 @@ struct pg_query *pg_query_new(struct pg_core *c)
 	return q;
 }
 
-void pg_query_free(struct pg_core *c, struct pg_query *q)
+void ig_pg_query_free(struct pg_core *c, struct pg_query *q)
 {
 	ig_pool_give(&c->queries, q);
 }
 
-void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const char *message)
+void ig_pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const char *message)
 {
 	if (q->failed)
 		return; /* the first error is the one that says why */
@@ -69,14 +69,14 @@ void pg_query_set_error(struct pg_query *q, enum ig_pg_error_kind kind, const ch
 	q->err = (ig_pg_error){ .kind = kind, .message = { message, strlen(message) } };
 }
 
-void pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_kind kind, const char *message)
+void ig_pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_kind kind, const char *message)
 {
-	pg_query_set_error(q, kind, message);
+	ig_pg_query_set_error(q, kind, message);
 	IG_FIFO_PUSH(c->failed_head, c->failed_tail, q);
 	ig_loop_defer(c->loop, &c->deliver);
 }
 
-void pg_query_deliver(struct pg_core *c, struct pg_query *q)
+void ig_pg_query_deliver(struct pg_core *c, struct pg_query *q)
 {
 	if (!q->zombie && !q->internal) {
 		if (q->kind == PGQ_HOLD) {
@@ -97,11 +97,11 @@ void pg_query_deliver(struct pg_core *c, struct pg_query *q)
 					*res = r;
 					q->done(q->arg, res, NULL);
 				} else {
-					pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
+					ig_pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
 					q->done(q->arg, NULL, &q->err);
 				}
 			}
 		}
 	}
-	pg_query_free(c, q);
+	ig_pg_query_free(c, q);
 }

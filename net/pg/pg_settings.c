@@ -17,7 +17,7 @@
 
 extern char **environ;
 
-static const struct pg_settings_values pg_defaults = {
+static const struct ig_pg_settings_values pg_defaults = {
 	.database_url = "",
 	.pool_size = 4,
 	/* 64 held 256 in flight on 4 connections: 64 requests of 20 queries
@@ -30,11 +30,11 @@ static const struct pg_settings_values pg_defaults = {
 	.max_message_bytes = 1u << 20,
 };
 
-struct pg_settings_values pg_settings_values;
-bool pg_configured;
-struct pg_global *pg_global;
+struct ig_pg_settings_values ig_pg_settings_values;
+bool ig_pg_configured_flag;
+struct ig_pg_global *ig_pg_global;
 
-#define V(field) &pg_settings_values.field
+#define V(field) &ig_pg_settings_values.field
 
 static const struct ig_option pg_rows[] = {
 	{ "DATABASE_URL", IG_OPT_STR, V(database_url), 0, 0,
@@ -61,22 +61,22 @@ static bool set_env(const char *name)
 
 static const char *load_root_cert(char *err, size_t errlen)
 {
-	const char *path = pg_global->ci.sslrootcert;
-	if (!path[0] || pg_global->ci.sslmode == PG_SSL_DISABLE)
+	const char *path = ig_pg_global->ci.sslrootcert;
+	if (!path[0] || ig_pg_global->ci.sslmode == PG_SSL_DISABLE)
 		return NULL;
 	size_t len = 0;
 	char *pem = ig_read_file(path, 1u << 22, 0, &len, err, errlen);
 	if (!pem)
 		return err;
 	char why[200];
-	if (tls_backend_init(why, sizeof why) != 0) {
+	if (ig_tls_backend_init(why, sizeof why) != 0) {
 		free(pem);
 		snprintf(err, errlen, "sslrootcert: %s", why);
 		return err;
 	}
-	pg_global->trust = tls_trust_load(pem, len, true, why, sizeof why);
+	ig_pg_global->trust = ig_tls_trust_load(pem, len, true, why, sizeof why);
 	free(pem);
-	if (!pg_global->trust) {
+	if (!ig_pg_global->trust) {
 		snprintf(err, errlen, "sslrootcert %s: %s", path, why);
 		return err;
 	}
@@ -85,22 +85,22 @@ static const char *load_root_cert(char *err, size_t errlen)
 
 static const char *check_pg(char *err, size_t errlen)
 {
-	const char *url = pg_settings_values.database_url;
+	const char *url = ig_pg_settings_values.database_url;
 	if (!url[0] && !set_env("PGHOST") && !set_env("PGDATABASE"))
 		return NULL; /* no database: nothing of net/pg runs */
 	char why[256];
-	if (!pg_global && !(pg_global = calloc(1, sizeof *pg_global)))
+	if (!ig_pg_global && !(ig_pg_global = calloc(1, sizeof *ig_pg_global)))
 		return "out of memory";
-	if (pg_conninfo_parse(&pg_global->ci, url, (const char *const *)environ, why, sizeof why) != PG_CONNINFO_OK) {
+	if (ig_pg_conninfo_parse(&ig_pg_global->ci, url, (const char *const *)environ, why, sizeof why) != PG_CONNINFO_OK) {
 		snprintf(err, errlen, "DATABASE_URL: %s", why);
 		return err;
 	}
-	const char *e = pg_resolve(err, errlen);
+	const char *e = ig_pg_resolve(err, errlen);
 	if (!e)
 		e = load_root_cert(err, errlen);
 	if (e)
 		return e;
-	pg_configured = true;
+	ig_pg_configured_flag = true;
 	return NULL;
 }
 
@@ -111,22 +111,22 @@ static const struct ig_command pg_commands[] = {
 
 const struct ig_settings ig_pg_settings = {
 	.part = "database (PostgreSQL)", .opts = pg_rows, .count = IG_COUNTOF(pg_rows), .check = check_pg,
-	.values = &pg_settings_values, .defaults = &pg_defaults, .size = sizeof pg_settings_values,
+	.values = &ig_pg_settings_values, .defaults = &pg_defaults, .size = sizeof ig_pg_settings_values,
 	.commands = pg_commands, .ncommands = IG_COUNTOF(pg_commands),
 };
 
 bool ig_pg_start(void)
 {
-	if (!pg_configured)
+	if (!ig_pg_configured_flag)
 		return false;
-	pg_global->backend_id = ig_backend_register("postgresql") + 1;
+	ig_pg_global->backend_id = ig_backend_register("postgresql") + 1;
 	return true;
 }
 
 void ig_pg_core_start(struct ig_loop *loop, int core_count)
 {
-	pg_global->cores = (uint32_t)core_count;
-	struct pg_core *c = pg_core_of(loop);
+	ig_pg_global->cores = (uint32_t)core_count;
+	struct pg_core *c = ig_pg_core_of(loop);
 	if (c)
-		pg_pool_start(&c->pool);
+		ig_pg_pool_start(&c->pool);
 }

@@ -8,18 +8,18 @@
 
 #include <string.h>
 
-static const struct pg_settings_values *cfg(void) { return &pg_settings_values; }
+static const struct ig_pg_settings_values *cfg(void) { return &ig_pg_settings_values; }
 
 static void encode(struct pg_conn *k, struct pg_query *q)
 {
 	switch (q->kind) {
-	case PGQ_EXTENDED: pg_stmt_encode(k, q); break;
-	case PGQ_SIMPLE: pg_put_query(&k->out, q->sql); break;
+	case PGQ_EXTENDED: ig_pg_stmt_encode(k, q); break;
+	case PGQ_SIMPLE: ig_pg_put_query(&k->out, q->sql); break;
 	case PGQ_HOLD:
 		if (q->begin)
-			pg_put_query(&k->out, "BEGIN");
+			ig_pg_put_query(&k->out, "BEGIN");
 		else
-			pg_put_sync(&k->out); /* answered by ReadyForQuery alone */
+			ig_pg_put_sync(&k->out); /* answered by ReadyForQuery alone */
 		break;
 	}
 }
@@ -50,15 +50,15 @@ static bool share_tail_sync(struct pg_conn *k, const struct pg_query *q)
 	return true;
 }
 
-bool pg_conn_send(struct pg_conn *k, struct pg_query *q)
+bool ig_pg_conn_send(struct pg_conn *k, struct pg_query *q)
 {
 	bool shared = share_tail_sync(k, q);
 	size_t mark = k->out.len;
 	size_t estimate = q->sql_len + 64;
 	for (uint16_t i = 0; i < q->nparams; i++)
-		estimate += 16 + pg_param_size(&q->params[i]);
+		estimate += 16 + ig_pg_param_size(&q->params[i]);
 	for (int tries = 0; tries < 3; tries++) {
-		if (k->out.cap - k->out.len < estimate * 2 && !pg_conn_out_grow(k, estimate * 2))
+		if (k->out.cap - k->out.len < estimate * 2 && !ig_pg_conn_out_grow(k, estimate * 2))
 			return false;
 		encode(k, q);
 		if (!k->out.overflow)
@@ -68,11 +68,11 @@ bool pg_conn_send(struct pg_conn *k, struct pg_query *q)
 		k->out.len = mark;
 		k->out.overflow = false;
 		if (q->stmt >= 0)
-			pg_stmt_drop(k, q->stmt, q->stmt_gen);
+			ig_pg_stmt_drop(k, q->stmt, q->stmt_gen);
 		estimate *= 4;
 		if (tries == 2) {
 			if (shared) { /* the tail's Sync back, in the bytes it had */
-				pg_put_sync(&k->out);
+				ig_pg_put_sync(&k->out);
 				k->tail->sync_shared = false;
 			}
 			return false;
@@ -85,7 +85,7 @@ bool pg_conn_send(struct pg_conn *k, struct pg_query *q)
 	k->inflight++;
 	if (k->head == q)
 		arm_query_timer(k);
-	pg_conn_schedule_flush(k);
+	ig_pg_conn_schedule_flush(k);
 	return true;
 }
 
@@ -96,7 +96,7 @@ static struct pg_query *pop_head(struct pg_conn *k)
 		k->tail_sync_end = 0;
 	k->inflight--;
 	if (k->written > 0 && --k->written == 0 && k->out.len > k->opos)
-		pg_conn_schedule_flush(k);
+		ig_pg_conn_schedule_flush(k);
 	return q;
 }
 
@@ -108,9 +108,9 @@ static bool send_again(struct pg_conn *k, struct pg_query *q)
 	q->cols = q->rows = q->cap = 0;
 	q->values = NULL;
 	q->names = NULL;
-	if (pg_conn_send(k, q))
+	if (ig_pg_conn_send(k, q))
 		return true;
-	pg_query_set_error(q, IG_PG_TOO_LARGE, "cannot write the query");
+	ig_pg_query_set_error(q, IG_PG_TOO_LARGE, "cannot write the query");
 	return false;
 }
 
@@ -133,13 +133,13 @@ static void shared_failed(struct pg_conn *k)
 	for (struct pg_query *p = k->head; p; p = p->next) {
 		p->skipped = true;
 		if (p->parsed_here && p->stmt >= 0) /* its Parse was skipped too */
-			pg_stmt_drop(k, p->stmt, p->stmt_gen);
+			ig_pg_stmt_drop(k, p->stmt, p->stmt_gen);
 		if (!p->sync_shared)
 			break;
 	}
 	arm_query_timer(k);
 	if (!retried(k, q))
-		pg_query_deliver(k->core, q);
+		ig_pg_query_deliver(k->core, q);
 }
 
 /* The head shared the next query's Sync: its answer ends at its
@@ -148,7 +148,7 @@ static void shared_done(struct pg_conn *k)
 {
 	struct pg_query *q = pop_head(k);
 	arm_query_timer(k);
-	pg_query_deliver(k->core, q);
+	ig_pg_query_deliver(k->core, q);
 }
 
 static void send_skipped(struct pg_conn *k)
@@ -158,7 +158,7 @@ static void send_skipped(struct pg_conn *k)
 		struct pg_query *q = pop_head(k);
 		last = !q->sync_shared;
 		if (q->zombie || !send_again(k, q))
-			pg_query_deliver(k->core, q);
+			ig_pg_query_deliver(k->core, q);
 	} while (!last && k->head);
 	arm_query_timer(k);
 }
@@ -166,8 +166,8 @@ static void send_skipped(struct pg_conn *k)
 static void on_ready(struct pg_conn *k, const struct pg_msg *m)
 {
 	struct pg_query *q = k->head;
-	if (!pg_read_ready(m, &k->tx_status)) {
-		pg_conn_close(k, IG_PG_PROTOCOL, "malformed ReadyForQuery");
+	if (!ig_pg_read_ready(m, &k->tx_status)) {
+		ig_pg_conn_close(k, IG_PG_PROTOCOL, "malformed ReadyForQuery");
 		return;
 	}
 	if (q->skipped) {
@@ -179,22 +179,22 @@ static void on_ready(struct pg_conn *k, const struct pg_msg *m)
 	if (retried(k, q))
 		return;
 	if (q->commit && !q->failed && ig_str_eq(q->tag, "ROLLBACK", 8))
-		pg_query_set_error(q, IG_PG_ABORTED, "the transaction had failed: COMMIT rolled it back");
+		ig_pg_query_set_error(q, IG_PG_ABORTED, "the transaction had failed: COMMIT rolled it back");
 	if (q->release_after || (q->kind == PGQ_HOLD && q->failed))
 		k->held = false;
-	pg_query_deliver(k->core, q);
+	ig_pg_query_deliver(k->core, q);
 	if (k->state == PGC_READY && !k->held && k->owner_ops->room)
 		k->owner_ops->room(k->owner, k);
 }
 
-void pg_pipeline_message(struct pg_conn *k, const struct pg_msg *m)
+void ig_pg_pipeline_message(struct pg_conn *k, const struct pg_msg *m)
 {
 	struct pg_query *q = k->head;
 	switch (m->type) {
 	case PG_MSG_NOTIFICATION: {
 		uint32_t pid;
 		ig_str ch, payload;
-		if (pg_read_notification(m, &pid, &ch, &payload))
+		if (ig_pg_read_notification(m, &pid, &ch, &payload))
 			k->owner_ops->notify(k->owner, k, ch, payload);
 		return;
 	}
@@ -204,8 +204,8 @@ void pg_pipeline_message(struct pg_conn *k, const struct pg_msg *m)
 	case PG_MSG_ERROR:
 		if (q)
 			q->answered = true;
-		if (!pg_result_error(k, q, m)) {
-			pg_conn_close(k, IG_PG_PROTOCOL, "malformed ErrorResponse");
+		if (!ig_pg_result_error(k, q, m)) {
+			ig_pg_conn_close(k, IG_PG_PROTOCOL, "malformed ErrorResponse");
 			return;
 		}
 		if (q && k->head == q && q->sync_shared)
@@ -215,39 +215,39 @@ void pg_pipeline_message(struct pg_conn *k, const struct pg_msg *m)
 		break;
 	}
 	if (!q) {
-		pg_conn_close(k, IG_PG_PROTOCOL, "a message from the database with no query in flight");
+		ig_pg_conn_close(k, IG_PG_PROTOCOL, "a message from the database with no query in flight");
 		return;
 	}
 	q->answered = true;
 	switch (m->type) {
 	case PG_MSG_NO_DATA:
 		/* A statement without result columns (an UPDATE): known too. */
-		if (pg_read_empty(m))
-			pg_stmt_no_data(k, q);
+		if (ig_pg_read_empty(m))
+			ig_pg_stmt_no_data(k, q);
 		/* fall through */
 	case PG_MSG_PARSE_COMPLETE:
 	case PG_MSG_BIND_COMPLETE:
 	case PG_MSG_CLOSE_COMPLETE:
 	case PG_MSG_PORTAL_SUSPENDED:
-		if (!pg_read_empty(m))
-			pg_conn_close(k, IG_PG_PROTOCOL, "malformed message");
+		if (!ig_pg_read_empty(m))
+			ig_pg_conn_close(k, IG_PG_PROTOCOL, "malformed message");
 		return;
 	case PG_MSG_PARAMETER_DESCRIPTION:
 		return;
 	case PG_MSG_ROW_DESCRIPTION:
-		pg_result_columns(k, q, m);
+		ig_pg_result_columns(k, q, m);
 		return;
 	case PG_MSG_DATA_ROW:
-		pg_result_row(k, q, m);
+		ig_pg_result_row(k, q, m);
 		return;
 	case PG_MSG_COMMAND_COMPLETE: {
 		ig_str tag;
 		uint64_t rows;
-		if (!pg_read_command_complete(m, &tag, &rows)) {
-			pg_conn_close(k, IG_PG_PROTOCOL, "malformed CommandComplete");
+		if (!ig_pg_read_command_complete(m, &tag, &rows)) {
+			ig_pg_conn_close(k, IG_PG_PROTOCOL, "malformed CommandComplete");
 			return;
 		}
-		pg_result_tag(q, tag, rows);
+		ig_pg_result_tag(q, tag, rows);
 		if (q->sync_shared)
 			shared_done(k);
 		return;
@@ -260,12 +260,12 @@ void pg_pipeline_message(struct pg_conn *k, const struct pg_msg *m)
 		on_ready(k, m);
 		return;
 	default:
-		pg_conn_close(k, IG_PG_PROTOCOL, "unexpected message from the database");
+		ig_pg_conn_close(k, IG_PG_PROTOCOL, "unexpected message from the database");
 	}
 }
 
 /* The head's query timeout (a ready connection's timer). */
-void pg_pipeline_timeout(struct pg_conn *k)
+void ig_pg_pipeline_timeout(struct pg_conn *k)
 {
 	struct pg_query *q = k->head;
 	if (!q)
@@ -285,12 +285,12 @@ void pg_pipeline_timeout(struct pg_conn *k)
 		   that will not stop is not waited on: the connection goes
 		   (which ends the backend's work too). */
 		if (q->cancels >= PG_CANCEL_TRIES) {
-			pg_conn_close(k, IG_PG_CONNECTION_LOST, "the database did not stop a cancelled query");
+			ig_pg_conn_close(k, IG_PG_CONNECTION_LOST, "the database did not stop a cancelled query");
 			return;
 		}
 		q->cancels++;
 		if (!q->answered)
-			pg_cancel_send(k->core, k);
+			ig_pg_cancel_send(k->core, k);
 		q->deadline_ms = now + cfg()->query_timeout_ms;
 		arm_query_timer(k);
 		return;
@@ -301,7 +301,7 @@ void pg_pipeline_timeout(struct pg_conn *k)
 		   dropped, as is the rest of its answer. */
 		q->cancelled = true;
 		q->cancels = 1;
-		pg_cancel_send(k->core, k);
+		ig_pg_cancel_send(k->core, k);
 		q->deadline_ms = now + cfg()->query_timeout_ms;
 		arm_query_timer(k);
 		bool internal = q->internal;

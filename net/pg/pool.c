@@ -19,7 +19,7 @@
 #define BACKOFF_FIRST_MS 50
 #define BACKOFF_MAX_MS 1000
 
-static const struct pg_settings_values *cfg(void) { return &pg_settings_values; }
+static const struct ig_pg_settings_values *cfg(void) { return &ig_pg_settings_values; }
 
 static struct ig_pg_pool *pool_of_timer(struct ig_timer *t, size_t off)
 {
@@ -49,8 +49,8 @@ static void on_wait_timer(struct ig_timer *t)
 	uint64_t now = pg_now_ms(p->core);
 	while (p->wait_head && p->wait_head->deadline_ms <= now) {
 		struct pg_query *q = pop_waiter(p);
-		pg_query_set_error(q, IG_PG_UNAVAILABLE, "no database connection became available in time");
-		pg_query_deliver(p->core, q);
+		ig_pg_query_set_error(q, IG_PG_UNAVAILABLE, "no database connection became available in time");
+		ig_pg_query_deliver(p->core, q);
 	}
 	arm_wait_timer(p);
 }
@@ -58,13 +58,13 @@ static void on_wait_timer(struct ig_timer *t)
 static void on_retry_timer(struct ig_timer *t)
 {
 	struct ig_pg_pool *p = pool_of_timer(t, offsetof(struct ig_pg_pool, retry_timer));
-	/* Doubles on each try until one connects (pg_pool_conn_up). */
+	/* Doubles on each try until one connects (ig_pg_pool_conn_up). */
 	p->backoff_ms = p->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : p->backoff_ms * 2;
 	for (uint32_t i = 0; i < p->size; i++)
 		if (p->conns[i] && p->conns[i]->state == PGC_IDLE && !p->conns[i]->held_lost)
-			pg_conn_start(p->conns[i]);
+			ig_pg_conn_start(p->conns[i]);
 	if (p->listener && p->listener->state == PGC_IDLE)
-		pg_conn_start(p->listener);
+		ig_pg_conn_start(p->listener);
 }
 
 static void schedule_retry(struct ig_pg_pool *p)
@@ -73,7 +73,7 @@ static void schedule_retry(struct ig_pg_pool *p)
 		ig_timer_set(&p->core->loop->timers, &p->retry_timer, pg_now_ms(p->core) + p->backoff_ms);
 }
 
-void pg_pool_init(struct ig_pg_pool *p, struct pg_core *c)
+void ig_pg_pool_init(struct ig_pg_pool *p, struct pg_core *c)
 {
 	p->core = c;
 	p->size = cfg()->pool_size ? cfg()->pool_size : 1;
@@ -88,18 +88,18 @@ static bool pool_started(const struct ig_pg_pool *p) { return p->conns[0] != NUL
 
 static const struct pg_conn_owner_ops pool_conn_ops;
 
-void pg_pool_start(struct ig_pg_pool *p)
+void ig_pg_pool_start(struct ig_pg_pool *p)
 {
-	if (!pg_configured || pool_started(p))
+	if (!ig_pg_configured_flag || pool_started(p))
 		return;
 	for (uint32_t i = 0; i < p->size; i++) {
-		p->conns[i] = pg_conn_new(p->core, PGR_POOL, &pool_conn_ops, p);
+		p->conns[i] = ig_pg_conn_new(p->core, PGR_POOL, &pool_conn_ops, p);
 		if (!p->conns[i])
 			break;
 	}
 	for (uint32_t i = 0; i < p->size && p->conns[i]; i++)
 		if (p->conns[i]->state == PGC_IDLE)
-			pg_conn_start(p->conns[i]);
+			ig_pg_conn_start(p->conns[i]);
 }
 
 static bool takes_queries(const struct pg_conn *k)
@@ -109,7 +109,7 @@ static bool takes_queries(const struct pg_conn *k)
 
 /* The connection the last query went to while its write has not left
  * (the same loop batch, or one waiting for its earlier queries' answers:
- * pg_conn_flush_deferred), under the pipelining limit and for at most
+ * ig_pg_conn_flush_deferred), under the pipelining limit and for at most
  * PG_BATCH_QUERIES: the queries of a batch (a request's 20) then leave in
  * one write and come back together, one read and one wakeup where they
  * would cost one per connection; a bigger batch (many requests' queries)
@@ -142,10 +142,10 @@ static void assign(struct ig_pg_pool *p, struct pg_conn *k, struct pg_query *q)
 	}
 	p->last_batch = k == p->last && k->out.len > 0 ? p->last_batch + 1 : 1;
 	p->last = k;
-	if (!pg_conn_send(k, q)) {
+	if (!ig_pg_conn_send(k, q)) {
 		if (q->kind == PGQ_HOLD)
 			k->held = false;
-		pg_fail_later(p->core, q, IG_PG_TOO_LARGE, "the query does not fit in a message");
+		ig_pg_fail_later(p->core, q, IG_PG_TOO_LARGE, "the query does not fit in a message");
 	}
 }
 
@@ -184,21 +184,21 @@ static bool fail_fast(const struct ig_pg_pool *p)
 
 static void fail_with_last(struct ig_pg_pool *p, struct pg_query *q, bool later)
 {
-	pg_query_set_error(q, p->last_kind, "");
+	ig_pg_query_set_error(q, p->last_kind, "");
 	q->err.message = copy_message(q->arena, p->last_message);
 	if (later)
-		pg_fail_later(p->core, q, p->last_kind, "");
+		ig_pg_fail_later(p->core, q, p->last_kind, "");
 	else
-		pg_query_deliver(p->core, q);
+		ig_pg_query_deliver(p->core, q);
 }
 
-void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
+void ig_pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
 {
-	if (!pg_configured) {
-		pg_fail_later(p->core, q, IG_PG_NOT_CONFIGURED, "no database configured");
+	if (!ig_pg_configured_flag) {
+		ig_pg_fail_later(p->core, q, IG_PG_NOT_CONFIGURED, "no database configured");
 		return;
 	}
-	pg_pool_start(p);
+	ig_pg_pool_start(p);
 	struct pg_conn *k = p->wait_head ? NULL : pick(p);
 	if (k) {
 		assign(p, k, q);
@@ -209,7 +209,7 @@ void pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
 		return;
 	}
 	if (p->waiting >= cfg()->max_queued) {
-		pg_fail_later(p->core, q, IG_PG_BUSY, "too many queries waiting for a database connection");
+		ig_pg_fail_later(p->core, q, IG_PG_BUSY, "too many queries waiting for a database connection");
 		return;
 	}
 	q->deadline_ms = pg_now_ms(p->core) + cfg()->acquire_timeout_ms;
@@ -231,13 +231,13 @@ static void on_max_connections(void *arg, const ig_pg_result *res, const ig_pg_e
 		ig_str v = res->values[0].s;
 		memcpy(digits, v.ptr, v.len < sizeof digits - 1 ? v.len : sizeof digits - 1);
 		long max = strtol(digits, NULL, 10);
-		long want = (long)p->size * (pg_global->cores ? pg_global->cores : 1);
+		long want = (long)p->size * (ig_pg_global->cores ? ig_pg_global->cores : 1);
 		if (max > 0 && want > max) {
 			struct ig_logline l;
 			if (ig_log_begin(&l, IG_LOG_WARN, "the database's max_connections is below INGOT_PG_POOL_SIZE x cores")) {
 				ig_log_int(&l, "max_connections", max);
 				ig_log_int(&l, "pool_size", p->size);
-				ig_log_int(&l, "cores", pg_global->cores);
+				ig_log_int(&l, "cores", ig_pg_global->cores);
 				ig_log_end(&l);
 			}
 		}
@@ -247,9 +247,9 @@ static void on_max_connections(void *arg, const ig_pg_result *res, const ig_pg_e
 
 static void check_max_connections(struct ig_pg_pool *p, struct pg_conn *k)
 {
-	if (atomic_exchange(&pg_global->max_connections_checked, true))
+	if (atomic_exchange(&ig_pg_global->max_connections_checked, true))
 		return;
-	struct pg_query *q = pg_query_new(p->core);
+	struct pg_query *q = ig_pg_query_new(p->core);
 	if (!q)
 		return;
 	q->kind = PGQ_SIMPLE;
@@ -258,11 +258,11 @@ static void check_max_connections(struct ig_pg_pool *p, struct pg_conn *k)
 	q->arena = &p->core->scratch;
 	q->done = on_max_connections;
 	q->arg = p;
-	if (!pg_conn_send(k, q))
-		pg_query_free(p->core, q);
+	if (!ig_pg_conn_send(k, q))
+		ig_pg_query_free(p->core, q);
 }
 
-void pg_pool_conn_up(struct ig_pg_pool *p)
+void ig_pg_pool_conn_up(struct ig_pg_pool *p)
 {
 	p->backoff_ms = BACKOFF_FIRST_MS;
 	p->last_kind = IG_PG_OK;
@@ -274,15 +274,15 @@ void pg_pool_conn_up(struct ig_pg_pool *p)
 	}
 	if (!p->connected_once) {
 		p->connected_once = true;
-		if (pg_global->backend_id > 0)
-			ig_backend_set_up(pg_global->backend_id - 1, true);
+		if (ig_pg_global->backend_id > 0)
+			ig_backend_set_up(ig_pg_global->backend_id - 1, true);
 	}
 }
 
 static void pool_conn_up(void *owner, struct pg_conn *k)
 {
 	struct ig_pg_pool *p = owner;
-	pg_pool_conn_up(p);
+	ig_pg_pool_conn_up(p);
 	check_max_connections(p, k);
 	drain(p);
 }
@@ -293,19 +293,19 @@ static void pool_conn_room(void *owner, struct pg_conn *k)
 	struct ig_pg_pool *p = owner;
 	/* A freed slot takes a waiter at once: its bytes stay in the
 	   connection's buffer until the queries written before are all
-	   answered (pg_conn_flush_deferred), so the waiters still
+	   answered (ig_pg_conn_flush_deferred), so the waiters still
 	   leave together, in one write. */
 	if (p->wait_head)
 		drain(p);
 }
 
-void pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready, enum ig_pg_error_kind kind,
+void ig_pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready, enum ig_pg_error_kind kind,
 		       const char *message)
 {
 	/* A connect that failed, once per outage (the retries that follow
 	   say nothing more until one gets through): without it a database
 	   out of reach would show only as 503s and a /readyz that stays 503.
-	   A lost ready connection has said so itself (pg_conn_close). */
+	   A lost ready connection has said so itself (ig_pg_conn_close). */
 	if (!was_ready && kind != IG_PG_AUTH && kind != IG_PG_TLS && !p->outage_logged) {
 		p->outage_logged = true;
 		struct ig_logline l;
@@ -338,7 +338,7 @@ void pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_ready, 
 static void pool_conn_lost(void *owner, struct pg_conn *k, bool was_ready, enum ig_pg_error_kind kind,
 			   const char *message)
 {
-	pg_pool_conn_lost(owner, k, was_ready, kind, message);
+	ig_pg_pool_conn_lost(owner, k, was_ready, kind, message);
 }
 
 static void pool_conn_notify(void *owner, struct pg_conn *k, ig_str channel, ig_str payload)
@@ -356,7 +356,7 @@ static const struct pg_conn_owner_ops pool_conn_ops = {
 	.notify = pool_conn_notify,
 };
 
-void pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k)
+void ig_pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k)
 {
 	k->held = false;
 	if (k->held_lost) {

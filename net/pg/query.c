@@ -35,7 +35,7 @@ static bool copy_params(struct pg_query *q, const ig_pg_value *params, size_t n)
 static struct pg_query *make(struct pg_core *c, ig_arena *arena, enum pg_query_kind kind, const char *sql,
 			     ig_pg_done *done, void *arg)
 {
-	struct pg_query *q = pg_query_new(c);
+	struct pg_query *q = ig_pg_query_new(c);
 	if (!q)
 		return NULL;
 	q->kind = kind;
@@ -51,13 +51,13 @@ static struct pg_query *make(struct pg_core *c, ig_arena *arena, enum pg_query_k
 static bool prepare_params(struct pg_core *c, struct pg_query *q, const ig_pg_value *params, size_t n)
 {
 	for (size_t i = 0; i < n && i < PG_MAX_PARAMS; i++) {
-		if (!pg_param_valid(&params[i])) {
-			pg_fail_later(c, q, IG_PG_BAD_PARAMS, "a parameter cannot be sent as its type");
+		if (!ig_pg_param_valid(&params[i])) {
+			ig_pg_fail_later(c, q, IG_PG_BAD_PARAMS, "a parameter cannot be sent as its type");
 			return false;
 		}
 	}
 	if (!copy_params(q, params, n)) {
-		pg_fail_later(c, q, n > PG_MAX_PARAMS ? IG_PG_BAD_PARAMS : IG_PG_TOO_LARGE,
+		ig_pg_fail_later(c, q, n > PG_MAX_PARAMS ? IG_PG_BAD_PARAMS : IG_PG_TOO_LARGE,
 			      n > PG_MAX_PARAMS ? "too many parameters" : "the parameters do not fit in the arena");
 		return false;
 	}
@@ -75,7 +75,7 @@ static void out_of_queries(ig_pg_done *done, void *arg)
 
 struct ig_pg_pool *ig_pg_core_pool(struct ig_loop *loop)
 {
-	struct pg_core *c = pg_core_of(loop);
+	struct pg_core *c = ig_pg_core_of(loop);
 	return c ? &c->pool : NULL;
 }
 
@@ -89,7 +89,7 @@ static void pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql
 	}
 	q->read_only = read_only;
 	if (prepare_params(pool->core, q, params, nparams))
-		pg_pool_submit(pool, q);
+		ig_pg_pool_submit(pool, q);
 }
 
 void ig_pg_pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql, const ig_pg_value *params,
@@ -128,7 +128,7 @@ static void hold(struct ig_pg_pool *pool, ig_arena *arena, bool begin, ig_pg_tx_
 	}
 	q->ready = ready;
 	q->begin = begin;
-	pg_pool_submit(pool, q);
+	ig_pg_pool_submit(pool, q);
 }
 
 void ig_pg_pool_begin(struct ig_pg_pool *pool, ig_arena *arena, ig_pg_tx_ready *ready, void *arg)
@@ -149,11 +149,11 @@ void ig_pg_begin(ig_ctx *ctx, ig_pg_tx_ready *ready, void *arg)
 static void tx_send(struct pg_conn *k, struct pg_query *q)
 {
 	if (k->state != PGC_READY || k->held_lost) {
-		pg_fail_later(k->core, q, IG_PG_CONNECTION_LOST, "the connection to the database was lost");
+		ig_pg_fail_later(k->core, q, IG_PG_CONNECTION_LOST, "the connection to the database was lost");
 		return;
 	}
-	if (!pg_conn_send(k, q))
-		pg_fail_later(k->core, q, IG_PG_TOO_LARGE, "the query does not fit in a message");
+	if (!ig_pg_conn_send(k, q))
+		ig_pg_fail_later(k->core, q, IG_PG_TOO_LARGE, "the query does not fit in a message");
 }
 
 void ig_pg_tx_query(ig_pg_tx *tx, const char *sql, const ig_pg_value *params, size_t nparams, ig_pg_done *done,
@@ -185,20 +185,20 @@ static void end_tx(ig_pg_tx *tx, const char *sql, bool commit, ig_pg_done *done,
 	struct pg_conn *k = (struct pg_conn *)tx;
 	struct pg_query *q = make(k->core, k->held_arena, PGQ_SIMPLE, sql, done, arg);
 	if (!q) {
-		pg_pool_release(&k->core->pool, k);
+		ig_pg_pool_release(&k->core->pool, k);
 		out_of_queries(done, arg);
 		return;
 	}
 	q->commit = commit;
 	q->release_after = true;
 	if (k->state != PGC_READY || k->held_lost) {
-		pg_pool_release(&k->core->pool, k);
-		pg_fail_later(k->core, q, IG_PG_CONNECTION_LOST, "the connection to the database was lost");
+		ig_pg_pool_release(&k->core->pool, k);
+		ig_pg_fail_later(k->core, q, IG_PG_CONNECTION_LOST, "the connection to the database was lost");
 		return;
 	}
-	if (!pg_conn_send(k, q)) {
-		pg_pool_release(&k->core->pool, k);
-		pg_fail_later(k->core, q, IG_PG_TOO_LARGE, "cannot write the statement");
+	if (!ig_pg_conn_send(k, q)) {
+		ig_pg_pool_release(&k->core->pool, k);
+		ig_pg_fail_later(k->core, q, IG_PG_TOO_LARGE, "cannot write the statement");
 	}
 }
 
@@ -216,11 +216,11 @@ void ig_pg_release(ig_pg_tx *tx)
 		struct pg_query *q = make(k->core, NULL, PGQ_SIMPLE, "ROLLBACK", NULL, NULL);
 		if (q) {
 			q->internal = true;
-			if (!pg_conn_send(k, q))
-				pg_query_free(k->core, q);
+			if (!ig_pg_conn_send(k, q))
+				ig_pg_query_free(k->core, q);
 		}
 	}
-	pg_pool_release(&k->core->pool, k);
+	ig_pg_pool_release(&k->core->pool, k);
 }
 
 /* ---- errors ---- */
@@ -283,5 +283,5 @@ int ig_pg_respond_error(ig_ctx *ctx, const ig_pg_error *err)
 
 bool ig_pg_configured(void)
 {
-	return pg_configured;
+	return ig_pg_configured_flag;
 }

@@ -20,16 +20,16 @@ static ig_str arena_copy(ig_arena *a, ig_str s)
 
 static bool live(const struct pg_query *q) { return !q->zombie && !q->internal && !q->failed; }
 
-void pg_result_columns(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m)
+void ig_pg_result_columns(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m)
 {
 	uint16_t n = 0;
 	struct pg_field *f = k->core->fields;
-	if (!pg_read_row_description(m, f, PG_MAX_COLS, &n)) {
-		pg_query_set_error(q, IG_PG_PROTOCOL, n > PG_MAX_COLS ? "too many result columns"
+	if (!ig_pg_read_row_description(m, f, PG_MAX_COLS, &n)) {
+		ig_pg_query_set_error(q, IG_PG_PROTOCOL, n > PG_MAX_COLS ? "too many result columns"
 									: "malformed RowDescription");
 		return;
 	}
-	pg_stmt_described(k, q, f, n);
+	ig_pg_stmt_described(k, q, f, n);
 	if (!live(q))
 		return;
 	q->cols = n;
@@ -39,7 +39,7 @@ void pg_result_columns(struct pg_conn *k, struct pg_query *q, const struct pg_ms
 	q->oids = ig_arena_alloc(q->arena, sizeof(uint32_t) * (n ? n : 1));
 	q->formats = ig_arena_alloc(q->arena, sizeof(int16_t) * (n ? n : 1));
 	if (!q->names || !q->oids || !q->formats) {
-		pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
+		ig_pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
 		return;
 	}
 	for (uint16_t i = 0; i < n; i++) {
@@ -49,14 +49,14 @@ void pg_result_columns(struct pg_conn *k, struct pg_query *q, const struct pg_ms
 	}
 }
 
-void pg_result_row(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m)
+void ig_pg_result_row(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m)
 {
 	if (!live(q))
 		return;
 	uint16_t n = 0;
 	struct pg_col *cols = k->core->cols;
-	if (!pg_read_data_row(m, cols, PG_MAX_COLS, &n) || n != q->cols || !q->names) {
-		pg_query_set_error(q, IG_PG_PROTOCOL, "malformed DataRow");
+	if (!ig_pg_read_data_row(m, cols, PG_MAX_COLS, &n) || n != q->cols || !q->names) {
+		ig_pg_query_set_error(q, IG_PG_PROTOCOL, "malformed DataRow");
 		return;
 	}
 	if (q->rows == q->cap) {
@@ -66,7 +66,7 @@ void pg_result_row(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m
 		ig_pg_value *v = q->values ? ig_arena_grow(q->arena, q->values, old, bytes)
 					   : ig_arena_alloc(q->arena, bytes ? bytes : 1);
 		if (!v) {
-			pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
+			ig_pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
 			return;
 		}
 		q->values = v;
@@ -74,15 +74,15 @@ void pg_result_row(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m
 	}
 	ig_pg_value *row = q->values + (size_t)q->rows * q->cols;
 	for (uint16_t i = 0; i < n; i++) {
-		if (!pg_value_decode(q->oids[i], q->formats[i], cols[i].ptr, cols[i].len, q->arena, &row[i])) {
-			pg_query_set_error(q, IG_PG_PROTOCOL, "a column's value does not decode (or the arena is full)");
+		if (!ig_pg_value_decode(q->oids[i], q->formats[i], cols[i].ptr, cols[i].len, q->arena, &row[i])) {
+			ig_pg_query_set_error(q, IG_PG_PROTOCOL, "a column's value does not decode (or the arena is full)");
 			return;
 		}
 	}
 	q->rows++;
 }
 
-void pg_result_tag(struct pg_query *q, ig_str tag, uint64_t rows)
+void ig_pg_result_tag(struct pg_query *q, ig_str tag, uint64_t rows)
 {
 	if (!q->zombie && !q->internal) {
 		q->tag = arena_copy(q->arena, tag);
@@ -90,10 +90,10 @@ void pg_result_tag(struct pg_query *q, ig_str tag, uint64_t rows)
 	}
 }
 
-bool pg_result_error(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m)
+bool ig_pg_result_error(struct pg_conn *k, struct pg_query *q, const struct pg_msg *m)
 {
 	struct pg_error_fields e;
-	if (!pg_read_error(m, &e))
+	if (!ig_pg_read_error(m, &e))
 		return false;
 	if (!q) {
 		/* Not about a query: the server is going away (FATAL). */
@@ -101,7 +101,7 @@ bool pg_result_error(struct pg_conn *k, struct pg_query *q, const struct pg_msg 
 	}
 	bool stale = !strcmp(e.sqlstate, "26000") || !strcmp(e.sqlstate, "0A000");
 	if (q->stmt >= 0 && (q->parsed_here || stale))
-		pg_stmt_drop(k, q->stmt, q->stmt_gen);
+		ig_pg_stmt_drop(k, q->stmt, q->stmt_gen);
 	if (stale && !q->parsed_here && !q->retried && q->kind == PGQ_EXTENDED) {
 		q->retry = true; /* prepared again once, at its ReadyForQuery */
 		return true;

@@ -10,7 +10,7 @@
 #include "kernel/runtime/config.h"
 
 /* DATABASE_URL, INGOT_PG_*: all zero until parsed. */
-struct pg_settings_values {
+struct ig_pg_settings_values {
 	const char *database_url;  /* "" : the PG* variables, else off */
 	uint32_t pool_size;        /* connections per core */
 	uint32_t pipelining;       /* queries in flight per connection */
@@ -20,7 +20,7 @@ struct pg_settings_values {
 	uint32_t query_timeout_ms; /* 0: none */
 	uint32_t max_message_bytes;
 };
-extern struct pg_settings_values pg_settings_values;
+extern struct ig_pg_settings_values ig_pg_settings_values;
 /* Its check parses DATABASE_URL (or the PG* fallback): a bad one stops
  * the start with exit 2 and a message without the password. */
 extern const struct ig_settings ig_pg_settings;
@@ -28,7 +28,7 @@ extern const struct ig_settings ig_pg_settings;
 /* After the parse, before the server starts: when configured, registers
  * the "postgresql" backend for /readyz and returns true; the start then
  * has ig_pg_core_start run on every core as its loop starts (net/http's
- * http_core_start_hook), which opens that core's pool. Without a database
+ * ig_http_core_start_hook), which opens that core's pool. Without a database
  * false, and nothing of net/pg runs. */
 struct ig_loop;
 bool ig_pg_start(void);

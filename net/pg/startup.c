@@ -8,36 +8,36 @@
 #include <string.h>
 #include <sys/random.h>
 
-void pg_startup_send(struct pg_conn *k)
+void ig_pg_startup_send(struct pg_conn *k)
 {
-	const struct pg_conninfo *ci = &pg_global->ci;
-	pg_put_startup(&k->out, ci->user, ci->dbname, ci->application_name);
-	pg_conn_schedule_flush(k);
+	const struct pg_conninfo *ci = &ig_pg_global->ci;
+	ig_pg_put_startup(&k->out, ci->user, ci->dbname, ci->application_name);
+	ig_pg_conn_schedule_flush(k);
 }
 
 static void auth_fail(struct pg_conn *k, enum ig_pg_error_kind kind, const char *message)
 {
-	pg_conn_close(k, kind, message);
+	ig_pg_conn_close(k, kind, message);
 }
 
 static void on_auth(struct pg_conn *k, const struct pg_msg *m)
 {
 	struct pg_auth a;
-	if (!pg_read_auth(m, &a)) {
+	if (!ig_pg_read_auth(m, &a)) {
 		auth_fail(k, IG_PG_PROTOCOL, "malformed authentication request");
 		return;
 	}
-	const struct pg_conninfo *ci = &pg_global->ci;
+	const struct pg_conninfo *ci = &ig_pg_global->ci;
 	switch (a.code) {
 	case PG_AUTH_OK:
 		return;
 	case PG_AUTH_CLEARTEXT:
-		pg_put_password(&k->out, ci->password);
+		ig_pg_put_password(&k->out, ci->password);
 		break;
 	case PG_AUTH_MD5: {
 		char out[36];
-		pg_md5_password(ci->user, ci->password, a.salt, out);
-		pg_put_password(&k->out, out);
+		ig_pg_md5_password(ci->user, ci->password, a.salt, out);
+		ig_pg_put_password(&k->out, out);
 		memset(out, 0, sizeof out);
 		break;
 	}
@@ -52,52 +52,52 @@ static void on_auth(struct pg_conn *k, const struct pg_msg *m)
 			return;
 		}
 		char first[PG_SCRAM_FIRST_MAX];
-		size_t n = pg_scram_client_first(&k->scram, rnd, first, sizeof first);
+		size_t n = ig_pg_scram_client_first(&k->scram, rnd, first, sizeof first);
 		if (!n) {
 			auth_fail(k, IG_PG_AUTH, "SCRAM: cannot start");
 			return;
 		}
-		pg_put_sasl_initial(&k->out, PG_SCRAM_MECHANISM, first, n);
+		ig_pg_put_sasl_initial(&k->out, PG_SCRAM_MECHANISM, first, n);
 		break;
 	}
 	case PG_AUTH_SASL_CONTINUE: {
 		char final[PG_SCRAM_FINAL_MAX];
 		size_t n = 0;
-		enum pg_scram_status st = pg_scram_client_final(&k->scram, ci->password, a.data, a.data_len, final,
+		enum pg_scram_status st = ig_pg_scram_client_final(&k->scram, ci->password, a.data, a.data_len, final,
 								sizeof final, &n);
 		if (st != PG_SCRAM_OK) {
-			auth_fail(k, IG_PG_AUTH, pg_scram_status_text(st));
+			auth_fail(k, IG_PG_AUTH, ig_pg_scram_status_text(st));
 			return;
 		}
-		pg_put_sasl_response(&k->out, final, n);
+		ig_pg_put_sasl_response(&k->out, final, n);
 		memset(final, 0, sizeof final);
 		break;
 	}
 	case PG_AUTH_SASL_FINAL: {
-		enum pg_scram_status st = pg_scram_verify_server_final(&k->scram, a.data, a.data_len);
+		enum pg_scram_status st = ig_pg_scram_verify_server_final(&k->scram, a.data, a.data_len);
 		if (st != PG_SCRAM_OK)
-			auth_fail(k, IG_PG_AUTH, pg_scram_status_text(st));
+			auth_fail(k, IG_PG_AUTH, ig_pg_scram_status_text(st));
 		return;
 	}
 	default:
 		auth_fail(k, IG_PG_AUTH, "the server asks for an authentication method this client does not support");
 		return;
 	}
-	pg_conn_schedule_flush(k);
+	ig_pg_conn_schedule_flush(k);
 }
 
-/* The server's words (pg_global->startup_error) for the pool's log and
+/* The server's words (ig_pg_global->startup_error) for the pool's log and
  * its waiters never hold the password: the server never repeats it. */
 
-void pg_startup_message(struct pg_conn *k, const struct pg_msg *m)
+void ig_pg_startup_message(struct pg_conn *k, const struct pg_msg *m)
 {
 	switch (m->type) {
 	case PG_MSG_AUTH:
 		on_auth(k, m);
 		return;
 	case PG_MSG_BACKEND_KEY:
-		if (!pg_read_backend_key(m, &k->pid, &k->key))
-			pg_conn_close(k, IG_PG_PROTOCOL, "malformed BackendKeyData");
+		if (!ig_pg_read_backend_key(m, &k->pid, &k->key))
+			ig_pg_conn_close(k, IG_PG_PROTOCOL, "malformed BackendKeyData");
 		return;
 	case PG_MSG_PARAMETER_STATUS:
 	case PG_MSG_NOTICE:
@@ -105,24 +105,24 @@ void pg_startup_message(struct pg_conn *k, const struct pg_msg *m)
 		return;
 	case PG_MSG_ERROR: {
 		struct pg_error_fields e;
-		if (!pg_read_error(m, &e)) {
-			pg_conn_close(k, IG_PG_PROTOCOL, "malformed ErrorResponse");
+		if (!ig_pg_read_error(m, &e)) {
+			ig_pg_conn_close(k, IG_PG_PROTOCOL, "malformed ErrorResponse");
 			return;
 		}
-		snprintf(pg_global->startup_error, sizeof pg_global->startup_error, "%.*s (SQLSTATE %s)", (int)e.message.len,
+		snprintf(ig_pg_global->startup_error, sizeof ig_pg_global->startup_error, "%.*s (SQLSTATE %s)", (int)e.message.len,
 			 e.message.ptr ? e.message.ptr : "", e.sqlstate);
 		bool auth = e.sqlstate[0] == '2' && e.sqlstate[1] == '8';
-		pg_conn_close(k, auth ? IG_PG_AUTH : IG_PG_CONNECT, pg_global->startup_error);
+		ig_pg_conn_close(k, auth ? IG_PG_AUTH : IG_PG_CONNECT, ig_pg_global->startup_error);
 		return;
 	}
 	case PG_MSG_READY:
-		if (!pg_read_ready(m, &k->tx_status)) {
-			pg_conn_close(k, IG_PG_PROTOCOL, "malformed ReadyForQuery");
+		if (!ig_pg_read_ready(m, &k->tx_status)) {
+			ig_pg_conn_close(k, IG_PG_PROTOCOL, "malformed ReadyForQuery");
 			return;
 		}
 		if (k->scram.step != 0 && k->scram.step != 3) {
 			/* SCRAM started but the server never proved itself. */
-			pg_conn_close(k, IG_PG_AUTH, "SCRAM: the server did not complete the exchange");
+			ig_pg_conn_close(k, IG_PG_AUTH, "SCRAM: the server did not complete the exchange");
 			return;
 		}
 		k->state = PGC_READY;
@@ -131,6 +131,6 @@ void pg_startup_message(struct pg_conn *k, const struct pg_msg *m)
 		k->owner_ops->up(k->owner, k);
 		return;
 	default:
-		pg_conn_close(k, IG_PG_PROTOCOL, "unexpected message during startup");
+		ig_pg_conn_close(k, IG_PG_PROTOCOL, "unexpected message during startup");
 	}
 }

@@ -50,7 +50,7 @@ static void stmt_name(char name[12], uint32_t number)
 	name[1 + ig_fmt_u64(name + 1, number)] = 0;
 }
 
-void pg_stmts_clear(struct pg_conn *k)
+void ig_pg_stmts_clear(struct pg_conn *k)
 {
 	for (int i = 0; i < PG_STMT_SLOTS; i++) {
 		k->stmts[i].hash = 0;
@@ -59,7 +59,7 @@ void pg_stmts_clear(struct pg_conn *k)
 	k->stmt_text_used = 0;
 }
 
-void pg_stmt_drop(struct pg_conn *k, int16_t slot, uint32_t gen)
+void ig_pg_stmt_drop(struct pg_conn *k, int16_t slot, uint32_t gen)
 {
 	if (slot >= 0 && k->stmts[slot].gen == gen && k->stmts[slot].hash) {
 		k->stmts[slot].hash = 0;
@@ -92,7 +92,7 @@ static int16_t stmt_lookup(struct pg_conn *k, const char *sql, size_t len, bool 
 	if (free_slot < 0 || k->stmt_text_used + len + 1 > PG_STMT_TEXT) {
 		/* Full: forget them all (the server's copies stay until the
 		   connection ends; new names never collide with them). */
-		pg_stmts_clear(k);
+		ig_pg_stmts_clear(k);
 		free_slot = (int16_t)(h % PG_STMT_SLOTS);
 	}
 	struct pg_stmt *st = &k->stmts[free_slot];
@@ -126,7 +126,7 @@ static void take_columns(struct pg_query *q, const struct pg_stmt *st)
 	size_t bytes = (size_t)n * (sizeof(ig_str) + sizeof(uint32_t) + sizeof(int16_t) + 1) + st->names_bytes;
 	char *b = ig_arena_alloc(q->arena, bytes);
 	if (!b) {
-		pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
+		ig_pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
 		return;
 	}
 	ig_str *names = (ig_str *)b;
@@ -149,7 +149,7 @@ static void take_columns(struct pg_query *q, const struct pg_stmt *st)
 	q->formats = formats;
 }
 
-void pg_stmt_encode(struct pg_conn *k, struct pg_query *q)
+void ig_pg_stmt_encode(struct pg_conn *k, struct pg_query *q)
 {
 	bool fresh;
 	int16_t slot = stmt_lookup(k, q->sql, q->sql_len, &fresh);
@@ -162,7 +162,7 @@ void pg_stmt_encode(struct pg_conn *k, struct pg_query *q)
 		uint32_t oids[PG_MAX_PARAMS] = { 0 };
 		for (uint16_t i = 0; i < q->nparams; i++)
 			oids[i] = q->params[i].oid;
-		pg_put_parse(&k->out, name, q->sql, q->nparams, oids);
+		ig_pg_put_parse(&k->out, name, q->sql, q->nparams, oids);
 	}
 	uint16_t nformats = 0;
 	const int16_t *formats = NULL;
@@ -170,13 +170,13 @@ void pg_stmt_encode(struct pg_conn *k, struct pg_query *q)
 		nformats = st->ncols;
 		formats = st->formats;
 	}
-	pg_put_bind(&k->out, "", name, q->nparams, q->params, nformats, formats);
+	ig_pg_put_bind(&k->out, "", name, q->nparams, q->params, nformats, formats);
 	if (st && st->known)
 		take_columns(q, st);
 	else
-		pg_put_describe(&k->out, 'P', "");
-	pg_put_execute(&k->out, "", 0);
-	pg_put_sync(&k->out);
+		ig_pg_put_describe(&k->out, 'P', "");
+	ig_pg_put_execute(&k->out, "", 0);
+	ig_pg_put_sync(&k->out);
 }
 
 /* A described statement's column oids and names into stmt_text, when they
@@ -212,21 +212,21 @@ static void stmt_keep_columns(struct pg_conn *k, struct pg_stmt *st, const struc
 /* q's statement, not yet described, takes the columns of q's
  * RowDescription: later executions ask for the binary form of those that
  * have one and, once known, send no Describe. */
-void pg_stmt_described(struct pg_conn *k, const struct pg_query *q, const struct pg_field *f, uint16_t n)
+void ig_pg_stmt_described(struct pg_conn *k, const struct pg_query *q, const struct pg_field *f, uint16_t n)
 {
 	if (q->stmt >= 0 && k->stmts[q->stmt].gen == q->stmt_gen && !k->stmts[q->stmt].described) {
 		struct pg_stmt *st = &k->stmts[q->stmt];
 		st->ncols = n;
 		st->described = true;
 		for (uint16_t i = 0; i < n && i < PG_STMT_FORMATS; i++)
-			st->formats[i] = pg_result_format(f[i].type_oid);
+			st->formats[i] = ig_pg_result_format(f[i].type_oid);
 		stmt_keep_columns(k, st, f, n);
 	}
 }
 
 /* q's statement answered NoData (an UPDATE): described, no columns, and
  * known. */
-void pg_stmt_no_data(struct pg_conn *k, const struct pg_query *q)
+void ig_pg_stmt_no_data(struct pg_conn *k, const struct pg_query *q)
 {
 	if (q->stmt >= 0 && k->stmts[q->stmt].gen == q->stmt_gen && !k->stmts[q->stmt].described) {
 		k->stmts[q->stmt].described = true;

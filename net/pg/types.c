@@ -59,7 +59,7 @@ static size_t fixed_len(uint32_t oid)
 }
 
 
-int16_t pg_param_format(const ig_pg_value *v)
+int16_t ig_pg_param_format(const ig_pg_value *v)
 {
 	switch (v->oid) {
 	case IG_PG_BOOL:
@@ -80,7 +80,7 @@ int16_t pg_param_format(const ig_pg_value *v)
 	}
 }
 
-bool pg_param_valid(const ig_pg_value *v)
+bool ig_pg_param_valid(const ig_pg_value *v)
 {
 	if (v->null)
 		return true;
@@ -105,74 +105,74 @@ bool pg_param_valid(const ig_pg_value *v)
 	}
 }
 
-void pg_param_encode(struct pg_out *o, const ig_pg_value *v)
+void ig_pg_param_encode(struct pg_out *o, const ig_pg_value *v)
 {
 	if (v->null) {
-		pg_out_u32(o, UINT32_MAX); /* -1 */
+		ig_pg_out_u32(o, UINT32_MAX); /* -1 */
 		return;
 	}
-	if (!pg_param_valid(v)) {
+	if (!ig_pg_param_valid(v)) {
 		o->overflow = true;
 		return;
 	}
 	switch (v->oid) {
 	case IG_PG_BOOL:
-		pg_out_u32(o, 1);
-		pg_out_u8(o, v->b ? 1 : 0);
+		ig_pg_out_u32(o, 1);
+		ig_pg_out_u8(o, v->b ? 1 : 0);
 		return;
 	case IG_PG_INT2:
-		pg_out_u32(o, 2);
-		pg_out_u16(o, (uint16_t)v->i);
+		ig_pg_out_u32(o, 2);
+		ig_pg_out_u16(o, (uint16_t)v->i);
 		return;
 	case IG_PG_INT4:
-		pg_out_u32(o, 4);
-		pg_out_u32(o, (uint32_t)v->i);
+		ig_pg_out_u32(o, 4);
+		ig_pg_out_u32(o, (uint32_t)v->i);
 		return;
 	case IG_PG_INT8:
-		pg_out_u32(o, 8);
-		pg_out_u64(o, (uint64_t)v->i);
+		ig_pg_out_u32(o, 8);
+		ig_pg_out_u64(o, (uint64_t)v->i);
 		return;
 	case IG_PG_FLOAT4: {
 		float f = (float)v->f;
 		uint32_t bits;
 		memcpy(&bits, &f, 4);
-		pg_out_u32(o, 4);
-		pg_out_u32(o, bits);
+		ig_pg_out_u32(o, 4);
+		ig_pg_out_u32(o, bits);
 		return;
 	}
 	case IG_PG_FLOAT8: {
 		uint64_t bits;
 		memcpy(&bits, &v->f, 8);
-		pg_out_u32(o, 8);
-		pg_out_u64(o, bits);
+		ig_pg_out_u32(o, 8);
+		ig_pg_out_u64(o, bits);
 		return;
 	}
 	case IG_PG_UUID:
-		pg_out_u32(o, 16);
-		pg_out_bytes(o, v->uuid, 16);
+		ig_pg_out_u32(o, 16);
+		ig_pg_out_bytes(o, v->uuid, 16);
 		return;
 	case IG_PG_DATE:
-		pg_out_u32(o, 4);
-		pg_out_u32(o, (uint32_t)v->date);
+		ig_pg_out_u32(o, 4);
+		ig_pg_out_u32(o, (uint32_t)v->date);
 		return;
 	case IG_PG_TIMESTAMP:
 	case IG_PG_TIMESTAMPTZ:
-		pg_out_u32(o, 8);
-		pg_out_u64(o, (uint64_t)v->ts);
+		ig_pg_out_u32(o, 8);
+		ig_pg_out_u64(o, (uint64_t)v->ts);
 		return;
 	case IG_PG_JSONB: /* binary jsonb: a version byte, then the text */
-		pg_out_u32(o, (uint32_t)v->s.len + 1);
-		pg_out_u8(o, 1);
-		pg_out_bytes(o, v->s.ptr, v->s.len);
+		ig_pg_out_u32(o, (uint32_t)v->s.len + 1);
+		ig_pg_out_u8(o, 1);
+		ig_pg_out_bytes(o, v->s.ptr, v->s.len);
 		return;
 	default: /* bytea's raw bytes, or the text of the others */
-		pg_out_u32(o, (uint32_t)v->s.len);
-		pg_out_bytes(o, v->s.ptr, v->s.len);
+		ig_pg_out_u32(o, (uint32_t)v->s.len);
+		ig_pg_out_bytes(o, v->s.ptr, v->s.len);
 		return;
 	}
 }
 
-size_t pg_param_size(const ig_pg_value *v)
+size_t ig_pg_param_size(const ig_pg_value *v)
 {
 	if (v->null)
 		return 4;
@@ -182,14 +182,14 @@ size_t pg_param_size(const ig_pg_value *v)
 	return 4 + v->s.len + (v->oid == IG_PG_JSONB); /* jsonb's version byte */
 }
 
-int16_t pg_result_format(uint32_t oid)
+int16_t ig_pg_result_format(uint32_t oid)
 {
 	switch (oid) {
 	case IG_PG_JSONB: /* asked as text: its text is what the API hands out */
 		return 0;
 	default: {
 		ig_pg_value probe = { .oid = oid };
-		return pg_param_format(&probe);
+		return ig_pg_param_format(&probe);
 	}
 	}
 }
@@ -574,7 +574,7 @@ static bool decode_binary(uint32_t oid, const char *p, size_t len, ig_arena *are
 	}
 }
 
-bool pg_value_decode(uint32_t oid, int16_t format, const char *p, int32_t len, ig_arena *arena,
+bool ig_pg_value_decode(uint32_t oid, int16_t format, const char *p, int32_t len, ig_arena *arena,
 		     ig_pg_value *out)
 {
 	*out = (ig_pg_value){ .oid = oid };

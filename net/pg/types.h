@@ -15,26 +15,26 @@
 /* The format a parameter goes in: 1 (binary) for bool, int2/4/8, float4/8,
  * bytea, uuid, date, timestamp, timestamptz and jsonb; 0 (text) for the
  * rest (text, varchar, numeric, json, oid 0 and any other oid: s as text). */
-int16_t pg_param_format(const ig_pg_value *v);
+int16_t ig_pg_param_format(const ig_pg_value *v);
 
 /* Writes v's length field and bytes (a Bind parameter) in the format
- * pg_param_format gives; -1 and no bytes for NULL. Sets o->overflow when
+ * ig_pg_param_format gives; -1 and no bytes for NULL. Sets o->overflow when
  * it does not fit, and also for values that cannot be sent (an int2/int4
  * parameter out of its range, text holding a NUL): the caller fails the
- * query with IG_PG_BAD_PARAMS (check pg_param_valid first to tell them
+ * query with IG_PG_BAD_PARAMS (check ig_pg_param_valid first to tell them
  * apart). */
-void pg_param_encode(struct pg_out *o, const ig_pg_value *v);
-bool pg_param_valid(const ig_pg_value *v);
+void ig_pg_param_encode(struct pg_out *o, const ig_pg_value *v);
+bool ig_pg_param_valid(const ig_pg_value *v);
 
-/* The bytes pg_param_encode writes for v (its length field included): to
+/* The bytes ig_pg_param_encode writes for v (its length field included): to
  * size a buffer before a Bind. Only the member v's oid names is read (for
  * a uuid or an int, s is not a string). */
-size_t pg_param_size(const ig_pg_value *v);
+size_t ig_pg_param_size(const ig_pg_value *v);
 
 /* The result format to ask for a column of that type: 1 (binary) for the
  * fixed-size types, bytea and uuid; 0 for the rest (numeric's and json's
  * text is what the API hands out anyway). */
-int16_t pg_result_format(uint32_t oid);
+int16_t ig_pg_result_format(uint32_t oid);
 
 /* Decodes one column (bytes p[0..len), len -1 for NULL) of type oid sent in
  * format (0 text, 1 binary) into *out. Strings and bytes are copied into
@@ -42,7 +42,7 @@ int16_t pg_result_format(uint32_t oid);
  * into its text. A column of an unknown oid becomes s (its text, or in
  * binary its raw bytes) with its oid kept. false when the bytes are not a
  * value of that type (a wrong length, bad text) or the arena is full. */
-bool pg_value_decode(uint32_t oid, int16_t format, const char *p, int32_t len, ig_arena *arena,
+bool ig_pg_value_decode(uint32_t oid, int16_t format, const char *p, int32_t len, ig_arena *arena,
 		     ig_pg_value *out);
 
 #endif

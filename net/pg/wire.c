@@ -16,14 +16,14 @@
 
 static void put_param(struct pg_out *o, const char *name, const char *value)
 {
-	pg_out_cstr(o, name);
-	pg_out_cstr(o, value);
+	ig_pg_out_cstr(o, name);
+	ig_pg_out_cstr(o, value);
 }
 
-void pg_put_startup(struct pg_out *o, const char *user, const char *db, const char *app_name)
+void ig_pg_put_startup(struct pg_out *o, const char *user, const char *db, const char *app_name)
 {
-	pg_out_begin(o, 0);
-	pg_out_u32(o, PG_PROTOCOL_3_0);
+	ig_pg_out_begin(o, 0);
+	ig_pg_out_u32(o, PG_PROTOCOL_3_0);
 	put_param(o, "user", user);
 	if (db && *db)
 		put_param(o, "database", db);
@@ -32,131 +32,131 @@ void pg_put_startup(struct pg_out *o, const char *user, const char *db, const ch
 	put_param(o, "client_encoding", "UTF8");
 	put_param(o, "DateStyle", "ISO");
 	put_param(o, "TimeZone", "UTC");
-	pg_out_u8(o, 0);
-	pg_out_end(o);
+	ig_pg_out_u8(o, 0);
+	ig_pg_out_end(o);
 }
 
-void pg_put_ssl_request(struct pg_out *o)
+void ig_pg_put_ssl_request(struct pg_out *o)
 {
-	pg_out_begin(o, 0);
-	pg_out_u32(o, PG_SSL_REQUEST_CODE);
-	pg_out_end(o);
+	ig_pg_out_begin(o, 0);
+	ig_pg_out_u32(o, PG_SSL_REQUEST_CODE);
+	ig_pg_out_end(o);
 }
 
-void pg_put_cancel(struct pg_out *o, uint32_t pid, uint32_t key)
+void ig_pg_put_cancel(struct pg_out *o, uint32_t pid, uint32_t key)
 {
-	pg_out_begin(o, 0);
-	pg_out_u32(o, PG_CANCEL_REQUEST_CODE);
-	pg_out_u32(o, pid);
-	pg_out_u32(o, key);
-	pg_out_end(o);
+	ig_pg_out_begin(o, 0);
+	ig_pg_out_u32(o, PG_CANCEL_REQUEST_CODE);
+	ig_pg_out_u32(o, pid);
+	ig_pg_out_u32(o, key);
+	ig_pg_out_end(o);
 }
 
-void pg_put_password(struct pg_out *o, const char *s)
+void ig_pg_put_password(struct pg_out *o, const char *s)
 {
-	pg_out_begin(o, 'p');
-	pg_out_cstr(o, s);
-	pg_out_end(o);
+	ig_pg_out_begin(o, 'p');
+	ig_pg_out_cstr(o, s);
+	ig_pg_out_end(o);
 }
 
-void pg_put_sasl_initial(struct pg_out *o, const char *mech, const void *data, size_t len)
+void ig_pg_put_sasl_initial(struct pg_out *o, const char *mech, const void *data, size_t len)
 {
-	pg_out_begin(o, 'p');
-	pg_out_cstr(o, mech);
-	pg_out_u32(o, (uint32_t)len);
-	pg_out_bytes(o, data, len);
-	pg_out_end(o);
+	ig_pg_out_begin(o, 'p');
+	ig_pg_out_cstr(o, mech);
+	ig_pg_out_u32(o, (uint32_t)len);
+	ig_pg_out_bytes(o, data, len);
+	ig_pg_out_end(o);
 }
 
-void pg_put_sasl_response(struct pg_out *o, const void *data, size_t len)
+void ig_pg_put_sasl_response(struct pg_out *o, const void *data, size_t len)
 {
-	pg_out_begin(o, 'p');
-	pg_out_bytes(o, data, len);
-	pg_out_end(o);
+	ig_pg_out_begin(o, 'p');
+	ig_pg_out_bytes(o, data, len);
+	ig_pg_out_end(o);
 }
 
-void pg_put_parse(struct pg_out *o, const char *stmt_name, const char *sql, uint16_t nparams,
+void ig_pg_put_parse(struct pg_out *o, const char *stmt_name, const char *sql, uint16_t nparams,
 		  const uint32_t *oids)
 {
-	pg_out_begin(o, 'P');
-	pg_out_cstr(o, stmt_name);
-	pg_out_cstr(o, sql);
-	pg_out_u16(o, nparams);
+	ig_pg_out_begin(o, 'P');
+	ig_pg_out_cstr(o, stmt_name);
+	ig_pg_out_cstr(o, sql);
+	ig_pg_out_u16(o, nparams);
 	for (uint16_t i = 0; i < nparams; i++)
-		pg_out_u32(o, oids ? oids[i] : 0);
-	pg_out_end(o);
+		ig_pg_out_u32(o, oids ? oids[i] : 0);
+	ig_pg_out_end(o);
 }
 
-void pg_put_bind(struct pg_out *o, const char *portal, const char *stmt, uint16_t nparams,
+void ig_pg_put_bind(struct pg_out *o, const char *portal, const char *stmt, uint16_t nparams,
 		 const struct ig_pg_value *params, uint16_t nresult_formats, const int16_t *formats)
 {
-	pg_out_begin(o, 'B');
-	pg_out_cstr(o, portal);
-	pg_out_cstr(o, stmt);
-	pg_out_u16(o, nparams);
+	ig_pg_out_begin(o, 'B');
+	ig_pg_out_cstr(o, portal);
+	ig_pg_out_cstr(o, stmt);
+	ig_pg_out_u16(o, nparams);
 	for (uint16_t i = 0; i < nparams; i++)
-		pg_out_u16(o, (uint16_t)pg_param_format(&params[i]));
-	pg_out_u16(o, nparams);
+		ig_pg_out_u16(o, (uint16_t)ig_pg_param_format(&params[i]));
+	ig_pg_out_u16(o, nparams);
 	for (uint16_t i = 0; i < nparams; i++)
-		pg_param_encode(o, &params[i]);
-	pg_out_u16(o, nresult_formats);
+		ig_pg_param_encode(o, &params[i]);
+	ig_pg_out_u16(o, nresult_formats);
 	for (uint16_t i = 0; i < nresult_formats; i++)
-		pg_out_u16(o, (uint16_t)formats[i]);
-	pg_out_end(o);
+		ig_pg_out_u16(o, (uint16_t)formats[i]);
+	ig_pg_out_end(o);
 }
 
 static void put_named(struct pg_out *o, char type, char what, const char *name)
 {
-	pg_out_begin(o, type);
-	pg_out_u8(o, (uint8_t)what);
-	pg_out_cstr(o, name);
-	pg_out_end(o);
+	ig_pg_out_begin(o, type);
+	ig_pg_out_u8(o, (uint8_t)what);
+	ig_pg_out_cstr(o, name);
+	ig_pg_out_end(o);
 }
 
-void pg_put_describe(struct pg_out *o, char what, const char *name)
+void ig_pg_put_describe(struct pg_out *o, char what, const char *name)
 {
 	put_named(o, 'D', what, name);
 }
 
-void pg_put_close(struct pg_out *o, char what, const char *name)
+void ig_pg_put_close(struct pg_out *o, char what, const char *name)
 {
 	put_named(o, 'C', what, name);
 }
 
-void pg_put_execute(struct pg_out *o, const char *portal, uint32_t max_rows)
+void ig_pg_put_execute(struct pg_out *o, const char *portal, uint32_t max_rows)
 {
-	pg_out_begin(o, 'E');
-	pg_out_cstr(o, portal);
-	pg_out_u32(o, max_rows);
-	pg_out_end(o);
+	ig_pg_out_begin(o, 'E');
+	ig_pg_out_cstr(o, portal);
+	ig_pg_out_u32(o, max_rows);
+	ig_pg_out_end(o);
 }
 
 static void put_empty(struct pg_out *o, char type)
 {
-	pg_out_begin(o, type);
-	pg_out_end(o);
+	ig_pg_out_begin(o, type);
+	ig_pg_out_end(o);
 }
 
-void pg_put_sync(struct pg_out *o)
+void ig_pg_put_sync(struct pg_out *o)
 {
 	put_empty(o, 'S');
 }
 
-void pg_put_flush(struct pg_out *o)
+void ig_pg_put_flush(struct pg_out *o)
 {
 	put_empty(o, 'H');
 }
 
-void pg_put_terminate(struct pg_out *o)
+void ig_pg_put_terminate(struct pg_out *o)
 {
 	put_empty(o, 'X');
 }
 
-void pg_put_query(struct pg_out *o, const char *sql)
+void ig_pg_put_query(struct pg_out *o, const char *sql)
 {
-	pg_out_begin(o, 'Q');
-	pg_out_cstr(o, sql);
-	pg_out_end(o);
+	ig_pg_out_begin(o, 'Q');
+	ig_pg_out_cstr(o, sql);
+	ig_pg_out_end(o);
 }
 
 /* ---- the parser ---- */
@@ -167,7 +167,7 @@ static uint32_t be32(const char *p)
 	return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
 }
 
-int pg_parse_message(const char *buf, size_t len, size_t max_len, struct pg_msg *m)
+int ig_pg_parse_message(const char *buf, size_t len, size_t max_len, struct pg_msg *m)
 {
 	if (len < 5)
 		return PG_PARSE_INCOMPLETE;
@@ -250,12 +250,12 @@ static bool rd_done(const struct rd *r)
 	return r->ok && r->p == r->end;
 }
 
-bool pg_read_empty(const struct pg_msg *m)
+bool ig_pg_read_empty(const struct pg_msg *m)
 {
 	return m->len == 0;
 }
 
-bool pg_read_auth(const struct pg_msg *m, struct pg_auth *a)
+bool ig_pg_read_auth(const struct pg_msg *m, struct pg_auth *a)
 {
 	struct rd r = rd_of(m);
 	*a = (struct pg_auth){ .code = rd_u32(&r) };
@@ -293,7 +293,7 @@ bool pg_read_auth(const struct pg_msg *m, struct pg_auth *a)
 	}
 }
 
-bool pg_read_backend_key(const struct pg_msg *m, uint32_t *pid, uint32_t *key)
+bool ig_pg_read_backend_key(const struct pg_msg *m, uint32_t *pid, uint32_t *key)
 {
 	struct rd r = rd_of(m);
 	*pid = rd_u32(&r);
@@ -301,7 +301,7 @@ bool pg_read_backend_key(const struct pg_msg *m, uint32_t *pid, uint32_t *key)
 	return rd_done(&r);
 }
 
-bool pg_read_parameter_status(const struct pg_msg *m, ig_str *name, ig_str *value)
+bool ig_pg_read_parameter_status(const struct pg_msg *m, ig_str *name, ig_str *value)
 {
 	struct rd r = rd_of(m);
 	*name = rd_cstr(&r);
@@ -309,7 +309,7 @@ bool pg_read_parameter_status(const struct pg_msg *m, ig_str *name, ig_str *valu
 	return rd_done(&r);
 }
 
-bool pg_read_ready(const struct pg_msg *m, char *tx_status)
+bool ig_pg_read_ready(const struct pg_msg *m, char *tx_status)
 {
 	struct rd r = rd_of(m);
 	char s = (char)rd_u8(&r);
@@ -319,7 +319,7 @@ bool pg_read_ready(const struct pg_msg *m, char *tx_status)
 	return true;
 }
 
-bool pg_read_row_description(const struct pg_msg *m, struct pg_field *fields, uint16_t max, uint16_t *n)
+bool ig_pg_read_row_description(const struct pg_msg *m, struct pg_field *fields, uint16_t max, uint16_t *n)
 {
 	struct rd r = rd_of(m);
 	*n = rd_u16(&r);
@@ -340,7 +340,7 @@ bool pg_read_row_description(const struct pg_msg *m, struct pg_field *fields, ui
 	return rd_done(&r);
 }
 
-bool pg_read_data_row(const struct pg_msg *m, struct pg_col *cols, uint16_t max, uint16_t *n)
+bool ig_pg_read_data_row(const struct pg_msg *m, struct pg_col *cols, uint16_t max, uint16_t *n)
 {
 	struct rd r = rd_of(m);
 	*n = rd_u16(&r);
@@ -397,7 +397,7 @@ static uint64_t tag_rows(ig_str tag)
 	return v;
 }
 
-bool pg_read_command_complete(const struct pg_msg *m, ig_str *tag, uint64_t *rows)
+bool ig_pg_read_command_complete(const struct pg_msg *m, ig_str *tag, uint64_t *rows)
 {
 	struct rd r = rd_of(m);
 	*tag = rd_cstr(&r);
@@ -407,7 +407,7 @@ bool pg_read_command_complete(const struct pg_msg *m, ig_str *tag, uint64_t *row
 	return true;
 }
 
-bool pg_read_error(const struct pg_msg *m, struct pg_error_fields *e)
+bool ig_pg_read_error(const struct pg_msg *m, struct pg_error_fields *e)
 {
 	*e = (struct pg_error_fields){ 0 };
 	struct rd r = rd_of(m);
@@ -446,7 +446,7 @@ bool pg_read_error(const struct pg_msg *m, struct pg_error_fields *e)
 	return rd_done(&r);
 }
 
-bool pg_read_notification(const struct pg_msg *m, uint32_t *pid, ig_str *channel, ig_str *payload)
+bool ig_pg_read_notification(const struct pg_msg *m, uint32_t *pid, ig_str *channel, ig_str *payload)
 {
 	struct rd r = rd_of(m);
 	*pid = rd_u32(&r);
@@ -455,7 +455,7 @@ bool pg_read_notification(const struct pg_msg *m, uint32_t *pid, ig_str *channel
 	return rd_done(&r);
 }
 
-bool pg_read_parameter_description(const struct pg_msg *m, uint32_t *oids, uint16_t max, uint16_t *n)
+bool ig_pg_read_parameter_description(const struct pg_msg *m, uint32_t *oids, uint16_t max, uint16_t *n)
 {
 	struct rd r = rd_of(m);
 	*n = rd_u16(&r);

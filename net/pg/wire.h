@@ -27,30 +27,30 @@ struct ig_pg_value; /* include/ingot/pg.h */
  * app_name is non-NULL and non-empty. Also client_encoding=UTF8 and
  * DateStyle=ISO (types.c reads dates in the ISO style) and TimeZone=UTC
  * (timestamptz text is then always "+00"). */
-void pg_put_startup(struct pg_out *o, const char *user, const char *db, const char *app_name);
-void pg_put_ssl_request(struct pg_out *o);                       /* answered by one byte 'S' or 'N' */
-void pg_put_cancel(struct pg_out *o, uint32_t pid, uint32_t key); /* on a new connection */
-void pg_put_password(struct pg_out *o, const char *s);           /* cleartext or md5 ('p') */
-void pg_put_sasl_initial(struct pg_out *o, const char *mech, const void *data, size_t len);
-void pg_put_sasl_response(struct pg_out *o, const void *data, size_t len);
+void ig_pg_put_startup(struct pg_out *o, const char *user, const char *db, const char *app_name);
+void ig_pg_put_ssl_request(struct pg_out *o);                       /* answered by one byte 'S' or 'N' */
+void ig_pg_put_cancel(struct pg_out *o, uint32_t pid, uint32_t key); /* on a new connection */
+void ig_pg_put_password(struct pg_out *o, const char *s);           /* cleartext or md5 ('p') */
+void ig_pg_put_sasl_initial(struct pg_out *o, const char *mech, const void *data, size_t len);
+void ig_pg_put_sasl_response(struct pg_out *o, const void *data, size_t len);
 /* Parse: oids[nparams] the parameters' types (0 lets the server infer it;
  * such a parameter must be sent in text format). */
-void pg_put_parse(struct pg_out *o, const char *stmt_name, const char *sql, uint16_t nparams,
+void ig_pg_put_parse(struct pg_out *o, const char *stmt_name, const char *sql, uint16_t nparams,
 		  const uint32_t *oids);
-/* Bind: each parameter in the format pg_param_format gives for it (one
- * format code per parameter), encoded by pg_param_encode (types.h); a value
+/* Bind: each parameter in the format ig_pg_param_format gives for it (one
+ * format code per parameter), encoded by ig_pg_param_encode (types.h); a value
  * that cannot be encoded (an unknown oid in binary...) sets overflow, see
- * pg_param_encode. formats: nresult_formats result format codes (0 text, 1
+ * ig_pg_param_encode. formats: nresult_formats result format codes (0 text, 1
  * binary): 0 of them means all text, 1 applies to every column. */
-void pg_put_bind(struct pg_out *o, const char *portal, const char *stmt, uint16_t nparams,
+void ig_pg_put_bind(struct pg_out *o, const char *portal, const char *stmt, uint16_t nparams,
 		 const struct ig_pg_value *params, uint16_t nresult_formats, const int16_t *formats);
-void pg_put_describe(struct pg_out *o, char what, const char *name); /* what: 'S' or 'P' */
-void pg_put_close(struct pg_out *o, char what, const char *name);    /* what: 'S' or 'P' */
-void pg_put_execute(struct pg_out *o, const char *portal, uint32_t max_rows); /* 0: all rows */
-void pg_put_sync(struct pg_out *o);
-void pg_put_flush(struct pg_out *o);
-void pg_put_query(struct pg_out *o, const char *sql); /* simple query: may hold several statements */
-void pg_put_terminate(struct pg_out *o);
+void ig_pg_put_describe(struct pg_out *o, char what, const char *name); /* what: 'S' or 'P' */
+void ig_pg_put_close(struct pg_out *o, char what, const char *name);    /* what: 'S' or 'P' */
+void ig_pg_put_execute(struct pg_out *o, const char *portal, uint32_t max_rows); /* 0: all rows */
+void ig_pg_put_sync(struct pg_out *o);
+void ig_pg_put_flush(struct pg_out *o);
+void ig_pg_put_query(struct pg_out *o, const char *sql); /* simple query: may hold several statements */
+void ig_pg_put_terminate(struct pg_out *o);
 
 /* ---- the parser ---- */
 
@@ -93,7 +93,7 @@ struct pg_msg {
  * max_len (the caller's limit: a row over it fails the query); and
  * PG_PARSE_INCOMPLETE when buf holds less than the whole message (len < 5
  * included). Reads nothing outside buf. */
-int pg_parse_message(const char *buf, size_t len, size_t max_len, struct pg_msg *m);
+int ig_pg_parse_message(const char *buf, size_t len, size_t max_len, struct pg_msg *m);
 
 /* The decoders below each take one framed message of their type and return
  * false when the body is malformed (a field that runs past the body, a
@@ -116,12 +116,12 @@ struct pg_auth {
 	uint32_t data_len;
 	bool scram_sha256;   /* PG_AUTH_SASL: SCRAM-SHA-256 is among the mechanisms */
 };
-bool pg_read_auth(const struct pg_msg *m, struct pg_auth *a);
+bool ig_pg_read_auth(const struct pg_msg *m, struct pg_auth *a);
 
-bool pg_read_backend_key(const struct pg_msg *m, uint32_t *pid, uint32_t *key);
-bool pg_read_parameter_status(const struct pg_msg *m, ig_str *name, ig_str *value);
+bool ig_pg_read_backend_key(const struct pg_msg *m, uint32_t *pid, uint32_t *key);
+bool ig_pg_read_parameter_status(const struct pg_msg *m, ig_str *name, ig_str *value);
 /* ReadyForQuery: *tx_status 'I' idle, 'T' in a transaction, 'E' in a failed one. */
-bool pg_read_ready(const struct pg_msg *m, char *tx_status);
+bool ig_pg_read_ready(const struct pg_msg *m, char *tx_status);
 
 /* RowDescription: *n gets the field count; fields[0..min(n, max)) are
  * filled; false when malformed or when n > max (then *n still says n, so
@@ -135,19 +135,19 @@ struct pg_field {
 	int32_t type_mod;
 	int16_t format; /* 0 text, 1 binary */
 };
-bool pg_read_row_description(const struct pg_msg *m, struct pg_field *fields, uint16_t max, uint16_t *n);
+bool ig_pg_read_row_description(const struct pg_msg *m, struct pg_field *fields, uint16_t max, uint16_t *n);
 
 /* DataRow: as RowDescription, each column's bytes or NULL (len -1). */
 struct pg_col {
 	const char *ptr; /* NULL for SQL NULL */
 	int32_t len;     /* -1 for SQL NULL */
 };
-bool pg_read_data_row(const struct pg_msg *m, struct pg_col *cols, uint16_t max, uint16_t *n);
+bool ig_pg_read_data_row(const struct pg_msg *m, struct pg_col *cols, uint16_t max, uint16_t *n);
 
 /* CommandComplete: the tag ("SELECT 3", "INSERT 0 1", "BEGIN"...) and the
  * row count its last word gives for INSERT, UPDATE, DELETE, SELECT, MERGE,
  * MOVE, FETCH and COPY (0 for the others). */
-bool pg_read_command_complete(const struct pg_msg *m, ig_str *tag, uint64_t *rows);
+bool ig_pg_read_command_complete(const struct pg_msg *m, ig_str *tag, uint64_t *rows);
 
 /* ErrorResponse and NoticeResponse: the fields it has; those it lacks are
  * empty ({NULL, 0}). sqlstate is NUL-terminated ("" when the server sent
@@ -157,15 +157,15 @@ struct pg_error_fields {
 	char sqlstate[6];
 	ig_str message, detail, hint, constraint, schema, table, column, position;
 };
-bool pg_read_error(const struct pg_msg *m, struct pg_error_fields *e);
+bool ig_pg_read_error(const struct pg_msg *m, struct pg_error_fields *e);
 
-bool pg_read_notification(const struct pg_msg *m, uint32_t *pid, ig_str *channel, ig_str *payload);
+bool ig_pg_read_notification(const struct pg_msg *m, uint32_t *pid, ig_str *channel, ig_str *payload);
 
 /* ParameterDescription: as RowDescription, the parameters' type oids. */
-bool pg_read_parameter_description(const struct pg_msg *m, uint32_t *oids, uint16_t max, uint16_t *n);
+bool ig_pg_read_parameter_description(const struct pg_msg *m, uint32_t *oids, uint16_t max, uint16_t *n);
 
 /* The messages with an empty body ('1', '2', '3', 'n', 'I', 's'): false
  * when it is not empty. */
-bool pg_read_empty(const struct pg_msg *m);
+bool ig_pg_read_empty(const struct pg_msg *m);
 
 #endif

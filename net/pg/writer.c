@@ -24,14 +24,14 @@ static void put_be32(char *p, uint32_t v)
 	p[3] = (char)v;
 }
 
-void pg_out_u8(struct pg_out *o, uint8_t v)
+void ig_pg_out_u8(struct pg_out *o, uint8_t v)
 {
 	char *p = out_room(o, 1);
 	if (p)
 		p[0] = (char)v;
 }
 
-void pg_out_u16(struct pg_out *o, uint16_t v)
+void ig_pg_out_u16(struct pg_out *o, uint16_t v)
 {
 	char *p = out_room(o, 2);
 	if (p) {
@@ -40,14 +40,14 @@ void pg_out_u16(struct pg_out *o, uint16_t v)
 	}
 }
 
-void pg_out_u32(struct pg_out *o, uint32_t v)
+void ig_pg_out_u32(struct pg_out *o, uint32_t v)
 {
 	char *p = out_room(o, 4);
 	if (p)
 		put_be32(p, v);
 }
 
-void pg_out_u64(struct pg_out *o, uint64_t v)
+void ig_pg_out_u64(struct pg_out *o, uint64_t v)
 {
 	char *p = out_room(o, 8);
 	if (p) {
@@ -56,28 +56,28 @@ void pg_out_u64(struct pg_out *o, uint64_t v)
 	}
 }
 
-void pg_out_bytes(struct pg_out *o, const void *src, size_t n)
+void ig_pg_out_bytes(struct pg_out *o, const void *src, size_t n)
 {
 	char *p = out_room(o, n);
 	if (p && n)
 		memcpy(p, src, n);
 }
 
-void pg_out_cstr(struct pg_out *o, const char *s)
+void ig_pg_out_cstr(struct pg_out *o, const char *s)
 {
-	pg_out_bytes(o, s, strlen(s) + 1);
+	ig_pg_out_bytes(o, s, strlen(s) + 1);
 }
 
-void pg_out_begin(struct pg_out *o, char type)
+void ig_pg_out_begin(struct pg_out *o, char type)
 {
 	o->msg_begin = o->len;
 	if (type)
-		pg_out_u8(o, (uint8_t)type);
+		ig_pg_out_u8(o, (uint8_t)type);
 	o->msg_start = o->len; /* the length field counts itself, not the type */
-	pg_out_u32(o, 0);
+	ig_pg_out_u32(o, 0);
 }
 
-void pg_out_end(struct pg_out *o)
+void ig_pg_out_end(struct pg_out *o)
 {
 	if (o->overflow)
 		o->len = o->msg_begin; /* no half frame: the buffer ends with whole ones */

@@ -13,7 +13,7 @@
 /* Writes into the caller's buffer buf[0..cap); len is what is written. A
  * write that does not fit writes nothing and sets overflow, which stays set
  * (the caller checks it once after a batch, then drops len back to where
- * the batch began and clears it, or fails); a whole frame (pg_out_begin..
+ * the batch began and clears it, or fails); a whole frame (ig_pg_out_begin..
  * end) that overflows is taken back, so buf always ends with whole frames.
  * msg_begin and msg_start are the writer's own: where the open frame and
  * its length field start. */
@@ -30,16 +30,16 @@ static inline void pg_out_init(struct pg_out *o, char *buf, size_t cap)
 }
 
 /* Opens a frame: the type byte (none when type is 0: the untyped
- * startup-phase messages) and a 32-bit length field that pg_out_end
+ * startup-phase messages) and a 32-bit length field that ig_pg_out_end
  * patches with the frame's length from that field on (PostgreSQL's rule:
  * the length counts itself, not the type). Frames do not nest. */
-void pg_out_begin(struct pg_out *o, char type);
-void pg_out_end(struct pg_out *o);
-void pg_out_u8(struct pg_out *o, uint8_t v);
-void pg_out_u16(struct pg_out *o, uint16_t v);
-void pg_out_u32(struct pg_out *o, uint32_t v);
-void pg_out_u64(struct pg_out *o, uint64_t v);
-void pg_out_bytes(struct pg_out *o, const void *p, size_t n);
-void pg_out_cstr(struct pg_out *o, const char *s); /* s and its NUL */
+void ig_pg_out_begin(struct pg_out *o, char type);
+void ig_pg_out_end(struct pg_out *o);
+void ig_pg_out_u8(struct pg_out *o, uint8_t v);
+void ig_pg_out_u16(struct pg_out *o, uint16_t v);
+void ig_pg_out_u32(struct pg_out *o, uint32_t v);
+void ig_pg_out_u64(struct pg_out *o, uint64_t v);
+void ig_pg_out_bytes(struct pg_out *o, const void *p, size_t n);
+void ig_pg_out_cstr(struct pg_out *o, const char *s); /* s and its NUL */
 
 #endif

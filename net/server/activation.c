@@ -20,7 +20,7 @@
 #define FIRST_FD 3 /* SD_LISTEN_FDS_START */
 #define MAX_FDS 64
 
-struct server_activation server_activation = { .http_fd = -1, .https_fd = -1, .admin_fd = -1 };
+struct ig_server_activation ig_server_activation = { .http_fd = -1, .https_fd = -1, .admin_fd = -1 };
 
 /* The fd's kind from LISTEN_FDNAMES' i-th colon-separated name. */
 static int *slot_for(const char *names, int i)
@@ -30,15 +30,15 @@ static int *slot_for(const char *names, int i)
 		p = (p = strchr(p, ':')) ? p + 1 : NULL;
 	size_t n = p ? strcspn(p, ":") : 0;
 	if (n == 5 && memcmp(p, "https", 5) == 0)
-		return &server_activation.https_fd;
+		return &ig_server_activation.https_fd;
 	if (n == 5 && memcmp(p, "admin", 5) == 0)
-		return &server_activation.admin_fd;
-	return &server_activation.http_fd; /* "http", a unit's default name, none */
+		return &ig_server_activation.admin_fd;
+	return &ig_server_activation.http_fd; /* "http", a unit's default name, none */
 }
 
 static const char *kind_name(const int *slot)
 {
-	return slot == &server_activation.https_fd ? "https" : slot == &server_activation.admin_fd ? "admin" : "http";
+	return slot == &ig_server_activation.https_fd ? "https" : slot == &ig_server_activation.admin_fd ? "admin" : "http";
 }
 
 /* A listening stream socket, or a message naming the fd. */
@@ -100,7 +100,7 @@ static int bound_port(int fd, char *addr, size_t cap)
 	return 0;
 }
 
-int server_activation_port(int fd)
+int ig_server_activation_port(int fd)
 {
 	return bound_port(fd, NULL, 0);
 }
@@ -110,8 +110,8 @@ int server_activation_port(int fd)
  * listener only when one is given. */
 static const char *apply(char *err, size_t errlen)
 {
-	struct server_activation *a = &server_activation;
-	struct http_config *cfg = &server_config;
+	struct ig_server_activation *a = &ig_server_activation;
+	struct http_config *cfg = &ig_server_config;
 	if (a->http_fd < 0 && a->https_fd < 0) {
 		snprintf(err, errlen, "LISTEN_FDS: no socket to serve the API on (only admin given)");
 		return err;
@@ -121,15 +121,15 @@ static const char *apply(char *err, size_t errlen)
 			 a->http_fd);
 		return err;
 	}
-	if (a->https_fd >= 0 && !http_server.tls) {
+	if (a->https_fd >= 0 && !ig_http_server.tls) {
 		snprintf(err, errlen, "LISTEN_FDS: fd %d is named https, but no TLS certificate is set "
 			 "(INGOT_TLS_CERT or INGOT_TLS_CERT_PEM, and its key)", a->https_fd);
 		return err;
 	}
 	if (a->https_fd < 0)
-		http_server.tls = NULL; /* a certificate, but no HTTPS socket to use it on */
+		ig_http_server.tls = NULL; /* a certificate, but no HTTPS socket to use it on */
 	else
-		cfg->tls_port = server_activation_port(a->https_fd);
+		cfg->tls_port = ig_server_activation_port(a->https_fd);
 	cfg->tls_only = a->http_fd < 0;
 	/* HOST ignored: the "listening" line says where the API socket is. */
 	static char host[INET6_ADDRSTRLEN];
@@ -137,11 +137,11 @@ static const char *apply(char *err, size_t errlen)
 	cfg->host = host;
 	if (a->http_fd >= 0)
 		cfg->port = port;
-	cfg->admin_port = a->admin_fd >= 0 ? server_activation_port(a->admin_fd) : -1;
+	cfg->admin_port = a->admin_fd >= 0 ? ig_server_activation_port(a->admin_fd) : -1;
 	return NULL;
 }
 
-__attribute__((cold)) int server_activation_take(char *err, size_t errlen)
+__attribute__((cold)) int ig_server_activation_take(char *err, size_t errlen)
 {
 	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
 	const char *names = getenv("LISTEN_FDNAMES");
@@ -173,24 +173,24 @@ __attribute__((cold)) int server_activation_take(char *err, size_t errlen)
 				*slot = fd;
 			}
 		}
-		server_activation.active = rc == 0 && n > 0;
-		if (server_activation.active && apply(err, errlen))
+		ig_server_activation.active = rc == 0 && n > 0;
+		if (ig_server_activation.active && apply(err, errlen))
 			rc = -1;
 	}
 	unsetenv("LISTEN_PID");
 	unsetenv("LISTEN_FDS");
 	unsetenv("LISTEN_FDNAMES");
-	if (rc == 0 && server_activation.active) {
-		const struct server_activation *a = &server_activation;
+	if (rc == 0 && ig_server_activation.active) {
+		const struct ig_server_activation *a = &ig_server_activation;
 		const int *slots[] = { &a->http_fd, &a->https_fd, &a->admin_fd };
 		for (size_t i = 0; i < IG_COUNTOF(slots); i++)
 			if (*slots[i] >= 0)
-				log_socket(kind_name(slots[i]), *slots[i], server_activation_port(*slots[i]));
+				log_socket(kind_name(slots[i]), *slots[i], ig_server_activation_port(*slots[i]));
 	}
 	return rc;
 }
 
-int server_activation_listener(int fd, char *err, size_t errlen)
+int ig_server_activation_listener(int fd, char *err, size_t errlen)
 {
 	/* A descriptor of its own for each core: each registers it in its own
 	   epoll (EPOLLEXCLUSIVE, net/sock) and closes it when it stops
@@ -202,9 +202,9 @@ int server_activation_listener(int fd, char *err, size_t errlen)
 	return dup;
 }
 
-void server_activation_release(void)
+void ig_server_activation_release(void)
 {
-	struct server_activation *a = &server_activation;
+	struct ig_server_activation *a = &ig_server_activation;
 	if (a->http_fd >= 0)
 		close(a->http_fd);
 	if (a->https_fd >= 0)

@@ -25,7 +25,7 @@ static struct ig_net_listener *admin_net;
 static void admin_route(ig_ctx *x)
 {
 	const ig_request *r = ig_req(x);
-	if (http_health_answer(x))
+	if (ig_http_health_answer(x))
 		return;
 	if (!ig_str_eq(r->path, "/metrics", 8)) {
 		ig_respond_problem(x, 404, "the admin listener serves /metrics, /livez and /readyz");
@@ -47,22 +47,22 @@ static const struct ig_app admin_app = { .name = "admin", .route = admin_route }
 static void *admin_accept(void *arg, struct ig_transport *t)
 {
 	struct http_core *core = arg;
-	struct http_conn *c = http_conn_take(core);
-	return c ? http_conn_begin_app(core, c, t, (uint32_t)core->cfg->idle_timeout_ms, &admin_app) : NULL;
+	struct http_conn *c = ig_http_conn_take(core);
+	return c ? ig_http_conn_begin_app(core, c, t, (uint32_t)core->cfg->idle_timeout_ms, &admin_app) : NULL;
 }
 
-__attribute__((cold)) int server_admin_open(char *err, size_t errlen)
+__attribute__((cold)) int ig_server_admin_open(char *err, size_t errlen)
 {
-	struct http_config *cfg = &server_config;
+	struct http_config *cfg = &ig_server_config;
 	if (cfg->admin_port < 0 || ig_net_stack) /* a stack of ingot's own listens once it runs */
 		return 0;
-	if (server_activation.active) { /* the socket named admin (admin_port is its port) */
-		admin_fd = server_activation.admin_fd;
+	if (ig_server_activation.active) { /* the socket named admin (admin_port is its port) */
+		admin_fd = ig_server_activation.admin_fd;
 		return 0;
 	}
 	int port = (int)cfg->admin_port;
 	char why[200];
-	admin_fd = sock_listen_exclusive(cfg->host, &port, 64, why, sizeof why);
+	admin_fd = ig_sock_listen_exclusive(cfg->host, &port, 64, why, sizeof why);
 	if (admin_fd < 0) {
 		snprintf(err, errlen, "admin listener (INGOT_ADMIN_PORT): %s", why);
 		return -1;
@@ -71,9 +71,9 @@ __attribute__((cold)) int server_admin_open(char *err, size_t errlen)
 	return 0;
 }
 
-__attribute__((cold)) int server_admin_start(struct http_core *core0, char *err, size_t errlen)
+__attribute__((cold)) int ig_server_admin_start(struct http_core *core0, char *err, size_t errlen)
 {
-	struct http_config *cfg = &server_config;
+	struct http_config *cfg = &ig_server_config;
 	if (cfg->admin_port < 0)
 		return 0;
 	/* Slots of its own: a scrape still gets in when the API's connections
@@ -86,8 +86,8 @@ __attribute__((cold)) int server_admin_start(struct http_core *core0, char *err,
 			return -1;
 		cfg->admin_port = port;
 	} else {
-		sock_core_init(&admin_sock, &core0->loop, admin_fd, ADMIN_MAX_CONNS, admin_accept, core0);
-		if (sock_core_start(&admin_sock) != 0) {
+		ig_sock_core_init(&admin_sock, &core0->loop, admin_fd, ADMIN_MAX_CONNS, admin_accept, core0);
+		if (ig_sock_core_start(&admin_sock) != 0) {
 			snprintf(err, errlen, "cannot watch the admin listener");
 			return -1;
 		}
@@ -101,10 +101,10 @@ __attribute__((cold)) int server_admin_start(struct http_core *core0, char *err,
 	return 0;
 }
 
-void server_admin_stop_accepting(void)
+void ig_server_admin_stop_accepting(void)
 {
 	if (admin_fd >= 0) {
-		sock_core_stop_accepting(&admin_sock);
+		ig_sock_core_stop_accepting(&admin_sock);
 		admin_fd = -1;
 	}
 	if (admin_net) {

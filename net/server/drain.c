@@ -9,31 +9,31 @@
 
 #include <stdatomic.h>
 
-void server_on_drained(struct http_core *core)
+void ig_server_on_drained(struct http_core *core)
 {
 	/* Core 0 stops last: it holds the grace timer and joins the others. */
-	if (core->index != 0 || atomic_load(&http_server.cores_finished) == http_server.core_count - 1)
+	if (core->index != 0 || atomic_load(&ig_http_server.cores_finished) == ig_http_server.core_count - 1)
 		core->loop.running = false;
 }
 
-void server_on_core_wake(struct ig_loop *loop, void *arg)
+void ig_server_on_core_wake(struct ig_loop *loop, void *arg)
 {
 	(void)loop;
 	struct http_core *core = arg;
 	if (atomic_load(&core->force_requested)) {
-		server_stop_accepting(core);
-		http_conn_force_close_all(core);
+		ig_server_stop_accepting(core);
+		ig_http_conn_force_close_all(core);
 		return;
 	}
 	if (atomic_load(&core->drain_requested) && !core->draining) {
 		/* The backlog first, while not draining: connections the kernel
 		   completed before the signal are accepted (and served, then
-		   closed), not refused and reset by http_conn_take. */
-		server_stop_accepting(core);
+		   closed), not refused and reset by ig_http_conn_take. */
+		ig_server_stop_accepting(core);
 		core->draining = true;
-		http_conn_drain(core);
+		ig_http_conn_drain(core);
 	} else if (core->draining && core->count == 0) {
-		server_on_drained(core); /* another core finished */
+		ig_server_on_drained(core); /* another core finished */
 	}
 }
 
@@ -46,28 +46,28 @@ static void log_core_failure(const struct http_core *core)
 	}
 }
 
-void *server_core_main(void *arg)
+void *ig_server_core_main(void *arg)
 {
 	struct http_core *core = arg;
-	if (server_core_setup(core) == 0) {
+	if (ig_server_core_setup(core) == 0) {
 		/* A drain may have been asked before this loop ran. */
-		server_on_core_wake(&core->loop, core);
+		ig_server_on_core_wake(&core->loop, core);
 		if (!core->draining || core->count)
 			ig_loop_run(&core->loop);
 	} else {
 		log_core_failure(core);
 	}
-	server_stop_accepting(core);
-	atomic_fetch_add(&http_server.cores_finished, 1);
-	ig_loop_wake(&http_server.cores[0].loop);
+	ig_server_stop_accepting(core);
+	atomic_fetch_add(&ig_http_server.cores_finished, 1);
+	ig_loop_wake(&ig_http_server.cores[0].loop);
 	return NULL;
 }
 
 static void request_all(_Atomic int *(*flag)(struct http_core *))
 {
-	for (int i = 0; i < http_server.core_count; i++) {
-		atomic_store(flag(&http_server.cores[i]), 1);
-		ig_loop_wake(&http_server.cores[i].loop);
+	for (int i = 0; i < ig_http_server.core_count; i++) {
+		atomic_store(flag(&ig_http_server.cores[i]), 1);
+		ig_loop_wake(&ig_http_server.cores[i].loop);
 	}
 }
 
@@ -77,7 +77,7 @@ static _Atomic int *force_flag(struct http_core *c) { return &c->force_requested
 static void on_grace_over(struct ig_timer *t)
 {
 	(void)t;
-	http_server.grace_over = true;
+	ig_http_server.grace_over = true;
 	request_all(force_flag);
 }
 
@@ -85,23 +85,23 @@ static void on_grace_over(struct ig_timer *t)
 static void start_drain(struct ig_timer *t)
 {
 	(void)t;
-	struct ig_loop *loop = &http_server.cores[0].loop;
-	http_server.grace_timer.fn = on_grace_over;
-	ig_timer_set(&loop->timers, &http_server.grace_timer, loop->clock.now_ms + (uint64_t)server_config.grace_ms);
+	struct ig_loop *loop = &ig_http_server.cores[0].loop;
+	ig_http_server.grace_timer.fn = on_grace_over;
+	ig_timer_set(&loop->timers, &ig_http_server.grace_timer, loop->clock.now_ms + (uint64_t)ig_server_config.grace_ms);
 	request_all(drain_flag);
 }
 
 static void begin_stop(const char *why_key, const char *why, int64_t delay_ms)
 {
-	http_server.stopping = true;
+	ig_http_server.stopping = true;
 	/* Not ready at once, so that load balancers take the instance out
 	   while it still serves, through the delay (a pre-stop delay). */
-	http_health_set_draining();
+	ig_http_health_set_draining();
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_INFO, "draining")) {
 		ig_log_cstr(&l, why_key, why);
 		ig_log_int(&l, "drain_delay_ms", delay_ms);
-		ig_log_int(&l, "grace_ms", server_config.grace_ms); /* counted after the delay */
+		ig_log_int(&l, "grace_ms", ig_server_config.grace_ms); /* counted after the delay */
 		ig_log_end(&l);
 	}
 }
@@ -111,30 +111,30 @@ static void on_signal(struct ig_io *io, uint32_t events)
 	(void)io;
 	(void)events;
 	const char *name = NULL;
-	if (ig_signals_read(http_server.signal_fd, &name) != IG_SIGNAL_STOP)
+	if (ig_signals_read(ig_http_server.signal_fd, &name) != IG_SIGNAL_STOP)
 		return;
-	struct ig_loop *loop = &http_server.cores[0].loop;
-	if (http_server.stopping) {
+	struct ig_loop *loop = &ig_http_server.cores[0].loop;
+	if (ig_http_server.stopping) {
 		/* A second signal during the drain delay: drain now. */
-		if (ig_timer_armed(&http_server.delay_timer)) {
-			ig_timer_cancel(&loop->timers, &http_server.delay_timer);
+		if (ig_timer_armed(&ig_http_server.delay_timer)) {
+			ig_timer_cancel(&loop->timers, &ig_http_server.delay_timer);
 			start_drain(NULL);
 		}
 		return;
 	}
-	int64_t delay_ms = server_config.drain_delay_ms;
+	int64_t delay_ms = ig_server_config.drain_delay_ms;
 	begin_stop("signal", name, delay_ms);
 	if (delay_ms == 0) {
 		start_drain(NULL);
 		return;
 	}
-	http_server.delay_timer.fn = start_drain;
-	ig_timer_set(&loop->timers, &http_server.delay_timer, loop->clock.now_ms + (uint64_t)delay_ms);
+	ig_http_server.delay_timer.fn = start_drain;
+	ig_timer_set(&loop->timers, &ig_http_server.delay_timer, loop->clock.now_ms + (uint64_t)delay_ms);
 }
 
-bool server_drain_now(const char *reason)
+bool ig_server_drain_now(const char *reason)
 {
-	if (http_server.stopping)
+	if (ig_http_server.stopping)
 		return false;
 	/* No delay: it exists for a load balancer to take the instance out,
 	   and an idle server has nothing to hand over. */
@@ -143,8 +143,8 @@ bool server_drain_now(const char *reason)
 	return true;
 }
 
-int server_watch_signals(struct http_core *core0)
+int ig_server_watch_signals(struct http_core *core0)
 {
-	http_server.signal_io.fn = on_signal;
-	return ig_loop_add(&core0->loop, http_server.signal_fd, EPOLLIN, &http_server.signal_io);
+	ig_http_server.signal_io.fn = on_signal;
+	return ig_loop_add(&core0->loop, ig_http_server.signal_fd, EPOLLIN, &ig_http_server.signal_io);
 }

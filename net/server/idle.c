@@ -12,8 +12,8 @@
  * - The idle decision is a guess: core 1 may accept a connection just
  *   after its tick said idle. That costs nothing, because the exit is the
  *   drain, and the drain loses no accepted connection: it serves it.
- * - The drain (server_on_core_wake) makes each core stop accepting before
- *   it sets `draining` (after which http_conn_take refuses): it accepts
+ * - The drain (ig_server_on_core_wake) makes each core stop accepting before
+ *   it sets `draining` (after which ig_http_conn_take refuses): it accepts
  *   what is in the backlog, while not draining, so that is served; then it
  *   takes the socket out of its epoll and closes its own descriptor of it.
  *   So no accept ever happens while draining: nothing is accepted and
@@ -37,7 +37,7 @@
  * after the last work (plus a tick), without a wakeup per millisecond. */
 static uint64_t tick_ms(void)
 {
-	uint64_t q = (uint64_t)server_config.idle_exit_ms / 4;
+	uint64_t q = (uint64_t)ig_server_config.idle_exit_ms / 4;
 	return q < IG_TICK_MS ? IG_TICK_MS : q > 1000 ? 1000 : q;
 }
 
@@ -48,8 +48,8 @@ static uint64_t app_requests(const struct http_core *core)
 
 static bool all_idle_since(uint64_t now_ms, uint64_t idle_ms)
 {
-	for (int i = 0; i < http_server.core_count; i++)
-		if (now_ms < atomic_load_explicit(&http_server.cores[i].idle_last_busy_ms, memory_order_relaxed) + idle_ms)
+	for (int i = 0; i < ig_http_server.core_count; i++)
+		if (now_ms < atomic_load_explicit(&ig_http_server.cores[i].idle_last_busy_ms, memory_order_relaxed) + idle_ms)
 			return false;
 	return true;
 }
@@ -67,21 +67,21 @@ static void on_idle_tick(struct ig_timer *t)
 	    requests != core->idle_requests_seen)
 		atomic_store_explicit(&core->idle_last_busy_ms, now, memory_order_relaxed);
 	core->idle_requests_seen = requests;
-	if (core->index == 0 && !http_server.stopping &&
-	    all_idle_since(now, (uint64_t)server_config.idle_exit_ms) && server_drain_now("idle"))
+	if (core->index == 0 && !ig_http_server.stopping &&
+	    all_idle_since(now, (uint64_t)ig_server_config.idle_exit_ms) && ig_server_drain_now("idle"))
 		return;
 	ig_timer_set(&core->loop.timers, &core->idle_tick, now + tick_ms());
 }
 
-void server_idle_core_start(struct http_core *core)
+void ig_server_idle_core_start(struct http_core *core)
 {
 	uint64_t now = core->loop.clock.now_ms;
 	/* The start is work: a supervisor starts us for a pending connection.
 	   Core 0 starts the others' clocks too, in case its tick comes before
 	   their threads have set up. */
 	if (core->index == 0)
-		for (int i = 0; i < http_server.core_count; i++)
-			atomic_store_explicit(&http_server.cores[i].idle_last_busy_ms, now, memory_order_relaxed);
+		for (int i = 0; i < ig_http_server.core_count; i++)
+			atomic_store_explicit(&ig_http_server.cores[i].idle_last_busy_ms, now, memory_order_relaxed);
 	atomic_store_explicit(&core->idle_last_busy_ms, now, memory_order_relaxed);
 	core->idle_requests_seen = app_requests(core);
 	core->idle_tick.fn = on_idle_tick;

@@ -38,27 +38,27 @@ static int seed_pools(struct http_core *core)
 	return 0;
 }
 
-void (*http_core_start_hook)(struct ig_loop *loop, int core_count);
+void (*ig_http_core_start_hook)(struct ig_loop *loop, int core_count);
 
-int server_core_setup(struct http_core *core)
+int ig_server_core_setup(struct http_core *core)
 {
 	if (ig_loop_init(&core->loop, (int)core->index) != 0)
 		return -1;
-	http_core_init_pools(core);
-	core->loop.on_wake = server_on_core_wake;
+	ig_http_core_init_pools(core);
+	core->loop.on_wake = ig_server_on_core_wake;
 	core->loop.arg = core;
-	core->drained = server_on_drained;
+	core->drained = ig_server_on_drained;
 	ig_rng_seed(&core->rng);
-	sock_core_init(&core->sock, &core->loop, core->listen_fd, (uint32_t)core->cfg->max_conns,
-		       http_conn_accept, core);
+	ig_sock_core_init(&core->sock, &core->loop, core->listen_fd, (uint32_t)core->cfg->max_conns,
+		       ig_http_conn_accept, core);
 	core->sock.keep_peer = core->cfg->access_log; /* the access log's "client" */
 	if (seed_pools(core) != 0)
 		return -1;
-	if (http_server.tls && server_tls_core_setup(core) != 0)
+	if (ig_http_server.tls && ig_server_tls_core_setup(core) != 0)
 		return -1;
-	if (http_core_start_hook)
-		http_core_start_hook(&core->loop, http_server.core_count);
+	if (ig_http_core_start_hook)
+		ig_http_core_start_hook(&core->loop, ig_http_server.core_count);
 	if (core->cfg->idle_exit_ms > 0) /* its code is off the startup pages */
-		server_idle_core_start(core);
-	return core->listen_fd >= 0 ? sock_core_start(&core->sock) : 0;
+		ig_server_idle_core_start(core);
+	return core->listen_fd >= 0 ? ig_sock_core_start(&core->sock) : 0;
 }

@@ -6,35 +6,35 @@
 #include "net/stack.h"
 #include "net/tls/tls.h"
 
-int server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen)
+int ig_server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen)
 {
-	const struct http_config *cfg = &server_config;
+	const struct http_config *cfg = &ig_server_config;
 	core->listen_fd = -1;
 	core->tls_listen_fd = -1;
-	if (ig_net_stack) /* server_net_listen, once the loop is there */
+	if (ig_net_stack) /* ig_server_net_listen, once the loop is there */
 		return 0;
-	if (server_activation.active) {
-		const struct server_activation *a = &server_activation;
-		if (a->http_fd >= 0 && (core->listen_fd = server_activation_listener(a->http_fd, err, errlen)) < 0)
+	if (ig_server_activation.active) {
+		const struct ig_server_activation *a = &ig_server_activation;
+		if (a->http_fd >= 0 && (core->listen_fd = ig_server_activation_listener(a->http_fd, err, errlen)) < 0)
 			return -1;
-		if (a->https_fd >= 0 && (core->tls_listen_fd = server_activation_listener(a->https_fd, err, errlen)) < 0)
+		if (a->https_fd >= 0 && (core->tls_listen_fd = ig_server_activation_listener(a->https_fd, err, errlen)) < 0)
 			return -1;
 		return 0;
 	}
-	if (!cfg->tls_only && (core->listen_fd = sock_listen(cfg->host, port, 4096, err, errlen)) < 0)
+	if (!cfg->tls_only && (core->listen_fd = ig_sock_listen(cfg->host, port, 4096, err, errlen)) < 0)
 		return -1;
-	if (http_server.tls && (core->tls_listen_fd = sock_listen(cfg->host, tls_port, 4096, err, errlen)) < 0)
+	if (ig_http_server.tls && (core->tls_listen_fd = ig_sock_listen(cfg->host, tls_port, 4096, err, errlen)) < 0)
 		return -1;
 	return 0;
 }
 
-void server_stop_accepting(struct http_core *core)
+void ig_server_stop_accepting(struct http_core *core)
 {
-	sock_core_stop_accepting(&core->sock);
+	ig_sock_core_stop_accepting(&core->sock);
 	if (core->index == 0)
-		server_admin_stop_accepting();
+		ig_server_admin_stop_accepting();
 	if (core->tls)
-		sock_core_stop_accepting(&core->tls_sock);
+		ig_sock_core_stop_accepting(&core->tls_sock);
 	if (ig_net_stack) {
 		ig_net_stack->stop_accepting(core->net_listener);
 		ig_net_stack->stop_accepting(core->net_tls_listener);
@@ -43,10 +43,10 @@ void server_stop_accepting(struct http_core *core)
 
 /* The HTTPS listener's accept: a connection slot first, so that a TLS
  * state is never made for a connection that cannot be served. */
-void *server_tls_accept(void *arg, struct ig_transport *lower)
+void *ig_server_tls_accept(void *arg, struct ig_transport *lower)
 {
 	struct http_core *core = arg;
-	struct http_conn *c = http_conn_take(core);
+	struct http_conn *c = ig_http_conn_take(core);
 	if (!c)
 		return NULL;
 	struct ig_transport *t = ig_tls_server(core->tls, lower);
@@ -54,10 +54,10 @@ void *server_tls_accept(void *arg, struct ig_transport *lower)
 		ig_pool_give(&core->conns, c);
 		return NULL;
 	}
-	return http_conn_begin(core, c, t, (uint32_t)core->cfg->tls_idle_timeout_ms);
+	return ig_http_conn_begin(core, c, t, (uint32_t)core->cfg->tls_idle_timeout_ms);
 }
 
-int server_tls_core_setup(struct http_core *core)
+int ig_server_tls_core_setup(struct http_core *core)
 {
 	const struct http_config *cfg = core->cfg;
 	struct ig_tls_limits limits = {
@@ -65,14 +65,14 @@ int server_tls_core_setup(struct http_core *core)
 		.max_handshakes = (uint32_t)cfg->tls_max_handshakes,
 		/* Per core, pooled by a backend that shares one cache. */
 		.session_cache_bytes = (size_t)cfg->tls_session_cache *
-				       (tls_backend_shares_session_cache() ? (size_t)cfg->threads : 1),
+				       (ig_tls_backend_shares_session_cache() ? (size_t)cfg->threads : 1),
 		.close_timeout_ms = (uint32_t)cfg->write_timeout_ms,
 	};
-	core->tls = ig_tls_core_new(&core->loop, http_server.tls, &limits);
+	core->tls = ig_tls_core_new(&core->loop, ig_http_server.tls, &limits);
 	if (!core->tls)
 		return -1;
-	sock_core_init(&core->tls_sock, &core->loop, core->tls_listen_fd, (uint32_t)cfg->max_conns, server_tls_accept, core);
+	ig_sock_core_init(&core->tls_sock, &core->loop, core->tls_listen_fd, (uint32_t)cfg->max_conns, ig_server_tls_accept, core);
 	core->tls_sock.keep_peer = cfg->access_log; /* the access log's "client" */
-	return core->tls_listen_fd >= 0 ? sock_core_start(&core->tls_sock) : 0;
+	return core->tls_listen_fd >= 0 ? ig_sock_core_start(&core->tls_sock) : 0;
 }
 

@@ -17,8 +17,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-struct http_config server_config;
-struct http_server http_server;
+struct http_config ig_server_config;
+struct ig_http_server ig_http_server;
 
 /* An explicit INGOT_THREADS, or a single CPU in the mask, needs no look at
  * the cgroup files, which costs about 100 us of a cold start. */
@@ -29,8 +29,8 @@ static int choose_threads(int *cpus, int *ncpus_out, int *quota_out)
 	*quota_out = -1; /* not read */
 	if (ig_net_stack) /* a stack of ingot's own runs on one loop */
 		return 1;
-	if (server_config.threads > 0)
-		return (int)server_config.threads;
+	if (ig_server_config.threads > 0)
+		return (int)ig_server_config.threads;
 	if (ncpus == 1)
 		return 1;
 	int quota = ig_cgroup_cpu_limit();
@@ -52,43 +52,43 @@ static int startup_error(const char *what)
 /* Every core's listeners, before any thread starts; 0 or -1 with err. */
 static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 {
-	struct http_config *cfg = &server_config;
+	struct http_config *cfg = &ig_server_config;
 	int port = (int)cfg->port, tls_port = (int)cfg->tls_port;
-	unsigned health_paths = http_health_free_paths(app);
-	for (int i = 0; i < http_server.core_count; i++) {
-		struct http_core *core = &http_server.cores[i];
-		if (server_listen(core, &port, &tls_port, err, errlen) != 0)
+	unsigned health_paths = ig_http_health_free_paths(app);
+	for (int i = 0; i < ig_http_server.core_count; i++) {
+		struct http_core *core = &ig_http_server.cores[i];
+		if (ig_server_listen(core, &port, &tls_port, err, errlen) != 0)
 			return -1;
 		core->index = (uint32_t)i;
 		core->cfg = cfg;
 		core->app = app;
 		/* Here, before the threads: the scrape on core 0 reads every meter. */
-		http_meter_init(&core->meter, app->route_count);
+		ig_http_meter_init(&core->meter, app->route_count);
 		core->health_paths = health_paths;
 	}
 	cfg->port = port;
 	cfg->tls_port = tls_port;
-	if (server_activation.active)
-		server_activation_release();
+	if (ig_server_activation.active)
+		ig_server_activation_release();
 	return 0;
 }
 
 static void log_listening(const struct ig_app *app, int ncpus, int quota, long nofile, uint64_t t0_us)
 {
-	const struct http_config *cfg = &server_config;
+	const struct http_config *cfg = &ig_server_config;
 	struct ig_logline l;
 	if (!ig_log_begin(&l, IG_LOG_INFO, "listening"))
 		return;
 	ig_log_cstr(&l, "addr", cfg->host);
 	if (!cfg->tls_only)
 		ig_log_int(&l, "port", cfg->port);
-	if (http_server.tls) {
+	if (ig_http_server.tls) {
 		ig_log_int(&l, "tls_port", cfg->tls_port);
-		ig_log_cstr(&l, "tls", tls_backend_name());
+		ig_log_cstr(&l, "tls", ig_tls_backend_name());
 	}
 	if (ig_net_stack)
 		ig_log_cstr(&l, "net", ig_net_stack->name);
-	ig_log_int(&l, "threads", http_server.core_count);
+	ig_log_int(&l, "threads", ig_http_server.core_count);
 	ig_log_int(&l, "cpus", ncpus);
 	ig_log_int(&l, "cgroup_cpu_limit", quota);
 	ig_log_int(&l, "nofile", nofile);
@@ -96,22 +96,22 @@ static void log_listening(const struct ig_app *app, int ncpus, int quota, long n
 	ig_log_cstr(&l, "service", app->name);
 	ig_log_cstr(&l, "version", app->version);
 	ig_log_int(&l, "pid", getpid());
-	if (server_activation.active)
+	if (ig_server_activation.active)
 		ig_log_cstr(&l, "sockets", "LISTEN_FDS");
 	ig_log_end(&l);
 }
 
 /* Runs once per process: compiled for size (cold), like the settings. */
-__attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
+__attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us)
 {
-	ig_log_threshold = server_config.log_level;
+	ig_log_threshold = ig_server_config.log_level;
 	long nofile = ig_raise_nofile();
 	static int cpus[IG_MAX_CORES];
 	int ncpus, quota;
-	int n = http_server.core_count = choose_threads(cpus, &ncpus, &quota);
-	server_config.threads = n;
+	int n = ig_http_server.core_count = choose_threads(cpus, &ncpus, &quota);
+	ig_server_config.threads = n;
 	/* Before any thread starts, so that all inherit the blocked mask. */
-	if ((http_server.signal_fd = ig_signals_open()) < 0)
+	if ((ig_http_server.signal_fd = ig_signals_open()) < 0)
 		return startup_error("cannot open a signalfd");
 
 	/* One mapping instead of malloc, whose first use costs a few calls. */
@@ -119,50 +119,50 @@ __attribute__((cold)) int http_serve(const struct ig_app *app, uint64_t t0_us)
 	char *table = mmap(NULL, table_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (table == MAP_FAILED)
 		return startup_error("out of memory");
-	http_server.cores = (struct http_core *)table;
+	ig_http_server.cores = (struct http_core *)table;
 	pthread_t *threads = (pthread_t *)(table + (size_t)n * sizeof(struct http_core));
 	void **args = (void **)(threads + n);
 	char err[256];
 	/* Only under a supervisor's LISTEN_* does the activation code (kept
 	   off the startup pages, net/cold.ld) run. */
-	if ((getenv("LISTEN_FDS") || getenv("LISTEN_PID")) && server_activation_take(err, sizeof err) != 0) {
+	if ((getenv("LISTEN_FDS") || getenv("LISTEN_PID")) && ig_server_activation_take(err, sizeof err) != 0) {
 		startup_error(err);
 		return 2; /* as a bad setting: the supervisor gave what cannot be served */
 	}
-	if (server_admin_open(err, sizeof err) != 0) {
+	if (ig_server_admin_open(err, sizeof err) != 0) {
 		startup_error(err);
 		return 2; /* as a bad setting: the admin port is another's */
 	}
 	if (open_listeners(app, err, sizeof err) != 0)
 		return startup_error(err);
-	ig_metrics_register(&server_metrics_source);
+	ig_metrics_register(&ig_server_metrics_source);
 	for (int i = 0; i < n; i++)
-		args[i] = &http_server.cores[i];
-	if (n > 1 && ig_threads_start(threads + 1, n - 1, cpus, ncpus, 1, server_core_main, args + 1) != 0)
+		args[i] = &ig_http_server.cores[i];
+	if (n > 1 && ig_threads_start(threads + 1, n - 1, cpus, ncpus, 1, ig_server_core_main, args + 1) != 0)
 		return startup_error("cannot start threads");
 	ig_pin_self(cpus[0]);
-	struct http_core *core0 = &http_server.cores[0];
-	if (server_core_setup(core0) != 0)
+	struct http_core *core0 = &ig_http_server.cores[0];
+	if (ig_server_core_setup(core0) != 0)
 		return startup_error("cannot set up the first core");
-	if (ig_net_stack && server_net_listen(core0, err, sizeof err) != 0)
+	if (ig_net_stack && ig_server_net_listen(core0, err, sizeof err) != 0)
 		return startup_error(err);
-	if (server_watch_signals(core0) != 0)
+	if (ig_server_watch_signals(core0) != 0)
 		return startup_error("cannot watch the signalfd");
-	if (server_admin_start(core0, err, sizeof err) != 0)
+	if (ig_server_admin_start(core0, err, sizeof err) != 0)
 		return startup_error(err);
 	/* Every core's sockets listen since open_listeners (the kernel queues
 	   what comes for a core whose loop is still starting), and core 0
 	   serves from here: ready, without waiting for the other threads. */
-	http_health_set_listening();
+	ig_http_health_set_listening();
 	log_listening(app, ncpus, quota, nofile, t0_us);
 
 	ig_loop_run(&core0->loop);
-	server_stop_accepting(core0);
+	ig_server_stop_accepting(core0);
 	if (ig_net_stack) /* what the drain answered must reach the peers */
 		ig_net_stack->finish(&core0->loop, 2000);
 	for (int i = 1; i < n; i++)
 		pthread_join(threads[i], NULL);
-	server_log_stopped();
+	ig_server_log_stopped();
 	munmap(table, table_bytes);
 	return 0;
 }

@@ -10,27 +10,27 @@
 
 /* The server's rows of the settings table (PORT, HOST, INGOT_* of the
  * server and its HTTPS listener); its check loads the TLS credentials. */
-extern const struct ig_settings http_server_settings;
+extern const struct ig_settings ig_http_server_settings;
 
 /* Serves app with the parsed settings until SIGTERM/SIGINT and the drain;
  * t0_us is when the start began (for the "listening" line's startup_us).
  * Returns the process exit code. */
-int http_serve(const struct ig_app *app, uint64_t t0_us);
+int ig_http_serve(const struct ig_app *app, uint64_t t0_us);
 
 /* Run on each core's own thread once its loop is set up, before it
  * serves: a part below the app that keeps state per core (net/pg's pools)
- * is set here by the start, before http_serve. NULL: nothing. */
-extern void (*http_core_start_hook)(struct ig_loop *loop, int core_count);
+ * is set here by the start, before ig_http_serve. NULL: nothing. */
+extern void (*ig_http_core_start_hook)(struct ig_loop *loop, int core_count);
 
 /* ---- shared by the server's files ---- */
 
 struct tls_credentials;
 
 /* The parsed settings, the server rows' targets: zero until the parse
- * copies http_config_defaults (net/http/core.c) into them. */
-extern struct http_config server_config;
+ * copies ig_http_config_defaults (net/http/core.c) into them. */
+extern struct http_config ig_server_config;
 
-struct http_server {
+struct ig_http_server {
 	const struct tls_credentials *tls; /* NULL when TLS is off; read-only */
 	struct http_core *cores;
 	int core_count;
@@ -42,19 +42,19 @@ struct http_server {
 	struct ig_timer delay_timer, grace_timer;
 	bool stopping, grace_over;
 };
-extern struct http_server http_server;
+extern struct ig_http_server ig_http_server;
 
 /* listen.c: core's listening sockets (the first may pick the
  * port: *port and *tls_port are updated); 0, or -1 with err set. */
-int server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen);
+int ig_server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen);
 /* The HTTPS listeners' accept: wraps the stream in TLS. */
-void *server_tls_accept(void *arg, struct ig_transport *lower);
+void *ig_server_tls_accept(void *arg, struct ig_transport *lower);
 /* Starts core's HTTPS accepts on its loop (TLS on only). */
-int server_tls_core_setup(struct http_core *core);
-void server_stop_accepting(struct http_core *core);
+int ig_server_tls_core_setup(struct http_core *core);
+void ig_server_stop_accepting(struct http_core *core);
 /* own_stack.c: over a stack of ingot's own (net/stack.h), starts it on
  * core's loop and opens the listeners there; 0, or -1 with err set. */
-int server_net_listen(struct http_core *core, char *err, size_t errlen);
+int ig_server_net_listen(struct http_core *core, char *err, size_t errlen);
 
 /* activation.c: socket activation (LISTEN_FDS, LISTEN_PID,
  * LISTEN_FDNAMES). take reads and unsets them, checks each fd (a listening
@@ -65,48 +65,48 @@ int server_net_listen(struct http_core *core, char *err, size_t errlen);
  * its own descriptor of fd (-1 with err), release closes the originals of
  * http and https once every core has its own (admin's is the admin
  * listener's). port: the fd's bound port (0: none). */
-struct server_activation {
+struct ig_server_activation {
 	bool active;
 	int http_fd, https_fd, admin_fd; /* -1: not given */
 };
-extern struct server_activation server_activation;
-int server_activation_take(char *err, size_t errlen);
-int server_activation_listener(int fd, char *err, size_t errlen);
-void server_activation_release(void);
-int server_activation_port(int fd);
+extern struct ig_server_activation ig_server_activation;
+int ig_server_activation_take(char *err, size_t errlen);
+int ig_server_activation_listener(int fd, char *err, size_t errlen);
+void ig_server_activation_release(void);
+int ig_server_activation_port(int fd);
 
 /* idle.c: INGOT_IDLE_EXIT_MS (> 0). start arms core's tick on its
  * own loop; core 0's tick starts the drain once every core has been idle
  * that long. */
-void server_idle_core_start(struct http_core *core);
+void ig_server_idle_core_start(struct http_core *core);
 
 /* layout.c: core's loop, pools (seeded from one mapping) and
  * listeners; 0 or -1. */
-int server_core_setup(struct http_core *core);
+int ig_server_core_setup(struct http_core *core);
 
 /* drain.c: the signals, the drain and the other cores' threads. */
-void server_on_core_wake(struct ig_loop *loop, void *arg);
-void server_on_drained(struct http_core *core);
-int server_watch_signals(struct http_core *core0);
+void ig_server_on_core_wake(struct ig_loop *loop, void *arg);
+void ig_server_on_drained(struct http_core *core);
+int ig_server_watch_signals(struct http_core *core0);
 /* Starts the drain now, without the drain delay, as a signal would (the
  * "draining" line says reason); on core 0's loop. False if a stop is under
  * way already. */
-bool server_drain_now(const char *reason);
-void *server_core_main(void *core);
+bool ig_server_drain_now(const char *reason);
+void *ig_server_core_main(void *core);
 
 /* admin.c: the admin listener (INGOT_ADMIN_PORT; none when -1).
  * open binds it before any thread starts (0, or -1 with err: the caller
  * exits 2); start serves it on core 0's loop once that is set up (and,
  * over a stack of ingot's own, listens then) and logs "admin listening". */
-int server_admin_open(char *err, size_t errlen);
-int server_admin_start(struct http_core *core0, char *err, size_t errlen);
-void server_admin_stop_accepting(void);
+int ig_server_admin_open(char *err, size_t errlen);
+int ig_server_admin_start(struct http_core *core0, char *err, size_t errlen);
+void ig_server_admin_stop_accepting(void);
 
 /* server_metrics.c: the server's families, summed over the cores when
- * scraped (registered by http_serve). */
-extern struct ig_metrics_source server_metrics_source;
+ * scraped (registered by ig_http_serve). */
+extern struct ig_metrics_source ig_server_metrics_source;
 
 /* stats.c: the final "stopped" line, summed over the cores. */
-void server_log_stopped(void);
+void ig_server_log_stopped(void);
 
 #endif

@@ -11,8 +11,8 @@
 static uint64_t sum_cores(size_t offset)
 {
 	uint64_t sum = 0;
-	for (int i = 0; i < http_server.core_count; i++)
-		sum += ig_counter_get((const ig_counter *)((const char *)&http_server.cores[i] + offset));
+	for (int i = 0; i < ig_http_server.core_count; i++)
+		sum += ig_counter_get((const ig_counter *)((const char *)&ig_http_server.cores[i] + offset));
 	return sum;
 }
 #define SUM_CORES(member) sum_cores(offsetof(struct http_core, member))
@@ -38,8 +38,8 @@ static size_t series_labels(uint32_t key, struct ig_label *l, char status[4])
 		return 3;
 	}
 	uint32_t route = key >> 16, method = key >> 12 & 0xf, code = key & 0xfff;
-	const struct ig_app *app = http_server.cores[0].app;
-	l[0] = label("http_request_method", http_method_names[method < HTTP_METHODS ? method : HTTP_METHODS - 1]);
+	const struct ig_app *app = ig_http_server.cores[0].app;
+	l[0] = label("http_request_method", ig_http_method_names[method < HTTP_METHODS ? method : HTTP_METHODS - 1]);
 	l[1] = label("http_route", route && route <= app->route_count ? app->routes[route - 1] : "");
 	snprintf(status, 4, "%03u", code % 1000);
 	l[2] = label("http_response_status_code", code ? status : "_OTHER");
@@ -52,20 +52,20 @@ static void series_family(struct ig_expo *e, const char *name, const char *help,
 			  const struct ig_histogram_bounds *b)
 {
 	ig_expo_family(e, name, "histogram", help);
-	int n = http_server.core_count;
+	int n = ig_http_server.core_count;
 	for (int i = 0; i < n; i++) {
-		const struct http_meter *m = &http_server.cores[i].meter;
-		for (uint32_t j = 0, used = http_meter_published(m); j < used; j++) {
+		const struct http_meter *m = &ig_http_server.cores[i].meter;
+		for (uint32_t j = 0, used = ig_http_meter_published(m); j < used; j++) {
 			uint32_t key = m->series[j].key;
 			bool seen = false;
 			for (int k = 0; k < i && !seen; k++)
-				seen = http_meter_find(&http_server.cores[k].meter, key) != NULL;
+				seen = ig_http_meter_find(&ig_http_server.cores[k].meter, key) != NULL;
 			if (seen)
 				continue;
 			struct ig_histogram sum = { 0 };
 			for (int k = i; k < n; k++) {
 				const struct http_series *s = k == i ? &m->series[j]
-								     : http_meter_find(&http_server.cores[k].meter, key);
+								     : ig_http_meter_find(&ig_http_server.cores[k].meter, key);
 				if (s)
 					ig_histogram_sum_into(&sum, (const struct ig_histogram *)((const char *)s + member));
 			}
@@ -85,7 +85,7 @@ static void write_connections(struct ig_expo *e)
 	for (int r = 0; r < HTTP_CLOSE_REASONS; r++) {
 		uint64_t v = sum_cores(offsetof(struct http_core, meter.closed) + (size_t)r * sizeof(ig_counter));
 		closed += v;
-		struct ig_label l = label("reason", http_close_reason_names[r]);
+		struct ig_label l = label("reason", ig_http_close_reason_names[r]);
 		ig_expo_sample(e, "ingot_connections_closed_total", &l, 1, (double)v);
 	}
 	/* Accepted less closed, read a moment apart: never below zero. */
@@ -103,7 +103,7 @@ static void write_errors(struct ig_expo *e)
 	for (int i = 0; i < HTTP_ERROR_STATUSES; i++) {
 		char status[8];
 		if (i < HTTP_ERROR_STATUSES - 1)
-			snprintf(status, sizeof status, "%d", http_error_statuses[i]);
+			snprintf(status, sizeof status, "%d", ig_http_error_statuses[i]);
 		else
 			snprintf(status, sizeof status, "_OTHER");
 		struct ig_label l = label("status", status);
@@ -112,12 +112,12 @@ static void write_errors(struct ig_expo *e)
 	}
 	ig_expo_family(e, "ingot_validation_failures_total", "counter",
 		       "Requests whose decoding failed (400 before the handler), by route.");
-	const struct ig_app *app = http_server.cores[0].app;
+	const struct ig_app *app = ig_http_server.cores[0].app;
 	for (uint32_t r = 0; r <= app->route_count; r++) {
 		uint64_t v = 0;
-		for (int i = 0; i < http_server.core_count; i++)
-			if (http_server.cores[i].meter.validation)
-				v += ig_counter_get(&http_server.cores[i].meter.validation[r]);
+		for (int i = 0; i < ig_http_server.core_count; i++)
+			if (ig_http_server.cores[i].meter.validation)
+				v += ig_counter_get(&ig_http_server.cores[i].meter.validation[r]);
 		struct ig_label l = label("http_route", r ? app->routes[r - 1] : "");
 		ig_expo_sample(e, "ingot_validation_failures_total", &l, 1, (double)v);
 	}
@@ -138,4 +138,4 @@ static void write_server(struct ig_expo *e, void *arg)
 	write_errors(e);
 }
 
-struct ig_metrics_source server_metrics_source = { write_server, NULL, NULL };
+struct ig_metrics_source ig_server_metrics_source = { write_server, NULL, NULL };

@@ -7,7 +7,7 @@
 #include "ingot/log.h"
 #include "net/tls/tls.h"
 
-#define CFG(field) &server_config.field
+#define CFG(field) &ig_server_config.field
 
 /* In enum ig_log_level's order. */
 static const struct ig_choice log_levels = { CFG(log_level), "error|warn|info|debug" };
@@ -75,7 +75,7 @@ static const struct ig_option server_rows[] = {
 /* Only when a certificate is given does anything of TLS run. */
 __attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
 {
-	const struct http_config *c = &server_config;
+	const struct http_config *c = &ig_server_config;
 	if (!c->tls_cert[0] && !c->tls_cert_pem[0]) {
 		if (c->tls_only)
 			return "INGOT_TLS_ONLY needs a certificate (INGOT_TLS_CERT or INGOT_TLS_CERT_PEM)";
@@ -91,23 +91,23 @@ __attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
 		return "a TLS certificate was given without its private key (INGOT_TLS_KEY or INGOT_TLS_KEY_PEM)";
 	if (!c->tls_only && c->tls_port == c->port && c->port != 0)
 		return "INGOT_TLS_PORT must differ from PORT";
-	http_server.tls = ig_tls_server_credentials(c->tls_cert, c->tls_cert_pem[0] ? c->tls_cert_pem : NULL,
+	ig_http_server.tls = ig_tls_server_credentials(c->tls_cert, c->tls_cert_pem[0] ? c->tls_cert_pem : NULL,
 						    c->tls_key, c->tls_key_pem[0] ? c->tls_key_pem : NULL, err,
 						    errlen);
-	return http_server.tls ? NULL : err;
+	return ig_http_server.tls ? NULL : err;
 }
 
 /* The admin port is never an API port: a scrape must not reach the app. */
 __attribute__((cold)) static const char *check_server(char *err, size_t errlen)
 {
-	const struct http_config *c = &server_config;
+	const struct http_config *c = &ig_server_config;
 	bool tls = c->tls_cert[0] || c->tls_cert_pem[0];
 	if (c->admin_port > 0 && ((!c->tls_only && c->admin_port == c->port) || (tls && c->admin_port == c->tls_port)))
 		return "INGOT_ADMIN_PORT must differ from PORT and INGOT_TLS_PORT";
 	return check_tls(err, errlen);
 }
 
-const struct ig_settings http_server_settings = {
+const struct ig_settings ig_http_server_settings = {
 	.part = "server", .opts = server_rows, .count = IG_COUNTOF(server_rows), .check = check_server,
-	.values = &server_config, .defaults = &http_config_defaults, .size = sizeof server_config,
+	.values = &ig_server_config, .defaults = &ig_http_config_defaults, .size = sizeof ig_server_config,
 };

@@ -20,26 +20,26 @@ static void sum_tls(struct tls_sums *sum, const struct ig_tls_stats *s)
 	sum->refused += ig_counter_get(&s->refused);
 }
 
-void server_log_stopped(void)
+void ig_server_log_stopped(void)
 {
 	uint64_t requests = 0, cut = 0, dropped = 0;
 	struct tls_sums tls = { 0 };
-	for (int i = 0; i < http_server.core_count; i++) {
-		const struct http_core *core = &http_server.cores[i];
+	for (int i = 0; i < ig_http_server.core_count; i++) {
+		const struct http_core *core = &ig_http_server.cores[i];
 		requests += core->requests;
 		cut += core->cut;
 		dropped += core->dropped;
 		if (core->tls)
 			sum_tls(&tls, ig_tls_core_stats(core->tls));
 	}
-	bool late = http_server.grace_over;
+	bool late = ig_http_server.grace_over;
 	struct ig_logline l;
 	if (!ig_log_begin(&l, late ? IG_LOG_WARN : IG_LOG_INFO, late ? "stopped: grace period over" : "stopped"))
 		return;
 	ig_log_int(&l, "requests", (int64_t)requests);
 	ig_log_int(&l, "cut", (int64_t)cut);
 	ig_log_int(&l, "dropped", (int64_t)dropped);
-	if (http_server.tls) {
+	if (ig_http_server.tls) {
 		ig_log_int(&l, "tls_handshakes", (int64_t)tls.handshakes);
 		ig_log_int(&l, "tls_resumed", (int64_t)tls.resumed);
 		ig_log_int(&l, "tls_failed", (int64_t)tls.failed);

@@ -84,12 +84,12 @@ static int listen_on(const char *host, int *port, int backlog, bool reuseport, c
 	return fd;
 }
 
-int sock_listen(const char *host, int *port, int backlog, char *err, size_t errlen)
+int ig_sock_listen(const char *host, int *port, int backlog, char *err, size_t errlen)
 {
 	return listen_on(host, port, backlog, true, err, errlen);
 }
 
-int sock_listen_exclusive(const char *host, int *port, int backlog, char *err, size_t errlen)
+int ig_sock_listen_exclusive(const char *host, int *port, int backlog, char *err, size_t errlen)
 {
 	return listen_on(host, port, backlog, false, err, errlen);
 }
@@ -403,7 +403,7 @@ static void on_listen_event(struct ig_io *io, uint32_t events)
 	accept_queued(c, 256); /* bounded so one busy listener cannot starve the streams */
 }
 
-void sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
+void ig_sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
 		    uint32_t max_streams, sock_accept_fn *accept, void *arg)
 {
 	*c = (struct sock_core){ .loop = loop, .listen_fd = listen_fd, .max_streams = max_streams,
@@ -413,7 +413,7 @@ void sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
 	c->listen_io.fn = on_listen_event;
 }
 
-int sock_core_start(struct sock_core *c)
+int ig_sock_core_start(struct sock_core *c)
 {
 	/* Exclusive: a listener inherited by socket activation is one socket
 	   that every core's epoll watches (SO_REUSEPORT cannot split a socket
@@ -429,7 +429,7 @@ static struct ig_transport *close_keeping_errno(int fd, int err)
 	return NULL;
 }
 
-struct ig_transport *sock_connect(struct sock_core *c, const struct sockaddr *addr, socklen_t len)
+struct ig_transport *ig_sock_connect(struct sock_core *c, const struct sockaddr *addr, socklen_t len)
 {
 	if (c->open_streams >= c->max_streams) {
 		errno = EMFILE;
@@ -459,16 +459,16 @@ struct ig_transport *sock_connect(struct sock_core *c, const struct sockaddr *ad
 	return &s->t;
 }
 
-int sock_stream_error(const struct ig_transport *t)
+int ig_sock_stream_error(const struct ig_transport *t)
 {
 	return ((const struct sock_stream *)t)->error;
 }
 
-void sock_core_stop_accepting(struct sock_core *c)
+void ig_sock_core_stop_accepting(struct sock_core *c)
 {
 	if (c->listen_fd < 0)
 		return;
-	/* The whole backlog (4096 in server_listen): a connection left in it
+	/* The whole backlog (4096 in ig_server_listen): a connection left in it
 	   is reset by the close. Bounded, as connections keep coming. */
 	for (int i = 0; i < 16 && accept_queued(c, 256); i++)
 		;

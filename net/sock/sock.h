@@ -31,30 +31,30 @@ struct sock_core {
 	sock_accept_fn *accept;
 	void *accept_arg;
 	bool keep_peer; /* keep each accepted stream's peer address (the
-			   transport's peer op); set before sock_core_start */
+			   transport's peer op); set before ig_sock_core_start */
 };
 
 /* Creates a listening socket bound to host:port with SO_REUSEPORT. If
  * *port is 0 the kernel picks one and *port is set, so that the listeners
  * of the other cores can join the same port. Returns the fd or -1 with a
  * message in err. */
-int sock_listen(const char *host, int *port, int backlog, char *err, size_t errlen);
+int ig_sock_listen(const char *host, int *port, int backlog, char *err, size_t errlen);
 /* The same with SO_REUSEADDR only, not SO_REUSEPORT: a port another socket
  * listens on already fails (EADDRINUSE) instead of being shared. */
-int sock_listen_exclusive(const char *host, int *port, int backlog, char *err, size_t errlen);
+int ig_sock_listen_exclusive(const char *host, int *port, int backlog, char *err, size_t errlen);
 
-void sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
+void ig_sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
 		    uint32_t max_streams, sock_accept_fn *accept, void *arg);
 /* Starts accepting on the loop. */
-int sock_core_start(struct sock_core *c);
+int ig_sock_core_start(struct sock_core *c);
 /* Accepts what is already queued, then closes the listener. */
-void sock_core_stop_accepting(struct sock_core *c);
+void ig_sock_core_stop_accepting(struct sock_core *c);
 
 /* ---- outbound streams ----
- * A sock_core for outbound streams has no listener: sock_core_init(c,
- * loop, -1, max_streams, NULL, NULL), and no sock_core_start.
+ * A sock_core for outbound streams has no listener: ig_sock_core_init(c,
+ * loop, -1, max_streams, NULL, NULL), and no ig_sock_core_start.
  *
- * sock_connect starts a non-blocking connect to addr (TCP_NODELAY, the
+ * ig_sock_connect starts a non-blocking connect to addr (TCP_NODELAY, the
  * same edge-triggered stream as an accepted one) and returns its
  * transport, or NULL with errno set (no socket, the stream limit reached,
  * or a connect that failed at once). The caller sets t->engine_ops and
@@ -64,14 +64,14 @@ void sock_core_stop_accepting(struct sock_core *c);
  * Connected notification: the engine's first writable() is the connect
  * completing (checked with SO_ERROR); bytes that arrived with it are
  * delivered after it. A failed connect calls closed() instead, and
- * sock_stream_error(t) gives its errno during that callback. The engine
+ * ig_sock_stream_error(t) gives its errno during that callback. The engine
  * may write before the connect completes: writev returns IG_WOULD_BLOCK
  * and the first writable() follows. */
-struct ig_transport *sock_connect(struct sock_core *c, const struct sockaddr *addr, socklen_t len);
+struct ig_transport *ig_sock_connect(struct sock_core *c, const struct sockaddr *addr, socklen_t len);
 
 /* The errno that failed the stream (a refused or unreachable connect, a
  * reset read), or 0. Valid until the stream is freed: during closed(), or
  * any time before the engine's own close. */
-int sock_stream_error(const struct ig_transport *t);
+int ig_sock_stream_error(const struct ig_transport *t);
 
 #endif

@@ -16,7 +16,7 @@
  *
  * Read-only data: safe to read from any thread at any time. Adding or
  * replacing anchors from a PEM file (INGOT_TLS_CA_FILE) is net/tls's job
- * (tls_trust_load), not this set's. */
+ * (ig_tls_trust_load), not this set's. */
 #ifndef NET_TLS_ANCHORS_H
 #define NET_TLS_ANCHORS_H
 

@@ -4,7 +4,7 @@
  *
  * The model is BearSSL's record engine: the engine does no I/O and calls
  * no clock; the caller moves bytes through four buffers, asking which are
- * ready with tls_engine_state():
+ * ready with ig_tls_engine_state():
  *
  *   network -> recvrec_buf/ack -> [engine] -> recvapp_buf/ack -> engine above
  *   network <- sendrec_buf/ack <- [engine] <- sendapp_buf/ack <- engine above
@@ -18,8 +18,8 @@
  * that core's thread only. The server's session cache is either per core
  * or one per credentials shared by the cores under a lock that only a
  * handshake takes (BearSSL: shared, as SO_REUSEPORT sends a returning
- * client to any core). A tls_engine is per connection, tls_engine_size()
- * bytes, taken from a per-core pool by the caller; tls_engine_free
+ * client to any core). A tls_engine is per connection, ig_tls_engine_size()
+ * bytes, taken from a per-core pool by the caller; ig_tls_engine_free
  * releases what the backend holds beyond that. */
 #ifndef NET_TLS_BACKEND_H
 #define NET_TLS_BACKEND_H
@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 /* Engine states, as bit flags (the same meaning as BR_SSL_*). */
-#define TLS_CLOSED  0x0001 /* finished: tls_engine_error says why */
+#define TLS_CLOSED  0x0001 /* finished: ig_tls_engine_error says why */
 #define TLS_SENDREC 0x0002 /* records are ready to go to the network */
 #define TLS_RECVREC 0x0004 /* the engine wants bytes from the network */
 #define TLS_SENDAPP 0x0008 /* application data may be written */
@@ -46,19 +46,19 @@ struct tls_engine;      /* per connection */
 
 /* Seeds the backend's random generator from getrandom(2). Returns 0, or -1
  * with a message: there is no fallback to a weaker seed. */
-int tls_backend_init(char *err, size_t errlen);
+int ig_tls_backend_init(char *err, size_t errlen);
 
 /* Parses a PEM certificate chain (leaf first) and its PEM private key (RSA
  * or EC, PKCS#1/SEC1/PKCS#8). Checks that the key matches the leaf. NULL
  * with a message on any problem. */
-struct tls_credentials *tls_credentials_load(const char *cert_pem, size_t cert_len,
+struct tls_credentials *ig_tls_credentials_load(const char *cert_pem, size_t cert_len,
 					     const char *key_pem, size_t key_len,
 					     char *err, size_t errlen);
 
 /* Trust anchors for the client role: the compiled-in set (from Debian's
  * ca-certificates, see tools/anchors), plus, or instead of, the
  * certificates of a PEM bundle (pem may be NULL). */
-struct tls_trust *tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin,
+struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin,
 				 char *err, size_t errlen);
 
 /* ---- per core ---- */
@@ -67,70 +67,70 @@ struct tls_trust *tls_trust_load(const char *pem, size_t pem_len, bool replace_b
  * resumption); a shared cache is made once, at this size, by the first
  * core that asks (BearSSL: at most 2 GiB, its LRU's offsets are 32-bit).
  * Called on the core's own thread. */
-struct tls_core *tls_core_new(const struct tls_credentials *server, size_t session_cache_bytes);
+struct tls_core *ig_tls_backend_core_new(const struct tls_credentials *server, size_t session_cache_bytes);
 
 /* ---- per connection ---- */
 
-size_t tls_engine_size(void);
+size_t ig_tls_engine_size(void);
 
 /* Server role, ALPN "http/1.1". Returns 0 or -1. */
-int tls_engine_init_server(struct tls_engine *e, struct tls_core *core);
+int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core);
 /* Client role: SNI and name verification against peer (peer_name.h; NULL:
  * no name, only allowed without trust), chain verification against trust;
  * ALPN "http/1.1". Returns 0 or -1. trust NULL: the connection is
  * encrypted but the peer is not verified at all (PostgreSQL's
  * sslmode=require and prefer). */
-int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
+int ig_tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 			   const struct tls_trust *trust, const struct tls_peer_name *peer);
 /* Releases what the backend allocated for e (nothing for BearSSL). */
-void tls_engine_free(struct tls_engine *e);
+void ig_tls_engine_free(struct tls_engine *e);
 
 /* Client role, session resumption (optional to use). After the handshake,
- * tls_engine_session_get copies the session out (false if there is none
- * or it does not fit); tls_engine_session_resume, called right after
- * tls_engine_init_client and before any other call on e, offers a saved
+ * ig_tls_engine_session_get copies the session out (false if there is none
+ * or it does not fit); ig_tls_engine_session_resume, called right after
+ * ig_tls_engine_init_client and before any other call on e, offers a saved
  * session to the server (0, or -1 if it cannot be offered: go on with a
- * full handshake). tls_engine_resumed then tells whether it was taken. */
+ * full handshake). ig_tls_engine_resumed then tells whether it was taken. */
 #define TLS_SESSION_MAX 512
 struct tls_session {
 	size_t len;
 	unsigned char data[TLS_SESSION_MAX];
 };
-bool tls_engine_session_get(struct tls_engine *e, struct tls_session *s);
-int tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s);
+bool ig_tls_engine_session_get(struct tls_engine *e, struct tls_session *s);
+int ig_tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s);
 
-unsigned tls_engine_state(struct tls_engine *e);
-unsigned char *tls_engine_sendrec_buf(struct tls_engine *e, size_t *len);
-void tls_engine_sendrec_ack(struct tls_engine *e, size_t len);
-unsigned char *tls_engine_recvrec_buf(struct tls_engine *e, size_t *len);
-void tls_engine_recvrec_ack(struct tls_engine *e, size_t len);
-unsigned char *tls_engine_sendapp_buf(struct tls_engine *e, size_t *len);
-void tls_engine_sendapp_ack(struct tls_engine *e, size_t len);
-unsigned char *tls_engine_recvapp_buf(struct tls_engine *e, size_t *len);
-void tls_engine_recvapp_ack(struct tls_engine *e, size_t len);
+unsigned ig_tls_engine_state(struct tls_engine *e);
+unsigned char *ig_tls_engine_sendrec_buf(struct tls_engine *e, size_t *len);
+void ig_tls_engine_sendrec_ack(struct tls_engine *e, size_t len);
+unsigned char *ig_tls_engine_recvrec_buf(struct tls_engine *e, size_t *len);
+void ig_tls_engine_recvrec_ack(struct tls_engine *e, size_t len);
+unsigned char *ig_tls_engine_sendapp_buf(struct tls_engine *e, size_t *len);
+void ig_tls_engine_sendapp_ack(struct tls_engine *e, size_t len);
+unsigned char *ig_tls_engine_recvapp_buf(struct tls_engine *e, size_t *len);
+void ig_tls_engine_recvapp_ack(struct tls_engine *e, size_t len);
 /* Turns buffered application data into records now. */
-void tls_engine_flush(struct tls_engine *e);
+void ig_tls_engine_flush(struct tls_engine *e);
 /* Starts a close_notify; the state goes to TLS_CLOSED once it is sent. */
-void tls_engine_close(struct tls_engine *e);
+void ig_tls_engine_close(struct tls_engine *e);
 
 /* True once the handshake has completed (application data may flow). */
-bool tls_engine_established(struct tls_engine *e);
+bool ig_tls_engine_established(struct tls_engine *e);
 /* 0 after a clean close; otherwise a backend error code. */
-int tls_engine_error(struct tls_engine *e);
-/* A short human text for tls_engine_error (for logs and client errors),
+int ig_tls_engine_error(struct tls_engine *e);
+/* A short human text for ig_tls_engine_error (for logs and client errors),
  * for example "certificate not trusted" or "host name mismatch". */
-const char *tls_engine_error_text(struct tls_engine *e);
+const char *ig_tls_engine_error_text(struct tls_engine *e);
 /* After the handshake: the negotiated version ("TLSv1.2"), suite (IANA
  * name), ALPN protocol (or NULL), and whether the session was resumed. */
-const char *tls_engine_version(struct tls_engine *e);
-const char *tls_engine_suite(struct tls_engine *e);
-const char *tls_engine_alpn(struct tls_engine *e);
-bool tls_engine_resumed(struct tls_engine *e);
+const char *ig_tls_engine_version(struct tls_engine *e);
+const char *ig_tls_engine_suite(struct tls_engine *e);
+const char *ig_tls_engine_alpn(struct tls_engine *e);
+bool ig_tls_engine_resumed(struct tls_engine *e);
 
 /* The backend's name ("bearssl 0.6", "mbedtls 2.28.3"), for the startup log. */
-const char *tls_backend_name(void);
+const char *ig_tls_backend_name(void);
 /* True if the server's session cache is one shared by the cores (size it
  * for all of them), false if each core has its own. */
-bool tls_backend_shares_session_cache(void);
+bool ig_tls_backend_shares_session_cache(void);
 
 #endif

@@ -1,7 +1,7 @@
 /* The TLS backend over BearSSL 0.6 (net/tls/backend.h). BearSSL's engine
  * does no I/O and no allocation: a connection is one struct tls_engine
  * (the context and its record buffer) that tls.c takes from a per-core
- * pool. Only startup (credentials, trust anchors) and tls_core_new
+ * pool. Only startup (credentials, trust anchors) and ig_tls_backend_core_new
  * allocate. TLS 1.2 only, ECDHE with AEAD suites, X25519 and P-256 (a
  * client also offers P-384).
  * The server's session cache is one per credentials, shared by the cores:
@@ -262,7 +262,7 @@ static int fill_random(void *buf, size_t len)
 	return 0;
 }
 
-int tls_backend_init(char *err, size_t errlen)
+int ig_tls_backend_init(char *err, size_t errlen)
 {
 	unsigned char probe[32];
 	if (fill_random(probe, sizeof probe) != 0) {
@@ -273,12 +273,12 @@ int tls_backend_init(char *err, size_t errlen)
 	return 0;
 }
 
-const char *tls_backend_name(void)
+const char *ig_tls_backend_name(void)
 {
 	return "bearssl 0.6";
 }
 
-bool tls_backend_shares_session_cache(void)
+bool ig_tls_backend_shares_session_cache(void)
 {
 	return true;
 }
@@ -573,7 +573,7 @@ static int check_chain(const struct tls_credentials *c, bool *about_key, char *e
 	return 0;
 }
 
-struct tls_credentials *tls_credentials_load(const char *cert_pem, size_t cert_len,
+struct tls_credentials *ig_tls_credentials_load(const char *cert_pem, size_t cert_len,
 					     const char *key_pem, size_t key_len,
 					     char *err, size_t errlen)
 {
@@ -683,7 +683,7 @@ static int collect_anchor(void *arg, const char *name, unsigned char *der, size_
 	return 0;
 }
 
-struct tls_trust *tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin,
+struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin,
 				 char *err, size_t errlen)
 {
 	struct anchors_collect added = { 0 };
@@ -772,7 +772,7 @@ static struct session_cache *shared_cache(struct tls_credentials *cred, size_t b
 	return c;
 }
 
-struct tls_core *tls_core_new(const struct tls_credentials *server, size_t session_cache_bytes)
+struct tls_core *ig_tls_backend_core_new(const struct tls_credentials *server, size_t session_cache_bytes)
 {
 	struct tls_core *core = calloc(1, sizeof *core);
 	if (!core)
@@ -792,12 +792,12 @@ struct tls_core *tls_core_new(const struct tls_credentials *server, size_t sessi
 
 /* ---- per connection ---- */
 
-size_t tls_engine_size(void)
+size_t ig_tls_engine_size(void)
 {
 	return sizeof(struct tls_engine);
 }
 
-int tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
+int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 {
 	const struct tls_credentials *c = core->server;
 	if (!c)
@@ -974,7 +974,7 @@ static const br_x509_class checker_class = {
 	.get_pkey = xc_get_pkey,
 };
 
-int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
+int ig_tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 			   const struct tls_trust *trust, const struct tls_peer_name *peer)
 {
 	br_ssl_client_context *cc = &e->u.client;
@@ -1006,12 +1006,12 @@ int tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 	return br_ssl_client_reset(cc, sni, 0) ? 0 : -1;
 }
 
-void tls_engine_free(struct tls_engine *e)
+void ig_tls_engine_free(struct tls_engine *e)
 {
 	(void)e; /* BearSSL allocated nothing */
 }
 
-bool tls_engine_session_get(struct tls_engine *e, struct tls_session *s)
+bool ig_tls_engine_session_get(struct tls_engine *e, struct tls_session *s)
 {
 	if (e->role != ROLE_CLIENT || !e->established || sizeof(br_ssl_session_parameters) > sizeof s->data)
 		return false;
@@ -1024,7 +1024,7 @@ bool tls_engine_session_get(struct tls_engine *e, struct tls_session *s)
 	return true;
 }
 
-int tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s)
+int ig_tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s)
 {
 	if (e->role != ROLE_CLIENT || s->len != sizeof(br_ssl_session_parameters))
 		return -1;
@@ -1043,7 +1043,7 @@ int tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s)
 
 /* ---- the record engine ---- */
 
-unsigned tls_engine_state(struct tls_engine *e)
+unsigned ig_tls_engine_state(struct tls_engine *e)
 {
 	br_ssl_engine_context *eng = eng_of(e);
 	unsigned st = br_ssl_engine_current_state(eng);
@@ -1062,52 +1062,52 @@ unsigned tls_engine_state(struct tls_engine *e)
 	return st;
 }
 
-unsigned char *tls_engine_sendrec_buf(struct tls_engine *e, size_t *len)
+unsigned char *ig_tls_engine_sendrec_buf(struct tls_engine *e, size_t *len)
 {
 	return br_ssl_engine_sendrec_buf(eng_of(e), len);
 }
 
-void tls_engine_sendrec_ack(struct tls_engine *e, size_t len)
+void ig_tls_engine_sendrec_ack(struct tls_engine *e, size_t len)
 {
 	br_ssl_engine_sendrec_ack(eng_of(e), len);
 }
 
-unsigned char *tls_engine_recvrec_buf(struct tls_engine *e, size_t *len)
+unsigned char *ig_tls_engine_recvrec_buf(struct tls_engine *e, size_t *len)
 {
 	return br_ssl_engine_recvrec_buf(eng_of(e), len);
 }
 
-void tls_engine_recvrec_ack(struct tls_engine *e, size_t len)
+void ig_tls_engine_recvrec_ack(struct tls_engine *e, size_t len)
 {
 	br_ssl_engine_recvrec_ack(eng_of(e), len);
 }
 
-unsigned char *tls_engine_sendapp_buf(struct tls_engine *e, size_t *len)
+unsigned char *ig_tls_engine_sendapp_buf(struct tls_engine *e, size_t *len)
 {
 	return br_ssl_engine_sendapp_buf(eng_of(e), len);
 }
 
-void tls_engine_sendapp_ack(struct tls_engine *e, size_t len)
+void ig_tls_engine_sendapp_ack(struct tls_engine *e, size_t len)
 {
 	br_ssl_engine_sendapp_ack(eng_of(e), len);
 }
 
-unsigned char *tls_engine_recvapp_buf(struct tls_engine *e, size_t *len)
+unsigned char *ig_tls_engine_recvapp_buf(struct tls_engine *e, size_t *len)
 {
 	return br_ssl_engine_recvapp_buf(eng_of(e), len);
 }
 
-void tls_engine_recvapp_ack(struct tls_engine *e, size_t len)
+void ig_tls_engine_recvapp_ack(struct tls_engine *e, size_t len)
 {
 	br_ssl_engine_recvapp_ack(eng_of(e), len);
 }
 
-void tls_engine_flush(struct tls_engine *e)
+void ig_tls_engine_flush(struct tls_engine *e)
 {
 	br_ssl_engine_flush(eng_of(e), 0);
 }
 
-void tls_engine_close(struct tls_engine *e)
+void ig_tls_engine_close(struct tls_engine *e)
 {
 	br_ssl_engine_context *eng = eng_of(e);
 	if (br_ssl_engine_current_state(eng) & BR_SSL_CLOSED)
@@ -1117,19 +1117,19 @@ void tls_engine_close(struct tls_engine *e)
 	e->closing = !(br_ssl_engine_current_state(eng) & BR_SSL_CLOSED) || br_ssl_engine_last_error(eng) == 0;
 }
 
-bool tls_engine_established(struct tls_engine *e)
+bool ig_tls_engine_established(struct tls_engine *e)
 {
 	if (!e->established && (eng_of(e)->application_data & 1))
 		e->established = true;
 	return e->established;
 }
 
-int tls_engine_error(struct tls_engine *e)
+int ig_tls_engine_error(struct tls_engine *e)
 {
 	return br_ssl_engine_last_error(eng_of(e));
 }
 
-const char *tls_engine_error_text(struct tls_engine *e)
+const char *ig_tls_engine_error_text(struct tls_engine *e)
 {
 	int err = br_ssl_engine_last_error(eng_of(e));
 	switch (err) {
@@ -1160,7 +1160,7 @@ const char *tls_engine_error_text(struct tls_engine *e)
 	return e->error_text;
 }
 
-const char *tls_engine_version(struct tls_engine *e)
+const char *ig_tls_engine_version(struct tls_engine *e)
 {
 	switch (eng_of(e)->session.version) {
 	case BR_TLS12: return "TLSv1.2";
@@ -1170,7 +1170,7 @@ const char *tls_engine_version(struct tls_engine *e)
 	}
 }
 
-const char *tls_engine_suite(struct tls_engine *e)
+const char *ig_tls_engine_suite(struct tls_engine *e)
 {
 	switch (eng_of(e)->session.cipher_suite) {
 	case BR_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256: return "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256";
@@ -1183,12 +1183,12 @@ const char *tls_engine_suite(struct tls_engine *e)
 	}
 }
 
-const char *tls_engine_alpn(struct tls_engine *e)
+const char *ig_tls_engine_alpn(struct tls_engine *e)
 {
 	return br_ssl_engine_get_selected_protocol(eng_of(e));
 }
 
-bool tls_engine_resumed(struct tls_engine *e)
+bool ig_tls_engine_resumed(struct tls_engine *e)
 {
 	if (e->role == ROLE_SERVER)
 		return e->resumed;

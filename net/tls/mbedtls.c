@@ -7,8 +7,8 @@
  *
  * Memory: mbedtls allocates its record buffers (16 KiB in, 8 KiB out) and
  * its handshake and cipher state with calloc, on the request path, and
- * tls_engine_free releases them; that is accepted for the optional backend.
- * struct tls_engine itself is fixed-size (tls_engine_size).
+ * ig_tls_engine_free releases them; that is accepted for the optional backend.
+ * struct tls_engine itself is fixed-size (ig_tls_engine_size).
  *
  * Threads: mbedtls is built without locks, and it writes into key objects
  * as it uses them (RSA blinding values, a cached Montgomery constant), so
@@ -227,7 +227,7 @@ static void warm_up(void)
 	(void)mbedtls_ssl_list_ciphersuites();
 }
 
-int tls_backend_init(char *err, size_t errlen)
+int ig_tls_backend_init(char *err, size_t errlen)
 {
 	pthread_once(&warm_once, warm_up);
 	if (warm_error > 0) {
@@ -241,12 +241,12 @@ int tls_backend_init(char *err, size_t errlen)
 	return 0;
 }
 
-const char *tls_backend_name(void)
+const char *ig_tls_backend_name(void)
 {
 	return "mbedtls " MBEDTLS_VERSION_STRING;
 }
 
-bool tls_backend_shares_session_cache(void)
+bool ig_tls_backend_shares_session_cache(void)
 {
 	return false; /* one per core */
 }
@@ -358,7 +358,7 @@ static int parse_credentials(const struct tls_credentials *cred, mbedtls_x509_cr
 	return check_key(key, ret, cred->key_pem, chain, err, errlen);
 }
 
-struct tls_credentials *tls_credentials_load(const char *cert_pem, size_t cert_len, const char *key_pem,
+struct tls_credentials *ig_tls_credentials_load(const char *cert_pem, size_t cert_len, const char *key_pem,
 					     size_t key_len, char *err, size_t errlen)
 {
 	struct tls_credentials *cred = calloc(1, sizeof *cred);
@@ -480,7 +480,7 @@ static long decode_bundle(const char *pem, size_t pem_len, unsigned char **out, 
 	return count;
 }
 
-struct tls_trust *tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin, char *err,
+struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin, char *err,
 				 size_t errlen)
 {
 	unsigned char *bundle = NULL;
@@ -638,9 +638,9 @@ static int configure_server(struct tls_core *core, const struct tls_credentials 
 	return 0;
 }
 
-struct tls_core *tls_core_new(const struct tls_credentials *server, size_t session_cache_bytes)
+struct tls_core *ig_tls_backend_core_new(const struct tls_credentials *server, size_t session_cache_bytes)
 {
-	/* A client-only process may not have called tls_backend_init. */
+	/* A client-only process may not have called ig_tls_backend_init. */
 	pthread_once(&warm_once, warm_up);
 	struct tls_core *core = warm_error ? NULL : calloc(1, sizeof *core);
 	if (!core)
@@ -874,7 +874,7 @@ static size_t in_room(const struct tls_engine *e)
 }
 
 /* A client writes its ClientHello on the first call after init and
- * tls_engine_session_resume. */
+ * ig_tls_engine_session_resume. */
 static void start(struct tls_engine *e)
 {
 	if (!e->started) {
@@ -885,7 +885,7 @@ static void start(struct tls_engine *e)
 
 /* ---- per connection: the contract ---- */
 
-size_t tls_engine_size(void)
+size_t ig_tls_engine_size(void)
 {
 	return sizeof(struct tls_engine);
 }
@@ -908,7 +908,7 @@ static int engine_setup(struct tls_engine *e, struct tls_core *core, const mbedt
 	return 0;
 }
 
-int tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
+int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 {
 	if (!core->serves) {
 		memset(e, 0, offsetof(struct tls_engine, in));
@@ -919,7 +919,7 @@ int tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 	return engine_setup(e, core, &core->server_conf);
 }
 
-int tls_engine_init_client(struct tls_engine *e, struct tls_core *core, const struct tls_trust *trust,
+int ig_tls_engine_init_client(struct tls_engine *e, struct tls_core *core, const struct tls_trust *trust,
 			   const struct tls_peer_name *peer)
 {
 	if (engine_setup(e, core, &core->client_conf) != 0)
@@ -952,12 +952,12 @@ fail:
 	return -1;
 }
 
-void tls_engine_free(struct tls_engine *e)
+void ig_tls_engine_free(struct tls_engine *e)
 {
 	mbedtls_ssl_free(&e->ssl);
 }
 
-bool tls_engine_session_get(struct tls_engine *e, struct tls_session *s)
+bool ig_tls_engine_session_get(struct tls_engine *e, struct tls_session *s)
 {
 	const mbedtls_ssl_session *session = mbedtls_ssl_get_session_pointer(&e->ssl);
 	if (!e->established || e->ssl.conf->endpoint != MBEDTLS_SSL_IS_CLIENT || !session || session->id_len == 0)
@@ -965,7 +965,7 @@ bool tls_engine_session_get(struct tls_engine *e, struct tls_session *s)
 	return mbedtls_ssl_session_save(session, s->data, sizeof s->data, &s->len) == 0;
 }
 
-int tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s)
+int ig_tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s)
 {
 	mbedtls_ssl_session session;
 	mbedtls_ssl_session_init(&session);
@@ -982,7 +982,7 @@ int tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s)
 	return ret == 0 ? 0 : -1;
 }
 
-unsigned tls_engine_state(struct tls_engine *e)
+unsigned ig_tls_engine_state(struct tls_engine *e)
 {
 	start(e);
 	unsigned s = e->out_tail > e->out_head ? TLS_SENDREC : 0;
@@ -1016,14 +1016,14 @@ unsigned tls_engine_state(struct tls_engine *e)
 	return s;
 }
 
-unsigned char *tls_engine_sendrec_buf(struct tls_engine *e, size_t *len)
+unsigned char *ig_tls_engine_sendrec_buf(struct tls_engine *e, size_t *len)
 {
 	start(e);
 	*len = e->out_tail - e->out_head;
 	return *len ? e->out + e->out_head : NULL;
 }
 
-void tls_engine_sendrec_ack(struct tls_engine *e, size_t len)
+void ig_tls_engine_sendrec_ack(struct tls_engine *e, size_t len)
 {
 	e->out_head += len;
 	if (e->out_head >= e->out_tail)
@@ -1031,7 +1031,7 @@ void tls_engine_sendrec_ack(struct tls_engine *e, size_t len)
 	pump(e);
 }
 
-unsigned char *tls_engine_recvrec_buf(struct tls_engine *e, size_t *len)
+unsigned char *ig_tls_engine_recvrec_buf(struct tls_engine *e, size_t *len)
 {
 	start(e);
 	if (e->phase != PHASE_HANDSHAKE && e->phase != PHASE_OPEN) {
@@ -1047,14 +1047,14 @@ unsigned char *tls_engine_recvrec_buf(struct tls_engine *e, size_t *len)
 	return *len ? e->in + e->in_tail : NULL;
 }
 
-void tls_engine_recvrec_ack(struct tls_engine *e, size_t len)
+void ig_tls_engine_recvrec_ack(struct tls_engine *e, size_t len)
 {
 	start(e);
 	e->in_tail += len;
 	pump(e);
 }
 
-unsigned char *tls_engine_sendapp_buf(struct tls_engine *e, size_t *len)
+unsigned char *ig_tls_engine_sendapp_buf(struct tls_engine *e, size_t *len)
 {
 	if (e->phase != PHASE_OPEN || e->close_wanted) {
 		*len = 0;
@@ -1064,20 +1064,20 @@ unsigned char *tls_engine_sendapp_buf(struct tls_engine *e, size_t *len)
 	return *len ? e->sendapp + e->sendapp_len : NULL;
 }
 
-void tls_engine_sendapp_ack(struct tls_engine *e, size_t len)
+void ig_tls_engine_sendapp_ack(struct tls_engine *e, size_t len)
 {
 	e->sendapp_len += len;
 	if (e->sendapp_len == SENDAPP_STAGE)
 		pump(e);
 }
 
-unsigned char *tls_engine_recvapp_buf(struct tls_engine *e, size_t *len)
+unsigned char *ig_tls_engine_recvapp_buf(struct tls_engine *e, size_t *len)
 {
 	*len = e->recvapp_tail - e->recvapp_head;
 	return *len ? e->recvapp + e->recvapp_head : NULL;
 }
 
-void tls_engine_recvapp_ack(struct tls_engine *e, size_t len)
+void ig_tls_engine_recvapp_ack(struct tls_engine *e, size_t len)
 {
 	e->recvapp_head += len;
 	if (e->recvapp_head >= e->recvapp_tail)
@@ -1085,7 +1085,7 @@ void tls_engine_recvapp_ack(struct tls_engine *e, size_t len)
 	pump(e);
 }
 
-void tls_engine_flush(struct tls_engine *e)
+void ig_tls_engine_flush(struct tls_engine *e)
 {
 	if (e->sendapp_len > 0) {
 		e->flush_wanted = true;
@@ -1093,7 +1093,7 @@ void tls_engine_flush(struct tls_engine *e)
 	}
 }
 
-void tls_engine_close(struct tls_engine *e)
+void ig_tls_engine_close(struct tls_engine *e)
 {
 	start(e);
 	if (e->phase == PHASE_HANDSHAKE) {
@@ -1107,12 +1107,12 @@ void tls_engine_close(struct tls_engine *e)
 	}
 }
 
-bool tls_engine_established(struct tls_engine *e)
+bool ig_tls_engine_established(struct tls_engine *e)
 {
 	return e->established;
 }
 
-int tls_engine_error(struct tls_engine *e)
+int ig_tls_engine_error(struct tls_engine *e)
 {
 	return e->error;
 }
@@ -1172,7 +1172,7 @@ static const char *alert_text(uint8_t alert)
 	}
 }
 
-const char *tls_engine_error_text(struct tls_engine *e)
+const char *ig_tls_engine_error_text(struct tls_engine *e)
 {
 	int err = e->error;
 	if (err == 0)
@@ -1208,12 +1208,12 @@ const char *tls_engine_error_text(struct tls_engine *e)
 	}
 }
 
-const char *tls_engine_version(struct tls_engine *e)
+const char *ig_tls_engine_version(struct tls_engine *e)
 {
 	return e->established ? mbedtls_ssl_get_version(&e->ssl) : NULL;
 }
 
-const char *tls_engine_suite(struct tls_engine *e)
+const char *ig_tls_engine_suite(struct tls_engine *e)
 {
 	if (!e->established)
 		return NULL;
@@ -1224,12 +1224,12 @@ const char *tls_engine_suite(struct tls_engine *e)
 	return NULL;
 }
 
-const char *tls_engine_alpn(struct tls_engine *e)
+const char *ig_tls_engine_alpn(struct tls_engine *e)
 {
 	return e->established ? mbedtls_ssl_get_alpn_protocol(&e->ssl) : NULL;
 }
 
-bool tls_engine_resumed(struct tls_engine *e)
+bool ig_tls_engine_resumed(struct tls_engine *e)
 {
 	return e->resumed;
 }

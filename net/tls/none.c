@@ -11,13 +11,13 @@
 
 #define NO_TLS "this build has no TLS (built with TLS=none; use TLS=bearssl or TLS=mbedtls)"
 
-int tls_backend_init(char *err, size_t errlen)
+int ig_tls_backend_init(char *err, size_t errlen)
 {
 	snprintf(err, errlen, "%s", NO_TLS);
 	return -1;
 }
 
-struct tls_credentials *tls_credentials_load(const char *cert_pem, size_t cert_len, const char *key_pem,
+struct tls_credentials *ig_tls_credentials_load(const char *cert_pem, size_t cert_len, const char *key_pem,
 					     size_t key_len, char *err, size_t errlen)
 {
 	(void)cert_pem, (void)cert_len, (void)key_pem, (void)key_len;
@@ -25,55 +25,55 @@ struct tls_credentials *tls_credentials_load(const char *cert_pem, size_t cert_l
 	return NULL;
 }
 
-struct tls_trust *tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin, char *err, size_t errlen)
+struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin, char *err, size_t errlen)
 {
 	(void)pem, (void)pem_len, (void)replace_builtin;
 	snprintf(err, errlen, "%s", NO_TLS);
 	return NULL;
 }
 
-struct tls_core *tls_core_new(const struct tls_credentials *server, size_t session_cache_bytes)
+struct tls_core *ig_tls_backend_core_new(const struct tls_credentials *server, size_t session_cache_bytes)
 {
 	(void)server, (void)session_cache_bytes;
 	return NULL;
 }
 
-size_t tls_engine_size(void)
+size_t ig_tls_engine_size(void)
 {
 	return 0;
 }
 
-int tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
+int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 {
 	(void)e, (void)core;
 	return -1;
 }
 
-int tls_engine_init_client(struct tls_engine *e, struct tls_core *core, const struct tls_trust *trust,
+int ig_tls_engine_init_client(struct tls_engine *e, struct tls_core *core, const struct tls_trust *trust,
 			   const struct tls_peer_name *peer)
 {
 	(void)e, (void)core, (void)trust, (void)peer;
 	return -1;
 }
 
-void tls_engine_free(struct tls_engine *e)
+void ig_tls_engine_free(struct tls_engine *e)
 {
 	(void)e;
 }
 
-bool tls_engine_session_get(struct tls_engine *e, struct tls_session *s)
+bool ig_tls_engine_session_get(struct tls_engine *e, struct tls_session *s)
 {
 	(void)e, (void)s;
 	return false;
 }
 
-int tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s)
+int ig_tls_engine_session_resume(struct tls_engine *e, const struct tls_session *s)
 {
 	(void)e, (void)s;
 	return -1;
 }
 
-unsigned tls_engine_state(struct tls_engine *e)
+unsigned ig_tls_engine_state(struct tls_engine *e)
 {
 	(void)e;
 	return TLS_CLOSED;
@@ -87,79 +87,79 @@ static unsigned char *no_buffer(struct tls_engine *e, size_t *len)
 	return NULL;
 }
 
-unsigned char *tls_engine_sendrec_buf(struct tls_engine *e, size_t *len) { return no_buffer(e, len); }
-unsigned char *tls_engine_recvrec_buf(struct tls_engine *e, size_t *len) { return no_buffer(e, len); }
-unsigned char *tls_engine_sendapp_buf(struct tls_engine *e, size_t *len) { return no_buffer(e, len); }
-unsigned char *tls_engine_recvapp_buf(struct tls_engine *e, size_t *len) { return no_buffer(e, len); }
+unsigned char *ig_tls_engine_sendrec_buf(struct tls_engine *e, size_t *len) { return no_buffer(e, len); }
+unsigned char *ig_tls_engine_recvrec_buf(struct tls_engine *e, size_t *len) { return no_buffer(e, len); }
+unsigned char *ig_tls_engine_sendapp_buf(struct tls_engine *e, size_t *len) { return no_buffer(e, len); }
+unsigned char *ig_tls_engine_recvapp_buf(struct tls_engine *e, size_t *len) { return no_buffer(e, len); }
 
 static void no_ack(struct tls_engine *e, size_t len)
 {
 	(void)e, (void)len;
 }
 
-void tls_engine_sendrec_ack(struct tls_engine *e, size_t len) { no_ack(e, len); }
-void tls_engine_recvrec_ack(struct tls_engine *e, size_t len) { no_ack(e, len); }
-void tls_engine_sendapp_ack(struct tls_engine *e, size_t len) { no_ack(e, len); }
-void tls_engine_recvapp_ack(struct tls_engine *e, size_t len) { no_ack(e, len); }
+void ig_tls_engine_sendrec_ack(struct tls_engine *e, size_t len) { no_ack(e, len); }
+void ig_tls_engine_recvrec_ack(struct tls_engine *e, size_t len) { no_ack(e, len); }
+void ig_tls_engine_sendapp_ack(struct tls_engine *e, size_t len) { no_ack(e, len); }
+void ig_tls_engine_recvapp_ack(struct tls_engine *e, size_t len) { no_ack(e, len); }
 
-void tls_engine_flush(struct tls_engine *e)
+void ig_tls_engine_flush(struct tls_engine *e)
 {
 	(void)e;
 }
 
-void tls_engine_close(struct tls_engine *e)
+void ig_tls_engine_close(struct tls_engine *e)
 {
 	(void)e;
 }
 
-bool tls_engine_established(struct tls_engine *e)
+bool ig_tls_engine_established(struct tls_engine *e)
 {
 	(void)e;
 	return false;
 }
 
-int tls_engine_error(struct tls_engine *e)
+int ig_tls_engine_error(struct tls_engine *e)
 {
 	(void)e;
 	return -1;
 }
 
-const char *tls_engine_error_text(struct tls_engine *e)
+const char *ig_tls_engine_error_text(struct tls_engine *e)
 {
 	(void)e;
 	return NO_TLS;
 }
 
-const char *tls_engine_version(struct tls_engine *e)
+const char *ig_tls_engine_version(struct tls_engine *e)
 {
 	(void)e;
 	return "none";
 }
 
-const char *tls_engine_suite(struct tls_engine *e)
+const char *ig_tls_engine_suite(struct tls_engine *e)
 {
 	(void)e;
 	return "none";
 }
 
-const char *tls_engine_alpn(struct tls_engine *e)
+const char *ig_tls_engine_alpn(struct tls_engine *e)
 {
 	(void)e;
 	return NULL;
 }
 
-bool tls_engine_resumed(struct tls_engine *e)
+bool ig_tls_engine_resumed(struct tls_engine *e)
 {
 	(void)e;
 	return false;
 }
 
-const char *tls_backend_name(void)
+const char *ig_tls_backend_name(void)
 {
 	return "none";
 }
 
-bool tls_backend_shares_session_cache(void)
+bool ig_tls_backend_shares_session_cache(void)
 {
 	return false;
 }

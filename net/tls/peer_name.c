@@ -1,11 +1,11 @@
-/* tls_peer_name_parse (peer_name.h): what both backends' client roles
+/* ig_tls_peer_name_parse (peer_name.h): what both backends' client roles
  * need of a server name, so that they cannot differ in it. */
 #include "peer_name.h"
 
 #include <arpa/inet.h>
 #include <string.h>
 
-int tls_peer_name_parse(struct tls_peer_name *p, const char *name)
+int ig_tls_peer_name_parse(struct tls_peer_name *p, const char *name)
 {
 	*p = (struct tls_peer_name){ 0 };
 	size_t len = strlen(name);

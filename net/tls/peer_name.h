@@ -16,6 +16,6 @@ struct tls_peer_name {
 /* Reads name (IPv4, IPv6 bare or in brackets, or a host name) into *p.
  * Returns 0, or -1 for a name that is empty or longer than 253 bytes
  * without its trailing dot. */
-int tls_peer_name_parse(struct tls_peer_name *p, const char *name);
+int ig_tls_peer_name_parse(struct tls_peer_name *p, const char *name);
 
 #endif

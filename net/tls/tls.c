@@ -101,7 +101,7 @@ static void set_error(struct ig_tls_core *c, const char *why)
 static void conn_free(struct tls_conn *tc)
 {
 	struct ig_tls_core *c = tc->core;
-	tls_engine_free(engine_of(tc));
+	ig_tls_engine_free(engine_of(tc));
 	if (tc->spill)
 		ig_pool_give(&c->spills, tc->spill);
 	ig_pool_give(&c->conns, tc);
@@ -169,7 +169,7 @@ static bool send_records(struct tls_conn *tc)
 	struct tls_engine *e = engine_of(tc);
 	while (tc->lower && !tc->lower_blocked) {
 		size_t len;
-		unsigned char *buf = tls_engine_sendrec_buf(e, &len);
+		unsigned char *buf = ig_tls_engine_sendrec_buf(e, &len);
 		if (!buf)
 			return true;
 		struct iovec iov = { buf, len };
@@ -180,7 +180,7 @@ static bool send_records(struct tls_conn *tc)
 		}
 		if (w < 0)
 			return false;
-		tls_engine_sendrec_ack(e, (size_t)w);
+		ig_tls_engine_sendrec_ack(e, (size_t)w);
 		if ((size_t)w < len)
 			tc->lower_blocked = true; /* the socket's buffer is full */
 	}
@@ -193,7 +193,7 @@ static bool spill_input(struct tls_conn *tc)
 {
 	struct tls_engine *e = engine_of(tc);
 	size_t len;
-	unsigned char *src = tls_engine_recvapp_buf(e, &len);
+	unsigned char *src = ig_tls_engine_recvapp_buf(e, &len);
 	if (!src || tc->spill_len)
 		return false;
 	if (!tc->spill && !(tc->spill = ig_pool_take(&tc->core->spills)))
@@ -201,7 +201,7 @@ static bool spill_input(struct tls_conn *tc)
 	if (len > SPILL_BYTES)
 		len = SPILL_BYTES;
 	memcpy(tc->spill, src, len);
-	tls_engine_recvapp_ack(e, len);
+	ig_tls_engine_recvapp_ack(e, len);
 	tc->spill_off = 0;
 	tc->spill_len = (uint32_t)len;
 	return true;
@@ -217,8 +217,8 @@ static void drop_input(struct tls_conn *tc)
 		tc->spill = NULL;
 		tc->spill_len = 0;
 	}
-	while (tls_engine_recvapp_buf(e, &len))
-		tls_engine_recvapp_ack(e, len);
+	while (ig_tls_engine_recvapp_buf(e, &len))
+		ig_tls_engine_recvapp_ack(e, len);
 }
 
 /* Hands plaintext (the spill first) to the engine above while it lends
@@ -234,7 +234,7 @@ static bool deliver(struct tls_conn *tc)
 		if (spilled) {
 			src = (unsigned char *)tc->spill + tc->spill_off;
 			avail = tc->spill_len;
-		} else if (!(src = tls_engine_recvapp_buf(e, &avail))) {
+		} else if (!(src = ig_tls_engine_recvapp_buf(e, &avail))) {
 			break;
 		}
 		size_t cap = 0;
@@ -255,7 +255,7 @@ static bool deliver(struct tls_conn *tc)
 		} else {
 			/* Before received(): the engine must be free to take the
 			   response the engine above may write at once. */
-			tls_engine_recvapp_ack(e, n);
+			ig_tls_engine_recvapp_ack(e, n);
 		}
 		tc->told_above = true;
 		tc->up.engine_ops->received(tc->up.engine, n);
@@ -265,7 +265,7 @@ static bool deliver(struct tls_conn *tc)
 	}
 	size_t left;
 	if (tc->lower_eof && !tc->eof_delivered && !tc->above_paused && !tc->spill_len &&
-	    !tls_engine_recvapp_buf(e, &left)) {
+	    !ig_tls_engine_recvapp_buf(e, &left)) {
 		/* The peer's FIN without close_notify: an end like TCP's. */
 		tc->eof_delivered = true;
 		tc->told_above = true;
@@ -281,7 +281,7 @@ static void handshake_done(struct tls_conn *tc)
 	struct ig_tls_core *c = tc->core;
 	shaking_unlink(tc);
 	tc->state = TC_OPEN;
-	ig_counter_add(tls_engine_resumed(engine_of(tc)) ? &c->stats.resumed : &c->stats.full, 1);
+	ig_counter_add(ig_tls_engine_resumed(engine_of(tc)) ? &c->stats.resumed : &c->stats.full, 1);
 	ig_histogram_observe(&c->stats.handshake_us, &ig_duration_bounds, ig_monotonic_us() - tc->start_us);
 	ig_timer_cancel(&c->loop->timers, &tc->timer);
 }
@@ -291,14 +291,14 @@ static void handshake_done(struct tls_conn *tc)
 static void engine_closed(struct tls_conn *tc)
 {
 	struct tls_engine *e = engine_of(tc);
-	int err = tls_engine_error(e);
+	int err = ig_tls_engine_error(e);
 	switch (tc->state) {
 	case TC_HANDSHAKE:
-		conn_fail(tc, err ? tls_engine_error_text(e) : "the peer closed during the handshake");
+		conn_fail(tc, err ? ig_tls_engine_error_text(e) : "the peer closed during the handshake");
 		return;
 	case TC_OPEN:
 		if (err) {
-			conn_fail(tc, tls_engine_error_text(e));
+			conn_fail(tc, ig_tls_engine_error_text(e));
 		} else {
 			/* Nothing more can come or go (RFC 5246 7.2.1). */
 			tc->core->last_error = NULL;
@@ -318,7 +318,7 @@ static void resume_lower(struct tls_conn *tc)
 {
 	size_t len;
 	if (!tc->lower_paused || !tc->lower || tc->lower_eof || tc->spill_len || tc->state == TC_DONE ||
-	    !tls_engine_recvrec_buf(engine_of(tc), &len))
+	    !ig_tls_engine_recvrec_buf(engine_of(tc), &len))
 		return;
 	tc->lower_paused = false;
 	/* Reads at once, calling back into low_received (which pumps again). */
@@ -328,7 +328,7 @@ static void resume_lower(struct tls_conn *tc)
 static void pump_step(struct tls_conn *tc)
 {
 	struct tls_engine *e = engine_of(tc);
-	unsigned st = tls_engine_state(e);
+	unsigned st = ig_tls_engine_state(e);
 	if (!(st & TLS_CLOSED) && (st & TLS_SENDREC) && !tc->lower_blocked) {
 		if (!send_records(tc)) {
 			if (tc->state == TC_CLOSING)
@@ -337,7 +337,7 @@ static void pump_step(struct tls_conn *tc)
 				conn_fail(tc, "the connection failed while sending");
 			return;
 		}
-		st = tls_engine_state(e);
+		st = ig_tls_engine_state(e);
 	}
 	if (st & TLS_CLOSED) {
 		/* A failed engine may still hold its fatal alert: one try. */
@@ -348,7 +348,7 @@ static void pump_step(struct tls_conn *tc)
 	}
 	switch (tc->state) {
 	case TC_HANDSHAKE:
-		if (tls_engine_established(e)) {
+		if (ig_tls_engine_established(e)) {
 			handshake_done(tc);
 			tc->again = true;
 			return;
@@ -364,9 +364,9 @@ static void pump_step(struct tls_conn *tc)
 		/* A write refused while a record was half in, now complete and
 		   not taken (the engine above lends nothing): move it aside, or
 		   the engine above waits for writable() forever. */
-		if (tc->want_write && !(tls_engine_state(e) & TLS_SENDAPP))
+		if (tc->want_write && !(ig_tls_engine_state(e) & TLS_SENDAPP))
 			spill_input(tc);
-		if (tc->want_write && (tls_engine_state(e) & TLS_SENDAPP)) {
+		if (tc->want_write && (ig_tls_engine_state(e) & TLS_SENDAPP)) {
 			tc->want_write = false;
 			tc->up.engine_ops->writable(tc->up.engine);
 			if (tc->state != TC_OPEN)
@@ -380,7 +380,7 @@ static void pump_step(struct tls_conn *tc)
 		   The peer's FIN only ends its half: what is queued still goes,
 		   until TLS_CLOSED or the close timer. */
 		drop_input(tc);
-		if (tc->lower_eof && !(tls_engine_state(e) & TLS_SENDREC)) {
+		if (tc->lower_eof && !(ig_tls_engine_state(e) & TLS_SENDREC)) {
 			conn_done(tc, false); /* nothing more can come or go */
 			return;
 		}
@@ -415,7 +415,7 @@ static char *low_lend(void *arg, size_t *cap)
 	size_t len = 0;
 	unsigned char *buf = NULL;
 	if (tc->state != TC_DONE && !tc->spill_len)
-		buf = tls_engine_recvrec_buf(engine_of(tc), &len);
+		buf = ig_tls_engine_recvrec_buf(engine_of(tc), &len);
 	if (!buf) {
 		tc->lower_paused = true;
 		return NULL;
@@ -432,7 +432,7 @@ static void low_received(void *arg, size_t n)
 		tc->lower_eof = true;
 	} else {
 		tc->heard = tc->got_bytes = true;
-		tls_engine_recvrec_ack(engine_of(tc), n);
+		ig_tls_engine_recvrec_ack(engine_of(tc), n);
 	}
 	pump(tc);
 	release(tc);
@@ -504,13 +504,13 @@ static ssize_t up_writev(struct ig_transport *t, const struct iovec *iov, int io
 			continue;
 		}
 		size_t room;
-		unsigned char *dst = tls_engine_sendapp_buf(e, &room);
+		unsigned char *dst = ig_tls_engine_sendapp_buf(e, &room);
 		if (!dst) {
-			if (tls_engine_state(e) & TLS_CLOSED)
+			if (ig_tls_engine_state(e) & TLS_CLOSED)
 				return total ? (ssize_t)total : -1;
 			if (spill_input(tc))
 				continue;
-			if (tls_engine_state(e) & TLS_SENDREC) {
+			if (ig_tls_engine_state(e) & TLS_SENDREC) {
 				/* A full record: push it out and go on. */
 				if (!send_records(tc))
 					return -1;
@@ -523,12 +523,12 @@ static ssize_t up_writev(struct ig_transport *t, const struct iovec *iov, int io
 		if (n > room)
 			n = room;
 		memcpy(dst, (const char *)iov[i].iov_base + off, n);
-		tls_engine_sendapp_ack(e, n);
+		ig_tls_engine_sendapp_ack(e, n);
 		off += n;
 		total += n;
 	}
 	if (total) {
-		tls_engine_flush(e);
+		ig_tls_engine_flush(e);
 		if (!send_records(tc))
 			return -1;
 	}
@@ -584,7 +584,7 @@ static void up_close(struct ig_transport *t, int graceful)
 	} else if (tc->state == TC_OPEN) {
 		/* Input nobody will read would hold the engine (half-duplex). */
 		drop_input(tc);
-		tls_engine_close(engine_of(tc));
+		ig_tls_engine_close(engine_of(tc));
 		tc->state = TC_CLOSING;
 		if (graceful) {
 			uint32_t ms = c->limits.close_timeout_ms ? c->limits.close_timeout_ms : DEFAULT_CLOSE_TIMEOUT_MS;
@@ -629,7 +629,7 @@ static struct tls_conn *conn_new(struct ig_tls_core *c, struct ig_transport *low
 	return tc;
 }
 
-static struct ig_transport *conn_start(struct tls_conn *tc)
+static struct ig_transport *ig_conn_start(struct tls_conn *tc)
 {
 	struct ig_tls_core *c = tc->core;
 	tc->lower->engine = tc;
@@ -669,11 +669,11 @@ struct ig_transport *ig_tls_server(struct ig_tls_core *c, struct ig_transport *l
 	struct tls_conn *tc = conn_new(c, lower);
 	if (!tc)
 		return NULL;
-	if (tls_engine_init_server(engine_of(tc), c->backend) != 0) {
+	if (ig_tls_engine_init_server(engine_of(tc), c->backend) != 0) {
 		ig_pool_give(&c->conns, tc);
 		return NULL;
 	}
-	return conn_start(tc);
+	return ig_conn_start(tc);
 }
 
 struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *lower,
@@ -684,16 +684,16 @@ struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *l
 		return NULL;
 	}
 	struct tls_peer_name peer;
-	if (server_name && tls_peer_name_parse(&peer, server_name) != 0)
+	if (server_name && ig_tls_peer_name_parse(&peer, server_name) != 0)
 		return NULL;
 	struct tls_conn *tc = conn_new(c, lower);
 	if (!tc)
 		return NULL;
-	if (tls_engine_init_client(engine_of(tc), c->backend, trust, server_name ? &peer : NULL) != 0) {
+	if (ig_tls_engine_init_client(engine_of(tc), c->backend, trust, server_name ? &peer : NULL) != 0) {
 		ig_pool_give(&c->conns, tc);
 		return NULL;
 	}
-	return conn_start(tc);
+	return ig_conn_start(tc);
 }
 
 /* ---- per core ---- */
@@ -706,7 +706,7 @@ struct ig_tls_core *ig_tls_core_new(struct ig_loop *loop, const struct tls_crede
 	struct ig_tls_core *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
-	c->backend = tls_core_new(server, limits->session_cache_bytes);
+	c->backend = ig_tls_backend_core_new(server, limits->session_cache_bytes);
 	if (!c->backend) {
 		free(c);
 		return NULL;
@@ -720,7 +720,7 @@ struct ig_tls_core *ig_tls_core_new(struct ig_loop *loop, const struct tls_crede
 	while (!atomic_compare_exchange_weak(&cores_made, &c->next_made, c))
 		;
 	/* Pools grow on the first connection: nothing is touched before. */
-	size_t conn_bytes = offsetof(struct tls_conn, engine) + tls_engine_size();
+	size_t conn_bytes = offsetof(struct tls_conn, engine) + ig_tls_engine_size();
 	ig_pool_init(&c->conns, conn_bytes, 16, ((size_t)1 << 40) / conn_bytes);
 	ig_pool_init(&c->spills, SPILL_BYTES, 4, ((size_t)1 << 40) / SPILL_BYTES);
 	return c;
@@ -770,7 +770,7 @@ const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, c
 							char *err, size_t errlen)
 {
 	char why[200];
-	if (tls_backend_init(why, sizeof why) != 0) {
+	if (ig_tls_backend_init(why, sizeof why) != 0) {
 		snprintf(err, errlen, "TLS: %s", why);
 		return NULL;
 	}
@@ -785,7 +785,7 @@ const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, c
 		free(cert_file);
 		return NULL;
 	}
-	struct tls_credentials *cred = tls_credentials_load(cert_pem, cert_len, key_pem, key_len, why, sizeof why);
+	struct tls_credentials *cred = ig_tls_credentials_load(cert_pem, cert_len, key_pem, key_len, why, sizeof why);
 	if (!cred)
 		snprintf(err, errlen, "TLS %s", why); /* "certificate: ..." or "private key: ..." */
 	free(cert_file);

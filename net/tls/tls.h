@@ -30,7 +30,7 @@ struct ig_tls_limits {
 					  sent nothing yet is closed to make
 					  room, else the newcomer is refused */
 	size_t session_cache_bytes;    /* server: session cache (shared by the
-					  cores if tls_backend_shares_session_cache():
+					  cores if ig_tls_backend_shares_session_cache():
 					  size it for all) */
 	uint32_t close_timeout_ms;     /* a graceful close waits this long to
 					  send what is left and close_notify
@@ -85,7 +85,7 @@ struct ig_transport *ig_tls_server(struct ig_tls_core *c, struct ig_transport *l
 struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *lower,
 				   const struct tls_trust *trust, const char *server_name);
 
-/* Startup, server role: seeds the backend (tls_backend_init) and loads
+/* Startup, server role: seeds the backend (ig_tls_backend_init) and loads
  * the certificate chain and key, each from PEM text (cert_pem, key_pem)
  * or else from a PEM file (cert_path, key_path). NULL with a message that
  * says which input is wrong and why. */
@@ -115,10 +115,10 @@ const struct tls_trust *ig_tls_default_trust(const char **err);
 struct ig_settings;
 extern const struct ig_settings ig_tls_trust_settings;
 enum tls_ca_mode { TLS_CA_ADD, TLS_CA_REPLACE /* only the file's anchors */ };
-struct tls_trust_config {
+struct ig_tls_trust_config {
 	const char *ca_file;
 	int ca_mode; /* enum tls_ca_mode */
 };
-extern struct tls_trust_config tls_trust_config;
+extern struct ig_tls_trust_config ig_tls_trust_config;
 
 #endif

@@ -20,12 +20,12 @@ static void load_default_trust(void)
 	char why[200];
 	size_t len = 0;
 	char *pem = NULL;
-	const char *ca_file = tls_trust_config.ca_file;
+	const char *ca_file = ig_tls_trust_config.ca_file;
 	if (ca_file[0] && !(pem = ig_read_file(ca_file, (size_t)16 << 20, 0, &len, why, sizeof why))) {
 		snprintf(trust_error, sizeof trust_error, "INGOT_TLS_CA_FILE: %s", why);
 		return;
 	}
-	default_trust = tls_trust_load(pem, len, tls_trust_config.ca_mode == TLS_CA_REPLACE, why, sizeof why);
+	default_trust = ig_tls_trust_load(pem, len, ig_tls_trust_config.ca_mode == TLS_CA_REPLACE, why, sizeof why);
 	if (!default_trust && ca_file[0])
 		snprintf(trust_error, sizeof trust_error, "INGOT_TLS_CA_FILE %s: %s", ca_file, why);
 	else if (!default_trust) /* the compiled-in set: none with TLS=none */

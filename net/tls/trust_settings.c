@@ -10,16 +10,16 @@
 
 #include <stdio.h>
 
-/* Copied into tls_trust_config by the parse. */
-static const struct tls_trust_config trust_defaults = { .ca_file = "", .ca_mode = TLS_CA_ADD };
+/* Copied into ig_tls_trust_config by the parse. */
+static const struct ig_tls_trust_config trust_defaults = { .ca_file = "", .ca_mode = TLS_CA_ADD };
 
-struct tls_trust_config tls_trust_config;
+struct ig_tls_trust_config ig_tls_trust_config;
 
 /* In enum tls_ca_mode's order. */
-static const struct ig_choice ca_modes = { &tls_trust_config.ca_mode, "add|replace" };
+static const struct ig_choice ca_modes = { &ig_tls_trust_config.ca_mode, "add|replace" };
 
 static const struct ig_option trust_rows[] = {
-	{ "INGOT_TLS_CA_FILE", IG_OPT_STR, &tls_trust_config.ca_file, 0, 0,
+	{ "INGOT_TLS_CA_FILE", IG_OPT_STR, &ig_tls_trust_config.ca_file, 0, 0,
 	  "PEM bundle of trust anchors for outbound https, read at startup" },
 	{ "INGOT_TLS_CA_MODE", IG_OPT_CHOICE, (void *)&ca_modes, 0, 0,
 	  "add: the bundle joins the compiled-in anchors; replace: only the bundle" },
@@ -28,10 +28,10 @@ static const struct ig_option trust_rows[] = {
 
 static const char *check_trust(char *err, size_t errlen)
 {
-	if (tls_trust_config.ca_mode == TLS_CA_REPLACE && !tls_trust_config.ca_file[0])
+	if (ig_tls_trust_config.ca_mode == TLS_CA_REPLACE && !ig_tls_trust_config.ca_file[0])
 		return "INGOT_TLS_CA_MODE=replace needs INGOT_TLS_CA_FILE";
 	const char *why = NULL;
-	if (!tls_trust_config.ca_file[0] || ig_tls_default_trust(&why))
+	if (!ig_tls_trust_config.ca_file[0] || ig_tls_default_trust(&why))
 		return NULL;
 	snprintf(err, errlen, "%s", why);
 	return err;
@@ -39,5 +39,5 @@ static const char *check_trust(char *err, size_t errlen)
 
 const struct ig_settings ig_tls_trust_settings = {
 	.part = "TLS trust (outbound https)", .opts = trust_rows, .count = sizeof trust_rows / sizeof trust_rows[0],
-	.check = check_trust, .values = &tls_trust_config, .defaults = &trust_defaults, .size = sizeof tls_trust_config,
+	.check = check_trust, .values = &ig_tls_trust_config, .defaults = &trust_defaults, .size = sizeof ig_tls_trust_config,
 };

@@ -591,11 +591,11 @@ static const struct tls_trust *load_cacert(const char *file)
 	size_t n = fread(pem, 1, sizeof pem, f);
 	fclose(f);
 	char err[256];
-	if (tls_backend_init(err, sizeof err) != 0) {
+	if (ig_tls_backend_init(err, sizeof err) != 0) {
 		fprintf(stderr, "fetch: %s\n", err);
 		exit(2);
 	}
-	const struct tls_trust *t = tls_trust_load(pem, n, true, err, sizeof err);
+	const struct tls_trust *t = ig_tls_trust_load(pem, n, true, err, sizeof err);
 	if (!t) {
 		fprintf(stderr, "fetch: --cacert %s: %s\n", file, err);
 		exit(2);
@@ -608,13 +608,13 @@ int main(int argc, char **argv)
 	parse_args(argc, argv);
 	/* The resolver's files and port and the default trust come from the
 	   environment, as for the service (INGOT_HOSTS_FILE, ...). */
-	const struct ig_settings *const parts[] = { &dns_settings, &ig_tls_trust_settings };
+	const struct ig_settings *const parts[] = { &ig_dns_settings, &ig_tls_trust_settings };
 	char *no_flags[] = { argv[0], NULL };
 	struct ig_config_args env_only = { .argc = 1, .argv = no_flags, .name = "fetch", .version = "" };
 	if (ig_config_parse(parts, IG_COUNTOF(parts), &env_only) != IG_CONFIG_OK)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
-	client_opts_resolve(&opt.client, &opt.client);
+	ig_client_opts_resolve(&opt.client, &opt.client);
 	if (opt.cacert)
 		opt.client.trust = load_cacert(opt.cacert);
 	if (ig_loop_init(&loop, 0) != 0) {
@@ -647,7 +647,7 @@ int main(int argc, char **argv)
 	}
 	if (finished < total)
 		ig_loop_run(&loop);
-	struct client_core *core = client_core_of(&loop);
+	struct client_core *core = ig_client_core_of(&loop);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	double cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +

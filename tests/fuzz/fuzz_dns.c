@@ -44,14 +44,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fam = c & 1 ? DNS_FAM_V6 : DNS_FAM_V4, other = !fam;
 	const char *name = names[c >> 2 & 3];
 	struct dns_exchange x = { .ttl = UINT32_MAX };
-	x.qname_len = dns_name_to_wire(name, strlen(name), x.qname);
+	x.qname_len = ig_dns_name_to_wire(name, strlen(name), x.qname);
 	uint16_t id = n >= 2 ? (uint16_t)(m[0] << 8 | m[1]) : 0;
 	x.id[fam] = id;
 	x.id[other] = (uint16_t)~id;
 	x.answered[other] = (c & 2) != 0;
 
 	const char *failure = NULL;
-	enum dns_reply r = dns_read_reply(&x, reply, n, &failure);
+	enum dns_reply r = ig_dns_read_reply(&x, reply, n, &failure);
 	switch (r) {
 	case DNS_REPLY_IGNORED:
 	case DNS_REPLY_USED:
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r == DNS_REPLY_USED) {
 		struct dns_addrs before = x.addrs;
 		failure = NULL;
-		if (dns_read_reply(&x, reply, n, &failure) != DNS_REPLY_IGNORED)
+		if (ig_dns_read_reply(&x, reply, n, &failure) != DNS_REPLY_IGNORED)
 			die("the same reply used twice");
 		if (memcmp(&before, &x.addrs, sizeof before) != 0)
 			die("an ignored reply changed the addresses");

@@ -283,7 +283,7 @@ static void between_events(void)
 	if ((ctl[0] & 0x20) && chunks_sent >= (ctl[3] & 15u) + 1 && !core.draining) {
 		/* What on_core_wake does on SIGTERM. */
 		core.draining = true;
-		http_conn_drain(&core);
+		ig_http_conn_drain(&core);
 	}
 	if ((ctl[0] & 0x40) && (ctl[3] >> 4))
 		advance_clock((uint64_t)(ctl[3] >> 4) * 8);
@@ -324,7 +324,7 @@ static void drive(void)
 		}
 		break;
 	case 3:
-		http_conn_force_close_all(&core); /* the grace period is over */
+		ig_http_conn_force_close_all(&core); /* the grace period is over */
 		break;
 	}
 	ig_loop_run_deferred(&core.loop);
@@ -595,7 +595,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	core.draining = false;
 
 	tr = (struct mem_transport){ .t = { .ops = &mem_ops, .loop = &core.loop }, .open = true };
-	if (!http_conn_accept(&core, &tr.t))
+	if (!ig_http_conn_accept(&core, &tr.t))
 		abort();
 	drive();
 	check_nothing_left();

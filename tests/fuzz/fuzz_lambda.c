@@ -21,7 +21,7 @@ static struct ig_pool blocks;
 static void check_answer(const struct lambda_event *ev, const struct http_inproc_response *res, ig_arena *a)
 {
 	ig_wbuf w = { .arena = a };
-	if (!lambda_reply_encode(ev, res, &w))
+	if (!ig_lambda_reply_encode(ev, res, &w))
 		return; /* out of memory: nothing to check */
 	ig_json_reader r;
 	ig_jr_init(&r, w.ptr, w.len, a, 8);
@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ig_arena_init(&a, &blocks, 64u << 20);
 	struct lambda_event ev;
 	const char *why = NULL;
-	if (lambda_event_decode((const char *)data, size, &a, &ev, &why) != 0) {
+	if (ig_lambda_event_decode((const char *)data, size, &a, &ev, &why) != 0) {
 		if (!why)
 			abort();
 		ig_arena_reset(&a);
@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < ev.req.target.len; i++)
 		if (!http_has_class(ev.req.target.ptr[i], HTTP_C_TARGET))
 			abort();
-	lambda_event_set_header(&ev, "x-request-id", (ig_str){ "id", 2 });
+	ig_lambda_event_set_header(&ev, "x-request-id", (ig_str){ "id", 2 });
 	struct http_inproc_response res = { .status = 200, .headers = ev.req.headers,
 					    .header_count = ev.req.header_count, .body = ev.req.body };
 	for (int kind = LAMBDA_EVENT_V2; kind <= LAMBDA_EVENT_ALB; kind++) {

@@ -1,6 +1,6 @@
 /* libFuzzer target for net/http/parser's resumed form: a request head fed in
  * pieces to ig_http_parse_request_resumed must get, at every call, what
- * http_parse_request gives for the same bytes (the verdict, the error, and
+ * ig_http_parse_request gives for the same bytes (the verdict, the error, and
  * on success every field), with the head moved between calls as a
  * compacted read buffer moves it; and the bytes scanned over all calls stay
  * linear in the head's length. */
@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct http_request r = { .headers = headers, .header_capacity = MAX_FIELDS };
 		struct http_request w = { .headers = ref_headers, .header_capacity = MAX_FIELDS };
 		n = ig_http_parse_request_resumed(rb, at, &r, limits, &st);
-		int want = http_parse_request(wb, at, &w, limits);
+		int want = ig_http_parse_request(wb, at, &w, limits);
 		compare(rb, at, n, &r, wb, want, &w);
 		free(rb);
 		free(wb);

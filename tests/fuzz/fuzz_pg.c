@@ -1,5 +1,5 @@
 /* libFuzzer target for net/pg's parsing of what a PostgreSQL server (or
- * anyone in its place) sends: a byte stream framed by pg_parse_message,
+ * anyone in its place) sends: a byte stream framed by ig_pg_parse_message,
  * each message read by its type's decoder as the client would, DataRow
  * columns decoded with the types and formats of the last RowDescription,
  * and SCRAM's server messages read by auth.c. Nothing may be read outside
@@ -42,7 +42,7 @@ static void decode_row(const struct pg_msg *m, const struct pg_field *fields, ui
 {
 	struct pg_col cols[MAX_FIELDS];
 	uint16_t n = 0;
-	if (!pg_read_data_row(m, cols, MAX_FIELDS, &n))
+	if (!ig_pg_read_data_row(m, cols, MAX_FIELDS, &n))
 		return;
 	for (uint16_t i = 0; i < n; i++) {
 		if (cols[i].len < -1 || (cols[i].len >= 0 && (cols[i].ptr < m->body ||
@@ -51,7 +51,7 @@ static void decode_row(const struct pg_msg *m, const struct pg_field *fields, ui
 		uint32_t oid = i < nfields ? fields[i].type_oid : IG_PG_TEXT;
 		int16_t format = i < nfields ? fields[i].format : 0;
 		ig_pg_value v;
-		if (pg_value_decode(oid, format, cols[i].ptr, cols[i].len, arena, &v)) {
+		if (ig_pg_value_decode(oid, format, cols[i].ptr, cols[i].len, arena, &v)) {
 			if (v.oid != oid)
 				die("a decoded value with another oid");
 			if (cols[i].len == -1 && !v.null)
@@ -66,7 +66,7 @@ static void read_stream(const char *buf, size_t len, size_t max_len, ig_arena *a
 	uint16_t nfields = 0;
 	while (len > 0) {
 		struct pg_msg m;
-		int n = pg_parse_message(buf, len, max_len, &m);
+		int n = ig_pg_parse_message(buf, len, max_len, &m);
 		if (n == PG_PARSE_INCOMPLETE || n == PG_PARSE_MALFORMED)
 			return;
 		if (n < 5 || (size_t)n > len || (size_t)n > max_len || m.body != buf + 5 || m.len != (uint32_t)n - 5)
@@ -80,30 +80,30 @@ static void read_stream(const char *buf, size_t len, size_t max_len, ig_arena *a
 		uint16_t count;
 		switch (m.type) {
 		case PG_MSG_AUTH:
-			if (pg_read_auth(&m, &auth) && auth.data &&
+			if (ig_pg_read_auth(&m, &auth) && auth.data &&
 			    (auth.data < m.body || auth.data + auth.data_len > m.body + m.len))
 				die("auth data outside the message");
 			break;
-		case PG_MSG_BACKEND_KEY: pg_read_backend_key(&m, &a, &b); break;
-		case PG_MSG_PARAMETER_STATUS: pg_read_parameter_status(&m, &s1, &s2); break;
+		case PG_MSG_BACKEND_KEY: ig_pg_read_backend_key(&m, &a, &b); break;
+		case PG_MSG_PARAMETER_STATUS: ig_pg_read_parameter_status(&m, &s1, &s2); break;
 		case PG_MSG_READY:
-			if (pg_read_ready(&m, &tx) && tx != 'I' && tx != 'T' && tx != 'E')
+			if (ig_pg_read_ready(&m, &tx) && tx != 'I' && tx != 'T' && tx != 'E')
 				die("an unknown transaction status accepted");
 			break;
 		case PG_MSG_ROW_DESCRIPTION:
-			if (!pg_read_row_description(&m, fields, MAX_FIELDS, &nfields))
+			if (!ig_pg_read_row_description(&m, fields, MAX_FIELDS, &nfields))
 				nfields = 0;
 			break;
 		case PG_MSG_DATA_ROW: decode_row(&m, fields, nfields, arena); break;
-		case PG_MSG_COMMAND_COMPLETE: pg_read_command_complete(&m, &s1, &rows); break;
+		case PG_MSG_COMMAND_COMPLETE: ig_pg_read_command_complete(&m, &s1, &rows); break;
 		case PG_MSG_ERROR:
 		case PG_MSG_NOTICE:
-			if (pg_read_error(&m, &e) && e.sqlstate[0] && strlen(e.sqlstate) != 5)
+			if (ig_pg_read_error(&m, &e) && e.sqlstate[0] && strlen(e.sqlstate) != 5)
 				die("a SQLSTATE that is not 5 characters");
 			break;
-		case PG_MSG_NOTIFICATION: pg_read_notification(&m, &a, &s1, &s2); break;
-		case PG_MSG_PARAMETER_DESCRIPTION: pg_read_parameter_description(&m, oids, MAX_FIELDS, &count); break;
-		default: pg_read_empty(&m); break;
+		case PG_MSG_NOTIFICATION: ig_pg_read_notification(&m, &a, &s1, &s2); break;
+		case PG_MSG_PARAMETER_DESCRIPTION: ig_pg_read_parameter_description(&m, oids, MAX_FIELDS, &count); break;
+		default: ig_pg_read_empty(&m); break;
 		}
 		buf += n;
 		len -= (size_t)n;
@@ -114,16 +114,16 @@ static void scram(const char *buf, size_t len)
 {
 	struct pg_scram s;
 	char first[PG_SCRAM_FIRST_MAX], final[PG_SCRAM_FINAL_MAX];
-	pg_scram_client_first_with(&s, "", "fuzznonce", first, sizeof first);
+	ig_pg_scram_client_first_with(&s, "", "fuzznonce", first, sizeof first);
 	size_t cut = len / 2, n = 0;
-	enum pg_scram_status st = pg_scram_client_final(&s, "pw", buf, cut, final, sizeof final, &n);
+	enum pg_scram_status st = ig_pg_scram_client_final(&s, "pw", buf, cut, final, sizeof final, &n);
 	if (st != PG_SCRAM_OK)
 		return;
 	if (n == 0 || n > sizeof final)
 		die("a client-final of no length or over its buffer");
 	/* The signature is HMAC-SHA-256 under a key only the password gives:
 	 * fuzzed bytes never verify (short of finding a collision). */
-	if (pg_scram_verify_server_final(&s, buf + cut, len - cut) == PG_SCRAM_OK)
+	if (ig_pg_scram_verify_server_final(&s, buf + cut, len - cut) == PG_SCRAM_OK)
 		die("a server-final that was not signed verified");
 }
 
@@ -142,7 +142,7 @@ static void conninfo(const char *buf, size_t len)
 	static const char *const env[] = { "PGPASSWORD=Zq7pw", "PGSSLMODE=require", NULL };
 	static struct pg_conninfo ci;
 	char err[128], red[2048];
-	int st = pg_conninfo_parse(&ci, url, env, err, sizeof err);
+	int st = ig_pg_conninfo_parse(&ci, url, env, err, sizeof err);
 	if (st != PG_CONNINFO_OK) {
 		if (!err[0])
 			die("a refusal without a reason");
@@ -152,7 +152,7 @@ static void conninfo(const char *buf, size_t len)
 	}
 	if (ci.unix_socket != (ci.host[0] == '/') || ci.port == 0)
 		die("an accepted URL with no port or a socket flag that disagrees with the host");
-	pg_conninfo_redacted(&ci, red, sizeof red);
+	ig_pg_conninfo_redacted(&ci, red, sizeof red);
 	if (strstr(red, "Zq7pw") && !memmem(buf, len, "Zq7pw", 5))
 		die("the password in the redacted form");
 }

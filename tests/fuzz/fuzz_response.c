@@ -85,7 +85,7 @@ static ssize_t skip_chunked(const char *body, size_t len, size_t piece)
 	memcpy(whole, body, len);
 	struct http_chunked_decoder a = { .max_trailer_bytes = 256 };
 	size_t a_len = len;
-	ssize_t a_rest = http_decode_chunked(&a, whole, &a_len);
+	ssize_t a_rest = ig_http_decode_chunked(&a, whole, &a_len);
 
 	struct http_chunked_decoder b = { .max_trailer_bytes = 256 };
 	size_t b_out = 0, at = 0;
@@ -94,7 +94,7 @@ static ssize_t skip_chunked(const char *body, size_t len, size_t piece)
 		size_t n = len - at < piece ? len - at : piece;
 		memcpy(pieces + b_out, body + at, n);
 		size_t got = n;
-		b_rest = http_decode_chunked(&b, pieces + b_out, &got);
+		b_rest = ig_http_decode_chunked(&b, pieces + b_out, &got);
 		b_out += got;
 		/* what followed the body is not the body's */
 		at += b_rest >= 0 ? n - (size_t)b_rest : n;
@@ -134,12 +134,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t left = len - pos;
 		struct http_response_head h = { .headers = fields };
 		struct http_error error = { 0 };
-		int r = http_parse_response(buf, left, head_request, lim, &h, &error);
+		int r = ig_http_parse_response(buf, left, head_request, lim, &h, &error);
 
 		size_t cut = left * prefix_32 / 32;
 		struct http_response_head p = { .headers = again_fields };
 		struct http_error p_error = { 0 };
-		int pr = http_parse_response(buf, cut, head_request, lim, &p, &p_error);
+		int pr = ig_http_parse_response(buf, cut, head_request, lim, &p, &p_error);
 		if (pr != HTTP_INCOMPLETE &&
 		    !(pr == r && (r != HTTP_ERROR || (error.kind == p_error.kind &&
 						      strcmp(error.detail, p_error.detail) == 0))))

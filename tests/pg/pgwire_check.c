@@ -61,7 +61,7 @@ static void flush_out(void)
 static void next(struct pg_msg *m)
 {
 	for (;;) {
-		int n = pg_parse_message(in + in_off, in_len - in_off, sizeof in, m);
+		int n = ig_pg_parse_message(in + in_off, in_len - in_off, sizeof in, m);
 		if (n > 0) {
 			in_off += (size_t)n;
 			return;
@@ -87,7 +87,7 @@ static void next(struct pg_msg *m)
 static void auth_failed(const struct pg_msg *m)
 {
 	struct pg_error_fields e;
-	if (m->type == PG_MSG_ERROR && pg_read_error(m, &e))
+	if (m->type == PG_MSG_ERROR && ig_pg_read_error(m, &e))
 		printf("# auth failed %s %.*s\n", e.sqlstate, (int)e.message.len, e.message.ptr);
 	else
 		printf("# auth failed: unexpected message '%c'\n", m->type);
@@ -101,44 +101,44 @@ static const char *login(const char *user, const char *password, const char *db)
 	struct pg_scram scram;
 	struct pg_msg m;
 	struct pg_auth a;
-	pg_put_startup(&out, user, db, "pgwire_check");
+	ig_pg_put_startup(&out, user, db, "pgwire_check");
 	flush_out();
 	for (;;) {
 		next(&m);
-		if (m.type != PG_MSG_AUTH || !pg_read_auth(&m, &a))
+		if (m.type != PG_MSG_AUTH || !ig_pg_read_auth(&m, &a))
 			auth_failed(&m);
 		if (a.code == PG_AUTH_OK)
 			break;
 		if (a.code == PG_AUTH_CLEARTEXT) {
 			via = "cleartext";
-			pg_put_password(&out, password);
+			ig_pg_put_password(&out, password);
 		} else if (a.code == PG_AUTH_MD5) {
 			char md5[36];
 			via = "md5";
-			pg_md5_password(user, password, a.salt, md5);
-			pg_put_password(&out, md5);
+			ig_pg_md5_password(user, password, a.salt, md5);
+			ig_pg_put_password(&out, md5);
 		} else if (a.code == PG_AUTH_SASL && a.scram_sha256) {
 			uint8_t rnd[PG_SCRAM_NONCE_RANDOM];
 			char first[PG_SCRAM_FIRST_MAX];
 			via = "scram-sha-256";
 			if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
 				exit(2);
-			size_t n = pg_scram_client_first(&scram, rnd, first, sizeof first);
-			pg_put_sasl_initial(&out, PG_SCRAM_MECHANISM, first, n);
+			size_t n = ig_pg_scram_client_first(&scram, rnd, first, sizeof first);
+			ig_pg_put_sasl_initial(&out, PG_SCRAM_MECHANISM, first, n);
 		} else if (a.code == PG_AUTH_SASL_CONTINUE) {
 			char final[PG_SCRAM_FINAL_MAX];
 			size_t n = 0;
 			enum pg_scram_status st =
-				pg_scram_client_final(&scram, password, a.data, a.data_len, final, sizeof final, &n);
+				ig_pg_scram_client_final(&scram, password, a.data, a.data_len, final, sizeof final, &n);
 			if (st != PG_SCRAM_OK) {
-				printf("# auth failed: %s\n", pg_scram_status_text(st));
+				printf("# auth failed: %s\n", ig_pg_scram_status_text(st));
 				exit(3);
 			}
-			pg_put_sasl_response(&out, final, n);
+			ig_pg_put_sasl_response(&out, final, n);
 		} else if (a.code == PG_AUTH_SASL_FINAL) {
-			enum pg_scram_status st = pg_scram_verify_server_final(&scram, a.data, a.data_len);
+			enum pg_scram_status st = ig_pg_scram_verify_server_final(&scram, a.data, a.data_len);
 			if (st != PG_SCRAM_OK) {
-				printf("# auth failed: %s\n", pg_scram_status_text(st));
+				printf("# auth failed: %s\n", ig_pg_scram_status_text(st));
 				exit(3);
 			}
 			continue;
@@ -196,9 +196,9 @@ static bool read_row(struct pg_field *fields, uint16_t *nf, struct pg_col *cols,
 		if (m.type == PG_MSG_READY)
 			return ok && row;
 		if (m.type == PG_MSG_ROW_DESCRIPTION)
-			ok &= pg_read_row_description(&m, fields, 64, nf);
+			ok &= ig_pg_read_row_description(&m, fields, 64, nf);
 		if (m.type == PG_MSG_DATA_ROW) {
-			ok &= pg_read_data_row(&m, cols, 64, nc);
+			ok &= ig_pg_read_data_row(&m, cols, 64, nc);
 			row = true;
 			/* the columns point into in[]: keep this message there */
 			static char saved[1 << 16];
@@ -211,7 +211,7 @@ static bool read_row(struct pg_field *fields, uint16_t *nf, struct pg_col *cols,
 		}
 		if (m.type == PG_MSG_ERROR) {
 			struct pg_error_fields e;
-			pg_read_error(&m, &e);
+			ig_pg_read_error(&m, &e);
 			printf("# error %s %.*s\n", e.sqlstate, (int)e.message.len, e.message.ptr);
 			ok = false;
 		}
@@ -258,11 +258,11 @@ static void types(void)
 	uint16_t nf = 0, nc = 0;
 
 	/* 1. The server's text of each parameter: it read what was sent. */
-	pg_put_parse(&out, "", as_text, N, oids);
-	pg_put_bind(&out, "", "", N, params, 0, NULL);
-	pg_put_describe(&out, 'P', "");
-	pg_put_execute(&out, "", 0);
-	pg_put_sync(&out);
+	ig_pg_put_parse(&out, "", as_text, N, oids);
+	ig_pg_put_bind(&out, "", "", N, params, 0, NULL);
+	ig_pg_put_describe(&out, 'P', "");
+	ig_pg_put_execute(&out, "", 0);
+	ig_pg_put_sync(&out);
 	flush_out();
 	bool got = read_row(f, &nf, c, &nc) && nc == N;
 	check(got, "%s", "SELECT $n::text of every parameter answers one row");
@@ -276,34 +276,34 @@ static void types(void)
 		check(ok, "parameter %s: the server reads the value sent", t[i].name);
 	}
 
-	/* 2. and 3. Echoed, in the formats pg_result_format picks, then all
+	/* 2. and 3. Echoed, in the formats ig_pg_result_format picks, then all
 	 * in text: each decodes to the value sent. */
-	pg_put_parse(&out, "echo", echo, N, oids);
-	pg_put_describe(&out, 'S', "echo");
-	pg_put_sync(&out);
+	ig_pg_put_parse(&out, "echo", echo, N, oids);
+	ig_pg_put_describe(&out, 'S', "echo");
+	ig_pg_put_sync(&out);
 	flush_out();
 	struct pg_msg m;
 	do {
 		next(&m);
 		if (m.type == PG_MSG_ROW_DESCRIPTION)
-			pg_read_row_description(&m, f, 64, &nf);
+			ig_pg_read_row_description(&m, f, 64, &nf);
 	} while (m.type != PG_MSG_READY);
 	int16_t formats[N];
 	for (int i = 0; i < N && i < nf; i++)
-		formats[i] = pg_result_format(f[i].type_oid);
+		formats[i] = ig_pg_result_format(f[i].type_oid);
 	for (int pass = 0; pass < 2; pass++) {
-		pg_put_bind(&out, "", "echo", N, params, pass == 0 ? N : 0, formats);
-		pg_put_describe(&out, 'P', "");
-		pg_put_execute(&out, "", 0);
-		pg_put_sync(&out);
+		ig_pg_put_bind(&out, "", "echo", N, params, pass == 0 ? N : 0, formats);
+		ig_pg_put_describe(&out, 'P', "");
+		ig_pg_put_execute(&out, "", 0);
+		ig_pg_put_sync(&out);
 		flush_out();
 		got = read_row(f, &nf, c, &nc) && nc == N && nf == N;
-		check(got, pass == 0 ? "%s the result formats pg_result_format picks" : "%s all results in text",
+		check(got, pass == 0 ? "%s the result formats ig_pg_result_format picks" : "%s all results in text",
 		      "the echo answers one row in");
 		for (int i = 0; got && i < N; i++) {
 			ig_pg_value v;
-			bool ok = pg_value_decode(f[i].type_oid, f[i].format, c[i].ptr, c[i].len, &arena, &v) &&
-				  same_value(&v, &t[i]) && (pass == 1 || f[i].format == pg_result_format(t[i].echo_oid));
+			bool ok = ig_pg_value_decode(f[i].type_oid, f[i].format, c[i].ptr, c[i].len, &arena, &v) &&
+				  same_value(&v, &t[i]) && (pass == 1 || f[i].format == ig_pg_result_format(t[i].echo_oid));
 			char name[96];
 			snprintf(name, sizeof name, "%s (%s)", t[i].name, f[i].format ? "binary" : "text");
 			check(ok, "%s: echoed and decoded to the value sent", name);
@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 	printf("# authenticated via %s\n", login(argv[3], argv[4], argv[5]));
 	if (strcmp(argv[6], "types") == 0)
 		types();
-	pg_put_terminate(&out);
+	ig_pg_put_terminate(&out);
 	flush_out();
 	close(fd);
 	printf("1..%u\n", checks);

@@ -6,7 +6,7 @@
  * network, which is forbidden; the mock's replies come from timers on the
  * test core's loop, so each handler really goes pending and finishes from
  * its completion callback. The same core also checks the response head
- * writer (http_out_head) byte for byte, including fields longer than its
+ * writer (ig_http_out_head) byte for byte, including fields longer than its
  * stack buffer, which no route produces, and that a detached exchange
  * keeps its request when the parser's field array is reused. Build: the
  * Makefile's TEST_API_SRC with app/ and the generated api.c. */
@@ -227,7 +227,7 @@ static void test_client_leaves(void)
 	static char buf[64 * 1024];
 	enum http_inproc_result result;
 	const struct http_inproc_request req = { .method = IG_STR("GET"), .target = IG_STR("/proxy/json") };
-	CHECK(http_inproc_run(&p, core, buf, sizeof buf, &req, on_leaves_done, NULL, &result) == 0,
+	CHECK(ig_http_inproc_run(&p, core, buf, sizeof buf, &req, on_leaves_done, NULL, &result) == 0,
 	      "client leaves: the request is in");
 	CHECK(core->ctxs.in_use == 1 && ig_mock_times_used(m, 0) == 1, "client leaves: the call is out");
 	p.open = false;
@@ -291,14 +291,14 @@ static void test_detach(void)
 	char buf[] = "GET /a?b HTTP/1.1\r\nHost: h\r\nX-Trace: t-1\r\n\r\n";
 	ig_header fields[8];
 	struct http_request r = { .headers = fields, .header_capacity = 8 };
-	int n = http_parse_request(buf, sizeof buf - 1, &r, &core->limits);
-	struct ig_ctx *x = http_ctx_new(core, NULL);
+	int n = ig_http_parse_request(buf, sizeof buf - 1, &r, &core->limits);
+	struct ig_ctx *x = ig_http_ctx_new(core, NULL);
 	CHECK(n == (int)sizeof buf - 1 && x, "detach: a parsed head and an exchange");
 	if (!x)
 		return;
-	http_ctx_set_request(x, &r, NULL, 0);
+	ig_http_ctx_set_request(x, &r, NULL, 0);
 	CHECK(ig_req(x)->headers == fields, "detach: before it, the request is the parser's array");
-	CHECK(http_ctx_detach(x) == 0, "detach: the arena holds the request");
+	CHECK(ig_http_ctx_detach(x) == 0, "detach: the arena holds the request");
 	memset(buf, 'z', sizeof buf - 1);
 	for (size_t i = 0; i < 8; i++)
 		fields[i] = (ig_header){ IG_STR_INIT("X-Trace"), IG_STR_INIT("clobbered") };
@@ -308,11 +308,11 @@ static void test_detach(void)
 			   ig_str_eq(q->headers[0].value, "h", 1),
 		   "detach: fields and bytes survive the next parse", "%zu fields, X-Trace \"%.*s\"",
 		   q->num_headers, (int)v.len, v.ptr ? v.ptr : "");
-	http_ctx_free(x);
+	ig_http_ctx_free(x);
 	check_core_idle("detach: the exchange given back");
 }
 
-/* http_out_head composes a head on the stack and appends it once; a field
+/* ig_http_out_head composes a head on the stack and appends it once; a field
  * that does not fit flushes what is composed and goes in by itself. Either
  * way the bytes in the output chain must be exactly the head. */
 static void head_case(const char *name, int status, const char *ctype, size_t body_len, size_t extra_len,
@@ -329,7 +329,7 @@ static void head_case(const char *name, int status, const char *ctype, size_t bo
 		extra.len = extra_len;
 	}
 	struct http_conn c = { .core = core };
-	http_out_head(&c, status, ctype, body_len, &extra, (ig_str){ request_id, strlen(request_id) }, close, minor,
+	ig_http_out_head(&c, status, ctype, body_len, &extra, (ig_str){ request_id, strlen(request_id) }, close, minor,
 		      false);
 	size_t n = 0;
 	for (struct out_block *b = c.out_head, *next; b; b = next) {
@@ -340,7 +340,7 @@ static void head_case(const char *name, int status, const char *ctype, size_t bo
 		ig_pool_give(&core->blocks, b);
 	}
 	bool bodiless = status < 200 || status == 204 || status == 304;
-	int w = snprintf(want, sizeof want, "HTTP/1.1 %d %s\r\n", status, http_reason(status));
+	int w = snprintf(want, sizeof want, "HTTP/1.1 %d %s\r\n", status, ig_http_reason(status));
 	if (ctype && !bodiless)
 		w += snprintf(want + w, sizeof want - (size_t)w, "Content-Type: %s\r\n", ctype);
 	if (!bodiless)
@@ -385,13 +385,13 @@ static bool no_store(void)
  * document that defines /readyz itself keeping it. */
 static void test_health(void)
 {
-	CHECK_INT(http_health_free_paths(&ig_api_app), HTTP_HEALTH_LIVEZ | HTTP_HEALTH_READYZ,
+	CHECK_INT(ig_http_health_free_paths(&ig_api_app), HTTP_HEALTH_LIVEZ | HTTP_HEALTH_READYZ,
 		  "the reference document leaves /livez and /readyz to the engine");
 	static const char *const own_routes[] = { "/items", "/readyz" };
 	struct ig_app own = ig_api_app;
 	own.routes = own_routes;
 	own.route_count = 2;
-	CHECK_INT(http_health_free_paths(&own), HTTP_HEALTH_LIVEZ, "a document's own /readyz is not taken");
+	CHECK_INT(ig_http_health_free_paths(&own), HTTP_HEALTH_LIVEZ, "a document's own /readyz is not taken");
 
 	CHECK(get("GET", "/livez") && r.status == 200 && ig_test_body_is(&r, "{\"status\":\"ok\"}"), "/livez: 200");
 	CHECK(no_store(), "/livez: Cache-Control: no-store");
@@ -413,7 +413,7 @@ static void test_health(void)
 	CHECK(get("GET", "/livez") && r.status == 200, "/livez still the engine's");
 
 	core->health_paths = paths;
-	http_health_set_draining();
+	ig_http_health_set_draining();
 	CHECK(get("GET", "/readyz") && r.status == 503 && ig_test_body_is(&r, "{\"status\":\"draining\"}"),
 	      "draining: 503");
 	CHECK(get("GET", "/livez") && r.status == 200, "draining: /livez still 200");
@@ -427,7 +427,7 @@ int main(void)
 	setenv("INGOT_MAX_CONNS", "8", 1);
 	CHECK(ig_test_request("GET", "/json", NULL, 0, IG_STR(""), &r) == IG_TEST_NOT_READY,
 	      "before ig_test_init: not_ready");
-	CHECK(!http_health_ready(), "before the test core is up, the process is not ready");
+	CHECK(!ig_http_health_ready(), "before the test core is up, the process is not ready");
 	enum ig_test_error e = ig_test_init(&ig_api_app);
 	check_that(e == IG_TEST_OK, "the test core is set up", "%s", ig_test_error_name(e));
 	if (e != IG_TEST_OK)

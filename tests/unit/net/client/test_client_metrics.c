@@ -17,7 +17,7 @@
 static struct client_core cores[2];
 
 /* The scrape's walk over the cores (percore.c's, over these two). */
-const struct client_core *client_core_next(const struct client_core *prev)
+const struct client_core *ig_client_core_next(const struct client_core *prev)
 {
 	if (!prev)
 		return &cores[0];
@@ -27,7 +27,7 @@ const struct client_core *client_core_next(const struct client_core *prev)
 static struct client_origin origin(int core, const char *host, uint16_t port)
 {
 	return (struct client_origin){ .core = &cores[core],
-				       .metrics_origin = client_metrics_origin(&cores[core], host, port) };
+				       .metrics_origin = ig_client_metrics_origin(&cores[core], host, port) };
 }
 
 /* n calls of o ended with status (0: no response head) and error. */
@@ -36,7 +36,7 @@ static void calls(const struct client_origin *o, const char *method, int status,
 	for (int i = 0; i < n; i++) {
 		struct client_call c = { .origin = o, .opts.method = method, .status = (uint16_t)status,
 					 .start_us = ig_monotonic_us() };
-		client_metrics_call_end(&c, error);
+		ig_client_metrics_call_end(&c, error);
 	}
 }
 
@@ -91,13 +91,13 @@ static void test_summed_by_labels(void)
 	calls(&a0, "GET", 0, IG_CLIENT_CONNECT, 1);
 	calls(&a1, "GET", 0, IG_CLIENT_CONNECT, 2);
 	calls(&b1, "GET", 200, IG_CLIENT_BODY_TIMEOUT, 1); /* a head, then the body stalled */
-	client_metrics_conn_open(&a0, 1);
-	client_metrics_conn_open(&a0, 1);
-	client_metrics_conn_busy(&a0, 1);
-	client_metrics_conn_open(&b1, 1);
-	client_metrics_conn_busy(&b1, 1);
-	client_metrics_conn_busy(&b1, -1);
-	client_metrics_conn_open(&b0, 1);
+	ig_client_metrics_conn_open(&a0, 1);
+	ig_client_metrics_conn_open(&a0, 1);
+	ig_client_metrics_conn_busy(&a0, 1);
+	ig_client_metrics_conn_open(&b1, 1);
+	ig_client_metrics_conn_busy(&b1, 1);
+	ig_client_metrics_conn_busy(&b1, -1);
+	ig_client_metrics_conn_open(&b0, 1);
 	scrape();
 	CHECK(has_line(COUNT "{server_address=\"a.example\",server_port=\"80\",http_request_method=\"GET\","
 			     "http_response_status_code=\"200\"} 2"), "durations: one core's series");

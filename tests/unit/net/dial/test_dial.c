@@ -333,7 +333,7 @@ static void test_timeout(void)
 		   "a nameserver that never answers: the dial's deadline fails it, during the lookup",
 		   "calls %d, kind %d, state %d, watchdog %d", o.calls, o.kind, o.state, watchdog_fired);
 	CHECK(queries_heard() >= 1, "the lookup did ask the nameserver");
-	CHECK_INT(dns_resolver_pending(ig_dial_resolver(&loop)), 0, "the timed-out lookup is withdrawn");
+	CHECK_INT(ig_dns_resolver_pending(ig_dial_resolver(&loop)), 0, "the timed-out lookup is withdrawn");
 	CHECK_INT(loop.timers.armed, 0, "nothing is left armed (the resolver's retry included)");
 }
 
@@ -342,10 +342,10 @@ static void test_cancel(void)
 	struct outcome o = { 0 };
 	ig_dial_start(&d, &loop, &(struct ig_dial_params){ .sock = &sc, .host = "silent.test", .port = port, .timeout_ms = 5000 },
 		      &ops, &o);
-	CHECK(o.calls == 0 && d.state == IG_DIAL_RESOLVING && dns_resolver_pending(ig_dial_resolver(&loop)) == 1,
+	CHECK(o.calls == 0 && d.state == IG_DIAL_RESOLVING && ig_dns_resolver_pending(ig_dial_resolver(&loop)) == 1,
 	      "a lookup under way");
 	ig_dial_cancel(&d);
-	CHECK(dns_resolver_pending(ig_dial_resolver(&loop)) == 0 && loop.timers.armed == 0 && d.state == IG_DIAL_IDLE,
+	CHECK(ig_dns_resolver_pending(ig_dial_resolver(&loop)) == 0 && loop.timers.armed == 0 && d.state == IG_DIAL_IDLE,
 	      "a cancel withdraws the lookup and the deadline: no callback can follow");
 	CHECK_INT(o.calls, 0, "and none ran");
 	queries_heard();
@@ -415,7 +415,7 @@ int main(void)
 		printf("Bail out! cannot set up the loop, sockets or %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
-	sock_core_init(&sc, &loop, -1, 64, NULL, NULL);
+	ig_sock_core_init(&sc, &loop, -1, 64, NULL, NULL);
 	char ns_port[16];
 	write_file("resolv.conf", "nameserver 127.0.0.1\noptions timeout:30\n");
 	write_file("hosts", "127.0.0.1 one.test\n127.0.0.2 two.test\n127.0.0.1 two.test\n127.0.0.2 refused.test\n");
@@ -423,7 +423,7 @@ int main(void)
 	setenv("INGOT_HOSTS_FILE", in_dir("hosts"), 1);
 	snprintf(ns_port, sizeof ns_port, "%u", port_of(nameserver, SOCK_DGRAM));
 	setenv("INGOT_DNS_PORT", ns_port, 1);
-	const struct ig_settings *const parts[] = { &dns_settings };
+	const struct ig_settings *const parts[] = { &ig_dns_settings };
 	char *no_flags[] = { "test_dial", NULL };
 	if (ig_config_parse(parts, 1, &(struct ig_config_args){ .argc = 1, .argv = no_flags }) != IG_CONFIG_OK) {
 		printf("Bail out! the DNS settings do not parse\n");

@@ -343,20 +343,20 @@ static struct dns_resolver *setup(const char *resolv_conf, const char *hosts)
 	}
 	done_count = 0;
 	watchdog_fired = false;
-	return dns_resolver_new(&loop);
+	return ig_dns_resolver_new(&loop);
 }
 
 static const char *const ONE_NS = "nameserver 127.0.0.1\n";
 
-/* Resolves and waits; returns whether dns_resolve answered at once. */
+/* Resolves and waits; returns whether ig_dns_resolve answered at once. */
 static bool resolve(struct dns_resolver *r, const char *host, uint16_t port, struct result *res)
 {
 	*res = (struct result){ 0 };
 	unsigned before = done_count;
-	struct dns_query *q = dns_resolve(r, host, port, on_done, res);
+	struct dns_query *q = ig_dns_resolve(r, host, port, on_done, res);
 	bool at_once = q == NULL;
 	if (at_once && done_count != before + 1)
-		printf("# dns_resolve returned NULL without calling done\n");
+		printf("# ig_dns_resolve returned NULL without calling done\n");
 	wait_for_dones(before + 1);
 	return at_once;
 }
@@ -384,7 +384,7 @@ static void test_literals(void)
 	CHECK(resolve(r, "API.LocalHost.", 81, &res) && strcmp(res.addrs, "127.0.0.1:81,[::1]:81") == 0,
 	      "a name under .localhost, any case, final dot, is the loopback");
 	CHECK_INT(servers[0].queries, 0, "literals and localhost send no query");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_invalid_names(void)
@@ -409,7 +409,7 @@ static void test_invalid_names(void)
 		wrong++;
 	CHECK_INT(wrong, 0, "invalid names fail at once with \"invalid host name\"");
 	CHECK_INT(servers[0].queries, 0, "invalid names send no query");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_a_and_aaaa_then_cache(void)
@@ -428,7 +428,7 @@ static void test_a_and_aaaa_then_cache(void)
 	/* Past the TTL (300 s): the clock is moved for the lookup only. */
 	uint64_t now = loop.clock.now_ms;
 	loop.clock.now_ms += 301 * 1000;
-	struct dns_query *q = dns_resolve(r, "a.test", 80, on_done, &res);
+	struct dns_query *q = ig_dns_resolve(r, "a.test", 80, on_done, &res);
 	loop.clock.now_ms = now;
 	wait_for_dones(done_count + (q ? 1 : 0));
 	CHECK(q != NULL && servers[0].queries == 4 && res.error == 0,
@@ -436,7 +436,7 @@ static void test_a_and_aaaa_then_cache(void)
 	CHECK(!resolve(r, "zero.test", 80, &res) && !resolve(r, "zero.test", 80, &res) &&
 		      strcmp(res.addrs, "192.0.2.7:80") == 0 && servers[0].queries == 8,
 	      "a TTL of 0 is not cached");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_one_family(void)
@@ -448,7 +448,7 @@ static void test_one_family(void)
 	resolve(r, "v6only.test", 80, &res);
 	CHECK(res.error == 0 && strcmp(res.addrs, "[2001:db8::6]:80") == 0,
 	      "only AAAA records: IPv6 only");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_nxdomain_and_nodata(void)
@@ -463,7 +463,7 @@ static void test_nxdomain_and_nodata(void)
 	      "a name without A or AAAA records fails with \"no address\"");
 	resolve(r, "nx.test", 80, &res);
 	CHECK(servers[0].queries >= 4 && res.error == DNS_FAILED, "failures are not cached");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_cname(void)
@@ -476,9 +476,9 @@ static void test_cname(void)
 	unsigned asked = servers[0].queries;
 	uint64_t now = loop.clock.now_ms;
 	loop.clock.now_ms += 59 * 1000;
-	bool cached = dns_resolve(r, "alias.test", 80, on_done, &res) == NULL;
+	bool cached = ig_dns_resolve(r, "alias.test", 80, on_done, &res) == NULL;
 	loop.clock.now_ms += 2 * 1000; /* past the CNAME's TTL of 60 s */
-	struct dns_query *q = dns_resolve(r, "alias.test", 80, on_done, &res);
+	struct dns_query *q = ig_dns_resolve(r, "alias.test", 80, on_done, &res);
 	loop.clock.now_ms = now;
 	wait_for_dones(done_count + (q ? 1 : 0));
 	CHECK(cached && q && servers[0].queries == asked + 2 && res.error == 0,
@@ -486,7 +486,7 @@ static void test_cname(void)
 	resolve(r, "loop.test", 80, &res);
 	CHECK(res.error == DNS_FAILED && has(res.message, "no address"),
 	      "a CNAME loop ends without an address");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_forgeries_ignored(void)
@@ -497,7 +497,7 @@ static void test_forgeries_ignored(void)
 	resolve(r, "a.test", 80, &res);
 	CHECK(res.error == 0 && strcmp(res.addrs, "192.0.2.1:80,192.0.2.2:80,[2001:db8::1]:80") == 0,
 	      "replies with another ID, question, type or no QR bit are ignored");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_truncated(void)
@@ -508,7 +508,7 @@ static void test_truncated(void)
 	resolve(r, "a.test", 80, &res);
 	CHECK(res.error == DNS_FAILED && has(res.message, "a.test: DNS reply truncated (TC)"),
 	      "a truncated reply fails clearly (no TCP fallback)");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_malformed(void)
@@ -524,7 +524,7 @@ static void test_malformed(void)
 	resolve(r, "a.test", 80, &res);
 	CHECK(res.error == DNS_FAILED && has(res.message, "malformed DNS reply"),
 	      "a record cut short is refused");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_servfail_next_server(void)
@@ -539,7 +539,7 @@ static void test_servfail_next_server(void)
 	resolve(r, "v4only.test", 80, &res);
 	CHECK(res.error == DNS_FAILED && has(res.message, "SERVFAIL"),
 	      "SERVFAIL from every nameserver fails with that reason");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_closed_port_next_server(void)
@@ -549,7 +549,7 @@ static void test_closed_port_next_server(void)
 	resolve(r, "a.test", 80, &res);
 	CHECK(res.error == 0 && servers[0].queries == 2,
 	      "a nameserver with a closed port is left at once for the next");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_timeout(void)
@@ -565,7 +565,7 @@ static void test_timeout(void)
 	CHECK_INT(servers[0].queries, 4, "each attempt asked A and AAAA again");
 	CHECK(servers[0].ids[0] != servers[0].ids[2] || servers[0].ports[0] != servers[0].ports[2],
 	      "a retry uses a new query ID or source port");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_aaaa_dropped(void)
@@ -580,7 +580,7 @@ static void test_aaaa_dropped(void)
 	CHECK(!watchdog_fired && res.error == 0 && strcmp(res.addrs, "192.0.2.1:80,192.0.2.2:80") == 0,
 	      "AAAA dropped: the A addresses, once a short grace for AAAA is over");
 	CHECK_INT(servers[0].queries, 2, "AAAA dropped: one try, not a retry of AAAA");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_silent_then_next(void)
@@ -592,7 +592,7 @@ static void test_silent_then_next(void)
 	resolve(r, "a.test", 80, &res);
 	CHECK(res.error == 0 && servers[0].queries == 2 && servers[1].queries == 2,
 	      "after a timeout the next nameserver answers");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_hosts_file(void)
@@ -609,7 +609,7 @@ static void test_hosts_file(void)
 	CHECK_INT(servers[0].queries, 0, "hosts entries send no query");
 	CHECK(!resolve(r, "ignored.test", 80, &res) && res.error == DNS_FAILED,
 	      "a hosts line without a valid address is ignored");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_missing_files(void)
@@ -621,18 +621,18 @@ static void test_missing_files(void)
 	resolve(r, "hosts.test", 80, &res);
 	CHECK(res.error == 0 && strcmp(res.addrs, "192.0.2.99:80") == 0 && servers[0].queries == 2,
 	      "without resolv.conf the nameserver is 127.0.0.1");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 	r = setup("search example.com\noptions ndots:3 rotate\n", "");
 	resolve(r, "a.test", 80, &res);
 	CHECK(res.error == 0 && servers[0].queries == 2,
 	      "a resolv.conf without nameserver lines also means 127.0.0.1");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 /* A bad INGOT_DNS_PORT stops the start (it once quietly became 53). */
 static void test_bad_port_setting(void)
 {
-	const struct ig_settings *const parts[] = { &dns_settings };
+	const struct ig_settings *const parts[] = { &ig_dns_settings };
 	char *no_flags[] = { "test_dns", NULL };
 	struct ig_config_args args = { .argc = 1, .argv = no_flags };
 	char good[16];
@@ -643,7 +643,7 @@ static void test_bad_port_setting(void)
 		all_refused &= ig_config_parse(parts, 1, &args) == IG_CONFIG_ERROR;
 	}
 	setenv("INGOT_DNS_PORT", good, 1);
-	CHECK(all_refused && ig_config_parse(parts, 1, &args) == IG_CONFIG_OK && dns_config.port == atoi(good),
+	CHECK(all_refused && ig_config_parse(parts, 1, &args) == IG_CONFIG_OK && ig_dns_config.port == atoi(good),
 	      "a bad INGOT_DNS_PORT (53x, 0, 70000, empty) is a settings error, not port 53");
 }
 
@@ -662,18 +662,18 @@ static void test_cancel(void)
 	servers[0].mode = SILENT;
 	cancelled_done_ran = false;
 	int fds = open_fds();
-	struct dns_query *q = dns_resolve(r, "a.test", 80, on_cancelled_done, NULL);
-	CHECK(q != NULL && dns_resolver_pending(r) == 1 && open_fds() == fds + 1,
+	struct dns_query *q = ig_dns_resolve(r, "a.test", 80, on_cancelled_done, NULL);
+	CHECK(q != NULL && ig_dns_resolver_pending(r) == 1 && open_fds() == fds + 1,
 	      "a lookup in flight holds one query and one socket");
 	if (q)
-		dns_cancel(q);
-	CHECK(dns_resolver_pending(r) == 0 && open_fds() == fds && loop.timers.armed == 0,
+		ig_dns_cancel(q);
+	CHECK(ig_dns_resolver_pending(r) == 0 && open_fds() == fds && loop.timers.armed == 0,
 	      "cancel releases the query, its socket and its timer");
 	servers[0].mode = SERVE;
 	struct result res;
 	resolve(r, "v4only.test", 80, &res);
 	CHECK(res.error == 0 && !cancelled_done_ran, "a cancelled query's done never runs");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_join(void)
@@ -681,23 +681,23 @@ static void test_join(void)
 	struct dns_resolver *r = setup(ONE_NS, NULL);
 	struct result first = { 0 }, second = { 0 }, third = { 0 };
 	cancelled_done_ran = false;
-	struct dns_query *q1 = dns_resolve(r, "a.test", 80, on_done, &first);
-	struct dns_query *q2 = dns_resolve(r, "a.test", 8080, on_done, &second);
-	struct dns_query *q3 = dns_resolve(r, "a.test", 1, on_cancelled_done, NULL);
-	struct dns_query *q4 = dns_resolve(r, "a.test", 443, on_done, &third);
-	CHECK(q1 && q2 && q3 && q4 && dns_resolver_pending(r) == 4,
+	struct dns_query *q1 = ig_dns_resolve(r, "a.test", 80, on_done, &first);
+	struct dns_query *q2 = ig_dns_resolve(r, "a.test", 8080, on_done, &second);
+	struct dns_query *q3 = ig_dns_resolve(r, "a.test", 1, on_cancelled_done, NULL);
+	struct dns_query *q4 = ig_dns_resolve(r, "a.test", 443, on_done, &third);
+	CHECK(q1 && q2 && q3 && q4 && ig_dns_resolver_pending(r) == 4,
 	      "queries for a name in flight join its lookup");
 	if (q3)
-		dns_cancel(q3);
+		ig_dns_cancel(q3);
 	wait_for_dones(3);
 	CHECK_INT(servers[0].queries, 2, "joined queries share one A and one AAAA question");
 	CHECK(strcmp(first.addrs, "192.0.2.1:80,192.0.2.2:80,[2001:db8::1]:80") == 0 &&
 		      strcmp(second.addrs, "192.0.2.1:8080,192.0.2.2:8080,[2001:db8::1]:8080") == 0 &&
 		      strcmp(third.addrs, "192.0.2.1:443,192.0.2.2:443,[2001:db8::1]:443") == 0,
 	      "each joined query gets the addresses with its own port");
-	CHECK(!cancelled_done_ran && dns_resolver_pending(r) == 0,
+	CHECK(!cancelled_done_ran && ig_dns_resolver_pending(r) == 0,
 	      "a cancelled query among joined ones is not called");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_random_ids_and_ports(void)
@@ -713,7 +713,7 @@ static void test_random_ids_and_ports(void)
 	}
 	CHECK(servers[0].queries == 8 && ids_vary, "query IDs differ between lookups");
 	CHECK(ports_vary, "source ports differ between lookups");
-	dns_resolver_free(r);
+	ig_dns_resolver_free(r);
 }
 
 static void test_free_with_lookups(void)
@@ -722,9 +722,9 @@ static void test_free_with_lookups(void)
 	servers[0].mode = SILENT;
 	cancelled_done_ran = false;
 	int fds = open_fds();
-	dns_resolve(r, "a.test", 80, on_cancelled_done, NULL);
-	dns_resolve(r, "v4only.test", 80, on_cancelled_done, NULL);
-	dns_resolver_free(r);
+	ig_dns_resolve(r, "a.test", 80, on_cancelled_done, NULL);
+	ig_dns_resolve(r, "v4only.test", 80, on_cancelled_done, NULL);
+	ig_dns_resolver_free(r);
 	CHECK(!cancelled_done_ran && open_fds() == fds && loop.timers.armed == 0,
 	      "freeing a resolver ends its lookups without callbacks");
 }
@@ -743,7 +743,7 @@ int main(void)
 	setenv("INGOT_HOSTS_FILE", path, 1);
 	snprintf(port, sizeof port, "%u", dns_port);
 	setenv("INGOT_DNS_PORT", port, 1);
-	const struct ig_settings *const parts[] = { &dns_settings };
+	const struct ig_settings *const parts[] = { &ig_dns_settings };
 	char *no_flags[] = { "test_dns", NULL };
 	if (ig_config_parse(parts, 1, &(struct ig_config_args){ .argc = 1, .argv = no_flags }) != IG_CONFIG_OK) {
 		printf("Bail out! the DNS settings do not parse\n");

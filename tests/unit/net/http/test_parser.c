@@ -417,7 +417,7 @@ static int parse_at(const struct req_case *c, size_t len, struct http_request *r
 	const char *p = guard_put(&g, c->in, len);
 	*req = (struct http_request){ .headers = headers,
 				      .header_capacity = c->capacity ? c->capacity : 64 };
-	return http_parse_request(p, len, req, c->limits ? c->limits : &default_limits);
+	return ig_http_parse_request(p, len, req, c->limits ? c->limits : &default_limits);
 }
 
 static bool slice_is(const char *s, size_t n, const char *want)
@@ -468,7 +468,7 @@ static void test_valid(const struct req_case *c)
 	int n = parse_at(c, c->len, &req);
 	const char *why = n == (int)head ? request_mismatch(c, &req) : "return value";
 	check_that(why == NULL, c->name, "%s: returned %d (want %zu), status %d %s", why, n, head,
-		   http_error_status(req.error.kind), req.error.detail ? req.error.detail : "");
+		   ig_http_error_status(req.error.kind), req.error.detail ? req.error.detail : "");
 
 	size_t bad = SIZE_MAX;
 	for (size_t k = 0; k < c->len && bad == SIZE_MAX; k++) {
@@ -485,22 +485,22 @@ static void test_invalid(const struct req_case *c)
 {
 	struct http_request req;
 	int n = parse_at(c, c->len, &req);
-	check_that(n == HTTP_ERROR && http_error_status(req.error.kind) == c->status && req.error.detail != NULL &&
+	check_that(n == HTTP_ERROR && ig_http_error_status(req.error.kind) == c->status && req.error.detail != NULL &&
 			   strcmp(req.error.detail, c->detail) == 0,
-		   c->name, "returned %d, status %d, detail \"%s\"", n, http_error_status(req.error.kind),
+		   c->name, "returned %d, status %d, detail \"%s\"", n, ig_http_error_status(req.error.kind),
 		   req.error.detail ? req.error.detail : "NULL");
 
 	/* A prefix either needs more bytes or already proves the same error. */
 	size_t bad = SIZE_MAX;
 	for (size_t k = 0; k < c->len && bad == SIZE_MAX; k++) {
 		n = parse_at(c, k, &req);
-		if (n != HTTP_INCOMPLETE && (n != HTTP_ERROR || http_error_status(req.error.kind) != c->status))
+		if (n != HTTP_INCOMPLETE && (n != HTTP_ERROR || ig_http_error_status(req.error.kind) != c->status))
 			bad = k;
 	}
 	char name[200];
 	snprintf(name, sizeof name, "%s: every prefix is incomplete or the same error", c->name);
 	check_that(bad == SIZE_MAX, name, "prefix of %zu bytes returned %d (status %d)", bad, n,
-		   http_error_status(req.error.kind));
+		   ig_http_error_status(req.error.kind));
 }
 
 static void test_pipelined(void)
@@ -513,7 +513,7 @@ static void test_pipelined(void)
 	struct http_request req = { .headers = headers, .header_capacity = 64 };
 	bool ok = true;
 	for (int i = 0; i < 3 && ok; i++) {
-		int n = http_parse_request(buf, (size_t)(end - buf), &req, &default_limits);
+		int n = ig_http_parse_request(buf, (size_t)(end - buf), &req, &default_limits);
 		ok = n > 0 && slice_is(req.path, req.path_len, want[i]);
 		buf += n > 0 ? n : 0;
 		if (ok && req.body_kind == HTTP_BODY_LENGTH)
@@ -527,7 +527,7 @@ static void test_empty_input(void)
 {
 	struct http_request req = { .headers = headers, .header_capacity = 64 };
 	char *p = guard_put(&g, "", 0);
-	CHECK(http_parse_request(p, 0, &req, &default_limits) == HTTP_INCOMPLETE,
+	CHECK(ig_http_parse_request(p, 0, &req, &default_limits) == HTTP_INCOMPLETE,
 	      "empty input is incomplete");
 }
 
@@ -557,12 +557,12 @@ static void test_mutations(void)
 		struct req_case c = mutated(i, in, &x);
 		struct http_request req;
 		int full = parse_at(&c, c.len, &req);
-		int status = http_error_status(req.error.kind);
+		int status = ig_http_error_status(req.error.kind);
 		for (size_t k = 0; k < c.len; k++) {
 			int n = parse_at(&c, k, &req);
 			bool same = full >= 0 ? n == HTTP_INCOMPLETE || (k >= (size_t)full && n == full)
 					      : n == HTTP_INCOMPLETE ||
-							(n == HTTP_ERROR && http_error_status(req.error.kind) == status);
+							(n == HTTP_ERROR && ig_http_error_status(req.error.kind) == status);
 			if (!same) {
 				failures++;
 				break;
@@ -612,7 +612,7 @@ static const char *parse_mismatch(int n, const struct http_request *r, int want_
 
 /* One resumed call with the first len bytes of c, placed afresh (so the
  * head moves between calls, as a compacted read buffer does), against
- * http_parse_request on the same bytes. Returns what differs, or NULL;
+ * ig_http_parse_request on the same bytes. Returns what differs, or NULL;
  * *n is the resumed call's result. */
 static const char *resume_step(const struct req_case *c, size_t len, struct http_head_resume *st, int *n)
 {
@@ -622,7 +622,7 @@ static const char *resume_step(const struct req_case *c, size_t len, struct http
 	struct http_request r = { .headers = headers, .header_capacity = capacity };
 	struct http_request w = { .headers = ref_headers, .header_capacity = capacity };
 	*n = ig_http_parse_request_resumed(p, len, &r, limits, st);
-	int want = http_parse_request(p, len, &w, limits);
+	int want = ig_http_parse_request(p, len, &w, limits);
 	return parse_mismatch(*n, &r, want, &w);
 }
 
@@ -862,7 +862,7 @@ static void feed(const struct chunk_case *c, size_t first, size_t step, struct f
 		}
 		char *p = guard_put(&g, c->in + at, n);
 		size_t len = n;
-		f->status = http_decode_chunked(&f->d, p, &len);
+		f->status = ig_http_decode_chunked(&f->d, p, &len);
 		if (f->status == HTTP_ERROR)
 			return;
 		memcpy(f->out + f->out_len, p, len);
@@ -920,8 +920,8 @@ static void test_chunk_errors_are_sticky(void)
 	struct http_chunked_decoder d = { .max_trailer_bytes = 64 };
 	char a[] = "x\r\n", b[] = "5\r\nhello\r\n0\r\n\r\n";
 	size_t la = 3, lb = sizeof b - 1;
-	ssize_t r1 = http_decode_chunked(&d, a, &la);
-	ssize_t r2 = http_decode_chunked(&d, b, &lb);
+	ssize_t r1 = ig_http_decode_chunked(&d, a, &la);
+	ssize_t r2 = ig_http_decode_chunked(&d, b, &lb);
 	CHECK(r1 == HTTP_ERROR && r2 == HTTP_ERROR && lb == 0, "chunked decoder errors are sticky");
 }
 
@@ -930,8 +930,8 @@ static void test_chunk_after_end(void)
 	struct http_chunked_decoder d = { .max_trailer_bytes = 64 };
 	char a[] = "0\r\n\r\n", b[] = "GET";
 	size_t la = 5, lb = 3;
-	ssize_t r1 = http_decode_chunked(&d, a, &la);
-	ssize_t r2 = http_decode_chunked(&d, b, &lb);
+	ssize_t r1 = ig_http_decode_chunked(&d, a, &la);
+	ssize_t r2 = ig_http_decode_chunked(&d, b, &lb);
 	CHECK(r1 == 0 && la == 0 && r2 == 3 && lb == 0 && memcmp(b, "GET", 3) == 0,
 	      "bytes fed after the body ended are all returned as following");
 }

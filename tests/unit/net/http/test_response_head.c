@@ -256,7 +256,7 @@ static int parse_at(const struct resp_case *c, size_t len, struct http_response_
 	const char *p = guard_put(&g, c->in, len);
 	*out = (struct http_response_head){ .headers = headers, .header_capacity = c->capacity };
 	struct http_error e = { 0 };
-	int r = http_parse_response(p, len, c->head_request, c->limits ? c->limits : &default_limits,
+	int r = ig_http_parse_response(p, len, c->head_request, c->limits ? c->limits : &default_limits,
 				    out, &e);
 	*error = e.detail;
 	last_kind = e.kind;
@@ -376,7 +376,7 @@ static void test_empty_input(void)
 	struct http_response_head out = { .headers = headers };
 	struct http_error error = { 0 };
 	char *p = guard_put(&g, "", 0);
-	CHECK_INT(http_parse_response(p, 0, false, &default_limits, &out, &error), HTTP_INCOMPLETE,
+	CHECK_INT(ig_http_parse_response(p, 0, false, &default_limits, &out, &error), HTTP_INCOMPLETE,
 		  "empty input is incomplete");
 }
 
@@ -390,7 +390,7 @@ static void test_interim_skipped(void)
 	struct http_response_head out = { .headers = headers };
 	struct http_error error = { 0 };
 	int interim = 0, r;
-	while ((r = http_parse_response(buf, (size_t)(end - buf), false, &default_limits, &out,
+	while ((r = ig_http_parse_response(buf, (size_t)(end - buf), false, &default_limits, &out,
 					&error)) > 0 &&
 	       http_response_is_interim(&out)) {
 		CHECK(out.framing == BODY_NONE, "an interim head has no body");
@@ -415,27 +415,27 @@ static void test_chunked_then_next(void)
 	size_t len = sizeof in - 1;
 	struct http_response_head out = { .headers = headers };
 	struct http_error error = { 0 };
-	int r = http_parse_response(buf, len, false, &default_limits, &out, &error);
+	int r = ig_http_parse_response(buf, len, false, &default_limits, &out, &error);
 	CHECK(r > 0 && out.framing == BODY_CHUNKED, "first head is chunked");
 	if (r <= 0)
 		return;
 	struct http_chunked_decoder d = { .max_trailer_bytes = 64 };
 	size_t body_len = len - (size_t)r;
-	ssize_t rest = http_decode_chunked(&d, buf + r, &body_len);
+	ssize_t rest = ig_http_decode_chunked(&d, buf + r, &body_len);
 	CHECK(rest > 0 && body_len == 11 && memcmp(buf + r, "hello world", 11) == 0,
 	      "the chunked body decodes to its data");
 	if (rest <= 0)
 		return;
 	char *next = buf + r + body_len;
 	size_t next_len = (size_t)rest;
-	r = http_parse_response(next, next_len, false, &default_limits, &out, &error);
+	r = ig_http_parse_response(next, next_len, false, &default_limits, &out, &error);
 	CHECK(r > 0 && out.status == 204 && out.framing == BODY_NONE && out.keep_alive,
 	      "the 204 after it has no body");
 	if (r <= 0)
 		return;
 	next += r;
 	next_len -= (size_t)r;
-	r = http_parse_response(next, next_len, false, &default_limits, &out, &error);
+	r = ig_http_parse_response(next, next_len, false, &default_limits, &out, &error);
 	CHECK(r > 0 && out.framing == BODY_LENGTH && out.content_length == 3 &&
 		      next_len - (size_t)r == 3 && memcmp(next + r, "abc", 3) == 0,
 	      "the third response follows the 204 at once");
@@ -449,7 +449,7 @@ static void test_fields_are_slices(void)
 	ig_header two[2];
 	struct http_response_head out = { .headers = two, .header_capacity = 2 };
 	struct http_error error = { 0 };
-	int r = http_parse_response(buf, sizeof in - 1, false, &default_limits, &out, &error);
+	int r = ig_http_parse_response(buf, sizeof in - 1, false, &default_limits, &out, &error);
 	CHECK(r == (int)sizeof in - 1 && out.num_headers == 2 && two[0].name.ptr == buf + 17 &&
 		      two[1].value.ptr == buf + 44 && out.reason.ptr == buf + 13,
 	      "names, values and the reason are slices of the input");

@@ -41,7 +41,7 @@ static void test_traceparent(void)
 		const struct tp_case *c = &tp_cases[i];
 		char tid[32] = { 0 };
 		uint8_t flags = 0xee;
-		bool ok = http_traceparent_parse((ig_str){ c->in, strlen(c->in) }, tid, &flags);
+		bool ok = ig_http_traceparent_parse((ig_str){ c->in, strlen(c->in) }, tid, &flags);
 		check_that(ok == c->ok && (!ok || (memcmp(tid, TID, 32) == 0 && flags == c->flags)), c->name,
 			   "parsed %d, flags %u, trace id %.32s", ok, flags, tid);
 	}
@@ -51,18 +51,18 @@ static void test_request_id(void)
 {
 	char long_id[130];
 	memset(long_id, 'a', sizeof long_id);
-	CHECK(http_request_id_valid((ig_str){ "abc-123", 7 }), "request id: a plain one is taken");
-	CHECK(http_request_id_valid((ig_str){ "a\"b\\c", 5 }), "request id: quotes and backslashes are taken");
-	CHECK(http_request_id_valid((ig_str){ "!~", 2 }), "request id: 0x21 and 0x7e are visible");
-	CHECK(http_request_id_valid((ig_str){ long_id, 128 }), "request id: 128 characters are taken");
-	CHECK(!http_request_id_valid((ig_str){ long_id, 129 }), "request id: 129 are not");
-	CHECK(!http_request_id_valid((ig_str){ "", 0 }), "request id: empty is not");
-	CHECK(!http_request_id_valid((ig_str){ "a b", 3 }), "request id: a space is not");
-	CHECK(!http_request_id_valid((ig_str){ "a\tb", 3 }), "request id: a tab is not");
-	CHECK(!http_request_id_valid((ig_str){ "caf\xc3\xa9", 5 }), "request id: non-ASCII is not");
-	CHECK(!http_request_id_valid((ig_str){ "a\x7f", 2 }), "request id: DEL is not");
-	CHECK(http_request_id_hash((ig_str){ "abc", 3 }) == http_request_id_hash((ig_str){ "abc", 3 }) &&
-		      http_request_id_hash((ig_str){ "abc", 3 }) != http_request_id_hash((ig_str){ "abd", 3 }),
+	CHECK(ig_http_request_id_valid((ig_str){ "abc-123", 7 }), "request id: a plain one is taken");
+	CHECK(ig_http_request_id_valid((ig_str){ "a\"b\\c", 5 }), "request id: quotes and backslashes are taken");
+	CHECK(ig_http_request_id_valid((ig_str){ "!~", 2 }), "request id: 0x21 and 0x7e are visible");
+	CHECK(ig_http_request_id_valid((ig_str){ long_id, 128 }), "request id: 128 characters are taken");
+	CHECK(!ig_http_request_id_valid((ig_str){ long_id, 129 }), "request id: 129 are not");
+	CHECK(!ig_http_request_id_valid((ig_str){ "", 0 }), "request id: empty is not");
+	CHECK(!ig_http_request_id_valid((ig_str){ "a b", 3 }), "request id: a space is not");
+	CHECK(!ig_http_request_id_valid((ig_str){ "a\tb", 3 }), "request id: a tab is not");
+	CHECK(!ig_http_request_id_valid((ig_str){ "caf\xc3\xa9", 5 }), "request id: non-ASCII is not");
+	CHECK(!ig_http_request_id_valid((ig_str){ "a\x7f", 2 }), "request id: DEL is not");
+	CHECK(ig_http_request_id_hash((ig_str){ "abc", 3 }) == ig_http_request_id_hash((ig_str){ "abc", 3 }) &&
+		      ig_http_request_id_hash((ig_str){ "abc", 3 }) != ig_http_request_id_hash((ig_str){ "abd", 3 }),
 	      "request id: the hash is a function of the id");
 }
 
@@ -73,18 +73,18 @@ static void test_parser_notes(void)
 	ig_header fields[16];
 	struct http_request r = { .headers = fields, .header_capacity = 16 };
 	struct http_limits limits = { .max_request_line = 8192, .max_header_bytes = 16384, .max_headers = 16 };
-	int n = http_parse_request(head, sizeof head - 1, &r, &limits);
+	int n = ig_http_parse_request(head, sizeof head - 1, &r, &limits);
 	CHECK_INT(n, (int)(sizeof head - 1), "parser: the head parses");
 	CHECK(r.request_id_field == 3 && r.traceparent_field == 4 && r.tracestate_field == 2,
 	      "parser: the first X-Request-Id, traceparent and tracestate fields are noted, any case");
 	CHECK(r.traceparents == 1 && r.tracestates == 2, "parser: and how many traceparent and tracestate");
 	struct ig_rng rng = { 1 };
 	char id[HTTP_REQUEST_ID_MAX];
-	size_t len = http_request_id_of(&r, &rng, id);
+	size_t len = ig_http_request_id_of(&r, &rng, id);
 	check_slice(id, len, "r1", "parser: a parsed request's own id is used for an engine error", "id");
 	static const char bare[] = "GET / HTTP/1.1\r\nHost: a\r\nX-Request-Id: a b\r\n\r\n";
-	n = http_parse_request(bare, sizeof bare - 1, &r, &limits);
-	len = http_request_id_of(&r, &rng, id);
+	n = ig_http_parse_request(bare, sizeof bare - 1, &r, &limits);
+	len = ig_http_request_id_of(&r, &rng, id);
 	bool hex = len == HTTP_MADE_ID_LEN;
 	for (size_t i = 0; i < len; i++)
 		hex = hex && ((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f'));

@@ -1,6 +1,6 @@
 /* In-process requests (net/http/inproc.h) and the Lambda events and
  * answers (net/lambda/event.h), without a socket: the reference service
- * on a core made by http_inproc_core_init, each request run through the
+ * on a core made by ig_http_inproc_core_init, each request run through the
  * connection engine and its response captured; then the event decoder's
  * requests and the answer encoder's JSON checked byte for byte, for what
  * the integration suite cannot reach through the reference routes (a
@@ -37,7 +37,7 @@ static void copy_field(const struct http_inproc_response *res, const char *name,
 {
 	out[0] = 0;
 	for (size_t i = 0; i < res->header_count; i++)
-		if (http_eq_nocase(res->headers[i].name.ptr, res->headers[i].name.len, name))
+		if (ig_http_eq_nocase(res->headers[i].name.ptr, res->headers[i].name.len, name))
 			snprintf(out, cap, "%.*s", (int)res->headers[i].value.len, res->headers[i].value.ptr);
 }
 
@@ -64,7 +64,7 @@ static int run(const char *method, const char *target, const ig_header *h, size_
 	memset(&got, 0, sizeof got);
 	struct http_inproc_request r = { .method = { method, strlen(method) }, .target = { target, strlen(target) },
 					 .headers = h, .header_count = n, .body = { body, body ? strlen(body) : 0 } };
-	int rc = http_inproc_run(&inproc, &core, buf, cap, &r, on_done, NULL, start);
+	int rc = ig_http_inproc_run(&inproc, &core, buf, cap, &r, on_done, NULL, start);
 	if (rc == 0)
 		ig_loop_run(&core.loop);
 	return rc;
@@ -125,7 +125,7 @@ static ig_arena arena;
 
 static ig_str field(const struct lambda_event *ev, const char *name)
 {
-	return lambda_event_header(ev, name);
+	return ig_lambda_event_header(ev, name);
 }
 
 static bool str_is(ig_str s, const char *want)
@@ -137,7 +137,7 @@ static int decode(const char *json, struct lambda_event *ev)
 {
 	const char *why;
 	ig_arena_reset(&arena);
-	return lambda_event_decode(json, strlen(json), &arena, ev, &why);
+	return ig_lambda_event_decode(json, strlen(json), &arena, ev, &why);
 }
 
 static void test_events(void)
@@ -190,7 +190,7 @@ static void test_events(void)
 
 	const char *why = NULL;
 	ig_arena_reset(&arena);
-	CHECK(lambda_event_decode("{\"source\":\"aws.events\"}", 22, &arena, &ev, &why) == -1 && why,
+	CHECK(ig_lambda_event_decode("{\"source\":\"aws.events\"}", 22, &arena, &ev, &why) == -1 && why,
 	      "an event that is not HTTP is refused with a reason");
 	CHECK(decode("{\"version\":\"2.0\",\"rawPath\":\"/\",\"requestContext\":{\"http\":{\"method\":\"GET\"}},"
 		     "\"body\":\"@@@\",\"isBase64Encoded\":true}",
@@ -218,7 +218,7 @@ static bool encodes(enum lambda_event_kind kind, bool multi, ig_str body, const 
 					    .header_count = IG_COUNTOF(answer_fields), .body = body };
 	ig_arena_reset(&arena);
 	ig_wbuf w = { .arena = &arena };
-	bool ok = lambda_reply_encode(&ev, &res, &w) && w.len == strlen(want) && memcmp(w.ptr, want, w.len) == 0;
+	bool ok = ig_lambda_reply_encode(&ev, &res, &w) && w.len == strlen(want) && memcmp(w.ptr, want, w.len) == 0;
 	if (!ok)
 		printf("# got  %.*s\n# want %s\n", (int)w.len, w.ptr, want);
 	return ok;
@@ -249,7 +249,7 @@ static void test_answers(void)
 	ig_wbuf w = { .arena = &arena };
 	const char *want = "{\"statusCode\":204,\"headers\":{\"X-Name\":\"caf\\u00e9\",\"X-Ok\":\"caf\xc3\xa9\"},"
 			   "\"body\":\"\",\"isBase64Encoded\":false}";
-	CHECK(lambda_reply_encode(&ev, &res, &w) && w.len == strlen(want) && memcmp(w.ptr, want, w.len) == 0,
+	CHECK(ig_lambda_reply_encode(&ev, &res, &w) && w.len == strlen(want) && memcmp(w.ptr, want, w.len) == 0,
 	      "a field value that is not UTF-8 is read as ISO-8859-1 (the JSON stays valid); UTF-8 stays as it is");
 	CHECK(encodes(LAMBDA_EVENT_ALB, true, (ig_str){ "", 0 },
 		      "{\"statusCode\":200,\"statusDescription\":\"200 OK\",\"multiValueHeaders\":{\"Content-Type\":"
@@ -268,7 +268,7 @@ static void test_answers(void)
 	struct lambda_event ev2 = { .kind = LAMBDA_EVENT_V2 };
 	struct http_inproc_response big_res = { .status = 200, .body = { big_text, big } };
 	ig_wbuf bw = { .arena = &small };
-	CHECK(lambda_reply_encode(&ev2, &big_res, &bw) && bw.len > big && bw.ptr[bw.len - 1] == '}',
+	CHECK(ig_lambda_reply_encode(&ev2, &big_res, &bw) && bw.len > big && bw.ptr[bw.len - 1] == '}',
 	      "a 1.5 MB text body is written in an arena of 6 MB");
 	ig_arena_reset(&small);
 	free(big_text);
@@ -279,7 +279,7 @@ int main(void)
 	ig_log_threshold = -1; /* quiet: TAP on stdout */
 	harness_config_defaults(&config);
 	config.max_conns = 8;
-	if (http_inproc_core_init(&core, &config, harness_app) != 0) {
+	if (ig_http_inproc_core_init(&core, &config, harness_app) != 0) {
 		printf("Bail out! no core\n");
 		return 1;
 	}

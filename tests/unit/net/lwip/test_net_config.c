@@ -75,9 +75,9 @@ static void test_good(void)
 {
 	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
 		const struct good_case *c = &good[i];
-		struct lwip_net_config cfg;
+		struct ig_lwip_net_config cfg;
 		char err[200] = "";
-		const char *msg = lwip_net_parse(&cfg, c->net, c->ip, c->gw, err, sizeof err);
+		const char *msg = ig_lwip_net_parse(&cfg, c->net, c->ip, c->gw, err, sizeof err);
 		bool ok = !msg && cfg.device == c->device && strcmp(cfg.ifname, c->ifname) == 0 && cfg.dhcp == c->dhcp &&
 			  cfg.ip == ip_of(c->want_ip) && cfg.netmask == ip_of(c->want_mask) && cfg.gw == ip_of(c->want_gw);
 		check_that(ok, c->name, "message \"%s\", device %d ifname \"%s\" dhcp %d ip %08x mask %08x gw %08x",
@@ -89,9 +89,9 @@ static void test_bad(void)
 {
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		const struct bad_case *c = &bad[i];
-		struct lwip_net_config cfg;
+		struct ig_lwip_net_config cfg;
 		char err[200] = "";
-		const char *msg = lwip_net_parse(&cfg, c->net, c->ip, c->gw, err, sizeof err);
+		const char *msg = ig_lwip_net_parse(&cfg, c->net, c->ip, c->gw, err, sizeof err);
 		check_that(msg && strstr(msg, c->names), c->name, "message \"%s\", want one naming %s",
 			   msg ? msg : "(none)", c->names);
 	}
@@ -101,11 +101,11 @@ static void test_bad(void)
 static void test_ipv4(void)
 {
 	uint32_t v = 1;
-	CHECK(lwip_parse_ipv4("0.0.0.0", &v) == 0 && v == 0, "0.0.0.0 is the any address");
-	CHECK(lwip_parse_ipv4("127.0.0.1", &v) == 0 && v == ip_of("127.0.0.1"), "127.0.0.1 in network order");
-	CHECK(lwip_parse_ipv4("", &v) != 0, "an empty HOST is refused");
-	CHECK(lwip_parse_ipv4("1.2.3.4 ", &v) != 0, "a trailing space is refused");
-	CHECK(lwip_parse_ipv4("::", &v) != 0, "IPv6 is refused");
+	CHECK(ig_lwip_parse_ipv4("0.0.0.0", &v) == 0 && v == 0, "0.0.0.0 is the any address");
+	CHECK(ig_lwip_parse_ipv4("127.0.0.1", &v) == 0 && v == ip_of("127.0.0.1"), "127.0.0.1 in network order");
+	CHECK(ig_lwip_parse_ipv4("", &v) != 0, "an empty HOST is refused");
+	CHECK(ig_lwip_parse_ipv4("1.2.3.4 ", &v) != 0, "a trailing space is refused");
+	CHECK(ig_lwip_parse_ipv4("::", &v) != 0, "IPv6 is refused");
 }
 
 int main(void)

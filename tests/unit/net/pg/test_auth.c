@@ -16,33 +16,33 @@
 static enum pg_scram_status final_of(struct pg_scram *s, const char *server_first, char *out, size_t *n)
 {
 	char first[PG_SCRAM_FIRST_MAX];
-	pg_scram_client_first_with(s, "user", RFC_NONCE, first, sizeof first);
-	return pg_scram_client_final(s, "pencil", server_first, strlen(server_first), out, PG_SCRAM_FINAL_MAX, n);
+	ig_pg_scram_client_first_with(s, "user", RFC_NONCE, first, sizeof first);
+	return ig_pg_scram_client_final(s, "pencil", server_first, strlen(server_first), out, PG_SCRAM_FINAL_MAX, n);
 }
 
 static void test_rfc7677(void)
 {
 	struct pg_scram s;
 	char first[PG_SCRAM_FIRST_MAX], final[PG_SCRAM_FINAL_MAX];
-	size_t n = pg_scram_client_first_with(&s, "user", RFC_NONCE, first, sizeof first);
+	size_t n = ig_pg_scram_client_first_with(&s, "user", RFC_NONCE, first, sizeof first);
 	check_slice(first, n, "n,,n=user,r=" RFC_NONCE, "RFC 7677: client-first-message", "first");
 	size_t fn = 0;
-	CHECK_INT(pg_scram_client_final(&s, "pencil", RFC_SERVER_FIRST, strlen(RFC_SERVER_FIRST), final, sizeof final,
+	CHECK_INT(ig_pg_scram_client_final(&s, "pencil", RFC_SERVER_FIRST, strlen(RFC_SERVER_FIRST), final, sizeof final,
 					&fn),
 		  PG_SCRAM_OK, "RFC 7677: server-first-message accepted");
 	check_slice(final, fn, RFC_CLIENT_FINAL, "RFC 7677: client-final-message and its proof", "final");
-	CHECK_INT(pg_scram_verify_server_final(&s, RFC_SERVER_FINAL, strlen(RFC_SERVER_FINAL)), PG_SCRAM_OK,
+	CHECK_INT(ig_pg_scram_verify_server_final(&s, RFC_SERVER_FINAL, strlen(RFC_SERVER_FINAL)), PG_SCRAM_OK,
 		  "RFC 7677: the server's signature verifies");
-	CHECK_INT(pg_scram_verify_server_final(&s, RFC_SERVER_FINAL, strlen(RFC_SERVER_FINAL)), PG_SCRAM_OUT_OF_ORDER,
+	CHECK_INT(ig_pg_scram_verify_server_final(&s, RFC_SERVER_FINAL, strlen(RFC_SERVER_FINAL)), PG_SCRAM_OUT_OF_ORDER,
 		  "a second server-final is out of order");
 
 	/* The same exchange with another password: the proof differs and the
 	 * real server's signature does not verify. */
-	pg_scram_client_first_with(&s, "user", RFC_NONCE, first, sizeof first);
-	pg_scram_client_final(&s, "pencil2", RFC_SERVER_FIRST, strlen(RFC_SERVER_FIRST), final, sizeof final, &fn);
+	ig_pg_scram_client_first_with(&s, "user", RFC_NONCE, first, sizeof first);
+	ig_pg_scram_client_final(&s, "pencil2", RFC_SERVER_FIRST, strlen(RFC_SERVER_FIRST), final, sizeof final, &fn);
 	CHECK(fn == strlen(RFC_CLIENT_FINAL) && memcmp(final, RFC_CLIENT_FINAL, fn) != 0,
 	      "a wrong password gives another proof");
-	CHECK_INT(pg_scram_verify_server_final(&s, RFC_SERVER_FINAL, strlen(RFC_SERVER_FINAL)), PG_SCRAM_BAD_SIGNATURE,
+	CHECK_INT(ig_pg_scram_verify_server_final(&s, RFC_SERVER_FINAL, strlen(RFC_SERVER_FINAL)), PG_SCRAM_BAD_SIGNATURE,
 		  "with a wrong password the server's signature does not verify");
 }
 
@@ -75,19 +75,19 @@ static void test_refusals(void)
 		CHECK_INT(final_of(&s, cases[i].server_first, out, &n), cases[i].want, cases[i].name);
 
 	CHECK_INT(final_of(&s, RFC_SERVER_FIRST, out, &n), PG_SCRAM_OK, "the RFC's server-first again");
-	CHECK_INT(pg_scram_verify_server_final(&s, "e=invalid-proof", 15), PG_SCRAM_SERVER_ERROR,
+	CHECK_INT(ig_pg_scram_verify_server_final(&s, "e=invalid-proof", 15), PG_SCRAM_SERVER_ERROR,
 		  "server-final e=... is the server refusing");
 	final_of(&s, RFC_SERVER_FIRST, out, &n);
 	const char forged[] = "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95H4=";
-	CHECK_INT(pg_scram_verify_server_final(&s, forged, strlen(forged)), PG_SCRAM_BAD_SIGNATURE,
+	CHECK_INT(ig_pg_scram_verify_server_final(&s, forged, strlen(forged)), PG_SCRAM_BAD_SIGNATURE,
 		  "a signature one bit off does not verify");
 	final_of(&s, RFC_SERVER_FIRST, out, &n);
-	CHECK_INT(pg_scram_verify_server_final(&s, "v=6rri", 6), PG_SCRAM_MALFORMED, "a truncated signature");
+	CHECK_INT(ig_pg_scram_verify_server_final(&s, "v=6rri", 6), PG_SCRAM_MALFORMED, "a truncated signature");
 
 	struct pg_scram fresh = { 0 };
-	CHECK_INT(pg_scram_client_final(&fresh, "pw", RFC_SERVER_FIRST, strlen(RFC_SERVER_FIRST), out, sizeof out, &n),
+	CHECK_INT(ig_pg_scram_client_final(&fresh, "pw", RFC_SERVER_FIRST, strlen(RFC_SERVER_FIRST), out, sizeof out, &n),
 		  PG_SCRAM_OUT_OF_ORDER, "client-final before client-first is out of order");
-	CHECK_INT(pg_scram_verify_server_final(&fresh, RFC_SERVER_FINAL, strlen(RFC_SERVER_FINAL)),
+	CHECK_INT(ig_pg_scram_verify_server_final(&fresh, RFC_SERVER_FINAL, strlen(RFC_SERVER_FINAL)),
 		  PG_SCRAM_OUT_OF_ORDER, "server-final before client-final is out of order");
 
 	/* The nonce made from random bytes: 24 base64 characters, a user
@@ -96,20 +96,20 @@ static void test_refusals(void)
 	for (int i = 0; i < PG_SCRAM_NONCE_RANDOM; i++)
 		rnd[i] = (uint8_t)(i * 37 + 1);
 	char first[PG_SCRAM_FIRST_MAX];
-	n = pg_scram_client_first(&s, rnd, first, sizeof first);
+	n = ig_pg_scram_client_first(&s, rnd, first, sizeof first);
 	CHECK(n == 8 + PG_SCRAM_NONCE_LEN && memcmp(first, "n,,n=,r=", 8) == 0 && !memchr(first + 8, ',', n - 8),
 	      "client-first from random bytes: n,,n=,r= and 24 nonce characters");
-	CHECK_INT(pg_scram_client_first(&s, rnd, first, 10), 0, "client-first into too small a buffer writes nothing");
-	n = pg_scram_client_first_with(&s, "a,b=c", "xyz", first, sizeof first);
+	CHECK_INT(ig_pg_scram_client_first(&s, rnd, first, 10), 0, "client-first into too small a buffer writes nothing");
+	n = ig_pg_scram_client_first_with(&s, "a,b=c", "xyz", first, sizeof first);
 	check_slice(first, n, "n,,n=a=2Cb=3Dc,r=xyz", "a user name's ',' and '=' are escaped", "first");
-	CHECK(pg_scram_status_text(PG_SCRAM_BAD_SIGNATURE)[0] != 0, "every status has a text");
+	CHECK(ig_pg_scram_status_text(PG_SCRAM_BAD_SIGNATURE)[0] != 0, "every status has a text");
 }
 
 static void test_md5(void)
 {
 	char out[36];
 	const uint8_t salt[4] = { 1, 2, 3, 4 };
-	pg_md5_password("bob", "secret", salt, out);
+	ig_pg_md5_password("bob", "secret", salt, out);
 	/* python3: 'md5' + md5(md5(b'secretbob').hexdigest().encode() + bytes([1,2,3,4])).hexdigest() */
 	CHECK(strcmp(out, "md5f21dfe33ff3a9e03dbc3e008251fe5cc") == 0, "md5: md5(hex(md5(password user)) salt)");
 	CHECK(out[35] == 0 && strlen(out) == 35, "md5: 35 characters and a NUL");

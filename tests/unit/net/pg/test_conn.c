@@ -25,14 +25,14 @@ static void unreachable(const char *what)
 	check_that(false, "a stub is never reached", "%s was called", what);
 	exit(1);
 }
-struct dns_query *dns_resolve(struct dns_resolver *r, const char *host, uint16_t port, dns_done_fn *done, void *arg)
+struct dns_query *ig_dns_resolve(struct dns_resolver *r, const char *host, uint16_t port, dns_done_fn *done, void *arg)
 {
 	(void)r, (void)host, (void)port, (void)done, (void)arg;
-	unreachable("dns_resolve");
+	unreachable("ig_dns_resolve");
 	return NULL;
 }
-struct dns_resolver *dns_resolver_new(struct ig_loop *l) { (void)l; unreachable("dns_resolver_new"); return NULL; }
-void dns_cancel(struct dns_query *q) { (void)q; unreachable("dns_cancel"); }
+struct dns_resolver *ig_dns_resolver_new(struct ig_loop *l) { (void)l; unreachable("ig_dns_resolver_new"); return NULL; }
+void ig_dns_cancel(struct dns_query *q) { (void)q; unreachable("ig_dns_cancel"); }
 void ig_backend_set_up(int id, bool up) { (void)id, (void)up; unreachable("ig_backend_set_up"); }
 struct ig_tls_core *ig_tls_client_core(struct ig_loop *l) { (void)l; unreachable("ig_tls_client_core"); return NULL; }
 struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *lower, const struct tls_trust *trust,
@@ -53,9 +53,9 @@ void ig_respond_problem(ig_ctx *ctx, int status, const char *detail)
 }
 
 /* pg_settings.c's, which parses the environment: set by each case. */
-struct pg_settings_values pg_settings_values;
-bool pg_configured;
-struct pg_global *pg_global;
+struct ig_pg_settings_values ig_pg_settings_values;
+bool ig_pg_configured_flag;
+struct ig_pg_global *ig_pg_global;
 
 /* ---- the simulated server ---- */
 
@@ -120,61 +120,61 @@ static void send_later(struct stream *s)
 
 static void srv_ready(struct stream *s)
 {
-	pg_out_begin(&s->out, 'Z');
-	pg_out_u8(&s->out, 'I');
-	pg_out_end(&s->out);
+	ig_pg_out_begin(&s->out, 'Z');
+	ig_pg_out_u8(&s->out, 'I');
+	ig_pg_out_end(&s->out);
 }
 
 static void srv_error(struct stream *s, const char *code, const char *message)
 {
-	pg_out_begin(&s->out, 'E');
-	pg_out_u8(&s->out, 'S');
-	pg_out_cstr(&s->out, "ERROR");
-	pg_out_u8(&s->out, 'V');
-	pg_out_cstr(&s->out, "ERROR");
-	pg_out_u8(&s->out, 'C');
-	pg_out_cstr(&s->out, code);
-	pg_out_u8(&s->out, 'M');
-	pg_out_cstr(&s->out, message);
-	pg_out_u8(&s->out, 0);
-	pg_out_end(&s->out);
+	ig_pg_out_begin(&s->out, 'E');
+	ig_pg_out_u8(&s->out, 'S');
+	ig_pg_out_cstr(&s->out, "ERROR");
+	ig_pg_out_u8(&s->out, 'V');
+	ig_pg_out_cstr(&s->out, "ERROR");
+	ig_pg_out_u8(&s->out, 'C');
+	ig_pg_out_cstr(&s->out, code);
+	ig_pg_out_u8(&s->out, 'M');
+	ig_pg_out_cstr(&s->out, message);
+	ig_pg_out_u8(&s->out, 0);
+	ig_pg_out_end(&s->out);
 }
 
 static void srv_empty(struct stream *s, char type)
 {
-	pg_out_begin(&s->out, type);
-	pg_out_end(&s->out);
+	ig_pg_out_begin(&s->out, type);
+	ig_pg_out_end(&s->out);
 }
 
 /* One text column named name. */
 static void srv_row_description(struct stream *s, const char *name)
 {
-	pg_out_begin(&s->out, 'T');
-	pg_out_u16(&s->out, 1);
-	pg_out_cstr(&s->out, name);
-	pg_out_u32(&s->out, 0);
-	pg_out_u16(&s->out, 0);
-	pg_out_u32(&s->out, IG_PG_TEXT);
-	pg_out_u16(&s->out, 0xffff);
-	pg_out_u32(&s->out, 0xffffffff);
-	pg_out_u16(&s->out, 0);
-	pg_out_end(&s->out);
+	ig_pg_out_begin(&s->out, 'T');
+	ig_pg_out_u16(&s->out, 1);
+	ig_pg_out_cstr(&s->out, name);
+	ig_pg_out_u32(&s->out, 0);
+	ig_pg_out_u16(&s->out, 0);
+	ig_pg_out_u32(&s->out, IG_PG_TEXT);
+	ig_pg_out_u16(&s->out, 0xffff);
+	ig_pg_out_u32(&s->out, 0xffffffff);
+	ig_pg_out_u16(&s->out, 0);
+	ig_pg_out_end(&s->out);
 }
 
 static void srv_data_row(struct stream *s, const char *v)
 {
-	pg_out_begin(&s->out, 'D');
-	pg_out_u16(&s->out, 1);
-	pg_out_u32(&s->out, (uint32_t)strlen(v));
-	pg_out_bytes(&s->out, v, strlen(v));
-	pg_out_end(&s->out);
+	ig_pg_out_begin(&s->out, 'D');
+	ig_pg_out_u16(&s->out, 1);
+	ig_pg_out_u32(&s->out, (uint32_t)strlen(v));
+	ig_pg_out_bytes(&s->out, v, strlen(v));
+	ig_pg_out_end(&s->out);
 }
 
 static void srv_complete(struct stream *s, const char *tag)
 {
-	pg_out_begin(&s->out, 'C');
-	pg_out_cstr(&s->out, tag);
-	pg_out_end(&s->out);
+	ig_pg_out_begin(&s->out, 'C');
+	ig_pg_out_cstr(&s->out, tag);
+	ig_pg_out_end(&s->out);
 }
 
 static const char *stmt_sql(struct stream *s, const char *name)
@@ -262,12 +262,12 @@ static void srv_message(struct stream *s, char type, const char *body, uint32_t 
 			listens++;
 			srv_complete(s, "LISTEN");
 			srv_ready(s);
-			pg_out_begin(&s->out, 'A');
-			pg_out_u32(&s->out, SRV_PID);
-			pg_out_bytes(&s->out, body + 8, strlen(body + 8) - 1); /* unquoted */
-			pg_out_u8(&s->out, 0);
-			pg_out_cstr(&s->out, "hello");
-			pg_out_end(&s->out);
+			ig_pg_out_begin(&s->out, 'A');
+			ig_pg_out_u32(&s->out, SRV_PID);
+			ig_pg_out_bytes(&s->out, body + 8, strlen(body + 8) - 1); /* unquoted */
+			ig_pg_out_u8(&s->out, 0);
+			ig_pg_out_cstr(&s->out, "hello");
+			ig_pg_out_end(&s->out);
 			return;
 		}
 		if (!strcmp(body, "SHOW max_connections")) {
@@ -317,17 +317,17 @@ static void srv_process(struct stream *s)
 				continue;
 			}
 			s->key = 1000u + (uint32_t)nstreams;
-			pg_out_begin(&s->out, 'R');
-			pg_out_u32(&s->out, 0); /* AuthenticationOk */
-			pg_out_end(&s->out);
-			pg_out_begin(&s->out, 'K');
-			pg_out_u32(&s->out, SRV_PID);
-			pg_out_u32(&s->out, s->key);
-			pg_out_end(&s->out);
-			pg_out_begin(&s->out, 'S');
-			pg_out_cstr(&s->out, "server_version");
-			pg_out_cstr(&s->out, "17.0");
-			pg_out_end(&s->out);
+			ig_pg_out_begin(&s->out, 'R');
+			ig_pg_out_u32(&s->out, 0); /* AuthenticationOk */
+			ig_pg_out_end(&s->out);
+			ig_pg_out_begin(&s->out, 'K');
+			ig_pg_out_u32(&s->out, SRV_PID);
+			ig_pg_out_u32(&s->out, s->key);
+			ig_pg_out_end(&s->out);
+			ig_pg_out_begin(&s->out, 'S');
+			ig_pg_out_cstr(&s->out, "server_version");
+			ig_pg_out_cstr(&s->out, "17.0");
+			ig_pg_out_end(&s->out);
 			srv_ready(s);
 			continue;
 		}
@@ -474,7 +474,7 @@ static struct ig_pg_pool *start_case(enum chunking how, uint32_t seed, uint32_t 
 	rng_state = seed;
 	first = nstreams;
 	cancels_seen = cancels_matched = executes = syncs = listens = 0;
-	pg_settings_values = (struct pg_settings_values){
+	ig_pg_settings_values = (struct ig_pg_settings_values){
 		.database_url = "",
 		.pool_size = pool_size,
 		.pipelining = pipelining,
@@ -694,7 +694,7 @@ int main(void)
 	/* net/pg's log lines (a connection lost) go to stdout by write(2):
 	   whole TAP lines keep them apart. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	static struct pg_global global;
+	static struct ig_pg_global global;
 	global.ci = (struct pg_conninfo){ .host = "192.0.2.10", .port = 5432, .user = "u", .dbname = "d",
 					  .sslmode = PG_SSL_DISABLE };
 	struct sockaddr_in *sin = (struct sockaddr_in *)&global.addr;
@@ -703,8 +703,8 @@ int main(void)
 	inet_pton(AF_INET, "192.0.2.10", &sin->sin_addr);
 	global.addr_len = sizeof *sin;
 	global.cores = 1;
-	pg_global = &global;
-	pg_configured = true;
+	ig_pg_global = &global;
+	ig_pg_configured_flag = true;
 	ig_pool_init(&arena_blocks, 65536, 1, 64);
 	ig_arena_init(&arena, &arena_blocks, 65536);
 

@@ -12,7 +12,7 @@ static char err[256];
 
 static int parse(const char *url, const char *const *env)
 {
-	return pg_conninfo_parse(&ci, url, env, err, sizeof err);
+	return ig_pg_conninfo_parse(&ci, url, env, err, sizeof err);
 }
 
 static void test_urls(void)
@@ -80,11 +80,11 @@ static void test_env(void)
 
 	static const char *const nothing[] = { "HOME=/", NULL }, *const host[] = { "PGHOST=/tmp", NULL },
 				 *const db[] = { "PGDATABASE=x", NULL }, *const empty_host[] = { "PGHOST=", NULL };
-	CHECK(!pg_conninfo_configured(NULL, nothing) && !pg_conninfo_configured("", NULL) &&
-		      !pg_conninfo_configured(NULL, empty_host),
+	CHECK(!ig_pg_conninfo_configured(NULL, nothing) && !ig_pg_conninfo_configured("", NULL) &&
+		      !ig_pg_conninfo_configured(NULL, empty_host),
 	      "not configured: no URL, no PGHOST, no PGDATABASE (an empty one counts as none)");
-	CHECK(pg_conninfo_configured("postgresql://h", nothing) && pg_conninfo_configured(NULL, host) &&
-		      pg_conninfo_configured(NULL, db),
+	CHECK(ig_pg_conninfo_configured("postgresql://h", nothing) && ig_pg_conninfo_configured(NULL, host) &&
+		      ig_pg_conninfo_configured(NULL, db),
 	      "configured: a URL, PGHOST or PGDATABASE");
 }
 
@@ -130,21 +130,21 @@ static void test_redacted(void)
 	static const char *const none[] = { NULL };
 	char buf[512];
 	parse("postgresql://bob:hunter2@db:6000/shop?sslmode=verify-full", none);
-	size_t n = pg_conninfo_redacted(&ci, buf, sizeof buf);
+	size_t n = ig_pg_conninfo_redacted(&ci, buf, sizeof buf);
 	check_slice(buf, n, "postgresql://bob:***@db:6000/shop?sslmode=verify-full", "redacted: the password is ***",
 		    "redacted");
 	parse("postgresql://bob@/shop?host=/tmp/s&port=7&application_name=x", none);
-	n = pg_conninfo_redacted(&ci, buf, sizeof buf);
+	n = ig_pg_conninfo_redacted(&ci, buf, sizeof buf);
 	check_slice(buf, n, "postgresql://bob@/shop?host=/tmp/s&port=7&sslmode=prefer&application_name=x",
 		    "redacted: a unix socket, no password", "redacted");
 	parse("postgresql://bob:pw@[::1]/d", none);
-	n = pg_conninfo_redacted(&ci, buf, sizeof buf);
+	n = ig_pg_conninfo_redacted(&ci, buf, sizeof buf);
 	check_slice(buf, n, "postgresql://bob:***@[::1]:5432/d?sslmode=prefer", "redacted: IPv6 in brackets",
 		    "redacted");
-	n = pg_conninfo_redacted(&ci, buf, 10);
+	n = ig_pg_conninfo_redacted(&ci, buf, 10);
 	CHECK(n == 9 && buf[9] == 0, "redacted: truncated to the buffer, NUL-terminated");
-	CHECK(strcmp(pg_sslmode_name(PG_SSL_VERIFY_FULL), "verify-full") == 0 &&
-		      strcmp(pg_sslmode_name(PG_SSL_DISABLE), "disable") == 0,
+	CHECK(strcmp(ig_pg_sslmode_name(PG_SSL_VERIFY_FULL), "verify-full") == 0 &&
+		      strcmp(ig_pg_sslmode_name(PG_SSL_DISABLE), "disable") == 0,
 	      "sslmode names as libpq spells them");
 }
 

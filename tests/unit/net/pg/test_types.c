@@ -15,23 +15,23 @@
 static struct ig_pool blocks;
 static ig_arena arena;
 
-/* Encodes v as a Bind parameter (exactly pg_param_size bytes), then
+/* Encodes v as a Bind parameter (exactly ig_pg_param_size bytes), then
  * decodes those bytes as a column of the same type in the same format. */
 static bool round_trip(const ig_pg_value *v, ig_pg_value *back)
 {
 	char buf[256];
 	struct pg_out o;
 	pg_out_init(&o, buf, sizeof buf);
-	pg_param_encode(&o, v);
+	ig_pg_param_encode(&o, v);
 	if (o.overflow || o.len < 4)
 		return false;
 	int32_t len = (int32_t)((uint32_t)(unsigned char)buf[0] << 24 | (uint32_t)(unsigned char)buf[1] << 16 |
 				(uint32_t)(unsigned char)buf[2] << 8 | (unsigned char)buf[3]);
 	if (len != -1 && (size_t)len != o.len - 4)
 		return false;
-	if (pg_param_size(v) != o.len)
+	if (ig_pg_param_size(v) != o.len)
 		return false;
-	return pg_value_decode(v->oid, pg_param_format(v), buf + 4, len, &arena, back);
+	return ig_pg_value_decode(v->oid, ig_pg_param_format(v), buf + 4, len, &arena, back);
 }
 
 static void test_round_trips(void)
@@ -65,7 +65,7 @@ static void test_round_trips(void)
 	};
 	for (size_t i = 0; i < IG_COUNTOF(cases); i++) {
 		const ig_pg_value *v = &cases[i].v;
-		bool ok = pg_param_format(v) == cases[i].format && round_trip(v, &back) && back.oid == v->oid &&
+		bool ok = ig_pg_param_format(v) == cases[i].format && round_trip(v, &back) && back.oid == v->oid &&
 			  back.null == v->null;
 		if (ok && !v->null) {
 			switch (v->oid) {
@@ -86,7 +86,7 @@ static void test_round_trips(void)
 
 static bool text_is(uint32_t oid, const char *text, ig_pg_value *out)
 {
-	return pg_value_decode(oid, 0, text, (int32_t)strlen(text), &arena, out);
+	return ig_pg_value_decode(oid, 0, text, (int32_t)strlen(text), &arena, out);
 }
 
 static void test_text(void)
@@ -142,15 +142,15 @@ static void test_text(void)
 	CHECK(text_is(IG_PG_TIMESTAMP, "-infinity", &v) && v.ts == IG_PG_TS_NEG_INFINITY, "timestamp -infinity");
 	CHECK(text_is(IG_PG_JSONB, "{\"a\": 1}", &v) && ig_str_eq(v.s, "{\"a\": 1}", 8), "jsonb as text");
 	CHECK(text_is(9999, "(1,2)", &v) && v.oid == 9999 && ig_str_eq(v.s, "(1,2)", 5), "an unknown oid keeps its text");
-	CHECK(pg_value_decode(IG_PG_INT4, 0, NULL, -1, &arena, &v) && v.null && v.oid == IG_PG_INT4,
+	CHECK(ig_pg_value_decode(IG_PG_INT4, 0, NULL, -1, &arena, &v) && v.null && v.oid == IG_PG_INT4,
 	      "NULL has null and its oid");
-	CHECK(!pg_value_decode(IG_PG_INT4, 2, "1", 1, &arena, &v), "format 2 is refused");
+	CHECK(!ig_pg_value_decode(IG_PG_INT4, 2, "1", 1, &arena, &v), "format 2 is refused");
 }
 
 static bool numeric_is(const char *bin, size_t n, const char *want)
 {
 	ig_pg_value v;
-	return pg_value_decode(IG_PG_NUMERIC, 1, bin, (int32_t)n, &arena, &v) && ig_str_eq(v.s, want, strlen(want));
+	return ig_pg_value_decode(IG_PG_NUMERIC, 1, bin, (int32_t)n, &arena, &v) && ig_str_eq(v.s, want, strlen(want));
 }
 #define NUM(s) s, sizeof(s) - 1
 
@@ -165,27 +165,27 @@ static void test_binary(void)
 	CHECK(numeric_is(NUM("\0\0\0\0\xc0\0\0\0"), "NaN"), "numeric NaN");
 	CHECK(numeric_is(NUM("\0\0\0\0\xd0\0\0\0"), "Infinity"), "numeric Infinity");
 	ig_pg_value v;
-	CHECK(!pg_value_decode(IG_PG_NUMERIC, 1, NUM("\0\2\0\0\0\0\0\0\0\1"), &arena, &v),
+	CHECK(!ig_pg_value_decode(IG_PG_NUMERIC, 1, NUM("\0\2\0\0\0\0\0\0\0\1"), &arena, &v),
 	      "numeric with fewer digits than it says");
-	CHECK(!pg_value_decode(IG_PG_NUMERIC, 1, NUM("\0\1\0\0\0\0\0\0\x27\x10"), &arena, &v),
+	CHECK(!ig_pg_value_decode(IG_PG_NUMERIC, 1, NUM("\0\1\0\0\0\0\0\0\x27\x10"), &arena, &v),
 	      "numeric with a digit of 10000");
-	CHECK(!pg_value_decode(IG_PG_NUMERIC, 1, NUM("\0\0\0\0\x12\x34\0\0"), &arena, &v), "numeric with a bad sign");
+	CHECK(!ig_pg_value_decode(IG_PG_NUMERIC, 1, NUM("\0\0\0\0\x12\x34\0\0"), &arena, &v), "numeric with a bad sign");
 
-	CHECK(!pg_value_decode(IG_PG_INT4, 1, "\0\0\1", 3, &arena, &v), "int4 of 3 bytes");
-	CHECK(!pg_value_decode(IG_PG_INT8, 1, "\0\0\0\0\0\0\0\0\0", 9, &arena, &v), "int8 of 9 bytes");
-	CHECK(!pg_value_decode(IG_PG_BOOL, 1, "\2", 1, &arena, &v), "bool 2");
-	CHECK(!pg_value_decode(IG_PG_UUID, 1, "0123456789abcde", 15, &arena, &v), "uuid of 15 bytes");
-	CHECK(!pg_value_decode(IG_PG_JSONB, 1, "\2{}", 3, &arena, &v), "jsonb with version 2");
-	CHECK(pg_value_decode(IG_PG_INT2, 1, "\xff\xfe", 2, &arena, &v) && v.i == -2, "int2 -2 sign-extends");
-	CHECK(pg_value_decode(IG_PG_FLOAT8, 1, "\x3f\xf8\0\0\0\0\0\0", 8, &arena, &v) && v.f == 1.5, "float8 1.5");
-	CHECK(pg_value_decode(IG_PG_DATE, 1, "\xff\xff\xff\xff", 4, &arena, &v) && v.date == -1, "date -1");
-	CHECK(!pg_value_decode(IG_PG_INT4, 1, "\0\0\0\1", -2, &arena, &v), "a length below -1");
+	CHECK(!ig_pg_value_decode(IG_PG_INT4, 1, "\0\0\1", 3, &arena, &v), "int4 of 3 bytes");
+	CHECK(!ig_pg_value_decode(IG_PG_INT8, 1, "\0\0\0\0\0\0\0\0\0", 9, &arena, &v), "int8 of 9 bytes");
+	CHECK(!ig_pg_value_decode(IG_PG_BOOL, 1, "\2", 1, &arena, &v), "bool 2");
+	CHECK(!ig_pg_value_decode(IG_PG_UUID, 1, "0123456789abcde", 15, &arena, &v), "uuid of 15 bytes");
+	CHECK(!ig_pg_value_decode(IG_PG_JSONB, 1, "\2{}", 3, &arena, &v), "jsonb with version 2");
+	CHECK(ig_pg_value_decode(IG_PG_INT2, 1, "\xff\xfe", 2, &arena, &v) && v.i == -2, "int2 -2 sign-extends");
+	CHECK(ig_pg_value_decode(IG_PG_FLOAT8, 1, "\x3f\xf8\0\0\0\0\0\0", 8, &arena, &v) && v.f == 1.5, "float8 1.5");
+	CHECK(ig_pg_value_decode(IG_PG_DATE, 1, "\xff\xff\xff\xff", 4, &arena, &v) && v.date == -1, "date -1");
+	CHECK(!ig_pg_value_decode(IG_PG_INT4, 1, "\0\0\0\1", -2, &arena, &v), "a length below -1");
 
 	/* Results: binary asked for the fixed-size types, text for the rest. */
-	CHECK(pg_result_format(IG_PG_INT4) == 1 && pg_result_format(IG_PG_UUID) == 1 &&
-		      pg_result_format(IG_PG_BYTEA) == 1 && pg_result_format(IG_PG_TIMESTAMPTZ) == 1 &&
-		      pg_result_format(IG_PG_NUMERIC) == 0 && pg_result_format(IG_PG_JSONB) == 0 &&
-		      pg_result_format(IG_PG_TEXT) == 0 && pg_result_format(12345) == 0,
+	CHECK(ig_pg_result_format(IG_PG_INT4) == 1 && ig_pg_result_format(IG_PG_UUID) == 1 &&
+		      ig_pg_result_format(IG_PG_BYTEA) == 1 && ig_pg_result_format(IG_PG_TIMESTAMPTZ) == 1 &&
+		      ig_pg_result_format(IG_PG_NUMERIC) == 0 && ig_pg_result_format(IG_PG_JSONB) == 0 &&
+		      ig_pg_result_format(IG_PG_TEXT) == 0 && ig_pg_result_format(12345) == 0,
 	      "result formats: binary for fixed-size types, bytea and uuid; text for numeric, json(b), text, unknown");
 
 	/* Strings go into the arena: a full one fails the decode. */
@@ -193,7 +193,7 @@ static void test_binary(void)
 	ig_arena_init(&tiny, &blocks, 16);
 	char big[64];
 	memset(big, 'x', sizeof big);
-	CHECK(!pg_value_decode(IG_PG_TEXT, 0, big, sizeof big, &tiny, &v), "text larger than the arena's limit fails");
+	CHECK(!ig_pg_value_decode(IG_PG_TEXT, 0, big, sizeof big, &tiny, &v), "text larger than the arena's limit fails");
 	ig_arena_reset(&tiny);
 }
 

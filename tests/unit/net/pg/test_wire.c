@@ -27,24 +27,24 @@ static void test_builder(void)
 	struct pg_out o;
 
 	pg_out_init(&o, buf, sizeof buf);
-	pg_put_sync(&o);
+	ig_pg_put_sync(&o);
 	CHECK(out_is(&o, BYTES("S\0\0\0\4")), "Sync is 'S' and a length of 4");
 
 	pg_out_init(&o, buf, sizeof buf);
-	pg_put_query(&o, "SELECT 1");
+	ig_pg_put_query(&o, "SELECT 1");
 	CHECK(out_is(&o, BYTES("Q\0\0\0\15SELECT 1\0")), "Query: the SQL and its NUL, length counted");
 
 	pg_out_init(&o, buf, sizeof buf);
-	pg_put_ssl_request(&o);
+	ig_pg_put_ssl_request(&o);
 	CHECK(out_is(&o, BYTES("\0\0\0\10\x04\xd2\x16\x2f")), "SSLRequest: 8 bytes, code 80877103");
 
 	pg_out_init(&o, buf, sizeof buf);
-	pg_put_cancel(&o, 0x01020304, 0xa0b0c0d0);
+	ig_pg_put_cancel(&o, 0x01020304, 0xa0b0c0d0);
 	CHECK(out_is(&o, BYTES("\0\0\0\20\x04\xd2\x16\x2e\1\2\3\4\xa0\xb0\xc0\xd0")),
 	      "CancelRequest: code 80877102, pid, key");
 
 	pg_out_init(&o, buf, sizeof buf);
-	pg_put_startup(&o, "bob", "shop", "app");
+	ig_pg_put_startup(&o, "bob", "shop", "app");
 	static const char startup[] = "\0\0\0\0\0\3\0\0user\0bob\0database\0shop\0application_name\0app\0"
 				      "client_encoding\0UTF8\0DateStyle\0ISO\0TimeZone\0UTC\0\0";
 	size_t sl = sizeof startup - 1;
@@ -53,20 +53,20 @@ static void test_builder(void)
 	      "StartupMessage: protocol 3.0, the parameters, a final NUL, the whole length");
 
 	pg_out_init(&o, buf, sizeof buf);
-	pg_put_startup(&o, "bob", "", NULL);
+	ig_pg_put_startup(&o, "bob", "", NULL);
 	CHECK(!o.overflow && !memmem(buf, o.len, "database", 8) && !memmem(buf, o.len, "application_name", 16),
 	      "StartupMessage leaves out an empty database and a missing application_name");
 
 	pg_out_init(&o, buf, sizeof buf);
 	uint32_t oids[2] = { 23, 25 };
-	pg_put_parse(&o, "s1", "SELECT $1, $2", 2, oids);
+	ig_pg_put_parse(&o, "s1", "SELECT $1, $2", 2, oids);
 	CHECK(out_is(&o, BYTES("P\0\0\0\37s1\0SELECT $1, $2\0\0\2\0\0\0\27\0\0\0\31")),
 	      "Parse: name, SQL, parameter count and oids");
 
 	pg_out_init(&o, buf, sizeof buf);
 	ig_pg_value params[3] = { ig_pg_int4(-2), ig_pg_text(IG_STR("hi")), ig_pg_null(IG_PG_INT8) };
 	int16_t fmt[1] = { 1 };
-	pg_put_bind(&o, "", "s1", 3, params, 1, fmt);
+	ig_pg_put_bind(&o, "", "s1", 3, params, 1, fmt);
 	CHECK(out_is(&o, BYTES("B\0\0\0\50\0s1\0\0\3\0\1\0\0\0\1\0\3"
 			       "\0\0\0\4\xff\xff\xff\xfe"
 			       "\0\0\0\2hi"
@@ -75,18 +75,18 @@ static void test_builder(void)
 	      "Bind: per-parameter formats (int4 binary, text, int8 null binary), values, -1 for NULL, result formats");
 
 	pg_out_init(&o, buf, sizeof buf);
-	pg_put_describe(&o, 'P', "");
-	pg_put_execute(&o, "", 0);
-	pg_put_close(&o, 'S', "s1");
-	pg_put_flush(&o);
-	pg_put_terminate(&o);
+	ig_pg_put_describe(&o, 'P', "");
+	ig_pg_put_execute(&o, "", 0);
+	ig_pg_put_close(&o, 'S', "s1");
+	ig_pg_put_flush(&o);
+	ig_pg_put_terminate(&o);
 	CHECK(out_is(&o, BYTES("D\0\0\0\6P\0" "E\0\0\0\11\0\0\0\0\0" "C\0\0\0\10Ss1\0" "H\0\0\0\4" "X\0\0\0\4")),
 	      "Describe, Execute, Close, Flush, Terminate back to back");
 
 	pg_out_init(&o, buf, sizeof buf);
-	pg_put_password(&o, "md5abc");
-	pg_put_sasl_initial(&o, "SCRAM-SHA-256", "n,,x", 4);
-	pg_put_sasl_response(&o, "c=1", 3);
+	ig_pg_put_password(&o, "md5abc");
+	ig_pg_put_sasl_initial(&o, "SCRAM-SHA-256", "n,,x", 4);
+	ig_pg_put_sasl_response(&o, "c=1", 3);
 	CHECK(out_is(&o, BYTES("p\0\0\0\13md5abc\0" "p\0\0\0\32SCRAM-SHA-256\0\0\0\0\4n,,x" "p\0\0\0\7c=1")),
 	      "PasswordMessage, SASLInitialResponse (mechanism, length, data), SASLResponse");
 
@@ -94,21 +94,21 @@ static void test_builder(void)
 	 * was written before stays as it was. */
 	char small[12];
 	pg_out_init(&o, small, sizeof small);
-	pg_put_sync(&o);
-	pg_put_query(&o, "SELECT 1");
+	ig_pg_put_sync(&o);
+	ig_pg_put_query(&o, "SELECT 1");
 	CHECK(o.overflow && o.len == 5 && memcmp(small, "S\0\0\0\4", 5) == 0,
 	      "a message that does not fit sets overflow and leaves the earlier one whole");
-	pg_put_sync(&o);
+	ig_pg_put_sync(&o);
 	CHECK(o.overflow && o.len == 5, "after overflow, even a message that would fit writes nothing");
 
-	/* A parameter that cannot be sent sets overflow, and pg_param_valid
+	/* A parameter that cannot be sent sets overflow, and ig_pg_param_valid
 	 * tells it apart from a full buffer. */
 	pg_out_init(&o, buf, sizeof buf);
 	ig_pg_value bad = { .oid = IG_PG_INT2, .i = 40000 };
-	pg_put_bind(&o, "", "", 1, &bad, 0, NULL);
-	CHECK(o.overflow && !pg_param_valid(&bad), "an int2 out of range cannot be bound");
+	ig_pg_put_bind(&o, "", "", 1, &bad, 0, NULL);
+	CHECK(o.overflow && !ig_pg_param_valid(&bad), "an int2 out of range cannot be bound");
 	ig_pg_value nul = ig_pg_text((ig_str){ "a\0b", 3 });
-	CHECK(!pg_param_valid(&nul), "text holding a NUL is not a valid parameter");
+	CHECK(!ig_pg_param_valid(&nul), "text holding a NUL is not a valid parameter");
 }
 
 /* A message of that type and body in one buffer, flush against the guard. */
@@ -131,25 +131,25 @@ static void test_framing(void)
 	size_t len;
 	const char *p = framed('Z', "I", 1, &len);
 	struct pg_msg m;
-	CHECK_INT(pg_parse_message(p, len, 1024, &m), 6, "a whole ReadyForQuery takes 6 bytes");
+	CHECK_INT(ig_pg_parse_message(p, len, 1024, &m), 6, "a whole ReadyForQuery takes 6 bytes");
 	CHECK(m.type == 'Z' && m.len == 1 && m.body == p + 5 && m.body[0] == 'I', "type, body and length");
 	bool prefixes_ok = true;
 	for (size_t n = 0; n < len; n++) {
 		const char *q = guard_put(&g, "Z\0\0\0\5I", n);
-		prefixes_ok &= pg_parse_message(q, n, 1024, &m) == PG_PARSE_INCOMPLETE;
+		prefixes_ok &= ig_pg_parse_message(q, n, 1024, &m) == PG_PARSE_INCOMPLETE;
 	}
 	CHECK(prefixes_ok, "every proper prefix is incomplete (and reads nothing past it)");
 	p = guard_put(&g, "Z\0\0\0\3", 5);
-	CHECK_INT(pg_parse_message(p, 5, 1024, &m), PG_PARSE_MALFORMED, "a length below 4 is malformed");
+	CHECK_INT(ig_pg_parse_message(p, 5, 1024, &m), PG_PARSE_MALFORMED, "a length below 4 is malformed");
 	p = guard_put(&g, "D\0\0\4\0", 5);
-	CHECK_INT(pg_parse_message(p, 5, 1024, &m), PG_PARSE_MALFORMED,
+	CHECK_INT(ig_pg_parse_message(p, 5, 1024, &m), PG_PARSE_MALFORMED,
 		  "a message over max_len is malformed before it has all arrived");
-	CHECK_INT(pg_parse_message(p, 5, 1025, &m), PG_PARSE_INCOMPLETE, "the same within max_len is incomplete");
+	CHECK_INT(ig_pg_parse_message(p, 5, 1025, &m), PG_PARSE_INCOMPLETE, "the same within max_len is incomplete");
 	p = guard_put(&g, "D\xff\xff\xff\xff", 5);
-	CHECK_INT(pg_parse_message(p, 5, SIZE_MAX, &m), PG_PARSE_MALFORMED, "a length of 2^32-1 is malformed");
+	CHECK_INT(ig_pg_parse_message(p, 5, SIZE_MAX, &m), PG_PARSE_MALFORMED, "a length of 2^32-1 is malformed");
 	p = guard_put(&g, "1\0\0\0\4" "2\0\0\0\4", 10);
-	int a = pg_parse_message(p, 10, 1024, &m);
-	int b = a > 0 ? pg_parse_message(p + a, 10 - (size_t)a, 1024, &m) : 0;
+	int a = ig_pg_parse_message(p, 10, 1024, &m);
+	int b = a > 0 ? ig_pg_parse_message(p + a, 10 - (size_t)a, 1024, &m) : 0;
 	CHECK(a == 5 && b == 5 && m.type == '2', "two messages back to back frame one after the other");
 }
 
@@ -177,25 +177,25 @@ static bool decodes_exactly(char type, const char *body, size_t n, decoder *dec)
 }
 
 static struct pg_auth got_auth;
-static bool dec_auth(const struct pg_msg *m) { return pg_read_auth(m, &got_auth); }
+static bool dec_auth(const struct pg_msg *m) { return ig_pg_read_auth(m, &got_auth); }
 static uint32_t got_pid, got_key;
-static bool dec_key(const struct pg_msg *m) { return pg_read_backend_key(m, &got_pid, &got_key); }
+static bool dec_key(const struct pg_msg *m) { return ig_pg_read_backend_key(m, &got_pid, &got_key); }
 static ig_str got_a, got_b;
-static bool dec_status(const struct pg_msg *m) { return pg_read_parameter_status(m, &got_a, &got_b); }
+static bool dec_status(const struct pg_msg *m) { return ig_pg_read_parameter_status(m, &got_a, &got_b); }
 static char got_tx;
-static bool dec_ready(const struct pg_msg *m) { return pg_read_ready(m, &got_tx); }
+static bool dec_ready(const struct pg_msg *m) { return ig_pg_read_ready(m, &got_tx); }
 static struct pg_field got_fields[4];
 static uint16_t got_n;
-static bool dec_rowdesc(const struct pg_msg *m) { return pg_read_row_description(m, got_fields, 4, &got_n); }
+static bool dec_rowdesc(const struct pg_msg *m) { return ig_pg_read_row_description(m, got_fields, 4, &got_n); }
 static struct pg_col got_cols[4];
-static bool dec_row(const struct pg_msg *m) { return pg_read_data_row(m, got_cols, 4, &got_n); }
+static bool dec_row(const struct pg_msg *m) { return ig_pg_read_data_row(m, got_cols, 4, &got_n); }
 static uint64_t got_rows;
-static bool dec_complete(const struct pg_msg *m) { return pg_read_command_complete(m, &got_a, &got_rows); }
+static bool dec_complete(const struct pg_msg *m) { return ig_pg_read_command_complete(m, &got_a, &got_rows); }
 static struct pg_error_fields got_err;
-static bool dec_error(const struct pg_msg *m) { return pg_read_error(m, &got_err); }
-static bool dec_notify(const struct pg_msg *m) { return pg_read_notification(m, &got_pid, &got_a, &got_b); }
+static bool dec_error(const struct pg_msg *m) { return ig_pg_read_error(m, &got_err); }
+static bool dec_notify(const struct pg_msg *m) { return ig_pg_read_notification(m, &got_pid, &got_a, &got_b); }
 static uint32_t got_oids[4];
-static bool dec_params(const struct pg_msg *m) { return pg_read_parameter_description(m, got_oids, 4, &got_n); }
+static bool dec_params(const struct pg_msg *m) { return ig_pg_read_parameter_description(m, got_oids, 4, &got_n); }
 
 static void test_decoders(void)
 {
@@ -210,11 +210,11 @@ static void test_decoders(void)
 	CHECK(decodes_exactly('R', BYTES("\0\0\0\12SCRAM-SHA-256-PLUS\0\0"), dec_auth) && !got_auth.scram_sha256,
 	      "AuthenticationSASL with only -PLUS does not claim SCRAM-SHA-256");
 	struct pg_msg m = { 'R', guard_put(&g, "\0\0\0\13r=abc", 9), 9 };
-	CHECK(pg_read_auth(&m, &got_auth) && got_auth.code == PG_AUTH_SASL_CONTINUE && got_auth.data_len == 5 &&
+	CHECK(ig_pg_read_auth(&m, &got_auth) && got_auth.code == PG_AUTH_SASL_CONTINUE && got_auth.data_len == 5 &&
 		      memcmp(got_auth.data, "r=abc", 5) == 0,
 	      "AuthenticationSASLContinue hands out its data");
 	m = (struct pg_msg){ 'R', guard_put(&g, "\0\0\0\2", 4), 4 };
-	CHECK(pg_read_auth(&m, &got_auth) && got_auth.code == 2, "an unsupported method (Kerberos) reads as its code");
+	CHECK(ig_pg_read_auth(&m, &got_auth) && got_auth.code == 2, "an unsupported method (Kerberos) reads as its code");
 
 	CHECK(decodes_exactly('K', BYTES("\0\0\1\0\xde\xad\xbe\xef"), dec_key) && got_pid == 256 &&
 		      got_key == 0xdeadbeef,
@@ -224,7 +224,7 @@ static void test_decoders(void)
 	      "ParameterStatus: name and value");
 	CHECK(decodes_exactly('Z', BYTES("T"), dec_ready) && got_tx == 'T', "ReadyForQuery in a transaction");
 	m = (struct pg_msg){ 'Z', guard_put(&g, "Q", 1), 1 };
-	CHECK(!pg_read_ready(&m, &got_tx), "ReadyForQuery with an unknown status is malformed");
+	CHECK(!ig_pg_read_ready(&m, &got_tx), "ReadyForQuery with an unknown status is malformed");
 
 	static const char rowdesc[] = "\0\2"
 				      "id\0\0\0\x40\1\0\1\0\0\0\x17\0\4\xff\xff\xff\xff\0\1"
@@ -238,11 +238,11 @@ static void test_decoders(void)
 	      "RowDescription: names, oids, sizes, formats");
 	struct pg_field one[1];
 	m = (struct pg_msg){ 'T', guard_put(&g, rowdesc, sizeof rowdesc - 1), sizeof rowdesc - 1 };
-	CHECK(!pg_read_row_description(&m, one, 1, &got_n) && got_n == 2,
+	CHECK(!ig_pg_read_row_description(&m, one, 1, &got_n) && got_n == 2,
 	      "RowDescription with more fields than room fails and says how many");
 	static const char badfmt[] = "\0\1" "a\0\0\0\0\0\0\0\0\0\0\x17\0\4\0\0\0\0\0\2";
 	m = (struct pg_msg){ 'T', guard_put(&g, badfmt, sizeof badfmt - 1), sizeof badfmt - 1 };
-	CHECK(!pg_read_row_description(&m, got_fields, 4, &got_n), "a format code other than 0 or 1 is malformed");
+	CHECK(!ig_pg_read_row_description(&m, got_fields, 4, &got_n), "a format code other than 0 or 1 is malformed");
 
 	static const char row[] = "\0\3" "\0\0\0\2hi" "\xff\xff\xff\xff" "\0\0\0\0";
 	CHECK(decodes_exactly('D', row, sizeof row - 1, dec_row) && got_n == 3 && got_cols[0].len == 2 &&
@@ -250,11 +250,11 @@ static void test_decoders(void)
 		      got_cols[2].len == 0 && got_cols[2].ptr != NULL,
 	      "DataRow: a value, a NULL, an empty value");
 	m = (struct pg_msg){ 'D', guard_put(&g, "\0\1\xff\xff\xff\xfe", 6), 6 };
-	CHECK(!pg_read_data_row(&m, got_cols, 4, &got_n), "a column length below -1 is malformed");
+	CHECK(!ig_pg_read_data_row(&m, got_cols, 4, &got_n), "a column length below -1 is malformed");
 	m = (struct pg_msg){ 'D', guard_put(&g, "\0\1\x7f\xff\xff\xff" "ab", 8), 8 };
-	CHECK(!pg_read_data_row(&m, got_cols, 4, &got_n), "a column length past the body is malformed");
+	CHECK(!ig_pg_read_data_row(&m, got_cols, 4, &got_n), "a column length past the body is malformed");
 	m = (struct pg_msg){ 'D', guard_put(&g, "\0\5", 2), 2 };
-	CHECK(!pg_read_data_row(&m, got_cols, 4, &got_n) && got_n == 5,
+	CHECK(!ig_pg_read_data_row(&m, got_cols, 4, &got_n) && got_n == 5,
 	      "a row with more columns than room fails and says how many");
 
 	static const struct {
@@ -287,11 +287,11 @@ static void test_decoders(void)
 	      "ErrorResponse: SQLSTATE, message, detail, constraint, table; unknown fields skipped");
 	static const char loc[] = "SFEHLER\0C42P01\0Mx\0\0";
 	m = (struct pg_msg){ 'E', guard_put(&g, loc, sizeof loc - 1), sizeof loc - 1 };
-	CHECK(pg_read_error(&m, &got_err) && ig_str_eq(got_err.severity, "FEHLER", 6),
+	CHECK(ig_pg_read_error(&m, &got_err) && ig_str_eq(got_err.severity, "FEHLER", 6),
 	      "without 'V' the localised severity is used");
 	static const char shortcode[] = "C235\0Mx\0\0";
 	m = (struct pg_msg){ 'E', guard_put(&g, shortcode, sizeof shortcode - 1), sizeof shortcode - 1 };
-	CHECK(pg_read_error(&m, &got_err) && got_err.sqlstate[0] == 0, "a SQLSTATE that is not 5 characters is empty");
+	CHECK(ig_pg_read_error(&m, &got_err) && got_err.sqlstate[0] == 0, "a SQLSTATE that is not 5 characters is empty");
 
 	CHECK(decodes_exactly('A', BYTES("\0\0\0\7chan\0hello\0"), dec_notify) && got_pid == 7 &&
 		      ig_str_eq(got_a, "chan", 4) && ig_str_eq(got_b, "hello", 5),
@@ -300,9 +300,9 @@ static void test_decoders(void)
 		      got_oids[0] == 23 && got_oids[1] == 25,
 	      "ParameterDescription: the oids");
 	m = (struct pg_msg){ '1', guard_put(&g, "", 0), 0 };
-	bool empty = pg_read_empty(&m);
+	bool empty = ig_pg_read_empty(&m);
 	m = (struct pg_msg){ '1', guard_put(&g, "x", 1), 1 };
-	CHECK(empty && !pg_read_empty(&m), "ParseComplete is empty, and a body makes it malformed");
+	CHECK(empty && !ig_pg_read_empty(&m), "ParseComplete is empty, and a body makes it malformed");
 }
 
 /* Random bodies through every decoder, flush against the guard page: none

@@ -85,11 +85,11 @@ int main(void)
 {
 	char err[128];
 	int port = 0;
-	int lfd = sock_listen("127.0.0.1", &port, 16, err, sizeof err);
+	int lfd = ig_sock_listen("127.0.0.1", &port, 16, err, sizeof err);
 	if (lfd < 0 || ig_loop_init(&loop, 0) != 0)
 		abort();
-	sock_core_init(&core, &loop, lfd, 16, on_accept, NULL);
-	CHECK(sock_core_start(&core) == 0, "the listener starts");
+	ig_sock_core_init(&core, &loop, lfd, 16, on_accept, NULL);
+	CHECK(ig_sock_core_start(&core) == 0, "the listener starts");
 	int a = connect_to(port), b = connect_to(port);
 	ig_loop_run(&loop); /* until both are accepted */
 	CHECK_INT(accepted, 2, "both connections accepted");
@@ -124,7 +124,7 @@ int main(void)
 	CHECK_INT(core.streams.in_use, 0, "every stream back in the pool");
 	close(a);
 	close(b);
-	sock_core_stop_accepting(&core);
+	ig_sock_core_stop_accepting(&core);
 	ig_loop_close(&loop);
 	return check_done();
 }

@@ -109,16 +109,16 @@ struct pair {
 static size_t move(struct tls_engine *from, struct tls_engine *to)
 {
 	size_t out_len, in_len;
-	unsigned char *out = tls_engine_sendrec_buf(from, &out_len);
-	if (!out || !(tls_engine_state(to) & TLS_RECVREC))
+	unsigned char *out = ig_tls_engine_sendrec_buf(from, &out_len);
+	if (!out || !(ig_tls_engine_state(to) & TLS_RECVREC))
 		return 0;
-	unsigned char *in = tls_engine_recvrec_buf(to, &in_len);
+	unsigned char *in = ig_tls_engine_recvrec_buf(to, &in_len);
 	if (!in)
 		return 0;
 	size_t n = out_len < in_len ? out_len : in_len;
 	memcpy(in, out, n);
-	tls_engine_sendrec_ack(from, n);
-	tls_engine_recvrec_ack(to, n);
+	ig_tls_engine_sendrec_ack(from, n);
+	ig_tls_engine_recvrec_ack(to, n);
 	return n;
 }
 
@@ -136,8 +136,8 @@ static void pump(struct pair *p)
 static bool handshake(struct pair *p)
 {
 	pump(p);
-	return tls_engine_established(p->server) && tls_engine_established(p->client) &&
-	       !(tls_engine_state(p->server) & TLS_CLOSED) && !(tls_engine_state(p->client) & TLS_CLOSED);
+	return ig_tls_engine_established(p->server) && ig_tls_engine_established(p->client) &&
+	       !(ig_tls_engine_state(p->server) & TLS_CLOSED) && !(ig_tls_engine_state(p->client) & TLS_CLOSED);
 }
 
 /* Writes all of data through from's engine into to's, reading as it goes
@@ -148,25 +148,25 @@ static size_t transfer(struct pair *p, struct tls_engine *from, struct tls_engin
 	size_t sent = 0, recvd = 0;
 	for (int guard = 0; guard < 100000 && recvd < len; guard++) {
 		size_t room, avail;
-		unsigned char *w = tls_engine_sendapp_buf(from, &room);
+		unsigned char *w = ig_tls_engine_sendapp_buf(from, &room);
 		if (w && sent < len) {
 			size_t n = len - sent < room ? len - sent : room;
 			memcpy(w, data + sent, n);
-			tls_engine_sendapp_ack(from, n);
+			ig_tls_engine_sendapp_ack(from, n);
 			sent += n;
 			if (sent == len)
-				tls_engine_flush(from);
+				ig_tls_engine_flush(from);
 		}
 		pump(p);
 		unsigned char *r;
-		while ((r = tls_engine_recvapp_buf(to, &avail)) && recvd < cap) {
+		while ((r = ig_tls_engine_recvapp_buf(to, &avail)) && recvd < cap) {
 			size_t n = avail < cap - recvd ? avail : cap - recvd;
 			memcpy(got + recvd, r, n);
-			tls_engine_recvapp_ack(to, n);
+			ig_tls_engine_recvapp_ack(to, n);
 			recvd += n;
 			pump(p);
 		}
-		if ((tls_engine_state(from) | tls_engine_state(to)) & TLS_CLOSED)
+		if ((ig_tls_engine_state(from) | ig_tls_engine_state(to)) & TLS_CLOSED)
 			break;
 	}
 	return recvd;
@@ -174,13 +174,13 @@ static size_t transfer(struct pair *p, struct tls_engine *from, struct tls_engin
 
 static struct tls_engine *engine_new(void)
 {
-	return calloc(1, tls_engine_size());
+	return calloc(1, ig_tls_engine_size());
 }
 
 static void pair_free(struct pair *p)
 {
-	tls_engine_free(p->server);
-	tls_engine_free(p->client);
+	ig_tls_engine_free(p->server);
+	ig_tls_engine_free(p->client);
 	free(p->server);
 	free(p->client);
 	*p = (struct pair){ 0 };
@@ -192,12 +192,12 @@ static bool pair_start(struct pair *p, struct tls_core *server_core, struct tls_
 	p->server = engine_new();
 	p->client = engine_new();
 	struct tls_peer_name peer;
-	if (name && tls_peer_name_parse(&peer, name) != 0)
+	if (name && ig_tls_peer_name_parse(&peer, name) != 0)
 		return false;
-	if (tls_engine_init_server(p->server, server_core) != 0 ||
-	    tls_engine_init_client(p->client, client_core, trust, name ? &peer : NULL) != 0)
+	if (ig_tls_engine_init_server(p->server, server_core) != 0 ||
+	    ig_tls_engine_init_client(p->client, client_core, trust, name ? &peer : NULL) != 0)
 		return false;
-	return !resume || tls_engine_session_resume(p->client, resume) == 0;
+	return !resume || ig_tls_engine_session_resume(p->client, resume) == 0;
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -233,7 +233,7 @@ static struct tls_credentials *load(const char *cert, const char *key, char *err
 		snprintf(err, errlen, "missing test file");
 		return NULL;
 	}
-	return (struct tls_credentials *)keep(tls_credentials_load(c, cl, k, kl, err, errlen));
+	return (struct tls_credentials *)keep(ig_tls_credentials_load(c, cl, k, kl, err, errlen));
 }
 
 static void test_credentials(void)
@@ -270,14 +270,14 @@ static void test_credentials(void)
 	size_t kl;
 	char *key = slurp("ec.key", &kl);
 	err[0] = 0;
-	CHECK(tls_credentials_load(garbage, sizeof garbage - 1, key, kl, err, sizeof err) == NULL && err[0],
+	CHECK(ig_tls_credentials_load(garbage, sizeof garbage - 1, key, kl, err, sizeof err) == NULL && err[0],
 	      "credentials: garbage PEM is refused with a message");
 	static const char bad_der[] = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
 	err[0] = 0;
-	CHECK(tls_credentials_load(bad_der, sizeof bad_der - 1, key, kl, err, sizeof err) == NULL && err[0],
+	CHECK(ig_tls_credentials_load(bad_der, sizeof bad_der - 1, key, kl, err, sizeof err) == NULL && err[0],
 	      "credentials: a certificate that is not DER is refused");
 	err[0] = 0;
-	CHECK(tls_credentials_load("", 0, key, kl, err, sizeof err) == NULL && err[0],
+	CHECK(ig_tls_credentials_load("", 0, key, kl, err, sizeof err) == NULL && err[0],
 	      "credentials: an empty certificate is refused");
 }
 
@@ -290,33 +290,33 @@ static void test_handshakes(void)
 	struct tls_credentials *ec = load("ec.pem", "ec.key", err, sizeof err);
 	size_t len;
 	char *ca_pem = slurp("ca.pem", &len);
-	const struct tls_trust *trust = keep(tls_trust_load(ca_pem, len, true, err, sizeof err));
+	const struct tls_trust *trust = keep(ig_tls_trust_load(ca_pem, len, true, err, sizeof err));
 	char *other_pem = slurp("other-ca.pem", &len);
-	const struct tls_trust *other = keep(tls_trust_load(other_pem, len, true, err, sizeof err));
+	const struct tls_trust *other = keep(ig_tls_trust_load(other_pem, len, true, err, sizeof err));
 	CHECK(trust && other, "trust: a PEM CA bundle loads (replacing the built-in set)");
 	err[0] = 0;
-	CHECK(tls_trust_load("junk", 4, true, err, sizeof err) == NULL && err[0],
+	CHECK(ig_tls_trust_load("junk", 4, true, err, sizeof err) == NULL && err[0],
 	      "trust: a bundle without a certificate is refused");
 	if (!rsa || !ec || !trust || !other)
 		return;
 
-	struct tls_core *rsa_core = (struct tls_core *)keep(tls_core_new(rsa, 64 * 1024));
-	struct tls_core *ec_core = (struct tls_core *)keep(tls_core_new(ec, 64 * 1024));
-	struct tls_core *nocache_core = (struct tls_core *)keep(tls_core_new(ec, 0));
-	struct tls_core *client_core = (struct tls_core *)keep(tls_core_new(NULL, 0));
+	struct tls_core *rsa_core = (struct tls_core *)keep(ig_tls_backend_core_new(rsa, 64 * 1024));
+	struct tls_core *ec_core = (struct tls_core *)keep(ig_tls_backend_core_new(ec, 64 * 1024));
+	struct tls_core *nocache_core = (struct tls_core *)keep(ig_tls_backend_core_new(ec, 0));
+	struct tls_core *client_core = (struct tls_core *)keep(ig_tls_backend_core_new(NULL, 0));
 	CHECK(rsa_core && ec_core && nocache_core && client_core, "per-core state is created");
 
 	struct pair p;
 	CHECK(pair_start(&p, rsa_core, client_core, trust, "localhost", NULL) && handshake(&p),
 	      "RSA: the handshake succeeds with the right CA and host name");
-	CHECK(str_eq(tls_engine_version(p.server), "TLSv1.2") && str_eq(tls_engine_version(p.client), "TLSv1.2"),
+	CHECK(str_eq(ig_tls_engine_version(p.server), "TLSv1.2") && str_eq(ig_tls_engine_version(p.client), "TLSv1.2"),
 	      "RSA: TLS 1.2 negotiated");
-	CHECK(is_aead(tls_engine_suite(p.server)) && strstr(tls_engine_suite(p.server), "_RSA_") &&
-		      str_eq(tls_engine_suite(p.server), tls_engine_suite(p.client)),
+	CHECK(is_aead(ig_tls_engine_suite(p.server)) && strstr(ig_tls_engine_suite(p.server), "_RSA_") &&
+		      str_eq(ig_tls_engine_suite(p.server), ig_tls_engine_suite(p.client)),
 	      "RSA: an ECDHE_RSA AEAD suite, the same on both sides");
-	CHECK(str_eq(tls_engine_alpn(p.server), "http/1.1") && str_eq(tls_engine_alpn(p.client), "http/1.1"),
+	CHECK(str_eq(ig_tls_engine_alpn(p.server), "http/1.1") && str_eq(ig_tls_engine_alpn(p.client), "http/1.1"),
 	      "RSA: ALPN http/1.1 on both sides");
-	CHECK(!tls_engine_resumed(p.server) && !tls_engine_resumed(p.client), "RSA: a first handshake is full");
+	CHECK(!ig_tls_engine_resumed(p.server) && !ig_tls_engine_resumed(p.client), "RSA: a first handshake is full");
 
 	static unsigned char big[100000], got[100000];
 	for (size_t i = 0; i < sizeof big; i++)
@@ -331,37 +331,37 @@ static void test_handshakes(void)
 	n = transfer(&p, p.client, p.server, big, sizeof big, got, sizeof got);
 	CHECK(n == sizeof big && memcmp(got, big, n) == 0, "application data: 100 kB client to server");
 
-	tls_engine_close(p.client);
+	ig_tls_engine_close(p.client);
 	pump(&p);
-	CHECK((tls_engine_state(p.client) & TLS_CLOSED) && tls_engine_error(p.client) == 0,
+	CHECK((ig_tls_engine_state(p.client) & TLS_CLOSED) && ig_tls_engine_error(p.client) == 0,
 	      "close: close_notify sent, the closing side ends cleanly");
 	/* The closing side is done once its close_notify left: the answer
 	   goes nowhere (a server would have closed its socket by then). */
 	unsigned char *sink;
-	while ((sink = tls_engine_sendrec_buf(p.server, &len)))
-		tls_engine_sendrec_ack(p.server, len);
-	CHECK((tls_engine_state(p.server) & TLS_CLOSED) && tls_engine_error(p.server) == 0,
+	while ((sink = ig_tls_engine_sendrec_buf(p.server, &len)))
+		ig_tls_engine_sendrec_ack(p.server, len);
+	CHECK((ig_tls_engine_state(p.server) & TLS_CLOSED) && ig_tls_engine_error(p.server) == 0,
 	      "close: the peer's close_notify ends the other side cleanly");
 	pair_free(&p);
 
 	CHECK(pair_start(&p, ec_core, client_core, trust, "localhost", NULL) && handshake(&p),
 	      "ECDSA: the handshake succeeds with the right CA and host name");
-	CHECK(str_eq(tls_engine_version(p.client), "TLSv1.2") && is_aead(tls_engine_suite(p.client)) &&
-		      strstr(tls_engine_suite(p.client), "_ECDSA_") && str_eq(tls_engine_alpn(p.client), "http/1.1"),
+	CHECK(str_eq(ig_tls_engine_version(p.client), "TLSv1.2") && is_aead(ig_tls_engine_suite(p.client)) &&
+		      strstr(ig_tls_engine_suite(p.client), "_ECDSA_") && str_eq(ig_tls_engine_alpn(p.client), "http/1.1"),
 	      "ECDSA: TLS 1.2, an ECDHE_ECDSA AEAD suite, ALPN http/1.1");
 	struct tls_session session = { 0 };
-	CHECK(tls_engine_session_get(p.client, &session), "resumption: the client gets its session");
+	CHECK(ig_tls_engine_session_get(p.client, &session), "resumption: the client gets its session");
 	pair_free(&p);
 
 	CHECK(pair_start(&p, ec_core, client_core, trust, "localhost", &session) && handshake(&p) &&
-		      tls_engine_resumed(p.server) && tls_engine_resumed(p.client),
+		      ig_tls_engine_resumed(p.server) && ig_tls_engine_resumed(p.client),
 	      "resumption: a second connection resumes from the server's session cache");
 	n = transfer(&p, p.client, p.server, (const unsigned char *)req, sizeof req - 1, small, sizeof small);
 	CHECK(n == sizeof req - 1 && memcmp(small, req, n) == 0, "resumption: application data flows after it");
 	pair_free(&p);
 
 	CHECK(pair_start(&p, nocache_core, client_core, trust, "localhost", &session) && handshake(&p) &&
-		      !tls_engine_resumed(p.server) && !tls_engine_resumed(p.client),
+		      !ig_tls_engine_resumed(p.server) && !ig_tls_engine_resumed(p.client),
 	      "resumption: without a session cache the handshake is full");
 	pair_free(&p);
 
@@ -373,11 +373,11 @@ static void test_handshakes(void)
 	pair_free(&p);
 
 	struct tls_credentials *ec384 = load("ec384.pem", "ec384.key", err, sizeof err);
-	struct tls_core *ec384_core = ec384 ? (struct tls_core *)keep(tls_core_new(ec384, 0)) : NULL;
+	struct tls_core *ec384_core = ec384 ? (struct tls_core *)keep(ig_tls_backend_core_new(ec384, 0)) : NULL;
 	bool ok384 = ec384_core && pair_start(&p, ec384_core, client_core, trust, "localhost", NULL) && handshake(&p);
-	check_that(ok384 && strstr(tls_engine_suite(p.client), "_ECDSA_"),
+	check_that(ok384 && strstr(ig_tls_engine_suite(p.client), "_ECDSA_"),
 		   "ECDSA P-384 certificate: the client verifies the server's key exchange signature", "error \"%s\"",
-		   p.client ? tls_engine_error_text(p.client) : err);
+		   p.client ? ig_tls_engine_error_text(p.client) : err);
 	if (ok384) {
 		n = transfer(&p, p.client, p.server, (const unsigned char *)req, sizeof req - 1, small, sizeof small);
 		CHECK(n == sizeof req - 1 && memcmp(small, req, n) == 0, "ECDSA P-384 certificate: application data flows");
@@ -406,25 +406,25 @@ static void test_handshakes(void)
 	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
 		bool started = pair_start(&p, refused[i].core, client_core, refused[i].trust, refused[i].host, NULL);
 		bool ok = started && !handshake(&p);
-		const char *why = started ? tls_engine_error_text(p.client) : "";
-		check_that(ok && (tls_engine_state(p.client) & TLS_CLOSED) && tls_engine_error(p.client) != 0 &&
-				   strstr(why, refused[i].want) && !tls_engine_established(p.client),
+		const char *why = started ? ig_tls_engine_error_text(p.client) : "";
+		check_that(ok && (ig_tls_engine_state(p.client) & TLS_CLOSED) && ig_tls_engine_error(p.client) != 0 &&
+				   strstr(why, refused[i].want) && !ig_tls_engine_established(p.client),
 			   refused[i].name, "error \"%s\"", why);
 		pair_free(&p);
 	}
 
 	/* A client that sends garbage instead of a ClientHello. */
 	struct tls_engine *s = engine_new();
-	tls_engine_init_server(s, rsa_core);
+	ig_tls_engine_init_server(s, rsa_core);
 	size_t cap;
-	unsigned char *in = tls_engine_recvrec_buf(s, &cap);
+	unsigned char *in = ig_tls_engine_recvrec_buf(s, &cap);
 	static const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
 	size_t k = cap < sizeof junk - 1 ? cap : sizeof junk - 1;
 	memcpy(in, junk, k);
-	tls_engine_recvrec_ack(s, k);
-	CHECK((tls_engine_state(s) & TLS_CLOSED) && tls_engine_error(s) != 0 && !tls_engine_established(s),
+	ig_tls_engine_recvrec_ack(s, k);
+	CHECK((ig_tls_engine_state(s) & TLS_CLOSED) && ig_tls_engine_error(s) != 0 && !ig_tls_engine_established(s),
 	      "a server fed plain HTTP fails with an error");
-	tls_engine_free(s);
+	ig_tls_engine_free(s);
 	free(s);
 }
 
@@ -432,21 +432,21 @@ static void test_handshakes(void)
 static void test_peer_name(void)
 {
 	struct tls_peer_name n;
-	CHECK(tls_peer_name_parse(&n, "api.test.") == 0 && strcmp(n.host, "api.test") == 0 && n.ip_len == 0,
+	CHECK(ig_tls_peer_name_parse(&n, "api.test.") == 0 && strcmp(n.host, "api.test") == 0 && n.ip_len == 0,
 	      "peer name: a host name loses its trailing dot");
-	CHECK(tls_peer_name_parse(&n, "127.0.0.1") == 0 && n.ip_len == 4 && n.ip[0] == 127 && !n.host[0],
+	CHECK(ig_tls_peer_name_parse(&n, "127.0.0.1") == 0 && n.ip_len == 4 && n.ip[0] == 127 && !n.host[0],
 	      "peer name: an IPv4 address is an address, no SNI");
-	CHECK(tls_peer_name_parse(&n, "[::1]") == 0 && n.ip_len == 16 && n.ip[15] == 1 && !n.host[0],
+	CHECK(ig_tls_peer_name_parse(&n, "[::1]") == 0 && n.ip_len == 16 && n.ip[15] == 1 && !n.host[0],
 	      "peer name: an IPv6 address in brackets is an address");
-	CHECK(tls_peer_name_parse(&n, "::1") == 0 && n.ip_len == 16, "peer name: a bare IPv6 address");
+	CHECK(ig_tls_peer_name_parse(&n, "::1") == 0 && n.ip_len == 16, "peer name: a bare IPv6 address");
 	char longname[256];
 	memset(longname, 'a', 254);
 	longname[254] = 0;
-	CHECK(tls_peer_name_parse(&n, "") != 0 && tls_peer_name_parse(&n, ".") != 0 &&
-		      tls_peer_name_parse(&n, longname) != 0,
+	CHECK(ig_tls_peer_name_parse(&n, "") != 0 && ig_tls_peer_name_parse(&n, ".") != 0 &&
+		      ig_tls_peer_name_parse(&n, longname) != 0,
 	      "peer name: empty, a lone dot and 254 bytes are refused");
 	longname[253] = '.';
-	CHECK(tls_peer_name_parse(&n, longname) == 0 && strlen(n.host) == 253,
+	CHECK(ig_tls_peer_name_parse(&n, longname) == 0 && strlen(n.host) == 253,
 	      "peer name: 253 bytes and a trailing dot fit");
 }
 
@@ -454,8 +454,8 @@ int main(void)
 {
 	char err[256];
 	test_peer_name();
-	CHECK(tls_backend_init(err, sizeof err) == 0, "the backend seeds from getrandom");
-	check_that(tls_backend_name() && tls_backend_name()[0], "the backend has a name", NULL);
+	CHECK(ig_tls_backend_init(err, sizeof err) == 0, "the backend seeds from getrandom");
+	check_that(ig_tls_backend_name() && ig_tls_backend_name()[0], "the backend has a name", NULL);
 	if (!make_certs()) {
 		check_that(false, "openssl makes the test certificates", "in %s", dir);
 		remove_certs();
