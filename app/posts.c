@@ -104,7 +104,7 @@ static void finish_error(ig_ctx *ctx, const ig_pg_error *err)
 
 /* ---- GET /posts ---- */
 
-static void list_done(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void list_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct post_call *c = arg;
 	if (err) {
@@ -162,12 +162,12 @@ static void one_done(void *arg, const ig_pg_result *res, const ig_pg_error *err,
 	}
 }
 
-static void created(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void created(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	one_done(arg, res, err, 201);
 }
 
-static void found(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void found(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	one_done(arg, res, err, 200);
 }
@@ -214,7 +214,7 @@ int updatePost(ig_ctx *ctx, const struct updatePost_in *in, struct updatePost_ou
 
 /* ---- DELETE /posts/{id} ---- */
 
-static void deleted(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void deleted(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct post_call *c = arg;
 	if (err)

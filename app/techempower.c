@@ -93,7 +93,7 @@ struct db_one {
 	struct World *row;
 };
 
-static void db_done(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void db_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct db_one *d = arg;
 	if (err)
@@ -134,7 +134,7 @@ struct world_batch {
 	void (*then)(struct world_batch *b); /* once every read has ended well */
 };
 
-static void world_read_done(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void world_read_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct world_read *r = arg;
 	struct world_batch *b = r->batch;
@@ -187,7 +187,7 @@ int getQueries(ig_ctx *ctx, const struct getQueries_in *in, struct getQueries_ou
 	return world_batch_start(ctx, in->has_queries, in->queries, &out->r200.items, &out->r200.len, queries_then);
 }
 
-static void updates_written(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void updates_written(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct world_batch *b = arg;
 	(void)res;
@@ -318,7 +318,7 @@ static int fortunes_page(ig_ctx *ctx, const ig_pg_result *res, struct getFortune
 	return 200;
 }
 
-static void fortunes_done(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void fortunes_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct fortunes_req *r = arg;
 	if (err) {

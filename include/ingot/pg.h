@@ -167,8 +167,9 @@ static inline const ig_pg_value *ig_pg_at(const ig_pg_result *r, uint32_t row, u
  * on the loop that started the query, never inside the call that started
  * it (an immediate failure is delivered after the current batch). Both
  * live in the query's arena (res) or until done returns (err's struct; its
- * strings stay in the arena). */
-typedef void ig_pg_done(void *arg, const ig_pg_result *res, const ig_pg_error *err);
+ * strings stay in the arena). As every callback of include/ingot/, it
+ * takes what it reports on first and the caller's arg last. */
+typedef void ig_pg_done(const ig_pg_result *res, const ig_pg_error *err, void *arg);
 
 /* ---- queries ----
  *
@@ -229,7 +230,7 @@ void ig_pg_pool_read(struct ig_pg_pool *pool, ig_arena *arena, const char *sql,
  * after rolling back. If the connection is lost, every query on it fails
  * with IG_PG_CONNECTION_LOST; the tx must still be given back. */
 typedef struct ig_pg_tx ig_pg_tx;
-typedef void ig_pg_tx_ready(void *arg, ig_pg_tx *tx, const ig_pg_error *err); /* tx NULL iff err */
+typedef void ig_pg_tx_ready(ig_pg_tx *tx, const ig_pg_error *err, void *arg); /* tx NULL iff err */
 
 /* Takes a connection and sends BEGIN; ready runs once it has succeeded.
  * Results go into ctx's arena. */
@@ -263,7 +264,7 @@ void ig_pg_release(ig_pg_tx *tx);
  * Returns 0, or -1 when the database is not configured, the channel is
  * too long or memory is short. A notification sent while the connection
  * was down is lost. */
-typedef void ig_pg_notify_fn(void *arg, ig_str channel, ig_str payload);
+typedef void ig_pg_notify_fn(ig_str channel, ig_str payload, void *arg);
 int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_notify, void *arg);
 
 /* ---- state ---- */

@@ -52,7 +52,7 @@ static void dispatch(struct ig_pg_pool *p, ig_str channel, ig_str payload)
 {
 	for (uint32_t i = 0; i < p->nchannels; i++)
 		if (ig_str_eq(channel, p->channels[i].name, strlen(p->channels[i].name)))
-			p->channels[i].fn(p->channels[i].arg, channel, payload);
+			p->channels[i].fn(channel, payload, p->channels[i].arg);
 }
 
 static void listener_up(void *owner, struct pg_conn *k)

@@ -65,7 +65,7 @@ static void migrate_stop(struct migrate_run *r, int code)
 }
 
 /* The end of a run that went well: the lock given back, the summary. */
-static void unlocked(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void unlocked(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	(void)res;
@@ -91,7 +91,7 @@ static bool step_failed(struct migrate_run *r, const ig_pg_error *err, const cha
 	return true;
 }
 
-static void committed(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void committed(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	(void)res;
@@ -107,7 +107,7 @@ static void committed(void *arg, const ig_pg_result *res, const ig_pg_error *err
 	apply_next(r);
 }
 
-static void recorded(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void recorded(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	(void)res;
@@ -115,7 +115,7 @@ static void recorded(void *arg, const ig_pg_result *res, const ig_pg_error *err)
 		ig_pg_tx_simple(r->tx, "COMMIT", committed, r);
 }
 
-static void ran(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void ran(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	(void)res;
@@ -126,7 +126,7 @@ static void ran(void *arg, const ig_pg_result *res, const ig_pg_error *err)
 	ig_pg_tx_query(r->tx, MIGRATE_RECORD_SQL, params, 2, recorded, r);
 }
 
-static void begun(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void begun(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	(void)res;
@@ -156,7 +156,7 @@ static bool run_failed(struct migrate_run *r, const ig_pg_error *err, const char
 	return true;
 }
 
-static void versions_read(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void versions_read(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	if (run_failed(r, err, "migrations: the record table could not be read"))
@@ -169,7 +169,7 @@ static void versions_read(void *arg, const ig_pg_result *res, const ig_pg_error 
 	apply_next(r);
 }
 
-static void table_ready(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void table_ready(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	(void)res;
@@ -177,7 +177,7 @@ static void table_ready(void *arg, const ig_pg_result *res, const ig_pg_error *e
 		ig_pg_tx_query(r->tx, MIGRATE_VERSIONS_SQL, NULL, 0, versions_read, r);
 }
 
-static void locked(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void locked(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	(void)res;
@@ -187,7 +187,7 @@ static void locked(void *arg, const ig_pg_result *res, const ig_pg_error *err)
 
 /* The advisory lock comes before anything else, the record table included:
  * a concurrent run waits here until this one is done. */
-static void held(void *arg, ig_pg_tx *tx, const ig_pg_error *err)
+static void held(ig_pg_tx *tx, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	if (run_failed(r, err, "migrations: no connection to the database"))

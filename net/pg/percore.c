@@ -81,12 +81,12 @@ void ig_pg_query_deliver(struct pg_core *c, struct pg_query *q)
 	if (!q->zombie && !q->internal) {
 		if (q->kind == PGQ_HOLD) {
 			if (q->failed)
-				q->ready(q->arg, NULL, &q->err);
+				q->ready(NULL, &q->err, q->arg);
 			else
-				q->ready(q->arg, (ig_pg_tx *)q->conn, NULL);
+				q->ready((ig_pg_tx *)q->conn, NULL, q->arg);
 		} else if (q->done) {
 			if (q->failed) {
-				q->done(q->arg, NULL, &q->err);
+				q->done(NULL, &q->err, q->arg);
 			} else {
 				ig_pg_result r = {
 					.rows = q->rows, .cols = q->cols, .values = q->values,
@@ -95,10 +95,10 @@ void ig_pg_query_deliver(struct pg_core *c, struct pg_query *q)
 				ig_pg_result *res = ig_arena_alloc(q->arena, sizeof r);
 				if (res) {
 					*res = r;
-					q->done(q->arg, res, NULL);
+					q->done(res, NULL, q->arg);
 				} else {
 					ig_pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
-					q->done(q->arg, NULL, &q->err);
+					q->done(NULL, &q->err, q->arg);
 				}
 			}
 		}

@@ -308,7 +308,7 @@ void ig_pg_pipeline_timeout(struct pg_conn *k)
 		q->zombie = true;
 		if (!internal && q->done) {
 			ig_pg_error e = { .kind = IG_PG_TIMEOUT, .message = IG_STR("the query timed out and was cancelled") };
-			q->done(q->arg, NULL, &e);
+			q->done(NULL, &e, q->arg);
 		}
 	}
 }

@@ -223,7 +223,7 @@ void ig_pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
  * whichever core connects first: a line at startup when they would not
  * fit, before queries start failing. Not core 0's: when the slots run out,
  * core 0 may be the one that gets none. */
-static void on_max_connections(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void on_max_connections(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct ig_pg_pool *p = arg;
 	if (!err && res->rows == 1 && res->cols == 1 && !res->values[0].null) {

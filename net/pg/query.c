@@ -70,7 +70,7 @@ static void out_of_queries(ig_pg_done *done, void *arg)
 {
 	static const ig_pg_error e = { .kind = IG_PG_BUSY, .message = IG_STR_INIT("too many queries in flight") };
 	if (done)
-		done(arg, NULL, &e);
+		done(NULL, &e, arg);
 }
 
 struct ig_pg_pool *ig_pg_core_pool(struct ig_loop *loop)
@@ -123,7 +123,7 @@ static void hold(struct ig_pg_pool *pool, ig_arena *arena, bool begin, ig_pg_tx_
 	struct pg_query *q = pool ? make(pool->core, arena, PGQ_HOLD, NULL, NULL, arg) : NULL;
 	if (!q) {
 		static const ig_pg_error e = { .kind = IG_PG_BUSY, .message = IG_STR_INIT("too many queries in flight") };
-		ready(arg, NULL, &e);
+		ready(NULL, &e, arg);
 		return;
 	}
 	q->ready = ready;

@@ -268,7 +268,7 @@ static void stop(struct worker *w) { w->loop.running = false; }
 
 static void run_next(struct worker *w);
 
-static void on_seq_done(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void on_seq_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct worker *w = arg;
 	print_result(w->finished++, res, err);
@@ -292,7 +292,7 @@ struct slot {
 	long i;
 };
 
-static void on_pipelined(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void on_pipelined(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct slot *s = arg;
 	print_result(s->i, res, err);
@@ -300,7 +300,7 @@ static void on_pipelined(void *arg, const ig_pg_result *res, const ig_pg_error *
 		stop(s->w);
 }
 
-static void on_inflight(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void on_inflight(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct slot *s = arg;
 	struct worker *w = s->w;
@@ -315,14 +315,14 @@ static void on_inflight(void *arg, const ig_pg_result *res, const ig_pg_error *e
 /* tx: BEGIN, the queries in order, then COMMIT or ROLLBACK. */
 static void tx_next(struct worker *w);
 
-static void on_tx_end(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void on_tx_end(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct worker *w = arg;
 	print_result(-1, res, err);
 	stop(w);
 }
 
-static void on_tx_query(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void on_tx_query(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct worker *w = arg;
 	print_result(w->finished++, res, err);
@@ -339,7 +339,7 @@ static void tx_next(struct worker *w)
 	ig_pg_tx_query(w->tx, q->sql, q->params, q->nparams, on_tx_query, w);
 }
 
-static void on_begun(void *arg, ig_pg_tx *tx, const ig_pg_error *err)
+static void on_begun(ig_pg_tx *tx, const ig_pg_error *err, void *arg)
 {
 	struct worker *w = arg;
 	if (err) {
@@ -366,7 +366,7 @@ static void print_notification(ig_str channel, ig_str payload)
 
 /* listen: NOTIFY through the pool until the listener has it (one sent
  * before its LISTEN went through is lost, as PostgreSQL says). */
-static void on_notify(void *arg, ig_str channel, ig_str payload)
+static void on_notify(ig_str channel, ig_str payload, void *arg)
 {
 	struct worker *w = arg;
 	if (w->notified)
@@ -378,7 +378,7 @@ static void on_notify(void *arg, ig_str channel, ig_str payload)
 
 /* notifications: each one as it comes, whatever happened to the listening
  * connection in between (the test ends it and restarts the server). */
-static void on_notification(void *arg, ig_str channel, ig_str payload)
+static void on_notification(ig_str channel, ig_str payload, void *arg)
 {
 	struct worker *w = arg;
 	print_notification(channel, payload);
@@ -386,7 +386,7 @@ static void on_notification(void *arg, ig_str channel, ig_str payload)
 		stop(w);
 }
 
-static void on_notify_sent(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void on_notify_sent(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct worker *w = arg;
 	(void)res;

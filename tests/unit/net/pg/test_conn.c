@@ -449,7 +449,7 @@ struct answer {
 	char message[64];
 };
 
-static void on_done(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void on_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct answer *a = arg;
 	a->calls++;
@@ -611,7 +611,7 @@ static void test_cancel(void)
 /* With one connection taking one query at a time, queries wait in the
  * pool's FIFO and run in the order they came. */
 static int order[3], ordered;
-static void on_ordered(void *arg, const ig_pg_result *res, const ig_pg_error *err)
+static void on_ordered(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	(void)res, (void)err;
 	order[ordered++] = (int)(intptr_t)arg;
@@ -662,7 +662,7 @@ static void test_connection_lost(void)
  * and LISTENs again. */
 static int notified;
 static char notified_channel[16], notified_payload[16];
-static void on_notify(void *arg, ig_str channel, ig_str payload)
+static void on_notify(ig_str channel, ig_str payload, void *arg)
 {
 	(void)arg;
 	notified++;
