@@ -222,6 +222,16 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 		core->drained(core);
 }
 
+/* Where a failed request's id is kept for its answer (HTTP_REQUEST_ID_MAX
+ * bytes from the core's pool, taken on the first failure); NULL without
+ * memory for it (the pool's mmap failed): the answer then has no id. */
+static char *fail_id_buf(struct http_conn *c)
+{
+	if (!c->fail_id)
+		c->fail_id = ig_pool_take(&c->core->fail_ids);
+	return c->fail_id;
+}
+
 /* Answers an error that makes the rest of the stream meaningless: reading
  * stops, the problem is queued after the responses before it, and the
  * connection closes once they are written. */
@@ -229,11 +239,10 @@ static void conn_fail_request(struct http_conn *c, int status, const char *detai
 {
 	if (c->reading) { /* its id goes on the answer */
 		ig_str id = ig_request_id(c->reading);
-		if (!c->fail_id)
-			c->fail_id = ig_pool_take(&c->core->fail_ids);
-		c->fail_id_len = c->fail_id ? (uint8_t)id.len : 0;
-		if (c->fail_id)
-			memcpy(c->fail_id, id.ptr, id.len);
+		char *buf = fail_id_buf(c);
+		c->fail_id_len = buf ? (uint8_t)id.len : 0;
+		if (buf)
+			memcpy(buf, id.ptr, id.len);
 		ig_http_ctx_free(c->reading);
 		c->reading = NULL;
 	}
@@ -255,10 +264,8 @@ static void conn_fail_request(struct http_conn *c, int status, const char *detai
  * the answer still carries its id. */
 static void conn_fail_parsed(struct http_conn *c, const struct http_request *r, int status, const char *detail)
 {
-	/* Without memory for it (the pool's mmap failed), the answer has no id. */
-	if (!c->fail_id)
-		c->fail_id = ig_pool_take(&c->core->fail_ids);
-	c->fail_id_len = c->fail_id ? (uint8_t)ig_http_request_id_of(r, &c->core->rng, c->fail_id) : 0;
+	char *buf = fail_id_buf(c);
+	c->fail_id_len = buf ? (uint8_t)ig_http_request_id_of(r, &c->core->rng, buf) : 0;
 	conn_fail_request(c, status, detail);
 }
 

@@ -159,7 +159,7 @@ static void test_bounds(void)
 int main(void)
 {
 	ig_pool_init(&blocks, 65536, 4, 256);
-	ig_client_metrics_register();
+	ig_metrics_register(&ig_client_metrics_source);
 	test_summed_by_labels();
 	test_bounds();
 	return check_done();
