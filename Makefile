@@ -93,9 +93,10 @@ RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
 # tools/migrations/embed for `service --migrate`: main.c refers to them.
 MIGRATIONS  ?= $(dir $(SCHEMA))migrations
-APP_GEN_SRC := $(GEN)/api.c $(GEN)/migrations.c
+APP_GEN_SRC := $(GEN)/api.c $(GEN)/migrations.c $(GEN)/build_info.c
 APP_OWN_OBJ := $(patsubst $(APP_DIR)%.c,$(APP_OBJDIR)/%.o,$(APP_SRCS))
-APP_OBJ     := $(APP_OWN_OBJ) $(API_MAIN_OBJ) $(APP_OBJDIR)/gen/api.o $(APP_OBJDIR)/gen/migrations.o
+APP_OBJ     := $(APP_OWN_OBJ) $(API_MAIN_OBJ) $(APP_OBJDIR)/gen/api.o $(APP_OBJDIR)/gen/migrations.o \
+               $(APP_OBJDIR)/gen/build_info.o
 
 # ---- trust anchors (tools/anchors): generated from Debian's ca-certificates ----
 # A host tool reads the package's mozilla/ directory (fetched by tools/deps,
@@ -166,6 +167,15 @@ $(GEN)/migrations.c: $(EMBED_MIGRATIONS) $(wildcard $(MIGRATIONS) $(MIGRATIONS)/
 	@$(if $(Q),echo "  EMBED   $(MIGRATIONS)")
 	$(Q)$(EMBED_MIGRATIONS) $(MIGRATIONS) $@
 
+# What the binary was built from (include/ingot/version.h): looked at on
+# every make, the file rewritten only when it changes (the commit, the tree
+# turning dirty), so that only then the binary is relinked.
+$(GEN)/build_info.c: FORCE
+	@mkdir -p $(@D)
+	$(Q)tools/make/build-info $@ $(CURDIR) $(APP_DIR)
+FORCE:
+.PHONY: FORCE
+
 # ---- the service ----
 # V=1 shows the full commands.
 Q := $(if $(V),,@)
@@ -179,6 +189,11 @@ $(APP_OBJDIR)/gen/api.o: $(GEN)/api.c $(GEN)/api.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(APP_OBJDIR)/gen/build_info.o: $(GEN)/build_info.c include/ingot/version.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 $(APP_OBJDIR)/gen/migrations.o: $(GEN)/migrations.c net/pg/migrate.h
 	@mkdir -p $(@D)

@@ -21,6 +21,9 @@
 #include "net/start.h"
 #include "net/tls/tls.h"
 #include "net/unlinked.h"
+#include "ingot/version.h"
+
+#include <stdio.h>
 
 #define WEAK __attribute__((weak))
 extern const struct ig_settings ig_client_settings WEAK;
@@ -28,6 +31,7 @@ extern const struct ig_settings ig_dns_settings WEAK;
 extern const struct ig_settings ig_tls_trust_settings WEAK;
 extern const struct ig_settings ig_pg_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
+extern const struct ig_build_info ig_build_info WEAK;
 bool ig_pg_start(void) WEAK;
 void ig_pg_core_start(struct ig_loop *loop, int core_count) WEAK;
 
@@ -56,6 +60,24 @@ enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
 	return r;
 }
 
+/* --version's lines after "NAME VERSION": ingot's version and what the
+ * binary was built from (include/ingot/version.h), one "key value" a line. */
+__attribute__((cold)) static void print_version_detail(void)
+{
+	printf("ingot %s\n", IG_VERSION);
+	const struct ig_build_info *b = &ig_build_info;
+	if (b && b->ingot_commit[0])
+		printf("ingot-commit %s\n", b->ingot_commit);
+	if (b && b->app_commit[0])
+		printf("app-commit %s\n", b->app_commit);
+	printf("tls %s\n", ig_tls_backend_name());
+	if (b && b->time > 0) {
+		char when[20];
+		when[ig_format_utc(when, (time_t)b->time)] = 0;
+		printf("built %sZ\n", when);
+	}
+}
+
 static int start(int argc, char **argv, const struct ig_app *app)
 {
 	uint64_t t0_us = ig_clock_counts_from_boot ? 0 : ig_monotonic_us();
@@ -65,6 +87,7 @@ static int start(int argc, char **argv, const struct ig_app *app)
 		.argv = argv,
 		.name = app->name,
 		.version = app->version,
+		.version_detail = print_version_detail,
 		.command_line_words = ig_vm_active(),
 		.error = error,
 		.error_cap = sizeof error,
@@ -76,7 +99,7 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	}
 	/* The parts' metrics sources, before any loop runs; a one-shot
 	   command (--help, --version) has returned above and registers none. */
-	ig_process_metrics_register(app->version, ig_tls_backend_name);
+	ig_process_metrics_register(app->version, ig_tls_backend_name, &ig_build_info);
 	ig_tls_metrics_register();
 	if (&ig_client_metrics_source)
 		ig_metrics_register(&ig_client_metrics_source);

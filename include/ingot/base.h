@@ -10,8 +10,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#define IG_VERSION "0.1.0"
-
 #define ig_likely(x) __builtin_expect(!!(x), 1)
 #define ig_unlikely(x) __builtin_expect(!!(x), 0)
 #define IG_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))

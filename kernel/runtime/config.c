@@ -313,6 +313,8 @@ ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const str
 		}
 		if (strcmp(args->argv[i], "--version") == 0) {
 			printf("%s %s\n", args->name, args->version);
+			if (args->version_detail)
+				args->version_detail();
 			return IG_CONFIG_EXIT;
 		}
 	}

@@ -75,6 +75,10 @@ struct ig_config_args {
 	int argc;
 	char **argv;
 	const char *name, *version; /* for --help and --version */
+	/* Optional: --version prints "NAME VERSION" on its first line (tools
+	   read its last word), then calls this, which may print more lines to
+	   stdout (what the binary was built from). */
+	void (*version_detail)(void);
 	/* A machine's init gets the kernel command line's words it did not
 	   consume: a NAME=value word naming a setting sets it, any other word
 	   that is not a --flag is ignored instead of being an error. */

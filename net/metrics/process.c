@@ -4,6 +4,7 @@
  * Read only when scraped, on core 0's loop, into stack buffers: nothing
  * is allocated and nothing is touched while no one scrapes. */
 #include "net/metrics/process.h"
+#include "kernel/runtime/clock.h"
 
 #include <fcntl.h>
 #include <stdbool.h>
@@ -169,12 +170,27 @@ static void write_all(struct ig_expo *e, void *arg)
 	struct ig_process_metrics *ps = arg;
 	write_process(e, ps);
 	const char *tls = ps->tls_name();
-	const struct ig_label labels[] = {
+	struct ig_label labels[6] = {
 		{ "version", ps->version, strlen(ps->version) },
 		{ "tls", tls, strlen(tls) },
+		{ "ingot_version", IG_VERSION, sizeof IG_VERSION - 1 },
 	};
-	ig_expo_family(e, "ingot_build_info", "gauge", "The service's version and TLS backend; always 1.");
-	ig_expo_sample(e, "ingot_build_info", labels, 2, 1);
+	size_t n = 3;
+	const struct ig_build_info *b = ps->build;
+	char built[20];
+	/* An empty label is an absent one to Prometheus: left out. */
+	if (b && b->ingot_commit[0])
+		labels[n++] = (struct ig_label){ "ingot_commit", b->ingot_commit, strlen(b->ingot_commit) };
+	if (b && b->app_commit[0])
+		labels[n++] = (struct ig_label){ "app_commit", b->app_commit, strlen(b->app_commit) };
+	if (b && b->time > 0) {
+		built[ig_format_utc(built, (time_t)b->time)] = 'Z';
+		labels[n++] = (struct ig_label){ "built", built, 20 };
+	}
+	ig_expo_family(e, "ingot_build_info", "gauge",
+		       "The service's version, ingot's version and commit, the app's commit, the TLS backend and the "
+		       "build time; always 1.");
+	ig_expo_sample(e, "ingot_build_info", labels, n, 1);
 }
 
 struct ig_process_metrics ig_process_metrics = { .source = { .write = write_all, .arg = &ig_process_metrics } };

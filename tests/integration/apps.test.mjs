@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, curl, within, commandRunner, needTools, freePort } from './lib.mjs';
+import { ROOT, curl, within, commandRunner, needTools, freePort, ingotVersion } from './lib.mjs';
 
 const T = { timeout: 300000 };
 // The apps are built here, static; the sanitizer pass of tests/run
@@ -99,8 +99,9 @@ test('tools/new-service writes an app outside the tree that builds to build/bin/
 	assert.ok(fs.readFileSync(path.join(scaffold, 'README.md'), 'utf8').trim().split('\n').length <= 10);
 	await make(scaffold);
 	const bin = path.join(scaffold, 'build', 'bin', 'hello');
-	const v = await must(bin, ['--version']);
-	assert.match(v, /0\.1\.0/);
+	const v = (await must(bin, ['--version'])).split('\n');
+	assert.equal(v[0], 'hello 0.1.0');
+	assert.equal(v[1], `ingot ${ingotVersion()}`);
 	// The runtime's objects are ingot's: nothing of it was compiled into the app's build/.
 	assert.ok(!fs.existsSync(path.join(scaffold, 'build', 'obj', 'net')), 'no runtime objects in the app');
 });
@@ -251,13 +252,22 @@ test('make image: an OCI layout in the app\'s build/images/oci titled with its n
 	assert.equal(l['org.opencontainers.image.title'], 'hello');
 	assert.equal(l['org.opencontainers.image.version'], '0.1.0');
 	assert.equal(l['org.opencontainers.image.revision'], 'unknown');
-	assert.equal(l['org.opencontainers.image.source'], 'hello');
-	// In a checkout of its own: that checkout's commit, remote and time.
+	assert.equal(l['org.opencontainers.image.source'], undefined, 'no source outside a checkout');
+	const bin = path.join(scaffold, 'build', 'bin', 'hello');
+	assert.doesNotMatch(await must(bin, ['--version']), /^app-commit/m);
+	// In a checkout of its own: that checkout's commit, remote and time; a
+	// remote that is a path of this machine is no source.
 	const git = (...a) => must('git', ['-C', scaffold, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...a]);
 	await git('init', '-q');
 	await git('add', '-A'); // its .gitignore keeps build/ out
 	await git('commit', '-q', '-m', 'hello');
-	await git('remote', 'add', 'origin', 'https://example.com/hello.git');
+	await git('remote', 'add', 'origin', tmp);
+	await make(scaffold, 'image');
+	l = await labels();
+	assert.equal(l['org.opencontainers.image.source'], undefined, 'a path is no source');
+	const commit = (await git('rev-parse', '--short=12', 'HEAD')).trim();
+	assert.match(await must(bin, ['--version']), new RegExp(`^app-commit ${commit}$`, 'm'));
+	await git('remote', 'set-url', 'origin', 'https://example.com/hello.git');
 	await make(scaffold, 'image');
 	l = await labels();
 	assert.equal(l['org.opencontainers.image.revision'], (await git('rev-parse', 'HEAD')).trim());

@@ -5,7 +5,7 @@
 // except in lwIP mode (below), where each server has its own address.
 import assert from 'node:assert/strict';
 import { spawn, execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import fs, { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
@@ -588,4 +588,10 @@ export function freePort() {
 			s.close(() => resolve(port));
 		});
 	});
+}
+
+/** ingot's own version, as include/ingot/version.h defines it. */
+export function ingotVersion() {
+	const h = fs.readFileSync(path.join(ROOT, 'include', 'ingot', 'version.h'), 'utf8');
+	return h.match(/#define IG_VERSION "([^"]+)"/)[1];
 }

@@ -180,8 +180,16 @@ test('without a TLS listener there are no TLS families; the version is --version
 	const text = await scrape(srv.admin);
 	assert.doesNotMatch(text, /ingot_tls_/);
 	const v = await runBinary(['--version']);
-	const version = v.stdout.trim().split(' ').pop();
+	const version = v.stdout.split('\n')[0].trim().split(' ').pop();
 	assert.equal(value(parse(text), 'ingot_build_info', { version }), 1);
+	// The same series carries what --version says the binary was built from.
+	const detail = v.stdout.split('\n').slice(1).join('\n');
+	const field = (k) => (detail.match(new RegExp(`^${k} (.*)$`, 'm')) || [])[1];
+	const labels = { version, ingot_version: field('ingot') };
+	if (field('ingot-commit')) labels.ingot_commit = field('ingot-commit');
+	if (field('built')) labels.built = field('built');
+	assert.ok(labels.ingot_version, v.stdout);
+	assert.equal(value(parse(text), 'ingot_build_info', labels), 1);
 	await srv.stop();
 });
 

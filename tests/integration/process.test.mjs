@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, chmodSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BIN, LWIP, startServer, cleanup, runBinary, curlResponse, BODY } from './lib.mjs';
+import { BIN, LWIP, ROOT, startServer, cleanup, runBinary, curlResponse, BODY, ingotVersion } from './lib.mjs';
 
 after(() => cleanup());
 
@@ -110,10 +110,25 @@ test('--help lists the client, DNS and outbound TLS trust settings with their de
 		assert.match(r.stdout, new RegExp(`\\b${name}\\b.*\\(default: ${dflt}\\)`), name);
 });
 
-test('--version exits 0 and prints a version', T, async () => {
+test('--version: the app\'s name and version, then ingot\'s version, its commit, the TLS backend and the build time', T, async () => {
 	const r = await runBinary(['--version'], {});
 	assert.equal(r.code, 0, r.stderr);
-	assert.match(r.stdout.trim(), /\d+\.\d+\.\d+/);
+	const lines = r.stdout.trimEnd().split('\n');
+	assert.match(lines[0], /^ingot reference service \d+\.\d+\.\d+$/);
+	assert.equal(lines[1], `ingot ${ingotVersion()}`);
+	assert.match(r.stdout, /^tls (bearssl|mbedtls|none)\b/m);
+	// The reference service is built from ingot's checkout: its commit (and
+	// the last commit's time, not the clock, unless SOURCE_DATE_EPOCH said).
+	const git = (...a) => new Promise((res) => execFile('git', ['-C', ROOT, ...a], (e, out) => res(e ? null : out.trim())));
+	const head = await git('rev-parse', '--short=12', 'HEAD');
+	if (head === null) {
+		assert.doesNotMatch(r.stdout, /^ingot-commit/m, 'no checkout, no commit');
+		return;
+	}
+	assert.match(r.stdout, new RegExp(`^ingot-commit ${head}(-dirty)?$`, 'm'));
+	assert.doesNotMatch(r.stdout, /^app-commit/m, 'the reference service is ingot\'s own');
+	const when = Number(process.env.SOURCE_DATE_EPOCH || await git('log', '-1', '--format=%ct'));
+	assert.match(r.stdout, new RegExp(`^built ${new Date(when * 1000).toISOString().replace(/\.000Z$/, 'Z')}$`, 'm'));
 });
 
 test('the "listening" log line has addr, port, threads and a numeric startup_us; every stdout line is JSON', T, async () => {
