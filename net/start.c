@@ -10,6 +10,7 @@
  * warning (unlinked.c). */
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/config.h"
+#include "kernel/process/fatal.h"
 #include "kernel/process/vm.h"
 #include "net/client/settings.h"
 #include "net/server/server.h"
@@ -105,6 +106,11 @@ static int start(int argc, char **argv, const struct ig_app *app)
 		ig_metrics_register(&ig_client_metrics_source);
 	if (ig_pg_start && ig_pg_start())
 		ig_http_core_start_hook = ig_pg_core_start;
+	/* A fatal signal's log line names the request a thread was running;
+	   this thread runs core 0 (or Lambda's loop), the others set their
+	   own stack as they start (net/server/drain.c). */
+	ig_fatal_signals_install(ig_http_fatal_describe);
+	ig_fatal_thread_init();
 	/* Under Lambda: invocations from its Runtime API, no listener. */
 	return ig_lambda_requested() ? ig_lambda_serve(app, t0_us) : ig_http_serve(app, t0_us);
 }

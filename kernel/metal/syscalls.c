@@ -222,6 +222,8 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 		if (a3)
 			memset((void *)a3, 0, (size_t)a4 + 3 * sizeof(long)); /* handler, flags, restorer, mask */
 		return 0;
+	case SYS_sigaltstack: /* CPU exceptions have idt.c's handler, no signal */
+		return 0;
 	case SYS_rt_sigprocmask:
 		if (a3)
 			memset((void *)a3, 0, (size_t)a4);

@@ -6,6 +6,7 @@
  * whichever deadline the state needs, re-armed lazily. */
 #include "health.h"
 #include "internal.h"
+#include "kernel/process/fatal.h"
 #include "kernel/runtime/list.h"
 #include "net/rbuf.h"
 
@@ -288,8 +289,11 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 	c->queued++;
 	/* The main port's /livez and /readyz (the admin app routes its own). */
 	if (c->app != core->app || !core->health_paths || !http_health_path_possible(x->req.path) ||
-	    !ig_http_health_answer_paths(x, core->health_paths))
+	    !ig_http_health_answer_paths(x, core->health_paths)) {
+		ig_fatal_running = x; /* a crash's log line names the request */
 		c->app->route(x);
+		ig_fatal_running = NULL;
+	}
 	if (x->state == CTX_RUNNING) {
 		x->state = CTX_PENDING;
 		/* The read buffer will move on; keep what the app may read. */

@@ -198,6 +198,15 @@ const char *ig_route_template(const ig_ctx *x)
 	return x->route ? x->core->app->routes[x->route - 1] : "";
 }
 
+__attribute__((cold)) void ig_http_fatal_describe(const void *running, struct ig_logline *line)
+{
+	const ig_ctx *x = running;
+	ig_str id = ig_request_id(x);
+	ig_log_str(line, "request_id", id.ptr, id.len);
+	ig_log_str(line, "method", x->req.method.ptr, x->req.method.len);
+	ig_log_cstr(line, "route", ig_route_template(x));
+}
+
 void ig_count_rejected(ig_ctx *x, int status)
 {
 	if (!x->metered)

@@ -4,6 +4,7 @@
 #define NET_HTTP_INTERNAL_H
 
 #include "ingot/http.h"
+#include "ingot/log.h"
 #include "meter.h"
 #include "parser.h"
 #include "trace.h"
@@ -213,6 +214,9 @@ void ig_http_ctx_cancel(struct ig_ctx *ctx);
  * exchange (a head that does not parse, 413, 408, ...): its request id
  * if the head was parsed, no method, route or trace. */
 void ig_http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out);
+/* kernel/process/fatal.h's describe: the request id, method and route of
+ * the exchange a thread was running when a fatal signal came. */
+void ig_http_fatal_describe(const void *running, struct ig_logline *line);
 
 /* response.c */
 /* request_id: echoed as X-Request-Id unless empty. */

@@ -5,6 +5,7 @@
 #include "net/http/health.h"
 #include "server.h"
 #include "ingot/log.h"
+#include "kernel/process/fatal.h"
 #include "kernel/process/process.h"
 
 #include <stdatomic.h>
@@ -49,6 +50,7 @@ static void log_core_failure(const struct http_core *core)
 void *ig_server_core_main(void *arg)
 {
 	struct http_core *core = arg;
+	ig_fatal_thread_init();
 	if (ig_server_core_setup(core) == 0) {
 		/* A drain may have been asked before this loop ran. */
 		ig_server_on_core_wake(&core->loop, core);

@@ -147,6 +147,43 @@ test('a handler named like a libc function (recv) builds, passes its test and an
 	await stopServer(s);
 });
 
+// A handler that crashes: one error line names the signal and the request
+// the thread was running, then the process ends by that signal, as it did
+// without the line. Reuses the app above, its handler made to fault.
+test('a handler that faults: one "fatal signal" line with the signal, request id, method and route, then the process ends by SIGSEGV', { ...T, ...SKIP }, async () => {
+	const app = path.join(tmp, 'recv-app');
+	const file = path.join(app, 'handlers.c');
+	const text = fs.readFileSync(file, 'utf8');
+	const at = text.indexOf('{', text.indexOf('int recv(')) + 1;
+	assert.ok(at > 0, 'handlers.c defines recv');
+	fs.writeFileSync(file, `${text.slice(0, at)}
+	int *volatile nowhere = NULL; /* volatile, and the store too: gcc may drop neither */
+	if (in->has_name && in->name.len == 5 && memcmp(in->name.ptr, "crash", 5) == 0)
+		*(volatile int *)nowhere = 1;${text.slice(at)}`);
+	await make(app);
+	const port = await freePort();
+	const child = spawn(path.join(app, 'build', 'bin', 'hello'), [], {
+		env: { PORT: String(port), HOST: '127.0.0.1', INGOT_ADMIN_PORT: '-1', INGOT_THREADS: '2' },
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let out = '';
+	const listening = new Promise((resolve) => child.stdout.on('data', (d) => {
+		out += d;
+		if (/"msg":"listening"/.test(out)) resolve();
+	}));
+	const ended = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+	await within(30000, listening, 'listening');
+	assert.equal((await call(port, 'GET', '/hello?name=ok')).status, 200);
+	const r = await curl(['-s', '-H', 'X-Request-Id: crash-test-1', `http://127.0.0.1:${port}/hello?name=crash`]);
+	assert.notEqual(r.code, 0, 'no answer: the process died');
+	const { code, signal } = await within(30000, ended, 'the process ending');
+	assert.deepEqual({ code, signal }, { code: null, signal: 'SIGSEGV' });
+	const lines = out.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.msg === 'fatal signal');
+	assert.equal(lines.length, 1, out);
+	assert.deepEqual({ ...lines[0], ts: undefined }, { ts: undefined, level: 'error', msg: 'fatal signal',
+		signal: 'SIGSEGV', from: 'fault', request_id: 'crash-test-1', method: 'GET', route: '/hello' });
+});
+
 // The parts an app links only when its code calls them, by the objects the
 // link map (build/bin/NAME.map) places in the binary: its memory map names
 // every input section kept, with its address, size and object (an archive

@@ -131,6 +131,17 @@ test('--version: the app\'s name and version, then ingot\'s version, its commit,
 	assert.match(r.stdout, new RegExp(`^built ${new Date(when * 1000).toISOString().replace(/\.000Z$/, 'Z')}$`, 'm'));
 });
 
+test('a fatal signal from outside: one "fatal signal" error line naming it, then the process ends by it', T, async () => {
+	const srv = await startServer({});
+	process.kill(srv.proc.pid, 'SIGSEGV');
+	await srv.exited;
+	const lines = srv.logs.filter((l) => l.msg === 'fatal signal');
+	assert.equal(lines.length, 1, srv.lines.join('\n'));
+	assert.deepEqual({ ...lines[0], ts: undefined }, { ts: undefined, level: 'error', msg: 'fatal signal', signal: 'SIGSEGV', from: 'process' });
+	// The signal then does what it did before the line: the default action.
+	assert.deepEqual(srv.exit, { code: null, signal: 'SIGSEGV' });
+});
+
 test('the "listening" log line has addr, port, threads and a numeric startup_us; every stdout line is JSON', T, async () => {
 	const srv = await startServer({}, { threads: '3' });
 	try {

@@ -1,0 +1,83 @@
+/* The fatal-signal line (fatal.h). Nothing here runs until a signal comes:
+ * installing is a few sigaction calls, and a thread's stack is address
+ * space only. */
+#include "fatal.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define SIGNAL_STACK_BYTES (16 * 1024)
+
+_Thread_local const void *ig_fatal_running;
+
+static ig_fatal_describe_fn *describe_running;
+
+static const struct {
+	int signo;
+	const char *name;
+} fatal_signals[] = {
+	{ SIGSEGV, "SIGSEGV" }, { SIGBUS, "SIGBUS" }, { SIGFPE, "SIGFPE" }, { SIGILL, "SIGILL" },
+	{ SIGABRT, "SIGABRT" }, { SIGTRAP, "SIGTRAP" }, { SIGSYS, "SIGSYS" },
+};
+#define FATAL_COUNT (sizeof fatal_signals / sizeof fatal_signals[0])
+
+/* What each signal did before: the default, or a handler (a sanitizer's). */
+static struct sigaction before[FATAL_COUNT];
+
+__attribute__((cold)) static void on_fatal(int signo, siginfo_t *info, void *context)
+{
+	(void)context;
+	size_t i = 0;
+	while (i < FATAL_COUNT - 1 && fatal_signals[i].signo != signo)
+		i++;
+	struct ig_logline line;
+	if (ig_log_begin(&line, IG_LOG_ERROR, "fatal signal")) {
+		ig_log_cstr(&line, "signal", fatal_signals[i].name);
+		/* Sent by a process (kill), or raised by the fault itself. */
+		ig_log_cstr(&line, "from", info->si_code <= 0 ? "process" : "fault");
+		const void *running = ig_fatal_running;
+		if (running && describe_running)
+			describe_running(running, &line);
+		ig_log_end(&line);
+	}
+	/* Hand the signal back to what had it: pending while this handler
+	   runs, it is delivered when the handler returns (a fault, returning,
+	   faults again). */
+	sigaction(signo, &before[i], NULL);
+	raise(signo);
+	if (before[i].sa_handler == SIG_DFL) {
+		/* PID 1 in a container ignores a default action that a process
+		   sends it: a fatal signal still ends the process. */
+		sigset_t s;
+		sigemptyset(&s);
+		sigaddset(&s, signo);
+		pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+		_exit(128 + signo);
+	}
+}
+
+void ig_fatal_signals_install(ig_fatal_describe_fn *describe)
+{
+	describe_running = describe;
+	struct sigaction sa = { .sa_sigaction = on_fatal, .sa_flags = SA_SIGINFO | SA_ONSTACK };
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < FATAL_COUNT; i++)
+		sigaction(fatal_signals[i].signo, &sa, &before[i]);
+}
+
+int ig_fatal_thread_init(void)
+{
+	void *m = mmap(NULL, SIGNAL_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	stack_t ss = { .ss_sp = m, .ss_size = SIGNAL_STACK_BYTES };
+	if (sigaltstack(&ss, NULL) != 0) {
+		munmap(m, SIGNAL_STACK_BYTES);
+		return -1;
+	}
+	return 0;
+}
