@@ -23,7 +23,8 @@
 extern const struct ig_settings ig_net_settings;
 
 /* A listener, in listener_size bytes of its owner's memory (the stack's
- * own layout); it stays there until the process has finished. */
+ * own layout); it stays there until the process has finished. Owners lay
+ * listeners side by side, so that the ones a start touches share pages. */
 struct ig_net_listener;
 
 /* What a listener serves, given to open; the stack keeps a copy. */
@@ -51,6 +52,10 @@ struct ig_net_stack {
 	bool takes_fds;
 	/* Bytes of one listener (open's l), a multiple of 64. */
 	size_t listener_size;
+	/* Bytes of the serving core's memory a listener may take its first
+	   streams from (serve's seed), so that the first accepts make no
+	   allocation call; a multiple of 16, 0: none wanted. */
+	size_t seed_size;
 	/* Judges the settings' values (net names the stack: "kernel",
 	   "tap:NAME", "virtio"): NULL, or the message (in err or a constant). */
 	const char *(*configure)(const char *net, const char *ip, const char *gw, char *err, size_t errlen);
@@ -65,8 +70,9 @@ struct ig_net_stack {
 	int (*open)(struct ig_net_listener *l, const struct ig_net_listen_spec *spec, int *port, char *err,
 		    size_t errlen);
 	/* On the loop that accepts for l, once start has run there: accepts
-	   from now on. 0, or -1 with err. */
-	int (*serve)(struct ig_net_listener *l, struct ig_loop *loop, char *err, size_t errlen);
+	   from now on. seed: seed_size bytes (16-byte aligned, untouched, the
+	   listener's for good) or NULL. 0, or -1 with err. */
+	int (*serve)(struct ig_net_listener *l, struct ig_loop *loop, void *seed, char *err, size_t errlen);
 	/* The port l listens on (known once it serves). */
 	int (*port)(const struct ig_net_listener *l);
 	/* Accepts what has already been completed, then stops listening: no

@@ -11,8 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Room for the first accepted streams (16 of net/sock's): the pool's seed,
- * so that the first accepts make no allocation call. */
+/* Room for the first accepted streams (16 of net/sock's): the pool's seed. */
 #define SEED_BYTES 4096
 
 struct ig_net_listener {
@@ -21,7 +20,6 @@ struct ig_net_listener {
 	int fd; /* -1 once closed */
 	int port;
 	bool serving;
-	_Alignas(16) char seed[SEED_BYTES];
 };
 
 static const char *kernel_configure(const char *net, const char *ip, const char *gw, char *err, size_t errlen)
@@ -63,12 +61,13 @@ static int kernel_open(struct ig_net_listener *l, const struct ig_net_listen_spe
 	return 0;
 }
 
-static int kernel_serve(struct ig_net_listener *l, struct ig_loop *loop, char *err, size_t errlen)
+static int kernel_serve(struct ig_net_listener *l, struct ig_loop *loop, void *seed, char *err, size_t errlen)
 {
 	const struct ig_net_listen_spec *s = &l->spec;
 	ig_sock_core_init(&l->core, loop, l->fd, s->max_streams, s->accept, s->arg);
 	l->core.keep_peer = s->keep_peer;
-	ig_pool_seed(&l->core.streams, l->seed, sizeof l->seed / l->core.streams.obj_size);
+	if (seed)
+		ig_pool_seed(&l->core.streams, seed, SEED_BYTES / l->core.streams.obj_size);
 	if (ig_sock_core_start(&l->core) != 0) {
 		snprintf(err, errlen, "cannot watch the listener on port %d: %s", l->port, strerror(errno));
 		return -1;
@@ -114,6 +113,7 @@ const struct ig_net_stack ig_kernel_stack = {
 	.one_loop = false,
 	.takes_fds = true,
 	.listener_size = sizeof(struct ig_net_listener),
+	.seed_size = SEED_BYTES,
 	.configure = kernel_configure,
 	.start = kernel_start,
 	.open = kernel_open,

@@ -67,7 +67,7 @@ struct ig_net_listener {
 };
 int ig_lwip_open(struct ig_net_listener *l, const struct ig_net_listen_spec *spec, int *port, char *err,
 		 size_t errlen);
-int ig_lwip_serve(struct ig_net_listener *l, struct ig_loop *loop, char *err, size_t errlen);
+int ig_lwip_serve(struct ig_net_listener *l, struct ig_loop *loop, void *seed, char *err, size_t errlen);
 int ig_lwip_port(const struct ig_net_listener *l);
 void ig_lwip_stop_accepting(struct ig_net_listener *l);
 uint64_t ig_lwip_refused(const struct ig_net_listener *l);

@@ -58,6 +58,7 @@ const struct ig_net_stack ig_lwip_stack = {
 	.one_loop = true,
 	.takes_fds = false,
 	.listener_size = sizeof(struct ig_net_listener),
+	.seed_size = 0, /* one pool of streams, ig_lwip_streams_init's */
 	.configure = stack_configure,
 	.start = stack_start,
 	.open = ig_lwip_open,

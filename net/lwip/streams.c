@@ -486,9 +486,9 @@ int ig_lwip_open(struct ig_net_listener *l, const struct ig_net_listen_spec *spe
 	return 0;
 }
 
-int ig_lwip_serve(struct ig_net_listener *l, struct ig_loop *loop, char *err, size_t errlen)
+int ig_lwip_serve(struct ig_net_listener *l, struct ig_loop *loop, void *seed, char *err, size_t errlen)
 {
-	(void)loop; /* the stack's own */
+	(void)loop, (void)seed; /* the stack's own loop and memory */
 	const char *host = l->spec.host;
 	uint32_t a;
 	if (ig_lwip_parse_ipv4(host, &a) != 0) {

@@ -80,7 +80,7 @@ __attribute__((cold)) int ig_server_admin_start(struct http_core *core0, char *e
 	/* Slots of its own: a scrape still gets in when the API's connections
 	   fill the core (the API's listeners refuse at INGOT_MAX_CONNS first). */
 	core0->conns.max_objs += ADMIN_MAX_CONNS;
-	if (ig_net_stack->serve(admin, &core0->loop, err, errlen) != 0)
+	if (ig_net_stack->serve(admin, &core0->loop, NULL, err, errlen) != 0) /* a scrape now and then: no seed */
 		return -1;
 	cfg->admin_port = ig_net_stack->port(admin);
 	struct ig_logline l;

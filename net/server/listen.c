@@ -53,14 +53,14 @@ int ig_server_listen(struct http_core *core, int *port, int *tls_port, char *err
 	return 0;
 }
 
-int ig_server_serve(struct http_core *core, char *err, size_t errlen)
+int ig_server_serve(struct http_core *core, char *seeds, char *err, size_t errlen)
 {
 	const struct ig_net_stack *s = ig_net_stack;
 	if (s->start(&core->loop, (uint32_t)core->cfg->max_conns, err, errlen) != 0)
 		return -1;
-	if (core->listener && s->serve(core->listener, &core->loop, err, errlen) != 0)
+	if (core->listener && s->serve(core->listener, &core->loop, seeds, err, errlen) != 0)
 		return -1;
-	if (core->tls_listener && s->serve(core->tls_listener, &core->loop, err, errlen) != 0)
+	if (core->tls_listener && s->serve(core->tls_listener, &core->loop, seeds + s->seed_size, err, errlen) != 0)
 		return -1;
 	return 0;
 }

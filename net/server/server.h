@@ -55,9 +55,10 @@ struct ig_net_listener *ig_server_listener_at(size_t slot);
 /* Opens core's listeners before any thread starts (the first may pick
  * the port: *port and *tls_port are updated); 0, or -1 with err set. */
 int ig_server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen);
-/* On core's loop: starts the stack there and core's listeners on it;
+/* On core's loop: starts the stack there and core's listeners on it,
+ * their seeds in seeds (2 x the stack's seed_size bytes of core's memory);
  * 0, or -1 with err set. */
-int ig_server_serve(struct http_core *core, char *err, size_t errlen);
+int ig_server_serve(struct http_core *core, char *seeds, char *err, size_t errlen);
 /* The HTTPS listeners' accept: wraps the stream in TLS. */
 void *ig_server_tls_accept(void *arg, struct ig_transport *lower);
 /* core's TLS state (TLS on only); 0 or -1. */
