@@ -59,7 +59,7 @@ __attribute__((cold)) int ig_server_admin_open(char *err, size_t errlen)
 		.fd = ig_server_activation.admin_fd, /* the socket named admin (admin_port is its port), or -1 */
 		.max_streams = ADMIN_MAX_CONNS, .accept = admin_accept, .arg = &ig_http_server.cores[0],
 	};
-	struct ig_net_listener *l = ig_server_listener_at(IG_SERVER_LISTENER_SLOTS(ig_http_server.core_count) - 1);
+	struct ig_net_listener *l = ig_server_listener_at(IG_SERVER_ADMIN_SLOT(ig_http_server.core_count));
 	int port = (int)cfg->admin_port;
 	char why[200];
 	if (ig_net_stack->open(l, &spec, &port, why, sizeof why) != 0) {

@@ -1,5 +1,5 @@
-/* A core's layout: its loop, its pools seeded from one mapping (so the
- * first requests make no allocation call; the stack seeds its own streams)
+/* A core's layout: its loop, its pools and its listeners' first streams
+ * seeded from one mapping (so the first requests make no allocation call)
  * with the parser's header scratch, and its listeners started. Runs on the
  * core's own thread, so the memory is first touched there. */
 #include "server.h"
@@ -19,8 +19,9 @@ static size_t round16(size_t n)
 	return (n + 15) & ~(size_t)15;
 }
 
-/* One mapping, touched only as used: the seeds, the listeners' (*listener_seeds:
- * the stack's seed_size bytes each) and the header scratch. */
+/* One mapping, touched only as used: the header scratch, the seeds of the
+ * two listeners (*listener_seeds: the stack's seed_size bytes each) and
+ * of the pools. */
 static int seed_pools(struct http_core *core, char **listener_seeds)
 {
 	struct ig_pool *pools[] = { &core->conns, &core->ctxs, &core->rbufs, &core->blocks };

@@ -114,8 +114,7 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 		return startup_error("cannot open a signalfd");
 
 	/* One mapping instead of malloc, whose first use costs a few calls:
-	   the cores, their threads, and the listeners' memory (touched only as
-	   used, each listener's by the core it serves on). */
+	   the cores, their threads, and the listeners side by side. */
 	size_t head = ((size_t)n * (sizeof(struct http_core) + sizeof(pthread_t) + sizeof(void *)) + 63) & ~(size_t)63;
 	size_t table_bytes = head + IG_SERVER_LISTENER_SLOTS(n) * ig_net_stack->listener_size;
 	char *table = mmap(NULL, table_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -51,6 +51,7 @@ extern struct ig_http_server ig_http_server;
  * Slots of their memory: core i's HTTP listener is 2i, its HTTPS one
  * 2i + 1, the admin listener's 2n (n cores). */
 #define IG_SERVER_LISTENER_SLOTS(n) (2 * (size_t)(n) + 1)
+#define IG_SERVER_ADMIN_SLOT(n) (2 * (size_t)(n))
 struct ig_net_listener *ig_server_listener_at(size_t slot);
 /* Opens core's listeners before any thread starts (the first may pick
  * the port: *port and *tls_port are updated); 0, or -1 with err set. */
