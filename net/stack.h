@@ -1,9 +1,10 @@
-/* The TCP/IP stack the process's streams go over: the kernel's sockets
- * (net/sock, the default) or ingot's own, lwIP (net/lwip), chosen by
- * INGOT_NET (net/stack_settings.c). The server's listener, the outbound
- * client and net/pg call through ig_net_stack when it is set (ig_net_connect
- * below) and through net/sock otherwise, so a binary without lwIP carries none of it: the
- * settings refer to lwIP's ops table weakly (only `make lwip` links it). */
+/* The TCP/IP stack the process's streams go over, one ops table per stack:
+ * the kernel's sockets (net/stack_kernel.c over net/sock, the default) or
+ * ingot's own, lwIP (net/lwip/stack.c), chosen once by INGOT_NET
+ * (net/stack_settings.c). The server's listeners, the outbound client and
+ * net/pg call through ig_net_stack whichever it is; a binary without lwIP
+ * carries none of it: the settings refer to lwIP's table weakly (only
+ * `make lwip` and the unikernel link it). */
 #ifndef NET_STACK_H
 #define NET_STACK_H
 
@@ -21,58 +22,99 @@
  * a stack this binary lacks. */
 extern const struct ig_settings ig_net_settings;
 
-/* A stack other than the kernel's. All of it runs on one loop. */
+/* A listener, in listener_size bytes of its owner's memory (the stack's
+ * own layout); it stays there until the process has finished. Owners lay
+ * listeners side by side, so that the ones a start touches share pages. */
 struct ig_net_listener;
+
+/* What a listener serves, given to open; the stack keeps a copy. */
+struct ig_net_listen_spec {
+	const char *host; /* numeric; lives as long as the listener */
+	int backlog;      /* connections the stack may complete before an accept */
+	bool exclusive;   /* a port another socket holds fails, not shared */
+	/* A listening socket given by a supervisor (LISTEN_FDS) that the
+	   listener takes as its own, instead of binding one; -1: none. Given
+	   only to a stack with takes_fds. */
+	int fd;
+	uint32_t max_streams; /* open accepted streams; more are refused */
+	bool keep_peer;       /* keep each stream's peer address (transport's peer) */
+	sock_accept_fn *accept; /* each accepted stream goes to accept(arg, t) */
+	void *arg;
+};
+
 struct ig_net_stack {
 	const char *name;
-	/* Judges the settings' values (INGOT_NET is not "kernel"): NULL, or
-	   the message (in err or a constant). */
+	/* The shape of the server over it. false: a loop per core, each with
+	   listeners of its own on the same port (the kernel's SO_REUSEPORT);
+	   true: the whole stack runs on one loop, so the server has one core. */
+	bool one_loop;
+	/* It can serve listening sockets a supervisor passed (LISTEN_FDS). */
+	bool takes_fds;
+	/* Bytes of one listener (open's l), a multiple of 64. */
+	size_t listener_size;
+	/* Bytes of the serving core's memory a listener may take its first
+	   streams from (serve's seed), so that the first accepts make no
+	   allocation call; a multiple of 16, 0: none wanted. */
+	size_t seed_size;
+	/* Judges the settings' values (net names the stack: "kernel",
+	   "tap:NAME", "virtio"): NULL, or the message (in err or a constant). */
 	const char *(*configure)(const char *net, const char *ip, const char *gw, char *err, size_t errlen);
-	/* Brings the device and the addresses up on loop (the stack's timers
-	   run on loop's wheel), its memory sized for max_streams accepted
-	   streams; 0, or -1 with a message in err. */
+	/* Brings the stack up on loop, once for each loop that will serve
+	   (over one_loop, the first core's), before its listeners serve; its
+	   memory sized for max_streams accepted streams. 0, or -1 with err. */
 	int (*start)(struct ig_loop *loop, uint32_t max_streams, char *err, size_t errlen);
-	/* Listens on host:*port (0 picks one: *port is set); each accepted
-	   stream goes to accept as net/sock's do, at most max_streams open. */
-	struct ig_net_listener *(*listen)(const char *host, int *port, uint32_t max_streams,
-					  sock_accept_fn *accept, void *arg, char *err, size_t errlen);
-	/* Closes the listener: no connection is accepted after this. */
+	/* Before any loop runs, on the main thread: sets up l for spec on
+	   host:*port, binding it when the stack can by now (*port 0: a port
+	   is picked and *port set, so that the next core's listener joins
+	   it). 0, or -1 with err; l is then not open. */
+	int (*open)(struct ig_net_listener *l, const struct ig_net_listen_spec *spec, int *port, char *err,
+		    size_t errlen);
+	/* On the loop that accepts for l, once start has run there: accepts
+	   from now on. seed: seed_size bytes (16-byte aligned, untouched, the
+	   listener's for good) or NULL. 0, or -1 with err. */
+	int (*serve)(struct ig_net_listener *l, struct ig_loop *loop, void *seed, char *err, size_t errlen);
+	/* The port l listens on (known once it serves). */
+	int (*port)(const struct ig_net_listener *l);
+	/* Accepts what has already been completed, then stops listening: no
+	   connection is accepted after this. Once only; on l's loop. */
 	void (*stop_accepting)(struct ig_net_listener *l);
-	/* As ig_sock_connect (net/sock/sock.h), with the same notifications. */
-	struct ig_transport *(*connect)(struct ig_loop *loop, const struct sockaddr *addr, socklen_t len);
+	/* Connections completed and closed at once (over max_streams, no
+	   memory); readable from any thread. */
+	uint64_t (*refused)(const struct ig_net_listener *l);
+	/* As ig_sock_connect (net/sock/sock.h), with the same notifications;
+	   sc is the caller's kernel-socket core on loop. */
+	struct ig_transport *(*connect)(struct sock_core *sc, struct ig_loop *loop, const struct sockaddr *addr,
+					socklen_t len);
 	/* As ig_sock_stream_error. */
 	int (*stream_error)(const struct ig_transport *t);
 	/* Before the process exits: runs loop until what the streams wrote
-	   has been acknowledged (the kernel would go on sending it after an
-	   exit; a stack in the process cannot), at most max_ms. */
+	   has been acknowledged, at most max_ms (the kernel goes on sending
+	   after an exit, a stack in the process cannot). */
 	void (*finish)(struct ig_loop *loop, uint32_t max_ms);
 };
 
-/* NULL: the kernel's sockets. Set by the settings' check. */
+/* The kernel's sockets (net/stack_kernel.c). */
+extern const struct ig_net_stack ig_kernel_stack;
+
+/* The process's stack: ig_kernel_stack unless the settings' check chose
+ * another. Never NULL. */
 extern const struct ig_net_stack *ig_net_stack;
 
-/* Whether a stream to an address of family goes over ig_net_stack: an IP
- * address does when one is set; a unix socket is always the kernel's (a
- * hosted lwIP process still has them; a machine without Linux refuses the
- * socket() call, an error the caller reports as any failed connect). */
-static inline bool ig_net_via_stack(int family)
-{
-	return ig_net_stack && family != AF_UNIX;
-}
-
-/* A connect over the stack addr's family goes over (ig_sock_connect's
- * contract either way); sc is the caller's kernel-socket core. */
+/* A connect over the process's stack; a unix socket is always the
+ * kernel's (a hosted lwIP process still has them; a machine without
+ * Linux refuses the socket() call, an error the caller reports as any
+ * failed connect). ig_sock_connect's contract either way. */
 static inline struct ig_transport *ig_net_connect(struct sock_core *sc, struct ig_loop *loop,
 						  const struct sockaddr *addr, socklen_t len)
 {
-	return ig_net_via_stack(addr->sa_family) ? ig_net_stack->connect(loop, addr, len)
-						 : ig_sock_connect(sc, addr, len);
+	return addr->sa_family == AF_UNIX ? ig_sock_connect(sc, addr, len)
+					  : ig_net_stack->connect(sc, loop, addr, len);
 }
 
 /* ig_sock_stream_error for a stream ig_net_connect made to family. */
 static inline int ig_net_stream_error(const struct ig_transport *t, int family)
 {
-	return ig_net_via_stack(family) ? ig_net_stack->stream_error(t) : ig_sock_stream_error(t);
+	return family == AF_UNIX ? ig_sock_stream_error(t) : ig_net_stack->stream_error(t);
 }
 
 #endif

@@ -1,15 +1,16 @@
 /* The network stack's rows of the settings table: INGOT_NET picks the
  * kernel's sockets or lwIP (over a TAP device or the machine's virtio NIC),
- * INGOT_NET_IP and INGOT_NET_GW lwIP's static address (none: DHCP). lwIP
- * judges its own values (net/lwip/net_config.c); a binary built without it
- * says so instead of serving on the kernel's sockets unasked. */
+ * INGOT_NET_IP and INGOT_NET_GW lwIP's static address (none: DHCP). The
+ * stack chosen judges the values (net/stack_kernel.c, net/lwip); a binary
+ * built without lwIP says so instead of serving on the kernel's sockets
+ * unasked. */
 #include "net/stack.h"
 #include "ingot/base.h"
 
 #include <stdio.h>
 #include <string.h>
 
-const struct ig_net_stack *ig_net_stack;
+const struct ig_net_stack *ig_net_stack = &ig_kernel_stack;
 
 /* Defined by net/lwip (make lwip) only: a weak reference pulls nothing in,
  * and its address is NULL where it is absent. */
@@ -31,13 +32,14 @@ static const struct ig_option net_rows[] = {
 __attribute__((cold)) static const char *check_net(char *err, size_t errlen)
 {
 	const struct net_values *v = &net_values;
-	if (strcmp(v->net, "kernel") == 0)
-		return v->ip[0] || v->gw[0] ? "INGOT_NET_IP and INGOT_NET_GW need INGOT_NET=tap:NAME or virtio" : NULL;
-	if (!&ig_lwip_stack) {
+	if (strcmp(v->net, "kernel") == 0) {
+		ig_net_stack = &ig_kernel_stack;
+	} else if (&ig_lwip_stack) {
+		ig_net_stack = &ig_lwip_stack;
+	} else {
 		snprintf(err, errlen, "INGOT_NET=%s needs lwIP: this binary has none (make lwip)", v->net);
 		return err;
 	}
-	ig_net_stack = &ig_lwip_stack;
 	return ig_net_stack->configure(v->net, v->ip, v->gw, err, errlen);
 }
 

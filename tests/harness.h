@@ -51,7 +51,7 @@ static inline void harness_core_init(struct http_core *core, const struct http_c
 {
 	core->cfg = cfg;
 	core->app = app;
-	core->listen_fd = -1;
+	core->listener = core->tls_listener = NULL;
 	core->drained = harness_on_drained;
 	if (ig_loop_init(&core->loop, 0) != 0)
 		abort();

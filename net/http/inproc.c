@@ -240,7 +240,7 @@ __attribute__((cold)) int ig_http_inproc_core_init(struct http_core *core, const
 {
 	core->cfg = cfg;
 	core->app = app;
-	core->listen_fd = core->tls_listen_fd = -1;
+	core->listener = core->tls_listener = NULL;
 	core->count = 0;
 	core->drained = inproc_on_drained;
 	if (ig_loop_init(&core->loop, 0) != 0)

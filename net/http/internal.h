@@ -11,7 +11,7 @@
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
-#include "net/sock/sock.h"
+#include "net/transport.h"
 
 #define HTTP_BLOCK_SIZE (16 * 1024)
 #define HTTP_MAX_QUEUED 128 /* pipelined requests awaiting their turn */
@@ -35,16 +35,17 @@ struct http_config {
 };
 
 struct http_conn;
+struct ig_net_listener;
 struct ig_tls_core;
 struct ig_app;
 
 struct http_core {
 	struct ig_loop loop;
-	struct sock_core sock;     /* plain HTTP; listen_fd -1 when TLS only */
-	struct sock_core tls_sock; /* HTTPS, when TLS is on */
-	struct ig_tls_core *tls;   /* NULL when TLS is off */
-	/* Over a stack of ingot's own (net/stack.h) instead of sock's */
-	struct ig_net_listener *net_listener, *net_tls_listener;
+	/* Its owner's (net/server's) listeners over the process's stack
+	   (net/stack.h): plain HTTP (NULL when TLS only) and HTTPS (NULL
+	   when TLS is off) */
+	struct ig_net_listener *listener, *tls_listener;
+	struct ig_tls_core *tls; /* NULL when TLS is off */
 	struct ig_pool conns, ctxs, rbufs, blocks;
 	struct ig_pool fail_ids; /* the ids of failed requests' answers (http_conn) */
 	const struct http_config *cfg;
@@ -53,7 +54,6 @@ struct http_core {
 	ig_header *scratch_headers; /* parser output, reused */
 	struct http_conn *live; /* every open connection, for drain */
 	struct ig_deferred drain_sweep; /* ig_http_conn_drain again, after the batch */
-	int listen_fd, tls_listen_fd;
 	uint32_t index, count;
 	_Atomic int drain_requested, force_requested;
 	uint32_t rbuf_size;

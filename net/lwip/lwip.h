@@ -55,10 +55,24 @@ void ig_lwip_frames_take(void);
 
 /* streams.c */
 void ig_lwip_streams_init(uint32_t max_streams);
-struct ig_net_listener *ig_lwip_listen(const char *host, int *port, uint32_t max_streams, sock_accept_fn *accept,
-				    void *arg, char *err, size_t errlen);
+/* net/stack.h's listener, in the server's memory, which outlives the
+ * streams (a stream counts itself out of its listener even after the
+ * listener closed), and the ops on it and the connect. */
+struct ig_net_listener {
+	_Alignas(64) struct tcp_pcb *pcb; /* NULL until it serves, and once closed */
+	struct ig_net_listen_spec spec;
+	int port;
+	uint32_t open;
+	uint64_t refused;
+};
+int ig_lwip_open(struct ig_net_listener *l, const struct ig_net_listen_spec *spec, int *port, char *err,
+		 size_t errlen);
+int ig_lwip_serve(struct ig_net_listener *l, struct ig_loop *loop, void *seed, char *err, size_t errlen);
+int ig_lwip_port(const struct ig_net_listener *l);
 void ig_lwip_stop_accepting(struct ig_net_listener *l);
-struct ig_transport *ig_lwip_connect(struct ig_loop *loop, const struct sockaddr *addr, socklen_t len);
+uint64_t ig_lwip_refused(const struct ig_net_listener *l);
+struct ig_transport *ig_lwip_connect(struct sock_core *sc, struct ig_loop *loop, const struct sockaddr *addr,
+				    socklen_t len);
 int ig_lwip_stream_error(const struct ig_transport *t);
 /* True while a stream still has bytes lwIP has not seen acknowledged, or
  * lingers: what the process must wait for before it exits. */

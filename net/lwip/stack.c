@@ -55,10 +55,17 @@ static void stack_finish(struct ig_loop *loop, uint32_t max_ms)
 
 const struct ig_net_stack ig_lwip_stack = {
 	.name = "lwip",
+	.one_loop = true,
+	.takes_fds = false,
+	.listener_size = sizeof(struct ig_net_listener),
+	.seed_size = 0, /* one pool of streams, ig_lwip_streams_init's */
 	.configure = stack_configure,
 	.start = stack_start,
-	.listen = ig_lwip_listen,
+	.open = ig_lwip_open,
+	.serve = ig_lwip_serve,
+	.port = ig_lwip_port,
 	.stop_accepting = ig_lwip_stop_accepting,
+	.refused = ig_lwip_refused,
 	.connect = ig_lwip_connect,
 	.stream_error = ig_lwip_stream_error,
 	.finish = stack_finish,

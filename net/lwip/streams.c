@@ -26,14 +26,6 @@ enum stream_state {
 	LS_DEAD,      /* freed once no callback of it is on the stack */
 };
 
-struct ig_net_listener {
-	struct tcp_pcb *pcb; /* NULL once closed; the struct outlives it */
-	sock_accept_fn *accept;
-	void *arg;
-	uint32_t open, max_streams;
-	uint64_t refused;
-};
-
 struct lwip_stream {
 	struct ig_transport t; /* first: the engine's handle */
 	struct tcp_pcb *pcb;   /* NULL once lwIP has it back or freed it */
@@ -48,12 +40,6 @@ struct lwip_stream {
 };
 
 static const struct ig_transport_ops stream_ops;
-
-/* The server's (HTTP and HTTPS), for the process's life: a stream counts
- * itself out of its listener even after the listener closed. */
-#define MAX_LISTENERS 4
-static struct ig_net_listener listeners[MAX_LISTENERS];
-static unsigned listener_count;
 
 void ig_lwip_streams_init(uint32_t max_streams)
 {
@@ -468,8 +454,8 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 	struct ig_net_listener *l = arg;
 	if (err != ERR_OK || !pcb)
 		return ERR_VAL;
-	struct lwip_stream *s = l->open < l->max_streams ? stream_new(pcb, l, LS_OPEN) : NULL;
-	if (!s || !l->accept(l->arg, &s->t)) {
+	struct lwip_stream *s = l->open < l->spec.max_streams ? stream_new(pcb, l, LS_OPEN) : NULL;
+	if (!s || !l->spec.accept(l->spec.arg, &s->t)) {
 		l->refused++;
 		if (s) {
 			detach(s);
@@ -491,40 +477,59 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 	return ERR_OK;
 }
 
-struct ig_net_listener *ig_lwip_listen(const char *host, int *port, uint32_t max_streams, sock_accept_fn *accept,
-				    void *arg, char *err, size_t errlen)
+/* The stack starts on the loop, later: the listener binds when it serves. */
+int ig_lwip_open(struct ig_net_listener *l, const struct ig_net_listen_spec *spec, int *port, char *err,
+		 size_t errlen)
 {
+	(void)err, (void)errlen;
+	*l = (struct ig_net_listener){ .spec = *spec, .port = *port };
+	return 0;
+}
+
+int ig_lwip_serve(struct ig_net_listener *l, struct ig_loop *loop, void *seed, char *err, size_t errlen)
+{
+	(void)loop, (void)seed; /* the stack's own loop and memory */
+	const char *host = l->spec.host;
 	uint32_t a;
 	if (ig_lwip_parse_ipv4(host, &a) != 0) {
 		snprintf(err, errlen, "HOST \"%s\" is not a numeric IPv4 address (lwIP serves IPv4 only)", host);
-		return NULL;
+		return -1;
 	}
 	ip_addr_t addr = IPADDR4_INIT(a);
-	struct tcp_pcb *pcb = listener_count < MAX_LISTENERS ? tcp_new_ip_type(IPADDR_TYPE_V4) : NULL;
-	if (!pcb || tcp_bind(pcb, &addr, (u16_t)*port) != ERR_OK) {
-		snprintf(err, errlen, "lwIP: cannot listen on %s port %d", host, *port);
+	struct tcp_pcb *pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
+	if (!pcb || tcp_bind(pcb, &addr, (u16_t)l->port) != ERR_OK) {
+		snprintf(err, errlen, "lwIP: cannot listen on %s port %d", host, l->port);
 		if (pcb)
 			tcp_abort(pcb);
-		return NULL;
+		return -1;
 	}
-	*port = pcb->local_port;
+	l->port = pcb->local_port;
 	struct tcp_pcb *lpcb = tcp_listen(pcb);
 	if (!lpcb) {
-		snprintf(err, errlen, "lwIP: cannot listen on %s port %d", host, *port);
+		snprintf(err, errlen, "lwIP: cannot listen on %s port %d", host, l->port);
 		tcp_abort(pcb);
-		return NULL;
+		return -1;
 	}
-	struct ig_net_listener *l = &listeners[listener_count++];
-	*l = (struct ig_net_listener){ .pcb = lpcb, .accept = accept, .arg = arg, .max_streams = max_streams };
+	l->pcb = lpcb;
 	tcp_arg(lpcb, l);
 	tcp_accept(lpcb, on_accept);
 	ig_lwip_port_touch();
-	return l;
+	return 0;
+}
+
+int ig_lwip_port(const struct ig_net_listener *l)
+{
+	return l->port;
+}
+
+uint64_t ig_lwip_refused(const struct ig_net_listener *l)
+{
+	return l->refused;
 }
 
 void ig_lwip_stop_accepting(struct ig_net_listener *l)
 {
-	if (!l || !l->pcb)
+	if (!l->pcb)
 		return;
 	/* Handshakes whose last ACK is still in the device complete first
 	   and are accepted, as net/sock accepts its backlog. */
@@ -549,9 +554,10 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 	return notify_writable(s);
 }
 
-struct ig_transport *ig_lwip_connect(struct ig_loop *loop, const struct sockaddr *addr, socklen_t len)
+struct ig_transport *ig_lwip_connect(struct sock_core *sc, struct ig_loop *loop, const struct sockaddr *addr,
+				    socklen_t len)
 {
-	(void)loop; /* the stack's own */
+	(void)sc, (void)loop; /* the stack's own */
 	if (addr->sa_family != AF_INET || len < sizeof(struct sockaddr_in)) {
 		errno = EAFNOSUPPORT;
 		return NULL;

@@ -151,7 +151,7 @@ __attribute__((cold)) int ig_server_activation_take(char *err, size_t errlen)
 	int rc = 0;
 	if (!ours) {
 		/* Another process's (a parent that did not clear them): not ours. */
-	} else if (ig_net_stack && n != 0) {
+	} else if (!ig_net_stack->takes_fds && n != 0) {
 		snprintf(err, errlen, "LISTEN_FDS gives the kernel's sockets, but INGOT_NET=%s serves on lwIP",
 			 ig_net_stack->name);
 		rc = -1;

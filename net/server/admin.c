@@ -1,8 +1,8 @@
 /* The admin listener (INGOT_ADMIN_PORT): GET /metrics in the text format,
  * /livez and /readyz (health.h), 404 otherwise, served by the same engine on
- * core 0's loop; its connections are not metered. Bound without
- * SO_REUSEPORT, so that a port another process holds stops the start
- * instead of splitting the scrapes between two processes. */
+ * core 0's loop; its connections are not metered. Exclusive (the kernel's
+ * sockets: no SO_REUSEPORT), so that a port another process holds stops the
+ * start instead of splitting the scrapes between two processes. */
 #include "server.h"
 #include "net/http/health.h"
 #include "ingot/log.h"
@@ -18,9 +18,7 @@
  * series of the server's three histograms): its own, larger bound. */
 #define ADMIN_SCRAPE_BYTES ((size_t)64 << 20)
 
-static struct sock_core admin_sock;
-static int admin_fd = -1;
-static struct ig_net_listener *admin_net;
+static struct ig_net_listener *admin; /* NULL: none, or stopped */
 
 static void admin_route(ig_ctx *x)
 {
@@ -54,44 +52,37 @@ static void *admin_accept(void *arg, struct ig_transport *t)
 __attribute__((cold)) int ig_server_admin_open(char *err, size_t errlen)
 {
 	struct http_config *cfg = &ig_server_config;
-	if (cfg->admin_port < 0 || ig_net_stack) /* a stack of ingot's own listens once it runs */
+	if (cfg->admin_port < 0)
 		return 0;
-	if (ig_server_activation.active) { /* the socket named admin (admin_port is its port) */
-		admin_fd = ig_server_activation.admin_fd;
-		return 0;
-	}
+	struct ig_net_listen_spec spec = {
+		.host = cfg->host, .backlog = 64, .exclusive = true,
+		.fd = ig_server_activation.admin_fd, /* the socket named admin (admin_port is its port), or -1 */
+		.max_streams = ADMIN_MAX_CONNS, .accept = admin_accept, .arg = &ig_http_server.cores[0],
+	};
+	struct ig_net_listener *l = ig_server_listener_at(IG_SERVER_ADMIN_SLOT(ig_http_server.core_count));
 	int port = (int)cfg->admin_port;
 	char why[200];
-	admin_fd = ig_sock_listen_exclusive(cfg->host, &port, 64, why, sizeof why);
-	if (admin_fd < 0) {
+	if (ig_net_stack->open(l, &spec, &port, why, sizeof why) != 0) {
 		snprintf(err, errlen, "admin listener (INGOT_ADMIN_PORT): %s", why);
 		return -1;
 	}
+	ig_server_activation.admin_fd = -1; /* the listener's now */
 	cfg->admin_port = port;
+	admin = l;
 	return 0;
 }
 
 __attribute__((cold)) int ig_server_admin_start(struct http_core *core0, char *err, size_t errlen)
 {
 	struct http_config *cfg = &ig_server_config;
-	if (cfg->admin_port < 0)
+	if (!admin)
 		return 0;
 	/* Slots of its own: a scrape still gets in when the API's connections
 	   fill the core (the API's listeners refuse at INGOT_MAX_CONNS first). */
 	core0->conns.max_objs += ADMIN_MAX_CONNS;
-	if (ig_net_stack) {
-		int port = (int)cfg->admin_port;
-		admin_net = ig_net_stack->listen(cfg->host, &port, ADMIN_MAX_CONNS, admin_accept, core0, err, errlen);
-		if (!admin_net)
-			return -1;
-		cfg->admin_port = port;
-	} else {
-		ig_sock_core_init(&admin_sock, &core0->loop, admin_fd, ADMIN_MAX_CONNS, admin_accept, core0);
-		if (ig_sock_core_start(&admin_sock) != 0) {
-			snprintf(err, errlen, "cannot watch the admin listener");
-			return -1;
-		}
-	}
+	if (ig_net_stack->serve(admin, &core0->loop, NULL, err, errlen) != 0) /* a scrape now and then: no seed */
+		return -1;
+	cfg->admin_port = ig_net_stack->port(admin);
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_INFO, "admin listening")) {
 		ig_log_cstr(&l, "addr", cfg->host);
@@ -103,12 +94,8 @@ __attribute__((cold)) int ig_server_admin_start(struct http_core *core0, char *e
 
 void ig_server_admin_stop_accepting(void)
 {
-	if (admin_fd >= 0) {
-		ig_sock_core_stop_accepting(&admin_sock);
-		admin_fd = -1;
-	}
-	if (admin_net) {
-		ig_net_stack->stop_accepting(admin_net);
-		admin_net = NULL;
+	if (admin) {
+		ig_net_stack->stop_accepting(admin);
+		admin = NULL;
 	}
 }

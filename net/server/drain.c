@@ -38,11 +38,12 @@ void ig_server_on_core_wake(struct ig_loop *loop, void *arg)
 	}
 }
 
-static void log_core_failure(const struct http_core *core)
+static void log_core_failure(const struct http_core *core, const char *why)
 {
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_ERROR, "core setup failed")) {
 		ig_log_int(&l, "core", core->index);
+		ig_log_cstr(&l, "error", why);
 		ig_log_end(&l);
 	}
 }
@@ -50,14 +51,15 @@ static void log_core_failure(const struct http_core *core)
 void *ig_server_core_main(void *arg)
 {
 	struct http_core *core = arg;
+	char err[256];
 	ig_fatal_thread_init();
-	if (ig_server_core_setup(core) == 0) {
+	if (ig_server_core_setup(core, err, sizeof err) == 0) {
 		/* A drain may have been asked before this loop ran. */
 		ig_server_on_core_wake(&core->loop, core);
 		if (!core->draining || core->count)
 			ig_loop_run(&core->loop);
 	} else {
-		log_core_failure(core);
+		log_core_failure(core, err);
 	}
 	ig_server_stop_accepting(core);
 	atomic_fetch_add(&ig_http_server.cores_finished, 1);

@@ -1,9 +1,11 @@
-/* A core's layout: its loop, its pools seeded from one mapping (so the
- * first requests make no allocation call) with the parser's header
- * scratch, and its listeners started. Runs on the core's own thread, so
- * the memory is first touched there. */
+/* A core's layout: its loop, its pools and its listeners' first streams
+ * seeded from one mapping (so the first requests make no allocation call)
+ * with the parser's header scratch, and its listeners started. Runs on the
+ * core's own thread, so the memory is first touched there. */
 #include "server.h"
+#include "net/stack.h"
 
+#include <stdio.h>
 #include <sys/mman.h>
 
 /* Seeds for the pools: enough for the first connections. */
@@ -17,13 +19,16 @@ static size_t round16(size_t n)
 	return (n + 15) & ~(size_t)15;
 }
 
-/* One mapping, touched only as used: the seeds and the header scratch. */
-static int seed_pools(struct http_core *core)
+/* One mapping, touched only as used: the header scratch, the seeds of the
+ * two listeners (*listener_seeds: the stack's seed_size bytes each) and
+ * of the pools. */
+static int seed_pools(struct http_core *core, char **listener_seeds)
 {
-	struct ig_pool *pools[] = { &core->sock.streams, &core->conns, &core->ctxs, &core->rbufs, &core->blocks };
-	size_t seeds[] = { SEED_CONNS, SEED_CONNS, SEED_CTXS, SEED_RBUFS, SEED_BLOCKS };
+	struct ig_pool *pools[] = { &core->conns, &core->ctxs, &core->rbufs, &core->blocks };
+	size_t seeds[] = { SEED_CONNS, SEED_CTXS, SEED_RBUFS, SEED_BLOCKS };
 	size_t scratch = round16((size_t)core->cfg->max_headers * sizeof(ig_header));
-	size_t bytes = scratch;
+	size_t listeners = 2 * ig_net_stack->seed_size;
+	size_t bytes = scratch + listeners;
 	for (size_t i = 0; i < IG_COUNTOF(pools); i++)
 		bytes += seeds[i] * pools[i]->obj_size;
 	char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -31,6 +36,8 @@ static int seed_pools(struct http_core *core)
 		return -1;
 	core->scratch_headers = (ig_header *)m;
 	m += scratch;
+	*listener_seeds = m;
+	m += listeners;
 	for (size_t i = 0; i < IG_COUNTOF(pools); i++) {
 		ig_pool_seed(pools[i], m, seeds[i]);
 		m += seeds[i] * pools[i]->obj_size;
@@ -40,25 +47,26 @@ static int seed_pools(struct http_core *core)
 
 void (*ig_http_core_start_hook)(struct ig_loop *loop, int core_count);
 
-int ig_server_core_setup(struct http_core *core)
+int ig_server_core_setup(struct http_core *core, char *err, size_t errlen)
 {
 	if (ig_loop_init(&core->loop, (int)core->index) != 0)
-		return -1;
+		goto fail;
 	ig_http_core_init_pools(core);
 	core->loop.on_wake = ig_server_on_core_wake;
 	core->loop.arg = core;
 	core->drained = ig_server_on_drained;
 	ig_rng_seed(&core->rng);
-	ig_sock_core_init(&core->sock, &core->loop, core->listen_fd, (uint32_t)core->cfg->max_conns,
-		       ig_http_conn_accept, core);
-	core->sock.keep_peer = core->cfg->access_log; /* the access log's "client" */
-	if (seed_pools(core) != 0)
-		return -1;
+	char *listener_seeds;
+	if (seed_pools(core, &listener_seeds) != 0)
+		goto fail;
 	if (ig_http_server.tls && ig_server_tls_core_setup(core) != 0)
-		return -1;
+		goto fail;
 	if (ig_http_core_start_hook)
 		ig_http_core_start_hook(&core->loop, ig_http_server.core_count);
 	if (core->cfg->idle_exit_ms > 0) /* its code is off the startup pages */
 		ig_server_idle_core_start(core);
-	return core->listen_fd >= 0 ? ig_sock_core_start(&core->sock) : 0;
+	return ig_server_serve(core, listener_seeds, err, errlen);
+fail:
+	snprintf(err, errlen, "cannot set up core %u", core->index);
+	return -1;
 }

@@ -1,44 +1,84 @@
-/* The server's listeners: each core's own SO_REUSEPORT socket for plain
- * HTTP and, when TLS is on, for HTTPS, whose accepts wrap the connection
- * in a TLS transport; with socket activation, each core's descriptor of
- * the socket given instead. Without a certificate nothing of TLS runs. */
+/* The server's listeners, over the process's stack (net/stack.h): each
+ * core's for plain HTTP and, when TLS is on, for HTTPS, whose accepts wrap
+ * the connection in a TLS transport; with socket activation, each core's
+ * descriptor of the socket given instead of one bound. The stack says
+ * whether every core listens or one loop serves all. Without a
+ * certificate nothing of TLS runs. */
 #include "server.h"
 #include "net/stack.h"
 #include "net/tls/tls.h"
 
-int ig_server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen)
+#include <unistd.h>
+
+struct ig_net_listener *ig_server_listener_at(size_t slot)
+{
+	return (struct ig_net_listener *)(ig_http_server.listeners + slot * ig_http_server.listener_size);
+}
+
+/* One of core's listeners in slot, on given (a socket activation's fd,
+ * -1: none) or host:*port; NULL with err set. */
+static struct ig_net_listener *open_one(struct http_core *core, size_t slot, int given, int *port,
+					sock_accept_fn *accept, char *err, size_t errlen)
 {
 	const struct http_config *cfg = &ig_server_config;
-	core->listen_fd = -1;
-	core->tls_listen_fd = -1;
-	if (ig_net_stack) /* ig_server_net_listen, once the loop is there */
-		return 0;
-	if (ig_server_activation.active) {
-		const struct ig_server_activation *a = &ig_server_activation;
-		if (a->http_fd >= 0 && (core->listen_fd = ig_server_activation_listener(a->http_fd, err, errlen)) < 0)
-			return -1;
-		if (a->https_fd >= 0 && (core->tls_listen_fd = ig_server_activation_listener(a->https_fd, err, errlen)) < 0)
-			return -1;
-		return 0;
+	int fd = -1;
+	if (given >= 0 && (fd = ig_server_activation_listener(given, err, errlen)) < 0)
+		return NULL;
+	struct ig_net_listen_spec spec = {
+		.host = cfg->host, .backlog = 4096, .fd = fd, .max_streams = (uint32_t)cfg->max_conns,
+		.keep_peer = cfg->access_log, /* the access log's "client" */
+		.accept = accept, .arg = core,
+	};
+	struct ig_net_listener *l = ig_server_listener_at(slot);
+	if (ig_net_stack->open(l, &spec, port, err, errlen) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
 	}
-	if (!cfg->tls_only && (core->listen_fd = ig_sock_listen(cfg->host, port, 4096, err, errlen)) < 0)
+	return l;
+}
+
+int ig_server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen)
+{
+	const struct ig_server_activation *a = &ig_server_activation; /* -1s when not active */
+	size_t slot = 2 * (size_t)core->index;
+	core->listener = core->tls_listener = NULL;
+	/* Activation made tls_only and tls say which sockets it gave. */
+	if (!ig_server_config.tls_only &&
+	    !(core->listener = open_one(core, slot, a->http_fd, port, ig_http_conn_accept, err, errlen)))
 		return -1;
-	if (ig_http_server.tls && (core->tls_listen_fd = ig_sock_listen(cfg->host, tls_port, 4096, err, errlen)) < 0)
+	if (ig_http_server.tls &&
+	    !(core->tls_listener = open_one(core, slot + 1, a->https_fd, tls_port, ig_server_tls_accept, err, errlen)))
+		return -1;
+	return 0;
+}
+
+int ig_server_serve(struct http_core *core, char *seeds, char *err, size_t errlen)
+{
+	const struct ig_net_stack *s = ig_net_stack;
+	if (s->start(&core->loop, (uint32_t)core->cfg->max_conns, err, errlen) != 0)
+		return -1;
+	if (core->listener && s->serve(core->listener, &core->loop, seeds, err, errlen) != 0)
+		return -1;
+	if (core->tls_listener && s->serve(core->tls_listener, &core->loop, seeds + s->seed_size, err, errlen) != 0)
 		return -1;
 	return 0;
 }
 
 void ig_server_stop_accepting(struct http_core *core)
 {
-	ig_sock_core_stop_accepting(&core->sock);
+	if (core->listener)
+		ig_net_stack->stop_accepting(core->listener);
 	if (core->index == 0)
 		ig_server_admin_stop_accepting();
-	if (core->tls)
-		ig_sock_core_stop_accepting(&core->tls_sock);
-	if (ig_net_stack) {
-		ig_net_stack->stop_accepting(core->net_listener);
-		ig_net_stack->stop_accepting(core->net_tls_listener);
-	}
+	if (core->tls_listener)
+		ig_net_stack->stop_accepting(core->tls_listener);
+}
+
+uint64_t ig_server_refused(const struct http_core *core)
+{
+	return (core->listener ? ig_net_stack->refused(core->listener) : 0) +
+	       (core->tls_listener ? ig_net_stack->refused(core->tls_listener) : 0);
 }
 
 /* The HTTPS listener's accept: a connection slot first, so that a TLS
@@ -69,10 +109,5 @@ int ig_server_tls_core_setup(struct http_core *core)
 		.close_timeout_ms = (uint32_t)cfg->write_timeout_ms,
 	};
 	core->tls = ig_tls_core_new(&core->loop, ig_http_server.tls, &limits);
-	if (!core->tls)
-		return -1;
-	ig_sock_core_init(&core->tls_sock, &core->loop, core->tls_listen_fd, (uint32_t)cfg->max_conns, ig_server_tls_accept, core);
-	core->tls_sock.keep_peer = cfg->access_log; /* the access log's "client" */
-	return core->tls_listen_fd >= 0 ? ig_sock_core_start(&core->tls_sock) : 0;
+	return core->tls ? 0 : -1;
 }
-

@@ -27,7 +27,7 @@ static int choose_threads(int *cpus, int *ncpus_out, int *quota_out)
 	int ncpus = ig_affinity_cpus(cpus, IG_MAX_CORES);
 	*ncpus_out = ncpus;
 	*quota_out = -1; /* not read */
-	if (ig_net_stack) /* a stack of ingot's own runs on one loop */
+	if (ig_net_stack->one_loop)
 		return 1;
 	if (ig_server_config.threads > 0)
 		return (int)ig_server_config.threads;
@@ -57,9 +57,9 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 	unsigned health_paths = ig_http_health_free_paths(app);
 	for (int i = 0; i < ig_http_server.core_count; i++) {
 		struct http_core *core = &ig_http_server.cores[i];
+		core->index = (uint32_t)i;
 		if (ig_server_listen(core, &port, &tls_port, err, errlen) != 0)
 			return -1;
-		core->index = (uint32_t)i;
 		core->cfg = cfg;
 		core->app = app;
 		/* Here, before the threads: the scrape on core 0 reads every meter. */
@@ -86,8 +86,7 @@ static void log_listening(const struct ig_app *app, int ncpus, int quota, long n
 		ig_log_int(&l, "tls_port", cfg->tls_port);
 		ig_log_cstr(&l, "tls", ig_tls_backend_name());
 	}
-	if (ig_net_stack)
-		ig_log_cstr(&l, "net", ig_net_stack->name);
+	ig_log_cstr(&l, "net", ig_net_stack->name);
 	ig_log_int(&l, "threads", ig_http_server.core_count);
 	ig_log_int(&l, "cpus", ncpus);
 	ig_log_int(&l, "cgroup_cpu_limit", quota);
@@ -114,14 +113,18 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	if ((ig_http_server.signal_fd = ig_signals_open()) < 0)
 		return startup_error("cannot open a signalfd");
 
-	/* One mapping instead of malloc, whose first use costs a few calls. */
-	size_t table_bytes = (size_t)n * (sizeof(struct http_core) + sizeof(pthread_t) + sizeof(void *));
+	/* One mapping instead of malloc, whose first use costs a few calls:
+	   the cores, their threads, and the listeners side by side. */
+	size_t head = ((size_t)n * (sizeof(struct http_core) + sizeof(pthread_t) + sizeof(void *)) + 63) & ~(size_t)63;
+	size_t table_bytes = head + IG_SERVER_LISTENER_SLOTS(n) * ig_net_stack->listener_size;
 	char *table = mmap(NULL, table_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (table == MAP_FAILED)
 		return startup_error("out of memory");
 	ig_http_server.cores = (struct http_core *)table;
 	pthread_t *threads = (pthread_t *)(table + (size_t)n * sizeof(struct http_core));
 	void **args = (void **)(threads + n);
+	ig_http_server.listeners = table + head;
+	ig_http_server.listener_size = ig_net_stack->listener_size;
 	char err[256];
 	/* Only under a supervisor's LISTEN_* does the activation code (kept
 	   off the startup pages, net/cold.ld) run. */
@@ -142,10 +145,14 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 		return startup_error("cannot start threads");
 	ig_pin_self(cpus[0]);
 	struct http_core *core0 = &ig_http_server.cores[0];
-	if (ig_server_core_setup(core0) != 0)
-		return startup_error("cannot set up the first core");
-	if (ig_net_stack && ig_server_net_listen(core0, err, sizeof err) != 0)
+	if (ig_server_core_setup(core0, err, sizeof err) != 0)
 		return startup_error(err);
+	/* Where the stack binds only on the loop (one_loop), the ports are
+	   known from here. */
+	if (core0->listener)
+		ig_server_config.port = ig_net_stack->port(core0->listener);
+	if (core0->tls_listener)
+		ig_server_config.tls_port = ig_net_stack->port(core0->tls_listener);
 	if (ig_server_watch_signals(core0) != 0)
 		return startup_error("cannot watch the signalfd");
 	if (ig_server_admin_start(core0, err, sizeof err) != 0)
@@ -158,8 +165,9 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 
 	ig_loop_run(&core0->loop);
 	ig_server_stop_accepting(core0);
-	if (ig_net_stack) /* what the drain answered must reach the peers */
-		ig_net_stack->finish(&core0->loop, 2000);
+	/* What the drain answered must reach the peers: a stack in the
+	   process cannot send after the exit. */
+	ig_net_stack->finish(&core0->loop, 2000);
 	for (int i = 1; i < n; i++)
 		pthread_join(threads[i], NULL);
 	ig_server_log_stopped();

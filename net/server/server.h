@@ -41,20 +41,32 @@ struct ig_http_server {
 	struct ig_io signal_io;
 	struct ig_timer delay_timer, grace_timer;
 	bool stopping, grace_over;
+	/* The listeners' memory (ig_server_listener_at), in the cores' mapping */
+	char *listeners;
+	size_t listener_size;
 };
 extern struct ig_http_server ig_http_server;
 
-/* listen.c: core's listening sockets (the first may pick the
- * port: *port and *tls_port are updated); 0, or -1 with err set. */
+/* listen.c: the listeners, over the process's stack (net/stack.h).
+ * Slots of their memory: core i's HTTP listener is 2i, its HTTPS one
+ * 2i + 1, the admin listener's 2n (n cores). */
+#define IG_SERVER_LISTENER_SLOTS(n) (2 * (size_t)(n) + 1)
+#define IG_SERVER_ADMIN_SLOT(n) (2 * (size_t)(n))
+struct ig_net_listener *ig_server_listener_at(size_t slot);
+/* Opens core's listeners before any thread starts (the first may pick
+ * the port: *port and *tls_port are updated); 0, or -1 with err set. */
 int ig_server_listen(struct http_core *core, int *port, int *tls_port, char *err, size_t errlen);
+/* On core's loop: starts the stack there and core's listeners on it,
+ * their seeds in seeds (2 x the stack's seed_size bytes of core's memory);
+ * 0, or -1 with err set. */
+int ig_server_serve(struct http_core *core, char *seeds, char *err, size_t errlen);
 /* The HTTPS listeners' accept: wraps the stream in TLS. */
 void *ig_server_tls_accept(void *arg, struct ig_transport *lower);
-/* Starts core's HTTPS accepts on its loop (TLS on only). */
+/* core's TLS state (TLS on only); 0 or -1. */
 int ig_server_tls_core_setup(struct http_core *core);
 void ig_server_stop_accepting(struct http_core *core);
-/* own_stack.c: over a stack of ingot's own (net/stack.h), starts it on
- * core's loop and opens the listeners there; 0, or -1 with err set. */
-int ig_server_net_listen(struct http_core *core, char *err, size_t errlen);
+/* Connections core's listeners refused (a metric; any thread). */
+uint64_t ig_server_refused(const struct http_core *core);
 
 /* activation.c: socket activation (LISTEN_FDS, LISTEN_PID,
  * LISTEN_FDNAMES). take reads and unsets them, checks each fd (a listening
@@ -81,8 +93,8 @@ int ig_server_activation_port(int fd);
 void ig_server_idle_core_start(struct http_core *core);
 
 /* layout.c: core's loop, pools (seeded from one mapping) and
- * listeners; 0 or -1. */
-int ig_server_core_setup(struct http_core *core);
+ * listeners; 0, or -1 with err set. */
+int ig_server_core_setup(struct http_core *core, char *err, size_t errlen);
 
 /* drain.c: the signals, the drain and the other cores' threads. */
 void ig_server_on_core_wake(struct ig_loop *loop, void *arg);
@@ -95,9 +107,9 @@ bool ig_server_drain_now(const char *reason);
 void *ig_server_core_main(void *core);
 
 /* admin.c: the admin listener (INGOT_ADMIN_PORT; none when -1).
- * open binds it before any thread starts (0, or -1 with err: the caller
- * exits 2); start serves it on core 0's loop once that is set up (and,
- * over a stack of ingot's own, listens then) and logs "admin listening". */
+ * open opens it before any thread starts (the kernel's sockets bind it
+ * then: 0, or -1 with err, and the caller exits 2); start serves it on
+ * core 0's loop once that is set up and logs "admin listening". */
 int ig_server_admin_open(char *err, size_t errlen);
 int ig_server_admin_start(struct http_core *core0, char *err, size_t errlen);
 void ig_server_admin_stop_accepting(void);

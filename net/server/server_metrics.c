@@ -17,6 +17,14 @@ static uint64_t sum_cores(size_t offset)
 }
 #define SUM_CORES(member) sum_cores(offsetof(struct http_core, member))
 
+static uint64_t refused(void)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < ig_http_server.core_count; i++)
+		sum += ig_server_refused(&ig_http_server.cores[i]);
+	return sum;
+}
+
 static void counter(struct ig_expo *e, const char *name, const char *type, const char *help, double v)
 {
 	ig_expo_family(e, name, type, help);
@@ -93,7 +101,7 @@ static void write_connections(struct ig_expo *e)
 		accepted > closed ? (double)(accepted - closed) : 0);
 	counter(e, "ingot_connections_rejected_total", "counter",
 		"Connections refused at INGOT_MAX_CONNS (accepted and closed at once).",
-		(double)(SUM_CORES(meter.rejected) + SUM_CORES(sock.refused) + SUM_CORES(tls_sock.refused)));
+		(double)(SUM_CORES(meter.rejected) + refused()));
 }
 
 static void write_errors(struct ig_expo *e)

@@ -365,8 +365,8 @@ test('a scrape larger than a request\'s memory: every route under every method',
 	s.kill();
 });
 
-// lwIP refuses beyond INGOT_MAX_CONNS in the stack, uncounted (README).
-test('connection metrics: refused at INGOT_MAX_CONNS, closed by the idle and header timeouts', { skip: LWIP && 'the kernel\'s sockets only' }, async () => {
+// Over lwIP too: its listeners count their refusals as net/sock's do.
+test('connection metrics: refused at INGOT_MAX_CONNS, closed by the idle and header timeouts', async () => {
 	const s = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_MAX_CONNS: '2', INGOT_IDLE_TIMEOUT_MS: '300',
 		INGOT_HEADER_TIMEOUT_MS: '300' }, { threads: '1' });
 	const port = await adminAddr(s);

@@ -33,8 +33,8 @@ static const char *in_dir(const char *name)
 	return path;
 }
 
-/* Kernel sockets only (net/stack_settings.c would set an lwIP stack). */
-const struct ig_net_stack *ig_net_stack;
+/* Kernel sockets only (net/stack_settings.c would choose by INGOT_NET). */
+const struct ig_net_stack *ig_net_stack = &ig_kernel_stack;
 
 /* ---- TLS, stubbed: a wrapper transport that records what it was given ---- */
 

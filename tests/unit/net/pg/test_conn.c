@@ -408,8 +408,10 @@ static void deliver(struct ig_deferred *d)
 	}
 }
 
-static struct ig_transport *mem_connect(struct ig_loop *l, const struct sockaddr *addr, socklen_t len)
+static struct ig_transport *mem_connect(struct sock_core *sc, struct ig_loop *l, const struct sockaddr *addr,
+				       socklen_t len)
 {
+	(void)sc;
 	(void)addr, (void)len;
 	if (nstreams == MAX_STREAMS)
 		return NULL;
