@@ -93,13 +93,13 @@ typedef struct ig_dispatch_handler {
 	void (*on_connect)(ig_call *call, void *arg);
 	/* The final response head (1xx are skipped). Returning false pauses
 	   the body until ig_call_resume. */
-	bool (*on_headers)(ig_call *call, void *arg, int status, const ig_header *headers, size_t count);
+	bool (*on_headers)(ig_call *call, int status, const ig_header *headers, size_t count, void *arg);
 	/* A piece of the body, decoded (no chunk framing). false pauses. */
-	bool (*on_data)(ig_call *call, void *arg, const char *data, size_t len);
+	bool (*on_data)(ig_call *call, const char *data, size_t len, void *arg);
 	/* The response is complete; the call is over. */
 	void (*on_complete)(ig_call *call, void *arg);
 	/* The call failed; nothing else follows. */
-	void (*on_error)(ig_call *call, void *arg, enum ig_client_error error, const char *message);
+	void (*on_error)(ig_call *call, enum ig_client_error error, const char *message, void *arg);
 } ig_dispatch_handler;
 
 struct ig_dispatcher_ops {
@@ -260,8 +260,8 @@ ig_call *ig_fetch(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts,
  * with res->body empty (status and headers are in res as with ig_fetch).
  * on_headers and on_data may be NULL. */
 typedef struct ig_stream_handler {
-	bool (*on_headers)(ig_call *call, void *arg, int status, const ig_header *headers, size_t count);
-	bool (*on_data)(ig_call *call, void *arg, const char *data, size_t len);
+	bool (*on_headers)(ig_call *call, int status, const ig_header *headers, size_t count, void *arg);
+	bool (*on_data)(ig_call *call, const char *data, size_t len, void *arg);
 	ig_response_fn *done;
 } ig_stream_handler;
 ig_call *ig_stream(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts,

@@ -530,7 +530,7 @@ static void raw_connect(ig_call *call, void *arg)
 	((struct raw *)arg)->connects++;
 }
 
-static bool raw_headers(ig_call *call, void *arg, int status, const ig_header *h, size_t n)
+static bool raw_headers(ig_call *call, int status, const ig_header *h, size_t n, void *arg)
 {
 	(void)call;
 	(void)h;
@@ -539,7 +539,7 @@ static bool raw_headers(ig_call *call, void *arg, int status, const ig_header *h
 	return true;
 }
 
-static bool raw_data(ig_call *call, void *arg, const char *data, size_t len)
+static bool raw_data(ig_call *call, const char *data, size_t len, void *arg)
 {
 	(void)call;
 	(void)data;
@@ -560,7 +560,7 @@ static void raw_complete(ig_call *call, void *arg)
 	raw_end(arg, call);
 }
 
-static void raw_error(ig_call *call, void *arg, enum ig_client_error e, const char *message)
+static void raw_error(ig_call *call, enum ig_client_error e, const char *message, void *arg)
 {
 	(void)e;
 	(void)message;
@@ -722,7 +722,7 @@ static void resume_later(struct ig_timer *t)
 	ig_call_resume(st.call);
 }
 
-static bool st_headers(ig_call *call, void *arg, int status, const ig_header *h, size_t n)
+static bool st_headers(ig_call *call, int status, const ig_header *h, size_t n, void *arg)
 {
 	(void)arg;
 	(void)h;
@@ -732,7 +732,7 @@ static bool st_headers(ig_call *call, void *arg, int status, const ig_header *h,
 	return status == 200;
 }
 
-static bool st_data(ig_call *call, void *arg, const char *data, size_t len)
+static bool st_data(ig_call *call, const char *data, size_t len, void *arg)
 {
 	(void)arg;
 	if (st.waiting)
@@ -837,7 +837,7 @@ static void test_abort_during_inner_dispatch(ig_arena *a)
 
 static int headers_seen;
 
-static bool count_headers(ig_call *call, void *arg, int status, const ig_header *h, size_t n)
+static bool count_headers(ig_call *call, int status, const ig_header *h, size_t n, void *arg)
 {
 	(void)call, (void)arg, (void)status, (void)h, (void)n;
 	headers_seen++;
@@ -887,7 +887,7 @@ static void count_complete(ig_call *call, void *arg)
 		loop.running = false;
 }
 
-static void count_error(ig_call *call, void *arg, enum ig_client_error error, const char *message)
+static void count_error(ig_call *call, enum ig_client_error error, const char *message, void *arg)
 {
 	(void)call, (void)arg, (void)error, (void)message;
 	released_errors++;
