@@ -214,6 +214,9 @@ static inline void ig_call_resume(ig_call *call) { call->ops->resume(call); }
  * head; a TLS handshake counts here), body (the longest stall between two
  * pieces of the body; none while the caller has paused it). */
 
+/* A Client's, Pool's or Agent's options; zero fields mean their defaults.
+ * Copied by the new that takes them, but for trust, which is kept (the
+ * runtime's, or one that outlives the dispatcher). */
 typedef struct ig_client_opts {
 	uint32_t connections;        /* Pool/Agent: per origin (default 8) */
 	uint32_t pipelining;         /* requests in flight per connection (default 1) */
@@ -275,6 +278,8 @@ typedef struct ig_response {
 /* ig_fetch's completion: the response first, the caller's arg last. */
 typedef void ig_response_fn(ig_response *res, void *arg);
 
+/* What ig_fetch sends: url is copied during the call; headers and body
+ * must stay valid until done has run. */
 typedef struct ig_fetch_opts {
 	const char *method;       /* NULL: GET */
 	const char *url;          /* absolute: "http://host:port/path?q" */

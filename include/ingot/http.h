@@ -13,11 +13,14 @@
  * live ctx on its own core (base.h's conventions), none blocks, and none
  * may be made after ig_finish on a pending exchange.
  *
- * Calls that wait (the database, the outbound client, ig_after) start work
- * and report to a callback with the result first and `arg` last; the
- * results (ig_response, ig_pg_result, ig_pg_error) live in the request's
- * arena, so a future form that waits in place and returns them (issue 26's
- * linear handlers) hands back the same structs under the same contracts. */
+ * Calls that wait (the database, the outbound client, ig_after) take ctx
+ * (or what it gives: its arena, its loop) first, start work, and report to
+ * a callback with the result first and `arg` last. The results
+ * (ig_response, ig_pg_result, an ig_pg_error's strings) live in the
+ * request's arena, so the forms that wait in place and return them (issue
+ * 26's linear handlers, on a stack per pending request) can hand back the
+ * same structs under the same contracts, with these callback forms kept
+ * underneath as the low-level API. */
 #ifndef INGOT_HTTP_H
 #define INGOT_HTTP_H
 

@@ -59,7 +59,8 @@ enum {
 #define IG_PG_TS_INFINITY INT64_MAX
 #define IG_PG_TS_NEG_INFINITY INT64_MIN
 
-/* One value. oid says which member holds it:
+/* One value, a parameter (the caller's, read during the call) or a result
+ * column (in the query's arena). oid says which member holds it:
  *   bool                      b
  *   int2, int4, int8          i
  *   float4, float8            f
@@ -85,7 +86,9 @@ typedef struct ig_pg_value {
 	};
 } ig_pg_value;
 
-/* Parameter constructors. */
+/* Parameter constructors: values, no allocation. A string's or bytea's
+ * bytes are only pointed to; the query call copies them before it
+ * returns. */
 static inline ig_pg_value ig_pg_null(uint32_t oid) { return (ig_pg_value){ .oid = oid, .null = true }; }
 static inline ig_pg_value ig_pg_bool(bool v) { return (ig_pg_value){ .oid = IG_PG_BOOL, .b = v }; }
 static inline ig_pg_value ig_pg_int2(int16_t v) { return (ig_pg_value){ .oid = IG_PG_INT2, .i = v }; }
@@ -146,7 +149,7 @@ const char *ig_pg_error_name(enum ig_pg_error_kind kind);
  * message: the server's, or net/pg's own for the other kinds; detail and
  * constraint may be empty. The strings are in the query's arena, or static;
  * none ever holds the password. */
-typedef struct ig_pg_error {
+typedef struct ig_pg_error { /* owned as ig_pg_done says */
 	enum ig_pg_error_kind kind;
 	char sqlstate[6];
 	ig_str message, detail, constraint;
@@ -197,6 +200,7 @@ typedef void ig_pg_done(const ig_pg_result *res, const ig_pg_error *err, void *a
  * a connection whose written ones are still unanswered leave together once
  * their answers came: one write for many requests' queries. */
 
+/* A core's pool of connections, owned by the core (ig_pg_core_pool). */
 struct ig_pg_pool;
 
 /* In a handler (or a callback of ctx's, before ig_finish): on the core's

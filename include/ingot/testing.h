@@ -82,8 +82,8 @@ struct ig_test_response {
  * runs the core's loop until its response is complete. On ig_test_init's
  * thread, after it. Returns: IG_TEST_OK with *res holding the response
  * (its slices valid until the next request); else the error, and *res
- * zeroed. */
-IG_MUST_USE IG_NONNULL(1, 2, 6) enum ig_test_error ig_test_request(const char *method, const char *target, const ig_header *headers, size_t count,
+ * zeroed (status 0), so a test that checks the status alone still fails. */
+IG_NONNULL(1, 2, 6) enum ig_test_error ig_test_request(const char *method, const char *target, const ig_header *headers, size_t count,
 				   ig_str body, struct ig_test_response *res);
 
 /* The value of the first field named name (any case), a slice of res's;
