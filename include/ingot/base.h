@@ -49,8 +49,9 @@
 /* The result must be looked at: the call can fail, and then has done
  * nothing (or handed back something only the caller can free). */
 #define IG_MUST_USE __attribute__((warn_unused_result))
-/* The listed parameters (1-based) must not be NULL; the compiler warns
- * where a caller passes a literal NULL. */
+/* The listed parameters (1-based) must not be NULL: the function does not
+ * check them, and the compiler warns where a caller passes a literal NULL
+ * (and, in the function, where it compares one with NULL). */
 #define IG_NONNULL(...) __attribute__((nonnull(__VA_ARGS__)))
 
 /* A slice of bytes that someone else owns: ptr[0..len), not
