@@ -174,13 +174,13 @@ IG_NONNULL(1, 3) void ig_after(ig_ctx *ctx, uint32_t ms, ig_ctx_fn *fn, void *ar
 
 /* ---- readiness (GET /readyz) ---- */
 
+#define IG_MAX_BACKENDS 16
 /* Registers a backend the service cannot serve without (a database):
  * /readyz says 503 until every one registered is up. On the starting
  * thread, before ig_main serves. name is kept, not copied (a literal): it
  * is what /readyz names while the backend is down.
  * Returns: its id (down until set up), or -1 when IG_MAX_BACKENDS are
  * registered (nothing is registered then). */
-#define IG_MAX_BACKENDS 16
 IG_MUST_USE IG_NONNULL(1) int ig_backend_register(const char *name);
 /* Marks backend id up or down. From any thread: a relaxed store, read by
  * the probe only. An id outside 0 .. IG_MAX_BACKENDS - 1 (such as -1) is

@@ -29,6 +29,7 @@
 #include "ingot/base.h"
 
 /* ---- the tagged value ---- */
+/* Which member of an ig_json_value holds it. */
 enum ig_json_type {
 	IG_JSON_NULL,
 	IG_JSON_BOOL,

@@ -7,6 +7,8 @@
 
 #include "ingot/base.h"
 
+/* A line's level, most severe first: a line is written when its level is
+ * at most ig_log_threshold. */
 enum ig_log_level { IG_LOG_ERROR, IG_LOG_WARN, IG_LOG_INFO, IG_LOG_DEBUG };
 
 /* The most verbose level written (INGOT_LOG_LEVEL, set at startup before

@@ -32,6 +32,8 @@
 #include "ingot/client_mock.h"
 #include "ingot/http.h"
 
+/* What ig_test_init and ig_test_request report: IG_TEST_OK, or why there
+ * is no response to look at. */
 enum ig_test_error {
 	IG_TEST_OK,
 	IG_TEST_SETTINGS,    /* the environment's settings are refused (the
