@@ -17,8 +17,12 @@
  *             in chunks with back-pressure.
  *
  * Everything here belongs to one core: a dispatcher is created on a core's
- * loop and used only there. Nothing allocates per request beyond the
- * caller's arena: a call's state is taken from a per-core pool.
+ * loop and used only there, from that loop's thread; every callback runs
+ * there too, with the call first and the caller's arg last. Nothing
+ * allocates per request beyond the caller's arena: a call's state is taken
+ * from a per-core pool. A call's failure is a value (enum
+ * ig_client_error) delivered to its callback, never a return code: the
+ * starting functions cannot fail silently.
  *
  * Inside a handler: start calls, return IG_PENDING, and call ig_finish from
  * the completion callback (ig_core_agent gives the core's Agent). Responses
@@ -34,7 +38,12 @@
 #include "ingot/http.h"
 
 struct ig_loop;
+/* Something calls can be dispatched to (a Client, Pool, Agent, an
+ * interceptor, the mock agent); owned by whoever made it, until its
+ * destroy. */
 typedef struct ig_dispatcher ig_dispatcher;
+/* One call in flight, owned by its dispatcher: valid from ig_dispatch
+ * until on_complete or on_error has returned, and not after. */
 typedef struct ig_call ig_call;
 
 /* Why a call failed: every on_error carries one of these and a message. */
@@ -57,10 +66,15 @@ enum ig_client_error {
 	IG_CLIENT_BAD_REQUEST,     /* the options themselves are invalid */
 };
 #define IG_CLIENT_ERROR_KINDS (IG_CLIENT_BAD_REQUEST + 1)
+/* e's name ("connect_timeout"), for logs and metrics labels. Returns:
+ * static storage; "unknown" for a value not in the enum. Any thread. */
 const char *ig_client_error_name(enum ig_client_error e);
 
 /* ---- dispatch ---- */
 
+/* What to send. The caller keeps the struct, and everything it points to,
+ * valid until the call has ended (on_complete or on_error): a queued call
+ * or a retry reads them later. */
 typedef struct ig_dispatch_opts {
 	const char *method;      /* "GET", ...; NULL means GET */
 	ig_str origin;           /* "http://host:port" / "https://host"; empty for
@@ -83,36 +97,48 @@ typedef struct ig_dispatch_opts {
 				    too when headers has a traceparent). */
 } ig_dispatch_opts;
 
-/* The callbacks of one call. arg is the caller's. The options, headers and
- * data passed in are valid only during the callback. The caller keeps the
- * opts of ig_dispatch, and what they point to, valid until the call has
- * ended (on_complete or on_error): a queued call or a retry reads them
- * later. */
+/* The callbacks of one call, in the order on_connect, on_headers,
+ * on_data*, then exactly one of on_complete and on_error. Each takes the
+ * call first and the caller's arg (given to ig_dispatch) last, and runs on
+ * the dispatcher's loop. The headers, data and message passed in are
+ * valid only during the callback. The handler struct itself must stay
+ * valid until the call has ended (a static const one, usually). Any of
+ * them may be NULL. Inside a callback the caller may abort or resume any
+ * call, dispatch new ones, or finish an inbound exchange. */
 typedef struct ig_dispatch_handler {
-	/* The request was written to a connection (may be NULL). */
+	/* The request was written to a connection. */
 	void (*on_connect)(ig_call *call, void *arg);
-	/* The final response head (1xx are skipped). Returning false pauses
-	   the body until ig_call_resume. */
-	bool (*on_headers)(ig_call *call, void *arg, int status, const ig_header *headers, size_t count);
-	/* A piece of the body, decoded (no chunk framing). false pauses. */
-	bool (*on_data)(ig_call *call, void *arg, const char *data, size_t len);
-	/* The response is complete; the call is over. */
+	/* The final response head (1xx are skipped). Returns: true to go on;
+	   false pauses the body until ig_call_resume. */
+	bool (*on_headers)(ig_call *call, int status, const ig_header *headers, size_t count, void *arg);
+	/* A piece of the body, decoded (no chunk framing), never empty.
+	   Returns: true to go on; false pauses. */
+	bool (*on_data)(ig_call *call, const char *data, size_t len, void *arg);
+	/* The response is complete; the call is over (call is invalid once
+	   this returns). */
 	void (*on_complete)(ig_call *call, void *arg);
-	/* The call failed; nothing else follows. */
-	void (*on_error)(ig_call *call, void *arg, enum ig_client_error error, const char *message);
+	/* The call failed with error (message: static or valid during the
+	   call); nothing else follows, and call is invalid once this
+	   returns. It may run before ig_dispatch returns (an immediate
+	   failure), with a call that aborting or resuming leaves alone. */
+	void (*on_error)(ig_call *call, enum ig_client_error error, const char *message, void *arg);
 } ig_dispatch_handler;
 
+/* What every dispatcher implements; apps call them through ig_dispatch
+ * and through the destroy of the dispatcher they made. */
 struct ig_dispatcher_ops {
 	/* Starts a call; every outcome, even an immediate failure, arrives
 	   through the handler (an immediate one before this returns). Returns
-	   the call, or NULL when it already ended. */
+	   the call (valid until its end), or NULL when it already ended. */
 	ig_call *(*dispatch)(ig_dispatcher *d, const ig_dispatch_opts *opts,
 			     const ig_dispatch_handler *handler, void *arg);
 	/* Closes idle connections, fails queued calls with IG_CLIENT_ABORTED
-	   and frees the dispatcher once its calls have ended. */
+	   and frees the dispatcher once its calls have ended; d must not be
+	   used after. */
 	void (*destroy)(ig_dispatcher *d);
 };
 
+/* A dispatcher's common head: implementations embed it first. */
 struct ig_dispatcher {
 	const struct ig_dispatcher_ops *ops;
 	struct ig_loop *loop;
@@ -120,6 +146,8 @@ struct ig_dispatcher {
 				    interceptors copy their inner's */
 };
 
+/* Starts a call on d (d->ops->dispatch's contract). On d's loop's
+ * thread; opts, handler and arg as above. */
 static inline ig_call *ig_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts,
 				   const ig_dispatch_handler *handler, void *arg)
 {
@@ -141,11 +169,14 @@ struct ig_call {
 	uint32_t retries, redirects;
 };
 
-/* Ends a call early: on_error(IG_CLIENT_ABORTED) follows at once. */
+/* Ends a call early: on_error(IG_CLIENT_ABORTED) runs before this
+ * returns, and call is invalid after. Only on a call that has not ended;
+ * on its dispatcher's loop. */
 static inline void ig_call_abort(ig_call *call) { call->ops->abort(call); }
 /* Continues a body paused by on_headers or on_data returning false; the
  * body goes on once the loop's current batch of callbacks has returned
- * (as from a socket: never inside the caller's frame). */
+ * (as from a socket: never inside the caller's frame). Only on a call
+ * that has not ended. */
 static inline void ig_call_resume(ig_call *call) { call->ops->resume(call); }
 
 /* ---- Client, Pool, Agent ----
@@ -183,6 +214,9 @@ static inline void ig_call_resume(ig_call *call) { call->ops->resume(call); }
  * head; a TLS handshake counts here), body (the longest stall between two
  * pieces of the body; none while the caller has paused it). */
 
+/* A Client's, Pool's or Agent's options; zero fields mean their defaults.
+ * Copied by the new that takes them, but for trust, which is kept (the
+ * runtime's, or one that outlives the dispatcher). */
 typedef struct ig_client_opts {
 	uint32_t connections;        /* Pool/Agent: per origin (default 8) */
 	uint32_t pipelining;         /* requests in flight per connection (default 1) */
@@ -197,16 +231,23 @@ typedef struct ig_client_opts {
 	const struct tls_trust *trust; /* https: NULL means the runtime's anchors */
 } ig_client_opts;
 
-/* Each returns NULL (with errno set) when the origin is not a valid
- * http:// or https:// origin or memory is short. opts may be NULL. A Client
- * or Pool takes calls whose opts.origin is empty or its own origin. */
+/* Make a Client, a Pool or an Agent on loop (used only from its thread).
+ * origin and opts are copied; opts may be NULL (every default). A Client
+ * or Pool takes calls whose opts.origin is empty or its own origin.
+ * Returns: the dispatcher, the caller's until it calls d->ops->destroy;
+ * NULL (errno set) when the origin is not a valid http:// or https://
+ * origin or memory is short, and nothing was made. */
+IG_MUST_USE IG_NONNULL(1, 2)
 ig_dispatcher *ig_client_new(struct ig_loop *loop, const char *origin, const ig_client_opts *opts);
+IG_MUST_USE IG_NONNULL(1, 2)
 ig_dispatcher *ig_pool_new(struct ig_loop *loop, const char *origin, const ig_client_opts *opts);
-ig_dispatcher *ig_agent_new(struct ig_loop *loop, const ig_client_opts *opts);
+IG_MUST_USE IG_NONNULL(1) ig_dispatcher *ig_agent_new(struct ig_loop *loop, const ig_client_opts *opts);
 
-/* This core's shared Agent, created on first use (NULL if memory is
- * short); or the dispatcher set with ig_core_set_agent (tests put a mock
- * agent there; the one it replaces is not destroyed). Its options are the
+/* This core's shared Agent, created on first use; or the dispatcher set
+ * with ig_core_set_agent. From a handler, or a callback of ctx's.
+ * Returns: the runtime's dispatcher (never destroy it), for the life of
+ * the core; NULL if memory is short or the client is not set up on this
+ * core. Its options are the
  * settings parsed at startup (net/client/settings.h; a bad value stops the
  * start): INGOT_CLIENT_CONNECTIONS (8), INGOT_CLIENT_PIPELINING (1),
  * INGOT_CLIENT_CONNECT_TIMEOUT_MS (10000), INGOT_CLIENT_HEADERS_TIMEOUT_MS
@@ -214,11 +255,16 @@ ig_dispatcher *ig_agent_new(struct ig_loop *loop, const ig_client_opts *opts);
  * (4000), INGOT_CLIENT_MAX_HEADER_BYTES (16384), INGOT_CLIENT_MAX_HEADERS
  * (100), INGOT_CLIENT_MAX_BODY (1048576), INGOT_CLIENT_MAX_QUEUED (1024);
  * https trust from INGOT_TLS_CA_FILE / INGOT_TLS_CA_MODE (net/tls/tls.h). */
-ig_dispatcher *ig_core_agent(ig_ctx *ctx);
-void ig_core_set_agent(struct ig_loop *loop, ig_dispatcher *d);
+IG_NONNULL(1) ig_dispatcher *ig_core_agent(ig_ctx *ctx);
+/* Puts d where ig_core_agent finds it on loop's core (tests put a mock
+ * agent there); the dispatcher it replaces is not destroyed, and d stays
+ * the caller's. On loop's thread. */
+IG_NONNULL(1) void ig_core_set_agent(struct ig_loop *loop, ig_dispatcher *d);
 
 /* ---- request: the whole response in an arena ---- */
 
+/* A call's outcome as ig_fetch hands it over: in the call's arena, every
+ * slice too, until that arena is reset. */
 typedef struct ig_response {
 	enum ig_client_error error; /* IG_CLIENT_OK: the fields below hold */
 	const char *error_message;
@@ -229,8 +275,11 @@ typedef struct ig_response {
 	uint32_t redirects, retries; /* what the interceptors did */
 } ig_response;
 
+/* ig_fetch's completion: the response first, the caller's arg last. */
 typedef void ig_response_fn(ig_response *res, void *arg);
 
+/* What ig_fetch sends: url is copied during the call; headers and body
+ * must stay valid until done has run. */
 typedef struct ig_fetch_opts {
 	const char *method;       /* NULL: GET */
 	const char *url;          /* absolute: "http://host:port/path?q" */
@@ -244,27 +293,34 @@ typedef struct ig_fetch_opts {
 				     is made for (request id and trace context) */
 } ig_fetch_opts;
 
-/* Sends the request through d; done(res, arg) runs once on this core with
- * the response (status, headers, body) copied into arena; *res lives in the
- * arena too. opts->url is copied; headers and body must stay valid until
- * done has run. A body over max_body_bytes (or over what the arena holds)
- * aborts the call: IG_CLIENT_TOO_LARGE. A URL that does not parse
- * (net/client/url.h) is IG_CLIENT_BAD_REQUEST. An immediate failure runs
- * done before ig_fetch returns. Returns the call (for ig_call_abort) or
+/* Sends the request through d; done(res, arg) runs exactly once on d's
+ * loop with the response (status, headers, body) copied into arena; *res
+ * lives in the arena too, which must stay valid until done has run. On
+ * d's loop's thread. opts->url is copied; opts' headers and body must stay
+ * valid until done has run. Errors arrive in res->error: a body over
+ * max_body_bytes (or over what the arena holds) aborts the call,
+ * IG_CLIENT_TOO_LARGE; a URL that does not parse (net/client/url.h) is
+ * IG_CLIENT_BAD_REQUEST; an immediate failure runs done before ig_fetch
+ * returns. Returns: the call (for ig_call_abort), valid until done runs;
  * NULL if it already ended. */
-ig_call *ig_fetch(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts,
-		  ig_response_fn *done, void *arg);
+IG_NONNULL(1, 2, 3, 4)
+ig_call *ig_fetch(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts, ig_response_fn *done,
+		  void *arg);
 
-/* The streaming variant: on_headers, then on_data for each piece as it
+/* ig_stream's callbacks: on_headers, then on_data for each piece as it
  * arrives (return false to pause, ig_call_resume to continue), then done
  * with res->body empty (status and headers are in res as with ig_fetch).
- * on_headers and on_data may be NULL. */
+ * Each takes the call first and arg last; on_headers and on_data may be
+ * NULL; done may not. The struct must stay valid until done has run. */
 typedef struct ig_stream_handler {
-	bool (*on_headers)(ig_call *call, void *arg, int status, const ig_header *headers, size_t count);
-	bool (*on_data)(ig_call *call, void *arg, const char *data, size_t len);
+	bool (*on_headers)(ig_call *call, int status, const ig_header *headers, size_t count, void *arg);
+	bool (*on_data)(ig_call *call, const char *data, size_t len, void *arg);
 	ig_response_fn *done;
 } ig_stream_handler;
-ig_call *ig_stream(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts,
-		   const ig_stream_handler *h, void *arg);
+/* As ig_fetch, the body handed over in pieces with back-pressure and no
+ * size limit. */
+IG_NONNULL(1, 2, 3, 4)
+ig_call *ig_stream(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts, const ig_stream_handler *h,
+		   void *arg);
 
 #endif

@@ -23,7 +23,9 @@
  * connection stays reusable (up to 64 KiB: beyond it that attempt is
  * aborted, its connection closed, and they go on); once a head has
  * reached the caller, the call is the caller's and nothing is repeated.
- * A handler's on_complete and on_error may be NULL, as with the agent. */
+ * A handler's on_complete and on_error may be NULL, as with the agent.
+ * Everything here is made and used on the inner dispatcher's loop's
+ * thread. */
 #ifndef INGOT_CLIENT_INTERCEPTORS_H
 #define INGOT_CLIENT_INTERCEPTORS_H
 
@@ -47,7 +49,8 @@
 	(IG_RETRY_ON(IG_CLIENT_RESET) | IG_RETRY_ON(IG_CLIENT_CONNECT) |                \
 	 IG_RETRY_ON(IG_CLIENT_CONNECT_TIMEOUT) | IG_RETRY_ON(IG_CLIENT_DNS))
 
-/* Every field's zero means its default. */
+/* Every field's zero means its default. Copied by ig_retry_new (at most
+ * 32 statuses), but for methods, which it keeps: static storage, usually. */
 struct ig_retry_opts {
 	uint32_t max_retries;        /* attempts after the first (default 2) */
 	uint32_t min_delay_ms;       /* backoff base (default 100) */
@@ -70,14 +73,18 @@ struct ig_retry_opts {
  * response's Retry-After (delta-seconds or an HTTP-date), capped by
  * max_retry_after_ms. When the last retry fails too, the caller gets that
  * last outcome: the final 503 response, or the final error. Waits are
- * timers on d->loop. Returns NULL (errno set) if memory is short; opts may
- * be NULL. */
-ig_dispatcher *ig_retry_new(ig_dispatcher *inner, const struct ig_retry_opts *opts);
+ * timers on d->loop. opts may be NULL (every default). inner may be NULL
+ * (a failed new), so that news nest: the result is then NULL too.
+ * Returns: the interceptor, which owns inner from then on (destroying it
+ * destroys inner); NULL with errno set (EINVAL: no inner, or more than 32
+ * statuses; ENOMEM), and inner stays the caller's. */
+IG_MUST_USE ig_dispatcher *ig_retry_new(ig_dispatcher *inner, const struct ig_retry_opts *opts);
 
 /* A Retry-After value as a wait in milliseconds: delta-seconds, or an
  * HTTP-date (IMF-fixdate, RFC 850 or asctime form) compared with now (a
- * date in the past waits 0). False if the value is neither. */
-bool ig_retry_after_ms(ig_str value, time_t now, uint64_t *ms);
+ * date in the past waits 0). Returns: true with *ms set; false, *ms
+ * untouched, if the value is neither. Pure; any thread. */
+IG_MUST_USE IG_NONNULL(3) bool ig_retry_after_ms(ig_str value, time_t now, uint64_t *ms);
 
 /* ---- redirect ---- */
 
@@ -91,6 +98,7 @@ enum ig_redirect_cross_origin {
 	IG_REDIRECT_SAME_ORIGIN,
 };
 
+/* Copied by ig_redirect_new; zero fields mean their defaults. */
 struct ig_redirect_opts {
 	uint32_t max_redirects; /* default 5 */
 	enum ig_redirect_cross_origin cross_origin;
@@ -116,14 +124,17 @@ struct ig_redirect_opts {
  * one on a call dispatched with an empty origin (to a Client or Pool,
  * which serve one origin: only paths are followed). Each dispatched hop's
  * opts point into the call state; the caller's opts, headers and body are
- * read again for every hop. Returns NULL (errno set) if memory is short;
- * opts may be NULL. */
-ig_dispatcher *ig_redirect_new(ig_dispatcher *inner, const struct ig_redirect_opts *opts);
+ * read again for every hop. opts may be NULL; inner may be NULL, as for
+ * ig_retry_new. Returns: the interceptor, which owns inner from then on;
+ * NULL with errno set (EINVAL: no inner or a bad cross_origin; ENOMEM),
+ * and inner stays the caller's. */
+IG_MUST_USE ig_dispatcher *ig_redirect_new(ig_dispatcher *inner, const struct ig_redirect_opts *opts);
 
 /* ---- shared by the interceptors and the mock agent ---- */
 
-/* The first header named name (case-insensitive), or NULL. */
-const ig_str *ig_header_find(const ig_header *headers, size_t count, const char *name);
+/* The first header named name (case-insensitive). Returns: its value,
+ * pointing into headers; NULL when there is none. Pure; any thread. */
+IG_NONNULL(3) const ig_str *ig_header_find(const ig_header *headers, size_t count, const char *name);
 
 /* The call passed to on_error by a dispatcher that fails before it has a
  * call state (its per-core pool is exhausted, it is being destroyed):

@@ -7,8 +7,10 @@
 #include "ingot/base.h"
 
 /* Appends s[0..n) to w with & < > " ' written as &amp; &lt; &gt; &quot;
- * &#39;, every other byte as it is (UTF-8 passes through untouched). On
- * allocation failure w->failed is set, as for every ig_wbuf write. */
-void ig_html_escape(ig_wbuf *w, const char *s, size_t n);
+ * &#39;, every other byte as it is (UTF-8 passes through untouched). s
+ * is read during the call only (NULL when n is 0); any thread that owns
+ * w. On allocation failure w->failed is set and the rest is dropped, as
+ * for every ig_wbuf write. */
+IG_NONNULL(1) void ig_html_escape(ig_wbuf *w, const char *s, size_t n);
 
 #endif

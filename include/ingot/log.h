@@ -1,30 +1,45 @@
-/* Structured logs: one JSON object per line on stdout, written with a single
- * write(2) so lines from different cores never interleave. */
+/* Structured logs: one JSON object per line on stdout, written with one
+ * write(2) per line (a short write is continued) so lines from different
+ * cores never interleave. A line is built on the caller's stack
+ * (struct ig_logline) and needs no allocation; any thread may log. */
 #ifndef INGOT_LOG_H
 #define INGOT_LOG_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "ingot/base.h"
 
+/* A line's level, most severe first: a line is written when its level is
+ * at most ig_log_threshold. */
 enum ig_log_level { IG_LOG_ERROR, IG_LOG_WARN, IG_LOG_INFO, IG_LOG_DEBUG };
 
+/* The most verbose level written (INGOT_LOG_LEVEL, set at startup before
+ * any core runs); read without a lock, so change it only then. */
 extern int ig_log_threshold;
 
+/* One line being built: the caller's (on its stack, usually), used by one
+ * thread from ig_log_begin to ig_log_end. A line past buf's size is cut
+ * at a field and marked "truncated":true. */
 struct ig_logline {
 	char buf[2048];
 	size_t len;
 	bool truncated;
 };
 
-/* Starts a line if level passes the threshold; false means: skip it. */
-bool ig_log_begin(struct ig_logline *l, enum ig_log_level level, const char *msg);
-void ig_log_str(struct ig_logline *l, const char *key, const char *v, size_t n);
-void ig_log_cstr(struct ig_logline *l, const char *key, const char *v);
-void ig_log_int(struct ig_logline *l, const char *key, int64_t v);
-void ig_log_end(struct ig_logline *l);
+/* Starts a line at level with "ts", "level" and "msg" (msg copied,
+ * escaped). Returns: true when level passes ig_log_threshold, and then
+ * the caller adds fields and must end it with ig_log_end; false means
+ * skip it: l is untouched, and no other ig_log_ call may use it. */
+IG_MUST_USE IG_NONNULL(1, 3) bool ig_log_begin(struct ig_logline *l, enum ig_log_level level, const char *msg);
+/* Add one field each, "key":value, to a line ig_log_begin started; key
+ * and the values are copied (strings escaped as JSON; v may be NULL when
+ * n is 0). */
+IG_NONNULL(1, 2) void ig_log_str(struct ig_logline *l, const char *key, const char *v, size_t n);
+IG_NONNULL(1, 2, 3) void ig_log_cstr(struct ig_logline *l, const char *key, const char *v);
+IG_NONNULL(1, 2) void ig_log_int(struct ig_logline *l, const char *key, int64_t v);
+/* Closes the line and writes it to stdout; l may then be begun again.
+ * A write that fails drops the line. */
+IG_NONNULL(1) void ig_log_end(struct ig_logline *l);
 
-/* One-field convenience for simple messages. */
-void ig_log_msg(enum ig_log_level level, const char *msg);
+/* A line with only msg at level, if level passes the threshold. */
+IG_NONNULL(2) void ig_log_msg(enum ig_log_level level, const char *msg);
 
 #endif

@@ -7,6 +7,12 @@
  * loop that started the query; rows and errors land in the caller's arena;
  * a query's state comes from a per-core pool (no malloc per query).
  *
+ * Every call below runs on the loop's thread of the core it names (a
+ * ctx's, a pool's or a tx's), never blocks, and reports through its
+ * callback, whose result comes first and the caller's arg last. Failures
+ * are values (ig_pg_error, with a kind) given to that callback: no
+ * starting call returns an error, and none fails silently.
+ *
  * Inside a handler: start queries with ig_pg_query, return IG_PENDING, and
  * call ig_finish from the last completion (see README, "Database"). */
 #ifndef INGOT_PG_H
@@ -53,7 +59,8 @@ enum {
 #define IG_PG_TS_INFINITY INT64_MAX
 #define IG_PG_TS_NEG_INFINITY INT64_MIN
 
-/* One value. oid says which member holds it:
+/* One value, a parameter (the caller's, read during the call) or a result
+ * column (in the query's arena). oid says which member holds it:
  *   bool                      b
  *   int2, int4, int8          i
  *   float4, float8            f
@@ -79,7 +86,9 @@ typedef struct ig_pg_value {
 	};
 } ig_pg_value;
 
-/* Parameter constructors. */
+/* Parameter constructors: values, no allocation. A string's or bytea's
+ * bytes are only pointed to; the query call copies them before it
+ * returns. */
 static inline ig_pg_value ig_pg_null(uint32_t oid) { return (ig_pg_value){ .oid = oid, .null = true }; }
 static inline ig_pg_value ig_pg_bool(bool v) { return (ig_pg_value){ .oid = IG_PG_BOOL, .b = v }; }
 static inline ig_pg_value ig_pg_int2(int16_t v) { return (ig_pg_value){ .oid = IG_PG_INT2, .i = v }; }
@@ -106,9 +115,10 @@ static inline ig_pg_value ig_pg_uuid(const uint8_t u[16])
 static inline ig_pg_value ig_pg_untyped(ig_str text) { return (ig_pg_value){ .oid = 0, .s = text }; }
 
 /* Calendar helpers for dates and timestamps (proleptic Gregorian, UTC):
- * days from 2000-01-01 to y-m-d, and back. */
+ * days from 2000-01-01 to y-m-d (m 1-12, d 1-31; not checked), and back
+ * into *y, *m, *d. Pure; any thread. */
 int32_t ig_pg_date_from_ymd(int32_t y, unsigned m, unsigned d);
-void ig_pg_date_to_ymd(int32_t days, int32_t *y, unsigned *m, unsigned *d);
+IG_NONNULL(2, 3, 4) void ig_pg_date_to_ymd(int32_t days, int32_t *y, unsigned *m, unsigned *d);
 
 
 /* ---- errors ---- */
@@ -131,14 +141,15 @@ enum ig_pg_error_kind {
 	IG_PG_ABORTED,         /* the transaction had failed: COMMIT rolled back */
 };
 #define IG_PG_ERROR_KINDS (IG_PG_ABORTED + 1)
-/* "not_configured", "unavailable", ...: for logs and metrics labels. */
+/* "not_configured", "unavailable", ...: for logs and metrics labels.
+ * Returns: static storage, never NULL. Any thread. */
 const char *ig_pg_error_name(enum ig_pg_error_kind kind);
 
 /* sqlstate: five characters and a NUL ("" unless kind is IG_PG_SERVER).
  * message: the server's, or net/pg's own for the other kinds; detail and
  * constraint may be empty. The strings are in the query's arena, or static;
  * none ever holds the password. */
-typedef struct ig_pg_error {
+typedef struct ig_pg_error { /* owned as ig_pg_done says */
 	enum ig_pg_error_kind kind;
 	char sqlstate[6];
 	ig_str message, detail, constraint;
@@ -158,23 +169,29 @@ typedef struct ig_pg_result {
 	ig_str tag;
 } ig_pg_result;
 
+/* The value at row, col: both must be in range (not checked). */
 static inline const ig_pg_value *ig_pg_at(const ig_pg_result *r, uint32_t row, uint32_t col)
 {
 	return &r->values[(size_t)row * r->cols + col];
 }
 
 /* A query's completion: exactly one of res and err is non-NULL. Runs once,
- * on the loop that started the query, never inside the call that started
- * it (an immediate failure is delivered after the current batch). Both
- * live in the query's arena (res) or until done returns (err's struct; its
- * strings stay in the arena). As every callback of include/ingot/, it
- * takes what it reports on first and the caller's arg last. */
+ * on the loop that started the query. An immediate failure (a bad
+ * parameter, the arena full) is delivered after the current batch, never
+ * inside the call that started it; the one exception is IG_PG_BUSY when
+ * no query state can be had at all (the core's 2^20 are in use, or no
+ * pool), which runs done before the starting call returns. res lives in
+ * the query's arena; err's struct lives until done returns (copy it to
+ * keep it), its strings in the arena. As every callback of include/ingot/,
+ * it takes what it reports on first and the caller's arg last. A
+ * completion may start further queries and may finish the exchange. */
 typedef void ig_pg_done(const ig_pg_result *res, const ig_pg_error *err, void *arg);
 
 /* ---- queries ----
  *
  * sql: one statement, parameters $1..$n. sql must stay valid until done
- * has run (a literal, usually). params are copied (with what their s
+ * has run (a literal, usually). done may be NULL where the result does not
+ * matter (and then nothing reports a failure). params are copied (with what their s
  * points to) before the call returns: a stack array will do. At most 256
  * parameters. Results: bool, int2/4/8, float4/8, uuid, date, timestamp(tz),
  * bytea, json(b) and text arrive decoded per ig_pg_value; a NULL column has
@@ -183,10 +200,13 @@ typedef void ig_pg_done(const ig_pg_result *res, const ig_pg_error *err, void *a
  * a connection whose written ones are still unanswered leave together once
  * their answers came: one write for many requests' queries. */
 
+/* A core's pool of connections, owned by the core (ig_pg_core_pool). */
 struct ig_pg_pool;
 
-/* In a handler: on the core's pool, rows in ctx's arena. */
-void ig_pg_query(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
+/* In a handler (or a callback of ctx's, before ig_finish): on the core's
+ * pool, rows in ctx's arena. Without a configured database, done gets
+ * IG_PG_NOT_CONFIGURED. */
+IG_NONNULL(1, 2) void ig_pg_query(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
 		 ig_pg_done *done, void *arg);
 /* As ig_pg_query, for a statement without effects (a plain SELECT): reads
  * started together on a connection share one Sync, so the server flushes
@@ -194,7 +214,7 @@ void ig_pg_query(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t
  * alone: the server skips the reads after it up to the Sync, and each is
  * sent again alone. A query timeout's CancelRequest can stop a later read
  * of the same Sync, which then fails with SQLSTATE 57014. */
-void ig_pg_read(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
+IG_NONNULL(1, 2) void ig_pg_read(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
 		ig_pg_done *done, void *arg);
 
 /* Error -> HTTP: 503 for NOT_CONFIGURED ("no database configured"),
@@ -203,21 +223,25 @@ void ig_pg_read(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t 
  * problem+json with a detail naming what failed (never the password) and
  * FINISHES the exchange, as ig_respond_problem does: from a completion,
  * call it and nothing else (a second ig_finish on a pending exchange may
- * touch one already freed). Returns the status it answered. */
-int ig_pg_respond_error(ig_ctx *ctx, const ig_pg_error *err);
+ * touch one already freed). Returns: the status it answered (ctx may be
+ * gone by then). */
+IG_NONNULL(1, 2) int ig_pg_respond_error(ig_ctx *ctx, const ig_pg_error *err);
 
 /* Outside a request (a background task, `service --migrate`): the pool of
  * the core whose loop this is, made on first use (NULL when memory is
  * short). A program without ig_main's server may make its own loop
  * (ig_loop_init), take its pool here, and run the loop; ig_pg_settings
- * (net/pg/settings.h) must have been parsed. */
-struct ig_pg_pool *ig_pg_core_pool(struct ig_loop *loop);
+ * (net/pg/settings.h) must have been parsed. On loop's thread. Returns:
+ * the pool, owned by the core for its life; NULL when memory is short or
+ * net/pg is not set up on loop (the pool calls below then report
+ * IG_PG_BUSY). */
+IG_NONNULL(1) struct ig_pg_pool *ig_pg_core_pool(struct ig_loop *loop);
 /* As ig_pg_query; the result and the error's strings go into arena, which
- * must stay valid until done has run. */
-void ig_pg_pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql,
+ * must stay valid until done has run. pool may be NULL (see above). */
+IG_NONNULL(2, 3) void ig_pg_pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql,
 		      const ig_pg_value *params, size_t nparams, ig_pg_done *done, void *arg);
 /* As ig_pg_read, on pool, into arena. */
-void ig_pg_pool_read(struct ig_pg_pool *pool, ig_arena *arena, const char *sql,
+IG_NONNULL(2, 3) void ig_pg_pool_read(struct ig_pg_pool *pool, ig_arena *arena, const char *sql,
 		     const ig_pg_value *params, size_t nparams, ig_pg_done *done, void *arg);
 
 /* ---- a held connection: transactions and scripts ----
@@ -230,30 +254,40 @@ void ig_pg_pool_read(struct ig_pg_pool *pool, ig_arena *arena, const char *sql,
  * after rolling back. If the connection is lost, every query on it fails
  * with IG_PG_CONNECTION_LOST; the tx must still be given back. */
 typedef struct ig_pg_tx ig_pg_tx;
-typedef void ig_pg_tx_ready(ig_pg_tx *tx, const ig_pg_error *err, void *arg); /* tx NULL iff err */
+/* A held connection is ready (tx) or could not be had (err, with tx
+ * NULL): exactly one is non-NULL. Runs once, as ig_pg_done does (err's
+ * struct until it returns). The tx is the caller's until given back. */
+typedef void ig_pg_tx_ready(ig_pg_tx *tx, const ig_pg_error *err, void *arg);
 
-/* Takes a connection and sends BEGIN; ready runs once it has succeeded.
- * Results go into ctx's arena. */
-void ig_pg_begin(ig_ctx *ctx, ig_pg_tx_ready *ready, void *arg);
-void ig_pg_pool_begin(struct ig_pg_pool *pool, ig_arena *arena, ig_pg_tx_ready *ready, void *arg);
+/* Takes a connection and sends BEGIN; ready runs once it has succeeded,
+ * or with the error. Results of the tx's queries go into ctx's arena, so
+ * the tx must be given back before ig_finish. */
+IG_NONNULL(1, 2) void ig_pg_begin(ig_ctx *ctx, ig_pg_tx_ready *ready, void *arg);
+/* As ig_pg_begin, on pool (may be NULL, as above), into arena. */
+IG_NONNULL(2, 3) void ig_pg_pool_begin(struct ig_pg_pool *pool, ig_arena *arena, ig_pg_tx_ready *ready, void *arg);
 /* Takes a connection without BEGIN (session-level work: an advisory lock
  * held across several transactions, as migrations do). */
-void ig_pg_pool_hold(struct ig_pg_pool *pool, ig_arena *arena, ig_pg_tx_ready *ready, void *arg);
+IG_NONNULL(2, 3) void ig_pg_pool_hold(struct ig_pg_pool *pool, ig_arena *arena, ig_pg_tx_ready *ready, void *arg);
 
-void ig_pg_tx_query(ig_pg_tx *tx, const char *sql, const ig_pg_value *params, size_t nparams,
+/* As ig_pg_query, on the held connection, after the queries given to it
+ * before; results in the arena the tx was taken with. */
+IG_NONNULL(1, 2) void ig_pg_tx_query(ig_pg_tx *tx, const char *sql, const ig_pg_value *params, size_t nparams,
 		    ig_pg_done *done, void *arg);
 /* The simple query protocol: sql may hold several statements separated by
  * ';' (a migration's file) and no parameters; results in text form. Runs
  * as one implicit transaction unless sql has its own BEGIN/COMMIT, or tx
  * is inside ig_pg_begin's. */
-void ig_pg_tx_simple(ig_pg_tx *tx, const char *sql, ig_pg_done *done, void *arg);
-/* COMMIT / ROLLBACK, then the connection goes back to the pool (tx is
- * invalid once done runs; done may be NULL). */
-void ig_pg_commit(ig_pg_tx *tx, ig_pg_done *done, void *arg);
-void ig_pg_rollback(ig_pg_tx *tx, ig_pg_done *done, void *arg);
+IG_NONNULL(1, 2) void ig_pg_tx_simple(ig_pg_tx *tx, const char *sql, ig_pg_done *done, void *arg);
+/* COMMIT / ROLLBACK, then the connection goes back to the pool: tx must
+ * not be used after the call (done, which may be NULL, reports the
+ * statement's outcome; a failed transaction's COMMIT reports
+ * IG_PG_ABORTED). */
+IG_NONNULL(1) void ig_pg_commit(ig_pg_tx *tx, ig_pg_done *done, void *arg);
+IG_NONNULL(1) void ig_pg_rollback(ig_pg_tx *tx, ig_pg_done *done, void *arg);
 /* Gives a held connection back without a statement; a connection given
- * back inside a transaction (or lost) is closed rather than reused. */
-void ig_pg_release(ig_pg_tx *tx);
+ * back inside a transaction (or lost) is closed rather than reused. tx is
+ * invalid after the call. */
+IG_NONNULL(1) void ig_pg_release(ig_pg_tx *tx);
 
 /* ---- LISTEN/NOTIFY ---- */
 
@@ -261,15 +295,17 @@ void ig_pg_release(ig_pg_tx *tx);
  * core, opened on the first call, reconnected and re-LISTENed after a
  * loss). on_notify runs on this loop for every NOTIFY on the channel; the
  * slices are valid during the call. channel is copied (at most 63 bytes).
- * Returns 0, or -1 when the database is not configured, the channel is
- * too long or memory is short. A notification sent while the connection
- * was down is lost. */
+ * On loop's thread; arg is kept until the process ends (there is no
+ * UNLISTEN). Returns: 0; or -1 when the database is not configured, the
+ * channel is too long or memory is short, and nothing listens. A
+ * notification sent while the connection was down is lost. */
 typedef void ig_pg_notify_fn(ig_str channel, ig_str payload, void *arg);
-int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_notify, void *arg);
+IG_MUST_USE IG_NONNULL(1, 2, 3) int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_notify, void *arg);
 
 /* ---- state ---- */
 
-/* DATABASE_URL, or PGHOST / PGDATABASE, was set (and parsed) at startup. */
+/* DATABASE_URL, or PGHOST / PGDATABASE, was set (and parsed) at startup.
+ * Any thread, after the start has parsed the settings. */
 bool ig_pg_configured(void);
 
 #endif

@@ -32,6 +32,8 @@
 #include "ingot/client_mock.h"
 #include "ingot/http.h"
 
+/* What ig_test_init and ig_test_request report: IG_TEST_OK, or why there
+ * is no response to look at. */
 enum ig_test_error {
 	IG_TEST_OK,
 	IG_TEST_SETTINGS,    /* the environment's settings are refused (the
@@ -53,17 +55,22 @@ enum ig_test_error {
 #define IG_TEST_BUFFER (4u << 20)  /* request and response together */
 #define IG_TEST_GUARD_MS 30000
 
-/* Names a kind ("too_large"). */
+/* Names a kind ("too_large"). Returns: static storage, never NULL. */
 const char *ig_test_error_name(enum ig_test_error e);
 
 /* Sets up the test core for app once: the settings from the environment
  * (INGOT_* variables, as the server reads them) or their defaults, one
  * loop on this thread, no listener, ready (/readyz 200); with
  * DATABASE_URL set, the core's database pool (net/pg), so handlers that
- * query run against that database. A second call returns the first's
- * result. */
-enum ig_test_error ig_test_init(const struct ig_app *app);
+ * query run against that database. app (the generated ig_api_app) is kept
+ * for the life of the process. On the thread that will send the requests;
+ * a second call returns the first's result. Returns: IG_TEST_OK, or why
+ * the test core cannot run (then every request answers
+ * IG_TEST_NOT_READY). */
+IG_MUST_USE IG_NONNULL(1) enum ig_test_error ig_test_init(const struct ig_app *app);
 
+/* A response as the test core wrote it: every slice points into the test
+ * core's buffer, valid until the next ig_test_request. */
 struct ig_test_response {
 	int status;
 	const ig_header *headers; /* as the engine wrote them: Date,
@@ -73,32 +80,39 @@ struct ig_test_response {
 };
 
 /* Sends one request (headers may be NULL when count is 0; Host is added
- * when absent, Content-Length is the body's) and runs the core's loop
- * until its response is complete. On IG_TEST_OK *res holds it; its slices
- * stay valid until the next request. */
-enum ig_test_error ig_test_request(const char *method, const char *target, const ig_header *headers, size_t count,
+ * when absent, Content-Length is the body's; everything is copied) and
+ * runs the core's loop until its response is complete. On ig_test_init's
+ * thread, after it. Returns: IG_TEST_OK with *res holding the response
+ * (its slices valid until the next request); else the error, and *res
+ * zeroed (status 0), so a test that checks the status alone still fails. */
+IG_NONNULL(1, 2, 6) enum ig_test_error ig_test_request(const char *method, const char *target, const ig_header *headers, size_t count,
 				   ig_str body, struct ig_test_response *res);
 
-/* The value of the first field named name (any case), or an empty slice
- * with a NULL pointer when there is none. */
-ig_str ig_test_header(const struct ig_test_response *res, const char *name);
+/* The value of the first field named name (any case), a slice of res's;
+ * an empty slice with a NULL pointer when there is none. */
+IG_NONNULL(1, 2) ig_str ig_test_header(const struct ig_test_response *res, const char *name);
 
 /* Whether the body is exactly s (a NUL-terminated string). */
-bool ig_test_body_is(const struct ig_test_response *res, const char *s);
+IG_NONNULL(1, 2) bool ig_test_body_is(const struct ig_test_response *res, const char *s);
 
 /* The test core's mock agent, made on the first call, with the network
  * disabled: register interceptions on it before the request whose handler
- * calls out (ig_mock_intercept). NULL before ig_test_init or when memory
- * is short. */
+ * calls out (ig_mock_intercept). Returns: the mock, the test core's (never
+ * free it: ig_test_mock_reset does), valid until ig_test_mock_reset; NULL
+ * before ig_test_init or when memory is short. */
 ig_mock_agent *ig_test_mock(void);
 
 /* Frees the mock agent, its interceptions and its history, and gives the
  * core its real Agent back until the next ig_test_mock makes a new mock.
- * Between requests, for cases that must not see each other's mocks. */
+ * Between requests, for cases that must not see each other's mocks; a
+ * pointer ig_test_mock returned is invalid after. Does nothing without a
+ * mock. */
 void ig_test_mock_reset(void);
 
 /* The test core itself, for the runtime's own tests (tests/unit) that
- * look at its pools or reach below the API; apps do not need it. */
+ * look at its pools or reach below the API; apps do not need it.
+ * Returns: the core (the test's, for the process's life), or NULL before
+ * a successful ig_test_init. */
 struct http_core *ig_test_core(void);
 
 #endif

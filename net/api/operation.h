@@ -8,7 +8,7 @@
 #define NET_API_OPERATION_H
 
 #include "validate.h"
-#include "ingot/http.h"
+#include "ingot/api_hooks.h"
 
 /* Fills the zeroed in struct from the request (parameters from seg, the
  * path's segments, and the query, headers and body). Returns 0, or the

@@ -8,7 +8,7 @@
 #ifndef NET_API_PARAMS_H
 #define NET_API_PARAMS_H
 
-#include "ingot/http.h"
+#include "ingot/api_hooks.h"
 #include "ingot/json_read.h"
 
 /* ---- parameter values ---- */

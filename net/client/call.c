@@ -260,14 +260,14 @@ enum call_verdict ig_call_headers(struct client_call *c, int status, const ig_he
 		return CALL_GO;
 	/* The parser's own array, valid during the callback (no parser runs
 	   inside one: resumes wait for the batch's end). */
-	return settle(c, c->h->on_headers(&c->base, c->arg, status, h, n));
+	return settle(c, c->h->on_headers(&c->base, status, h, n, c->arg));
 }
 
 enum call_verdict ig_call_data(struct client_call *c, const char *data, size_t len)
 {
 	if (!c->h->on_data || len == 0)
 		return CALL_GO;
-	return settle(c, c->h->on_data(&c->base, c->arg, data, len));
+	return settle(c, c->h->on_data(&c->base, data, len, c->arg));
 }
 
 static void tell_end(struct client_call *c, enum ig_client_error error, const char *message)
@@ -276,7 +276,7 @@ static void tell_end(struct client_call *c, enum ig_client_error error, const ch
 		if (c->h->on_complete)
 			c->h->on_complete(&c->base, c->arg);
 	} else if (c->h->on_error) {
-		c->h->on_error(&c->base, c->arg, error, message);
+		c->h->on_error(&c->base, error, message, c->arg);
 	}
 }
 
@@ -305,7 +305,7 @@ void ig_call_fail_now(const ig_dispatch_handler *h, void *arg, enum ig_client_er
 {
 	struct client_call spare = { .base.ops = &ig_client_call_ops, .h = h, .arg = arg, .state = CALL_DONE };
 	if (h->on_error)
-		h->on_error(&spare.base, arg, error, message);
+		h->on_error(&spare.base, error, message, arg);
 }
 
 /* ---- ig_call_abort, ig_call_resume: the holder acts ---- */

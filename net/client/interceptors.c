@@ -103,7 +103,7 @@ void ig_wrap_fwd_end_with_error(struct wrap_fwd *c, enum ig_client_error error, 
 	ig_wrap_call_ended(&c->w);
 	sync_counts(c, NULL);
 	if (c->h->on_error)
-		c->h->on_error(&c->w.call, c->arg, error, message);
+		c->h->on_error(&c->w.call, error, message, c->arg);
 }
 
 static const ig_dispatch_handler fwd_handler;
@@ -139,7 +139,7 @@ static void inner_on_connect(ig_call *inner, void *arg)
 	c->h->on_connect(&c->w.call, c->arg);
 }
 
-static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_header *headers, size_t count)
+static bool inner_on_headers(ig_call *inner, int status, const ig_header *headers, size_t count, void *arg)
 {
 	struct wrap_fwd *c = arg;
 	c->inner = inner;
@@ -157,12 +157,12 @@ static bool inner_on_headers(ig_call *inner, void *arg, int status, const ig_hea
 	if (!c->h->on_headers)
 		return true;
 	sync_counts(c, inner);
-	bool more = c->h->on_headers(&c->w.call, c->arg, status, headers, count);
+	bool more = c->h->on_headers(&c->w.call, status, headers, count, c->arg);
 	bool ended = c->state == WRAP_ENDED;
 	return more && !ended;
 }
 
-static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t len)
+static bool inner_on_data(ig_call *inner, const char *data, size_t len, void *arg)
 {
 	struct wrap_fwd *c = arg;
 	if (c->state == WRAP_DRAIN) {
@@ -176,7 +176,7 @@ static bool inner_on_data(ig_call *inner, void *arg, const char *data, size_t le
 	if (c->state != WRAP_PASS || !c->h->on_data)
 		return true;
 	sync_counts(c, inner);
-	bool more = c->h->on_data(&c->w.call, c->arg, data, len);
+	bool more = c->h->on_data(&c->w.call, data, len, c->arg);
 	bool ended = c->state == WRAP_ENDED;
 	return more && !ended;
 }
@@ -196,7 +196,7 @@ static void inner_on_complete(ig_call *inner, void *arg)
 	}
 }
 
-static void inner_on_error(ig_call *inner, void *arg, enum ig_client_error error, const char *message)
+static void inner_on_error(ig_call *inner, enum ig_client_error error, const char *message, void *arg)
 {
 	struct wrap_fwd *c = arg;
 	inner_ended(c, inner);
@@ -247,12 +247,12 @@ void *ig_wrap_fwd_take(struct wrap_owner *o, struct wrap_slots *s, const struct 
 {
 	if (o->destroying) {
 		if (h->on_error)
-			h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, kind->destroyed_message);
+			h->on_error(&ig_ended_call, IG_CLIENT_ABORTED, kind->destroyed_message, arg);
 		return NULL;
 	}
 	void *c = ig_wrap_call_take(s);
 	if (!c && h->on_error)
-		h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, kind->busy_message);
+		h->on_error(&ig_ended_call, IG_CLIENT_BUSY, kind->busy_message, arg);
 	return c;
 }
 

@@ -396,7 +396,7 @@ static void end_with_error(struct mock_call *c, enum ig_client_error error, cons
 	ig_timer_cancel(&c->m->w.d.loop->timers, &c->timer);
 	ended(c);
 	if (c->h->on_error)
-		c->h->on_error(&c->w.call, c->arg, error, message);
+		c->h->on_error(&c->w.call, error, message, c->arg);
 }
 
 /* Plays the reply from where it stands until it ends or the caller
@@ -417,8 +417,8 @@ static void play(struct mock_call *c)
 				c->state = MOCK_BODY;
 				ic = &c->m->list[c->index];
 				if (c->h->on_headers &&
-				    !c->h->on_headers(&c->w.call, c->arg, ic->status, ic->headers,
-						      ic->header_count) &&
+				    !c->h->on_headers(&c->w.call, ic->status, ic->headers,
+						      ic->header_count, c->arg) &&
 				    c->state == MOCK_BODY)
 					c->state = MOCK_PAUSED;
 			}
@@ -432,7 +432,7 @@ static void play(struct mock_call *c)
 				n = ic->chunk_size;
 			const char *piece = ic->body + c->off;
 			c->off += n;
-			if (c->h->on_data && !c->h->on_data(&c->w.call, c->arg, piece, n) &&
+			if (c->h->on_data && !c->h->on_data(&c->w.call, piece, n, c->arg) &&
 			    c->state == MOCK_BODY)
 				c->state = MOCK_PAUSED;
 		} else if (ic->error) {
@@ -486,7 +486,7 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 	record(m, opts, method, index);
 	if (m->w.destroying) {
 		if (h->on_error)
-			h->on_error(&ig_ended_call, arg, IG_CLIENT_ABORTED, "the mock agent was destroyed");
+			h->on_error(&ig_ended_call, IG_CLIENT_ABORTED, "the mock agent was destroyed", arg);
 		return NULL;
 	}
 	bool allowed = net_allowed(m, opts->origin);
@@ -496,7 +496,7 @@ static ig_call *mock_dispatch(ig_dispatcher *d, const ig_dispatch_opts *opts, co
 	struct mock_call *c = ig_wrap_call_take(&call_slots);
 	if (!c) {
 		if (h->on_error)
-			h->on_error(&ig_ended_call, arg, IG_CLIENT_BUSY, "too many calls in the mock agent");
+			h->on_error(&ig_ended_call, IG_CLIENT_BUSY, "too many calls in the mock agent", arg);
 		return NULL;
 	}
 	*c = (struct mock_call){

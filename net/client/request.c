@@ -74,7 +74,7 @@ static bool give_up(struct fetch *f, ig_call *call, const char *why)
 	return false;
 }
 
-static bool on_headers(ig_call *call, void *arg, int status, const ig_header *headers, size_t count)
+static bool on_headers(ig_call *call, int status, const ig_header *headers, size_t count, void *arg)
 {
 	struct fetch *f = arg;
 	f->res.status = status;
@@ -82,15 +82,15 @@ static bool on_headers(ig_call *call, void *arg, int status, const ig_header *he
 	if (!copy_headers(f, headers, count))
 		return give_up(f, call, "the response headers do not fit in the arena");
 	if (f->stream && f->stream->on_headers)
-		return f->stream->on_headers(call, f->arg, status, headers, count);
+		return f->stream->on_headers(call, status, headers, count, f->arg);
 	return true;
 }
 
-static bool on_data(ig_call *call, void *arg, const char *data, size_t len)
+static bool on_data(ig_call *call, const char *data, size_t len, void *arg)
 {
 	struct fetch *f = arg;
 	if (f->stream)
-		return f->stream->on_data ? f->stream->on_data(call, f->arg, data, len) : true;
+		return f->stream->on_data ? f->stream->on_data(call, data, len, f->arg) : true;
 	if (len > f->max_body - f->body.len)
 		return give_up(f, call, "the response body is over max_body_bytes");
 	ig_wbuf_put(&f->body, data, len);
@@ -108,7 +108,7 @@ static void on_complete(ig_call *call, void *arg)
 	f->done(&f->res, f->arg);
 }
 
-static void on_error(ig_call *call, void *arg, enum ig_client_error error, const char *message)
+static void on_error(ig_call *call, enum ig_client_error error, const char *message, void *arg)
 {
 	struct fetch *f = arg;
 	counts(f, call);

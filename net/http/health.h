@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "ingot/http.h"
+#include "ingot/api_hooks.h"
 
 #define HTTP_HEALTH_LIVEZ 1u
 #define HTTP_HEALTH_READYZ 2u

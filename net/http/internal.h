@@ -3,7 +3,7 @@
 #ifndef NET_HTTP_INTERNAL_H
 #define NET_HTTP_INTERNAL_H
 
-#include "ingot/http.h"
+#include "ingot/api_hooks.h"
 #include "ingot/log.h"
 #include "meter.h"
 #include "parser.h"

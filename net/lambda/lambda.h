@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "kernel/runtime/config.h"
-#include "ingot/http.h"
+#include "ingot/api_hooks.h"
 
 /* The runtime's rows of the settings table (AWS_LAMBDA_RUNTIME_API). */
 extern const struct ig_settings ig_lambda_settings;

@@ -291,7 +291,7 @@ static bool cross_step(struct slot *s)
 	return false;
 }
 
-static bool d_headers(ig_call *call, void *arg, int status, const ig_header *h, size_t n)
+static bool d_headers(ig_call *call, int status, const ig_header *h, size_t n, void *arg)
 {
 	(void)call;
 	struct slot *s = arg;
@@ -318,7 +318,7 @@ static bool d_headers(ig_call *call, void *arg, int status, const ig_header *h, 
 	return true;
 }
 
-static bool d_data(ig_call *call, void *arg, const char *data, size_t len)
+static bool d_data(ig_call *call, const char *data, size_t len, void *arg)
 {
 	(void)call;
 	struct slot *s = arg;
@@ -380,7 +380,7 @@ static void d_connect(ig_call *call, void *arg)
 	abort_others_at(s, "connect");
 }
 
-static void d_error(ig_call *call, void *arg, enum ig_client_error error, const char *message)
+static void d_error(ig_call *call, enum ig_client_error error, const char *message, void *arg)
 {
 	(void)call;
 	struct slot *s = arg;
@@ -425,7 +425,7 @@ static void start_one(struct slot *s)
 		return;
 	}
 	if (ig_url_parse(s->url, strlen(s->url), &s->parsed) != 0) {
-		d_error(NULL, s, IG_CLIENT_BAD_REQUEST, "not an http:// or https:// URL");
+		d_error(NULL, IG_CLIENT_BAD_REQUEST, "not an http:// or https:// URL", s);
 		return;
 	}
 	s->body = (ig_wbuf){ .arena = &s->arena };

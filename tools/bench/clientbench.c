@@ -133,7 +133,7 @@ static void on_response(ig_response *res, void *arg)
 
 /* ---- the dispatch API: a raw handler ---- */
 
-static bool d_headers(ig_call *call, void *arg, int status, const ig_header *h, size_t n)
+static bool d_headers(ig_call *call, int status, const ig_header *h, size_t n, void *arg)
 {
 	(void)call;
 	(void)h;
@@ -142,7 +142,7 @@ static bool d_headers(ig_call *call, void *arg, int status, const ig_header *h, 
 	return true;
 }
 
-static bool d_data(ig_call *call, void *arg, const char *data, size_t len)
+static bool d_data(ig_call *call, const char *data, size_t len, void *arg)
 {
 	(void)call;
 	(void)data;
@@ -159,7 +159,7 @@ static void d_complete(ig_call *call, void *arg)
 	lane_ended(l, true);
 }
 
-static void d_error(ig_call *call, void *arg, enum ig_client_error error, const char *message)
+static void d_error(ig_call *call, enum ig_client_error error, const char *message, void *arg)
 {
 	(void)call;
 	(void)error;

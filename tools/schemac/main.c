@@ -127,6 +127,7 @@ int main(int argc, char **argv)
 	emit_banner(&m, &c, "Validators, request decoders, response encoders, the operation table and the "
 			    "router; the runtime (net/api) runs them, app/ has the handlers.");
 	out_line(&c, "#include \"api.h\"");
+	out_line(&c, "#include \"ingot/api_hooks.h\"");
 	out_line(&c, "#include \"net/api/decode.h\"");
 	out_line(&c, "#include \"net/api/format.h\"");
 	out_line(&c, "#include \"net/api/operation.h\"");

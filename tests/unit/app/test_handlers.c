@@ -47,6 +47,15 @@ static bool type_is(const char *want)
 	return v.len >= strlen(want) && memcmp(v.ptr, want, strlen(want)) == 0;
 }
 
+/* Registers an interception; one that does not register fails the test
+ * here rather than as a puzzling answer later. */
+static void icept(ig_mock_agent *m, const struct ig_mock_match *match, const struct ig_mock_reply *reply,
+		  uint32_t times)
+{
+	if (ig_mock_intercept(m, match, reply, times) < 0)
+		check_that(false, "the test's interception registers", "%s", match->path ? match->path : "");
+}
+
 static void check_core_idle(const char *name)
 {
 	check_that(core->conns.in_use == 0 && core->ctxs.in_use == 0 && core->rbufs.in_use == 0 &&
@@ -129,7 +138,7 @@ static void test_proxy_json(void)
 	CHECK(m != NULL, "the test core has a mock agent");
 	if (!m)
 		return;
-	ig_mock_intercept(m, &(struct ig_mock_match){ .method = "GET", .origin = UPSTREAM, .path = "/json" },
+	icept(m, &(struct ig_mock_match){ .method = "GET", .origin = UPSTREAM, .path = "/json" },
 			  &(struct ig_mock_reply){ .status = 200,
 						   .headers = json_type,
 						   .header_count = 1,
@@ -154,7 +163,7 @@ static void test_proxy_json(void)
 static void test_proxy_errors(void)
 {
 	ig_mock_agent *m = ig_test_mock();
-	ig_mock_intercept(m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
+	icept(m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
 			  &(struct ig_mock_reply){ .status = 503, .body = IG_STR_INIT("overloaded") }, 1);
 	get("GET", "/proxy/json");
 	CHECK_INT(r.status, 502, "/proxy/json: an upstream 503 gives 502");
@@ -162,7 +171,7 @@ static void test_proxy_errors(void)
 	check_that(body_has("\"upstream_status\":503"), "/proxy/json: the problem names the upstream status",
 		   "%.*s", (int)r.body.len, r.body.ptr);
 
-	ig_mock_intercept(
+	icept(
 		m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
 		&(struct ig_mock_reply){ .error = IG_CLIENT_CONNECT, .error_message = "connection refused" },
 		1);
@@ -170,7 +179,7 @@ static void test_proxy_errors(void)
 	CHECK(r.status == 502 && body_has("\"error\":\"connect\"") && body_has("connection refused"),
 	      "/proxy/json: a refused connection gives 502 naming it");
 
-	ig_mock_intercept(
+	icept(
 		m, &(struct ig_mock_match){ .origin = UPSTREAM, .path = "/json" },
 		&(struct ig_mock_reply){ .error = IG_CLIENT_HEADERS_TIMEOUT, .error_message = "no head" }, 1);
 	get("GET", "/proxy/json");
@@ -222,7 +231,7 @@ static void test_client_leaves(void)
 {
 	ig_mock_agent *m = ig_test_mock();
 	struct ig_mock_reply slow = { .status = 200, .body = IG_STR_INIT("{}"), .delay_ms = 20 };
-	ig_mock_intercept(m, &(struct ig_mock_match){ .path = "/json" }, &slow, 1);
+	icept(m, &(struct ig_mock_match){ .path = "/json" }, &slow, 1);
 	static struct http_inproc p;
 	static char buf[64 * 1024];
 	enum http_inproc_result result;
@@ -253,9 +262,9 @@ static void test_fanout(void)
 				    .header_count = 1,
 				    .body = { health, sizeof health - 1 },
 				    .delay_ms = 5 };
-	ig_mock_intercept(
+	icept(
 		m, &(struct ig_mock_match){ .method = "GET", .origin = UPSTREAM, .path = "/health" }, &ok, 2);
-	ig_mock_intercept(
+	icept(
 		m, &(struct ig_mock_match){ .method = "GET", .origin = UPSTREAM, .path = "/health" },
 		&(struct ig_mock_reply){ .error = IG_CLIENT_RESET, .error_message = "reset by peer" }, 1);
 	CHECK(get("GET", "/fanout?n=3"), "/fanout: a complete response");
@@ -270,7 +279,7 @@ static void test_fanout(void)
 	check_that(ig_mock_assert_all_used(m, msg, sizeof msg), "/fanout: every interception used", "%s",
 		   msg);
 
-	ig_mock_intercept(m, &(struct ig_mock_match){ .path = "/health" }, &ok, IG_MOCK_PERSIST);
+	icept(m, &(struct ig_mock_match){ .path = "/health" }, &ok, IG_MOCK_PERSIST);
 	get("GET", "/fanout?n=10");
 	check_that(r.status == 200 && body_has("\"requested\":10") && body_has("\"succeeded\":10"),
 		   "/fanout?n=10: all ten succeed", "%.*s", (int)r.body.len, r.body.ptr);

@@ -1,4 +1,4 @@
-/* A stand-in for the runtime behind include/ingot/http.h, so the generated
+/* A stand-in for the runtime behind include/ingot/http.h and api_hooks.h, so the generated
  * router, decoders and encoders can be tested without sockets (with the
  * real net/api runtime): main takes one request per argument, "METHOD
  * TARGET[ ~ Name: value]...[ ~ body TEXT]", routes each, runs a pending handler's timer at once, and prints

@@ -104,9 +104,14 @@ static struct ig_mock_match at(const char *method, const char *origin, const cha
 	return (struct ig_mock_match){ .method = method, .origin = origin, .path = path };
 }
 
+/* Registers an interception; one that does not register fails the test
+ * here rather than as a puzzling reply later. */
 static int icept(ig_mock_agent *m, struct ig_mock_match match, struct ig_mock_reply rep, uint32_t times)
 {
-	return ig_mock_intercept(m, &match, &rep, times);
+	int i = ig_mock_intercept(m, &match, &rep, times);
+	if (i < 0)
+		check_that(false, "mock: the test's interception registers", "%s", match.path ? match.path : "");
+	return i;
 }
 
 static struct ig_retry_opts quick_retries(void)
@@ -122,9 +127,9 @@ static void test_fetch_exact(ig_arena *a)
 	struct ig_mock_reply rep = reply(200, "{\"a\":[1,2,3]}");
 	rep.headers = json_type;
 	rep.header_count = 2;
-	ig_mock_intercept(
-		m, &(struct ig_mock_match){ .method = "GET", .origin = "http://api.test", .path = "/json" },
-		&rep, 1);
+	CHECK(ig_mock_intercept(m, &(struct ig_mock_match){ .method = "GET", .origin = "http://api.test", .path = "/json" },
+				&rep, 1) == 0,
+	      "mock: the first interception is number 0");
 	struct result r;
 	fetch(ig_mock_dispatcher(m), a, &(ig_fetch_opts){ .url = "http://api.test:80/json" }, &r);
 	CHECK_INT(r.calls, 1, "fetch: done runs once");
@@ -151,7 +156,7 @@ static void test_fetch_limits(ig_arena *a)
 	ig_mock_agent *m = ig_mock_agent_new(&loop, NULL);
 	struct ig_mock_reply big = reply(200, "0123456789");
 	big.chunk_size = 3;
-	ig_mock_intercept(m, &(struct ig_mock_match){ .path = "/big" }, &big, IG_MOCK_PERSIST);
+	icept(m, (struct ig_mock_match){ .path = "/big" }, big, IG_MOCK_PERSIST);
 	struct result r;
 	fetch(ig_mock_dispatcher(m), a, &(ig_fetch_opts){ .url = "http://api.test/big", .max_body_bytes = 4 },
 	      &r);
@@ -530,7 +535,7 @@ static void raw_connect(ig_call *call, void *arg)
 	((struct raw *)arg)->connects++;
 }
 
-static bool raw_headers(ig_call *call, void *arg, int status, const ig_header *h, size_t n)
+static bool raw_headers(ig_call *call, int status, const ig_header *h, size_t n, void *arg)
 {
 	(void)call;
 	(void)h;
@@ -539,7 +544,7 @@ static bool raw_headers(ig_call *call, void *arg, int status, const ig_header *h
 	return true;
 }
 
-static bool raw_data(ig_call *call, void *arg, const char *data, size_t len)
+static bool raw_data(ig_call *call, const char *data, size_t len, void *arg)
 {
 	(void)call;
 	(void)data;
@@ -560,7 +565,7 @@ static void raw_complete(ig_call *call, void *arg)
 	raw_end(arg, call);
 }
 
-static void raw_error(ig_call *call, void *arg, enum ig_client_error e, const char *message)
+static void raw_error(ig_call *call, enum ig_client_error e, const char *message, void *arg)
 {
 	(void)e;
 	(void)message;
@@ -644,8 +649,8 @@ static void test_mock_net(ig_arena *a)
 	icept(net, at(NULL, NULL, "/real"), reply(200, "from the network"), IG_MOCK_PERSIST);
 	ig_mock_agent *m2 = ig_mock_agent_new(&loop, ig_mock_dispatcher(net));
 	static const ig_header key[] = { { IG_STR_INIT("x-api-key"), IG_STR_INIT("k1") } };
-	ig_mock_intercept(m2, &(struct ig_mock_match){ .path = "/real", .headers = key, .header_count = 1 },
-			  &(struct ig_mock_reply){ .status = 200, .body = IG_STR_INIT("mocked") }, 1);
+	icept(m2, (struct ig_mock_match){ .path = "/real", .headers = key, .header_count = 1 },
+	      (struct ig_mock_reply){ .status = 200, .body = IG_STR_INIT("mocked") }, 1);
 	fetch(ig_mock_dispatcher(m2), a,
 	      &(ig_fetch_opts){ .url = "http://api.test/real", .headers = key, .header_count = 1 }, &r);
 	CHECK(body_is(&r.res, "mocked"), "mock: a header matcher picks the interception");
@@ -653,16 +658,15 @@ static void test_mock_net(ig_arena *a)
 	CHECK(body_is(&r.res, "from the network"),
 	      "mock: unmatched goes to the real dispatcher when allowed");
 	ig_mock_disable_net_connect(m2);
-	ig_mock_enable_net_connect(m2, "http://api.test:80");
+	CHECK_INT(ig_mock_enable_net_connect(m2, "http://api.test:80"), 0, "mock: enable_net_connect takes an origin");
 	fetch(ig_mock_dispatcher(m2), a, GET("http://api.test/real"), &r);
 	CHECK(body_is(&r.res, "from the network"), "mock: enable_net_connect for one origin lets it through");
 	fetch(ig_mock_dispatcher(m2), a, GET("http://other.test/real"), &r);
 	CHECK_INT(r.res.error, IG_CLIENT_NET_FORBIDDEN, "mock: ...and no other");
 
 	icept(m, at("GET", "http://api.test", "/used"), reply(200, ""), 1);
-	ig_mock_intercept(
-		m, &(struct ig_mock_match){ .method = "DELETE", .path = "/items/", .path_prefix = true },
-		&(struct ig_mock_reply){ .status = 204 }, 2);
+	icept(m, (struct ig_mock_match){ .method = "DELETE", .path = "/items/", .path_prefix = true },
+	      (struct ig_mock_reply){ .status = 204 }, 2);
 	icept(m, at(NULL, NULL, "/always"), reply(200, ""), IG_MOCK_PERSIST);
 	fetch(ig_mock_dispatcher(m), a, GET("http://api.test/used"), &r);
 	fetch(ig_mock_dispatcher(m), a,
@@ -722,7 +726,7 @@ static void resume_later(struct ig_timer *t)
 	ig_call_resume(st.call);
 }
 
-static bool st_headers(ig_call *call, void *arg, int status, const ig_header *h, size_t n)
+static bool st_headers(ig_call *call, int status, const ig_header *h, size_t n, void *arg)
 {
 	(void)arg;
 	(void)h;
@@ -732,7 +736,7 @@ static bool st_headers(ig_call *call, void *arg, int status, const ig_header *h,
 	return status == 200;
 }
 
-static bool st_data(ig_call *call, void *arg, const char *data, size_t len)
+static bool st_data(ig_call *call, const char *data, size_t len, void *arg)
 {
 	(void)arg;
 	if (st.waiting)
@@ -837,7 +841,7 @@ static void test_abort_during_inner_dispatch(ig_arena *a)
 
 static int headers_seen;
 
-static bool count_headers(ig_call *call, void *arg, int status, const ig_header *h, size_t n)
+static bool count_headers(ig_call *call, int status, const ig_header *h, size_t n, void *arg)
 {
 	(void)call, (void)arg, (void)status, (void)h, (void)n;
 	headers_seen++;
@@ -887,7 +891,7 @@ static void count_complete(ig_call *call, void *arg)
 		loop.running = false;
 }
 
-static void count_error(ig_call *call, void *arg, enum ig_client_error error, const char *message)
+static void count_error(ig_call *call, enum ig_client_error error, const char *message, void *arg)
 {
 	(void)call, (void)arg, (void)error, (void)message;
 	released_errors++;

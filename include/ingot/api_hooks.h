@@ -1,0 +1,76 @@
+/* The hooks of the exchange that only generated code calls: schemac's
+ * api.c (its router, decoders and encoders) and the typed-API runtime
+ * under it (net/api). A handler never includes this: what it calls is in
+ * include/ingot/http.h. The contracts of http.h's conventions hold here
+ * too (a live ctx on its own core, before ig_finish). */
+#ifndef INGOT_API_HOOKS_H
+#define INGOT_API_HOOKS_H
+
+#include "ingot/http.h"
+
+/* ---- the router ---- */
+
+/* Names the path template that matched: index into ig_app.routes, before
+ * the method is chosen, so that metrics and logs carry the template, never
+ * the raw path (ig_route_template). An index at or past route_count is
+ * ignored. */
+IG_NONNULL(1) void ig_set_route(ig_ctx *ctx, uint32_t index);
+
+/* ---- decoders: rejecting a request before any handler ---- */
+
+/* Collects a validation error for the 400 answer: in ("query", "path",
+ * "header", "cookie"; NULL or "body" for the body) with name_or_pointer
+ * (a parameter's name, or the body's JSON pointer), the failed keyword and
+ * a message. All four strings are copied. The first 20 are kept, later ones
+ * dropped. */
+IG_NONNULL(1, 3, 4, 5)
+void ig_error_add(ig_ctx *ctx, const char *in, const char *name_or_pointer, const char *keyword,
+		  const char *message);
+/* Whether ig_error_add has collected any. */
+IG_NONNULL(1) bool ig_has_errors(const ig_ctx *ctx);
+/* Answers 400 problem+json with detail (copied) and the collected errors
+ * as its "errors" array, and FINISHES the exchange as ig_respond_problem
+ * does. */
+IG_NONNULL(1, 2) void ig_respond_errors(ig_ctx *ctx, const char *detail);
+/* Counts a request the decoder rejected with status: 400 in
+ * ingot_validation_failures_total by route, any other (415, 500) in
+ * ingot_http_errors_total. Call once, before answering it. */
+IG_NONNULL(1) void ig_count_rejected(ig_ctx *ctx, int status);
+
+/* ---- encoders ---- */
+
+/* Turns the operation's out struct into the body (ig_body) for status.
+ * Runs inside ig_finish, on the exchange's core, once; out is what
+ * ig_set_encoder was given. */
+typedef void ig_encode_fn(ig_ctx *ctx, int status, const void *out);
+/* Registers how ig_finish turns out into the body; out (in the request's
+ * arena, usually) must stay valid until ig_finish. A later call replaces
+ * the encoder; ig_respond_problem and ig_respond_errors drop it. */
+IG_NONNULL(1) void ig_set_encoder(ig_ctx *ctx, ig_encode_fn *encode, const void *out);
+/* Changes the status to send. ig_finish sets the status it is given and
+ * then runs the encoder, so this matters only when called from an encoder;
+ * the generated encoders do not call it (a response that breaks its schema
+ * is answered 500 by the generated code in the response-check build). */
+IG_NONNULL(1) void ig_set_status(ig_ctx *ctx, int status);
+
+/* ---- the app, as the generated code hands it to the runtime ----
+ * The generated api.c defines one, `const struct ig_app ig_api_app`, in
+ * static storage: the runtime keeps the pointer for the life of the
+ * process. */
+struct ig_app {
+	const char *name, *version;
+	void (*route)(ig_ctx *ctx); /* match, decode, call, or answer an error */
+	const char *const *routes;  /* the document's path templates */
+	uint32_t route_count;
+	const char *openapi_json;
+	size_t openapi_len;
+};
+
+/* The program's entry (net/api/main.c calls it with ig_api_app): parses
+ * the settings from argv and the environment, starts a loop per core and
+ * serves until SIGTERM/SIGINT has drained. On the process's main thread,
+ * once. Returns: the process exit code (2: bad configuration; see the
+ * README's table). */
+IG_NONNULL(2, 3) int ig_main(int argc, char **argv, const struct ig_app *app);
+
+#endif
