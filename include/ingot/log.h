@@ -1,7 +1,11 @@
-/* Structured logs: one JSON object per line on stdout, written with one
- * write(2) per line (a short write is continued) so lines from different
- * cores never interleave. A line is built on the caller's stack
- * (struct ig_logline) and needs no allocation; any thread may log. */
+/* Structured logs: one JSON object per line on stdout, whole lines only,
+ * so lines from different cores never interleave. A line is built on the
+ * caller's stack (struct ig_logline) and needs no allocation; any thread
+ * may log. Once a server runs, a line goes through its thread's buffer to
+ * a writer thread, so a slow reader of stdout never blocks a loop: lines
+ * that do not fit are dropped and counted (errors and warnings are kept
+ * before the rest). One thread's lines keep their order; across threads,
+ * "ts" orders them. */
 #ifndef INGOT_LOG_H
 #define INGOT_LOG_H
 
@@ -22,6 +26,8 @@ struct ig_logline {
 	char buf[2048];
 	size_t len;
 	bool truncated;
+	unsigned char level; /* enum ig_log_level */
+	uint64_t ts_ns;      /* when begun (realtime): the writer's order */
 };
 
 /* Starts a line at level with "ts", "level" and "msg" (msg copied,
@@ -35,8 +41,8 @@ IG_MUST_USE IG_NONNULL(1, 3) bool ig_log_begin(struct ig_logline *l, enum ig_log
 IG_NONNULL(1, 2) void ig_log_str(struct ig_logline *l, const char *key, const char *v, size_t n);
 IG_NONNULL(1, 2, 3) void ig_log_cstr(struct ig_logline *l, const char *key, const char *v);
 IG_NONNULL(1, 2) void ig_log_int(struct ig_logline *l, const char *key, int64_t v);
-/* Closes the line and writes it to stdout; l may then be begun again.
- * A write that fails drops the line. */
+/* Closes the line and sends it to stdout; l may then be begun again.
+ * A write that fails, or a full buffer, drops the line. */
 IG_NONNULL(1) void ig_log_end(struct ig_logline *l);
 
 /* A line with only msg at level, if level passes the threshold. */

@@ -2,6 +2,7 @@
  * installing is a few sigaction calls, and a thread's stack is address
  * space only. */
 #include "fatal.h"
+#include "kernel/runtime/log_ring.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -41,7 +42,10 @@ __attribute__((cold)) static void on_fatal(int signo, siginfo_t *info, void *con
 		const void *running = ig_fatal_running;
 		if (running && describe_running)
 			describe_running(running, &line);
-		ig_log_end(&line);
+		/* Not through the thread's ring: the signal may have come in
+		   the middle of a push, and the process ends before the
+		   writer thread would get to it. */
+		ig_log_end_direct(&line);
 	}
 	/* Hand the signal back to what had it: pending while this handler
 	   runs, it is delivered when the handler returns (a fault, returning,

@@ -5,6 +5,7 @@
  * before the runtime exists, and a failure must still reach the console. */
 #include "vm.h"
 #include "ingot/log.h"
+#include "kernel/runtime/log_ring.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -450,6 +451,7 @@ _Noreturn void ig_vm_poweroff(int status)
 		ig_log_cstr(&l, "by", by_reboot ? "reboot" : "poweroff");
 		ig_log_end(&l);
 	}
+	ig_log_ring_flush(2000); /* the console's last lines, before the machine goes */
 	sync();
 	reboot(by_reboot ? RB_AUTOBOOT : RB_POWER_OFF);
 	/* Only a missing privilege gets here; exiting PID 1 panics the kernel,

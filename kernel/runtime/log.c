@@ -2,6 +2,7 @@
  * msg, then the caller's fields. Fields that do not fit are dropped and the
  * line is marked "truncated":true rather than split. */
 #include "ingot/log.h"
+#include "log_ring.h"
 #include "json.h"
 #include "ingot/base.h"
 #include "clock.h"
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 int ig_log_threshold = IG_LOG_INFO;
+
+_Atomic(ig_log_queue_fn *) ig_log_queue;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
@@ -48,8 +51,10 @@ bool ig_log_begin(struct ig_logline *l, enum ig_log_level level, const char *msg
 		return false;
 	l->len = 0;
 	l->truncated = false;
+	l->level = (unsigned char)level;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
+	l->ts_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	char t[32];
 	size_t n = ig_format_utc(t, ts.tv_sec);
 	t[n++] = '.';
@@ -87,12 +92,16 @@ void ig_log_int(struct ig_logline *l, const char *key, int64_t v)
 	put(l, d, ig_fmt_i64(d, v));
 }
 
-void ig_log_end(struct ig_logline *l)
+static void close_line(struct ig_logline *l)
 {
 	if (l->truncated)
 		put(l, ",\"truncated\":true", 17);
 	l->buf[l->len++] = '}';
 	l->buf[l->len++] = '\n';
+}
+
+static void write_line(const struct ig_logline *l)
+{
 	/* stdout may be a pipe a supervisor reads; a short write is retried. */
 	for (size_t off = 0; off < l->len;) {
 		ssize_t w = write(1, l->buf + off, l->len - off);
@@ -100,6 +109,20 @@ void ig_log_end(struct ig_logline *l)
 			break;
 		off += (size_t)w;
 	}
+}
+
+void ig_log_end(struct ig_logline *l)
+{
+	close_line(l);
+	ig_log_queue_fn *queue = atomic_load_explicit(&ig_log_queue, memory_order_relaxed);
+	if (!queue || !queue(l))
+		write_line(l);
+}
+
+void ig_log_end_direct(struct ig_logline *l)
+{
+	close_line(l);
+	write_line(l);
 }
 
 void ig_log_msg(enum ig_log_level level, const char *msg)

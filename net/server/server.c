@@ -7,6 +7,7 @@
 #include "server.h"
 #include "kernel/process/cores.h"
 #include "ingot/log.h"
+#include "kernel/runtime/log_ring.h"
 #include "kernel/process/process.h"
 #include "net/metrics/metrics.h"
 #include "net/stack.h"
@@ -162,6 +163,12 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	   serves from here: ready, without waiting for the other threads. */
 	ig_http_health_set_listening();
 	log_listening(app, ncpus, quota, nofile, t0_us);
+	/* From here no loop writes stdout itself: a reader that stops reading
+	   must not stop the loops (nor the signalfd on this one). One loop on
+	   its own stack (lwIP, the unikernel's serial console) keeps writing
+	   directly: it has no other thread to hand lines to. */
+	if (!ig_net_stack->one_loop)
+		ig_log_ring_enable();
 
 	ig_loop_run(&core0->loop);
 	ig_server_stop_accepting(core0);
@@ -171,6 +178,9 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	for (int i = 1; i < n; i++)
 		pthread_join(threads[i], NULL);
 	ig_server_log_stopped();
+	/* The "stopped" line is what supervisors and tests wait for; a reader
+	   that does not read gets a bounded wait, not a stuck exit. */
+	ig_log_ring_flush(2000);
 	munmap(table, table_bytes);
 	return 0;
 }

@@ -5,6 +5,7 @@
  * are written whole, zeros included. */
 #include "server.h"
 #include "ingot/http.h"
+#include "kernel/runtime/log_ring.h"
 
 #include <stdio.h>
 
@@ -144,6 +145,8 @@ static void write_server(struct ig_expo *e, void *arg)
 		      offsetof(struct http_series, response_size), &ig_size_bounds);
 	write_connections(e);
 	write_errors(e);
+	counter(e, "ingot_log_lines_dropped_total", "counter",
+		"Log lines dropped because stdout was not read fast enough.", (double)ig_log_ring_dropped());
 }
 
 struct ig_metrics_source ig_server_metrics_source = { write_server, NULL, NULL };

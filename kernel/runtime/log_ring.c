@@ -1,0 +1,289 @@
+/* The log rings (log_ring.h): one single-producer ring per thread that
+ * logs, mapped on its first line, and one writer thread, started with the
+ * first queued line, that merges the rings by timestamp into blocking
+ * write(2)s to stdout. Only the writer ever waits for the reader. */
+#include "log_ring.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* futex(2)'s operations (musl has no linux/futex.h). */
+#define FUTEX_WAIT_PRIVATE 128
+#define FUTEX_WAKE_PRIVATE 129
+
+#define RING_BYTES (64 * 1024)
+/* Info and debug lines leave this much free, so that errors and warnings
+   still fit when a blocked reader has filled the rest. */
+#define RING_RESERVE (RING_BYTES / 4)
+#define MAX_RINGS 64
+#define OUT_BYTES (64 * 1024)
+
+struct record {
+	uint32_t len;
+	uint32_t pad;
+	uint64_t ts_ns;
+};
+
+struct ring {
+	_Alignas(64) _Atomic uint64_t tail; /* the producer's: bytes ever pushed */
+	_Atomic uint64_t dropped;           /* the producer's; the writer reads it */
+	_Alignas(64) _Atomic uint64_t head; /* the writer's: bytes ever taken */
+	_Alignas(64) char data[RING_BYTES];
+};
+
+static _Atomic(struct ring *) rings[MAX_RINGS];
+static _Atomic int ring_count;
+
+enum { WRITER_NONE, WRITER_STARTING, WRITER_RUNNING, WRITER_FAILED };
+static _Atomic int writer_state;
+/* 1 while the writer waits for lines (a futex word): a producer that sees
+   it clears it and wakes the writer, so a busy writer costs no wake. */
+static _Atomic int writer_idle;
+static _Atomic int flush_asked;
+static _Atomic int flushed; /* a futex word too */
+
+static _Thread_local struct ring *mine;
+static _Thread_local bool direct; /* the writer, or no ring to be had */
+
+static void futex_wait(_Atomic int *word, int value, const struct timespec *timeout)
+{
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, timeout, NULL, 0);
+}
+
+static void futex_wake(_Atomic int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void copy_in(struct ring *r, uint64_t at, const void *src, size_t n)
+{
+	size_t off = (size_t)(at % RING_BYTES), first = RING_BYTES - off < n ? RING_BYTES - off : n;
+	memcpy(r->data + off, src, first);
+	memcpy(r->data, (const char *)src + first, n - first);
+}
+
+static void copy_out(const struct ring *r, uint64_t at, void *dst, size_t n)
+{
+	size_t off = (size_t)(at % RING_BYTES), first = RING_BYTES - off < n ? RING_BYTES - off : n;
+	memcpy(dst, r->data + off, first);
+	memcpy((char *)dst + first, r->data, n - first);
+}
+
+static size_t record_bytes(size_t len)
+{
+	return (sizeof(struct record) + len + 7) & ~(size_t)7;
+}
+
+static void wake_writer(void)
+{
+	/* Orders the push before the look at writer_idle; the writer orders
+	   its store of writer_idle before its last look at the rings. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&writer_idle, memory_order_relaxed) && atomic_exchange(&writer_idle, 0))
+		futex_wake(&writer_idle);
+}
+
+/* The oldest line over all rings: its ring, or NULL when all are empty. */
+static struct ring *oldest(struct record *rec)
+{
+	struct ring *best = NULL;
+	int n = atomic_load_explicit(&ring_count, memory_order_acquire);
+	for (int i = 0; i < n && i < MAX_RINGS; i++) {
+		struct ring *r = atomic_load_explicit(&rings[i], memory_order_acquire);
+		if (!r)
+			continue;
+		uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+		if (atomic_load_explicit(&r->tail, memory_order_acquire) == head)
+			continue;
+		struct record h;
+		copy_out(r, head, &h, sizeof h);
+		if (!best || h.ts_ns < rec->ts_ns) {
+			best = r;
+			*rec = h;
+		}
+	}
+	return best;
+}
+
+/* Takes whole lines, oldest first, into out; returns the bytes taken. */
+static size_t gather(char *out, size_t cap)
+{
+	size_t n = 0;
+	struct record rec;
+	struct ring *r;
+	while ((r = oldest(&rec)) && n + rec.len <= cap) {
+		uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+		copy_out(r, head + sizeof rec, out + n, rec.len);
+		n += rec.len;
+		atomic_store_explicit(&r->head, head + record_bytes(rec.len), memory_order_release);
+	}
+	return n;
+}
+
+static void write_all(const char *p, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(1, p + off, n - off);
+		if (w <= 0)
+			return; /* stdout closed or failing: the lines are lost */
+		off += (size_t)w;
+	}
+}
+
+/* Once output flows again: one line with what was dropped since the last. */
+static void report_dropped(uint64_t *reported)
+{
+	uint64_t total = ig_log_ring_dropped();
+	if (total == *reported)
+		return;
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_WARN, "log lines dropped")) {
+		ig_log_int(&l, "dropped", (int64_t)(total - *reported));
+		ig_log_int(&l, "total", (int64_t)total);
+		ig_log_end_direct(&l);
+	}
+	*reported = total;
+}
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	direct = true;
+	static char out[OUT_BYTES];
+	uint64_t reported = 0;
+	for (;;) {
+		size_t n = gather(out, sizeof out);
+		if (n) {
+			write_all(out, n);
+			report_dropped(&reported);
+			continue;
+		}
+		atomic_store(&writer_idle, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+		struct record rec;
+		if (oldest(&rec)) {
+			atomic_store(&writer_idle, 0);
+			continue;
+		}
+		if (atomic_load(&flush_asked) && !atomic_load(&flushed)) {
+			atomic_store(&flushed, 1);
+			futex_wake(&flushed);
+		}
+		futex_wait(&writer_idle, 1, NULL);
+	}
+	return NULL;
+}
+
+static void start_writer(void)
+{
+	int none = WRITER_NONE;
+	if (!atomic_compare_exchange_strong(&writer_state, &none, WRITER_STARTING))
+		return;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	/* Signals belong to the loops' signalfd: the writer takes none. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_t t;
+	int rc = pthread_create(&t, &attr, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc == 0)
+		pthread_detach(t);
+	atomic_store(&writer_state, rc == 0 ? WRITER_RUNNING : WRITER_FAILED);
+}
+
+static struct ring *attach(void)
+{
+	start_writer();
+	if (atomic_load(&writer_state) == WRITER_FAILED)
+		return NULL;
+	int i = atomic_fetch_add(&ring_count, 1);
+	if (i >= MAX_RINGS)
+		return NULL;
+	/* Address space only: a page is touched when a line first reaches it. */
+	struct ring *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	atomic_store_explicit(&rings[i], r, memory_order_release);
+	return r;
+}
+
+static bool queue(const struct ig_logline *l)
+{
+	struct ring *r = mine;
+	if (!r) {
+		if (direct || atomic_load(&writer_state) == WRITER_FAILED)
+			return false;
+		if (!(r = mine = attach())) {
+			direct = true;
+			return false;
+		}
+	}
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t used = tail - atomic_load_explicit(&r->head, memory_order_acquire);
+	size_t need = record_bytes(l->len) + (l->level <= IG_LOG_WARN ? 0 : RING_RESERVE);
+	if (used + need > RING_BYTES) {
+		atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		return true;
+	}
+	struct record rec = { .len = (uint32_t)l->len, .ts_ns = l->ts_ns };
+	copy_in(r, tail, &rec, sizeof rec);
+	copy_in(r, tail + sizeof rec, l->buf, l->len);
+	atomic_store_explicit(&r->tail, tail + record_bytes(l->len), memory_order_release);
+	wake_writer();
+	return true;
+}
+
+void ig_log_ring_enable(void)
+{
+	atomic_store(&ig_log_queue, queue);
+}
+
+void ig_log_ring_flush(int deadline_ms)
+{
+	if (atomic_load(&writer_state) != WRITER_RUNNING)
+		return;
+	struct timespec now, end;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += deadline_ms / 1000;
+	end.tv_nsec += (long)(deadline_ms % 1000) * 1000000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	atomic_store(&flushed, 0);
+	atomic_store(&flush_asked, 1);
+	wake_writer();
+	while (!atomic_load(&flushed)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		struct timespec left = { end.tv_sec - now.tv_sec, end.tv_nsec - now.tv_nsec };
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000;
+		}
+		if (left.tv_sec < 0)
+			return;
+		futex_wait(&flushed, 0, &left);
+	}
+}
+
+uint64_t ig_log_ring_dropped(void)
+{
+	uint64_t sum = 0;
+	int n = atomic_load_explicit(&ring_count, memory_order_acquire);
+	for (int i = 0; i < n && i < MAX_RINGS; i++) {
+		struct ring *r = atomic_load_explicit(&rings[i], memory_order_acquire);
+		if (r)
+			sum += atomic_load_explicit(&r->dropped, memory_order_relaxed);
+	}
+	return sum;
+}
