@@ -114,7 +114,7 @@ static void write_line(const struct ig_logline *l)
 void ig_log_end(struct ig_logline *l)
 {
 	close_line(l);
-	ig_log_queue_fn *queue = atomic_load_explicit(&ig_log_queue, memory_order_relaxed);
+	ig_log_queue_fn *queue = atomic_load_explicit(&ig_log_queue, memory_order_acquire);
 	if (!queue || !queue(l))
 		write_line(l);
 }

@@ -5,6 +5,7 @@
 #include "log_ring.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,6 +33,7 @@ struct record {
 struct ring {
 	_Alignas(64) _Atomic uint64_t tail; /* the producer's: bytes ever pushed */
 	_Atomic uint64_t dropped;           /* the producer's; the writer reads it */
+	uint64_t stalled_at;                /* the producer's: see make_room */
 	_Alignas(64) _Atomic uint64_t head; /* the writer's: bytes ever taken */
 	_Alignas(64) char data[RING_BYTES];
 };
@@ -44,8 +46,14 @@ static _Atomic int writer_state;
 /* 1 while the writer waits for lines (a futex word): a producer that sees
    it clears it and wakes the writer, so a busy writer costs no wake. */
 static _Atomic int writer_idle;
+/* Counts the writer's batches: a full ring that sees it stand still
+   waits on the reader, not on the CPU. */
+static _Atomic uint64_t writer_batches;
 static _Atomic int flush_asked;
 static _Atomic int flushed; /* a futex word too */
+
+static cpu_set_t writer_cpus;
+static bool writer_cpus_set;
 
 static _Thread_local struct ring *mine;
 static _Thread_local bool direct; /* the writer, or no ring to be had */
@@ -164,6 +172,7 @@ static void *writer_main(void *arg)
 		size_t n = gather(out, OUT_BYTES);
 		if (n) {
 			write_all(out, n);
+			atomic_fetch_add_explicit(&writer_batches, 1, memory_order_relaxed);
 			report_dropped(&reported);
 			continue;
 		}
@@ -199,8 +208,11 @@ static void start_writer(void)
 	int rc = pthread_create(&t, &attr, writer_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	if (rc == 0)
+	if (rc == 0) {
+		if (writer_cpus_set) /* failure is harmless: it runs where it was made */
+			pthread_setaffinity_np(t, sizeof writer_cpus, &writer_cpus);
 		pthread_detach(t);
+	}
 	atomic_store(&writer_state, rc == 0 ? WRITER_RUNNING : WRITER_FAILED);
 }
 
@@ -216,8 +228,36 @@ static struct ring *attach(void)
 	struct ring *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (r == MAP_FAILED)
 		return NULL;
+	r->stalled_at = UINT64_MAX;
 	atomic_store_explicit(&rings[i], r, memory_order_release);
 	return r;
+}
+
+/* A full ring is one the writer has not had the CPU to drain (it shares
+ * a core with this loop, or waits to be scheduled), or one that waits on
+ * the reader. The loop yields the writer the core while that drains the
+ * ring; once a yield shows no progress, the reader is the cause, and the
+ * ring's lines drop at once until the writer finishes another batch: a
+ * blocked stdout costs a loop one sched_yield per batch, not per line. */
+static bool make_room(struct ring *r, uint64_t tail, size_t need)
+{
+	uint64_t batches = atomic_load_explicit(&writer_batches, memory_order_relaxed);
+	if (batches == r->stalled_at)
+		return false;
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	for (int i = 0; i < 32; i++) {
+		wake_writer();
+		sched_yield();
+		uint64_t now = atomic_load_explicit(&r->head, memory_order_acquire);
+		if (tail - now + need <= RING_BYTES)
+			return true;
+		if (now == head && atomic_load_explicit(&writer_batches, memory_order_relaxed) == batches)
+			break;
+		head = now;
+		batches = atomic_load_explicit(&writer_batches, memory_order_relaxed);
+	}
+	r->stalled_at = batches;
+	return false;
 }
 
 static bool queue(const struct ig_logline *l)
@@ -234,7 +274,7 @@ static bool queue(const struct ig_logline *l)
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint64_t used = tail - atomic_load_explicit(&r->head, memory_order_acquire);
 	size_t need = record_bytes(l->len) + (l->level <= IG_LOG_WARN ? 0 : RING_RESERVE);
-	if (used + need > RING_BYTES) {
+	if (used + need > RING_BYTES && !make_room(r, tail, need)) {
 		atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
 				      memory_order_relaxed);
 		return true;
@@ -247,8 +287,13 @@ static bool queue(const struct ig_logline *l)
 	return true;
 }
 
-void ig_log_ring_enable(void)
+void ig_log_ring_enable(const int *cpus, int ncpus)
 {
+	CPU_ZERO(&writer_cpus);
+	for (int i = 0; i < ncpus; i++)
+		if (cpus[i] >= 0 && cpus[i] < CPU_SETSIZE)
+			CPU_SET(cpus[i], &writer_cpus);
+	writer_cpus_set = CPU_COUNT(&writer_cpus) > 0;
 	atomic_store(&ig_log_queue, queue);
 }
 

@@ -21,8 +21,11 @@ extern _Atomic(ig_log_queue_fn *) ig_log_queue;
 IG_NONNULL(1) void ig_log_end_direct(struct ig_logline *l);
 
 /* From now on, lines go through the rings. The writer thread starts with
- * the first line queued, and a ring is mapped on a thread's first line. */
-void ig_log_ring_enable(void);
+ * the first line queued, and a ring is mapped on a thread's first line.
+ * The writer may run on any of cpus[0..ncpus) (the process's, before the
+ * loops pinned themselves), so that it does not share the one core of the
+ * loop that happened to start it; with ncpus 0 it keeps its creator's. */
+void ig_log_ring_enable(const int *cpus, int ncpus);
 
 /* Waits until what was queued before the call is written, at most
  * deadline_ms (a reader that does not read cannot hold the exit). */

@@ -168,7 +168,7 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	   its own stack (lwIP, the unikernel's serial console) keeps writing
 	   directly: it has no other thread to hand lines to. */
 	if (!ig_net_stack->one_loop)
-		ig_log_ring_enable();
+		ig_log_ring_enable(cpus, ncpus);
 
 	ig_loop_run(&core0->loop);
 	ig_server_stop_accepting(core0);
