@@ -184,6 +184,13 @@ static void *writer_main(void *arg)
 			continue;
 		}
 		if (atomic_load(&flush_asked) && !atomic_load(&flushed)) {
+			/* Again, after seeing the request: what was queued
+			   before it is visible from here, even if the look
+			   above came too early. */
+			if (oldest(&rec)) {
+				atomic_store(&writer_idle, 0);
+				continue;
+			}
 			atomic_store(&flushed, 1);
 			futex_wake(&flushed);
 		}
