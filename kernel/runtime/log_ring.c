@@ -4,6 +4,7 @@
  * write(2)s to stdout. Only the writer ever waits for the reader. */
 #include "log_ring.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,7 +23,15 @@
    still fit when a blocked reader has filled the rest. */
 #define RING_RESERVE (RING_BYTES / 4)
 #define MAX_RINGS 64
-#define OUT_BYTES (64 * 1024)
+/* How long the writer waits for more lines once woken: a line's delay at
+   most, and well under what fills a ring (48 KiB of info lines take a
+   loop a few milliseconds at the least). */
+#define LINGER_NS 1000000
+/* A batch is at most what a pipe writes atomically, so that a line written
+   directly meanwhile (the fatal-signal line) lands between two lines, not
+   inside one. A line is at most 2 KiB (struct ig_logline), so one fits. */
+#define OUT_BYTES PIPE_BUF
+_Static_assert(sizeof(((struct ig_logline *)0)->buf) <= OUT_BYTES, "a line fits in one batch");
 
 struct record {
 	uint32_t len;
@@ -43,12 +52,17 @@ static _Atomic int ring_count;
 
 enum { WRITER_NONE, WRITER_STARTING, WRITER_RUNNING, WRITER_FAILED };
 static _Atomic int writer_state;
-/* 1 while the writer waits for lines (a futex word): a producer that sees
-   it clears it and wakes the writer, so a busy writer costs no wake. */
+/* The writer's state (a futex word): busy (a producer wakes nobody),
+   asleep with the rings empty (the next line wakes it), or lingering
+   after a wake to let more lines come (a ring a quarter full cuts it
+   short). */
+enum { WRITER_BUSY, WRITER_ASLEEP, WRITER_LINGERING };
 static _Atomic int writer_idle;
 /* Counts the writer's batches: a full ring that sees it stand still
    waits on the reader, not on the CPU. */
 static _Atomic uint64_t writer_batches;
+/* 1 while the writer is in write(2), where a reader can hold it. */
+static _Atomic int writer_writing;
 static _Atomic int flush_asked;
 static _Atomic int flushed; /* a futex word too */
 
@@ -87,12 +101,15 @@ static size_t record_bytes(size_t len)
 	return (sizeof(struct record) + len + 7) & ~(size_t)7;
 }
 
-static void wake_writer(void)
+/* Wakes the writer when it sleeps, and when it lingers if `hurry`. */
+static void wake_writer(bool hurry)
 {
 	/* Orders the push before the look at writer_idle; the writer orders
 	   its store of writer_idle before its last look at the rings. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&writer_idle, memory_order_relaxed) && atomic_exchange(&writer_idle, 0))
+	int st = atomic_load_explicit(&writer_idle, memory_order_relaxed);
+	if ((st == WRITER_ASLEEP || (st == WRITER_LINGERING && hurry)) &&
+	    atomic_compare_exchange_strong(&writer_idle, &st, WRITER_BUSY))
 		futex_wake(&writer_idle);
 }
 
@@ -116,6 +133,21 @@ static struct ring *oldest(struct record *rec)
 		}
 	}
 	return best;
+}
+
+/* Whether a ring is a quarter full already (its loop would not wake a
+ * lingering writer again). */
+static bool filling(void)
+{
+	int n = atomic_load_explicit(&ring_count, memory_order_acquire);
+	for (int i = 0; i < n && i < MAX_RINGS; i++) {
+		struct ring *r = atomic_load_explicit(&rings[i], memory_order_acquire);
+		if (r && atomic_load_explicit(&r->tail, memory_order_acquire) -
+					 atomic_load_explicit(&r->head, memory_order_relaxed) >=
+				 RING_BYTES / 4)
+			return true;
+	}
+	return false;
 }
 
 /* Takes whole lines, oldest first, into out; returns the bytes taken. */
@@ -162,25 +194,23 @@ static void *writer_main(void *arg)
 {
 	(void)arg;
 	direct = true;
-	/* Mapped here rather than static: a process that never queues a
-	   line carries no trace of it. */
-	char *out = mmap(NULL, OUT_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (out == MAP_FAILED)
-		return NULL; /* lines then wait in the rings, and drop when full */
+	char out[OUT_BYTES];
 	uint64_t reported = 0;
 	for (;;) {
 		size_t n = gather(out, OUT_BYTES);
 		if (n) {
+			atomic_store_explicit(&writer_writing, 1, memory_order_relaxed);
 			write_all(out, n);
+			atomic_store_explicit(&writer_writing, 0, memory_order_relaxed);
 			atomic_fetch_add_explicit(&writer_batches, 1, memory_order_relaxed);
 			report_dropped(&reported);
 			continue;
 		}
-		atomic_store(&writer_idle, 1);
+		atomic_store(&writer_idle, WRITER_ASLEEP);
 		atomic_thread_fence(memory_order_seq_cst);
 		struct record rec;
 		if (oldest(&rec)) {
-			atomic_store(&writer_idle, 0);
+			atomic_store(&writer_idle, WRITER_BUSY);
 			continue;
 		}
 		if (atomic_load(&flush_asked) && !atomic_load(&flushed)) {
@@ -188,13 +218,21 @@ static void *writer_main(void *arg)
 			   before it is visible from here, even if the look
 			   above came too early. */
 			if (oldest(&rec)) {
-				atomic_store(&writer_idle, 0);
+				atomic_store(&writer_idle, WRITER_BUSY);
 				continue;
 			}
 			atomic_store(&flushed, 1);
 			futex_wake(&flushed);
 		}
-		futex_wait(&writer_idle, 1, NULL);
+		futex_wait(&writer_idle, WRITER_ASLEEP, NULL);
+		/* Woken by a line: let the lines that follow it come, so that a
+		   busy loop wakes the writer about once a millisecond and the
+		   writer writes full batches, not a line at a time. */
+		int busy = WRITER_BUSY;
+		if (!atomic_load(&flush_asked) && !filling() &&
+		    atomic_compare_exchange_strong(&writer_idle, &busy, WRITER_LINGERING))
+			futex_wait(&writer_idle, WRITER_LINGERING, &(struct timespec){ .tv_nsec = LINGER_NS });
+		atomic_store(&writer_idle, WRITER_BUSY);
 	}
 	return NULL;
 }
@@ -243,9 +281,10 @@ static struct ring *attach(void)
 /* A full ring is one the writer has not had the CPU to drain (it shares
  * a core with this loop, or waits to be scheduled), or one that waits on
  * the reader. The loop yields the writer the core while that drains the
- * ring; once a yield shows no progress, the reader is the cause, and the
- * ring's lines drop at once until the writer finishes another batch: a
- * blocked stdout costs a loop one sched_yield per batch, not per line. */
+ * ring; once a yield shows no progress with the writer in a write, the
+ * reader is the cause, and the ring's lines drop at once until the writer
+ * finishes another batch: a blocked stdout costs a loop one sched_yield
+ * per batch, not per line. */
 static bool make_room(struct ring *r, uint64_t tail, size_t need)
 {
 	uint64_t batches = atomic_load_explicit(&writer_batches, memory_order_relaxed);
@@ -253,12 +292,13 @@ static bool make_room(struct ring *r, uint64_t tail, size_t need)
 		return false;
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	for (int i = 0; i < 32; i++) {
-		wake_writer();
+		wake_writer(true);
 		sched_yield();
 		uint64_t now = atomic_load_explicit(&r->head, memory_order_acquire);
 		if (tail - now + need <= RING_BYTES)
 			return true;
-		if (now == head && atomic_load_explicit(&writer_batches, memory_order_relaxed) == batches)
+		if (now == head && atomic_load_explicit(&writer_batches, memory_order_relaxed) == batches &&
+		    atomic_load_explicit(&writer_writing, memory_order_relaxed))
 			break;
 		head = now;
 		batches = atomic_load_explicit(&writer_batches, memory_order_relaxed);
@@ -290,7 +330,9 @@ static bool queue(const struct ig_logline *l)
 	copy_in(r, tail, &rec, sizeof rec);
 	copy_in(r, tail + sizeof rec, l->buf, l->len);
 	atomic_store_explicit(&r->tail, tail + record_bytes(l->len), memory_order_release);
-	wake_writer();
+	/* A quarter full: the writer stops lingering, well before info
+	   lines have to drop. */
+	wake_writer(used + record_bytes(l->len) >= RING_BYTES / 4);
 	return true;
 }
 
@@ -318,7 +360,7 @@ void ig_log_ring_flush(int deadline_ms)
 	}
 	atomic_store(&flushed, 0);
 	atomic_store(&flush_asked, 1);
-	wake_writer();
+	wake_writer(true);
 	while (!atomic_load(&flushed)) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		struct timespec left = { end.tv_sec - now.tv_sec, end.tv_nsec - now.tv_nsec };
