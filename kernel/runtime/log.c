@@ -1,6 +1,8 @@
 /* JSON-lines logger. Each line carries ts (UTC, milliseconds), level and
  * msg, then the caller's fields. Fields that do not fit are dropped and the
- * line is marked "truncated":true rather than split. */
+ * line is marked "truncated":true rather than split. A finished line goes
+ * to ig_log_queue when one is set (log_ring.c, once a server listens),
+ * else straight to stdout. */
 #include "ingot/log.h"
 #include "log_ring.h"
 #include "json.h"
