@@ -22,7 +22,9 @@
 /* Info and debug lines leave this much free, so that errors and warnings
    still fit when a blocked reader has filled the rest. */
 #define RING_RESERVE (RING_BYTES / 4)
-#define MAX_RINGS 64
+/* Every core of the largest machine (IG_MAX_CORES, 256) and its helper
+   threads; a thread past it writes directly. */
+#define MAX_RINGS 512
 /* How long the writer waits for more lines once woken: a line's delay at
    most, and well under what fills a ring (48 KiB of info lines take a
    loop a few milliseconds at the least). */
