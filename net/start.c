@@ -10,6 +10,7 @@
  * warning (unlinked.c). */
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/config.h"
+#include "kernel/process/exit_codes.h"
 #include "kernel/process/fatal.h"
 #include "kernel/process/vm.h"
 #include "net/client/settings.h"
@@ -95,8 +96,8 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	};
 	switch (ig_settings_parse(&args)) {
 	case IG_CONFIG_OK: break;
-	case IG_CONFIG_EXIT: return 0;
-	case IG_CONFIG_ERROR: return ig_lambda_requested() ? ig_lambda_init_error(error) : 2;
+	case IG_CONFIG_EXIT: return IG_EXIT_OK;
+	case IG_CONFIG_ERROR: return ig_lambda_requested() ? ig_lambda_init_error(error) : IG_EXIT_CONFIG;
 	}
 	/* The parts' metrics sources, before any loop runs; a one-shot
 	   command (--help, --version) has returned above and registers none. */

@@ -708,10 +708,32 @@ void ig_http_conn_drain(struct http_core *core)
 		core->drained(core);
 }
 
+/* One warning line for each request the grace period cut: the exit status
+ * says that some were (kernel/process/exit_codes.h), these say which. */
+__attribute__((cold)) static void log_cut(struct http_conn *c)
+{
+	struct ig_logline l;
+	for (struct ig_ctx *x = c->q_head; x; x = x->next) {
+		if (!ig_log_begin(&l, IG_LOG_WARN, "request cut"))
+			return;
+		ig_str id = ig_request_id(x);
+		ig_log_str(&l, "request_id", id.ptr, id.len);
+		ig_log_str(&l, "method", x->req.method.ptr, x->req.method.len);
+		ig_log_cstr(&l, "route", ig_route_template(x));
+		ig_log_end(&l);
+	}
+	/* One still arriving has no id, method or route yet. */
+	if ((c->reading || c->rpos < c->rlen) && ig_log_begin(&l, IG_LOG_WARN, "request cut")) {
+		ig_log_cstr(&l, "stage", "receiving");
+		ig_log_end(&l);
+	}
+}
+
 void ig_http_conn_force_close_all(struct http_core *core)
 {
 	while (core->live) {
 		struct http_conn *c = core->live;
+		log_cut(c);
 		core->cut += c->queued + (c->reading || c->rpos < c->rlen ? 1 : 0);
 		c->close_reason = HTTP_CLOSE_DRAIN;
 		conn_destroy(c, false);

@@ -3,6 +3,7 @@
  * set up core 0 on the main thread, say "listening", run until the drain
  * is over, log the totals. The loops share nothing but the read-only
  * settings and TLS credentials. */
+#include "kernel/process/exit_codes.h"
 #include "net/http/health.h"
 #include "server.h"
 #include "kernel/process/cores.h"
@@ -46,7 +47,7 @@ static int startup_error(const char *what)
 		ig_log_cstr(&l, "error", what);
 		ig_log_end(&l);
 	}
-	return 1;
+	return IG_EXIT_FAILURE;
 }
 
 /* Every core's listeners, before any thread starts; 0 or -1 with err. */
@@ -130,14 +131,16 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	   off the startup pages, net/cold.ld) run. */
 	if ((getenv("LISTEN_FDS") || getenv("LISTEN_PID")) && ig_server_activation_take(err, sizeof err) != 0) {
 		startup_error(err);
-		return 2; /* as a bad setting: the supervisor gave what cannot be served */
+		return IG_EXIT_CONFIG; /* the supervisor gave what cannot be served */
 	}
 	if (ig_server_admin_open(err, sizeof err) != 0) {
 		startup_error(err);
-		return 2; /* as a bad setting: the admin port is another's */
+		return IG_EXIT_CONFIG; /* the admin port is another's, or HOST is no address */
 	}
-	if (open_listeners(app, err, sizeof err) != 0)
-		return startup_error(err);
+	if (open_listeners(app, err, sizeof err) != 0) {
+		startup_error(err);
+		return IG_EXIT_CONFIG; /* the port is another's, or HOST is no address */
+	}
 	ig_metrics_register(&ig_server_metrics_source);
 	for (int i = 0; i < n; i++)
 		args[i] = &ig_http_server.cores[i];
@@ -170,7 +173,7 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	ig_net_stack->finish(&core0->loop, 2000);
 	for (int i = 1; i < n; i++)
 		pthread_join(threads[i], NULL);
-	ig_server_log_stopped();
+	uint64_t cut = ig_server_log_stopped();
 	munmap(table, table_bytes);
-	return 0;
+	return cut ? IG_EXIT_CUT : IG_EXIT_OK;
 }

@@ -119,6 +119,6 @@ void ig_server_admin_stop_accepting(void);
 extern struct ig_metrics_source ig_server_metrics_source;
 
 /* stats.c: the final "stopped" line, summed over the cores. */
-void ig_server_log_stopped(void);
+uint64_t ig_server_log_stopped(void);
 
 #endif
