@@ -657,10 +657,12 @@ $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/runtime/file.c kernel/runtime/fi
 
 # build/images/oci (OCI layout, tag latest) and ingot-docker.tar, titled
 # IMAGE_NAME (ingot for the reference service, an app's name for an app),
-# labelled with the revision of the checkout that holds the app's sources.
+# labelled with the revision of the checkout that holds the app's sources;
+# beside them the Knative and Cloud Run service files for that image.
 IMAGE_NAME ?= $(if $(APP_DIR),$(APP_NAME),ingot)
 image: setup-image bin
 	@IMAGE_NAME=$(IMAGE_NAME) IMAGE_GIT_DIR=$(if $(APP_DIR),$(APP_DIR),$(CURDIR)) images/oci $(BIN) $(IMAGES) >/dev/null
+	@images/manifests $(IMAGE_NAME) "$$($(BIN) --version | awk 'NR == 1 { print $$NF }')" $(IMAGES)
 
 # build/images/lambda.zip: bootstrap (the binary) for provided.al2023.
 lambda: setup-image bin

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import YAML from 'yaml';
 import { ROOT, curl, within, commandRunner, needTools, freePort, ingotVersion } from './lib.mjs';
 
 const T = { timeout: 300000 };
@@ -290,6 +291,13 @@ test('make image: an OCI layout in the app\'s build/images/oci titled with its n
 	assert.equal(l['org.opencontainers.image.version'], '0.1.0');
 	assert.equal(l['org.opencontainers.image.revision'], 'unknown');
 	assert.equal(l['org.opencontainers.image.source'], undefined, 'no source outside a checkout');
+	// Its Knative and Cloud Run files, for its own image.
+	for (const f of ['knative-service.yaml', 'cloudrun-service.yaml']) {
+		const doc = YAML.parse(fs.readFileSync(path.join(scaffold, 'build', 'images', f), 'utf8'));
+		assert.equal(doc.metadata.name, 'hello', f);
+		assert.equal(doc.spec.template.spec.containers[0].image, 'REGISTRY/hello:0.1.0', f);
+		assert.equal(doc.spec.template.spec.containers[0].startupProbe.httpGet.path, '/readyz', f);
+	}
 	const bin = path.join(scaffold, 'build', 'bin', 'hello');
 	assert.doesNotMatch(await must(bin, ['--version']), /^app-commit/m);
 	// In a checkout of its own: that checkout's commit, remote and time; a
