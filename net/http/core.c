@@ -25,6 +25,7 @@ const struct http_config ig_http_config_defaults = {
 	.grace_ms = 8000,
 	.admin_port = -1,
 	.idle_exit_ms = 0,
+	.test_stall_core = -1,
 	.log_level = IG_LOG_INFO,
 	.access_log = false,
 	.access_log_sample = IG_FRACTION_ONE,

@@ -23,6 +23,7 @@ struct http_config {
 	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
 	int64_t admin_port; /* -1: no admin listener */
 	int64_t idle_exit_ms; /* 0: never exit when idle */
+	int64_t test_stall_core; /* -1; else that core stops turning (net/server/watchdog.c) */
 	const char *host;
 	int log_level;
 	bool access_log;
@@ -74,6 +75,11 @@ struct http_core {
 	_Atomic uint64_t idle_last_busy_ms;
 	uint64_t idle_requests_seen;
 	struct ig_timer idle_tick;
+	/* systemd's watchdog (net/server/watchdog.c): this core's tick counts
+	   the turns its loop makes; core 0 compares with what it saw last. */
+	_Atomic uint64_t watchdog_turns;
+	uint64_t watchdog_seen;
+	struct ig_timer watchdog_tick;
 	/* Set by the core's owner (the server, a test) before its loop runs:
 	   called on the core's loop when a draining core has closed its last
 	   connection (an upcall, so net/http's engine knows no server). */

@@ -6,6 +6,7 @@
 #include "server.h"
 #include "ingot/log.h"
 #include "kernel/process/fatal.h"
+#include "kernel/process/notify.h"
 #include "kernel/process/process.h"
 
 #include <stdatomic.h>
@@ -101,6 +102,7 @@ static void begin_stop(const char *why_key, const char *why, int64_t delay_ms)
 	/* Not ready at once, so that load balancers take the instance out
 	   while it still serves, through the delay (a pre-stop delay). */
 	ig_http_health_set_draining();
+	ig_notify_send("STOPPING=1");
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_INFO, "draining")) {
 		ig_log_cstr(&l, why_key, why);

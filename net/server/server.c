@@ -4,6 +4,7 @@
  * is over, log the totals. The loops share nothing but the read-only
  * settings and TLS credentials. */
 #include "kernel/process/exit_codes.h"
+#include "kernel/process/notify.h"
 #include "net/http/health.h"
 #include "server.h"
 #include "kernel/process/cores.h"
@@ -142,6 +143,7 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 		return IG_EXIT_CONFIG; /* the port is another's, or HOST is no address */
 	}
 	ig_metrics_register(&ig_server_metrics_source);
+	ig_notify_open(); /* systemd's NOTIFY_SOCKET: before the threads read it */
 	for (int i = 0; i < n; i++)
 		args[i] = &ig_http_server.cores[i];
 	if (n > 1 && ig_threads_start(threads + 1, n - 1, cpus, ncpus, 1, ig_server_core_main, args + 1) != 0)
@@ -165,6 +167,7 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	   serves from here: ready, without waiting for the other threads. */
 	ig_http_health_set_listening();
 	log_listening(app, ncpus, quota, nofile, t0_us);
+	ig_notify_send("READY=1");
 
 	ig_loop_run(&core0->loop);
 	ig_server_stop_accepting(core0);

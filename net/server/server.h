@@ -41,6 +41,8 @@ struct ig_http_server {
 	struct ig_io signal_io;
 	struct ig_timer delay_timer, grace_timer;
 	bool stopping, grace_over;
+	uint64_t watchdog_pings; /* WATCHDOG=1 sent (core 0's) */
+	_Atomic bool watchdog_pinged_twice; /* for INGOT_TEST_STALL_CORE */
 	/* The listeners' memory (ig_server_listener_at), in the cores' mapping */
 	char *listeners;
 	size_t listener_size;
@@ -91,6 +93,8 @@ int ig_server_activation_port(int fd);
  * own loop; core 0's tick starts the drain once every core has been idle
  * that long. */
 void ig_server_idle_core_start(struct http_core *core);
+/* watchdog.c: starts the core's tick when systemd asked for the watchdog. */
+void ig_server_watchdog_core_start(struct http_core *core);
 
 /* layout.c: core's loop, pools (seeded from one mapping) and
  * listeners; 0, or -1 with err set. */
