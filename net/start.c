@@ -26,6 +26,7 @@
 #include "ingot/version.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #define WEAK __attribute__((weak))
 extern const struct ig_settings ig_client_settings WEAK;
@@ -34,6 +35,7 @@ extern const struct ig_settings ig_tls_trust_settings WEAK;
 extern const struct ig_settings ig_pg_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
+extern const struct ig_settings ig_app_settings WEAK;
 bool ig_pg_start(void) WEAK;
 void ig_pg_core_start(struct ig_loop *loop, int core_count) WEAK;
 
@@ -48,18 +50,96 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_lambda_settings,
 };
 
-enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
+/* Names the build and the tests put into a service's environment (make run
+ * under an app, tests/run): not settings, and not mistakes either. */
+static const char build_names[] = "INGOT_ROOT INGOT_LOCK INGOT_BIN INGOT_BIN_MBEDTLS INGOT_BIN_NOTLS "
+				  "INGOT_FETCH_BIN INGOT_PGCHECK_BIN INGOT_TEST_NET";
+
+/* The linked parts, then the app's rows under its name: what --help lists. */
+static size_t all_parts(const struct ig_settings **parts, struct ig_settings *app_part, const char *app_name)
 {
-	const struct ig_settings *parts[IG_COUNTOF(settings_parts)];
 	size_t n = 0;
 	for (size_t i = 0; i < IG_COUNTOF(settings_parts); i++)
 		if (settings_parts[i])
 			parts[n++] = settings_parts[i];
+	if (&ig_app_settings) {
+		*app_part = ig_app_settings;
+		app_part->part = app_name;
+		parts[n++] = app_part;
+	}
+	return n;
+}
+
+struct unknown_env {
+	bool strict;
+	char *error; /* the first one's message, for a caller that reports it */
+	size_t error_cap;
+};
+
+__attribute__((cold)) static void report_unknown(const char *name, size_t len, const char *nearest, void *arg)
+{
+	struct unknown_env *u = arg;
+	if (u->strict) {
+		char msg[IG_CONFIG_ERROR_MAX];
+		snprintf(msg, sizeof msg, "%.*s is not a setting%s%s%s (INGOT_STRICT_ENV is on)", (int)len, name,
+			 nearest ? " (did you mean " : "", nearest ? nearest : "", nearest ? "?)" : "");
+		fprintf(stderr, "ingot: %s\n", msg);
+		if (u->error && u->error_cap && !u->error[0])
+			snprintf(u->error, u->error_cap, "%s", msg);
+		return;
+	}
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_WARN, "an INGOT_ variable that names no setting is ignored")) {
+		ig_log_str(&l, "name", name, len);
+		if (nearest)
+			ig_log_cstr(&l, "did_you_mean", nearest);
+		ig_log_end(&l);
+	}
+}
+
+/* Every INGOT_ variable that no row of parts, no optional part and no build
+ * name declares: warned about, or with strict each named on stderr. The
+ * number of them. */
+static size_t check_env(const struct ig_settings *const *parts, size_t n, bool strict, char *error, size_t error_cap)
+{
+	const char *known[IG_COUNTOF(ig_optional_setting_names) + 1];
+	size_t k = 0;
+	for (size_t i = 0; i < IG_COUNTOF(ig_optional_setting_names); i++)
+		known[k++] = ig_optional_setting_names[i];
+	known[k++] = build_names;
+	struct unknown_env u = { strict, error, error_cap };
+	return ig_config_unknown_env(parts, n, known, k, report_unknown, &u);
+}
+
+enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
+{
+	const struct ig_settings *parts[IG_COUNTOF(settings_parts) + 1];
+	struct ig_settings app_part;
+	size_t n = all_parts(parts, &app_part, args->name);
 	enum ig_config_result r = ig_config_parse(parts, n, args);
+	if (r != IG_CONFIG_OK)
+		return r;
+	bool strict = ig_server_config.strict_env;
+	if (check_env(parts, n, strict, args->error, args->error_cap) && strict)
+		return IG_CONFIG_ERROR;
 	const struct ig_linked_parts linked = { &ig_client_settings, &ig_dns_settings, &ig_tls_trust_settings, &ig_pg_settings };
-	if (r == IG_CONFIG_OK && n < IG_COUNTOF(settings_parts))
+	if (!linked.client || !linked.dns || !linked.trust || !linked.pg)
 		ig_unlinked_settings_warn(&linked);
 	return r;
+}
+
+int ig_check_env(const struct ig_app *app)
+{
+	const struct ig_settings *parts[IG_COUNTOF(settings_parts) + 1];
+	struct ig_settings app_part;
+	size_t n = all_parts(parts, &app_part, app->name);
+	bool strict = false;
+	const char *v = getenv("INGOT_STRICT_ENV");
+	if (v && ig_config_parse_bool(v, &strict) != 0) {
+		fprintf(stderr, "ingot: INGOT_STRICT_ENV: expected true or false, got \"%s\"\n", v);
+		return IG_EXIT_CONFIG;
+	}
+	return check_env(parts, n, strict, NULL, 0) && strict ? IG_EXIT_CONFIG : IG_EXIT_OK;
 }
 
 /* --version's lines after "NAME VERSION": ingot's version and what the

@@ -31,7 +31,7 @@ __attribute__((format(printf, 1, 2))) static void config_fail(const char *fmt, .
 		snprintf(error_out, error_cap, "%s", msg);
 }
 
-static int parse_bool(const char *s, bool *out)
+int ig_config_parse_bool(const char *s, bool *out)
 {
 	static const char *const yes[] = { "1", "true", "yes", "on" };
 	static const char *const no[] = { "0", "false", "no", "off" };
@@ -124,7 +124,7 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 		*(const char **)o->target = v;
 		return 0;
 	case IG_OPT_BOOL:
-		if (parse_bool(v, o->target) != 0) {
+		if (ig_config_parse_bool(v, o->target) != 0) {
 			config_fail("invalid %s \"%s\": expected 1/0, true/false, yes/no or on/off\n",
 				source, v);
 			return -1;
@@ -329,4 +329,107 @@ ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const str
 		}
 	}
 	return IG_CONFIG_OK;
+}
+
+/* ---- environment variables that name no setting ---- */
+
+/* Edits (insert, delete, replace) between a[0..la) and b[0..lb), capped:
+ * names are short, and a distance past the cap suggests nothing. */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t row[65];
+	if (la > 64 || lb > 64)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+struct nearest {
+	const char *name;
+	size_t len;
+	const char *best; /* NUL-terminated copy in buf */
+	size_t best_distance;
+	char buf[64];
+};
+
+static void consider(struct nearest *n, const char *cand, size_t clen)
+{
+	size_t d = edit_distance(n->name, n->len, cand, clen);
+	if (d < n->best_distance && clen < sizeof n->buf) {
+		memcpy(n->buf, cand, clen);
+		n->buf[clen] = 0;
+		n->best = n->buf;
+		n->best_distance = d;
+	}
+}
+
+/* Whether a space-separated list holds name[0..len); each word is also
+ * offered to n, when given. */
+static bool list_has(const char *list, const char *name, size_t len, struct nearest *n)
+{
+	for (const char *p = list; *p;) {
+		size_t k = strcspn(p, " ");
+		if (k == len && memcmp(p, name, len) == 0)
+			return true;
+		if (n)
+			consider(n, p, k);
+		p += k + (p[k] == ' ');
+	}
+	return false;
+}
+
+static bool declared(const struct ig_settings *const *parts, size_t nparts, const char *const *known, size_t nknown,
+		     const char *name, size_t len, struct nearest *n)
+{
+	for (size_t p = 0; p < nparts; p++)
+		for (size_t i = 0; i < parts[p]->count; i++) {
+			const char *env = parts[p]->opts[i].env;
+			size_t el = strlen(env);
+			if (el == len && memcmp(env, name, len) == 0)
+				return true;
+			if (n)
+				consider(n, env, el);
+		}
+	for (size_t k = 0; k < nknown; k++)
+		if (list_has(known[k], name, len, n))
+			return true;
+	return false;
+}
+
+__attribute__((cold)) size_t ig_config_unknown_env(const struct ig_settings *const *parts, size_t nparts,
+						   const char *const *known, size_t nknown,
+						   ig_config_unknown_fn *report, void *arg)
+{
+	extern char **environ;
+	size_t unknown = 0;
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "INGOT_", 6) != 0)
+			continue;
+		size_t len = strcspn(*e, "=");
+		if (declared(parts, nparts, known, nknown, *e, len, NULL))
+			continue;
+		struct nearest n = { .name = *e, .len = len, .best_distance = (size_t)-1 };
+		declared(parts, nparts, known, nknown, *e, len, &n);
+		/* A suggestion only for a slip: a few edits, at most a third of
+		   what follows the INGOT_ both share. */
+		bool close = n.best && n.best_distance <= 3 && n.best_distance * 3 <= len - 6;
+		report(*e, len, close ? n.best : NULL, arg);
+		unknown++;
+	}
+	return unknown;
 }

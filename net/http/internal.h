@@ -24,6 +24,7 @@ struct http_config {
 	int64_t admin_port; /* -1: no admin listener */
 	int64_t idle_exit_ms; /* 0: never exit when idle */
 	int64_t test_stall_core; /* -1; else that core stops turning (net/server/watchdog.c) */
+	bool strict_env; /* an unknown INGOT_ variable stops the start (net/start.c) */
 	const char *host;
 	int log_level;
 	bool access_log;

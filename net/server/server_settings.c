@@ -48,6 +48,8 @@ static const struct ig_option server_rows[] = {
 	  "exit 0 through the drain after this long with no connection open and nothing in flight; 0: never" },
 	{ "INGOT_TEST_STALL_CORE", IG_OPT_INT, CFG(test_stall_core), -1, 1023,
 	  "for tests of the systemd watchdog: this core's loop stops turning after the second WATCHDOG=1; -1: never" },
+	{ "INGOT_STRICT_ENV", IG_OPT_BOOL, CFG(strict_env), 0, 0,
+	  "an INGOT_ variable that names no setting stops the start (exit 2) instead of a warning" },
 	{ "INGOT_LOG_LEVEL", IG_OPT_CHOICE, (void *)&log_levels, 0, 0, "error, warn, info or debug" },
 	{ "INGOT_ACCESS_LOG", IG_OPT_BOOL, CFG(access_log), 0, 0, "log every request" },
 	{ "INGOT_ACCESS_LOG_SAMPLE", IG_OPT_FRACTION, CFG(access_log_sample), 0, 0,

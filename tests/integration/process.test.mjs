@@ -82,6 +82,30 @@ test('exit statuses: a port in use and an admin port in use are bad configuratio
 	assert.match(r.stderr, /signalfd/);
 });
 
+test('an INGOT_ variable that names no setting: one warning with the nearest name, the start goes on; INGOT_UPSTREAM is the app\'s own setting', T, async () => {
+	const srv = await startServer({ INGOT_ACCES_LOG: '1', INGOT_SOMETHING_ELSE: 'x', INGOT_UPSTREAM: 'http://127.0.0.1:1' });
+	const warned = srv.logs.filter((l) => l.msg === 'an INGOT_ variable that names no setting is ignored');
+	assert.deepEqual(warned.map((l) => [l.name, l.did_you_mean]).sort(),
+		[['INGOT_ACCES_LOG', 'INGOT_ACCESS_LOG'], ['INGOT_SOMETHING_ELSE', undefined]]);
+	assert.equal((await curlResponse(srv.port, '/health')).status, 200);
+	assert.ok(!srv.logs.some((l) => l.msg === 'request'), 'the misspelled access log stays off');
+	await srv.stop();
+});
+
+test('INGOT_STRICT_ENV=true: an unknown INGOT_ variable stops the start with exit 2, naming it and the nearest name; --migrate checks too', T, async () => {
+	let r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', INGOT_STRICT_ENV: 'true', INGOT_ACCES_LOG: '1' });
+	assert.equal(r.code, 2, r.stderr);
+	assert.match(r.stderr, /INGOT_ACCES_LOG is not a setting \(did you mean INGOT_ACCESS_LOG\?\)/);
+	r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', INGOT_STRICT_ENV: 'maybe' });
+	assert.equal(r.code, 2, r.stderr);
+	// --migrate reads only the database's settings, and checks the names all the same.
+	r = await runBinary(['--migrate'], { INGOT_STRICT_ENV: 'true', INGOT_ACCES_LOG: '1' });
+	assert.equal(r.code, 2, r.stderr);
+	assert.match(r.stderr, /INGOT_ACCES_LOG is not a setting/);
+	r = await runBinary(['--migrate'], { INGOT_ACCES_LOG: '1' }); // no database: exit 2 for that
+	assert.match(r.stdout, /"name":"INGOT_ACCES_LOG","did_you_mean":"INGOT_ACCESS_LOG"/);
+});
+
 test('--help exits 0 and lists PORT and every INGOT_ variable', T, async () => {
 	const r = await runBinary(['--help'], { PORT: 'abc' }); // --help wins over a bad env
 	assert.equal(r.code, 0, r.stderr);
