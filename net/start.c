@@ -27,6 +27,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define WEAK __attribute__((weak))
 extern const struct ig_settings ig_client_settings WEAK;
@@ -160,8 +161,28 @@ __attribute__((cold)) static void print_version_detail(void)
 	}
 }
 
+/* Takes --check out of argv (the parse would call it an unknown flag);
+ * true when it was there. */
+static bool take_check_flag(int *argc, char **argv)
+{
+	bool found = false;
+	int n = 1;
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--check") == 0)
+			found = true;
+		else
+			argv[n++] = argv[i];
+	}
+	argv[n] = NULL;
+	*argc = n;
+	return found;
+}
+
 static int start(int argc, char **argv, const struct ig_app *app)
 {
+	/* --check: the parse below is the whole check (each part's check
+	   reads and parses its files); nothing after it runs. */
+	bool check_only = take_check_flag(&argc, argv);
 	uint64_t t0_us = ig_clock_counts_from_boot ? 0 : ig_monotonic_us();
 	char error[IG_CONFIG_ERROR_MAX] = "";
 	const struct ig_config_args args = {
@@ -177,7 +198,12 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	switch (ig_settings_parse(&args)) {
 	case IG_CONFIG_OK: break;
 	case IG_CONFIG_EXIT: return IG_EXIT_OK;
-	case IG_CONFIG_ERROR: return ig_lambda_requested() ? ig_lambda_init_error(error) : IG_EXIT_CONFIG;
+	case IG_CONFIG_ERROR:
+		return ig_lambda_requested() && !check_only ? ig_lambda_init_error(error) : IG_EXIT_CONFIG;
+	}
+	if (check_only) {
+		printf("%s: configuration ok\n", app->name);
+		return IG_EXIT_OK;
 	}
 	/* The parts' metrics sources, before any loop runs; a one-shot
 	   command (--help, --version) has returned above and registers none. */

@@ -111,7 +111,14 @@ __attribute__((cold)) static const char *check_server(char *err, size_t errlen)
 	return check_tls(err, errlen);
 }
 
+/* net/start.c runs it: the parse of every part is the check. */
+static const struct ig_command server_commands[] = {
+	{ "check", "read and check every setting and every file a start reads (certificates, keys, CA "
+		   "bundles), then exit 0, or 2 naming what is wrong; opens no listener, resolves no name" },
+};
+
 const struct ig_settings ig_http_server_settings = {
 	.part = "server", .opts = server_rows, .count = IG_COUNTOF(server_rows), .check = check_server,
 	.values = &ig_server_config, .defaults = &ig_http_config_defaults, .size = sizeof ig_server_config,
+	.commands = server_commands, .ncommands = IG_COUNTOF(server_commands),
 };

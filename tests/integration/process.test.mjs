@@ -106,6 +106,25 @@ test('INGOT_STRICT_ENV=true: an unknown INGOT_ variable stops the start with exi
 	assert.match(r.stdout, /"name":"INGOT_ACCES_LOG","did_you_mean":"INGOT_ACCESS_LOG"/);
 });
 
+test('--check: 0 for a good configuration without opening a listener (a port in use is no error), 2 naming a bad setting or file', T, async () => {
+	const taken = net.createServer();
+	await new Promise((resolve) => taken.listen(0, '127.0.0.1', resolve));
+	try {
+		const r = await runBinary(['--check'], { PORT: String(taken.address().port), HOST: '127.0.0.1' });
+		assert.equal(r.code, 0, r.stderr);
+		assert.match(r.stdout, /configuration ok/);
+		assert.doesNotMatch(r.stdout, /"msg":"listening"/);
+	} finally {
+		taken.close();
+	}
+	for (const [env, name] of [[{ PORT: 'abc' }, /PORT/], [{ INGOT_TLS_CERT: '/nonexistent/cert.pem', INGOT_TLS_KEY: '/nonexistent/key.pem' }, /nonexistent/],
+		[{ INGOT_TLS_CA_FILE: '/nonexistent/ca.pem' }, /INGOT_TLS_CA_FILE/], [{ INGOT_STRICT_ENV: 'true', INGOT_ACCES_LOG: '1' }, /INGOT_ACCES_LOG/]]) {
+		const r = await runBinary(['--check'], { HOST: '127.0.0.1', ...env });
+		assert.equal(r.code, 2, `${JSON.stringify(env)}: ${r.stderr}`);
+		assert.match(r.stderr, name);
+	}
+});
+
 test('--help exits 0 and lists PORT and every INGOT_ variable', T, async () => {
 	const r = await runBinary(['--help'], { PORT: 'abc' }); // --help wins over a bad env
 	assert.equal(r.code, 0, r.stderr);
