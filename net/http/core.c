@@ -11,6 +11,8 @@
 const struct http_config ig_http_config_defaults = {
 	.port = 8080,
 	.host = "0.0.0.0",
+	.admin_host = "",
+	.admin_token = "",
 	.threads = 0,
 	.max_conns = 10000,
 	.max_request_line = 8192,

@@ -26,6 +26,8 @@ struct http_config {
 	int64_t test_stall_core; /* -1; else that core stops turning (net/server/watchdog.c) */
 	bool strict_env; /* an unknown INGOT_ variable stops the start (net/start.c) */
 	const char *host;
+	const char *admin_host;  /* "": HOST */
+	const char *admin_token; /* "": no token asked */
 	int log_level;
 	bool access_log;
 	uint32_t access_log_sample; /* 2xx lines kept, in millionths (IG_FRACTION_ONE: all) */

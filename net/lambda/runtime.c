@@ -509,7 +509,7 @@ static const char *setup_error_type(int err)
 /* Runs once per process: cold, as the rest of the start. */
 __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_us)
 {
-	ig_log_threshold = ig_server_config.log_level;
+	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);
 	ig_server_config.threads = 1;
 	if (map_runtime() != 0)
 		return IG_EXIT_FAILURE;

@@ -105,7 +105,7 @@ static void log_listening(const struct ig_app *app, int ncpus, int quota, long n
 /* Runs once per process: compiled for size (cold), like the settings. */
 __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us)
 {
-	ig_log_threshold = ig_server_config.log_level;
+	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);
 	long nofile = ig_raise_nofile();
 	static int cpus[IG_MAX_CORES];
 	int ncpus, quota;

@@ -93,6 +93,12 @@ int ig_server_activation_port(int fd);
  * own loop; core 0's tick starts the drain once every core has been idle
  * that long. */
 void ig_server_idle_core_start(struct http_core *core);
+/* log_level.c: the log level while running. The current level's word;
+ * a word's level (error, warn, info, debug) or -1; a change, logged with
+ * what made it ("SIGUSR1", "admin"). */
+const char *ig_server_log_level_name(void);
+int ig_server_log_level_parse(const char *word, size_t len);
+void ig_server_log_level_set(int level, const char *by);
 /* watchdog.c: starts the core's tick when systemd asked for the watchdog. */
 void ig_server_watchdog_core_start(struct http_core *core);
 

@@ -44,6 +44,11 @@ static const struct ig_option server_rows[] = {
 	{ "INGOT_ADMIN_PORT", IG_OPT_INT, CFG(admin_port), -1, 65535,
 	  "admin listener (GET /metrics, /livez, /readyz) on HOST; 0 picks a free one; -1: none "
 	  "(with LISTEN_FDS: only a socket named admin)" },
+	{ "INGOT_ADMIN_HOST", IG_OPT_STR, CFG(admin_host), 0, 0,
+	  "numeric address of the admin listener (127.0.0.1 keeps it off the network); not set: HOST" },
+	{ "INGOT_ADMIN_TOKEN", IG_OPT_STR, CFG(admin_token), 0, 0,
+	  "when set, the admin listener asks Authorization: Bearer <token> on all but /livez and /readyz "
+	  "(secret: never logged)" },
 	{ "INGOT_IDLE_EXIT_MS", IG_OPT_INT, CFG(idle_exit_ms), 0, 86400000,
 	  "exit 0 through the drain after this long with no connection open and nothing in flight; 0: never" },
 	{ "INGOT_TEST_STALL_CORE", IG_OPT_INT, CFG(test_stall_core), -1, 1023,
