@@ -40,6 +40,28 @@ WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 CFLAGS   := $(WARN) -O2 -I. -Iinclude -I$(GEN) -I$(DEPS)/musl/include \
             -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
             -fno-stack-protector -fno-pie
+# Code that runs once at the start, at the end, or on a rare path is
+# compiled for size (-Os: no 16-byte alignment of functions, jumps and
+# loops, no unrolling): none of it is on a request's path, so the speed of
+# -O2 buys nothing there and its bytes cost file size (and, at the start,
+# resident pages). What counts as cold here: the settings and the
+# process's start (PID 1 in a VM, cores, signals), the server's start,
+# drain, stats and admin port, the metrics exposition, the database's
+# start (conninfo, startup, auth, migrations, cancel), the resolver and
+# the dial, the TLS backend's setup and the trust anchors' settings, the
+# outbound client's settings and metrics. Not net/lambda's event mapping:
+# under Lambda it runs on every invocation.
+COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.c $(wildcard kernel/process/*.c) \
+            net/start.c net/unlinked.c net/stack_settings.c \
+            net/server/server_settings.c net/server/server.c net/server/layout.c net/server/listen.c \
+            net/server/drain.c net/server/stats.c net/server/admin.c net/server/activation.c net/server/idle.c \
+            net/server/server_metrics.c net/server/own_stack.c net/metrics/expo.c net/metrics/process.c \
+            net/pg/conninfo.c net/pg/startup.c net/pg/auth.c net/pg/migrate.c net/pg/cancel.c net/pg/pg_settings.c net/pg/address.c \
+            $(wildcard net/dns/*.c net/dial/*.c) net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
+            net/client/client_settings.c net/client/client_metrics.c net/client/errors.c net/client/url.c \
+            net/lambda/lambda_settings.c net/lambda/crash.c net/api/main.c
+$(COLD_SRC:%.c=$(OBJ)/%.o) $(APP_OBJDIR)/gen/migrations.o: CFLAGS += -Os
+
 # net/cold.ld keeps code that an idle process never runs (TLS, the
 # outbound client) away from the startup path's pages: see the file.
 LDFLAGS  := -static -Wl,--gc-sections -Wl,-O1 -Wl,--build-id=none -s \
