@@ -109,10 +109,11 @@ RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
+# schemac checks the document it packs with the runtime's kernel/runtime/lz.c.
 # schemac's table of the C library's names that the generated api.h
 # declares (tools/schemac/libc_names.h) is made from musl's headers.
 SCHEMAC_LIBC_NAMES := $(BUILD)/tools/schemac/libc_names.c
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c $(SCHEMAC_LIBC_NAMES)
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c $(SCHEMAC_LIBC_NAMES)
 SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
@@ -406,6 +407,8 @@ UNIT_SRC_net/dial/test_dial   := net/sock/sock.c $(wildcard net/dns/dns*.c) \
                               $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c)
 UNIT_SRC_net/api/test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_kernel/runtime/test_json_read    := $(API_JSON) kernel/runtime/file.c
+# The packing side is schemac's (host code): the test checks the two agree.
+UNIT_SRC_kernel/runtime/test_lz := tools/schemac/lz_pack.c kernel/runtime/file.c
 UNIT_SRC_net/lwip/test_net_config  := net/lwip/net_config.c
 UNIT_SRC_net/sock/test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_json  := kernel/runtime/arena.c kernel/runtime/pool.c
@@ -480,7 +483,7 @@ schemac-asan: $(SCHEMAC_ASAN)
 # and linked with the stand-in runtime (and the real helpers it uses).
 SCHEMAC_TEST := $(BUILD)/test/schemac
 SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/runtime/json.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
-                        kernel/runtime/log.c kernel/runtime/clock.c net/http/codec.c \
+                        kernel/runtime/log.c kernel/runtime/clock.c kernel/runtime/lz.c net/http/codec.c \
                         $(filter-out $(API_MAIN),$(wildcard net/api/*.c))
 SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
                   -Wmissing-prototypes -Wno-overlength-strings

@@ -128,6 +128,7 @@ int main(int argc, char **argv)
 			    "router; the runtime (net/api) runs them, app/ has the handlers.");
 	out_line(&c, "#include \"api.h\"");
 	out_line(&c, "#include \"net/api/decode.h\"");
+	out_line(&c, "#include \"net/api/document.h\"");
 	out_line(&c, "#include \"net/api/format.h\"");
 	out_line(&c, "#include \"net/api/operation.h\"");
 	out_line(&c, "#include \"net/api/params.h\"");
