@@ -98,18 +98,23 @@ __attribute__((cold)) static void report_unknown(const char *name, size_t len, c
 	}
 }
 
+/* The names no row declares but that are not mistakes: the optional
+ * parts' (kept off the startup pages with the warning that names them) and
+ * the build's. Asked only for a name no row declares. */
+__attribute__((cold)) static const char *known_names(size_t i)
+{
+	if (i < IG_COUNTOF(ig_optional_setting_names))
+		return ig_optional_setting_names[i];
+	return i == IG_COUNTOF(ig_optional_setting_names) ? build_names : NULL;
+}
+
 /* Every INGOT_ variable that no row of parts, no optional part and no build
  * name declares: warned about, or with strict each named on stderr. The
  * number of them. */
 static size_t check_env(const struct ig_settings *const *parts, size_t n, bool strict, char *error, size_t error_cap)
 {
-	const char *known[IG_COUNTOF(ig_optional_setting_names) + 1];
-	size_t k = 0;
-	for (size_t i = 0; i < IG_COUNTOF(ig_optional_setting_names); i++)
-		known[k++] = ig_optional_setting_names[i];
-	known[k++] = build_names;
 	struct unknown_env u = { strict, error, error_cap };
-	return ig_config_unknown_env(parts, n, known, k, report_unknown, &u);
+	return ig_config_unknown_env(parts, n, known_names, report_unknown, &u);
 }
 
 enum ig_config_result ig_settings_parse(const struct ig_config_args *args)

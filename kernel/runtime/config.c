@@ -393,7 +393,7 @@ static bool list_has(const char *list, const char *name, size_t len, struct near
 	return false;
 }
 
-static bool declared(const struct ig_settings *const *parts, size_t nparts, const char *const *known, size_t nknown,
+static bool declared(const struct ig_settings *const *parts, size_t nparts, const char *(*known)(size_t i),
 		     const char *name, size_t len, struct nearest *n)
 {
 	for (size_t p = 0; p < nparts; p++)
@@ -405,15 +405,16 @@ static bool declared(const struct ig_settings *const *parts, size_t nparts, cons
 			if (n)
 				consider(n, env, el);
 		}
-	for (size_t k = 0; k < nknown; k++)
-		if (list_has(known[k], name, len, n))
+	const char *list;
+	for (size_t k = 0; (list = known(k)); k++)
+		if (list_has(list, name, len, n))
 			return true;
 	return false;
 }
 
 __attribute__((cold)) size_t ig_config_unknown_env(const struct ig_settings *const *parts, size_t nparts,
-						   const char *const *known, size_t nknown,
-						   ig_config_unknown_fn *report, void *arg)
+						   const char *(*known)(size_t i), ig_config_unknown_fn *report,
+						   void *arg)
 {
 	extern char **environ;
 	size_t unknown = 0;
@@ -421,10 +422,10 @@ __attribute__((cold)) size_t ig_config_unknown_env(const struct ig_settings *con
 		if (strncmp(*e, "INGOT_", 6) != 0)
 			continue;
 		size_t len = strcspn(*e, "=");
-		if (declared(parts, nparts, known, nknown, *e, len, NULL))
+		if (declared(parts, nparts, known, *e, len, NULL))
 			continue;
 		struct nearest n = { .name = *e, .len = len, .best_distance = (size_t)-1 };
-		declared(parts, nparts, known, nknown, *e, len, &n);
+		declared(parts, nparts, known, *e, len, &n);
 		/* A suggestion only for a slip: a few edits, at most a third of
 		   what follows the INGOT_ both share. */
 		bool close = n.best && n.best_distance <= 3 && n.best_distance * 3 <= len - 6;

@@ -46,12 +46,14 @@ enum ig_config_result ig_config_parse(const struct ig_settings *const *parts, si
 int ig_config_parse_bool(const char *s, bool *out);
 
 /* Each environment variable whose name starts with INGOT_ and that neither
- * a row of parts nor a name of known (nknown strings of space-separated
- * names) declares is reported: report(name, len, nearest, arg), nearest the
- * declared name a few edits away ("did you mean"), or NULL. Returns the
- * count. Reads environ only; cheap when no name starts with INGOT_. */
+ * a row of parts nor a name of known declares is reported: report(name,
+ * len, nearest, arg), nearest the declared name a few edits away ("did you
+ * mean"), or NULL. known(i) gives the i-th string of space-separated names
+ * (NULL past the last); it is asked only for a name no row declares, so
+ * that a start whose names are all rows reads nothing of those lists.
+ * Returns the count. */
 typedef void ig_config_unknown_fn(const char *name, size_t len, const char *nearest, void *arg);
-size_t ig_config_unknown_env(const struct ig_settings *const *parts, size_t nparts, const char *const *known,
-			     size_t nknown, ig_config_unknown_fn *report, void *arg);
+size_t ig_config_unknown_env(const struct ig_settings *const *parts, size_t nparts, const char *(*known)(size_t i),
+			     ig_config_unknown_fn *report, void *arg);
 
 #endif

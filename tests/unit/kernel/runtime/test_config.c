@@ -129,6 +129,8 @@ static void test_config_parts(void)
 	      "config: a part's defaults are copied in before the environment and the flags");
 }
 
+static const char *known_list(size_t i);
+
 struct seen {
 	char names[4][64];
 	char nearest[4][64];
@@ -145,6 +147,12 @@ static void record(const char *name, size_t len, const char *nearest, void *arg)
 	}
 }
 
+static const char *const *known_lists;
+static const char *known_list(size_t i)
+{
+	return known_lists[i];
+}
+
 /* INGOT_ variables no row and no known name declares: each reported once,
  * with the nearest name for a slip, none for a stranger. */
 static void test_config_unknown_env(void)
@@ -154,7 +162,8 @@ static void test_config_unknown_env(void)
 				       { "INGOT_MAX_CONNS", IG_OPT_INT, &v, 0, 1, "" } };
 	const struct ig_settings part = { .part = "t", .opts = o, .count = 2 };
 	const struct ig_settings *const parts[] = { &part };
-	const char *const known[] = { "DATABASE_URL INGOT_PG_POOL_SIZE", "INGOT_ROOT" };
+	static const char *const known[] = { "DATABASE_URL INGOT_PG_POOL_SIZE", "INGOT_ROOT", NULL };
+	known_lists = known;
 	/* Only this test's names: none of the caller's environment. */
 	extern char **environ;
 	for (char **e = environ; *e;) {
@@ -175,7 +184,7 @@ static void test_config_unknown_env(void)
 	setenv("INGOT_ZZZ", "1", 1);        /* near nothing */
 	setenv("NOT_INGOT_X", "1", 1);      /* not ours */
 	struct seen s = { .count = 0 };
-	size_t n = ig_config_unknown_env(parts, 1, known, 2, record, &s);
+	size_t n = ig_config_unknown_env(parts, 1, known_list, record, &s);
 	bool access = false, pool = false, zzz = false;
 	for (int i = 0; i < s.count; i++) {
 		access |= strcmp(s.names[i], "INGOT_ACCES_LOG") == 0 && strcmp(s.nearest[i], "INGOT_ACCESS_LOG") == 0;
@@ -188,7 +197,7 @@ static void test_config_unknown_env(void)
 	unsetenv("INGOT_PG_POOL_SIZ");
 	unsetenv("INGOT_ZZZ");
 	s.count = 0;
-	CHECK(ig_config_unknown_env(parts, 1, known, 2, record, &s) == 0 && s.count == 0,
+	CHECK(ig_config_unknown_env(parts, 1, known_list, record, &s) == 0 && s.count == 0,
 	      "config: rows and known names are no unknown");
 }
 
