@@ -437,6 +437,7 @@ static void log_fd_limit(struct sock_core *c, int err)
 		ig_log_int(&l, "shed", (int64_t)ig_counter_get(&c->shed));
 		ig_log_int(&l, "pauses", (int64_t)ig_counter_get(&c->pauses));
 		ig_log_int(&l, "suppressed", c->unlogged - 1);
+
 		ig_log_end(&l);
 	}
 	c->logged_ms = now ? now : 1;
@@ -447,7 +448,8 @@ static void log_fd_limit(struct sock_core *c, int err)
  * its spares lets connections in while they last; the others close what
  * waits (up to a bound: the backlog may be long), each on the spare given
  * back at once, so that a client hears a close instead of a silence. Then
- * accepting pauses, the backoff doubling while the limit persists. */
+ * accepting pauses, the backoff doubling while the limit persists (reset
+ * by an accept that succeeds). */
 __attribute__((cold)) static void at_fd_limit(struct sock_core *c, int err)
 {
 	struct sockaddr_storage peer;
@@ -456,8 +458,10 @@ __attribute__((cold)) static void at_fd_limit(struct sock_core *c, int err)
 		if (fd < 0) {
 			int again = errno;
 			spares_refill(c);
-			if (again != EMFILE && again != ENFILE)
-				return; /* the backlog is empty: no pause needed */
+			/* The backlog is empty: spares that let all in need no
+			   pause; shedding does, the limit being still there. */
+			if (c->spares_serve && again != EMFILE && again != ENFILE)
+				return;
 			break;
 		}
 		if (c->spares_serve) {
