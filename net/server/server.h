@@ -67,6 +67,9 @@ int ig_server_tls_core_setup(struct http_core *core);
 void ig_server_stop_accepting(struct http_core *core);
 /* Connections core's listeners refused (a metric; any thread). */
 uint64_t ig_server_refused(const struct http_core *core);
+/* Connections core's listeners closed at the descriptor limit (a metric;
+ * any thread). */
+uint64_t ig_server_shed(const struct http_core *core);
 
 /* activation.c: socket activation (LISTEN_FDS, LISTEN_PID,
  * LISTEN_FDNAMES). take reads and unsets them, checks each fd (a listening
