@@ -47,6 +47,11 @@ struct ig_http_server {
 };
 extern struct ig_http_server ig_http_server;
 
+/* conn_limit.c: before the listeners open, sets INGOT_MAX_CONNS (0: not
+ * set) from nofile (ig_raise_nofile's) and the cores, or lowers it to fit
+ * with a warning. */
+void ig_server_fit_conns(long nofile, int cores);
+
 /* listen.c: the listeners, over the process's stack (net/stack.h).
  * Slots of their memory: core i's HTTP listener is 2i, its HTTPS one
  * 2i + 1, the admin listener's 2n (n cores). */
