@@ -393,12 +393,12 @@ UNIT_SRC_net/dns/test_dns          := $(wildcard net/dns/dns*.c) kernel/runtime/
                               kernel/runtime/clock.c kernel/runtime/pool.c
 # the dialer over kernel sockets, with the real resolver (TLS stubbed)
 UNIT_SRC_net/dial/test_dial   := net/sock/sock.c net/stack_kernel.c $(wildcard net/dns/dns*.c) \
-                              $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c)
+                              $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c log.c json.c arena.c)
 UNIT_SRC_net/api/test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_kernel/runtime/test_json_read    := $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_net/lwip/test_net_config  := net/lwip/net_config.c
-UNIT_SRC_net/sock/test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
-UNIT_SRC_net/test_stack_kernel     := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
+UNIT_SRC_net/sock/test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/arena.c
+UNIT_SRC_net/test_stack_kernel     := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/arena.c
 UNIT_SRC_kernel/runtime/test_json  := kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_arena := kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_config := kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c
