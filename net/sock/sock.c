@@ -444,12 +444,13 @@ static void log_fd_limit(struct sock_core *c, int err)
 	c->unlogged = 0;
 }
 
-/* accept failed with err (EMFILE or ENFILE): a listener that serves on
- * its spares lets connections in while they last; the others close what
- * waits (up to a bound: the backlog may be long), each on the spare given
- * back at once, so that a client hears a close instead of a silence. Then
- * accepting pauses, the backoff doubling while the limit persists (reset
- * by an accept that succeeds). */
+/* accept failed with err (EMFILE or ENFILE), which it returns before it
+ * looks at the queue: a connection may wait or not. A listener that
+ * serves on its spares lets connections in while they last; the others
+ * close what waits (up to a bound: the backlog may be long), each on the
+ * spare given back at once, so that a client hears a close instead of a
+ * silence. Then accepting pauses, the backoff doubling while the limit
+ * persists (reset by an accept that succeeds). */
 __attribute__((cold)) static void at_fd_limit(struct sock_core *c, int err)
 {
 	struct sockaddr_storage peer;

@@ -151,10 +151,13 @@ test('EMFILE in accept: what waits is shed and counted, accepting pauses, the ad
 	await livez(admin);
 	const shed = m.get('ingot_connections_rejected_total{reason="fd_limit"}');
 	assert.ok(shed <= 40 && shedByClient() <= shed, `${shed} shed, ${shedByClient()} seen closed`);
-	// No spin: accepting paused at most once per connection that found no
-	// descriptor (a spin would fail accept without end and log nothing).
+	// No spin: a paused listener is back in epoll only after its backoff,
+	// and then raises an event only for a connection waiting, so it pauses
+	// at most once per connection, and once more for the first EMFILE
+	// (which accept returns before it looks at the queue, so it may find
+	// none). A spin would fail accept without end and log nothing.
 	const lines = srv.logs.slice(mark).filter((l) => l.msg === 'descriptor limit: accepting paused');
-	assert.ok(lines.at(-1).pauses <= 40, `${lines.at(-1).pauses} pauses for 40 connections`);
+	assert.ok(lines.at(-1).pauses <= 40 + 1, `${lines.at(-1).pauses} pauses for 40 connections`);
 
 	// Descriptors back: the flood closes, the limit is restored, and a
 	// normal client is served once the backoff ends.
