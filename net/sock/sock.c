@@ -493,7 +493,8 @@ static bool accept_queued(struct sock_core *c, int max)
 				at_fd_limit(c, errno);
 			return false;
 		}
-		c->backoff_ms = 0;
+		if (c->backoff_ms) /* a read, not a store, on each accept */
+			c->backoff_ms = 0;
 		accept_one(c, fd, c->keep_peer ? &peer : NULL);
 	}
 	return true;

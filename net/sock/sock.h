@@ -31,9 +31,13 @@ struct sock_core {
 	uint32_t max_streams;
 	uint32_t linger_ms;
 	ig_counter refused; /* accepted and closed at once: over max_streams (a metric) */
-	/* The descriptor limit (EMFILE/ENFILE in accept): spare descriptors
-	   held for it, and the pause that replaces a spin on a listener whose
-	   readiness stays. */
+	sock_accept_fn *accept;
+	void *accept_arg;
+	bool keep_peer; /* keep each accepted stream's peer address (the
+			   transport's peer op); set before ig_sock_core_start */
+	/* Last, apart from what every accept reads: the descriptor limit
+	   (EMFILE/ENFILE in accept), the spare descriptors held for it and
+	   the pause that replaces a spin on a listener that stays readable. */
 	int spare[IG_SOCK_SPARES_MAX];
 	uint8_t spares, spares_want;
 	bool spares_serve; /* a spare lets a connection in (the admin's), not shed */
@@ -43,10 +47,6 @@ struct sock_core {
 	ig_counter pauses; /* times accepting stopped for a backoff */
 	uint64_t logged_ms;
 	uint32_t unlogged; /* pauses since the last line */
-	sock_accept_fn *accept;
-	void *accept_arg;
-	bool keep_peer; /* keep each accepted stream's peer address (the
-			   transport's peer op); set before ig_sock_core_start */
 };
 
 /* Creates a listening socket bound to host:port with SO_REUSEPORT. If
