@@ -437,7 +437,6 @@ static void log_fd_limit(struct sock_core *c, int err)
 		ig_log_int(&l, "shed", (int64_t)ig_counter_get(&c->shed));
 		ig_log_int(&l, "pauses", (int64_t)ig_counter_get(&c->pauses));
 		ig_log_int(&l, "suppressed", c->unlogged - 1);
-
 		ig_log_end(&l);
 	}
 	c->logged_ms = now ? now : 1;
