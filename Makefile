@@ -53,17 +53,19 @@ CFLAGS   := $(WARN) -O2 -I. -Iinclude -I$(GEN) -I$(DEPS)/musl/include \
 # messages, and the HTTP server's path (the +3% budget of CPU per request)
 # runs none of them; and net/tls/bearssl.c, the backend's setup (keys,
 # chains, anchors, engines) and thin calls into BearSSL (tls.c, the record
-# loop, stays -O2). Not net/lambda's event mapping: under Lambda it runs on
-# every invocation.
+# loop, stays -O2). And net/lambda: under Lambda its event mapping runs
+# once per invocation, beside two HTTP calls to the Runtime API over
+# loopback (the next event, the answer) that cost far more; elsewhere it
+# never runs.
 COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.c $(wildcard kernel/process/*.c) \
             net/start.c net/unlinked.c net/stack_settings.c \
             net/server/server_settings.c net/server/server.c net/server/layout.c net/server/listen.c \
             net/server/drain.c net/server/stats.c net/server/admin.c net/server/activation.c net/server/idle.c \
-            net/server/server_metrics.c net/server/watchdog.c net/server/log_level.c \
+            net/server/server_metrics.c net/server/watchdog.c net/server/log_level.c net/server/conn_limit.c \
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
-            net/lambda/lambda_settings.c net/lambda/crash.c net/api/main.c
+            $(wildcard net/lambda/*.c) net/api/main.c
 $(COLD_SRC:%.c=$(OBJ)/%.o) $(APP_OBJDIR)/gen/migrations.o: CFLAGS += -Os
 
 # net/cold.ld keeps code that an idle process never runs (TLS, the
@@ -425,14 +427,14 @@ UNIT_SRC_net/dns/test_dns          := $(wildcard net/dns/dns*.c) kernel/runtime/
                               kernel/runtime/clock.c kernel/runtime/pool.c
 # the dialer over kernel sockets, with the real resolver (TLS stubbed)
 UNIT_SRC_net/dial/test_dial   := net/sock/sock.c net/stack_kernel.c $(wildcard net/dns/dns*.c) \
-                              $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c)
+                              $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c log.c json.c arena.c)
 UNIT_SRC_net/api/test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_kernel/runtime/test_json_read    := $(API_JSON) kernel/runtime/file.c
 # The packing side is schemac's (host code): the test checks the two agree.
 UNIT_SRC_kernel/runtime/test_lz := tools/schemac/lz_pack.c kernel/runtime/file.c
 UNIT_SRC_net/lwip/test_net_config  := net/lwip/net_config.c
-UNIT_SRC_net/sock/test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
-UNIT_SRC_net/test_stack_kernel     := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
+UNIT_SRC_net/sock/test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/arena.c
+UNIT_SRC_net/test_stack_kernel     := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/arena.c
 UNIT_SRC_kernel/runtime/test_json  := kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_arena := kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_config := kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c

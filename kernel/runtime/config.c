@@ -94,7 +94,17 @@ static int parse_fraction(const char *s, uint32_t *out)
 	return 0;
 }
 
-static int set_value(const struct ig_option *o, const char *source, const char *v)
+/* Where a value came from, for its error message only: formatted when
+ * there is one, so that a start whose values are good formats nothing
+ * (and runs none of printf's code). */
+struct source {
+	const char *kind; /* "environment variable ", "flag --", ... */
+	const char *name;
+	int len;
+};
+#define SRC(s) (s)->kind, (s)->len, (s)->name
+
+static int set_value(const struct ig_option *o, const struct source *source, const char *v)
 {
 	switch (o->type) {
 	case IG_OPT_INT:
@@ -104,8 +114,8 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 		errno = 0;
 		long long x = strtoll(v, &end, 10);
 		if (*v == 0 || *end != 0 || errno || x < o->min || x > o->max) {
-			config_fail("invalid %s \"%s\": expected an integer from %lld to %lld\n",
-				source, v, (long long)o->min, (long long)o->max);
+			config_fail("invalid %s%.*s \"%s\": expected an integer from %lld to %lld\n",
+				SRC(source), v, (long long)o->min, (long long)o->max);
 			return -1;
 		}
 		if (o->type == IG_OPT_U32)
@@ -118,15 +128,15 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 	}
 	case IG_OPT_STR:
 		if (*v == 0) {
-			config_fail("invalid %s: empty value\n", source);
+			config_fail("invalid %s%.*s: empty value\n", SRC(source));
 			return -1;
 		}
 		*(const char **)o->target = v;
 		return 0;
 	case IG_OPT_BOOL:
 		if (ig_config_parse_bool(v, o->target) != 0) {
-			config_fail("invalid %s \"%s\": expected 1/0, true/false, yes/no or on/off\n",
-				source, v);
+			config_fail("invalid %s%.*s \"%s\": expected 1/0, true/false, yes/no or on/off\n",
+				SRC(source), v);
 			return -1;
 		}
 		return 0;
@@ -134,7 +144,7 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 		const struct ig_choice *c = o->target;
 		int i = parse_choice(c->names, v);
 		if (i < 0) {
-			config_fail("invalid %s \"%s\": expected one of %s\n", source, v, c->names);
+			config_fail("invalid %s%.*s \"%s\": expected one of %s\n", SRC(source), v, c->names);
 			return -1;
 		}
 		*c->index = i;
@@ -142,8 +152,8 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 	}
 	case IG_OPT_FRACTION:
 		if (parse_fraction(v, o->target) != 0) {
-			config_fail("invalid %s \"%s\": expected a decimal from 0 to 1 (at most 6 decimals)\n",
-				source, v);
+			config_fail("invalid %s%.*s \"%s\": expected a decimal from 0 to 1 (at most 6 decimals)\n",
+				SRC(source), v);
 			return -1;
 		}
 		return 0;
@@ -233,15 +243,14 @@ static const struct ig_option *find_row(const struct ig_settings *const *parts, 
 
 static enum ig_config_result parse_env(const struct ig_settings *const *parts, size_t nparts)
 {
-	char source[96];
 	for (size_t p = 0; p < nparts; p++)
 		for (size_t i = 0; i < parts[p]->count; i++) {
 			const struct ig_option *o = &parts[p]->opts[i];
 			const char *v = getenv(o->env);
 			if (!v)
 				continue;
-			snprintf(source, sizeof source, "environment variable %s", o->env);
-			if (set_value(o, source, v) != 0)
+			const struct source source = { "environment variable ", o->env, (int)strlen(o->env) };
+			if (set_value(o, &source, v) != 0)
 				return IG_CONFIG_ERROR;
 		}
 	return IG_CONFIG_OK;
@@ -260,15 +269,13 @@ static int parse_word(const struct ig_settings *const *parts, size_t nparts,
 	const struct ig_option *o = eq ? find_row(parts, nparts, a, (size_t)(eq - a), true) : NULL;
 	if (!o)
 		return 0;
-	char source[96];
-	snprintf(source, sizeof source, "command line word %s", o->env);
-	return set_value(o, source, eq + 1);
+	const struct source source = { "command line word ", o->env, (int)strlen(o->env) };
+	return set_value(o, &source, eq + 1);
 }
 
 static enum ig_config_result parse_args(const struct ig_settings *const *parts, size_t nparts,
 					const struct ig_config_args *args)
 {
-	char source[96];
 	for (int i = 1; i < args->argc; i++) {
 		const char *a = args->argv[i];
 		if (strncmp(a, "--", 2) != 0) {
@@ -289,8 +296,8 @@ static enum ig_config_result parse_args(const struct ig_settings *const *parts, 
 			config_fail("flag --%.*s needs a value\n", (int)len, a);
 			return IG_CONFIG_ERROR;
 		}
-		snprintf(source, sizeof source, "flag --%.*s", (int)len, a);
-		if (set_value(o, source, v) != 0)
+		const struct source source = { "flag --", a, (int)len };
+		if (set_value(o, &source, v) != 0)
 			return IG_CONFIG_ERROR;
 	}
 	return IG_CONFIG_OK;

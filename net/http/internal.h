@@ -181,6 +181,9 @@ struct http_conn {
 
 /* core.c */
 extern const struct http_config ig_http_config_defaults;
+/* INGOT_MAX_CONNS at most, when it is not set: the server's default where
+ * descriptors allow (net/server/conn_limit.c), an in-process core's. */
+#define IG_HTTP_MAX_CONNS_CEILING 10000
 /* Sizes core's pools, read buffer and parser limits from core->cfg, and
  * sets the engine's own upcalls (ctx_ready). */
 void ig_http_core_init_pools(struct http_core *core);

@@ -19,6 +19,10 @@
 /* A scraper or a probe or two, not clients: a few connection slots more
  * on core 0. */
 #define ADMIN_MAX_CONNS 64
+/* Spare descriptors the admin listener keeps, with which a probe or a
+ * scrape still gets in when the process has no descriptor left (net/sock:
+ * the API's listeners shed at that point, this one serves). */
+#define ADMIN_RESERVE 4
 /* A scrape's text may outgrow a request's memory limit (about 8 KiB a
  * series of the server's three histograms): its own, larger bound. */
 #define ADMIN_SCRAPE_BYTES ((size_t)64 << 20)
@@ -134,7 +138,7 @@ __attribute__((cold)) int ig_server_admin_open(char *err, size_t errlen)
 		.host = cfg->admin_host[0] ? cfg->admin_host : cfg->host, .backlog = 64, .exclusive = true,
 		.keep_peer = true, /* PUT /loglevel asks whether it comes from loopback */
 		.fd = ig_server_activation.admin_fd, /* the socket named admin (admin_port is its port), or -1 */
-		.max_streams = ADMIN_MAX_CONNS, .accept = admin_accept, .arg = &ig_http_server.cores[0],
+		.max_streams = ADMIN_MAX_CONNS, .reserve = ADMIN_RESERVE, .accept = admin_accept, .arg = &ig_http_server.cores[0],
 	};
 	struct ig_net_listener *l = ig_server_listener_at(IG_SERVER_ADMIN_SLOT(ig_http_server.core_count));
 	int port = (int)cfg->admin_port;

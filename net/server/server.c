@@ -93,6 +93,7 @@ static void log_listening(const struct ig_app *app, int ncpus, int quota, long n
 	ig_log_int(&l, "cpus", ncpus);
 	ig_log_int(&l, "cgroup_cpu_limit", quota);
 	ig_log_int(&l, "nofile", nofile);
+	ig_log_int(&l, "max_conns", cfg->max_conns);
 	ig_log_int(&l, "startup_us", (int64_t)(ig_monotonic_us() - t0_us));
 	ig_log_cstr(&l, "service", app->name);
 	ig_log_cstr(&l, "version", app->version);
@@ -111,6 +112,7 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	int ncpus, quota;
 	int n = ig_http_server.core_count = choose_threads(cpus, &ncpus, &quota);
 	ig_server_config.threads = n;
+	ig_server_fit_conns(nofile, n);
 	/* Before any thread starts, so that all inherit the blocked mask. */
 	if ((ig_http_server.signal_fd = ig_signals_open()) < 0)
 		return startup_error("cannot open a signalfd");

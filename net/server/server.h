@@ -49,6 +49,11 @@ struct ig_http_server {
 };
 extern struct ig_http_server ig_http_server;
 
+/* conn_limit.c: before the listeners open, sets INGOT_MAX_CONNS (0: not
+ * set) from nofile (ig_raise_nofile's) and the cores, or lowers it to fit
+ * with a warning. */
+void ig_server_fit_conns(long nofile, int cores);
+
 /* listen.c: the listeners, over the process's stack (net/stack.h).
  * Slots of their memory: core i's HTTP listener is 2i, its HTTPS one
  * 2i + 1, the admin listener's 2n (n cores). */
@@ -69,6 +74,9 @@ int ig_server_tls_core_setup(struct http_core *core);
 void ig_server_stop_accepting(struct http_core *core);
 /* Connections core's listeners refused (a metric; any thread). */
 uint64_t ig_server_refused(const struct http_core *core);
+/* Connections core's listeners closed at the descriptor limit (a metric;
+ * any thread). */
+uint64_t ig_server_shed(const struct http_core *core);
 
 /* activation.c: socket activation (LISTEN_FDS, LISTEN_PID,
  * LISTEN_FDNAMES). take reads and unsets them, checks each fd (a listening

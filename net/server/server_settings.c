@@ -18,8 +18,9 @@ static const struct ig_option server_rows[] = {
 	{ "HOST", IG_OPT_STR, CFG(host), 0, 0, "numeric address to listen on (ignored with LISTEN_FDS)" },
 	{ "INGOT_THREADS", IG_OPT_INT, CFG(threads), 0, IG_MAX_CORES,
 	  "event loops; 0 = usable CPUs (affinity, cgroup quota)" },
-	{ "INGOT_MAX_CONNS", IG_OPT_INT, CFG(max_conns), 1, 1000000,
-	  "open connections per core; more are accepted and closed" },
+	{ "INGOT_MAX_CONNS", IG_OPT_INT, CFG(max_conns), 0, 1000000,
+	  "open connections per core; more are accepted and closed. 0 (the default): what the descriptor "
+	  "limit holds, at most 10000; a value it cannot hold is lowered, with a warning" },
 	{ "INGOT_MAX_REQUEST_LINE", IG_OPT_INT, CFG(max_request_line), 64, 1 << 20,
 	  "request line bytes (414 beyond)" },
 	{ "INGOT_MAX_HEADER_BYTES", IG_OPT_INT, CFG(max_header_bytes), 256, 1 << 20,
