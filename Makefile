@@ -40,10 +40,43 @@ WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 CFLAGS   := $(WARN) -O2 -I. -Iinclude -I$(GEN) -I$(DEPS)/musl/include \
             -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
             -fno-stack-protector -fno-pie
+# Code that runs once at the start, at the end, or on a rare path is
+# compiled for size (-Os: no 16-byte alignment of functions, jumps and
+# loops, no unrolling): none of it is on a request's path, so the speed of
+# -O2 buys nothing there and its bytes cost file size (and, at the start,
+# resident pages). What counts as cold here: the settings and the
+# process's start (PID 1 in a VM, cores, signals), the server's start,
+# drain, stats and admin port, the metrics exposition, the resolver and
+# the dial, the trust anchors' settings. Also the database client and the
+# outbound client, whole: their requests wait on a network round trip
+# that costs far more than -O2 saves in building and reading the
+# messages, and the HTTP server's path (the +3% budget of CPU per request)
+# runs none of them; and net/tls/bearssl.c, the backend's setup (keys,
+# chains, anchors, engines) and thin calls into BearSSL (tls.c, the record
+# loop, stays -O2). And net/lambda: under Lambda its event mapping runs
+# once per invocation, beside two HTTP calls to the Runtime API over
+# loopback (the next event, the answer) that cost far more; elsewhere it
+# never runs.
+COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.c $(wildcard kernel/process/*.c) \
+            net/start.c net/unlinked.c net/stack_settings.c \
+            net/server/server_settings.c net/server/server.c net/server/layout.c net/server/listen.c \
+            net/server/drain.c net/server/stats.c net/server/admin.c net/server/activation.c net/server/idle.c \
+            net/server/server_metrics.c net/server/watchdog.c net/server/log_level.c net/server/conn_limit.c \
+            net/metrics/expo.c net/metrics/process.c \
+            $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
+            net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
+            $(wildcard net/lambda/*.c) net/api/main.c
+$(COLD_SRC:%.c=$(OBJ)/%.o) $(APP_OBJDIR)/gen/migrations.o: CFLAGS += -Os
+
 # net/cold.ld keeps code that an idle process never runs (TLS, the
 # outbound client) away from the startup path's pages: see the file.
+# -z noseparate-code: the ELF header (0x2a8 bytes, read at the start by
+# musl's TLS setup) shares .text's first page instead of taking a page and
+# a mapping of its own: one resident page and ~3.4 KiB of file less. The
+# price is those header bytes in an executable mapping; .rodata keeps a
+# mapping of its own, not executable (net/cold.ld's .rodata.gap).
 LDFLAGS  := -static -Wl,--gc-sections -Wl,-O1 -Wl,--build-id=none -s \
-            -Wl,-z,max-page-size=4096 -Wl,-T,net/cold.ld
+            -Wl,-z,max-page-size=4096 -Wl,-z,noseparate-code -Wl,-T,net/cold.ld
 
 # The TLS backend (net/tls/backend.h): bearssl (default), mbedtls, or none
 # (no TLS at all: net/tls/none.c, for the small unikernel). Each has its
@@ -84,10 +117,11 @@ RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
+# schemac checks the document it packs with the runtime's kernel/runtime/lz.c.
 # schemac's table of the C library's names that the generated api.h
 # declares (tools/schemac/libc_names.h) is made from musl's headers.
 SCHEMAC_LIBC_NAMES := $(BUILD)/tools/schemac/libc_names.c
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c $(SCHEMAC_LIBC_NAMES)
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c $(SCHEMAC_LIBC_NAMES)
 SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
@@ -111,7 +145,7 @@ RUNTIME_SRC  += $(RT_GEN)/anchors.c
 # These rules come before `all`; a bare `make` must still mean `make all`.
 .DEFAULT_GOAL := all
 
-$(ANCHORS_TOOL): tools/anchors/anchors.c kernel/runtime/file.c kernel/runtime/file.h $(DEPS)/.stamp
+$(ANCHORS_TOOL): tools/anchors/anchors.c kernel/runtime/file.c kernel/runtime/file.h net/tls/anchors.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/host/include $< kernel/runtime/file.c $(DEPS)/host/lib/libbearssl.a -o $@
@@ -393,12 +427,14 @@ UNIT_SRC_net/dns/test_dns          := $(wildcard net/dns/dns*.c) kernel/runtime/
                               kernel/runtime/clock.c kernel/runtime/pool.c
 # the dialer over kernel sockets, with the real resolver (TLS stubbed)
 UNIT_SRC_net/dial/test_dial   := net/sock/sock.c net/stack_kernel.c $(wildcard net/dns/dns*.c) \
-                              $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c)
+                              $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c log.c json.c arena.c)
 UNIT_SRC_net/api/test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_kernel/runtime/test_json_read    := $(API_JSON) kernel/runtime/file.c
+# The packing side is schemac's (host code): the test checks the two agree.
+UNIT_SRC_kernel/runtime/test_lz := tools/schemac/lz_pack.c kernel/runtime/file.c
 UNIT_SRC_net/lwip/test_net_config  := net/lwip/net_config.c
-UNIT_SRC_net/sock/test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
-UNIT_SRC_net/test_stack_kernel     := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c
+UNIT_SRC_net/sock/test_sock         := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/arena.c
+UNIT_SRC_net/test_stack_kernel     := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/arena.c
 UNIT_SRC_kernel/runtime/test_json  := kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_arena := kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_config := kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c
@@ -410,7 +446,7 @@ UNIT_SRC_net/http/test_response_head     := net/http/response_head.c $(HTTP_CODE
 UNIT_SRC_net/http/test_trace        := net/http/trace.c net/http/parser.c kernel/runtime/rng.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(HTTP_CODEC)
 UNIT_MAIN_net/tls/test_tls_bearssl := tests/unit/net/tls/test_tls.c
-UNIT_SRC_net/tls/test_tls_bearssl  := net/tls/bearssl.c net/tls/peer_name.c $(RT_GEN)/anchors.c
+UNIT_SRC_net/tls/test_tls_bearssl  := net/tls/bearssl.c net/tls/peer_name.c net/tls/anchors.c $(RT_GEN)/anchors.c
 UNIT_FLAGS_net/tls/test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_MAIN_net/tls/test_tls_mbedtls := tests/unit/net/tls/test_tls.c
 UNIT_SRC_net/tls/test_tls_mbedtls  := net/tls/mbedtls.c net/tls/peer_name.c $(RT_GEN)/anchors.c
@@ -422,7 +458,7 @@ UNIT_SRC_kernel/metal/test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/met
 UNIT_SRC_kernel/metal/test_virtqueue    := kernel/metal/virtqueue.c
 UNIT_SRC_kernel/metal/test_cmdline := kernel/metal/cmdline.c
 UNIT_SRC_kernel/metal/test_pages  := kernel/metal/pages.c
-UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
+UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c kernel/runtime/clock.c
 UNIT_SRC_net/http/test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_net/client/test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/runtime/clock.c kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
@@ -473,7 +509,7 @@ schemac-asan: $(SCHEMAC_ASAN)
 # and linked with the stand-in runtime (and the real helpers it uses).
 SCHEMAC_TEST := $(BUILD)/test/schemac
 SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/runtime/json.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
-                        kernel/runtime/log.c kernel/runtime/clock.c net/http/codec.c \
+                        kernel/runtime/log.c kernel/runtime/clock.c kernel/runtime/lz.c net/http/codec.c \
                         $(filter-out $(API_MAIN),$(wildcard net/api/*.c))
 SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
                   -Wmissing-prototypes -Wno-overlength-strings
@@ -543,10 +579,10 @@ $(ANCHORS_TEST)/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 $(ANCHORS_TEST)/probe-%: tests/anchors/probe.c $(ANCHORS_TEST)/anchors.o
 	$(Q)$(CC_MUSL) $(ANCHORS_CFLAGS) -DUSE_BEARSSL_FORM=$(word 1,$(subst -, ,$*)) -DUSE_DER_FORM=$(word 2,$(subst -, ,$*)) \
 		-static -Wl,--gc-sections -s $^ -o $@
-$(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(RT_GEN)/anchors.c net/tls/anchors.h $(DEPS)/.stamp
+$(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(RT_GEN)/anchors.c net/tls/anchors.c net/tls/anchors.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-I. -Iinclude -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(RT_GEN)/anchors.c \
+		-I. -Iinclude -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(RT_GEN)/anchors.c net/tls/anchors.c \
 		$(DEPS)/host/lib/libmbedx509.a $(DEPS)/host/lib/libmbedcrypto.a $(DEPS)/host/lib/libbearssl.a -o $@
 
 # ---- fuzzing (libFuzzer, host clang): each tests/fuzz/fuzz_NAME.c with its
@@ -659,10 +695,12 @@ $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/runtime/file.c kernel/runtime/fi
 
 # build/images/oci (OCI layout, tag latest) and ingot-docker.tar, titled
 # IMAGE_NAME (ingot for the reference service, an app's name for an app),
-# labelled with the revision of the checkout that holds the app's sources.
+# labelled with the revision of the checkout that holds the app's sources;
+# beside them the Knative and Cloud Run service files for that image.
 IMAGE_NAME ?= $(if $(APP_DIR),$(APP_NAME),ingot)
 image: setup-image bin
 	@IMAGE_NAME=$(IMAGE_NAME) IMAGE_GIT_DIR=$(if $(APP_DIR),$(APP_DIR),$(CURDIR)) images/oci $(BIN) $(IMAGES) >/dev/null
+	@images/manifests $(IMAGE_NAME) "$$($(BIN) --version | awk 'NR == 1 { print $$NF }')" $(IMAGES)
 
 # build/images/lambda.zip: bootstrap (the binary) for provided.al2023.
 lambda: setup-image bin

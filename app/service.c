@@ -6,6 +6,7 @@
  * the core's outbound client (include/ingot/client.h). */
 #include "api.h"
 #include "ingot/client.h"
+#include "ingot/settings.h"
 
 #include <bearssl.h>
 #include <stdlib.h>
@@ -205,6 +206,16 @@ int getDelay(ig_ctx *ctx, const struct getDelay_in *in, struct getDelay_out *out
 
 /* ---- outbound: routes that call an upstream through the core's client ---- */
 
+/* The app's one setting, in the runtime's settings table (--help lists it
+ * under the app's name; a flag --upstream too). */
+static const char *upstream_setting = "";
+static const struct ig_option app_rows[] = {
+	{ "INGOT_UPSTREAM", IG_OPT_STR, &upstream_setting, 0, 0,
+	  "the upstream of /proxy/json and /fanout: an http(s) origin, optionally with a path prefix; "
+	  "empty: this service on 127.0.0.1 and its PORT" },
+};
+const struct ig_settings ig_app_settings = { .opts = app_rows, .count = IG_COUNTOF(app_rows) };
+
 /* The upstream's URLs, made once per core (each core is one thread, so no
  * lock): INGOT_UPSTREAM (an origin, optionally with a path prefix), or the
  * service itself at 127.0.0.1 and the port it listens on (so HOST must
@@ -232,7 +243,7 @@ static const struct upstream_urls *upstream_urls(ig_ctx *ctx)
 	if (upstream.ready)
 		return &upstream;
 	char self[40] = "http://127.0.0.1:";
-	const char *base = getenv("INGOT_UPSTREAM");
+	const char *base = upstream_setting;
 	size_t blen;
 	if (base && *base) {
 		blen = strlen(base);

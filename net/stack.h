@@ -38,6 +38,10 @@ struct ig_net_listen_spec {
 	int fd;
 	uint32_t max_streams; /* open accepted streams; more are refused */
 	bool keep_peer;       /* keep each stream's peer address (transport's peer) */
+	/* Where streams are descriptors: spares kept to let connections in
+	   past the descriptor limit (ig_sock_core_reserve's serve); 0: one,
+	   kept to shed them. */
+	uint8_t reserve;
 	sock_accept_fn *accept; /* each accepted stream goes to accept(arg, t) */
 	void *arg;
 };
@@ -50,6 +54,9 @@ struct ig_net_stack {
 	bool one_loop;
 	/* It can serve listening sockets a supervisor passed (LISTEN_FDS). */
 	bool takes_fds;
+	/* Its streams are the process's descriptors, so RLIMIT_NOFILE bounds
+	   them (the connection limit's default comes from it). */
+	bool streams_are_fds;
 	/* Bytes of one listener (open's l), a multiple of 64. */
 	size_t listener_size;
 	/* Bytes of the serving core's memory a listener may take its first
@@ -81,6 +88,9 @@ struct ig_net_stack {
 	/* Connections completed and closed at once (over max_streams, no
 	   memory); readable from any thread. */
 	uint64_t (*refused)(const struct ig_net_listener *l);
+	/* Connections closed at once at the descriptor limit (net/sock's
+	   shed); NULL where streams are not descriptors. Any thread. */
+	uint64_t (*shed)(const struct ig_net_listener *l);
 	/* As ig_sock_connect (net/sock/sock.h), with the same notifications;
 	   sc is the caller's kernel-socket core on loop. */
 	struct ig_transport *(*connect)(struct sock_core *sc, struct ig_loop *loop, const struct sockaddr *addr,

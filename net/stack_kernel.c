@@ -66,6 +66,8 @@ static int kernel_serve(struct ig_net_listener *l, struct ig_loop *loop, void *s
 	const struct ig_net_listen_spec *s = &l->spec;
 	ig_sock_core_init(&l->core, loop, l->fd, s->max_streams, s->accept, s->arg);
 	l->core.keep_peer = s->keep_peer;
+	if (s->reserve)
+		ig_sock_core_reserve(&l->core, s->reserve, true);
 	if (seed)
 		ig_pool_seed(&l->core.streams, seed, SEED_BYTES / l->core.streams.obj_size);
 	if (ig_sock_core_start(&l->core) != 0) {
@@ -96,6 +98,11 @@ static uint64_t kernel_refused(const struct ig_net_listener *l)
 	return ig_counter_get(&l->core.refused);
 }
 
+static uint64_t kernel_shed(const struct ig_net_listener *l)
+{
+	return ig_counter_get(&l->core.shed);
+}
+
 static struct ig_transport *kernel_connect(struct sock_core *sc, struct ig_loop *loop, const struct sockaddr *addr,
 					   socklen_t len)
 {
@@ -112,6 +119,7 @@ const struct ig_net_stack ig_kernel_stack = {
 	.name = "kernel",
 	.one_loop = false,
 	.takes_fds = true,
+	.streams_are_fds = true,
 	.listener_size = sizeof(struct ig_net_listener),
 	.seed_size = SEED_BYTES,
 	.configure = kernel_configure,
@@ -121,6 +129,7 @@ const struct ig_net_stack ig_kernel_stack = {
 	.port = kernel_port,
 	.stop_accepting = kernel_stop_accepting,
 	.refused = kernel_refused,
+	.shed = kernel_shed,
 	.connect = kernel_connect,
 	.stream_error = ig_sock_stream_error,
 	.finish = kernel_finish,

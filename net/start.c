@@ -10,6 +10,7 @@
  * warning (unlinked.c). */
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/config.h"
+#include "kernel/process/exit_codes.h"
 #include "kernel/process/fatal.h"
 #include "kernel/process/vm.h"
 #include "net/client/settings.h"
@@ -25,6 +26,8 @@
 #include "ingot/version.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define WEAK __attribute__((weak))
 extern const struct ig_settings ig_client_settings WEAK;
@@ -33,6 +36,7 @@ extern const struct ig_settings ig_tls_trust_settings WEAK;
 extern const struct ig_settings ig_pg_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
+extern const struct ig_settings ig_app_settings WEAK;
 bool ig_pg_start(void) WEAK;
 void ig_pg_core_start(struct ig_loop *loop, int core_count) WEAK;
 
@@ -47,18 +51,101 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_lambda_settings,
 };
 
-enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
+/* Names the build and the tests put into a service's environment (make run
+ * under an app, tests/run): not settings, and not mistakes either. */
+static const char build_names[] = "INGOT_ROOT INGOT_LOCK INGOT_BIN INGOT_BIN_MBEDTLS INGOT_BIN_NOTLS "
+				  "INGOT_FETCH_BIN INGOT_PGCHECK_BIN INGOT_TEST_NET";
+
+/* The linked parts, then the app's rows under its name: what --help lists. */
+static size_t all_parts(const struct ig_settings **parts, struct ig_settings *app_part, const char *app_name)
 {
-	const struct ig_settings *parts[IG_COUNTOF(settings_parts)];
 	size_t n = 0;
 	for (size_t i = 0; i < IG_COUNTOF(settings_parts); i++)
 		if (settings_parts[i])
 			parts[n++] = settings_parts[i];
+	if (&ig_app_settings) {
+		*app_part = ig_app_settings;
+		app_part->part = app_name;
+		parts[n++] = app_part;
+	}
+	return n;
+}
+
+struct unknown_env {
+	bool strict;
+	char *error; /* the first one's message, for a caller that reports it */
+	size_t error_cap;
+};
+
+__attribute__((cold)) static void report_unknown(const char *name, size_t len, const char *nearest, void *arg)
+{
+	struct unknown_env *u = arg;
+	if (u->strict) {
+		char msg[IG_CONFIG_ERROR_MAX];
+		snprintf(msg, sizeof msg, "%.*s is not a setting%s%s%s (INGOT_STRICT_ENV is on)", (int)len, name,
+			 nearest ? " (did you mean " : "", nearest ? nearest : "", nearest ? "?)" : "");
+		fprintf(stderr, "ingot: %s\n", msg);
+		if (u->error && u->error_cap && !u->error[0])
+			snprintf(u->error, u->error_cap, "%s", msg);
+		return;
+	}
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_WARN, "an INGOT_ variable that names no setting is ignored")) {
+		ig_log_str(&l, "name", name, len);
+		if (nearest)
+			ig_log_cstr(&l, "did_you_mean", nearest);
+		ig_log_end(&l);
+	}
+}
+
+/* The names no row declares but that are not mistakes: the optional
+ * parts' (kept off the startup pages with the warning that names them) and
+ * the build's. Asked only for a name no row declares. */
+__attribute__((cold)) static const char *known_names(size_t i)
+{
+	if (i < IG_COUNTOF(ig_optional_setting_names))
+		return ig_optional_setting_names[i];
+	return i == IG_COUNTOF(ig_optional_setting_names) ? build_names : NULL;
+}
+
+/* Every INGOT_ variable that no row of parts, no optional part and no build
+ * name declares: warned about, or with strict each named on stderr. The
+ * number of them. */
+static size_t check_env(const struct ig_settings *const *parts, size_t n, bool strict, char *error, size_t error_cap)
+{
+	struct unknown_env u = { strict, error, error_cap };
+	return ig_config_unknown_env(parts, n, known_names, report_unknown, &u);
+}
+
+enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
+{
+	const struct ig_settings *parts[IG_COUNTOF(settings_parts) + 1];
+	struct ig_settings app_part;
+	size_t n = all_parts(parts, &app_part, args->name);
 	enum ig_config_result r = ig_config_parse(parts, n, args);
+	if (r != IG_CONFIG_OK)
+		return r;
+	bool strict = ig_server_config.strict_env;
+	if (check_env(parts, n, strict, args->error, args->error_cap) && strict)
+		return IG_CONFIG_ERROR;
 	const struct ig_linked_parts linked = { &ig_client_settings, &ig_dns_settings, &ig_tls_trust_settings, &ig_pg_settings };
-	if (r == IG_CONFIG_OK && n < IG_COUNTOF(settings_parts))
+	if (!linked.client || !linked.dns || !linked.trust || !linked.pg)
 		ig_unlinked_settings_warn(&linked);
 	return r;
+}
+
+int ig_check_env(const struct ig_app *app)
+{
+	const struct ig_settings *parts[IG_COUNTOF(settings_parts) + 1];
+	struct ig_settings app_part;
+	size_t n = all_parts(parts, &app_part, app->name);
+	bool strict = false;
+	const char *v = getenv("INGOT_STRICT_ENV");
+	if (v && ig_config_parse_bool(v, &strict) != 0) {
+		fprintf(stderr, "ingot: INGOT_STRICT_ENV: expected true or false, got \"%s\"\n", v);
+		return IG_EXIT_CONFIG;
+	}
+	return check_env(parts, n, strict, NULL, 0) && strict ? IG_EXIT_CONFIG : IG_EXIT_OK;
 }
 
 /* --version's lines after "NAME VERSION": ingot's version and what the
@@ -79,8 +166,28 @@ __attribute__((cold)) static void print_version_detail(void)
 	}
 }
 
+/* Takes --check out of argv (the parse would call it an unknown flag);
+ * true when it was there. */
+static bool take_check_flag(int *argc, char **argv)
+{
+	bool found = false;
+	int n = 1;
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--check") == 0)
+			found = true;
+		else
+			argv[n++] = argv[i];
+	}
+	argv[n] = NULL;
+	*argc = n;
+	return found;
+}
+
 static int start(int argc, char **argv, const struct ig_app *app)
 {
+	/* --check: the parse below is the whole check (each part's check
+	   reads and parses its files); nothing after it runs. */
+	bool check_only = take_check_flag(&argc, argv);
 	uint64_t t0_us = ig_clock_counts_from_boot ? 0 : ig_monotonic_us();
 	char error[IG_CONFIG_ERROR_MAX] = "";
 	const struct ig_config_args args = {
@@ -95,8 +202,13 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	};
 	switch (ig_settings_parse(&args)) {
 	case IG_CONFIG_OK: break;
-	case IG_CONFIG_EXIT: return 0;
-	case IG_CONFIG_ERROR: return ig_lambda_requested() ? ig_lambda_init_error(error) : 2;
+	case IG_CONFIG_EXIT: return IG_EXIT_OK;
+	case IG_CONFIG_ERROR:
+		return ig_lambda_requested() && !check_only ? ig_lambda_init_error(error) : IG_EXIT_CONFIG;
+	}
+	if (check_only) {
+		printf("%s: configuration ok\n", app->name);
+		return IG_EXIT_OK;
 	}
 	/* The parts' metrics sources, before any loop runs; a one-shot
 	   command (--help, --version) has returned above and registers none. */

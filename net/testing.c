@@ -48,7 +48,7 @@ static enum ig_test_error set_up(const struct ig_app *app)
 	const struct ig_config_args args = { .argc = 1, .argv = argv, .name = app->name, .version = app->version };
 	if (ig_settings_parse(&args) != IG_CONFIG_OK)
 		return IG_TEST_SETTINGS;
-	ig_log_threshold = ig_server_config.log_level;
+	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);
 	ig_server_config.threads = 1;
 	if (ig_http_inproc_core_init(&t.core, &ig_server_config, app) != 0)
 		return IG_TEST_NO_MEMORY;

@@ -24,6 +24,8 @@ static const char pg_names[] =
 	"DATABASE_URL INGOT_PG_POOL_SIZE INGOT_PG_PIPELINING INGOT_PG_MAX_QUEUED INGOT_PG_ACQUIRE_TIMEOUT_MS "
 	"INGOT_PG_CONNECT_TIMEOUT_MS INGOT_PG_QUERY_TIMEOUT_MS INGOT_PG_MAX_MESSAGE_BYTES";
 
+const char *const ig_optional_setting_names[4] = { client_names, dns_names, trust_names, pg_names };
+
 struct list {
 	char text[512];
 	size_t len;

@@ -2,7 +2,8 @@
  * client, its resolver, the TLS trust, the database): one set in the
  * environment of a binary without its part is ignored with one warning
  * line, so that an environment shared by several apps starts each of them.
- * Any other unknown name is ignored silently, as before. */
+ * Their names are declared settings whatever the binary links: an unknown
+ * name is what none declares (net/start.c's warning, with a suggestion). */
 #ifndef NET_UNLINKED_H
 #define NET_UNLINKED_H
 
@@ -16,5 +17,8 @@ struct ig_linked_parts {
 /* Logs one warning naming every setting of an unlinked part that the
  * environment sets; nothing when there is none. */
 void ig_unlinked_settings_warn(const struct ig_linked_parts *linked);
+
+/* Every optional part's setting names, space-separated, one string each. */
+extern const char *const ig_optional_setting_names[4];
 
 #endif

@@ -73,4 +73,14 @@ struct ig_app {
  * README's table). */
 IG_NONNULL(2, 3) int ig_main(int argc, char **argv, const struct ig_app *app);
 
+/* For a one-shot command that does not go through ig_main (--migrate, which
+ * reads only its own part's settings): warns, on stdout's log, about each
+ * environment variable starting with INGOT_ that no setting declares (the
+ * runtime's, the app's, those of parts the binary does not link), naming
+ * the nearest declared one; with INGOT_STRICT_ENV on, names each on stderr
+ * instead. On the main thread, before the command. Returns 0, or 2 (the
+ * exit status) when strict mode found one or INGOT_STRICT_ENV is no
+ * boolean. ig_main does the same itself. */
+IG_NONNULL(1) int ig_check_env(const struct ig_app *app);
+
 #endif

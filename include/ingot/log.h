@@ -15,9 +15,22 @@
  * at most ig_log_threshold. */
 enum ig_log_level { IG_LOG_ERROR, IG_LOG_WARN, IG_LOG_INFO, IG_LOG_DEBUG };
 
-/* The most verbose level written (INGOT_LOG_LEVEL, set at startup before
- * any core runs); read without a lock, so change it only then. */
+/* The most verbose level written: INGOT_LOG_LEVEL from the start, changed
+ * while running by the admin listener's /loglevel or SIGUSR1 (debug) and
+ * SIGUSR2 (back to INGOT_LOG_LEVEL). Read it with ig_log_enabled; change it
+ * with ig_log_set_threshold, from any thread. */
 extern int ig_log_threshold;
+
+/* Whether a line at level would be written now: for a caller that would
+ * otherwise format fields for nothing (a debug line on a hot path costs
+ * this one load and compare at info level). */
+static inline bool ig_log_enabled(enum ig_log_level level)
+{
+	return (int)level <= __atomic_load_n(&ig_log_threshold, __ATOMIC_RELAXED);
+}
+
+/* Sets the threshold; lines begun after it (on any thread) follow it. */
+void ig_log_set_threshold(enum ig_log_level level);
 
 /* One line being built: the caller's (on its stack, usually), used by one
  * thread from ig_log_begin to ig_log_end. A line past buf's size is cut

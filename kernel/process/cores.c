@@ -44,15 +44,15 @@ static int quota_cpus(long long quota, long long period)
 	return (int)((quota + period - 1) / period);
 }
 
-/* Whether the comma-separated list names item exactly ("cpu" is not
- * "cpuset"). */
-static bool list_has(const char *list, const char *item)
+/* Whether the comma-separated list list[0..len) names item exactly ("cpu"
+ * is not "cpuset"). */
+static bool list_has(const char *list, size_t len, const char *item)
 {
 	size_t n = strlen(item);
-	for (const char *p = list; *p;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		if (len == n && memcmp(p, item, n) == 0)
+	for (const char *p = list, *end = list + len; p < end;) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		size_t k = comma ? (size_t)(comma - p) : (size_t)(end - p);
+		if (k == n && memcmp(p, item, n) == 0)
 			return true;
 		if (!comma)
 			break;
@@ -61,24 +61,48 @@ static bool list_has(const char *list, const char *item)
 	return false;
 }
 
+/* out = a b c, NUL-terminated; false (out then empty) when it does not fit.
+ * By hand: the start formats nothing with printf, whose code would then be
+ * resident in every idle process. */
+static bool join3(char *out, size_t cap, const char *a, const char *b, const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+	if (la + lb + lc >= cap) {
+		if (cap)
+			out[0] = 0;
+		return false;
+	}
+	memcpy(out, a, la);
+	memcpy(out + la, b, lb);
+	memcpy(out + la + lb, c, lc + 1);
+	return true;
+}
+
 /* The process's cgroup path for a controller, from the text of
  * /proc/self/cgroup: "0::/path" (v2, controller NULL) or
- * "N:cpu,cpuacct:/path" (v1). */
+ * "N:cpu,cpuacct:/path" (v1). Read in place: no copy of the text on the
+ * stack, which an idle process would keep resident. */
 static int cgroup_path(const char *cgroups, const char *controller, char *out, size_t cap)
 {
-	char buf[4096];
-	snprintf(buf, sizeof buf, "%s", cgroups);
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		char *c1 = strchr(line, ':');
-		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c2 = 0;
-		bool match = controller ? list_has(c1 + 1, controller) : c1[1] == 0;
-		if (match) {
-			snprintf(out, cap, "%s", c2 + 1);
-			return 0;
+	for (const char *line = cgroups; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *c1 = memchr(line, ':', len);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+		if (c2) {
+			bool match = controller ? list_has(c1 + 1, (size_t)(c2 - c1 - 1), controller) : c2 == c1 + 1;
+			size_t plen = len - (size_t)(c2 + 1 - line);
+			if (match) {
+				if (plen >= cap)
+					return -1;
+				memcpy(out, c2 + 1, plen);
+				out[plen] = 0;
+				return 0;
+			}
 		}
+		if (!nl)
+			break;
+		line = nl + 1;
 	}
 	return -1;
 }
@@ -93,7 +117,7 @@ static int cgroup_v2_limit(const char *cgroups)
 	 * deepest level: the tightest limit on the way counts. */
 	int best = 0;
 	for (;;) {
-		snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpu.max", strcmp(rel, "/") ? rel : "");
+		join3(path, sizeof path, "/sys/fs/cgroup", strcmp(rel, "/") ? rel : "", "/cpu.max");
 		if (read_small_file(path, buf, sizeof buf) == 0 && strncmp(buf, "max", 3) != 0) {
 			int c = quota_cpus(atoll(buf), atoll(strchr(buf, ' ') ? strchr(buf, ' ') + 1 : "0"));
 			if (c && (!best || c < best))
@@ -124,10 +148,10 @@ static int cgroup_v1_limit(const char *cgroups)
 			/* pass 0: the process's own cgroup; pass 1: the mount root
 			 * (inside a container the path may not exist in its view). */
 			const char *r = pass == 0 && strcmp(rel, "/") ? rel : "";
-			snprintf(path, sizeof path, "%s%s/cpu.cfs_quota_us", mounts[m], r);
+			join3(path, sizeof path, mounts[m], r, "/cpu.cfs_quota_us");
 			if (read_small_file(path, q, sizeof q) != 0)
 				continue;
-			snprintf(path, sizeof path, "%s%s/cpu.cfs_period_us", mounts[m], r);
+			join3(path, sizeof path, mounts[m], r, "/cpu.cfs_period_us");
 			if (read_small_file(path, p, sizeof p) != 0)
 				continue;
 			return quota_cpus(atoll(q), atoll(p));

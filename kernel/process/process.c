@@ -20,13 +20,16 @@ int ig_signals_open(void)
 	sigaddset(&s, SIGCHLD);
 	sigaddset(&s, SIGHUP);
 	sigaddset(&s, SIGQUIT);
+	sigaddset(&s, SIGUSR1);
+	sigaddset(&s, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &s, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	return signalfd(-1, &s, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-enum ig_signal_event ig_signals_read(int fd, const char **name)
+enum ig_signal_event ig_signals_read(int fd, const char **name, int *log_signal)
 {
+	*log_signal = 0;
 	struct signalfd_siginfo si[8];
 	enum ig_signal_event ev = IG_SIGNAL_NONE;
 	ssize_t n;
@@ -43,6 +46,12 @@ enum ig_signal_event ig_signals_read(int fd, const char **name)
 			case SIGINT:
 				*name = si[i].ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT";
 				ev = IG_SIGNAL_STOP;
+				break;
+			case SIGUSR1:
+			case SIGUSR2:
+				*log_signal = (int)si[i].ssi_signo;
+				if (ev == IG_SIGNAL_NONE)
+					ev = IG_SIGNAL_OTHER;
 				break;
 			default: /* HUP, QUIT: a server under a supervisor ignores them */
 				if (ev == IG_SIGNAL_NONE)

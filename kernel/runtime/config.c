@@ -31,7 +31,7 @@ __attribute__((format(printf, 1, 2))) static void config_fail(const char *fmt, .
 		snprintf(error_out, error_cap, "%s", msg);
 }
 
-static int parse_bool(const char *s, bool *out)
+int ig_config_parse_bool(const char *s, bool *out)
 {
 	static const char *const yes[] = { "1", "true", "yes", "on" };
 	static const char *const no[] = { "0", "false", "no", "off" };
@@ -94,7 +94,17 @@ static int parse_fraction(const char *s, uint32_t *out)
 	return 0;
 }
 
-static int set_value(const struct ig_option *o, const char *source, const char *v)
+/* Where a value came from, for its error message only: formatted when
+ * there is one, so that a start whose values are good formats nothing
+ * (and runs none of printf's code). */
+struct source {
+	const char *kind; /* "environment variable ", "flag --", ... */
+	const char *name;
+	int len;
+};
+#define SRC(s) (s)->kind, (s)->len, (s)->name
+
+static int set_value(const struct ig_option *o, const struct source *source, const char *v)
 {
 	switch (o->type) {
 	case IG_OPT_INT:
@@ -104,8 +114,8 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 		errno = 0;
 		long long x = strtoll(v, &end, 10);
 		if (*v == 0 || *end != 0 || errno || x < o->min || x > o->max) {
-			config_fail("invalid %s \"%s\": expected an integer from %lld to %lld\n",
-				source, v, (long long)o->min, (long long)o->max);
+			config_fail("invalid %s%.*s \"%s\": expected an integer from %lld to %lld\n",
+				SRC(source), v, (long long)o->min, (long long)o->max);
 			return -1;
 		}
 		if (o->type == IG_OPT_U32)
@@ -118,15 +128,15 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 	}
 	case IG_OPT_STR:
 		if (*v == 0) {
-			config_fail("invalid %s: empty value\n", source);
+			config_fail("invalid %s%.*s: empty value\n", SRC(source));
 			return -1;
 		}
 		*(const char **)o->target = v;
 		return 0;
 	case IG_OPT_BOOL:
-		if (parse_bool(v, o->target) != 0) {
-			config_fail("invalid %s \"%s\": expected 1/0, true/false, yes/no or on/off\n",
-				source, v);
+		if (ig_config_parse_bool(v, o->target) != 0) {
+			config_fail("invalid %s%.*s \"%s\": expected 1/0, true/false, yes/no or on/off\n",
+				SRC(source), v);
 			return -1;
 		}
 		return 0;
@@ -134,7 +144,7 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 		const struct ig_choice *c = o->target;
 		int i = parse_choice(c->names, v);
 		if (i < 0) {
-			config_fail("invalid %s \"%s\": expected one of %s\n", source, v, c->names);
+			config_fail("invalid %s%.*s \"%s\": expected one of %s\n", SRC(source), v, c->names);
 			return -1;
 		}
 		*c->index = i;
@@ -142,8 +152,8 @@ static int set_value(const struct ig_option *o, const char *source, const char *
 	}
 	case IG_OPT_FRACTION:
 		if (parse_fraction(v, o->target) != 0) {
-			config_fail("invalid %s \"%s\": expected a decimal from 0 to 1 (at most 6 decimals)\n",
-				source, v);
+			config_fail("invalid %s%.*s \"%s\": expected a decimal from 0 to 1 (at most 6 decimals)\n",
+				SRC(source), v);
 			return -1;
 		}
 		return 0;
@@ -233,15 +243,14 @@ static const struct ig_option *find_row(const struct ig_settings *const *parts, 
 
 static enum ig_config_result parse_env(const struct ig_settings *const *parts, size_t nparts)
 {
-	char source[96];
 	for (size_t p = 0; p < nparts; p++)
 		for (size_t i = 0; i < parts[p]->count; i++) {
 			const struct ig_option *o = &parts[p]->opts[i];
 			const char *v = getenv(o->env);
 			if (!v)
 				continue;
-			snprintf(source, sizeof source, "environment variable %s", o->env);
-			if (set_value(o, source, v) != 0)
+			const struct source source = { "environment variable ", o->env, (int)strlen(o->env) };
+			if (set_value(o, &source, v) != 0)
 				return IG_CONFIG_ERROR;
 		}
 	return IG_CONFIG_OK;
@@ -260,15 +269,13 @@ static int parse_word(const struct ig_settings *const *parts, size_t nparts,
 	const struct ig_option *o = eq ? find_row(parts, nparts, a, (size_t)(eq - a), true) : NULL;
 	if (!o)
 		return 0;
-	char source[96];
-	snprintf(source, sizeof source, "command line word %s", o->env);
-	return set_value(o, source, eq + 1);
+	const struct source source = { "command line word ", o->env, (int)strlen(o->env) };
+	return set_value(o, &source, eq + 1);
 }
 
 static enum ig_config_result parse_args(const struct ig_settings *const *parts, size_t nparts,
 					const struct ig_config_args *args)
 {
-	char source[96];
 	for (int i = 1; i < args->argc; i++) {
 		const char *a = args->argv[i];
 		if (strncmp(a, "--", 2) != 0) {
@@ -289,8 +296,8 @@ static enum ig_config_result parse_args(const struct ig_settings *const *parts, 
 			config_fail("flag --%.*s needs a value\n", (int)len, a);
 			return IG_CONFIG_ERROR;
 		}
-		snprintf(source, sizeof source, "flag --%.*s", (int)len, a);
-		if (set_value(o, source, v) != 0)
+		const struct source source = { "flag --", a, (int)len };
+		if (set_value(o, &source, v) != 0)
 			return IG_CONFIG_ERROR;
 	}
 	return IG_CONFIG_OK;
@@ -329,4 +336,108 @@ ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const str
 		}
 	}
 	return IG_CONFIG_OK;
+}
+
+/* ---- environment variables that name no setting ---- */
+
+/* Edits (insert, delete, replace) between a[0..la) and b[0..lb), capped:
+ * names are short, and a distance past the cap suggests nothing. */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t row[65];
+	if (la > 64 || lb > 64)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+struct nearest {
+	const char *name;
+	size_t len;
+	const char *best; /* NUL-terminated copy in buf */
+	size_t best_distance;
+	char buf[64];
+};
+
+static void consider(struct nearest *n, const char *cand, size_t clen)
+{
+	size_t d = edit_distance(n->name, n->len, cand, clen);
+	if (d < n->best_distance && clen < sizeof n->buf) {
+		memcpy(n->buf, cand, clen);
+		n->buf[clen] = 0;
+		n->best = n->buf;
+		n->best_distance = d;
+	}
+}
+
+/* Whether a space-separated list holds name[0..len); each word is also
+ * offered to n, when given. */
+static bool list_has(const char *list, const char *name, size_t len, struct nearest *n)
+{
+	for (const char *p = list; *p;) {
+		size_t k = strcspn(p, " ");
+		if (k == len && memcmp(p, name, len) == 0)
+			return true;
+		if (n)
+			consider(n, p, k);
+		p += k + (p[k] == ' ');
+	}
+	return false;
+}
+
+static bool declared(const struct ig_settings *const *parts, size_t nparts, const char *(*known)(size_t i),
+		     const char *name, size_t len, struct nearest *n)
+{
+	for (size_t p = 0; p < nparts; p++)
+		for (size_t i = 0; i < parts[p]->count; i++) {
+			const char *env = parts[p]->opts[i].env;
+			size_t el = strlen(env);
+			if (el == len && memcmp(env, name, len) == 0)
+				return true;
+			if (n)
+				consider(n, env, el);
+		}
+	const char *list;
+	for (size_t k = 0; (list = known(k)); k++)
+		if (list_has(list, name, len, n))
+			return true;
+	return false;
+}
+
+__attribute__((cold)) size_t ig_config_unknown_env(const struct ig_settings *const *parts, size_t nparts,
+						   const char *(*known)(size_t i), ig_config_unknown_fn *report,
+						   void *arg)
+{
+	extern char **environ;
+	size_t unknown = 0;
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "INGOT_", 6) != 0)
+			continue;
+		size_t len = strcspn(*e, "=");
+		if (declared(parts, nparts, known, *e, len, NULL))
+			continue;
+		struct nearest n = { .name = *e, .len = len, .best_distance = (size_t)-1 };
+		declared(parts, nparts, known, *e, len, &n);
+		/* A suggestion only for a slip: a few edits, at most a third of
+		   what follows the INGOT_ both share. */
+		bool close = n.best && n.best_distance <= 3 && n.best_distance * 3 <= len - 6;
+		report(*e, len, close ? n.best : NULL, arg);
+		unknown++;
+	}
+	return unknown;
 }

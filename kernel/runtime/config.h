@@ -5,69 +5,11 @@
 #ifndef KERNEL_CONFIG_H
 #define KERNEL_CONFIG_H
 
+#include "ingot/settings.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-enum ig_opt_type {
-	IG_OPT_INT,    /* int64_t target, within [min, max] */
-	IG_OPT_U32,    /* uint32_t target, within [min, max] (min >= 0) */
-	IG_OPT_U64,    /* uint64_t target, within [min, max] (min >= 0) */
-	IG_OPT_STR,    /* const char * target; "" stands for "not set" */
-	IG_OPT_BOOL,   /* bool target: 1/0, true/false, yes/no, on/off */
-	IG_OPT_CHOICE, /* struct ig_choice target */
-	IG_OPT_FRACTION, /* uint32_t target: a decimal from 0 to 1 ("0.25") in
-	                    millionths (IG_FRACTION_ONE is 1); at most 6 decimals */
-};
-
-#define IG_FRACTION_ONE 1000000u
-
-/* A setting that takes one of a few words: *index is the word's place in
- * names ("add|replace": 0 or 1). The parse only reads the struct, so it
- * may be const (its row's target then casts the const away). */
-struct ig_choice {
-	int *index;
-	const char *names;
-};
-
-/* A setting's flag is its environment name without INGOT_, in lower case,
- * '-' for '_': INGOT_MAX_BODY is --max-body, PORT is --port. */
-struct ig_option {
-	const char *env; /* "PORT" */
-	enum ig_opt_type type;
-	void *target;
-	int64_t min, max;
-	const char *help;
-};
-
-/* A one-shot command a part runs instead of serving (--migrate): listed by
- * --help beside --help and --version. The table only documents it; the
- * program's main looks for the flag itself, before the parse, because a
- * command reads only its own part's settings. */
-struct ig_command {
-	const char *flag; /* "migrate" for --migrate */
-	const char *help;
-};
-
-/* One part's rows. The parse first copies the size bytes of defaults over
- * values, the struct the rows' targets are in: the live values stay
- * zero-initialised (.bss) and the defaults const (.rodata), so that neither
- * costs the file a byte of writable data, and --help shows the defaults.
- * Without defaults the targets' contents are the defaults. check, if set,
- * runs once every row of every part is parsed: it judges what no single
- * row can (two settings that exclude each other, a file that must be read
- * and parsed at startup) and returns NULL or the message to print. */
-struct ig_settings {
-	const char *part; /* heading in --help: "server", "client", ... */
-	const struct ig_option *opts;
-	size_t count;
-	const char *(*check)(char *err, size_t errlen);
-	void *values;
-	const void *defaults;
-	size_t size;
-	const struct ig_command *commands; /* the part's one-shot commands, or NULL */
-	size_t ncommands;
-};
 
 enum ig_config_result { IG_CONFIG_OK, IG_CONFIG_EXIT, IG_CONFIG_ERROR };
 
@@ -99,5 +41,19 @@ struct ig_config_args {
  * one message to stderr and returns IG_CONFIG_ERROR (the caller exits 2). */
 enum ig_config_result ig_config_parse(const struct ig_settings *const *parts, size_t nparts,
 				      const struct ig_config_args *args);
+
+/* 1/true/yes/on or 0/false/no/off into *out: 0, or -1 for anything else. */
+int ig_config_parse_bool(const char *s, bool *out);
+
+/* Each environment variable whose name starts with INGOT_ and that neither
+ * a row of parts nor a name of known declares is reported: report(name,
+ * len, nearest, arg), nearest the declared name a few edits away ("did you
+ * mean"), or NULL. known(i) gives the i-th string of space-separated names
+ * (NULL past the last); it is asked only for a name no row declares, so
+ * that a start whose names are all rows reads nothing of those lists.
+ * Returns the count. */
+typedef void ig_config_unknown_fn(const char *name, size_t len, const char *nearest, void *arg);
+size_t ig_config_unknown_env(const struct ig_settings *const *parts, size_t nparts, const char *(*known)(size_t i),
+			     ig_config_unknown_fn *report, void *arg);
 
 #endif

@@ -17,6 +17,11 @@ int ig_log_threshold = IG_LOG_INFO;
 
 _Atomic(ig_log_queue_fn *) ig_log_queue;
 
+void ig_log_set_threshold(enum ig_log_level level)
+{
+	__atomic_store_n(&ig_log_threshold, (int)level, __ATOMIC_RELAXED);
+}
+
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
 static void put(struct ig_logline *l, const char *s, size_t n)
@@ -49,7 +54,7 @@ static void put_key(struct ig_logline *l, const char *key)
 
 bool ig_log_begin(struct ig_logline *l, enum ig_log_level level, const char *msg)
 {
-	if ((int)level > ig_log_threshold)
+	if (!ig_log_enabled(level))
 		return false;
 	l->len = 0;
 	l->truncated = false;

@@ -19,6 +19,9 @@ int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_mig
 int main(int argc, char **argv)
 {
 	if (ig_migrate_requested(argc, argv)) {
+		int rc = ig_check_env(&ig_api_app);
+		if (rc != 0)
+			return rc;
 		if (ig_migrate_main)
 			return ig_migrate_main(argc, argv, ig_api_app.name, &ig_app_migrations);
 		fprintf(stderr, "%s: nothing to migrate (no database client)\n",

@@ -5,6 +5,8 @@
  * ended (internal.h), so a call ended inside its own callback is still
  * readable when that callback returns. */
 #include "internal.h"
+#include "kernel/runtime/clock.h"
+#include "ingot/log.h"
 
 #include <strings.h>
 
@@ -280,8 +282,32 @@ static void tell_end(struct client_call *c, enum ig_client_error error, const ch
 	}
 }
 
+/* At debug level, one line per outbound call: where, what came back, how
+ * long it took, and why it failed. At info level, one load and compare. */
+__attribute__((cold, noinline)) static void log_call(const struct client_call *c, enum ig_client_error error,
+						      const char *message)
+{
+	const struct client_origin *o = c->origin;
+	struct ig_logline l;
+	if (!ig_log_begin(&l, IG_LOG_DEBUG, "outbound call"))
+		return;
+	ig_log_cstr(&l, "method", c->opts.method);
+	ig_log_str(&l, "origin", o->url.origin.ptr, o->url.origin.len);
+	if (c->status)
+		ig_log_int(&l, "status", c->status);
+	ig_log_int(&l, "duration_us", (int64_t)(ig_monotonic_us() - c->start_us));
+	if (error != IG_CLIENT_OK) {
+		ig_log_cstr(&l, "error", ig_client_error_name(error));
+		if (message)
+			ig_log_cstr(&l, "reason", message);
+	}
+	ig_log_end(&l);
+}
+
 void ig_call_end(struct client_call *c, enum ig_client_error error, const char *message)
 {
+	if (ig_unlikely(ig_log_enabled(IG_LOG_DEBUG)))
+		log_call(c, error, message);
 	ig_client_metrics_call_end(c, error);
 	ig_call_free(c);
 	c->next = NULL;
@@ -291,6 +317,8 @@ void ig_call_end(struct client_call *c, enum ig_client_error error, const char *
 void ig_call_end_zombie(struct client_call *c, enum ig_client_error error, const char *message)
 {
 	c->state = CALL_ZOMBIE;
+	if (ig_unlikely(ig_log_enabled(IG_LOG_DEBUG)))
+		log_call(c, error, message);
 	ig_client_metrics_call_end(c, error);
 	tell_end(c, error, message);
 }

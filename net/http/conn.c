@@ -106,6 +106,22 @@ IG_HOT static void conn_update_deadline(struct http_conn *c)
 static void conn_fail_request(struct http_conn *c, int status, const char *detail);
 static void conn_emit_ready(struct http_conn *c);
 
+/* At debug level, a timeout that ends a connection (an idle keep-alive one
+ * excepted: that is the normal end), with the peer when it was kept. */
+__attribute__((cold, noinline)) static void log_timeout(struct http_conn *c)
+{
+	static const char *const kinds[] = { [TIMER_HEAD] = "head", [TIMER_BODY] = "body", [TIMER_WRITE] = "write" };
+	struct ig_logline l;
+	if (!ig_log_begin(&l, IG_LOG_DEBUG, "connection timed out"))
+		return;
+	ig_log_cstr(&l, "waiting_for", kinds[c->timer_kind] ? kinds[c->timer_kind] : "write");
+	char peer[64];
+	size_t n = c->t && c->t->ops->peer ? c->t->ops->peer(c->t, peer, sizeof peer) : 0;
+	if (n)
+		ig_log_str(&l, "client", peer, n);
+	ig_log_end(&l);
+}
+
 static void on_conn_timer(struct ig_timer *t)
 {
 	struct http_conn *c = (struct http_conn *)((char *)t - offsetof(struct http_conn, timer));
@@ -115,6 +131,8 @@ static void on_conn_timer(struct ig_timer *t)
 		ig_timer_set(&c->core->loop.timers, &c->timer, c->deadline_ms);
 		return;
 	}
+	if (c->timer_kind != TIMER_IDLE && ig_log_enabled(IG_LOG_DEBUG))
+		log_timeout(c);
 	switch (c->timer_kind) {
 	case TIMER_IDLE: /* FIN first, as the drain's idle close (see there) */
 		c->close_reason = HTTP_CLOSE_IDLE;
@@ -708,10 +726,32 @@ void ig_http_conn_drain(struct http_core *core)
 		core->drained(core);
 }
 
+/* One warning line for each request the grace period cut: the exit status
+ * says that some were (kernel/process/exit_codes.h), these say which. */
+__attribute__((cold)) static void log_cut(struct http_conn *c)
+{
+	struct ig_logline l;
+	for (struct ig_ctx *x = c->q_head; x; x = x->next) {
+		if (!ig_log_begin(&l, IG_LOG_WARN, "request cut"))
+			return;
+		ig_str id = ig_request_id(x);
+		ig_log_str(&l, "request_id", id.ptr, id.len);
+		ig_log_str(&l, "method", x->req.method.ptr, x->req.method.len);
+		ig_log_cstr(&l, "route", ig_route_template(x));
+		ig_log_end(&l);
+	}
+	/* One still arriving has no id, method or route yet. */
+	if ((c->reading || c->rpos < c->rlen) && ig_log_begin(&l, IG_LOG_WARN, "request cut")) {
+		ig_log_cstr(&l, "stage", "receiving");
+		ig_log_end(&l);
+	}
+}
+
 void ig_http_conn_force_close_all(struct http_core *core)
 {
 	while (core->live) {
 		struct http_conn *c = core->live;
+		log_cut(c);
 		core->cut += c->queued + (c->reading || c->rpos < c->rlen ? 1 : 0);
 		c->close_reason = HTTP_CLOSE_DRAIN;
 		conn_destroy(c, false);

@@ -11,8 +11,10 @@
 const struct http_config ig_http_config_defaults = {
 	.port = 8080,
 	.host = "0.0.0.0",
+	.admin_host = "",
+	.admin_token = "",
 	.threads = 0,
-	.max_conns = 10000,
+	.max_conns = 0, /* not set: the server derives it (net/server/conn_limit.c) */
 	.max_request_line = 8192,
 	.max_header_bytes = 16384,
 	.max_headers = 100,
@@ -25,6 +27,7 @@ const struct http_config ig_http_config_defaults = {
 	.grace_ms = 8000,
 	.admin_port = -1,
 	.idle_exit_ms = 0,
+	.test_stall_core = -1,
 	.log_level = IG_LOG_INFO,
 	.access_log = false,
 	.access_log_sample = IG_FRACTION_ONE,
@@ -43,7 +46,8 @@ const struct http_config ig_http_config_defaults = {
 void ig_http_core_init_pools(struct http_core *core)
 {
 	const struct http_config *cfg = core->cfg;
-	size_t max_conns = (size_t)cfg->max_conns;
+	/* An in-process core (Lambda's, the tests') takes the ceiling. */
+	size_t max_conns = cfg->max_conns > 0 ? (size_t)cfg->max_conns : IG_HTTP_MAX_CONNS_CEILING;
 	size_t head = (size_t)(cfg->max_header_bytes > cfg->max_request_line ? cfg->max_header_bytes
 									      : cfg->max_request_line);
 	core->rbuf_size = (uint32_t)((head + 16384 + 4095) & ~(size_t)4095);

@@ -23,7 +23,11 @@ struct http_config {
 	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
 	int64_t admin_port; /* -1: no admin listener */
 	int64_t idle_exit_ms; /* 0: never exit when idle */
+	int64_t test_stall_core; /* -1; else that core stops turning (net/server/watchdog.c) */
+	bool strict_env; /* an unknown INGOT_ variable stops the start (net/start.c) */
 	const char *host;
+	const char *admin_host;  /* "": HOST */
+	const char *admin_token; /* "": no token asked */
 	int log_level;
 	bool access_log;
 	uint32_t access_log_sample; /* 2xx lines kept, in millionths (IG_FRACTION_ONE: all) */
@@ -74,6 +78,11 @@ struct http_core {
 	_Atomic uint64_t idle_last_busy_ms;
 	uint64_t idle_requests_seen;
 	struct ig_timer idle_tick;
+	/* systemd's watchdog (net/server/watchdog.c): this core's tick counts
+	   the turns its loop makes; core 0 compares with what it saw last. */
+	_Atomic uint64_t watchdog_turns;
+	uint64_t watchdog_seen;
+	struct ig_timer watchdog_tick;
 	/* Set by the core's owner (the server, a test) before its loop runs:
 	   called on the core's loop when a draining core has closed its last
 	   connection (an upcall, so net/http's engine knows no server). */
@@ -172,6 +181,9 @@ struct http_conn {
 
 /* core.c */
 extern const struct http_config ig_http_config_defaults;
+/* INGOT_MAX_CONNS at most, when it is not set: the server's default where
+ * descriptors allow (net/server/conn_limit.c), an in-process core's. */
+#define IG_HTTP_MAX_CONNS_CEILING 10000
 /* Sizes core's pools, read buffer and parser limits from core->cfg, and
  * sets the engine's own upcalls (ctx_ready). */
 void ig_http_core_init_pools(struct http_core *core);

@@ -3,6 +3,7 @@
  * Runtime API is called through api_call.h, on the same loop as the
  * handlers' own outbound calls; every call's memory is the invocation's
  * arena, reset when the next invocation is pulled. */
+#include "kernel/process/exit_codes.h"
 #include "net/lambda/api_call.h"
 #include "net/lambda/event.h"
 #include "net/lambda/internal.h"
@@ -473,14 +474,14 @@ static bool loop_for_post(void)
 /* An init error of errorType type, posted on the loop (with its retries),
  * or, when there can be none (no descriptor for its epoll, no memory), with
  * blocking calls on a socket of its own: Lambda learns why either way.
- * Returns 2. */
-static int init_error(const char *type, const char *message)
+ * Returns exit_code. */
+static int init_error(const char *type, const char *message, int exit_code)
 {
 	if (map_runtime() == 0 && loop_for_post()) {
 		rt->once = true;
 		post_error(STEP_INIT_ERROR, type, message);
 		ig_loop_run(&rt->core.loop);
-		return 2;
+		return exit_code;
 	}
 	log_failure("", 0, type, message);
 	if (ig_lambda_post_blocking(runtime_api(), "/init/error", type, message) != 0) {
@@ -491,7 +492,7 @@ static int init_error(const char *type, const char *message)
 			ig_log_end(&l);
 		}
 	}
-	return 2;
+	return exit_code;
 }
 
 /* The errorType of a start that failed with errno err. */
@@ -508,20 +509,20 @@ static const char *setup_error_type(int err)
 /* Runs once per process: cold, as the rest of the start. */
 __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_us)
 {
-	ig_log_threshold = ig_server_config.log_level;
+	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);
 	ig_server_config.threads = 1;
 	if (map_runtime() != 0)
-		return 1;
+		return IG_EXIT_FAILURE;
 	rt->t0_us = t0_us;
 	if (ig_http_inproc_core_init(&rt->core, &ig_server_config, app) != 0 || open_api() != 0) {
 		int err = errno;
 		char why[128];
 		snprintf(why, sizeof why, "the runtime cannot set up its loop: %s", strerror(err));
-		return init_error(setup_error_type(err), why);
+		return init_error(setup_error_type(err), why, IG_EXIT_FAILURE);
 	}
 	rt->buf = mmap(NULL, INPROC_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (rt->buf == MAP_FAILED)
-		return init_error("Runtime.OutOfMemory", "the runtime cannot map its buffer");
+		return init_error("Runtime.OutOfMemory", "the runtime cannot map its buffer", IG_EXIT_FAILURE);
 	ig_lambda_crash_watch();
 	if (ig_http_core_start_hook) /* net/pg's pools on this one core */
 		ig_http_core_start_hook(&rt->core.loop, 1);
@@ -529,10 +530,10 @@ __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_
 	ig_http_health_set_listening();
 	next_invocation();
 	ig_loop_run(&rt->core.loop);
-	return 1; /* the loop ends only when the Runtime API is gone (RETRY_GIVE_UP) */
+	return IG_EXIT_FAILURE; /* the loop ends only when the Runtime API is gone (RETRY_GIVE_UP) */
 }
 
 __attribute__((cold)) int ig_lambda_init_error(const char *message)
 {
-	return init_error("Runtime.InvalidSetting", message);
+	return init_error("Runtime.InvalidSetting", message, IG_EXIT_CONFIG);
 }

@@ -1,7 +1,8 @@
 /* Where the database is: the socket address of DATABASE_URL's host and
  * port when it needs no lookup (a numeric address, localhost, or the unix
  * socket <dir>/.s.PGSQL.<port>), found once by the settings' check at
- * startup; a host name is left to each connect (conn.c). */
+ * startup; a host name is left to each connect (conn.c). Also how a log
+ * line names it (ig_pg_log_peer). */
 #include "internal.h"
 
 #include <arpa/inet.h>
@@ -49,3 +50,12 @@ const char *ig_pg_resolve(char *err, size_t errlen)
 	return NULL;
 }
 
+
+void ig_pg_log_peer(struct ig_logline *line)
+{
+	if (!ig_pg_global)
+		return;
+	const struct pg_conninfo *ci = &ig_pg_global->ci;
+	ig_log_cstr(line, ci->unix_socket ? "socket_dir" : "host", ci->host);
+	ig_log_int(line, "port", ci->port);
+}

@@ -95,6 +95,7 @@ void ig_pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char 
 	if (was_ready) {
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_WARN, "database connection lost")) {
+			ig_pg_log_peer(&l);
 			ig_log_cstr(&l, "reason", message);
 			ig_log_end(&l);
 		}

@@ -6,6 +6,7 @@
 #ifndef NET_PG_INTERNAL_H
 #define NET_PG_INTERNAL_H
 
+#include "ingot/log.h"
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,6 +54,10 @@ struct ig_pg_global {
 };
 extern bool ig_pg_configured_flag;
 extern struct ig_pg_global *ig_pg_global; /* NULL unless ig_pg_configured_flag */
+
+/* The database's host and port (a socket's directory and port) on a log
+ * line: where a connection failed, never who with (no user, no password). */
+void ig_pg_log_peer(struct ig_logline *line);
 
 /* address.c: ig_pg_global.addr from ig_pg_global.ci; NULL, or err. */
 const char *ig_pg_resolve(char *err, size_t errlen);

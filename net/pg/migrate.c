@@ -3,6 +3,7 @@
  * record table, what is recorded, then per migration BEGIN, its file, its
  * record, COMMIT. The first failure ends the run (exit 1); the server rolls
  * a failed migration back when the connection closes. Cold (net/cold.ld). */
+#include "kernel/process/exit_codes.h"
 #include "migrate.h"
 
 #include "kernel/runtime/arena.h"
@@ -76,7 +77,7 @@ static void unlocked(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 		ig_log_int(&l, "known", (int64_t)r->set->count);
 		ig_log_end(&l);
 	}
-	migrate_stop(r, 0);
+	migrate_stop(r, IG_EXIT_OK);
 }
 
 static void apply_next(struct migrate_run *r);
@@ -87,7 +88,7 @@ static bool step_failed(struct migrate_run *r, const ig_pg_error *err, const cha
 	if (!err)
 		return false;
 	migrate_log_error(what, &r->set->list[r->next], err);
-	migrate_stop(r, 1); /* released inside the transaction: the connection closes, the server rolls back */
+	migrate_stop(r, IG_EXIT_FAILURE); /* released inside the transaction: the connection closes, the server rolls back */
 	return true;
 }
 
@@ -152,7 +153,7 @@ static bool run_failed(struct migrate_run *r, const ig_pg_error *err, const char
 	if (!err)
 		return false;
 	migrate_log_error(what, NULL, err);
-	migrate_stop(r, 1);
+	migrate_stop(r, IG_EXIT_FAILURE);
 	return true;
 }
 
@@ -208,33 +209,33 @@ __attribute__((cold)) int ig_migrate_main(int argc, char **argv, const char *nam
 	const struct ig_config_args args = { .argc = n, .argv = argv, .name = name, .version = "" };
 	switch (ig_config_parse(parts, IG_COUNTOF(parts), &args)) {
 	case IG_CONFIG_OK: break;
-	case IG_CONFIG_EXIT: return 0;
-	case IG_CONFIG_ERROR: return 2;
+	case IG_CONFIG_EXIT: return IG_EXIT_OK;
+	case IG_CONFIG_ERROR: return IG_EXIT_CONFIG;
 	}
 	if (!ig_pg_configured()) {
 		fprintf(stderr, "ingot: --migrate: no database configured (set DATABASE_URL, or PGHOST / PGDATABASE)\n");
-		return 2;
+		return IG_EXIT_CONFIG;
 	}
 	for (size_t i = 0; i < set->count; i++) {
 		if (set->list[i].version > MIGRATE_MAX_VERSION || (i && set->list[i].version <= set->list[i - 1].version)) {
 			fprintf(stderr, "ingot: --migrate: the embedded migrations are out of order at %s\n", set->list[i].name);
-			return 2;
+			return IG_EXIT_CONFIG;
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
 	/* On this stack, which lives as long as the run: in .bss it would sit
 	   beside the server's hot variables and cost an idle server a page. */
-	struct migrate_run run = { .set = set, .exit_code = 1 }, *r = &run;
+	struct migrate_run run = { .set = set, .exit_code = IG_EXIT_FAILURE }, *r = &run;
 	if (ig_loop_init(&r->loop, 0) != 0) {
 		fprintf(stderr, "ingot: --migrate: cannot make a loop\n");
-		return 1;
+		return IG_EXIT_FAILURE;
 	}
 	ig_pool_init(&r->blocks, 16 * 1024, 16, 1u << 16);
 	ig_arena_init(&r->arena, &r->blocks, 64u << 20);
 	struct ig_pg_pool *pool = ig_pg_core_pool(&r->loop);
 	if (!pool) {
 		fprintf(stderr, "ingot: --migrate: out of memory\n");
-		return 1;
+		return IG_EXIT_FAILURE;
 	}
 	ig_pg_pool_hold(pool, &r->arena, held, r);
 	ig_loop_run(&r->loop);

@@ -301,6 +301,12 @@ void ig_pg_pipeline_timeout(struct pg_conn *k)
 		   dropped, as is the rest of its answer. */
 		q->cancelled = true;
 		q->cancels = 1;
+		struct ig_logline l;
+		if (ig_log_enabled(IG_LOG_DEBUG) && ig_log_begin(&l, IG_LOG_DEBUG, "database query timed out: cancelled")) {
+			ig_pg_log_peer(&l);
+			ig_log_int(&l, "timeout_ms", cfg()->query_timeout_ms);
+			ig_log_end(&l);
+		}
 		ig_pg_cancel_send(k->core, k);
 		q->deadline_ms = now + cfg()->query_timeout_ms;
 		arm_query_timer(k);

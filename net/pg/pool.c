@@ -269,8 +269,10 @@ void ig_pg_pool_conn_up(struct ig_pg_pool *p)
 	if (p->outage_logged) {
 		p->outage_logged = false;
 		struct ig_logline l;
-		if (ig_log_begin(&l, IG_LOG_INFO, "database reachable"))
+		if (ig_log_begin(&l, IG_LOG_INFO, "database reachable")) {
+			ig_pg_log_peer(&l);
 			ig_log_end(&l);
+		}
 	}
 	if (!p->connected_once) {
 		p->connected_once = true;
@@ -282,6 +284,11 @@ void ig_pg_pool_conn_up(struct ig_pg_pool *p)
 static void pool_conn_up(void *owner, struct pg_conn *k)
 {
 	struct ig_pg_pool *p = owner;
+	struct ig_logline l;
+	if (ig_unlikely(ig_log_enabled(IG_LOG_DEBUG)) && ig_log_begin(&l, IG_LOG_DEBUG, "database connection ready")) {
+		ig_pg_log_peer(&l);
+		ig_log_end(&l);
+	}
 	ig_pg_pool_conn_up(p);
 	check_max_connections(p, k);
 	drain(p);
@@ -310,6 +317,7 @@ void ig_pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_read
 		p->outage_logged = true;
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_WARN, "database unreachable")) {
+			ig_pg_log_peer(&l);
 			ig_log_cstr(&l, "reason", message);
 			ig_log_end(&l);
 		}
@@ -318,6 +326,7 @@ void ig_pg_pool_conn_lost(struct ig_pg_pool *p, struct pg_conn *k, bool was_read
 		if (p->last_kind != kind || strcmp(p->last_message, message)) {
 			struct ig_logline l;
 			if (ig_log_begin(&l, IG_LOG_ERROR, "database connection refused")) {
+				ig_pg_log_peer(&l);
 				ig_log_cstr(&l, "reason", message);
 				ig_log_end(&l);
 			}

@@ -6,8 +6,10 @@
 #include "server.h"
 #include "ingot/log.h"
 #include "kernel/process/fatal.h"
+#include "kernel/process/notify.h"
 #include "kernel/process/process.h"
 
+#include <signal.h>
 #include <stdatomic.h>
 
 void ig_server_on_drained(struct http_core *core)
@@ -101,6 +103,7 @@ static void begin_stop(const char *why_key, const char *why, int64_t delay_ms)
 	/* Not ready at once, so that load balancers take the instance out
 	   while it still serves, through the delay (a pre-stop delay). */
 	ig_http_health_set_draining();
+	ig_notify_send("STOPPING=1");
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_INFO, "draining")) {
 		ig_log_cstr(&l, why_key, why);
@@ -115,7 +118,13 @@ static void on_signal(struct ig_io *io, uint32_t events)
 	(void)io;
 	(void)events;
 	const char *name = NULL;
-	if (ig_signals_read(ig_http_server.signal_fd, &name) != IG_SIGNAL_STOP)
+	int log_signal;
+	enum ig_signal_event ev = ig_signals_read(ig_http_server.signal_fd, &name, &log_signal);
+	if (log_signal == SIGUSR1)
+		ig_server_log_level_set(IG_LOG_DEBUG, "SIGUSR1");
+	else if (log_signal == SIGUSR2)
+		ig_server_log_level_set(ig_server_config.log_level, "SIGUSR2");
+	if (ev != IG_SIGNAL_STOP)
 		return;
 	struct ig_loop *loop = &ig_http_server.cores[0].loop;
 	if (ig_http_server.stopping) {

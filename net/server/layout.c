@@ -2,6 +2,7 @@
  * seeded from one mapping (so the first requests make no allocation call)
  * with the parser's header scratch, and its listeners started. Runs on the
  * core's own thread, so the memory is first touched there. */
+#include "kernel/process/notify.h"
 #include "server.h"
 #include "net/stack.h"
 
@@ -65,6 +66,8 @@ int ig_server_core_setup(struct http_core *core, char *err, size_t errlen)
 		ig_http_core_start_hook(&core->loop, ig_http_server.core_count);
 	if (core->cfg->idle_exit_ms > 0) /* its code is off the startup pages */
 		ig_server_idle_core_start(core);
+	if (ig_notify_watchdog_usec())
+		ig_server_watchdog_core_start(core);
 	return ig_server_serve(core, listener_seeds, err, errlen);
 fail:
 	snprintf(err, errlen, "cannot set up core %u", core->index);

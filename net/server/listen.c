@@ -81,6 +81,14 @@ uint64_t ig_server_refused(const struct http_core *core)
 	       (core->tls_listener ? ig_net_stack->refused(core->tls_listener) : 0);
 }
 
+uint64_t ig_server_shed(const struct http_core *core)
+{
+	uint64_t (*shed)(const struct ig_net_listener *) = ig_net_stack->shed;
+	if (!shed)
+		return 0;
+	return (core->listener ? shed(core->listener) : 0) + (core->tls_listener ? shed(core->tls_listener) : 0);
+}
+
 /* The HTTPS listener's accept: a connection slot first, so that a TLS
  * state is never made for a connection that cannot be served. */
 void *ig_server_tls_accept(void *arg, struct ig_transport *lower)

@@ -3,6 +3,8 @@
  * set up core 0 on the main thread, say "listening", run until the drain
  * is over, log the totals. The loops share nothing but the read-only
  * settings and TLS credentials. */
+#include "kernel/process/exit_codes.h"
+#include "kernel/process/notify.h"
 #include "net/http/health.h"
 #include "server.h"
 #include "kernel/process/cores.h"
@@ -47,7 +49,7 @@ static int startup_error(const char *what)
 		ig_log_cstr(&l, "error", what);
 		ig_log_end(&l);
 	}
-	return 1;
+	return IG_EXIT_FAILURE;
 }
 
 /* Every core's listeners, before any thread starts; 0 or -1 with err. */
@@ -92,6 +94,7 @@ static void log_listening(const struct ig_app *app, int ncpus, int quota, long n
 	ig_log_int(&l, "cpus", ncpus);
 	ig_log_int(&l, "cgroup_cpu_limit", quota);
 	ig_log_int(&l, "nofile", nofile);
+	ig_log_int(&l, "max_conns", cfg->max_conns);
 	ig_log_int(&l, "startup_us", (int64_t)(ig_monotonic_us() - t0_us));
 	ig_log_cstr(&l, "service", app->name);
 	ig_log_cstr(&l, "version", app->version);
@@ -104,12 +107,13 @@ static void log_listening(const struct ig_app *app, int ncpus, int quota, long n
 /* Runs once per process: compiled for size (cold), like the settings. */
 __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us)
 {
-	ig_log_threshold = ig_server_config.log_level;
+	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);
 	long nofile = ig_raise_nofile();
 	static int cpus[IG_MAX_CORES];
 	int ncpus, quota;
 	int n = ig_http_server.core_count = choose_threads(cpus, &ncpus, &quota);
 	ig_server_config.threads = n;
+	ig_server_fit_conns(nofile, n);
 	/* Before any thread starts, so that all inherit the blocked mask. */
 	if ((ig_http_server.signal_fd = ig_signals_open()) < 0)
 		return startup_error("cannot open a signalfd");
@@ -131,15 +135,18 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	   off the startup pages, net/cold.ld) run. */
 	if ((getenv("LISTEN_FDS") || getenv("LISTEN_PID")) && ig_server_activation_take(err, sizeof err) != 0) {
 		startup_error(err);
-		return 2; /* as a bad setting: the supervisor gave what cannot be served */
+		return IG_EXIT_CONFIG; /* the supervisor gave what cannot be served */
 	}
 	if (ig_server_admin_open(err, sizeof err) != 0) {
 		startup_error(err);
-		return 2; /* as a bad setting: the admin port is another's */
+		return IG_EXIT_CONFIG; /* the admin port is another's, or HOST is no address */
 	}
-	if (open_listeners(app, err, sizeof err) != 0)
-		return startup_error(err);
+	if (open_listeners(app, err, sizeof err) != 0) {
+		startup_error(err);
+		return IG_EXIT_CONFIG; /* the port is another's, or HOST is no address */
+	}
 	ig_metrics_register(&ig_server_metrics_source);
+	ig_notify_open(); /* systemd's NOTIFY_SOCKET: before the threads read it */
 	for (int i = 0; i < n; i++)
 		args[i] = &ig_http_server.cores[i];
 	if (n > 1 && ig_threads_start(threads + 1, n - 1, cpus, ncpus, 1, ig_server_core_main, args + 1) != 0)
@@ -169,6 +176,7 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	   directly: it has no other thread to hand lines to. */
 	if (!ig_net_stack->one_loop)
 		ig_log_ring_enable(cpus, ncpus);
+	ig_notify_send("READY=1");
 
 	ig_loop_run(&core0->loop);
 	ig_server_stop_accepting(core0);
@@ -177,10 +185,10 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	ig_net_stack->finish(&core0->loop, 2000);
 	for (int i = 1; i < n; i++)
 		pthread_join(threads[i], NULL);
-	ig_server_log_stopped();
+	uint64_t cut = ig_server_log_stopped();
 	/* The "stopped" line is what supervisors and tests wait for; a reader
 	   that does not read gets a bounded wait, not a stuck exit. */
 	ig_log_ring_flush(2000);
 	munmap(table, table_bytes);
-	return 0;
+	return cut ? IG_EXIT_CUT : IG_EXIT_OK;
 }

@@ -41,11 +41,18 @@ struct ig_http_server {
 	struct ig_io signal_io;
 	struct ig_timer delay_timer, grace_timer;
 	bool stopping, grace_over;
+	uint64_t watchdog_pings; /* WATCHDOG=1 sent (core 0's) */
+	_Atomic bool watchdog_pinged_twice; /* for INGOT_TEST_STALL_CORE */
 	/* The listeners' memory (ig_server_listener_at), in the cores' mapping */
 	char *listeners;
 	size_t listener_size;
 };
 extern struct ig_http_server ig_http_server;
+
+/* conn_limit.c: before the listeners open, sets INGOT_MAX_CONNS (0: not
+ * set) from nofile (ig_raise_nofile's) and the cores, or lowers it to fit
+ * with a warning. */
+void ig_server_fit_conns(long nofile, int cores);
 
 /* listen.c: the listeners, over the process's stack (net/stack.h).
  * Slots of their memory: core i's HTTP listener is 2i, its HTTPS one
@@ -67,6 +74,9 @@ int ig_server_tls_core_setup(struct http_core *core);
 void ig_server_stop_accepting(struct http_core *core);
 /* Connections core's listeners refused (a metric; any thread). */
 uint64_t ig_server_refused(const struct http_core *core);
+/* Connections core's listeners closed at the descriptor limit (a metric;
+ * any thread). */
+uint64_t ig_server_shed(const struct http_core *core);
 
 /* activation.c: socket activation (LISTEN_FDS, LISTEN_PID,
  * LISTEN_FDNAMES). take reads and unsets them, checks each fd (a listening
@@ -91,6 +101,14 @@ int ig_server_activation_port(int fd);
  * own loop; core 0's tick starts the drain once every core has been idle
  * that long. */
 void ig_server_idle_core_start(struct http_core *core);
+/* log_level.c: the log level while running. The current level's word;
+ * a word's level (error, warn, info, debug) or -1; a change, logged with
+ * what made it ("SIGUSR1", "admin"). */
+const char *ig_server_log_level_name(void);
+int ig_server_log_level_parse(const char *word, size_t len);
+void ig_server_log_level_set(int level, const char *by);
+/* watchdog.c: starts the core's tick when systemd asked for the watchdog. */
+void ig_server_watchdog_core_start(struct http_core *core);
 
 /* layout.c: core's loop, pools (seeded from one mapping) and
  * listeners; 0, or -1 with err set. */
@@ -119,6 +137,6 @@ void ig_server_admin_stop_accepting(void);
 extern struct ig_metrics_source ig_server_metrics_source;
 
 /* stats.c: the final "stopped" line, summed over the cores. */
-void ig_server_log_stopped(void);
+uint64_t ig_server_log_stopped(void);
 
 #endif

@@ -18,11 +18,11 @@ static uint64_t sum_cores(size_t offset)
 }
 #define SUM_CORES(member) sum_cores(offsetof(struct http_core, member))
 
-static uint64_t refused(void)
+static uint64_t listeners_sum(uint64_t (*of)(const struct http_core *))
 {
 	uint64_t sum = 0;
 	for (int i = 0; i < ig_http_server.core_count; i++)
-		sum += ig_server_refused(&ig_http_server.cores[i]);
+		sum += of(&ig_http_server.cores[i]);
 	return sum;
 }
 
@@ -100,9 +100,18 @@ static void write_connections(struct ig_expo *e)
 	/* Accepted less closed, read a moment apart: never below zero. */
 	counter(e, "ingot_connections_active", "gauge", "Connections open on the API listeners.",
 		accepted > closed ? (double)(accepted - closed) : 0);
-	counter(e, "ingot_connections_rejected_total", "counter",
-		"Connections refused at INGOT_MAX_CONNS (accepted and closed at once).",
-		(double)(SUM_CORES(meter.rejected) + refused()));
+	/* A label added to a family that had none: sum() over it is what
+	   the family alone was. */
+	ig_expo_family(e, "ingot_connections_rejected_total", "counter",
+		       "Connections closed at once, by reason: INGOT_MAX_CONNS reached, or no descriptor left.");
+	struct ig_label r = label("reason", "max_conns");
+	ig_expo_sample(e, "ingot_connections_rejected_total", &r, 1,
+		       (double)(SUM_CORES(meter.rejected) + listeners_sum(ig_server_refused)));
+	r = label("reason", "fd_limit");
+	ig_expo_sample(e, "ingot_connections_rejected_total", &r, 1, (double)listeners_sum(ig_server_shed));
+	counter(e, "ingot_connections_limit", "gauge",
+		"Connections the API listeners allow open, all cores (INGOT_MAX_CONNS per core, as in effect).",
+		(double)ig_server_config.max_conns * ig_http_server.core_count);
 }
 
 static void write_errors(struct ig_expo *e)

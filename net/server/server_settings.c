@@ -18,8 +18,9 @@ static const struct ig_option server_rows[] = {
 	{ "HOST", IG_OPT_STR, CFG(host), 0, 0, "numeric address to listen on (ignored with LISTEN_FDS)" },
 	{ "INGOT_THREADS", IG_OPT_INT, CFG(threads), 0, IG_MAX_CORES,
 	  "event loops; 0 = usable CPUs (affinity, cgroup quota)" },
-	{ "INGOT_MAX_CONNS", IG_OPT_INT, CFG(max_conns), 1, 1000000,
-	  "open connections per core; more are accepted and closed" },
+	{ "INGOT_MAX_CONNS", IG_OPT_INT, CFG(max_conns), 0, 1000000,
+	  "open connections per core; more are accepted and closed. 0 (the default): what the descriptor "
+	  "limit holds, at most 10000; a value it cannot hold is lowered, with a warning" },
 	{ "INGOT_MAX_REQUEST_LINE", IG_OPT_INT, CFG(max_request_line), 64, 1 << 20,
 	  "request line bytes (414 beyond)" },
 	{ "INGOT_MAX_HEADER_BYTES", IG_OPT_INT, CFG(max_header_bytes), 256, 1 << 20,
@@ -44,8 +45,17 @@ static const struct ig_option server_rows[] = {
 	{ "INGOT_ADMIN_PORT", IG_OPT_INT, CFG(admin_port), -1, 65535,
 	  "admin listener (GET /metrics, /livez, /readyz) on HOST; 0 picks a free one; -1: none "
 	  "(with LISTEN_FDS: only a socket named admin)" },
+	{ "INGOT_ADMIN_HOST", IG_OPT_STR, CFG(admin_host), 0, 0,
+	  "numeric address of the admin listener (127.0.0.1 keeps it off the network); not set: HOST" },
+	{ "INGOT_ADMIN_TOKEN", IG_OPT_STR, CFG(admin_token), 0, 0,
+	  "when set, the admin listener asks Authorization: Bearer <token> on all but /livez and /readyz "
+	  "(secret: never logged)" },
 	{ "INGOT_IDLE_EXIT_MS", IG_OPT_INT, CFG(idle_exit_ms), 0, 86400000,
 	  "exit 0 through the drain after this long with no connection open and nothing in flight; 0: never" },
+	{ "INGOT_TEST_STALL_CORE", IG_OPT_INT, CFG(test_stall_core), -1, 1023,
+	  "for tests of the systemd watchdog: this core's loop stops turning after the second WATCHDOG=1; -1: never" },
+	{ "INGOT_STRICT_ENV", IG_OPT_BOOL, CFG(strict_env), 0, 0,
+	  "an INGOT_ variable that names no setting stops the start (exit 2) instead of a warning" },
 	{ "INGOT_LOG_LEVEL", IG_OPT_CHOICE, (void *)&log_levels, 0, 0, "error, warn, info or debug" },
 	{ "INGOT_ACCESS_LOG", IG_OPT_BOOL, CFG(access_log), 0, 0, "log every request" },
 	{ "INGOT_ACCESS_LOG_SAMPLE", IG_OPT_FRACTION, CFG(access_log_sample), 0, 0,
@@ -107,7 +117,14 @@ __attribute__((cold)) static const char *check_server(char *err, size_t errlen)
 	return check_tls(err, errlen);
 }
 
+/* net/start.c runs it: the parse of every part is the check. */
+static const struct ig_command server_commands[] = {
+	{ "check", "read and check every setting and every file a start reads (certificates, keys, CA "
+		   "bundles), then exit 0, or 2 naming what is wrong; opens no listener, resolves no name" },
+};
+
 const struct ig_settings ig_http_server_settings = {
 	.part = "server", .opts = server_rows, .count = IG_COUNTOF(server_rows), .check = check_server,
 	.values = &ig_server_config, .defaults = &ig_http_config_defaults, .size = sizeof ig_server_config,
+	.commands = server_commands, .ncommands = IG_COUNTOF(server_commands),
 };

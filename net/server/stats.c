@@ -20,7 +20,7 @@ static void sum_tls(struct tls_sums *sum, const struct ig_tls_stats *s)
 	sum->refused += ig_counter_get(&s->refused);
 }
 
-void ig_server_log_stopped(void)
+uint64_t ig_server_log_stopped(void)
 {
 	uint64_t requests = 0, cut = 0, dropped = 0;
 	struct tls_sums tls = { 0 };
@@ -35,7 +35,7 @@ void ig_server_log_stopped(void)
 	bool late = ig_http_server.grace_over;
 	struct ig_logline l;
 	if (!ig_log_begin(&l, late ? IG_LOG_WARN : IG_LOG_INFO, late ? "stopped: grace period over" : "stopped"))
-		return;
+		return cut;
 	ig_log_int(&l, "requests", (int64_t)requests);
 	ig_log_int(&l, "cut", (int64_t)cut);
 	ig_log_int(&l, "dropped", (int64_t)dropped);
@@ -47,4 +47,5 @@ void ig_server_log_stopped(void)
 		ig_log_int(&l, "tls_refused", (int64_t)tls.refused);
 	}
 	ig_log_end(&l);
+	return cut;
 }

@@ -5,6 +5,7 @@
  * are the same streams, born in STREAM_CONNECTING. */
 #include "sock.h"
 #include "ingot/base.h"
+#include "ingot/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -379,18 +381,119 @@ static void accept_one(struct sock_core *c, int fd, const struct sockaddr_storag
 	}
 }
 
-/* Accepts up to max connections; false once the backlog is empty (or
- * accept fails: EMFILE/ENFILE, whose events will come again; the
- * connection limit keeps this rare). */
+static int accept_next(struct sock_core *c, struct sockaddr_storage *peer)
+{
+	socklen_t len = sizeof *peer;
+	return accept4(c->listen_fd, c->keep_peer ? (struct sockaddr *)peer : NULL, c->keep_peer ? &len : NULL,
+		       SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+/* ---- the descriptor limit ----
+ * A listener stays readable while accept fails for want of a descriptor,
+ * so the loop would call it again at once, for ever: the pause. */
+
+static void spares_refill(struct sock_core *c)
+{
+	while (c->spares < c->spares_want) {
+		/* An eventfd: a descriptor that needs no file system. */
+		int fd = eventfd(0, EFD_CLOEXEC);
+		if (fd < 0)
+			return;
+		c->spare[c->spares++] = fd;
+	}
+}
+
+/* A spare given up for the next connection: its fd or -1 (errno set). */
+static int accept_on_spare(struct sock_core *c, struct sockaddr_storage *peer)
+{
+	if (c->spares == 0) {
+		errno = EMFILE;
+		return -1;
+	}
+	close(c->spare[--c->spares]);
+	return accept_next(c, peer);
+}
+
+static void on_backoff_over(struct ig_timer *t)
+{
+	struct sock_core *c = (struct sock_core *)((char *)t - offsetof(struct sock_core, backoff));
+	if (c->listen_fd < 0)
+		return;
+	/* Level-triggered: what waits in the backlog raises the event again. */
+	if (ig_loop_add(c->loop, c->listen_fd, EPOLLIN | EPOLLEXCLUSIVE, &c->listen_io) != 0)
+		ig_timer_set(&c->loop->timers, &c->backoff, c->loop->clock.now_ms + c->backoff_ms);
+}
+
+static void log_fd_limit(struct sock_core *c, int err)
+{
+	uint64_t now = c->loop->clock.now_ms;
+	c->unlogged++;
+	if (c->logged_ms && now - c->logged_ms < 1000)
+		return;
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_WARN, "descriptor limit: accepting paused")) {
+		ig_log_cstr(&l, "error", strerror(err));
+		ig_log_int(&l, "backoff_ms", c->backoff_ms);
+		ig_log_int(&l, "shed", (int64_t)ig_counter_get(&c->shed));
+		ig_log_int(&l, "pauses", (int64_t)ig_counter_get(&c->pauses));
+		ig_log_int(&l, "suppressed", c->unlogged - 1);
+		ig_log_end(&l);
+	}
+	c->logged_ms = now ? now : 1;
+	c->unlogged = 0;
+}
+
+/* accept failed with err (EMFILE or ENFILE), which it returns before it
+ * looks at the queue: a connection may wait or not. A listener that
+ * serves on its spares lets connections in while they last; the others
+ * close what waits (up to a bound: the backlog may be long), each on the
+ * spare given back at once, so that a client hears a close instead of a
+ * silence. Then accepting pauses, the backoff doubling while the limit
+ * persists (reset by an accept that succeeds). */
+__attribute__((cold)) static void at_fd_limit(struct sock_core *c, int err)
+{
+	struct sockaddr_storage peer;
+	for (int i = 0; i < 64 && c->spares > 0; i++) {
+		int fd = accept_on_spare(c, &peer);
+		if (fd < 0) {
+			int again = errno;
+			spares_refill(c);
+			/* The backlog is empty: spares that let all in need no
+			   pause; shedding does, the limit being still there. */
+			if (c->spares_serve && again != EMFILE && again != ENFILE)
+				return;
+			break;
+		}
+		if (c->spares_serve) {
+			accept_one(c, fd, c->keep_peer ? &peer : NULL);
+			continue;
+		}
+		close(fd);
+		ig_counter_add(&c->shed, 1);
+		spares_refill(c);
+	}
+	c->backoff_ms = c->backoff_ms ? (c->backoff_ms >= 500 ? 1000 : c->backoff_ms * 2) : 100;
+	ig_counter_add(&c->pauses, 1);
+	ig_loop_del(c->loop, c->listen_fd);
+	c->backoff.fn = on_backoff_over;
+	ig_timer_set(&c->loop->timers, &c->backoff, c->loop->clock.now_ms + c->backoff_ms);
+	log_fd_limit(c, err);
+}
+
+/* Accepts up to max connections; false once the backlog is empty, or
+ * accept fails (EMFILE/ENFILE pause the listener: at_fd_limit). */
 static bool accept_queued(struct sock_core *c, int max)
 {
 	for (int i = 0; i < max; i++) {
 		struct sockaddr_storage peer;
-		socklen_t len = sizeof peer;
-		int fd = accept4(c->listen_fd, c->keep_peer ? (struct sockaddr *)&peer : NULL,
-				 c->keep_peer ? &len : NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
+		int fd = accept_next(c, &peer);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				at_fd_limit(c, errno);
 			return false;
+		}
+		if (c->backoff_ms) /* a read, not a store, on each accept */
+			c->backoff_ms = 0;
 		accept_one(c, fd, c->keep_peer ? &peer : NULL);
 	}
 	return true;
@@ -400,6 +503,8 @@ static void on_listen_event(struct ig_io *io, uint32_t events)
 {
 	(void)events;
 	struct sock_core *c = (struct sock_core *)((char *)io - offsetof(struct sock_core, listen_io));
+	if (c->spares < c->spares_want) /* spares let connections in: taken back when descriptors free */
+		spares_refill(c);
 	accept_queued(c, 256); /* bounded so one busy listener cannot starve the streams */
 }
 
@@ -407,14 +512,21 @@ void ig_sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
 		    uint32_t max_streams, sock_accept_fn *accept, void *arg)
 {
 	*c = (struct sock_core){ .loop = loop, .listen_fd = listen_fd, .max_streams = max_streams,
-				 .accept = accept, .accept_arg = arg, .linger_ms = 2000 };
+				 .accept = accept, .accept_arg = arg, .linger_ms = 2000, .spares_want = 1 };
 	/* Lingering streams are extra: allow the pool some headroom. */
 	ig_pool_init(&c->streams, sizeof(struct sock_stream), 64, (size_t)max_streams + 1024);
 	c->listen_io.fn = on_listen_event;
 }
 
+void ig_sock_core_reserve(struct sock_core *c, unsigned n, bool serve)
+{
+	c->spares_want = (uint8_t)(n < IG_SOCK_SPARES_MAX ? n : IG_SOCK_SPARES_MAX);
+	c->spares_serve = serve;
+}
+
 int ig_sock_core_start(struct sock_core *c)
 {
+	spares_refill(c);
 	/* Exclusive: a listener inherited by socket activation is one socket
 	   that every core's epoll watches (SO_REUSEPORT cannot split a socket
 	   bound by another process), and a connection should wake one core,
@@ -472,7 +584,11 @@ void ig_sock_core_stop_accepting(struct sock_core *c)
 	   is reset by the close. Bounded, as connections keep coming. */
 	for (int i = 0; i < 16 && accept_queued(c, 256); i++)
 		;
-	ig_loop_del(c->loop, c->listen_fd);
+	ig_loop_del(c->loop, c->listen_fd); /* not there while paused: harmless */
 	close(c->listen_fd);
 	c->listen_fd = -1;
+	ig_timer_cancel(&c->loop->timers, &c->backoff);
+	while (c->spares > 0)
+		close(c->spare[--c->spares]);
+	c->spares_want = 0;
 }

@@ -15,6 +15,9 @@
 #include "net/metrics/metrics.h"
 #include "net/transport.h"
 
+/* Spare descriptors a listener keeps at most (ig_sock_core_reserve). */
+#define IG_SOCK_SPARES_MAX 8
+
 /* Called for each accepted stream: returns the engine, having set
  * t->engine_ops and t->engine, or NULL to refuse (the stream is closed). */
 typedef void *sock_accept_fn(void *arg, struct ig_transport *t);
@@ -32,6 +35,18 @@ struct sock_core {
 	void *accept_arg;
 	bool keep_peer; /* keep each accepted stream's peer address (the
 			   transport's peer op); set before ig_sock_core_start */
+	/* Last, apart from what every accept reads: the descriptor limit
+	   (EMFILE/ENFILE in accept), the spare descriptors held for it and
+	   the pause that replaces a spin on a listener that stays readable. */
+	int spare[IG_SOCK_SPARES_MAX];
+	uint8_t spares, spares_want;
+	bool spares_serve; /* a spare lets a connection in (the admin's), not shed */
+	uint32_t backoff_ms; /* the pause after the last EMFILE; 0: none */
+	struct ig_timer backoff;
+	ig_counter shed;   /* connections closed at the descriptor limit (a metric) */
+	ig_counter pauses; /* times accepting stopped for a backoff */
+	uint64_t logged_ms;
+	uint32_t unlogged; /* pauses since the last line */
 };
 
 /* Creates a listening socket bound to host:port with SO_REUSEPORT. If
@@ -45,7 +60,17 @@ int ig_sock_listen_exclusive(const char *host, int *port, int backlog, char *err
 
 void ig_sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
 		    uint32_t max_streams, sock_accept_fn *accept, void *arg);
-/* Starts accepting on the loop. */
+/* Before ig_sock_core_start: the spare descriptors the listener keeps
+ * for the descriptor limit. By default one, with which a connection that
+ * accept cannot take (EMFILE/ENFILE) is taken and closed at once (shed,
+ * counted in shed) rather than left waiting; with serve, n (at most
+ * IG_SOCK_SPARES_MAX) that let such connections in, for a listener that
+ * must answer when the others cannot (the admin's). Either way, accepting
+ * then pauses for a backoff (100 ms doubling to 1 s; the listener leaves
+ * epoll, as EPOLLEXCLUSIVE cannot be modified), and a warning is logged at
+ * most once a second. */
+void ig_sock_core_reserve(struct sock_core *c, unsigned n, bool serve);
+/* Starts accepting on the loop; opens the spares (best effort). */
 int ig_sock_core_start(struct sock_core *c);
 /* Accepts what is already queued, then closes the listener. */
 void ig_sock_core_stop_accepting(struct sock_core *c);

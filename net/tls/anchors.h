@@ -7,7 +7,9 @@
  *
  * Two forms of the same set, in the same order (entry i of one is entry i
  * of the other):
- *   - BearSSL's: subject DN and public key, what br_x509_minimal needs;
+ *   - BearSSL's: subject DN and public key, what br_x509_minimal needs, as
+ *     packed records that ig_builtin_anchors_expand (net/tls/anchors.c)
+ *     turns into br_x509_trust_anchor entries when the trust is built;
  *   - whole DER certificates, for backends that parse certificates
  *     themselves (mbedtls).
  * Every array of the generated file is its own object (the runtime is built
@@ -24,9 +26,20 @@
 
 #include <bearssl_x509.h>
 
-/* BearSSL form: DN + public key (RSA or EC) + BR_X509_TA_CA for a CA. */
-extern const br_x509_trust_anchor ig_builtin_anchors[];
+/* BearSSL form: ig_builtin_anchor_count records, one after the other, each
+ *   flags (1 byte: IG_ANCHOR_REC_CA, IG_ANCHOR_REC_EC), DN length (2 bytes,
+ *   big endian), the DN; then for RSA the modulus length (2), the modulus,
+ *   the exponent length (1), the exponent; for EC the curve (1, BearSSL's
+ *   BR_EC_*), the point length (1), the point. */
+#define IG_ANCHOR_REC_CA 0x01 /* BR_X509_TA_CA */
+#define IG_ANCHOR_REC_EC 0x02 /* an EC key, else RSA */
+extern const unsigned char ig_builtin_anchor_records[];
 extern const size_t ig_builtin_anchor_count;
+
+/* Fills out[0..ig_builtin_anchor_count) with the compiled-in anchors, in
+ * order. The entries point into the records (read-only and never freed:
+ * BearSSL's structures take non-const pointers but never write them). */
+void ig_builtin_anchors_expand(br_x509_trust_anchor *out);
 
 /* One whole certificate, DER-encoded. */
 struct ig_der {

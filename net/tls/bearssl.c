@@ -701,7 +701,7 @@ struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replac
 		return NULL;
 	}
 	if (builtin)
-		memcpy(t->anchors, ig_builtin_anchors, builtin * sizeof *t->anchors);
+		ig_builtin_anchors_expand(t->anchors);
 	if (added.count)
 		memcpy(t->anchors + builtin, added.list, added.count * sizeof *t->anchors);
 	free(added.list);

@@ -7,7 +7,7 @@ int main(int argc, char **argv)
 	(void)argv;
 	int r = 0;
 	if (USE_BEARSSL_FORM)
-		r += (int)ig_builtin_anchors[(size_t)argc % ig_builtin_anchor_count].flags;
+		r += ig_builtin_anchor_records[(size_t)argc % ig_builtin_anchor_count];
 	if (USE_DER_FORM)
 		r += ig_builtin_anchor_certs[(size_t)argc % ig_builtin_anchor_cert_count].data[0];
 	return r;

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import YAML from 'yaml';
 import { ROOT, curl, within, commandRunner, needTools, freePort, ingotVersion } from './lib.mjs';
 
 const T = { timeout: 300000 };
@@ -214,21 +215,31 @@ test('the scaffold links neither the database client, the outbound client, the t
 	assert.deepEqual(linkedParts(path.join(ROOT, 'build', 'bin', 'service.map')), Object.keys(OPTIONAL_PARTS));
 });
 
-test('the scaffold starts with the database\'s settings set: one warning names them, an unknown INGOT_ name is ignored as before', { ...T, ...SKIP }, async () => {
+test('the scaffold starts with the database\'s settings set: one warning names them; an unknown INGOT_ name gets one of its own; strict mode still starts for the unlinked ones', { ...T, ...SKIP }, async () => {
 	const bin = path.join(scaffold, 'build', 'bin', 'hello');
 	const help = await must(bin, ['--help']);
 	assert.doesNotMatch(help, /DATABASE_URL|INGOT_PG_|INGOT_CLIENT_|INGOT_DNS_PORT|INGOT_TLS_CA_FILE/,
 		'--help lists only what is linked');
 	assert.match(help, /INGOT_THREADS/);
-	const s = await makeRun(scaffold, { DATABASE_URL: 'postgres://u@127.0.0.1:1/db', INGOT_PG_POOL_SIZE: '3',
-		INGOT_CLIENT_CONNECTIONS: '2', INGOT_NOT_A_SETTING: '1' });
-	const r = await call(s.port, 'GET', '/hello');
-	assert.equal(r.status, 200);
-	await stopServer(s);
-	const warnings = s.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+	const unlinked = { DATABASE_URL: 'postgres://u@127.0.0.1:1/db', INGOT_PG_POOL_SIZE: '3', INGOT_CLIENT_CONNECTIONS: '2' };
+	const warningsOf = (s) => s.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
 		.filter((j) => j.level === 'warn');
+	let s = await makeRun(scaffold, { ...unlinked, INGOT_NOT_A_SETTING: '1' });
+	assert.equal((await call(s.port, 'GET', '/hello')).status, 200);
+	await stopServer(s);
+	let warnings = warningsOf(s);
+	assert.equal(warnings.length, 2, s.output());
+	assert.equal(warnings.find((w) => w.ignored).ignored, 'INGOT_CLIENT_CONNECTIONS,DATABASE_URL,INGOT_PG_POOL_SIZE');
+	// A name no part declares, linked or not: no suggestion this far from any.
+	const unknown = warnings.find((w) => w.name);
+	assert.deepEqual([unknown.name, unknown.did_you_mean], ['INGOT_NOT_A_SETTING', undefined]);
+	// Strict mode refuses unknown names only: those of unlinked parts still warn.
+	s = await makeRun(scaffold, { ...unlinked, INGOT_STRICT_ENV: 'true' });
+	assert.equal((await call(s.port, 'GET', '/hello')).status, 200);
+	await stopServer(s);
+	warnings = warningsOf(s);
 	assert.equal(warnings.length, 1, s.output());
-	assert.equal(warnings[0].ignored, 'INGOT_CLIENT_CONNECTIONS,DATABASE_URL,INGOT_PG_POOL_SIZE');
+	assert.ok(warnings[0].ignored);
 });
 
 test('the names warned about are the settings of the parts that may be left out, as the reference service lists them', { ...T, ...SKIP }, async () => {
@@ -290,6 +301,13 @@ test('make image: an OCI layout in the app\'s build/images/oci titled with its n
 	assert.equal(l['org.opencontainers.image.version'], '0.1.0');
 	assert.equal(l['org.opencontainers.image.revision'], 'unknown');
 	assert.equal(l['org.opencontainers.image.source'], undefined, 'no source outside a checkout');
+	// Its Knative and Cloud Run files, for its own image.
+	for (const f of ['knative-service.yaml', 'cloudrun-service.yaml']) {
+		const doc = YAML.parse(fs.readFileSync(path.join(scaffold, 'build', 'images', f), 'utf8'));
+		assert.equal(doc.metadata.name, 'hello', f);
+		assert.equal(doc.spec.template.spec.containers[0].image, 'REGISTRY/hello:0.1.0', f);
+		assert.equal(doc.spec.template.spec.containers[0].startupProbe.httpGet.path, '/readyz', f);
+	}
 	const bin = path.join(scaffold, 'build', 'bin', 'hello');
 	assert.doesNotMatch(await must(bin, ['--version']), /^app-commit/m);
 	// In a checkout of its own: that checkout's commit, remote and time; a

@@ -232,7 +232,7 @@ test('the exposition: content type, promtool check metrics, consistent histogram
 	for (const name of ['http_server_request_duration_seconds', 'http_server_active_requests',
 		'http_server_request_body_size_bytes', 'http_server_response_body_size_bytes',
 		'ingot_connections_accepted_total', 'ingot_connections_active', 'ingot_connections_rejected_total',
-		'ingot_connections_closed_total', 'ingot_http_errors_total', 'ingot_validation_failures_total',
+		'ingot_connections_limit', 'ingot_connections_closed_total', 'ingot_http_errors_total', 'ingot_validation_failures_total',
 		'ingot_log_lines_dropped_total']) {
 		assert.ok(types.has(name), `family ${name}`);
 		assert.ok(body.includes(`# HELP ${name} `), `HELP for ${name}`);
@@ -381,7 +381,9 @@ test('connection metrics: refused at INGOT_MAX_CONNS, closed by the idle and hea
 	const refused = await RawClient.connect(s.port);
 	await refused.waitClosed();
 	assert.equal(refused.received, 0, `the refused connection got no bytes: ${refused.buf.toString('latin1')}`);
-	assert.equal((await value('ingot_connections_rejected_total{}')), 1);
+	assert.equal((await value('ingot_connections_rejected_total{reason="max_conns"}')), 1);
+	assert.equal((await value('ingot_connections_rejected_total{reason="fd_limit"}')), 0);
+	assert.equal((await value('ingot_connections_limit{}')), 2, 'INGOT_MAX_CONNS per core, one core');
 	assert.equal((await value('ingot_connections_active{}')), 2);
 	// The idle one meets the idle timeout, the slow one the header timeout (408).
 	await idle.waitClosed();

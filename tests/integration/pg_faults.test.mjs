@@ -178,10 +178,13 @@ test('a database out of reach is said once per outage ("database unreachable", a
 	const port = await freePort(); // nothing listens there yet
 	const srv = await startServer({
 		DATABASE_URL: `postgres://fake:${SECRET}@127.0.0.1:${port}/fake?sslmode=disable`, INGOT_PG_POOL_SIZE: '1',
+		INGOT_LOG_LEVEL: 'debug',
 	}, { threads: '1' });
 	const down = await within(10000, srv.waitLog((l) => l.msg === 'database unreachable'), 'no "database unreachable" line');
 	assert.equal(down.level, 'warn');
 	assert.match(down.reason, /refused/i);
+	// Where it was looking, and nothing of who with (assertNoSecret below).
+	assert.deepEqual([down.host, down.port], ['127.0.0.1', port]);
 	// /db waits out the acquire timeout (1 s) while the pool retries (from
 	// 50 ms, doubling): those retries fail too and say nothing more.
 	assertProblem(await get(srv, '/db'), 503);
@@ -190,6 +193,10 @@ test('a database out of reach is said once per outage ("database unreachable", a
 	await waitReady(srv);
 	const up = await within(10000, srv.waitLog((l) => l.msg === 'database reachable'), 'no "database reachable" line');
 	assert.equal(up.level, 'info');
+	assert.deepEqual([up.host, up.port], ['127.0.0.1', port]);
+	// At debug, each connection that gets ready says so, with where.
+	const ready = srv.logs.find((l) => l.msg === 'database connection ready');
+	assert.deepEqual([ready?.level, ready?.host, ready?.port], ['debug', '127.0.0.1', port]);
 	assert.equal(srv.logs.filter((l) => l.msg === 'database unreachable').length, 1, 'one line for the outage');
 	await stillServing(srv);
 	assertNoSecret(srv);

@@ -4,6 +4,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, chmodSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { BIN, LWIP, ROOT, startServer, cleanup, runBinary, curlResponse, BODY, ingotVersion } from './lib.mjs';
@@ -26,10 +27,9 @@ test('PORT=70000 (out of range) exits with code 2 naming PORT and the range', T,
 	assert.match(r.stderr, /65535/);
 });
 
-test('INGOT_THREADS=-1 exits non-zero naming INGOT_THREADS', T, async () => {
+test('INGOT_THREADS=-1 exits 2 naming INGOT_THREADS', T, async () => {
 	const r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', INGOT_THREADS: '-1' });
-	assert.notEqual(r.code, 0, r.stderr);
-	assert.notEqual(r.code, null, 'exited, not killed');
+	assert.equal(r.code, 2, r.stderr);
 	assert.match(r.stderr, /INGOT_THREADS/);
 });
 
@@ -50,11 +50,79 @@ test('an unknown flag and a bad flag value exit 2', T, async () => {
 	assert.match(r.stderr, /port/);
 });
 
-test('HOST that is not a numeric address fails to start with a non-zero exit naming HOST', T, async () => {
-	const r = await runBinary([], { PORT: '0', HOST: 'localhost.invalid' });
-	assert.notEqual(r.code, 0);
-	assert.notEqual(r.code, null);
-	assert.match(r.stderr, /HOST/);
+test('HOST that is not a numeric address fails to start with exit 2 (bad configuration) naming HOST', T, async () => {
+	for (const host of ['localhost.invalid', 'localhost']) {
+		const r = await runBinary([], { PORT: '0', HOST: host });
+		assert.equal(r.code, 2, `${host}: ${r.stderr}`);
+		assert.match(r.stderr, /HOST/);
+	}
+});
+
+// The README's exit statuses, case by case (the grace period's cut, 3, is
+// shutdown.test's; a fatal signal ends the process by the signal: above).
+test('exit statuses: a port in use and an admin port in use are bad configuration (2); descriptors too few for the start are a runtime failure (1)',
+	{ ...T, skip: LWIP && 'lwIP listens on its own device, not on the host\'s ports' }, async () => {
+	const taken = net.createServer();
+	await new Promise((resolve) => taken.listen(0, '127.0.0.1', resolve));
+	const port = String(taken.address().port);
+	try {
+		let r = await runBinary([], { PORT: port, HOST: '127.0.0.1', INGOT_ADMIN_PORT: '-1' });
+		assert.equal(r.code, 2, `port in use: ${r.stderr}`);
+		assert.match(r.stderr, new RegExp(port));
+		r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', INGOT_ADMIN_PORT: port });
+		assert.equal(r.code, 2, `admin port in use: ${r.stderr}`);
+	} finally {
+		taken.close();
+	}
+	// stdin, stdout and stderr only: no descriptor for the signalfd.
+	const r = await new Promise((resolve) => execFile('prlimit', ['--nofile=3:3', '--', BIN],
+		{ env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1' }, timeout: 10000 },
+		(err, stdout, stderr) => resolve({ code: err ? err.code : 0, stderr })));
+	assert.equal(r.code, 1, r.stderr);
+	assert.match(r.stderr, /signalfd/);
+});
+
+test('an INGOT_ variable that names no setting: one warning with the nearest name, the start goes on; INGOT_UPSTREAM is the app\'s own setting', T, async () => {
+	const srv = await startServer({ INGOT_ACCES_LOG: '1', INGOT_SOMETHING_ELSE: 'x', INGOT_UPSTREAM: 'http://127.0.0.1:1' });
+	const warned = srv.logs.filter((l) => l.msg === 'an INGOT_ variable that names no setting is ignored');
+	assert.deepEqual(warned.map((l) => [l.name, l.did_you_mean]).sort(),
+		[['INGOT_ACCES_LOG', 'INGOT_ACCESS_LOG'], ['INGOT_SOMETHING_ELSE', undefined]]);
+	assert.equal((await curlResponse(srv.port, '/health')).status, 200);
+	assert.ok(!srv.logs.some((l) => l.msg === 'request'), 'the misspelled access log stays off');
+	await srv.stop();
+});
+
+test('INGOT_STRICT_ENV=true: an unknown INGOT_ variable stops the start with exit 2, naming it and the nearest name; --migrate checks too', T, async () => {
+	let r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', INGOT_STRICT_ENV: 'true', INGOT_ACCES_LOG: '1' });
+	assert.equal(r.code, 2, r.stderr);
+	assert.match(r.stderr, /INGOT_ACCES_LOG is not a setting \(did you mean INGOT_ACCESS_LOG\?\)/);
+	r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', INGOT_STRICT_ENV: 'maybe' });
+	assert.equal(r.code, 2, r.stderr);
+	// --migrate reads only the database's settings, and checks the names all the same.
+	r = await runBinary(['--migrate'], { INGOT_STRICT_ENV: 'true', INGOT_ACCES_LOG: '1' });
+	assert.equal(r.code, 2, r.stderr);
+	assert.match(r.stderr, /INGOT_ACCES_LOG is not a setting/);
+	r = await runBinary(['--migrate'], { INGOT_ACCES_LOG: '1' }); // no database: exit 2 for that
+	assert.match(r.stdout, /"name":"INGOT_ACCES_LOG","did_you_mean":"INGOT_ACCESS_LOG"/);
+});
+
+test('--check: 0 for a good configuration without opening a listener (a port in use is no error), 2 naming a bad setting or file', T, async () => {
+	const taken = net.createServer();
+	await new Promise((resolve) => taken.listen(0, '127.0.0.1', resolve));
+	try {
+		const r = await runBinary(['--check'], { PORT: String(taken.address().port), HOST: '127.0.0.1' });
+		assert.equal(r.code, 0, r.stderr);
+		assert.match(r.stdout, /configuration ok/);
+		assert.doesNotMatch(r.stdout, /"msg":"listening"/);
+	} finally {
+		taken.close();
+	}
+	for (const [env, name] of [[{ PORT: 'abc' }, /PORT/], [{ INGOT_TLS_CERT: '/nonexistent/cert.pem', INGOT_TLS_KEY: '/nonexistent/key.pem' }, /nonexistent/],
+		[{ INGOT_TLS_CA_FILE: '/nonexistent/ca.pem' }, /INGOT_TLS_CA_FILE/], [{ INGOT_STRICT_ENV: 'true', INGOT_ACCES_LOG: '1' }, /INGOT_ACCES_LOG/]]) {
+		const r = await runBinary(['--check'], { HOST: '127.0.0.1', ...env });
+		assert.equal(r.code, 2, `${JSON.stringify(env)}: ${r.stderr}`);
+		assert.match(r.stderr, name);
+	}
 });
 
 test('--help exits 0 and lists PORT and every INGOT_ variable', T, async () => {

@@ -97,16 +97,21 @@ test('a request arriving on a busy connection during the drain is still answered
 	assert.ok(srv.logs.some((l) => l.msg === 'stopped'));
 });
 
-test('SIGTERM past INGOT_GRACE_MS (200) with /delay/60000 in flight: exit 0 after the grace period with "stopped: grace period over" and cut >= 1', T, async () => {
+test('SIGTERM past INGOT_GRACE_MS (200) with /delay/60000 in flight: exit 3 after the grace period with "stopped: grace period over", cut >= 1, and a "request cut" line naming the request', T, async () => {
 	const srv = await startServer({ INGOT_GRACE_MS: '200' }, { threads: '1' });
-	const c = await busy(srv.port, req('GET', '/delay/60000'));
+	const c = await busy(srv.port, req('GET', '/delay/60000', { headers: ['X-Request-Id: cut-me-1'] }));
 	srv.signal('SIGTERM');
 	const exit = await srv.exited;
-	assert.deepEqual(exit, { code: 0, signal: null });
+	// 3: stopped, but requests were cut (the README's exit statuses).
+	assert.deepEqual(exit, { code: 3, signal: null });
 	const last = srv.logs.find((l) => l.msg === 'stopped: grace period over');
 	assert.ok(last, `the exit log: ${srv.lines.join('\n')}`);
 	assert.equal(last.level, 'warn');
 	assert.ok(last.cut >= 1, `cut = ${last.cut}`);
+	const cut = srv.logs.filter((l) => l.msg === 'request cut');
+	assert.equal(cut.length, 1, srv.lines.join('\n'));
+	assert.deepEqual({ ...cut[0], ts: undefined }, { ts: undefined, level: 'warn', msg: 'request cut',
+		request_id: 'cut-me-1', method: 'GET', route: '/delay/{ms}' });
 	assert.ok(srv.logs.some((l) => l.msg === 'draining'));
 	// The cut connection is closed without its response.
 	await c.waitEnd();

@@ -9,6 +9,7 @@
 #define _DEFAULT_SOURCE
 #endif
 #include "kernel/runtime/file.h"
+#include "net/tls/anchors.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -406,9 +407,13 @@ static void put_label(FILE *out, const char *label)
 	}
 }
 
+/* aligned(1): at -O2 gcc aligns every array of 32 bytes or more to 32 (for
+ * vector loads); each array here is its own section, so that cost about
+ * 6 KiB of padding in a binary with the anchors. They are read byte by
+ * byte, by BearSSL's X.509 code and mbedtls's parser. */
 static void put_array(FILE *out, const char *name, const unsigned char *data, size_t len)
 {
-	fprintf(out, "static const unsigned char %s[%zu] = {", name, len);
+	fprintf(out, "static const unsigned char %s[%zu] __attribute__((aligned(1))) = {", name, len);
 	for (size_t i = 0; i < len; i++)
 		fprintf(out, "%s0x%02x,", i % 12 ? " " : "\n\t", data[i]);
 	fputs("\n};\n", out);
@@ -438,54 +443,60 @@ static void key_summary(char *buf, size_t cap, const struct anchor *a)
 	}
 }
 
+/* A line of bytes of a record, as put_array writes them. */
+static void put_bytes(FILE *out, const unsigned char *data, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		fprintf(out, "%s0x%02x,", i % 12 ? " " : "\n\t", data[i]);
+}
+
+/* The BearSSL form as one array of records (net/tls/anchors.h has the
+ * format; net/tls/anchors.c expands it): no structure per anchor and no
+ * padding between arrays in the binary, about 9 KiB less than an array of
+ * br_x509_trust_anchor pointing at one array per DN, modulus, exponent
+ * and point. */
 static void put_bearssl_form(FILE *out, const struct anchors *set, size_t *bytes)
 {
-	fputs("/* ---- BearSSL form: subject DN and public key ---- */\n", out);
-	*bytes = set->n * sizeof(br_x509_trust_anchor);
+	fputs("/* ---- BearSSL form: subject DN and public key, as records ---- */\n\n", out);
+	fputs("const unsigned char ig_builtin_anchor_records[] __attribute__((aligned(1))) = {", out);
+	*bytes = 0;
 	for (size_t i = 0; i < set->n; i++) {
 		const struct anchor *a = &set->v[i];
-		char name[64], key[32];
+		char key[32];
 		key_summary(key, sizeof key, a);
-		fprintf(out, "\n/* %zu: ", i);
+		fprintf(out, "\n\t/* %zu: ", i);
 		put_label(out, a->label);
-		fprintf(out, " (%s%s) */\n", key, a->is_ca ? "" : ", not a CA: direct trust only");
-		snprintf(name, sizeof name, "ta%zu_dn", i);
-		put_array(out, name, a->dn.data, a->dn.len);
-		*bytes += a->dn.len;
-		if (a->pkey.key_type == BR_KEYTYPE_RSA) {
+		fprintf(out, " (%s%s) */", key, a->is_ca ? "" : ", not a CA: direct trust only");
+		bool rsa = a->pkey.key_type == BR_KEYTYPE_RSA;
+		unsigned char head[3] = { (unsigned char)((a->is_ca ? IG_ANCHOR_REC_CA : 0) | (rsa ? 0 : IG_ANCHOR_REC_EC)),
+					  (unsigned char)(a->dn.len >> 8), (unsigned char)a->dn.len };
+		if (a->dn.len > 0xffff)
+			die("%s: a DN of %zu bytes does not fit a record", a->label, a->dn.len);
+		put_bytes(out, head, sizeof head);
+		put_bytes(out, a->dn.data, a->dn.len);
+		*bytes += sizeof head + a->dn.len;
+		if (rsa) {
 			const br_rsa_public_key *k = &a->pkey.key.rsa;
-			snprintf(name, sizeof name, "ta%zu_rsa_n", i);
-			put_array(out, name, k->n, k->nlen);
-			snprintf(name, sizeof name, "ta%zu_rsa_e", i);
-			put_array(out, name, k->e, k->elen);
-			*bytes += k->nlen + k->elen;
+			if (k->nlen > 0xffff || k->elen > 0xff)
+				die("%s: an RSA key of %zu/%zu bytes does not fit a record", a->label, k->nlen, k->elen);
+			unsigned char n[2] = { (unsigned char)(k->nlen >> 8), (unsigned char)k->nlen };
+			unsigned char e[1] = { (unsigned char)k->elen };
+			put_bytes(out, n, sizeof n);
+			put_bytes(out, k->n, k->nlen);
+			put_bytes(out, e, sizeof e);
+			put_bytes(out, k->e, k->elen);
+			*bytes += 3 + k->nlen + k->elen;
 		} else {
 			const br_ec_public_key *k = &a->pkey.key.ec;
-			snprintf(name, sizeof name, "ta%zu_ec_q", i);
-			put_array(out, name, k->q, k->qlen);
-			*bytes += k->qlen;
+			if (k->qlen > 0xff || k->curve > 0xff)
+				die("%s: an EC point of %zu bytes does not fit a record", a->label, k->qlen);
+			unsigned char q[2] = { (unsigned char)k->curve, (unsigned char)k->qlen };
+			put_bytes(out, q, sizeof q);
+			put_bytes(out, k->q, k->qlen);
+			*bytes += 2 + k->qlen;
 		}
 	}
-	/* BearSSL's structures point to non-const bytes but never write them. */
-	fputs("\nconst br_x509_trust_anchor ig_builtin_anchors[] = {\n", out);
-	for (size_t i = 0; i < set->n; i++) {
-		const struct anchor *a = &set->v[i];
-		fprintf(out, "\t/* %zu: ", i);
-		put_label(out, a->label);
-		fprintf(out, " */\n\t{ { (unsigned char *)ta%zu_dn, sizeof ta%zu_dn }, %s,\n", i, i,
-			a->is_ca ? "BR_X509_TA_CA" : "0");
-		if (a->pkey.key_type == BR_KEYTYPE_RSA)
-			fprintf(out,
-				"\t  { BR_KEYTYPE_RSA, { .rsa = { (unsigned char *)ta%zu_rsa_n, sizeof ta%zu_rsa_n,\n"
-				"\t\t\t\t\t(unsigned char *)ta%zu_rsa_e, sizeof ta%zu_rsa_e } } } },\n",
-				i, i, i, i);
-		else
-			fprintf(out,
-				"\t  { BR_KEYTYPE_EC, { .ec = { %s, (unsigned char *)ta%zu_ec_q, sizeof ta%zu_ec_q } } } },\n",
-				curve_name(a->pkey.key.ec.curve), i, i);
-	}
-	fputs("};\nconst size_t ig_builtin_anchor_count = sizeof ig_builtin_anchors / sizeof ig_builtin_anchors[0];\n\n",
-	      out);
+	fprintf(out, "\n};\nconst size_t ig_builtin_anchor_count = %zu;\n\n", set->n);
 }
 
 static void put_der_form(FILE *out, const struct anchors *set, size_t *bytes)

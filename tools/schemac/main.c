@@ -129,6 +129,7 @@ int main(int argc, char **argv)
 	out_line(&c, "#include \"api.h\"");
 	out_line(&c, "#include \"ingot/api_hooks.h\"");
 	out_line(&c, "#include \"net/api/decode.h\"");
+	out_line(&c, "#include \"net/api/document.h\"");
 	out_line(&c, "#include \"net/api/format.h\"");
 	out_line(&c, "#include \"net/api/operation.h\"");
 	out_line(&c, "#include \"net/api/params.h\"");

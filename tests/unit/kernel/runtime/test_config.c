@@ -4,7 +4,9 @@
 #include "ingot/base.h"
 #include "tests/unit/check.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The table as one part named "t". */
 static enum ig_config_result parse(const struct ig_option *o, int argc, char **argv)
@@ -127,9 +129,82 @@ static void test_config_parts(void)
 	      "config: a part's defaults are copied in before the environment and the flags");
 }
 
+static const char *known_list(size_t i);
+
+struct seen {
+	char names[4][64];
+	char nearest[4][64];
+	int count;
+};
+
+static void record(const char *name, size_t len, const char *nearest, void *arg)
+{
+	struct seen *s = arg;
+	if (s->count < 4) {
+		snprintf(s->names[s->count], sizeof s->names[0], "%.*s", (int)len, name);
+		snprintf(s->nearest[s->count], sizeof s->nearest[0], "%s", nearest ? nearest : "");
+		s->count++;
+	}
+}
+
+static const char *const *known_lists;
+static const char *known_list(size_t i)
+{
+	return known_lists[i];
+}
+
+/* INGOT_ variables no row and no known name declares: each reported once,
+ * with the nearest name for a slip, none for a stranger. */
+static void test_config_unknown_env(void)
+{
+	int64_t v;
+	const struct ig_option o[] = { { "INGOT_ACCESS_LOG", IG_OPT_INT, &v, 0, 1, "" },
+				       { "INGOT_MAX_CONNS", IG_OPT_INT, &v, 0, 1, "" } };
+	const struct ig_settings part = { .part = "t", .opts = o, .count = 2 };
+	const struct ig_settings *const parts[] = { &part };
+	static const char *const known[] = { "DATABASE_URL INGOT_PG_POOL_SIZE", "INGOT_ROOT", NULL };
+	known_lists = known;
+	/* Only this test's names: none of the caller's environment. */
+	extern char **environ;
+	for (char **e = environ; *e;) {
+		char name[128];
+		size_t len = strcspn(*e, "=");
+		if (strncmp(*e, "INGOT_", 6) == 0 && len < sizeof name) {
+			memcpy(name, *e, len);
+			name[len] = 0;
+			unsetenv(name); /* environ shifts down: look at *e again */
+		} else {
+			e++;
+		}
+	}
+	setenv("INGOT_ACCES_LOG", "1", 1);  /* one letter short */
+	setenv("INGOT_MAX_CONNS", "5", 1);  /* a row */
+	setenv("INGOT_PG_POOL_SIZ", "3", 1); /* near a known name */
+	setenv("INGOT_ROOT", "/x", 1);      /* a known name */
+	setenv("INGOT_ZZZ", "1", 1);        /* near nothing */
+	setenv("NOT_INGOT_X", "1", 1);      /* not ours */
+	struct seen s = { .count = 0 };
+	size_t n = ig_config_unknown_env(parts, 1, known_list, record, &s);
+	bool access = false, pool = false, zzz = false;
+	for (int i = 0; i < s.count; i++) {
+		access |= strcmp(s.names[i], "INGOT_ACCES_LOG") == 0 && strcmp(s.nearest[i], "INGOT_ACCESS_LOG") == 0;
+		pool |= strcmp(s.names[i], "INGOT_PG_POOL_SIZ") == 0 && strcmp(s.nearest[i], "INGOT_PG_POOL_SIZE") == 0;
+		zzz |= strcmp(s.names[i], "INGOT_ZZZ") == 0 && s.nearest[i][0] == 0;
+	}
+	CHECK(n == 3 && s.count == 3 && access && pool && zzz,
+	      "config: unknown INGOT_ names reported, with the nearest for a slip and none for a stranger");
+	unsetenv("INGOT_ACCES_LOG");
+	unsetenv("INGOT_PG_POOL_SIZ");
+	unsetenv("INGOT_ZZZ");
+	s.count = 0;
+	CHECK(ig_config_unknown_env(parts, 1, known_list, record, &s) == 0 && s.count == 0,
+	      "config: rows and known names are no unknown");
+}
+
 int main(void)
 {
 	test_config();
+	test_config_unknown_env();
 	test_config_parts();
 	test_config_fraction();
 	return check_done();

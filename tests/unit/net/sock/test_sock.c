@@ -2,13 +2,18 @@
  * stream's callback closes while its own event waits later in the same
  * epoll batch (the drain closing idle connections, a client dropping its
  * upstream) must not be freed twice nor handed out again before the batch
- * is over; and read_now hands over bytes whose event has not come yet. */
+ * is over; read_now hands over bytes whose event has not come yet; and at
+ * the descriptor limit, what waits is shed on the spare descriptor and the
+ * listener leaves epoll for a doubling backoff, or, with spares that
+ * serve, is let in. */
 #include "net/sock/sock.h"
 #include "tests/unit/check.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -81,6 +86,110 @@ static int connect_to(int port)
 	return fd;
 }
 
+static int served; /* connections a serving reserve let in */
+
+static void *on_accept_count(void *arg, struct ig_transport *t)
+{
+	(void)arg, (void)t;
+	served++;
+	return NULL; /* refused: net/sock closes it */
+}
+
+/* Whether fd is in loop's epoll: an ADD finds it there (EEXIST), or is
+ * undone. */
+static bool watched(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	if (epoll_ctl(loop.epfd, EPOLL_CTL_ADD, fd, &ev) == 0) {
+		epoll_ctl(loop.epfd, EPOLL_CTL_DEL, fd, NULL);
+		return false;
+	}
+	return errno == EEXIST;
+}
+
+/* Takes every descriptor left (under a soft limit of 64): dups of 0 in
+ * held, their count returned. */
+static int exhaust(int *held, int cap)
+{
+	int n = 0;
+	while (n < cap && (held[n] = dup(0)) >= 0)
+		n++;
+	return n;
+}
+
+static bool closed_by_peer(int fd)
+{
+	char c;
+	return read(fd, &c, 1) == 0;
+}
+
+static void descriptor_limit(void)
+{
+	char err[128];
+	int port = 0, sport = 0;
+	int lfd = ig_sock_listen("127.0.0.1", &port, 16, err, sizeof err);
+	int sfd = ig_sock_listen("127.0.0.1", &sport, 16, err, sizeof err);
+	static struct sock_core shed, serve;
+	ig_sock_core_init(&shed, &loop, lfd, 16, on_accept_count, NULL);
+	ig_sock_core_init(&serve, &loop, sfd, 16, on_accept_count, NULL);
+	ig_sock_core_reserve(&serve, 2, true);
+	CHECK(ig_sock_core_start(&shed) == 0 && ig_sock_core_start(&serve) == 0, "the listeners start");
+	CHECK_INT(shed.spares, 1, "one spare kept by default");
+	CHECK_INT(serve.spares, 2, "the serving reserve's spares");
+	int c1 = connect_to(port), c2 = connect_to(port), s1 = connect_to(sport), s2 = connect_to(sport),
+	    s3 = connect_to(sport);
+
+	struct rlimit saved, low;
+	getrlimit(RLIMIT_NOFILE, &saved);
+	low = (struct rlimit){ .rlim_cur = 64, .rlim_max = saved.rlim_max };
+	CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0, "a soft limit of 64");
+	int held[64], n = exhaust(held, 64);
+	CHECK(n < 64 && errno == EMFILE, "every descriptor taken");
+
+	/* The event a listener with connections waiting raises: at the limit,
+	   both are shed, and the listener leaves epoll for 100 ms. */
+	shed.listen_io.fn(&shed.listen_io, EPOLLIN);
+	CHECK_INT(ig_counter_get(&shed.shed), 2, "both waiting connections shed");
+	CHECK_INT(served, 0, "none reached the engine");
+	CHECK(closed_by_peer(c1) && closed_by_peer(c2), "each closed cleanly (EOF, no reset)");
+	CHECK_INT(ig_counter_get(&shed.pauses), 1, "one pause");
+	CHECK_INT(shed.backoff_ms, 100, "for 100 ms");
+	CHECK(ig_timer_armed(&shed.backoff), "the backoff timer is set");
+	CHECK(!watched(lfd), "the listener is out of epoll: no event can spin");
+	CHECK_INT(shed.spares, 1, "the spare taken back");
+
+	/* The backoff over: watched again; the limit still there, the next
+	   connection is shed and the backoff doubles. */
+	shed.backoff.fn(&shed.backoff);
+	CHECK(watched(lfd), "back in epoll after the backoff");
+	close(held[--n]);
+	int c3 = connect_to(port); /* on the descriptor just freed */
+	shed.listen_io.fn(&shed.listen_io, EPOLLIN);
+	CHECK_INT(ig_counter_get(&shed.shed), 3, "the third shed");
+	CHECK_INT(shed.backoff_ms, 200, "the backoff doubled");
+	CHECK(closed_by_peer(c3), "closed cleanly");
+
+	/* Spares that serve let the waiting connections in while they last,
+	   then pause. */
+	serve.listen_io.fn(&serve.listen_io, EPOLLIN);
+	CHECK_INT(served, 2, "two let in on the two spares");
+	CHECK_INT(ig_counter_get(&serve.shed), 0, "none shed");
+	CHECK_INT(ig_counter_get(&serve.pauses), 1, "then a pause: no spare left for the third");
+
+	while (n > 0)
+		close(held[--n]);
+	setrlimit(RLIMIT_NOFILE, &saved);
+	/* Descriptors back: the serving reserve refills on its next event. */
+	serve.backoff.fn(&serve.backoff);
+	serve.listen_io.fn(&serve.listen_io, EPOLLIN);
+	CHECK_INT(served, 3, "the third let in once descriptors are back");
+	CHECK_INT(serve.spares, 2, "the spares refilled");
+	ig_sock_core_stop_accepting(&shed);
+	ig_sock_core_stop_accepting(&serve);
+	CHECK(!ig_timer_armed(&shed.backoff) && shed.spares == 0, "stopping cancels the backoff, closes the spares");
+	close(c1), close(c2), close(c3), close(s1), close(s2), close(s3);
+}
+
 int main(void)
 {
 	char err[128];
@@ -125,6 +234,7 @@ int main(void)
 	close(a);
 	close(b);
 	ig_sock_core_stop_accepting(&core);
+	descriptor_limit();
 	ig_loop_close(&loop);
 	return check_done();
 }
