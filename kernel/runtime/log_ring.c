@@ -49,7 +49,10 @@ struct ring {
 	_Alignas(64) char data[RING_BYTES];
 };
 
-static _Atomic(struct ring *) rings[MAX_RINGS];
+/* The rings by number, mapped with the first (address space until then: an
+ * idle server that logs nothing after "listening" holds none of it). */
+typedef _Atomic(struct ring *) ring_slot;
+static _Atomic(ring_slot *) ring_table;
 static _Atomic int ring_count;
 
 enum { WRITER_NONE, WRITER_STARTING, WRITER_RUNNING, WRITER_FAILED };
@@ -120,7 +123,8 @@ static struct ring *oldest(struct record *rec)
 {
 	struct ring *best = NULL;
 	int n = atomic_load_explicit(&ring_count, memory_order_acquire);
-	for (int i = 0; i < n && i < MAX_RINGS; i++) {
+	ring_slot *rings = atomic_load_explicit(&ring_table, memory_order_acquire);
+	for (int i = 0; rings && i < n && i < MAX_RINGS; i++) {
 		struct ring *r = atomic_load_explicit(&rings[i], memory_order_acquire);
 		if (!r)
 			continue;
@@ -142,7 +146,8 @@ static struct ring *oldest(struct record *rec)
 static bool filling(void)
 {
 	int n = atomic_load_explicit(&ring_count, memory_order_acquire);
-	for (int i = 0; i < n && i < MAX_RINGS; i++) {
+	ring_slot *rings = atomic_load_explicit(&ring_table, memory_order_acquire);
+	for (int i = 0; rings && i < n && i < MAX_RINGS; i++) {
 		struct ring *r = atomic_load_explicit(&rings[i], memory_order_acquire);
 		if (r && atomic_load_explicit(&r->tail, memory_order_acquire) -
 					 atomic_load_explicit(&r->head, memory_order_relaxed) >=
@@ -263,8 +268,29 @@ static void start_writer(void)
 	atomic_store(&writer_state, rc == 0 ? WRITER_RUNNING : WRITER_FAILED);
 }
 
+/* The table, mapped by the first thread that needs it. */
+static ring_slot *rings_for_attach(void)
+{
+	ring_slot *t = atomic_load_explicit(&ring_table, memory_order_acquire);
+	if (t)
+		return t;
+	void *m = mmap(NULL, MAX_RINGS * sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	ring_slot *none = NULL;
+	if (!atomic_compare_exchange_strong_explicit(&ring_table, &none, (ring_slot *)m, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		munmap(m, MAX_RINGS * sizeof *t);
+		return none;
+	}
+	return m;
+}
+
 static struct ring *attach(void)
 {
+	ring_slot *rings = rings_for_attach();
+	if (!rings)
+		return NULL;
 	start_writer();
 	if (atomic_load(&writer_state) == WRITER_FAILED)
 		return NULL;
@@ -380,7 +406,8 @@ uint64_t ig_log_ring_dropped(void)
 {
 	uint64_t sum = 0;
 	int n = atomic_load_explicit(&ring_count, memory_order_acquire);
-	for (int i = 0; i < n && i < MAX_RINGS; i++) {
+	ring_slot *rings = atomic_load_explicit(&ring_table, memory_order_acquire);
+	for (int i = 0; rings && i < n && i < MAX_RINGS; i++) {
 		struct ring *r = atomic_load_explicit(&rings[i], memory_order_acquire);
 		if (r)
 			sum += atomic_load_explicit(&r->dropped, memory_order_relaxed);
