@@ -20,6 +20,9 @@ static struct tls_credentials *reloaded;
  * core takes its flag down counts one off (two reloads before a core
  * turns are one adoption, of the newer). */
 static _Atomic int adopting;
+/* The reloaded certificate's serial, for the line: written by core 0
+ * before any core is told, read by the last to adopt. */
+static char serial[41];
 
 static void log_reload(enum ig_log_level level, const char *msg, const char *key, const char *value)
 {
@@ -33,8 +36,15 @@ static void log_reload(enum ig_log_level level, const char *msg, const char *key
 
 static void adopted(void)
 {
-	if (atomic_fetch_sub(&adopting, 1) == 1)
-		log_reload(IG_LOG_INFO, "TLS certificate reloaded", "cert", ig_server_config.tls_cert);
+	if (atomic_fetch_sub(&adopting, 1) != 1)
+		return;
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_INFO, "TLS certificate reloaded")) {
+		ig_log_cstr(&l, "cert", ig_server_config.tls_cert);
+		if (serial[0])
+			ig_log_cstr(&l, "serial", serial);
+		ig_log_end(&l);
+	}
 }
 
 void ig_server_reload(void)
@@ -55,6 +65,7 @@ void ig_server_reload(void)
 		log_reload(IG_LOG_ERROR, "TLS reload failed: the old certificate stays", "error", err);
 		return;
 	}
+	ig_tls_credentials_serial_hex(cred, serial, sizeof serial);
 	atomic_fetch_add(&adopting, 1); /* until every core is told */
 	for (int i = 0; i < ig_http_server.core_count; i++) {
 		struct http_core *core = &ig_http_server.cores[i];

@@ -61,6 +61,10 @@ struct tls_credentials *ig_tls_credentials_load(const char *cert_pem, size_t cer
  * session cache, for a backend that has one per credentials). */
 void ig_tls_credentials_ref(struct tls_credentials *c);
 void ig_tls_credentials_unref(struct tls_credentials *c);
+/* The leaf certificate's serial number, its DER INTEGER's bytes, into out
+ * (cap bytes; 20 is RFC 5280's most): the length, or 0. Not on a hot path
+ * (mbedtls parses the certificate for it). */
+size_t ig_tls_credentials_serial(const struct tls_credentials *c, unsigned char *out, size_t cap);
 
 /* Trust anchors for the client role: the compiled-in set (from Debian's
  * ca-certificates, see tools/anchors), plus, or instead of, the

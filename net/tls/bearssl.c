@@ -958,6 +958,25 @@ static size_t der_next(const unsigned char *p, size_t len, unsigned *tag, const 
 	return hdr + n;
 }
 
+size_t ig_tls_credentials_serial(const struct tls_credentials *c, unsigned char *out, size_t cap)
+{
+	/* Certificate { TBSCertificate { [0] version OPTIONAL, serial, ... } } */
+	unsigned tag;
+	const unsigned char *v;
+	size_t vlen;
+	if (!der_next(c->chain[0].data, c->chain[0].data_len, &tag, &v, &vlen) || tag != 0x30 ||
+	    !der_next(v, vlen, &tag, &v, &vlen) || tag != 0x30)
+		return 0;
+	const unsigned char *field;
+	size_t flen, used = der_next(v, vlen, &tag, &field, &flen);
+	if (used && tag == 0xa0)
+		used = der_next(v + used, vlen - used, &tag, &field, &flen);
+	if (!used || tag != 0x02 || flen > cap)
+		return 0;
+	memcpy(out, field, flen);
+	return flen;
+}
+
 /* True if the certificate (DER) lists ip among its subjectAltName
  * iPAddress entries. */
 static bool cert_has_ip(const unsigned char *cert, size_t len, const unsigned char *ip, size_t iplen)

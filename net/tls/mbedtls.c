@@ -421,6 +421,19 @@ __attribute__((cold)) void ig_tls_credentials_unref(struct tls_credentials *c)
 	free(c);
 }
 
+size_t ig_tls_credentials_serial(const struct tls_credentials *c, unsigned char *out, size_t cap)
+{
+	mbedtls_x509_crt leaf;
+	mbedtls_x509_crt_init(&leaf);
+	size_t n = 0;
+	if (mbedtls_x509_crt_parse(&leaf, c->chain_pem, c->chain_len) >= 0 && leaf.raw.p && leaf.serial.len <= cap) {
+		n = leaf.serial.len;
+		memcpy(out, leaf.serial.p, n);
+	}
+	mbedtls_x509_crt_free(&leaf);
+	return n;
+}
+
 /* ---- trust anchors ---- */
 
 /* Finds the subject Name inside a DER certificate without parsing the rest:

@@ -742,6 +742,19 @@ const struct ig_tls_core *ig_tls_next_server_core(const struct ig_tls_core *prev
 	return c;
 }
 
+__attribute__((cold)) void ig_tls_credentials_serial_hex(const struct tls_credentials *cred, char *hex, size_t len)
+{
+	unsigned char serial[32];
+	size_t n = ig_tls_credentials_serial(cred, serial, sizeof serial), i = 0;
+	while (i + 1 < n && serial[i] == 0) /* the sign's byte */
+		i++;
+	size_t w = 0;
+	for (; i < n && w + 3 <= len; i++, w += 2)
+		snprintf(hex + w, 3, "%02X", serial[i]);
+	if (len)
+		hex[w < len ? w : len - 1] = 0;
+}
+
 __attribute__((cold)) void ig_tls_core_post_credentials(struct ig_tls_core *c, const struct tls_credentials *cred)
 {
 	struct tls_credentials *mine = (struct tls_credentials *)cred;

@@ -104,6 +104,10 @@ const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, c
  * credentials). */
 struct tls_credentials *ig_tls_reload_credentials(const char *cert_path, const char *key_path,
 						  char *err, size_t errlen);
+/* The leaf's serial number in hexadecimal, upper case, without leading
+ * zero bytes (as openssl x509 -serial prints it), into hex (41 bytes
+ * hold any); "" when the backend cannot tell. */
+void ig_tls_credentials_serial_hex(const struct tls_credentials *cred, char *hex, size_t len);
 void ig_tls_core_post_credentials(struct ig_tls_core *c, const struct tls_credentials *cred);
 int ig_tls_core_adopt_credentials(struct ig_tls_core *c);
 

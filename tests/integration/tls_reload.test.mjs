@@ -127,6 +127,7 @@ for (const b of BINARIES) {
 			const done = await within(20000, srv.waitLog((l) => l.msg === 'TLS certificate reloaded', mark), 'the reload line');
 			assert.equal(done.level, 'info');
 			assert.equal(done.cert, files.cert);
+			assert.equal(done.serial, SERIALS.two);
 			assert.equal(await servedSerial(port, path.join(dir, 'seen.pem')), SERIALS.two);
 			assert.equal((await sessionOf(port, first.session)).reused, false, 'an old session does not resume');
 
