@@ -87,6 +87,24 @@ struct tls_core *ig_tls_backend_core_new(const struct tls_credentials *server, s
  * and the core keeps what it had. */
 int ig_tls_backend_core_set_credentials(struct tls_core *core, const struct tls_credentials *server);
 
+/* How a backend counts the connections of one generation of a core's
+ * server credentials (on the core's thread only, no atomics): begun with
+ * conns++, freed when tls_gen_release says so, or at once when
+ * tls_gen_retire (the core adopting newer credentials) finds none. */
+struct tls_gen_use {
+	uint32_t conns; /* engines begun with it, not yet freed */
+	bool retired;   /* the core has newer credentials */
+};
+static inline bool tls_gen_retire(struct tls_gen_use *u)
+{
+	u->retired = true;
+	return u->conns == 0;
+}
+static inline bool tls_gen_release(struct tls_gen_use *u)
+{
+	return --u->conns == 0 && u->retired;
+}
+
 /* ---- per connection ---- */
 
 size_t ig_tls_engine_size(void);

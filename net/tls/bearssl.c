@@ -72,8 +72,7 @@ struct tls_trust {
 struct server_gen {
 	struct tls_credentials *cred; /* one reference, this generation's */
 	struct session_cache *cache;  /* NULL: no resumption */
-	uint32_t conns;               /* engines begun with it, not yet freed */
-	bool retired;                 /* the core has newer credentials */
+	struct tls_gen_use use;
 };
 
 struct tls_core {
@@ -830,11 +829,8 @@ __attribute__((cold)) int ig_tls_backend_core_set_credentials(struct tls_core *c
 		g->cache = shared_cache(g->cred, core->cache_bytes);
 	struct server_gen *old = core->gen;
 	core->gen = g;
-	if (old) {
-		old->retired = true;
-		if (old->conns == 0)
-			gen_free(old);
-	}
+	if (old && tls_gen_retire(&old->use))
+		gen_free(old);
 	return 0;
 }
 
@@ -888,7 +884,7 @@ int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 	if (!br_ssl_server_reset(sc))
 		return -1;
 	e->gen = g;
-	g->conns++;
+	g->use.conns++;
 	return 0;
 }
 
@@ -1104,7 +1100,7 @@ void ig_tls_engine_free(struct tls_engine *e)
 	struct server_gen *g = e->gen;
 	if (g) {
 		e->gen = NULL;
-		if (--g->conns == 0 && g->retired)
+		if (tls_gen_release(&g->use))
 			gen_free(g);
 	}
 }

@@ -98,8 +98,7 @@ struct server_gen {
 	mbedtls_pk_context key;
 	mbedtls_ssl_cache_context cache;
 	bool has_cache;
-	bool retired;   /* the core has newer credentials */
-	uint32_t conns; /* engines begun with it, not yet freed */
+	struct tls_gen_use use;
 };
 
 struct tls_core {
@@ -699,11 +698,8 @@ __attribute__((cold)) int ig_tls_backend_core_set_credentials(struct tls_core *c
 	}
 	struct server_gen *old = core->gen;
 	core->gen = g;
-	if (old) {
-		old->retired = true;
-		if (old->conns == 0)
-			gen_free(old);
-	}
+	if (old && tls_gen_retire(&old->use))
+		gen_free(old);
 	return 0;
 }
 
@@ -988,7 +984,7 @@ int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 	if (engine_setup(e, core, &g->conf) != 0)
 		return -1;
 	e->gen = g;
-	g->conns++;
+	g->use.conns++;
 	return 0;
 }
 
@@ -1032,7 +1028,7 @@ void ig_tls_engine_free(struct tls_engine *e)
 	struct server_gen *g = e->gen;
 	if (g) {
 		e->gen = NULL;
-		if (--g->conns == 0 && g->retired)
+		if (tls_gen_release(&g->use))
 			gen_free(g);
 	}
 }
