@@ -27,9 +27,10 @@ int ig_signals_open(void)
 	return signalfd(-1, &s, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-enum ig_signal_event ig_signals_read(int fd, const char **name, int *log_signal)
+enum ig_signal_event ig_signals_read(int fd, const char **name, int *log_signal, bool *reload)
 {
 	*log_signal = 0;
+	*reload = false;
 	struct signalfd_siginfo si[8];
 	enum ig_signal_event ev = IG_SIGNAL_NONE;
 	ssize_t n;
@@ -53,7 +54,12 @@ enum ig_signal_event ig_signals_read(int fd, const char **name, int *log_signal)
 				if (ev == IG_SIGNAL_NONE)
 					ev = IG_SIGNAL_OTHER;
 				break;
-			default: /* HUP, QUIT: a server under a supervisor ignores them */
+			case SIGHUP:
+				*reload = true;
+				if (ev == IG_SIGNAL_NONE)
+					ev = IG_SIGNAL_OTHER;
+				break;
+			default: /* QUIT: a server under a supervisor ignores it */
 				if (ev == IG_SIGNAL_NONE)
 					ev = IG_SIGNAL_OTHER;
 				break;

@@ -15,10 +15,11 @@ int ig_signals_open(void);
 enum ig_signal_event { IG_SIGNAL_NONE, IG_SIGNAL_STOP, IG_SIGNAL_OTHER };
 
 /* Reads the pending signals from the signalfd: reaps children on SIGCHLD,
- * ignores HUP and QUIT, and returns IG_SIGNAL_STOP if TERM or INT came
+ * ignores QUIT, and returns IG_SIGNAL_STOP if TERM or INT came
  * (*name is then "SIGTERM" or "SIGINT"). *log_signal is the last of USR1
- * and USR2 that came (the log level's signals), or 0. */
-enum ig_signal_event ig_signals_read(int fd, const char **name, int *log_signal);
+ * and USR2 that came (the log level's signals), or 0; *reload tells
+ * whether HUP came (a reload of the TLS material). */
+enum ig_signal_event ig_signals_read(int fd, const char **name, int *log_signal, bool *reload);
 
 /* Raises the soft RLIMIT_NOFILE to the hard limit; returns the new soft. */
 long ig_raise_nofile(void);

@@ -23,6 +23,8 @@ void ig_server_on_core_wake(struct ig_loop *loop, void *arg)
 {
 	(void)loop;
 	struct http_core *core = arg;
+	if (atomic_load(&core->tls_reload_requested) && atomic_exchange(&core->tls_reload_requested, 0))
+		ig_server_tls_adopt(core);
 	if (atomic_load(&core->force_requested)) {
 		ig_server_stop_accepting(core);
 		ig_http_conn_force_close_all(core);
@@ -119,7 +121,10 @@ static void on_signal(struct ig_io *io, uint32_t events)
 	(void)events;
 	const char *name = NULL;
 	int log_signal;
-	enum ig_signal_event ev = ig_signals_read(ig_http_server.signal_fd, &name, &log_signal);
+	bool reload;
+	enum ig_signal_event ev = ig_signals_read(ig_http_server.signal_fd, &name, &log_signal, &reload);
+	if (reload && !ig_http_server.stopping)
+		ig_server_reload();
 	if (log_signal == SIGUSR1)
 		ig_server_log_level_set(IG_LOG_DEBUG, "SIGUSR1");
 	else if (log_signal == SIGUSR2)

@@ -107,6 +107,13 @@ void ig_server_idle_core_start(struct http_core *core);
 const char *ig_server_log_level_name(void);
 int ig_server_log_level_parse(const char *word, size_t len);
 void ig_server_log_level_set(int level, const char *by);
+
+/* reload.c: SIGHUP, on core 0: loads the TLS certificate and key from
+ * their files again and posts them to every core (or logs why not). */
+void ig_server_reload(void);
+/* On core's own thread, after a reload posted to it: adopts the new
+ * credentials. */
+void ig_server_tls_adopt(struct http_core *core);
 /* watchdog.c: starts the core's tick when systemd asked for the watchdog. */
 void ig_server_watchdog_core_start(struct http_core *core);
 

@@ -13,8 +13,9 @@
  * any other call on the engine. A backend that is not built this way (mbedtls)
  * emulates it with memory BIOs.
  *
- * Lifetimes: a tls_credentials is built once at startup and is read-only
- * afterwards (shared by all cores). A tls_core is per core and used on
+ * Lifetimes: a tls_credentials is read-only once built (shared by all
+ * cores) and counted: a reload (SIGHUP) replaces it while connections
+ * still use the old one, which is freed with the last reference. A tls_core is per core and used on
  * that core's thread only. The server's session cache is either per core
  * or one per credentials shared by the cores under a lock that only a
  * handshake takes (BearSSL: shared, as SO_REUSEPORT sends a returning
@@ -55,6 +56,16 @@ struct tls_credentials *ig_tls_credentials_load(const char *cert_pem, size_t cer
 					     const char *key_pem, size_t key_len,
 					     char *err, size_t errlen);
 
+/* References to credentials, from any thread: ig_tls_credentials_load
+ * returns one, the caller's; the last unref frees them (and their
+ * session cache, for a backend that has one per credentials). */
+void ig_tls_credentials_ref(struct tls_credentials *c);
+void ig_tls_credentials_unref(struct tls_credentials *c);
+/* The leaf certificate's serial number, its DER INTEGER's bytes, into out
+ * (cap bytes; 20 is RFC 5280's most): the length, or 0. Not on a hot path
+ * (mbedtls parses the certificate for it). */
+size_t ig_tls_credentials_serial(const struct tls_credentials *c, unsigned char *out, size_t cap);
+
 /* Trust anchors for the client role: the compiled-in set (from Debian's
  * ca-certificates, see tools/anchors), plus, or instead of, the
  * certificates of a PEM bundle (pem may be NULL). */
@@ -68,6 +79,31 @@ struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replac
  * core that asks (BearSSL: at most 2 GiB, its LRU's offsets are 32-bit).
  * Called on the core's own thread. */
 struct tls_core *ig_tls_backend_core_new(const struct tls_credentials *server, size_t session_cache_bytes);
+
+/* On the core's thread: new server handshakes use server, with a new
+ * session cache (old sessions do not resume); connections begun before
+ * keep theirs, released with the last of them. The core takes its own
+ * reference. 0, or -1 (out of memory, or material this core cannot use)
+ * and the core keeps what it had. */
+int ig_tls_backend_core_set_credentials(struct tls_core *core, const struct tls_credentials *server);
+
+/* How a backend counts the connections of one generation of a core's
+ * server credentials (on the core's thread only, no atomics): begun with
+ * conns++, freed when tls_gen_release says so, or at once when
+ * tls_gen_retire (the core adopting newer credentials) finds none. */
+struct tls_gen_use {
+	uint32_t conns; /* engines begun with it, not yet freed */
+	bool retired;   /* the core has newer credentials */
+};
+static inline bool tls_gen_retire(struct tls_gen_use *u)
+{
+	u->retired = true;
+	return u->conns == 0;
+}
+static inline bool tls_gen_release(struct tls_gen_use *u)
+{
+	return --u->conns == 0 && u->retired;
+}
 
 /* ---- per connection ---- */
 

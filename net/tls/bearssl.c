@@ -6,7 +6,11 @@
  * client also offers P-384).
  * The server's session cache is one per credentials, shared by the cores:
  * SO_REUSEPORT sends a returning client to any core. Its lock is taken
- * once per handshake, never for application data. */
+ * once per handshake, never for application data.
+ * Credentials are counted (a reload replaces them while connections still
+ * use the old ones): each core holds one reference per generation it
+ * serves, and counts that generation's connections itself, without an
+ * atomic per connection. */
 #include "net/tls/anchors.h"
 #include "net/tls/backend.h"
 
@@ -40,6 +44,8 @@ struct session_cache {
 	const br_ssl_session_cache_class *vtable;
 	pthread_mutex_t lock;
 	br_ssl_session_cache_lru lru;
+	void *store;
+	size_t store_bytes;
 };
 
 struct tls_credentials {
@@ -53,6 +59,7 @@ struct tls_credentials {
 	/* Made by the first core that asks; the only part of the credentials
 	   that changes after startup, under its own lock. */
 	struct session_cache *_Atomic cache;
+	_Atomic unsigned refs;
 };
 
 struct tls_trust {
@@ -60,10 +67,18 @@ struct tls_trust {
 	size_t count;
 };
 
+/* A core's server credentials, from the time it adopts them until the
+ * last connection begun with them ends. */
+struct server_gen {
+	struct tls_credentials *cred; /* one reference, this generation's */
+	struct session_cache *cache;  /* NULL: no resumption */
+	struct tls_gen_use use;
+};
+
 struct tls_core {
-	const struct tls_credentials *server;
-	struct session_cache *cache; /* NULL: no resumption */
-	br_hmac_drbg_context rng;    /* seeds every engine of this core */
+	struct server_gen *gen;   /* NULL: client role only */
+	size_t cache_bytes;       /* what each generation's cache asks for */
+	br_hmac_drbg_context rng; /* seeds every engine of this core */
 };
 
 /* The x509 engine of the client role: BearSSL's minimal engine, plus an
@@ -92,6 +107,7 @@ struct tls_engine {
 		br_ssl_client_context client;
 	} u;
 	struct tls_core *core;
+	struct server_gen *gen; /* server role: released by ig_tls_engine_free */
 	enum engine_role role;
 	bool established, resumed, closing;
 	char error_text[48];
@@ -213,6 +229,7 @@ static const char *const alpn_names[] = { "http/1.1" };
 static void engine_common(struct tls_engine *e, struct tls_core *core)
 {
 	br_ssl_engine_context *eng = eng_of(e);
+	e->gen = NULL; /* the pool's memory may hold a freed engine's */
 	size_t n;
 	const uint16_t *suites = suites_for_cpu(&n);
 	br_ssl_engine_set_versions(eng, BR_TLS12, BR_TLS12);
@@ -624,6 +641,7 @@ struct tls_credentials *ig_tls_credentials_load(const char *cert_pem, size_t cer
 	memset(key.der, 0, key.len);
 	free(key.der);
 	c->suites = suites_for_cpu(&c->suite_count);
+	atomic_init(&c->refs, 1);
 	return c;
 fail_key:
 	free_key(c);
@@ -636,6 +654,26 @@ fail:
 	free_chain(chain.certs, chain.count);
 	free(c);
 	return NULL;
+}
+
+__attribute__((cold)) void ig_tls_credentials_ref(struct tls_credentials *c)
+{
+	atomic_fetch_add(&c->refs, 1);
+}
+
+__attribute__((cold)) void ig_tls_credentials_unref(struct tls_credentials *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	struct session_cache *sc = atomic_load(&c->cache);
+	if (sc) {
+		munmap(sc->store, sc->store_bytes);
+		pthread_mutex_destroy(&sc->lock);
+		free(sc);
+	}
+	free_key(c);
+	free_chain(c->chain, c->chain_len);
+	free(c);
 }
 
 /* ---- trust anchors ---- */
@@ -763,6 +801,8 @@ static struct session_cache *shared_cache(struct tls_credentials *cred, size_t b
 			c = NULL;
 		} else {
 			c->vtable = &cache_class;
+			c->store = store;
+			c->store_bytes = bytes;
 			pthread_mutex_init(&c->lock, NULL);
 			br_ssl_session_cache_lru_init(&c->lru, store, bytes);
 			atomic_store(&cred->cache, c);
@@ -770,6 +810,28 @@ static struct session_cache *shared_cache(struct tls_credentials *cred, size_t b
 	}
 	pthread_mutex_unlock(&making);
 	return c;
+}
+
+static void gen_free(struct server_gen *g)
+{
+	ig_tls_credentials_unref(g->cred);
+	free(g);
+}
+
+__attribute__((cold)) int ig_tls_backend_core_set_credentials(struct tls_core *core, const struct tls_credentials *cred)
+{
+	struct server_gen *g = calloc(1, sizeof *g);
+	if (!g)
+		return -1;
+	g->cred = (struct tls_credentials *)cred;
+	ig_tls_credentials_ref(g->cred);
+	if (core->cache_bytes)
+		g->cache = shared_cache(g->cred, core->cache_bytes);
+	struct server_gen *old = core->gen;
+	core->gen = g;
+	if (old && tls_gen_retire(&old->use))
+		gen_free(old);
+	return 0;
 }
 
 struct tls_core *ig_tls_backend_core_new(const struct tls_credentials *server, size_t session_cache_bytes)
@@ -784,9 +846,11 @@ struct tls_core *ig_tls_backend_core_new(const struct tls_credentials *server, s
 	}
 	br_hmac_drbg_init(&core->rng, &br_sha256_vtable, seed, sizeof seed);
 	memset(seed, 0, sizeof seed);
-	core->server = server;
-	if (server && session_cache_bytes)
-		core->cache = shared_cache((struct tls_credentials *)server, session_cache_bytes);
+	core->cache_bytes = session_cache_bytes;
+	if (server && ig_tls_backend_core_set_credentials(core, server) != 0) {
+		free(core);
+		return NULL;
+	}
 	return core;
 }
 
@@ -799,9 +863,10 @@ size_t ig_tls_engine_size(void)
 
 int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 {
-	const struct tls_credentials *c = core->server;
-	if (!c)
+	struct server_gen *g = core->gen;
+	if (!g)
 		return -1;
+	const struct tls_credentials *c = g->cred;
 	br_ssl_server_context *sc = &e->u.server;
 	br_ssl_server_zero(sc);
 	e->role = ROLE_SERVER;
@@ -814,9 +879,13 @@ int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 	else
 		br_ssl_server_set_single_ec(sc, c->chain, c->chain_len, &c->ec, BR_KEYTYPE_SIGN, BR_KEYTYPE_EC,
 					    &br_ec_all_m31, br_ecdsa_sign_asn1_get_default());
-	if (core->cache)
-		br_ssl_server_set_cache(sc, &core->cache->vtable);
-	return br_ssl_server_reset(sc) ? 0 : -1;
+	if (g->cache)
+		br_ssl_server_set_cache(sc, &g->cache->vtable);
+	if (!br_ssl_server_reset(sc))
+		return -1;
+	e->gen = g;
+	g->use.conns++;
+	return 0;
 }
 
 /* -- client certificate check: BearSSL's minimal engine, plus iPAddress -- */
@@ -883,6 +952,25 @@ static size_t der_next(const unsigned char *p, size_t len, unsigned *tag, const 
 	*val = p + hdr;
 	*vlen = n;
 	return hdr + n;
+}
+
+size_t ig_tls_credentials_serial(const struct tls_credentials *c, unsigned char *out, size_t cap)
+{
+	/* Certificate { TBSCertificate { [0] version OPTIONAL, serial, ... } } */
+	unsigned tag;
+	const unsigned char *v;
+	size_t vlen;
+	if (!der_next(c->chain[0].data, c->chain[0].data_len, &tag, &v, &vlen) || tag != 0x30 ||
+	    !der_next(v, vlen, &tag, &v, &vlen) || tag != 0x30)
+		return 0;
+	const unsigned char *field;
+	size_t flen, used = der_next(v, vlen, &tag, &field, &flen);
+	if (used && tag == 0xa0)
+		used = der_next(v + used, vlen - used, &tag, &field, &flen);
+	if (!used || tag != 0x02 || flen > cap)
+		return 0;
+	memcpy(out, field, flen);
+	return flen;
 }
 
 /* True if the certificate (DER) lists ip among its subjectAltName
@@ -1008,7 +1096,13 @@ int ig_tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 
 void ig_tls_engine_free(struct tls_engine *e)
 {
-	(void)e; /* BearSSL allocated nothing */
+	/* BearSSL allocated nothing; the server's credentials are counted. */
+	struct server_gen *g = e->gen;
+	if (g) {
+		e->gen = NULL;
+		if (tls_gen_release(&g->use))
+			gen_free(g);
+	}
 }
 
 bool ig_tls_engine_session_get(struct tls_engine *e, struct tls_session *s)

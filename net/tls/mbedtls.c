@@ -15,9 +15,13 @@
  * nothing mutable is shared: each core parses its own copy of the server's
  * chain and key and has its own DRBG, configs and session cache; the
  * client's trust anchors stay DER, shared and read-only, and are parsed
- * afresh for each verification (the CA callback). */
+ * afresh for each verification (the CA callback).
+ * A reload gives a core new credentials: it parses them into a new
+ * generation (config, chain, key, session cache) and frees the old one
+ * when the last connection begun with it ends. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +75,7 @@ struct tls_credentials {
 	   each core parses its own objects from them. */
 	unsigned char *chain_pem, *key_pem;
 	size_t chain_len, key_len; /* including the NUL */
+	_Atomic unsigned refs;
 };
 
 struct tls_anchor {
@@ -84,13 +89,23 @@ struct tls_trust {
 	struct tls_anchor anchors[];
 };
 
-struct tls_core {
-	mbedtls_ctr_drbg_context drbg;
-	mbedtls_ssl_config client_conf, server_conf;
-	bool serves;
+/* A core's server side, from the time it adopts credentials until the
+ * last connection begun with them ends. */
+struct server_gen {
+	struct tls_core *core;
+	mbedtls_ssl_config conf;
 	mbedtls_x509_crt chain;
 	mbedtls_pk_context key;
 	mbedtls_ssl_cache_context cache;
+	bool has_cache;
+	struct tls_gen_use use;
+};
+
+struct tls_core {
+	mbedtls_ctr_drbg_context drbg;
+	mbedtls_ssl_config client_conf;
+	struct server_gen *gen; /* NULL: client role only */
+	size_t cache_bytes;     /* what each generation's cache holds */
 	/* The engine whose mbedtls call is on this core's stack: the callbacks
 	   mbedtls gives only the config's context (CA lookup, session cache)
 	   find their connection here. */
@@ -100,6 +115,7 @@ struct tls_core {
 struct tls_engine {
 	mbedtls_ssl_context ssl;
 	struct tls_core *core;
+	struct server_gen *gen; /* server role: released by ig_tls_engine_free */
 	const struct tls_trust *trust;
 	enum engine_phase phase;
 	int error;
@@ -379,13 +395,42 @@ struct tls_credentials *ig_tls_credentials_load(const char *cert_pem, size_t cer
 	int ret = parse_credentials(cred, &chain, &key, err, errlen);
 	mbedtls_x509_crt_free(&chain);
 	mbedtls_pk_free(&key);
-	if (ret == 0)
+	if (ret == 0) {
+		atomic_init(&cred->refs, 1);
 		return cred;
+	}
 fail:
 	free(cred->chain_pem);
 	free_secret(cred->key_pem, cred->key_len);
 	free(cred);
 	return NULL;
+}
+
+__attribute__((cold)) void ig_tls_credentials_ref(struct tls_credentials *c)
+{
+	atomic_fetch_add(&c->refs, 1);
+}
+
+__attribute__((cold)) void ig_tls_credentials_unref(struct tls_credentials *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	free(c->chain_pem);
+	free_secret(c->key_pem, c->key_len);
+	free(c);
+}
+
+size_t ig_tls_credentials_serial(const struct tls_credentials *c, unsigned char *out, size_t cap)
+{
+	mbedtls_x509_crt leaf;
+	mbedtls_x509_crt_init(&leaf);
+	size_t n = 0;
+	if (mbedtls_x509_crt_parse(&leaf, c->chain_pem, c->chain_len) >= 0 && leaf.raw.p && leaf.serial.len <= cap) {
+		n = leaf.serial.len;
+		memcpy(out, leaf.serial.p, n);
+	}
+	mbedtls_x509_crt_free(&leaf);
+	return n;
 }
 
 /* ---- trust anchors ---- */
@@ -587,21 +632,21 @@ static int accept_unverified(void *engine, mbedtls_x509_crt *crt, int depth, uin
 /* The session cache's lookup, which also tells the connection that it is
  * being resumed (mbedtls 2.28 has no getter): mbedtls resumes when the
  * cached session's suite is the one it chose. */
-static int cache_get(void *core_ptr, mbedtls_ssl_session *session)
+static int cache_get(void *gen_ptr, mbedtls_ssl_session *session)
 {
-	struct tls_core *core = core_ptr;
-	int ret = mbedtls_ssl_cache_get(&core->cache, session);
-	struct tls_engine *e = core->active;
+	struct server_gen *g = gen_ptr;
+	int ret = mbedtls_ssl_cache_get(&g->cache, session);
+	struct tls_engine *e = g->core->active;
 	if (ret == 0 && e && e->ssl.session_negotiate &&
 	    session->ciphersuite == e->ssl.session_negotiate->ciphersuite)
 		e->resumed = true;
 	return ret;
 }
 
-static int cache_set(void *core_ptr, const mbedtls_ssl_session *session)
+static int cache_set(void *gen_ptr, const mbedtls_ssl_session *session)
 {
-	struct tls_core *core = core_ptr;
-	return mbedtls_ssl_cache_set(&core->cache, session);
+	struct server_gen *g = gen_ptr;
+	return mbedtls_ssl_cache_set(&g->cache, session);
 }
 
 static int configure(struct tls_core *core, mbedtls_ssl_config *conf, int endpoint)
@@ -619,22 +664,42 @@ static int configure(struct tls_core *core, mbedtls_ssl_config *conf, int endpoi
 	return mbedtls_ssl_conf_alpn_protocols(conf, alpn_protocols) == 0 ? 0 : -1;
 }
 
-static int configure_server(struct tls_core *core, const struct tls_credentials *cred, size_t cache_bytes)
+static void gen_free(struct server_gen *g)
 {
+	mbedtls_ssl_config_free(&g->conf);
+	mbedtls_x509_crt_free(&g->chain);
+	mbedtls_pk_free(&g->key);
+	if (g->has_cache)
+		mbedtls_ssl_cache_free(&g->cache);
+	free(g);
+}
+
+__attribute__((cold)) int ig_tls_backend_core_set_credentials(struct tls_core *core, const struct tls_credentials *cred)
+{
+	struct server_gen *g = calloc(1, sizeof *g);
+	if (!g)
+		return -1;
+	g->core = core;
 	char ignored[160];
-	if (parse_credentials(cred, &core->chain, &core->key, ignored, sizeof ignored) != 0)
+	/* configure's defaults come first: the config is freed on failure. */
+	if (configure(core, &g->conf, MBEDTLS_SSL_IS_SERVER) != 0 ||
+	    parse_credentials(cred, &g->chain, &g->key, ignored, sizeof ignored) != 0 ||
+	    mbedtls_ssl_conf_own_cert(&g->conf, &g->chain, &g->key) != 0) {
+		gen_free(g);
 		return -1;
-	if (configure(core, &core->server_conf, MBEDTLS_SSL_IS_SERVER) != 0 ||
-	    mbedtls_ssl_conf_own_cert(&core->server_conf, &core->chain, &core->key) != 0)
-		return -1;
-	/* An entry holds a session plus the allocator's overhead. */
-	size_t entries = cache_bytes / (sizeof(mbedtls_ssl_cache_entry) + 32);
-	if (entries > 0) {
-		mbedtls_ssl_cache_init(&core->cache);
-		mbedtls_ssl_cache_set_max_entries(&core->cache, entries > INT32_MAX ? INT32_MAX : (int)entries);
-		mbedtls_ssl_conf_session_cache(&core->server_conf, core, cache_get, cache_set);
 	}
-	core->serves = true;
+	/* An entry holds a session plus the allocator's overhead. */
+	size_t entries = core->cache_bytes / (sizeof(mbedtls_ssl_cache_entry) + 32);
+	if (entries > 0) {
+		mbedtls_ssl_cache_init(&g->cache);
+		g->has_cache = true;
+		mbedtls_ssl_cache_set_max_entries(&g->cache, entries > INT32_MAX ? INT32_MAX : (int)entries);
+		mbedtls_ssl_conf_session_cache(&g->conf, g, cache_get, cache_set);
+	}
+	struct server_gen *old = core->gen;
+	core->gen = g;
+	if (old && tls_gen_retire(&old->use))
+		gen_free(old);
 	return 0;
 }
 
@@ -649,14 +714,13 @@ struct tls_core *ig_tls_backend_core_new(const struct tls_credentials *server, s
 		goto fail;
 	mbedtls_ssl_conf_authmode(&core->client_conf, MBEDTLS_SSL_VERIFY_REQUIRED);
 	mbedtls_ssl_conf_ca_cb(&core->client_conf, find_issuers, core);
-	if (server && configure_server(core, server, session_cache_bytes) != 0)
+	core->cache_bytes = session_cache_bytes;
+	if (server && ig_tls_backend_core_set_credentials(core, server) != 0)
 		goto fail;
 	return core;
 fail:
 	/* Startup only (a core that cannot start): the half-built configs hold
 	   nothing worth more than this simple release. */
-	mbedtls_x509_crt_free(&core->chain);
-	mbedtls_pk_free(&core->key);
 	mbedtls_ctr_drbg_free(&core->drbg);
 	free(core);
 	return NULL;
@@ -910,13 +974,18 @@ static int engine_setup(struct tls_engine *e, struct tls_core *core, const mbedt
 
 int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 {
-	if (!core->serves) {
+	struct server_gen *g = core->gen;
+	if (!g) {
 		memset(e, 0, offsetof(struct tls_engine, in));
 		e->phase = PHASE_FAILED;
 		e->error = MBEDTLS_ERR_SSL_BAD_INPUT_DATA;
 		return -1;
 	}
-	return engine_setup(e, core, &core->server_conf);
+	if (engine_setup(e, core, &g->conf) != 0)
+		return -1;
+	e->gen = g;
+	g->use.conns++;
+	return 0;
 }
 
 int ig_tls_engine_init_client(struct tls_engine *e, struct tls_core *core, const struct tls_trust *trust,
@@ -955,6 +1024,13 @@ fail:
 void ig_tls_engine_free(struct tls_engine *e)
 {
 	mbedtls_ssl_free(&e->ssl);
+	/* After the context: it points into the generation's config. */
+	struct server_gen *g = e->gen;
+	if (g) {
+		e->gen = NULL;
+		if (tls_gen_release(&g->use))
+			gen_free(g);
+	}
 }
 
 bool ig_tls_engine_session_get(struct tls_engine *e, struct tls_session *s)

@@ -45,6 +45,9 @@ struct ig_tls_core {
 	struct tls_conn *shaking_head, *shaking_tail;
 	const char *last_error;
 	char error_buf[96];
+	/* A reload's credentials, posted from core 0 for this core to adopt
+	   on its own thread; the pointer holds one reference. */
+	struct tls_credentials *_Atomic posted;
 };
 
 enum tls_conn_state {
@@ -739,6 +742,38 @@ const struct ig_tls_core *ig_tls_next_server_core(const struct ig_tls_core *prev
 	return c;
 }
 
+__attribute__((cold)) void ig_tls_credentials_serial_hex(const struct tls_credentials *cred, char *hex, size_t len)
+{
+	unsigned char serial[32];
+	size_t n = ig_tls_credentials_serial(cred, serial, sizeof serial), i = 0;
+	while (i + 1 < n && serial[i] == 0) /* the sign's byte */
+		i++;
+	size_t w = 0;
+	for (; i < n && w + 3 <= len; i++, w += 2)
+		snprintf(hex + w, 3, "%02X", serial[i]);
+	if (len)
+		hex[w < len ? w : len - 1] = 0;
+}
+
+__attribute__((cold)) void ig_tls_core_post_credentials(struct ig_tls_core *c, const struct tls_credentials *cred)
+{
+	struct tls_credentials *mine = (struct tls_credentials *)cred;
+	ig_tls_credentials_ref(mine);
+	struct tls_credentials *unadopted = atomic_exchange(&c->posted, mine);
+	if (unadopted) /* two reloads before the core turned: the newer wins */
+		ig_tls_credentials_unref(unadopted);
+}
+
+__attribute__((cold)) int ig_tls_core_adopt_credentials(struct ig_tls_core *c)
+{
+	struct tls_credentials *cred = atomic_exchange(&c->posted, NULL);
+	if (!cred)
+		return 0;
+	int ret = ig_tls_backend_core_set_credentials(c->backend, cred);
+	ig_tls_credentials_unref(cred); /* the core took its own */
+	return ret == 0 ? 1 : -1;
+}
+
 const char *ig_tls_last_error(const struct ig_tls_core *c)
 {
 	return c->last_error;
@@ -765,15 +800,10 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
 	return ig_read_file(path, (size_t)16 << 20, 0, len, err, errlen);
 }
 
-const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, const char *cert_pem,
-							const char *key_path, const char *key_pem,
-							char *err, size_t errlen)
+static struct tls_credentials *load_credentials(const char *cert_path, const char *cert_pem,
+					       const char *key_path, const char *key_pem, char *err, size_t errlen)
 {
 	char why[200];
-	if (ig_tls_backend_init(why, sizeof why) != 0) {
-		snprintf(err, errlen, "TLS: %s", why);
-		return NULL;
-	}
 	size_t cert_len = cert_pem ? strlen(cert_pem) : 0, key_len = key_pem ? strlen(key_pem) : 0;
 	char *cert_file = NULL, *key_file = NULL;
 	if (!cert_pem && !(cert_pem = cert_file = read_file(cert_path, &cert_len, why, sizeof why))) {
@@ -794,5 +824,23 @@ const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, c
 		free(key_file);
 	}
 	return cred;
+}
+
+const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, const char *cert_pem,
+							const char *key_path, const char *key_pem,
+							char *err, size_t errlen)
+{
+	char why[200];
+	if (ig_tls_backend_init(why, sizeof why) != 0) {
+		snprintf(err, errlen, "TLS: %s", why);
+		return NULL;
+	}
+	return load_credentials(cert_path, cert_pem, key_path, key_pem, err, errlen);
+}
+
+__attribute__((cold)) struct tls_credentials *ig_tls_reload_credentials(const char *cert_path, const char *key_path,
+								       char *err, size_t errlen)
+{
+	return load_credentials(cert_path, NULL, key_path, NULL, err, errlen);
 }
 

@@ -93,6 +93,24 @@ const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, c
 							const char *key_path, const char *key_pem,
 							char *err, size_t errlen);
 
+/* Reload (SIGHUP), server role. ig_tls_reload_credentials loads the
+ * chain and key from their files again (as ig_tls_server_credentials
+ * does; the caller owns the reference returned, ig_tls_credentials_unref).
+ * ig_tls_core_post_credentials hands them to core c from any thread
+ * (taking its own reference); the caller then wakes c's loop, and on c's
+ * thread ig_tls_core_adopt_credentials makes them the ones new
+ * connections use, with a new session cache, while open connections keep
+ * theirs: 1 adopted, 0 nothing was posted, -1 failed (c keeps its old
+ * credentials). */
+struct tls_credentials *ig_tls_reload_credentials(const char *cert_path, const char *key_path,
+						  char *err, size_t errlen);
+/* The leaf's serial number in hexadecimal, upper case, without leading
+ * zero bytes (as openssl x509 -serial prints it), into hex (41 bytes
+ * hold any); "" when the backend cannot tell. */
+void ig_tls_credentials_serial_hex(const struct tls_credentials *cred, char *hex, size_t len);
+void ig_tls_core_post_credentials(struct ig_tls_core *c, const struct tls_credentials *cred);
+int ig_tls_core_adopt_credentials(struct ig_tls_core *c);
+
 /* For the engine above, after closed(): why the TLS layer failed (for
  * instance "certificate not trusted", "host name mismatch",
  * "handshake timeout"), or NULL if it did not. Valid until the next

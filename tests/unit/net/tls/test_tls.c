@@ -429,6 +429,74 @@ static void test_handshakes(void)
 }
 
 /* The one reading of a server name both backends take. */
+/* A reload: a core given new credentials serves them, with a new session
+ * cache, to new connections, while one begun before keeps working on the
+ * old; the old go with the last of their connections and references (the
+ * leak checker of the .asan build sees any that stay). */
+static void test_reload(void)
+{
+	char err[256] = "";
+	size_t cl, kl, len;
+	char *c = slurp("rsa.pem", &cl), *k = slurp("rsa.key", &kl);
+	struct tls_credentials *rsa = c && k ? ig_tls_credentials_load(c, cl, k, kl, err, sizeof err) : NULL;
+	c = slurp("ec.pem", &cl), k = slurp("ec.key", &kl);
+	struct tls_credentials *ec = c && k ? ig_tls_credentials_load(c, cl, k, kl, err, sizeof err) : NULL;
+	char *ca_pem = slurp("ca.pem", &len);
+	const struct tls_trust *trust = keep(ig_tls_trust_load(ca_pem, len, true, err, sizeof err));
+	struct tls_core *core = (struct tls_core *)keep(ig_tls_backend_core_new(rsa, 64 * 1024));
+	struct tls_core *client_core = (struct tls_core *)keep(ig_tls_backend_core_new(NULL, 0));
+	CHECK(rsa && ec && trust && core && client_core, "reload: credentials and cores");
+	if (!rsa || !ec || !trust || !core || !client_core)
+		return;
+	/* The core holds its own references: the loader's go now. */
+	ig_tls_credentials_unref(rsa);
+
+	struct pair old;
+	CHECK(pair_start(&old, core, client_core, trust, "localhost", NULL) && handshake(&old) &&
+		      strstr(ig_tls_engine_suite(old.client), "_RSA_"),
+	      "reload: before it, the first credentials (RSA) serve");
+	struct tls_session session = { 0 };
+	CHECK(ig_tls_engine_session_get(old.client, &session), "reload: the client keeps its session");
+	struct pair p;
+	CHECK(pair_start(&p, core, client_core, trust, "localhost", &session) && handshake(&p) &&
+		      ig_tls_engine_resumed(p.server),
+	      "reload: before it, the session resumes");
+	pair_free(&p);
+
+	CHECK(ig_tls_backend_core_set_credentials(core, ec) == 0, "reload: the core adopts new credentials");
+	ig_tls_credentials_unref(ec);
+	CHECK(pair_start(&p, core, client_core, trust, "localhost", NULL) && handshake(&p) &&
+		      strstr(ig_tls_engine_suite(p.client), "_ECDSA_"),
+	      "reload: a new connection gets the new credentials (ECDSA)");
+	pair_free(&p);
+	CHECK(pair_start(&p, core, client_core, trust, "localhost", &session) && handshake(&p) &&
+		      !ig_tls_engine_resumed(p.server) && !ig_tls_engine_resumed(p.client),
+	      "reload: a session of the old credentials does not resume (a new cache)");
+	pair_free(&p);
+
+	static const char req[] = "GET /json HTTP/1.1\r\nHost: localhost\r\n\r\n";
+	unsigned char got[64];
+	size_t n = transfer(&old, old.client, old.server, (const unsigned char *)req, sizeof req - 1, got, sizeof got);
+	CHECK(n == sizeof req - 1 && memcmp(got, req, n) == 0, "reload: the connection begun before still carries data");
+	n = transfer(&old, old.server, old.client, (const unsigned char *)req, sizeof req - 1, got, sizeof got);
+	CHECK(n == sizeof req - 1 && memcmp(got, req, n) == 0, "reload: both ways");
+	pair_free(&old); /* the RSA generation goes with it */
+
+	/* Repeated reloads to the same credentials: each makes a generation,
+	   and each generation without a connection goes at once. */
+	for (int i = 0; i < 3; i++) {
+		c = slurp(i % 2 ? "ec.pem" : "rsa.pem", &cl), k = slurp(i % 2 ? "ec.key" : "rsa.key", &kl);
+		struct tls_credentials *next = ig_tls_credentials_load(c, cl, k, kl, err, sizeof err);
+		CHECK(next && ig_tls_backend_core_set_credentials(core, next) == 0, "reload: again");
+		if (next)
+			ig_tls_credentials_unref(next);
+	}
+	CHECK(pair_start(&p, core, client_core, trust, "localhost", NULL) && handshake(&p) &&
+		      strstr(ig_tls_engine_suite(p.client), "_RSA_"),
+	      "reload: the newest credentials serve");
+	pair_free(&p);
+}
+
 static void test_peer_name(void)
 {
 	struct tls_peer_name n;
@@ -463,6 +531,7 @@ int main(void)
 	}
 	test_credentials();
 	test_handshakes();
+	test_reload();
 	remove_certs();
 	for (int i = 0; i < file_count; i++)
 		free(files[i]);
