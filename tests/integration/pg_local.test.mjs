@@ -38,7 +38,13 @@ function runLocal(build, env = {}) {
 		});
 		r.exited.then((x) => reject(new Error(`exited (${JSON.stringify(x)}) before listening: ${r.stderr}${r.stdout}`)));
 	});
-	p.stderr.on('data', (d) => { r.stderr += d; });
+	// stderr is another pipe: what it says may arrive after "listening".
+	const waiters = [];
+	p.stderr.on('data', (d) => {
+		r.stderr += d;
+		for (const w of waiters.splice(0)) (w.re.test(r.stderr) ? w.resolve() : waiters.push(w));
+	});
+	r.stderrSays = (re) => new Promise((resolve) => (re.test(r.stderr) ? resolve() : waiters.push({ re, resolve })));
 	return r;
 }
 
@@ -62,7 +68,7 @@ test('make run: a local PostgreSQL, migrated, served with, stopped when the serv
 	assert.ok(fs.existsSync(path.join(datadir, `.s.PGSQL.${pgPort}`)), 'its unix socket');
 	const pid = Number(fs.readFileSync(path.join(datadir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
 	assert.ok(running(pid));
-	assert.match(r.stderr, /starting PostgreSQL/);
+	await within(30000, r.stderrSays(/starting PostgreSQL/), 'pg-local saying it starts PostgreSQL');
 	assert.match(r.stdout, /"msg":"migrations done"/);
 	assert.ok(!r.stderr.includes(fs.readFileSync(path.join(build, 'pg', 'password'), 'utf8').trim()), 'the password is not printed');
 	const ready = await curlResponse(port, '/readyz');
@@ -85,7 +91,7 @@ test('make run with DATABASE_URL set: that database, nothing started', { timeout
 	// Nothing listens on port 1: the start goes on, /readyz stays 503.
 	const r = runLocal(build, { DATABASE_URL: 'postgres://u:p@127.0.0.1:1/db?sslmode=disable' });
 	const port = await within(30000, r.listening, 'the service listening');
-	assert.match(r.stderr, /DATABASE_URL is set/);
+	await within(30000, r.stderrSays(/DATABASE_URL is set/), 'pg-local saying DATABASE_URL is set');
 	assert.equal(fs.existsSync(path.join(build, 'pg')), false, 'no local cluster');
 	assert.equal((await curlResponse(port, '/readyz')).status, 503);
 	assert.equal((await curlResponse(port, '/health')).status, 200);
