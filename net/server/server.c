@@ -169,6 +169,7 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	   serves from here: ready, without waiting for the other threads. */
 	ig_http_health_set_listening();
 	log_listening(app, ncpus, quota, nofile, t0_us);
+	ig_server_memory_budget();
 	ig_notify_send("READY=1");
 
 	ig_loop_run(&core0->loop);
