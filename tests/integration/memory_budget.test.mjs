@@ -140,7 +140,15 @@ test('in a 64 MiB memory cgroup, 120 clients sending 1 MB bodies: no OOM kill, e
 		const route = await post(srv.port);
 		assert.notEqual(route.status, 503);
 
-		const answers = await Promise.all(Array.from({ length: 120 }, () => post(srv.port)));
+		// All 120 bodies in flight together: every head and half of every
+		// body first, the rest once all of that has been written.
+		const clients = await Promise.all(Array.from({ length: 120 }, () => RawClient.connect(srv.port)));
+		const half = 'x'.repeat(MB / 2);
+		for (const c of clients) c.sock.on('error', () => {});
+		await Promise.all(clients.map((c) => c.write(head(MB) + half).catch(() => {})));
+		for (const c of clients) c.write(half).catch(() => {});
+		const answers = await Promise.all(clients.map((c) => c.response()));
+		for (const c of clients) c.destroy();
 		const statuses = answers.map((r) => r.status);
 		const refused = statuses.filter((s) => s === 503).length;
 		assert.deepEqual(statuses.filter((s) => s !== 503 && s !== route.status), [], 'the route\'s answer or 503');
