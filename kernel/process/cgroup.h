@@ -9,7 +9,8 @@
 
 /* Reads the file at path, NUL-terminated, into buf; -1 when it cannot. */
 int ig_read_small_file(const char *path, char *buf, size_t cap);
-bool ig_join3(char *out, size_t cap, const char *a, const char *b, const char *c);
+/* The process's cgroup path for a controller (NULL: v2) from the text of
+ * /proc/self/cgroup, into out; -1 when absent or too long. */
 int ig_cgroup_path(const char *cgroups, const char *controller, char *out, size_t cap);
 
 #endif

@@ -65,7 +65,7 @@ static bool list_has(const char *list, size_t len, const char *item)
 /* out = a b c, NUL-terminated; false (out then empty) when it does not fit.
  * By hand: the start formats nothing with printf, whose code would then be
  * resident in every idle process. */
-bool ig_join3(char *out, size_t cap, const char *a, const char *b, const char *c)
+static bool join3(char *out, size_t cap, const char *a, const char *b, const char *c)
 {
 	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
 	if (la + lb + lc >= cap) {
@@ -118,7 +118,7 @@ static int cgroup_v2_limit(const char *cgroups)
 	 * deepest level: the tightest limit on the way counts. */
 	int best = 0;
 	for (;;) {
-		ig_join3(path, sizeof path, "/sys/fs/cgroup", strcmp(rel, "/") ? rel : "", "/cpu.max");
+		join3(path, sizeof path, "/sys/fs/cgroup", strcmp(rel, "/") ? rel : "", "/cpu.max");
 		if (ig_read_small_file(path, buf, sizeof buf) == 0 && strncmp(buf, "max", 3) != 0) {
 			int c = quota_cpus(atoll(buf), atoll(strchr(buf, ' ') ? strchr(buf, ' ') + 1 : "0"));
 			if (c && (!best || c < best))
@@ -149,10 +149,10 @@ static int cgroup_v1_limit(const char *cgroups)
 			/* pass 0: the process's own cgroup; pass 1: the mount root
 			 * (inside a container the path may not exist in its view). */
 			const char *r = pass == 0 && strcmp(rel, "/") ? rel : "";
-			ig_join3(path, sizeof path, mounts[m], r, "/cpu.cfs_quota_us");
+			join3(path, sizeof path, mounts[m], r, "/cpu.cfs_quota_us");
 			if (ig_read_small_file(path, q, sizeof q) != 0)
 				continue;
-			ig_join3(path, sizeof path, mounts[m], r, "/cpu.cfs_period_us");
+			join3(path, sizeof path, mounts[m], r, "/cpu.cfs_period_us");
 			if (ig_read_small_file(path, p, sizeof p) != 0)
 				continue;
 			return quota_cpus(atoll(q), atoll(p));

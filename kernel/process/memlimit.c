@@ -3,67 +3,109 @@
 #include "memlimit.h"
 #include "cgroup.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* Above this a cgroup v1 limit means "unlimited" (the kernel's is near
  * 2^63, rounded to a page). */
 #define NO_LIMIT ((uint64_t)1 << 60)
 
+/* Decimal digits at p; by hand, as the rest: libc's parsers and strstr
+ * sit off the startup pages (net/cold.ld), and this runs in every start. */
+static uint64_t decimal(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	uint64_t v = 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
 static uint64_t tighter(uint64_t best, uint64_t v)
 {
 	return v && v < NO_LIMIT && (!best || v < best) ? v : best;
 }
 
-static uint64_t cgroup_v2_memory(const char *cgroups)
+/* The cgroup's own path, built in place after the mount at path: no second
+ * buffer for the relative path (see ig_memory_limit). Returns the length of
+ * path, 0 when the process's line for the controller is not there. */
+static size_t own_cgroup(const char *cgroups, const char *controller, const char *mount, char *path, size_t cap)
 {
-	char rel[1024], path[1200], buf[64];
-	if (ig_cgroup_path(cgroups, NULL, rel, sizeof rel) != 0)
+	size_t m = strlen(mount);
+	memcpy(path, mount, m);
+	if (ig_cgroup_path(cgroups, controller, path + m, cap - m - 32) != 0)
 		return 0;
-	/* From the deepest level up to the mount root, as cores.c walks. */
+	size_t n = strlen(path);
+	if (n > m && path[n - 1] == '/') /* "/": the mount root */
+		path[--n] = 0;
+	return n;
+}
+
+/* Each level from the deepest up to the mount root (inside a cgroup
+ * namespace the path is "/", and the container's limit is at the root):
+ * the tightest limit on the way counts. */
+__attribute__((noinline)) static uint64_t cgroup_v2_memory(const char *cgroups)
+{
+	static const char mount[] = "/sys/fs/cgroup";
+	char path[1200], buf[64];
+	size_t n = own_cgroup(cgroups, NULL, mount, path, sizeof path);
+	if (!n)
+		return 0;
 	uint64_t best = 0;
 	for (;;) {
-		ig_join3(path, sizeof path, "/sys/fs/cgroup", strcmp(rel, "/") ? rel : "", "/memory.max");
+		memcpy(path + n, "/memory.max", sizeof "/memory.max");
 		if (ig_read_small_file(path, buf, sizeof buf) == 0 && strncmp(buf, "max", 3) != 0)
-			best = tighter(best, strtoull(buf, NULL, 10));
-		char *slash = strrchr(rel, '/');
-		if (!slash)
+			best = tighter(best, decimal(buf));
+		path[n] = 0;
+		if (n == sizeof mount - 1)
 			break;
-		if (slash == rel) {
-			if (strcmp(rel, "/") == 0)
-				break;
-			rel[1] = 0;
-			continue;
-		}
-		*slash = 0;
+		while (n > sizeof mount - 1 && path[n] != '/')
+			n--;
+		path[n] = 0;
 	}
 	return best;
 }
 
-/* The value of "name N" in a /proc or cgroup key-value text. */
+/* The value of the line "name N" in a /proc or cgroup key-value text. */
 static uint64_t field(const char *text, const char *name)
 {
-	const char *p = strstr(text, name);
-	return p ? strtoull(p + strlen(name), NULL, 10) : 0;
-}
-
-static uint64_t cgroup_v1_memory(const char *cgroups)
-{
-	char rel[1024], path[1300];
-	static char stat[8192]; /* memory.stat runs to a few KiB; read once */
-	if (ig_cgroup_path(cgroups, "memory", rel, sizeof rel) != 0)
-		return 0;
-	/* hierarchical_memory_limit is already the tightest up the tree; the
-	   mount root serves inside a container whose path is not in view. */
-	for (int pass = 0; pass < 2; pass++) {
-		ig_join3(path, sizeof path, "/sys/fs/cgroup/memory", pass == 0 && strcmp(rel, "/") ? rel : "",
-			 "/memory.stat");
-		if (ig_read_small_file(path, stat, sizeof stat) == 0)
-			return tighter(0, field(stat, "\nhierarchical_memory_limit "));
+	size_t n = strlen(name);
+	for (const char *line = text; *line;) {
+		if (strncmp(line, name, n) == 0)
+			return decimal(line + n);
+		const char *nl = strchr(line, '\n');
+		if (!nl)
+			break;
+		line = nl + 1;
 	}
 	return 0;
 }
 
+/* cgroups: /proc/self/cgroup's text, in a buffer of cap bytes that memory.
+ * stat's head then overwrites (no second buffer on the stack, which an
+ * idle process would keep resident). */
+__attribute__((noinline)) static uint64_t cgroup_v1_memory(char *cgroups, size_t cap)
+{
+	static const char mount[] = "/sys/fs/cgroup/memory";
+	char path[1200];
+	char *stat = cgroups;
+	size_t n = own_cgroup(cgroups, "memory", mount, path, sizeof path);
+	if (!n)
+		return 0;
+	/* hierarchical_memory_limit is already the tightest up the tree; the
+	   mount root serves inside a container whose path is not in view. */
+	for (int pass = 0; pass < 2; pass++) {
+		memcpy(path + (pass ? sizeof mount - 1 : n), "/memory.stat", sizeof "/memory.stat");
+		/* The line is some 20 lines in, well within the first KiBs. */
+		if (ig_read_small_file(path, stat, cap) == 0)
+			return tighter(0, field(stat, "hierarchical_memory_limit "));
+	}
+	return 0;
+}
+
+/* The readers are kept out of line and build their paths in place:
+ * inlined, or with a buffer more, their frames would reach a page deeper
+ * into the stack than the start's (cores.c), which then stays resident. */
 uint64_t ig_memory_limit(enum ig_mem_source *source)
 {
 	char text[4096];
@@ -74,7 +116,7 @@ uint64_t ig_memory_limit(enum ig_mem_source *source)
 			*source = IG_MEM_CGROUP_V2;
 			return v;
 		}
-		if ((v = cgroup_v1_memory(text))) {
+		if ((v = cgroup_v1_memory(text, sizeof text))) {
 			*source = IG_MEM_CGROUP_V1;
 			return v;
 		}
