@@ -92,12 +92,14 @@ static uint64_t conn_mem_retry_at(const struct http_conn *c)
 IG_HOT static void conn_update_deadline(struct http_conn *c)
 {
 	const struct http_config *cfg = c->core->cfg;
-	if (c->mem_wait) {
-		conn_set_deadline(c, TIMER_MEMORY, conn_mem_retry_at(c));
-	} else if (c->out_bytes) {
+	if (c->out_bytes) {
 		/* Refreshed after every batch: a client that reads slowly is
 		   fine, one that stops reading meets the deadline. */
 		conn_set_deadline(c, TIMER_WRITE, now_ms(c) + (uint64_t)cfg->write_timeout_ms);
+	} else if (c->mem_wait) {
+		/* Behind unsent output, which keeps its deadline: the wait's end
+		   is checked at the retry that follows the write. */
+		conn_set_deadline(c, TIMER_MEMORY, conn_mem_retry_at(c));
 	} else if (c->state == CONN_BODY || c->state == CONN_CHUNKED) {
 		if (c->timer_kind != TIMER_BODY)
 			conn_set_deadline(c, TIMER_BODY, now_ms(c) + (uint64_t)cfg->body_timeout_ms);
