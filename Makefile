@@ -437,6 +437,7 @@ UNIT_SRC_net/sock/test_sock         := net/sock/sock.c kernel/runtime/loop.c ker
 UNIT_SRC_net/test_stack_kernel     := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/arena.c
 UNIT_SRC_kernel/runtime/test_json  := kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_arena := kernel/runtime/pool.c
+UNIT_SRC_kernel/runtime/test_membudget := kernel/runtime/membudget.c
 UNIT_SRC_kernel/runtime/test_config := kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_loop  := kernel/runtime/timer.c kernel/runtime/clock.c
 UNIT_SRC_net/http/test_parser       := net/http/parser.c $(HTTP_CODEC)
