@@ -5,7 +5,15 @@
 
 #include <stdatomic.h>
 
-static _Atomic uint64_t used, limit, rejections, logged_at_ms, unlogged;
+/* In common storage, which the link places after every .bss section:
+ * with the other start-time globals, whose last page has room, not on a
+ * page of its own that the start would touch (idle RSS). */
+__attribute__((common)) struct ig_membudget_state ig_membudget_state;
+#define used (ig_membudget_state.used)
+#define limit (ig_membudget_state.limit)
+#define rejections (ig_membudget_state.rejections)
+#define logged_at_ms (ig_membudget_state.logged_at_ms)
+#define unlogged (ig_membudget_state.unlogged)
 
 void ig_membudget_set_limit(uint64_t bytes)
 {

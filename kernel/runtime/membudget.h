@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* One per core, never shared: bytes taken from the global count and not
@@ -15,6 +16,13 @@
 struct ig_mem_credit {
 	size_t local;
 };
+
+/* The shared state (membudget.c's): read and written only there. */
+struct ig_membudget_state {
+	_Atomic uint64_t used, limit, rejections, logged_at_ms, unlogged;
+	int64_t setting; /* INGOT_MEMORY_BUDGET: bytes; 0 = derive (net/server) */
+};
+extern struct ig_membudget_state ig_membudget_state;
 
 /* The chunk a core takes from (and keeps of) the global count. */
 #define IG_MEM_CREDIT_CHUNK ((size_t)256 << 10)

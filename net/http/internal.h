@@ -24,7 +24,6 @@ struct http_config {
 	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
 	int64_t admin_port; /* -1: no admin listener */
 	int64_t idle_exit_ms; /* 0: never exit when idle */
-	int64_t memory_budget;  /* bytes; 0: derived after "listening" (net/server/mem_limit.c) */
 	int64_t memory_wait_ms; /* a body over the budget waits this long for room, then 503 */
 	int64_t test_stall_core; /* -1; else that core stops turning (net/server/watchdog.c) */
 	bool strict_env; /* an unknown INGOT_ variable stops the start (net/start.c) */

@@ -16,7 +16,7 @@ __attribute__((cold)) void ig_server_memory_budget(void)
 	static const char *const sources[] = { [IG_MEM_NONE] = "none", [IG_MEM_CGROUP_V2] = "cgroup v2 memory.max",
 					       [IG_MEM_CGROUP_V1] = "cgroup v1 hierarchical_memory_limit",
 					       [IG_MEM_TOTAL] = "MemTotal" };
-	uint64_t budget = (uint64_t)ig_server_config.memory_budget, limit = 0;
+	uint64_t budget = (uint64_t)ig_membudget_state.setting, limit = 0;
 	const char *source = "INGOT_MEMORY_BUDGET";
 	if (!budget) {
 		enum ig_mem_source from;
