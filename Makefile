@@ -62,7 +62,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/server/server_settings.c net/server/server.c net/server/layout.c net/server/listen.c \
             net/server/drain.c net/server/stats.c net/server/admin.c net/server/activation.c net/server/idle.c \
             net/server/server_metrics.c net/server/watchdog.c net/server/log_level.c net/server/reload.c \
-            net/server/conn_limit.c \
+            net/server/conn_limit.c net/server/mem_budget.c \
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
@@ -438,6 +438,7 @@ UNIT_SRC_net/sock/test_sock         := net/sock/sock.c kernel/runtime/loop.c ker
 UNIT_SRC_net/test_stack_kernel     := net/sock/sock.c kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/pool.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/arena.c
 UNIT_SRC_kernel/runtime/test_json  := kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_arena := kernel/runtime/pool.c
+UNIT_SRC_kernel/runtime/test_membudget := kernel/runtime/membudget.c
 UNIT_SRC_kernel/runtime/test_config := kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_log_ring := $(UNIT_SRC_kernel/runtime/test_config)
 UNIT_FLAGS_kernel/runtime/test_log_ring := -lpthread

@@ -1,6 +1,7 @@
 /* Core counting and thread pinning. Reading the cgroup files costs a few
  * syscalls at startup only; any failure means "no quota". */
 #include "cores.h"
+#include "cgroup.h"
 
 #include <fcntl.h>
 #include <stdbool.h>
@@ -24,7 +25,7 @@ int ig_affinity_cpus(int *cpus, int max)
 	return n ? n : (cpus[0] = 0, 1);
 }
 
-static int read_small_file(const char *path, char *buf, size_t cap)
+int ig_read_small_file(const char *path, char *buf, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -82,7 +83,7 @@ static bool join3(char *out, size_t cap, const char *a, const char *b, const cha
  * /proc/self/cgroup: "0::/path" (v2, controller NULL) or
  * "N:cpu,cpuacct:/path" (v1). Read in place: no copy of the text on the
  * stack, which an idle process would keep resident. */
-static int cgroup_path(const char *cgroups, const char *controller, char *out, size_t cap)
+int ig_cgroup_path(const char *cgroups, const char *controller, char *out, size_t cap)
 {
 	for (const char *line = cgroups; *line;) {
 		const char *nl = strchr(line, '\n');
@@ -110,7 +111,7 @@ static int cgroup_path(const char *cgroups, const char *controller, char *out, s
 static int cgroup_v2_limit(const char *cgroups)
 {
 	char rel[1024], path[1200], buf[128];
-	if (cgroup_path(cgroups, NULL, rel, sizeof rel) != 0)
+	if (ig_cgroup_path(cgroups, NULL, rel, sizeof rel) != 0)
 		return 0;
 	/* Inside a cgroup namespace the path is "/", and the limit of the
 	 * container's own cgroup is at the mount root. Walk up from the
@@ -118,7 +119,7 @@ static int cgroup_v2_limit(const char *cgroups)
 	int best = 0;
 	for (;;) {
 		join3(path, sizeof path, "/sys/fs/cgroup", strcmp(rel, "/") ? rel : "", "/cpu.max");
-		if (read_small_file(path, buf, sizeof buf) == 0 && strncmp(buf, "max", 3) != 0) {
+		if (ig_read_small_file(path, buf, sizeof buf) == 0 && strncmp(buf, "max", 3) != 0) {
 			int c = quota_cpus(atoll(buf), atoll(strchr(buf, ' ') ? strchr(buf, ' ') + 1 : "0"));
 			if (c && (!best || c < best))
 				best = c;
@@ -141,7 +142,7 @@ static int cgroup_v1_limit(const char *cgroups)
 {
 	char rel[1024], path[1300], q[64], p[64];
 	static const char *const mounts[] = { "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu" };
-	if (cgroup_path(cgroups, "cpu", rel, sizeof rel) != 0)
+	if (ig_cgroup_path(cgroups, "cpu", rel, sizeof rel) != 0)
 		return 0;
 	for (size_t m = 0; m < 2; m++) {
 		for (int pass = 0; pass < 2; pass++) {
@@ -149,10 +150,10 @@ static int cgroup_v1_limit(const char *cgroups)
 			 * (inside a container the path may not exist in its view). */
 			const char *r = pass == 0 && strcmp(rel, "/") ? rel : "";
 			join3(path, sizeof path, mounts[m], r, "/cpu.cfs_quota_us");
-			if (read_small_file(path, q, sizeof q) != 0)
+			if (ig_read_small_file(path, q, sizeof q) != 0)
 				continue;
 			join3(path, sizeof path, mounts[m], r, "/cpu.cfs_period_us");
-			if (read_small_file(path, p, sizeof p) != 0)
+			if (ig_read_small_file(path, p, sizeof p) != 0)
 				continue;
 			return quota_cpus(atoll(q), atoll(p));
 		}
@@ -163,7 +164,7 @@ static int cgroup_v1_limit(const char *cgroups)
 int ig_cgroup_cpu_limit(void)
 {
 	char cgroups[4096];
-	if (read_small_file("/proc/self/cgroup", cgroups, sizeof cgroups) != 0)
+	if (ig_read_small_file("/proc/self/cgroup", cgroups, sizeof cgroups) != 0)
 		return 0;
 	int v2 = cgroup_v2_limit(cgroups);
 	return v2 ? v2 : cgroup_v1_limit(cgroups);

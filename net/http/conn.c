@@ -78,6 +78,16 @@ static void conn_set_deadline(struct http_conn *c, enum conn_timer kind, uint64_
 		ig_timer_set_lazy(&c->core->loop.timers, &c->timer, deadline);
 }
 
+/* A body waiting for memory tries again this often: room freed on another
+ * core tells this one nothing. */
+#define MEM_RETRY_MS 20
+
+static uint64_t conn_mem_retry_at(const struct http_conn *c)
+{
+	uint64_t at = now_ms(c) + MEM_RETRY_MS;
+	return at < c->mem_wait_until ? at : c->mem_wait_until;
+}
+
 /* Chooses the deadline for the connection's state after a batch. */
 IG_HOT static void conn_update_deadline(struct http_conn *c)
 {
@@ -86,6 +96,10 @@ IG_HOT static void conn_update_deadline(struct http_conn *c)
 		/* Refreshed after every batch: a client that reads slowly is
 		   fine, one that stops reading meets the deadline. */
 		conn_set_deadline(c, TIMER_WRITE, now_ms(c) + (uint64_t)cfg->write_timeout_ms);
+	} else if (c->mem_wait) {
+		/* Behind unsent output, which keeps its deadline: the wait's end
+		   is checked at the retry that follows the write. */
+		conn_set_deadline(c, TIMER_MEMORY, conn_mem_retry_at(c));
 	} else if (c->state == CONN_BODY || c->state == CONN_CHUNKED) {
 		if (c->timer_kind != TIMER_BODY)
 			conn_set_deadline(c, TIMER_BODY, now_ms(c) + (uint64_t)cfg->body_timeout_ms);
@@ -105,12 +119,16 @@ IG_HOT static void conn_update_deadline(struct http_conn *c)
 
 static void conn_fail_request(struct http_conn *c, int status, const char *detail);
 static void conn_emit_ready(struct http_conn *c);
+static bool conn_run(struct http_conn *c);
+static bool conn_backpressure(const struct http_conn *c);
+static void conn_mem_retry(struct http_conn *c);
 
 /* At debug level, a timeout that ends a connection (an idle keep-alive one
  * excepted: that is the normal end), with the peer when it was kept. */
 __attribute__((cold, noinline)) static void log_timeout(struct http_conn *c)
 {
-	static const char *const kinds[] = { [TIMER_HEAD] = "head", [TIMER_BODY] = "body", [TIMER_WRITE] = "write" };
+	static const char *const kinds[] = { [TIMER_HEAD] = "head", [TIMER_BODY] = "body", [TIMER_WRITE] = "write",
+					     [TIMER_MEMORY] = "memory" };
 	struct ig_logline l;
 	if (!ig_log_begin(&l, IG_LOG_DEBUG, "connection timed out"))
 		return;
@@ -131,6 +149,10 @@ static void on_conn_timer(struct ig_timer *t)
 		ig_timer_set(&c->core->loop.timers, &c->timer, c->deadline_ms);
 		return;
 	}
+	if (c->timer_kind == TIMER_MEMORY) {
+		conn_mem_retry(c);
+		return;
+	}
 	if (c->timer_kind != TIMER_IDLE && ig_log_enabled(IG_LOG_DEBUG))
 		log_timeout(c);
 	switch (c->timer_kind) {
@@ -145,6 +167,7 @@ static void on_conn_timer(struct ig_timer *t)
 		conn_fail_request(c, 408, "the request body did not arrive in time");
 		return;
 	case TIMER_WRITE: /* the client does not read: no point writing more */
+	case TIMER_MEMORY:
 	case TIMER_NONE:
 		c->close_reason = HTTP_CLOSE_WRITE_TIMEOUT;
 		conn_destroy(c, false);
@@ -266,6 +289,7 @@ static void conn_fail_request(struct http_conn *c, int status, const char *detai
 		c->reading = NULL;
 	}
 	c->state = CONN_CLOSING;
+	c->mem_wait = false;
 	c->fail_status = status;
 	c->fail_detail = detail;
 	c->close_reason = status != 408 ? HTTP_CLOSE_ERROR
@@ -320,15 +344,73 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 	}
 }
 
+/* ---- the memory budget ---- */
+
+/* One line a second at most for the process, with the count not logged. */
+__attribute__((cold, noinline)) static void log_mem_rejection(struct http_conn *c, uint64_t total)
+{
+	uint64_t suppressed;
+	struct ig_logline l;
+	if (!ig_membudget_log_due(now_ms(c), &suppressed) ||
+	    !ig_log_begin(&l, IG_LOG_WARN, "request refused: the memory budget for request bodies is spent"))
+		return;
+	ig_log_int(&l, "budget_bytes", (int64_t)ig_membudget_limit());
+	ig_log_int(&l, "used_bytes", (int64_t)ig_membudget_used());
+	ig_log_int(&l, "rejections_total", (int64_t)total);
+	ig_log_int(&l, "suppressed", (int64_t)suppressed);
+	ig_log_end(&l);
+}
+
+/* Reserves n bytes of body for the request at rpos (r: its head, or NULL
+ * for the one being read). Without room, reading stops and the request
+ * waits (INGOT_MEMORY_WAIT_MS) for some, then is refused with 503. The
+ * bytes at rpos stay unconsumed, so that the retry starts over there. */
+static bool conn_mem_take(struct http_conn *c, const struct http_request *r, size_t n)
+{
+	if (__builtin_expect(ig_membudget_take(&c->core->mem, n), 1)) {
+		c->mem_wait_until = 0;
+		return true;
+	}
+	uint64_t now = now_ms(c);
+	if (!c->mem_wait_until)
+		c->mem_wait_until = now + (uint64_t)c->core->cfg->memory_wait_ms;
+	if (now < c->mem_wait_until) {
+		c->mem_wait = true;
+		return false;
+	}
+	c->mem_wait_until = 0;
+	log_mem_rejection(c, ig_membudget_count_rejection());
+	static const char detail[] = "no memory for the request body now: try again later";
+	if (r)
+		conn_fail_parsed(c, r, 503, detail);
+	else
+		conn_fail_request(c, 503, detail);
+	return false;
+}
+
+/* The wait's timer: reads on, if the budget now has room (conn_run parses
+ * the head again and takes it), or waits on, or refuses. */
+static void conn_mem_retry(struct http_conn *c)
+{
+	c->mem_wait = false;
+	if (conn_run(c) && !c->mem_wait && c->state != CONN_CLOSING && !conn_backpressure(c))
+		c->t->ops->resume_read(c->t);
+}
+
 /* Starts a request whose body does not fit the read buffer: the head moves
  * into the exchange's arena and the body is read into the arena too. */
 static bool conn_begin_arena_body(struct http_conn *c, const struct http_request *r, size_t head_len)
 {
+	size_t charge = r->body_kind == HTTP_BODY_LENGTH ? (size_t)r->content_length : 0;
+	if (charge && !conn_mem_take(c, r, charge))
+		return false;
 	struct ig_ctx *x = ig_http_ctx_new(c->core, c);
 	if (!x) {
+		ig_membudget_give(&c->core->mem, charge);
 		conn_fail_parsed(c, r, 503, "out of request slots");
 		return false;
 	}
+	x->mem_charged = charge;
 	ig_http_ctx_set_request(x, r, NULL, 0);
 	if (ig_http_ctx_detach(x) != 0) {
 		ig_http_ctx_free(x);
@@ -435,11 +517,19 @@ static bool conn_decode_chunked(struct http_conn *c)
 {
 	struct ig_ctx *x = c->reading;
 	size_t len = c->rlen - c->rpos;
+	/* Reserved before decoding (which cannot be undone), what the bytes
+	   could decode to at most; the rest goes back below. */
+	size_t avail = len;
+	if (!conn_mem_take(c, NULL, avail))
+		return false;
+	x->mem_charged += avail;
 	ssize_t left = ig_http_decode_chunked(c->chunked, c->rbuf + c->rpos, &len);
 	if (left == HTTP_ERROR) {
 		conn_fail_request(c, 400, "malformed chunked body");
 		return false;
 	}
+	x->mem_charged -= avail - len;
+	ig_membudget_give(&c->core->mem, avail - len);
 	if (x->body.len + len > (size_t)c->core->cfg->max_body) {
 		conn_fail_request(c, 413, "the request body is too large");
 		return false;
@@ -563,6 +653,7 @@ IG_HOT static bool conn_after_eof(struct http_conn *c)
 	c->rpos = c->rlen = 0;
 	c->head = (struct http_head_resume){ 0 };
 	c->state = CONN_CLOSING;
+	c->mem_wait = false;
 	if (!c->q_head && !c->out_bytes) {
 		conn_destroy(c, false);
 		return false;
@@ -621,7 +712,7 @@ IG_HOT void ig_http_conn_ctx_ready(struct http_conn *c)
 IG_HOT static char *conn_lend(void *engine, size_t *cap)
 {
 	struct http_conn *c = engine;
-	if (c->state == CONN_CLOSING || c->peer_eof || conn_backpressure(c))
+	if (c->state == CONN_CLOSING || c->peer_eof || c->mem_wait || conn_backpressure(c))
 		return NULL;
 	if (c->state == CONN_BODY) {
 		*cap = c->body_need - c->body_len;

@@ -47,6 +47,8 @@ IG_HOT void ig_http_ctx_free(struct ig_ctx *x)
 	x->core->admin.ctxs -= x->admin;
 	if (x->metered)
 		ig_counter_add(&x->core->meter.active_requests, UINT64_MAX); /* - 1 */
+	if (x->mem_charged)
+		ig_membudget_give(&x->core->mem, x->mem_charged);
 	ig_arena_reset(&x->arena);
 	ig_pool_give(&x->core->ctxs, x);
 }

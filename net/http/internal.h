@@ -9,6 +9,7 @@
 #include "parser.h"
 #include "trace.h"
 #include "kernel/runtime/arena.h"
+#include "kernel/runtime/membudget.h"
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
 #include "net/transport.h"
@@ -23,6 +24,7 @@ struct http_config {
 	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
 	int64_t admin_port; /* -1: no admin listener */
 	int64_t idle_exit_ms; /* 0: never exit when idle */
+	int64_t memory_wait_ms; /* a body over the budget waits this long for room, then 503 */
 	int64_t test_stall_core; /* -1; else that core stops turning (net/server/watchdog.c) */
 	bool strict_env; /* an unknown INGOT_ variable stops the start (net/start.c) */
 	const char *host;
@@ -52,6 +54,7 @@ struct http_core {
 	struct ig_tls_core *tls; /* NULL when TLS is off */
 	struct ig_pool conns, ctxs, rbufs, blocks;
 	struct ig_pool fail_ids; /* the ids of failed requests' answers (http_conn) */
+	struct ig_mem_credit mem; /* this core's credit in the process's memory budget */
 	const struct http_config *cfg;
 	const struct ig_app *app;
 	struct http_limits limits;
@@ -103,6 +106,7 @@ struct ig_ctx {
 	enum ctx_state state;
 	bool keep_alive;
 	bool detached; /* the request (field array, bytes) lives in the arena */
+	size_t mem_charged; /* its body's bytes in the memory budget (kernel/runtime/membudget.h) */
 	ig_arena arena;
 	ig_request req;
 	int status;
@@ -139,7 +143,7 @@ enum conn_state {
 	CONN_CLOSING, /* reading no more: flush, then close */
 };
 
-enum conn_timer { TIMER_IDLE, TIMER_HEAD, TIMER_BODY, TIMER_WRITE, TIMER_NONE };
+enum conn_timer { TIMER_IDLE, TIMER_HEAD, TIMER_BODY, TIMER_WRITE, TIMER_MEMORY, TIMER_NONE };
 
 struct http_conn {
 	/* Fields are grouped by size, so that padding wastes no byte: every
@@ -158,6 +162,7 @@ struct http_conn {
 	bool continue_sent;
 	bool peer_eof; /* the client sent FIN: nothing more will arrive */
 	bool had_request; /* one was dispatched: idle now means between requests */
+	bool mem_wait; /* the body at rpos waits for room in the memory budget: reading stops */
 	char *rbuf;
 	uint32_t rpos, rlen;
 	struct ig_ctx *reading; /* the request whose body is being read */
@@ -172,6 +177,7 @@ struct http_conn {
 	size_t out_bytes;
 	struct ig_timer timer;
 	uint64_t deadline_ms, head_started_ms;
+	uint64_t mem_wait_until; /* when a body waiting for memory is refused (0: not waiting) */
 	uint32_t idle_timeout_ms; /* shorter over TLS: its engine keeps a buffer */
 	int fail_status; /* an error answered once the queue ahead has left */
 	const char *fail_detail;

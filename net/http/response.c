@@ -220,7 +220,12 @@ size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, 
 {
 	char body[HTTP_PROBLEM_MAX];
 	size_t n = ig_http_problem_body(body, sizeof body, status, detail, request_id);
-	ig_http_out_head(c, status, "application/problem+json", n, NULL, request_id, close, 1, false);
+	/* The engine's 503s (no request slot, no memory for the body) pass
+	   once load falls: a client may try again. */
+	static const char retry[] = "Retry-After: 1\r\n";
+	const ig_wbuf retry_after = { .ptr = (char *)retry, .len = sizeof retry - 1 }; /* read only */
+	ig_http_out_head(c, status, "application/problem+json", n, status == 503 ? &retry_after : NULL, request_id,
+			 close, 1, false);
 	ig_http_out_append(c, body, n);
 	return n;
 }

@@ -170,6 +170,10 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	   serves from here: ready, without waiting for the other threads. */
 	ig_http_health_set_listening();
 	log_listening(app, ncpus, quota, nofile, t0_us);
+	/* After "listening" (reading the cgroup costs about 100 us), and
+	   before the rings: its line is written directly, so that a server
+	   that logs nothing more starts no writer thread. */
+	ig_server_memory_budget();
 	/* From here no loop writes stdout itself: a reader that stops reading
 	   must not stop the loops (nor the signalfd on this one). One loop on
 	   its own stack (lwIP, the unikernel's serial console) keeps writing

@@ -53,6 +53,9 @@ extern struct ig_http_server ig_http_server;
  * set) from nofile (ig_raise_nofile's) and the cores, or lowers it to fit
  * with a warning. */
 void ig_server_fit_conns(long nofile, int cores);
+/* Sets the memory budget's limit (mem_budget.c) and logs it: after
+ * "listening", since it may read the cgroup. */
+void ig_server_memory_budget(void);
 
 /* listen.c: the listeners, over the process's stack (net/stack.h).
  * Slots of their memory: core i's HTTP listener is 2i, its HTTPS one

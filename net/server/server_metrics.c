@@ -112,6 +112,16 @@ static void write_connections(struct ig_expo *e)
 	counter(e, "ingot_connections_limit", "gauge",
 		"Connections the API listeners allow open, all cores (INGOT_MAX_CONNS per core, as in effect).",
 		(double)ig_server_config.max_conns * ig_http_server.core_count);
+	ig_expo_family(e, "ingot_memory_budget_bytes", "gauge",
+		       "The memory budget for request bodies being received: reserved (cores' credit included) and "
+		       "the limit (0: none).");
+	struct ig_label m = label("state", "used");
+	ig_expo_sample(e, "ingot_memory_budget_bytes", &m, 1, (double)ig_membudget_used());
+	m = label("state", "limit");
+	ig_expo_sample(e, "ingot_memory_budget_bytes", &m, 1, (double)ig_membudget_limit());
+	counter(e, "ingot_memory_budget_rejections_total", "counter",
+		"Requests answered 503 because their body found no room in the memory budget in time.",
+		(double)ig_membudget_rejections());
 }
 
 static void write_errors(struct ig_expo *e)

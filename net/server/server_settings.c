@@ -4,6 +4,7 @@
  * that a bad certificate or key stops the start like any bad value. */
 #include "server.h"
 #include "kernel/process/cores.h"
+#include "kernel/runtime/membudget.h"
 #include "ingot/log.h"
 #include "net/tls/tls.h"
 
@@ -28,6 +29,11 @@ static const struct ig_option server_rows[] = {
 	{ "INGOT_MAX_HEADERS", IG_OPT_INT, CFG(max_headers), 1, 10000,
 	  "header fields per request (431 beyond)" },
 	{ "INGOT_MAX_BODY", IG_OPT_INT, CFG(max_body), 0, 1 << 30, "request body bytes (413 beyond)" },
+	{ "INGOT_MEMORY_BUDGET", IG_OPT_INT, &ig_membudget_state.setting, 0, (int64_t)1 << 50,
+	  "bytes of request bodies being received, all connections together; beyond, reading waits, then 503. "
+	  "0: half the memory limit (cgroup, else MemTotal) less 8 MiB, at least 4 MiB" },
+	{ "INGOT_MEMORY_WAIT_MS", IG_OPT_INT, CFG(memory_wait_ms), 0, 3600000,
+	  "how long a body over the memory budget waits for room before 503 with Retry-After" },
 	{ "INGOT_HEADER_TIMEOUT_MS", IG_OPT_INT, CFG(header_timeout_ms), 1, 3600000,
 	  "time to receive a request head (408 beyond)" },
 	{ "INGOT_BODY_TIMEOUT_MS", IG_OPT_INT, CFG(body_timeout_ms), 1, 3600000,

@@ -1,0 +1,168 @@
+// The memory budget for request bodies (INGOT_MEMORY_BUDGET): a body that
+// finds no room waits, then is answered 503 with Retry-After and counted;
+// room given back lets the next one in; and in a 64 MiB memory cgroup the
+// test creates, a flood of 1 MB bodies leaves the process alive (no OOM
+// kill), every request answered by the route or with 503.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { startServer, cleanup, RawClient, curl, BIN, LWIP } from './lib.mjs';
+
+after(cleanup);
+
+const T = { timeout: 60000 };
+const MB = 1048576;
+
+async function adminAddr(srv) {
+	const l = await srv.waitLog((x) => x.msg === 'admin listening');
+	return `${srv.host}:${l.port}`;
+}
+
+// The samples of one scrape, by 'name{labels}' as written.
+async function metrics(addr) {
+	const r = await curl([`http://${addr}/metrics`]);
+	assert.equal(r.code, 0, r.stderr);
+	const m = new Map();
+	for (const line of r.stdout.toString('utf8').split('\n')) {
+		const s = /^(\S+) (\S+)$/.exec(line);
+		if (s && !line.startsWith('#')) m.set(s[1], Number(s[2]));
+	}
+	return m;
+}
+
+function head(len) {
+	return `POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nx-foo: a\r\n` +
+		`Content-Length: ${len}\r\n\r\n`;
+}
+
+// A whole request with a 1 MiB body, on a connection of its own: its answer.
+async function post(port) {
+	const c = await RawClient.connect(port);
+	c.sock.on('error', () => {}); // the answer may come before the body is all written
+	c.write(head(MB) + 'x'.repeat(MB)).catch(() => {});
+	const res = await c.response();
+	c.destroy();
+	return res;
+}
+
+test('a body over INGOT_MEMORY_BUDGET waits, then 503 with Retry-After: 1, counted; freed room serves the next', T, async () => {
+	const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_MAX_BODY: String(MB), INGOT_MEMORY_BUDGET: String(4 * MB),
+		INGOT_MEMORY_WAIT_MS: '100' }, { threads: '1' });
+	const admin = await adminAddr(srv);
+	const budget = await srv.waitLog((x) => x.msg === 'memory budget');
+	assert.equal(budget.request_body_bytes, 4 * MB);
+	assert.equal(budget.source, 'INGOT_MEMORY_BUDGET');
+	const route = await post(srv.port); // the route's own answer to this body
+	assert.notEqual(route.status, 503);
+
+	// Four heads of 1 MiB bodies, their bodies held back, take the budget.
+	const holders = await Promise.all([0, 1, 2, 3].map(() => RawClient.connect(srv.port)));
+	await Promise.all(holders.map((c) => c.write(head(MB) + 'x')));
+	let m;
+	do m = await metrics(admin); while (m.get('ingot_memory_budget_bytes{state="used"}') < 4 * MB);
+	assert.equal(m.get('ingot_memory_budget_bytes{state="limit"}'), 4 * MB);
+	assert.equal(m.get('ingot_memory_budget_rejections_total'), 0);
+
+	const refused = await post(srv.port);
+	assert.equal(refused.status, 503, refused.text);
+	assert.equal(refused.headers['retry-after'], '1');
+	assert.equal(refused.headers.connection, 'close');
+	assert.equal(refused.json().status, 503);
+	m = await metrics(admin);
+	assert.equal(m.get('ingot_memory_budget_rejections_total'), 1);
+	const line = await srv.waitLog((x) => x.msg?.startsWith('request refused: the memory budget'));
+	assert.equal(line.rejections_total, 1);
+	assert.equal(line.budget_bytes, 4 * MB);
+
+	// Their clients gone, their reservations go back.
+	for (const c of holders) c.destroy();
+	do m = await metrics(admin); while (m.get('ingot_memory_budget_bytes{state="used"}') > 3 * MB);
+	assert.equal((await post(srv.port)).status, route.status);
+	assert.equal((await metrics(admin)).get('ingot_memory_budget_rejections_total'), 1);
+	await srv.stop();
+});
+
+test('a chunked body is charged as it arrives: over the budget, 503 after the wait', T, async () => {
+	const srv = await startServer({ INGOT_MAX_BODY: String(8 * MB), INGOT_MEMORY_BUDGET: String(4 * MB),
+		INGOT_MEMORY_WAIT_MS: '50' }, { threads: '1' });
+	const c = await RawClient.connect(srv.port);
+	c.sock.on('error', () => {});
+	const chunk = 'x'.repeat(65536);
+	let data = `POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nx-foo: a\r\nTransfer-Encoding: chunked\r\n\r\n`;
+	for (let i = 0; i < 6 * 16; i++) data += `10000\r\n${chunk}\r\n`;
+	c.write(data + '0\r\n\r\n').catch(() => {});
+	const res = await c.response();
+	assert.equal(res.status, 503, res.text);
+	assert.equal(res.headers['retry-after'], '1');
+	c.destroy();
+	await srv.stop();
+});
+
+// A memory cgroup of the test's own (v2 memory.max, else v1
+// memory.limit_in_bytes), or null where neither can be made.
+function makeCgroup(limit) {
+	const name = `ingot-test-${process.pid}`;
+	const v2 = '/sys/fs/cgroup';
+	try {
+		if (existsSync(path.join(v2, 'cgroup.controllers')) &&
+			readFileSync(path.join(v2, 'cgroup.controllers'), 'utf8').includes('memory')) {
+			const dir = path.join(v2, name);
+			mkdirSync(dir);
+			writeFileSync(path.join(dir, 'memory.max'), String(limit));
+			writeFileSync(path.join(dir, 'memory.swap.max'), '0');
+			return { dir, version: 2, ooms: () => Number(/oom_kill (\d+)/.exec(readFileSync(path.join(dir, 'memory.events'), 'utf8'))?.[1] ?? 0) };
+		}
+		const v1 = path.join(v2, 'memory');
+		if (existsSync(path.join(v1, 'memory.stat'))) {
+			const dir = path.join(v1, name);
+			mkdirSync(dir);
+			writeFileSync(path.join(dir, 'memory.limit_in_bytes'), String(limit));
+			try { writeFileSync(path.join(dir, 'memory.memsw.limit_in_bytes'), String(limit)); } catch { /* no swap accounting */ }
+			return { dir, version: 1, ooms: () => Number(/oom_kill (\d+)/.exec(readFileSync(path.join(dir, 'memory.oom_control'), 'utf8'))?.[1] ?? 0) };
+		}
+	} catch { /* not writable: skipped */ }
+	return null;
+}
+
+test('in a 64 MiB memory cgroup, 120 clients sending 1 MB bodies: no OOM kill, every answer the route\'s or 503, the 503s counted', T, async (t) => {
+	const cg = LWIP ? null : makeCgroup(64 * MB);
+	if (!cg) { t.skip('no writable memory cgroup (v2 or v1) here'); return; }
+	try {
+		// Joined before the exec: the process is in the cgroup from its start.
+		const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_MAX_BODY: String(MB) },
+			{ command: '/bin/sh', args: ['-c', `echo $$ > ${cg.dir}/cgroup.procs && exec "$0"`, BIN] });
+		const admin = await adminAddr(srv);
+		const budget = await srv.waitLog((x) => x.msg === 'memory budget');
+		assert.match(budget.source, /^cgroup v[12]/);
+		assert.equal(budget.memory_limit_bytes, 64 * MB);
+		assert.equal(budget.request_body_bytes, 24 * MB, 'half the limit less 8 MiB');
+		const route = await post(srv.port);
+		assert.notEqual(route.status, 503);
+
+		// All 120 bodies in flight together: every head and half of every
+		// body first, the rest once all of that has been written.
+		const clients = await Promise.all(Array.from({ length: 120 }, () => RawClient.connect(srv.port)));
+		const half = 'x'.repeat(MB / 2);
+		for (const c of clients) c.sock.on('error', () => {});
+		await Promise.all(clients.map((c) => c.write(head(MB) + half).catch(() => {})));
+		for (const c of clients) c.write(half).catch(() => {});
+		const answers = await Promise.all(clients.map((c) => c.response()));
+		for (const c of clients) c.destroy();
+		const statuses = answers.map((r) => r.status);
+		const refused = statuses.filter((s) => s === 503).length;
+		assert.deepEqual(statuses.filter((s) => s !== 503 && s !== route.status), [], 'the route\'s answer or 503');
+		assert.equal(cg.ooms(), 0, 'no OOM kill');
+		const peak = ['memory.peak', 'memory.max_usage_in_bytes'].map((f) => path.join(cg.dir, f)).find(existsSync);
+		t.diagnostic(`cgroup v${cg.version}: ${refused} of 120 refused; peak ${peak ? readFileSync(peak, 'utf8').trim() : '?'} bytes`);
+		const m = await metrics(admin);
+		assert.equal(m.get('ingot_memory_budget_rejections_total'), refused);
+		assert.equal(m.get('ingot_memory_budget_bytes{state="limit"}'), 24 * MB);
+		assert.equal((await post(srv.port)).status, route.status, 'it answers afterwards');
+		assert.equal(srv.exit, null);
+		assert.equal((await srv.stop()).code, 0);
+	} finally {
+		cleanup();
+		try { rmdirSync(cg.dir); } catch { /* a process still leaving: the next run's name differs */ }
+	}
+});
