@@ -41,4 +41,19 @@
 		(tail) = (node);                \
 	} while (0)
 
+/* Takes the first node out of the FIFO [head .. tail], its next link
+ * cleared; the expression's value is that node, or NULL when the FIFO is
+ * empty. (A GNU statement expression: gcc and clang, as the build.) */
+#define IG_FIFO_POP(head, tail)                                    \
+	({                                                         \
+		__typeof__(head) fifo_first_ = (head);             \
+		if (fifo_first_ != NULL) {                         \
+			(head) = fifo_first_->next;                \
+			if ((head) == NULL)                        \
+				(tail) = NULL;                     \
+			fifo_first_->next = NULL;                  \
+		}                                                  \
+		fifo_first_;                                       \
+	})
+
 #endif

@@ -89,7 +89,7 @@ void ig_pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char 
 	k->rpos = k->rlen = 0;
 	k->tx_status = 0;
 	ig_pg_stmts_clear(k);
-	struct pg_query *list = k->head, *list_tail = k->tail, *q;
+	struct pg_query *list = k->head, *q;
 	k->head = k->tail = NULL;
 	k->inflight = k->written = 0;
 	if (was_ready) {
@@ -103,7 +103,9 @@ void ig_pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char 
 	k->owner_ops->lost(k->owner, k, was_ready, kind, message);
 	/* The queries it carried fail after the connection is out of the
 	   pool's choice, so that a done starting another never lands here. */
-	while ((q = pg_fifo_pop(&list, &list_tail))) {
+	while ((q = list)) {
+		list = q->next;
+		q->next = NULL;
 		q->conn = NULL;
 		ig_pg_query_set_error(q, kind, message);
 		ig_pg_query_deliver(k->core, q);

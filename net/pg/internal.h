@@ -114,19 +114,8 @@ struct pg_query {
 
 /* Queries wait in three FIFOs (a connection's in flight, the pool's
  * waiters, the core's failed-at-once), each a head and a tail linked by
- * next: kernel/runtime/list.h's IG_FIFO_PUSH appends, this takes the first off
- * (NULL when empty). */
-static inline struct pg_query *pg_fifo_pop(struct pg_query **head, struct pg_query **tail)
-{
-	struct pg_query *q = *head;
-	if (q) {
-		*head = q->next;
-		if (!*head)
-			*tail = NULL;
-		q->next = NULL;
-	}
-	return q;
-}
+ * next: kernel/runtime/list.h's IG_FIFO_PUSH appends, IG_FIFO_POP takes the
+ * first off. */
 
 /* A statement prepared on one connection: named "s<number>" (name, kept
  * so that a Bind formats nothing). Once described, and when its columns

@@ -18,7 +18,7 @@ static void deliver_failed(struct ig_deferred *d)
 {
 	struct pg_core *c = (struct pg_core *)((char *)d - offsetof(struct pg_core, deliver));
 	struct pg_query *q;
-	while ((q = pg_fifo_pop(&c->failed_head, &c->failed_tail)))
+	while ((q = IG_FIFO_POP(c->failed_head, c->failed_tail)))
 		ig_pg_query_deliver(c, q);
 }
 

@@ -91,7 +91,7 @@ bool ig_pg_conn_send(struct pg_conn *k, struct pg_query *q)
 
 static struct pg_query *pop_head(struct pg_conn *k)
 {
-	struct pg_query *q = pg_fifo_pop(&k->head, &k->tail);
+	struct pg_query *q = IG_FIFO_POP(k->head, k->tail);
 	if (!k->head)
 		k->tail_sync_end = 0;
 	k->inflight--;

@@ -37,7 +37,7 @@ static void arm_wait_timer(struct ig_pg_pool *p)
 
 static struct pg_query *pop_waiter(struct ig_pg_pool *p)
 {
-	struct pg_query *q = pg_fifo_pop(&p->wait_head, &p->wait_tail);
+	struct pg_query *q = IG_FIFO_POP(p->wait_head, p->wait_tail);
 	if (q)
 		p->waiting--;
 	return q;
