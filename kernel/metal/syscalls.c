@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 
 #define MSR_STAR 0xc0000081u
@@ -224,6 +225,14 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 		return 0;
 	case SYS_sigaltstack: /* CPU exceptions have idt.c's handler, no signal */
 		return 0;
+	case SYS_sysinfo: { /* the machine's RAM, for the memory budget */
+		struct sysinfo *si = (struct sysinfo *)a1;
+		memset(si, 0, sizeof *si);
+		si->totalram = ig_pages_total() * IG_PAGE_SIZE;
+		si->freeram = ig_pages_free_count() * IG_PAGE_SIZE;
+		si->mem_unit = 1;
+		return 0;
+	}
 	case SYS_rt_sigprocmask:
 		if (a3)
 			memset((void *)a3, 0, (size_t)a4);

@@ -4,6 +4,7 @@
 #include "cgroup.h"
 
 #include <string.h>
+#include <sys/sysinfo.h>
 
 /* Above this a cgroup v1 limit means "unlimited" (the kernel's is near
  * 2^63, rounded to a page). */
@@ -125,6 +126,13 @@ uint64_t ig_memory_limit(enum ig_mem_source *source)
 	if (ig_read_small_file("/proc/meminfo", text, 256) == 0 && (v = field(text, "MemTotal:"))) {
 		*source = IG_MEM_TOTAL;
 		return v * 1024;
+	}
+	/* No /proc (the unikernel: its platform answers sysinfo with the
+	   machine's RAM, qemu's -m). */
+	struct sysinfo si;
+	if (sysinfo(&si) == 0 && si.totalram) {
+		*source = IG_MEM_TOTAL;
+		return (uint64_t)si.totalram * (si.mem_unit ? si.mem_unit : 1);
 	}
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* The memory the process may use: the tightest limit of its cgroups up the
  * hierarchy (v2 memory.max, v1 hierarchical_memory_limit), else the
- * machine's MemTotal. A few file reads (~100 us): callers read it after
+ * machine's MemTotal (/proc/meminfo, else sysinfo(2): the unikernel's RAM). A few file reads (~100 us): callers read it after
  * the start, never before "listening". */
 #ifndef KERNEL_MEMLIMIT_H
 #define KERNEL_MEMLIMIT_H

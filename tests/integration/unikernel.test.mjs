@@ -121,6 +121,17 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 		assert.deepEqual([net?.dhcp, net?.ip, net?.gw], ['no', '10.0.2.15', '10.0.2.2'], g.describe());
 	});
 
+	test('the memory budget comes from the machine\'s RAM (-m 32): no /proc there, the platform answers sysinfo', T, async () => {
+		const b = await g.waitLog((l) => l.msg === 'memory budget');
+		assert.equal(b.source, 'MemTotal', g.describe());
+		// The RAM the program may use: under 32 MiB (the image and the boot
+		// structures take their share), most of it.
+		assert.ok(b.memory_limit_bytes > 16 << 20 && b.memory_limit_bytes <= 32 << 20, `${b.memory_limit_bytes}`);
+		// Half of it less 8 MiB, at least 4 MiB (the README's rule).
+		const half = Math.floor(b.memory_limit_bytes / 2);
+		assert.equal(b.request_body_bytes, half > (12 << 20) ? half - (8 << 20) : 4 << 20);
+	});
+
 	test('every reference route answers byte for byte as the process build does (but Date)', T, async () => {
 		const diffs = [];
 		for (const [i, [method, target, opts = {}]] of ROUTES.entries()) {
