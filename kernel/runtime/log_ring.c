@@ -55,8 +55,10 @@ typedef _Atomic(struct ring *) ring_slot;
 static _Atomic(ring_slot *) ring_table;
 static _Atomic int ring_count;
 
-enum { WRITER_NONE, WRITER_STARTING, WRITER_RUNNING, WRITER_FAILED };
-static _Atomic int writer_state;
+enum { WRITER_NONE, WRITER_STARTING, WRITER_RUNNING, WRITER_FAILED, WRITER_STOPPED };
+static _Atomic int writer_state; /* a futex word too: the exit waits for STOPPED */
+static _Atomic int writer_quit;   /* the exit's: end once the rings are empty */
+static pthread_t writer_thread;
 /* The writer's state (a futex word): busy (a producer wakes nobody),
    asleep with the rings empty (the next line wakes it), or lingering
    after a wake to let more lines come (a ring a quarter full cuts it
@@ -231,6 +233,11 @@ static void *writer_main(void *arg)
 			atomic_store(&flushed, 1);
 			futex_wake(&flushed);
 		}
+		if (atomic_load(&writer_quit) && !oldest(&rec)) {
+			atomic_store(&writer_state, WRITER_STOPPED);
+			futex_wake(&writer_state);
+			return NULL;
+		}
 		futex_wait(&writer_idle, WRITER_ASLEEP, NULL);
 		/* Woken by a line: let the lines that follow it come, so that a
 		   busy loop wakes the writer about once a millisecond and the
@@ -263,7 +270,7 @@ static void start_writer(void)
 	if (rc == 0) {
 		if (writer_cpus_set) /* failure is harmless: it runs where it was made */
 			pthread_setaffinity_np(t, sizeof writer_cpus, &writer_cpus);
-		pthread_detach(t);
+		writer_thread = t; /* joined at the exit (ig_log_ring_flush) */
 	}
 	atomic_store(&writer_state, rc == 0 ? WRITER_RUNNING : WRITER_FAILED);
 }
@@ -374,11 +381,24 @@ void ig_log_ring_enable(const int *cpus, int ncpus)
 	atomic_store(&ig_log_queue, queue);
 }
 
+/* Time left until end, or false when none. */
+static bool time_left(const struct timespec *end, struct timespec *left)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*left = (struct timespec){ end->tv_sec - now.tv_sec, end->tv_nsec - now.tv_nsec };
+	if (left->tv_nsec < 0) {
+		left->tv_sec--;
+		left->tv_nsec += 1000000000;
+	}
+	return left->tv_sec >= 0;
+}
+
 void ig_log_ring_flush(int deadline_ms)
 {
 	if (atomic_load(&writer_state) != WRITER_RUNNING)
 		return;
-	struct timespec now, end;
+	struct timespec end, left;
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += deadline_ms / 1000;
 	end.tv_nsec += (long)(deadline_ms % 1000) * 1000000;
@@ -390,16 +410,23 @@ void ig_log_ring_flush(int deadline_ms)
 	atomic_store(&flush_asked, 1);
 	wake_writer(true);
 	while (!atomic_load(&flushed)) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		struct timespec left = { end.tv_sec - now.tv_sec, end.tv_nsec - now.tv_nsec };
-		if (left.tv_nsec < 0) {
-			left.tv_sec--;
-			left.tv_nsec += 1000000000;
-		}
-		if (left.tv_sec < 0)
+		if (!time_left(&end, &left))
 			return;
 		futex_wait(&flushed, 0, &left);
 	}
+	/* The process is ending: later lines are written directly, and the
+	   writer ends and is joined, so that no thread of ours runs on into
+	   the exit (a leak checker that stops every thread there could not
+	   stop one in a futex wait in every setting: PID 1 of a namespace). */
+	atomic_store(&ig_log_queue, NULL);
+	atomic_store(&writer_quit, 1);
+	wake_writer(true);
+	while (atomic_load(&writer_state) != WRITER_STOPPED) {
+		if (!time_left(&end, &left))
+			return; /* a reader that does not read: leave it be */
+		futex_wait(&writer_state, WRITER_RUNNING, &left);
+	}
+	pthread_join(writer_thread, NULL);
 }
 
 uint64_t ig_log_ring_dropped(void)

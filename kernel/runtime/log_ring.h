@@ -27,8 +27,10 @@ IG_NONNULL(1) void ig_log_end_direct(struct ig_logline *l);
  * loop that happened to start it; with ncpus 0 it keeps its creator's. */
 void ig_log_ring_enable(const int *cpus, int ncpus);
 
-/* Waits until what was queued before the call is written, at most
- * deadline_ms (a reader that does not read cannot hold the exit). */
+/* At the exit: waits until what was queued before the call is written,
+ * then ends the writer thread and joins it, at most deadline_ms in all (a
+ * reader that does not read cannot hold the exit). Lines after it are
+ * written directly. */
 void ig_log_ring_flush(int deadline_ms);
 
 /* Lines dropped so far because their ring was full. */
