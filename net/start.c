@@ -221,7 +221,7 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	/* A fatal signal's log line names the request a thread was running;
 	   this thread runs core 0 (or Lambda's loop), the others set their
 	   own stack as they start (net/server/drain.c). */
-	ig_fatal_signals_install(ig_http_fatal_describe);
+	ig_fatal_signals_install(ig_http_log_exchange);
 	ig_fatal_thread_init();
 	/* Under Lambda: invocations from its Runtime API, no listener. */
 	return ig_lambda_requested() ? ig_lambda_serve(app, t0_us) : ig_http_serve(app, t0_us);

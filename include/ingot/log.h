@@ -32,6 +32,10 @@ static inline bool ig_log_enabled(enum ig_log_level level)
 /* Sets the threshold; lines begun after it (on any thread) follow it. */
 void ig_log_set_threshold(enum ig_log_level level);
 
+/* A level's name as lines carry it ("error", "warn", "info", "debug"), a
+ * static string; "info" for a value that is no level. */
+const char *ig_log_level_name(enum ig_log_level level);
+
 /* One line being built: the caller's (on its stack, usually), used by one
  * thread from ig_log_begin to ig_log_end. A line past buf's size is cut
  * at a field and marked "truncated":true. */

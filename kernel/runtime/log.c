@@ -24,6 +24,11 @@ void ig_log_set_threshold(enum ig_log_level level)
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
+const char *ig_log_level_name(enum ig_log_level level)
+{
+	return (unsigned)level <= IG_LOG_DEBUG ? level_names[level] : "info";
+}
+
 static void put(struct ig_logline *l, const char *s, size_t n)
 {
 	if (l->len + n + 2 > sizeof l->buf) { /* keep room for "}\n" */

@@ -825,10 +825,7 @@ __attribute__((cold)) static void log_cut(struct http_conn *c)
 	for (struct ig_ctx *x = c->q_head; x; x = x->next) {
 		if (!ig_log_begin(&l, IG_LOG_WARN, "request cut"))
 			return;
-		ig_str id = ig_request_id(x);
-		ig_log_str(&l, "request_id", id.ptr, id.len);
-		ig_log_str(&l, "method", x->req.method.ptr, x->req.method.len);
-		ig_log_cstr(&l, "route", ig_route_template(x));
+		ig_http_log_exchange(x, &l);
 		ig_log_end(&l);
 	}
 	/* One still arriving has no id, method or route yet. */

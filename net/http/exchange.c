@@ -200,9 +200,9 @@ const char *ig_route_template(const ig_ctx *x)
 	return x->route ? x->core->app->routes[x->route - 1] : "";
 }
 
-__attribute__((cold)) void ig_http_fatal_describe(const void *running, struct ig_logline *line)
+__attribute__((cold)) void ig_http_log_exchange(const void *exchange, struct ig_logline *line)
 {
-	const ig_ctx *x = running;
+	const ig_ctx *x = exchange;
 	ig_str id = ig_request_id(x);
 	ig_log_str(line, "request_id", id.ptr, id.len);
 	ig_log_str(line, "method", x->req.method.ptr, x->req.method.len);

@@ -233,9 +233,10 @@ void ig_http_ctx_cancel(struct ig_ctx *ctx);
  * exchange (a head that does not parse, 413, 408, ...): its request id
  * if the head was parsed, no method, route or trace. */
 void ig_http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out);
-/* kernel/process/fatal.h's describe: the request id, method and route of
- * the exchange a thread was running when a fatal signal came. */
-void ig_http_fatal_describe(const void *running, struct ig_logline *line);
+/* Adds an exchange's request id, method and route to a line: what names a
+ * request the grace period cut, and (kernel/process/fatal.h's describe) the
+ * one a thread was running when a fatal signal came. */
+void ig_http_log_exchange(const void *exchange, struct ig_logline *line);
 
 /* response.c */
 /* request_id: echoed as X-Request-Id unless empty. */

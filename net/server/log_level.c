@@ -7,19 +7,18 @@
 
 #include <string.h>
 
-static const char *const level_names[] = { "error", "warn", "info", "debug" };
-
 const char *ig_server_log_level_name(void)
 {
-	int level = __atomic_load_n(&ig_log_threshold, __ATOMIC_RELAXED);
-	return level >= 0 && level <= IG_LOG_DEBUG ? level_names[level] : "info";
+	return ig_log_level_name((enum ig_log_level)__atomic_load_n(&ig_log_threshold, __ATOMIC_RELAXED));
 }
 
 int ig_server_log_level_parse(const char *word, size_t len)
 {
-	for (int i = 0; i <= IG_LOG_DEBUG; i++)
-		if (strlen(level_names[i]) == len && memcmp(level_names[i], word, len) == 0)
+	for (int i = 0; i <= IG_LOG_DEBUG; i++) {
+		const char *name = ig_log_level_name((enum ig_log_level)i);
+		if (strlen(name) == len && memcmp(name, word, len) == 0)
 			return i;
+	}
 	return -1;
 }
 
@@ -28,7 +27,7 @@ __attribute__((cold)) void ig_server_log_level_set(int level, const char *by)
 	ig_log_set_threshold((enum ig_log_level)level);
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_WARN, "log level changed")) {
-		ig_log_cstr(&l, "level", level_names[level]);
+		ig_log_cstr(&l, "level", ig_log_level_name((enum ig_log_level)level));
 		ig_log_cstr(&l, "by", by);
 		ig_log_end(&l);
 	}
