@@ -172,6 +172,28 @@ IG_NONNULL(1) bool ig_cancelled(const ig_ctx *ctx);
  * caller's, passed through. */
 IG_NONNULL(1, 3) void ig_after(ig_ctx *ctx, uint32_t ms, ig_ctx_fn *fn, void *arg);
 
+/* ---- waiting: a handler written top to bottom ----
+ *
+ * A handler runs on a coroutine stack of its own (INGOT_STACK_SIZE, taken
+ * from the core's pool). The calls that wait (these, ig_pg_run and the
+ * other linear calls of pg.h and client.h) suspend it, the core's loop
+ * runs other work, and the handler goes on where it was when the result
+ * arrives; it then returns its status as a handler that never waited does.
+ * They may be called only from the handler itself, before it returns (not
+ * from a callback-form completion). When the client leaves or the drain's
+ * grace period ends, a waiting call returns "cancelled" at once and every
+ * later one does too: the handler should return (its answer is dropped). */
+enum ig_wait_result {
+	IG_WAIT_OK = 0,
+	IG_WAIT_CANCELLED,
+};
+/* Waits ms milliseconds. Returns: IG_WAIT_OK, or IG_WAIT_CANCELLED. */
+IG_MUST_USE IG_NONNULL(1) enum ig_wait_result ig_sleep(ig_ctx *ctx, uint32_t ms);
+/* Waits until every call this handler started without waiting (ig_pg_send,
+ * ig_pg_send_read, ...) has its outcome. Returns: IG_WAIT_OK, or
+ * IG_WAIT_CANCELLED (the calls' outcomes then say IG_PG_CANCELLED ...). */
+IG_MUST_USE IG_NONNULL(1) enum ig_wait_result ig_wait_all(ig_ctx *ctx);
+
 /* ---- readiness (GET /readyz) ---- */
 
 #define IG_MAX_BACKENDS 16

@@ -139,8 +139,10 @@ enum ig_pg_error_kind {
 	                          result the arena cannot hold */
 	IG_PG_BAD_PARAMS,      /* a parameter net/pg cannot encode, too many, ... */
 	IG_PG_ABORTED,         /* the transaction had failed: COMMIT rolled back */
+	IG_PG_CANCELLED,       /* a linear call's request was cancelled (the
+	                          client left, or the drain's grace ended) */
 };
-#define IG_PG_ERROR_KINDS (IG_PG_ABORTED + 1)
+#define IG_PG_ERROR_KINDS (IG_PG_CANCELLED + 1)
 /* "not_configured", "unavailable", ...: for logs and metrics labels.
  * Returns: static storage, never NULL. Any thread. */
 const char *ig_pg_error_name(enum ig_pg_error_kind kind);
@@ -288,6 +290,48 @@ IG_NONNULL(1) void ig_pg_rollback(ig_pg_tx *tx, ig_pg_done *done, void *arg);
  * back inside a transaction (or lost) is closed rather than reused. tx is
  * invalid after the call. */
 IG_NONNULL(1) void ig_pg_release(ig_pg_tx *tx);
+
+/* ---- linear calls: a handler that waits (see http.h, "Waiting") ----
+ *
+ * Only from a handler running on its coroutine (every generated handler
+ * does), before it returns; they suspend the handler, never the core.
+ * Results and the error's strings live in ctx's arena until the exchange
+ * ends. While a transaction is open on ctx (ig_pg_transaction_begin),
+ * every query of ctx runs on its connection, in order. */
+
+/* Runs one statement and waits for it. Returns: the result; or NULL with
+ * *err filled (its kind says why: IG_PG_CANCELLED when the request was
+ * cancelled while waiting). */
+IG_MUST_USE IG_NONNULL(1, 2, 5)
+const ig_pg_result *ig_pg_run(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
+			      ig_pg_error *err);
+
+/* A query started without waiting, for running several at once: its
+ * outcome lands here when ig_wait_all (http.h) returns. Exactly one of res
+ * and err.kind != IG_PG_OK holds then. */
+typedef struct ig_pg_call {
+	const ig_pg_result *res;
+	ig_pg_error err;
+} ig_pg_call;
+/* Starts sql as ig_pg_query does (ig_pg_send_read: as ig_pg_read, reads
+ * sharing one Sync) and returns at once; call (in the arena or on the
+ * handler's stack) must stay valid until ig_wait_all returns. */
+IG_NONNULL(1, 2, 5) void ig_pg_send(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
+				    ig_pg_call *call);
+IG_NONNULL(1, 2, 5) void ig_pg_send_read(ig_ctx *ctx, const char *sql, const ig_pg_value *params,
+					 size_t nparams, ig_pg_call *call);
+
+/* A transaction on ctx: takes a connection and sends BEGIN, waiting.
+ * Returns: true; or false with *err filled (no transaction is open). One
+ * at a time per ctx. A transaction still open when the handler returns, or
+ * when the request is cancelled, is rolled back. */
+IG_MUST_USE IG_NONNULL(1, 2) bool ig_pg_transaction_begin(ig_ctx *ctx, ig_pg_error *err);
+/* COMMIT, waiting; the connection goes back to the pool either way.
+ * Returns: true when committed; false with *err (IG_PG_ABORTED when a query
+ * had failed inside: the server rolled back). */
+IG_MUST_USE IG_NONNULL(1, 2) bool ig_pg_transaction_commit(ig_ctx *ctx, ig_pg_error *err);
+/* ROLLBACK, waiting; the connection goes back to the pool. */
+IG_NONNULL(1) void ig_pg_transaction_rollback(ig_ctx *ctx);
 
 /* ---- LISTEN/NOTIFY ---- */
 

@@ -1,0 +1,59 @@
+/* Coroutines: a function run on a small stack of its own, which can
+ * suspend itself (ig_coro_yield) and be resumed later by whoever runs the
+ * loop. One pool per core, never shared: stacks are mmap'd with a guard
+ * page below, reused hot, trimmed when given back, and capped. No HTTP
+ * here: net/api runs handlers on these; kernel/ knows nothing of them. */
+#ifndef KERNEL_CORO_H
+#define KERNEL_CORO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ig_coro;
+typedef void ig_coro_fn(void *arg);
+
+/* A core's stacks. Fields are the pool's own; read them for metrics. */
+struct ig_coro_pool {
+	size_t stack_size;   /* usable bytes per stack, a multiple of the page */
+	uint32_t cap;        /* most coroutines alive at once (running or suspended) */
+	uint32_t live;       /* alive now */
+	uint32_t idle;       /* stacks kept for reuse */
+	uint64_t refused;    /* ig_coro_new calls refused at the cap */
+	struct ig_coro *free_list;
+};
+
+/* Sets p up empty: no stack is mapped until the first ig_coro_new.
+ * stack_size is rounded up to the page. On the core's thread. */
+void ig_coro_pool_init(struct ig_coro_pool *p, size_t stack_size, uint32_t cap);
+
+/* A coroutine that will run fn(arg) on a stack of p's, not started yet.
+ * Returns: NULL at p's cap or when no stack can be mapped (nothing
+ * changed); else the coroutine, p's until it finishes. On p's thread. */
+struct ig_coro *ig_coro_new(struct ig_coro_pool *p, ig_coro_fn *fn, void *arg);
+
+/* Switches to c (started or suspended) until it yields or fn returns.
+ * Returns: true when fn returned: c's stack is back in its pool and c is
+ * invalid. false when c yielded and waits for the next resume. Not from
+ * inside c itself; nested coroutines (a coroutine resuming another) are
+ * allowed. */
+bool ig_coro_resume(struct ig_coro *c);
+
+/* From inside a coroutine: back to whoever resumed it; returns when it is
+ * resumed again. */
+void ig_coro_yield(void);
+
+/* The coroutine the calling thread runs now, or NULL on a thread's own
+ * stack. */
+struct ig_coro *ig_coro_self(void);
+
+/* Whether addr lies in the guard page of one of the calling thread's
+ * coroutine stacks (a fault there is a stack overflow); async-signal-safe.
+ * When it does and size is not NULL, *size is that stack's usable size. */
+bool ig_coro_guard_hit(const void *addr, size_t *size);
+
+/* Gives every idle stack back to the system (a drain, a test). On p's
+ * thread. */
+void ig_coro_pool_trim(struct ig_coro_pool *p);
+
+#endif
