@@ -470,6 +470,7 @@ UNIT_SRC_net/pg/test_types     := $(PG_WIRE)
 UNIT_SRC_net/pg/test_auth      := net/pg/auth.c kernel/runtime/base64.c
 UNIT_FLAGS_net/pg/test_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/pg/test_conninfo  := net/pg/conninfo.c
+UNIT_SRC_net/pg/test_errors    := $(addprefix kernel/runtime/,log.c log_ring.c clock.c json.c arena.c pool.c)
 # conn and pool against the test's simulated server: all of net/pg but its
 # settings and migrations (the test sets what they would), on a real loop.
 UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/dial/dial.c net/sock/sock.c \
