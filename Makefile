@@ -409,8 +409,15 @@ $(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.
 	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
 		$(TEST_API_LDLIBS) -o $@
 app-test-build: setup-build $(APP_TEST_BINS)
+# An app with migrations: the tests get DATABASE_URL, a database migrated
+# by the app's binary (tools/pg-local test: a throwaway one on the local
+# cluster, or DATABASE_URL's); app.mk builds the binary for it.
 app-test: app-test-build
-	@for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done
+	@if [ -n "$(wildcard $(MIGRATIONS)/*.sql)" ]; then \
+		BUILD=$(BUILD) tools/pg-local test $(BIN) $(APP_TEST_BINS); \
+	else \
+		for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done; \
+	fi
 # The reference service's handler tests: the same sources, with app/.
 UNIT_SRC_app/test_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c
 UNIT_FLAGS_app/test_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread

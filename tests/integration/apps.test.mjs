@@ -1,6 +1,7 @@
 // Apps outside the tree (tools/make/app.mk, tools/new-service): the
 // scaffold written into a temporary directory outside the repository, built,
-// served by `make run` and curled, its handler test run by `make test`, its
+// served by `make run` and curled, its handler test run by `make test` (and
+// with --db, its database example's test against a real PostgreSQL), its
 // image inspected by skopeo; a non-empty directory refused; and the todo app
 // (tests/apps/todo) copied out of the tree, built there against this ingot
 // (INGOT_ROOT) and exercised over HTTP, its outbound call to a loopback
@@ -14,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { ROOT, curl, within, commandRunner, needTools, freePort, ingotVersion } from './lib.mjs';
+import { startPostgres } from './pglib.mjs';
 
 const T = { timeout: 300000 };
 // The apps are built here, static; the sanitizer pass of tests/run
@@ -272,6 +274,42 @@ test('make test runs the scaffold\'s handler test under ASan and UBSan, and fail
 	const r = await run('make', ['--no-print-directory', '-C', broken, 'test'], { env: { ...process.env, INGOT_ROOT: ROOT } });
 	assert.notEqual(r.code, 0);
 	assert.match(r.stderr + r.stdout, /FAIL GET \/hello/);
+});
+
+test('tools/new-service --db: a migration, notes.c\'s two routes and their test, which make test runs against a migrated database: the local cluster\'s throwaway one, or DATABASE_URL\'s', { ...T, ...SKIP }, async () => {
+	for (const f of ['migrations', 'notes.c', 'tests/notes_test.c'])
+		assert.ok(!fs.existsSync(path.join(scaffold, f)), `no ${f} without --db`);
+	const app = path.join(tmp, 'notes-app');
+	await must(path.join(ROOT, 'tools', 'new-service'), ['--db', app, 'notes']);
+	for (const f of ['migrations/001_notes.sql', 'notes.c', 'tests/notes_test.c', 'tests/handlers_test.c'])
+		assert.ok(fs.existsSync(path.join(app, f)), `${f} written`);
+	const doc = YAML.parse(fs.readFileSync(path.join(app, 'openapi.yaml'), 'utf8'));
+	assert.deepEqual(Object.keys(doc.paths), ['/hello', '/greetings', '/notes', '/notes/{id}']);
+	assert.deepEqual([doc.paths['/notes'].post.operationId, doc.paths['/notes/{id}'].get.operationId], ['createNote', 'getNote']);
+	// No DATABASE_URL: tools/pg-local's cluster, a database made for the run.
+	const env = { ...process.env, INGOT_ROOT: ROOT };
+	delete env.DATABASE_URL;
+	const local = await run('make', ['--no-print-directory', '-C', app, 'test'], { env });
+	assert.equal(local.code, 0, local.stdout + local.stderr);
+	assert.match(local.stdout, /notes tests passed/);
+	assert.match(local.stdout, /handler tests passed/);
+	// DATABASE_URL's database: migrated by the app's binary, then tested.
+	const pg = await startPostgres();
+	try {
+		const r = await run('make', ['--no-print-directory', '-C', app, 'test'], { env: { ...env, DATABASE_URL: pg.url } });
+		assert.equal(r.code, 0, r.stdout + r.stderr);
+		assert.match(r.stdout, /notes tests passed/);
+		assert.match(r.stderr, /DATABASE_URL is set: testing against it/);
+		assert.equal((await pg.psql("SELECT count(*) FROM notes WHERE text = 'remember the milk';")).trim(), '1');
+		// The test checks the answers: without the table it fails.
+		await pg.psql('DROP TABLE notes;');
+		const bin = path.join(app, 'build', 'test', 'notes_test');
+		const bad = await run(bin, [], { env: { ...env, DATABASE_URL: pg.url } });
+		assert.notEqual(bad.code, 0);
+		assert.match(bad.stderr, /FAIL POST \/notes/);
+	} finally {
+		await pg.stop();
+	}
 });
 
 test('LDLIBS go to both links, TEST_LDLIBS (when set) to the handler tests\' instead', { ...T, ...SKIP }, async () => {

@@ -66,9 +66,10 @@ all:
 # migrations/ directory on a local PostgreSQL, as ingot's `make run`.
 run:
 	+@$(call app_target,bin,run)
-# The app's tests/*.c, each under ASan and UBSan.
+# The app's tests/*.c, each under ASan and UBSan; with migrations, against
+# a database the app's binary migrated (ingot's tools/pg-local test).
 test:
-	+@$(call app_target,app-test-build,app-test)
+	+@$(call app_target,app-test-build$(if $(wildcard migrations/*.sql), bin setup-run),app-test)
 image lambda boot unikernel:
 	+@$(call app_target,$@)
 clean:
