@@ -8,7 +8,7 @@
 // request's line fences the earlier request's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { curlResponse, within } from './lib.mjs';
+import { assertProblem, curlResponse, within } from './lib.mjs';
 import { dbServiceForSuite } from './dbservice.mjs';
 
 const db = dbServiceForSuite({ INGOT_THREADS: '1', INGOT_LOG_LEVEL: 'debug', INGOT_ACCESS_LOG: '1' });
@@ -18,14 +18,6 @@ function send(method, path, id, body) {
 	const args = ['-X', method, '-H', `X-Request-Id: ${id}`];
 	if (body !== undefined) args.push('-H', 'Content-Type: application/json', '--data-binary', JSON.stringify(body));
 	return curlResponse(db.srv.port, path, args);
-}
-
-function problem(res, status) {
-	assert.equal(res.status, status, res.text);
-	assert.equal(res.headers['content-type'], 'application/problem+json');
-	const p = res.json();
-	assert.equal(p.status, status);
-	return p;
 }
 
 // Waits for the access log's line of request id (written by ig_finish,
@@ -40,7 +32,7 @@ test('a taken title answers the app\'s 409 and detail; the constraint, the value
 	const title = 'pg-errors unique title';
 	assert.equal((await send('POST', '/posts', 'dup-1', { title, body: 'a', likes: 0 })).status, 201);
 	const res = await send('POST', '/posts', 'dup-2', { title, body: 'b', likes: 0 });
-	const p = problem(res, 409);
+	const p = assertProblem(res, 409);
 	assert.equal(p.title, 'Conflict');
 	assert.equal(p.detail, 'a post with this title exists');
 	for (const leak of ['posts_title_key', title, 'INSERT', 'duplicate key'])
@@ -62,7 +54,7 @@ test('a taken title answers the app\'s 409 and detail; the constraint, the value
 test('a dropped table: the client gets 500 with the SQLSTATE only; the log gets one error line with request id, route and the whole error', T, async () => {
 	await db.pg.psql('DROP TABLE posts;');
 	const res = await send('GET', '/posts/1', 'dropped-1');
-	const p = problem(res, 500);
+	const p = assertProblem(res, 500);
 	assert.equal(p.detail, 'database error (server 42P01)');
 	assert.equal(p.request_id, 'dropped-1');
 	assert.deepEqual(Object.keys(p).sort(), ['detail', 'request_id', 'status', 'title', 'type']);
@@ -72,7 +64,7 @@ test('a dropped table: the client gets 500 with the SQLSTATE only; the log gets 
 	// A second failure on another route, after the first on the same core:
 	// once its lines are in, so is everything the first one wrote.
 	const insert = await send('POST', '/posts', 'dropped-2', { title: 't', body: 'b', likes: 0 });
-	assert.equal(problem(insert, 500).detail, 'database error (server 42P01)');
+	assert.equal(assertProblem(insert, 500).detail, 'database error (server 42P01)');
 	assert.ok(!insert.text.includes('posts') && !insert.text.includes('INSERT'), insert.text);
 
 	for (const [id, route, query] of [['dropped-1', '/posts/{id}', /^SELECT id, title, body/], ['dropped-2', '/posts', /^INSERT INTO posts/]]) {
