@@ -13,6 +13,20 @@
 struct ig_coro;
 typedef void ig_coro_fn(void *arg);
 
+/* The smallest stack a pool makes (ig_coro_pool_init rounds up to it). */
+#define IG_CORO_STACK_MIN ((size_t)16 * 1024)
+/* The top of a stack that stays resident when it is given back: what
+ * every run touches (the struct ig_coro lives in its top bytes, then the
+ * first frames); the pages below it are trimmed (madvise DONTNEED) when a
+ * run that waited (yielded) had touched them. A run that never yielded
+ * used the free list's head and leaves it so: it is the next one taken,
+ * and checked when a run on it waits. */
+#define IG_CORO_HOT_BYTES ((size_t)8 * 1024)
+/* Idle stacks kept for reuse: up to this many, or as many as are alive;
+ * a stack given back beyond that is unmapped (the pool shrinks after a
+ * burst). */
+#define IG_CORO_IDLE_MIN 16u
+
 /* A core's stacks. Fields are the pool's own; read them for metrics. */
 struct ig_coro_pool {
 	size_t stack_size;   /* usable bytes per stack, a multiple of the page */
