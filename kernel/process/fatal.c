@@ -2,6 +2,7 @@
  * installing is a few sigaction calls, and a thread's stack is address
  * space only. */
 #include "fatal.h"
+#include "kernel/runtime/coro.h"
 #include "kernel/runtime/log_ring.h"
 
 #include <pthread.h>
@@ -13,6 +14,10 @@
 #define SIGNAL_STACK_BYTES (16 * 1024)
 
 _Thread_local const void *ig_fatal_running;
+
+/* Weak: a binary without coroutines has no guard page to run into, and
+ * links none of kernel/runtime/coro.c for this. */
+#pragma weak ig_coro_guard_hit
 
 static ig_fatal_describe_fn *describe_running;
 
@@ -34,9 +39,15 @@ __attribute__((cold)) static void on_fatal(int signo, siginfo_t *info, void *con
 	size_t i = 0;
 	while (i < FATAL_COUNT - 1 && fatal_signals[i].signo != signo)
 		i++;
+	/* A fault in a coroutine's guard page: its stack ran out. */
+	size_t stack = 0;
+	bool overflow = (signo == SIGSEGV || signo == SIGBUS) && info->si_code > 0 && ig_coro_guard_hit &&
+			ig_coro_guard_hit(info->si_addr, &stack);
 	struct ig_logline line;
-	if (ig_log_begin(&line, IG_LOG_ERROR, "fatal signal")) {
+	if (ig_log_begin(&line, IG_LOG_ERROR, overflow ? "stack overflow" : "fatal signal")) {
 		ig_log_cstr(&line, "signal", fatal_signals[i].name);
+		if (overflow)
+			ig_log_int(&line, "stack_bytes", (int64_t)stack);
 		/* Sent by a process (kill), or raised by the fault itself. */
 		ig_log_cstr(&line, "from", info->si_code <= 0 ? "process" : "fault");
 		const void *running = ig_fatal_running;

@@ -1,7 +1,9 @@
 /* One log line when a fatal signal ends the process (SIGSEGV, SIGBUS,
  * SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS): the signal's name and, when a
  * thread was running a request, what the caller's describe adds (its id
- * and route). The handler runs on a small stack of each thread's own, so
+ * and route). A fault in the guard page of a coroutine's stack
+ * (kernel/runtime/coro.h) is named "stack overflow", with the stack's size
+ * ("stack_bytes"). The handler runs on a small stack of each thread's own, so
  * that a stack overflow is reported too, writes the line with the logger
  * (one write(2), no allocation), then lets the signal do what it did
  * before: the default action (the process ends by that signal) or a
