@@ -753,14 +753,20 @@ test: setup-test
 
 # The bench's own C programs, static musl like the service: the floor server
 # (the fastest answer the machine gives) and the cold-start probe, the
-# Lambda init probe and its floor (lambda_init.c, lambda_floor.c); and the
-# floor of a VM's boot (floor_pvh.S), a PVH kernel that prints one line.
+# Lambda init probe and its floor (lambda_init.c, lambda_floor.c), the
+# coroutine switch's cost (coro_switch.c); and the floor of a VM's boot
+# (floor_pvh.S), a PVH kernel that prints one line.
 BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart $(BUILD)/tools/bench/floor-pvh.elf \
-               $(BUILD)/tools/bench/lambda_init $(BUILD)/tools/bench/lambda_floor
+               $(BUILD)/tools/bench/lambda_init $(BUILD)/tools/bench/lambda_floor $(BUILD)/tools/bench/coro_switch
 $(BUILD)/tools/bench/%: tools/bench/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) -std=c11 -O2 -static -Wall -Wextra -Werror $< -o $@
+# The coroutine switch's microbenchmark, on the runtime's own coro.c.
+$(BUILD)/tools/bench/coro_switch: tools/bench/coro_switch.c kernel/runtime/coro.c kernel/runtime/coro.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_MUSL) $(WARN) -O2 -static -I. -Iinclude $< kernel/runtime/coro.c -o $@
 $(BUILD)/tools/bench/floor-pvh.elf: tools/bench/floor_pvh.S
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS/LD   $@")
