@@ -2,7 +2,7 @@
  * trim of what a stack gave back. Each stack is one mapping: a PROT_NONE
  * guard page, then the stack, its struct ig_coro in its top bytes (no
  * allocation besides the mapping). x86_64 only: the switch is assembly.
- * Linux and kernel/metal alike: only mmap, mprotect, mincore, madvise. */
+ * Linux and kernel/metal alike: only mmap, madvise, mprotect, mincore. */
 #include "coro.h"
 #include "ingot/base.h"
 
@@ -26,6 +26,9 @@
 #endif
 
 #define PAGE ((size_t)4096)
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
 
 struct ig_coro {
 	void *sp;               /* its stack pointer while switched out */
@@ -127,7 +130,9 @@ __attribute__((cold, noinline)) static struct ig_coro *map_stack(struct ig_coro_
 		       0);
 	if (m == MAP_FAILED)
 		return NULL;
-	if (mprotect(m, PAGE, PROT_NONE) != 0) {
+	/* A guard without a mapping of its own where the kernel has them
+	   (Linux 6.13, kernel/metal); else PROT_NONE, a second mapping. */
+	if (madvise(m, PAGE, MADV_GUARD_INSTALL) != 0 && mprotect(m, PAGE, PROT_NONE) != 0) {
 		munmap(m, len);
 		return NULL;
 	}

@@ -148,6 +148,18 @@ static void test_nested(void)
 	ig_coro_pool_trim(&nest_pool);
 }
 
+/* The process's mappings now: vm.max_map_count bounds them. */
+static int mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0, ch;
+	while (f && (ch = fgetc(f)) != EOF)
+		n += ch == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
 static void wait_once(void *arg)
 {
 	struct probe *p = arg;
@@ -165,11 +177,15 @@ static void test_grow_cap_shrink(void)
 	static struct probe pr[N];
 	struct ig_coro *c[N];
 	bool started = true;
+	int maps_before = mappings();
 	for (int i = 0; i < N; i++) {
 		c[i] = ig_coro_new(&pool, wait_once, &pr[i]);
 		started = started && c[i] && !ig_coro_resume(c[i]);
 	}
 	CHECK(started && pool.live == N && pool.idle == 0, "the pool grows to 40 waiting coroutines");
+	int added = mappings() - maps_before;
+	check_that(added <= 2 * N, "at most two mappings a stack (coro.h's arithmetic for the cap)", "%d for %d", added, N);
+	printf("# %d stacks added %d mappings\n", N, added);
 	CHECK(ig_coro_new(&pool, wait_once, NULL) == NULL && pool.refused == 1, "at the cap, new refuses");
 	CHECK(pool.live == N, "a refusal changes nothing");
 	bool distinct = true;
