@@ -27,6 +27,12 @@ void ig_fatal_signals_install(ig_fatal_describe_fn *describe);
  * the thread's own stack, where an overflow cannot be reported). */
 int ig_fatal_thread_init(void);
 
+/* The "stack overflow" line for a fault at addr when addr lies in the
+ * guard page of one of the calling thread's coroutine stacks; returns
+ * whether it was one (and the line written). For a platform whose faults
+ * are not signals: kernel/metal's exception handler. */
+bool ig_fatal_overflow_line(const void *addr);
+
 /* What the calling thread runs now, or NULL: set by the HTTP engine around
  * a handler's call (two stores a request), read only by the handler. */
 extern _Thread_local const void *ig_fatal_running;
