@@ -40,7 +40,8 @@ struct ig_coro {
 	struct ig_coro *next; /* in the pool's free list */
 	char *base;           /* the mapping: the guard page, then the stack */
 	bool done;
-	bool waited; /* yielded since it was taken: its deep pages are worth a look */
+	bool waited;    /* yielded since it was taken: its deep pages are worth a look */
+	bool unchecked; /* idle, its last run not trimmed: only the free list's head */
 #ifdef CORO_ASAN
 	void *fake_stack;
 	const void *caller_bottom;
@@ -212,8 +213,15 @@ static void give_back(struct ig_coro *c)
 		unmap_stack(c);
 		return;
 	}
+	/* The head stays the only idle stack not checked: it goes below. */
+	struct ig_coro *head = p->free_list;
+	if (head && head->unchecked) {
+		trim_deep(head);
+		head->unchecked = false;
+	}
 	if (c->waited)
 		trim_deep(c);
+	c->unchecked = !c->waited;
 	c->next = p->free_list;
 	p->free_list = c;
 	p->idle++;

@@ -272,6 +272,40 @@ static void test_trim(void)
 	ig_coro_pool_trim(&pool);
 }
 
+static char *deep_top; /* where deep_once ran */
+
+static void deep_once(void *arg)
+{
+	(void)arg;
+	deep_top = stack_top(ig_coro_self());
+	go_deep(40 * 1024);
+}
+
+static int deep_pages(char *top, size_t stack_size)
+{
+	int n = 0;
+	for (char *a = top - stack_size; a < top - IG_CORO_HOT_BYTES; a += PAGE)
+		n += resident(a);
+	return n;
+}
+
+/* A run that never waits is not checked when it ends (no syscall); the
+ * stack it leaves at the free list's head is, once another goes above. */
+static void test_trim_unchecked_head(void)
+{
+	struct ig_coro_pool pool;
+	ig_coro_pool_init(&pool, 64 * 1024, 4);
+	struct probe pr = { 0 };
+	struct ig_coro *waiting = ig_coro_new(&pool, wait_once, &pr);
+	ig_coro_resume(waiting);
+	struct ig_coro *deep = ig_coro_new(&pool, deep_once, NULL);
+	CHECK(ig_coro_resume(deep) && pool.idle == 1, "a deep run that never waits ends");
+	CHECK(deep_pages(deep_top, pool.stack_size) > 0, "its deep pages stay: nothing was checked");
+	CHECK(ig_coro_resume(waiting) && pool.idle == 2, "then a run that waited ends, given back above it");
+	CHECK_INT(deep_pages(deep_top, pool.stack_size), 0, "the stack below was checked and trimmed then");
+	ig_coro_pool_trim(&pool);
+}
+
 static struct ig_coro_pool guard_pool;
 
 static void guard_probe(void *arg)
@@ -307,6 +341,7 @@ int main(void)
 	test_nested();
 	test_grow_cap_shrink();
 	test_trim();
+	test_trim_unchecked_head();
 	test_guard();
 	return check_done();
 }
