@@ -235,6 +235,9 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_munmap: return sys_munmap(a1, (size_t)a2);
 	case SYS_mprotect: return sys_mprotect(a1, (size_t)a2, (int)a3);
 	case SYS_madvise: return sys_madvise(a1, (size_t)a2, (int)a3);
+	/* Every page is resident from its mmap: kernel/runtime/coro.c's trim,
+	   told so, stops asking. */
+	case SYS_mincore: return -ENOSYS;
 	case SYS_brk: return 0; /* no heap: musl's malloc falls back to mmap */
 	case SYS_clock_gettime: return sys_clock_gettime((clockid_t)a1, (struct timespec *)a2);
 	case SYS_getrandom: return sys_getrandom((unsigned char *)a1, (size_t)a2);

@@ -1,12 +1,12 @@
 /* Coroutines (coro.h): the pool's stacks, the switch between them, and the
- * trim of what a stack gave back. Each stack is one mapping: a PROT_NONE
- * guard page, then the stack, its struct ig_coro in its top bytes (no
- * allocation besides the mapping). x86_64 only: the switch is assembly.
- * Linux and kernel/metal alike: only mmap, madvise, mprotect, mincore. */
+ * trim of what a stack gave back. Each stack is one mapping: a guard page,
+ * then the stack, its struct ig_coro in its top bytes (no allocation
+ * besides the mapping). x86_64 only: the switch is assembly. Linux and
+ * kernel/metal alike: only mmap, madvise, mprotect, mincore. */
 #include "coro.h"
 #include "ingot/base.h"
 
-#include <stdalign.h>
+#include <errno.h>
 #include <sys/mman.h>
 
 #if !defined(__x86_64__)
@@ -53,6 +53,9 @@ struct ig_coro {
 #define HEAD ((sizeof(struct ig_coro) + 63) & ~(size_t)63)
 
 static _Thread_local struct ig_coro *running;
+/* No mincore (kernel/metal, whose pages are RAM from the start): nothing
+ * to trim. */
+static bool no_trim;
 
 /* Saves the callee-saved registers and the stack pointer into *save, loads
  * to's and returns on that stack. The System V ABI leaves every other
@@ -190,13 +193,17 @@ IG_HOT struct ig_coro *ig_coro_new(struct ig_coro_pool *p, ig_coro_fn *fn, void 
  * across the process's cores). */
 __attribute__((noinline)) static void trim_deep(struct ig_coro *c)
 {
+	if (no_trim)
+		return;
 	size_t deep = c->pool->stack_size - IG_CORO_HOT_BYTES;
 	char *low = stack_low(c);
 	unsigned char vec[64];
 	for (size_t off = 0; off < deep; off += sizeof vec * PAGE) {
 		size_t len = deep - off < sizeof vec * PAGE ? deep - off : sizeof vec * PAGE;
-		if (mincore(low + off, len, vec) != 0)
+		if (mincore(low + off, len, vec) != 0) {
+			no_trim = errno == ENOSYS;
 			return;
+		}
 		for (size_t i = 0; i < len / PAGE; i++)
 			if (vec[i] & 1) {
 				madvise(low + off + i * PAGE, deep - off - i * PAGE, MADV_DONTNEED);
@@ -265,8 +272,8 @@ IG_HOT struct ig_coro *ig_coro_self(void)
 	return running;
 }
 
-/* Only the running chain can be overflowing: a stack grows only while it
- * runs, and those it resumed from are below in the chain. */
+/* The running coroutine's stack is the one that grows; the chain also
+ * holds those that resumed it (nested), checked as cheaply. */
 __attribute__((cold)) bool ig_coro_guard_hit(const void *addr, size_t *size)
 {
 	const char *a = addr;
