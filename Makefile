@@ -448,6 +448,7 @@ UNIT_SRC_kernel/runtime/test_config := kernel/runtime/log.c kernel/runtime/json.
 UNIT_SRC_kernel/runtime/test_log_ring := $(UNIT_SRC_kernel/runtime/test_config)
 UNIT_FLAGS_kernel/runtime/test_log_ring := -lpthread
 UNIT_SRC_kernel/runtime/test_loop  := kernel/runtime/timer.c kernel/runtime/clock.c
+UNIT_FLAGS_kernel/runtime/test_coro := -lpthread
 UNIT_SRC_kernel/process/test_fatal := kernel/runtime/coro.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c \
                               kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_net/http/test_parser       := net/http/parser.c $(HTTP_CODEC)

@@ -1,11 +1,13 @@
 /* Coroutines (kernel/runtime/coro.h): the switch in and out, yields and
  * resumes many times over, nested coroutines, the pool growing to its cap
  * and refusing there, shrinking, reusing a stack, trimming what a deep run
- * touched (mincore on the stack's pages), and the guard page's address. */
+ * touched (mincore on the stack's pages), the guard page's address, and
+ * two threads switching at once. */
 #include "kernel/runtime/coro.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
 
@@ -334,6 +336,40 @@ static void test_guard(void)
 	ig_coro_pool_trim(&guard_pool);
 }
 
+/* Each thread its own pool and its own running coroutine. */
+struct per_thread {
+	struct counter k;
+	bool ok;
+};
+
+static void *thread_loop(void *arg)
+{
+	struct per_thread *t = arg;
+	struct ig_coro_pool pool;
+	ig_coro_pool_init(&pool, 16 * 1024, 1);
+	struct ig_coro *c = ig_coro_new(&pool, count_up, &t->k);
+	long resumes = 0;
+	t->ok = c != NULL;
+	while (t->ok && !ig_coro_resume(c)) {
+		t->ok = t->ok && t->k.seen == resumes && ig_coro_self() == NULL;
+		resumes++;
+	}
+	t->ok = t->ok && resumes == t->k.n;
+	ig_coro_pool_trim(&pool);
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	struct per_thread t[2] = { { .k = { .n = 50000 } }, { .k = { .n = 70000 } } };
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, thread_loop, &t[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	CHECK(t[0].ok && t[1].ok, "two threads, a pool each, switching at once: each resumes its own");
+}
+
 int main(void)
 {
 	test_switch();
@@ -343,5 +379,6 @@ int main(void)
 	test_trim();
 	test_trim_unchecked_head();
 	test_guard();
+	test_threads();
 	return check_done();
 }
