@@ -40,6 +40,11 @@ WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 CFLAGS   := $(WARN) -O2 -I. -Iinclude -I$(GEN) -I$(DEPS)/musl/include \
             -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
             -fno-stack-protector -fno-pie
+# A frame larger than a page could step over a coroutine stack's guard page
+# (kernel/runtime/coro.h) into the memory below it: with stack clash
+# protection such a frame touches each page in turn, so it faults in the
+# guard. Only functions with frames of 4 KiB or more change.
+CFLAGS   += -fstack-clash-protection
 # Code that runs once at the start, at the end, or on a rare path is
 # compiled for size (-Os: no 16-byte alignment of functions, jumps and
 # loops, no unrolling): none of it is on a request's path, so the speed of
@@ -450,6 +455,9 @@ UNIT_SRC_kernel/runtime/test_config := kernel/runtime/log.c kernel/runtime/json.
 UNIT_SRC_kernel/runtime/test_log_ring := $(UNIT_SRC_kernel/runtime/test_config)
 UNIT_FLAGS_kernel/runtime/test_log_ring := -lpthread
 UNIT_SRC_kernel/runtime/test_loop  := kernel/runtime/timer.c kernel/runtime/clock.c
+UNIT_FLAGS_kernel/runtime/test_coro := -lpthread
+UNIT_SRC_kernel/process/test_fatal := kernel/runtime/coro.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c \
+                              kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_net/http/test_parser       := net/http/parser.c $(HTTP_CODEC)
 UNIT_SRC_net/http/test_response_head     := net/http/response_head.c $(HTTP_CODEC)
 UNIT_SRC_net/http/test_trace        := net/http/trace.c net/http/parser.c kernel/runtime/rng.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
@@ -759,14 +767,20 @@ test: setup-test
 
 # The bench's own C programs, static musl like the service: the floor server
 # (the fastest answer the machine gives) and the cold-start probe, the
-# Lambda init probe and its floor (lambda_init.c, lambda_floor.c); and the
-# floor of a VM's boot (floor_pvh.S), a PVH kernel that prints one line.
+# Lambda init probe and its floor (lambda_init.c, lambda_floor.c), the
+# coroutine switch's cost (coro_switch.c); and the floor of a VM's boot
+# (floor_pvh.S), a PVH kernel that prints one line.
 BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart $(BUILD)/tools/bench/floor-pvh.elf \
-               $(BUILD)/tools/bench/lambda_init $(BUILD)/tools/bench/lambda_floor
+               $(BUILD)/tools/bench/lambda_init $(BUILD)/tools/bench/lambda_floor $(BUILD)/tools/bench/coro_switch
 $(BUILD)/tools/bench/%: tools/bench/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) -std=c11 -O2 -static -Wall -Wextra -Werror $< -o $@
+# The coroutine switch's microbenchmark, on the runtime's own coro.c.
+$(BUILD)/tools/bench/coro_switch: tools/bench/coro_switch.c kernel/runtime/coro.c kernel/runtime/coro.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_MUSL) $(WARN) -O2 -static -I. -Iinclude $< kernel/runtime/coro.c -o $@
 $(BUILD)/tools/bench/floor-pvh.elf: tools/bench/floor_pvh.S
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS/LD   $@")

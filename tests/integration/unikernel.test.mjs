@@ -10,7 +10,8 @@
 // flight; one on a TAP in a namespace answers ping and 500 concurrent
 // connections (qemu's user network carries neither); one boot each for
 // DHCP, the modern virtio-mmio device, an idle exit (INGOT_IDLE_EXIT_MS), a
-// bad ingot.ip, a forced CPU exception, and the database routes against a
+// bad ingot.ip, a forced CPU exception, a coroutine's stack overflow (its
+// guard page), and the database routes against a
 // real PostgreSQL on the host (qemu's guestfwd to its loopback port). A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -382,5 +383,17 @@ test('a forced CPU exception (ingot.test_fault=ud) prints the registers on the c
 	assert.match(g.console, /rip/i, `a register dump; ${g.describe()}`);
 	assert.match(g.console, /rsp/i);
 	assert.ok(failure(lastWords(g)), `the last console line says a failure; ${g.describe()}`);
+	assert.ok(!g.logs.some((l) => l.msg === 'listening'), 'it stopped before serving');
+});
+
+test('a coroutine that overflows its stack (ingot.test_fault=coro) ends with one "stack overflow" line naming the stack size, and an odd status', T, async () => {
+	const g = await boot({ more: 'ingot.test_fault=coro' });
+	const x = await g.waitExit();
+	assert.ok(isOdd(x.code), `status ${x.code}; ${g.describe()}`);
+	const w = lastWords(g);
+	assert.equal(w?.msg, 'stack overflow', `the last console line; ${g.describe()}`);
+	assert.equal(w.level, 'error');
+	assert.equal(w.stack_bytes, 16384, 'the coroutine\'s stack size');
+	assert.ok(!g.console.includes('cpu exception"'), `not the generic exception line; ${g.describe()}`);
 	assert.ok(!g.logs.some((l) => l.msg === 'listening'), 'it stopped before serving');
 });

@@ -1,0 +1,297 @@
+/* Coroutines (coro.h): the pool's stacks, the switch between them, and the
+ * trim of what a stack gave back. Each stack is one mapping: a guard page,
+ * then the stack, its struct ig_coro in its top bytes (no allocation
+ * besides the mapping). x86_64 only: the switch is assembly. Linux and
+ * kernel/metal alike: only mmap, madvise, mprotect, mincore. */
+#include "coro.h"
+#include "ingot/base.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+
+#if !defined(__x86_64__)
+#error "kernel/runtime/coro.c: the stack switch is written for x86_64 only; port ig_coro_switch first"
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CORO_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CORO_ASAN 1
+#endif
+#endif
+#ifdef CORO_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+#define PAGE ((size_t)4096)
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+struct ig_coro {
+	void *sp;               /* its stack pointer while switched out */
+	void *caller_sp;        /* the resumer's, while it runs */
+	struct ig_coro *caller; /* the coroutine that resumed it; NULL: a thread's stack */
+	struct ig_coro_pool *pool;
+	ig_coro_fn *fn;
+	void *arg;
+	struct ig_coro *next; /* in the pool's free list */
+	char *base;           /* the mapping: the guard page, then the stack */
+	bool done;
+	bool waited;    /* yielded since it was taken: its deep pages are worth a look */
+	bool unchecked; /* idle, its last run not trimmed: only the free list's head */
+#ifdef CORO_ASAN
+	void *fake_stack;
+	const void *caller_bottom;
+	size_t caller_size;
+#endif
+};
+
+/* The struct's place in the stack's top bytes, a cache line of its own. */
+#define HEAD ((sizeof(struct ig_coro) + 63) & ~(size_t)63)
+
+static _Thread_local struct ig_coro *running;
+/* No mincore (kernel/metal, whose pages are RAM from the start): nothing
+ * to trim. */
+static bool no_trim;
+
+/* Saves the callee-saved registers and the stack pointer into *save, loads
+ * to's and returns on that stack. The System V ABI leaves every other
+ * register to the caller; MXCSR and the x87 control word are not switched
+ * (nothing in the process changes them). ig_coro_start is where a new
+ * stack's first switch returns to: r12 holds its struct ig_coro. */
+void ig_coro_switch(void **save, void *to);
+void ig_coro_start(void);
+__asm__(".section .text.hot.ig_coro_switch,\"ax\",@progbits\n"
+	".globl ig_coro_switch\n"
+	".hidden ig_coro_switch\n"
+	".type ig_coro_switch,@function\n"
+	"ig_coro_switch:\n"
+	"	pushq %rbp\n"
+	"	pushq %rbx\n"
+	"	pushq %r12\n"
+	"	pushq %r13\n"
+	"	pushq %r14\n"
+	"	pushq %r15\n"
+	"	movq %rsp, (%rdi)\n"
+	"	movq %rsi, %rsp\n"
+	"	popq %r15\n"
+	"	popq %r14\n"
+	"	popq %r13\n"
+	"	popq %r12\n"
+	"	popq %rbx\n"
+	"	popq %rbp\n"
+	"	ret\n"
+	".size ig_coro_switch, .-ig_coro_switch\n"
+	".globl ig_coro_start\n"
+	".hidden ig_coro_start\n"
+	".type ig_coro_start,@function\n"
+	"ig_coro_start:\n"
+	"	movq %r12, %rdi\n"
+	"	call coro_main\n"
+	"	ud2\n"
+	".size ig_coro_start, .-ig_coro_start\n"
+	".previous\n");
+
+static char *stack_low(const struct ig_coro *c)
+{
+	return c->base + PAGE;
+}
+
+/* A coroutine's first and last moments: fn runs between them. */
+IG_HOT __attribute__((used, noreturn)) static void coro_main(struct ig_coro *c)
+{
+#ifdef CORO_ASAN
+	__sanitizer_finish_switch_fiber(NULL, &c->caller_bottom, &c->caller_size);
+#endif
+	c->fn(c->arg);
+	c->done = true;
+#ifdef CORO_ASAN
+	/* NULL: this stack's fake frames are dropped, it is never back. */
+	__sanitizer_start_switch_fiber(NULL, c->caller_bottom, c->caller_size);
+#endif
+	void *gone;
+	ig_coro_switch(&gone, c->caller_sp);
+	__builtin_unreachable();
+}
+
+/* Not hot: a core's setup may run it at the start (net/cold.ld leaves it in
+ * .text). */
+void ig_coro_pool_init(struct ig_coro_pool *p, size_t stack_size, uint32_t cap)
+{
+	if (stack_size < IG_CORO_STACK_MIN)
+		stack_size = IG_CORO_STACK_MIN;
+	*p = (struct ig_coro_pool){ .stack_size = (stack_size + PAGE - 1) & ~(PAGE - 1), .cap = cap };
+}
+
+/* A fresh stack: mapped, not touched but for its top page (the struct). */
+__attribute__((cold, noinline)) static struct ig_coro *map_stack(struct ig_coro_pool *p)
+{
+	size_t len = PAGE + p->stack_size;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1,
+		       0);
+	if (m == MAP_FAILED)
+		return NULL;
+	/* A guard without a mapping of its own where the kernel has them
+	   (Linux 6.13, kernel/metal); else PROT_NONE, a second mapping. */
+	if (madvise(m, PAGE, MADV_GUARD_INSTALL) != 0 && mprotect(m, PAGE, PROT_NONE) != 0) {
+		munmap(m, len);
+		return NULL;
+	}
+	struct ig_coro *c = (struct ig_coro *)(m + len - HEAD);
+	*c = (struct ig_coro){ .pool = p, .base = m };
+	return c;
+}
+
+__attribute__((cold, noinline)) static void unmap_stack(struct ig_coro *c)
+{
+	munmap(c->base, PAGE + c->pool->stack_size);
+}
+
+IG_HOT struct ig_coro *ig_coro_new(struct ig_coro_pool *p, ig_coro_fn *fn, void *arg)
+{
+	if (p->live >= p->cap) {
+		p->refused++;
+		return NULL;
+	}
+	struct ig_coro *c = p->free_list;
+	if (c) {
+		p->free_list = c->next;
+		p->idle--;
+	} else if (!(c = map_stack(p))) {
+		return NULL;
+	}
+	p->live++;
+	c->fn = fn;
+	c->arg = arg;
+	c->done = false;
+	c->waited = false;
+#ifdef CORO_ASAN
+	/* A past run's frames, left by its last switch, may still be poisoned. */
+	__asan_unpoison_memory_region(stack_low(c), p->stack_size - HEAD);
+#endif
+	/* The frame ig_coro_switch pops: r15..r12, rbx, rbp (0: the end of
+	   a backtrace), the return into ig_coro_start; then 16 bytes, so that
+	   ig_coro_start calls with the stack 16-byte aligned. */
+	void **sp = (void **)c;
+	*--sp = NULL;
+	*--sp = NULL;
+	*--sp = (void *)ig_coro_start;
+	*--sp = NULL;    /* rbp */
+	*--sp = NULL;    /* rbx */
+	*--sp = c;       /* r12 */
+	sp -= 3;         /* r13..r15 */
+	c->sp = sp;
+	return c;
+}
+
+/* Gives back the pages that the run touched below the hot top ones. One
+ * mincore, and madvise only when something there is resident: a handler
+ * that stayed shallow costs no page-table change (and no TLB shootdown
+ * across the process's cores). */
+__attribute__((noinline)) static void trim_deep(struct ig_coro *c)
+{
+	if (no_trim)
+		return;
+	size_t deep = c->pool->stack_size - IG_CORO_HOT_BYTES;
+	char *low = stack_low(c);
+	unsigned char vec[64];
+	for (size_t off = 0; off < deep; off += sizeof vec * PAGE) {
+		size_t len = deep - off < sizeof vec * PAGE ? deep - off : sizeof vec * PAGE;
+		if (mincore(low + off, len, vec) != 0) {
+			no_trim = errno == ENOSYS;
+			return;
+		}
+		for (size_t i = 0; i < len / PAGE; i++)
+			if (vec[i] & 1) {
+				madvise(low + off + i * PAGE, deep - off - i * PAGE, MADV_DONTNEED);
+				return;
+			}
+	}
+}
+
+static void give_back(struct ig_coro *c)
+{
+	struct ig_coro_pool *p = c->pool;
+	p->live--;
+	if (p->idle >= IG_CORO_IDLE_MIN && p->idle >= p->live) {
+		unmap_stack(c);
+		return;
+	}
+	/* The head stays the only idle stack not checked: it goes below. */
+	struct ig_coro *head = p->free_list;
+	if (head && head->unchecked) {
+		trim_deep(head);
+		head->unchecked = false;
+	}
+	if (c->waited)
+		trim_deep(c);
+	c->unchecked = !c->waited;
+	c->next = p->free_list;
+	p->free_list = c;
+	p->idle++;
+}
+
+IG_HOT bool ig_coro_resume(struct ig_coro *c)
+{
+	c->caller = running;
+	running = c;
+#ifdef CORO_ASAN
+	void *fake;
+	__sanitizer_start_switch_fiber(&fake, stack_low(c), c->pool->stack_size);
+#endif
+	ig_coro_switch(&c->caller_sp, c->sp);
+#ifdef CORO_ASAN
+	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+	running = c->caller;
+	if (!c->done)
+		return false;
+	give_back(c);
+	return true;
+}
+
+IG_HOT void ig_coro_yield(void)
+{
+	struct ig_coro *c = running;
+	c->waited = true;
+#ifdef CORO_ASAN
+	__sanitizer_start_switch_fiber(&c->fake_stack, c->caller_bottom, c->caller_size);
+#endif
+	ig_coro_switch(&c->sp, c->caller_sp);
+#ifdef CORO_ASAN
+	/* The resumer may be another stack than the last one. */
+	__sanitizer_finish_switch_fiber(c->fake_stack, &c->caller_bottom, &c->caller_size);
+#endif
+}
+
+IG_HOT struct ig_coro *ig_coro_self(void)
+{
+	return running;
+}
+
+/* The running coroutine's stack is the one that grows; the chain also
+ * holds those that resumed it (nested), checked as cheaply. */
+__attribute__((cold)) bool ig_coro_guard_hit(const void *addr, size_t *size)
+{
+	const char *a = addr;
+	for (const struct ig_coro *c = running; c; c = c->caller)
+		if (a >= c->base && a < c->base + PAGE) {
+			if (size)
+				*size = c->pool->stack_size;
+			return true;
+		}
+	return false;
+}
+
+__attribute__((cold)) void ig_coro_pool_trim(struct ig_coro_pool *p)
+{
+	while (p->free_list) {
+		struct ig_coro *c = p->free_list;
+		p->free_list = c->next;
+		unmap_stack(c);
+	}
+	p->idle = 0;
+}
