@@ -122,8 +122,12 @@ GEN_SRC     := $(GEN)/api.c
 # schemac's table of the C library's names that the generated api.h
 # declares (tools/schemac/libc_names.h) is made from musl's headers.
 SCHEMAC_LIBC_NAMES := $(BUILD)/tools/schemac/libc_names.c
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c $(SCHEMAC_LIBC_NAMES)
-SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a
+# schemac --queries talks to the build's PostgreSQL with net/pg's own wire
+# code and SCRAM, compiled for the host (tools/schemac/pg_host.c).
+SCHEMAC_PG_SRC := net/pg/wire.c net/pg/writer.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c \
+                  kernel/runtime/arena.c kernel/runtime/pool.c
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c $(SCHEMAC_PG_SRC) $(SCHEMAC_LIBC_NAMES)
+SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a $(DEPS)/host/lib/libbearssl.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
 # tools/migrations/embed for `service --migrate`: main.c refers to them.

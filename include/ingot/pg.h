@@ -121,6 +121,13 @@ int32_t ig_pg_date_from_ymd(int32_t y, unsigned m, unsigned d);
 IG_NONNULL(2, 3, 4) void ig_pg_date_to_ymd(int32_t days, int32_t *y, unsigned *m, unsigned *d);
 
 
+/* For generated query code (schemac --queries): the text of a decoded
+ * uuid (canonical, lowercase), date ("2024-02-29") or timestamp(tz)
+ * ("2024-02-29T13:05:00.25", with "Z" for timestamptz: RFC 3339; infinity
+ * as "infinity"/"-infinity"), in arena. Returns: false for another oid or
+ * when the arena is full. Any thread. */
+IG_MUST_USE IG_NONNULL(1, 2, 3) bool ig_pg_value_text(const ig_pg_value *v, ig_arena *arena, ig_str *out);
+
 /* ---- errors ---- */
 
 enum ig_pg_error_kind {

@@ -1,0 +1,294 @@
+/* queries.h and queries.c from the described queries (queries.h): per
+ * query its SQL, a row struct (or the `-- returns:` schema's struct), a
+ * parameter builder, a one-row decoder and the linear function that runs
+ * it with ig_pg_run. The builder and decoder stand alone, so callback-style
+ * code (ig_pg_query) can use them too. */
+#include "queries.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kinds[] = { "one", "many", "exec", "execrows" };
+
+static char *row_type(const struct qinfo *qi)
+{
+	return qi->returns ? sc_printf("struct %s", qi->returns->cname) : sc_printf("struct db_%s_row", qi->q->name);
+}
+
+/* "int64_t id, ig_str title" (with a leading ", " when first_comma). */
+static char *param_list(const struct qinfo *qi, bool first_comma)
+{
+	char *s = sc_strdup("");
+	for (size_t i = 0; i < qi->nparams; i++) {
+		char *n = sc_printf("%s%s%s %s", s, i || first_comma ? ", " : "", qi->ptypes[i]->ctype, qi->pnames[i]);
+		free(s);
+		s = n;
+	}
+	return s;
+}
+
+static char *arg_list(const struct qinfo *qi)
+{
+	char *s = sc_strdup("");
+	for (size_t i = 0; i < qi->nparams; i++) {
+		char *n = sc_printf("%s, %s", s, qi->pnames[i]);
+		free(s);
+		s = n;
+	}
+	return s;
+}
+
+/* A C string literal of s, one source line per SQL line. */
+static void emit_literal(struct sc_out *c, const char *s)
+{
+	out_f(c, "\t\"");
+	for (; *s; s++) {
+		if (*s == '\n') {
+			out_f(c, "\\n\"\n\t\"");
+		} else if (*s == '"' || *s == '\\') {
+			out_f(c, "\\%c", *s);
+		} else if ((unsigned char)*s < 0x20) {
+			out_f(c, "\\%03o", (unsigned char)*s);
+		} else {
+			out_raw(c, s, 1);
+		}
+	}
+	out_f(c, "\"");
+}
+
+static void emit_row_struct(struct sc_out *h, const struct qinfo *qi)
+{
+	out_open(h, "struct db_%s_row {", qi->q->name);
+	for (size_t i = 0; i < qi->ncols; i++) {
+		const struct qcol *col = &qi->cols[i];
+		if (col->nullable)
+			out_line(h, "bool has_%s; /* false: NULL */", col->cname);
+		out_line(h, "%s %s; /* %s */", col->type->ctype, col->cname, col->type->sql);
+	}
+	out_close(h, "};");
+}
+
+static void emit_column_decode(struct sc_out *c, const struct qcol *col, size_t i)
+{
+	const char *m = col->cname;
+	bool has = col->prop ? prop_has_flag(col->prop) : col->nullable;
+	bool null_flag = col->prop && prop_null_flag(col->prop);
+	const char *ctype = col->prop ? NULL : col->type->ctype;
+	char *cast = NULL;
+	if (!ctype) {
+		const struct sc_schema *r = sc_resolve(col->prop->schema);
+		ctype = r->kind == SC_INTEGER ? "int64_t" : r->kind == SC_NUMBER ? "double" : "";
+	}
+	cast = *ctype && strcmp(ctype, "ig_str") && strcmp(ctype, "bool") ? sc_printf("(%s)", ctype) : sc_strdup("");
+	out_line(c, "v = ig_pg_at(res, row, %zu);", i);
+	out_line(c, "if (v->oid != %u)", col->type->oid);
+	out_line(c, "\treturn false;");
+	if (col->nullable && (null_flag || !has)) {
+		out_open(c, "if (v->null) {");
+		if (null_flag)
+			out_line(c, "out->null_%s = true;", m);
+		else
+			out_line(c, "return false; /* the schema requires it */");
+		out_close(c, "} else {");
+		c->indent++;
+	} else if (col->nullable) {
+		out_open(c, "if (!v->null) {");
+	} else {
+		out_line(c, "if (v->null)");
+		out_line(c, "\treturn false;");
+	}
+	if (has)
+		out_line(c, "out->has_%s = true;", m);
+	switch (col->type->held) {
+	case QT_BOOL: out_line(c, "out->%s = v->b;", m); break;
+	case QT_INT: out_line(c, "out->%s = %sv->i;", m, cast); break;
+	case QT_FLOAT: out_line(c, "out->%s = %sv->f;", m, cast); break;
+	case QT_STR: out_line(c, "out->%s = v->s;", m); break;
+	case QT_TEXTOF:
+		out_line(c, "if (!ig_pg_value_text(v, arena, &out->%s))", m);
+		out_line(c, "\treturn false;");
+		break;
+	}
+	if (col->nullable)
+		out_close(c, "}");
+	free(cast);
+}
+
+static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *qi)
+{
+	const struct sq_query *q = qi->q;
+	const char *n = q->name;
+	char *row = row_type(qi), *params = param_list(qi, true), *args = arg_list(qi);
+	size_t np = qi->nparams;
+	bool rows = q->kind == SQ_ONE || q->kind == SQ_MANY;
+
+	out_line(h, "/* ---- %s :%s (%s:%d)%s%s ---- */", n, kinds[q->kind], q->file, q->line,
+		 q->returns ? ", rows are " : "", q->returns ? q->returns : "");
+	out_blank(h);
+	out_line(h, "extern const char db_%s_sql[];", n);
+	out_line(h, "enum { db_%s_nparams = %zu };", n, np);
+	if (rows && !qi->returns)
+		emit_row_struct(h, qi);
+
+	/* the SQL */
+	out_line(c, "/* ---- %s :%s (%s:%d) ---- */", n, kinds[q->kind], q->file, q->line);
+	out_blank(c);
+	out_line(c, "const char db_%s_sql[] =", n);
+	emit_literal(c, q->sql);
+	out_line(c, ";");
+	out_blank(c);
+
+	/* the parameters */
+	if (np) {
+		char *plist = param_list(qi, false);
+		out_line(h, "/* Fills p[0..db_%s_nparams): strings are pointed to, not copied; a string", n);
+		out_line(h, " * whose ptr is NULL is SQL NULL. */");
+		out_line(h, "void db_%s_params(ig_pg_value *p, %s);", n, plist);
+		out_open(c, "void db_%s_params(ig_pg_value *p, %s)", n, plist);
+		c->indent--;
+		out_open(c, "{");
+		for (size_t i = 0; i < np; i++) {
+			const struct qtype *t = qi->ptypes[i];
+			const char *pn = qi->pnames[i];
+			if (t->held == QT_TEXTOF)
+				out_line(c, "p[%zu] = %s.ptr ? ig_pg_untyped(%s) : ig_pg_null(0); /* %s: its text */", i, pn,
+					 pn, t->sql);
+			else if (t->held == QT_STR)
+				out_line(c, "p[%zu] = %s.ptr ? %s(%s) : ig_pg_null(%u);", i, pn, t->param, pn, t->oid);
+			else
+				out_line(c, "p[%zu] = %s(%s);", i, t->param, pn);
+		}
+		out_close(c, "}");
+		out_blank(c);
+		free(plist);
+	}
+
+	/* the decoder */
+	if (rows) {
+		out_line(h, "/* Row `row` of res into *out; strings point into res (and arena). false when the columns");
+		out_line(h, " * are not those the build described (the database's schema differs) or arena is full. */");
+		out_line(h, "bool db_%s_decode(const ig_pg_result *res, uint32_t row, ig_arena *arena, %s *out);", n, row);
+		out_open(c, "bool db_%s_decode(const ig_pg_result *res, uint32_t row, ig_arena *arena, %s *out)", n, row);
+		c->indent--;
+		out_open(c, "{");
+		bool uses_arena = false;
+		for (size_t i = 0; i < qi->ncols; i++)
+			uses_arena = uses_arena || qi->cols[i].type->held == QT_TEXTOF;
+		if (!uses_arena)
+			out_line(c, "(void)arena;");
+		out_line(c, "if (res->cols != %zu || row >= res->rows)", qi->ncols);
+		out_line(c, "\treturn false;");
+		out_line(c, "*out = (%s){ 0 };", row);
+		out_line(c, "const ig_pg_value *v;");
+		for (size_t i = 0; i < qi->ncols; i++)
+			emit_column_decode(c, &qi->cols[i], i);
+		out_line(c, "return true;");
+		out_close(c, "}");
+		out_blank(c);
+	}
+
+	/* the linear call */
+	const char *ret = q->kind == SQ_ONE || q->kind == SQ_EXEC ? "int" : "int64_t";
+	char *tail = q->kind == SQ_ONE ? sc_printf(", %s *row", row) : q->kind == SQ_MANY ? sc_printf(", %s **rows", row)
+											     : sc_strdup("");
+	switch (q->kind) {
+	case SQ_ONE: out_line(h, "/* Returns 1 with *row filled, 0 when there is no row, -1 with *err. */"); break;
+	case SQ_MANY: out_line(h, "/* Returns the count of rows, *rows in ctx's arena; -1 with *err. */"); break;
+	case SQ_EXEC: out_line(h, "/* Returns 0, or -1 with *err. */"); break;
+	case SQ_EXECROWS: out_line(h, "/* Returns the count of rows affected, or -1 with *err. */"); break;
+	}
+	out_line(h, "%s db_%s(ig_ctx *ctx%s%s, ig_pg_error *err);", ret, n, params, tail);
+	out_blank(h);
+	out_open(c, "%s db_%s(ig_ctx *ctx%s%s, ig_pg_error *err)", ret, n, params, tail);
+	c->indent--;
+	out_open(c, "{");
+	if (np) {
+		out_line(c, "ig_pg_value p[db_%s_nparams];", n);
+		out_line(c, "db_%s_params(p%s);", n, args);
+	}
+	out_line(c, "const ig_pg_result *res = ig_pg_run(ctx, db_%s_sql, %s, db_%s_nparams, err);", n, np ? "p" : "NULL",
+		 n);
+	out_line(c, "if (!res)");
+	out_line(c, "\treturn -1;");
+	switch (q->kind) {
+	case SQ_ONE:
+		out_line(c, "if (res->rows == 0)");
+		out_line(c, "\treturn 0;");
+		out_line(c, "if (!db_%s_decode(res, 0, ig_ctx_arena(ctx), row))", n);
+		out_line(c, "\treturn ig_q_mismatch(err, \"%s\");", n);
+		out_line(c, "return 1;");
+		break;
+	case SQ_MANY:
+		out_line(c, "%s *out = res->rows ? ig_arena_alloc(ig_ctx_arena(ctx), sizeof *out * res->rows) : NULL;", row);
+		out_line(c, "if (res->rows && !out)");
+		out_line(c, "\treturn ig_q_full(err, \"%s\");", n);
+		out_line(c, "for (uint32_t i = 0; i < res->rows; i++)");
+		out_line(c, "\tif (!db_%s_decode(res, i, ig_ctx_arena(ctx), &out[i]))", n);
+		out_line(c, "\t\treturn ig_q_mismatch(err, \"%s\");", n);
+		out_line(c, "*rows = out;");
+		out_line(c, "return res->rows;");
+		break;
+	case SQ_EXEC: out_line(c, "return 0;"); break;
+	case SQ_EXECROWS: out_line(c, "return (int64_t)res->affected;"); break;
+	}
+	out_close(c, "}");
+	out_blank(c);
+	free(row);
+	free(params);
+	free(args);
+	free(tail);
+}
+
+void emit_queries(const struct qinfo *qs, size_t n, struct sc_out *h, struct sc_out *c)
+{
+	bool api = false;
+	for (size_t i = 0; i < n; i++)
+		api = api || qs[i].returns;
+	out_line(h, "/* Generated by schemac --queries: do not edit. The app's queries as typed C:");
+	out_line(h, " * per query db_<name>_sql, its parameter builder db_<name>_params, its row");
+	out_line(h, " * decoder db_<name>_decode and the linear call db_<name> (ig_pg_run). Every");
+	out_line(h, " * name starts with db_ so that no query takes an operationId's, the runtime's");
+	out_line(h, " * (ig_) or the C library's. A nullable column has a has_<name> flag. */");
+	out_line(h, "#ifndef INGOT_GEN_QUERIES_H");
+	out_line(h, "#define INGOT_GEN_QUERIES_H");
+	out_blank(h);
+	out_line(h, "#include \"ingot/pg.h\"");
+	if (api)
+		out_line(h, "#include \"api.h\"");
+	out_blank(h);
+	out_line(c, "/* Generated by schemac --queries: do not edit (see queries.h). */");
+	out_line(c, "#include \"queries.h\"");
+	out_blank(c);
+	bool any_rows = false;
+	for (size_t i = 0; i < n; i++)
+		any_rows = any_rows || qs[i].q->kind == SQ_ONE || qs[i].q->kind == SQ_MANY;
+	if (any_rows) {
+		out_line(c, "/* A result whose columns are not the described ones: the database's schema");
+		out_line(c, " * is not the migrations' the build saw. */");
+		out_open(c, "static int ig_q_mismatch(ig_pg_error *err, const char *query)");
+		c->indent--;
+		out_open(c, "{");
+		out_line(c, "(void)query;");
+		out_line(c, "*err = (ig_pg_error){ .kind = IG_PG_PROTOCOL,");
+		out_line(c, "\t.message = IG_STR(\"the result's columns are not those the build described\") };");
+		out_line(c, "return -1;");
+		out_close(c, "}");
+		out_blank(c);
+	}
+	bool any_many = false;
+	for (size_t i = 0; i < n; i++)
+		any_many = any_many || qs[i].q->kind == SQ_MANY;
+	if (any_many) {
+		out_open(c, "static int ig_q_full(ig_pg_error *err, const char *query)");
+		c->indent--;
+		out_open(c, "{");
+		out_line(c, "(void)query;");
+		out_line(c, "*err = (ig_pg_error){ .kind = IG_PG_TOO_LARGE, .message = IG_STR(\"the arena cannot hold the rows\") };");
+		out_line(c, "return -1;");
+		out_close(c, "}");
+		out_blank(c);
+	}
+	for (size_t i = 0; i < n; i++)
+		emit_query(h, c, &qs[i]);
+	out_line(h, "#endif");
+}
