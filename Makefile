@@ -193,7 +193,24 @@ $(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
 	@mkdir -p $(GEN)
 	@$(if $(Q),echo "  SCHEMAC $(SCHEMA)")
 	$(Q)$(BUILD)/schemac $(SCHEMA) $(GEN)
-gen: $(GEN)/api.c $(GEN)/migrations.c
+gen: $(GEN)/api.c $(GEN)/migrations.c $(QUERIES_GEN)
+
+# The app's queries (QUERIES/*.sql, sqlc's annotations): schemac --queries
+# describes them on a throwaway database of the local PostgreSQL made from
+# MIGRATIONS (tools/make/queries, which skips PostgreSQL when the hash of
+# the inputs is the one recorded beside its output). A bad query fails the
+# build. queries.o is compiled so the generated code is checked; it is
+# linked into the service once the linear calls it makes (ig_pg_run) are.
+QUERIES ?= $(dir $(SCHEMA))queries
+QUERIES_GEN := $(if $(wildcard $(QUERIES)/*.sql),$(GEN)/queries.c)
+$(GEN)/queries.c $(GEN)/queries.h &: $(BUILD)/schemac tools/make/queries $(SCHEMA) $(wildcard $(QUERIES) $(QUERIES)/*.sql $(MIGRATIONS) $(MIGRATIONS)/*.sql)
+	@mkdir -p $(GEN)
+	@$(if $(Q),echo "  QUERIES $(QUERIES)")
+	$(Q)BUILD=$(BUILD) tools/make/queries $(BUILD)/schemac $(SCHEMA) $(QUERIES) $(MIGRATIONS) $(GEN)
+$(APP_OBJDIR)/gen/queries.o: $(GEN)/queries.c $(GEN)/queries.h $(GEN)/api.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 # The directory is a prerequisite too: a file added or removed changes it.
 EMBED_MIGRATIONS := $(BUILD)/tools/embed-migrations
@@ -264,7 +281,7 @@ $(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
 	@echo "built $(BIN) ($$(stat -c %s $(BIN)) bytes)"
 
-bin: setup-build $(BIN) $(BIN).map
+bin: setup-build $(BIN) $(BIN).map $(if $(QUERIES_GEN),$(APP_OBJDIR)/gen/queries.o)
 
 # Programs built on the runtime without the app: the test client CLI
 # (tests/client/fetch.c) and the client benchmark (tools/bench/clientbench.c).
@@ -718,7 +735,7 @@ boot: setup-image bin $(VMLINUX_TOOL)
 	@BUILD=$(BUILD) VMLINUX_TOOL=$(VMLINUX_TOOL) images/boot $(BIN) $(IMAGES)
 
 setup-build:
-	@tools/setup build
+	@QUERIES=$(QUERIES) tools/setup build
 setup-image:
 	@tools/setup image
 setup-run:
