@@ -489,6 +489,7 @@ PG_WIRE := net/pg/wire.c net/pg/types.c net/pg/writer.c kernel/runtime/arena.c k
 UNIT_SRC_net/pg/test_wire      := $(PG_WIRE)
 UNIT_SRC_net/pg/test_types     := $(PG_WIRE)
 UNIT_SRC_net/pg/test_value_text := net/pg/value_text.c $(PG_WIRE)
+UNIT_SRC_net/pg/test_array     := net/pg/array.c net/pg/value_text.c $(PG_WIRE)
 UNIT_SRC_net/pg/test_auth      := net/pg/auth.c kernel/runtime/base64.c
 UNIT_FLAGS_net/pg/test_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/pg/test_conninfo  := net/pg/conninfo.c

@@ -128,6 +128,20 @@ IG_NONNULL(2, 3, 4) void ig_pg_date_to_ymd(int32_t days, int32_t *y, unsigned *m
  * when the arena is full. Any thread. */
 IG_MUST_USE IG_NONNULL(1, 2, 3) bool ig_pg_value_text(const ig_pg_value *v, ig_arena *arena, ig_str *out);
 
+/* For generated query code: one-dimensional arrays. A result column of an
+ * array type arrives as its text in s (see above); ig_pg_array_decode
+ * splits it into *n elements decoded as elem_oid's values (NULL elements
+ * have null set), *items in arena. Returns: false when v is NULL, not one
+ * dimension, malformed, or the arena is full. ig_pg_array_text writes
+ * items[0..n) (each by its oid; strings quoted, bytea as hex, uuid, dates
+ * and timestamps as ig_pg_value_text gives them) as an array literal in
+ * arena, for a parameter of oid 0 that the server reads as the
+ * statement's array type. Returns: false when the arena is full or a
+ * string holds a NUL. Any thread. */
+IG_MUST_USE IG_NONNULL(1, 3, 4, 5) bool ig_pg_array_decode(const ig_pg_value *v, uint32_t elem_oid, ig_arena *arena,
+							 ig_pg_value **items, size_t *n);
+IG_MUST_USE IG_NONNULL(3, 4) bool ig_pg_array_text(const ig_pg_value *items, size_t n, ig_arena *arena, ig_str *out);
+
 /* ---- errors ---- */
 
 enum ig_pg_error_kind {
