@@ -39,13 +39,8 @@ struct step {
 static struct step steps[32];
 static size_t nsteps, at;
 
-static void put_str(const char *key, bool has, ig_str s, bool hex)
+static void put_text(ig_str s, bool hex)
 {
-	printf(",\"%s\":", key);
-	if (!has) {
-		printf("null");
-		return;
-	}
 	putchar('"');
 	for (size_t i = 0; i < s.len; i++) {
 		unsigned char c = (unsigned char)s.ptr[i];
@@ -59,6 +54,71 @@ static void put_str(const char *key, bool has, ig_str s, bool hex)
 			putchar(c);
 	}
 	putchar('"');
+}
+
+static void put_str(const char *key, bool has, ig_str s, bool hex)
+{
+	printf(",\"%s\":", key);
+	if (has)
+		put_text(s, hex);
+	else
+		printf("null");
+}
+
+static void put_elem(const char *sep, ig_str s)
+{
+	printf("%s", sep);
+	put_text(s, false);
+}
+
+/* An array member as JSON: each element by fmt's printer. */
+#define PUT_ARRAY(key, has, arr, print)                                  \
+	do {                                                             \
+		printf(",\"%s\":", key);                                  \
+		if (!(has)) {                                            \
+			printf("null");                                  \
+			break;                                           \
+		}                                                        \
+		printf("[");                                             \
+		for (size_t j = 0; j < (arr).len; j++) {                 \
+			if (j)                                           \
+				printf(",");                             \
+			print((arr).items[j]);                           \
+		}                                                        \
+		printf("]");                                             \
+	} while (0)
+static void p_bool(bool b) { printf(b ? "true" : "false"); }
+static void p_int(int64_t i) { printf("%" PRId64, i); }
+static void p_f4(float f) { printf("%.9g", (double)f); }
+static void p_f8(double f) { printf("%.17g", f); }
+static void p_str(ig_str s) { put_text(s, false); }
+static void p_hex(ig_str s) { put_text(s, true); }
+
+static void print_arrays(const ig_pg_result *res)
+{
+	struct db_GetArrays_row r;
+	if (!db_GetArrays_decode(res, 0, &arena, &r)) {
+		printf("{\"decode\":false}\n");
+		return;
+	}
+	printf("{\"k\":%" PRId32, r.k);
+	PUT_ARRAY("b", r.has_b, r.b, p_bool);
+	PUT_ARRAY("i2", r.has_i2, r.i2, p_int);
+	PUT_ARRAY("i4", r.has_i4, r.i4, p_int);
+	PUT_ARRAY("i8", r.has_i8, r.i8, p_int);
+	PUT_ARRAY("f4", r.has_f4, r.f4, p_f4);
+	PUT_ARRAY("f8", r.has_f8, r.f8, p_f8);
+	PUT_ARRAY("n", r.has_n, r.n, p_str);
+	PUT_ARRAY("t", r.has_t, r.t, p_str);
+	PUT_ARRAY("vc", r.has_vc, r.vc, p_str);
+	PUT_ARRAY("by", r.has_by, r.by, p_hex);
+	PUT_ARRAY("u", r.has_u, r.u, p_str);
+	PUT_ARRAY("d", r.has_d, r.d, p_str);
+	PUT_ARRAY("ts", r.has_ts, r.ts, p_str);
+	PUT_ARRAY("tz", r.has_tz, r.tz, p_str);
+	PUT_ARRAY("j", r.has_j, r.j, p_str);
+	PUT_ARRAY("jb", r.has_jb, r.jb, p_str);
+	printf("}\n");
 }
 
 static void print_everything(const ig_pg_result *res)
@@ -103,7 +163,18 @@ static void print_items(const ig_pg_result *res)
 		put_str("uid", true, it.uid, false);
 		put_str("made", true, it.made, false);
 		put_str("note", it.has_note, it.note, false);
-		printf("}\n");
+		printf(",\"tags\":");
+		if (!it.has_tags)
+			printf("null");
+		for (size_t j = 0; it.has_tags && j <= it.tags.len; j++)
+			if (j == it.tags.len)
+				printf("%s]", j ? "" : "[");
+			else
+				put_elem(j ? "," : "[", it.tags.items[j]);
+		printf(",\"scores\":[");
+		for (size_t j = 0; j < it.scores.len; j++)
+			printf("%s%" PRId64, j ? "," : "", it.scores.items[j]);
+		printf("]}\n");
 	}
 }
 
@@ -201,11 +272,74 @@ int main(void)
 				S("9999-12-31"), S("9999-12-31T23:59:59.999999"), S("1970-01-01T00:00:00-15:59"),
 				S("\"s\""), S("1.5e3"));
 	read_back(4);
-	/* Item, through `-- returns: Item`: uuid and date-time as strings. */
-	db_AddItem_params(step(db_AddItem_sql, db_AddItem_nparams, NULL)->p, S("first"),
-			  S("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), S("2024-01-02T03:04:05+01:00"), S("a note"));
-	db_AddItem_params(step(db_AddItem_sql, db_AddItem_nparams, NULL)->p, S("second"),
-			  S("b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), S("2024-01-02T03:04:05.5Z"), none);
+	/* Arrays of every mapped type: extremes, quoting, empty, NULL. */
+	static const bool bs[] = { true, false };
+	static const int16_t i2s[] = { INT16_MIN, 0, INT16_MAX };
+	static const int32_t i4s[] = { INT32_MIN, INT32_MAX };
+	static const int64_t i8s[] = { INT64_MIN, -1, INT64_MAX };
+	static const float f4s[] = { 1.5f, -0.0f, INFINITY };
+	static const double f8s[] = { 0.1, NAN, -INFINITY, 4.9406564584124654e-324 };
+	static const ig_str ns[] = { S("-1.000000000000000000001"), S("NaN") };
+	static const ig_str ts_[] = { S("a\"b\\c"), S(""), S("NULL"), S("x, {y}") };
+	static const ig_str vcs[] = { S("v") };
+	static const ig_str bys[] = { { "\0\xff", 2 }, { "", 0 } };
+	static const ig_str us[] = { S("A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11") };
+	static const ig_str ds[] = { S("2024-02-29"), S("infinity") };
+	static const ig_str tss[] = { S("1999-12-31T23:59:59.999999") };
+	static const ig_str tzs[] = { S("2024-02-29T13:05:07.25+02:00"), S("-infinity") };
+	static const ig_str js[] = { S("{\"a\": [1, \"}\"]}") };
+	static const ig_str jbs[] = { S("{\"b\": 1, \"a\": \"\\\"q\\\"\"}"), S("[]") };
+#define A(arr) { (arr), IG_COUNTOF(arr) }
+	if (!db_PutArrays_params(step(db_PutArrays_sql, db_PutArrays_nparams, NULL)->p, &arena, 1,
+				 (struct db_array_bool)A(bs), (struct db_array_int16)A(i2s), (struct db_array_int32)A(i4s),
+				 (struct db_array_int64)A(i8s), (struct db_array_float)A(f4s), (struct db_array_double)A(f8s),
+				 (struct db_array_str)A(ns), (struct db_array_str)A(ts_), (struct db_array_str)A(vcs),
+				 (struct db_array_str)A(bys), (struct db_array_str)A(us), (struct db_array_str)A(ds),
+				 (struct db_array_str)A(tss), (struct db_array_str)A(tzs), (struct db_array_str)A(js),
+				 (struct db_array_str)A(jbs)))
+		return 1;
+	db_GetArrays_params(step(db_GetArrays_sql, db_GetArrays_nparams, print_arrays)->p, 1);
+	db_GetArrays_params(step(db_GetArrays_sql, db_GetArrays_nparams, print_arrays)->p, 1);
+	/* NULL arrays (items NULL), and empty ones (items set, len 0). */
+	static const bool no_b[1];
+	static const ig_str no_s[1];
+	if (!db_PutArrays_params(step(db_PutArrays_sql, db_PutArrays_nparams, NULL)->p, &arena, 2,
+				 (struct db_array_bool){ NULL, 0 }, (struct db_array_int16){ NULL, 0 },
+				 (struct db_array_int32){ NULL, 0 }, (struct db_array_int64){ NULL, 0 },
+				 (struct db_array_float){ NULL, 0 }, (struct db_array_double){ NULL, 0 },
+				 (struct db_array_str){ NULL, 0 }, (struct db_array_str){ no_s, 0 },
+				 (struct db_array_str){ NULL, 0 }, (struct db_array_str){ NULL, 0 },
+				 (struct db_array_str){ NULL, 0 }, (struct db_array_str){ NULL, 0 },
+				 (struct db_array_str){ NULL, 0 }, (struct db_array_str){ NULL, 0 },
+				 (struct db_array_str){ NULL, 0 }, (struct db_array_str){ no_s, 0 }))
+		return 1;
+	(void)no_b;
+	db_GetArrays_params(step(db_GetArrays_sql, db_GetArrays_nparams, print_arrays)->p, 2);
+	/* A NULL element (a string whose ptr is NULL) is stored; the decoder
+	 * refuses to read it back, as its C type has no NULL. */
+	static const ig_str with_null[] = { S("a"), { NULL, 0 } };
+	if (!db_PutArrays_params(step(db_PutArrays_sql, db_PutArrays_nparams, NULL)->p, &arena, 3,
+				 (struct db_array_bool){ NULL, 0 }, (struct db_array_int16){ NULL, 0 },
+				 (struct db_array_int32){ NULL, 0 }, (struct db_array_int64){ NULL, 0 },
+				 (struct db_array_float){ NULL, 0 }, (struct db_array_double){ NULL, 0 },
+				 (struct db_array_str){ NULL, 0 }, (struct db_array_str)A(with_null),
+				 (struct db_array_str){ NULL, 0 }, (struct db_array_str){ NULL, 0 },
+				 (struct db_array_str){ NULL, 0 }, (struct db_array_str){ NULL, 0 },
+				 (struct db_array_str){ NULL, 0 }, (struct db_array_str){ NULL, 0 },
+				 (struct db_array_str){ NULL, 0 }, (struct db_array_str){ NULL, 0 }))
+		return 1;
+	db_GetArrays_params(step(db_GetArrays_sql, db_GetArrays_nparams, print_arrays)->p, 3);
+	/* Item, through `-- returns: Item`: uuid and date-time as strings,
+	 * text[] into Item's tags, int4[] into its integer scores. */
+	static const ig_str tags[] = { S("x"), S("y z") };
+	static const int32_t scores[] = { 3, -4 };
+	if (!db_AddItem_params(step(db_AddItem_sql, db_AddItem_nparams, NULL)->p, &arena, S("first"),
+			       S("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), S("2024-01-02T03:04:05+01:00"), S("a note"),
+			       (struct db_array_str)A(tags), (struct db_array_int32)A(scores)) ||
+	    !db_AddItem_params(step(db_AddItem_sql, db_AddItem_nparams, NULL)->p, &arena, S("second"),
+			       S("b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), S("2024-01-02T03:04:05.5Z"), none,
+			       (struct db_array_str){ NULL, 0 }, (struct db_array_int32){ scores, 0 }))
+		return 1;
 	db_Rename_params(step(db_Rename_sql, db_Rename_nparams, print_affected)->p, 2, S("second, renamed"));
 	db_ListItems_params(step(db_ListItems_sql, db_ListItems_nparams, print_items)->p, S("%"), 10, 0);
 	db_ListItems_params(step(db_ListItems_sql, db_ListItems_nparams, print_items)->p, S("s%"), 10, 0);

@@ -68,18 +68,67 @@ static void emit_row_struct(struct sc_out *h, const struct qinfo *qi)
 	out_close(h, "};");
 }
 
+/* The C type a value of t takes in the member: the schema's with returns
+ * (items: the array's element), else the query's own. */
+static char *member_type(const struct qtype *t, const struct sc_schema *schema)
+{
+	return schema ? c_type(schema) : sc_strdup(t->ctype);
+}
+
+/* target = the scalar value v (a const ig_pg_value *, as ptr; its members
+ * as field, "v->" or "items[j].") as C type ctype; a text-of value may
+ * fail (return false). */
+static void emit_scalar(struct sc_out *c, const struct qtype *t, const char *ctype, const char *target, const char *ptr,
+			const char *field)
+{
+	char *cast = strcmp(ctype, "ig_str") && strcmp(ctype, "bool") ? sc_printf("(%s)", ctype) : sc_strdup("");
+	switch (t->held) {
+	case QT_BOOL: out_line(c, "%s = %sb;", target, field); break;
+	case QT_INT: out_line(c, "%s = %s%si;", target, cast, field); break;
+	case QT_FLOAT: out_line(c, "%s = %s%sf;", target, cast, field); break;
+	case QT_STR: out_line(c, "%s = %ss;", target, field); break;
+	case QT_TEXTOF:
+		out_line(c, "if (!ig_pg_value_text(%s, arena, &%s))", ptr, target);
+		out_line(c, "\treturn false;");
+		break;
+	case QT_ARRAY: break;
+	}
+	free(cast);
+}
+
+static void emit_array_decode(struct sc_out *c, const struct qtype *t, const struct sc_schema *schema, const char *m)
+{
+	const struct qtype *e = qt_find(t->array_of);
+	const struct sc_schema *items = schema ? sc_resolve(schema)->items : NULL;
+	char *et = member_type(e, items);
+	if (!items) { /* the query's own struct: the element's C type */
+		free(et);
+		et = sc_strdup(e->ctype);
+	}
+	out_open(c, "{");
+	out_line(c, "ig_pg_value *items;");
+	out_line(c, "size_t n;");
+	out_line(c, "if (!ig_pg_array_decode(v, %u, arena, &items, &n))", e->oid);
+	out_line(c, "\treturn false;");
+	out_line(c, "%s *a = n ? ig_arena_alloc(arena, sizeof *a * n) : NULL;", et);
+	out_line(c, "if (n && !a)");
+	out_line(c, "\treturn false;");
+	out_open(c, "for (size_t j = 0; j < n; j++) {");
+	out_line(c, "if (items[j].null)");
+	out_line(c, "\treturn false; /* a NULL element has no C value here */");
+	emit_scalar(c, e, et, "a[j]", "&items[j]", "items[j].");
+	out_close(c, "}");
+	out_line(c, "out->%s.items = a;", m);
+	out_line(c, "out->%s.len = n;", m);
+	out_close(c, "}");
+	free(et);
+}
+
 static void emit_column_decode(struct sc_out *c, const struct qcol *col, size_t i)
 {
 	const char *m = col->cname;
 	bool has = col->prop ? prop_has_flag(col->prop) : col->nullable;
 	bool null_flag = col->prop && prop_null_flag(col->prop);
-	const char *ctype = col->prop ? NULL : col->type->ctype;
-	char *cast = NULL;
-	if (!ctype) {
-		const struct sc_schema *r = sc_resolve(col->prop->schema);
-		ctype = r->kind == SC_INTEGER ? "int64_t" : r->kind == SC_NUMBER ? "double" : "";
-	}
-	cast = *ctype && strcmp(ctype, "ig_str") && strcmp(ctype, "bool") ? sc_printf("(%s)", ctype) : sc_strdup("");
 	out_line(c, "v = ig_pg_at(res, row, %zu);", i);
 	out_line(c, "if (v->oid != %u)", col->type->oid);
 	out_line(c, "\treturn false;");
@@ -99,19 +148,57 @@ static void emit_column_decode(struct sc_out *c, const struct qcol *col, size_t 
 	}
 	if (has)
 		out_line(c, "out->has_%s = true;", m);
-	switch (col->type->held) {
-	case QT_BOOL: out_line(c, "out->%s = v->b;", m); break;
-	case QT_INT: out_line(c, "out->%s = %sv->i;", m, cast); break;
-	case QT_FLOAT: out_line(c, "out->%s = %sv->f;", m, cast); break;
-	case QT_STR: out_line(c, "out->%s = v->s;", m); break;
-	case QT_TEXTOF:
-		out_line(c, "if (!ig_pg_value_text(v, arena, &out->%s))", m);
-		out_line(c, "\treturn false;");
-		break;
+	if (col->type->held == QT_ARRAY) {
+		emit_array_decode(c, col->type, col->prop ? col->prop->schema : NULL, m);
+	} else {
+		char *t = member_type(col->type, col->prop ? col->prop->schema : NULL);
+		char *target = sc_printf("out->%s", m);
+		emit_scalar(c, col->type, t, target, "v", "v->");
+		free(t);
+		free(target);
 	}
 	if (col->nullable)
 		out_close(c, "}");
-	free(cast);
+}
+
+/* Does the parameter builder need an arena (array parameters)? */
+static bool params_use_arena(const struct qinfo *qi)
+{
+	for (size_t i = 0; i < qi->nparams; i++)
+		if (qi->ptypes[i]->held == QT_ARRAY)
+			return true;
+	return false;
+}
+
+/* p[i] = an array parameter's literal. */
+static void emit_array_param(struct sc_out *c, const struct qtype *t, size_t i, const char *pn)
+{
+	const struct qtype *e = qt_find(t->array_of);
+	out_open(c, "if (!%s.items) {", pn);
+	out_line(c, "p[%zu] = ig_pg_null(0);", i);
+	out_close(c, "} else {");
+	c->indent++;
+	out_line(c, "ig_pg_value *ig_e = %s.len ? ig_arena_alloc(arena, sizeof *ig_e * %s.len) : NULL;", pn, pn);
+	out_line(c, "if (%s.len && !ig_e)", pn);
+	out_line(c, "\treturn false;");
+	out_line(c, "for (size_t ig_j = 0; ig_j < %s.len; ig_j++)", pn);
+	switch (e->held) {
+	case QT_BOOL: out_line(c, "\tig_e[ig_j] = ig_pg_bool(%s.items[ig_j]);", pn); break;
+	case QT_INT: out_line(c, "\tig_e[ig_j] = ig_pg_int8(%s.items[ig_j]);", pn); break;
+	case QT_FLOAT: out_line(c, "\tig_e[ig_j] = ig_pg_float8(%s.items[ig_j]);", pn); break;
+	case QT_STR:
+		out_line(c, "\tig_e[ig_j] = %s.items[ig_j].ptr ? %s(%s.items[ig_j]) : ig_pg_null(%u);", pn,
+			 e->held == QT_STR && e->oid == 17 ? "ig_pg_bytea" : "ig_pg_text", pn, e->oid);
+		break;
+	default:
+		out_line(c, "\tig_e[ig_j] = %s.items[ig_j].ptr ? ig_pg_text(%s.items[ig_j]) : ig_pg_null(%u);", pn, pn, e->oid);
+		break;
+	}
+	out_line(c, "ig_str ig_text;");
+	out_line(c, "if (!ig_pg_array_text(ig_e, %s.len, arena, &ig_text))", pn);
+	out_line(c, "\treturn false;");
+	out_line(c, "p[%zu] = ig_pg_untyped(ig_text); /* %s: an array literal */", i, t->sql);
+	out_close(c, "}");
 }
 
 static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *qi)
@@ -139,18 +226,24 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 	out_blank(c);
 
 	/* the parameters */
+	bool arena = params_use_arena(qi);
 	if (np) {
 		char *plist = param_list(qi, false);
 		out_line(h, "/* Fills p[0..db_%s_nparams): strings are pointed to, not copied; a string", n);
-		out_line(h, " * whose ptr is NULL is SQL NULL. */");
-		out_line(h, "void db_%s_params(ig_pg_value *p, %s);", n, plist);
-		out_open(c, "void db_%s_params(ig_pg_value *p, %s)", n, plist);
+		out_line(h, " * whose ptr is NULL is SQL NULL%s. */",
+			 arena ? ", so is an array whose items is NULL; array literals go into\n * arena (false: it is full)" : "");
+		out_line(h, "%s db_%s_params(ig_pg_value *p, %s%s);", arena ? "bool" : "void", n, arena ? "ig_arena *arena, " : "",
+			 plist);
+		out_open(c, "%s db_%s_params(ig_pg_value *p, %s%s)", arena ? "bool" : "void", n, arena ? "ig_arena *arena, " : "",
+			 plist);
 		c->indent--;
 		out_open(c, "{");
 		for (size_t i = 0; i < np; i++) {
 			const struct qtype *t = qi->ptypes[i];
 			const char *pn = qi->pnames[i];
-			if (t->held == QT_TEXTOF)
+			if (t->held == QT_ARRAY)
+				emit_array_param(c, t, i, pn);
+			else if (t->held == QT_TEXTOF)
 				out_line(c, "p[%zu] = %s.ptr ? ig_pg_untyped(%s) : ig_pg_null(0); /* %s: its text */", i, pn,
 					 pn, t->sql);
 			else if (t->held == QT_STR)
@@ -158,6 +251,8 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 			else
 				out_line(c, "p[%zu] = %s(%s);", i, t->param, pn);
 		}
+		if (arena)
+			out_line(c, "return true;");
 		out_close(c, "}");
 		out_blank(c);
 		free(plist);
@@ -173,7 +268,7 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 		out_open(c, "{");
 		bool uses_arena = false;
 		for (size_t i = 0; i < qi->ncols; i++)
-			uses_arena = uses_arena || qi->cols[i].type->held == QT_TEXTOF;
+			uses_arena = uses_arena || qi->cols[i].type->held == QT_TEXTOF || qi->cols[i].type->held == QT_ARRAY;
 		if (!uses_arena)
 			out_line(c, "(void)arena;");
 		out_line(c, "if (res->cols != %zu || row >= res->rows)", qi->ncols);
@@ -204,7 +299,12 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 	out_open(c, "{");
 	if (np) {
 		out_line(c, "ig_pg_value p[db_%s_nparams];", n);
-		out_line(c, "db_%s_params(p%s);", n, args);
+		if (arena) {
+			out_line(c, "if (!db_%s_params(p, ig_ctx_arena(ctx)%s))", n, args);
+			out_line(c, "\treturn ig_q_full(err, \"%s\");", n);
+		} else {
+			out_line(c, "db_%s_params(p%s);", n, args);
+		}
 	}
 	out_line(c, "const ig_pg_result *res = ig_pg_run(ctx, db_%s_sql, %s, db_%s_nparams, err);", n, np ? "p" : "NULL",
 		 n);
@@ -222,8 +322,8 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 		out_line(c, "%s *out = res->rows ? ig_arena_alloc(ig_ctx_arena(ctx), sizeof *out * res->rows) : NULL;", row);
 		out_line(c, "if (res->rows && !out)");
 		out_line(c, "\treturn ig_q_full(err, \"%s\");", n);
-		out_line(c, "for (uint32_t i = 0; i < res->rows; i++)");
-		out_line(c, "\tif (!db_%s_decode(res, i, ig_ctx_arena(ctx), &out[i]))", n);
+		out_line(c, "for (uint32_t ig_i = 0; ig_i < res->rows; ig_i++)");
+		out_line(c, "\tif (!db_%s_decode(res, ig_i, ig_ctx_arena(ctx), &out[ig_i]))", n);
 		out_line(c, "\t\treturn ig_q_mismatch(err, \"%s\");", n);
 		out_line(c, "*rows = out;");
 		out_line(c, "return res->rows;");
@@ -237,6 +337,32 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 	free(params);
 	free(args);
 	free(tail);
+}
+
+/* struct db_array_<type> for each array type a query's own row or
+ * parameters use, as schemac's arrays: items and len. */
+static void emit_array_types(const struct qinfo *qs, size_t n, struct sc_out *h)
+{
+	static const char *const names[] = { "struct db_array_bool", "struct db_array_int16", "struct db_array_int32",
+					     "struct db_array_int64", "struct db_array_float", "struct db_array_double",
+					     "struct db_array_str" };
+	static const char *const elems[] = { "bool", "int16_t", "int32_t", "int64_t", "float", "double", "ig_str" };
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+		bool used = false;
+		for (size_t i = 0; i < n && !used; i++) {
+			for (size_t j = 0; j < qs[i].nparams; j++)
+				used = used || strcmp(qs[i].ptypes[j]->ctype, names[k]) == 0;
+			for (size_t j = 0; j < qs[i].ncols && !qs[i].returns; j++)
+				used = used || strcmp(qs[i].cols[j].type->ctype, names[k]) == 0;
+		}
+		if (!used)
+			continue;
+		out_open(h, "%s {", names[k]);
+		out_line(h, "const %s *items;", elems[k]);
+		out_line(h, "size_t len;");
+		out_close(h, "};");
+		out_blank(h);
+	}
 }
 
 void emit_queries(const struct qinfo *qs, size_t n, struct sc_out *h, struct sc_out *c)
@@ -277,17 +403,18 @@ void emit_queries(const struct qinfo *qs, size_t n, struct sc_out *h, struct sc_
 	}
 	bool any_many = false;
 	for (size_t i = 0; i < n; i++)
-		any_many = any_many || qs[i].q->kind == SQ_MANY;
+		any_many = any_many || qs[i].q->kind == SQ_MANY || params_use_arena(&qs[i]);
 	if (any_many) {
 		out_open(c, "static int ig_q_full(ig_pg_error *err, const char *query)");
 		c->indent--;
 		out_open(c, "{");
 		out_line(c, "(void)query;");
-		out_line(c, "*err = (ig_pg_error){ .kind = IG_PG_TOO_LARGE, .message = IG_STR(\"the arena cannot hold the rows\") };");
+		out_line(c, "*err = (ig_pg_error){ .kind = IG_PG_TOO_LARGE, .message = IG_STR(\"the arena is full\") };");
 		out_line(c, "return -1;");
 		out_close(c, "}");
 		out_blank(c);
 	}
+	emit_array_types(qs, n, h);
 	for (size_t i = 0; i < n; i++)
 		emit_query(h, c, &qs[i]);
 	out_line(h, "#endif");

@@ -35,6 +35,26 @@ static const struct qtype types[] = {
 	{ 1082, "date", "ig_str", QT_TEXTOF, NULL, SC_STRING, SC_FMT_DATE, 0 },
 	{ 1114, "timestamp", "ig_str", QT_TEXTOF, NULL, SC_STRING, SC_FMT_DATE_TIME, 0 },
 	{ 1184, "timestamptz", "ig_str", QT_TEXTOF, NULL, SC_STRING, SC_FMT_DATE_TIME, 0 },
+	/* One-dimensional arrays (a column's declared dimensions are not
+	 * checked: PostgreSQL does not enforce them either; the decoder
+	 * refuses a value of more than one). Their structs are declared in
+	 * queries.h, named after the element's C type. */
+	{ 1000, "bool[]", "struct db_array_bool", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 16 },
+	{ 1005, "int2[]", "struct db_array_int16", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 21 },
+	{ 1007, "int4[]", "struct db_array_int32", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 23 },
+	{ 1016, "int8[]", "struct db_array_int64", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 20 },
+	{ 1021, "float4[]", "struct db_array_float", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 700 },
+	{ 1022, "float8[]", "struct db_array_double", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 701 },
+	{ 1231, "numeric[]", "struct db_array_str", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 1700 },
+	{ 1009, "text[]", "struct db_array_str", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 25 },
+	{ 1015, "varchar[]", "struct db_array_str", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 1043 },
+	{ 1001, "bytea[]", "struct db_array_str", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 17 },
+	{ 199, "json[]", "struct db_array_str", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 114 },
+	{ 3807, "jsonb[]", "struct db_array_str", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 3802 },
+	{ 2951, "uuid[]", "struct db_array_str", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 2950 },
+	{ 1182, "date[]", "struct db_array_str", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 1082 },
+	{ 1115, "timestamp[]", "struct db_array_str", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 1114 },
+	{ 1185, "timestamptz[]", "struct db_array_str", QT_ARRAY, NULL, SC_ARRAY, SC_FMT_NONE, 1184 },
 };
 
 const struct qtype *qt_find(uint32_t oid)
@@ -159,6 +179,11 @@ static void describe(struct ph_conn *c, struct qinfo *qi)
 	qi->pnames = sc_xmalloc(sizeof *qi->pnames * (d.nparams + 1));
 	qi->ptypes = sc_xmalloc(sizeof *qi->ptypes * (d.nparams + 1));
 	sq_param_names(q->sql, d.nparams, reserved, qi->pnames);
+	for (size_t i = 0; i < d.nparams; i++) { /* a C keyword gets a '_' */
+		char *name = sc_member_name(qi->pnames[i]);
+		free(qi->pnames[i]);
+		qi->pnames[i] = name;
+	}
 	for (size_t i = 0; i < d.nparams; i++) {
 		qi->ptypes[i] = qt_find(d.params[i]);
 		if (!qi->ptypes[i])
@@ -226,6 +251,16 @@ static char *disagreement(const struct qtype *t, const struct sc_schema *s)
 	const struct sc_schema *r = sc_resolve(s);
 	if (r->kind != t->kind)
 		return sc_printf("is %s, the property is %s", t->sql, kind_name(r->kind));
+	if (t->array_of) {
+		const struct qtype *e = qt_find(t->array_of);
+		const struct sc_schema *items = r->items ? sc_resolve(r->items) : NULL;
+		if (!items || items->kind != e->kind || (items->kind == SC_STRING && items->format != SC_FMT_NONE &&
+							  items->format != e->format))
+			return sc_printf("is %s, the property's items are %s%s%s", t->sql,
+					 items ? kind_name(items->kind) : "anything", items && items->format ? " of format " : "",
+					 items && items->format ? format_name(items->format) : "");
+		return NULL;
+	}
 	if (r->kind == SC_STRING && r->format != SC_FMT_NONE && r->format != t->format)
 		return sc_printf("is %s, the property is a string of format %s", t->sql, format_name(r->format));
 	return NULL;

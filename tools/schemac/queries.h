@@ -18,6 +18,7 @@ enum qt_held {
 	QT_FLOAT,  /* v->f */
 	QT_STR,    /* v->s: text, varchar, numeric, json(b), bytea */
 	QT_TEXTOF, /* uuid, date, timestamp(tz): its text via ig_pg_value_text */
+	QT_ARRAY,  /* a one-dimensional array of array_of: ig_pg_array_decode */
 };
 struct qtype {
 	uint32_t oid;

@@ -126,6 +126,10 @@ static unsigned read_file(const char *path, struct sq_query **qs, size_t *n)
 			if (!is_ident(name)) {
 				fprintf(stderr, "%s:%d: query name \"%s\" is not a C identifier\n", path, line, name);
 				errors++;
+			} else if (strncmp(name, "array_", 6) == 0) {
+				fprintf(stderr, "%s:%d: query name \"%s\": db_array_* are the generated array types\n", path,
+					line, name);
+				errors++;
 			}
 			SC_APPEND(*qs, *n, q);
 			cur = &(*qs)[*n - 1];

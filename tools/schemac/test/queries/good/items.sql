@@ -1,13 +1,13 @@
 -- name: GetItem :one
 -- returns: Item
-SELECT id, name, uid, made, note FROM items WHERE id = $1;
+SELECT id, name, uid, made, note, tags, scores FROM items WHERE id = $1;
 
 -- name: ListItems :many
 -- returns: Item
-SELECT id, name, uid, made, note FROM items WHERE name LIKE $1 ORDER BY id LIMIT $2 OFFSET $3;
+SELECT id, name, uid, made, note, tags, scores FROM items WHERE name LIKE $1 ORDER BY id LIMIT $2 OFFSET $3;
 
 -- name: AddItem :one
-INSERT INTO items (name, uid, made, note) VALUES ($1, $2, $3, $4) RETURNING id;
+INSERT INTO items (name, uid, made, note, tags, scores) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id;
 
 -- name: Rename :execrows
 UPDATE items SET name = $2 WHERE id = $1;

@@ -4,11 +4,19 @@ CREATE TABLE items (
 	name text NOT NULL UNIQUE,
 	uid uuid NOT NULL,
 	made timestamptz NOT NULL,
-	note text
+	note text,
+	tags text[],
+	scores int4[] NOT NULL DEFAULT '{}'
 );
 CREATE TABLE everything (
 	k integer NOT NULL PRIMARY KEY,
 	b bool, i2 int2, i4 int4, i8 int8, f4 float4, f8 float8, n numeric,
 	t text, vc varchar(20), by bytea, u uuid, d date, ts timestamp, tz timestamptz,
 	j json, jb jsonb
+);
+CREATE TABLE arrays (
+	k integer NOT NULL PRIMARY KEY,
+	b bool[], i2 int2[], i4 int4[], i8 int8[], f4 float4[], f8 float8[], n numeric[],
+	t text[], vc varchar(20)[], by bytea[], u uuid[], d date[], ts timestamp[], tz timestamptz[],
+	j json[], jb jsonb[]
 );
