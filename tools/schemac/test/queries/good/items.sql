@@ -14,3 +14,9 @@ UPDATE items SET name = $2 WHERE id = $1;
 
 -- name: Forget :exec
 DELETE FROM items WHERE made < $1;
+
+-- name: MadeBetween :many
+-- returns: Item
+SELECT id, name, uid, made, note, tags, scores FROM items
+WHERE made >= $1 AND made < $2 AND $3::text <> items.name AND id > $4::int8 + 0
+ORDER BY id;
