@@ -281,7 +281,7 @@ $(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
 	@echo "built $(BIN) ($$(stat -c %s $(BIN)) bytes)"
 
-bin: setup-build $(BIN) $(BIN).map $(if $(QUERIES_GEN),$(APP_OBJDIR)/gen/queries.o)
+bin: setup-build $(if $(QUERIES_GEN),$(APP_OBJDIR)/gen/queries.o) $(BIN) $(BIN).map
 
 # Programs built on the runtime without the app: the test client CLI
 # (tests/client/fetch.c) and the client benchmark (tools/bench/clientbench.c).
