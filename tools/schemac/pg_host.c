@@ -94,22 +94,6 @@ static void server_error(const struct pg_msg *m, struct ph_error *e)
 	e->position = f.position.len ? atoi(f.position.ptr) : 0;
 }
 
-/* Reads up to ReadyForQuery; an error is kept and reported then. */
-static bool until_ready(struct ph_conn *c, struct ph_error *e, bool failed)
-{
-	struct pg_msg m;
-	for (;;) {
-		if (!next(c, &m, e))
-			return false;
-		if (m.type == PG_MSG_READY)
-			return !failed;
-		if (m.type == PG_MSG_ERROR && !failed) {
-			server_error(&m, e);
-			failed = true;
-		}
-	}
-}
-
 static int dial(const char *host, const char *port, struct ph_error *e)
 {
 	if (host[0] == '/') {
@@ -238,19 +222,14 @@ static struct pg_out big_out(size_t need)
 	return o;
 }
 
-bool ph_simple(struct ph_conn *c, const char *sql, char ***rows, size_t *nrows, struct ph_error *e)
+/* Reads up to ReadyForQuery; the first error is kept and reported then.
+ * rows (when non-NULL): the first column of the last result's rows. */
+static bool read_results(struct ph_conn *c, struct ph_error *e, char ***rows, size_t *nrows, bool failed)
 {
-	struct pg_out o = big_out(strlen(sql));
-	ig_pg_put_query(&o, sql);
-	bool ok = send_all(c, &o, e);
-	free(o.buf);
-	if (!ok)
-		return false;
 	if (rows) {
 		*rows = NULL;
 		*nrows = 0;
 	}
-	bool failed = false;
 	struct pg_msg m;
 	for (;;) {
 		if (!next(c, &m, e))
@@ -279,6 +258,15 @@ bool ph_simple(struct ph_conn *c, const char *sql, char ***rows, size_t *nrows, 
 	}
 }
 
+bool ph_simple(struct ph_conn *c, const char *sql, char ***rows, size_t *nrows, struct ph_error *e)
+{
+	struct pg_out o = big_out(strlen(sql));
+	ig_pg_put_query(&o, sql);
+	bool ok = send_all(c, &o, e);
+	free(o.buf);
+	return ok && read_results(c, e, rows, nrows, false);
+}
+
 bool ph_describe(struct ph_conn *c, const char *sql, struct ph_describe *d, struct ph_error *e)
 {
 	*d = (struct ph_describe){ 0 };
@@ -297,7 +285,7 @@ bool ph_describe(struct ph_conn *c, const char *sql, struct ph_describe *d, stru
 		if (m.type == PG_MSG_ERROR) {
 			server_error(&m, e);
 			struct ph_error ignored;
-			until_ready(c, &ignored, true);
+			read_results(c, &ignored, NULL, NULL, true);
 			return false;
 		}
 		if (m.type == PG_MSG_PARAMETER_DESCRIPTION) {

@@ -10,7 +10,6 @@
 #include "sql_params.h"
 #include "kernel/runtime/file.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,30 +99,17 @@ static char *env(const char *name, const char *dflt)
 	return sc_strdup(v && *v ? v : dflt);
 }
 
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static bool apply_migrations(struct ph_conn *c, const char *dir)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
+	char **names;
+	size_t n;
+	if (sq_list_sql(dir, &names, &n) != 0) {
 		if (errno == ENOENT)
 			return true; /* no migrations: queries over the catalog only */
 		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
 		errors++;
 		return false;
 	}
-	char **names = NULL;
-	size_t n = 0;
-	for (struct dirent *e; (e = readdir(d));) {
-		size_t l = strlen(e->d_name);
-		if (l > 4 && strcmp(e->d_name + l - 4, ".sql") == 0 && e->d_name[0] != '.')
-			SC_APPEND(names, n, sc_printf("%s/%s", dir, e->d_name));
-	}
-	closedir(d);
-	qsort(names, n, sizeof *names, by_name);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = 0;
 		char *text = ig_read_file(names[i], (size_t)1 << 28, 0, &len, NULL, 0);

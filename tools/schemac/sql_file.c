@@ -166,22 +166,31 @@ static unsigned read_file(const char *path, struct sq_query **qs, size_t *n)
 	return errors;
 }
 
-unsigned sq_read_dir(const char *dir, struct sq_query **qs, size_t *n)
+int sq_list_sql(const char *dir, char ***paths, size_t *n)
 {
+	*paths = NULL;
+	*n = 0;
 	DIR *d = opendir(dir);
-	if (!d) {
-		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
-		return 1;
-	}
-	char **names = NULL;
-	size_t nn = 0;
+	if (!d)
+		return -1;
 	for (struct dirent *e; (e = readdir(d));) {
 		size_t l = strlen(e->d_name);
 		if (l > 4 && strcmp(e->d_name + l - 4, ".sql") == 0 && e->d_name[0] != '.')
-			SC_APPEND(names, nn, sc_printf("%s/%s", dir, e->d_name));
+			SC_APPEND(*paths, *n, sc_printf("%s/%s", dir, e->d_name));
 	}
 	closedir(d);
-	qsort(names, nn, sizeof *names, by_name);
+	qsort(*paths, *n, sizeof **paths, by_name);
+	return 0;
+}
+
+unsigned sq_read_dir(const char *dir, struct sq_query **qs, size_t *n)
+{
+	char **names;
+	size_t nn;
+	if (sq_list_sql(dir, &names, &nn) != 0) {
+		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
+		return 1;
+	}
 	unsigned errors = 0;
 	for (size_t i = 0; i < nn; i++)
 		errors += read_file(names[i], qs, n);

@@ -23,6 +23,10 @@ struct sq_query {
  * Problems are printed as "FILE:LINE: message"; returns their count. */
 unsigned sq_read_dir(const char *dir, struct sq_query **qs, size_t *n);
 
+/* The paths of dir's *.sql files (not hidden), sorted by name, malloc'd;
+ * -1 with errno when dir cannot be read. */
+int sq_list_sql(const char *dir, char ***paths, size_t *n);
+
 /* The line of sql's byte offset (0-based) within q's file. */
 int sq_line_at(const struct sq_query *q, size_t offset);
 
