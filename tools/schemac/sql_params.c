@@ -192,6 +192,49 @@ void sq_param_names(const char *sql, size_t nparams, const char *const *reserved
 				name(names, nparams, t[j].n, cols[col]);
 		}
 	}
+	/* unnest($1, $2) AS v(a, b): the i-th alias column names the i-th
+	 * argument when that argument is a bare $n (a cast allowed). */
+	for (size_t i = 0; i + 1 < nt; i++) {
+		if (!keyword(&t[i], "unnest") || !punct(&t[i + 1], '('))
+			continue;
+		long args[256];
+		size_t na = 0;
+		int depth = 0;
+		bool bare = true;
+		long param = 0;
+		size_t j = i + 2;
+		for (; j < nt; j++) {
+			if (punct(&t[j], '(')) {
+				depth++;
+			} else if (punct(&t[j], ')') && depth > 0) {
+				depth--;
+			} else if (depth == 0 && (punct(&t[j], ',') || punct(&t[j], ')'))) {
+				if (na < 256)
+					args[na++] = bare ? param : 0;
+				bare = true;
+				param = 0;
+				if (punct(&t[j], ')'))
+					break;
+			} else if (depth == 0 && t[j].kind == TK_PARAM && !param && (punct(&t[j - 1], '(') || punct(&t[j - 1], ','))) {
+				param = t[j].n;
+			} else if (depth == 0 && !(t[j].kind == TK_OP && strcmp(t[j].text, "::") == 0) &&
+				   !(j >= 1 && t[j - 1].kind == TK_OP && strcmp(t[j - 1].text, "::") == 0) &&
+				   !punct(&t[j], '[') && !punct(&t[j], ']')) {
+				bare = false; /* more than $n::type[] */
+			}
+		}
+		if (j + 3 >= nt)
+			continue;
+		j++;
+		if (keyword(&t[j], "as"))
+			j++;
+		if (j + 1 >= nt || t[j].kind != TK_WORD || !punct(&t[j + 1], '('))
+			continue;
+		size_t col = 0;
+		for (j += 2; j < nt && !punct(&t[j], ')'); j++)
+			if (t[j].kind == TK_WORD && col < na && args[col++])
+				name(names, nparams, args[col - 1], t[j].text);
+	}
 	for (size_t i = 0; i < nparams; i++) {
 		bool clash = !names[i];
 		for (size_t j = 0; !clash && j < i; j++)

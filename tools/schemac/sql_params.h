@@ -4,6 +4,7 @@
  *     (so WHERE col = $1 and UPDATE t SET col = $1; a qualified t.col
  *     gives col; a cast $n::type is allowed)
  *   INSERT INTO t (a, b, ...) VALUES ($1, $2, ...)   by position
+ *   unnest($1, $2) AS v(a, b)                       by position
  *   LIMIT $n -> limit, OFFSET $n -> offset
  * Any other parameter is p<n>. A name used twice gets _<n> appended. */
 #ifndef SCHEMAC_SQL_PARAMS_H

@@ -20,3 +20,6 @@ DELETE FROM items WHERE made < $1;
 SELECT id, name, uid, made, note, tags, scores FROM items
 WHERE made >= $1 AND made < $2 AND $3::text <> items.name AND id > $4::int8 + 0
 ORDER BY id;
+
+-- name: SetNotes :execrows
+UPDATE items SET note = v.n FROM unnest($1::int8[], $2::text[]) AS v(id, n) WHERE items.id = v.id;
