@@ -4,7 +4,8 @@
  * type's parameter built by db_PutEverything_params, stored, read back
  * twice (a statement's first execution gets text results, the next binary)
  * and decoded by db_GetEverything_decode; NULLs; extremes; timestamps
- * given with zones; the rows of `-- returns: Item` in Item's struct.
+ * given with zones; the rows of `-- returns: Item` in Item's struct (json
+ * into a free-form property and an array of numbers too).
  * Prints one JSON line per decoded row (tools/schemac/test/run compares
  * them with queries/roundtrip.expect). DATABASE_URL names a database where
  * the suite's migrations ran. */
@@ -149,6 +150,11 @@ static void print_everything(const ig_pg_result *res)
 	printf("}\n");
 }
 
+static void print_affected(const ig_pg_result *res)
+{
+	printf("{\"affected\":%" PRIu64 "}\n", res->affected);
+}
+
 static void print_items(const ig_pg_result *res)
 {
 	for (uint32_t i = 0; i < res->rows; i++) {
@@ -174,13 +180,16 @@ static void print_items(const ig_pg_result *res)
 		printf(",\"scores\":[");
 		for (size_t j = 0; j < it.scores.len; j++)
 			printf("%s%" PRId64, j ? "," : "", it.scores.items[j]);
-		printf("]}\n");
+		printf("]");
+		/* meta: free-form, the tree (its type and its text as stored) */
+		if (it.has_meta)
+			printf(",\"meta\":{\"type\":%d,\"raw\":%.*s}", (int)it.meta->type, (int)it.meta->raw.len,
+			       it.meta->raw.ptr);
+		else
+			printf(",\"meta\":null");
+		PUT_ARRAY("ratios", it.has_ratios, it.ratios, p_f8);
+		printf("}\n");
 	}
-}
-
-static void print_affected(const ig_pg_result *res)
-{
-	printf("{\"affected\":%" PRIu64 "}\n", res->affected);
 }
 
 static void run_next(void);
@@ -335,10 +344,11 @@ int main(void)
 	static const int32_t scores[] = { 3, -4 };
 	if (!db_AddItem_params(step(db_AddItem_sql, db_AddItem_nparams, NULL)->p, &arena, S("first"),
 			       S("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), S("2024-01-02T03:04:05+01:00"), S("a note"),
-			       (struct db_array_str)A(tags), (struct db_array_int32)A(scores)) ||
+			       (struct db_array_str)A(tags), (struct db_array_int32)A(scores),
+			       S("{\"k\": [1, {\"x\": null}], \"s\": \"\\u00e9\"}"), S("[1, 2.5, -1e-3]")) ||
 	    !db_AddItem_params(step(db_AddItem_sql, db_AddItem_nparams, NULL)->p, &arena, S("second"),
 			       S("b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), S("2024-01-02T03:04:05.5Z"), none,
-			       (struct db_array_str){ NULL, 0 }, (struct db_array_int32){ scores, 0 }))
+			       (struct db_array_str){ NULL, 0 }, (struct db_array_int32){ scores, 0 }, S("7"), S("[]")))
 		return 1;
 	db_Rename_params(step(db_Rename_sql, db_Rename_nparams, print_affected)->p, 2, S("second, renamed"));
 	db_ListItems_params(step(db_ListItems_sql, db_ListItems_nparams, print_items)->p, S("%"), 10, 0);

@@ -64,6 +64,23 @@ const struct qtype *qt_find(uint32_t oid)
 	return NULL;
 }
 
+bool qt_is_json(const struct qtype *t)
+{
+	return t->oid == 114 || t->oid == 3802;
+}
+
+bool qt_json_fits(const struct sc_schema *s)
+{
+	const struct sc_schema *r = sc_resolve(s);
+	if (r->kind == SC_VALUE)
+		return true;
+	if (r->kind != SC_ARRAY || !r->items || slot_is_value(r->items, false))
+		return false;
+	const struct sc_schema *i = sc_resolve(r->items);
+	return (i->kind == SC_STRING && i->format == SC_FMT_NONE) || i->kind == SC_INTEGER || i->kind == SC_NUMBER ||
+	       i->kind == SC_BOOLEAN;
+}
+
 /* Words a parameter may not be named: the linear function's own. */
 static const char *const reserved[] = { "ctx", "err", "row", "rows", "p", "res", "arena", "out", NULL };
 
@@ -235,12 +252,14 @@ static const char *format_name(enum sc_format f)
 static char *disagreement(const struct qtype *t, const struct sc_schema *s)
 {
 	const struct sc_schema *r = sc_resolve(s);
+	if (qt_is_json(t) && qt_json_fits(s))
+		return NULL;
 	if (r->kind != t->kind)
 		return sc_printf("is %s, the property is %s", t->sql, kind_name(r->kind));
 	if (t->array_of) {
 		const struct qtype *e = qt_find(t->array_of);
 		const struct sc_schema *items = r->items ? sc_resolve(r->items) : NULL;
-		if (!items || items->kind != e->kind || (items->kind == SC_STRING && items->format != SC_FMT_NONE &&
+		if (!items || slot_is_value(r->items, false) || items->kind != e->kind || (items->kind == SC_STRING && items->format != SC_FMT_NONE &&
 							  items->format != e->format))
 			return sc_printf("is %s, the property's items are %s%s%s", t->sql,
 					 items ? kind_name(items->kind) : "anything", items && items->format ? " of format " : "",

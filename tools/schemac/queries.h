@@ -32,6 +32,11 @@ struct qtype {
 };
 /* NULL when the type is not mapped. */
 const struct qtype *qt_find(uint32_t oid);
+/* json or jsonb: besides a string (its text), such a column fills a
+ * free-form property (the parsed tree) or an array of strings, integers,
+ * numbers or booleans (the JSON array's elements), per qt_json_fits. */
+bool qt_is_json(const struct qtype *t);
+bool qt_json_fits(const struct sc_schema *s);
 
 struct qcol {
 	char *name;   /* as the server names it */

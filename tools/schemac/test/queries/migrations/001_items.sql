@@ -6,7 +6,9 @@ CREATE TABLE items (
 	made timestamptz NOT NULL,
 	note text,
 	tags text[],
-	scores int4[] NOT NULL DEFAULT '{}'
+	scores int4[] NOT NULL DEFAULT '{}',
+	meta jsonb,
+	ratios json
 );
 CREATE TABLE everything (
 	k integer NOT NULL PRIMARY KEY,
