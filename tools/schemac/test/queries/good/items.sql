@@ -24,3 +24,9 @@ ORDER BY id;
 
 -- name: SetNotes :execrows
 UPDATE items SET note = v.n FROM unnest($1::int8[], $2::text[]) AS v(id, n) WHERE items.id = v.id;
+
+-- name: Tricky :many
+-- Strings, comments and quoted names hide what looks like comparisons.
+SELECT id FROM items
+WHERE name <> 'x = $2' /* made = $2 */ AND "note" = $1 -- uid = $2
+	AND uid = $2;
