@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -339,6 +340,28 @@ static int write_out(const char *dir, const char *name, const struct sc_out *o)
 	return rc;
 }
 
+/* Drops the throwaway databases of runs that ended before dropping theirs
+ * (interrupted: their process is gone), by the pid in the name. */
+static void drop_stale(struct ph_conn *admin)
+{
+	char **rows = NULL;
+	size_t n = 0;
+	struct ph_error e;
+	if (!ph_simple(admin, "SELECT datname FROM pg_database WHERE datname ~ '^schemac_[0-9]+_[0-9a-f]{12}$'", &rows,
+		       &n, &e))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		long pid = rows[i] ? strtol(rows[i] + 8, NULL, 10) : 0;
+		if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+			char *sql = sc_printf("DROP DATABASE IF EXISTS %s", rows[i]);
+			ph_simple(admin, sql, NULL, NULL, &e);
+			free(sql);
+		}
+		free(rows[i]);
+	}
+	free(rows);
+}
+
 int queries_main(int argc, char **argv)
 {
 	if (argc != 6) {
@@ -370,6 +393,7 @@ int queries_main(int argc, char **argv)
 		fprintf(stderr, "schemac: the build's PostgreSQL (%s, port %s): %s\n", host, port, e.message);
 		return 1;
 	}
+	drop_stale(&admin);
 	uint8_t rnd[6];
 	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
 		return 1;
