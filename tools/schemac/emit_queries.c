@@ -361,7 +361,7 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 		out_line(c, "ig_pg_value p[db_%s_nparams];", n);
 		if (arena) {
 			out_line(c, "if (!db_%s_params(p, ig_ctx_arena(ctx)%s))", n, args);
-			out_line(c, "\treturn ig_q_full(err, \"%s\");", n);
+			out_line(c, "\treturn ig_q_full(err);");
 		} else {
 			out_line(c, "db_%s_params(p%s);", n, args);
 		}
@@ -375,16 +375,16 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 		out_line(c, "if (res->rows == 0)");
 		out_line(c, "\treturn 0;");
 		out_line(c, "if (!db_%s_decode(res, 0, ig_ctx_arena(ctx), row))", n);
-		out_line(c, "\treturn ig_q_mismatch(err, \"%s\");", n);
+		out_line(c, "\treturn ig_q_mismatch(err);");
 		out_line(c, "return 1;");
 		break;
 	case SQ_MANY:
 		out_line(c, "%s *out = res->rows ? ig_arena_alloc(ig_ctx_arena(ctx), sizeof *out * res->rows) : NULL;", row);
 		out_line(c, "if (res->rows && !out)");
-		out_line(c, "\treturn ig_q_full(err, \"%s\");", n);
+		out_line(c, "\treturn ig_q_full(err);");
 		out_line(c, "for (uint32_t ig_i = 0; ig_i < res->rows; ig_i++)");
 		out_line(c, "\tif (!db_%s_decode(res, ig_i, ig_ctx_arena(ctx), &out[ig_i]))", n);
-		out_line(c, "\t\treturn ig_q_mismatch(err, \"%s\");", n);
+		out_line(c, "\t\treturn ig_q_mismatch(err);");
 		out_line(c, "*rows = out;");
 		out_line(c, "return res->rows;");
 		break;
@@ -397,6 +397,40 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 	free(params);
 	free(args);
 	free(tail);
+}
+
+static bool returns_rows(const struct qinfo *qi)
+{
+	return qi->q->kind == SQ_ONE || qi->q->kind == SQ_MANY;
+}
+
+static bool decodes_json(const struct qinfo *qi)
+{
+	for (size_t j = 0; j < qi->ncols; j++)
+		if (col_json_tree(&qi->cols[j]))
+			return true;
+	return false;
+}
+
+/* Takes memory from ctx's arena: the rows of :many, array parameters. */
+static bool allocates(const struct qinfo *qi)
+{
+	return qi->q->kind == SQ_MANY || params_use_arena(qi);
+}
+
+static bool any(const struct qinfo *qs, size_t n, bool (*pred)(const struct qinfo *))
+{
+	for (size_t i = 0; i < n; i++)
+		if (pred(&qs[i]))
+			return true;
+	return false;
+}
+
+/* A static helper's head, its body's indent open. */
+static void emit_helper(struct sc_out *c, const char *signature)
+{
+	out_line(c, "%s", signature);
+	out_open(c, "{");
 }
 
 /* struct db_array_<type> for each array type a query's own row or
@@ -446,31 +480,20 @@ void emit_queries(const struct qinfo *qs, size_t n, struct sc_out *h, struct sc_
 	out_line(c, "#include \"queries.h\"");
 	out_line(c, "#include \"ingot/json_read.h\"");
 	out_blank(c);
-	bool any_rows = false;
-	for (size_t i = 0; i < n; i++)
-		any_rows = any_rows || qs[i].q->kind == SQ_ONE || qs[i].q->kind == SQ_MANY;
-	if (any_rows) {
-		out_line(c, "/* A result whose columns are not the described ones: the database's schema");
-		out_line(c, " * is not the migrations' the build saw. */");
-		out_open(c, "static int ig_q_mismatch(ig_pg_error *err, const char *query)");
-		c->indent--;
-		out_open(c, "{");
-		out_line(c, "(void)query;");
+	if (any(qs, n, returns_rows)) {
+		out_line(c, "/* A row that does not fit: its columns are not the described ones (the");
+		out_line(c, " * database's schema is not the migrations' the build saw), or a JSON value");
+		out_line(c, " * is not what the row's type holds. */");
+		emit_helper(c, "static int ig_q_mismatch(ig_pg_error *err)");
 		out_line(c, "*err = (ig_pg_error){ .kind = IG_PG_PROTOCOL,");
-		out_line(c, "\t.message = IG_STR(\"the result's columns are not those the build described\") };");
+		out_line(c, "\t.message = IG_STR(\"a row does not fit the query's row type\") };");
 		out_line(c, "return -1;");
 		out_close(c, "}");
 		out_blank(c);
 	}
-	bool any_json = false;
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < qs[i].ncols; j++)
-			any_json = any_json || col_json_tree(&qs[i].cols[j]);
-	if (any_json) {
+	if (any(qs, n, decodes_json)) {
 		out_line(c, "/* A json(b) column's text as a tree in arena; NULL when it is not JSON. */");
-		out_open(c, "static const ig_json_value *ig_q_json(ig_str text, ig_arena *arena)");
-		c->indent--;
-		out_open(c, "{");
+		emit_helper(c, "static const ig_json_value *ig_q_json(ig_str text, ig_arena *arena)");
 		out_line(c, "ig_json_reader r;");
 		out_line(c, "ig_jr_init(&r, text.ptr, text.len, arena, 64);");
 		out_line(c, "ig_json_value *v = ig_jr_value(&r);");
@@ -478,14 +501,8 @@ void emit_queries(const struct qinfo *qs, size_t n, struct sc_out *h, struct sc_
 		out_close(c, "}");
 		out_blank(c);
 	}
-	bool any_many = false;
-	for (size_t i = 0; i < n; i++)
-		any_many = any_many || qs[i].q->kind == SQ_MANY || params_use_arena(&qs[i]);
-	if (any_many) {
-		out_open(c, "static int ig_q_full(ig_pg_error *err, const char *query)");
-		c->indent--;
-		out_open(c, "{");
-		out_line(c, "(void)query;");
+	if (any(qs, n, allocates)) {
+		emit_helper(c, "static int ig_q_full(ig_pg_error *err)");
 		out_line(c, "*err = (ig_pg_error){ .kind = IG_PG_TOO_LARGE, .message = IG_STR(\"the arena is full\") };");
 		out_line(c, "return -1;");
 		out_close(c, "}");
