@@ -127,8 +127,12 @@ GEN_SRC     := $(GEN)/api.c
 # schemac's table of the C library's names that the generated api.h
 # declares (tools/schemac/libc_names.h) is made from musl's headers.
 SCHEMAC_LIBC_NAMES := $(BUILD)/tools/schemac/libc_names.c
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c $(SCHEMAC_LIBC_NAMES)
-SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a
+# schemac --queries talks to the build's PostgreSQL with net/pg's own wire
+# code and SCRAM, compiled for the host (tools/schemac/pg_host.c).
+SCHEMAC_PG_SRC := net/pg/wire.c net/pg/writer.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c \
+                  kernel/runtime/arena.c kernel/runtime/pool.c
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c $(SCHEMAC_PG_SRC) $(SCHEMAC_LIBC_NAMES)
+SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a $(DEPS)/host/lib/libbearssl.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
 # tools/migrations/embed for `service --migrate`: main.c refers to them.
@@ -194,7 +198,24 @@ $(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
 	@mkdir -p $(GEN)
 	@$(if $(Q),echo "  SCHEMAC $(SCHEMA)")
 	$(Q)$(BUILD)/schemac $(SCHEMA) $(GEN)
-gen: $(GEN)/api.c $(GEN)/migrations.c
+gen: $(GEN)/api.c $(GEN)/migrations.c $(QUERIES_GEN)
+
+# The app's queries (QUERIES/*.sql, sqlc's annotations): schemac --queries
+# describes them on a throwaway database of the local PostgreSQL made from
+# MIGRATIONS (tools/make/queries, which skips PostgreSQL when the hash of
+# the inputs is the one recorded beside its output). A bad query fails the
+# build. queries.o is compiled so the generated code is checked; it is
+# linked into the service once the linear calls it makes (ig_pg_run) are.
+QUERIES ?= $(dir $(SCHEMA))queries
+QUERIES_GEN := $(if $(wildcard $(QUERIES)/*.sql),$(GEN)/queries.c)
+$(GEN)/queries.c $(GEN)/queries.h &: $(BUILD)/schemac tools/make/queries $(SCHEMA) $(wildcard $(QUERIES) $(QUERIES)/*.sql $(MIGRATIONS) $(MIGRATIONS)/*.sql) | setup-build
+	@mkdir -p $(GEN)
+	@$(if $(Q),echo "  QUERIES $(QUERIES)")
+	$(Q)BUILD=$(BUILD) tools/make/queries $(BUILD)/schemac $(SCHEMA) $(QUERIES) $(MIGRATIONS) $(GEN)
+$(APP_OBJDIR)/gen/queries.o: $(GEN)/queries.c $(GEN)/queries.h $(GEN)/api.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 # The directory is a prerequisite too: a file added or removed changes it.
 EMBED_MIGRATIONS := $(BUILD)/tools/embed-migrations
@@ -265,7 +286,7 @@ $(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
 	@echo "built $(BIN) ($$(stat -c %s $(BIN)) bytes)"
 
-bin: setup-build $(BIN) $(BIN).map
+bin: setup-build $(if $(QUERIES_GEN),$(APP_OBJDIR)/gen/queries.o) $(BIN) $(BIN).map
 
 # Programs built on the runtime without the app: the test client CLI
 # (tests/client/fetch.c) and the client benchmark (tools/bench/clientbench.c).
@@ -482,6 +503,8 @@ UNIT_SRC_net/client/test_client_metrics := net/client/client_metrics.c net/clien
 PG_WIRE := net/pg/wire.c net/pg/types.c net/pg/writer.c kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_net/pg/test_wire      := $(PG_WIRE)
 UNIT_SRC_net/pg/test_types     := $(PG_WIRE)
+UNIT_SRC_net/pg/test_value_text := net/pg/value_text.c $(PG_WIRE)
+UNIT_SRC_net/pg/test_array     := net/pg/array.c net/pg/value_text.c $(PG_WIRE)
 UNIT_SRC_net/pg/test_auth      := net/pg/auth.c kernel/runtime/base64.c
 UNIT_FLAGS_net/pg/test_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/pg/test_conninfo  := net/pg/conninfo.c
@@ -548,6 +571,14 @@ $(SCHEMAC_TEST)/rich-run $(SCHEMAC_TEST)/rich-check: $(SCHEMAC_TEST)/rich/api.c 
 	@mkdir -p $(@D) && rm -f $@
 	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -Iinclude -I$(SCHEMAC_TEST)/rich \
 		$(SCHEMAC_TEST)/rich/api.c tools/schemac/test/rich_handlers.c $(SCHEMAC_TEST_RUNTIME) -lm -o $@
+
+# tools/schemac/test/run: the code schemac --queries wrote for the suite's
+# queries, run against the local PostgreSQL through the callback form
+# (tests/pg/query_roundtrip.c); its queries.h and api.h come first.
+$(SCHEMAC_TEST)/query-roundtrip: tests/pg/query_roundtrip.c $(SCHEMAC_TEST)/queries/queries.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_MUSL) -I$(SCHEMAC_TEST)/queries $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -lm -o $@
 
 # tools/schemac/test/regex/run: gen (the pattern compiler under the
 # sanitizers) from extract.js's patterns, then the matchers gen writes,
@@ -730,7 +761,7 @@ boot: setup-image bin $(VMLINUX_TOOL)
 	@BUILD=$(BUILD) VMLINUX_TOOL=$(VMLINUX_TOOL) images/boot $(BIN) $(IMAGES)
 
 setup-build:
-	@tools/setup build
+	@QUERIES=$(QUERIES) tools/setup build
 setup-image:
 	@tools/setup image
 setup-run:

@@ -121,6 +121,27 @@ int32_t ig_pg_date_from_ymd(int32_t y, unsigned m, unsigned d);
 IG_NONNULL(2, 3, 4) void ig_pg_date_to_ymd(int32_t days, int32_t *y, unsigned *m, unsigned *d);
 
 
+/* For generated query code (schemac --queries): the text of a decoded
+ * uuid (canonical, lowercase), date ("2024-02-29") or timestamp(tz)
+ * ("2024-02-29T13:05:00.25", with "Z" for timestamptz: RFC 3339; infinity
+ * as "infinity"/"-infinity"), in arena. Returns: false for another oid or
+ * when the arena is full. Any thread. */
+IG_MUST_USE IG_NONNULL(1, 2, 3) bool ig_pg_value_text(const ig_pg_value *v, ig_arena *arena, ig_str *out);
+
+/* For generated query code: one-dimensional arrays. A result column of an
+ * array type arrives as its text in s (see above); ig_pg_array_decode
+ * splits it into *n elements decoded as elem_oid's values (NULL elements
+ * have null set), *items in arena. Returns: false when v is NULL, not one
+ * dimension, malformed, or the arena is full. ig_pg_array_text writes
+ * items[0..n) (each by its oid; strings quoted, bytea as hex, uuid, dates
+ * and timestamps as ig_pg_value_text gives them) as an array literal in
+ * arena, for a parameter of oid 0 that the server reads as the
+ * statement's array type. Returns: false when the arena is full or a
+ * string holds a NUL. Any thread. */
+IG_MUST_USE IG_NONNULL(1, 3, 4, 5) bool ig_pg_array_decode(const ig_pg_value *v, uint32_t elem_oid, ig_arena *arena,
+							 ig_pg_value **items, size_t *n);
+IG_MUST_USE IG_NONNULL(3, 4) bool ig_pg_array_text(const ig_pg_value *items, size_t n, ig_arena *arena, ig_str *out);
+
 /* ---- errors ---- */
 
 enum ig_pg_error_kind {
