@@ -541,6 +541,13 @@ $(SCHEMAC_TEST)/rich-run $(SCHEMAC_TEST)/rich-check: $(SCHEMAC_TEST)/rich/api.c 
 	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -Iinclude -I$(SCHEMAC_TEST)/rich \
 		$(SCHEMAC_TEST)/rich/api.c tools/schemac/test/rich_handlers.c $(SCHEMAC_TEST_RUNTIME) -lm -o $@
 
+$(SCHEMAC_TEST)/features-run $(SCHEMAC_TEST)/features-check: $(SCHEMAC_TEST)/features/api.c \
+		tools/schemac/test/features_handlers.c $(SCHEMAC_TEST_RUNTIME) $(UNIT_HEADERS)
+	@mkdir -p $(@D) && rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -Iinclude \
+		-I$(SCHEMAC_TEST)/features $(SCHEMAC_TEST)/features/api.c tools/schemac/test/features_handlers.c \
+		$(SCHEMAC_TEST_RUNTIME) -lm -o $@
+
 # tools/schemac/test/regex/run: gen (the pattern compiler under the
 # sanitizers) from extract.js's patterns, then the matchers gen writes,
 # checked by check.c under the sanitizers and as static musl at -O2. -O0
