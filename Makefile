@@ -253,8 +253,15 @@ $(RUNTIME_LIB): $(RUNTIME_OBJ)
 # An app with migrations links their runner (net/api/main.c refers to it
 # weakly), and with it the database client, whether or not its code queries.
 APP_LINK_FLAGS := $(if $(wildcard $(MIGRATIONS)/*.sql),-u ig_migrate_main)
+# Every operation has its handler among the app's own objects: a missing
+# one is named with its prototype (tools/make/check-handlers) before a
+# link would say only "undefined reference to ig_op_<id>".
+HANDLERS_OK := $(APP_OBJDIR)/handlers.ok
+$(HANDLERS_OK): $(GEN)/api.h $(APP_OWN_OBJ) tools/make/check-handlers
+	$(Q)tools/make/check-handlers $(GEN)/api.h $(APP_OWN_OBJ)
+	@touch $@
 # BIN.map, the link map, says what each part costs and what was left out.
-$(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
+$(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $(BIN)")
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
@@ -403,7 +410,8 @@ test-api: $(TEST_API_LIB)
 APP_TESTS     ?=
 APP_TEST_OUT  := $(APP_BUILD)/test
 APP_TEST_BINS := $(patsubst $(APP_DIR)tests/%.c,$(APP_TEST_OUT)/%,$(APP_TESTS))
-$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(TEST_API_LIB)
+$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(TEST_API_LIB) \
+		| $(HANDLERS_OK)
 	@mkdir -p $(@D) && rm -f $@
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
