@@ -299,7 +299,7 @@ LWIP_BIN   := $(BUILD)/bin/service$(TLS_SUFFIX)-lwip
 $(LWIP_OBJ): CFLAGS += $(LWIP_FLAGS)
 $(LWIP_OBJ): $(wildcard net/lwip/*.h net/lwip/arch/*.h)
 $(LWIP_LIBS): $(DEPS)/.stamp
-$(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) net/cold.ld
+$(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) net/cold.ld | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
@@ -680,7 +680,7 @@ $(OBJ)/%.o: %.S
 	$(Q)$(CC_MUSL) -c $< -o $@
 # -nostartfiles: the entry is boot.S's, and musl is entered by
 # kernel/metal/libc_start.c; the specs still add musl's libc.a and libgcc.
-$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD)
+$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD) | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
