@@ -216,6 +216,17 @@ static bool has_body(const struct sc_response *r)
 	return r->schema || r->text_type || r->problem;
 }
 
+/* The body of a case whose label out_open has written, and its end. */
+static void emit_case_end(struct sc_out *c, const struct sc_response *r)
+{
+	if (r && has_body(r))
+		emit_response_body(c, r);
+	else
+		out_line(c, "/* no body */");
+	out_line(c, "break;");
+	c->indent--;
+}
+
 /* An exact status wins over its range, a range over default: exact
  * statuses are the switch's cases, ranges and default its default. 204
  * and 304 never have a body, whatever range or default would give them. */
@@ -246,17 +257,14 @@ static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
 		listed204 |= r->status == 204;
 		listed304 |= r->status == 304;
 		out_open(c, "case %d:", r->status);
-		if (has_body(r))
-			emit_response_body(c, r);
-		else
-			out_line(c, "/* no body */");
-		out_line(c, "break;");
-		c->indent--;
+		emit_case_end(c, r);
 	}
 	if (fallback && (!listed204 || !listed304)) {
 		if (!listed204)
 			out_line(c, "case 204:");
-		out_open(c, listed304 ? "" : "case 304:");
+		if (!listed304)
+			out_line(c, "case 304:");
+		c->indent++;
 		out_line(c, "break; /* never a body */");
 		c->indent--;
 	}
@@ -278,20 +286,10 @@ static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
 		if (r->key_kind != SC_RESP_RANGE)
 			continue;
 		out_open(c, "case %d: /* %s */", r->status, r->key);
-		if (has_body(r))
-			emit_response_body(c, r);
-		else
-			out_line(c, "/* no body */");
-		out_line(c, "break;");
-		c->indent--;
+		emit_case_end(c, r);
 	}
 	out_open(c, "default:");
-	if (def && has_body(def))
-		emit_response_body(c, def);
-	else
-		out_line(c, "/* no body */");
-	out_line(c, "break;");
-	c->indent--;
+	emit_case_end(c, def);
 	out_line(c, "}");
 	out_line(c, "break;");
 	c->indent--;
