@@ -35,6 +35,8 @@ int putLink(ig_ctx *ctx, const struct putLink_in *in, struct putLink_out *out)
 		out->r4XX = (struct LinkProblem){ .title = IG_STR("Unprocessable"), .field = IG_STR("url") };
 		return 422;
 	}
+	if (ig_str_eq(url, "moved:", 6))
+		return ig_redirect(ctx, 308, IG_STR("/links/elsewhere")); /* default gives it no body */
 	if (ig_str_eq(url, "down:", 5))
 		return 503; /* default: the runtime's problem */
 	out->r2XX.url = url;
