@@ -279,8 +279,15 @@ $(RUNTIME_LIB): $(RUNTIME_OBJ)
 # An app with migrations links their runner (net/api/main.c refers to it
 # weakly), and with it the database client, whether or not its code queries.
 APP_LINK_FLAGS := $(if $(wildcard $(MIGRATIONS)/*.sql),-u ig_migrate_main)
+# Every operation has its handler among the app's own objects: a missing
+# one is named with its prototype (tools/make/check-handlers) before a
+# link would say only "undefined reference to ig_op_<id>".
+HANDLERS_OK := $(APP_OBJDIR)/handlers.ok
+$(HANDLERS_OK): $(GEN)/api.h $(APP_OWN_OBJ) tools/make/check-handlers
+	$(Q)tools/make/check-handlers $(GEN)/api.h $(APP_OWN_OBJ)
+	@touch $@
 # BIN.map, the link map, says what each part costs and what was left out.
-$(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
+$(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $(BIN)")
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
@@ -318,7 +325,7 @@ LWIP_BIN   := $(BUILD)/bin/service$(TLS_SUFFIX)-lwip
 $(LWIP_OBJ): CFLAGS += $(LWIP_FLAGS)
 $(LWIP_OBJ): $(wildcard net/lwip/*.h net/lwip/arch/*.h)
 $(LWIP_LIBS): $(DEPS)/.stamp
-$(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) net/cold.ld
+$(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) net/cold.ld | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
@@ -429,7 +436,8 @@ test-api: $(TEST_API_LIB)
 APP_TESTS     ?=
 APP_TEST_OUT  := $(APP_BUILD)/test
 APP_TEST_BINS := $(patsubst $(APP_DIR)tests/%.c,$(APP_TEST_OUT)/%,$(APP_TESTS))
-$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(TEST_API_LIB)
+$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(TEST_API_LIB) \
+		| $(HANDLERS_OK)
 	@mkdir -p $(@D) && rm -f $@
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
@@ -580,6 +588,13 @@ $(SCHEMAC_TEST)/query-roundtrip: tests/pg/query_roundtrip.c $(SCHEMAC_TEST)/quer
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) -I$(SCHEMAC_TEST)/queries $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -lm -o $@
 
+$(SCHEMAC_TEST)/features-run $(SCHEMAC_TEST)/features-check: $(SCHEMAC_TEST)/features/api.c \
+		tools/schemac/test/features_handlers.c $(SCHEMAC_TEST_RUNTIME) $(UNIT_HEADERS)
+	@mkdir -p $(@D) && rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -Iinclude \
+		-I$(SCHEMAC_TEST)/features $(SCHEMAC_TEST)/features/api.c tools/schemac/test/features_handlers.c \
+		$(SCHEMAC_TEST_RUNTIME) -lm -o $@
+
 # tools/schemac/test/regex/run: gen (the pattern compiler under the
 # sanitizers) from extract.js's patterns, then the matchers gen writes,
 # checked by check.c under the sanitizers and as static musl at -O2. -O0
@@ -704,7 +719,7 @@ $(OBJ)/%.o: %.S
 	$(Q)$(CC_MUSL) -c $< -o $@
 # -nostartfiles: the entry is boot.S's, and musl is entered by
 # kernel/metal/libc_start.c; the specs still add musl's libc.a and libgcc.
-$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD)
+$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD) | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \

@@ -610,7 +610,10 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 			c->close_reason = HTTP_CLOSE_DRAIN;
 		if (last)
 			c->state = CONN_CLOSING;
-		ig_http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, http_ctx_chosen_id(x), last,
+		/* A body is JSON unless the handler said otherwise; an empty one
+		   (a redirect, a 202) has no type at all. */
+		const char *ct = x->content_type ? x->content_type : x->body.len ? "application/json" : NULL;
+		ig_http_out_head(c, x->status, ct, x->body.len, &x->headers, http_ctx_chosen_id(x), last,
 			      x->req.minor_version, x->req.head);
 		if (!x->req.head)
 			ig_http_out_append(c, x->body.ptr, x->body.len);
