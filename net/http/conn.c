@@ -23,15 +23,24 @@ static uint64_t now_ms(const struct http_conn *c)
 
 /* ---- output ---- */
 
+/* Gives back the written blocks, and with them the budget's charge (any
+ * block's: which of them went uncharged does not matter, only how many
+ * are left). */
 static void out_release_written(struct http_conn *c)
 {
 	while (c->out_head && c->out_head->off == c->out_head->len) {
 		struct out_block *b = c->out_head;
 		c->out_head = b->next;
 		ig_pool_give(&c->core->blocks, b);
+		if (c->out_charged) {
+			c->out_charged--;
+			ig_membudget_give(&c->core->mem, HTTP_BLOCK_SIZE);
+		}
 	}
 	if (!c->out_head)
 		c->out_tail = NULL;
+	if (c->out_head == c->out_tail) /* down to its own block: may go on */
+		c->out_over = false;
 }
 
 static void conn_destroy(struct http_conn *c, bool graceful);
@@ -351,7 +360,7 @@ __attribute__((cold, noinline)) static void log_mem_rejection(struct http_conn *
 {
 	uint64_t suppressed;
 	struct ig_logline l;
-	if (!ig_membudget_log_due(now_ms(c), &suppressed) ||
+	if (!ig_membudget_log_due(IG_MEM_BODY, now_ms(c), &suppressed) ||
 	    !ig_log_begin(&l, IG_LOG_WARN, "request refused: the memory budget for request bodies is spent"))
 		return;
 	ig_log_int(&l, "budget_bytes", (int64_t)ig_membudget_limit());
@@ -379,7 +388,7 @@ static bool conn_mem_take(struct http_conn *c, const struct http_request *r, siz
 		return false;
 	}
 	c->mem_wait_until = 0;
-	log_mem_rejection(c, ig_membudget_count_rejection());
+	log_mem_rejection(c, ig_membudget_count_refusal(IG_MEM_BODY));
 	static const char detail[] = "no memory for the request body now: try again later";
 	if (r)
 		conn_fail_parsed(c, r, 503, detail);
@@ -550,7 +559,7 @@ static bool conn_decode_chunked(struct http_conn *c)
 
 IG_HOT static bool conn_backpressure(const struct http_conn *c)
 {
-	return c->out_bytes > (size_t)c->core->cfg->max_output || c->queued >= HTTP_MAX_QUEUED;
+	return c->out_bytes > (size_t)c->core->cfg->max_output || c->queued >= HTTP_MAX_QUEUED || c->out_over;
 }
 
 /* Parses and dispatches every complete request in the read buffer. */
@@ -593,7 +602,9 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 	/* A request's duration ends when its response is written: the
 	   responses written together share one clock read (0: not read yet). */
 	uint64_t now_us = 0;
-	while (c->q_head && c->q_head->state == CTX_READY) {
+	/* Over the budget, the rest wait (in their arenas, where they are
+	   already) for this output to leave. */
+	while (c->q_head && c->q_head->state == CTX_READY && !c->out_over) {
 		struct ig_ctx *x = c->q_head;
 		if (x->metered) {
 			if (!now_us)
@@ -679,6 +690,10 @@ IG_HOT static bool conn_run(struct http_conn *c)
 			return false;
 		/* Requests still buffered behind a queue that was full (more than
 		   HTTP_MAX_QUEUED pipelined): go again while anything moved. */
+		/* A response held back by the memory budget (out_over) can go
+		   once the write took the output down to one block. */
+		if (c->q_head && c->q_head->state == CTX_READY && !c->out_over)
+			continue;
 		bool moved = c->core->requests != dispatched || c->queued < queued;
 		if (!moved || c->state != CONN_HEAD || c->rpos == c->rlen || conn_backpressure(c))
 			break;
