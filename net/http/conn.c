@@ -688,12 +688,12 @@ IG_HOT static bool conn_run(struct http_conn *c)
 		conn_emit_ready(c);
 		if (!conn_flush(c))
 			return false;
-		/* Requests still buffered behind a queue that was full (more than
-		   HTTP_MAX_QUEUED pipelined): go again while anything moved. */
 		/* A response held back by the memory budget (out_over) can go
 		   once the write took the output down to one block. */
 		if (c->q_head && c->q_head->state == CTX_READY && !c->out_over)
 			continue;
+		/* Requests still buffered behind a queue that was full (more than
+		   HTTP_MAX_QUEUED pipelined): go again while anything moved. */
 		bool moved = c->core->requests != dispatched || c->queued < queued;
 		if (!moved || c->state != CONN_HEAD || c->rpos == c->rlen || conn_backpressure(c))
 			break;

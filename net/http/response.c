@@ -59,19 +59,24 @@ __attribute__((cold, noinline)) static void out_over_budget(struct http_conn *c)
 	ig_log_end(&l);
 }
 
+/* A block past the connection's first: it waits on a slow reader, in the
+ * budget (internal.h). Out of line: a response that fits the first block,
+ * the usual one, pays a test and no more in ig_http_out_append. */
+static __attribute__((noinline)) void out_charge_block(struct http_conn *c)
+{
+	if (c->out_charged < UINT16_MAX && ig_membudget_take(&c->core->mem, HTTP_BLOCK_SIZE))
+		c->out_charged++;
+	else if (!c->out_over)
+		out_over_budget(c);
+}
+
 IG_HOT static struct out_block *out_new_block(struct http_conn *c)
 {
 	struct out_block *b = ig_pool_take(&c->core->blocks);
 	if (!b)
 		return NULL;
-	/* The first block is the connection's own; the next wait on a slow
-	   reader, in the budget (internal.h). */
-	if (c->out_tail) {
-		if (c->out_charged < UINT16_MAX && ig_membudget_take(&c->core->mem, HTTP_BLOCK_SIZE))
-			c->out_charged++;
-		else if (!c->out_over)
-			out_over_budget(c);
-	}
+	if (c->out_tail)
+		out_charge_block(c);
 	b->next = NULL;
 	b->len = b->off = 0;
 	if (c->out_tail)
