@@ -7,6 +7,7 @@
 #include "health.h"
 #include "internal.h"
 #include "kernel/process/fatal.h"
+#include "kernel/runtime/membudget_log.h"
 #include "kernel/runtime/list.h"
 #include "net/rbuf.h"
 
@@ -355,21 +356,6 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 
 /* ---- the memory budget ---- */
 
-/* One line a second at most for the process, with the count not logged. */
-__attribute__((cold, noinline)) static void log_mem_rejection(struct http_conn *c, uint64_t total)
-{
-	uint64_t suppressed;
-	struct ig_logline l;
-	if (!ig_membudget_log_due(IG_MEM_BODY, now_ms(c), &suppressed) ||
-	    !ig_log_begin(&l, IG_LOG_WARN, "request refused: the memory budget for request bodies is spent"))
-		return;
-	ig_log_int(&l, "budget_bytes", (int64_t)ig_membudget_limit());
-	ig_log_int(&l, "used_bytes", (int64_t)ig_membudget_used());
-	ig_log_int(&l, "rejections_total", (int64_t)total);
-	ig_log_int(&l, "suppressed", (int64_t)suppressed);
-	ig_log_end(&l);
-}
-
 /* Reserves n bytes of body for the request at rpos (r: its head, or NULL
  * for the one being read). Without room, reading stops and the request
  * waits (INGOT_MEMORY_WAIT_MS) for some, then is refused with 503. The
@@ -388,7 +374,8 @@ static bool conn_mem_take(struct http_conn *c, const struct http_request *r, siz
 		return false;
 	}
 	c->mem_wait_until = 0;
-	log_mem_rejection(c, ig_membudget_count_refusal(IG_MEM_BODY));
+	ig_membudget_refused(IG_MEM_BODY, now, "request refused: the memory budget for request bodies is spent",
+			     "rejections_total", NULL, 0);
 	static const char detail[] = "no memory for the request body now: try again later";
 	if (r)
 		conn_fail_parsed(c, r, 503, detail);

@@ -3,6 +3,7 @@
  * responses of one batch sit contiguously and leave in one writev. */
 #include "internal.h"
 #include "kernel/runtime/json.h"
+#include "kernel/runtime/membudget_log.h"
 
 #include <stdio.h>
 
@@ -42,23 +43,6 @@ IG_HOT const char *ig_http_reason(int status)
 	}
 }
 
-/* Once a second at most for the process (per cause), with the count of
- * pauses not logged. */
-__attribute__((cold, noinline)) static void out_over_budget(struct http_conn *c)
-{
-	c->out_over = true;
-	uint64_t total = ig_membudget_count_refusal(IG_MEM_OUTPUT), suppressed;
-	struct ig_logline l;
-	if (!ig_membudget_log_due(IG_MEM_OUTPUT, c->core->loop.clock.now_ms, &suppressed) ||
-	    !ig_log_begin(&l, IG_LOG_WARN, "connection paused: the memory budget is spent (responses waiting to be sent)"))
-		return;
-	ig_log_int(&l, "budget_bytes", (int64_t)ig_membudget_limit());
-	ig_log_int(&l, "used_bytes", (int64_t)ig_membudget_used());
-	ig_log_int(&l, "paused_total", (int64_t)total);
-	ig_log_int(&l, "suppressed", (int64_t)suppressed);
-	ig_log_end(&l);
-}
-
 /* A block past the connection's first: it waits on a slow reader, in the
  * budget (internal.h). Out of line: a response that fits the first block,
  * the usual one, pays a test and no more in ig_http_out_append. */
@@ -66,8 +50,12 @@ static __attribute__((noinline)) void out_charge_block(struct http_conn *c)
 {
 	if (c->out_charged < UINT16_MAX && ig_membudget_take(&c->core->mem, HTTP_BLOCK_SIZE))
 		c->out_charged++;
-	else if (!c->out_over)
-		out_over_budget(c);
+	else if (!c->out_over) {
+		c->out_over = true;
+		ig_membudget_refused(IG_MEM_OUTPUT, c->core->loop.clock.now_ms,
+				     "connection paused: the memory budget is spent (responses waiting to be sent)",
+				     "paused_total", NULL, 0);
+	}
 }
 
 IG_HOT static struct out_block *out_new_block(struct http_conn *c)

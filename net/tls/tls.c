@@ -13,9 +13,8 @@
 #include "kernel/process/cores.h"
 #include "kernel/runtime/file.h"
 #include "kernel/runtime/loop.h"
-#include "kernel/runtime/membudget.h"
+#include "kernel/runtime/membudget_log.h"
 #include "kernel/runtime/pool.h"
-#include "ingot/log.h"
 #include "kernel/runtime/timer.h"
 
 #include <errno.h>
@@ -635,27 +634,11 @@ static const struct ig_transport_ops tls_ops = {
 
 /* ---- connections ---- */
 
-/* Once a second at most for the process (per cause), with the count of
- * refusals not logged. */
-__attribute__((cold, noinline)) static void log_budget_refusal(struct ig_tls_core *c, uint64_t total)
-{
-	uint64_t suppressed;
-	struct ig_logline l;
-	if (!ig_membudget_log_due(IG_MEM_TLS, c->loop->clock.now_ms, &suppressed) ||
-	    !ig_log_begin(&l, IG_LOG_WARN, "TLS handshake refused: the memory budget is spent"))
-		return;
-	ig_log_int(&l, "budget_bytes", (int64_t)ig_membudget_limit());
-	ig_log_int(&l, "used_bytes", (int64_t)ig_membudget_used());
-	ig_log_int(&l, "connection_bytes", (int64_t)c->mem_charge);
-	ig_log_int(&l, "rejections_total", (int64_t)total);
-	ig_log_int(&l, "suppressed", (int64_t)suppressed);
-	ig_log_end(&l);
-}
-
 static struct tls_conn *conn_new(struct ig_tls_core *c, struct ig_transport *lower)
 {
 	if (c->limits.mem && !ig_membudget_take(c->limits.mem, c->mem_charge)) {
-		log_budget_refusal(c, ig_membudget_count_refusal(IG_MEM_TLS));
+		ig_membudget_refused(IG_MEM_TLS, c->loop->clock.now_ms, "TLS handshake refused: the memory budget is spent",
+				     "rejections_total", "connection_bytes", (int64_t)c->mem_charge);
 		return NULL;
 	}
 	struct tls_conn *tc = ig_pool_take(&c->conns);
