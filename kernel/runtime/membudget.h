@@ -40,9 +40,10 @@ extern struct ig_membudget_state ig_membudget_state;
 /* 0: no limit (before the limit is derived, after "listening"). */
 void ig_membudget_set_limit(uint64_t bytes);
 uint64_t ig_membudget_limit(void);
-/* Reserved by the cores, their unused credit included: never above the
- * limit (a caller that goes on without room, as net/http's output does,
- * holds memory outside the count). */
+/* Reserved by the cores, their unused credit included: above the limit
+ * only when the limit was set below what was taken already (a caller that
+ * goes on without room, as net/http's output does, holds memory outside
+ * the count). */
 uint64_t ig_membudget_used(void);
 /* Reserves n bytes; false when the budget has no room for them. */
 bool ig_membudget_take(struct ig_mem_credit *c, size_t n);
