@@ -351,6 +351,14 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 		/* The read buffer will move on; keep what the app may read. */
 		if (x->conn && ig_http_ctx_detach(x) != 0)
 			ig_respond_problem(x, 500, "out of request memory");
+	} else if ((core->batch_ready += x->body.len) > HTTP_BLOCK_SIZE) {
+		/* Answers made during one batch (up to HTTP_MAX_QUEUED of them)
+		   move to the output once they pass a block, not all at its end:
+		   their bytes then count (INGOT_MAX_OUTPUT, the memory budget)
+		   before the next request is parsed, and their arenas go. The
+		   batch still leaves in one write. */
+		core->batch_ready = 0;
+		conn_emit_ready(c);
 	}
 }
 
@@ -554,6 +562,7 @@ IG_HOT static void conn_process(struct http_conn *c)
 {
 	struct http_core *core = c->core;
 	c->processing = true;
+	core->batch_ready = 0;
 	for (;;) {
 		if (c->state == CONN_CHUNKED) {
 			if (c->rpos == c->rlen || !conn_decode_chunked(c))

@@ -55,6 +55,9 @@ struct http_core {
 	struct ig_pool conns, ctxs, rbufs, blocks;
 	struct ig_pool fail_ids; /* the ids of failed requests' answers (http_conn) */
 	struct ig_mem_credit mem; /* this core's credit in the process's memory budget */
+	/* Body bytes of the answers made during the batch of the connection
+	   being processed (conn_process), not yet moved to its output. */
+	size_t batch_ready;
 	const struct http_config *cfg;
 	const struct ig_app *app;
 	struct http_limits limits;

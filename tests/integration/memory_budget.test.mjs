@@ -176,6 +176,41 @@ test('slow readers: their unsent responses stay within INGOT_MEMORY_BUDGET, thei
 	assert.equal((await srv.stop()).code, 0);
 });
 
+test('slow readers pipelining small requests for larger answers: a batch stops at the budget too, its answers not held in their arenas', T, async (t) => {
+	// GET /blog?limit=100 answers ~6.4 KB to a request of ~40 bytes: one
+	// read holds up to 128 of them (the queue's bound), made at once.
+	const BUDGET = MB, CONNS = 10, PER = 1500;
+	const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_MEMORY_BUDGET: String(BUDGET),
+		INGOT_MAX_OUTPUT: String(4 * MB) }, { threads: '1' });
+	const admin = await adminAddr(srv);
+	await srv.waitLog((x) => x.msg === 'memory budget');
+	const LIST = 'GET /blog?limit=100 HTTP/1.1\r\nHost: x\r\n\r\n';
+	const warm = await RawClient.connect(srv.port);
+	await warm.write(LIST.repeat(130));
+	const answers = await warm.responses(130);
+	assert.ok(answers.every((r) => r.status === 200 && r.body.length > 6000), 'the answers are ~6.4 KB');
+	warm.destroy();
+	const rss0 = statusKiB(srv.pid, 'VmRSS');
+	const readers = Array.from({ length: CONNS }, () => {
+		const s = net.connect({ host: srv.host, port: srv.port });
+		s.pause();
+		s.on('error', () => {});
+		s.write(LIST.repeat(PER));
+		return s;
+	});
+	let m;
+	do {
+		m = await metrics(admin);
+		assert.ok(m.get('ingot_memory_budget_bytes{state="used"}') <= BUDGET);
+	} while (m.get('ingot_memory_budget_paused_total') < CONNS);
+	assert.equal((await curl([`http://${srv.host}:${srv.port}/health`])).stdout.toString(), BODY.health);
+	const grown = statusKiB(srv.pid, 'VmHWM') - rss0;
+	t.diagnostic(`RSS grew ${grown} bytes under ${CONNS} slow readers of /blog, budget ${BUDGET}`);
+	assert.ok(grown <= BUDGET + CONNS * 256 * 1024, `RSS grew by ${grown} bytes`);
+	for (const s of readers) s.destroy();
+	assert.equal((await srv.stop()).code, 0);
+});
+
 // A memory cgroup of the test's own (v2 memory.max, else v1
 // memory.limit_in_bytes), or null where neither can be made.
 function makeCgroup(limit) {
