@@ -4,10 +4,11 @@
 // body first, then the rest), without a memory limit and in a 64 MiB memory
 // cgroup of its own (v2 or v1; left out where neither is writable), with
 // the answers counted by status and the cgroup's OOM kills. Then the
-// slow-reader flood: BENCH_SLOW_CONNS clients (40) each send
+// slow-reader floods: BENCH_SLOW_CONNS clients (40) each send
 // BENCH_SLOW_REQUESTS (200) pipelined POST /novalidate of ~24 KB, whose
-// echo does not fit a connection's first output block, and never read an
-// answer: the peak RSS once the server has stopped working (after 8 s, its
+// echo does not fit a connection's first output block, or 1500 pipelined
+// GET /blog?limit=100 (answers of ~6.4 KB, up to 128 of them made from one
+// read), and never read an answer: the peak RSS once the server has stopped working (after 8 s, its
 // CPU time still for a second), without a budget that binds and with
 // INGOT_MEMORY_BUDGET=BENCH_SLOW_BUDGET (4 MiB), at INGOT_MAX_OUTPUT's
 // default (BENCH_SLOW_MAX_OUTPUT sets it).
@@ -110,8 +111,14 @@ const ECHO = 'POST /novalidate HTTP/1.1\r\nHost: x\r\nContent-Type: application/
 const statusBytes = (pid, key) =>
   Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
 
-/** Slow readers against bin, with budget bytes (null: one that never binds). */
-async function measureSlow(label, bin, budget) {
+const LIST = 'GET /blog?limit=100 HTTP/1.1\r\nHost: x\r\n\r\n';
+const SLOW_KINDS = {
+  echo: () => ECHO.repeat(CFG.slowRequests),
+  list: () => LIST.repeat(1500),
+};
+
+/** Slow readers of kind against bin, with budget bytes (null: one that never binds). */
+async function measureSlow(label, bin, budget, kind) {
   const port = await freePort();
   const srvEnv = { PORT: String(port), HOST: '127.0.0.1', INGOT_THREADS: '1',
     INGOT_MEMORY_BUDGET: String(budget ?? 2 ** 40) };
@@ -123,7 +130,7 @@ async function measureSlow(label, bin, budget) {
     await httpRequest(port, '/novalidate', { method: 'POST', body: ECHO_BODY,
       headers: { 'content-type': 'application/json', 'x-foo': 'a' } });
     const rss0 = statusBytes(srv.pid, 'VmRSS');
-    const payload = ECHO.repeat(CFG.slowRequests);
+    const payload = SLOW_KINDS[kind]();
     for (let i = 0; i < CFG.slowConns; i++) {
       const s = net.connect({ host: '127.0.0.1', port });
       s.pause();
@@ -142,7 +149,7 @@ async function measureSlow(label, bin, budget) {
       last = t;
     }
     const health = await httpRequest(port, '/health');
-    return { budget, rss0, hwm: statusBytes(srv.pid, 'VmHWM'), settle_s: (Date.now() - t0) / 1000,
+    return { kind, budget, rss0, hwm: statusBytes(srv.pid, 'VmHWM'), settle_s: (Date.now() - t0) / 1000,
       health: health.status };
   } finally {
     for (const s of socks) s.destroy();
@@ -169,11 +176,13 @@ async function main() {
   }
   const slow = [];
   for (const [label, bin] of CFG.bins) {
-    for (const budget of [null, CFG.slowBudget]) {
-      const r = await measureSlow(label, bin, budget);
-      slow.push({ binary: label, ...r });
-      log(`${label}, slow readers, budget ${budget ?? 'none'}: VmHWM ${(r.hwm / MB).toFixed(1)} MiB (from ` +
-        `${(r.rss0 / MB).toFixed(1)}), /health ${r.health}`);
+    for (const kind of Object.keys(SLOW_KINDS)) {
+      for (const budget of [null, CFG.slowBudget]) {
+        const r = await measureSlow(label, bin, budget, kind);
+        slow.push({ binary: label, ...r });
+        log(`${label}, slow readers (${kind}), budget ${budget ?? 'none'}: VmHWM ${(r.hwm / MB).toFixed(1)} MiB ` +
+          `(from ${(r.rss0 / MB).toFixed(1)}), /health ${r.health}`);
+      }
     }
   }
   machine.loadavg_end = require('node:os').loadavg();
@@ -185,12 +194,13 @@ async function main() {
     L.push(`| ${r.binary} | ${r.limit} | ${r.hwm === null ? 'n/a (killed)' : `${(r.hwm / MB).toFixed(1)} MiB`} | ` +
       `${Object.entries(r.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')} | ${r.ooms ?? '–'} |`);
   }
-  L.push('', `Slow readers: ${CFG.slowConns} clients each send ${CFG.slowRequests} pipelined POST /novalidate of ` +
-    `${ECHO.length} bytes (the route echoes them) and never read; INGOT_MAX_OUTPUT ` +
-    `${CFG.slowMaxOutput ?? 'at its default'}; one core. RSS before, peak once the server is idle, and /health meanwhile.`,
-  '', '| binary | INGOT_MEMORY_BUDGET | RSS before | VmHWM | /health |', '|---|---|---|---|---|');
+  L.push('', `Slow readers: ${CFG.slowConns} clients each send, pipelined, ${CFG.slowRequests} POST /novalidate of ` +
+    `${ECHO.length} bytes (echo: the route echoes them) or 1500 GET /blog?limit=100 (list: ~6.4 KB answers), and ` +
+    `never read; INGOT_MAX_OUTPUT ${CFG.slowMaxOutput ?? 'at its default'}; one core. RSS before, peak once the ` +
+    'server is idle, and /health meanwhile.',
+  '', '| binary | flood | INGOT_MEMORY_BUDGET | RSS before | VmHWM | /health |', '|---|---|---|---|---|---|');
   for (const r of slow) {
-    L.push(`| ${r.binary} | ${r.budget === null ? 'none (1 TiB)' : `${(r.budget / MB).toFixed(0)} MiB`} | ` +
+    L.push(`| ${r.binary} | ${r.kind} | ${r.budget === null ? 'none (1 TiB)' : `${(r.budget / MB).toFixed(0)} MiB`} | ` +
       `${(r.rss0 / MB).toFixed(1)} MiB | ${(r.hwm / MB).toFixed(1)} MiB | ${r.health} |`);
   }
   notes.push('400 is the route\'s answer to this body; 503 is the memory budget\'s, after INGOT_MEMORY_WAIT_MS');
