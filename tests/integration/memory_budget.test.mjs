@@ -115,98 +115,89 @@ function statusKiB(pid, key) {
 	return Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
 }
 
-test('slow readers: their unsent responses stay within INGOT_MEMORY_BUDGET, their connections pause, RSS stays bounded, a normal client is served', T, async (t) => {
-	// INGOT_MAX_OUTPUT at 4 MiB: without the budget each of these clients
-	// would have 4 MiB buffered (40 MiB in all); the budget allows 1 MiB.
-	const BUDGET = MB, CONNS = 10, PER = 300;
-	const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_MEMORY_BUDGET: String(BUDGET),
+// The slow readers' server: a budget of 1 MiB, INGOT_MAX_OUTPUT at 4 MiB
+// (without the budget each client below could have 4 MiB buffered).
+const SLOW_BUDGET = MB, SLOW_CONNS = 10;
+async function slowServer() {
+	const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_MEMORY_BUDGET: String(SLOW_BUDGET),
 		INGOT_MAX_OUTPUT: String(4 * MB) }, { threads: '1' });
-	const admin = await adminAddr(srv);
+	srv.admin = await adminAddr(srv);
 	await srv.waitLog((x) => x.msg === 'memory budget');
+	return srv;
+}
+
+// SLOW_CONNS clients each send payload at once and never read an answer;
+// resolves once every connection has paused at least once (none can
+// buffer its 4 MiB), the budget's use read within its limit all along,
+// with the clients and the RSS growth since rss0.
+async function slowReaders(srv, payload, rss0) {
+	const readers = Array.from({ length: SLOW_CONNS }, () => {
+		const s = net.connect({ host: srv.host, port: srv.port });
+		s.pause();
+		s.on('error', () => {});
+		s.write(payload);
+		return s;
+	});
+	let m;
+	do {
+		m = await metrics(srv.admin);
+		assert.ok(m.get('ingot_memory_budget_bytes{state="used"}') <= SLOW_BUDGET,
+			`used ${m.get('ingot_memory_budget_bytes{state="used"}')} within the limit`);
+	} while (m.get('ingot_memory_budget_paused_total') < SLOW_CONNS);
+	assert.equal((await curl([`http://${srv.host}:${srv.port}/health`])).stdout.toString(), BODY.health,
+		'a normal client is served meanwhile');
+	// What the process holds: the budget, and per connection its read
+	// buffer, its first output block, one response beyond the budget and
+	// its exchanges' arenas: 256 KiB each is ample. Without the budget
+	// these floods hold ~30 MiB.
+	const grown = statusKiB(srv.pid, 'VmHWM') - rss0;
+	assert.ok(grown <= SLOW_BUDGET + SLOW_CONNS * 256 * 1024, `RSS grew by ${grown} bytes`);
+	return { readers, grown };
+}
+
+test('slow readers: their unsent responses stay within INGOT_MEMORY_BUDGET, their connections pause, RSS stays bounded, a normal client is served', T, async (t) => {
+	const srv = await slowServer();
 	const warm = await RawClient.connect(srv.port); // the pools' first pages
 	await warm.write(ECHO);
 	const first = await warm.response();
 	assert.equal(first.status, 200);
 	assert.ok(first.body.length > ECHO_BODY.length, `the echo of ${first.body.length} bytes`);
 	warm.destroy();
-	const rss0 = statusKiB(srv.pid, 'VmRSS');
-
-	// Each sends PER requests at once and never reads an answer.
-	const readers = Array.from({ length: CONNS }, () => {
-		const s = net.connect({ host: srv.host, port: srv.port });
-		s.pause();
-		s.on('error', () => {});
-		s.write(ECHO.repeat(PER));
-		return s;
-	});
-	// No connection can buffer its 4 MiB: each pauses at least once.
-	let m;
-	do {
-		m = await metrics(admin);
-		assert.ok(m.get('ingot_memory_budget_bytes{state="used"}') <= BUDGET,
-			`used ${m.get('ingot_memory_budget_bytes{state="used"}')} within the limit`);
-	} while (m.get('ingot_memory_budget_paused_total') < CONNS);
+	const { readers, grown } = await slowReaders(srv, ECHO.repeat(300), statusKiB(srv.pid, 'VmRSS'));
+	t.diagnostic(`RSS grew ${grown} bytes under ${SLOW_CONNS} slow readers, budget ${SLOW_BUDGET}`);
 	const pause = await srv.waitLog((x) => x.msg?.startsWith('connection paused: the memory budget is spent'));
-	assert.equal(pause.budget_bytes, BUDGET);
-	assert.ok(pause.used_bytes <= BUDGET);
+	assert.equal(pause.budget_bytes, SLOW_BUDGET);
+	assert.ok(pause.used_bytes <= SLOW_BUDGET);
 
-	// A normal client is served meanwhile, a large answer included (a
-	// connection that holds nothing else may always send one).
-	const health = await curl([`http://${srv.host}:${srv.port}/health`]);
-	assert.equal(health.stdout.toString(), BODY.health);
+	// A large answer too (a connection that holds nothing else may always
+	// send one).
 	const normal = await RawClient.connect(srv.port);
 	await normal.write(ECHO);
 	assert.equal((await normal.response()).text, first.text);
 	normal.destroy();
-
-	// What the process holds: the budget, and per connection its read
-	// buffer, its first output block, one response beyond the budget and
-	// its exchanges' arenas: 256 KiB each is ample. Without the budget
-	// this flood holds ~30 MiB.
-	const grown = statusKiB(srv.pid, 'VmHWM') - rss0;
-	t.diagnostic(`RSS grew ${grown} bytes under ${CONNS} slow readers, budget ${BUDGET}`);
-	assert.ok(grown <= BUDGET + CONNS * 256 * 1024, `RSS grew by ${grown} bytes`);
-	m = await metrics(admin);
-	assert.ok(m.get('ingot_memory_budget_bytes{state="used"}') <= BUDGET);
+	const m = await metrics(srv.admin);
+	assert.ok(m.get('ingot_memory_budget_bytes{state="used"}') <= SLOW_BUDGET);
 	assert.equal(m.get('ingot_memory_budget_rejections_total{cause="request_body"}'), 0, 'nothing refused: paused');
 
 	// Gone, their output's charge goes back (the core keeps its credit).
 	for (const s of readers) s.destroy();
-	do m = await metrics(admin); while (m.get('ingot_memory_budget_bytes{state="used"}') > 2 * 256 * 1024);
+	let used;
+	do used = (await metrics(srv.admin)).get('ingot_memory_budget_bytes{state="used"}'); while (used > 2 * 256 * 1024);
 	assert.equal((await srv.stop()).code, 0);
 });
 
 test('slow readers pipelining small requests for larger answers: a batch stops at the budget too, its answers not held in their arenas', T, async (t) => {
 	// GET /blog?limit=100 answers ~6.4 KB to a request of ~40 bytes: one
 	// read holds up to 128 of them (the queue's bound), made at once.
-	const BUDGET = MB, CONNS = 10, PER = 1500;
-	const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_MEMORY_BUDGET: String(BUDGET),
-		INGOT_MAX_OUTPUT: String(4 * MB) }, { threads: '1' });
-	const admin = await adminAddr(srv);
-	await srv.waitLog((x) => x.msg === 'memory budget');
+	const srv = await slowServer();
 	const LIST = 'GET /blog?limit=100 HTTP/1.1\r\nHost: x\r\n\r\n';
 	const warm = await RawClient.connect(srv.port);
 	await warm.write(LIST.repeat(130));
 	const answers = await warm.responses(130);
 	assert.ok(answers.every((r) => r.status === 200 && r.body.length > 6000), 'the answers are ~6.4 KB');
 	warm.destroy();
-	const rss0 = statusKiB(srv.pid, 'VmRSS');
-	const readers = Array.from({ length: CONNS }, () => {
-		const s = net.connect({ host: srv.host, port: srv.port });
-		s.pause();
-		s.on('error', () => {});
-		s.write(LIST.repeat(PER));
-		return s;
-	});
-	let m;
-	do {
-		m = await metrics(admin);
-		assert.ok(m.get('ingot_memory_budget_bytes{state="used"}') <= BUDGET);
-	} while (m.get('ingot_memory_budget_paused_total') < CONNS);
-	assert.equal((await curl([`http://${srv.host}:${srv.port}/health`])).stdout.toString(), BODY.health);
-	const grown = statusKiB(srv.pid, 'VmHWM') - rss0;
-	t.diagnostic(`RSS grew ${grown} bytes under ${CONNS} slow readers of /blog, budget ${BUDGET}`);
-	assert.ok(grown <= BUDGET + CONNS * 256 * 1024, `RSS grew by ${grown} bytes`);
+	const { readers, grown } = await slowReaders(srv, LIST.repeat(1500), statusKiB(srv.pid, 'VmRSS'));
+	t.diagnostic(`RSS grew ${grown} bytes under ${SLOW_CONNS} slow readers of /blog, budget ${SLOW_BUDGET}`);
 	for (const s of readers) s.destroy();
 	assert.equal((await srv.stop()).code, 0);
 });
