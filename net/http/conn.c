@@ -351,7 +351,7 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 		/* The read buffer will move on; keep what the app may read. */
 		if (x->conn && ig_http_ctx_detach(x) != 0)
 			ig_respond_problem(x, 500, "out of request memory");
-	} else if ((core->batch_ready += x->body.len) > HTTP_BLOCK_SIZE) {
+	} else if (x->body.len >= HTTP_BLOCK_SIZE - core->batch_ready) {
 		/* Answers made during one batch (up to HTTP_MAX_QUEUED of them)
 		   move to the output once they pass a block, not all at its end:
 		   their bytes then count (INGOT_MAX_OUTPUT, the memory budget)
@@ -359,6 +359,8 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 		   batch still leaves in one write. */
 		core->batch_ready = 0;
 		conn_emit_ready(c);
+	} else {
+		core->batch_ready += (uint32_t)x->body.len;
 	}
 }
 

@@ -55,9 +55,6 @@ struct http_core {
 	struct ig_pool conns, ctxs, rbufs, blocks;
 	struct ig_pool fail_ids; /* the ids of failed requests' answers (http_conn) */
 	struct ig_mem_credit mem; /* this core's credit in the process's memory budget */
-	/* Body bytes of the answers made during the batch of the connection
-	   being processed (conn_process), not yet moved to its output. */
-	size_t batch_ready;
 	const struct http_config *cfg;
 	const struct ig_app *app;
 	struct http_limits limits;
@@ -69,6 +66,11 @@ struct http_core {
 	_Atomic int tls_reload_requested; /* ig_tls_core_post_credentials was called */
 	uint32_t rbuf_size;
 	unsigned health_paths; /* /livez, /readyz the engine answers (net/http/health.h) */
+	/* Body bytes of the answers made during the batch of the connection
+	   being processed (conn_process), not yet moved to its output: less
+	   than HTTP_BLOCK_SIZE (conn.c). Here, in padding: the cores' table
+	   stays the size it was (idle RSS). */
+	uint32_t batch_ready;
 	struct ig_rng rng; /* request, trace and span ids (trace.h) */
 	bool draining;
 	uint64_t requests, cut, dropped;
