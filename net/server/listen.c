@@ -115,6 +115,7 @@ int ig_server_tls_core_setup(struct http_core *core)
 		.session_cache_bytes = (size_t)cfg->tls_session_cache *
 				       (ig_tls_backend_shares_session_cache() ? (size_t)cfg->threads : 1),
 		.close_timeout_ms = (uint32_t)cfg->write_timeout_ms,
+		.mem = &core->mem, /* what clients make us buffer: in the budget */
 	};
 	core->tls = ig_tls_core_new(&core->loop, ig_http_server.tls, &limits);
 	return core->tls ? 0 : -1;

@@ -30,7 +30,8 @@ static const struct ig_option server_rows[] = {
 	  "header fields per request (431 beyond)" },
 	{ "INGOT_MAX_BODY", IG_OPT_INT, CFG(max_body), 0, 1 << 30, "request body bytes (413 beyond)" },
 	{ "INGOT_MEMORY_BUDGET", IG_OPT_INT, &ig_membudget_state.setting, 0, (int64_t)1 << 50,
-	  "bytes of request bodies being received, all connections together; beyond, reading waits, then 503. "
+	  "bytes of request bodies being received, unsent responses and TLS buffers, all connections together; "
+	  "beyond, reading waits (a body then gets 503), a TLS handshake is refused. "
 	  "0: half the memory limit (cgroup, else MemTotal) less 8 MiB, at least 4 MiB" },
 	{ "INGOT_MEMORY_WAIT_MS", IG_OPT_INT, CFG(memory_wait_ms), 0, 3600000,
 	  "how long a body over the memory budget waits for room before 503 with Retry-After" },
