@@ -122,7 +122,7 @@ static size_t check_env(const struct ig_settings *const *parts, size_t n, bool s
 
 /* INGOT_ is the runtime's prefix: an app row named so would read as the
  * runtime's in every message and list. */
-__attribute__((cold)) static const char *app_row_misnamed(void)
+static const char *app_row_misnamed(void)
 {
 	for (size_t i = 0; i < ig_app_settings.count; i++)
 		if (strncmp(ig_app_settings.opts[i].env, "INGOT_", 6) == 0)
@@ -213,16 +213,10 @@ static void core_start(struct ig_loop *loop, int core_count)
 		ig_app_lifecycle.core_init((unsigned)loop->core, (unsigned)core_count);
 }
 
-/* The app's init, before any listener: 0, or the exit status with its
- * message printed (and posted to Lambda's init error under Lambda). */
-static int app_init(void)
+/* The exit status of an init that returned why, printed (and posted to
+ * Lambda's init error under Lambda). */
+__attribute__((cold, noinline)) static int app_init_failed(const char *why)
 {
-	if (!&ig_app_lifecycle || !ig_app_lifecycle.init)
-		return IG_EXIT_OK;
-	char err[IG_CONFIG_ERROR_MAX] = "";
-	const char *why = ig_app_lifecycle.init(err, sizeof err);
-	if (!why)
-		return IG_EXIT_OK;
 	fprintf(stderr, "ingot: the app's init failed: %s\n", why);
 	if (ig_lambda_requested()) {
 		char msg[IG_CONFIG_ERROR_MAX];
@@ -230,6 +224,16 @@ static int app_init(void)
 		return ig_lambda_init_error(msg);
 	}
 	return IG_EXIT_CONFIG;
+}
+
+/* The app's init, before any listener: 0, or the exit status. */
+static int app_init(void)
+{
+	if (!&ig_app_lifecycle || !ig_app_lifecycle.init)
+		return IG_EXIT_OK;
+	char err[IG_CONFIG_ERROR_MAX] = "";
+	const char *why = ig_app_lifecycle.init(err, sizeof err);
+	return why ? app_init_failed(why) : IG_EXIT_OK;
 }
 
 static int start(int argc, char **argv, const struct ig_app *app)

@@ -12,13 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a start with good values never runs (a message, --help, a secret's
+ * file, the nearest name of a misspelt one): out of line, in sections of
+ * their own that net/cold.ld keeps off the startup pages. */
+#define RARE __attribute__((cold, noinline))
+
 /* Where the parse's message goes besides stderr (ig_config_args.error). */
 static char *error_out;
 static size_t error_cap;
 
 /* The parse's one message: printed, and kept for a caller that reports it
  * elsewhere too (the Lambda runtime's init error). */
-__attribute__((format(printf, 1, 2))) static void config_fail(const char *fmt, ...)
+RARE __attribute__((format(printf, 1, 2))) static void config_fail(const char *fmt, ...)
 {
 	char msg[IG_CONFIG_ERROR_MAX];
 	va_list ap;
@@ -168,7 +173,7 @@ static int set_value(const struct ig_option *o, const struct source *source, con
  * trailing newline stripped. The value is kept for the life of the
  * process (the target points into it). Runs only when such a form is
  * given, so a start without one reads no file. */
-__attribute__((cold)) static int set_from_file(const struct ig_option *o, const struct source *source,
+RARE static int set_from_file(const struct ig_option *o, const struct source *source,
 					       const char *path)
 {
 	char why[256];
@@ -203,7 +208,7 @@ static int set_or_read(const struct ig_option *o, const struct source *source, c
 	return file ? set_from_file(o, source, v) : set_value(o, source, v);
 }
 
-static void print_default(const struct ig_option *o)
+RARE static void print_default(const struct ig_option *o)
 {
 	switch (o->type) {
 	case IG_OPT_INT: printf("%lld", (long long)*(int64_t *)o->target); break;
@@ -247,7 +252,7 @@ static const char *flag_of(const char *env, char out[64])
 	return out;
 }
 
-static void print_help(const struct ig_settings *const *parts, size_t nparts, const char *name)
+RARE static void print_help(const struct ig_settings *const *parts, size_t nparts, const char *name)
 {
 	printf("Usage: %s [--FLAG VALUE | --FLAG=VALUE]...\n\n"
 	       "Every flag has an environment variable; a flag wins over it. A secret's value\n"
@@ -309,6 +314,18 @@ static const struct ig_option *find_row(const struct ig_settings *const *parts, 
 	return o;
 }
 
+/* NAME_FILE into out, without printf: a start formats nothing with it
+ * (net/cold.ld keeps printf off the startup pages). false if too long. */
+static bool file_name(const char *env, char out[72])
+{
+	size_t n = strlen(env);
+	if (n + 6 > 72)
+		return false;
+	memcpy(out, env, n);
+	memcpy(out + n, "_FILE", 6);
+	return true;
+}
+
 static enum ig_config_result parse_env(const struct ig_settings *const *parts, size_t nparts)
 {
 	for (size_t p = 0; p < nparts; p++)
@@ -317,10 +334,8 @@ static enum ig_config_result parse_env(const struct ig_settings *const *parts, s
 			const char *v = getenv(o->env);
 			const char *path = NULL;
 			char file_env[72];
-			if (o->type == IG_OPT_SECRET) {
-				snprintf(file_env, sizeof file_env, "%s_FILE", o->env);
+			if (o->type == IG_OPT_SECRET && file_name(o->env, file_env))
 				path = getenv(file_env);
-			}
 			if (v && path) {
 				config_fail("give %s once: %s or %s, not both\n", o->env, o->env, file_env);
 				return IG_CONFIG_ERROR;
@@ -426,7 +441,7 @@ ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const str
 
 /* Edits (insert, delete, replace) between a[0..la) and b[0..lb), capped:
  * names are short, and a distance past the cap suggests nothing. */
-static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
+RARE static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
 {
 	size_t row[65];
 	if (la > 64 || lb > 64)
@@ -458,7 +473,7 @@ struct nearest {
 	char buf[64];
 };
 
-static void consider(struct nearest *n, const char *cand, size_t clen)
+RARE static void consider(struct nearest *n, const char *cand, size_t clen)
 {
 	size_t d = edit_distance(n->name, n->len, cand, clen);
 	if (d < n->best_distance && clen < sizeof n->buf) {
