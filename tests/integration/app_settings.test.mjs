@@ -78,7 +78,7 @@ test('a setting from the environment, from its flag (which wins), and the defaul
 	await srv.stop();
 });
 
-test('a secret from API_KEY_FILE (its newline stripped) and from --api-key-file; never in a log line at debug level', { ...T, ...SKIP }, async () => {
+test('a secret from API_KEY_FILE and from --api-key-file; never in a log line at debug level', { ...T, ...SKIP }, async () => {
 	await buildApp();
 	const file = path.join(tmp, 'api_key');
 	fs.writeFileSync(file, `${KEY}\n`);
@@ -137,7 +137,7 @@ test('the hooks\' order: init, each core\'s core_init, "listening", "draining", 
 	assert.ok(at('app core init', (l) => l.core === 1) < at('app drain'));
 });
 
-test('the reference service: UPSTREAM is the app\'s (no INGOT_ prefix, flag --upstream); INGOT_ADMIN_TOKEN_FILE and DATABASE_URL_FILE are read, never shown', T, async () => {
+test('the reference service: UPSTREAM is the app\'s (no INGOT_ prefix, flag --upstream); INGOT_ADMIN_TOKEN_FILE (its newline stripped: the token matches) and DATABASE_URL_FILE are read, never shown', T, async () => {
 	const help = await runBinary(['--help']);
 	assert.match(help.stdout, /^ {2}--upstream\s+UPSTREAM\s/m);
 	for (const name of ['INGOT_ADMIN_TOKEN', 'DATABASE_URL', 'INGOT_TLS_KEY_PEM'])
@@ -156,4 +156,22 @@ test('the reference service: UPSTREAM is the app\'s (no INGOT_ prefix, flag --up
 	assert.equal(r.code, 2, r.stderr);
 	assert.match(r.stderr, /DATABASE_URL/);
 	assert.ok(!(r.stdout + r.stderr).includes(KEY), 'the password is in no message');
+});
+
+test('an app setting named with the runtime\'s INGOT_ prefix stops the start (exit 2), naming it', { ...T, ...SKIP }, async () => {
+	await buildApp();
+	const misnamed = path.join(tmp, 'misnamed');
+	fs.cpSync(app, misnamed, { recursive: true });
+	fs.rmSync(path.join(misnamed, 'build'), { recursive: true, force: true });
+	const file = path.join(misnamed, 'settings.c');
+	const source = fs.readFileSync(file, 'utf8');
+	assert.ok(source.includes('IG_SETTING_STR("GREETING"'));
+	fs.writeFileSync(file, source.replace('IG_SETTING_STR("GREETING"', 'IG_SETTING_STR("INGOT_GREETING"'));
+	await must('make', ['--no-print-directory', '-C', misnamed], { env: { ...process.env, INGOT_ROOT: ROOT } });
+	const bin = path.join(misnamed, 'build', 'bin', 'greeter');
+	const r = await new Promise((resolve) => execFile(bin, [], { env: { PATH: process.env.PATH, PORT: '0' } },
+		(err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr })));
+	assert.equal(r.code, 2, r.stderr);
+	assert.match(r.stderr, /INGOT_GREETING starts with INGOT_, the runtime's prefix/);
+	assert.doesNotMatch(r.stdout, /"msg":"listening"/);
 });
