@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, startServer, runBinary, curlResponse, commandRunner, cleanup } from './lib.mjs';
+import { ROOT, startServer, runBinary, curlResponse, commandRunner, cleanup, freePort } from './lib.mjs';
 
 const T = { timeout: 300000 };
 // The scaffold builds its own binary; the sanitizer pass of tests/run
@@ -156,6 +156,14 @@ test('the reference service: UPSTREAM is the app\'s (no INGOT_ prefix, flag --up
 	assert.equal(r.code, 2, r.stderr);
 	assert.match(r.stderr, /DATABASE_URL/);
 	assert.ok(!(r.stdout + r.stderr).includes(KEY), 'the password is in no message');
+	// A database that cannot be reached, at debug level: its lines name
+	// the host and port, never the password.
+	fs.writeFileSync(url, `postgres://u:${KEY}@127.0.0.1:${await freePort()}/db\n`);
+	const db = await startServer({ DATABASE_URL_FILE: url, INGOT_LOG_LEVEL: 'debug' });
+	await db.waitLog((l) => l.msg === 'database unreachable');
+	assert.equal((await curlResponse(db.port, '/readyz')).status, 503, 'the database is a backend /readyz waits for');
+	await db.stop();
+	assert.ok(!(db.lines.join('\n') + db.stderr).includes(KEY), 'the password is in no line');
 });
 
 test('an app setting named with the runtime\'s INGOT_ prefix stops the start (exit 2), naming it', { ...T, ...SKIP }, async () => {
