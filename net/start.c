@@ -130,17 +130,26 @@ static const char *app_row_misnamed(void)
 	return NULL;
 }
 
+/* Its message, as a bad setting's: on stderr and in args->error. */
+__attribute__((cold, noinline)) static enum ig_config_result report_misnamed(const char *name,
+									     const struct ig_config_args *args)
+{
+	char msg[IG_CONFIG_ERROR_MAX];
+	snprintf(msg, sizeof msg, "the app's setting %s starts with INGOT_, the runtime's prefix: rename it", name);
+	fprintf(stderr, "ingot: %s\n", msg);
+	if (args->error && args->error_cap)
+		snprintf(args->error, args->error_cap, "%s", msg);
+	return IG_CONFIG_ERROR;
+}
+
 enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
 {
 	const struct ig_settings *parts[IG_COUNTOF(settings_parts) + 1];
 	struct ig_settings app_part;
 	size_t n = all_parts(parts, &app_part, args->name);
 	const char *misnamed = &ig_app_settings ? app_row_misnamed() : NULL;
-	if (misnamed) {
-		fprintf(stderr, "ingot: the app's setting %s starts with INGOT_, the runtime's prefix: rename it\n",
-			misnamed);
-		return IG_CONFIG_ERROR;
-	}
+	if (misnamed)
+		return report_misnamed(misnamed, args);
 	enum ig_config_result r = ig_config_parse(parts, n, args);
 	if (r != IG_CONFIG_OK)
 		return r;
