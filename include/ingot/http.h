@@ -210,7 +210,8 @@ IG_MUST_USE IG_NONNULL(1) enum ig_wait_result ig_wait_all(ig_ctx *ctx);
 #define IG_MAX_BACKENDS 16
 /* Registers a backend the service cannot serve without (a database):
  * /readyz says 503 until every one registered is up. On the starting
- * thread, before ig_main serves. name is kept, not copied (a literal): it
+ * thread, before ig_main serves: from the app's init hook
+ * (include/ingot/lifecycle.h). name is kept, not copied (a literal): it
  * is what /readyz names while the backend is down.
  * Returns: its id (down until set up), or -1 when IG_MAX_BACKENDS are
  * registered (nothing is registered then). */

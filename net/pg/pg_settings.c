@@ -37,7 +37,7 @@ struct ig_pg_global *ig_pg_global;
 #define V(field) &ig_pg_settings_values.field
 
 static const struct ig_option pg_rows[] = {
-	{ "DATABASE_URL", IG_OPT_STR, V(database_url), 0, 0,
+	{ "DATABASE_URL", IG_OPT_SECRET, V(database_url), 0, 0,
 	  "postgres://user:password@host:port/db?sslmode=...; else libpq's PG* variables; none: no database" },
 	{ "INGOT_PG_POOL_SIZE", IG_OPT_U32, V(pool_size), 1, PG_MAX_POOL, "database connections per core" },
 	{ "INGOT_PG_PIPELINING", IG_OPT_U32, V(pipelining), 1, 65536, "queries in flight per database connection" },

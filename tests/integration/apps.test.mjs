@@ -270,7 +270,9 @@ test('make test runs the scaffold\'s handler test under ASan and UBSan, and fail
 	fs.cpSync(scaffold, broken, { recursive: true });
 	fs.rmSync(path.join(broken, 'build'), { recursive: true, force: true });
 	const h = path.join(broken, 'handlers.c');
-	fs.writeFileSync(h, fs.readFileSync(h, 'utf8').replace('"hello, ", 7', '"HELLO, ", 7'));
+	const source = fs.readFileSync(h, 'utf8');
+	assert.ok(source.includes('", ", 2'), 'the line to break is there');
+	fs.writeFileSync(h, source.replace('", ", 2', '"; ", 2'));
 	const r = await run('make', ['--no-print-directory', '-C', broken, 'test'], { env: { ...process.env, INGOT_ROOT: ROOT } });
 	assert.notEqual(r.code, 0);
 	assert.match(r.stderr + r.stdout, /FAIL GET \/hello/);

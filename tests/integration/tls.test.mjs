@@ -588,7 +588,7 @@ for (const b of BINARIES) {
 			});
 			await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
 			const asked = new Promise((resolve) => { upstreamConn = resolve; });
-			const srv = await startTls(b, 'rsa', { INGOT_UPSTREAM: `http://127.0.0.1:${upstream.address().port}`,
+			const srv = await startTls(b, 'rsa', { UPSTREAM: `http://127.0.0.1:${upstream.address().port}`,
 				INGOT_WRITE_TIMEOUT_MS: '600000' }, { threads: '1' });
 			try {
 				const { client, raw, capture, tcpEnd } = await tlsOverRaw(srv.tlsPort);

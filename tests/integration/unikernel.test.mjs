@@ -9,7 +9,8 @@
 // slowloris, idle CPU) and then stops on Ctrl-Alt-Del with a request in
 // flight; one on a TAP in a namespace answers ping and 500 concurrent
 // connections (qemu's user network carries neither); one boot each for
-// DHCP, the modern virtio-mmio device, an idle exit (INGOT_IDLE_EXIT_MS), a
+// DHCP, the modern virtio-mmio device, an app's setting (UPSTREAM) from the
+// command line, an idle exit (INGOT_IDLE_EXIT_MS), a
 // bad ingot.ip, a forced CPU exception, a coroutine's stack overflow (its
 // guard page), and the database routes against a
 // real PostgreSQL on the host (qemu's guestfwd to its loopback port). A missing image or platform part fails; nothing skips.
@@ -17,6 +18,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -246,6 +248,28 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 		assert.ok(stopped, `a "stopped" line; ${g.describe()}`);
 		assert.ok(cleanStop(lastWords(g)), `the last console line says a clean stop; ${g.describe()}`);
 	});
+});
+
+test('an app\'s setting from the command line: UPSTREAM=... sends /proxy/json to the host\'s upstream', T, async () => {
+	// The user network lets the guest reach nothing but this: 10.0.2.100:80
+	// piped to the upstream on the host's loopback. Without the word,
+	// /proxy/json would call the service itself and answer its /json.
+	const upstream = http.createServer((rq, rs) => {
+		rs.setHeader('Content-Type', 'application/json');
+		rs.end(`{"from":"the host","path":"${rq.url}"}`);
+	});
+	await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+	try {
+		const fwd = `tcp:10.0.2.100:80-cmd:${process.execPath} ${path.join(here, 'tcp_pipe.mjs')} ${upstream.address().port}`;
+		const g = await boot({ more: `${WORDS} UPSTREAM=http://10.0.2.100:80/up`, guestfwd: fwd });
+		await listening(g);
+		const { res } = await rawAnswer(g.port, req('GET', '/proxy/json', { headers: ['Connection: close'] }));
+		assert.equal(res.status, 200, `${res.text}; ${g.describe()}`);
+		assert.deepEqual(JSON.parse(res.text), { from: 'the host', path: '/up/json' });
+		g.kill();
+	} finally {
+		upstream.close();
+	}
 });
 
 test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers off by itself with 0', T, async () => {
