@@ -3,7 +3,8 @@
 // reach that (here a private temporary directory, as a clone under /root
 // is), on a unix socket and a free loopback port that is not 5432; migrated;
 // the service serves with it; the end of the service stops it (by PID). A
-// DATABASE_URL the user set wins: then nothing is started.
+// DATABASE_URL the user set wins: then nothing is started. Runs at once
+// share the cluster, each in its own database (PG_LOCAL_DB).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
