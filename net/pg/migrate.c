@@ -420,7 +420,9 @@ __attribute__((cold)) int ig_migrate_main(int argc, char **argv, const char *nam
 }
 
 /* The serving process's check: its own arena (the pool's scratch is
-   reset under it), kept for the process's life (one check). */
+   reset under it) of 16 KiB blocks taken one at a time, a block for a few
+   dozen records; kept for the process's life (one check), given back
+   to its pool once the check is done. */
 struct serve_check {
 	struct ig_pool blocks;
 	ig_arena arena;
@@ -443,11 +445,18 @@ static void serve_checked(const ig_pg_result *res, const ig_pg_error *err, void 
 		enum mismatch what = migrate_compare(ig_migrate_expected, res, migrate_out_of_order(), NULL, &row, &file);
 		if (what != MATCH) {
 			migrate_log_mismatch(what, res, row, file);
+			ig_arena_reset(&c->arena);
 			return; /* /readyz stays 503 for this process's life: the schema is not the one it was built for */
 		}
-		if (res->rows < ig_migrate_expected->count)
+		size_t known = 0; /* files with a record: the rest are pending */
+		for (uint32_t i = 0; i < res->rows; i++)
+			for (size_t k = 0; k < ig_migrate_expected->count; k++)
+				known += !ig_pg_at(res, i, 0)->null &&
+					 ig_pg_at(res, i, 0)->i == (int64_t)ig_migrate_expected->list[k].version;
+		if (known < ig_migrate_expected->count)
 			ig_log_msg(IG_LOG_WARN, "migrations: some are pending (service --migrate)");
 	}
+	ig_arena_reset(&c->arena);
 	ig_backend_set_up(c->backend, true);
 }
 
@@ -466,7 +475,7 @@ __attribute__((cold)) void ig_migrate_serve_check(struct ig_pg_pool *pool, int b
 		return;
 	}
 	c->backend = backend;
-	ig_pool_init(&c->blocks, 16 * 1024, 4, 1u << 10);
+	ig_pool_init(&c->blocks, 16 * 1024, 1, 1u << 10);
 	ig_arena_init(&c->arena, &c->blocks, 1u << 20);
 	ig_pg_pool_query(pool, &c->arena, MIGRATE_RECORDS_SQL, NULL, 0, serve_checked, c);
 }

@@ -249,3 +249,24 @@ test('a server on a database whose records disagree logs one error at its first 
 		await stuck.stop();
 	}
 });
+
+test('a server on a database never migrated, or with migrations pending, warns once and is ready, as before the check', T, async () => {
+	const empty = await freshDatabase();
+	const srv = await startServer({ DATABASE_URL: empty.url });
+	try {
+		await waitReady(srv);
+		assert.ok(srv.logs.some((l) => l.level === 'warn' && /no ingot_migrations table/.test(l.msg)), srv.lines.join('\n'));
+	} finally {
+		await srv.stop();
+	}
+	const partial = await migratedDatabase();
+	await pg.psql('DELETE FROM ingot_migrations WHERE version = 3;', { database: partial.name });
+	const srv2 = await startServer({ DATABASE_URL: partial.url });
+	try {
+		await waitReady(srv2);
+		assert.equal(srv2.logs.filter((l) => l.level === 'warn' && /pending/.test(l.msg)).length, 1, srv2.lines.join('\n'));
+		assert.equal(srv2.logs.filter((l) => l.level === 'error').length, 0, srv2.lines.join('\n'));
+	} finally {
+		await srv2.stop();
+	}
+});
