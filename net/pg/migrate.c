@@ -20,7 +20,6 @@
 #include <bearssl_hash.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -421,8 +420,7 @@ __attribute__((cold)) int ig_migrate_main(int argc, char **argv, const char *nam
 
 /* The serving process's check: its own arena (the pool's scratch is
    reset under it) of 16 KiB blocks taken one at a time, a block for a few
-   dozen records; kept for the process's life (one check), given back
-   to its pool once the check is done. */
+   dozen records, given back to its pool once the check is done. */
 struct serve_check {
 	struct ig_pool blocks;
 	ig_arena arena;
@@ -469,11 +467,10 @@ __attribute__((cold)) void ig_migrate_serve_check(struct ig_pg_pool *pool, int b
 	}
 	if (atomic_exchange(&started, true))
 		return; /* the first pool to connect checks for the process */
-	struct serve_check *c = calloc(1, sizeof *c);
-	if (!c) {
-		ig_backend_set_up(backend, true);
-		return;
-	}
+	/* Static, not malloc'd: the check is the process's for its life, and a
+	   heap object only a callback's argument points to looks leaked. */
+	static struct serve_check check;
+	struct serve_check *c = &check;
 	c->backend = backend;
 	ig_pool_init(&c->blocks, 16 * 1024, 1, 1u << 10);
 	ig_arena_init(&c->arena, &c->blocks, 1u << 20);
