@@ -448,7 +448,7 @@ app-test-build: setup-build $(APP_TEST_BINS)
 # cluster, or DATABASE_URL's); app.mk builds the binary for it.
 app-test: app-test-build
 	@if [ -n "$(wildcard $(MIGRATIONS)/*.sql)" ]; then \
-		BUILD=$(BUILD) tools/pg-local test $(BIN) $(APP_TEST_BINS); \
+		BUILD=$(BUILD) PG_LOCAL_DB=$(APP_NAME) tools/pg-local test $(BIN) $(APP_TEST_BINS); \
 	else \
 		for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done; \
 	fi
@@ -791,12 +791,14 @@ setup-bench:
 # DATABASE_URL is set: tools/pg-local starts Debian's PostgreSQL (a cluster
 # of its own under build/pg, as the postgres user, on a unix socket and a
 # free loopback port), migrates it with --migrate, serves, and stops it when
-# the service ends; `make stop` stops it too. An app without migrations is
-# served alone.
+# the service ends (if this run started it); `make stop` stops it too. An
+# app's database is its own, named after it (PG_LOCAL_DB=APP_NAME); the
+# reference service's is ingot. An app without migrations is served alone.
 run: setup-run
 	@$(MAKE) --no-print-directory bin
 	@if [ -d $(MIGRATIONS) ]; then \
-		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) exec tools/pg-local run $(BIN); \
+		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) $(if $(APP_DIR),PG_LOCAL_DB=$(APP_NAME)) \
+			exec tools/pg-local run $(BIN); \
 	else \
 		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} exec $(BIN); \
 	fi

@@ -27,6 +27,7 @@ struct http_config {
 	int64_t memory_wait_ms; /* a body over the budget waits this long for room, then 503 */
 	int64_t test_stall_core; /* -1; else that core stops turning (net/server/watchdog.c) */
 	bool strict_env; /* an unknown INGOT_ variable stops the start (net/start.c) */
+	bool share_port; /* another process may serve PORT too (a handover); else the start stops */
 	const char *host;
 	const char *admin_host;  /* "": HOST */
 	const char *admin_token; /* "": no token asked */

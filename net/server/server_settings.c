@@ -17,6 +17,9 @@ static const struct ig_option server_rows[] = {
 	{ "PORT", IG_OPT_INT, CFG(port), 0, 65535,
 	  "TCP port; 0 picks a free one (ignored with LISTEN_FDS: the sockets given are served)" },
 	{ "HOST", IG_OPT_STR, CFG(host), 0, 0, "numeric address to listen on (ignored with LISTEN_FDS)" },
+	{ "INGOT_SHARE_PORT", IG_OPT_BOOL, CFG(share_port), 0, 1,
+	  "join the listeners of another process on PORT (a zero-downtime handover: the new process starts, "
+	  "then the old one drains); else a port served already stops the start (exit 2)" },
 	{ "INGOT_THREADS", IG_OPT_INT, CFG(threads), 0, IG_MAX_CORES,
 	  "event loops; 0 = usable CPUs (affinity, cgroup quota)" },
 	{ "INGOT_MAX_CONNS", IG_OPT_INT, CFG(max_conns), 0, 1000000,

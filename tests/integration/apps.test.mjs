@@ -32,12 +32,12 @@ const { run, must } = commandRunner({ timeoutMs: 240000 });
 const make = (dir, ...args) => must('make', ['--no-print-directory', '-j2', '-C', dir, ...args],
 	{ env: { ...process.env, INGOT_ROOT: ROOT } });
 
-// `make -C dir run` on a free port, in a process group of its own so that
+// `make -C dir run` (or command) on a free port, in a process group of its own so that
 // it is stopped (make and the service under it) by its PID; ready once the
 // service logs "listening" with that port.
-async function makeRun(dir, env = {}) {
+async function makeRun(dir, env = {}, command = ['make', '--no-print-directory', '-C', dir, 'run']) {
 	const port = await freePort();
-	const child = spawn('make', ['--no-print-directory', '-C', dir, 'run'], {
+	const child = spawn(command[0], command.slice(1), {
 		env: { ...process.env, INGOT_ROOT: ROOT, PORT: String(port), HOST: '127.0.0.1', INGOT_ADMIN_PORT: '-1', ...env },
 		detached: true, stdio: ['ignore', 'pipe', 'pipe'],
 	});
@@ -311,6 +311,58 @@ test('tools/new-service --db: a migration, notes.c\'s two routes and their test,
 		assert.match(bad.stderr, /FAIL POST \/notes/);
 	} finally {
 		await pg.stop();
+	}
+});
+
+test('two --db apps, both with a 001 migration, served at once beside the reference service: each migrated in a database of its own, named after it; one taken to another\'s database is refused', { ...T, ...SKIP }, async () => {
+	const apps = ['notes-one', 'notes-two'].map((name) => ({ name, dir: path.join(tmp, name) }));
+	for (const a of apps) {
+		await must(path.join(ROOT, 'tools', 'new-service'), ['--db', a.dir, a.name]);
+		await make(a.dir);
+	}
+	const pgLocal = path.join(ROOT, 'tools', 'pg-local');
+	const env = { ...process.env, INGOT_ROOT: ROOT };
+	delete env.DATABASE_URL;
+	// The reference service as its make run serves it (tools/pg-local run, its database ingot), and
+	// the two apps' make run, all at once on the one local cluster.
+	const ref = makeRun(ROOT, {}, [pgLocal, 'run', path.join(ROOT, 'build', 'bin', 'service')]);
+	const servers = await Promise.all([ref, ...apps.map((a) => makeRun(a.dir))]);
+	try {
+		for (const [i, a] of apps.entries()) {
+			const srv = servers[i + 1];
+			// Its own 001 applied in its own database, not taken for the reference service's 001_posts.
+			assert.match(srv.output(), new RegExp(`database ${a.name}; migrating`));
+			assert.match(srv.output(), /"msg":"migration applied","migration":"001_notes"/);
+			const made = await call(srv.port, 'POST', '/notes', JSON.stringify({ text: `from ${a.name}` }));
+			assert.equal(made.status, 201, made.raw);
+			const got = await call(srv.port, 'GET', `/notes/${made.json.id}`);
+			assert.equal(got.status, 200, got.raw);
+			assert.equal(got.json.text, `from ${a.name}`);
+		}
+		assert.match(servers[0].output(), /database ingot; migrating/);
+		assert.equal((await call(servers[0].port, 'GET', '/posts')).status, 200);
+		const url = async (db) => (await must(pgLocal, ['url'], { env: { ...env, PG_LOCAL_DB: db } })).trim();
+		// The records of each database: its own files only.
+		const records = async (db) => {
+			const r = await run(path.join(apps[0].dir, 'build', 'bin', apps[0].name), ['--migrate'],
+				{ env: { ...env, DATABASE_URL: await url(db) } });
+			return r;
+		};
+		for (const a of apps) {
+			const again = await records(a.name);
+			assert.equal(again.code, 0, again.stdout + again.stderr);
+			assert.match(again.stdout, /"msg":"migrations done","applied":0,"known":1/);
+		}
+		// notes-one's binary on the reference service's database: its 001 is
+		// 001_posts there; refused (exit 2) naming both files, nothing applied.
+		const wrong = await records('ingot');
+		assert.equal(wrong.code, 2, wrong.stdout + wrong.stderr);
+		assert.match(wrong.stdout, /"recorded":"001_posts.sql","local":"001_notes.sql"/);
+		assert.doesNotMatch(wrong.stdout, /migration applied/);
+	} finally {
+		// The apps first: the run that started the cluster stops it at its end.
+		for (const srv of servers.slice(1)) await stopServer(srv);
+		await stopServer(servers[0]);
 	}
 });
 
