@@ -757,7 +757,7 @@ $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/runtime/file.c kernel/runtime/fi
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude $< kernel/runtime/file.c -o $@
 
-# build/images/oci (OCI layout, tag latest) and ingot-docker.tar, titled
+# build/images/oci (OCI layout, tag latest) and IMAGE_NAME-docker.tar, titled
 # IMAGE_NAME (ingot for the reference service, an app's name for an app),
 # labelled with the revision of the checkout that holds the app's sources;
 # beside them the Knative and Cloud Run service files for that image.

@@ -339,6 +339,8 @@ test('make image: an OCI layout in the app\'s build/images/oci titled with its n
 	assert.equal(l['org.opencontainers.image.version'], '0.1.0');
 	assert.equal(l['org.opencontainers.image.revision'], 'unknown');
 	assert.equal(l['org.opencontainers.image.source'], undefined, 'no source outside a checkout');
+	// Its docker-archive is named after it, not after ingot.
+	assert.deepEqual(fs.readdirSync(path.join(scaffold, 'build', 'images')).filter((f) => f.endsWith('-docker.tar')), ['hello-docker.tar']);
 	// Its Knative and Cloud Run files, for its own image.
 	for (const f of ['knative-service.yaml', 'cloudrun-service.yaml']) {
 		const doc = YAML.parse(fs.readFileSync(path.join(scaffold, 'build', 'images', f), 'utf8'));
