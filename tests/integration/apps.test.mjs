@@ -14,7 +14,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { ROOT, curl, within, commandRunner, needTools, freePort, ingotVersion } from './lib.mjs';
+import { ROOT, curl, within, commandRunner, needTools, freePort, ingotVersion, startServer } from './lib.mjs';
 import { startPostgres } from './pglib.mjs';
 
 const T = { timeout: 300000 };
@@ -484,4 +484,42 @@ test('the todo app, built out of the tree: path, query and body parameters, and 
 	r = await call(s.port, 'GET', '/todos');
 	assert.deepEqual(r.json.items.map((t) => t.id), [2]);
 	await stopServer(s);
+});
+
+// Every 5xx is logged (net/http/error_log.c): a handler's own 502 is one
+// error line with the request id, route, status and its cause; a storm of
+// the same one on the same route is one line a second, then the count of
+// those left out (written when the second ends, or at the exit: the sum is
+// asserted, not when each came).
+test('the todo app: a handler\'s 5xx is one error line with its request id; a storm of it is a line a second and the count left out', { ...T, ...SKIP }, async () => {
+	const dir = path.join(tmp, 'todo');
+	const bin = path.join(dir, 'build', 'bin', 'todo-api');
+	if (!fs.existsSync(bin)) {
+		fs.cpSync(path.join(ROOT, 'tests', 'apps', 'todo'), dir, { recursive: true, filter: (src) => path.basename(src) !== 'build' });
+		await make(dir);
+	}
+	// No TODO_UPSTREAM: notify answers 502 itself, with ig_respond_problem.
+	const srv = await startServer({ INGOT_ACCESS_LOG: '1' }, { command: bin, threads: '1' });
+	assert.equal((await call(srv.port, 'POST', '/todos', '{"title":"a"}')).status, 201);
+	const N = 20;
+	for (let i = 0; i < N; i++) {
+		const r = await curl(['-s', '-X', 'POST', '-H', `X-Request-Id: storm-${i}`, '-w', '\n%{http_code}', `http://127.0.0.1:${srv.port}/todos/1/notify`]);
+		const [body, code] = r.stdout.toString().split('\n');
+		assert.equal(code, '502', body);
+		assert.equal(JSON.parse(body).request_id, `storm-${i}`);
+	}
+	// The access line of the last one comes after every error line before it.
+	await srv.waitLog((l) => l.msg === 'request' && l.request_id === `storm-${N - 1}`);
+	const first = srv.logs.find((l) => l.level === 'error');
+	assert.deepEqual([first.msg, first.request_id, first.route, first.status, first.cause],
+		['server error', 'storm-0', '/todos/{id}/notify', 502, 'TODO_UPSTREAM is not set to an origin']);
+	assert.match(first.trace_id, /^[0-9a-f]{32}$/);
+	assert.equal((await srv.stop()).code, 0);
+	const lines = srv.logs.filter((l) => l.msg === 'server error');
+	const counts = srv.logs.filter((l) => l.msg === 'server errors suppressed');
+	assert.ok(lines.length < N, `a storm is not a line per request: ${lines.length} of ${N}`);
+	assert.equal(lines.length + counts.reduce((n, c) => n + c.suppressed, 0), N, JSON.stringify(counts));
+	for (const c of counts) assert.deepEqual([c.level, c.route, c.status], ['error', '/todos/{id}/notify', 502]);
+	assert.deepEqual(srv.logs.filter((l) => l.level === 'error' && !lines.includes(l) && !counts.includes(l)), [],
+		'nothing else at error level');
 });
