@@ -432,7 +432,10 @@ test-api: $(TEST_API_LIB)
 # An app's tests (APP_TESTS: tests/*.c in its directory): each a program of
 # its own on the test API, linked with the app's handlers and generated
 # code (compiled with TEST_API_CFLAGS) and TEST_API_LIB, built once here
-# and shared by every app. `app-test` builds and runs them.
+# and shared by every app. `app-test` builds and runs them. Its generated
+# code checks every response against the document (IG_CHECK_RESPONSES, as
+# the reference service's ASan build): a body off its schema is a 500 and
+# an error line, so the test that expected the answer fails.
 APP_TESTS     ?=
 APP_TEST_OUT  := $(APP_BUILD)/test
 APP_TEST_BINS := $(patsubst $(APP_DIR)tests/%.c,$(APP_TEST_OUT)/%,$(APP_TESTS))
@@ -440,7 +443,7 @@ $(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.
 		| $(HANDLERS_OK)
 	@mkdir -p $(@D) && rm -f $@
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
+	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -DIG_CHECK_RESPONSES -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
 		$(TEST_API_LDLIBS) -o $@
 app-test-build: setup-build $(APP_TEST_BINS)
 # An app with migrations: the tests get DATABASE_URL, a database migrated

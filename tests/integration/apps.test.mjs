@@ -274,6 +274,20 @@ test('make test runs the scaffold\'s handler test under ASan and UBSan, and fail
 	const r = await run('make', ['--no-print-directory', '-C', broken, 'test'], { env: { ...process.env, INGOT_ROOT: ROOT } });
 	assert.notEqual(r.code, 0);
 	assert.match(r.stderr + r.stdout, /FAIL GET \/hello/);
+	// Responses are checked against the document, as in the reference
+	// service's ASan build: a message declared a date-time that the handler
+	// fills with something else is a 500 there, so the test fails.
+	const offDoc = path.join(tmp, 'off-document-app');
+	fs.cpSync(scaffold, offDoc, { recursive: true });
+	fs.rmSync(path.join(offDoc, 'build'), { recursive: true, force: true });
+	const y = path.join(offDoc, 'openapi.yaml');
+	const doc = fs.readFileSync(y, 'utf8');
+	assert.ok(doc.includes('message: { type: string }'), 'the scaffold\'s Greeting');
+	fs.writeFileSync(y, doc.replace('message: { type: string }', 'message: { type: string, format: date-time }'));
+	const d = await run('make', ['--no-print-directory', '-C', offDoc, 'test'], { env: { ...process.env, INGOT_ROOT: ROOT } });
+	assert.notEqual(d.code, 0, d.stdout + d.stderr);
+	assert.match(d.stderr + d.stdout, /FAIL GET \/hello/);
+	assert.match(d.stderr + d.stdout, /response does not match its schema/);
 });
 
 test('tools/new-service --db: a migration, notes.c\'s two routes and their test, which make test runs against a migrated database: the local cluster\'s throwaway one, or DATABASE_URL\'s', { ...T, ...SKIP }, async () => {
