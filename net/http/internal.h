@@ -5,7 +5,6 @@
 
 #include "ingot/api_hooks.h"
 #include "ingot/log.h"
-#include "error_log.h"
 #include "meter.h"
 #include "parser.h"
 #include "trace.h"
@@ -39,6 +38,25 @@ struct http_config {
 	int64_t tls_port, tls_handshake_timeout_ms, tls_max_handshakes, tls_idle_timeout_ms;
 	int64_t tls_session_cache;
 	bool tls_only;
+};
+
+/* The storm bound of a core's 5xx lines (error_log.c): one failure that
+ * was logged recently, its route, status and cause, when its second began
+ * and how many identical ones were not logged since. */
+#define HTTP_ERROR_LOG_SLOTS 8
+#define HTTP_ERROR_CAUSE_MAX 64
+struct http_error_slot {
+	uint64_t key; /* 0: free */
+	uint64_t since_ms;
+	uint32_t suppressed;
+	uint32_t route;
+	int status;
+	char cause[HTTP_ERROR_CAUSE_MAX];
+};
+/* A core's table, touched only by its own thread: no lock, no atomic. */
+struct http_error_log {
+	struct http_error_slot slots[HTTP_ERROR_LOG_SLOTS];
+	struct ig_timer tick; /* armed while a slot has a count to write */
 };
 
 struct http_conn;

@@ -1,10 +1,11 @@
 /* net/http/error_log.c: a 5xx's one error line and the storm bound. The
  * exchange's id, trace and route come from stubs; the core's loop clock is
  * set by hand and its timers run by hand, so a "second" passes without
- * waiting; the log's lines are taken at ig_log_queue. */
+ * waiting; the log's lines are captured (tests/unit/log_capture.h). */
 #include "kernel/runtime/log_ring.h"
 #include "net/http/internal.h"
 #include "tests/unit/check.h"
+#include "tests/unit/log_capture.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,30 +27,6 @@ const char *ig_trace_id(const ig_ctx *x)
 const char *ig_route_template(const ig_ctx *x)
 {
 	return x->route ? x->core->app->routes[x->route - 1] : "";
-}
-
-/* ---- the log, captured ---- */
-
-static char lines[16384];
-static size_t lines_len;
-static int line_count;
-
-static bool capture(const struct ig_logline *l)
-{
-	if (lines_len + l->len < sizeof lines) {
-		memcpy(lines + lines_len, l->buf, l->len);
-		lines_len += l->len;
-		lines[lines_len] = 0;
-	}
-	line_count++;
-	return true;
-}
-
-static void reset(void)
-{
-	line_count = 0;
-	lines_len = 0;
-	lines[0] = 0;
 }
 
 static int count_of(const char *needle)
@@ -87,7 +64,7 @@ static void answer(uint32_t route, int status, const char *cause)
 
 static void test_one_line_with_the_request(void)
 {
-	reset();
+	lines_clear();
 	answer(1, 500, NULL);
 	CHECK_INT(line_count, 1, "a 5xx: one line");
 	CHECK(count_of("\"level\":\"error\",\"msg\":\"server error\"") == 1, "at error level");
@@ -100,7 +77,7 @@ static void test_one_line_with_the_request(void)
 static void test_a_storm_is_one_line_a_second_then_its_count(void)
 {
 	set_now(10000);
-	reset();
+	lines_clear();
 	for (int i = 0; i < 50; i++)
 		answer(2, 502, "upstream down");
 	CHECK_INT(line_count, 1, "50 identical failures within a second: one line");
@@ -124,7 +101,7 @@ static void test_a_storm_is_one_line_a_second_then_its_count(void)
 static void test_the_count_is_written_at_exit(void)
 {
 	set_now(20000);
-	reset();
+	lines_clear();
 	for (int i = 0; i < 5; i++)
 		answer(1, 504, "timeout");
 	CHECK_INT(line_count, 1, "one line");
@@ -138,7 +115,7 @@ static void test_the_count_is_written_at_exit(void)
 static void test_many_causes_keep_their_counts(void)
 {
 	set_now(30000);
-	reset();
+	lines_clear();
 	char causes[HTTP_ERROR_LOG_SLOTS + 2][24];
 	for (int i = 0; i < HTTP_ERROR_LOG_SLOTS + 2; i++) {
 		snprintf(causes[i], sizeof causes[i], "cause %d", i);
@@ -157,7 +134,7 @@ static void test_many_causes_keep_their_counts(void)
 static void test_a_marked_exchange_writes_nothing_more(void)
 {
 	set_now(40000);
-	reset();
+	lines_clear();
 	struct ig_ctx x = exchange(1, 500, "x");
 	struct ig_logline l;
 	CHECK(ig_http_error_line_begin(&x, &l, "database error", 500, "database error (server 42P01)"),

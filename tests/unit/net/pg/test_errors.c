@@ -5,6 +5,7 @@
 #include "kernel/runtime/log_ring.h"
 #include "net/pg/internal.h"
 #include "tests/unit/check.h"
+#include "tests/unit/log_capture.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,29 +51,11 @@ void ig_http_error_mark_logged(struct ig_ctx *x)
 	marked++;
 }
 
-/* ---- the log, captured ---- */
-
-static char lines[8192];
-static size_t lines_len;
-static int line_count;
-
-static bool capture(const struct ig_logline *l)
-{
-	if (lines_len + l->len < sizeof lines) {
-		memcpy(lines + lines_len, l->buf, l->len);
-		lines_len += l->len;
-		lines[lines_len] = 0;
-	}
-	line_count++;
-	return true;
-}
-
 static void reset(void)
 {
-	answers = answered_status = line_count = marked = 0;
+	answers = answered_status = marked = 0;
 	answered_detail[0] = 0;
-	lines_len = 0;
-	lines[0] = 0;
+	lines_clear();
 }
 
 static bool logged(const char *field)
