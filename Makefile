@@ -432,7 +432,10 @@ test-api: $(TEST_API_LIB)
 # An app's tests (APP_TESTS: tests/*.c in its directory): each a program of
 # its own on the test API, linked with the app's handlers and generated
 # code (compiled with TEST_API_CFLAGS) and TEST_API_LIB, built once here
-# and shared by every app. `app-test` builds and runs them.
+# and shared by every app. `app-test` builds and runs them. Its generated
+# code checks every response against the document (IG_CHECK_RESPONSES, as
+# the reference service's ASan build): a body off its schema is a 500 and
+# an error line, so the test that expected the answer fails.
 APP_TESTS     ?=
 APP_TEST_OUT  := $(APP_BUILD)/test
 APP_TEST_BINS := $(patsubst $(APP_DIR)tests/%.c,$(APP_TEST_OUT)/%,$(APP_TESTS))
@@ -440,7 +443,7 @@ $(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.
 		| $(HANDLERS_OK)
 	@mkdir -p $(@D) && rm -f $@
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
+	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -DIG_CHECK_RESPONSES -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
 		$(TEST_API_LDLIBS) -o $@
 app-test-build: setup-build $(APP_TEST_BINS)
 # An app with migrations: the tests get DATABASE_URL, a database migrated
@@ -506,6 +509,7 @@ UNIT_SRC_kernel/metal/test_cmdline := kernel/metal/cmdline.c
 UNIT_SRC_kernel/metal/test_pages  := kernel/metal/pages.c
 UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c kernel/runtime/clock.c
 UNIT_SRC_net/http/test_meter        := net/http/meter.c net/metrics/histogram.c
+UNIT_SRC_net/http/test_error_log    := $(addprefix kernel/runtime/,log.c timer.c clock.c json.c arena.c pool.c)
 UNIT_SRC_net/client/test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/runtime/clock.c kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
 PG_WIRE := net/pg/wire.c net/pg/types.c net/pg/writer.c kernel/runtime/arena.c kernel/runtime/pool.c
@@ -757,7 +761,7 @@ $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/runtime/file.c kernel/runtime/fi
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude $< kernel/runtime/file.c -o $@
 
-# build/images/oci (OCI layout, tag latest) and ingot-docker.tar, titled
+# build/images/oci (OCI layout, tag latest) and IMAGE_NAME-docker.tar, titled
 # IMAGE_NAME (ingot for the reference service, an app's name for an app),
 # labelled with the revision of the checkout that holds the app's sources;
 # beside them the Knative and Cloud Run service files for that image.

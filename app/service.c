@@ -268,14 +268,10 @@ static uint64_t monotonic_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static bool is_timeout(enum ig_client_error e)
-{
-	return e == IG_CLIENT_CONNECT_TIMEOUT || e == IG_CLIENT_HEADERS_TIMEOUT || e == IG_CLIENT_BODY_TIMEOUT;
-}
-
-/* A problem+json (RFC 9457) naming what went wrong upstream: "error" is
- * the client error's name (or "status"), so a caller can tell a refused
- * connection from a malformed response without parsing the detail. */
+/* A problem+json (RFC 9457) for what the runtime's ig_fetch_respond_error
+ * does not answer: an upstream's status other than 200 ("error":"status"),
+ * no client on this core ("busy"); same members as the runtime's, so a
+ * caller tells the cases apart by "error" without parsing the detail. */
 static int upstream_problem(ig_ctx *ctx, int status, const char *error, const char *detail, int upstream_status)
 {
 	ig_wbuf *w = ig_body(ctx);
@@ -315,10 +311,15 @@ struct proxy {
 static int proxy_answer(ig_ctx *ctx, const ig_response *res)
 {
 	if (res->error != IG_CLIENT_OK)
-		return upstream_problem(ctx, is_timeout(res->error) ? 504 : 502, ig_client_error_name(res->error),
-					res->error_message, 0);
-	if (res->status != 200)
+		return ig_fetch_respond_error(ctx, res); /* names the kind, logs the whole error */
+	if (res->status != 200) {
+		struct ig_logline l;
+		if (ig_log_req(ctx, &l, IG_LOG_WARN, "upstream status")) {
+			ig_log_int(&l, "upstream_status", res->status);
+			ig_log_end(&l);
+		}
 		return upstream_problem(ctx, 502, "status", "the upstream answered a status other than 200", res->status);
+	}
 	ig_wbuf *w = ig_body(ctx);
 	w->len = 0;
 	ig_wbuf_put(w, res->body.ptr, res->body.len);

@@ -96,6 +96,12 @@ struct ig_net_stack {
 	/* Connections closed at once at the descriptor limit (net/sock's
 	   shed); NULL where streams are not descriptors. Any thread. */
 	uint64_t (*shed)(const struct ig_net_listener *l);
+	/* Runs up(loop) once, on loop, when the stack has an address to send
+	   from: at once when it has one (a static address), else once DHCP
+	   has given one, so that the first outbound connect (the database's
+	   pool) does not fail for a network still coming up. After start, on
+	   loop. NULL: the stack is up once started (the kernel's sockets). */
+	void (*when_up)(struct ig_loop *loop, void (*up)(struct ig_loop *loop));
 	/* As ig_sock_connect (net/sock/sock.h), with the same notifications;
 	   sc is the caller's kernel-socket core on loop. */
 	struct ig_transport *(*connect)(struct sock_core *sc, struct ig_loop *loop, const struct sockaddr *addr,

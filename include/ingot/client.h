@@ -307,6 +307,22 @@ IG_NONNULL(1, 2, 3, 4)
 ig_call *ig_fetch(ig_dispatcher *d, ig_arena *arena, const ig_fetch_opts *opts, ig_response_fn *done,
 		  void *arg);
 
+/* A failed call (res->error is not IG_CLIENT_OK) as the answer to ctx, the
+ * request it was made for, from its handler or from done while ctx is not
+ * finished. Writes ctx's body: a problem+json whose "detail" says what
+ * failed in the runtime's words and whose "error" is the kind
+ * (ig_client_error_name: "connect", "headers_timeout", "protocol", ...),
+ * never the upstream's URL, host or address nor res->error_message; and
+ * logs the request's one error line, "msg":"upstream error" with its
+ * request id, route, status, the kind and the whole message (at most one a
+ * second for the same kind on a route, then their count). Returns the
+ * status, ig_fetch_problem_status's, for the caller to return from the
+ * handler or pass to ig_finish. */
+IG_MUST_USE IG_NONNULL(1, 2) int ig_fetch_respond_error(ig_ctx *ctx, const ig_response *res);
+/* The answer's status for a failed call: 504 for a timeout (connect,
+ * headers, body), 503 for IG_CLIENT_BUSY and IG_CLIENT_ABORTED, else 502. */
+int ig_fetch_problem_status(enum ig_client_error error);
+
 /* ig_stream's callbacks: on_headers, then on_data for each piece as it
  * arrives (return false to pause, ig_call_resume to continue), then done
  * with res->body empty (status and headers are in res as with ig_fetch).

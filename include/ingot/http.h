@@ -25,6 +25,7 @@
 #define INGOT_HTTP_H
 
 #include "ingot/base.h"
+#include "ingot/log.h"
 
 /* One exchange, owned by the runtime; a handler borrows it until
  * ig_finish. */
@@ -117,6 +118,19 @@ IG_NONNULL(1) ig_str ig_tracestate(const ig_ctx *ctx);
  * IG_TRACEPARENT_LEN characters, no NUL. net/client writes it itself for
  * opts.parent; this is for other protocols. */
 IG_NONNULL(1, 2) void ig_traceparent_child(ig_ctx *ctx, char out[IG_TRACEPARENT_LEN]);
+
+/* ---- logging about the request ---- */
+
+/* Begins a log line about ctx's request (include/ingot/log.h): as
+ * ig_log_begin, with "request_id", "trace_id" and "route" (the document's
+ * template, "" when no path matched) already in it. Returns false when
+ * level is not written now: then l is untouched and nothing else may use
+ * it. Returns true: add fields with ig_log_str, ig_log_int, ... and end the
+ * line with ig_log_end. On ctx's core, while ctx is the handler's (until
+ * ig_finish). A 5xx needs no line of the handler's: ig_finish writes the
+ * request's error line itself. */
+IG_MUST_USE IG_NONNULL(1, 2, 4) bool ig_log_req(const ig_ctx *ctx, struct ig_logline *l, enum ig_log_level level,
+						const char *msg);
 
 /* ---- building the response ----
  * Until ig_finish, in any order; what is written after it is lost. */

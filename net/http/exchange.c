@@ -209,6 +209,17 @@ __attribute__((cold)) void ig_http_log_exchange(const void *exchange, struct ig_
 	ig_log_cstr(line, "route", ig_route_template(x));
 }
 
+bool ig_log_req(const ig_ctx *x, struct ig_logline *l, enum ig_log_level level, const char *msg)
+{
+	if (!ig_log_begin(l, level, msg))
+		return false;
+	ig_str id = ig_request_id(x);
+	ig_log_str(l, "request_id", id.ptr, id.len);
+	ig_log_cstr(l, "trace_id", ig_trace_id(x));
+	ig_log_cstr(l, "route", ig_route_template(x));
+	return true;
+}
+
 void ig_count_rejected(ig_ctx *x, int status)
 {
 	if (!x->metered)
@@ -349,11 +360,13 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 		x->body.failed = false;
 		x->status = 500;
 		x->content_type = "application/problem+json";
+		x->cause = "the response exceeded the request memory limit";
 		char tmp[HTTP_PROBLEM_MAX];
-		size_t n = ig_http_problem_body(tmp, sizeof tmp, 500, "the response exceeded the request memory limit",
-					     ig_request_id(x));
+		size_t n = ig_http_problem_body(tmp, sizeof tmp, 500, x->cause, ig_request_id(x));
 		ig_wbuf_put(&x->body, tmp, n);
 	}
+	if (__builtin_expect(x->status >= 500, 0) && !x->error_logged)
+		ig_http_error_log_answer(x);
 	if (x->core->cfg->access_log)
 		access_log(x);
 	struct http_conn *c = x->conn;
@@ -393,6 +406,8 @@ void ig_respond_problem(ig_ctx *x, int status, const char *detail)
 	ig_wbuf_put(&x->body, tmp, n);
 	x->content_type = "application/problem+json";
 	x->encode = NULL;
+	if (x->state != CTX_READY)
+		x->cause = detail; /* read by the ig_finish below only */
 	ig_finish(x, status);
 }
 

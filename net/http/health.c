@@ -86,9 +86,11 @@ __attribute__((cold)) unsigned ig_http_health_free_paths(const struct ig_app *ap
 }
 
 /* A probe's answer is JSON and never cached (a proxy must not answer a
- * later probe with it). */
+ * later probe with it). Its 503 reports readiness: no request failed, so
+ * it writes no error line (error_log.c). */
 static ig_wbuf *probe_body(struct ig_ctx *x)
 {
+	x->error_logged = true;
 	ig_set_content_type(x, "application/json");
 	ig_add_header(x, "Cache-Control", IG_STR("no-store"));
 	return ig_body(x);

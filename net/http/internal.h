@@ -41,6 +41,25 @@ struct http_config {
 	bool tls_only;
 };
 
+/* The storm bound of a core's 5xx lines (error_log.c): one failure that
+ * was logged recently, its route, status and cause, when its second began
+ * and how many identical ones were not logged since. */
+#define HTTP_ERROR_LOG_SLOTS 8
+#define HTTP_ERROR_CAUSE_MAX 64
+struct http_error_slot {
+	uint64_t key; /* 0: free */
+	uint64_t since_ms;
+	uint32_t suppressed;
+	uint32_t route;
+	int status;
+	char cause[HTTP_ERROR_CAUSE_MAX];
+};
+/* A core's table, touched only by its own thread: no lock, no atomic. */
+struct http_error_log {
+	struct http_error_slot slots[HTTP_ERROR_LOG_SLOTS];
+	struct ig_timer tick; /* armed while a slot has a count to write */
+};
+
 struct http_conn;
 struct ig_net_listener;
 struct ig_tls_core;
@@ -83,6 +102,7 @@ struct http_core {
 		uint64_t requests;
 	} admin;
 	struct http_meter meter; /* the metrics of the app's connections */
+	struct http_error_log error_log; /* the storm bound of its 5xx lines (error_log.c) */
 	/* INGOT_IDLE_EXIT_MS (net/server/idle.c): when this core's tick
 	   last saw work (read by core 0's tick), and what it saw then. */
 	_Atomic uint64_t idle_last_busy_ms;
@@ -134,6 +154,10 @@ struct ig_ctx {
 	struct http_trace trace; /* request id and trace context, made on first use
 				    (ig_http_ctx_new clears only its head) */
 	uint64_t deadline_ms; /* ig_deadline_ms: its connection's request_deadline_ms */
+	/* A 5xx's cause for its error line (error_log.c): ig_respond_problem's
+	   detail, read only by the ig_finish it calls; NULL: the handler's. */
+	const char *cause;
+	bool error_logged; /* its one error line is written (or counted in a storm) */
 };
 
 struct out_block {
@@ -249,6 +273,29 @@ void ig_http_access_log_engine_error(struct http_conn *c, int status, ig_str req
  * request the grace period cut, and (kernel/process/fatal.h's describe) the
  * one a thread was running when a fatal signal came. */
 void ig_http_log_exchange(const void *exchange, struct ig_logline *line);
+
+/* error_log.c */
+/* Begins exchange x's one error line, for an answer of status because of
+ * cause: a short text, the same for the same failure (it is the storm's key
+ * with the route and status, and it is logged: no secret, no value from
+ * the request). The line has msg, "request_id", "trace_id", "method",
+ * "route", "status" and "cause"; the caller adds its fields and ends it.
+ * Marks x as logged whatever it returns, so that ig_finish writes no line
+ * of its own. Returns false when nothing is to be written: an identical
+ * failure on this route was logged on this core less than a second ago
+ * (this one is counted, and the count is logged once that second is
+ * over). Call on x's core, before x is finished. */
+IG_MUST_USE bool ig_http_error_line_begin(struct ig_ctx *x, struct ig_logline *l, const char *msg, int status,
+					  const char *cause);
+/* Marks x as logged without a line: its 5xx is no failure to report (a
+ * probe's, a cancelled request's). */
+void ig_http_error_mark_logged(struct ig_ctx *x);
+/* ig_finish's line for a 5xx that nobody logged: "msg":"server error",
+ * cause x->cause, else "handler". */
+void ig_http_error_log_answer(struct ig_ctx *x);
+/* Writes core's counts not written yet: once its loop has stopped, on any
+ * thread that has joined core's. */
+void ig_http_error_log_flush(struct http_core *core);
 
 /* response.c */
 /* request_id: echoed as X-Request-Id unless empty. */

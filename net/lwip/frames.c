@@ -146,11 +146,36 @@ static void log_address(const char *msg, const struct netif *n, bool dhcp)
 	ig_log_end(&l);
 }
 
-/* With DHCP: the lease's address (or its loss). */
+static void on_up_timer(struct ig_timer *t)
+{
+	(void)t;
+	void (*up)(struct ig_loop *) = ig_lwip_state.on_up;
+	ig_lwip_state.on_up = NULL;
+	if (up)
+		up(ig_lwip_state.loop);
+}
+
+/* With DHCP: the lease's address (or its loss). Who waits for it runs on
+ * the next turn, outside lwIP's callback. */
 static void on_status(struct netif *n)
 {
-	if (!ip4_addr_isany_val(*netif_ip4_addr(n)))
-		log_address("net: address", n, true);
+	if (ip4_addr_isany_val(*netif_ip4_addr(n)))
+		return;
+	log_address("net: address", n, true);
+	struct ig_lwip_state *s = &ig_lwip_state;
+	if (s->on_up) {
+		s->up_timer.fn = on_up_timer;
+		ig_timer_set(&s->loop->timers, &s->up_timer, s->loop->clock.now_ms);
+	}
+}
+
+void ig_lwip_when_up(struct ig_loop *loop, void (*up)(struct ig_loop *loop))
+{
+	if (!ip4_addr_isany_val(*netif_ip4_addr(&ig_lwip_state.netif))) {
+		up(loop);
+		return;
+	}
+	ig_lwip_state.on_up = up; /* one loop: one waiter */
 }
 
 int ig_lwip_frames_up(const struct ig_lwip_net_config *cfg, char *err, size_t errlen)

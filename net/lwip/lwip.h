@@ -32,12 +32,18 @@ struct ig_lwip_state {
 	int fd;
 	struct ig_io io;
 	uint64_t frames_dropped; /* the device was full */
+	/* ig_lwip_when_up's: run after the batch that gave the address */
+	void (*on_up)(struct ig_loop *loop);
+	struct ig_timer up_timer;
 	/* streams.c */
 	struct ig_pool streams;
 	struct lwip_stream *live; /* every stream with a PCB, for the finish */
 	uint32_t outbound_open;
 };
 extern struct ig_lwip_state ig_lwip_state;
+
+/* frames.c: net/stack.h's when_up. */
+void ig_lwip_when_up(struct ig_loop *loop, void (*up)(struct ig_loop *loop));
 
 /* port.c: sets the memory budget and hooks lwIP's timers to loop. */
 void ig_lwip_port_init(struct ig_loop *loop, size_t mem_budget);

@@ -66,6 +66,7 @@ const struct ig_net_stack ig_lwip_stack = {
 	.port = ig_lwip_port,
 	.stop_accepting = ig_lwip_stop_accepting,
 	.refused = ig_lwip_refused,
+	.when_up = ig_lwip_when_up,
 	.connect = ig_lwip_connect,
 	.stream_error = ig_lwip_stream_error,
 	.finish = stack_finish,

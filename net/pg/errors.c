@@ -111,15 +111,23 @@ size_t ig_pg_query_label(ig_str sql, char *out, size_t cap)
 
 #define QUERY_LABEL_MAX 48
 
-/* The request's one line about its database error. */
-static void log_error(const ig_ctx *ctx, const ig_pg_error *err, int status)
+/* The request's one line about its database error: a 5xx's is its error
+ * line (net/http/error_log.c: one a second for identical failures on a
+ * route, then their count), so that the answer adds none; a 4xx's and a
+ * cancelled request's are debug lines. */
+static void log_error(ig_ctx *ctx, const ig_pg_error *err, int status, const char *cause)
 {
-	enum ig_log_level level = err->kind == IG_PG_CANCELLED || status < 500 ? IG_LOG_DEBUG : IG_LOG_ERROR;
 	struct ig_logline l;
-	if (!ig_log_begin(&l, level, "database error"))
-		return;
-	ig_http_log_exchange(ctx, &l);
-	ig_log_int(&l, "status", status);
+	if (err->kind != IG_PG_CANCELLED && status >= 500) {
+		if (!ig_http_error_line_begin(ctx, &l, "database error", status, cause))
+			return;
+	} else {
+		ig_http_error_mark_logged(ctx); /* a cancelled request's 503: nobody reads it */
+		if (!ig_log_begin(&l, IG_LOG_DEBUG, "database error"))
+			return;
+		ig_http_log_exchange(ctx, &l);
+		ig_log_int(&l, "status", status);
+	}
 	ig_log_cstr(&l, "error", ig_pg_error_name(err->kind));
 	if (err->sqlstate[0])
 		ig_log_cstr(&l, "sqlstate", err->sqlstate);
@@ -147,7 +155,7 @@ int ig_pg_respond_error_as(ig_ctx *ctx, const ig_pg_error *err, const struct ig_
 		snprintf(detail, sizeof detail, "%s (%s %s)", what, ig_pg_error_name(err->kind), err->sqlstate);
 	else
 		snprintf(detail, sizeof detail, "%s (%s)", what, ig_pg_error_name(err->kind));
-	log_error(ctx, err, status);
+	log_error(ctx, err, status, own ? own->detail : detail);
 	ig_respond_problem(ctx, status, own ? own->detail : detail);
 	return status;
 }

@@ -48,6 +48,11 @@ static int seed_pools(struct http_core *core, char **listener_seeds)
 
 void (*ig_http_core_start_hook)(struct ig_loop *loop, int core_count);
 
+static void start_backends(struct ig_loop *loop)
+{
+	ig_http_core_start_hook(loop, ig_http_server.core_count);
+}
+
 int ig_server_core_setup(struct http_core *core, char *err, size_t errlen)
 {
 	if (ig_loop_init(&core->loop, (int)core->index) != 0)
@@ -62,13 +67,22 @@ int ig_server_core_setup(struct http_core *core, char *err, size_t errlen)
 		goto fail;
 	if (ig_http_server.tls && ig_server_tls_core_setup(core) != 0)
 		goto fail;
-	if (ig_http_core_start_hook)
-		ig_http_core_start_hook(&core->loop, ig_http_server.core_count);
 	if (core->cfg->idle_exit_ms > 0) /* its code is off the startup pages */
 		ig_server_idle_core_start(core);
 	if (ig_notify_watchdog_usec())
 		ig_server_watchdog_core_start(core);
-	return ig_server_serve(core, listener_seeds, err, errlen);
+	if (ig_server_serve(core, listener_seeds, err, errlen) != 0)
+		return -1;
+	/* The backends' first connects (the database's pool) once the stack
+	   runs and has an address: lwIP is started by serve, and may wait for
+	   DHCP; a connect before would fail and warn for nothing. */
+	if (ig_http_core_start_hook) {
+		if (ig_net_stack->when_up)
+			ig_net_stack->when_up(&core->loop, start_backends);
+		else
+			start_backends(&core->loop);
+	}
+	return 0;
 fail:
 	snprintf(err, errlen, "cannot set up core %u", core->index);
 	return -1;

@@ -190,6 +190,9 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	ig_net_stack->finish(&core0->loop, 2000);
 	for (int i = 1; i < n; i++)
 		pthread_join(threads[i], NULL);
+	/* Every loop has stopped: a storm's last counts are due now. */
+	for (int i = 0; i < n; i++)
+		ig_http_error_log_flush(&ig_http_server.cores[i]);
 	if (ig_http_stopped_hook)
 		ig_http_stopped_hook();
 	uint64_t cut = ig_server_log_stopped();

@@ -14,7 +14,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { ROOT, curl, within, commandRunner, needTools, freePort, ingotVersion } from './lib.mjs';
+import { ROOT, curl, within, commandRunner, needTools, freePort, ingotVersion, startServer } from './lib.mjs';
 import { startPostgres } from './pglib.mjs';
 
 const T = { timeout: 300000 };
@@ -276,6 +276,20 @@ test('make test runs the scaffold\'s handler test under ASan and UBSan, and fail
 	const r = await run('make', ['--no-print-directory', '-C', broken, 'test'], { env: { ...process.env, INGOT_ROOT: ROOT } });
 	assert.notEqual(r.code, 0);
 	assert.match(r.stderr + r.stdout, /FAIL GET \/hello/);
+	// Responses are checked against the document, as in the reference
+	// service's ASan build: a message declared a date-time that the handler
+	// fills with something else is a 500 there, so the test fails.
+	const offDoc = path.join(tmp, 'off-document-app');
+	fs.cpSync(scaffold, offDoc, { recursive: true });
+	fs.rmSync(path.join(offDoc, 'build'), { recursive: true, force: true });
+	const y = path.join(offDoc, 'openapi.yaml');
+	const doc = fs.readFileSync(y, 'utf8');
+	assert.ok(doc.includes('message: { type: string }'), 'the scaffold\'s Greeting');
+	fs.writeFileSync(y, doc.replace('message: { type: string }', 'message: { type: string, format: date-time }'));
+	const d = await run('make', ['--no-print-directory', '-C', offDoc, 'test'], { env: { ...process.env, INGOT_ROOT: ROOT } });
+	assert.notEqual(d.code, 0, d.stdout + d.stderr);
+	assert.match(d.stderr + d.stdout, /FAIL GET \/hello/);
+	assert.match(d.stderr + d.stdout, /response does not match its schema/);
 });
 
 test('tools/new-service --db: a migration, notes.c\'s two routes and their test, which make test runs against a migrated database: the local cluster\'s throwaway one, or DATABASE_URL\'s', { ...T, ...SKIP }, async () => {
@@ -393,6 +407,8 @@ test('make image: an OCI layout in the app\'s build/images/oci titled with its n
 	assert.equal(l['org.opencontainers.image.version'], '0.1.0');
 	assert.equal(l['org.opencontainers.image.revision'], 'unknown');
 	assert.equal(l['org.opencontainers.image.source'], undefined, 'no source outside a checkout');
+	// Its docker-archive is named after it, not after ingot.
+	assert.deepEqual(fs.readdirSync(path.join(scaffold, 'build', 'images')).filter((f) => f.endsWith('-docker.tar')), ['hello-docker.tar']);
 	// Its Knative and Cloud Run files, for its own image.
 	for (const f of ['knative-service.yaml', 'cloudrun-service.yaml']) {
 		const doc = YAML.parse(fs.readFileSync(path.join(scaffold, 'build', 'images', f), 'utf8'));
@@ -536,4 +552,42 @@ test('the todo app, built out of the tree: path, query and body parameters, and 
 	r = await call(s.port, 'GET', '/todos');
 	assert.deepEqual(r.json.items.map((t) => t.id), [2]);
 	await stopServer(s);
+});
+
+// Every 5xx is logged (net/http/error_log.c): a handler's own 502 is one
+// error line with the request id, route, status and its cause; a storm of
+// the same one on the same route is one line a second, then the count of
+// those left out (written when the second ends, or at the exit: the sum is
+// asserted, not when each came).
+test('the todo app: a handler\'s 5xx is one error line with its request id; a storm of it is a line a second and the count left out', { ...T, ...SKIP }, async () => {
+	const dir = path.join(tmp, 'todo');
+	const bin = path.join(dir, 'build', 'bin', 'todo-api');
+	if (!fs.existsSync(bin)) {
+		fs.cpSync(path.join(ROOT, 'tests', 'apps', 'todo'), dir, { recursive: true, filter: (src) => path.basename(src) !== 'build' });
+		await make(dir);
+	}
+	// No TODO_UPSTREAM: notify answers 502 itself, with ig_respond_problem.
+	const srv = await startServer({ INGOT_ACCESS_LOG: '1' }, { command: bin, threads: '1' });
+	assert.equal((await call(srv.port, 'POST', '/todos', '{"title":"a"}')).status, 201);
+	const N = 20;
+	for (let i = 0; i < N; i++) {
+		const r = await curl(['-s', '-X', 'POST', '-H', `X-Request-Id: storm-${i}`, '-w', '\n%{http_code}', `http://127.0.0.1:${srv.port}/todos/1/notify`]);
+		const [body, code] = r.stdout.toString().split('\n');
+		assert.equal(code, '502', body);
+		assert.equal(JSON.parse(body).request_id, `storm-${i}`);
+	}
+	// The access line of the last one comes after every error line before it.
+	await srv.waitLog((l) => l.msg === 'request' && l.request_id === `storm-${N - 1}`);
+	const first = srv.logs.find((l) => l.level === 'error');
+	assert.deepEqual([first.msg, first.request_id, first.route, first.status, first.cause],
+		['server error', 'storm-0', '/todos/{id}/notify', 502, 'TODO_UPSTREAM is not set to an origin']);
+	assert.match(first.trace_id, /^[0-9a-f]{32}$/);
+	assert.equal((await srv.stop()).code, 0);
+	const lines = srv.logs.filter((l) => l.msg === 'server error');
+	const counts = srv.logs.filter((l) => l.msg === 'server errors suppressed');
+	assert.ok(lines.length < N, `a storm is not a line per request: ${lines.length} of ${N}`);
+	assert.equal(lines.length + counts.reduce((n, c) => n + c.suppressed, 0), N, JSON.stringify(counts));
+	for (const c of counts) assert.deepEqual([c.level, c.route, c.status], ['error', '/todos/{id}/notify', 502]);
+	assert.deepEqual(srv.logs.filter((l) => l.level === 'error' && !lines.includes(l) && !counts.includes(l)), [],
+		'nothing else at error level');
 });

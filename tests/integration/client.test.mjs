@@ -139,20 +139,33 @@ test('GET /fanout?n= outside 1..100 is a 400 that names the parameter, before an
 	await up.close();
 });
 
-test('GET /proxy/json with the upstream down: a 502 problem naming "connect"; the service keeps serving and recovers', T, async () => {
+test('GET /proxy/json with the upstream down: a 502 problem naming "connect" and not the upstream; one error line with the whole error; the service keeps serving and recovers', T, async () => {
 	// A port that was listening a moment ago: nothing is there now.
 	const gone = await Upstream.start(serviceRoutes);
 	const port = gone.port;
 	await gone.close();
-	const srv = await startServer({ UPSTREAM: `http://127.0.0.1:${port}` }, { threads: '1' });
-	const r = await curlResponse(srv.port, '/proxy/json');
+	const srv = await startServer({ UPSTREAM: `http://127.0.0.1:${port}`, INGOT_ACCESS_LOG: '1' }, { threads: '1' });
+	const r = await curlResponse(srv.port, '/proxy/json', ['-H', 'X-Request-Id: upstream-down-1']);
 	assert.equal(r.status, 502);
 	assert.equal(r.headers['content-type'], 'application/problem+json');
 	const p = r.json();
 	assert.equal(p.status, 502);
 	assert.equal(p.title, 'Bad Gateway');
 	assert.equal(p.error, 'connect');
-	assert.match(p.detail, /refused/i);
+	assert.equal(p.request_id, 'upstream-down-1');
+	// The kind, never the upstream: no address, port or URL for the client.
+	for (const leak of ['127.0.0.1', `:${port}`, 'http:', 'Connection refused'])
+		assert.ok(!r.text.includes(leak), `${leak} in ${r.text}`);
+	// The log has it all, once: the access line (written after it, by the
+	// same core) fences the error line.
+	await srv.waitLog((l) => l.msg === 'request' && l.request_id === 'upstream-down-1');
+	const errors = srv.logs.filter((l) => l.level === 'error');
+	assert.equal(errors.length, 1, JSON.stringify(errors));
+	const [e] = errors;
+	assert.deepEqual([e.msg, e.request_id, e.route, e.status, e.error, e.cause],
+		['upstream error', 'upstream-down-1', '/proxy/json', 502, 'connect', 'connect']);
+	assert.match(e.trace_id, /^[0-9a-f]{32}$/);
+	assert.ok(e.message.includes(String(port)), `the log names the upstream: ${e.message}`);
 	assert.equal((await curlResponse(srv.port, '/health')).text, BODY.health);
 	assert.equal((await curlResponse(srv.port, '/fanout?n=5')).json().succeeded, 0);
 	await srv.stop();

@@ -283,7 +283,7 @@ test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers 
 	assert.ok(cleanStop(lastWords(g)), `the last console line says a clean stop; ${g.describe()}`);
 });
 
-test('PostgreSQL from the machine: its pool connects over lwIP to a real database on the host (through a guestfwd), /db, /queries and /updates answer from it', T, async () => {
+test('PostgreSQL from the machine: its pool connects over lwIP to a real database on the host (through a guestfwd) once DHCP has given the address, without a warning, and /db, /queries and /updates answer from it', T, async () => {
 	const pg = await startPostgres();
 	try {
 		const m = await migrate(pg.url);
@@ -294,7 +294,9 @@ test('PostgreSQL from the machine: its pool connects over lwIP to a real databas
 		// piped to the database's port on the host's loopback.
 		const url = pg.urlWith({ host: '10.0.2.100', port: 5432 });
 		const fwd = `tcp:10.0.2.100:5432-cmd:${process.execPath} ${path.join(here, 'tcp_pipe.mjs')} ${pg.port}`;
-		const g = await boot({ more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=2`, guestfwd: fwd });
+		// DHCP: the pool's first connect waits for the lease (net/stack.h's
+		// when_up) instead of failing and warning while the network comes up.
+		const g = await boot({ addr: '', more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=2`, guestfwd: fwd });
 		await listening(g);
 		await within(60000, (async () => {
 			for (;;) {
@@ -319,6 +321,9 @@ test('PostgreSQL from the machine: its pool connects over lwIP to a real databas
 		assert.deepEqual(stored.trim().split('\n'), ids.sort((a, b) => a - b).map((id) => `${id}:${want.get(id)}`),
 			'the rows /updates answered are the rows it wrote, and no other');
 		assert.ok(!g.lines.join('\n').includes(pg.password), 'no password on the console');
+		assert.ok(g.logs.some((l) => l.msg === 'net: address' && l.dhcp === 'yes'), g.describe());
+		assert.deepEqual(g.logs.filter((l) => l.level === 'warn' || l.level === 'error'), [],
+			`no "database unreachable" (nor any warning) while the network came up; ${g.describe()}`);
 		g.kill();
 	} finally {
 		await pg.stop();

@@ -140,10 +140,8 @@ struct notify {
 
 static int notify_answer(struct notify *n, const ig_response *res)
 {
-	if (res->error != IG_CLIENT_OK) {
-		ig_respond_problem(n->ctx, 502, res->error_message ? res->error_message : ig_client_error_name(res->error));
-		return 502;
-	}
+	if (res->error != IG_CLIENT_OK) /* the kind for the client, the whole error for the log */
+		return ig_fetch_respond_error(n->ctx, res);
 	n->out->r200 = (struct Receipt){ .id = n->id, .upstream_status = res->status, .upstream_body = res->body };
 	return 200;
 }

@@ -56,6 +56,17 @@ void ig_http_log_exchange(const void *exchange, struct ig_logline *line)
 	(void)exchange, (void)line;
 	unreachable("ig_http_log_exchange");
 }
+bool ig_http_error_line_begin(struct ig_ctx *x, struct ig_logline *l, const char *msg, int status, const char *cause)
+{
+	(void)x, (void)l, (void)msg, (void)status, (void)cause;
+	unreachable("ig_http_error_line_begin");
+	return false;
+}
+void ig_http_error_mark_logged(struct ig_ctx *x)
+{
+	(void)x;
+	unreachable("ig_http_error_mark_logged");
+}
 
 /* pg_settings.c's, which parses the environment: set by each case. */
 struct ig_pg_settings_values ig_pg_settings_values;
