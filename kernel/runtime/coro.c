@@ -41,7 +41,8 @@ struct ig_coro {
 	char *base;           /* the mapping: the guard page, then the stack */
 	bool done;
 	bool waited;    /* yielded since it was taken: its deep pages are worth a look */
-	bool unchecked; /* idle, its last run not trimmed: only the free list's head */
+	bool unchecked; /* idle, its last run not trimmed: only the free list's head
+			   (in a paced pool, any used since the last review) */
 #ifdef CORO_ASAN
 	void *fake_stack;
 	const void *caller_bottom;
@@ -163,7 +164,8 @@ IG_HOT struct ig_coro *ig_coro_new(struct ig_coro_pool *p, ig_coro_fn *fn, void 
 	} else if (!(c = map_stack(p))) {
 		return NULL;
 	}
-	p->live++;
+	if (++p->live > p->peak)
+		p->peak = p->live;
 	c->fn = fn;
 	c->arg = arg;
 	c->done = false;
@@ -212,10 +214,51 @@ __attribute__((noinline)) static void trim_deep(struct ig_coro *c)
 	}
 }
 
+void ig_coro_pool_pace(struct ig_coro_pool *p, const uint64_t *now_ms)
+{
+	p->now_ms = now_ms;
+	p->review_at = *now_ms + 1000;
+	p->peak = p->live;
+}
+
+/* A paced pool's upkeep (ig_coro_pool_pace): keep what the last second
+ * needed at once, hot ones first (the free list's head is the last given
+ * back), trim those used since, unmap the rest. */
+__attribute__((cold, noinline)) static void review(struct ig_coro_pool *p)
+{
+	uint32_t keep = p->peak > IG_CORO_IDLE_MIN ? p->peak : IG_CORO_IDLE_MIN;
+	keep = keep > p->live ? keep - p->live : 0;
+	struct ig_coro **link = &p->free_list;
+	for (uint32_t kept = 0; *link && kept < keep; kept++) {
+		struct ig_coro *c = *link;
+		if (c->unchecked)
+			trim_deep(c);
+		c->unchecked = false;
+		link = &c->next;
+	}
+	while (*link) {
+		struct ig_coro *c = *link;
+		*link = c->next;
+		unmap_stack(c);
+		p->idle--;
+	}
+	p->peak = p->live;
+	p->review_at = *p->now_ms + 1000;
+}
+
 static void give_back(struct ig_coro *c)
 {
 	struct ig_coro_pool *p = c->pool;
 	p->live--;
+	if (p->now_ms) {
+		c->unchecked = true;
+		c->next = p->free_list;
+		p->free_list = c;
+		p->idle++;
+		if (*p->now_ms >= p->review_at)
+			review(p);
+		return;
+	}
 	if (p->idle >= IG_CORO_IDLE_MIN && p->idle >= p->live) {
 		unmap_stack(c);
 		return;

@@ -48,7 +48,7 @@ typedef void ig_coro_fn(void *arg);
 #define IG_CORO_HOT_BYTES ((size_t)8 * 1024)
 /* Idle stacks kept for reuse: up to this many, or as many as are alive;
  * a stack given back beyond that is unmapped (the pool shrinks after a
- * burst). */
+ * burst). A paced pool (ig_coro_pool_pace) does both once a second. */
 #define IG_CORO_IDLE_MIN 16u
 
 /* A core's stacks. Fields are the pool's own; read them for metrics. */
@@ -59,11 +59,27 @@ struct ig_coro_pool {
 	uint32_t idle;       /* stacks kept for reuse */
 	uint64_t refused;    /* ig_coro_new calls refused at the cap */
 	struct ig_coro *free_list;
+	/* Paced (ig_coro_pool_pace): the clock, when the next review is due,
+	   and the most alive since the last one. */
+	const uint64_t *now_ms;
+	uint64_t review_at;
+	uint32_t peak;
 };
 
 /* Sets p up empty: no stack is mapped until the first ig_coro_new.
  * stack_size is rounded up to the page. On the core's thread. */
 void ig_coro_pool_init(struct ig_coro_pool *p, size_t stack_size, uint32_t cap);
+
+/* Paces p's upkeep by a clock in milliseconds (a loop's cached now_ms,
+ * read at each give-back): instead of unmapping and trimming as stacks
+ * come back (a system call for many requests under load, where the number
+ * alive swings between batches), p reviews itself when a stack comes back
+ * at least a second after the last review. It then keeps as many stacks
+ * as were alive at once since then (at least IG_CORO_IDLE_MIN), unmaps the
+ * rest, and trims the deep pages of those used in between. A pool left
+ * idle after a burst keeps them until its next give-back. now_ms must
+ * outlive p. On p's thread. */
+void ig_coro_pool_pace(struct ig_coro_pool *p, const uint64_t *now_ms);
 
 /* A coroutine that will run fn(arg) on a stack of p's, not started yet.
  * Returns: NULL at p's cap or when no stack can be mapped (nothing

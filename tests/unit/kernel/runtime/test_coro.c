@@ -276,6 +276,7 @@ static void test_trim(void)
 
 static char *deep_top; /* where deep_once ran */
 
+
 static void deep_once(void *arg)
 {
 	(void)arg;
@@ -289,6 +290,56 @@ static int deep_pages(char *top, size_t stack_size)
 	for (char *a = top - stack_size; a < top - IG_CORO_HOT_BYTES; a += PAGE)
 		n += resident(a);
 	return n;
+}
+
+/* A paced pool (ig_coro_pool_pace) neither unmaps nor trims as stacks
+ * come back: a review, at the first give-back a second after the last,
+ * keeps what was alive at once since (at least IG_CORO_IDLE_MIN), unmaps
+ * the rest and trims the deep pages of those used. */
+static void test_paced(void)
+{
+	enum { N = 40 };
+	uint64_t now = 5000;
+	struct ig_coro_pool pool;
+	ig_coro_pool_init(&pool, 64 * 1024, N);
+	ig_coro_pool_pace(&pool, &now);
+	static struct probe pr[N];
+	struct ig_coro *c[N];
+	for (int i = 0; i < N; i++) {
+		c[i] = ig_coro_new(&pool, wait_once, &pr[i]);
+		ig_coro_resume(c[i]);
+	}
+	for (int i = 0; i < N; i++)
+		ig_coro_resume(c[i]);
+	CHECK(pool.live == 0 && pool.idle == N, "within the second, every stack given back is kept");
+	int unmapped = 0;
+	for (int i = 0; i < N; i++)
+		unmapped += !mapped(pr[i].local);
+	CHECK_INT(unmapped, 0, "and none is unmapped");
+
+	/* A deep run that waits, given back after the second: the review. */
+	now += 1000;
+	struct deep d = { .bytes = 40 * 1024, .yield = true };
+	struct ig_coro *deep = ig_coro_new(&pool, deep_run, &d);
+	char *top = stack_top(deep);
+	ig_coro_resume(deep);
+	CHECK(resident(top - 36 * 1024), "a deep run's pages are resident while it waits");
+	ig_coro_resume(deep);
+	CHECK_INT(pool.idle, N, "the review keeps as many as were alive at once (40)");
+	CHECK_INT(deep_pages(top, pool.stack_size), 0, "and trims the deep pages of those used");
+	CHECK(resident(top - PAGE), "the top page stays");
+
+	/* A quiet second: one run, then the review keeps IG_CORO_IDLE_MIN. */
+	now += 1000;
+	struct probe one = { 0 };
+	struct ig_coro *x = ig_coro_new(&pool, run_once, &one);
+	CHECK(x && ig_coro_resume(x), "one run in the next second");
+	CHECK_INT(pool.idle, IG_CORO_IDLE_MIN, "its review keeps IG_CORO_IDLE_MIN, the peak being 1");
+	unmapped = 0;
+	for (int i = 0; i < N; i++)
+		unmapped += !mapped(pr[i].local);
+	check_that(unmapped >= N - (int)IG_CORO_IDLE_MIN, "the rest are unmapped", "%d unmapped", unmapped);
+	ig_coro_pool_trim(&pool);
 }
 
 /* A run that never waits is not checked when it ends (no syscall); the
@@ -378,6 +429,7 @@ int main(void)
 	test_grow_cap_shrink();
 	test_trim();
 	test_trim_unchecked_head();
+	test_paced();
 	test_guard();
 	test_threads();
 	return check_done();
