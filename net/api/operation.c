@@ -1,8 +1,10 @@
 /* The one body every operation runs (operation.h): in and out in the
- * request arena, the decoder's verdict, the handler with its encoder, and,
+ * request arena, the decoder's verdict, the handler on its coroutine
+ * (net/http/wait.h) with its encoder, and,
  * in debug builds, the response check the descriptor points to. Also the
  * router's fixed answers (path segments, OPTIONS, 405). */
 #include "operation.h"
+#include "net/http/wait.h"
 
 #include <string.h>
 
@@ -18,34 +20,78 @@ static void answer_rejected(ig_ctx *ctx, int status)
 		ig_respond_problem(ctx, status, "out of request memory");
 }
 
+/* One run of an operation, in the request arena with its in and out
+ * structs: a handler that waits returns on its coroutine long after
+ * ig_run_operation has. */
+struct op_run {
+	ig_ctx *ctx;
+	const struct ig_operation *op;
+	void *in, *out;
+	int status;
+};
+
+/* On the handler's coroutine. */
+IG_HOT static void op_handle(void *arg)
+{
+	struct op_run *r = arg;
+	r->status = r->op->handle(r->ctx, r->in, r->out);
+}
+
+/* The handler's status, now or once it has waited: the check and the
+ * encoder, as for every answer. */
+IG_HOT static void op_finish(ig_ctx *ctx, void *arg)
+{
+	struct op_run *r = arg;
+	int status = r->status;
+	if (r->op->encode && r->op->check)
+		status = r->op->check(ctx, r->op, status, r->out);
+	if (status != IG_PENDING)
+		ig_finish(ctx, status);
+}
+
+#define OP_ALIGN(n) (((n) + 15) & ~(size_t)15)
+
+/* The core has INGOT_MAX_WAITING handlers alive (or no stack could be
+ * mapped): the client may try again in a moment. */
+__attribute__((cold, noinline)) static void answer_no_stack(ig_ctx *ctx)
+{
+	ig_add_header(ctx, "Retry-After", IG_STR("1"));
+	ig_respond_problem(ctx, 503, "too many requests are waiting on this core");
+}
+
 IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
 {
-	/* In the arena, zeroed: a pending handler may keep pointers to them. */
-	void *in = ig_alloc(ctx, op->in_size);
-	void *out = ig_alloc(ctx, op->out_size);
-	if (!in || !out) {
+	/* In the arena, zeroed: a pending or waiting handler keeps them. One
+	   allocation: the run, then in, then out. */
+	size_t in_size = OP_ALIGN(op->in_size), out_size = OP_ALIGN(op->out_size);
+	struct op_run *r = ig_alloc(ctx, OP_ALIGN(sizeof *r) + in_size + out_size);
+	if (!r) {
 		ig_respond_problem(ctx, 500, "out of request memory");
 		return;
 	}
-	memset(in, 0, op->in_size);
-	memset(out, 0, op->out_size);
+	char *in = (char *)r + OP_ALIGN(sizeof *r);
+	memset(in, 0, in_size + out_size);
+	*r = (struct op_run){ .ctx = ctx, .op = op, .in = in, .out = in + in_size, .status = IG_PENDING };
 	if (op->decode) {
-		int bad = op->decode(ctx, seg, in);
+		int bad = op->decode(ctx, seg, r->in);
 		if (bad) {
 			answer_rejected(ctx, bad);
 			return;
 		}
 	}
 	/* With a check, the checker encodes (now, or when a pending answer
-	 * finishes) so that it sees the body before it leaves. */
-	bool checked = op->encode && op->check;
-	if (op->encode && !checked)
-		ig_set_encoder(ctx, op->encode, out);
-	int status = op->handle(ctx, in, out);
-	if (checked)
-		status = op->check(ctx, op, status, out);
-	if (status != IG_PENDING)
-		ig_finish(ctx, status);
+	   finishes) so that it sees the body before it leaves. */
+	if (op->encode && !op->check)
+		ig_set_encoder(ctx, op->encode, r->out);
+	switch (ig_wait_run(ctx, op_handle, r, op_finish)) {
+	case 1:
+		op_finish(ctx, r);
+		break;
+	case 0: /* it waits: op_finish runs when it has returned */
+		break;
+	default:
+		answer_no_stack(ctx);
+	}
 }
 
 /* ---- the router's answers ---- */
