@@ -139,16 +139,21 @@ int getFortunes(ig_ctx *ctx, const struct getFortunes_in *in, struct getFortunes
 {
 	(void)in;
 	ig_add_header(ctx, "Server", IG_STR("ingot"));
-	ig_pg_error err;
-	fortune *rows, *f;
-	int64_t got = db_ListFortunes(ctx, &rows, &err);
-	if (got < 0)
-		return ig_pg_respond_error(ctx, &err);
-	size_t n = (size_t)got + 1;
-	if (!(f = ig_alloc(ctx, n * sizeof *f)))
+	/* A read (shared Sync): db_ListFortunes's ig_pg_run would Sync alone,
+	   a third more CPU per request. */
+	ig_pg_call call;
+	ig_pg_send_read(ctx, db_ListFortunes_sql, NULL, 0, &call);
+	if (ig_wait_all(ctx) != IG_WAIT_OK)
+		return 503; /* cancelled: nobody reads the answer */
+	if (!call.res)
+		return ig_pg_respond_error(ctx, &call.err);
+	size_t n = call.res->rows + 1;
+	fortune *f = ig_alloc(ctx, n * sizeof *f);
+	if (!f)
 		return 500; /* out of request memory */
-	if (got)
-		memcpy(f, rows, (size_t)got * sizeof *f);
+	for (uint32_t i = 0; i + 1 < n; i++)
+		if (!db_ListFortunes_decode(call.res, i, ig_ctx_arena(ctx), &f[i]))
+			return 500;
 	f[n - 1] = (fortune){ 0, IG_STR("Additional fortune added at request time.") };
 	qsort(f, n, sizeof *f, by_message);
 
