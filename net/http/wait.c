@@ -45,8 +45,13 @@ struct wait_core {
 	struct wait_core *all_next;
 };
 static struct ig_loop_slot coro_slot;
-/* Every core's pool, for the process's life: reachable for a leak checker
- * after its thread is gone (as net/pg's cores). */
+/* The calling thread's (a core is a thread): no allocation on the first
+ * request, whose pages would be the allocator's. A second loop on one
+ * thread (a test's) takes memory of its own. */
+static _Thread_local struct wait_core thread_core;
+static _Thread_local bool thread_core_taken;
+/* The cores' pools that had to be allocated, for the process's life:
+ * reachable for a leak checker after their thread is gone. */
 static _Atomic(struct wait_core *) all_wait_cores;
 
 uint32_t ig_wait_default_cap(uint32_t cores)
@@ -58,25 +63,33 @@ uint32_t ig_wait_default_cap(uint32_t cores)
 	return per_core ? per_core : 1;
 }
 
-__attribute__((cold, noinline)) static struct wait_core *make_core(ig_ctx *x)
+/* Once per core, on its first request: on the request path's pages (hot),
+ * so that the first request faults in no other block (net/cold.ld). */
+IG_HOT __attribute__((noinline)) static struct wait_core *make_core(ig_ctx *x)
 {
 	void **slot = ig_loop_slot(&x->core->loop, &coro_slot);
-	struct wait_core *w = slot ? calloc(1, sizeof *w) : NULL;
-	if (!w)
+	if (!slot)
 		return NULL;
+	struct wait_core *w = &thread_core;
+	if (thread_core_taken) {
+		w = calloc(1, sizeof *w);
+		if (!w)
+			return NULL;
+		w->all_next = atomic_load(&all_wait_cores);
+		while (!atomic_compare_exchange_weak(&all_wait_cores, &w->all_next, w))
+			;
+	}
+	thread_core_taken = true;
 	const struct http_config *cfg = x->core->cfg;
 	uint32_t cap = cfg->max_waiting > 0 ? (uint32_t)cfg->max_waiting : ig_wait_default_cap(ig_core_count(x));
 	ig_coro_pool_init(&w->pool, (size_t)cfg->stack_size, cap);
-	w->all_next = atomic_load(&all_wait_cores);
-	while (!atomic_compare_exchange_weak(&all_wait_cores, &w->all_next, w))
-		;
 	*slot = w;
 	return w;
 }
 
 /* A runner: each turn runs the handler ig_wait_run handed over; the
  * handler has returned when it clears ctx->coro. */
-static void runner_main(void *arg)
+IG_HOT static void runner_main(void *arg)
 {
 	struct wait_core *wc = arg;
 	struct ig_coro *self = ig_coro_self();
