@@ -472,7 +472,7 @@ UNIT_FLAGS_net/pg/test_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/pg/test_conninfo  := net/pg/conninfo.c
 # conn and pool against the test's simulated server: all of net/pg but its
 # settings and migrations (the test sets what they would), on a real loop.
-UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/dial/dial.c net/sock/sock.c \
+UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c net/pg/linear.c,$(wildcard net/pg/*.c)) net/dial/dial.c net/sock/sock.c \
                               $(addprefix kernel/runtime/,loop.c timer.c clock.c pool.c arena.c log.c base64.c json.c)
 UNIT_FLAGS_net/pg/test_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)
