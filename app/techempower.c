@@ -1,8 +1,8 @@
 /* TechEmpower's test types by its rules: /plaintext, and /db, /queries,
- * /updates and /fortunes on the core's PostgreSQL pool (include/ingot/pg.h). A
- * handler starts its queries (pipelined) and returns IG_PENDING; the last
- * completion fills out and calls ig_finish. A database error is answered
- * by ig_pg_respond_error (503/409/500 problem+json). */
+ * /updates and /fortunes on the core's PostgreSQL pool (include/ingot/pg.h),
+ * written top to bottom: a handler sends its reads (pipelined, sharing one
+ * Sync), waits for them all (ig_wait_all) and fills out. A database error
+ * is answered by ig_pg_respond_error (503/409/500 problem+json). */
 #include "api.h"
 #include "ingot/pg.h"
 
@@ -61,21 +61,18 @@ static size_t queries_count(bool has, ig_str s)
 	return n > MAX_QUERIES ? MAX_QUERIES : (size_t)n;
 }
 
-/* A completion's error as the answer. ig_pg_respond_error answers with
- * ig_respond_problem, which finishes the exchange: no ig_finish after it
- * (a pending ctx may be gone once finished). */
-static void finish_error(ig_ctx *ctx, const ig_pg_error *err)
+/* A World row from a read of world_select: the status to answer, 200 when
+ * the row is there (a failed read is answered as ig_pg_respond_error does). */
+static int world_from(ig_ctx *ctx, const ig_pg_call *c, struct World *w)
 {
-	(void)ig_pg_respond_error(ctx, err);
-}
-
-/* A World row from a result of world_select. */
-static bool world_from(const ig_pg_result *res, struct World *w)
-{
-	if (res->rows != 1 || res->cols != 2)
-		return false;
-	*w = (struct World){ .id = ig_pg_at(res, 0, 0)->i, .randomNumber = ig_pg_at(res, 0, 1)->i };
-	return true;
+	if (!c->res)
+		return ig_pg_respond_error(ctx, &c->err);
+	if (c->res->rows != 1 || c->res->cols != 2) {
+		ig_respond_problem(ctx, 500, "a World row was not found");
+		return 500;
+	}
+	*w = (struct World){ .id = ig_pg_at(c->res, 0, 0)->i, .randomNumber = ig_pg_at(c->res, 0, 1)->i };
+	return 200;
 }
 
 int getPlaintext(ig_ctx *ctx, const struct getPlaintext_in *in, struct getPlaintext_out *out)
@@ -86,115 +83,48 @@ int getPlaintext(ig_ctx *ctx, const struct getPlaintext_in *in, struct getPlaint
 	return 200;
 }
 
-/* ---- /db ---- */
-
-struct db_one {
-	ig_ctx *ctx;
-	struct World *row;
-};
-
-static void db_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
+/* n reads of random rows at once, into rows[0..n): 200, or the status
+ * answered. Reads sent together share one Sync (ig_pg_send_read). */
+static int read_worlds(ig_ctx *ctx, struct World *rows, size_t n)
 {
-	struct db_one *d = arg;
-	if (err)
-		finish_error(d->ctx, err);
-	else if (!world_from(res, d->row))
-		ig_respond_problem(d->ctx, 500, "the World row was not found");
-	else
-		ig_finish(d->ctx, 200);
+	ig_pg_call *calls = ig_alloc(ctx, n * sizeof *calls);
+	if (!calls)
+		return 500;
+	for (size_t i = 0; i < n; i++) {
+		ig_pg_value id = ig_pg_int4(random_world_number());
+		ig_pg_send_read(ctx, world_select, &id, 1, &calls[i]);
+	}
+	if (ig_wait_all(ctx) != IG_WAIT_OK)
+		return 503; /* the client left: the answer is dropped */
+	for (size_t i = 0; i < n; i++) {
+		int status = world_from(ctx, &calls[i], &rows[i]);
+		if (status != 200)
+			return status;
+	}
+	return 200;
 }
 
 int getDb(ig_ctx *ctx, const struct getDb_in *in, struct getDb_out *out)
 {
 	(void)in;
 	te_server(ctx);
-	struct db_one *d = ig_alloc(ctx, sizeof *d);
-	if (!d)
-		return 500;
-	*d = (struct db_one){ ctx, &out->r200 };
-	ig_pg_value id = ig_pg_int4(random_world_number());
-	ig_pg_read(ctx, world_select, &id, 1, db_done, d);
-	return IG_PENDING;
+	return read_worlds(ctx, &out->r200, 1);
 }
 
-/* ---- /queries and /updates: n reads pipelined, each with its own slot ---- */
-
-struct world_batch;
-struct world_read {
-	struct world_batch *batch;
-	size_t index;
-};
-
-struct world_batch {
-	ig_ctx *ctx;
-	struct World *rows;
-	size_t n, pending;
-	ig_pg_error error; /* the first failure, kind IG_PG_OK while none */
-	bool missing;      /* a read found no row */
-	void (*then)(struct world_batch *b); /* once every read has ended well */
-};
-
-static void world_read_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
-{
-	struct world_read *r = arg;
-	struct world_batch *b = r->batch;
-	if (err) {
-		if (b->error.kind == IG_PG_OK)
-			b->error = *err; /* its strings are in the request's arena */
-	} else if (!world_from(res, &b->rows[r->index])) {
-		b->missing = true;
-	}
-	if (--b->pending)
-		return;
-	if (b->error.kind != IG_PG_OK)
-		finish_error(b->ctx, &b->error);
-	else if (b->missing)
-		ig_respond_problem(b->ctx, 500, "a World row was not found");
-	else
-		b->then(b);
-}
-
-/* Starts n reads of random rows (n from ?queries=, the rows into *items and
- * *len); then runs when all have succeeded. */
-static int world_batch_start(ig_ctx *ctx, bool has_queries, ig_str queries, const struct World **items, size_t *len,
-			     void (*then)(struct world_batch *))
+/* ?queries= rows for /queries and /updates: their count in *n. */
+static struct World *worlds(ig_ctx *ctx, bool has_queries, ig_str queries, size_t *n)
 {
 	te_server(ctx);
-	size_t n = queries_count(has_queries, queries);
-	struct world_batch *b = ig_alloc(ctx, sizeof *b);
-	struct World *r = ig_alloc(ctx, n * sizeof *r);
-	struct world_read *reads = ig_alloc(ctx, n * sizeof *reads);
-	if (!b || !r || !reads)
-		return 500;
-	*b = (struct world_batch){ .ctx = ctx, .rows = r, .n = n, .pending = n, .then = then };
-	*items = r;
-	*len = n;
-	for (size_t i = 0; i < n; i++) {
-		reads[i] = (struct world_read){ b, i };
-		ig_pg_value id = ig_pg_int4(random_world_number());
-		ig_pg_read(ctx, world_select, &id, 1, world_read_done, &reads[i]);
-	}
-	return IG_PENDING;
-}
-
-static void queries_then(struct world_batch *b)
-{
-	ig_finish(b->ctx, 200);
+	*n = queries_count(has_queries, queries);
+	return ig_alloc(ctx, *n * sizeof(struct World));
 }
 
 int getQueries(ig_ctx *ctx, const struct getQueries_in *in, struct getQueries_out *out)
 {
-	return world_batch_start(ctx, in->has_queries, in->queries, &out->r200.items, &out->r200.len, queries_then);
-}
-
-static void updates_written(const ig_pg_result *res, const ig_pg_error *err, void *arg)
-{
-	struct world_batch *b = arg;
-	(void)res;
-	if (err)
-		finish_error(b->ctx, err);
-	else
-		ig_finish(b->ctx, 200);
+	size_t n;
+	struct World *rows = worlds(ctx, in->has_queries, in->queries, &n);
+	out->r200 = (struct getQueries_200){ rows, n };
+	return rows ? read_worlds(ctx, rows, n) : 500;
 }
 
 static int by_id(const void *a, const void *b)
@@ -225,20 +155,22 @@ static void sort_by_id(struct World **w, size_t n)
 /* Every row read gets a new number; the batch goes out sorted by id, so
  * that two batches lock their rows in the same order. A row read twice
  * gets one number, which is what the table ends up with. */
-static void updates_then(struct world_batch *b)
+int getUpdates(ig_ctx *ctx, const struct getUpdates_in *in, struct getUpdates_out *out)
 {
-	struct World **sorted = ig_alloc(b->ctx, b->n * sizeof *sorted);
-	ig_wbuf ids = { .arena = ig_ctx_arena(b->ctx) }, numbers = { .arena = ig_ctx_arena(b->ctx) };
-	if (!sorted) {
-		ig_respond_problem(b->ctx, 500, "out of request memory");
-		return;
-	}
-	for (size_t i = 0; i < b->n; i++)
-		sorted[i] = &b->rows[i];
-	sort_by_id(sorted, b->n);
+	size_t n;
+	struct World *rows = worlds(ctx, in->has_queries, in->queries, &n);
+	out->r200 = (struct getUpdates_200){ rows, n };
+	int status = rows ? read_worlds(ctx, rows, n) : 500;
+	struct World **sorted = status == 200 ? ig_alloc(ctx, n * sizeof *sorted) : NULL;
+	if (!sorted)
+		return status == 200 ? 500 : status;
+	ig_wbuf ids = { .arena = ig_ctx_arena(ctx) }, numbers = { .arena = ig_ctx_arena(ctx) };
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = &rows[i];
+	sort_by_id(sorted, n);
 	ig_wbuf_lit(&ids, "{");
 	ig_wbuf_lit(&numbers, "{");
-	for (size_t i = 0; i < b->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (i && sorted[i]->id == sorted[i - 1]->id) {
 			sorted[i]->randomNumber = sorted[i - 1]->randomNumber;
 			continue;
@@ -252,19 +184,15 @@ static void updates_then(struct world_batch *b)
 	}
 	ig_wbuf_lit(&ids, "}");
 	ig_wbuf_lit(&numbers, "}");
-	if (ids.failed || numbers.failed) {
-		ig_respond_problem(b->ctx, 500, "out of request memory");
-		return;
-	}
+	if (ids.failed || numbers.failed)
+		return 500;
 	/* int4[] in its text form: the statement casts them. */
 	ig_pg_value params[2] = { ig_pg_untyped((ig_str){ ids.ptr, ids.len }),
 				  ig_pg_untyped((ig_str){ numbers.ptr, numbers.len }) };
-	ig_pg_query(b->ctx, world_update, params, 2, updates_written, b);
-}
-
-int getUpdates(ig_ctx *ctx, const struct getUpdates_in *in, struct getUpdates_out *out)
-{
-	return world_batch_start(ctx, in->has_queries, in->queries, &out->r200.items, &out->r200.len, updates_then);
+	ig_pg_error err;
+	if (!ig_pg_run(ctx, world_update, params, 2, &err))
+		return ig_pg_respond_error(ctx, &err);
+	return 200;
 }
 
 /* ---- /fortunes ---- */
@@ -272,11 +200,6 @@ int getUpdates(ig_ctx *ctx, const struct getUpdates_in *in, struct getUpdates_ou
 struct fortune {
 	int64_t id;
 	ig_str message;
-};
-
-struct fortunes_req {
-	ig_ctx *ctx;
-	struct getFortunes_out *out;
 };
 
 static int by_message(const void *a, const void *b)
@@ -287,14 +210,23 @@ static int by_message(const void *a, const void *b)
 	return c ? c : (x->message.len > y->message.len) - (x->message.len < y->message.len);
 }
 
-static int fortunes_page(ig_ctx *ctx, const ig_pg_result *res, struct getFortunes_out *out)
+int getFortunes(ig_ctx *ctx, const struct getFortunes_in *in, struct getFortunes_out *out)
 {
-	if (res->cols != 2)
-		return 500;
+	(void)in;
+	te_server(ctx);
+	ig_pg_call c;
+	ig_pg_send_read(ctx, fortune_select, NULL, 0, &c);
+	if (ig_wait_all(ctx) != IG_WAIT_OK)
+		return 503;
+	if (!c.res)
+		return ig_pg_respond_error(ctx, &c.err);
+	const ig_pg_result *res = c.res;
 	size_t n = res->rows + 1;
-	struct fortune *f = ig_alloc(ctx, n * sizeof *f);
-	if (!f)
+	struct fortune *f = res->cols == 2 ? ig_alloc(ctx, n * sizeof *f) : NULL;
+	if (!f) {
+		ig_respond_problem(ctx, 500, "the fortunes could not be listed");
 		return 500;
+	}
 	for (uint32_t i = 0; i < res->rows; i++)
 		f[i] = (struct fortune){ ig_pg_at(res, i, 0)->i, ig_pg_at(res, i, 1)->s };
 	f[res->rows] = (struct fortune){ 0, IG_STR("Additional fortune added at request time.") };
@@ -312,34 +244,10 @@ static int fortunes_page(ig_ctx *ctx, const ig_pg_result *res, struct getFortune
 		ig_wbuf_lit(&w, "</td></tr>");
 	}
 	ig_wbuf_lit(&w, "</table></body></html>");
-	if (w.failed)
+	if (w.failed) {
+		ig_respond_problem(ctx, 500, "the fortunes could not be listed");
 		return 500;
+	}
 	out->r200 = (ig_str){ w.ptr, w.len };
 	return 200;
-}
-
-static void fortunes_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
-{
-	struct fortunes_req *r = arg;
-	if (err) {
-		finish_error(r->ctx, err);
-		return;
-	}
-	int status = fortunes_page(r->ctx, res, r->out);
-	if (status == 200)
-		ig_finish(r->ctx, 200);
-	else
-		ig_respond_problem(r->ctx, status, "the fortunes could not be listed");
-}
-
-int getFortunes(ig_ctx *ctx, const struct getFortunes_in *in, struct getFortunes_out *out)
-{
-	(void)in;
-	te_server(ctx);
-	struct fortunes_req *r = ig_alloc(ctx, sizeof *r);
-	if (!r)
-		return 500;
-	*r = (struct fortunes_req){ ctx, out };
-	ig_pg_read(ctx, fortune_select, NULL, 0, fortunes_done, r);
-	return IG_PENDING;
 }

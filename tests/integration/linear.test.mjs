@@ -5,13 +5,20 @@
 // handlers and exits; INGOT_MAX_WAITING caps the live coroutines of a
 // core with 503 and Retry-After: 1, counted in
 // ingot_waiting_rejections_total; ingot_handlers_waiting counts the
-// suspended ones. Run against the ASan binary too (tests/run): a cancelled
-// handler's memory is freed only once, after it has returned.
+// suspended ones. TechEmpower's /db and /queries wait for their reads
+// (ig_pg_send_read, ig_wait_all): a client that leaves while its read is
+// held by a fake PostgreSQL makes the handler return at once, and the
+// exchange ends only once the read has answered (its rows land in the
+// request's memory). Run against the ASan binary too (tests/run): a
+// cancelled handler's memory is freed once, after all that.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, RawClient, req, curl, BODY } from './lib.mjs';
+import { startServer, cleanup, RawClient, req, curl, curlResponse, within, BODY } from './lib.mjs';
+import { PgFake } from './pgfake.mjs';
+import { waitReady } from './dbservice.mjs';
 
-after(() => cleanup());
+const fakes = [];
+after(async () => { cleanup(); await Promise.all(fakes.map((f) => f.close())); });
 
 const T = { timeout: 30000 };
 
@@ -139,4 +146,38 @@ test('INGOT_MAX_WAITING=2: a third request while two handlers wait is answered 5
 	b.destroy();
 	await waiting(admin, 0);
 	assert.equal((await srv.stop()).code, 0);
+});
+
+test('a client that leaves while its /queries reads are held by the database: the handler returns at once, the exchange ends only after the reads answered, and the core goes on', T, async () => {
+	let holding = false;
+	const fake = await PgFake.start({ hold: () => holding });
+	fakes.push(fake);
+	const srv = await startServer({
+		DATABASE_URL: `postgres://fake@127.0.0.1:${fake.port}/fake?sslmode=disable`, INGOT_PG_POOL_SIZE: '1',
+		INGOT_ADMIN_PORT: '0', INGOT_LOG_LEVEL: 'debug',
+	}, { threads: '1' });
+	await waitReady(srv);
+	const admin = await adminAddr(srv);
+	assert.equal((await curlResponse(srv.port, '/queries?queries=3')).status, 200); // statements prepared
+	const worlds = () => fake.queries.filter((q) => /world/i.test(q.sql)).length;
+	const before = worlds();
+	holding = true;
+	const c = await RawClient.connect(srv.port);
+	await c.write(req('GET', '/queries?queries=3', { headers: ['X-Request-Id: left-db'] }));
+	await within(10000, fake.until(() => worlds() - before >= 3), 'the reads never reached the fake');
+	await waiting(admin, 1);
+	const from = srv.mark();
+	c.destroy();
+	await waiting(admin, 0); // cancelled: returned without its rows
+	assert.ok(!srv.logs.slice(from).some((l) => l.request_id === 'left-db'),
+		'the exchange is held while its reads are unanswered');
+	holding = false;
+	fake.flush();
+	const l = await srv.waitLog((x) => x.msg === 'response dropped: client gone' && x.request_id === 'left-db', from);
+	assert.equal(l.status, 503);
+	const r = await curlResponse(srv.port, '/queries?queries=2');
+	assert.equal(r.status, 200);
+	assert.equal(JSON.parse(r.body.toString()).length, 2);
+	assert.equal((await srv.stop()).code, 0);
+	assert.equal(srv.stderr, '', 'no sanitizer report');
 });
