@@ -13,7 +13,7 @@
 // cancelled handler's memory is freed once, after all that.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, RawClient, req, curl, curlResponse, within, BODY } from './lib.mjs';
+import { startServer, cleanup, RawClient, req, curlResponse, within, adminAddr, scrapeSamples as metrics, BODY } from './lib.mjs';
 import { PgFake } from './pgfake.mjs';
 import { waitReady } from './dbservice.mjs';
 
@@ -21,23 +21,6 @@ const fakes = [];
 after(async () => { cleanup(); await Promise.all(fakes.map((f) => f.close())); });
 
 const T = { timeout: 30000 };
-
-async function adminAddr(srv) {
-	const l = await srv.waitLog((x) => x.msg === 'admin listening');
-	return `${srv.host}:${l.port}`;
-}
-
-// The samples of one scrape, by 'name{labels}' as written.
-async function metrics(addr) {
-	const r = await curl([`http://${addr}/metrics`]);
-	assert.equal(r.code, 0, r.stderr);
-	const m = new Map();
-	for (const line of r.stdout.toString('utf8').split('\n')) {
-		const s = /^(\S+) (\S+)$/.exec(line);
-		if (s && !line.startsWith('#')) m.set(s[1], Number(s[2]));
-	}
-	return m;
-}
 
 // Scrapes until ingot_handlers_waiting is n.
 async function waiting(admin, n) {
@@ -61,14 +44,14 @@ test('/delay/{ms}: 40 handlers sleep at once on one core while /health is answer
 	const conns = [];
 	for (let i = 0; i < 40; i++) {
 		const c = await RawClient.connect(srv.port);
-		await c.write(req('GET', `/delay/${2000 + (i % 4) * 10}`));
+		await c.write(req('GET', `/delay/${4000 + (i % 4) * 10}`));
 		conns.push(c);
 	}
 	await waiting(admin, 40);
 	const h = await RawClient.connect(srv.port);
 	await h.write(req('GET', '/health'));
 	assert.equal((await h.response()).text, BODY.health, 'the core serves while 40 handlers wait');
-	for (const [i, c] of conns.entries()) assert.equal((await c.response()).text, BODY.delay(2000 + (i % 4) * 10));
+	for (const [i, c] of conns.entries()) assert.equal((await c.response()).text, BODY.delay(4000 + (i % 4) * 10));
 	const p = await RawClient.connect(srv.port);
 	const delays = [30, 0, 20, 1, 0];
 	await p.write(delays.map((ms) => req('GET', `/delay/${ms}`)).join(''));
@@ -100,16 +83,16 @@ test('a client that leaves during a linear sleep: its handler returns at once (c
 	assert.equal(srv.stderr, '', 'no sanitizer report');
 });
 
-test('SIGTERM with linear handlers waiting past INGOT_GRACE_MS: they are cut at the grace period (exit 3, one "request cut" line each), the process exits cleanly', T, async () => {
-	const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_GRACE_MS: '200' }, { threads: '1' });
+test('SIGTERM with linear handlers waiting past INGOT_GRACE_MS (2000): they are cut at the grace period (exit 3, one "request cut" line each), the process exits cleanly', T, async () => {
+	const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_GRACE_MS: '2000' }, { threads: '1' });
 	const admin = await adminAddr(srv);
 	const conns = [];
 	for (let i = 0; i < 3; i++) conns.push(await parked(srv.port, '/delay/60000', [`X-Request-Id: cut-${i}`]));
-	const quick = await parked(srv.port, '/delay/50');
-	await waiting(admin, 4);
+	await waiting(admin, 3);
+	const quick = await parked(srv.port, '/delay/1000');
 	srv.signal('SIGTERM');
 	const r = await quick.response();
-	assert.equal(r.text, BODY.delay(50), 'a sleep that ends within the grace period is answered');
+	assert.equal(r.text, BODY.delay(1000), 'a sleep that ends within the grace period is answered');
 	assert.equal(r.headers.connection, 'close');
 	const x = await srv.exited;
 	assert.equal(x.code, 3, srv.lines.join('\n'));
