@@ -450,6 +450,9 @@ app-test: app-test-build
 UNIT_SRC_app/test_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c $(GEN)/queries.c
 UNIT_FLAGS_app/test_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_net/lambda/test_lambda := $(UNIT_SRC_app/test_handlers)
+# The linear database calls, on the test core with an app of its own.
+UNIT_SRC_net/pg/test_linear := $(TEST_API_SRC)
+UNIT_FLAGS_net/pg/test_linear := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_FLAGS_net/lambda/test_lambda := $(UNIT_FLAGS_app/test_handlers)
 UNIT_SRC_net/lambda/test_api_call := net/lambda/post_blocking.c net/http/response_head.c $(HTTP_CODEC) \
                                 $(addprefix kernel/runtime/,loop.c timer.c clock.c json.c arena.c pool.c)
@@ -513,7 +516,7 @@ UNIT_SRC_net/pg/test_conninfo  := net/pg/conninfo.c
 UNIT_SRC_net/pg/test_errors    := $(addprefix kernel/runtime/,log.c log_ring.c clock.c json.c arena.c pool.c)
 # conn and pool against the test's simulated server: all of net/pg but its
 # settings and migrations (the test sets what they would), on a real loop.
-UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/dial/dial.c net/sock/sock.c \
+UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c net/pg/linear.c,$(wildcard net/pg/*.c)) net/dial/dial.c net/sock/sock.c \
                               $(addprefix kernel/runtime/,loop.c timer.c clock.c pool.c arena.c log.c base64.c json.c)
 UNIT_FLAGS_net/pg/test_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)

@@ -24,29 +24,24 @@ static void answer_rejected(ig_ctx *ctx, int status)
  * structs: a handler that waits returns on its coroutine long after
  * ig_run_operation has. */
 struct op_run {
-	ig_ctx *ctx;
+	struct ig_wait_work work; /* first: finish gets it */
 	const struct ig_operation *op;
-	void *in, *out;
-	int status;
 };
-
-/* On the handler's coroutine. */
-IG_HOT static void op_handle(void *arg)
-{
-	struct op_run *r = arg;
-	r->status = r->op->handle(r->ctx, r->in, r->out);
-}
 
 /* The handler's status, now or once it has waited: the check and the
  * encoder, as for every answer. */
-IG_HOT static void op_finish(ig_ctx *ctx, void *arg)
+IG_HOT static inline __attribute__((always_inline)) void op_end(ig_ctx *ctx, struct op_run *r)
 {
-	struct op_run *r = arg;
-	int status = r->status;
+	int status = r->work.status;
 	if (r->op->encode && r->op->check)
-		status = r->op->check(ctx, r->op, status, r->out);
+		status = r->op->check(ctx, r->op, status, r->work.out);
 	if (status != IG_PENDING)
 		ig_finish(ctx, status);
+}
+
+static void op_finish(ig_ctx *ctx, void *work)
+{
+	op_end(ctx, work);
 }
 
 #define OP_ALIGN(n) (((n) + 15) & ~(size_t)15)
@@ -71,9 +66,12 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 	}
 	char *in = (char *)r + OP_ALIGN(sizeof *r);
 	memset(in, 0, in_size + out_size);
-	*r = (struct op_run){ .ctx = ctx, .op = op, .in = in, .out = in + in_size, .status = IG_PENDING };
+	*r = (struct op_run){
+		.work = { .handle = op->handle, .in = in, .out = in + in_size, .finish = op_finish },
+		.op = op,
+	};
 	if (op->decode) {
-		int bad = op->decode(ctx, seg, r->in);
+		int bad = op->decode(ctx, seg, in);
 		if (bad) {
 			answer_rejected(ctx, bad);
 			return;
@@ -82,10 +80,10 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 	/* With a check, the checker encodes (now, or when a pending answer
 	   finishes) so that it sees the body before it leaves. */
 	if (op->encode && !op->check)
-		ig_set_encoder(ctx, op->encode, r->out);
-	switch (ig_wait_run(ctx, op_handle, r, op_finish)) {
+		ig_set_encoder(ctx, op->encode, r->work.out);
+	switch (ig_wait_run(ctx, &r->work)) {
 	case 1:
-		op_finish(ctx, r);
+		op_end(ctx, r);
 		break;
 	case 0: /* it waits: op_finish runs when it has returned */
 		break;

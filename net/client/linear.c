@@ -45,7 +45,9 @@ static void abort_call(struct ig_wait_call *c)
 static void collect(struct ig_wait_call *c)
 {
 	struct fetch_wait *f = (struct fetch_wait *)c;
-	if (!c->done || ig_wait_cancelled(c->ctx))
+	/* A call that ended before the cancel keeps its outcome; one the
+	   cancel aborted says so. */
+	if (!c->done || (ig_wait_cancelled(c->ctx) && f->res.error == IG_CLIENT_ABORTED))
 		cancelled(&f->res);
 }
 

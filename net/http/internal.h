@@ -133,6 +133,7 @@ struct ig_ctx {
 	/* wait.c: the handler's coroutine while it runs or waits, and its
 	   waiting state, made by its first linear call (NULL: it never made one) */
 	struct ig_coro *coro;
+	struct ig_wait_work *work;
 	struct ig_waiter *waiter;
 	/* ig_finish has answered (a second call changes nothing); held: its
 	   handler or the calls it started still use the exchange, so the

@@ -1,5 +1,6 @@
 /* Handlers that wait (wait.h): each runs on a coroutine from its core's
- * pool (a loop slot, made on the first request); a linear call starts a
+ * pool (a loop slot, made on the first request), a runner that a handler
+ * which never waits leaves parked for the next; a linear call starts a
  * callback-form call whose completion marks its record in the arena, and
  * the handler is resumed from the loop's deferred queue, never inside the
  * call that completed it. The exchange is held (ig_finish answers but does
@@ -19,8 +20,6 @@ struct ig_waiter {
 	struct ig_deferred step; /* resumes the handler, or ends the exchange */
 	struct ig_wait_call *grouped, **grouped_tail, *cancellable, *awaited;
 	struct ig_wait_hook *hooks;
-	ig_ctx_fn *finish;
-	void *finish_arg;
 	uint32_t running, grouped_running; /* calls started, not completed */
 	enum waiting waiting;
 	bool suspended; /* yielded, until the step resumes it */
@@ -32,15 +31,27 @@ struct ig_waiter {
 
 static void waiter_step(struct ig_deferred *d);
 
-/* ---- the core's pool ---- */
+/* ---- the core's pool, and its parked runner ---- */
 
+/* A core's coroutines. Each runs handlers in a loop (runner_main): one that
+ * never waited parks itself at the loop's top as the core's idle runner,
+ * so that the next handler costs two switches and no stack set-up; one
+ * that waited ends instead, and its stack goes back to the pool (trimmed
+ * of what the wait had touched). */
 struct wait_core {
 	struct ig_coro_pool pool;
+	struct ig_coro *idle; /* the parked runner, or NULL */
+	ig_ctx *ctx; /* whose work the next resume of a runner takes */
 	struct wait_core *all_next;
 };
 static struct ig_loop_slot coro_slot;
-/* Every core's pool, for the process's life: reachable for a leak checker
- * after its thread is gone (as net/pg's cores). */
+/* The calling thread's (a core is a thread): no allocation on the first
+ * request, whose pages would be the allocator's. A second loop on one
+ * thread (a test's) takes memory of its own. */
+static _Thread_local struct wait_core thread_core;
+static _Thread_local bool thread_core_taken;
+/* The cores' pools that had to be allocated, for the process's life:
+ * reachable for a leak checker after their thread is gone. */
 static _Atomic(struct wait_core *) all_wait_cores;
 
 uint32_t ig_wait_default_cap(uint32_t cores)
@@ -52,27 +63,47 @@ uint32_t ig_wait_default_cap(uint32_t cores)
 	return per_core ? per_core : 1;
 }
 
-__attribute__((cold, noinline)) static struct ig_coro_pool *make_pool(ig_ctx *x, void **slot)
-{
-	struct wait_core *w = calloc(1, sizeof *w);
-	if (!w)
-		return NULL;
-	const struct http_config *cfg = x->core->cfg;
-	uint32_t cap = cfg->max_waiting > 0 ? (uint32_t)cfg->max_waiting : ig_wait_default_cap(ig_core_count(x));
-	ig_coro_pool_init(&w->pool, (size_t)cfg->stack_size, cap);
-	w->all_next = atomic_load(&all_wait_cores);
-	while (!atomic_compare_exchange_weak(&all_wait_cores, &w->all_next, w))
-		;
-	*slot = w;
-	return &w->pool;
-}
-
-IG_HOT static struct ig_coro_pool *pool_of(ig_ctx *x)
+/* Once per core, on its first request: on the request path's pages (hot),
+ * so that the first request faults in no other block (net/cold.ld). */
+IG_HOT __attribute__((noinline)) static struct wait_core *make_core(ig_ctx *x)
 {
 	void **slot = ig_loop_slot(&x->core->loop, &coro_slot);
 	if (!slot)
 		return NULL;
-	return *slot ? &((struct wait_core *)*slot)->pool : make_pool(x, slot);
+	struct wait_core *w = &thread_core;
+	if (thread_core_taken) {
+		w = calloc(1, sizeof *w);
+		if (!w)
+			return NULL;
+		w->all_next = atomic_load(&all_wait_cores);
+		while (!atomic_compare_exchange_weak(&all_wait_cores, &w->all_next, w))
+			;
+	}
+	thread_core_taken = true;
+	const struct http_config *cfg = x->core->cfg;
+	uint32_t cap = cfg->max_waiting > 0 ? (uint32_t)cfg->max_waiting : ig_wait_default_cap(ig_core_count(x));
+	ig_coro_pool_init(&w->pool, (size_t)cfg->stack_size, cap);
+	*slot = w;
+	return w;
+}
+
+/* A runner: each turn runs the handler ig_wait_run handed over; the
+ * handler has returned when it clears ctx->coro. */
+IG_HOT static void runner_main(void *arg)
+{
+	struct wait_core *wc = arg;
+	struct ig_coro *self = ig_coro_self();
+	for (;;) {
+		ig_ctx *x = wc->ctx;
+		struct ig_wait_work *k = x->work;
+		k->status = k->handle(x, k->in, k->out);
+		bool waited = x->waiter && x->waiter->counted;
+		x->coro = NULL;
+		if (waited || wc->idle)
+			return;
+		wc->idle = self;
+		ig_coro_yield();
+	}
 }
 
 /* ---- the waiter: made by the handler's first linear call ---- */
@@ -143,7 +174,6 @@ static void cancel_calls(struct ig_waiter *w)
 /* The handler's coroutine has returned: what it left open is closed. */
 static void handler_returned(ig_ctx *x, struct ig_waiter *w)
 {
-	x->coro = NULL;
 	w->returned = true;
 	if (w->counted)
 		ig_counter_add(&x->core->meter.handlers_waiting, UINT64_MAX); /* - 1 */
@@ -162,7 +192,7 @@ static bool may_end(const struct ig_waiter *w)
 
 /* Hands the exchange on: its held answer leaves (ig_finish again), or the
  * handler's status goes through the caller's finish. x may be freed. */
-static void end(ig_ctx *x, struct ig_waiter *w)
+static void end(ig_ctx *x)
 {
 	x->held = false;
 	x->waiter = NULL; /* in the arena, which the end may reset */
@@ -170,16 +200,16 @@ static void end(ig_ctx *x, struct ig_waiter *w)
 	if (x->finished)
 		ig_finish(x, x->status);
 	else
-		w->finish(x, w->finish_arg);
+		x->work->finish(x, x->work);
 }
 
 static void resume(ig_ctx *x, struct ig_waiter *w)
 {
 	const void *was = ig_fatal_running;
 	ig_fatal_running = x; /* a crash's line names the request */
-	bool ended = ig_coro_resume(x->coro);
+	(void)ig_coro_resume(x->coro);
 	ig_fatal_running = was;
-	if (ended)
+	if (!x->coro)
 		handler_returned(x, w);
 }
 
@@ -194,28 +224,16 @@ static void waiter_step(struct ig_deferred *d)
 		resume(x, w);
 	}
 	if (may_end(w))
-		end(x, w);
+		end(x);
 }
 
 /* ---- running a handler ---- */
 
-IG_HOT int ig_wait_run(ig_ctx *x, ig_coro_fn *fn, void *arg, ig_ctx_fn *finish)
+/* After the run: the handler waits, or has returned with a waiter. */
+__attribute__((noinline)) static int run_waited(ig_ctx *x)
 {
-	struct ig_coro_pool *p = pool_of(x);
-	struct ig_coro *co = p ? ig_coro_new(p, fn, arg) : NULL;
-	if (!co) {
-		ig_counter_add(&x->core->meter.stack_rejected, 1);
-		return -1;
-	}
-	x->coro = co;
-	x->held = true;
-	if (ig_coro_resume(co)) {
-		struct ig_waiter *w = x->waiter;
-		if (!w) { /* never made a linear call: the common case */
-			x->coro = NULL;
-			x->held = false;
-			return 1;
-		}
+	struct ig_waiter *w = x->waiter;
+	if (!x->coro) {
 		handler_returned(x, w);
 		if (may_end(w)) {
 			x->held = false;
@@ -223,9 +241,35 @@ IG_HOT int ig_wait_run(ig_ctx *x, ig_coro_fn *fn, void *arg, ig_ctx_fn *finish)
 			return 1;
 		}
 	}
-	x->waiter->finish = finish;
-	x->waiter->finish_arg = arg;
 	return 0;
+}
+
+__attribute__((cold, noinline)) static int refuse(ig_ctx *x)
+{
+	ig_counter_add(&x->core->meter.stack_rejected, 1);
+	return -1;
+}
+
+IG_HOT int ig_wait_run(ig_ctx *x, struct ig_wait_work *work)
+{
+	struct wait_core *wc = ig_loop_slot_get(&x->core->loop, &coro_slot);
+	if (__builtin_expect(!wc, 0) && !(wc = make_core(x)))
+		return refuse(x);
+	struct ig_coro *co = wc->idle;
+	if (co)
+		wc->idle = NULL;
+	else if (!(co = ig_coro_new(&wc->pool, runner_main, wc)))
+		return refuse(x);
+	wc->ctx = x;
+	x->work = work;
+	x->coro = co;
+	x->held = true;
+	(void)ig_coro_resume(co);
+	if (__builtin_expect(!x->coro && !x->waiter, 1)) { /* returned, and never made a linear call */
+		x->held = false;
+		return 1;
+	}
+	return run_waited(x);
 }
 
 void ig_wait_cancel(ig_ctx *x)

@@ -11,15 +11,27 @@
 #include "ingot/http.h"
 #include "kernel/runtime/coro.h"
 
-/* Runs fn(arg) on a coroutine of ctx's core (the handler: arg is the
- * caller's, in ctx's arena). Returns: 1 when fn has returned and nothing it
- * started is still running (the caller finishes the exchange now, as for
- * a handler that never waited); 0 when fn waits, or returned with calls
- * still running: finish(ctx, arg) runs once fn has returned and they have
- * all completed, on the loop (never inside a call of the caller's); -1 when
+/* What ig_wait_run runs, in ctx's arena (the caller's, which may embed
+ * it): handle(ctx, in, out) as the generated handlers take them, its
+ * status, and finish(ctx, work), called when a handler that waited has
+ * returned. */
+struct ig_wait_work {
+	int (*handle)(ig_ctx *ctx, const void *in, void *out);
+	const void *in;
+	void *out;
+	ig_ctx_fn *finish;
+	int status;
+};
+
+/* Runs work->handle on a coroutine of ctx's core. Returns: 1 when it has
+ * returned (work->status set) and nothing it started is still running:
+ * the caller finishes the exchange now, as for a handler that never
+ * waited; 0 when it waits, or returned with calls still running:
+ * work->finish(ctx, work) runs once it has returned and they have all
+ * completed, on the loop (never inside a call of the caller's); -1 when
  * no coroutine could be had (the core's INGOT_MAX_WAITING are alive, or no
  * stack could be mapped): nothing ran, and the refusal is counted. */
-IG_MUST_USE int ig_wait_run(ig_ctx *ctx, ig_coro_fn *fn, void *arg, ig_ctx_fn *finish);
+IG_MUST_USE int ig_wait_run(ig_ctx *ctx, struct ig_wait_work *work);
 
 /* The exchange was cancelled (its client left, or the drain cut it): a
  * waiting handler is resumed, after the loop's current batch, to return

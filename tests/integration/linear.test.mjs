@@ -5,32 +5,22 @@
 // handlers and exits; INGOT_MAX_WAITING caps the live coroutines of a
 // core with 503 and Retry-After: 1, counted in
 // ingot_waiting_rejections_total; ingot_handlers_waiting counts the
-// suspended ones. Run against the ASan binary too (tests/run): a cancelled
-// handler's memory is freed only once, after it has returned.
+// suspended ones. TechEmpower's /db and /queries wait for their reads
+// (ig_pg_send_read, ig_wait_all): a client that leaves while its read is
+// held by a fake PostgreSQL makes the handler return at once, and the
+// exchange ends only once the read has answered (its rows land in the
+// request's memory). Run against the ASan binary too (tests/run): a
+// cancelled handler's memory is freed once, after all that.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, RawClient, req, curl, BODY } from './lib.mjs';
+import { startServer, cleanup, RawClient, req, curlResponse, within, adminAddr, scrapeSamples as metrics, BODY } from './lib.mjs';
+import { PgFake } from './pgfake.mjs';
+import { waitReady } from './dbservice.mjs';
 
-after(() => cleanup());
+const fakes = [];
+after(async () => { cleanup(); await Promise.all(fakes.map((f) => f.close())); });
 
 const T = { timeout: 30000 };
-
-async function adminAddr(srv) {
-	const l = await srv.waitLog((x) => x.msg === 'admin listening');
-	return `${srv.host}:${l.port}`;
-}
-
-// The samples of one scrape, by 'name{labels}' as written.
-async function metrics(addr) {
-	const r = await curl([`http://${addr}/metrics`]);
-	assert.equal(r.code, 0, r.stderr);
-	const m = new Map();
-	for (const line of r.stdout.toString('utf8').split('\n')) {
-		const s = /^(\S+) (\S+)$/.exec(line);
-		if (s && !line.startsWith('#')) m.set(s[1], Number(s[2]));
-	}
-	return m;
-}
 
 // Scrapes until ingot_handlers_waiting is n.
 async function waiting(admin, n) {
@@ -54,14 +44,14 @@ test('/delay/{ms}: 40 handlers sleep at once on one core while /health is answer
 	const conns = [];
 	for (let i = 0; i < 40; i++) {
 		const c = await RawClient.connect(srv.port);
-		await c.write(req('GET', `/delay/${2000 + (i % 4) * 10}`));
+		await c.write(req('GET', `/delay/${4000 + (i % 4) * 10}`));
 		conns.push(c);
 	}
 	await waiting(admin, 40);
 	const h = await RawClient.connect(srv.port);
 	await h.write(req('GET', '/health'));
 	assert.equal((await h.response()).text, BODY.health, 'the core serves while 40 handlers wait');
-	for (const [i, c] of conns.entries()) assert.equal((await c.response()).text, BODY.delay(2000 + (i % 4) * 10));
+	for (const [i, c] of conns.entries()) assert.equal((await c.response()).text, BODY.delay(4000 + (i % 4) * 10));
 	const p = await RawClient.connect(srv.port);
 	const delays = [30, 0, 20, 1, 0];
 	await p.write(delays.map((ms) => req('GET', `/delay/${ms}`)).join(''));
@@ -93,16 +83,16 @@ test('a client that leaves during a linear sleep: its handler returns at once (c
 	assert.equal(srv.stderr, '', 'no sanitizer report');
 });
 
-test('SIGTERM with linear handlers waiting past INGOT_GRACE_MS: they are cut at the grace period (exit 3, one "request cut" line each), the process exits cleanly', T, async () => {
-	const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_GRACE_MS: '200' }, { threads: '1' });
+test('SIGTERM with linear handlers waiting past INGOT_GRACE_MS (2000): they are cut at the grace period (exit 3, one "request cut" line each), the process exits cleanly', T, async () => {
+	const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_GRACE_MS: '2000' }, { threads: '1' });
 	const admin = await adminAddr(srv);
 	const conns = [];
 	for (let i = 0; i < 3; i++) conns.push(await parked(srv.port, '/delay/60000', [`X-Request-Id: cut-${i}`]));
-	const quick = await parked(srv.port, '/delay/50');
-	await waiting(admin, 4);
+	await waiting(admin, 3);
+	const quick = await parked(srv.port, '/delay/1000');
 	srv.signal('SIGTERM');
 	const r = await quick.response();
-	assert.equal(r.text, BODY.delay(50), 'a sleep that ends within the grace period is answered');
+	assert.equal(r.text, BODY.delay(1000), 'a sleep that ends within the grace period is answered');
 	assert.equal(r.headers.connection, 'close');
 	const x = await srv.exited;
 	assert.equal(x.code, 3, srv.lines.join('\n'));
@@ -139,4 +129,38 @@ test('INGOT_MAX_WAITING=2: a third request while two handlers wait is answered 5
 	b.destroy();
 	await waiting(admin, 0);
 	assert.equal((await srv.stop()).code, 0);
+});
+
+test('a client that leaves while its /queries reads are held by the database: the handler returns at once, the exchange ends only after the reads answered, and the core goes on', T, async () => {
+	let holding = false;
+	const fake = await PgFake.start({ hold: () => holding });
+	fakes.push(fake);
+	const srv = await startServer({
+		DATABASE_URL: `postgres://fake@127.0.0.1:${fake.port}/fake?sslmode=disable`, INGOT_PG_POOL_SIZE: '1',
+		INGOT_ADMIN_PORT: '0', INGOT_LOG_LEVEL: 'debug',
+	}, { threads: '1' });
+	await waitReady(srv);
+	const admin = await adminAddr(srv);
+	assert.equal((await curlResponse(srv.port, '/queries?queries=3')).status, 200); // statements prepared
+	const worlds = () => fake.queries.filter((q) => /world/i.test(q.sql)).length;
+	const before = worlds();
+	holding = true;
+	const c = await RawClient.connect(srv.port);
+	await c.write(req('GET', '/queries?queries=3', { headers: ['X-Request-Id: left-db'] }));
+	await within(10000, fake.until(() => worlds() - before >= 3), 'the reads never reached the fake');
+	await waiting(admin, 1);
+	const from = srv.mark();
+	c.destroy();
+	await waiting(admin, 0); // cancelled: returned without its rows
+	assert.ok(!srv.logs.slice(from).some((l) => l.request_id === 'left-db'),
+		'the exchange is held while its reads are unanswered');
+	holding = false;
+	fake.flush();
+	const l = await srv.waitLog((x) => x.msg === 'response dropped: client gone' && x.request_id === 'left-db', from);
+	assert.equal(l.status, 503);
+	const r = await curlResponse(srv.port, '/queries?queries=2');
+	assert.equal(r.status, 200);
+	assert.equal(JSON.parse(r.body.toString()).length, 2);
+	assert.equal((await srv.stop()).code, 0);
+	assert.equal(srv.stderr, '', 'no sanitizer report');
 });

@@ -80,16 +80,13 @@ void ig_respond_errors(ig_ctx *c, const char *detail)
  * handler runs at once and returns (1), runs and "waits" (0: its finish is
  * kept for the test to call), or finds no stack (-1: it never runs). */
 static int wait_mode = 1;
-static ig_ctx_fn *kept_finish;
-static void *kept_arg;
-int ig_wait_run(ig_ctx *c, ig_coro_fn *fn, void *arg, ig_ctx_fn *finish)
+static struct ig_wait_work *kept;
+int ig_wait_run(ig_ctx *c, struct ig_wait_work *work)
 {
-	(void)c;
 	if (wait_mode < 0)
 		return -1;
-	fn(arg);
-	kept_finish = finish;
-	kept_arg = arg;
+	work->status = work->handle(c, work->in, work->out);
+	kept = work;
 	return wait_mode;
 }
 
@@ -228,11 +225,11 @@ static void test_waits(void)
 	wait_mode = 0;
 	run(&op, "abc", 0, 200);
 	CHECK(handler_calls == 1 && ctx.finished == 0, "a handler that waits: nothing is finished when the run returns");
-	kept_finish(&ctx, kept_arg);
+	kept->finish(&ctx, kept);
 	CHECK(ctx.finished == 1 && ctx.status == 200 && body_is("{\"n\":3}"),
 	      "a handler that waited: its status is encoded and finished when it returns");
 	run(&op_checked, "abcd", 0, 200);
-	kept_finish(&ctx, kept_arg);
+	kept->finish(&ctx, kept);
 	CHECK(ctx.status == 500 && ctx.problem, "a handler that waited: its answer is checked as a synchronous one");
 	wait_mode = -1;
 	run(&op, "abc", 0, 200);
