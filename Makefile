@@ -137,10 +137,13 @@ RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
 # tools/migrations/embed for `service --migrate`: main.c refers to them.
 MIGRATIONS  ?= $(dir $(SCHEMA))migrations
-APP_GEN_SRC := $(GEN)/api.c $(GEN)/migrations.c $(GEN)/build_info.c
+# The app's queries (QUERIES/*.sql), compiled into $(GEN)/queries.c below.
+QUERIES ?= $(dir $(SCHEMA))queries
+QUERIES_GEN := $(if $(wildcard $(QUERIES)/*.sql),$(GEN)/queries.c)
+APP_GEN_SRC := $(GEN)/api.c $(GEN)/migrations.c $(GEN)/build_info.c $(QUERIES_GEN)
 APP_OWN_OBJ := $(patsubst $(APP_DIR)%.c,$(APP_OBJDIR)/%.o,$(APP_SRCS))
 APP_OBJ     := $(APP_OWN_OBJ) $(API_MAIN_OBJ) $(APP_OBJDIR)/gen/api.o $(APP_OBJDIR)/gen/migrations.o \
-               $(APP_OBJDIR)/gen/build_info.o
+               $(APP_OBJDIR)/gen/build_info.o $(if $(QUERIES_GEN),$(APP_OBJDIR)/gen/queries.o)
 
 # ---- trust anchors (tools/anchors): generated from Debian's ca-certificates ----
 # A host tool reads the package's mozilla/ directory (fetched by tools/deps,
@@ -204,10 +207,9 @@ gen: $(GEN)/api.c $(GEN)/migrations.c $(QUERIES_GEN)
 # describes them on a throwaway database of the local PostgreSQL made from
 # MIGRATIONS (tools/make/queries, which skips PostgreSQL when the hash of
 # the inputs is the one recorded beside its output). A bad query fails the
-# build. queries.o is compiled so the generated code is checked; it is
-# linked into the service once the linear calls it makes (ig_pg_run) are.
-QUERIES ?= $(dir $(SCHEMA))queries
-QUERIES_GEN := $(if $(wildcard $(QUERIES)/*.sql),$(GEN)/queries.c)
+# build. queries.o is linked with the app's objects (APP_OBJ), and
+# queries.c compiled with its sources by the ASan and test builds
+# (APP_GEN_SRC); the app's objects wait for queries.h.
 $(GEN)/queries.c $(GEN)/queries.h &: $(BUILD)/schemac tools/make/queries $(SCHEMA) $(wildcard $(QUERIES) $(QUERIES)/*.sql $(MIGRATIONS) $(MIGRATIONS)/*.sql) | setup-build
 	@mkdir -p $(GEN)
 	@$(if $(Q),echo "  QUERIES $(QUERIES)")
@@ -261,7 +263,7 @@ $(APP_OBJDIR)/gen/migrations.o: $(GEN)/migrations.c net/pg/migrate.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
-$(APP_OWN_OBJ): $(APP_OBJDIR)/%.o: $(APP_DIR)%.c $(GEN)/api.h $(DEPS)/.stamp
+$(APP_OWN_OBJ): $(APP_OBJDIR)/%.o: $(APP_DIR)%.c $(GEN)/api.h $(if $(QUERIES_GEN),$(GEN)/queries.h) $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC_MUSL) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -293,7 +295,7 @@ $(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld | $(HANDLERS_
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
 	@echo "built $(BIN) ($$(stat -c %s $(BIN)) bytes)"
 
-bin: setup-build $(if $(QUERIES_GEN),$(APP_OBJDIR)/gen/queries.o) $(BIN) $(BIN).map
+bin: setup-build $(BIN) $(BIN).map
 
 # Programs built on the runtime without the app: the test client CLI
 # (tests/client/fetch.c) and the client benchmark (tools/bench/clientbench.c).
@@ -439,11 +441,11 @@ test-api: $(TEST_API_LIB)
 APP_TESTS     ?=
 APP_TEST_OUT  := $(APP_BUILD)/test
 APP_TEST_BINS := $(patsubst $(APP_DIR)tests/%.c,$(APP_TEST_OUT)/%,$(APP_TESTS))
-$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(TEST_API_LIB) \
+$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(QUERIES_GEN) $(TEST_API_LIB) \
 		| $(HANDLERS_OK)
 	@mkdir -p $(@D) && rm -f $@
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -DIG_CHECK_RESPONSES -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
+	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -DIG_CHECK_RESPONSES -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(QUERIES_GEN) $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
 		$(TEST_API_LDLIBS) -o $@
 app-test-build: setup-build $(APP_TEST_BINS)
 # An app with migrations: the tests get DATABASE_URL, a database migrated
@@ -456,9 +458,12 @@ app-test: app-test-build
 		for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done; \
 	fi
 # The reference service's handler tests: the same sources, with app/.
-UNIT_SRC_app/test_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c
+UNIT_SRC_app/test_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c $(GEN)/queries.c
 UNIT_FLAGS_app/test_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_net/lambda/test_lambda := $(UNIT_SRC_app/test_handlers)
+# The linear database calls, on the test core with an app of its own.
+UNIT_SRC_net/pg/test_linear := $(TEST_API_SRC)
+UNIT_FLAGS_net/pg/test_linear := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_FLAGS_net/lambda/test_lambda := $(UNIT_FLAGS_app/test_handlers)
 UNIT_SRC_net/lambda/test_api_call := net/lambda/post_blocking.c net/http/response_head.c $(HTTP_CODEC) \
                                 $(addprefix kernel/runtime/,loop.c timer.c clock.c json.c arena.c pool.c)
@@ -523,7 +528,7 @@ UNIT_SRC_net/pg/test_conninfo  := net/pg/conninfo.c
 UNIT_SRC_net/pg/test_errors    := $(addprefix kernel/runtime/,log.c log_ring.c clock.c json.c arena.c pool.c)
 # conn and pool against the test's simulated server: all of net/pg but its
 # settings and migrations (the test sets what they would), on a real loop.
-UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c,$(wildcard net/pg/*.c)) net/dial/dial.c net/sock/sock.c \
+UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c net/pg/linear.c,$(wildcard net/pg/*.c)) net/dial/dial.c net/sock/sock.c \
                               $(addprefix kernel/runtime/,loop.c timer.c clock.c pool.c arena.c log.c base64.c json.c)
 UNIT_FLAGS_net/pg/test_conn    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 unit_main = $(or $(UNIT_MAIN_$(1)),tests/unit/$(1).c)

@@ -178,30 +178,15 @@ int noValidateRequest(ig_ctx *ctx, const struct noValidateRequest_in *in, struct
 	return 200;
 }
 
-/* The pending path: in and out live in the request's arena until
- * ig_finish, so the timer callback can still use them. */
-struct delay {
-	const struct getDelay_in *in;
-	struct getDelay_out *out;
-};
-
-static void delay_done(ig_ctx *ctx, void *arg)
-{
-	struct delay *d = arg;
-	d->out->r200.delayed_ms = d->in->ms;
-	/* Even if the client left (ig_cancelled), finish: that releases the
-	   request; the runtime drops the response. */
-	ig_finish(ctx, 200);
-}
-
+/* A handler that waits, written top to bottom: ig_sleep suspends it on
+ * its coroutine while the core serves others. A client that leaves (or a
+ * drain that ends) makes it return at once; the answer is then dropped. */
 int getDelay(ig_ctx *ctx, const struct getDelay_in *in, struct getDelay_out *out)
 {
-	struct delay *d = ig_alloc(ctx, sizeof *d);
-	if (!d)
-		return 500;
-	*d = (struct delay){ in, out };
-	ig_after(ctx, (uint32_t)in->ms, delay_done, d);
-	return IG_PENDING;
+	if (ig_sleep(ctx, (uint32_t)in->ms) != IG_WAIT_OK)
+		return 503;
+	out->r200.delayed_ms = in->ms;
+	return 200;
 }
 
 /* ---- outbound: routes that call an upstream through the core's client ---- */

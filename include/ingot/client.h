@@ -64,8 +64,10 @@ enum ig_client_error {
 	IG_CLIENT_MOCK_UNMATCHED,  /* mock agent: no interceptor matched */
 	IG_CLIENT_NET_FORBIDDEN,   /* mock agent: real network is disabled */
 	IG_CLIENT_BAD_REQUEST,     /* the options themselves are invalid */
+	IG_CLIENT_CANCELLED,       /* a linear call's request was cancelled (the
+				      client left, or the drain's grace ended) */
 };
-#define IG_CLIENT_ERROR_KINDS (IG_CLIENT_BAD_REQUEST + 1)
+#define IG_CLIENT_ERROR_KINDS (IG_CLIENT_CANCELLED + 1)
 /* e's name ("connect_timeout"), for logs and metrics labels. Returns:
  * static storage; "unknown" for a value not in the enum. Any thread. */
 const char *ig_client_error_name(enum ig_client_error e);
@@ -322,6 +324,25 @@ IG_MUST_USE IG_NONNULL(1, 2) int ig_fetch_respond_error(ig_ctx *ctx, const ig_re
 /* The answer's status for a failed call: 504 for a timeout (connect,
  * headers, body), 503 for IG_CLIENT_BUSY and IG_CLIENT_ABORTED, else 502. */
 int ig_fetch_problem_status(enum ig_client_error error);
+
+/* ---- linear calls: a handler that waits (http.h, "waiting") ----
+ * Only from a handler on its coroutine, before it returns. opts (and what
+ * it points to) may live on the handler's stack: the call has ended, or
+ * been aborted, before the handler can leave. */
+
+/* ig_fetch, waiting for the response. Returns: never NULL: the response,
+ * in ctx's arena (as ig_fetch's); a failure in res->error, with
+ * IG_CLIENT_CANCELLED when the request was cancelled meanwhile (the call
+ * is then aborted) or the call is made outside a handler. */
+IG_MUST_USE IG_NONNULL(1, 2, 3)
+ig_response *ig_fetch_wait(ig_ctx *ctx, ig_dispatcher *d, const ig_fetch_opts *opts);
+/* Starts the call and returns at once, for several at once: the response
+ * is filled when ig_wait_all (http.h) returns, and may be read only then
+ * (IG_CLIENT_CANCELLED if the request was cancelled first). A call still
+ * running when the handler returns is aborted. Returns: never NULL, in
+ * ctx's arena (a failure to start, in res->error). */
+IG_MUST_USE IG_NONNULL(1, 2, 3)
+ig_response *ig_fetch_send(ig_ctx *ctx, ig_dispatcher *d, const ig_fetch_opts *opts);
 
 /* ig_stream's callbacks: on_headers, then on_data for each piece as it
  * arrives (return false to pause, ig_call_resume to continue), then done

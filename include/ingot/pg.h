@@ -358,7 +358,11 @@ IG_NONNULL(1) void ig_pg_release(ig_pg_tx *tx);
  * does), before it returns; they suspend the handler, never the core.
  * Results and the error's strings live in ctx's arena until the exchange
  * ends. While a transaction is open on ctx (ig_pg_transaction_begin),
- * every query of ctx runs on its connection, in order. */
+ * every query of ctx runs on its connection, in order. A query is never
+ * stopped once sent: when the request is cancelled the handler goes on at
+ * once and the exchange ends after the query has, so sql must stay valid
+ * until then (a literal). Queries the handler sent and never waited for
+ * are not cancelled; their outcomes are dropped. */
 
 /* Runs one statement and waits for it. Returns: the result; or NULL with
  * *err filled (its kind says why: IG_PG_CANCELLED when the request was

@@ -4,6 +4,7 @@
 #ifndef KERNEL_LOOP_H
 #define KERNEL_LOOP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -75,6 +76,13 @@ void ig_loop_del(struct ig_loop *loop, int fd);
  * Returns NULL only when more than IG_LOOP_SLOTS keys exist, which is a
  * bug of the build (the caller fails as when memory is short). */
 void **ig_loop_slot(struct ig_loop *loop, struct ig_loop_slot *key);
+/* What key's part stored in loop's slot, or NULL (nothing yet, or no slot):
+ * ig_loop_slot's read alone, inline, for a part on every request's path. */
+static inline void *ig_loop_slot_get(const struct ig_loop *loop, struct ig_loop_slot *key)
+{
+	int index = atomic_load_explicit(&key->index, memory_order_acquire);
+	return index > 0 && index <= IG_LOOP_SLOTS ? loop->slots[index - 1] : NULL;
+}
 
 /* Runs until running is cleared (by a callback on this thread). */
 void ig_loop_run(struct ig_loop *loop);

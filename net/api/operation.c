@@ -1,8 +1,10 @@
 /* The one body every operation runs (operation.h): in and out in the
- * request arena, the decoder's verdict, the handler with its encoder, and,
+ * request arena, the decoder's verdict, the handler on its coroutine
+ * (net/http/wait.h) with its encoder, and,
  * in debug builds, the response check the descriptor points to. Also the
  * router's fixed answers (path segments, OPTIONS, 405). */
 #include "operation.h"
+#include "net/http/wait.h"
 
 #include <string.h>
 
@@ -18,17 +20,56 @@ static void answer_rejected(ig_ctx *ctx, int status)
 		ig_respond_problem(ctx, status, "out of request memory");
 }
 
+/* One run of an operation, in the request arena with its in and out
+ * structs: a handler that waits returns on its coroutine long after
+ * ig_run_operation has. */
+struct op_run {
+	struct ig_wait_work work; /* first: finish gets it */
+	const struct ig_operation *op;
+};
+
+/* The handler's status, now or once it has waited: the check and the
+ * encoder, as for every answer. */
+IG_HOT static inline __attribute__((always_inline)) void op_end(ig_ctx *ctx, struct op_run *r)
+{
+	int status = r->work.status;
+	if (r->op->encode && r->op->check)
+		status = r->op->check(ctx, r->op, status, r->work.out);
+	if (status != IG_PENDING)
+		ig_finish(ctx, status);
+}
+
+static void op_finish(ig_ctx *ctx, void *work)
+{
+	op_end(ctx, work);
+}
+
+#define OP_ALIGN(n) (((n) + 15) & ~(size_t)15)
+
+/* The core has INGOT_MAX_WAITING handlers alive (or no stack could be
+ * mapped): the client may try again in a moment. */
+__attribute__((cold, noinline)) static void answer_no_stack(ig_ctx *ctx)
+{
+	ig_add_header(ctx, "Retry-After", IG_STR("1"));
+	ig_respond_problem(ctx, 503, "too many requests are waiting on this core");
+}
+
 IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
 {
-	/* In the arena, zeroed: a pending handler may keep pointers to them. */
-	void *in = ig_alloc(ctx, op->in_size);
-	void *out = ig_alloc(ctx, op->out_size);
-	if (!in || !out) {
+	/* In the arena, zeroed: a pending or waiting handler keeps them. One
+	   allocation: the run, then in, then out. */
+	size_t in_size = OP_ALIGN(op->in_size), out_size = OP_ALIGN(op->out_size);
+	struct op_run *r = ig_alloc(ctx, OP_ALIGN(sizeof *r) + in_size + out_size);
+	if (!r) {
 		ig_respond_problem(ctx, 500, "out of request memory");
 		return;
 	}
-	memset(in, 0, op->in_size);
-	memset(out, 0, op->out_size);
+	char *in = (char *)r + OP_ALIGN(sizeof *r);
+	memset(in, 0, in_size + out_size);
+	*r = (struct op_run){
+		.work = { .handle = op->handle, .in = in, .out = in + in_size, .finish = op_finish },
+		.op = op,
+	};
 	if (op->decode) {
 		int bad = op->decode(ctx, seg, in);
 		if (bad) {
@@ -37,15 +78,18 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 		}
 	}
 	/* With a check, the checker encodes (now, or when a pending answer
-	 * finishes) so that it sees the body before it leaves. */
-	bool checked = op->encode && op->check;
-	if (op->encode && !checked)
-		ig_set_encoder(ctx, op->encode, out);
-	int status = op->handle(ctx, in, out);
-	if (checked)
-		status = op->check(ctx, op, status, out);
-	if (status != IG_PENDING)
-		ig_finish(ctx, status);
+	   finishes) so that it sees the body before it leaves. */
+	if (op->encode && !op->check)
+		ig_set_encoder(ctx, op->encode, r->work.out);
+	switch (ig_wait_run(ctx, &r->work)) {
+	case 1:
+		op_end(ctx, r);
+		break;
+	case 0: /* it waits: op_finish runs when it has returned */
+		break;
+	default:
+		answer_no_stack(ctx);
+	}
 }
 
 /* ---- the router's answers ---- */

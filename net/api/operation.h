@@ -2,7 +2,8 @@
  * per operation (struct ig_operation: the sizes of its in and out structs,
  * its decoder, handler and encoder) and a router that calls
  * ig_run_operation with it; this runtime runs every operation through the
- * same steps: decode -> handler -> encode -> (response check). Also the
+ * same steps: decode -> handler (on a coroutine) -> encode -> (response
+ * check). Also the
  * router's fixed answers and the app the generated code exports. */
 #ifndef NET_API_OPERATION_H
 #define NET_API_OPERATION_H
@@ -60,9 +61,12 @@ struct ig_operation {
 /* Runs op for this request: in and out are allocated zeroed in the
  * request arena (a pending handler may keep them until ig_finish), the
  * decoder's verdict is answered as a problem (400 with the collected
- * errors, 415, 500), else the handler runs with the encoder registered
- * and ig_finish follows unless it returned IG_PENDING. seg: the path's
- * segments, for decoders of path parameters. */
+ * errors, 415, 500), else the handler runs on a coroutine of the core's
+ * pool (net/http/wait.h) with the encoder registered, and ig_finish
+ * follows its status unless it returned IG_PENDING: at once, or when a
+ * handler that waited returns. At the core's cap of live coroutines
+ * (INGOT_MAX_WAITING) the answer is 503 with Retry-After: 1 instead. seg:
+ * the path's segments, for decoders of path parameters. */
 void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg);
 
 /* Debug builds: the check of op->check. The handler returned status (or

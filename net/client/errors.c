@@ -20,6 +20,7 @@ static const char *const error_names[] = {
 	[IG_CLIENT_MOCK_UNMATCHED] = "mock_unmatched",
 	[IG_CLIENT_NET_FORBIDDEN] = "net_forbidden",
 	[IG_CLIENT_BAD_REQUEST] = "bad_request",
+	[IG_CLIENT_CANCELLED] = "cancelled",
 };
 
 const char *ig_client_error_name(enum ig_client_error e)

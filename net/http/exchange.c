@@ -5,6 +5,7 @@
  * allocates lives in its arena. */
 #include "ingot/http.h"
 #include "internal.h"
+#include "wait.h"
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
 #include "ingot/log.h"
@@ -112,6 +113,8 @@ int ig_http_ctx_detach(struct ig_ctx *x)
 void ig_http_ctx_cancel(struct ig_ctx *x)
 {
 	x->conn = NULL;
+	if (x->waiter)
+		ig_wait_cancel(x); /* a waiting handler returns */
 }
 
 /* ---- public API: the request id and trace context (trace.c makes them
@@ -343,10 +346,40 @@ void ig_http_access_log_engine_error(struct http_conn *c, int status, ig_str req
 	});
 }
 
+/* The answer leaves: queued on its connection, or dropped (and the
+ * exchange freed) when the client has gone. */
+static void hand_off(struct ig_ctx *x)
+{
+	struct http_conn *c = x->conn;
+	if (!c) {
+		/* The client left while this was pending: drop the result. */
+		struct ig_logline l;
+		if (x->metered)
+			http_ctx_meter(x, ig_monotonic_us());
+		x->core->dropped++;
+		if (ig_log_begin(&l, IG_LOG_DEBUG, "response dropped: client gone")) {
+			ig_str id = ig_request_id(x);
+			ig_log_str(&l, "request_id", id.ptr, id.len);
+			ig_log_int(&l, "status", x->status);
+			ig_log_end(&l);
+		}
+		ig_http_ctx_free(x);
+		return;
+	}
+	x->state = CTX_READY;
+	x->core->ctx_ready(c);
+}
+
 IG_HOT void ig_finish(ig_ctx *x, int status)
 {
-	if (x->state == CTX_READY)
-		return; /* finished twice: the first answer stands */
+	if (x->finished) {
+		/* Finished twice: the first answer stands. A held one leaves
+		   once wait.c lets go of the exchange and calls again. */
+		if (!x->held && x->state != CTX_READY)
+			hand_off(x);
+		return;
+	}
+	x->finished = true;
 	ig_timer_cancel(&x->core->loop.timers, &x->timer);
 	if (!x->trace.id_len)
 		(void)ig_request_id(x); /* chosen now: the response is written later */
@@ -369,24 +402,8 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 		ig_http_error_log_answer(x);
 	if (x->core->cfg->access_log)
 		access_log(x);
-	struct http_conn *c = x->conn;
-	if (!c) {
-		/* The client left while this was pending: drop the result. */
-		struct ig_logline l;
-		if (x->metered)
-			http_ctx_meter(x, ig_monotonic_us());
-		x->core->dropped++;
-		if (ig_log_begin(&l, IG_LOG_DEBUG, "response dropped: client gone")) {
-			ig_str id = ig_request_id(x);
-			ig_log_str(&l, "request_id", id.ptr, id.len);
-			ig_log_int(&l, "status", status);
-			ig_log_end(&l);
-		}
-		ig_http_ctx_free(x);
-		return;
-	}
-	x->state = CTX_READY;
-	x->core->ctx_ready(c);
+	if (!x->held)
+		hand_off(x);
 }
 
 void ig_encode_problem(ig_ctx *x, int status)
@@ -400,6 +417,10 @@ void ig_encode_problem(ig_ctx *x, int status)
 
 void ig_respond_problem(ig_ctx *x, int status, const char *detail)
 {
+	if (x->finished) { /* the first answer stands: its body too */
+		ig_finish(x, status);
+		return;
+	}
 	char tmp[HTTP_PROBLEM_MAX];
 	size_t n = ig_http_problem_body(tmp, sizeof tmp, status, detail, ig_request_id(x));
 	x->body.len = 0;

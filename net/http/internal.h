@@ -24,6 +24,8 @@ struct http_config {
 	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
 	int64_t admin_port; /* -1: no admin listener */
 	int64_t idle_exit_ms; /* 0: never exit when idle */
+	int64_t stack_size;   /* INGOT_STACK_SIZE: a handler's coroutine stack (wait.c) */
+	int64_t max_waiting;  /* INGOT_MAX_WAITING: coroutines alive per core; 0: derived */
 	int64_t memory_wait_ms; /* a body over the budget waits this long for room, then 503 */
 	int64_t test_stall_core; /* -1; else that core stops turning (net/server/watchdog.c) */
 	bool strict_env; /* an unknown INGOT_ variable stops the start (net/start.c) */
@@ -158,6 +160,15 @@ struct ig_ctx {
 	   detail, read only by the ig_finish it calls; NULL: the handler's. */
 	const char *cause;
 	bool error_logged; /* its one error line is written (or counted in a storm) */
+	/* wait.c: the handler's coroutine while it runs or waits, and its
+	   waiting state, made by its first linear call (NULL: it never made one) */
+	struct ig_coro *coro;
+	struct ig_wait_work *work;
+	struct ig_waiter *waiter;
+	/* ig_finish has answered (a second call changes nothing); held: its
+	   handler or the calls it started still use the exchange, so the
+	   answer waits for wait.c to hand it on (ig_finish again) */
+	bool finished, held;
 };
 
 struct out_block {

@@ -49,6 +49,9 @@ struct http_meter {
 	ig_counter accepted, rejected;
 	ig_counter closed[HTTP_CLOSE_REASONS];
 	ig_counter errors[HTTP_ERROR_STATUSES];
+	/* wait.c: handlers suspended now (a gauge, per core), and requests
+	   answered 503 because no coroutine could be had */
+	ig_counter handlers_waiting, stack_rejected;
 	ig_counter *validation; /* [route_count + 1]: by route, 0 none */
 	/* The series in the order first seen; used is published with release
 	   after an entry's key is written, so the scrape sees whole keys. The

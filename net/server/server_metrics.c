@@ -136,6 +136,18 @@ static void write_connections(struct ig_expo *e)
 		(double)ig_membudget_refusals(IG_MEM_OUTPUT));
 }
 
+static void write_waiting(struct ig_expo *e)
+{
+	/* Up and down by one core, read a moment apart: never below zero. */
+	counter(e, "ingot_handlers_waiting", "gauge",
+		"Handlers suspended on their coroutine, waiting for a call (a query, an outbound call, a sleep).",
+		(double)(int64_t)SUM_CORES(meter.handlers_waiting));
+	counter(e, "ingot_waiting_rejections_total", "counter",
+		"Requests answered 503 because their core had INGOT_MAX_WAITING handlers alive (or no stack could "
+		"be mapped).",
+		(double)SUM_CORES(meter.stack_rejected));
+}
+
 static void write_errors(struct ig_expo *e)
 {
 	ig_expo_family(e, "ingot_http_errors_total", "counter",
@@ -175,6 +187,7 @@ static void write_server(struct ig_expo *e, void *arg)
 	series_family(e, "http_server_response_body_size_bytes", "Size of HTTP server response bodies.",
 		      offsetof(struct http_series, response_size), &ig_size_bounds);
 	write_connections(e);
+	write_waiting(e);
 	write_errors(e);
 	counter(e, "ingot_log_lines_dropped_total", "counter",
 		"Log lines dropped because stdout was not read fast enough.", (double)ig_log_ring_dropped());

@@ -48,6 +48,12 @@ static const struct ig_option server_rows[] = {
 	  "time a client may leave responses unread" },
 	{ "INGOT_MAX_OUTPUT", IG_OPT_INT, CFG(max_output), 1024, 1 << 30,
 	  "unsent response bytes per connection before reading pauses" },
+	{ "INGOT_STACK_SIZE", IG_OPT_INT, CFG(stack_size), 16384, 64 << 20,
+	  "bytes of each handler's coroutine stack (rounded up to the page; only the pages touched are resident; "
+	  "a handler that overflows it ends the process)" },
+	{ "INGOT_MAX_WAITING", IG_OPT_INT, CFG(max_waiting), 0, 1000000,
+	  "handlers alive at once per core (running or waiting); beyond, 503 with Retry-After: 1. "
+	  "0: what keeps the process's stacks under vm.max_map_count (65,530): 30,000 over the cores" },
 	{ "INGOT_GRACE_MS", IG_OPT_INT, CFG(grace_ms), 0, 3600000,
 	  "drain time after SIGTERM/SIGINT (after the drain delay)" },
 	{ "INGOT_DRAIN_DELAY_MS", IG_OPT_INT, CFG(drain_delay_ms), 0, 3600000,

@@ -1,7 +1,8 @@
 -- The posts table's statements (schemas/migrations/001_posts.sql), as
 -- app/posts.c runs them. Rows are the document's Post: tags, a jsonb array
 -- of strings or NULL, fills Post's optional tags (has_tags). The tags
--- parameters are the JSON text (a string whose ptr is NULL: none).
+-- parameters are text[] (PostInput's tags as they are; items NULL: none),
+-- made a jsonb array by to_jsonb.
 
 -- name: ListPosts :many
 -- returns: Post
@@ -13,12 +14,12 @@ SELECT id, title, body, likes, tags FROM posts WHERE id = $1;
 
 -- name: CreatePost :one
 -- returns: Post
-INSERT INTO posts (title, body, likes, tags) VALUES ($1, $2, $3, $4)
+INSERT INTO posts (title, body, likes, tags) VALUES ($1, $2, $3, to_jsonb($4::text[]))
 RETURNING id, title, body, likes, tags;
 
 -- name: UpdatePost :one
 -- returns: Post
-UPDATE posts SET title = $2, body = $3, likes = $4, tags = $5 WHERE id = $1
+UPDATE posts SET title = $2, body = $3, likes = $4, tags = to_jsonb($5::text[]) WHERE id = $1
 RETURNING id, title, body, likes, tags;
 
 -- name: DeletePost :execrows

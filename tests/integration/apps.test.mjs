@@ -293,11 +293,11 @@ test('make test runs the scaffold\'s handler test under ASan and UBSan, and fail
 });
 
 test('tools/new-service --db: a migration, notes.c\'s two routes and their test, which make test runs against a migrated database: the local cluster\'s throwaway one, or DATABASE_URL\'s', { ...T, ...SKIP }, async () => {
-	for (const f of ['migrations', 'notes.c', 'tests/notes_test.c'])
+	for (const f of ['migrations', 'queries', 'notes.c', 'tests/notes_test.c'])
 		assert.ok(!fs.existsSync(path.join(scaffold, f)), `no ${f} without --db`);
 	const app = path.join(tmp, 'notes-app');
 	await must(path.join(ROOT, 'tools', 'new-service'), ['--db', app, 'notes']);
-	for (const f of ['migrations/001_notes.sql', 'notes.c', 'tests/notes_test.c', 'tests/handlers_test.c'])
+	for (const f of ['migrations/001_notes.sql', 'queries/notes.sql', 'notes.c', 'tests/notes_test.c', 'tests/handlers_test.c'])
 		assert.ok(fs.existsSync(path.join(app, f)), `${f} written`);
 	const doc = YAML.parse(fs.readFileSync(path.join(app, 'openapi.yaml'), 'utf8'));
 	assert.deepEqual(Object.keys(doc.paths), ['/hello', '/greetings', '/notes', '/notes/{id}']);

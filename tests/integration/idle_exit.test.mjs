@@ -73,6 +73,21 @@ test('a pooled upstream connection does not count: the process exits with it ope
 // the start with four times the setting, must exit first. Were an open
 // connection or a pending exchange not counted, the held server would exit
 // after 50 ms, long before the reference's 200.
+
+/** A TCP upstream that takes calls and never answers: called resolves at
+ * the first request's bytes, release closes every connection. */
+function holdingUpstream() {
+	const socks = new Set();
+	let onCall;
+	const called = new Promise((resolve) => { onCall = resolve; });
+	const server = net.createServer((c) => {
+		socks.add(c);
+		c.on('data', () => onCall());
+		c.on('error', () => {});
+	});
+	return { server, called, release: () => { for (const c of socks) c.destroy(); server.close(); } };
+}
+
 for (const [name, hold] of [
 	['an open keep-alive connection', async (port) => {
 		const c = await RawClient.connect(port);
@@ -81,17 +96,24 @@ for (const [name, hold] of [
 		assert.equal(r.status, 200);
 		return () => c.destroy();
 	}],
-	['an exchange in flight whose client has gone', async (port) => {
+	// A callback-style exchange (/proxy/json) whose upstream holds the call
+	// unanswered: a linear one (/delay) would be cancelled when its client
+	// leaves. The upstream's close ends the call, and the exchange.
+	['an exchange in flight whose client has gone', async (port, upstream) => {
 		const s = net.connect(port, '127.0.0.1');
 		await new Promise((resolve) => s.on('connect', resolve));
-		s.end(req('GET', '/delay/1500'));
+		s.end(req('GET', '/proxy/json'));
 		await new Promise((resolve) => s.on('close', resolve));
-		return () => {};
+		await upstream.called;
+		return () => upstream.release();
 	}],
 ]) {
 	test(`${name} keeps the process from exiting`, T, async () => {
-		const held = await startServer({ INGOT_IDLE_EXIT_MS: '50', INGOT_IDLE_TIMEOUT_MS: '600000' });
-		const release = await hold(held.port);
+		const upstream = holdingUpstream();
+		await new Promise((resolve) => upstream.server.listen(0, '127.0.0.1', resolve));
+		const held = await startServer({ INGOT_IDLE_EXIT_MS: '50', INGOT_IDLE_TIMEOUT_MS: '600000',
+			INGOT_UPSTREAM: `http://127.0.0.1:${upstream.server.address().port}` });
+		const release = await hold(held.port, upstream);
 		const ref = await startServer({ INGOT_IDLE_EXIT_MS: '200' });
 		assert.equal((await ref.exited).code, 0);
 		assert.equal(held.exit, null, `exited while held: ${held.lines.join('\n')}`);
@@ -99,6 +121,7 @@ for (const [name, hold] of [
 		release();
 		assert.deepEqual(await held.exited, { code: 0, signal: null });
 		assert.equal(held.logs.find((l) => l.msg === 'draining')?.reason, 'idle');
+		upstream.release();
 	});
 }
 

@@ -528,6 +528,25 @@ export function assertProblem(res, status) {
 	return p;
 }
 
+/** The admin listener's "host:port" once srv has logged it. */
+export async function adminAddr(srv) {
+	const l = await srv.waitLog((x) => x.msg === 'admin listening');
+	return `${srv.host}:${l.port}`;
+}
+
+/** The samples of one scrape of the admin listener at addr, by
+ * 'name{labels}' as written. */
+export async function scrapeSamples(addr) {
+	const r = await curl([`http://${addr}/metrics`]);
+	assert.equal(r.code, 0, r.stderr);
+	const m = new Map();
+	for (const line of r.stdout.toString('utf8').split('\n')) {
+		const s = /^(\S+) (\S+)$/.exec(line);
+		if (s && !line.startsWith('#')) m.set(s[1], Number(s[2]));
+	}
+	return m;
+}
+
 /** A promise that resolves with what fn() resolves, or rejects after ms
  * with msg: a safety net so a hung wait fails with a useful message. It
  * bounds a wait; it never orders events. */

@@ -11,29 +11,12 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { startServer, cleanup, RawClient, curl, BIN, LWIP, BODY } from './lib.mjs';
+import { startServer, cleanup, RawClient, curl, BIN, LWIP, BODY, adminAddr, scrapeSamples as metrics } from './lib.mjs';
 
 after(cleanup);
 
 const T = { timeout: 60000 };
 const MB = 1048576;
-
-async function adminAddr(srv) {
-	const l = await srv.waitLog((x) => x.msg === 'admin listening');
-	return `${srv.host}:${l.port}`;
-}
-
-// The samples of one scrape, by 'name{labels}' as written.
-async function metrics(addr) {
-	const r = await curl([`http://${addr}/metrics`]);
-	assert.equal(r.code, 0, r.stderr);
-	const m = new Map();
-	for (const line of r.stdout.toString('utf8').split('\n')) {
-		const s = /^(\S+) (\S+)$/.exec(line);
-		if (s && !line.startsWith('#')) m.set(s[1], Number(s[2]));
-	}
-	return m;
-}
 
 function head(len) {
 	return `POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nx-foo: a\r\n` +

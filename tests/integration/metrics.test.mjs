@@ -234,7 +234,7 @@ test('the exposition: content type, promtool check metrics, consistent histogram
 		'ingot_connections_accepted_total', 'ingot_connections_active', 'ingot_connections_rejected_total',
 		'ingot_connections_limit', 'ingot_connections_closed_total', 'ingot_http_errors_total', 'ingot_validation_failures_total',
 		'ingot_log_lines_dropped_total', 'ingot_memory_budget_bytes', 'ingot_memory_budget_rejections_total',
-		'ingot_memory_budget_paused_total']) {
+		'ingot_memory_budget_paused_total', 'ingot_handlers_waiting', 'ingot_waiting_rejections_total']) {
 		assert.ok(types.has(name), `family ${name}`);
 		assert.ok(body.includes(`# HELP ${name} `), `HELP for ${name}`);
 	}

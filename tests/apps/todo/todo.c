@@ -2,7 +2,8 @@
  * The todos live in this process's memory, shared by every core behind one
  * lock; an id is never reused. notifyTodo sends a todo to the upstream
  * (TODO_UPSTREAM, an http:// origin) through the core's outbound client,
- * the handler pending meanwhile, and answers what the upstream said. */
+ * the handler waiting meanwhile (ig_fetch_wait), and answers what the
+ * upstream said. */
 #include "api.h"
 #include "ingot/client.h"
 
@@ -124,38 +125,11 @@ int deleteTodo(ig_ctx *ctx, const struct deleteTodo_in *in, struct deleteTodo_ou
 	return found ? 204 : not_found(ctx);
 }
 
-/* ---- notifyTodo: the outbound call ---- */
+/* ---- notifyTodo: the outbound call, written top to bottom ---- */
 
-/* Kept in the request's arena until the call ends (a retry reads opts). */
-struct notify {
-	ig_ctx *ctx;
-	struct notifyTodo_out *out;
-	int64_t id;
-	ig_fetch_opts opts;
-	ig_header content_type;
-	char url[256];
-	bool returned; /* the handler has returned IG_PENDING */
-	int status;    /* the answer, when the call ended before that */
-};
-
-static int notify_answer(struct notify *n, const ig_response *res)
-{
-	if (res->error != IG_CLIENT_OK) /* the kind for the client, the whole error for the log */
-		return ig_fetch_respond_error(n->ctx, res);
-	n->out->r200 = (struct Receipt){ .id = n->id, .upstream_status = res->status, .upstream_body = res->body };
-	return 200;
-}
-
-static void notify_done(ig_response *res, void *arg)
-{
-	struct notify *n = arg;
-	int status = notify_answer(n, res);
-	if (n->returned)
-		ig_finish(n->ctx, status);
-	else
-		n->status = status;
-}
-
+/* ig_fetch_wait suspends the handler on its coroutine until the upstream
+ * answers; the core serves others meanwhile. Everything here may live on
+ * the handler's stack: the call has ended before the handler returns. */
 int notifyTodo(ig_ctx *ctx, const struct notifyTodo_in *in, struct notifyTodo_out *out)
 {
 	struct Todo todo;
@@ -163,10 +137,8 @@ int notifyTodo(ig_ctx *ctx, const struct notifyTodo_in *in, struct notifyTodo_ou
 		return not_found(ctx);
 	const char *base = getenv("TODO_UPSTREAM");
 	ig_dispatcher *agent = ig_core_agent(ctx);
-	struct notify *n = ig_alloc(ctx, sizeof *n);
-	if (!n)
-		return 500;
-	if (!base || !agent || (size_t)snprintf(n->url, sizeof n->url, "%s/notify", base) >= sizeof n->url) {
+	char url[256];
+	if (!base || !agent || (size_t)snprintf(url, sizeof url, "%s/notify", base) >= sizeof url) {
 		ig_respond_problem(ctx, 502, "TODO_UPSTREAM is not set to an origin");
 		return 502;
 	}
@@ -181,15 +153,12 @@ int notifyTodo(ig_ctx *ctx, const struct notifyTodo_in *in, struct notifyTodo_ou
 	ig_wbuf_lit(&body, "}");
 	if (body.failed)
 		return 500;
-	n->ctx = ctx;
-	n->out = out;
-	n->id = in->id;
-	n->status = IG_PENDING;
-	n->returned = false;
-	n->content_type = (ig_header){ IG_STR("Content-Type"), IG_STR("application/json") };
-	n->opts = (ig_fetch_opts){ .method = "POST", .url = n->url, .headers = &n->content_type, .header_count = 1,
-				   .body = { body.ptr, body.len }, .parent = ctx };
-	ig_fetch(agent, ig_ctx_arena(ctx), &n->opts, notify_done, n);
-	n->returned = true;
-	return n->status;
+	const ig_header json = { IG_STR("Content-Type"), IG_STR("application/json") };
+	const ig_fetch_opts opts = { .method = "POST", .url = url, .headers = &json, .header_count = 1,
+				     .body = { body.ptr, body.len }, .parent = ctx };
+	const ig_response *res = ig_fetch_wait(ctx, agent, &opts);
+	if (res->error != IG_CLIENT_OK) /* the kind for the client, the whole error for the log */
+		return ig_fetch_respond_error(ctx, res);
+	out->r200 = (struct Receipt){ .id = in->id, .upstream_status = res->status, .upstream_body = res->body };
+	return 200;
 }

@@ -4,12 +4,15 @@
  * in and out arrive zeroed; the encoder runs when the exchange finishes
  * (now, or later for a pending answer); with the debug build's check a
  * response that breaks its schema is answered 500, a pending one is
- * logged. Also the router's answers. The exchange (net/http) is a stand-in
+ * logged; a handler that waits finishes through the same steps when it
+ * returns; with no coroutine to be had the answer is 503. Also the
+ * router's answers. The exchange (net/http) is a stand-in
  * here that records what the runner asked of it. */
 #include "kernel/runtime/arena.h"
 #include "ingot/log.h"
 #include "kernel/runtime/pool.h"
 #include "net/api/operation.h"
+#include "net/http/wait.h"
 #include "tests/unit/check.h"
 
 #include <stdio.h>
@@ -71,6 +74,20 @@ void ig_respond_problem(ig_ctx *c, int status, const char *detail)
 void ig_respond_errors(ig_ctx *c, const char *detail)
 {
 	ig_respond_problem(c, 400, detail);
+}
+
+/* The coroutine runner (net/http/wait.h), as the stand-in chooses: the
+ * handler runs at once and returns (1), runs and "waits" (0: its finish is
+ * kept for the test to call), or finds no stack (-1: it never runs). */
+static int wait_mode = 1;
+static struct ig_wait_work *kept;
+int ig_wait_run(ig_ctx *c, struct ig_wait_work *work)
+{
+	if (wait_mode < 0)
+		return -1;
+	work->status = work->handle(c, work->in, work->out);
+	kept = work;
+	return wait_mode;
 }
 
 void ig_add_header(ig_ctx *c, const char *name, ig_str value)
@@ -220,6 +237,25 @@ static void test_runs(void)
 	CHECK(ctx.finished == 1 && ctx.status == 204 && ctx.body.len == 0, "no decoder, no encoder: the status alone");
 }
 
+static void test_waits(void)
+{
+	wait_mode = 0;
+	run(&op, "abc", 0, 200);
+	CHECK(handler_calls == 1 && ctx.finished == 0, "a handler that waits: nothing is finished when the run returns");
+	kept->finish(&ctx, kept);
+	CHECK(ctx.finished == 1 && ctx.status == 200 && body_is("{\"n\":3}"),
+	      "a handler that waited: its status is encoded and finished when it returns");
+	run(&op_checked, "abcd", 0, 200);
+	kept->finish(&ctx, kept);
+	CHECK(ctx.status == 500 && ctx.problem, "a handler that waited: its answer is checked as a synchronous one");
+	wait_mode = -1;
+	run(&op, "abc", 0, 200);
+	CHECK(handler_calls == 0 && ctx.finished == 1 && ctx.status == 503 && ctx.problem &&
+		      strcmp(ctx.allow, "Retry-After: 1") == 0,
+	      "no coroutine to be had: 503 with Retry-After: 1, and the handler never runs");
+	wait_mode = 1;
+}
+
 static void test_checks(void)
 {
 	run(&op_checked, "abc", 0, 200);
@@ -282,6 +318,7 @@ int main(void)
 	ig_pool_init(&blocks, 16384, 16, 1 << 10);
 	test_rejected();
 	test_runs();
+	test_waits();
 	test_checks();
 	test_check_keys();
 	test_router();
