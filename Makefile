@@ -67,12 +67,12 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/server/server_settings.c net/server/server.c net/server/layout.c net/server/listen.c \
             net/server/drain.c net/server/stats.c net/server/admin.c net/server/activation.c net/server/idle.c \
             net/server/server_metrics.c net/server/watchdog.c net/server/log_level.c net/server/reload.c \
-            net/server/conn_limit.c net/server/mem_budget.c \
+            net/server/conn_limit.c net/server/mem_budget.c net/http/error_log.c kernel/runtime/membudget_log.c \
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
             $(wildcard net/lambda/*.c) net/api/main.c
-$(COLD_SRC:%.c=$(OBJ)/%.o) $(APP_OBJDIR)/gen/migrations.o: CFLAGS += -Os
+$(COLD_SRC:%.c=$(OBJ)/%.o): CFLAGS += -Os
 
 # net/cold.ld keeps code that an idle process never runs (TLS, the
 # outbound client) away from the startup path's pages: see the file.
@@ -105,6 +105,9 @@ endif
 BIN      := $(APP_BUILD)/bin/$(APP_NAME)$(TLS_SUFFIX)
 # The app's own objects: the reference service's stay in OBJ, as before.
 APP_OBJDIR := $(if $(APP_DIR),$(APP_BUILD)/obj$(TLS_SUFFIX),$(OBJ))
+# The app's generated database code runs per query, not per byte: -Os (as
+# COLD_SRC; defined here, where APP_OBJDIR is).
+$(APP_OBJDIR)/gen/migrations.o $(APP_OBJDIR)/gen/queries.o: CFLAGS += -Os
 # app/service.c hashes with BearSSL whatever the TLS backend (with none,
 # only BearSSL's hash code is linked: --gc-sections drops the rest).
 LIBS     := $(TLS_LIBS) $(DEPS)/musl/lib/libbearssl.a

@@ -214,7 +214,7 @@ __attribute__((noinline)) static void trim_deep(struct ig_coro *c)
 	}
 }
 
-void ig_coro_pool_pace(struct ig_coro_pool *p, const uint64_t *now_ms)
+IG_HOT void ig_coro_pool_pace(struct ig_coro_pool *p, const uint64_t *now_ms)
 {
 	p->now_ms = now_ms;
 	p->review_at = *now_ms + 1000;

@@ -83,6 +83,10 @@ IG_HOT __attribute__((noinline)) static struct wait_core *make_core(ig_ctx *x)
 	const struct http_config *cfg = x->core->cfg;
 	uint32_t cap = cfg->max_waiting > 0 ? (uint32_t)cfg->max_waiting : ig_wait_default_cap(ig_core_count(x));
 	ig_coro_pool_init(&w->pool, (size_t)cfg->stack_size, cap);
+	/* Upkeep once a second: under load the number of handlers alive swings
+	   between batches, and unmapping and trimming as each came back cost
+	   the database routes 12-36% CPU. */
+	ig_coro_pool_pace(&w->pool, &x->core->loop.clock.now_ms);
 	*slot = w;
 	return w;
 }
