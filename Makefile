@@ -40,6 +40,11 @@ WARN     := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 CFLAGS   := $(WARN) -O2 -I. -Iinclude -I$(GEN) -I$(DEPS)/musl/include \
             -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
             -fno-stack-protector -fno-pie
+# A frame larger than a page could step over a coroutine stack's guard page
+# (kernel/runtime/coro.h) into the memory below it: with stack clash
+# protection such a frame touches each page in turn, so it faults in the
+# guard. Only functions with frames of 4 KiB or more change.
+CFLAGS   += -fstack-clash-protection
 # Code that runs once at the start, at the end, or on a rare path is
 # compiled for size (-Os: no 16-byte alignment of functions, jumps and
 # loops, no unrolling): none of it is on a request's path, so the speed of
@@ -122,8 +127,12 @@ GEN_SRC     := $(GEN)/api.c
 # schemac's table of the C library's names that the generated api.h
 # declares (tools/schemac/libc_names.h) is made from musl's headers.
 SCHEMAC_LIBC_NAMES := $(BUILD)/tools/schemac/libc_names.c
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c $(SCHEMAC_LIBC_NAMES)
-SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a
+# schemac --queries talks to the build's PostgreSQL with net/pg's own wire
+# code and SCRAM, compiled for the host (tools/schemac/pg_host.c).
+SCHEMAC_PG_SRC := net/pg/wire.c net/pg/writer.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c \
+                  kernel/runtime/arena.c kernel/runtime/pool.c
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c $(SCHEMAC_PG_SRC) $(SCHEMAC_LIBC_NAMES)
+SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a $(DEPS)/host/lib/libbearssl.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
 # tools/migrations/embed for `service --migrate`: main.c refers to them.
@@ -189,7 +198,24 @@ $(GEN)/api.c $(GEN)/api.h &: $(BUILD)/schemac $(SCHEMA)
 	@mkdir -p $(GEN)
 	@$(if $(Q),echo "  SCHEMAC $(SCHEMA)")
 	$(Q)$(BUILD)/schemac $(SCHEMA) $(GEN)
-gen: $(GEN)/api.c $(GEN)/migrations.c
+gen: $(GEN)/api.c $(GEN)/migrations.c $(QUERIES_GEN)
+
+# The app's queries (QUERIES/*.sql, sqlc's annotations): schemac --queries
+# describes them on a throwaway database of the local PostgreSQL made from
+# MIGRATIONS (tools/make/queries, which skips PostgreSQL when the hash of
+# the inputs is the one recorded beside its output). A bad query fails the
+# build. queries.o is compiled so the generated code is checked; it is
+# linked into the service once the linear calls it makes (ig_pg_run) are.
+QUERIES ?= $(dir $(SCHEMA))queries
+QUERIES_GEN := $(if $(wildcard $(QUERIES)/*.sql),$(GEN)/queries.c)
+$(GEN)/queries.c $(GEN)/queries.h &: $(BUILD)/schemac tools/make/queries $(SCHEMA) $(wildcard $(QUERIES) $(QUERIES)/*.sql $(MIGRATIONS) $(MIGRATIONS)/*.sql) | setup-build
+	@mkdir -p $(GEN)
+	@$(if $(Q),echo "  QUERIES $(QUERIES)")
+	$(Q)BUILD=$(BUILD) tools/make/queries $(BUILD)/schemac $(SCHEMA) $(QUERIES) $(MIGRATIONS) $(GEN)
+$(APP_OBJDIR)/gen/queries.o: $(GEN)/queries.c $(GEN)/queries.h $(GEN)/api.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC_MUSL) $(CFLAGS) -c $< -o $@
 
 # The directory is a prerequisite too: a file added or removed changes it.
 EMBED_MIGRATIONS := $(BUILD)/tools/embed-migrations
@@ -253,14 +279,21 @@ $(RUNTIME_LIB): $(RUNTIME_OBJ)
 # An app with migrations links their runner (net/api/main.c refers to it
 # weakly), and with it the database client, whether or not its code queries.
 APP_LINK_FLAGS := $(if $(wildcard $(MIGRATIONS)/*.sql),-u ig_migrate_main)
+# Every operation has its handler among the app's own objects: a missing
+# one is named with its prototype (tools/make/check-handlers) before a
+# link would say only "undefined reference to ig_op_<id>".
+HANDLERS_OK := $(APP_OBJDIR)/handlers.ok
+$(HANDLERS_OK): $(GEN)/api.h $(APP_OWN_OBJ) tools/make/check-handlers
+	$(Q)tools/make/check-handlers $(GEN)/api.h $(APP_OWN_OBJ)
+	@touch $@
 # BIN.map, the link map, says what each part costs and what was left out.
-$(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld
+$(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $(BIN)")
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
 	@echo "built $(BIN) ($$(stat -c %s $(BIN)) bytes)"
 
-bin: setup-build $(BIN) $(BIN).map
+bin: setup-build $(if $(QUERIES_GEN),$(APP_OBJDIR)/gen/queries.o) $(BIN) $(BIN).map
 
 # Programs built on the runtime without the app: the test client CLI
 # (tests/client/fetch.c) and the client benchmark (tools/bench/clientbench.c).
@@ -292,7 +325,7 @@ LWIP_BIN   := $(BUILD)/bin/service$(TLS_SUFFIX)-lwip
 $(LWIP_OBJ): CFLAGS += $(LWIP_FLAGS)
 $(LWIP_OBJ): $(wildcard net/lwip/*.h net/lwip/arch/*.h)
 $(LWIP_LIBS): $(DEPS)/.stamp
-$(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) net/cold.ld
+$(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) net/cold.ld | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
@@ -403,14 +436,22 @@ test-api: $(TEST_API_LIB)
 APP_TESTS     ?=
 APP_TEST_OUT  := $(APP_BUILD)/test
 APP_TEST_BINS := $(patsubst $(APP_DIR)tests/%.c,$(APP_TEST_OUT)/%,$(APP_TESTS))
-$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(TEST_API_LIB)
+$(APP_TEST_BINS): $(APP_TEST_OUT)/%: $(APP_DIR)tests/%.c $(APP_SRCS) $(GEN)/api.c $(GEN)/api.h $(TEST_API_LIB) \
+		| $(HANDLERS_OK)
 	@mkdir -p $(@D) && rm -f $@
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(TEST_API_CFLAGS) -I$(GEN) $< $(APP_SRCS) $(GEN)/api.c $(TEST_API_LIB) $(APP_TEST_LDLIBS) \
 		$(TEST_API_LDLIBS) -o $@
 app-test-build: setup-build $(APP_TEST_BINS)
+# An app with migrations: the tests get DATABASE_URL, a database migrated
+# by the app's binary (tools/pg-local test: a throwaway one on the local
+# cluster, or DATABASE_URL's); app.mk builds the binary for it.
 app-test: app-test-build
-	@for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done
+	@if [ -n "$(wildcard $(MIGRATIONS)/*.sql)" ]; then \
+		BUILD=$(BUILD) PG_LOCAL_DB=$(APP_NAME) tools/pg-local test $(BIN) $(APP_TEST_BINS); \
+	else \
+		for t in $(APP_TEST_BINS); do echo "test: $$t"; $$t || exit 1; done; \
+	fi
 # The reference service's handler tests: the same sources, with app/.
 UNIT_SRC_app/test_handlers := $(TEST_API_SRC) $(wildcard app/*.c) $(GEN)/api.c
 UNIT_FLAGS_app/test_handlers := -I$(GEN) -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
@@ -442,10 +483,13 @@ UNIT_SRC_net/test_stack_kernel     := net/sock/sock.c kernel/runtime/loop.c kern
 UNIT_SRC_kernel/runtime/test_json  := kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_arena := kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_membudget := kernel/runtime/membudget.c
-UNIT_SRC_kernel/runtime/test_config := kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c
+UNIT_SRC_kernel/runtime/test_config := kernel/runtime/file.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_kernel/runtime/test_log_ring := $(UNIT_SRC_kernel/runtime/test_config)
 UNIT_FLAGS_kernel/runtime/test_log_ring := -lpthread
 UNIT_SRC_kernel/runtime/test_loop  := kernel/runtime/timer.c kernel/runtime/clock.c
+UNIT_FLAGS_kernel/runtime/test_coro := -lpthread
+UNIT_SRC_kernel/process/test_fatal := kernel/runtime/coro.c kernel/runtime/log.c kernel/runtime/json.c kernel/runtime/clock.c \
+                              kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_net/http/test_parser       := net/http/parser.c $(HTTP_CODEC)
 UNIT_SRC_net/http/test_response_head     := net/http/response_head.c $(HTTP_CODEC)
 UNIT_SRC_net/http/test_trace        := net/http/trace.c net/http/parser.c kernel/runtime/rng.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
@@ -470,9 +514,12 @@ UNIT_SRC_net/client/test_client_metrics := net/client/client_metrics.c net/clien
 PG_WIRE := net/pg/wire.c net/pg/types.c net/pg/writer.c kernel/runtime/arena.c kernel/runtime/pool.c
 UNIT_SRC_net/pg/test_wire      := $(PG_WIRE)
 UNIT_SRC_net/pg/test_types     := $(PG_WIRE)
+UNIT_SRC_net/pg/test_value_text := net/pg/value_text.c $(PG_WIRE)
+UNIT_SRC_net/pg/test_array     := net/pg/array.c net/pg/value_text.c $(PG_WIRE)
 UNIT_SRC_net/pg/test_auth      := net/pg/auth.c kernel/runtime/base64.c
 UNIT_FLAGS_net/pg/test_auth    := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/pg/test_conninfo  := net/pg/conninfo.c
+UNIT_SRC_net/pg/test_errors    := $(addprefix kernel/runtime/,log.c log_ring.c clock.c json.c arena.c pool.c)
 # conn and pool against the test's simulated server: all of net/pg but its
 # settings and migrations (the test sets what they would), on a real loop.
 UNIT_SRC_net/pg/test_conn      := $(filter-out net/pg/pg_settings.c net/pg/migrate.c net/pg/linear.c,$(wildcard net/pg/*.c)) net/dial/dial.c net/sock/sock.c \
@@ -535,6 +582,21 @@ $(SCHEMAC_TEST)/rich-run $(SCHEMAC_TEST)/rich-check: $(SCHEMAC_TEST)/rich/api.c 
 	@mkdir -p $(@D) && rm -f $@
 	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -Iinclude -I$(SCHEMAC_TEST)/rich \
 		$(SCHEMAC_TEST)/rich/api.c tools/schemac/test/rich_handlers.c $(SCHEMAC_TEST_RUNTIME) -lm -o $@
+
+# tools/schemac/test/run: the code schemac --queries wrote for the suite's
+# queries, run against the local PostgreSQL through the callback form
+# (tests/pg/query_roundtrip.c); its queries.h and api.h come first.
+$(SCHEMAC_TEST)/query-roundtrip: tests/pg/query_roundtrip.c $(SCHEMAC_TEST)/queries/queries.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_MUSL) -I$(SCHEMAC_TEST)/queries $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -lm -o $@
+
+$(SCHEMAC_TEST)/features-run $(SCHEMAC_TEST)/features-check: $(SCHEMAC_TEST)/features/api.c \
+		tools/schemac/test/features_handlers.c $(SCHEMAC_TEST_RUNTIME) $(UNIT_HEADERS)
+	@mkdir -p $(@D) && rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -Iinclude \
+		-I$(SCHEMAC_TEST)/features $(SCHEMAC_TEST)/features/api.c tools/schemac/test/features_handlers.c \
+		$(SCHEMAC_TEST_RUNTIME) -lm -o $@
 
 # tools/schemac/test/regex/run: gen (the pattern compiler under the
 # sanitizers) from extract.js's patterns, then the matchers gen writes,
@@ -660,7 +722,7 @@ $(OBJ)/%.o: %.S
 	$(Q)$(CC_MUSL) -c $< -o $@
 # -nostartfiles: the entry is boot.S's, and musl is entered by
 # kernel/metal/libc_start.c; the specs still add musl's libc.a and libgcc.
-$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD)
+$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD) | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
@@ -717,7 +779,7 @@ boot: setup-image bin $(VMLINUX_TOOL)
 	@BUILD=$(BUILD) VMLINUX_TOOL=$(VMLINUX_TOOL) images/boot $(BIN) $(IMAGES)
 
 setup-build:
-	@tools/setup build
+	@QUERIES=$(QUERIES) tools/setup build
 setup-image:
 	@tools/setup image
 setup-run:
@@ -732,12 +794,14 @@ setup-bench:
 # DATABASE_URL is set: tools/pg-local starts Debian's PostgreSQL (a cluster
 # of its own under build/pg, as the postgres user, on a unix socket and a
 # free loopback port), migrates it with --migrate, serves, and stops it when
-# the service ends; `make stop` stops it too. An app without migrations is
-# served alone.
+# the service ends (if this run started it); `make stop` stops it too. An
+# app's database is its own, named after it (PG_LOCAL_DB=APP_NAME); the
+# reference service's is ingot. An app without migrations is served alone.
 run: setup-run
 	@$(MAKE) --no-print-directory bin
 	@if [ -d $(MIGRATIONS) ]; then \
-		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) exec tools/pg-local run $(BIN); \
+		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) $(if $(APP_DIR),PG_LOCAL_DB=$(APP_NAME)) \
+			exec tools/pg-local run $(BIN); \
 	else \
 		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} exec $(BIN); \
 	fi
@@ -754,14 +818,20 @@ test: setup-test
 
 # The bench's own C programs, static musl like the service: the floor server
 # (the fastest answer the machine gives) and the cold-start probe, the
-# Lambda init probe and its floor (lambda_init.c, lambda_floor.c); and the
-# floor of a VM's boot (floor_pvh.S), a PVH kernel that prints one line.
+# Lambda init probe and its floor (lambda_init.c, lambda_floor.c), the
+# coroutine switch's cost (coro_switch.c); and the floor of a VM's boot
+# (floor_pvh.S), a PVH kernel that prints one line.
 BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart $(BUILD)/tools/bench/floor-pvh.elf \
-               $(BUILD)/tools/bench/lambda_init $(BUILD)/tools/bench/lambda_floor
+               $(BUILD)/tools/bench/lambda_init $(BUILD)/tools/bench/lambda_floor $(BUILD)/tools/bench/coro_switch
 $(BUILD)/tools/bench/%: tools/bench/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) -std=c11 -O2 -static -Wall -Wextra -Werror $< -o $@
+# The coroutine switch's microbenchmark, on the runtime's own coro.c.
+$(BUILD)/tools/bench/coro_switch: tools/bench/coro_switch.c kernel/runtime/coro.c kernel/runtime/coro.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@")
+	$(Q)$(CC_MUSL) $(WARN) -O2 -static -I. -Iinclude $< kernel/runtime/coro.c -o $@
 $(BUILD)/tools/bench/floor-pvh.elf: tools/bench/floor_pvh.S
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS/LD   $@")

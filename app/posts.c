@@ -94,12 +94,14 @@ static bool post_from(ig_ctx *ctx, const ig_pg_result *res, uint32_t row, struct
 	return tags->null || tags_from(ctx, tags->s, post);
 }
 
-/* A completion's error as the answer. ig_pg_respond_error answers with
- * ig_respond_problem, which finishes the exchange: no ig_finish after it
- * (a pending ctx may be gone once finished). */
+/* A completion's error as the answer (the log gets the details). It
+ * finishes the exchange: no ig_finish after it (a pending ctx may be gone
+ * once finished). The one unique column is the title. */
+static const struct ig_pg_answer post_answers[] = { { "23505", 409, "a post with this title exists" } };
+
 static void finish_error(ig_ctx *ctx, const ig_pg_error *err)
 {
-	(void)ig_pg_respond_error(ctx, err);
+	(void)ig_pg_respond_error_as(ctx, err, post_answers, IG_COUNTOF(post_answers));
 }
 
 /* ---- GET /posts ---- */

@@ -192,17 +192,18 @@ int getDelay(ig_ctx *ctx, const struct getDelay_in *in, struct getDelay_out *out
 /* ---- outbound: routes that call an upstream through the core's client ---- */
 
 /* The app's one setting, in the runtime's settings table (--help lists it
- * under the app's name; a flag --upstream too). */
+ * under the app's name; a flag --upstream too). It needs no init hook: its
+ * URLs are made per core on first use, once the listening port is known. */
 static const char *upstream_setting = "";
 static const struct ig_option app_rows[] = {
-	{ "INGOT_UPSTREAM", IG_OPT_STR, &upstream_setting, 0, 0,
-	  "the upstream of /proxy/json and /fanout: an http(s) origin, optionally with a path prefix; "
-	  "empty: this service on 127.0.0.1 and its PORT" },
+	IG_SETTING_STR("UPSTREAM", &upstream_setting,
+		       "the upstream of /proxy/json and /fanout: an http(s) origin, optionally with a path prefix; "
+		       "empty: this service on 127.0.0.1 and its PORT"),
 };
 const struct ig_settings ig_app_settings = { .opts = app_rows, .count = IG_COUNTOF(app_rows) };
 
 /* The upstream's URLs, made once per core (each core is one thread, so no
- * lock): INGOT_UPSTREAM (an origin, optionally with a path prefix), or the
+ * lock): UPSTREAM (an origin, optionally with a path prefix), or the
  * service itself at 127.0.0.1 and the port it listens on (so HOST must
  * take loopback: 0.0.0.0 or 127.0.0.1). An unusable value leaves the URLs
  * empty: every call then fails as a bad request (502). */

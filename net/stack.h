@@ -32,6 +32,11 @@ struct ig_net_listen_spec {
 	const char *host; /* numeric; lives as long as the listener */
 	int backlog;      /* connections the stack may complete before an accept */
 	bool exclusive;   /* a port another socket holds fails, not shared */
+	/* Not NULL: the setting that named the port ("PORT"); before binding,
+	   a port another process listens on fails with a message naming it,
+	   though this socket still joins SO_REUSEPORT's group: the first of a
+	   process's listeners on a port. A stack of one process ignores it. */
+	const char *probe;
 	/* A listening socket given by a supervisor (LISTEN_FDS) that the
 	   listener takes as its own, instead of binding one; -1: none. Given
 	   only to a stack with takes_fds. */

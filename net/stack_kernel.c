@@ -54,6 +54,8 @@ static int kernel_open(struct ig_net_listener *l, const struct ig_net_listen_spe
 	l->core.listen_fd = -1;
 	if (spec->fd >= 0)
 		*port = bound_port(spec->fd);
+	else if (spec->probe && *port && ig_sock_port_free(spec->host, *port, spec->probe, err, errlen) != 0)
+		return -1;
 	else if ((l->fd = (spec->exclusive ? ig_sock_listen_exclusive : ig_sock_listen)(spec->host, port, spec->backlog,
 											       err, errlen)) < 0)
 		return -1;

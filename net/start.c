@@ -7,7 +7,8 @@
  * referred to weakly: the runtime is linked as an archive, so each is in
  * the binary only when the app's code calls it (its own objects refer to
  * their settings); the settings of one that is not are ignored with a
- * warning (unlinked.c). */
+ * warning (unlinked.c). The app's lifecycle hooks (include/ingot/
+ * lifecycle.h) are called from here, or handed to the server. */
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/config.h"
 #include "kernel/process/exit_codes.h"
@@ -23,6 +24,7 @@
 #include "net/start.h"
 #include "net/tls/tls.h"
 #include "net/unlinked.h"
+#include "ingot/lifecycle.h"
 #include "ingot/version.h"
 
 #include <stdio.h>
@@ -37,6 +39,7 @@ extern const struct ig_settings ig_pg_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
 extern const struct ig_settings ig_app_settings WEAK;
+extern const struct ig_lifecycle ig_app_lifecycle WEAK;
 bool ig_pg_start(void) WEAK;
 void ig_pg_core_start(struct ig_loop *loop, int core_count) WEAK;
 
@@ -117,11 +120,36 @@ static size_t check_env(const struct ig_settings *const *parts, size_t n, bool s
 	return ig_config_unknown_env(parts, n, known_names, report_unknown, &u);
 }
 
+/* INGOT_ is the runtime's prefix: an app row named so would read as the
+ * runtime's in every message and list. */
+static const char *app_row_misnamed(void)
+{
+	for (size_t i = 0; i < ig_app_settings.count; i++)
+		if (strncmp(ig_app_settings.opts[i].env, "INGOT_", 6) == 0)
+			return ig_app_settings.opts[i].env;
+	return NULL;
+}
+
+/* Its message, as a bad setting's: on stderr and in args->error. */
+__attribute__((cold, noinline)) static enum ig_config_result report_misnamed(const char *name,
+									     const struct ig_config_args *args)
+{
+	char msg[IG_CONFIG_ERROR_MAX];
+	snprintf(msg, sizeof msg, "the app's setting %s starts with INGOT_, the runtime's prefix: rename it", name);
+	fprintf(stderr, "ingot: %s\n", msg);
+	if (args->error && args->error_cap)
+		snprintf(args->error, args->error_cap, "%s", msg);
+	return IG_CONFIG_ERROR;
+}
+
 enum ig_config_result ig_settings_parse(const struct ig_config_args *args)
 {
 	const struct ig_settings *parts[IG_COUNTOF(settings_parts) + 1];
 	struct ig_settings app_part;
 	size_t n = all_parts(parts, &app_part, args->name);
+	const char *misnamed = &ig_app_settings ? app_row_misnamed() : NULL;
+	if (misnamed)
+		return report_misnamed(misnamed, args);
 	enum ig_config_result r = ig_config_parse(parts, n, args);
 	if (r != IG_CONFIG_OK)
 		return r;
@@ -183,6 +211,40 @@ static bool take_check_flag(int *argc, char **argv)
 	return found;
 }
 
+/* Each core's start: net/pg's pool when a database is configured, then the
+ * app's core_init; installed only when there is either. */
+static bool pg_started;
+static void core_start(struct ig_loop *loop, int core_count)
+{
+	if (pg_started)
+		ig_pg_core_start(loop, core_count);
+	if (&ig_app_lifecycle && ig_app_lifecycle.core_init)
+		ig_app_lifecycle.core_init((unsigned)loop->core, (unsigned)core_count);
+}
+
+/* The exit status of an init that returned why, printed (and posted to
+ * Lambda's init error under Lambda). */
+__attribute__((cold, noinline)) static int app_init_failed(const char *why)
+{
+	fprintf(stderr, "ingot: the app's init failed: %s\n", why);
+	if (ig_lambda_requested()) {
+		char msg[IG_CONFIG_ERROR_MAX];
+		snprintf(msg, sizeof msg, "the app's init failed: %s", why);
+		return ig_lambda_init_error(msg);
+	}
+	return IG_EXIT_CONFIG;
+}
+
+/* The app's init, before any listener: 0, or the exit status. */
+static int app_init(void)
+{
+	if (!&ig_app_lifecycle || !ig_app_lifecycle.init)
+		return IG_EXIT_OK;
+	char err[IG_CONFIG_ERROR_MAX] = "";
+	const char *why = ig_app_lifecycle.init(err, sizeof err);
+	return why ? app_init_failed(why) : IG_EXIT_OK;
+}
+
 static int start(int argc, char **argv, const struct ig_app *app)
 {
 	/* --check: the parse below is the whole check (each part's check
@@ -216,8 +278,18 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	ig_tls_metrics_register();
 	if (&ig_client_metrics_source)
 		ig_metrics_register(&ig_client_metrics_source);
-	if (ig_pg_start && ig_pg_start())
-		ig_http_core_start_hook = ig_pg_core_start;
+	pg_started = ig_pg_start && ig_pg_start();
+	/* The app's init may log: at the level asked for. */
+	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);
+	int rc = app_init();
+	if (rc != IG_EXIT_OK)
+		return rc;
+	if (pg_started || (&ig_app_lifecycle && ig_app_lifecycle.core_init))
+		ig_http_core_start_hook = core_start;
+	if (&ig_app_lifecycle) {
+		ig_http_drain_hook = ig_app_lifecycle.drain;
+		ig_http_stopped_hook = ig_app_lifecycle.stopped;
+	}
 	/* A fatal signal's log line names the request a thread was running;
 	   this thread runs core 0 (or Lambda's loop), the others set their
 	   own stack as they start (net/server/drain.c). */

@@ -2,6 +2,7 @@
  * thread, set up as the Lambda runtime sets up its own (inproc.h), and one
  * request at a time run on it until the in-process exchange reports. */
 #include "ingot/testing.h"
+#include "ingot/lifecycle.h"
 #include "ingot/log.h"
 #include "net/http/health.h"
 #include "net/http/inproc.h"
@@ -9,9 +10,12 @@
 #include "net/pg/settings.h"
 #include "net/start.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+
+extern const struct ig_lifecycle ig_app_lifecycle __attribute__((weak));
 
 static struct {
 	enum ig_test_error state; /* IG_TEST_NOT_READY until set up */
@@ -38,6 +42,7 @@ const char *ig_test_error_name(enum ig_test_error e)
 		[IG_TEST_TOO_LARGE] = "too_large",
 		[IG_TEST_NO_RESPONSE] = "no_response",
 		[IG_TEST_HUNG] = "hung",
+		[IG_TEST_INIT] = "init",
 	};
 	return (unsigned)e < IG_COUNTOF(names) && names[e] ? names[e] : "unknown";
 }
@@ -49,6 +54,15 @@ static enum ig_test_error set_up(const struct ig_app *app)
 	if (ig_settings_parse(&args) != IG_CONFIG_OK)
 		return IG_TEST_SETTINGS;
 	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);
+	const struct ig_lifecycle *hooks = &ig_app_lifecycle;
+	if (hooks && hooks->init) {
+		char err[256] = "";
+		const char *why = hooks->init(err, sizeof err);
+		if (why) {
+			fprintf(stderr, "ingot: the app's init failed: %s\n", why);
+			return IG_TEST_INIT;
+		}
+	}
 	ig_server_config.threads = 1;
 	if (ig_http_inproc_core_init(&t.core, &ig_server_config, app) != 0)
 		return IG_TEST_NO_MEMORY;
@@ -58,6 +72,8 @@ static enum ig_test_error set_up(const struct ig_app *app)
 	t.buf = m;
 	if (ig_pg_start()) /* DATABASE_URL: the core's pool, as a server core's */
 		ig_pg_core_start(&t.core.loop, 1);
+	if (hooks && hooks->core_init)
+		hooks->core_init(0, 1);
 	ig_http_health_set_listening(); /* nothing to wait for but the backends */
 	return IG_TEST_OK;
 }

@@ -21,7 +21,7 @@ static const char client_names[] =
 static const char dns_names[] = "INGOT_DNS_PORT INGOT_RESOLV_CONF INGOT_HOSTS_FILE";
 static const char trust_names[] = "INGOT_TLS_CA_FILE INGOT_TLS_CA_MODE";
 static const char pg_names[] =
-	"DATABASE_URL INGOT_PG_POOL_SIZE INGOT_PG_PIPELINING INGOT_PG_MAX_QUEUED INGOT_PG_ACQUIRE_TIMEOUT_MS "
+	"DATABASE_URL DATABASE_URL_FILE INGOT_PG_POOL_SIZE INGOT_PG_PIPELINING INGOT_PG_MAX_QUEUED INGOT_PG_ACQUIRE_TIMEOUT_MS "
 	"INGOT_PG_CONNECT_TIMEOUT_MS INGOT_PG_QUERY_TIMEOUT_MS INGOT_PG_MAX_MESSAGE_BYTES";
 
 const char *const ig_optional_setting_names[4] = { client_names, dns_names, trust_names, pg_names };

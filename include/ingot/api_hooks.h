@@ -47,6 +47,12 @@ typedef void ig_encode_fn(ig_ctx *ctx, int status, const void *out);
  * arena, usually) must stay valid until ig_finish. A later call replaces
  * the encoder; ig_respond_problem and ig_respond_errors drop it. */
 IG_NONNULL(1) void ig_set_encoder(ig_ctx *ctx, ig_encode_fn *encode, const void *out);
+/* From an encoder: writes the runtime's own problem+json body for status
+ * (the one ig_respond_problem(ctx, status, NULL) sends: the reason as
+ * title and detail, the request id) in place of any body, with its
+ * content type. For a status the document answers with the runtime's
+ * problem schema, when the handler returned it without answering itself. */
+IG_NONNULL(1) void ig_encode_problem(ig_ctx *ctx, int status);
 /* Changes the status to send. ig_finish sets the status it is given and
  * then runs the encoder, so this matters only when called from an encoder;
  * the generated encoders do not call it (a response that breaks its schema

@@ -122,9 +122,10 @@ IG_NONNULL(1, 2) void ig_traceparent_child(ig_ctx *ctx, char out[IG_TRACEPARENT_
  * Until ig_finish, in any order; what is written after it is lost. */
 
 /* The response body writer (in the request's arena). Its content type is
- * application/json unless ig_set_content_type says otherwise; a body
- * whose writes failed (w->failed) is answered 500 by ig_finish. Returns:
- * never NULL, valid while ctx is. */
+ * application/json unless ig_set_content_type says otherwise; a response
+ * whose body is empty goes out with no Content-Type unless one was set. A
+ * body whose writes failed (w->failed) is answered 500 by ig_finish.
+ * Returns: never NULL, valid while ctx is. */
 IG_NONNULL(1) ig_wbuf *ig_body(ig_ctx *ctx);
 /* Sets the Content-Type. ct is kept, not copied: a literal, or a string
  * in ctx's arena. */
@@ -152,6 +153,16 @@ IG_NONNULL(1) void ig_finish(ig_ctx *ctx, int status);
  * ig_finish does, with the same rule: nothing may follow it on a pending
  * exchange. */
 IG_NONNULL(1) void ig_respond_problem(ig_ctx *ctx, int status, const char *detail);
+
+/* Makes the response a redirect: adds Location (copied, as ig_add_header
+ * does), drops the body written so far, any content type and the
+ * encoder, so that it goes out with no body and no Content-Type whatever
+ * the operation's out struct holds. It does not finish the exchange.
+ * status: 300 to 399 (301, 302, 303, 307 and 308 are the usual ones).
+ * Returns: status, for `return ig_redirect(ctx, 302, to);` (a pending
+ * handler passes it to ig_finish); for a status outside 300..399 nothing
+ * is changed and it returns 500, which then answers the request. */
+IG_MUST_USE IG_NONNULL(1) int ig_redirect(ig_ctx *ctx, int status, ig_str location);
 
 /* ---- pending work ---- */
 
@@ -199,7 +210,8 @@ IG_MUST_USE IG_NONNULL(1) enum ig_wait_result ig_wait_all(ig_ctx *ctx);
 #define IG_MAX_BACKENDS 16
 /* Registers a backend the service cannot serve without (a database):
  * /readyz says 503 until every one registered is up. On the starting
- * thread, before ig_main serves. name is kept, not copied (a literal): it
+ * thread, before ig_main serves: from the app's init hook
+ * (include/ingot/lifecycle.h). name is kept, not copied (a literal): it
  * is what /readyz names while the backend is down.
  * Returns: its id (down until set up), or -1 when IG_MAX_BACKENDS are
  * registered (nothing is registered then). */

@@ -121,6 +121,27 @@ int32_t ig_pg_date_from_ymd(int32_t y, unsigned m, unsigned d);
 IG_NONNULL(2, 3, 4) void ig_pg_date_to_ymd(int32_t days, int32_t *y, unsigned *m, unsigned *d);
 
 
+/* For generated query code (schemac --queries): the text of a decoded
+ * uuid (canonical, lowercase), date ("2024-02-29") or timestamp(tz)
+ * ("2024-02-29T13:05:00.25", with "Z" for timestamptz: RFC 3339; infinity
+ * as "infinity"/"-infinity"), in arena. Returns: false for another oid or
+ * when the arena is full. Any thread. */
+IG_MUST_USE IG_NONNULL(1, 2, 3) bool ig_pg_value_text(const ig_pg_value *v, ig_arena *arena, ig_str *out);
+
+/* For generated query code: one-dimensional arrays. A result column of an
+ * array type arrives as its text in s (see above); ig_pg_array_decode
+ * splits it into *n elements decoded as elem_oid's values (NULL elements
+ * have null set), *items in arena. Returns: false when v is NULL, not one
+ * dimension, malformed, or the arena is full. ig_pg_array_text writes
+ * items[0..n) (each by its oid; strings quoted, bytea as hex, uuid, dates
+ * and timestamps as ig_pg_value_text gives them) as an array literal in
+ * arena, for a parameter of oid 0 that the server reads as the
+ * statement's array type. Returns: false when the arena is full or a
+ * string holds a NUL. Any thread. */
+IG_MUST_USE IG_NONNULL(1, 3, 4, 5) bool ig_pg_array_decode(const ig_pg_value *v, uint32_t elem_oid, ig_arena *arena,
+							 ig_pg_value **items, size_t *n);
+IG_MUST_USE IG_NONNULL(3, 4) bool ig_pg_array_text(const ig_pg_value *items, size_t n, ig_arena *arena, ig_str *out);
+
 /* ---- errors ---- */
 
 enum ig_pg_error_kind {
@@ -150,11 +171,16 @@ const char *ig_pg_error_name(enum ig_pg_error_kind kind);
 /* sqlstate: five characters and a NUL ("" unless kind is IG_PG_SERVER).
  * message: the server's, or net/pg's own for the other kinds; detail and
  * constraint may be empty. The strings are in the query's arena, or static;
- * none ever holds the password. */
+ * none ever holds the password. They may name tables, columns and values:
+ * they are for the log (ig_pg_respond_error), never for the client.
+ * query: the SQL the query was started with (not a copy: valid as long as
+ * the caller keeps that text, a literal usually); empty for a failure that
+ * had no query (BUSY before one could be made, a held connection's). */
 typedef struct ig_pg_error { /* owned as ig_pg_done says */
 	enum ig_pg_error_kind kind;
 	char sqlstate[6];
 	ig_str message, detail, constraint;
+	ig_str query;
 } ig_pg_error;
 
 /* ---- results ---- */
@@ -219,15 +245,50 @@ IG_NONNULL(1, 2) void ig_pg_query(ig_ctx *ctx, const char *sql, const ig_pg_valu
 IG_NONNULL(1, 2) void ig_pg_read(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
 		ig_pg_done *done, void *arg);
 
-/* Error -> HTTP: 503 for NOT_CONFIGURED ("no database configured"),
- * UNAVAILABLE, BUSY, CONNECT, AUTH, TLS, CONNECTION_LOST and TIMEOUT; 409
- * for SQLSTATE 23505 (unique violation); 500 otherwise. Answers
- * problem+json with a detail naming what failed (never the password) and
- * FINISHES the exchange, as ig_respond_problem does: from a completion,
- * call it and nothing else (a second ig_finish on a pending exchange may
- * touch one already freed). Returns: the status it answered (ctx may be
- * gone by then). */
+/* ---- a failed query as the HTTP answer ----
+ *
+ * Database errors stay on the server. The client gets problem+json whose
+ * detail says what went wrong in the runtime's words and no more: a class
+ * and, for a server error, the SQLSTATE ("database error (server 42P01)").
+ * Never the SQL, a table, column, constraint or value. The log gets the
+ * full error once, in one line with the request's id, method and route:
+ * "database error" at error level for a 5xx; at debug level for a 4xx (the
+ * access log counts those) and for a cancelled request (the client left).
+ * Its fields: status, error (ig_pg_error_name), sqlstate, message, detail,
+ * constraint, and query: the query's name when its SQL starts with sqlc's
+ * annotation ("-- name: GetPost :one"), else the SQL's first words. This is
+ * the one error line of such a request: nothing else logs its 5xx.
+ *
+ * The runtime's answers: 503 for NOT_CONFIGURED ("no database
+ * configured"), UNAVAILABLE, BUSY, CONNECT, AUTH, TLS, CONNECTION_LOST
+ * and TIMEOUT, and for CANCELLED (nobody reads it: the client has gone);
+ * 409 for SQLSTATE 23505 (a unique violation, without the constraint's
+ * name); 500 otherwise. */
+
+/* An app's own answer to a SQLSTATE: sqlstate is five characters, or a
+ * class's first two ("23": every integrity violation); status any 4xx or
+ * 5xx; detail the client's text (a literal: kept, not copied), in place
+ * of the runtime's. The problem's title stays the status's reason
+ * (RFC 9457: a problem of type about:blank has no other title). */
+struct ig_pg_answer {
+	const char *sqlstate;
+	int status;
+	const char *detail;
+};
+
+/* Answers err, as above, and FINISHES the exchange, as ig_respond_problem
+ * does: from a completion, call it and nothing else (a second ig_finish on
+ * a pending exchange may touch one already freed). Returns: the status it
+ * answered (ctx may be gone by then). */
 IG_NONNULL(1, 2) int ig_pg_respond_error(ig_ctx *ctx, const ig_pg_error *err);
+/* As ig_pg_respond_error, with the app's answers first: a server error
+ * whose SQLSTATE matches an entry of answers[0..n-1] gets the first such
+ * entry's status and detail (list a code before its class).
+ * answers may be NULL when n is 0; a static const table, usually per
+ * operation (a unique violation means "this title exists" on one table and
+ * "this email is registered" on another). The log line is as above. */
+IG_NONNULL(1, 2) int ig_pg_respond_error_as(ig_ctx *ctx, const ig_pg_error *err, const struct ig_pg_answer *answers,
+					    size_t n);
 
 /* Outside a request (a background task, `service --migrate`): the pool of
  * the core whose loop this is, made on first use (NULL when memory is

@@ -25,6 +25,7 @@ enum ig_opt_type {
 	IG_OPT_CHOICE, /* struct ig_choice target */
 	IG_OPT_FRACTION, /* uint32_t target: a decimal from 0 to 1 ("0.25") in
 	                    millionths (IG_FRACTION_ONE is 1); at most 6 decimals */
+	IG_OPT_SECRET, /* const char * target, as IG_OPT_STR, but a secret (below) */
 };
 
 #define IG_FRACTION_ONE 1000000u
@@ -38,7 +39,16 @@ struct ig_choice {
 };
 
 /* A setting's flag is its environment name without INGOT_, in lower case,
- * '-' for '_': INGOT_MAX_BODY is --max-body, PORT is --port. */
+ * '-' for '_': INGOT_MAX_BODY is --max-body, PORT is --port.
+ *
+ * A secret (IG_OPT_SECRET: a password, a token, a private key) is never
+ * printed: --help says "(secret)" instead of its default, a message about
+ * it names the setting without the value, and the runtime logs it nowhere. It may also
+ * come from a file, the Docker and Kubernetes convention: NAME_FILE (flag
+ * --name-file, or a NAME_FILE=path word) is the path of a file holding the
+ * value, read at startup with one trailing newline ("\n" or "\r\n")
+ * stripped. NAME and NAME_FILE both in the environment stop the start;
+ * a flag of either form wins over both. */
 struct ig_option {
 	const char *env; /* "PORT" */
 	enum ig_opt_type type;
@@ -46,6 +56,28 @@ struct ig_option {
 	int64_t min, max;
 	const char *help;
 };
+
+/* Rows with their target's type checked by the compiler (a target of
+ * another type does not compile), for an app's table:
+ *     static const char *api_key = "";          (the default: not set)
+ *     static int64_t max_links = 1000;          (the default)
+ *     static const struct ig_option rows[] = {
+ *         IG_SETTING_INT("MAX_LINKS", &max_links, 1, 1000000, "links kept"),
+ *         IG_SECRET("LINKS_API_KEY", &api_key, "the API key; not set: open"),
+ *     };
+ * A target's initial value is its default (--help shows it, a secret's
+ * excepted); the parse overwrites it with a value given, before the app's
+ * init hook runs (include/ingot/lifecycle.h). From then on the app only
+ * reads it, from any thread: no call, no lock. A string target points into
+ * the environment, argv or a file read at startup: it lives as long as the
+ * process, and "" means not set (a value given is never empty). */
+#define IG__TARGET(type, p) ((void *)(1 ? (p) : (type *)0))
+#define IG_SETTING_STR(name, target, help) { name, IG_OPT_STR, IG__TARGET(const char *, target), 0, 0, help }
+#define IG_SETTING_INT(name, target, lo, hi, help) { name, IG_OPT_INT, IG__TARGET(int64_t, target), lo, hi, help }
+#define IG_SETTING_U32(name, target, lo, hi, help) { name, IG_OPT_U32, IG__TARGET(uint32_t, target), lo, hi, help }
+#define IG_SETTING_BOOL(name, target, help) { name, IG_OPT_BOOL, IG__TARGET(bool, target), 0, 0, help }
+/* A secret string (above): NAME, or the file NAME_FILE names. */
+#define IG_SECRET(name, target, help) { name, IG_OPT_SECRET, IG__TARGET(const char *, target), 0, 0, help }
 
 /* A one-shot command a part runs instead of serving (--migrate): listed by
  * --help beside --help and --version. The table only documents it; the
@@ -78,9 +110,12 @@ struct ig_settings {
 
 /* The app's own settings, when it has any: defined by the app (one object,
  * any file), read by the runtime's start. A binary without it has none.
- * Its `part` is ignored: the heading is the app's name. Its `check`, when
- * set, runs after every row of every part is read; it returns NULL, or the
- * message (naming the setting) that stops the start with exit 2. */
+ * Its `part` is ignored: the heading is the app's name. Its rows' names are
+ * the app's own: INGOT_ is the runtime's prefix, and an app row that
+ * starts with it stops the start (exit 2). Its `check`, when set, runs
+ * after every row of every part is read, on the main thread; it returns
+ * NULL, or the message (naming the setting, never a secret's value) that
+ * stops the start with exit 2. */
 extern const struct ig_settings ig_app_settings;
 
 #endif

@@ -50,6 +50,8 @@ enum ig_test_error {
 				clock: a handler that never completes; the
 				exchange stays the engine's, so every later
 				request returns IG_TEST_HUNG too */
+	IG_TEST_INIT,        /* the app's init hook returned a message (on
+				stderr, as the server prints it) */
 };
 
 #define IG_TEST_BUFFER (4u << 20)  /* request and response together */
@@ -59,8 +61,10 @@ enum ig_test_error {
 const char *ig_test_error_name(enum ig_test_error e);
 
 /* Sets up the test core for app once: the settings from the environment
- * (INGOT_* variables, as the server reads them) or their defaults, one
- * loop on this thread, no listener, ready (/readyz 200); with
+ * (INGOT_* variables and the app's, as the server reads them) or their
+ * defaults, the app's init and core_init hooks (include/ingot/lifecycle.h;
+ * core 0 of 1: drain and stopped never run), one loop on this thread, no
+ * listener, ready (/readyz 200); with
  * DATABASE_URL set, the core's database pool (net/pg), so handlers that
  * query run against that database. app (the generated ig_api_app) is kept
  * for the life of the process. On the thread that will send the requests;

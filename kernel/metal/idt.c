@@ -1,12 +1,20 @@
 /* The IDT and TSS, and the exception handler's dump: registers as text,
  * then one JSON line like the runtime's log ("cpu exception"), so that the
  * console's last line says how the machine ended. Written with the serial
- * port directly: the state of libc and of the stack is unknown here. */
+ * port directly: the state of libc and of the stack is unknown here. But a
+ * fault in a coroutine stack's guard page (an overflow: its #PF becomes a
+ * #DF on the fault stack) ends with the process's own "stack overflow"
+ * line instead (kernel/process/fatal.h), through the logger: the stack
+ * that broke is not the one the handler runs on. */
 #include "idt.h"
 #include "power.h"
 #include "serial.h"
+#include "kernel/process/fatal.h"
 
 #include <stddef.h>
+
+/* Weak: a platform test without the runtime has none. */
+#pragma weak ig_fatal_overflow_line
 
 struct idt_gate {
 	uint16_t offset_low, selector;
@@ -28,6 +36,7 @@ struct tss {
 #define TSS_SEL 0x18
 #define GATE_INTERRUPT 0x8e /* present, DPL 0, 64-bit interrupt gate */
 #define VECTOR_DOUBLE_FAULT 8
+#define VECTOR_PAGE_FAULT 14
 #define VECTOR_NMI 2
 #define VECTOR_MACHINE_CHECK 18
 
@@ -38,8 +47,10 @@ void ig_metal_irq_stub(void);
 static struct idt_gate idt[256];
 static struct tss tss;
 /* A double fault is often a stack overflow: it gets a stack of its own
-   (IST 1), or the CPU would triple-fault pushing its frame. */
-static uint8_t fault_stack[8192] __attribute__((aligned(16)));
+   (IST 1), or the CPU would triple-fault pushing its frame. 16 KiB: a
+   coroutine's overflow is reported from it through the logger (a 2 KiB
+   line, two syscalls). */
+static uint8_t fault_stack[16384] __attribute__((aligned(16)));
 
 static void set_gate(int v, uint64_t addr, uint8_t ist)
 {
@@ -134,7 +145,13 @@ _Noreturn void ig_metal_trap(const struct ig_trap_frame *f)
 	reg(" r14=", f->r14);
 	reg(" r15=", f->r15);
 	reg("\n  fs_base=", fs_base_lo | fs_base_hi << 32);
-	ig_serial_puts("\n{\"level\":\"error\",\"msg\":\"cpu exception\",\"vector\":");
+	ig_serial_puts("\n");
+	/* CR2 is the fault's address, and still after a #PF whose frame could
+	   not be pushed became a #DF. */
+	if ((f->vector == VECTOR_PAGE_FAULT || f->vector == VECTOR_DOUBLE_FAULT) && ig_fatal_overflow_line &&
+	    ig_fatal_overflow_line((const void *)(uintptr_t)cr2))
+		ig_metal_power_off(1);
+	ig_serial_puts("{\"level\":\"error\",\"msg\":\"cpu exception\",\"vector\":");
 	dec(f->vector);
 	ig_serial_puts(",\"exception\":\"");
 	ig_serial_puts(name);

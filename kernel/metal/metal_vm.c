@@ -1,10 +1,13 @@
 /* kernel/process/vm.h on bare metal: the program is always the machine's only
  * program (so command-line words are settings), there is nothing to mount
  * or load, and the machine's end is power.h's. The test-only word
- * ingot.test_fault=ud|pf|gp|stack raises that CPU exception here, in the
- * program's context, for the exception handler's test (stack: a runaway
- * recursion into the main stack's guard page, a double fault). */
+ * ingot.test_fault=ud|pf|gp|stack|coro raises that CPU exception here, in
+ * the program's context, for the exception handler's test (stack: a runaway
+ * recursion into the main stack's guard page, a double fault; coro: the
+ * same on a coroutine's 16 KiB stack, whose guard page makes it a "stack
+ * overflow" line). */
 #include "kernel/process/vm.h"
+#include "kernel/runtime/coro.h"
 #include "ingot/log.h"
 #include "cmdline.h"
 #include "power.h"
@@ -28,6 +31,12 @@ __attribute__((noinline)) static int recurse(int depth)
 	return depth < recursion_bound ? recurse(depth + 1) + frame[0] : 0;
 }
 
+static void recurse_on(void *arg)
+{
+	(void)arg;
+	(void)recurse(0);
+}
+
 static void test_fault(void)
 {
 	char kind[8];
@@ -41,6 +50,13 @@ static void test_fault(void)
 		(void)*(volatile uint32_t *)(uintptr_t)0x8000000000000000ull;
 	else if (strcmp(kind, "stack") == 0)
 		(void)recurse(0);
+	else if (strcmp(kind, "coro") == 0) {
+		static struct ig_coro_pool pool;
+		ig_coro_pool_init(&pool, 16 * 1024, 1);
+		struct ig_coro *c = ig_coro_new(&pool, recurse_on, NULL);
+		if (c)
+			ig_coro_resume(c);
+	}
 }
 
 int ig_vm_init(void)

@@ -5,6 +5,7 @@
 #include "syscalls.h"
 #include "epoll_set.h"
 #include "fds.h"
+#include "mmu.h"
 #include "pages.h"
 #include "power.h"
 #include "serial.h"
@@ -63,10 +64,36 @@ static long sys_mmap(long addr, size_t len, int prot, int flags, int fd)
 	return p ? (long)p : -ENOMEM;
 }
 
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#define MADV_GUARD_REMOVE 103
+#endif
+
+/* Pages are RAM from the start (no lazy mapping): DONTNEED zeroes them, and
+ * a guard (MADV_GUARD_INSTALL, or mprotect PROT_NONE: a coroutine stack's,
+ * kernel/runtime/coro.c) takes the page out of the map. */
 static long sys_madvise(long addr, size_t len, int advice)
 {
+	size_t n = (len + IG_PAGE_SIZE - 1) / IG_PAGE_SIZE;
 	if (advice == MADV_DONTNEED)
-		ig_pages_zero((void *)addr, (len + IG_PAGE_SIZE - 1) / IG_PAGE_SIZE);
+		ig_pages_zero((void *)addr, n);
+	else if (advice == MADV_GUARD_INSTALL || advice == MADV_GUARD_REMOVE)
+		return ig_mmu_set_present((void *)addr, n, advice == MADV_GUARD_REMOVE) == 0 ? 0 : -ENOMEM;
+	return 0;
+}
+
+static long sys_mprotect(long addr, size_t len, int prot)
+{
+	size_t n = (len + IG_PAGE_SIZE - 1) / IG_PAGE_SIZE;
+	return ig_mmu_set_present((void *)addr, n, prot != PROT_NONE) == 0 ? 0 : -ENOMEM;
+}
+
+/* A guard page given back is shown again: its next owner writes to it. */
+static long sys_munmap(long addr, size_t len)
+{
+	size_t n = (len + IG_PAGE_SIZE - 1) / IG_PAGE_SIZE;
+	ig_mmu_set_present((void *)addr, n, true);
+	ig_pages_free((void *)addr, n);
 	return 0;
 }
 
@@ -205,9 +232,12 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_ioctl: return ig_fd_ioctl(a1, (unsigned long)a2, (void *)a3);
 	case SYS_fcntl: return ig_fd_fcntl(a1, (int)a2, a3);
 	case SYS_mmap: return sys_mmap(a1, (size_t)a2, (int)a3, (int)a4, (int)a5);
-	case SYS_munmap: ig_pages_free((void *)a1, ((size_t)a2 + IG_PAGE_SIZE - 1) / IG_PAGE_SIZE); return 0;
-	case SYS_mprotect: return 0;
+	case SYS_munmap: return sys_munmap(a1, (size_t)a2);
+	case SYS_mprotect: return sys_mprotect(a1, (size_t)a2, (int)a3);
 	case SYS_madvise: return sys_madvise(a1, (size_t)a2, (int)a3);
+	/* Every page is resident from its mmap: kernel/runtime/coro.c's trim,
+	   told so, stops asking. */
+	case SYS_mincore: return -ENOSYS;
 	case SYS_brk: return 0; /* no heap: musl's malloc falls back to mmap */
 	case SYS_clock_gettime: return sys_clock_gettime((clockid_t)a1, (struct timespec *)a2);
 	case SYS_getrandom: return sys_getrandom((unsigned char *)a1, (size_t)a2);

@@ -8,7 +8,8 @@ enum ig_exit_code {
 	IG_EXIT_OK = 0,      /* a clean stop: drained, nothing cut; --help, --version */
 	IG_EXIT_FAILURE = 1, /* a runtime failure: threads, memory, the Lambda Runtime API gone */
 	IG_EXIT_CONFIG = 2,  /* bad configuration: a setting, a file, a port in use, HOST not
-	                        a numeric address, sockets a supervisor gave that cannot serve */
+	                        a numeric address, sockets a supervisor gave that cannot serve,
+	                        --migrate's records at odds with the binary's migrations */
 	IG_EXIT_CUT = 3,     /* stopped, but the grace period ran out and requests were cut
 	                        (each logged); systemd's unit lists it in SuccessExitStatus */
 };

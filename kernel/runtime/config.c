@@ -1,8 +1,10 @@
 /* Settings parsing: one table of every part's rows drives the environment,
  * the flags and --help, so they cannot drift apart. Values are parsed
  * strictly: "80x", "" or an out-of-range number is an error that names the
- * setting and what it takes. */
+ * setting and what it takes (a secret's value is never in it). A secret's
+ * NAME_FILE form is read here too. */
 #include "config.h"
+#include "file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -10,13 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a start with good values never runs (a message, --help, a secret's
+ * file, the nearest name of a misspelt one): out of line, in sections of
+ * their own that net/cold.ld keeps off the startup pages. */
+#define RARE __attribute__((cold, noinline))
+
 /* Where the parse's message goes besides stderr (ig_config_args.error). */
 static char *error_out;
 static size_t error_cap;
 
 /* The parse's one message: printed, and kept for a caller that reports it
  * elsewhere too (the Lambda runtime's init error). */
-__attribute__((format(printf, 1, 2))) static void config_fail(const char *fmt, ...)
+RARE __attribute__((format(printf, 1, 2))) static void config_fail(const char *fmt, ...)
 {
 	char msg[IG_CONFIG_ERROR_MAX];
 	va_list ap;
@@ -127,6 +134,7 @@ static int set_value(const struct ig_option *o, const struct source *source, con
 		return 0;
 	}
 	case IG_OPT_STR:
+	case IG_OPT_SECRET: /* its one message shows no value */
 		if (*v == 0) {
 			config_fail("invalid %s%.*s: empty value\n", SRC(source));
 			return -1;
@@ -161,7 +169,46 @@ static int set_value(const struct ig_option *o, const struct source *source, con
 	return -1;
 }
 
-static void print_default(const struct ig_option *o)
+/* NAME_FILE's form of a secret: the file at path holds the value, with one
+ * trailing newline stripped. The value is kept for the life of the
+ * process (the target points into it). Runs only when such a form is
+ * given, so a start without one reads no file. */
+RARE static int set_from_file(const struct ig_option *o, const struct source *source,
+					       const char *path)
+{
+	char why[256];
+	size_t len = 0;
+	char *v = ig_read_file(path, 1u << 20, 0, &len, why, sizeof why);
+	if (!v) {
+		config_fail("%s%.*s: %s\n", SRC(source), why);
+		return -1;
+	}
+	if (len && v[len - 1] == '\n')
+		v[--len] = 0;
+	if (len && v[len - 1] == '\r')
+		v[--len] = 0;
+	if (memchr(v, 0, len) || set_value(o, source, v) != 0) {
+		if (memchr(v, 0, len))
+			config_fail("invalid %s%.*s: the file holds a NUL byte\n", SRC(source));
+		free(v);
+		return -1;
+	}
+	/* Held here too, so that a leak checker sees them reachable whatever
+	   becomes of the target. */
+	static char *kept[16];
+	static size_t nkept;
+	if (nkept < IG_COUNTOF(kept))
+		kept[nkept++] = v;
+	return 0;
+}
+
+/* Sets o from v: the value itself, or (file) the path of a file holding it. */
+static int set_or_read(const struct ig_option *o, const struct source *source, const char *v, bool file)
+{
+	return file ? set_from_file(o, source, v) : set_value(o, source, v);
+}
+
+RARE static void print_default(const struct ig_option *o)
 {
 	switch (o->type) {
 	case IG_OPT_INT: printf("%lld", (long long)*(int64_t *)o->target); break;
@@ -172,6 +219,7 @@ static void print_default(const struct ig_option *o)
 		printf("%s", *s ? s : "not set");
 		break;
 	}
+	case IG_OPT_SECRET: break; /* never shown (print_help) */
 	case IG_OPT_BOOL: printf("%s", *(bool *)o->target ? "true" : "false"); break;
 	case IG_OPT_CHOICE: {
 		const struct ig_choice *c = o->target;
@@ -204,16 +252,25 @@ static const char *flag_of(const char *env, char out[64])
 	return out;
 }
 
-static void print_help(const struct ig_settings *const *parts, size_t nparts, const char *name)
+RARE static void print_help(const struct ig_settings *const *parts, size_t nparts, const char *name)
 {
 	printf("Usage: %s [--FLAG VALUE | --FLAG=VALUE]...\n\n"
-	       "Every flag has an environment variable; a flag wins over it.\n", name);
+	       "Every flag has an environment variable; a flag wins over it. A secret's value\n"
+	       "is never printed; its NAME_FILE (--FLAG-file) names a file that holds it.\n", name);
 	for (size_t p = 0; p < nparts; p++) {
 		printf("\n%s:\n", parts[p]->part);
 		for (size_t i = 0; i < parts[p]->count; i++) {
 			const struct ig_option *o = &parts[p]->opts[i];
 			char flag[64];
-			printf("  --%-20s %-24s %s (default: ", flag_of(o->env, flag), o->env, o->help);
+			printf("  --%-20s %-24s %s (", flag_of(o->env, flag), o->env, o->help);
+			if (o->type == IG_OPT_SECRET) { /* no default shown; its file form's row */
+				char file_flag[72], file_env[72];
+				snprintf(file_flag, sizeof file_flag, "%s-file", flag);
+				snprintf(file_env, sizeof file_env, "%s_FILE", o->env);
+				printf("secret)\n  --%-20s %-24s a file holding %s (secret)\n", file_flag, file_env, o->env);
+				continue;
+			}
+			printf("default: ");
 			print_default(o);
 			printf(")\n");
 		}
@@ -227,8 +284,8 @@ static void print_help(const struct ig_settings *const *parts, size_t nparts, co
 
 /* The row whose flag (by_env false) or environment name (true) is
  * name[0..len), or NULL. */
-static const struct ig_option *find_row(const struct ig_settings *const *parts, size_t nparts,
-					const char *name, size_t len, bool by_env)
+static const struct ig_option *find_exact(const struct ig_settings *const *parts, size_t nparts,
+					  const char *name, size_t len, bool by_env)
 {
 	char flag[64];
 	for (size_t p = 0; p < nparts; p++)
@@ -241,16 +298,53 @@ static const struct ig_option *find_row(const struct ig_settings *const *parts, 
 	return NULL;
 }
 
+/* As find_exact, and a secret's file form too (NAME_FILE, --name-file):
+ * *file then says that name is that form. */
+static const struct ig_option *find_row(const struct ig_settings *const *parts, size_t nparts,
+					const char *name, size_t len, bool by_env, bool *file)
+{
+	*file = false;
+	const struct ig_option *o = find_exact(parts, nparts, name, len, by_env);
+	if (o || len <= 5 || memcmp(name + len - 5, by_env ? "_FILE" : "-file", 5) != 0)
+		return o;
+	o = find_exact(parts, nparts, name, len - 5, by_env);
+	if (!o || o->type != IG_OPT_SECRET)
+		return NULL;
+	*file = true;
+	return o;
+}
+
+/* NAME_FILE into out, without printf: a start formats nothing with it
+ * (net/cold.ld keeps printf off the startup pages). false if too long. */
+static bool file_name(const char *env, char out[72])
+{
+	size_t n = strlen(env);
+	if (n + 6 > 72)
+		return false;
+	memcpy(out, env, n);
+	memcpy(out + n, "_FILE", 6);
+	return true;
+}
+
 static enum ig_config_result parse_env(const struct ig_settings *const *parts, size_t nparts)
 {
 	for (size_t p = 0; p < nparts; p++)
 		for (size_t i = 0; i < parts[p]->count; i++) {
 			const struct ig_option *o = &parts[p]->opts[i];
 			const char *v = getenv(o->env);
-			if (!v)
+			const char *path = NULL;
+			char file_env[72];
+			if (o->type == IG_OPT_SECRET && file_name(o->env, file_env))
+				path = getenv(file_env);
+			if (v && path) {
+				config_fail("give %s once: %s or %s, not both\n", o->env, o->env, file_env);
+				return IG_CONFIG_ERROR;
+			}
+			if (!v && !path)
 				continue;
-			const struct source source = { "environment variable ", o->env, (int)strlen(o->env) };
-			if (set_value(o, &source, v) != 0)
+			const char *name = path ? file_env : o->env;
+			const struct source source = { "environment variable ", name, (int)strlen(name) };
+			if (set_or_read(o, &source, path ? path : v, path != NULL) != 0)
 				return IG_CONFIG_ERROR;
 		}
 	return IG_CONFIG_OK;
@@ -261,16 +355,19 @@ static enum ig_config_result parse_env(const struct ig_settings *const *parts, s
 static int parse_word(const struct ig_settings *const *parts, size_t nparts,
 		      const struct ig_config_args *args, const char *a)
 {
+	const char *eq = strchr(a, '=');
 	if (!args->command_line_words) {
-		config_fail("unexpected argument \"%s\" (see --help)\n", a);
+		/* Not what follows a '=': it may be a secret's value. */
+		config_fail("unexpected argument \"%.*s%s\" (see --help)\n", eq ? (int)(eq - a) : (int)strlen(a), a,
+			    eq ? "=..." : "");
 		return -1;
 	}
-	const char *eq = strchr(a, '=');
-	const struct ig_option *o = eq ? find_row(parts, nparts, a, (size_t)(eq - a), true) : NULL;
+	bool file;
+	const struct ig_option *o = eq ? find_row(parts, nparts, a, (size_t)(eq - a), true, &file) : NULL;
 	if (!o)
 		return 0;
-	const struct source source = { "command line word ", o->env, (int)strlen(o->env) };
-	return set_value(o, &source, eq + 1);
+	const struct source source = { "command line word ", a, (int)(eq - a) };
+	return set_or_read(o, &source, eq + 1, file);
 }
 
 static enum ig_config_result parse_args(const struct ig_settings *const *parts, size_t nparts,
@@ -286,9 +383,11 @@ static enum ig_config_result parse_args(const struct ig_settings *const *parts, 
 		a += 2;
 		const char *eq = strchr(a, '=');
 		size_t len = eq ? (size_t)(eq - a) : strlen(a);
-		const struct ig_option *o = find_row(parts, nparts, a, len, false);
+		bool file;
+		const struct ig_option *o = find_row(parts, nparts, a, len, false, &file);
 		if (!o) {
-			config_fail("unknown flag \"%s\" (see --help)\n", args->argv[i]);
+			/* Only the flag: a value after its '=' may be a secret. */
+			config_fail("unknown flag \"--%.*s\" (see --help)\n", (int)len, a);
 			return IG_CONFIG_ERROR;
 		}
 		const char *v = eq ? eq + 1 : (i + 1 < args->argc ? args->argv[++i] : NULL);
@@ -297,7 +396,7 @@ static enum ig_config_result parse_args(const struct ig_settings *const *parts, 
 			return IG_CONFIG_ERROR;
 		}
 		const struct source source = { "flag --", a, (int)len };
-		if (set_value(o, &source, v) != 0)
+		if (set_or_read(o, &source, v, file) != 0)
 			return IG_CONFIG_ERROR;
 	}
 	return IG_CONFIG_OK;
@@ -342,7 +441,7 @@ ig_config_parse(const struct ig_settings *const *parts, size_t nparts, const str
 
 /* Edits (insert, delete, replace) between a[0..la) and b[0..lb), capped:
  * names are short, and a distance past the cap suggests nothing. */
-static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
+RARE static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
 {
 	size_t row[65];
 	if (la > 64 || lb > 64)
@@ -374,7 +473,7 @@ struct nearest {
 	char buf[64];
 };
 
-static void consider(struct nearest *n, const char *cand, size_t clen)
+RARE static void consider(struct nearest *n, const char *cand, size_t clen)
 {
 	size_t d = edit_distance(n->name, n->len, cand, clen);
 	if (d < n->best_distance && clen < sizeof n->buf) {
@@ -409,6 +508,9 @@ static bool declared(const struct ig_settings *const *parts, size_t nparts, cons
 			size_t el = strlen(env);
 			if (el == len && memcmp(env, name, len) == 0)
 				return true;
+			if (parts[p]->opts[i].type == IG_OPT_SECRET && el + 5 == len && memcmp(env, name, el) == 0 &&
+			    memcmp(name + el, "_FILE", 5) == 0)
+				return true; /* its NAME_FILE */
 			if (n)
 				consider(n, env, el);
 		}

@@ -1,12 +1,12 @@
 /* Coroutines (coro.h): the pool's stacks, the switch between them, and the
- * trim of what a stack gave back. Each stack is one mapping: a PROT_NONE
- * guard page, then the stack, its struct ig_coro in its top bytes (no
- * allocation besides the mapping). x86_64 only: the switch is assembly.
- * Linux and kernel/metal alike: only mmap, mprotect, mincore, madvise. */
+ * trim of what a stack gave back. Each stack is one mapping: a guard page,
+ * then the stack, its struct ig_coro in its top bytes (no allocation
+ * besides the mapping). x86_64 only: the switch is assembly. Linux and
+ * kernel/metal alike: only mmap, madvise, mprotect, mincore. */
 #include "coro.h"
 #include "ingot/base.h"
 
-#include <stdalign.h>
+#include <errno.h>
 #include <sys/mman.h>
 
 #if !defined(__x86_64__)
@@ -26,6 +26,9 @@
 #endif
 
 #define PAGE ((size_t)4096)
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
 
 struct ig_coro {
 	void *sp;               /* its stack pointer while switched out */
@@ -37,7 +40,8 @@ struct ig_coro {
 	struct ig_coro *next; /* in the pool's free list */
 	char *base;           /* the mapping: the guard page, then the stack */
 	bool done;
-	bool waited; /* yielded since it was taken: its deep pages are worth a look */
+	bool waited;    /* yielded since it was taken: its deep pages are worth a look */
+	bool unchecked; /* idle, its last run not trimmed: only the free list's head */
 #ifdef CORO_ASAN
 	void *fake_stack;
 	const void *caller_bottom;
@@ -49,6 +53,9 @@ struct ig_coro {
 #define HEAD ((sizeof(struct ig_coro) + 63) & ~(size_t)63)
 
 static _Thread_local struct ig_coro *running;
+/* No mincore (kernel/metal, whose pages are RAM from the start): nothing
+ * to trim. */
+static bool no_trim;
 
 /* Saves the callee-saved registers and the stack pointer into *save, loads
  * to's and returns on that stack. The System V ABI leaves every other
@@ -127,7 +134,9 @@ __attribute__((cold, noinline)) static struct ig_coro *map_stack(struct ig_coro_
 		       0);
 	if (m == MAP_FAILED)
 		return NULL;
-	if (mprotect(m, PAGE, PROT_NONE) != 0) {
+	/* A guard without a mapping of its own where the kernel has them
+	   (Linux 6.13, kernel/metal); else PROT_NONE, a second mapping. */
+	if (madvise(m, PAGE, MADV_GUARD_INSTALL) != 0 && mprotect(m, PAGE, PROT_NONE) != 0) {
 		munmap(m, len);
 		return NULL;
 	}
@@ -184,13 +193,17 @@ IG_HOT struct ig_coro *ig_coro_new(struct ig_coro_pool *p, ig_coro_fn *fn, void 
  * across the process's cores). */
 __attribute__((noinline)) static void trim_deep(struct ig_coro *c)
 {
+	if (no_trim)
+		return;
 	size_t deep = c->pool->stack_size - IG_CORO_HOT_BYTES;
 	char *low = stack_low(c);
 	unsigned char vec[64];
 	for (size_t off = 0; off < deep; off += sizeof vec * PAGE) {
 		size_t len = deep - off < sizeof vec * PAGE ? deep - off : sizeof vec * PAGE;
-		if (mincore(low + off, len, vec) != 0)
+		if (mincore(low + off, len, vec) != 0) {
+			no_trim = errno == ENOSYS;
 			return;
+		}
 		for (size_t i = 0; i < len / PAGE; i++)
 			if (vec[i] & 1) {
 				madvise(low + off + i * PAGE, deep - off - i * PAGE, MADV_DONTNEED);
@@ -207,8 +220,15 @@ static void give_back(struct ig_coro *c)
 		unmap_stack(c);
 		return;
 	}
+	/* The head stays the only idle stack not checked: it goes below. */
+	struct ig_coro *head = p->free_list;
+	if (head && head->unchecked) {
+		trim_deep(head);
+		head->unchecked = false;
+	}
 	if (c->waited)
 		trim_deep(c);
+	c->unchecked = !c->waited;
 	c->next = p->free_list;
 	p->free_list = c;
 	p->idle++;
@@ -252,8 +272,8 @@ IG_HOT struct ig_coro *ig_coro_self(void)
 	return running;
 }
 
-/* Only the running chain can be overflowing: a stack grows only while it
- * runs, and those it resumed from are below in the chain. */
+/* The running coroutine's stack is the one that grows; the chain also
+ * holds those that resumed it (nested), checked as cheaply. */
 __attribute__((cold)) bool ig_coro_guard_hit(const void *addr, size_t *size)
 {
 	const char *a = addr;

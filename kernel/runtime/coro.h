@@ -2,7 +2,29 @@
  * suspend itself (ig_coro_yield) and be resumed later by whoever runs the
  * loop. One pool per core, never shared: stacks are mmap'd with a guard
  * page below, reused hot, trimmed when given back, and capped. No HTTP
- * here: net/api runs handlers on these; kernel/ knows nothing of them. */
+ * here: net/api runs handlers on these; kernel/ knows nothing of them.
+ *
+ * A stack is one mapping (MAP_NORESERVE: a page is memory once touched),
+ * its guard page the lowest; its struct ig_coro lives in its top bytes
+ * (about 100 of the stack's size). The switch saves what the ABI makes
+ * the callee keep (rbx, rbp, r12-r15, rsp), not MXCSR nor the x87 control
+ * word: nothing in the process changes them. A fault in a guard page is a
+ * stack overflow (ig_coro_guard_hit; kernel/process/fatal.c logs it);
+ * the build's -fstack-clash-protection makes a frame larger than a page
+ * touch its pages in order, so that it cannot step over the guard. On
+ * kernel/metal mapping is allocating: a stack is RAM from its start.
+ *
+ * The cap and vm.max_map_count (65,530 by default): on Linux 6.13 and
+ * later the guard is MADV_GUARD_INSTALL, which needs no mapping of its
+ * own, and the stacks, mapped next to each other, merge into few mappings
+ * (40 stacks: 1). Earlier, the guard is mprotect PROT_NONE: two mappings a
+ * stack (the guard, the stack; a guard between every two stacks keeps
+ * them from merging). Leaving 1,530 for the rest of the process (its
+ * segments, each thread's stack, guard and signal stack, the allocator's
+ * mappings: tens), 64,000 / 2 = 32,000 stacks in all: a per-core cap of
+ * 32,000 / cores (4,000 on 8 cores) keeps any kernel under the limit.
+ * Memory is the other bound: a waiting stack keeps the pages it touched,
+ * at least its top one. */
 #ifndef KERNEL_CORO_H
 #define KERNEL_CORO_H
 
@@ -16,11 +38,13 @@ typedef void ig_coro_fn(void *arg);
 /* The smallest stack a pool makes (ig_coro_pool_init rounds up to it). */
 #define IG_CORO_STACK_MIN ((size_t)16 * 1024)
 /* The top of a stack that stays resident when it is given back: what
- * every run touches (the struct ig_coro lives in its top bytes, then the
- * first frames); the pages below it are trimmed (madvise DONTNEED) when a
- * run that waited (yielded) had touched them. A run that never yielded
- * used the free list's head and leaves it so: it is the next one taken,
- * and checked when a run on it waits. */
+ * every run touches (the struct ig_coro, then the first frames). The
+ * pages below it are trimmed (madvise DONTNEED) when a run that waited
+ * (yielded) had touched them: one mincore each such run, and the madvise
+ * only then. A run that never yielded is not checked (a syscall on every
+ * request): it ran on the free list's head and leaves it there, the next
+ * one taken; the head is checked when another stack is given back above
+ * it. So at most one idle stack a pool keeps deep pages. */
 #define IG_CORO_HOT_BYTES ((size_t)8 * 1024)
 /* Idle stacks kept for reuse: up to this many, or as many as are alive;
  * a stack given back beyond that is unmapped (the pool shrinks after a

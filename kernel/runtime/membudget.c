@@ -11,7 +11,7 @@
 __attribute__((common)) struct ig_membudget_state ig_membudget_state;
 #define used (ig_membudget_state.used)
 #define limit (ig_membudget_state.limit)
-#define rejections (ig_membudget_state.rejections)
+#define refusals (ig_membudget_state.refusals)
 #define logged_at_ms (ig_membudget_state.logged_at_ms)
 #define unlogged (ig_membudget_state.unlogged)
 
@@ -70,25 +70,25 @@ void ig_membudget_give(struct ig_mem_credit *c, size_t n)
 	}
 }
 
-uint64_t ig_membudget_count_rejection(void)
+uint64_t ig_membudget_count_refusal(enum ig_mem_cause cause)
 {
-	return atomic_fetch_add_explicit(&rejections, 1, memory_order_relaxed) + 1;
+	return atomic_fetch_add_explicit(&refusals[cause], 1, memory_order_relaxed) + 1;
 }
 
-uint64_t ig_membudget_rejections(void)
+uint64_t ig_membudget_refusals(enum ig_mem_cause cause)
 {
-	return atomic_load_explicit(&rejections, memory_order_relaxed);
+	return atomic_load_explicit(&refusals[cause], memory_order_relaxed);
 }
 
-bool ig_membudget_log_due(uint64_t now_ms, uint64_t *suppressed)
+bool ig_membudget_log_due(enum ig_mem_cause cause, uint64_t now_ms, uint64_t *suppressed)
 {
-	uint64_t last = atomic_load_explicit(&logged_at_ms, memory_order_relaxed);
+	uint64_t last = atomic_load_explicit(&logged_at_ms[cause], memory_order_relaxed);
 	if ((last && now_ms < last + 1000) ||
-	    !atomic_compare_exchange_strong_explicit(&logged_at_ms, &last, now_ms ? now_ms : 1, memory_order_relaxed,
-						     memory_order_relaxed)) {
-		atomic_fetch_add_explicit(&unlogged, 1, memory_order_relaxed);
+	    !atomic_compare_exchange_strong_explicit(&logged_at_ms[cause], &last, now_ms ? now_ms : 1,
+						     memory_order_relaxed, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&unlogged[cause], 1, memory_order_relaxed);
 		return false;
 	}
-	*suppressed = atomic_exchange_explicit(&unlogged, 0, memory_order_relaxed);
+	*suppressed = atomic_exchange_explicit(&unlogged[cause], 0, memory_order_relaxed);
 	return true;
 }

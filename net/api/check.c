@@ -35,10 +35,16 @@ static void response_violation(void *arg, const char *pointer, const char *keywo
  * listed: it does); each violation is logged. */
 static bool body_matches(ig_ctx *ctx, const struct ig_operation *op, int status)
 {
-	ig_validate_fn *validate = NULL;
-	for (size_t i = 0; i < op->nschemas && !validate; i++)
-		if (op->schemas[i].status == status)
-			validate = op->schemas[i].validate;
+	/* The most specific key: the status, its range, default. */
+	const struct ig_response_schema *best = NULL;
+	for (size_t i = 0; i < op->nschemas; i++) {
+		const struct ig_response_schema *s = &op->schemas[i];
+		int rank = s->status == status ? 3 : s->status == status / 100 ? 2 : s->status == 0 ? 1 : 0;
+		int best_rank = !best ? 0 : best->status == status ? 3 : best->status == status / 100 ? 2 : 1;
+		if (rank > best_rank)
+			best = s;
+	}
+	ig_validate_fn *validate = best ? best->validate : NULL;
 	ig_wbuf *w = ig_body(ctx);
 	if (!validate || w->failed)
 		return true; /* out of memory: answered 500 anyway */

@@ -15,6 +15,9 @@ extern const struct ig_migration_set ig_app_migrations;
  * any). Without it there is nothing to migrate. */
 int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_migration_set *set)
 	__attribute__((weak));
+void ig_migrate_serve_check(struct ig_pg_pool *pool, int backend) __attribute__((weak));
+extern const struct ig_migration_set *ig_migrate_expected __attribute__((weak));
+extern void (*ig_pg_schema_check)(struct ig_pg_pool *p, int backend) __attribute__((weak));
 
 int main(int argc, char **argv)
 {
@@ -27,6 +30,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: nothing to migrate (no database client)\n",
 			ig_api_app.name);
 		return 0;
+	}
+	/* The server checks its schema at the first connection: data only
+	   here, migrate.c's code stays untouched until then (net/cold.ld). */
+	if (ig_migrate_serve_check && &ig_migrate_expected && &ig_pg_schema_check && ig_app_migrations.count) {
+		ig_migrate_expected = &ig_app_migrations;
+		ig_pg_schema_check = ig_migrate_serve_check;
 	}
 	return ig_main(argc, argv, &ig_api_app);
 }

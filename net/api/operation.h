@@ -20,7 +20,10 @@ typedef int ig_decode_op_fn(ig_ctx *ctx, const ig_str *seg, void *in);
  * the status to send, or IG_PENDING. */
 typedef int ig_handle_op_fn(ig_ctx *ctx, const void *in, void *out);
 
-/* A response schema to check a status against. */
+/* A response schema to check a status against. status: an exact status
+ * (100 to 599), a range's first digit (4 for the document's "4XX") or 0
+ * for "default"; an exact status wins over its range, a range over
+ * default. validate NULL: that key's responses are not checked. */
 struct ig_response_schema {
 	int status;
 	ig_validate_fn *validate;

@@ -7,6 +7,7 @@
 #include "health.h"
 #include "internal.h"
 #include "kernel/process/fatal.h"
+#include "kernel/runtime/membudget_log.h"
 #include "kernel/runtime/list.h"
 #include "net/rbuf.h"
 
@@ -23,15 +24,24 @@ static uint64_t now_ms(const struct http_conn *c)
 
 /* ---- output ---- */
 
+/* Gives back the written blocks, and with them the budget's charge (any
+ * block's: which of them went uncharged does not matter, only how many
+ * are left). */
 static void out_release_written(struct http_conn *c)
 {
 	while (c->out_head && c->out_head->off == c->out_head->len) {
 		struct out_block *b = c->out_head;
 		c->out_head = b->next;
 		ig_pool_give(&c->core->blocks, b);
+		if (c->out_charged) {
+			c->out_charged--;
+			ig_membudget_give(&c->core->mem, HTTP_BLOCK_SIZE);
+		}
 	}
 	if (!c->out_head)
 		c->out_tail = NULL;
+	if (c->out_head == c->out_tail) /* down to its own block: may go on */
+		c->out_over = false;
 }
 
 static void conn_destroy(struct http_conn *c, bool graceful);
@@ -341,25 +351,20 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 		/* The read buffer will move on; keep what the app may read. */
 		if (x->conn && ig_http_ctx_detach(x) != 0)
 			ig_respond_problem(x, 500, "out of request memory");
+	} else if (x->body.len >= HTTP_BLOCK_SIZE - core->batch_ready) {
+		/* Answers made during one batch (up to HTTP_MAX_QUEUED of them)
+		   move to the output once they pass a block, not all at its end:
+		   their bytes then count (INGOT_MAX_OUTPUT, the memory budget)
+		   before the next request is parsed, and their arenas go. The
+		   batch still leaves in one write. */
+		core->batch_ready = 0;
+		conn_emit_ready(c);
+	} else {
+		core->batch_ready += (uint32_t)x->body.len;
 	}
 }
 
 /* ---- the memory budget ---- */
-
-/* One line a second at most for the process, with the count not logged. */
-__attribute__((cold, noinline)) static void log_mem_rejection(struct http_conn *c, uint64_t total)
-{
-	uint64_t suppressed;
-	struct ig_logline l;
-	if (!ig_membudget_log_due(now_ms(c), &suppressed) ||
-	    !ig_log_begin(&l, IG_LOG_WARN, "request refused: the memory budget for request bodies is spent"))
-		return;
-	ig_log_int(&l, "budget_bytes", (int64_t)ig_membudget_limit());
-	ig_log_int(&l, "used_bytes", (int64_t)ig_membudget_used());
-	ig_log_int(&l, "rejections_total", (int64_t)total);
-	ig_log_int(&l, "suppressed", (int64_t)suppressed);
-	ig_log_end(&l);
-}
 
 /* Reserves n bytes of body for the request at rpos (r: its head, or NULL
  * for the one being read). Without room, reading stops and the request
@@ -379,7 +384,8 @@ static bool conn_mem_take(struct http_conn *c, const struct http_request *r, siz
 		return false;
 	}
 	c->mem_wait_until = 0;
-	log_mem_rejection(c, ig_membudget_count_rejection());
+	ig_membudget_refused(IG_MEM_BODY, now, "request refused: the memory budget for request bodies is spent",
+			     "rejections_total", NULL, 0);
 	static const char detail[] = "no memory for the request body now: try again later";
 	if (r)
 		conn_fail_parsed(c, r, 503, detail);
@@ -550,7 +556,7 @@ static bool conn_decode_chunked(struct http_conn *c)
 
 IG_HOT static bool conn_backpressure(const struct http_conn *c)
 {
-	return c->out_bytes > (size_t)c->core->cfg->max_output || c->queued >= HTTP_MAX_QUEUED;
+	return c->out_bytes > (size_t)c->core->cfg->max_output || c->queued >= HTTP_MAX_QUEUED || c->out_over;
 }
 
 /* Parses and dispatches every complete request in the read buffer. */
@@ -558,6 +564,7 @@ IG_HOT static void conn_process(struct http_conn *c)
 {
 	struct http_core *core = c->core;
 	c->processing = true;
+	core->batch_ready = 0;
 	for (;;) {
 		if (c->state == CONN_CHUNKED) {
 			if (c->rpos == c->rlen || !conn_decode_chunked(c))
@@ -593,7 +600,9 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 	/* A request's duration ends when its response is written: the
 	   responses written together share one clock read (0: not read yet). */
 	uint64_t now_us = 0;
-	while (c->q_head && c->q_head->state == CTX_READY) {
+	/* Over the budget, the rest wait (in their arenas, where they are
+	   already) for this output to leave. */
+	while (c->q_head && c->q_head->state == CTX_READY && !c->out_over) {
 		struct ig_ctx *x = c->q_head;
 		if (x->metered) {
 			if (!now_us)
@@ -610,7 +619,10 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 			c->close_reason = HTTP_CLOSE_DRAIN;
 		if (last)
 			c->state = CONN_CLOSING;
-		ig_http_out_head(c, x->status, x->content_type, x->body.len, &x->headers, http_ctx_chosen_id(x), last,
+		/* A body is JSON unless the handler said otherwise; an empty one
+		   (a redirect, a 202) has no type at all. */
+		const char *ct = x->content_type ? x->content_type : x->body.len ? "application/json" : NULL;
+		ig_http_out_head(c, x->status, ct, x->body.len, &x->headers, http_ctx_chosen_id(x), last,
 			      x->req.minor_version, x->req.head);
 		if (!x->req.head)
 			ig_http_out_append(c, x->body.ptr, x->body.len);
@@ -677,6 +689,10 @@ IG_HOT static bool conn_run(struct http_conn *c)
 		conn_emit_ready(c);
 		if (!conn_flush(c))
 			return false;
+		/* A response held back by the memory budget (out_over) can go
+		   once the write took the output down to one block. */
+		if (c->q_head && c->q_head->state == CTX_READY && !c->out_over)
+			continue;
 		/* Requests still buffered behind a queue that was full (more than
 		   HTTP_MAX_QUEUED pipelined): go again while anything moved. */
 		bool moved = c->core->requests != dispatched || c->queued < queued;

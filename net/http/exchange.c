@@ -27,7 +27,7 @@ IG_HOT struct ig_ctx *ig_http_ctx_new(struct http_core *core, struct http_conn *
 	memset(&x->req, 0, offsetof(struct ig_ctx, trace) - offsetof(struct ig_ctx, req));
 	http_trace_reset(&x->trace);
 	memset((char *)x + after_trace, 0, sizeof *x - after_trace);
-	x->content_type = "application/json";
+	x->content_type = NULL; /* application/json once a body is written (conn.c) */
 	x->body.arena = x->headers.arena = x->errors.arena = &x->arena;
 	/* When the loop woke to the request's bytes: no clock read of its own,
 	   and a pipelined request's wait behind the ones before it counts. */
@@ -393,6 +393,15 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 		hand_off(x);
 }
 
+void ig_encode_problem(ig_ctx *x, int status)
+{
+	char tmp[HTTP_PROBLEM_MAX];
+	size_t n = ig_http_problem_body(tmp, sizeof tmp, status, NULL, ig_request_id(x));
+	x->body.len = 0;
+	ig_wbuf_put(&x->body, tmp, n);
+	x->content_type = "application/problem+json";
+}
+
 void ig_respond_problem(ig_ctx *x, int status, const char *detail)
 {
 	if (x->finished) { /* the first answer stands: its body too */
@@ -406,6 +415,17 @@ void ig_respond_problem(ig_ctx *x, int status, const char *detail)
 	x->content_type = "application/problem+json";
 	x->encode = NULL;
 	ig_finish(x, status);
+}
+
+int ig_redirect(ig_ctx *x, int status, ig_str location)
+{
+	if (status < 300 || status > 399)
+		return 500;
+	ig_add_header(x, "Location", location);
+	x->body.len = 0;
+	x->content_type = NULL;
+	x->encode = NULL; /* no out struct's body for a redirect */
+	return status;
 }
 
 static void json_key_str(ig_wbuf *w, const char *key, const char *v)

@@ -29,6 +29,7 @@ struct http_config {
 	int64_t memory_wait_ms; /* a body over the budget waits this long for room, then 503 */
 	int64_t test_stall_core; /* -1; else that core stops turning (net/server/watchdog.c) */
 	bool strict_env; /* an unknown INGOT_ variable stops the start (net/start.c) */
+	bool share_port; /* another process may serve PORT too (a handover); else the start stops */
 	const char *host;
 	const char *admin_host;  /* "": HOST */
 	const char *admin_token; /* "": no token asked */
@@ -68,6 +69,11 @@ struct http_core {
 	_Atomic int tls_reload_requested; /* ig_tls_core_post_credentials was called */
 	uint32_t rbuf_size;
 	unsigned health_paths; /* /livez, /readyz the engine answers (net/http/health.h) */
+	/* Body bytes of the answers made during the batch of the connection
+	   being processed (conn_process), not yet moved to its output: less
+	   than HTTP_BLOCK_SIZE (conn.c). Here, in padding: the cores' table
+	   stays the size it was (idle RSS). */
+	uint32_t batch_ready;
 	struct ig_rng rng; /* request, trace and span ids (trace.h) */
 	bool draining;
 	uint64_t requests, cut, dropped;
@@ -173,7 +179,10 @@ struct http_conn {
 	bool continue_sent;
 	bool peer_eof; /* the client sent FIN: nothing more will arrive */
 	bool had_request; /* one was dispatched: idle now means between requests */
-	bool mem_wait; /* the body at rpos waits for room in the memory budget: reading stops */
+	/* mem_wait: the body at rpos waits for room in the memory budget;
+	   out_over: a block of its output found none (response.c). Either
+	   way reading stops. */
+	bool mem_wait : 1, out_over : 1;
 	char *rbuf;
 	uint32_t rpos, rlen;
 	struct ig_ctx *reading; /* the request whose body is being read */
@@ -190,7 +199,10 @@ struct http_conn {
 	uint64_t deadline_ms, head_started_ms;
 	uint64_t mem_wait_until; /* when a body waiting for memory is refused (0: not waiting) */
 	uint32_t idle_timeout_ms; /* shorter over TLS: its engine keeps a buffer */
-	int fail_status; /* an error answered once the queue ahead has left */
+	uint16_t fail_status; /* an error answered once the queue ahead has left */
+	/* Output blocks past the first that are charged to the memory budget
+	   (response.c; given back as blocks are written, conn.c). */
+	uint16_t out_charged;
 	const char *fail_detail;
 	char *fail_id; /* HTTP_REQUEST_ID_MAX bytes from core->fail_ids, or NULL */
 	uint64_t request_deadline_ms; /* its exchanges' deadline (0: none): an
@@ -253,6 +265,12 @@ void ig_http_log_exchange(const void *exchange, struct ig_logline *line);
 /* request_id: echoed as X-Request-Id unless empty. */
 void ig_http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
 		   const ig_wbuf *extra, ig_str request_id, bool close, int minor, bool head_only);
+/* Output past the connection's first block (a slow reader's) is charged to
+ * the memory budget, a block at a time. A block that finds no room is
+ * still taken (the response exists: dropping it would break the stream),
+ * and c->out_over is set: conn.c then parses and emits nothing more for
+ * c until its output is down to one block, so a connection holds at most
+ * one response beyond the budget. */
 void ig_http_out_append(struct http_conn *c, const void *p, size_t n);
 /* Returns the body's length. */
 size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close);

@@ -3,6 +3,7 @@
  * responses of one batch sit contiguously and leave in one writev. */
 #include "internal.h"
 #include "kernel/runtime/json.h"
+#include "kernel/runtime/membudget_log.h"
 
 #include <stdio.h>
 
@@ -16,7 +17,10 @@ IG_HOT const char *ig_http_reason(int status)
 	case 204: return "No Content";
 	case 301: return "Moved Permanently";
 	case 302: return "Found";
+	case 303: return "See Other";
 	case 304: return "Not Modified";
+	case 307: return "Temporary Redirect";
+	case 308: return "Permanent Redirect";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
@@ -42,11 +46,28 @@ IG_HOT const char *ig_http_reason(int status)
 	}
 }
 
+/* A block past the connection's first: it waits on a slow reader, in the
+ * budget (internal.h). Out of line: a response that fits the first block,
+ * the usual one, pays a test and no more in ig_http_out_append. */
+static __attribute__((noinline)) void out_charge_block(struct http_conn *c)
+{
+	if (c->out_charged < UINT16_MAX && ig_membudget_take(&c->core->mem, HTTP_BLOCK_SIZE))
+		c->out_charged++;
+	else if (!c->out_over) {
+		c->out_over = true;
+		ig_membudget_refused(IG_MEM_OUTPUT, c->core->loop.clock.now_ms,
+				     "connection paused: the memory budget is spent (responses waiting to be sent)",
+				     "paused_total", NULL, 0);
+	}
+}
+
 IG_HOT static struct out_block *out_new_block(struct http_conn *c)
 {
 	struct out_block *b = ig_pool_take(&c->core->blocks);
 	if (!b)
 		return NULL;
+	if (c->out_tail)
+		out_charge_block(c);
 	b->next = NULL;
 	b->len = b->off = 0;
 	if (c->out_tail)

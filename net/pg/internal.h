@@ -59,6 +59,12 @@ extern struct ig_pg_global *ig_pg_global; /* NULL unless ig_pg_configured_flag *
  * line: where a connection failed, never who with (no user, no password). */
 void ig_pg_log_peer(struct ig_logline *line);
 
+/* errors.c: what the log calls a query: the name of sqlc's annotation
+ * ("-- name: GetPost :one") when sql starts with one, else its first
+ * words (white space runs as one space, cut after a whole word). Writes at
+ * most cap - 1 bytes and a NUL to out. Returns: the length written. */
+size_t ig_pg_query_label(ig_str sql, char *out, size_t cap);
+
 /* address.c: ig_pg_global.addr from ig_pg_global.ci; NULL, or err. */
 const char *ig_pg_resolve(char *err, size_t errlen);
 

@@ -78,6 +78,8 @@ void ig_pg_fail_later(struct pg_core *c, struct pg_query *q, enum ig_pg_error_ki
 
 void ig_pg_query_deliver(struct pg_core *c, struct pg_query *q)
 {
+	/* set here, whoever failed it: the log line names the query */
+	q->err.query = (ig_str){ q->sql, q->sql_len };
 	if (!q->zombie && !q->internal) {
 		if (q->kind == PGQ_HOLD) {
 			if (q->failed)
@@ -98,6 +100,7 @@ void ig_pg_query_deliver(struct pg_core *c, struct pg_query *q)
 					q->done(res, NULL, q->arg);
 				} else {
 					ig_pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
+					q->err.query = (ig_str){ q->sql, q->sql_len };
 					q->done(NULL, &q->err, q->arg);
 				}
 			}

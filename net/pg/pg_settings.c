@@ -37,7 +37,7 @@ struct ig_pg_global *ig_pg_global;
 #define V(field) &ig_pg_settings_values.field
 
 static const struct ig_option pg_rows[] = {
-	{ "DATABASE_URL", IG_OPT_STR, V(database_url), 0, 0,
+	{ "DATABASE_URL", IG_OPT_SECRET, V(database_url), 0, 0,
 	  "postgres://user:password@host:port/db?sslmode=...; else libpq's PG* variables; none: no database" },
 	{ "INGOT_PG_POOL_SIZE", IG_OPT_U32, V(pool_size), 1, PG_MAX_POOL, "database connections per core" },
 	{ "INGOT_PG_PIPELINING", IG_OPT_U32, V(pipelining), 1, 65536, "queries in flight per database connection" },
@@ -51,6 +51,9 @@ static const struct ig_option pg_rows[] = {
 	  "a query running longer is cancelled (CancelRequest) and fails; 0: none" },
 	{ "INGOT_PG_MAX_MESSAGE_BYTES", IG_OPT_U32, V(max_message_bytes), 1024, 1u << 30,
 	  "largest message (a row) taken from the database; a larger one fails its query" },
+	{ "INGOT_MIGRATE_OUT_OF_ORDER", IG_OPT_BOOL, V(migrate_out_of_order), 0, 1,
+	  "apply a pending migration numbered below the newest applied one (Flyway's outOfOrder); "
+	  "else --migrate refuses it (exit 2) and a server stays not ready" },
 };
 
 static bool set_env(const char *name)

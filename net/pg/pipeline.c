@@ -313,7 +313,8 @@ void ig_pg_pipeline_timeout(struct pg_conn *k)
 		bool internal = q->internal;
 		q->zombie = true;
 		if (!internal && q->done) {
-			ig_pg_error e = { .kind = IG_PG_TIMEOUT, .message = IG_STR("the query timed out and was cancelled") };
+			ig_pg_error e = { .kind = IG_PG_TIMEOUT, .message = IG_STR("the query timed out and was cancelled"),
+					  .query = { q->sql, q->sql_len } };
 			q->done(NULL, &e, q->arg);
 		}
 	}

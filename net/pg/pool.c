@@ -262,6 +262,8 @@ static void check_max_connections(struct ig_pg_pool *p, struct pg_conn *k)
 		ig_pg_query_free(p->core, q);
 }
 
+void (*ig_pg_schema_check)(struct ig_pg_pool *p, int backend);
+
 void ig_pg_pool_conn_up(struct ig_pg_pool *p)
 {
 	p->backoff_ms = BACKOFF_FIRST_MS;
@@ -276,8 +278,12 @@ void ig_pg_pool_conn_up(struct ig_pg_pool *p)
 	}
 	if (!p->connected_once) {
 		p->connected_once = true;
-		if (ig_pg_global->backend_id > 0)
-			ig_backend_set_up(ig_pg_global->backend_id - 1, true);
+		if (ig_pg_global->backend_id > 0) {
+			if (ig_pg_schema_check)
+				ig_pg_schema_check(p, ig_pg_global->backend_id - 1);
+			else
+				ig_backend_set_up(ig_pg_global->backend_id - 1, true);
+		}
 	}
 }
 

@@ -1,10 +1,9 @@
 /* The query API of include/ingot/pg.h: a query's state taken from the core's
  * pool, its parameters copied into the caller's arena, then handed to the
  * core's pool of connections (pool.c) or to a held connection (a
- * transaction); and the mapping of errors to HTTP answers. */
+ * transaction). A failure's HTTP answer and log line are errors.c's. */
 #include "internal.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static bool copy_params(struct pg_query *q, const ig_pg_value *params, size_t n)
@@ -66,9 +65,10 @@ static bool prepare_params(struct pg_core *c, struct pg_query *q, const ig_pg_va
 
 /* Only when memory is short is there no query to fail: the caller hears
  * it at once (a per-core pool of 2^20 queries is exhausted). */
-static void out_of_queries(ig_pg_done *done, void *arg)
+static void out_of_queries(const char *sql, ig_pg_done *done, void *arg)
 {
-	static const ig_pg_error e = { .kind = IG_PG_BUSY, .message = IG_STR_INIT("too many queries in flight") };
+	ig_pg_error e = { .kind = IG_PG_BUSY, .message = IG_STR("too many queries in flight"),
+			  .query = { sql, strlen(sql) } };
 	if (done)
 		done(NULL, &e, arg);
 }
@@ -84,7 +84,7 @@ static void pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql
 {
 	struct pg_query *q = pool ? make(pool->core, arena, PGQ_EXTENDED, sql, done, arg) : NULL;
 	if (!q) {
-		out_of_queries(done, arg);
+		out_of_queries(sql, done, arg);
 		return;
 	}
 	q->read_only = read_only;
@@ -162,7 +162,7 @@ void ig_pg_tx_query(ig_pg_tx *tx, const char *sql, const ig_pg_value *params, si
 	struct pg_conn *k = (struct pg_conn *)tx;
 	struct pg_query *q = make(k->core, k->held_arena, PGQ_EXTENDED, sql, done, arg);
 	if (!q) {
-		out_of_queries(done, arg);
+		out_of_queries(sql, done, arg);
 		return;
 	}
 	if (prepare_params(k->core, q, params, nparams))
@@ -174,7 +174,7 @@ void ig_pg_tx_simple(ig_pg_tx *tx, const char *sql, ig_pg_done *done, void *arg)
 	struct pg_conn *k = (struct pg_conn *)tx;
 	struct pg_query *q = make(k->core, k->held_arena, PGQ_SIMPLE, sql, done, arg);
 	if (!q) {
-		out_of_queries(done, arg);
+		out_of_queries(sql, done, arg);
 		return;
 	}
 	tx_send(k, q);
@@ -186,7 +186,7 @@ static void end_tx(ig_pg_tx *tx, const char *sql, bool commit, ig_pg_done *done,
 	struct pg_query *q = make(k->core, k->held_arena, PGQ_SIMPLE, sql, done, arg);
 	if (!q) {
 		ig_pg_pool_release(&k->core->pool, k);
-		out_of_queries(done, arg);
+		out_of_queries(sql, done, arg);
 		return;
 	}
 	q->commit = commit;
@@ -221,65 +221,6 @@ void ig_pg_release(ig_pg_tx *tx)
 		}
 	}
 	ig_pg_pool_release(&k->core->pool, k);
-}
-
-/* ---- errors ---- */
-
-const char *ig_pg_error_name(enum ig_pg_error_kind kind)
-{
-	static const char *const names[IG_PG_ERROR_KINDS] = {
-		[IG_PG_OK] = "ok",
-		[IG_PG_NOT_CONFIGURED] = "not_configured",
-		[IG_PG_UNAVAILABLE] = "unavailable",
-		[IG_PG_BUSY] = "busy",
-		[IG_PG_CONNECT] = "connect",
-		[IG_PG_AUTH] = "auth",
-		[IG_PG_TLS] = "tls",
-		[IG_PG_SERVER] = "server",
-		[IG_PG_CONNECTION_LOST] = "connection_lost",
-		[IG_PG_TIMEOUT] = "timeout",
-		[IG_PG_PROTOCOL] = "protocol",
-		[IG_PG_TOO_LARGE] = "too_large",
-		[IG_PG_BAD_PARAMS] = "bad_params",
-		[IG_PG_ABORTED] = "aborted",
-		[IG_PG_CANCELLED] = "cancelled",
-	};
-	return (unsigned)kind < IG_PG_ERROR_KINDS ? names[kind] : "unknown";
-}
-
-int ig_pg_respond_error(ig_ctx *ctx, const ig_pg_error *err)
-{
-	int status = 500;
-	const char *what = "database error";
-	switch (err->kind) {
-	case IG_PG_NOT_CONFIGURED: status = 503; what = "no database configured"; break;
-	case IG_PG_UNAVAILABLE:
-	case IG_PG_BUSY:
-	case IG_PG_CONNECT:
-	case IG_PG_AUTH:
-	case IG_PG_TLS: status = 503; what = "database unavailable"; break;
-	case IG_PG_CONNECTION_LOST: status = 503; what = "database connection lost"; break;
-	case IG_PG_TIMEOUT: status = 503; what = "database query timed out"; break;
-	case IG_PG_SERVER:
-		if (!strcmp(err->sqlstate, "23505")) {
-			status = 409;
-			what = "conflict: a unique value is taken already";
-		}
-		break;
-	default: break;
-	}
-	/* The detail names the kind and the server's words: never the
-	   password, which neither the server nor net/pg repeats. */
-	char detail[384];
-	size_t n = (size_t)snprintf(detail, sizeof detail, "%s (%s", what, ig_pg_error_name(err->kind));
-	if (err->sqlstate[0] && n < sizeof detail)
-		n += (size_t)snprintf(detail + n, sizeof detail - n, " %s", err->sqlstate);
-	if (err->message.len && n < sizeof detail)
-		n += (size_t)snprintf(detail + n, sizeof detail - n, ": %.*s", (int)err->message.len, err->message.ptr);
-	if (n < sizeof detail)
-		snprintf(detail + n, sizeof detail - n, ")");
-	ig_respond_problem(ctx, status, detail);
-	return status;
 }
 
 bool ig_pg_configured(void)

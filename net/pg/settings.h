@@ -19,6 +19,7 @@ struct ig_pg_settings_values {
 	uint32_t connect_timeout_ms;
 	uint32_t query_timeout_ms; /* 0: none */
 	uint32_t max_message_bytes;
+	bool migrate_out_of_order; /* a pending migration below the newest applied one is applied, not refused */
 };
 extern struct ig_pg_settings_values ig_pg_settings_values;
 /* Its check parses DATABASE_URL (or the PG* fallback): a bad one stops
@@ -33,5 +34,13 @@ extern const struct ig_settings ig_pg_settings;
 struct ig_loop;
 bool ig_pg_start(void);
 void ig_pg_core_start(struct ig_loop *loop, int core_count);
+
+/* Set before the start (the program's main sets it to net/pg/migrate.c's
+ * ig_migrate_serve_check when the app has migrations) to check the schema
+ * at the first connection: it then says when the backend is up
+ * (ig_backend_set_up). NULL: up at the first connection. An upcall: the
+ * pool knows nothing of migrations. */
+struct ig_pg_pool;
+extern void (*ig_pg_schema_check)(struct ig_pg_pool *p, int backend);
 
 #endif

@@ -99,6 +99,8 @@ static void start_drain(struct ig_timer *t)
 	request_all(drain_flag);
 }
 
+void (*ig_http_drain_hook)(void);
+
 static void begin_stop(const char *why_key, const char *why, int64_t delay_ms)
 {
 	ig_http_server.stopping = true;
@@ -113,6 +115,8 @@ static void begin_stop(const char *why_key, const char *why, int64_t delay_ms)
 		ig_log_int(&l, "grace_ms", ig_server_config.grace_ms); /* counted after the delay */
 		ig_log_end(&l);
 	}
+	if (ig_http_drain_hook)
+		ig_http_drain_hook();
 }
 
 static void on_signal(struct ig_io *io, uint32_t events)

@@ -18,7 +18,7 @@ struct ig_net_listener *ig_server_listener_at(size_t slot)
 /* One of core's listeners in slot, on given (a socket activation's fd,
  * -1: none) or host:*port; NULL with err set. */
 static struct ig_net_listener *open_one(struct http_core *core, size_t slot, int given, int *port,
-					sock_accept_fn *accept, char *err, size_t errlen)
+					const char *setting, sock_accept_fn *accept, char *err, size_t errlen)
 {
 	const struct http_config *cfg = &ig_server_config;
 	int fd = -1;
@@ -27,6 +27,9 @@ static struct ig_net_listener *open_one(struct http_core *core, size_t slot, int
 	struct ig_net_listen_spec spec = {
 		.host = cfg->host, .backlog = 4096, .fd = fd, .max_streams = (uint32_t)cfg->max_conns,
 		.keep_peer = cfg->access_log, /* the access log's "client" */
+		/* The first core's: another process on the port stops the start
+		   (the later cores join this one's SO_REUSEPORT group). */
+		.probe = core->index == 0 && !cfg->share_port ? setting : NULL,
 		.accept = accept, .arg = core,
 	};
 	struct ig_net_listener *l = ig_server_listener_at(slot);
@@ -45,10 +48,10 @@ int ig_server_listen(struct http_core *core, int *port, int *tls_port, char *err
 	core->listener = core->tls_listener = NULL;
 	/* Activation made tls_only and tls say which sockets it gave. */
 	if (!ig_server_config.tls_only &&
-	    !(core->listener = open_one(core, slot, a->http_fd, port, ig_http_conn_accept, err, errlen)))
+	    !(core->listener = open_one(core, slot, a->http_fd, port, "PORT", ig_http_conn_accept, err, errlen)))
 		return -1;
 	if (ig_http_server.tls &&
-	    !(core->tls_listener = open_one(core, slot + 1, a->https_fd, tls_port, ig_server_tls_accept, err, errlen)))
+	    !(core->tls_listener = open_one(core, slot + 1, a->https_fd, tls_port, "INGOT_TLS_PORT", ig_server_tls_accept, err, errlen)))
 		return -1;
 	return 0;
 }
@@ -115,6 +118,7 @@ int ig_server_tls_core_setup(struct http_core *core)
 		.session_cache_bytes = (size_t)cfg->tls_session_cache *
 				       (ig_tls_backend_shares_session_cache() ? (size_t)cfg->threads : 1),
 		.close_timeout_ms = (uint32_t)cfg->write_timeout_ms,
+		.mem = &core->mem, /* what clients make us buffer: in the budget */
 	};
 	core->tls = ig_tls_core_new(&core->loop, ig_http_server.tls, &limits);
 	return core->tls ? 0 : -1;

@@ -1,5 +1,5 @@
-/* The limit of the memory budget for request bodies (kernel/runtime/
- * membudget.h): INGOT_MEMORY_BUDGET, or half the process's memory limit
+/* The limit of the memory budget for what clients make us buffer (kernel/
+ * runtime/membudget.h): INGOT_MEMORY_BUDGET, or half the process's memory limit
  * (kernel/process/memlimit.h) less a reserve for the process itself. Run
  * once, after "listening": reading the cgroup must not delay the start. */
 #include "server.h"

@@ -22,6 +22,7 @@
 
 struct http_config ig_server_config;
 struct ig_http_server ig_http_server;
+void (*ig_http_stopped_hook)(void);
 
 /* An explicit INGOT_THREADS, or a single CPU in the mask, needs no look at
  * the cgroup files, which costs about 100 us of a cold start. */
@@ -189,6 +190,8 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	ig_net_stack->finish(&core0->loop, 2000);
 	for (int i = 1; i < n; i++)
 		pthread_join(threads[i], NULL);
+	if (ig_http_stopped_hook)
+		ig_http_stopped_hook();
 	uint64_t cut = ig_server_log_stopped();
 	/* The "stopped" line is what supervisors and tests wait for; a reader
 	   that does not read gets a bounded wait, not a stuck exit. */

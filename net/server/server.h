@@ -21,6 +21,13 @@ int ig_http_serve(const struct ig_app *app, uint64_t t0_us);
  * serves: a part below the app that keeps state per core (net/pg's pools)
  * is set here by the start, before ig_http_serve. NULL: nothing. */
 extern void (*ig_http_core_start_hook)(struct ig_loop *loop, int core_count);
+/* Set by the start before ig_http_serve (the app's, include/ingot/
+ * lifecycle.h), NULL: nothing. The drain hook runs once on core 0's thread
+ * when the stop begins (the signal, or the idle exit), the stopped hook
+ * once on the main thread after every core's loop ended, before the
+ * "stopped" line. */
+extern void (*ig_http_drain_hook)(void);
+extern void (*ig_http_stopped_hook)(void);
 
 /* ---- shared by the server's files ---- */
 

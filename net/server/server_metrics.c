@@ -113,15 +113,27 @@ static void write_connections(struct ig_expo *e)
 		"Connections the API listeners allow open, all cores (INGOT_MAX_CONNS per core, as in effect).",
 		(double)ig_server_config.max_conns * ig_http_server.core_count);
 	ig_expo_family(e, "ingot_memory_budget_bytes", "gauge",
-		       "The memory budget for request bodies being received: reserved (cores' credit included) and "
+		       "The memory budget for what clients make the process buffer (request bodies being "
+		       "received, responses waiting to be sent, TLS buffers): reserved (cores' credit included) and "
 		       "the limit (0: none).");
 	struct ig_label m = label("state", "used");
 	ig_expo_sample(e, "ingot_memory_budget_bytes", &m, 1, (double)ig_membudget_used());
 	m = label("state", "limit");
 	ig_expo_sample(e, "ingot_memory_budget_bytes", &m, 1, (double)ig_membudget_limit());
-	counter(e, "ingot_memory_budget_rejections_total", "counter",
-		"Requests answered 503 because their body found no room in the memory budget in time.",
-		(double)ig_membudget_rejections());
+	/* A label added to a family that had none (as for connections
+	   rejected above): sum() over it is what the family alone was. */
+	ig_expo_family(e, "ingot_memory_budget_rejections_total", "counter",
+		       "Refused for want of room in the memory budget, by cause: a request body (answered 503 after "
+		       "INGOT_MEMORY_WAIT_MS) or a new TLS connection (its handshake refused).");
+	struct ig_label cause = label("cause", "request_body");
+	ig_expo_sample(e, "ingot_memory_budget_rejections_total", &cause, 1,
+		       (double)ig_membudget_refusals(IG_MEM_BODY));
+	cause = label("cause", "tls_handshake");
+	ig_expo_sample(e, "ingot_memory_budget_rejections_total", &cause, 1, (double)ig_membudget_refusals(IG_MEM_TLS));
+	counter(e, "ingot_memory_budget_paused_total", "counter",
+		"Times a connection stopped reading because its unsent output found no room in the memory budget "
+		"(it reads again once that output has left).",
+		(double)ig_membudget_refusals(IG_MEM_OUTPUT));
 }
 
 static void write_waiting(struct ig_expo *e)

@@ -17,6 +17,9 @@ static const struct ig_option server_rows[] = {
 	{ "PORT", IG_OPT_INT, CFG(port), 0, 65535,
 	  "TCP port; 0 picks a free one (ignored with LISTEN_FDS: the sockets given are served)" },
 	{ "HOST", IG_OPT_STR, CFG(host), 0, 0, "numeric address to listen on (ignored with LISTEN_FDS)" },
+	{ "INGOT_SHARE_PORT", IG_OPT_BOOL, CFG(share_port), 0, 1,
+	  "join the listeners of another process on PORT (a zero-downtime handover: the new process starts, "
+	  "then the old one drains); else a port served already stops the start (exit 2)" },
 	{ "INGOT_THREADS", IG_OPT_INT, CFG(threads), 0, IG_MAX_CORES,
 	  "event loops; 0 = usable CPUs (affinity, cgroup quota)" },
 	{ "INGOT_MAX_CONNS", IG_OPT_INT, CFG(max_conns), 0, 1000000,
@@ -30,7 +33,8 @@ static const struct ig_option server_rows[] = {
 	  "header fields per request (431 beyond)" },
 	{ "INGOT_MAX_BODY", IG_OPT_INT, CFG(max_body), 0, 1 << 30, "request body bytes (413 beyond)" },
 	{ "INGOT_MEMORY_BUDGET", IG_OPT_INT, &ig_membudget_state.setting, 0, (int64_t)1 << 50,
-	  "bytes of request bodies being received, all connections together; beyond, reading waits, then 503. "
+	  "bytes of request bodies being received, unsent responses and TLS buffers, all connections together; "
+	  "beyond, reading waits (a body then gets 503), a TLS handshake is refused. "
 	  "0: half the memory limit (cgroup, else MemTotal) less 8 MiB, at least 4 MiB" },
 	{ "INGOT_MEMORY_WAIT_MS", IG_OPT_INT, CFG(memory_wait_ms), 0, 3600000,
 	  "how long a body over the memory budget waits for room before 503 with Retry-After" },
@@ -59,9 +63,8 @@ static const struct ig_option server_rows[] = {
 	  "(with LISTEN_FDS: only a socket named admin)" },
 	{ "INGOT_ADMIN_HOST", IG_OPT_STR, CFG(admin_host), 0, 0,
 	  "numeric address of the admin listener (127.0.0.1 keeps it off the network); not set: HOST" },
-	{ "INGOT_ADMIN_TOKEN", IG_OPT_STR, CFG(admin_token), 0, 0,
-	  "when set, the admin listener asks Authorization: Bearer <token> on all but /livez and /readyz "
-	  "(secret: never logged)" },
+	{ "INGOT_ADMIN_TOKEN", IG_OPT_SECRET, CFG(admin_token), 0, 0,
+	  "when set, the admin listener asks Authorization: Bearer <token> on all but /livez and /readyz" },
 	{ "INGOT_IDLE_EXIT_MS", IG_OPT_INT, CFG(idle_exit_ms), 0, 86400000,
 	  "exit 0 through the drain after this long with no connection open and nothing in flight; 0: never" },
 	{ "INGOT_TEST_STALL_CORE", IG_OPT_INT, CFG(test_stall_core), -1, 1023,
@@ -77,7 +80,7 @@ static const struct ig_option server_rows[] = {
 	{ "INGOT_TLS_KEY", IG_OPT_STR, CFG(tls_key), 0, 0, "PEM file: its private key (RSA or EC)" },
 	{ "INGOT_TLS_CERT_PEM", IG_OPT_STR, CFG(tls_cert_pem), 0, 0,
 	  "the certificate chain as PEM text, instead of a file" },
-	{ "INGOT_TLS_KEY_PEM", IG_OPT_STR, CFG(tls_key_pem), 0, 0,
+	{ "INGOT_TLS_KEY_PEM", IG_OPT_SECRET, CFG(tls_key_pem), 0, 0,
 	  "the private key as PEM text, instead of a file" },
 	{ "INGOT_TLS_PORT", IG_OPT_INT, CFG(tls_port), 0, 65535,
 	  "HTTPS port; 0 picks a free one (ignored with LISTEN_FDS)" },

@@ -48,26 +48,56 @@ struct sock_stream {
 
 static const struct ig_transport_ops stream_ops;
 
-static int listen_on(const char *host, int *port, int backlog, bool reuseport, char *err, size_t errlen)
+/* host:port into ss; 0, or -1 with err. Numeric addresses only: no
+   resolver (and none of its code to page in during a cold start). */
+static int address_of(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len, char *err,
+		      size_t errlen)
 {
-	/* Numeric addresses only: no resolver (and none of its code to page
-	   in during a cold start). */
-	struct sockaddr_storage ss = { 0 };
-	socklen_t len;
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
 	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
 		v4->sin_family = AF_INET;
-		v4->sin_port = htons((uint16_t)*port);
-		len = sizeof *v4;
+		v4->sin_port = htons((uint16_t)port);
+		*len = sizeof *v4;
 	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
 		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons((uint16_t)*port);
-		len = sizeof *v6;
+		v6->sin6_port = htons((uint16_t)port);
+		*len = sizeof *v6;
 	} else {
 		snprintf(err, errlen, "HOST \"%s\" is not a numeric IPv4 or IPv6 address", host);
 		return -1;
 	}
+	return 0;
+}
+
+int ig_sock_port_free(const char *host, int port, const char *setting, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	if (address_of(host, port, &ss, &len, err, errlen) != 0)
+		return -1;
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	if (fd < 0)
+		return 0; /* no probe: the bind that follows says what is wrong */
+	int rc = 0;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+	    bind(fd, (struct sockaddr *)&ss, len) != 0 && errno == EADDRINUSE) {
+		snprintf(err, errlen, "%s %d is served by another process already (INGOT_SHARE_PORT=true shares it, "
+				      "for a handover)", setting, port);
+		rc = -1;
+	}
+	close(fd);
+	return rc;
+}
+
+static int listen_on(const char *host, int *port, int backlog, bool reuseport, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	if (address_of(host, *port, &ss, &len, err, errlen) != 0)
+		return -1;
 	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1;
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||

@@ -58,6 +58,12 @@ int ig_sock_listen(const char *host, int *port, int backlog, char *err, size_t e
  * listens on already fails (EADDRINUSE) instead of being shared. */
 int ig_sock_listen_exclusive(const char *host, int *port, int backlog, char *err, size_t errlen);
 
+/* Whether host:port is free of listeners: a socket bound there without
+ * SO_REUSEPORT (SO_REUSEADDR: a previous run's TIME_WAIT is no listener)
+ * and closed. 0, or -1 with err naming setting and the port. A process
+ * starting between this and its bind is not seen (microseconds). */
+int ig_sock_port_free(const char *host, int port, const char *setting, char *err, size_t errlen);
+
 void ig_sock_core_init(struct sock_core *c, struct ig_loop *loop, int listen_fd,
 		    uint32_t max_streams, sock_accept_fn *accept, void *arg);
 /* Before ig_sock_core_start: the spare descriptors the listener keeps

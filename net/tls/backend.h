@@ -108,6 +108,10 @@ static inline bool tls_gen_release(struct tls_gen_use *u)
 /* ---- per connection ---- */
 
 size_t ig_tls_engine_size(void);
+/* What the backend allocates for one engine beyond ig_tls_engine_size()
+ * while it lives, its most (mbedtls: the record buffers; BearSSL: 0): the
+ * memory budget charges it with the connection (tls.c). */
+size_t ig_tls_engine_heap_bytes(void);
 
 /* Server role, ALPN "http/1.1". Returns 0 or -1. */
 int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core);

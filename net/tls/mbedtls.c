@@ -954,6 +954,13 @@ size_t ig_tls_engine_size(void)
 	return sizeof(struct tls_engine);
 }
 
+size_t ig_tls_engine_heap_bytes(void)
+{
+	/* mbedtls_ssl_setup's two record buffers; the handshake's own state
+	   comes and goes with it (calloc'd, a few KiB, not counted). */
+	return MBEDTLS_SSL_IN_BUFFER_LEN + MBEDTLS_SSL_OUT_BUFFER_LEN;
+}
+
 static int engine_setup(struct tls_engine *e, struct tls_core *core, const mbedtls_ssl_config *conf)
 {
 	memset(e, 0, offsetof(struct tls_engine, in));

@@ -66,6 +66,11 @@ size_t ig_tls_engine_size(void)
 	return 0;
 }
 
+size_t ig_tls_engine_heap_bytes(void)
+{
+	return 0;
+}
+
 int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 {
 	(void)e, (void)core;

@@ -13,6 +13,7 @@
 #include "kernel/process/cores.h"
 #include "kernel/runtime/file.h"
 #include "kernel/runtime/loop.h"
+#include "kernel/runtime/membudget_log.h"
 #include "kernel/runtime/pool.h"
 #include "kernel/runtime/timer.h"
 
@@ -38,6 +39,11 @@ struct ig_tls_core {
 	struct ig_pool conns;  /* struct tls_conn with its engine */
 	struct ig_pool spills; /* SPILL_BYTES each, only while input waits */
 	struct ig_tls_stats stats;
+	/* What a connection is charged in the memory budget (limits.mem):
+	   its pooled state with the engine, a spill buffer (reserved, so
+	   that an open connection never waits for one) and the backend's
+	   own allocations. */
+	size_t mem_charge;
 	uint32_t in_handshake; /* connections of this core in the handshake */
 	bool serves;           /* made with credentials: the server role */
 	/* Connections in the handshake, oldest first: at max_handshakes the
@@ -101,13 +107,21 @@ static void set_error(struct ig_tls_core *c, const char *why)
 
 /* ---- lifetime ---- */
 
+/* A connection's state back to the pool, its charge back to the budget. */
+static void conn_give(struct ig_tls_core *c, struct tls_conn *tc)
+{
+	ig_pool_give(&c->conns, tc);
+	if (c->limits.mem)
+		ig_membudget_give(c->limits.mem, c->mem_charge);
+}
+
 static void conn_free(struct tls_conn *tc)
 {
 	struct ig_tls_core *c = tc->core;
 	ig_tls_engine_free(engine_of(tc));
 	if (tc->spill)
 		ig_pool_give(&c->spills, tc->spill);
-	ig_pool_give(&c->conns, tc);
+	conn_give(c, tc);
 }
 
 static void hold(struct tls_conn *tc)
@@ -622,9 +636,17 @@ static const struct ig_transport_ops tls_ops = {
 
 static struct tls_conn *conn_new(struct ig_tls_core *c, struct ig_transport *lower)
 {
-	struct tls_conn *tc = ig_pool_take(&c->conns);
-	if (!tc)
+	if (c->limits.mem && !ig_membudget_take(c->limits.mem, c->mem_charge)) {
+		ig_membudget_refused(IG_MEM_TLS, c->loop->clock.now_ms, "TLS handshake refused: the memory budget is spent",
+				     "rejections_total", "connection_bytes", (int64_t)c->mem_charge);
 		return NULL;
+	}
+	struct tls_conn *tc = ig_pool_take(&c->conns);
+	if (!tc) {
+		if (c->limits.mem)
+			ig_membudget_give(c->limits.mem, c->mem_charge);
+		return NULL;
+	}
 	*tc = (struct tls_conn){ .core = c, .lower = lower, .state = TC_HANDSHAKE };
 	tc->up.ops = &tls_ops;
 	tc->up.loop = lower->loop;
@@ -673,7 +695,7 @@ struct ig_transport *ig_tls_server(struct ig_tls_core *c, struct ig_transport *l
 	if (!tc)
 		return NULL;
 	if (ig_tls_engine_init_server(engine_of(tc), c->backend) != 0) {
-		ig_pool_give(&c->conns, tc);
+		conn_give(c, tc);
 		return NULL;
 	}
 	return ig_conn_start(tc);
@@ -693,7 +715,7 @@ struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *l
 	if (!tc)
 		return NULL;
 	if (ig_tls_engine_init_client(engine_of(tc), c->backend, trust, server_name ? &peer : NULL) != 0) {
-		ig_pool_give(&c->conns, tc);
+		conn_give(c, tc);
 		return NULL;
 	}
 	return ig_conn_start(tc);
@@ -725,6 +747,7 @@ struct ig_tls_core *ig_tls_core_new(struct ig_loop *loop, const struct tls_crede
 	/* Pools grow on the first connection: nothing is touched before. */
 	size_t conn_bytes = offsetof(struct tls_conn, engine) + ig_tls_engine_size();
 	ig_pool_init(&c->conns, conn_bytes, 16, ((size_t)1 << 40) / conn_bytes);
+	c->mem_charge = conn_bytes + SPILL_BYTES + ig_tls_engine_heap_bytes();
 	ig_pool_init(&c->spills, SPILL_BYTES, 4, ((size_t)1 << 40) / SPILL_BYTES);
 	return c;
 }

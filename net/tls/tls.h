@@ -22,6 +22,7 @@
 
 struct ig_loop;
 struct ig_tls_core;
+struct ig_mem_credit;
 
 struct ig_tls_limits {
 	uint32_t handshake_timeout_ms; /* a handshake not done by then is cut */
@@ -35,6 +36,11 @@ struct ig_tls_limits {
 	uint32_t close_timeout_ms;     /* a graceful close waits this long to
 					  send what is left and close_notify
 					  (0: 5000) */
+	/* Server role: the core's credit in the process's memory budget
+	   (kernel/runtime/membudget.h), charged for every connection's
+	   buffers while it lives; a handshake that finds no room is refused.
+	   NULL: not charged (the client role's own connections). */
+	struct ig_mem_credit *mem;
 };
 
 /* A core's handshakes: written by that core only, read from any thread
@@ -70,7 +76,8 @@ static inline void ig_tls_metrics_register(void)
 /* Puts TLS over lower (which must have no engine yet). Returns the
  * transport for the engine above, which then sets engine_ops and engine
  * on it as it would on a socket; NULL when at max_handshakes (and no
- * silent handshake could be closed to make room) or out of
+ * silent handshake could be closed to make room), when the memory budget
+ * has no room for its buffers (counted and logged there), or out of
  * memory (the caller then closes lower). Application bytes flow only once
  * the handshake is done; the engine above may write before that (its
  * bytes wait). A handshake failure reaches the engine above as closed(). */

@@ -1,6 +1,7 @@
 // Apps outside the tree (tools/make/app.mk, tools/new-service): the
 // scaffold written into a temporary directory outside the repository, built,
-// served by `make run` and curled, its handler test run by `make test`, its
+// served by `make run` and curled, its handler test run by `make test` (and
+// with --db, its database example's test against a real PostgreSQL), its
 // image inspected by skopeo; a non-empty directory refused; and the todo app
 // (tests/apps/todo) copied out of the tree, built there against this ingot
 // (INGOT_ROOT) and exercised over HTTP, its outbound call to a loopback
@@ -14,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { ROOT, curl, within, commandRunner, needTools, freePort, ingotVersion } from './lib.mjs';
+import { startPostgres } from './pglib.mjs';
 
 const T = { timeout: 300000 };
 // The apps are built here, static; the sanitizer pass of tests/run
@@ -30,12 +32,12 @@ const { run, must } = commandRunner({ timeoutMs: 240000 });
 const make = (dir, ...args) => must('make', ['--no-print-directory', '-j2', '-C', dir, ...args],
 	{ env: { ...process.env, INGOT_ROOT: ROOT } });
 
-// `make -C dir run` on a free port, in a process group of its own so that
+// `make -C dir run` (or command) on a free port, in a process group of its own so that
 // it is stopped (make and the service under it) by its PID; ready once the
 // service logs "listening" with that port.
-async function makeRun(dir, env = {}) {
+async function makeRun(dir, env = {}, command = ['make', '--no-print-directory', '-C', dir, 'run']) {
 	const port = await freePort();
-	const child = spawn('make', ['--no-print-directory', '-C', dir, 'run'], {
+	const child = spawn(command[0], command.slice(1), {
 		env: { ...process.env, INGOT_ROOT: ROOT, PORT: String(port), HOST: '127.0.0.1', INGOT_ADMIN_PORT: '-1', ...env },
 		detached: true, stdio: ['ignore', 'pipe', 'pipe'],
 	});
@@ -268,10 +270,100 @@ test('make test runs the scaffold\'s handler test under ASan and UBSan, and fail
 	fs.cpSync(scaffold, broken, { recursive: true });
 	fs.rmSync(path.join(broken, 'build'), { recursive: true, force: true });
 	const h = path.join(broken, 'handlers.c');
-	fs.writeFileSync(h, fs.readFileSync(h, 'utf8').replace('"hello, ", 7', '"HELLO, ", 7'));
+	const source = fs.readFileSync(h, 'utf8');
+	assert.ok(source.includes('", ", 2'), 'the line to break is there');
+	fs.writeFileSync(h, source.replace('", ", 2', '"; ", 2'));
 	const r = await run('make', ['--no-print-directory', '-C', broken, 'test'], { env: { ...process.env, INGOT_ROOT: ROOT } });
 	assert.notEqual(r.code, 0);
 	assert.match(r.stderr + r.stdout, /FAIL GET \/hello/);
+});
+
+test('tools/new-service --db: a migration, notes.c\'s two routes and their test, which make test runs against a migrated database: the local cluster\'s throwaway one, or DATABASE_URL\'s', { ...T, ...SKIP }, async () => {
+	for (const f of ['migrations', 'notes.c', 'tests/notes_test.c'])
+		assert.ok(!fs.existsSync(path.join(scaffold, f)), `no ${f} without --db`);
+	const app = path.join(tmp, 'notes-app');
+	await must(path.join(ROOT, 'tools', 'new-service'), ['--db', app, 'notes']);
+	for (const f of ['migrations/001_notes.sql', 'notes.c', 'tests/notes_test.c', 'tests/handlers_test.c'])
+		assert.ok(fs.existsSync(path.join(app, f)), `${f} written`);
+	const doc = YAML.parse(fs.readFileSync(path.join(app, 'openapi.yaml'), 'utf8'));
+	assert.deepEqual(Object.keys(doc.paths), ['/hello', '/greetings', '/notes', '/notes/{id}']);
+	assert.deepEqual([doc.paths['/notes'].post.operationId, doc.paths['/notes/{id}'].get.operationId], ['createNote', 'getNote']);
+	// No DATABASE_URL: tools/pg-local's cluster, a database made for the run.
+	const env = { ...process.env, INGOT_ROOT: ROOT };
+	delete env.DATABASE_URL;
+	const local = await run('make', ['--no-print-directory', '-C', app, 'test'], { env });
+	assert.equal(local.code, 0, local.stdout + local.stderr);
+	assert.match(local.stdout, /notes tests passed/);
+	assert.match(local.stdout, /handler tests passed/);
+	// DATABASE_URL's database: migrated by the app's binary, then tested.
+	const pg = await startPostgres();
+	try {
+		const r = await run('make', ['--no-print-directory', '-C', app, 'test'], { env: { ...env, DATABASE_URL: pg.url } });
+		assert.equal(r.code, 0, r.stdout + r.stderr);
+		assert.match(r.stdout, /notes tests passed/);
+		assert.match(r.stderr, /DATABASE_URL is set: testing against it/);
+		assert.equal((await pg.psql("SELECT count(*) FROM notes WHERE text = 'remember the milk';")).trim(), '1');
+		// The test checks the answers: without the table it fails.
+		await pg.psql('DROP TABLE notes;');
+		const bin = path.join(app, 'build', 'test', 'notes_test');
+		const bad = await run(bin, [], { env: { ...env, DATABASE_URL: pg.url } });
+		assert.notEqual(bad.code, 0);
+		assert.match(bad.stderr, /FAIL POST \/notes/);
+	} finally {
+		await pg.stop();
+	}
+});
+
+test('two --db apps, both with a 001 migration, served at once beside the reference service: each migrated in a database of its own, named after it; one taken to another\'s database is refused', { ...T, ...SKIP }, async () => {
+	const apps = ['notes-one', 'notes-two'].map((name) => ({ name, dir: path.join(tmp, name) }));
+	for (const a of apps) {
+		await must(path.join(ROOT, 'tools', 'new-service'), ['--db', a.dir, a.name]);
+		await make(a.dir);
+	}
+	const pgLocal = path.join(ROOT, 'tools', 'pg-local');
+	const env = { ...process.env, INGOT_ROOT: ROOT };
+	delete env.DATABASE_URL;
+	// The reference service as its make run serves it (tools/pg-local run, its database ingot), and
+	// the two apps' make run, all at once on the one local cluster.
+	const ref = makeRun(ROOT, {}, [pgLocal, 'run', path.join(ROOT, 'build', 'bin', 'service')]);
+	const servers = await Promise.all([ref, ...apps.map((a) => makeRun(a.dir))]);
+	try {
+		for (const [i, a] of apps.entries()) {
+			const srv = servers[i + 1];
+			// Its own 001 applied in its own database, not taken for the reference service's 001_posts.
+			assert.match(srv.output(), new RegExp(`database ${a.name}; migrating`));
+			assert.match(srv.output(), /"msg":"migration applied","migration":"001_notes"/);
+			const made = await call(srv.port, 'POST', '/notes', JSON.stringify({ text: `from ${a.name}` }));
+			assert.equal(made.status, 201, made.raw);
+			const got = await call(srv.port, 'GET', `/notes/${made.json.id}`);
+			assert.equal(got.status, 200, got.raw);
+			assert.equal(got.json.text, `from ${a.name}`);
+		}
+		assert.match(servers[0].output(), /database ingot; migrating/);
+		assert.equal((await call(servers[0].port, 'GET', '/posts')).status, 200);
+		const url = async (db) => (await must(pgLocal, ['url'], { env: { ...env, PG_LOCAL_DB: db } })).trim();
+		// The records of each database: its own files only.
+		const records = async (db) => {
+			const r = await run(path.join(apps[0].dir, 'build', 'bin', apps[0].name), ['--migrate'],
+				{ env: { ...env, DATABASE_URL: await url(db) } });
+			return r;
+		};
+		for (const a of apps) {
+			const again = await records(a.name);
+			assert.equal(again.code, 0, again.stdout + again.stderr);
+			assert.match(again.stdout, /"msg":"migrations done","applied":0,"known":1/);
+		}
+		// notes-one's binary on the reference service's database: its 001 is
+		// 001_posts there; refused (exit 2) naming both files, nothing applied.
+		const wrong = await records('ingot');
+		assert.equal(wrong.code, 2, wrong.stdout + wrong.stderr);
+		assert.match(wrong.stdout, /"recorded":"001_posts.sql","local":"001_notes.sql"/);
+		assert.doesNotMatch(wrong.stdout, /migration applied/);
+	} finally {
+		// The apps first: the run that started the cluster stops it at its end.
+		for (const srv of servers.slice(1)) await stopServer(srv);
+		await stopServer(servers[0]);
+	}
 });
 
 test('LDLIBS go to both links, TEST_LDLIBS (when set) to the handler tests\' instead', { ...T, ...SKIP }, async () => {

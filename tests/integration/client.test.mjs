@@ -39,7 +39,7 @@ async function sequential(port, target, n) {
 
 // ---- the service's outbound routes ----
 
-test('GET /proxy/json without INGOT_UPSTREAM calls the service itself and answers its /json body exactly', T, async () => {
+test('GET /proxy/json without UPSTREAM calls the service itself and answers its /json body exactly', T, async () => {
 	const srv = await startServer({ INGOT_ACCESS_LOG: 'true' }, { threads: '1' });
 	const r = await curlResponse(srv.port, '/proxy/json');
 	assert.equal(r.status, 200);
@@ -74,7 +74,7 @@ test('pipelined inbound requests whose handlers call out leave in request order,
 
 test('GET /proxy/json through nginx: the body exactly; 50 calls share one kept-alive upstream connection', T, async () => {
 	const nginx = await startNginx();
-	const srv = await startServer({ INGOT_UPSTREAM: nginx.origin }, { threads: '1' });
+	const srv = await startServer({ UPSTREAM: nginx.origin }, { threads: '1' });
 	const got = await sequential(srv.port, '/proxy/json', 50);
 	for (const r of got) {
 		assert.equal(r.status, 200);
@@ -91,7 +91,7 @@ test('GET /proxy/json through nginx: the body exactly; 50 calls share one kept-a
 
 test('GET /fanout?n=10 through nginx: 10 concurrent calls succeed over at most INGOT_CLIENT_CONNECTIONS connections, kept for the next fan-out', T, async () => {
 	const nginx = await startNginx();
-	const srv = await startServer({ INGOT_UPSTREAM: nginx.origin, INGOT_CLIENT_CONNECTIONS: '4' }, { threads: '1' });
+	const srv = await startServer({ UPSTREAM: nginx.origin, INGOT_CLIENT_CONNECTIONS: '4' }, { threads: '1' });
 	const first = await curlResponse(srv.port, '/fanout?n=10');
 	assert.equal(first.status, 200);
 	const body = first.json();
@@ -113,7 +113,7 @@ test('GET /fanout?n=10 through nginx: 10 concurrent calls succeed over at most I
 
 test('GET /fanout with INGOT_CLIENT_PIPELINING=10 and one connection: the upstream sees all 10 calls on one connection before it answers', T, async () => {
 	const up = await Upstream.start({ ...serviceRoutes, '/health': gateRoute(10) });
-	const srv = await startServer({ INGOT_UPSTREAM: up.origin, INGOT_CLIENT_CONNECTIONS: '1', INGOT_CLIENT_PIPELINING: '10' },
+	const srv = await startServer({ UPSTREAM: up.origin, INGOT_CLIENT_CONNECTIONS: '1', INGOT_CLIENT_PIPELINING: '10' },
 		{ threads: '1' });
 	const r = await curlResponse(srv.port, '/fanout?n=10');
 	assert.equal(r.status, 200);
@@ -126,7 +126,7 @@ test('GET /fanout with INGOT_CLIENT_PIPELINING=10 and one connection: the upstre
 
 test('GET /fanout?n= outside 1..100 is a 400 that names the parameter, before any call', T, async () => {
 	const up = await Upstream.start(serviceRoutes);
-	const srv = await startServer({ INGOT_UPSTREAM: up.origin }, { threads: '1' });
+	const srv = await startServer({ UPSTREAM: up.origin }, { threads: '1' });
 	for (const n of ['0', '101', 'ten', '-1']) {
 		const r = await curlResponse(srv.port, `/fanout?n=${n}`);
 		assert.equal(r.status, 400, `n=${n}`);
@@ -144,7 +144,7 @@ test('GET /proxy/json with the upstream down: a 502 problem naming "connect"; th
 	const gone = await Upstream.start(serviceRoutes);
 	const port = gone.port;
 	await gone.close();
-	const srv = await startServer({ INGOT_UPSTREAM: `http://127.0.0.1:${port}` }, { threads: '1' });
+	const srv = await startServer({ UPSTREAM: `http://127.0.0.1:${port}` }, { threads: '1' });
 	const r = await curlResponse(srv.port, '/proxy/json');
 	assert.equal(r.status, 502);
 	assert.equal(r.headers['content-type'], 'application/problem+json');
@@ -160,18 +160,18 @@ test('GET /proxy/json with the upstream down: a 502 problem naming "connect"; th
 
 test('GET /proxy/json: an upstream status other than 200 is a 502 problem with upstream_status', T, async () => {
 	const up = await Upstream.start({ '/json': () => ({ status: 404, body: '{"nope":1}' }) });
-	const srv = await startServer({ INGOT_UPSTREAM: `${up.origin}/` }, { threads: '1' });
+	const srv = await startServer({ UPSTREAM: `${up.origin}/` }, { threads: '1' });
 	const r = await curlResponse(srv.port, '/proxy/json');
 	assert.equal(r.status, 502);
 	assert.deepEqual({ error: r.json().error, upstream_status: r.json().upstream_status }, { error: 'status', upstream_status: 404 });
-	assert.equal(up.requests[0].target, '/json', 'a trailing slash in INGOT_UPSTREAM is dropped');
+	assert.equal(up.requests[0].target, '/json', 'a trailing slash in UPSTREAM is dropped');
 	await srv.stop();
 	await up.close();
 });
 
 test('GET /proxy/json on several cores, many clients at once: every body exact', T, async () => {
 	const nginx = await startNginx();
-	const srv = await startServer({ INGOT_UPSTREAM: nginx.origin }, { threads: '2' });
+	const srv = await startServer({ UPSTREAM: nginx.origin }, { threads: '2' });
 	const all = await Promise.all(Array.from({ length: 8 }, () => sequential(srv.port, '/proxy/json', 25)));
 	for (const r of all.flat()) {
 		assert.equal(r.status, 200);

@@ -63,7 +63,7 @@ test('fetch: a response nobody asked for (after a complete one) is never taken f
 test('GET /proxy/json: each hostile upstream reply is a 502 naming the error; the next call succeeds and the service keeps serving', T, async () => {
 	const next = [];
 	const up = await Upstream.start({ ...serviceRoutes, '/json': (req) => (next.shift() || serviceRoutes['/json'])(req) });
-	const srv = await startServer({ INGOT_UPSTREAM: up.origin }, { threads: '1' });
+	const srv = await startServer({ UPSTREAM: up.origin }, { threads: '1' });
 	for (const [what, reply, error, message] of HOSTILE) {
 		next.push(reply);
 		const bad = await curlResponse(srv.port, '/proxy/json');
@@ -165,7 +165,7 @@ test('connect timeout: an address whose connect never completes fails with "conn
 	const r = await runFetch(['--timeout-connect', '200', `${hole.origin}/json`]);
 	assert.equal(r.results[0].error, 'connect_timeout', JSON.stringify(r.results[0]));
 	assert.match(r.results[0].message, /timed out/);
-	const srv = await startServer({ INGOT_UPSTREAM: hole.origin, INGOT_CLIENT_CONNECT_TIMEOUT_MS: '200' }, { threads: '1' });
+	const srv = await startServer({ UPSTREAM: hole.origin, INGOT_CLIENT_CONNECT_TIMEOUT_MS: '200' }, { threads: '1' });
 	const p = await curlResponse(srv.port, '/proxy/json');
 	assert.equal(p.status, 504);
 	assert.equal(p.json().title, 'Gateway Timeout');
@@ -183,7 +183,7 @@ test('headers timeout: an upstream that never answers fails with "headers_timeou
 	assert.equal(r.results[0].error, 'headers_timeout', JSON.stringify(r.results[0]));
 	assert.equal(r.results[1].body, BODY.json);
 	assert.equal(up.connections, 2);
-	const srv = await startServer({ INGOT_UPSTREAM: up.origin, INGOT_CLIENT_HEADERS_TIMEOUT_MS: '200' }, { threads: '1' });
+	const srv = await startServer({ UPSTREAM: up.origin, INGOT_CLIENT_HEADERS_TIMEOUT_MS: '200' }, { threads: '1' });
 	next.push(() => ({ stall: true }));
 	const p = await curlResponse(srv.port, '/proxy/json');
 	assert.equal(p.status, 504);
@@ -200,7 +200,7 @@ test('body timeout: a body that stalls fails with "body_timeout"', T, async () =
 		'/slow': hostile.stallMidBody });
 	const r = await runFetch(['--timeout-body', '200', `${up.origin}/slow`]);
 	assert.equal(r.results[0].error, 'body_timeout', JSON.stringify(r.results[0]));
-	const srv = await startServer({ INGOT_UPSTREAM: up.origin, INGOT_CLIENT_BODY_TIMEOUT_MS: '200' }, { threads: '1' });
+	const srv = await startServer({ UPSTREAM: up.origin, INGOT_CLIENT_BODY_TIMEOUT_MS: '200' }, { threads: '1' });
 	next.push(hostile.stallMidBody);
 	const p = await curlResponse(srv.port, '/proxy/json');
 	assert.equal(p.status, 504);

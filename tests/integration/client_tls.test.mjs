@@ -92,7 +92,7 @@ for (const b of BACKENDS) {
 		test('the service: GET /proxy/json and /fanout over HTTPS with INGOT_TLS_CA_FILE (replace); refused without it', T, async () => {
 			const up = await startTlsUpstream(pki);
 			const upstream = `https://upstream.test:${up.port}`;
-			const srv = await startServer({ ...hostsEnv(), INGOT_UPSTREAM: upstream, INGOT_TLS_CA_FILE: pki.caFile,
+			const srv = await startServer({ ...hostsEnv(), UPSTREAM: upstream, INGOT_TLS_CA_FILE: pki.caFile,
 				INGOT_TLS_CA_MODE: 'replace', INGOT_CLIENT_CONNECTIONS: '4' }, { threads: '1', command: b.service });
 			const r = await curlResponse(srv.port, '/proxy/json');
 			assert.equal(r.status, 200, r.text);
@@ -102,7 +102,7 @@ for (const b of BACKENDS) {
 			assert.ok(up.connections <= 4, `${up.connections} TLS connections for a pool of 4`);
 			await srv.stop();
 
-			const bare = await startServer({ ...hostsEnv(), INGOT_UPSTREAM: upstream }, { threads: '1', command: b.service });
+			const bare = await startServer({ ...hostsEnv(), UPSTREAM: upstream }, { threads: '1', command: b.service });
 			const refused = await curlResponse(bare.port, '/proxy/json');
 			assert.equal(refused.status, 502);
 			assert.equal(refused.json().error, 'tls', refused.text);
@@ -115,7 +115,7 @@ for (const b of BACKENDS) {
 				{ threads: '1', command: b.service });
 			const tlsPort = upstreamSrv.listening.tls_port;
 			assert.ok(tlsPort > 0, JSON.stringify(upstreamSrv.listening));
-			const srv = await startServer({ ...hostsEnv(), INGOT_UPSTREAM: `https://upstream.test:${tlsPort}`,
+			const srv = await startServer({ ...hostsEnv(), UPSTREAM: `https://upstream.test:${tlsPort}`,
 				INGOT_TLS_CA_FILE: pki.caFile, INGOT_TLS_CA_MODE: 'replace' }, { threads: '1', command: b.service });
 			for (let i = 0; i < 3; i++) {
 				const r = await curlResponse(srv.port, '/proxy/json');
@@ -152,8 +152,8 @@ describe('name resolution', () => {
 		assert.equal(r.results[0].error, 'dns', JSON.stringify(r.results[0]));
 	});
 
-	test('the service: INGOT_UPSTREAM with a made-up name', T, async () => {
-		const srv = await startServer({ ...env(), INGOT_UPSTREAM: `http://made-up.test:${up.port}` }, { threads: '1' });
+	test('the service: UPSTREAM with a made-up name', T, async () => {
+		const srv = await startServer({ ...env(), UPSTREAM: `http://made-up.test:${up.port}` }, { threads: '1' });
 		const r = await curlResponse(srv.port, '/proxy/json');
 		assert.equal(r.status, 200, r.text);
 		assert.equal(r.text, BODY.json);

@@ -59,7 +59,7 @@ test('without a supervisor: idle for INGOT_IDLE_EXIT_MS, the process exits 0 thr
 
 test('a pooled upstream connection does not count: the process exits with it open and idle', T, async () => {
 	const up = await Upstream.start(serviceRoutes);
-	const srv = await startServer({ INGOT_IDLE_EXIT_MS: '50', INGOT_UPSTREAM: up.origin, INGOT_CLIENT_KEEP_ALIVE_MS: '3600000' });
+	const srv = await startServer({ INGOT_IDLE_EXIT_MS: '50', UPSTREAM: up.origin, INGOT_CLIENT_KEEP_ALIVE_MS: '3600000' });
 	const r = await oneRequest(srv.port, '/proxy/json');
 	assert.deepEqual(r, { status: 200, body: BODY.json });
 	assert.equal(up.connections, 1);

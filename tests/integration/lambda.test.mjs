@@ -229,7 +229,7 @@ function assertSame(kind, answer, res, what, mask) {
 let upstream, api, lambda, http;
 before(async () => {
 	upstream = await Upstream.start(serviceRoutes);
-	const env = { INGOT_UPSTREAM: upstream.origin };
+	const env = { UPSTREAM: upstream.origin };
 	api = await newApi();
 	lambda = await startRuntime(api, env);
 	// One core, as the runtime has: the service's per-core state (the blog's
@@ -407,7 +407,7 @@ test('an outbound call ends by the invocation\'s deadline', T, async () => {
 	const stalled = await Upstream.start({ '/json': () => ({ stall: true }) });
 	const a = await newApi();
 	// The client's own headers timeout is a minute: only the deadline can end the call in time.
-	const srv = await startRuntime(a, { INGOT_UPSTREAM: stalled.origin, INGOT_CLIENT_HEADERS_TIMEOUT_MS: '60000' });
+	const srv = await startRuntime(a, { UPSTREAM: stalled.origin, INGOT_CLIENT_HEADERS_TIMEOUT_MS: '60000' });
 	const answer = await a.invoke(KINDS['API Gateway 2.0']({ method: 'GET', path: '/proxy/json' }),
 		{ deadlineMs: Date.now() + 500 });
 	assert.equal(answer.kind, 'response');
@@ -624,7 +624,7 @@ test('a handler that crashes in the ASan build is reported through .../{id}/erro
 	// Its own report directory: the crash below is this test's, not a finding.
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-crash-'));
 	try {
-		const srv = await startRuntime(a, { INGOT_UPSTREAM: stalled.origin,
+		const srv = await startRuntime(a, { UPSTREAM: stalled.origin,
 			ASAN_OPTIONS: `log_path=${dir}/report:abort_on_error=1`, UBSAN_OPTIONS: `log_path=${dir}/report` });
 		const id = randomUUID();
 		const answered = a.invoke(KINDS['API Gateway 2.0']({ method: 'GET', path: '/proxy/json' }), { requestId: id });

@@ -537,6 +537,16 @@ export async function scrapeSamples(addr) {
 	return m;
 }
 
+/** Asserts that res (curlResponse's) is a problem+json of status, and
+ * returns the problem. */
+export function assertProblem(res, status) {
+	assert.equal(res.status, status, res.text);
+	assert.equal(res.headers['content-type'], 'application/problem+json');
+	const p = res.json();
+	assert.equal(p.status, status);
+	return p;
+}
+
 /** A promise that resolves with what fn() resolves, or rejects after ms
  * with msg: a safety net so a hung wait fails with a useful message. It
  * bounds a wait; it never orders events. */

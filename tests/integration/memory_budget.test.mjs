@@ -1,13 +1,17 @@
-// The memory budget for request bodies (INGOT_MEMORY_BUDGET): a body that
-// finds no room waits, then is answered 503 with Retry-After and counted;
-// room given back lets the next one in; and in a 64 MiB memory cgroup the
-// test creates, a flood of 1 MB bodies leaves the process alive (no OOM
-// kill), every request answered by the route or with 503.
+// The memory budget (INGOT_MEMORY_BUDGET): a body that finds no room
+// waits, then is answered 503 with Retry-After and counted; room given back
+// lets the next one in; slow readers' unsent responses stay within it
+// (their connections pause, the process's RSS stays bounded, a normal
+// client is served); and in a 64 MiB memory cgroup the test creates, a
+// flood of 1 MB bodies leaves the process alive (no OOM kill), every
+// request answered by the route or with 503. TLS handshakes refused at an
+// exhausted budget: tls.test.mjs.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
-import { startServer, cleanup, RawClient, BIN, LWIP, adminAddr, scrapeSamples as metrics } from './lib.mjs';
+import { startServer, cleanup, RawClient, curl, BIN, LWIP, BODY, adminAddr, scrapeSamples as metrics } from './lib.mjs';
 
 after(cleanup);
 
@@ -45,7 +49,7 @@ test('a body over INGOT_MEMORY_BUDGET waits, then 503 with Retry-After: 1, count
 	let m;
 	do m = await metrics(admin); while (m.get('ingot_memory_budget_bytes{state="used"}') < 4 * MB);
 	assert.equal(m.get('ingot_memory_budget_bytes{state="limit"}'), 4 * MB);
-	assert.equal(m.get('ingot_memory_budget_rejections_total'), 0);
+	assert.equal(m.get('ingot_memory_budget_rejections_total{cause="request_body"}'), 0);
 
 	const refused = await post(srv.port);
 	assert.equal(refused.status, 503, refused.text);
@@ -53,7 +57,7 @@ test('a body over INGOT_MEMORY_BUDGET waits, then 503 with Retry-After: 1, count
 	assert.equal(refused.headers.connection, 'close');
 	assert.equal(refused.json().status, 503);
 	m = await metrics(admin);
-	assert.equal(m.get('ingot_memory_budget_rejections_total'), 1);
+	assert.equal(m.get('ingot_memory_budget_rejections_total{cause="request_body"}'), 1);
 	const line = await srv.waitLog((x) => x.msg?.startsWith('request refused: the memory budget'));
 	assert.equal(line.rejections_total, 1);
 	assert.equal(line.budget_bytes, 4 * MB);
@@ -62,7 +66,7 @@ test('a body over INGOT_MEMORY_BUDGET waits, then 503 with Retry-After: 1, count
 	for (const c of holders) c.destroy();
 	do m = await metrics(admin); while (m.get('ingot_memory_budget_bytes{state="used"}') > 3 * MB);
 	assert.equal((await post(srv.port)).status, route.status);
-	assert.equal((await metrics(admin)).get('ingot_memory_budget_rejections_total'), 1);
+	assert.equal((await metrics(admin)).get('ingot_memory_budget_rejections_total{cause="request_body"}'), 1);
 	await srv.stop();
 });
 
@@ -80,6 +84,105 @@ test('a chunked body is charged as it arrives: over the budget, 503 after the wa
 	assert.equal(res.headers['retry-after'], '1');
 	c.destroy();
 	await srv.stop();
+});
+
+// POST /novalidate echoes its body: a request of ~24 KB (it fits the read
+// buffer, so it is not charged itself) whose answer of ~24 KB does not fit
+// a connection's first output block.
+const ECHO_BODY = JSON.stringify({ name: 'A', nickname: null, ref: 1, status: 'active', scores: [],
+	address: { street: 's'.repeat(24000), city: 'c', zip: '12345' }, active: true });
+const ECHO = `POST /novalidate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nx-foo: a\r\n` +
+	`Content-Length: ${ECHO_BODY.length}\r\n\r\n${ECHO_BODY}`;
+
+function statusKiB(pid, key) {
+	return Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
+}
+
+// The slow readers' server: a budget of 1 MiB, INGOT_MAX_OUTPUT at 4 MiB
+// (without the budget each client below could have 4 MiB buffered).
+const SLOW_BUDGET = MB, SLOW_CONNS = 10;
+async function slowServer() {
+	const srv = await startServer({ INGOT_ADMIN_PORT: '0', INGOT_MEMORY_BUDGET: String(SLOW_BUDGET),
+		INGOT_MAX_OUTPUT: String(4 * MB) }, { threads: '1' });
+	srv.admin = await adminAddr(srv);
+	await srv.waitLog((x) => x.msg === 'memory budget');
+	return srv;
+}
+
+// SLOW_CONNS clients each send payload at once and never read an answer;
+// resolves once every connection has paused at least once (none can
+// buffer its 4 MiB), the budget's use read within its limit all along,
+// with the clients and the RSS growth since rss0.
+async function slowReaders(srv, payload, rss0) {
+	const readers = Array.from({ length: SLOW_CONNS }, () => {
+		const s = net.connect({ host: srv.host, port: srv.port });
+		s.pause();
+		s.on('error', () => {});
+		s.write(payload);
+		return s;
+	});
+	let m;
+	do {
+		m = await metrics(srv.admin);
+		assert.ok(m.get('ingot_memory_budget_bytes{state="used"}') <= SLOW_BUDGET,
+			`used ${m.get('ingot_memory_budget_bytes{state="used"}')} within the limit`);
+	} while (m.get('ingot_memory_budget_paused_total') < SLOW_CONNS);
+	assert.equal((await curl([`http://${srv.host}:${srv.port}/health`])).stdout.toString(), BODY.health,
+		'a normal client is served meanwhile');
+	// What the process holds: the budget, and per connection its read
+	// buffer, its first output block, one response beyond the budget and
+	// its exchanges' arenas: 256 KiB each is ample. Without the budget
+	// these floods hold ~30 MiB.
+	const grown = statusKiB(srv.pid, 'VmHWM') - rss0;
+	assert.ok(grown <= SLOW_BUDGET + SLOW_CONNS * 256 * 1024, `RSS grew by ${grown} bytes`);
+	return { readers, grown };
+}
+
+test('slow readers: their unsent responses stay within INGOT_MEMORY_BUDGET, their connections pause, RSS stays bounded, a normal client is served', T, async (t) => {
+	const srv = await slowServer();
+	const warm = await RawClient.connect(srv.port); // the pools' first pages
+	await warm.write(ECHO);
+	const first = await warm.response();
+	assert.equal(first.status, 200);
+	assert.ok(first.body.length > ECHO_BODY.length, `the echo of ${first.body.length} bytes`);
+	warm.destroy();
+	const { readers, grown } = await slowReaders(srv, ECHO.repeat(300), statusKiB(srv.pid, 'VmRSS'));
+	t.diagnostic(`RSS grew ${grown} bytes under ${SLOW_CONNS} slow readers, budget ${SLOW_BUDGET}`);
+	const pause = await srv.waitLog((x) => x.msg?.startsWith('connection paused: the memory budget is spent'));
+	assert.equal(pause.budget_bytes, SLOW_BUDGET);
+	assert.ok(pause.used_bytes <= SLOW_BUDGET);
+
+	// A large answer too (a connection that holds nothing else may always
+	// send one).
+	const normal = await RawClient.connect(srv.port);
+	await normal.write(ECHO);
+	assert.equal((await normal.response()).text, first.text);
+	normal.destroy();
+	const m = await metrics(srv.admin);
+	assert.ok(m.get('ingot_memory_budget_bytes{state="used"}') <= SLOW_BUDGET);
+	assert.equal(m.get('ingot_memory_budget_rejections_total{cause="request_body"}'), 0, 'nothing refused: paused');
+
+	// Gone, their output's charge goes back (the core keeps its credit).
+	for (const s of readers) s.destroy();
+	let used;
+	do used = (await metrics(srv.admin)).get('ingot_memory_budget_bytes{state="used"}'); while (used > 2 * 256 * 1024);
+	assert.equal((await srv.stop()).code, 0);
+});
+
+test('slow readers pipelining small requests for larger answers: a batch stops at the budget too, its answers not held in their arenas', T, async (t) => {
+	// GET /blog?limit=100 answers ~6.4 KB to a request of ~40 bytes: one
+	// read holds up to 128 of them (the queue's bound), made at once.
+	const srv = await slowServer();
+	const LIST = 'GET /blog?limit=100 HTTP/1.1\r\nHost: x\r\n\r\n';
+	const warm = await RawClient.connect(srv.port);
+	await warm.write(LIST.repeat(130));
+	const answers = await warm.responses(130);
+	assert.ok(answers.every((r) => r.status === 200 && r.body.length > 6000), 'the answers are ~6.4 KB');
+	warm.destroy();
+	const { readers, grown } = await slowReaders(srv, LIST.repeat(1500), statusKiB(srv.pid, 'VmRSS'));
+	t.diagnostic(`RSS grew ${grown} bytes under ${SLOW_CONNS} slow readers of /blog, budget ${SLOW_BUDGET}`);
+	for (const s of readers) s.destroy();
+	assert.equal((await srv.stop()).code, 0);
 });
 
 // A memory cgroup of the test's own (v2 memory.max, else v1
@@ -139,7 +242,7 @@ test('in a 64 MiB memory cgroup, 120 clients sending 1 MB bodies: no OOM kill, e
 		const peak = ['memory.peak', 'memory.max_usage_in_bytes'].map((f) => path.join(cg.dir, f)).find(existsSync);
 		t.diagnostic(`cgroup v${cg.version}: ${refused} of 120 refused; peak ${peak ? readFileSync(peak, 'utf8').trim() : '?'} bytes`);
 		const m = await metrics(admin);
-		assert.equal(m.get('ingot_memory_budget_rejections_total'), refused);
+		assert.equal(m.get('ingot_memory_budget_rejections_total{cause="request_body"}'), refused);
 		assert.equal(m.get('ingot_memory_budget_bytes{state="limit"}'), 24 * MB);
 		assert.equal((await post(srv.port)).status, route.status, 'it answers afterwards');
 		assert.equal(srv.exit, null);

@@ -234,7 +234,7 @@ test('the exposition: content type, promtool check metrics, consistent histogram
 		'ingot_connections_accepted_total', 'ingot_connections_active', 'ingot_connections_rejected_total',
 		'ingot_connections_limit', 'ingot_connections_closed_total', 'ingot_http_errors_total', 'ingot_validation_failures_total',
 		'ingot_log_lines_dropped_total', 'ingot_memory_budget_bytes', 'ingot_memory_budget_rejections_total',
-		'ingot_handlers_waiting', 'ingot_waiting_rejections_total']) {
+		'ingot_memory_budget_paused_total', 'ingot_handlers_waiting', 'ingot_waiting_rejections_total']) {
 		assert.ok(types.has(name), `family ${name}`);
 		assert.ok(body.includes(`# HELP ${name} `), `HELP for ${name}`);
 	}
@@ -385,6 +385,10 @@ test('connection metrics: refused at INGOT_MAX_CONNS, closed by the idle and hea
 	assert.equal((await value('ingot_connections_rejected_total{reason="max_conns"}')), 1);
 	assert.equal((await value('ingot_connections_rejected_total{reason="fd_limit"}')), 0);
 	assert.equal((await value('ingot_connections_limit{}')), 2, 'INGOT_MAX_CONNS per core, one core');
+	// The memory budget's refusals by cause, each written at zero.
+	assert.equal(await value('ingot_memory_budget_rejections_total{cause="request_body"}'), 0);
+	assert.equal(await value('ingot_memory_budget_rejections_total{cause="tls_handshake"}'), 0);
+	assert.equal(await value('ingot_memory_budget_paused_total{}'), 0);
 	assert.equal((await value('ingot_connections_active{}')), 2);
 	// The idle one meets the idle timeout, the slow one the header timeout (408).
 	await idle.waitClosed();

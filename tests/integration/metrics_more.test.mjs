@@ -202,7 +202,7 @@ test('client: /proxy/json against a raw upstream: durations by address, port, me
 		// The fourth call gets a 503, the rest the service's body.
 		'/json': (req) => (++n === 4 ? { status: 503, body: '{}' } : serviceRoutes['/json'](req)),
 	});
-	const srv = await startWithAdmin({ INGOT_UPSTREAM: up.origin, INGOT_CLIENT_KEEP_ALIVE_MS: '600000' });
+	const srv = await startWithAdmin({ UPSTREAM: up.origin, INGOT_CLIENT_KEEP_ALIVE_MS: '600000' });
 	const statuses = [];
 	for (let i = 0; i < 5; i++) {
 		const r = await curl(['-s', '-o', '/dev/null', '-w', '%{http_code}', `http://127.0.0.1:${srv.port}/proxy/json`]);
@@ -231,7 +231,7 @@ test('client: /proxy/json against a raw upstream: durations by address, port, me
 
 test('client: a refused connect counts as ingot_client_errors_total{kind="connect"}, with no duration series', T, async () => {
 	const closed = await freePort(); // nothing listens there
-	const srv = await startWithAdmin({ INGOT_UPSTREAM: `http://127.0.0.1:${closed}` });
+	const srv = await startWithAdmin({ UPSTREAM: `http://127.0.0.1:${closed}` });
 	for (let i = 0; i < 3; i++) {
 		const r = await curl(['-s', `http://127.0.0.1:${srv.port}/proxy/json`]);
 		assert.match(r.stdout.toString(), /"connect"/, r.stdout.toString());

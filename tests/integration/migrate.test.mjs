@@ -3,11 +3,18 @@
 // and changes no row; two runs at once both exit 0 and apply each
 // migration once; a failing migration is rolled back and none after it
 // runs (exit 1); bad or missing settings exit 2; no listener is opened.
+// Records carry each file's SHA-256: a changed file, another name under a
+// version, a foreign version or an out-of-order one stops --migrate (exit 2,
+// naming the recorded and the local file) and keeps a server not ready; a
+// table from before checksums is upgraded in place.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cleanup, freePort, runBinary } from './lib.mjs';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT, cleanup, curlResponse, freePort, runBinary, startServer } from './lib.mjs';
 import { startPostgres } from './pglib.mjs';
-import { migrate } from './dbservice.mjs';
+import { migrate, waitReady } from './dbservice.mjs';
 
 let pg;
 const T = { timeout: 120000 };
@@ -46,6 +53,9 @@ test('a first run applies every migration in order, each recorded; a second appl
 	assert.ok(!first.logs.some((l) => l.msg === 'listening'), 'no listener');
 	assert.equal((await pg.psql('SELECT string_agg(version || name, \',\' ORDER BY version) FROM ingot_migrations;',
 		{ database: db.name })).trim(), '1001_posts,2002_world,3003_fortune');
+	// Each record holds its file's SHA-256, as sha256sum gives it.
+	assert.equal((await pg.psql('SELECT string_agg(checksum, \',\' ORDER BY version) FROM ingot_migrations;',
+		{ database: db.name })).trim(), MIGRATIONS.map(sha256).join(','));
 	assert.equal((await pg.psql('SELECT count(*) FROM world; SELECT count(*) FROM fortune;', { database: db.name }))
 		.trim(), '10000\n12');
 	// In the connection's default schema (public here).
@@ -115,4 +125,148 @@ test('--help lists --migrate among the commands; --migrate --help lists the data
 	assert.match(own.stdout, /INGOT_PG_POOL_SIZE/);
 	assert.doesNotMatch(own.stdout, /INGOT_MAX_BODY/);
 	assert.match(own.stdout, /^\s+--migrate\s/m);
+});
+
+/** The SHA-256 of schemas/migrations/NAME.sql's bytes, in hex. */
+function sha256(name) {
+	return crypto.createHash('sha256').update(fs.readFileSync(path.join(ROOT, 'schemas', 'migrations', `${name}.sql`)))
+		.digest('hex');
+}
+
+/** A database with every migration applied. */
+async function migratedDatabase() {
+	const db = await freshDatabase();
+	const r = await migrate(db.url);
+	assert.equal(r.code, 0, `${r.stdout}${r.stderr}`);
+	return db;
+}
+
+const errors = (r) => r.logs.filter((l) => l.level === 'error');
+
+/** --migrate refuses: exit 2, one error line, nothing applied. */
+async function refused(db, env = {}) {
+	const r = await migrate(db.url, env);
+	assert.equal(r.code, 2, `${r.stdout}${r.stderr}`);
+	assert.deepEqual(applied(r), []);
+	assert.equal(errors(r).length, 1, JSON.stringify(r.logs));
+	return errors(r)[0];
+}
+
+test('an applied migration whose file changed: --migrate exits 2 naming the recorded and the local file and both checksums', T, async () => {
+	const db = await migratedDatabase();
+	// The record of a file that was edited after it was applied.
+	const old = crypto.createHash('sha256').update('CREATE TABLE posts (id int);\n').digest('hex');
+	await pg.psql(`UPDATE ingot_migrations SET checksum = '${old}' WHERE version = 2;`, { database: db.name });
+	const e = await refused(db);
+	assert.match(e.msg, /an applied migration's file changed/);
+	assert.equal(e.recorded, '002_world.sql');
+	assert.equal(e.local, '002_world.sql');
+	assert.equal(e.recorded_sha256, old);
+	assert.equal(e.local_sha256, sha256('002_world'));
+});
+
+test('another name under an applied version (another app\'s migrations): --migrate exits 2 naming both files', T, async () => {
+	const db = await migratedDatabase();
+	await pg.psql("UPDATE ingot_migrations SET name = '001_links' WHERE version = 1;", { database: db.name });
+	const e = await refused(db);
+	assert.match(e.msg, /another name under the same version/);
+	assert.equal(e.recorded, '001_links.sql');
+	assert.equal(e.local, '001_posts.sql');
+});
+
+test('a recorded version among the files\' that none of them has is refused; one above the newest file (a later release\'s) is not', T, async () => {
+	const db = await migratedDatabase();
+	await pg.psql("INSERT INTO ingot_migrations (version, name, checksum) VALUES (900, '900_later', 'ab');",
+		{ database: db.name });
+	const later = await migrate(db.url);
+	assert.equal(later.code, 0, `${later.stdout}${later.stderr}`);
+	await pg.psql("INSERT INTO ingot_migrations (version, name, checksum) VALUES (0, '000_other', 'ab');",
+		{ database: db.name });
+	const e = await refused(db);
+	assert.match(e.msg, /not among this binary's files/);
+	assert.equal(e.recorded, '000_other.sql');
+	assert.equal(e.local, undefined);
+});
+
+test('a pending migration below the newest applied one is refused, and applied with INGOT_MIGRATE_OUT_OF_ORDER=true', T, async () => {
+	const db = await migratedDatabase();
+	// 002 as if it came after 003 had been applied.
+	await pg.psql('DROP TABLE world; DELETE FROM ingot_migrations WHERE version = 2;', { database: db.name, user: 'ingot' });
+	const e = await refused(db);
+	assert.match(e.msg, /pending migration is numbered below the newest applied one/);
+	assert.equal(e.local, '002_world.sql');
+	assert.equal(e.recorded, '003_fortune.sql');
+	assert.match((await migrate(db.url, { INGOT_MIGRATE_OUT_OF_ORDER: 'no' })).stdout, /numbered below/);
+	const r = await migrate(db.url, { INGOT_MIGRATE_OUT_OF_ORDER: 'true' });
+	assert.equal(r.code, 0, `${r.stdout}${r.stderr}`);
+	assert.deepEqual(applied(r), ['002_world']);
+	assert.equal((await pg.psql('SELECT count(*) FROM world;', { database: db.name })).trim(), '10000');
+});
+
+test('a record table from before checksums is upgraded in place: the column added, each record given its file\'s checksum, nothing applied again', T, async () => {
+	const db = await freshDatabase();
+	// The table as --migrate made it before, with the records it wrote.
+	await pg.psql(`CREATE TABLE ingot_migrations (version integer PRIMARY KEY, name text NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now());
+		INSERT INTO ingot_migrations (version, name) VALUES (1, '001_posts'), (2, '002_world');`,
+	{ database: db.name, user: 'ingot' });
+	const sql = (n) => fs.readFileSync(path.join(ROOT, 'schemas', 'migrations', `${n}.sql`), 'utf8');
+	await pg.psql(sql('001_posts') + sql('002_world'), { database: db.name, user: 'ingot' });
+	const r = await migrate(db.url);
+	assert.equal(r.code, 0, `${r.stdout}${r.stderr}`);
+	assert.deepEqual(applied(r), ['003_fortune']);
+	assert.deepEqual(r.logs.filter((l) => l.msg.startsWith('migration checksum recorded')).map((l) => l.migration),
+		['001_posts', '002_world']);
+	assert.equal((await pg.psql('SELECT string_agg(checksum, \',\' ORDER BY version) FROM ingot_migrations;',
+		{ database: db.name })).trim(), MIGRATIONS.map(sha256).join(','));
+	const again = await migrate(db.url);
+	assert.equal(again.code, 0, `${again.stdout}${again.stderr}`);
+	assert.ok(!again.logs.some((l) => l.msg.startsWith('migration checksum recorded')), 'recorded once');
+});
+
+test('a server on a database whose records disagree logs one error at its first connection and stays not ready; on a matching one it is ready', T, async () => {
+	const good = await migratedDatabase();
+	const srv = await startServer({ DATABASE_URL: good.url });
+	try {
+		await waitReady(srv);
+		assert.equal(srv.logs.filter((l) => l.level === 'error').length, 0, srv.lines.join('\n'));
+	} finally {
+		await srv.stop();
+	}
+	const bad = await migratedDatabase();
+	await pg.psql("UPDATE ingot_migrations SET checksum = repeat('0', 64) WHERE version = 1;", { database: bad.name });
+	const stuck = await startServer({ DATABASE_URL: bad.url });
+	try {
+		const e = await stuck.waitLog((l) => l.level === 'error');
+		assert.match(e.msg, /an applied migration's file changed/);
+		assert.equal(e.recorded, '001_posts.sql');
+		assert.equal(e.local, '001_posts.sql');
+		// Answers, but not ready: the pool is connected (the check ran on it).
+		for (let i = 0; i < 3; i++) assert.equal((await curlResponse(stuck.port, '/readyz')).status, 503);
+		assert.equal((await curlResponse(stuck.port, '/livez')).status, 200);
+		assert.equal(stuck.logs.filter((l) => l.level === 'error').length, 1, stuck.lines.join('\n'));
+	} finally {
+		await stuck.stop();
+	}
+});
+
+test('a server on a database never migrated, or with migrations pending, warns once and is ready, as before the check', T, async () => {
+	const empty = await freshDatabase();
+	const srv = await startServer({ DATABASE_URL: empty.url });
+	try {
+		await waitReady(srv);
+		assert.ok(srv.logs.some((l) => l.level === 'warn' && /no ingot_migrations table/.test(l.msg)), srv.lines.join('\n'));
+	} finally {
+		await srv.stop();
+	}
+	const partial = await migratedDatabase();
+	await pg.psql('DELETE FROM ingot_migrations WHERE version = 3;', { database: partial.name });
+	const srv2 = await startServer({ DATABASE_URL: partial.url });
+	try {
+		await waitReady(srv2);
+		assert.equal(srv2.logs.filter((l) => l.level === 'warn' && /pending/.test(l.msg)).length, 1, srv2.lines.join('\n'));
+		assert.equal(srv2.logs.filter((l) => l.level === 'error').length, 0, srv2.lines.join('\n'));
+	} finally {
+		await srv2.stop();
+	}
 });

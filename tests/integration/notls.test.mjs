@@ -52,7 +52,7 @@ test('an https:// upstream is refused with the kind "tls", no connection made', 
 	await new Promise((resolve) => trap.listen(0, '127.0.0.1', resolve));
 	const upstream = `https://127.0.0.1:${trap.address().port}`;
 	try {
-		const srv = await startServer({ INGOT_UPSTREAM: upstream }, { command: NOTLS });
+		const srv = await startServer({ UPSTREAM: upstream }, { command: NOTLS });
 		const r = await curlResponse(srv.port, '/proxy/json');
 		assert.equal(r.status, 502);
 		const problem = JSON.parse(r.body.toString());

@@ -3,7 +3,8 @@
 // reach that (here a private temporary directory, as a clone under /root
 // is), on a unix socket and a free loopback port that is not 5432; migrated;
 // the service serves with it; the end of the service stops it (by PID). A
-// DATABASE_URL the user set wins: then nothing is started.
+// DATABASE_URL the user set wins: then nothing is started. Runs at once
+// share the cluster, each in its own database (PG_LOCAL_DB).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -99,4 +100,48 @@ test('make run with DATABASE_URL set: that database, nothing started', { timeout
 	assert.equal(db.status, 503);
 	process.kill(-r.proc.pid, 'SIGINT');
 	await within(30000, r.exited, 'the service ended');
+});
+
+test('three runs at once on one cluster, each in its own database (PG_LOCAL_DB; ingot without it), each migrated there; only the run that started the cluster stops it', { timeout: 180000 }, async () => {
+	const build = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-run-'));
+	dirs.push(build);
+	const runs = [runLocal(build), runLocal(build, { PG_LOCAL_DB: 'app-one' }), runLocal(build, { PG_LOCAL_DB: 'app-two' })];
+	const ports = await within(120000, Promise.all(runs.map((r) => r.listening)), 'the three services listening');
+	const datadir = fs.readFileSync(path.join(build, 'pg', 'datadir'), 'utf8').trim();
+	dirs.push(datadir);
+	for (const [i, r] of runs.entries()) {
+		// Each database had no record: the three files applied in each.
+		assert.match(r.stdout, /"msg":"migrations done","applied":3,"known":3/, `run ${i}: ${r.stdout}`);
+		assert.equal((await curlResponse(ports[i], '/readyz')).status, 200);
+	}
+	assert.match(runs[0].stderr, /database ingot;/);
+	assert.match(runs[1].stderr, /database app-one;/);
+	assert.match(runs[2].stderr, /database app-two;/);
+	const starters = runs.filter((r) => /starting PostgreSQL/.test(r.stderr));
+	assert.equal(starters.length, 1, 'one run started the cluster, the others found it running');
+	const pid = Number(fs.readFileSync(path.join(datadir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+	for (const r of runs.filter((x) => x !== starters[0])) {
+		process.kill(-r.proc.pid, 'SIGINT');
+		assert.equal((await within(30000, r.exited, 'a run ended')).code, 0, r.stderr);
+		assert.doesNotMatch(r.stderr, /stopping PostgreSQL/);
+	}
+	assert.ok(running(pid), 'the cluster serves on for the run that started it');
+	const last = ports[runs.indexOf(starters[0])];
+	assert.equal((await curlResponse(last, '/db')).status, 200);
+	process.kill(-starters[0].proc.pid, 'SIGINT');
+	assert.equal((await within(30000, starters[0].exited, 'the last run ended')).code, 0);
+	assert.equal(running(pid), false, 'PostgreSQL was stopped by the run that started it');
+});
+
+test('PG_LOCAL_DB must be a plain database name', { timeout: 30000 }, async () => {
+	const build = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-run-'));
+	dirs.push(build);
+	for (const bad of ['Bad', 'a b', "x';drop", 'postgres', 'template1']) {
+		const r = runLocal(build, { PG_LOCAL_DB: bad });
+		r.listening.catch(() => {});
+		const x = await within(20000, r.exited, 'pg-local refusing');
+		assert.equal(x.code, 2, r.stderr);
+		assert.match(r.stderr, /PG_LOCAL_DB/);
+	}
+	assert.equal(fs.existsSync(path.join(build, 'pg')), false, 'nothing started');
 });

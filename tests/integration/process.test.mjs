@@ -82,8 +82,8 @@ test('exit statuses: a port in use and an admin port in use are bad configuratio
 	assert.match(r.stderr, /signalfd/);
 });
 
-test('an INGOT_ variable that names no setting: one warning with the nearest name, the start goes on; INGOT_UPSTREAM is the app\'s own setting', T, async () => {
-	const srv = await startServer({ INGOT_ACCES_LOG: '1', INGOT_SOMETHING_ELSE: 'x', INGOT_UPSTREAM: 'http://127.0.0.1:1' });
+test('an INGOT_ variable that names no setting: one warning with the nearest name, the start goes on; the app\'s own UPSTREAM is no INGOT_ name', T, async () => {
+	const srv = await startServer({ INGOT_ACCES_LOG: '1', INGOT_SOMETHING_ELSE: 'x', UPSTREAM: 'http://127.0.0.1:1' });
 	const warned = srv.logs.filter((l) => l.msg === 'an INGOT_ variable that names no setting is ignored');
 	assert.deepEqual(warned.map((l) => [l.name, l.did_you_mean]).sort(),
 		[['INGOT_ACCES_LOG', 'INGOT_ACCESS_LOG'], ['INGOT_SOMETHING_ELSE', undefined]]);

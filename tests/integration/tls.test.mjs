@@ -478,6 +478,60 @@ for (const b of BINARIES) {
 			}
 		});
 
+		test('at an exhausted memory budget a new handshake is refused: closed at once, counted by cause and logged; plain HTTP still served; a closed connection gives its room back', T, async () => {
+			const metric = async (srv, key) => {
+				const r = await curl([`http://127.0.0.1:${srv.admin}/metrics`]);
+				const line = r.stdout.toString('utf8').split('\n').find((l) => l.startsWith(`${key} `));
+				return Number(line.split(' ')[1]);
+			};
+			const start = async (budget) => {
+				const srv = await startTls(b, 'rsa', { INGOT_MEMORY_BUDGET: String(budget), INGOT_ADMIN_PORT: '0' },
+					{ threads: '1' });
+				srv.admin = (await srv.waitLog((x) => x.msg === 'admin listening')).port;
+				await srv.waitLog((x) => x.msg === 'memory budget'); // the limit is in effect from here
+				return srv;
+			};
+			const REFUSED = 'ingot_memory_budget_rejections_total{cause="tls_handshake"}';
+			let srv = await start(1); // a byte: no TLS connection fits
+			let charge;
+			try {
+				const over = await RawClient.connect(srv.tlsPort);
+				await within(20000, over.waitEnd(), 'the connection is closed at once');
+				assert.equal(over.buf.length, 0, 'no byte of a handshake');
+				await assert.rejects(tlsClient(srv.tlsPort), 'a real client fails too');
+				assert.equal(await metric(srv, REFUSED), 2);
+				assert.equal(await metric(srv, 'ingot_memory_budget_rejections_total{cause="request_body"}'), 0);
+				const line = await srv.waitLog((x) => x.msg === 'TLS handshake refused: the memory budget is spent');
+				assert.equal(line.budget_bytes, 1);
+				assert.ok(line.rejections_total >= 1);
+				charge = line.connection_bytes;
+				assert.ok(charge > 16384, `a connection is charged its buffers: ${charge} bytes`);
+				assert.equal((await curlHttp(srv.port, '/health')).text, BODY.health, 'plain HTTP is served');
+			} finally {
+				await srv.stop();
+			}
+			// Room for one connection: a second is refused while the first
+			// is open, and admitted once it has closed.
+			srv = await start(Math.floor(charge * 1.5));
+			try {
+				const held = await tlsClient(srv.tlsPort);
+				await held.write(req('GET', '/health'));
+				assert.equal((await held.response()).text, BODY.health);
+				await assert.rejects(tlsClient(srv.tlsPort), 'no room for a second');
+				assert.equal(await metric(srv, REFUSED), 1);
+				held.destroy();
+				await held.closed;
+				// The server frees it when it hears the close: until then
+				// a handshake may still be refused.
+				let r;
+				do r = await curl(['-s', '--cacert', F('root.pem'), '--resolve', `localhost:${srv.tlsPort}:127.0.0.1`,
+					`https://localhost:${srv.tlsPort}/health`]); while (r.code !== 0);
+				assert.equal(r.stdout.toString(), BODY.health);
+			} finally {
+				await srv.stop();
+			}
+		});
+
 		test('INGOT_TLS_MAX_HANDSHAKES: idle TCP connections that sent nothing make room for a TLS client', T, async () => {
 			const srv = await startTls(b, 'rsa', { INGOT_TLS_MAX_HANDSHAKES: '2' }, { threads: '1' });
 			try {
@@ -534,7 +588,7 @@ for (const b of BINARIES) {
 			});
 			await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
 			const asked = new Promise((resolve) => { upstreamConn = resolve; });
-			const srv = await startTls(b, 'rsa', { INGOT_UPSTREAM: `http://127.0.0.1:${upstream.address().port}`,
+			const srv = await startTls(b, 'rsa', { UPSTREAM: `http://127.0.0.1:${upstream.address().port}`,
 				INGOT_WRITE_TIMEOUT_MS: '600000' }, { threads: '1' });
 			try {
 				const { client, raw, capture, tcpEnd } = await tlsOverRaw(srv.tlsPort);

@@ -182,7 +182,7 @@ test('over HTTPS the id is echoed and the access log names the TCP peer under th
 
 test('a valid traceparent is continued: the server span is new, the upstream sees the same trace id, a new parent id, the flags, tracestate and the request id', T, async () => {
 	const up = await Upstream.start(serviceRoutes);
-	const srv = await startServer({ INGOT_ACCESS_LOG: '1', INGOT_UPSTREAM: up.origin });
+	const srv = await startServer({ INGOT_ACCESS_LOG: '1', UPSTREAM: up.origin });
 	try {
 		const headers = [`traceparent: 00-${TID}-${PID}-01`, 'tracestate: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7',
 			'X-Request-Id: proxy-1'];
@@ -221,7 +221,7 @@ test('a valid traceparent is continued: the server span is new, the upstream see
 
 test('a later traceparent version is read by its first 55 characters; version ff is not', T, async () => {
 	const up = await Upstream.start(serviceRoutes);
-	const srv = await startServer({ INGOT_UPSTREAM: up.origin });
+	const srv = await startServer({ UPSTREAM: up.origin });
 	try {
 		await send(srv.port, 'GET', '/proxy/json', [`traceparent: cc-${TID}-${PID}-01-future-stuff`]);
 		assert.equal(TRACEPARENT.exec(up.requests[0].headers.traceparent)[1], TID);
@@ -234,7 +234,7 @@ test('a later traceparent version is read by its first 55 characters; version ff
 
 test('invalid traceparents are replaced by a new trace, and their tracestate is dropped', T, async () => {
 	const up = await Upstream.start(serviceRoutes);
-	const srv = await startServer({ INGOT_ACCESS_LOG: '1', INGOT_UPSTREAM: up.origin });
+	const srv = await startServer({ INGOT_ACCESS_LOG: '1', UPSTREAM: up.origin });
 	try {
 		const bad = {
 			uppercase: [`traceparent: 00-${TID.toUpperCase()}-${PID}-01`],
@@ -269,7 +269,7 @@ test('invalid traceparents are replaced by a new trace, and their tracestate is 
 
 test('several tracestate fields pass on as one list; over 512 characters in all it is dropped, not cut', T, async () => {
 	const up = await Upstream.start(serviceRoutes);
-	const srv = await startServer({ INGOT_UPSTREAM: up.origin });
+	const srv = await startServer({ UPSTREAM: up.origin });
 	try {
 		await send(srv.port, 'GET', '/proxy/json', [`traceparent: 00-${TID}-${PID}-01`, `tracestate: k=${'v'.repeat(511)}`]);
 		assert.equal(up.requests[0].headers.tracestate, undefined);

@@ -9,13 +9,16 @@
 // slowloris, idle CPU) and then stops on Ctrl-Alt-Del with a request in
 // flight; one on a TAP in a namespace answers ping and 500 concurrent
 // connections (qemu's user network carries neither); one boot each for
-// DHCP, the modern virtio-mmio device, an idle exit (INGOT_IDLE_EXIT_MS), a
-// bad ingot.ip, a forced CPU exception, and the database routes against a
+// DHCP, the modern virtio-mmio device, an app's setting (UPSTREAM) from the
+// command line, an idle exit (INGOT_IDLE_EXIT_MS), a
+// bad ingot.ip, a forced CPU exception, a coroutine's stack overflow (its
+// guard page), and the database routes against a
 // real PostgreSQL on the host (qemu's guestfwd to its loopback port). A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -247,6 +250,28 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 	});
 });
 
+test('an app\'s setting from the command line: UPSTREAM=... sends /proxy/json to the host\'s upstream', T, async () => {
+	// The user network lets the guest reach nothing but this: 10.0.2.100:80
+	// piped to the upstream on the host's loopback. Without the word,
+	// /proxy/json would call the service itself and answer its /json.
+	const upstream = http.createServer((rq, rs) => {
+		rs.setHeader('Content-Type', 'application/json');
+		rs.end(`{"from":"the host","path":"${rq.url}"}`);
+	});
+	await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+	try {
+		const fwd = `tcp:10.0.2.100:80-cmd:${process.execPath} ${path.join(here, 'tcp_pipe.mjs')} ${upstream.address().port}`;
+		const g = await boot({ more: `${WORDS} UPSTREAM=http://10.0.2.100:80/up`, guestfwd: fwd });
+		await listening(g);
+		const { res } = await rawAnswer(g.port, req('GET', '/proxy/json', { headers: ['Connection: close'] }));
+		assert.equal(res.status, 200, `${res.text}; ${g.describe()}`);
+		assert.deepEqual(JSON.parse(res.text), { from: 'the host', path: '/up/json' });
+		g.kill();
+	} finally {
+		upstream.close();
+	}
+});
+
 test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers off by itself with 0', T, async () => {
 	const g = await boot({ more: `${WORDS} INGOT_IDLE_EXIT_MS=300` });
 	await listening(g);
@@ -382,5 +407,17 @@ test('a forced CPU exception (ingot.test_fault=ud) prints the registers on the c
 	assert.match(g.console, /rip/i, `a register dump; ${g.describe()}`);
 	assert.match(g.console, /rsp/i);
 	assert.ok(failure(lastWords(g)), `the last console line says a failure; ${g.describe()}`);
+	assert.ok(!g.logs.some((l) => l.msg === 'listening'), 'it stopped before serving');
+});
+
+test('a coroutine that overflows its stack (ingot.test_fault=coro) ends with one "stack overflow" line naming the stack size, and an odd status', T, async () => {
+	const g = await boot({ more: 'ingot.test_fault=coro' });
+	const x = await g.waitExit();
+	assert.ok(isOdd(x.code), `status ${x.code}; ${g.describe()}`);
+	const w = lastWords(g);
+	assert.equal(w?.msg, 'stack overflow', `the last console line; ${g.describe()}`);
+	assert.equal(w.level, 'error');
+	assert.equal(w.stack_bytes, 16384, 'the coroutine\'s stack size');
+	assert.ok(!g.console.includes('cpu exception"'), `not the generic exception line; ${g.describe()}`);
 	assert.ok(!g.logs.some((l) => l.msg === 'listening'), 'it stopped before serving');
 });

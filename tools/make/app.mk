@@ -1,7 +1,9 @@
 # tools/make/app.mk: the make fragment of an app outside ingot's tree.
 # An app is a directory with its OpenAPI document (openapi.yaml or
-# openapi.json), its handlers (*.c), an optional migrations/ and tests/
-# (*.c, handler tests) and a Makefile of a few lines:
+# openapi.json), its handlers (*.c), an optional migrations/, queries/
+# (*.sql, typed queries: README, "Typed queries"; the build then needs a
+# local PostgreSQL, which tools/setup build installs) and tests/ (*.c,
+# handler tests) and a Makefile of a few lines:
 #     INGOT_ROOT ?= /path/to/ingot     (the scaffold records it)
 #     SRCS   := handlers.c             (default: every *.c here)
 #     NAME   := hello                  (optional; default: info.title,
@@ -66,9 +68,10 @@ all:
 # migrations/ directory on a local PostgreSQL, as ingot's `make run`.
 run:
 	+@$(call app_target,bin,run)
-# The app's tests/*.c, each under ASan and UBSan.
+# The app's tests/*.c, each under ASan and UBSan; with migrations, against
+# a database the app's binary migrated (ingot's tools/pg-local test).
 test:
-	+@$(call app_target,app-test-build,app-test)
+	+@$(call app_target,app-test-build$(if $(wildcard migrations/*.sql), bin setup-run),app-test)
 image lambda boot unikernel:
 	+@$(call app_target,$@)
 clean:

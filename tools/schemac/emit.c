@@ -216,7 +216,7 @@ void emit_banner(struct sc_model *m, struct sc_out *o, const char *role)
 bool op_has_encoder(const struct sc_op *op)
 {
 	for (size_t i = 0; i < op->nresponses; i++)
-		if (op->responses[i].schema || op->responses[i].text_type)
+		if (op->responses[i].schema || op->responses[i].text_type || op->responses[i].problem)
 			return true;
 	return false;
 }

@@ -192,34 +192,114 @@ static void collect(const struct sc_schema *slot, bool null_flag, struct sc_sche
 		collect(s->props[i].schema, true, list, n);
 }
 
+/* The statements that write response r's body (held in v) for status. */
+static void emit_response_body(struct sc_out *c, const struct sc_response *r)
+{
+	char *v = sc_printf("o->r%s", r->key);
+	if (r->problem) {
+		out_line(c, "ig_encode_problem(ctx, status);");
+	} else if (r->text_type) {
+		char *ct = c_str(r->text_type);
+		out_line(c, "ig_wbuf_put(w, %s.ptr, %s.len);", v, v);
+		out_line(c, "ig_set_content_type(ctx, %s);", ct);
+		free(ct);
+	} else if (r->schema) {
+		emit_value(c, r->schema, false, v);
+		if (r->problem_type)
+			out_line(c, "ig_set_content_type(ctx, \"application/problem+json\");");
+	}
+	free(v);
+}
+
+static bool has_body(const struct sc_response *r)
+{
+	return r->schema || r->text_type || r->problem;
+}
+
+/* The body of a case whose label out_open has written, and its end. */
+static void emit_case_end(struct sc_out *c, const struct sc_response *r)
+{
+	if (r && has_body(r))
+		emit_response_body(c, r);
+	else
+		out_line(c, "/* no body */");
+	out_line(c, "break;");
+	c->indent--;
+}
+
+/* An exact status wins over its range, a range over default: exact
+ * statuses are the switch's cases, ranges and default its default. 204
+ * and 304 never have a body, whatever range or default would give them. */
 static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
 {
+	bool fallback = false, uses_o = false, uses_w = false;
+	for (size_t i = 0; i < op->nresponses; i++) {
+		const struct sc_response *r = &op->responses[i];
+		fallback |= r->key_kind != SC_RESP_STATUS && has_body(r);
+		uses_o |= (r->schema && !r->problem) || r->text_type;
+		uses_w |= r->text_type || (r->schema && !r->problem);
+	}
 	out_line(c, "/* %s %s */", op->method, op->path->tmpl);
 	out_line(c, "IG_HOT static void encode_%s(ig_ctx *ctx, int status, const void *out)", op->id);
 	out_open(c, "{");
-	out_line(c, "const struct %s_out *o = out;", op->id);
-	out_line(c, "ig_wbuf *w = ig_body(ctx);");
+	if (uses_o)
+		out_line(c, "const struct %s_out *o = out;", op->id);
+	else
+		out_line(c, "(void)out;");
+	if (uses_w)
+		out_line(c, "ig_wbuf *w = ig_body(ctx);");
 	out_line(c, "switch (status) {");
+	bool listed204 = false, listed304 = false;
 	for (size_t i = 0; i < op->nresponses; i++) {
 		const struct sc_response *r = &op->responses[i];
-		if (!r->schema && !r->text_type)
+		if (r->key_kind != SC_RESP_STATUS || (!has_body(r) && !fallback))
 			continue;
-		char *v = sc_printf("o->r%d", r->status);
+		listed204 |= r->status == 204;
+		listed304 |= r->status == 304;
 		out_open(c, "case %d:", r->status);
-		if (r->text_type) {
-			char *ct = c_str(r->text_type);
-			out_line(c, "ig_wbuf_put(w, %s.ptr, %s.len);", v, v);
-			out_line(c, "ig_set_content_type(ctx, %s);", ct);
-			free(ct);
-		} else {
-			emit_value(c, r->schema, false, v);
-		}
-		out_line(c, "break;");
+		emit_case_end(c, r);
+	}
+	if (fallback && (!listed204 || !listed304)) {
+		if (!listed204)
+			out_line(c, "case 204:");
+		if (!listed304)
+			out_line(c, "case 304:");
+		c->indent++;
+		out_line(c, "break; /* never a body */");
 		c->indent--;
-		free(v);
 	}
 	out_open(c, "default:");
-	out_line(c, "break; /* no schema for this status: an empty body */");
+	if (!fallback) {
+		out_line(c, "break; /* no schema for this status: an empty body */");
+		c->indent--;
+		out_line(c, "}");
+		out_close(c, "}");
+		out_blank(c);
+		return;
+	}
+	out_line(c, "switch (status / 100) {");
+	const struct sc_response *def = NULL;
+	bool range3 = false;
+	for (size_t i = 0; i < op->nresponses; i++) {
+		const struct sc_response *r = &op->responses[i];
+		if (r->key_kind == SC_RESP_DEFAULT)
+			def = r;
+		if (r->key_kind != SC_RESP_RANGE)
+			continue;
+		range3 |= r->status == 3;
+		out_open(c, "case %d: /* %s */", r->status, r->key);
+		emit_case_end(c, r);
+	}
+	/* default's body is not a redirect's (ig_redirect drops the encoder;
+	   the debug builds' check calls it itself): only a 3xx key gives one. */
+	if (!range3 && def && has_body(def)) {
+		out_open(c, "case 3: /* a redirect: default gives it no body */");
+		emit_case_end(c, NULL);
+	}
+	out_open(c, "default:");
+	emit_case_end(c, def);
+	out_line(c, "}");
+	out_line(c, "break;");
 	c->indent--;
 	out_line(c, "}");
 	out_close(c, "}");
@@ -238,26 +318,48 @@ void mark_response_validators(struct sc_model *m)
 					       VALIDATE_RESPONSE);
 }
 
-/* The schemas a response of op is checked against in debug builds:
- * statuses with a schema that can fail (x-ingot-validate: false turns the
- * checks of responses off too). */
+/* Whether a response is checked in debug builds: it has a schema that
+ * can fail (x-ingot-validate: false turns the checks of responses off
+ * too). */
+static bool response_checked(const struct sc_op *op, const struct sc_response *r)
+{
+	return op->validate && r->schema && !always_valid(r->schema);
+}
+
+/* When a range or default is checked, every key is listed (NULL: not
+ * checked), so that an exact status without a schema is not checked
+ * against its range's. */
+static bool list_every_key(const struct sc_op *op)
+{
+	for (size_t i = 0; i < op->nresponses; i++)
+		if (op->responses[i].key_kind != SC_RESP_STATUS && response_checked(op, &op->responses[i]))
+			return true;
+	return false;
+}
+
+/* The length of op's list of response schemas (emit_op_checks); 0: none. */
 size_t op_checked_responses(const struct sc_op *op)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < op->nresponses && op->validate; i++)
-		n += op->responses[i].schema && !always_valid(op->responses[i].schema);
-	return n;
+	for (size_t i = 0; i < op->nresponses; i++)
+		n += response_checked(op, &op->responses[i]);
+	return n && list_every_key(op) ? op->nresponses : n;
 }
 
+/* The list: a status, a range (its digit, 2 for 2XX) or 0 for default,
+ * as operation.h's struct ig_response_schema says. */
 static void emit_op_checks(struct sc_out *c, const struct sc_op *op)
 {
 	if (!op_checked_responses(op))
 		return;
+	bool all = list_every_key(op);
 	out_open(c, "static const struct ig_response_schema ig_responses_%s[] = {", op->id);
 	for (size_t i = 0; i < op->nresponses; i++) {
 		const struct sc_response *r = &op->responses[i];
-		if (r->schema && !always_valid(r->schema))
-			out_line(c, "{ %d, validate_%s },", r->status, sc_resolve(r->schema)->name);
+		if (response_checked(op, r))
+			out_line(c, "{ %d, validate_%s }, /* %s */", r->status, sc_resolve(r->schema)->name, r->key);
+		else if (all)
+			out_line(c, "{ %d, NULL }, /* %s: not checked */", r->status, r->key);
 	}
 	out_close(c, "};");
 }
@@ -266,7 +368,7 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 {
 	for (size_t i = 0; i < m->nops; i++)
 		for (size_t r = 0; r < m->ops[i]->nresponses; r++)
-			if (m->ops[i]->responses[r].schema)
+			if (m->ops[i]->responses[r].schema && !m->ops[i]->responses[r].problem)
 				mark_used(m->ops[i]->responses[r].schema, false);
 
 	struct sc_schema **list = NULL;
@@ -275,7 +377,7 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 		collect(m->components[i], false, &list, &n);
 	for (size_t i = 0; i < m->nops; i++)
 		for (size_t r = 0; r < m->ops[i]->nresponses; r++)
-			if (m->ops[i]->responses[r].schema)
+			if (m->ops[i]->responses[r].schema && !m->ops[i]->responses[r].problem)
 				collect(m->ops[i]->responses[r].schema, false, &list, &n);
 
 	out_line(c, "/* ---- response encoders ---- */");

@@ -130,7 +130,7 @@ static void op_slots(struct sc_model *m, struct sc_out *h, const struct sc_op *o
 	if (op->body)
 		fn(m, h, op->body, false);
 	for (size_t i = 0; i < op->nresponses; i++)
-		if (op->responses[i].schema)
+		if (op->responses[i].schema && !op->responses[i].problem)
 			fn(m, h, op->responses[i].schema, false);
 }
 
@@ -176,13 +176,16 @@ static void emit_op_types(struct sc_model *m, struct sc_out *h, const struct sc_
 	out_close(h, "};");
 	out_blank(h);
 
-	/* One member per status with a JSON or text body, named r<status>. */
+	/* One member per response key with a JSON or text body, named
+	   r<status>, r<d>XX or rdefault; the runtime's problem has none. */
 	out_open(h, "struct %s_out {", op->id);
+	bool members = false;
 	for (size_t i = 0; i < op->nresponses; i++) {
 		const struct sc_response *r = &op->responses[i];
-		if (!r->schema && !r->text_type)
+		if ((!r->schema && !r->text_type) || r->problem)
 			continue;
-		char *name = sc_printf("r%d", r->status);
+		members = true;
+		char *name = sc_printf("r%s", r->key);
 		if (r->text_type) {
 			char *note = c_comment(r->text_type);
 			out_line(h, "ig_str %s; /* the %s body, sent as it is */", name, note);
@@ -194,8 +197,8 @@ static void emit_op_types(struct sc_model *m, struct sc_out *h, const struct sc_
 		}
 		free(name);
 	}
-	if (!op_has_encoder(op))
-		out_line(h, "char unused; /* no response has a JSON or text body */");
+	if (!members)
+		out_line(h, "char unused; /* no response has a JSON or text body of the app's */");
 	out_close(h, "};");
 	out_blank(h);
 
@@ -218,8 +221,10 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 		out_line(h, "#include \"%s\"", includes[i]);
 	out_blank(h);
 	out_line(h, "/* A handler returns the status to send, or IG_PENDING and calls ig_finish");
-	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status");
-	out_line(h, " * (an ig_str for a text/plain or text/html one, see ig_html_escape);");
+	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status,");
+	out_line(h, " * r4XX for a status of that range, rdefault for any other (an ig_str");
+	out_line(h, " * for a text/plain or text/html one, see ig_html_escape); a status");
+	out_line(h, " * answered with the runtime's problem+json has none (ig_respond_problem);");
 	out_line(h, " * a property that is not required (and has no default) has a has_<name>");
 	out_line(h, " * flag beside it, a nullable one a null_<name> flag. Free-form values");
 	out_line(h, " * are ig_json_value trees in the request arena (NULL writes null). */");

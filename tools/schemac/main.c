@@ -5,10 +5,14 @@
  *   schemac --validator <name> <schema.json> <out.c>
  *                                     a validator over ig_json_value for a bare
  *                                     JSON Schema (the conformance tests use it)
+ *   schemac --queries <document> <queries dir> <migrations dir> <outdir>
+ *                                     <outdir>/queries.h and queries.c: the
+ *                                     annotated SQL as typed C (queries.c)
  * Nothing is written unless the whole document compiles, and the files are
  * replaced by rename, so a failed run never leaves half a file for make. */
 #include "emit.h"
 #include "kernel/runtime/file.h"
+#include "queries.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -99,6 +103,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], "--validator") == 0)
 		return validator_main(argv[2], argv[3], argv[4]);
+	if (argc >= 2 && strcmp(argv[1], "--queries") == 0)
+		return queries_main(argc, argv);
 	if (argc != 3 || argv[1][0] == '-') {
 		fprintf(stderr, "usage: schemac <openapi.json|.yaml|.yml> <outdir>\n"
 				"  compiles an OpenAPI 3.1 document into <outdir>/api.h and <outdir>/api.c\n"

@@ -21,6 +21,17 @@ void sc_error(struct sc_model *m, const char *ptr, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *msg = sc_vprintf(fmt, ap);
 	va_end(ap);
+	/* A component used in several places is compiled at each: its
+	   problems are still one message each. */
+	char *key = sc_printf("%s\n%s", ptr ? ptr : "", msg);
+	for (size_t i = 0; i < m->nprinted; i++) {
+		if (strcmp(m->printed[i], key) == 0) {
+			free(key);
+			free(msg);
+			return;
+		}
+	}
+	SC_APPEND(m->printed, m->nprinted, key);
 	unsigned long line, col;
 	if (sc_yaml_where(&m->pos, ptr, &line, &col))
 		fprintf(stderr, "schemac: %s:%lu:%lu: %s: %s\n", m->file, line, col, *ptr ? ptr : "/", msg);
@@ -127,11 +138,8 @@ static const struct sc_keyword info_keys[] = {
 
 static const struct sc_keyword components_keys[] = {
 	{ "schemas", NULL },
-	{ "responses", "(coming later; write the response inline)" },
-	{ "parameters", "(coming later; write the parameter inline)" },
-	{ "examples", NULL },
-	{ "requestBodies", "(coming later; write the request body inline)" },
-	{ "headers", "(coming later; write the header inline)" },
+	{ "responses", NULL }, { "parameters", NULL }, { "examples", NULL }, { "requestBodies", NULL },
+	{ "headers", NULL },
 	{ "securitySchemes", "(coming with authentication)" },
 	{ "links", "(links are not supported)" },
 	{ "callbacks", "(callbacks are not supported)" },
@@ -165,20 +173,17 @@ static const struct sc_keyword parameter_keys[] = {
 	{ "description", NULL }, { "deprecated", NULL }, { "example", NULL }, { "examples", NULL },
 	{ "style", NULL }, { "explode", NULL }, { "allowReserved", NULL }, { "allowEmptyValue", NULL },
 	{ "content", "(parameters with a media type are " UNSUPPORTED "; use schema)" },
-	{ "$ref", "(coming later; write the parameter inline)" },
 	{ NULL, NULL },
 };
 
 static const struct sc_keyword request_body_keys[] = {
 	{ "description", NULL }, { "content", NULL }, { "required", NULL },
-	{ "$ref", "(coming later; write the request body inline)" },
 	{ NULL, NULL },
 };
 
 static const struct sc_keyword response_keys[] = {
 	{ "description", NULL }, { "content", NULL }, { "headers", NULL },
 	{ "links", "(links are not supported)" },
-	{ "$ref", "(coming later; write the response inline)" },
 	{ NULL, NULL },
 };
 
@@ -186,7 +191,6 @@ static const struct sc_keyword header_keys[] = {
 	{ "description", NULL }, { "required", NULL }, { "schema", NULL }, { "deprecated", NULL },
 	{ "example", NULL }, { "examples", NULL }, { "style", NULL }, { "explode", NULL },
 	{ "content", "(headers with a media type are " UNSUPPORTED "; use schema)" },
-	{ "$ref", "(coming later; write the header inline)" },
 	{ NULL, NULL },
 };
 
@@ -272,12 +276,113 @@ static bool get_bool(struct sc_model *m, const cJSON *obj, const char *ptr, cons
 
 /* ---- components ---- */
 
+/* The problem+json body the runtime answers with (net/http/response.c,
+ * ig_respond_errors), as components/schemas/Problem: a document may refer
+ * to it without defining it, and then gets this one, in the served
+ * document too. */
+static const char problem_schema[] =
+	"{\"type\":\"object\",\"description\":\"A problem (RFC 9457) as the runtime answers it\","
+	"\"required\":[\"type\",\"title\",\"status\"],\"properties\":{"
+	"\"type\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},"
+	"\"status\":{\"type\":\"integer\",\"minimum\":100,\"maximum\":599},"
+	"\"detail\":{\"type\":\"string\"},\"request_id\":{\"type\":\"string\"},"
+	"\"errors\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"keyword\",\"message\"],"
+	"\"properties\":{\"in\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},"
+	"\"pointer\":{\"type\":\"string\"},\"keyword\":{\"type\":\"string\"},"
+	"\"message\":{\"type\":\"string\"}}}}}}";
+#define PROBLEM_REF "#/components/schemas/Problem"
+
+static bool refers_to_problem(const cJSON *v)
+{
+	for (const cJSON *it = v->child; it; it = it->next) {
+		if (it->string && strcmp(it->string, "$ref") == 0 && cJSON_IsString(it) &&
+		    strcmp(it->valuestring, PROBLEM_REF) == 0)
+			return true;
+		if (it->child && refers_to_problem(it))
+			return true;
+	}
+	return false;
+}
+
+/* Adds the runtime's Problem to components/schemas when the document
+ * refers to it and has no schema of that name. */
+static void provide_problem(struct sc_model *m, cJSON *doc)
+{
+	cJSON *comp = cJSON_GetObjectItemCaseSensitive(doc, "components");
+	cJSON *schemas = comp ? cJSON_GetObjectItemCaseSensitive(comp, "schemas") : NULL;
+	if ((comp && !cJSON_IsObject(comp)) || (schemas && !cJSON_IsObject(schemas)) ||
+	    (schemas && sc_get(schemas, "Problem")) || !refers_to_problem(doc))
+		return;
+	if (!comp)
+		comp = cJSON_AddObjectToObject(doc, "components");
+	if (!schemas)
+		schemas = cJSON_AddObjectToObject(comp, "schemas");
+	cJSON *p = cJSON_Parse(problem_schema);
+	if (!comp || !schemas || !p || !cJSON_AddItemToObject(schemas, "Problem", p)) {
+		sc_error(m, "/components/schemas/Problem", "out of memory");
+		return;
+	}
+	m->problem_provided = true;
+}
+
+/* The object j stands for: itself, or what its "$ref" names under
+ * components/<kind> (a Reference Object, followed through further ones).
+ * *at is set to the pointer of the object returned (a new string). NULL
+ * after one error naming the reference. */
+static const cJSON *deref(struct sc_model *m, const cJSON *j, const char *ptr, const char *kind, char **at)
+{
+	static const struct sc_keyword ref_keys[] = {
+		{ "$ref", NULL }, { "summary", NULL }, { "description", NULL }, { NULL, NULL },
+	};
+	char *here = sc_strdup(ptr);
+	for (int steps = 0; cJSON_IsObject(j) && sc_get(j, "$ref"); steps++) {
+		const cJSON *ref = sc_get(j, "$ref");
+		char *pr = sc_ptr_key(here, "$ref");
+		char *prefix = sc_printf("#/components/%s/", kind);
+		const cJSON *t = NULL;
+		char *tp = NULL;
+		sc_check_keys(m, j, here, ref_keys);
+		if (!cJSON_IsString(ref)) {
+			sc_error(m, pr, "\"$ref\" must be a string");
+		} else if (strncmp(ref->valuestring, prefix, strlen(prefix)) != 0 ||
+			   strchr(ref->valuestring + strlen(prefix), '/') || !ref->valuestring[strlen(prefix)]) {
+			sc_error(m, pr, "\"$ref\" to \"%s\": it must name one of components/%s (\"%s<name>\")",
+				 ref->valuestring, kind, prefix);
+		} else if (steps == 16) {
+			sc_error(m, pr, "\"$ref\" to \"%s\": the chain of references loops", ref->valuestring);
+		} else {
+			tp = sc_ref_pointer(ref->valuestring);
+			t = sc_lookup(m->doc, tp);
+			if (!t)
+				sc_error(m, pr, "\"$ref\" to \"%s\": there is no \"%s\" in components/%s",
+					 ref->valuestring, ref->valuestring + strlen(prefix), kind);
+		}
+		free(pr);
+		free(prefix);
+		free(here);
+		here = tp;
+		j = t;
+		if (!t) {
+			free(tp);
+			*at = NULL;
+			return NULL;
+		}
+	}
+	*at = here;
+	return j;
+}
+
 static void parse_components(struct sc_model *m, const cJSON *doc)
 {
 	const cJSON *comp = get_object(m, doc, "", "components", false);
 	if (!comp)
 		return;
 	sc_check_keys(m, comp, "/components", components_keys);
+	/* These are compiled where a $ref uses them (deref), each problem
+	   reported once at the component. */
+	static const char *const kinds[] = { "parameters", "responses", "requestBodies", "headers", NULL };
+	for (int k = 0; kinds[k]; k++)
+		get_object(m, comp, "/components", kinds[k], false);
 	const cJSON *schemas = get_object(m, comp, "/components", "schemas", false);
 	if (!schemas)
 		return;
@@ -288,6 +393,8 @@ static void parse_components(struct sc_model *m, const cJSON *doc)
 					 "with \"ig_\" or \"_\"): it names the struct");
 		struct sc_schema *s = sc_parse_schema(m, it, ptr);
 		s->component = sc_strdup(it->string);
+		if (m->problem_provided && strcmp(it->string, "Problem") == 0)
+			m->problem_schema = s;
 		SC_APPEND(m->components, m->ncomponents, s);
 		free(ptr);
 	}
@@ -419,8 +526,10 @@ static void parse_parameter(struct sc_model *m, struct sc_op *op, const cJSON *j
 	char *name = sc_get_string(m, j, ptr, "name", true);
 	char *in = sc_get_string(m, j, ptr, "in", true);
 	const cJSON *sj = sc_get(j, "schema");
-	if (!name || !in)
+	if (!name || !in) {
+		op->param_failed = true;
 		return;
+	}
 	char *pin = sc_ptr_key(ptr, "in");
 	struct sc_param prm = { .name = name, .cname = sc_member_name(name), .ptr = sc_strdup(ptr) };
 	bool ok = true;
@@ -484,8 +593,14 @@ static void parse_parameters(struct sc_model *m, struct sc_op *op, const cJSON *
 	}
 	size_t before = op->nparams;
 	int i = 0;
-	for (const cJSON *e = list->child; e; e = e->next, i++) {
-		char *pi = sc_ptr_index(p, i);
+	for (const cJSON *le = list->child; le; le = le->next, i++) {
+		char *pl = sc_ptr_index(p, i), *pi = NULL;
+		const cJSON *e = deref(m, le, pl, "parameters", &pi);
+		free(pl);
+		if (!e) {
+			op->param_failed = true;
+			continue;
+		}
 		const cJSON *name = sc_get(e, "name"), *in = sc_get(e, "in");
 		if (cJSON_IsString(name) && cJSON_IsString(in)) {
 			/* Twice in one list is a document error; an operation's
@@ -524,29 +639,45 @@ static void check_text_schema(struct sc_model *m, const cJSON *media, const char
 }
 
 /* The application/json schema of a content map (request or response);
- * for a response (text_type not NULL), a text/plain or text/html media
- * type instead, whose name goes to *text_type. */
+ * for a response (r not NULL), a text/plain or text/html media type
+ * instead, whose name goes to r->text_type, or application/problem+json
+ * (r->problem or r->problem_type). */
 static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content, const char *ptr, int status,
-				       char **text_type)
+				       struct sc_response *r)
 {
 	struct sc_schema *schema = NULL;
 	char *pc = sc_ptr_key(ptr, "content");
+	bool seen = false;
 	for (const cJSON *it = content->child; it; it = it->next) {
 		char *pm = sc_ptr_key(pc, it->string);
-		bool text = text_type && is_text_media(it->string);
-		if (strcmp(it->string, "application/json") != 0 && !text) {
+		bool text = r && is_text_media(it->string);
+		bool problem = r && strcasecmp(it->string, "application/problem+json") == 0;
+		if (strcmp(it->string, "application/json") != 0 && !text && !problem) {
 			sc_error(m, pm, "media type \"%s\" is not supported yet (application/json is%s)", it->string,
-				 text_type ? ", and text/plain or text/html for a response" : "");
+				 r ? ", and application/problem+json, text/plain or text/html for a response" : "");
 		} else if (!cJSON_IsObject(it)) {
 			sc_error(m, pm, "a media type must be an object");
 		} else if (status == 204 || status == 304) {
 			sc_error(m, pm, "a %d response has no body", status);
-		} else if (schema || (text_type && *text_type)) {
+		} else if (seen) {
 			sc_error(m, pm, "a response has one media type here (the handler fills one body)");
+		} else if (problem) {
+			sc_check_keys(m, it, pm, media_keys);
+			const cJSON *sj = sc_get(it, "schema");
+			char *ps = sc_ptr_key(pm, "schema");
+			/* No schema, or the one schemac provides: the runtime's own
+			   problem; any other is the app's, encoded from the out struct. */
+			if (sj)
+				schema = sc_parse_schema(m, sj, ps);
+			r->problem = !sj || (cJSON_IsObject(sj) && cJSON_GetArraySize(sj) == 1 && m->problem_schema &&
+					     cJSON_IsString(sc_get(sj, "$ref")) &&
+					     strcmp(sc_get(sj, "$ref")->valuestring, PROBLEM_REF) == 0);
+			r->problem_type = !r->problem;
+			free(ps);
 		} else if (text) {
 			sc_check_keys(m, it, pm, media_keys);
 			check_text_schema(m, it, pm);
-			*text_type = sc_strdup(it->string);
+			r->text_type = sc_strdup(it->string);
 		} else {
 			sc_check_keys(m, it, pm, media_keys);
 			const cJSON *sj = sc_get(it, "schema");
@@ -558,17 +689,22 @@ static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content,
 				schema = sc_parse_schema(m, sj, ps);
 			free(ps);
 		}
+		seen |= cJSON_IsObject(it);
 		free(pm);
 	}
 	free(pc);
 	return schema;
 }
 
-static void parse_request_body(struct sc_model *m, struct sc_op *op, const cJSON *j, const char *ptr)
+static void parse_request_body(struct sc_model *m, struct sc_op *op, const cJSON *ref, const char *ptr)
 {
+	if (!ref)
+		return;
+	char *pr = sc_ptr_key(ptr, "requestBody"), *p = NULL;
+	const cJSON *j = deref(m, ref, pr, "requestBodies", &p);
+	free(pr);
 	if (!j)
 		return;
-	char *p = sc_ptr_key(ptr, "requestBody");
 	op->body_ptr = sc_strdup(p);
 	if (!cJSON_IsObject(j)) {
 		sc_error(m, p, "a request body must be an object");
@@ -593,14 +729,18 @@ static void parse_response_headers(struct sc_model *m, struct sc_response *r, co
 	if (!headers)
 		return;
 	char *ph = sc_ptr_key(ptr, "headers");
-	for (const cJSON *it = headers->child; it; it = it->next) {
-		char *p = sc_ptr_key(ph, it->string);
-		if (!cJSON_IsObject(it)) {
+	for (const cJSON *hr = headers->child; hr; hr = hr->next) {
+		char *pr = sc_ptr_key(ph, hr->string), *p = NULL;
+		const cJSON *it = deref(m, hr, pr, "headers", &p);
+		free(pr);
+		if (!it) {
+			continue;
+		} else if (!cJSON_IsObject(it)) {
 			sc_error(m, p, "a header must be an object");
 		} else {
 			sc_check_keys(m, it, p, header_keys);
 			free(sc_get_string(m, it, p, "description", false));
-			struct sc_header h = { .name = sc_strdup(it->string), .ptr = sc_strdup(p) };
+			struct sc_header h = { .name = sc_strdup(hr->string), .ptr = sc_strdup(p) };
 			h.required = get_bool(m, it, p, "required", false);
 			const cJSON *sj = sc_get(it, "schema");
 			char *ps = sc_ptr_key(p, "schema");
@@ -609,7 +749,7 @@ static void parse_response_headers(struct sc_model *m, struct sc_response *r, co
 			else
 				sc_error(m, p, "missing \"schema\"");
 			free(ps);
-			if (strcasecmp(it->string, "content-type") == 0)
+			if (strcasecmp(hr->string, "content-type") == 0)
 				sc_error(m, p, "Content-Type is described by \"content\", not as a header");
 			SC_APPEND(r->headers, r->nheaders, h);
 		}
@@ -618,33 +758,41 @@ static void parse_response_headers(struct sc_model *m, struct sc_response *r, co
 	free(ph);
 }
 
-static void parse_response(struct sc_model *m, struct sc_op *op, const char *code, const cJSON *j, const char *ptr)
+static void parse_response(struct sc_model *m, struct sc_op *op, const char *code, const cJSON *ref,
+			   const char *at)
 {
-	int status = 0;
-	if (strlen(code) == 3 && code[0] >= '1' && code[0] <= '5' && code[1] >= '0' && code[1] <= '9' &&
-	    code[2] >= '0' && code[2] <= '9')
-		status = atoi(code);
-	if (!status) {
-		if (strcmp(code, "default") == 0 || (strlen(code) == 3 && strcmp(code + 1, "XX") == 0))
-			sc_error(m, ptr, "response \"%s\" is not supported yet (list each status)", code);
-		else
-			sc_error(m, ptr, "\"%s\" is not an HTTP status code", code);
+	struct sc_response r = { .key = sc_strdup(code) };
+	bool digits = strlen(code) == 3 && code[0] >= '1' && code[0] <= '5';
+	if (digits && code[1] >= '0' && code[1] <= '9' && code[2] >= '0' && code[2] <= '9') {
+		r.status = atoi(code);
+	} else if (digits && strcmp(code + 1, "XX") == 0) {
+		r.key_kind = SC_RESP_RANGE;
+		r.status = code[0] - '0';
+	} else if (strcmp(code, "default") == 0) {
+		r.key_kind = SC_RESP_DEFAULT;
+	} else {
+		sc_error(m, at, "\"%s\" is not an HTTP status code, a range such as \"4XX\" or \"default\"", code);
 		return;
 	}
-	if (status < 200) {
-		sc_error(m, ptr, "1xx responses are not supported");
+	if (r.status == 1 || (r.key_kind == SC_RESP_STATUS && r.status < 200)) {
+		sc_error(m, at, "1xx responses are not supported");
 		return;
 	}
+	char *ptr = NULL;
+	const cJSON *j = deref(m, ref, at, "responses", &ptr);
+	if (!j)
+		return;
 	if (!cJSON_IsObject(j)) {
 		sc_error(m, ptr, "a response must be an object");
+		free(ptr);
 		return;
 	}
 	sc_check_keys(m, j, ptr, response_keys);
-	free(sc_get_string(m, j, ptr, "description", !sc_get(j, "$ref")));
-	struct sc_response r = { .status = status, .ptr = sc_strdup(ptr) };
+	free(sc_get_string(m, j, ptr, "description", true));
+	r.ptr = ptr;
 	const cJSON *content = get_object(m, j, ptr, "content", false);
 	if (content)
-		r.schema = parse_content(m, content, ptr, status, &r.text_type);
+		r.schema = parse_content(m, content, ptr, r.key_kind == SC_RESP_STATUS ? r.status : 0, &r);
 	parse_response_headers(m, &r, j, ptr);
 	SC_APPEND(op->responses, op->nresponses, r);
 }
@@ -698,9 +846,9 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 		while (k < op->nparams &&
 		       !(op->params[k].in == SC_IN_PATH && strcmp(op->params[k].name, path->segs[s].text) == 0))
 			k++;
-		if (k == op->nparams)
+		if (k == op->nparams && !op->param_failed) /* a parameter that failed was reported */
 			sc_error(m, ptr, "path parameter {%s} is not declared in \"parameters\"", path->segs[s].text);
-		else
+		else if (k < op->nparams)
 			op->params[k].segment = s;
 	}
 	for (size_t k = 0; k < op->nparams; k++) {
@@ -973,16 +1121,14 @@ static void name_everything(struct sc_model *m, const char *root_name)
 		}
 		for (size_t r = 0; r < op->nresponses; r++) {
 			for (size_t h = 0; h < op->responses[r].nheaders; h++) {
-				char *suffix = sc_printf("%d_header%zu", op->responses[r].status, h);
+				char *suffix = sc_printf("%s_header%zu", op->responses[r].key, h);
 				name_child(&names, op->responses[r].headers[h].schema, op->id, suffix);
 				free(suffix);
 			}
 			struct sc_schema *s = op->responses[r].schema;
 			if (!s)
 				continue;
-			char *suffix = sc_printf("%d", op->responses[r].status);
-			name_child(&names, s, op->id, suffix);
-			free(suffix);
+			name_child(&names, s, op->id, op->responses[r].key);
 		}
 	}
 	/* Schemas reached only by a $ref to an odd place. */
@@ -1129,6 +1275,7 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 		sc_error(m, "/openapi", "OpenAPI version \"%s\" is not supported (3.1.x is)", version);
 	free(version);
 	parse_info(m, doc);
+	provide_problem(m, m->doc);
 	parse_components(m, doc);
 	const cJSON *paths = get_object(m, doc, "", "paths", true);
 	if (paths)

@@ -202,9 +202,22 @@ struct sc_header {
 	char *ptr;
 };
 
+/* How a response is keyed: one status ("404"), a range ("4XX") or
+ * "default"; an exact status wins over its range, a range over default. */
+enum sc_resp_key { SC_RESP_STATUS, SC_RESP_RANGE, SC_RESP_DEFAULT };
+
 struct sc_response {
-	int status;
-	struct sc_schema *schema; /* application/json schema, or NULL */
+	enum sc_resp_key key_kind;
+	int status;      /* SC_RESP_STATUS: the status; SC_RESP_RANGE: its first digit (2 for 2XX); 0 */
+	char *key;       /* as the document writes it: "404", "4XX", "default" (r<key> in the out struct) */
+	struct sc_schema *schema; /* application/json (or problem+json) schema, or NULL */
+	/* application/problem+json: the runtime's problem (no schema, or the
+	 * Problem schema schemac provides), written by ig_encode_problem or
+	 * answered by ig_respond_problem; no member in the out struct. */
+	bool problem;
+	/* The app's own schema under application/problem+json: its encoder
+	 * sets that Content-Type. */
+	bool problem_type;
 	/* A text/plain or text/html body instead: the media type as the
 	 * document writes it ("text/html; charset=utf-8"), sent as the
 	 * Content-Type; the handler hands the body over as an ig_str. */
@@ -227,6 +240,7 @@ struct sc_op {
 	bool body_required;
 	char *body_ptr;
 	bool validate;            /* false: x-ingot-validate: false */
+	bool param_failed;        /* a parameter was refused (and reported): no more about them */
 	struct sc_response *responses;
 	size_t nresponses;
 	char *ptr;
@@ -271,6 +285,14 @@ struct sc_model {
 	char *all_methods;
 
 	unsigned errors;
+	/* Messages printed so far ("<ptr>\n<message>"): a component referred
+	 * to from several places reports each problem once. */
+	char **printed;
+	size_t nprinted;
+	/* components/schemas/Problem as schemac provides it (the runtime's
+	 * problem+json), when the document refers to it without defining it. */
+	bool problem_provided;
+	struct sc_schema *problem_schema;
 };
 
 /* Parses and checks the document, JSON or YAML by the file's extension
@@ -311,6 +333,11 @@ char *sc_get_string(struct sc_model *m, const cJSON *obj, const char *ptr, const
 /* A C member name for a JSON key: other characters become '_'. */
 char *sc_member_name(const char *key);
 bool sc_is_global_ident(const char *s);
+
+/* The JSON pointer of a "#..." reference (its fragment, %-decoded). */
+char *sc_ref_pointer(const char *ref);
+/* The document's value at a JSON pointer, or NULL. */
+const cJSON *sc_lookup(const cJSON *doc, const char *ptr);
 
 /* schema.c: parses the schema j found at ptr (a $ref is resolved later,
  * by sc_resolve_refs). */

@@ -644,8 +644,7 @@ static int hex_digit(char c)
 	return -1;
 }
 
-/* The JSON pointer of a "#..." reference (its fragment, %-decoded). */
-static char *ref_pointer(const char *ref)
+char *sc_ref_pointer(const char *ref)
 {
 	size_t n = strlen(ref);
 	char *d = sc_xmalloc(n + 1), *o = d;
@@ -663,8 +662,7 @@ static char *ref_pointer(const char *ref)
 	return d;
 }
 
-/* The document's value at a JSON pointer, or NULL. */
-static const cJSON *lookup(const cJSON *doc, const char *ptr)
+const cJSON *sc_lookup(const cJSON *doc, const char *ptr)
 {
 	const cJSON *v = doc;
 	const char *p = ptr;
@@ -716,7 +714,7 @@ static struct sc_schema *resolve_ref(struct sc_model *m, const char *ref, const 
 			 ref);
 		return NULL;
 	}
-	char *ptr = ref_pointer(ref);
+	char *ptr = sc_ref_pointer(ref);
 	if (ptr[0] && ptr[0] != '/') {
 		sc_error(m, where, "\"$ref\" to \"%s\": anchors are not supported (use a JSON pointer)", ref);
 		free(ptr);
@@ -724,7 +722,7 @@ static struct sc_schema *resolve_ref(struct sc_model *m, const char *ref, const 
 	}
 	struct sc_schema *t = find_node(m, ptr);
 	if (!t) {
-		const cJSON *j = lookup(m->doc, ptr);
+		const cJSON *j = sc_lookup(m->doc, ptr);
 		if (!j) {
 			const char *cs = "/components/schemas/";
 			if (strncmp(ptr, cs, strlen(cs)) == 0 && !strchr(ptr + strlen(cs), '/'))

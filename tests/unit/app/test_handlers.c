@@ -431,7 +431,7 @@ static void test_health(void)
 
 int main(void)
 {
-	setenv("INGOT_UPSTREAM", UPSTREAM, 1);
+	setenv("UPSTREAM", UPSTREAM, 1);
 	setenv("INGOT_LOG_LEVEL", "error", 1);
 	setenv("INGOT_MAX_CONNS", "8", 1);
 	CHECK(ig_test_request("GET", "/json", NULL, 0, IG_STR(""), &r) == IG_TEST_NOT_READY,

@@ -1,5 +1,6 @@
 /* The settings table (kernel/runtime/config.h): environment, flags and
- * command-line words parsed strictly, parts' checks, fractions. */
+ * command-line words parsed strictly, parts' checks, fractions, secrets
+ * and their NAME_FILE form. */
 #include "kernel/runtime/config.h"
 #include "ingot/base.h"
 #include "tests/unit/check.h"
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The table as one part named "t". */
 static enum ig_config_result parse(const struct ig_option *o, int argc, char **argv)
@@ -201,8 +203,94 @@ static void test_config_unknown_env(void)
 	      "config: rows and known names are no unknown");
 }
 
+/* Writes text to a new file in /tmp; its path in path. */
+static void write_temp(char path[64], const char *text)
+{
+	snprintf(path, 64, "/tmp/test_config_secret_XXXXXX");
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A secret: from its variable, from NAME_FILE (one trailing newline off),
+ * from --name-file and a NAME_FILE= word; both variables refused; messages
+ * name it but never show its value; NAME_FILE is no unknown name. */
+static void test_config_secret(void)
+{
+	const char *token = "";
+	int64_t pin = 0;
+	const struct ig_option o[] = {
+		IG_SECRET("INGOT_T_TOKEN", &token, "token"),
+		IG_SETTING_INT("INGOT_T_PIN", &pin, 0, 9999, "pin"),
+	};
+	const struct ig_settings part = { .part = "t", .opts = o, .count = 2 };
+	const struct ig_settings *const parts[] = { &part };
+	char msg[IG_CONFIG_ERROR_MAX];
+	char *none[] = { "x", NULL };
+	struct ig_config_args args = { .argc = 1, .argv = none, .error = msg, .error_cap = sizeof msg };
+
+	setenv("INGOT_T_TOKEN", "s3cret-env", 1);
+	CHECK(ig_config_parse(parts, 1, &args) == IG_CONFIG_OK && strcmp(token, "s3cret-env") == 0,
+	      "config: a secret from its variable");
+	char path[64], path2[64];
+	write_temp(path, "s3cret-file\r\n");
+	write_temp(path2, "s3cret-word\n");
+	setenv("INGOT_T_TOKEN_FILE", path, 1);
+	msg[0] = 0;
+	CHECK(ig_config_parse(parts, 1, &args) == IG_CONFIG_ERROR && strstr(msg, "INGOT_T_TOKEN_FILE") &&
+		      !strstr(msg, "s3cret"), "config: a secret's variable and its _FILE both set is an error");
+	unsetenv("INGOT_T_TOKEN");
+	CHECK(ig_config_parse(parts, 1, &args) == IG_CONFIG_OK && strcmp(token, "s3cret-file") == 0,
+	      "config: a secret from NAME_FILE, its trailing newline stripped");
+	unsetenv("INGOT_T_TOKEN_FILE");
+	char file_flag[96];
+	snprintf(file_flag, sizeof file_flag, "--t-token-file=%s", path2);
+	char *flags[] = { "x", file_flag, NULL };
+	args.argc = 2, args.argv = flags;
+	CHECK(ig_config_parse(parts, 1, &args) == IG_CONFIG_OK && strcmp(token, "s3cret-word") == 0,
+	      "config: a secret from --name-file");
+	char word[96];
+	snprintf(word, sizeof word, "INGOT_T_TOKEN_FILE=%s", path);
+	char *words[] = { "x", word, NULL };
+	args.argv = words, args.command_line_words = true;
+	CHECK(ig_config_parse(parts, 1, &args) == IG_CONFIG_OK && strcmp(token, "s3cret-file") == 0,
+	      "config: a secret from a NAME_FILE=path word");
+	char *pin_file[] = { "x", "--t-pin-file=/tmp/x", NULL };
+	args.argv = pin_file, args.command_line_words = false;
+	CHECK(ig_config_parse(parts, 1, &args) == IG_CONFIG_ERROR, "config: only a secret has a file form");
+	char *typo[] = { "x", "--t-tokne=hunter2", NULL };
+	args.argv = typo;
+	msg[0] = 0;
+	CHECK(ig_config_parse(parts, 1, &args) == IG_CONFIG_ERROR && strstr(msg, "--t-tokne") && !strstr(msg, "hunter2"),
+	      "config: an unknown flag's message leaves out what follows its '='");
+	char *stray[] = { "x", "INGOT_T_TOKEN=hunter2", NULL };
+	args.argv = stray;
+	msg[0] = 0;
+	CHECK(ig_config_parse(parts, 1, &args) == IG_CONFIG_ERROR && strstr(msg, "INGOT_T_TOKEN") && !strstr(msg, "hunter2"),
+	      "config: a stray NAME=value argument's message leaves out the value");
+	write_temp(path2, "");
+	setenv("INGOT_T_TOKEN_FILE", path2, 1);
+	args = (struct ig_config_args){ .argc = 1, .argv = none, .error = msg, .error_cap = sizeof msg };
+	CHECK(ig_config_parse(parts, 1, &args) == IG_CONFIG_ERROR && strstr(msg, "INGOT_T_TOKEN_FILE"),
+	      "config: an empty secret file is an error naming it");
+	setenv("INGOT_T_TOKEN_FILE", "/nonexistent/token", 1);
+	CHECK(ig_config_parse(parts, 1, &args) == IG_CONFIG_ERROR && strstr(msg, "/nonexistent/token"),
+	      "config: a missing secret file is an error naming it");
+	static const char *const known[] = { NULL };
+	known_lists = known;
+	struct seen s = { .count = 0 };
+	CHECK(ig_config_unknown_env(parts, 1, known_list, record, &s) == 0, "config: a secret's NAME_FILE is a known name");
+	unsetenv("INGOT_T_TOKEN_FILE");
+	unlink(path);
+	unlink(path2);
+}
+
 int main(void)
 {
+	test_config_secret();
 	test_config();
 	test_config_unknown_env();
 	test_config_parts();

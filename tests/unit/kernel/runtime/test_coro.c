@@ -1,11 +1,13 @@
 /* Coroutines (kernel/runtime/coro.h): the switch in and out, yields and
  * resumes many times over, nested coroutines, the pool growing to its cap
  * and refusing there, shrinking, reusing a stack, trimming what a deep run
- * touched (mincore on the stack's pages), and the guard page's address. */
+ * touched (mincore on the stack's pages), the guard page's address, and
+ * two threads switching at once. */
 #include "kernel/runtime/coro.h"
 #include "tests/unit/check.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
 
@@ -32,14 +34,14 @@ static bool resident(const void *page)
 struct probe {
 	int steps;
 	struct ig_coro *self;
-	char *local; /* a local's address: where its stack is */
+	char *local; /* its frame's address: where its stack is (not a local's:
+			ASan may keep those on a fake stack of its own) */
 };
 
 static void run_once(void *arg)
 {
 	struct probe *p = arg;
-	char here = 0;
-	p->local = &here;
+	p->local = __builtin_frame_address(0);
 	p->self = ig_coro_self();
 	p->steps++;
 }
@@ -148,11 +150,22 @@ static void test_nested(void)
 	ig_coro_pool_trim(&nest_pool);
 }
 
+/* The process's mappings now: vm.max_map_count bounds them. */
+static int mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0, ch;
+	while (f && (ch = fgetc(f)) != EOF)
+		n += ch == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
 static void wait_once(void *arg)
 {
 	struct probe *p = arg;
-	char here = 0;
-	p->local = &here;
+	p->local = __builtin_frame_address(0);
 	ig_coro_yield();
 	p->steps++;
 }
@@ -165,11 +178,15 @@ static void test_grow_cap_shrink(void)
 	static struct probe pr[N];
 	struct ig_coro *c[N];
 	bool started = true;
+	int maps_before = mappings();
 	for (int i = 0; i < N; i++) {
 		c[i] = ig_coro_new(&pool, wait_once, &pr[i]);
 		started = started && c[i] && !ig_coro_resume(c[i]);
 	}
 	CHECK(started && pool.live == N && pool.idle == 0, "the pool grows to 40 waiting coroutines");
+	int added = mappings() - maps_before;
+	check_that(added <= 2 * N, "at most two mappings a stack (coro.h's arithmetic for the cap)", "%d for %d", added, N);
+	printf("# %d stacks added %d mappings\n", N, added);
 	CHECK(ig_coro_new(&pool, wait_once, NULL) == NULL && pool.refused == 1, "at the cap, new refuses");
 	CHECK(pool.live == N, "a refusal changes nothing");
 	bool distinct = true;
@@ -201,8 +218,9 @@ static void test_grow_cap_shrink(void)
 	CHECK(unmapped == N && pool.idle == 0, "trim unmaps the idle ones");
 }
 
-/* Touches about `bytes` of stack below its caller's frame. */
-__attribute__((noinline)) static void go_deep(size_t bytes)
+/* Touches about `bytes` of stack below its caller's frame (not
+ * instrumented: ASan could put buf on a fake stack of its own). */
+__attribute__((noinline, no_sanitize_address)) static void go_deep(size_t bytes)
 {
 	volatile char buf[1024];
 	buf[0] = 1;
@@ -256,6 +274,40 @@ static void test_trim(void)
 	ig_coro_pool_trim(&pool);
 }
 
+static char *deep_top; /* where deep_once ran */
+
+static void deep_once(void *arg)
+{
+	(void)arg;
+	deep_top = stack_top(ig_coro_self());
+	go_deep(40 * 1024);
+}
+
+static int deep_pages(char *top, size_t stack_size)
+{
+	int n = 0;
+	for (char *a = top - stack_size; a < top - IG_CORO_HOT_BYTES; a += PAGE)
+		n += resident(a);
+	return n;
+}
+
+/* A run that never waits is not checked when it ends (no syscall); the
+ * stack it leaves at the free list's head is, once another goes above. */
+static void test_trim_unchecked_head(void)
+{
+	struct ig_coro_pool pool;
+	ig_coro_pool_init(&pool, 64 * 1024, 4);
+	struct probe pr = { 0 };
+	struct ig_coro *waiting = ig_coro_new(&pool, wait_once, &pr);
+	ig_coro_resume(waiting);
+	struct ig_coro *deep = ig_coro_new(&pool, deep_once, NULL);
+	CHECK(ig_coro_resume(deep) && pool.idle == 1, "a deep run that never waits ends");
+	CHECK(deep_pages(deep_top, pool.stack_size) > 0, "its deep pages stay: nothing was checked");
+	CHECK(ig_coro_resume(waiting) && pool.idle == 2, "then a run that waited ends, given back above it");
+	CHECK_INT(deep_pages(deep_top, pool.stack_size), 0, "the stack below was checked and trimmed then");
+	ig_coro_pool_trim(&pool);
+}
+
 static struct ig_coro_pool guard_pool;
 
 static void guard_probe(void *arg)
@@ -284,6 +336,40 @@ static void test_guard(void)
 	ig_coro_pool_trim(&guard_pool);
 }
 
+/* Each thread its own pool and its own running coroutine. */
+struct per_thread {
+	struct counter k;
+	bool ok;
+};
+
+static void *thread_loop(void *arg)
+{
+	struct per_thread *t = arg;
+	struct ig_coro_pool pool;
+	ig_coro_pool_init(&pool, 16 * 1024, 1);
+	struct ig_coro *c = ig_coro_new(&pool, count_up, &t->k);
+	long resumes = 0;
+	t->ok = c != NULL;
+	while (t->ok && !ig_coro_resume(c)) {
+		t->ok = t->ok && t->k.seen == resumes && ig_coro_self() == NULL;
+		resumes++;
+	}
+	t->ok = t->ok && resumes == t->k.n;
+	ig_coro_pool_trim(&pool);
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	struct per_thread t[2] = { { .k = { .n = 50000 } }, { .k = { .n = 70000 } } };
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, thread_loop, &t[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	CHECK(t[0].ok && t[1].ok, "two threads, a pool each, switching at once: each resumes its own");
+}
+
 int main(void)
 {
 	test_switch();
@@ -291,6 +377,8 @@ int main(void)
 	test_nested();
 	test_grow_cap_shrink();
 	test_trim();
+	test_trim_unchecked_head();
 	test_guard();
+	test_threads();
 	return check_done();
 }

@@ -35,13 +35,25 @@ static void test_take_give(void)
 
 static void test_rejections_and_log(void)
 {
-	CHECK(ig_membudget_rejections() == 0, "no rejection yet");
-	CHECK(ig_membudget_count_rejection() == 1 && ig_membudget_count_rejection() == 2, "rejections count up");
+	CHECK(ig_membudget_refusals(IG_MEM_BODY) == 0, "no refusal yet");
+	CHECK(ig_membudget_count_refusal(IG_MEM_BODY) == 1 && ig_membudget_count_refusal(IG_MEM_BODY) == 2,
+	      "refusals count up");
+	CHECK(ig_membudget_refusals(IG_MEM_TLS) == 0 && ig_membudget_count_refusal(IG_MEM_TLS) == 1 &&
+		      ig_membudget_refusals(IG_MEM_BODY) == 2,
+	      "each cause counts apart");
 	uint64_t suppressed = 99;
-	CHECK(ig_membudget_log_due(5000, &suppressed) && suppressed == 0, "the first line is logged");
-	CHECK(!ig_membudget_log_due(5500, &suppressed) && !ig_membudget_log_due(5999, &suppressed),
+	CHECK(ig_membudget_log_due(IG_MEM_BODY, 5000, &suppressed) && suppressed == 0, "the first line is logged");
+	CHECK(!ig_membudget_log_due(IG_MEM_BODY, 5500, &suppressed) &&
+		      !ig_membudget_log_due(IG_MEM_BODY, 5999, &suppressed),
 	      "within the second: suppressed");
-	CHECK(ig_membudget_log_due(6000, &suppressed) && suppressed == 2, "a second later: logged, with the count");
+	suppressed = 99;
+	CHECK(ig_membudget_log_due(IG_MEM_TLS, 5500, &suppressed) && suppressed == 0,
+	      "another cause within that second: logged, its line is its own");
+	CHECK(!ig_membudget_log_due(IG_MEM_TLS, 5600, &suppressed), "and then suppressed too");
+	CHECK(ig_membudget_log_due(IG_MEM_BODY, 6000, &suppressed) && suppressed == 2,
+	      "a second later: logged, with the count of its own cause");
+	CHECK(ig_membudget_log_due(IG_MEM_TLS, 6500, &suppressed) && suppressed == 1,
+	      "the other cause's second ends on its own clock");
 }
 
 int main(void)

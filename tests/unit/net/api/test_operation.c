@@ -169,6 +169,23 @@ static const struct ig_operation op_checked = {
 	.check = ig_check_response, .schemas = t_schemas, .nschemas = 1,
 };
 
+/* The document's keys "204" (no schema), "2XX", "4XX" (no schema) and
+ * "default", every status encoded alike. */
+static void t_encode_any(ig_ctx *c, int status, const void *out_)
+{
+	(void)status;
+	const struct t_out *out = out_;
+	char text[32];
+	int n = snprintf(text, sizeof text, "{\"n\":%d}", (int)out->r200);
+	ig_wbuf_put(&c->body, text, (size_t)n);
+}
+static const struct ig_response_schema t_keyed[] = { { 204, NULL }, { 2, small_n }, { 4, NULL }, { 0, small_n } };
+static const struct ig_operation op_keyed = {
+	.id = "t", .in_size = sizeof(struct t_in), .out_size = sizeof(struct t_out),
+	.decode = t_decode, .handle = t_handle, .encode = t_encode_any,
+	.check = ig_check_response, .schemas = t_keyed, .nschemas = 4,
+};
+
 static ig_ctx ctx;
 
 static void run(const struct ig_operation *o, const char *segment, int verdict, int status)
@@ -257,6 +274,21 @@ static void test_checks(void)
 	CHECK(ctx.status == 200 && body_is("{\"n\":4}"), "checked: a pending answer keeps its status (logged)");
 }
 
+/* An exact status wins over its range, a range over default. */
+static void test_check_keys(void)
+{
+	run(&op_keyed, "abcd", 0, 201);
+	CHECK(ctx.status == 500 && ctx.problem, "checked: 201 falls under 2XX's schema");
+	run(&op_keyed, "abc", 0, 201);
+	CHECK(ctx.status == 201 && !ctx.problem, "checked: a 201 that 2XX allows leaves");
+	run(&op_keyed, "abcd", 0, 204);
+	CHECK(ctx.status == 204 && !ctx.problem, "checked: 204, listed without a schema, is not held to 2XX's");
+	run(&op_keyed, "abcd", 0, 422);
+	CHECK(ctx.status == 422 && !ctx.problem, "checked: 422 falls under 4XX, which has no schema, not under default");
+	run(&op_keyed, "abcd", 0, 503);
+	CHECK(ctx.status == 500 && ctx.problem, "checked: 503 falls to default's schema");
+}
+
 static void test_router(void)
 {
 	ig_str seg[3];
@@ -288,6 +320,7 @@ int main(void)
 	test_runs();
 	test_waits();
 	test_checks();
+	test_check_keys();
 	test_router();
 	return check_done();
 }

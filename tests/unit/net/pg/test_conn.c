@@ -51,6 +51,11 @@ void ig_respond_problem(ig_ctx *ctx, int status, const char *detail)
 	(void)ctx, (void)status, (void)detail;
 	unreachable("ig_respond_problem");
 }
+void ig_http_log_exchange(const void *exchange, struct ig_logline *line)
+{
+	(void)exchange, (void)line;
+	unreachable("ig_http_log_exchange");
+}
 
 /* pg_settings.c's, which parses the environment: set by each case. */
 struct ig_pg_settings_values ig_pg_settings_values;

@@ -190,6 +190,37 @@ static void descriptor_limit(void)
 	close(c1), close(c2), close(c3), close(s1), close(s2), close(s3);
 }
 
+/* ig_sock_port_free: a port another socket listens on (SO_REUSEPORT or
+   not) is not free, and the message names the setting and the port; a
+   port nothing listens on is, even with a connection's end bound there. */
+static void port_probe(void)
+{
+	char err[160] = "", want[32];
+	int port = 0;
+	int shared = ig_sock_listen("127.0.0.1", &port, 4, err, sizeof err);
+	CHECK(shared >= 0, "a SO_REUSEPORT listener");
+	CHECK(ig_sock_port_free("127.0.0.1", port, "PORT", err, sizeof err) == -1, "its port is not free");
+	snprintf(want, sizeof want, "PORT %d ", port);
+	CHECK(strncmp(err, want, strlen(want)) == 0, "the message names the setting and the port first");
+	CHECK(ig_sock_port_free("0.0.0.0", port, "PORT", err, sizeof err) == -1, "nor the wildcard's of that port");
+	int again = ig_sock_listen("127.0.0.1", &port, 4, err, sizeof err);
+	CHECK(again >= 0, "the probe left it joinable: a second SO_REUSEPORT listener joins");
+	close(again);
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(connect(c, (struct sockaddr *)&to, sizeof to) == 0, "a client connects");
+	close(shared);
+	CHECK(ig_sock_port_free("127.0.0.1", port, "PORT", err, sizeof err) == 0,
+	      "once closed it is free, its accepted-but-unaccepted connection notwithstanding");
+	close(c);
+	int exclusive = ig_sock_listen_exclusive("127.0.0.1", &port, 4, err, sizeof err);
+	CHECK(exclusive >= 0 && ig_sock_port_free("127.0.0.1", port, "INGOT_TLS_PORT", err, sizeof err) == -1 &&
+		      strncmp(err, "INGOT_TLS_PORT ", 15) == 0,
+	      "an exclusive listener's port is not free either");
+	close(exclusive);
+}
+
 int main(void)
 {
 	char err[128];
@@ -235,6 +266,7 @@ int main(void)
 	close(b);
 	ig_sock_core_stop_accepting(&core);
 	descriptor_limit();
+	port_probe();
 	ig_loop_close(&loop);
 	return check_done();
 }

@@ -1,0 +1,3 @@
+-- name: GetItem :one
+-- returns: Item
+SELECT id, name, uid, made, scores AS tags FROM items WHERE id = $1;

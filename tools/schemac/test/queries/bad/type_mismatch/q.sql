@@ -1,0 +1,3 @@
+-- name: Recent :many
+SELECT id FROM items
+WHERE made = 5;

@@ -1,0 +1,4 @@
+-- name: GetItem :one
+SELECT id,
+	colour
+FROM items WHERE id = $1;

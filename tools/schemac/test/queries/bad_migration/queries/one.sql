@@ -1,0 +1,2 @@
+-- name: One :one
+SELECT 1 AS one;
