@@ -112,7 +112,7 @@ for (const [name, hold] of [
 		const upstream = holdingUpstream();
 		await new Promise((resolve) => upstream.server.listen(0, '127.0.0.1', resolve));
 		const held = await startServer({ INGOT_IDLE_EXIT_MS: '50', INGOT_IDLE_TIMEOUT_MS: '600000',
-			INGOT_UPSTREAM: `http://127.0.0.1:${upstream.server.address().port}` });
+			UPSTREAM: `http://127.0.0.1:${upstream.server.address().port}` });
 		const release = await hold(held.port, upstream);
 		const ref = await startServer({ INGOT_IDLE_EXIT_MS: '200' });
 		assert.equal((await ref.exited).code, 0);

@@ -134,7 +134,8 @@ const formatOf = (codes, i) => (codes.length === 0 ? 0 : codes.length === 1 ? co
 /* What results(q) returns for one query (q = {sql, params (decoded), conn}):
  *   { fields: [{name, oid}], rows: [[value...]] , tag? }     a result set
  *   { tag: 'UPDATE 3' }                                       a command without rows
- * The default answers `SHOW max_connections` with 100 and every other
+ * The default answers `SHOW max_connections` with 100, the server's
+ * migrations check (SELECT ... FROM ingot_migrations) with no row, and every other
  * statement with the row (id, randomnumber) = ($1 or 1, 4242), the shape of
  * the reference service's World queries.
  * What fault(q) returns when it wants a query to go wrong (else null):
@@ -157,6 +158,11 @@ const formatOf = (codes, i) => (codes.length === 0 ? 0 : codes.length === 1 ? co
 export function defaultResults(q) {
 	if (/^\s*show\s+max_connections/i.test(q.sql)) return { fields: [{ name: 'max_connections', oid: OID.text }], rows: [['100']], tag: 'SHOW' };
 	if (/^\s*(begin|commit|rollback|set|listen|unlisten)\b/i.test(q.sql)) return { tag: q.sql.trim().split(/\s+/)[0].toUpperCase() };
+	// The server's migrations check at its first connection: none applied.
+	if (/\bfrom\s+ingot_migrations\b/i.test(q.sql)) {
+		return { fields: [{ name: 'version', oid: OID.int8 }, { name: 'name', oid: OID.text }, { name: 'checksum', oid: OID.text }],
+			rows: [], tag: 'SELECT 0' };
+	}
 	const id = q.params[0] === undefined || q.params[0] === null ? 1 : Number(q.params[0]);
 	return { fields: [{ name: 'id', oid: OID.int4 }, { name: 'randomnumber', oid: OID.int4 }], rows: [[id, 4242]] };
 }
