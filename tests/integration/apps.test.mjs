@@ -292,7 +292,7 @@ test('make test runs the scaffold\'s handler test under ASan and UBSan, and fail
 	assert.match(d.stderr + d.stdout, /response does not match its schema/);
 });
 
-test('tools/new-service --db: a migration, notes.c\'s two routes and their test, which make test runs against a migrated database: the local cluster\'s throwaway one, or DATABASE_URL\'s', { ...T, ...SKIP }, async () => {
+test('tools/new-service --db: a migration, notes.c\'s two routes and their test, which make test runs against a migrated database: the local cluster\'s throwaway one, or a fresh one on DATABASE_URL\'s server', { ...T, ...SKIP }, async () => {
 	for (const f of ['migrations', 'queries', 'notes.c', 'tests/notes_test.c'])
 		assert.ok(!fs.existsSync(path.join(scaffold, f)), `no ${f} without --db`);
 	const app = path.join(tmp, 'notes-app');
@@ -309,16 +309,25 @@ test('tools/new-service --db: a migration, notes.c\'s two routes and their test,
 	assert.equal(local.code, 0, local.stdout + local.stderr);
 	assert.match(local.stdout, /notes tests passed/);
 	assert.match(local.stdout, /handler tests passed/);
-	// DATABASE_URL's database: migrated by the app's binary, then tested.
+	// DATABASE_URL set: a fresh database on its server, made by its role,
+	// migrated by the app's binary, tested, dropped; the URL's own database
+	// is never touched.
 	const pg = await startPostgres();
 	try {
+		const without = await run('make', ['--no-print-directory', '-C', app, 'test'], { env: { ...env, DATABASE_URL: pg.url } });
+		assert.notEqual(without.code, 0, 'a role without CREATEDB cannot make the test database');
+		assert.match(without.stderr, /could not create the test database \(it needs CREATEDB\)/);
+		await pg.psql('ALTER ROLE ingot CREATEDB;');
 		const r = await run('make', ['--no-print-directory', '-C', app, 'test'], { env: { ...env, DATABASE_URL: pg.url } });
 		assert.equal(r.code, 0, r.stdout + r.stderr);
 		assert.match(r.stdout, /notes tests passed/);
-		assert.match(r.stderr, /DATABASE_URL is set: testing against it/);
-		assert.equal((await pg.psql("SELECT count(*) FROM notes WHERE text = 'remember the milk';")).trim(), '1');
-		// The test checks the answers: without the table it fails.
-		await pg.psql('DROP TABLE notes;');
+		const made = /testing in a fresh database on its server, (\w+)/.exec(r.stderr);
+		assert.ok(made, r.stderr);
+		assert.equal((await pg.psql(`SELECT count(*) FROM pg_database WHERE datname = '${made[1]}';`)).trim(), '0',
+			'the test database is dropped');
+		assert.equal((await pg.psql("SELECT to_regclass('notes') IS NULL;", { database: 'ingot' })).trim(), 't',
+			"the URL's own database is not migrated");
+		// The test checks the answers: against a database without the table it fails.
 		const bin = path.join(app, 'build', 'test', 'notes_test');
 		const bad = await run(bin, [], { env: { ...env, DATABASE_URL: pg.url } });
 		assert.notEqual(bad.code, 0);
