@@ -682,18 +682,18 @@ FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/runtime/*.c kernel/process/*.c net/*.c net/http/*.c net/server/*.c net/metrics/*.c net/api/*.c)) \
-                   $(wildcard app/*.c) $(GEN)/api.c $(wildcard net/sock/*.c net/dns/*.c net/dial/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
+                   $(wildcard app/*.c) $(GEN)/api.c $(QUERIES_GEN) $(wildcard net/sock/*.c net/dns/*.c net/dial/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
                    $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/bearssl.c $(RT_GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
 FUZZ_LIBS_http  := $(DEPS)/host/lib/libbearssl.a -lpthread
-$(BUILD)/fuzz/fuzz_http: $(FUZZ_SRC_http) $(GEN)/api.h $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h) tests/harness.h
+$(BUILD)/fuzz/fuzz_http: $(FUZZ_SRC_http) $(GEN)/api.h $(if $(QUERIES_GEN),$(GEN)/queries.h) $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h) tests/harness.h
 # The events and answers of net/lambda, with the runtime as fuzz_http has it
 # (the answer's reason phrases come from the engine), pools unwrapped.
 FUZZ_SRC_lambda   := $(FUZZ_SRC_http)
 FUZZ_FLAGS_lambda := -I$(GEN) -I$(DEPS)/host/include
 FUZZ_LIBS_lambda  := $(FUZZ_LIBS_http)
-$(BUILD)/fuzz/fuzz_lambda: $(FUZZ_SRC_lambda) $(GEN)/api.h $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h)
+$(BUILD)/fuzz/fuzz_lambda: $(FUZZ_SRC_lambda) $(GEN)/api.h $(if $(QUERIES_GEN),$(GEN)/queries.h) $(DEPS)/.stamp $(wildcard net/*.h net/*/*.h)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard kernel/runtime/*.c kernel/runtime/*.h kernel/process/*.c net/api/*.c net/api/*.h)
 	@mkdir -p $(@D)
