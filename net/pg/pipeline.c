@@ -291,7 +291,12 @@ void ig_pg_pipeline_timeout(struct pg_conn *k)
 		q->cancels++;
 		if (!q->answered)
 			ig_pg_cancel_send(k->core, k);
-		q->deadline_ms = now + cfg()->query_timeout_ms;
+		/* At least a second between CancelRequests: a loaded server may
+		   take longer than a short query timeout to send the error of a
+		   query the first one did stop, and another CancelRequest landing
+		   then would stop the query queued behind it. */
+		uint64_t again = cfg()->query_timeout_ms;
+		q->deadline_ms = now + (again < 1000 ? 1000 : again);
 		arm_query_timer(k);
 		return;
 	}
@@ -308,7 +313,8 @@ void ig_pg_pipeline_timeout(struct pg_conn *k)
 			ig_log_end(&l);
 		}
 		ig_pg_cancel_send(k->core, k);
-		q->deadline_ms = now + cfg()->query_timeout_ms;
+		uint64_t again = cfg()->query_timeout_ms;
+		q->deadline_ms = now + (again < 1000 ? 1000 : again);
 		arm_query_timer(k);
 		bool internal = q->internal;
 		q->zombie = true;

@@ -255,7 +255,8 @@ test('a server on a database never migrated, or with migrations pending, warns o
 	const srv = await startServer({ DATABASE_URL: empty.url });
 	try {
 		await waitReady(srv);
-		assert.ok(srv.logs.some((l) => l.level === 'warn' && /no ingot_migrations table/.test(l.msg)), srv.lines.join('\n'));
+		// Lines leave through the log's writer thread: wait for it, not only for /readyz.
+		await srv.waitLog((l) => l.level === 'warn' && /no ingot_migrations table/.test(l.msg));
 	} finally {
 		await srv.stop();
 	}
@@ -264,6 +265,7 @@ test('a server on a database never migrated, or with migrations pending, warns o
 	const srv2 = await startServer({ DATABASE_URL: partial.url });
 	try {
 		await waitReady(srv2);
+		await srv2.waitLog((l) => l.level === 'warn' && /pending/.test(l.msg));
 		assert.equal(srv2.logs.filter((l) => l.level === 'warn' && /pending/.test(l.msg)).length, 1, srv2.lines.join('\n'));
 		assert.equal(srv2.logs.filter((l) => l.level === 'error').length, 0, srv2.lines.join('\n'));
 	} finally {

@@ -56,8 +56,12 @@ test('an https:// upstream is refused with the kind "tls", no connection made', 
 		const r = await curlResponse(srv.port, '/proxy/json');
 		assert.equal(r.status, 502);
 		const problem = JSON.parse(r.body.toString());
+		// The client gets the kind, never the upstream; the log gets why.
 		assert.equal(problem.error, 'tls');
-		assert.equal(problem.detail, `cannot use ${upstream}: this build has no TLS ` +
+		assert.ok(!r.body.toString().includes(`127.0.0.1:${trap.address().port}`), r.body.toString());
+		const line = await srv.waitLog((l) => l.msg === 'upstream error');
+		assert.equal(line.level, 'error');
+		assert.equal(line.message, `cannot use ${upstream}: this build has no TLS ` +
 			'(built with TLS=none; use TLS=bearssl or TLS=mbedtls)');
 		assert.equal((await srv.stop()).code, 0);
 		assert.equal(connections, 0);
