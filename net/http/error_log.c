@@ -41,10 +41,11 @@ static void write_count(const struct http_core *core, struct http_error_slot *s)
 
 static void on_tick(struct ig_timer *t)
 {
-	struct http_core *core = (struct http_core *)((char *)t - offsetof(struct http_core, error_log.tick));
+	struct http_error_log *log = (struct http_error_log *)((char *)t - offsetof(struct http_error_log, tick));
+	struct http_core *core = log->core;
 	uint64_t now = core->loop.clock.now_ms, next = UINT64_MAX;
 	for (int i = 0; i < HTTP_ERROR_LOG_SLOTS; i++) {
-		struct http_error_slot *s = &core->error_log.slots[i];
+		struct http_error_slot *s = &log->slots[i];
 		if (!s->suppressed)
 			continue;
 		if (now >= s->since_ms + WINDOW_MS)
@@ -60,7 +61,9 @@ static void on_tick(struct ig_timer *t)
  * was, less than a second ago (then it is counted). */
 static bool storm_admits(struct http_core *core, uint32_t route, int status, const char *cause)
 {
-	struct http_error_log *log = &core->error_log;
+	struct http_error_log *log = core->error_log;
+	if (!log)
+		return true;
 	uint64_t key = key_of(route, status, cause), now = core->loop.clock.now_ms;
 	struct http_error_slot *s = NULL, *victim = &log->slots[0];
 	for (int i = 0; i < HTTP_ERROR_LOG_SLOTS && !s; i++) {
@@ -73,6 +76,7 @@ static bool storm_admits(struct http_core *core, uint32_t route, int status, con
 	if (s && now < s->since_ms + WINDOW_MS) {
 		s->suppressed++;
 		log->tick.fn = on_tick;
+		log->core = core;
 		ig_timer_set_lazy(&core->loop.timers, &log->tick, s->since_ms + WINDOW_MS);
 		return false;
 	}
@@ -124,8 +128,11 @@ __attribute__((cold, noinline)) void ig_http_error_log_answer(struct ig_ctx *x)
 
 void ig_http_error_log_flush(struct http_core *core)
 {
-	ig_timer_cancel(&core->loop.timers, &core->error_log.tick);
+	struct http_error_log *log = core->error_log;
+	if (!log)
+		return;
+	ig_timer_cancel(&core->loop.timers, &log->tick);
 	for (int i = 0; i < HTTP_ERROR_LOG_SLOTS; i++)
-		if (core->error_log.slots[i].suppressed)
-			write_count(core, &core->error_log.slots[i]);
+		if (log->slots[i].suppressed)
+			write_count(core, &log->slots[i]);
 }

@@ -243,6 +243,8 @@ __attribute__((cold)) int ig_http_inproc_core_init(struct http_core *core, const
 	core->listener = core->tls_listener = NULL;
 	core->count = 0;
 	core->drained = inproc_on_drained;
+	static struct http_error_log error_log; /* one core a process */
+	core->error_log = &error_log;
 	if (ig_loop_init(&core->loop, 0) != 0)
 		return -1;
 	ig_http_core_init_pools(core);

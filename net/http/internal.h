@@ -56,10 +56,13 @@ struct http_error_slot {
 	int status;
 	char cause[HTTP_ERROR_CAUSE_MAX];
 };
-/* A core's table, touched only by its own thread: no lock, no atomic. */
+/* A core's table, touched only by its own thread: no lock, no atomic.
+ * Apart from the core's struct (its owner places it), so that its zeroed
+ * pages stay untouched until a 5xx. */
 struct http_error_log {
 	struct http_error_slot slots[HTTP_ERROR_LOG_SLOTS];
-	struct ig_timer tick; /* armed while a slot has a count to write */
+	struct ig_timer tick;     /* armed while a slot has a count to write */
+	struct http_core *core;   /* set when the tick is armed */
 };
 
 struct http_conn;
@@ -104,7 +107,9 @@ struct http_core {
 		uint64_t requests;
 	} admin;
 	struct http_meter meter; /* the metrics of the app's connections */
-	struct http_error_log error_log; /* the storm bound of its 5xx lines (error_log.c) */
+	/* The storm bound of its 5xx lines (error_log.c); NULL: none, every
+	   5xx is logged (a core without an owner that gives one). */
+	struct http_error_log *error_log;
 	/* INGOT_IDLE_EXIT_MS (net/server/idle.c): when this core's tick
 	   last saw work (read by core 0's tick), and what it saw then. */
 	_Atomic uint64_t idle_last_busy_ms;

@@ -122,7 +122,10 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	/* One mapping instead of malloc, whose first use costs a few calls:
 	   the cores, their threads, and the listeners side by side. */
 	size_t head = ((size_t)n * (sizeof(struct http_core) + sizeof(pthread_t) + sizeof(void *)) + 63) & ~(size_t)63;
-	size_t table_bytes = head + IG_SERVER_LISTENER_SLOTS(n) * ig_net_stack->listener_size;
+	size_t listeners_end = head + IG_SERVER_LISTENER_SLOTS(n) * ig_net_stack->listener_size;
+	/* The cores' 5xx storm tables last: untouched until a 5xx. */
+	size_t logs_at = (listeners_end + 63) & ~(size_t)63;
+	size_t table_bytes = logs_at + (size_t)n * sizeof(struct http_error_log);
 	char *table = mmap(NULL, table_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (table == MAP_FAILED)
 		return startup_error("out of memory");
@@ -130,6 +133,9 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	pthread_t *threads = (pthread_t *)(table + (size_t)n * sizeof(struct http_core));
 	void **args = (void **)(threads + n);
 	ig_http_server.listeners = table + head;
+	struct http_error_log *error_logs = (struct http_error_log *)(table + logs_at);
+	for (int i = 0; i < n; i++)
+		ig_http_server.cores[i].error_log = &error_logs[i];
 	ig_http_server.listener_size = ig_net_stack->listener_size;
 	char err[256];
 	/* Only under a supervisor's LISTEN_* does the activation code (kept

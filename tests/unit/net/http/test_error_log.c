@@ -42,6 +42,7 @@ static int count_of(const char *needle)
 static const char *const routes[] = { "/a", "/b/{id}" };
 static const struct ig_app app = { .name = "t", .routes = routes, .route_count = 2 };
 static struct http_core core;
+static struct http_error_log error_log;
 
 static void set_now(uint64_t ms)
 {
@@ -151,6 +152,7 @@ int main(void)
 {
 	atomic_store(&ig_log_queue, capture);
 	core.app = &app;
+	core.error_log = &error_log;
 	ig_timers_init(&core.loop.timers, 0);
 	test_one_line_with_the_request();
 	test_a_storm_is_one_line_a_second_then_its_count();
