@@ -92,6 +92,7 @@ void ig_pg_conn_close(struct pg_conn *k, enum ig_pg_error_kind kind, const char 
 	struct pg_query *list = k->head, *q;
 	k->head = k->tail = NULL;
 	k->inflight = k->written = 0;
+	k->cancels_open = 0; /* those still open are for the connection closed (generation) */
 	if (was_ready) {
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_WARN, "database connection lost")) {

@@ -32,6 +32,7 @@
 #define PG_BATCH_QUERIES 32   /* a loop batch's queries kept on one connection, at most */
 #define PG_SYNC_BYTES 5       /* a Sync message: 'S' and its length */
 #define PG_CANCEL_TRIES 3     /* CancelRequests for one timed-out query, a timeout apart */
+#define PG_CANCEL_WAIT_MS 10000 /* for the server to close a CancelRequest's connection */
 #define PG_STMT_TEXT 16384    /* bytes of their SQL kept per connection */
 #define PG_STMT_FORMATS 32    /* result columns whose format a statement remembers */
 #define PG_RBUF_INITIAL 16384
@@ -100,6 +101,8 @@ struct pg_query {
 	bool begin;             /* PGQ_HOLD with BEGIN */
 	bool cancelled;         /* a CancelRequest went for it */
 	uint8_t cancels;        /* CancelRequests sent for it */
+	bool behind_cancel;     /* on the connection behind a query when its CancelRequest
+				   went: a 57014 may be that request's (pipeline.c) */
 	bool answered;          /* a message of its answer came */
 	bool read_only;         /* ig_pg_read: may share the next read's Sync */
 	bool sync_shared;       /* its Sync was taken off for the next query's:
@@ -199,6 +202,7 @@ struct pg_conn {
 	uint32_t written;       /* of inflight, the first ones, whose bytes have left */
 	uint32_t generation;    /* bumped on every close */
 	uint32_t pid, key;      /* BackendKeyData, for CancelRequest */
+	uint8_t cancels_open;   /* CancelRequests sent whose connection the server has not closed */
 	struct sockaddr_storage addr; /* where this connection went (its CancelRequests go there) */
 	socklen_t addr_len;
 	struct ig_dial dial;    /* PGC_CONNECTING: the lookup and the connect */
@@ -212,6 +216,15 @@ struct pg_conn {
 	char *stmt_text;
 	uint32_t stmt_text_used, next_stmt;
 };
+
+/* A CancelRequest went for k's head and the server may still act on it:
+ * until the cancelled query's answer has come and the server has closed
+ * every CancelRequest's connection (it signals the backend before), k
+ * takes no new query, so a CancelRequest can stop no query sent after it. */
+static inline bool ig_pg_conn_cancelling(const struct pg_conn *k)
+{
+	return k->cancels_open || (k->head && k->head->cancelled);
+}
 
 struct pg_channel {
 	char name[64];
@@ -310,6 +323,10 @@ bool ig_pg_conn_send(struct pg_conn *k, struct pg_query *q);
 /* A message of a ready connection; the query timeout's expiry. */
 void ig_pg_pipeline_message(struct pg_conn *k, const struct pg_msg *m);
 void ig_pg_pipeline_timeout(struct pg_conn *k);
+/* One of k's CancelRequests ended (the server closed its connection, or
+ * it failed, or it waited past PG_CANCEL_WAIT_MS): k takes queries again
+ * once none is open and the cancelled query's answer has come. */
+void ig_pg_pipeline_cancel_ended(struct pg_conn *k);
 
 /* results.c: a message of q's answer into q (k lends its scratch and
  * statements). ig_pg_result_error is false when the ErrorResponse is
@@ -359,6 +376,6 @@ void ig_pg_pool_start(struct ig_pg_pool *p);
 void ig_pg_pool_release(struct ig_pg_pool *p, struct pg_conn *k);
 
 /* cancel.c */
-void ig_pg_cancel_send(struct pg_core *c, const struct pg_conn *k);
+void ig_pg_cancel_send(struct pg_core *c, struct pg_conn *k);
 
 #endif

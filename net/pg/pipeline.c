@@ -3,7 +3,16 @@
  * batch in one write; in flight in a FIFO, answered in order, one
  * ReadyForQuery each (a failing read's skipped followers are sent again
  * alone); a statement the server dropped prepared again once; and the
- * query timeout, which cancels the head with a CancelRequest. */
+ * query timeout, which cancels the head with a CancelRequest.
+ *
+ * A CancelRequest stops whatever the backend runs when it arrives (one
+ * that finds it waiting for a query is dropped). So while one may still
+ * arrive, the connection takes no new query (ig_pg_conn_cancelling); one
+ * is sent again only with nothing behind the cancelled query; and a read
+ * that was already on the connection behind it, stopped with 57014 (the
+ * cancelled query had ended as the request came), is sent again once:
+ * it did nothing. A write so stopped fails (sent again, it would run
+ * after queries that came after it). */
 #include "internal.h"
 
 #include <string.h>
@@ -289,7 +298,11 @@ void ig_pg_pipeline_timeout(struct pg_conn *k)
 			return;
 		}
 		q->cancels++;
-		if (!q->answered)
+		/* Not while one is open (it may yet stop q), nor once some of
+		   q's answer came (the server was running it: a request landing
+		   after its end would stop what follows), nor with queries
+		   behind q. */
+		if (!k->cancels_open && !q->answered && !q->next)
 			ig_pg_cancel_send(k->core, k);
 		/* At least a second between CancelRequests: a loaded server may
 		   take longer than a short query timeout to send the error of a
@@ -306,6 +319,8 @@ void ig_pg_pipeline_timeout(struct pg_conn *k)
 		   dropped, as is the rest of its answer. */
 		q->cancelled = true;
 		q->cancels = 1;
+		for (struct pg_query *p = q->next; p; p = p->next)
+			p->behind_cancel = true;
 		struct ig_logline l;
 		if (ig_log_enabled(IG_LOG_DEBUG) && ig_log_begin(&l, IG_LOG_DEBUG, "database query timed out: cancelled")) {
 			ig_pg_log_peer(&l);
@@ -324,4 +339,12 @@ void ig_pg_pipeline_timeout(struct pg_conn *k)
 			q->done(NULL, &e, q->arg);
 		}
 	}
+}
+
+void ig_pg_pipeline_cancel_ended(struct pg_conn *k)
+{
+	if (k->cancels_open)
+		k->cancels_open--;
+	if (!ig_pg_conn_cancelling(k) && k->state == PGC_READY && !k->held && k->owner_ops->room)
+		k->owner_ops->room(k->owner, k);
 }

@@ -104,7 +104,7 @@ void ig_pg_pool_start(struct ig_pg_pool *p)
 
 static bool takes_queries(const struct pg_conn *k)
 {
-	return k && k->state == PGC_READY && !k->held && k->inflight < cfg()->pipelining;
+	return k && k->state == PGC_READY && !k->held && k->inflight < cfg()->pipelining && !ig_pg_conn_cancelling(k);
 }
 
 /* The connection the last query went to while its write has not left

@@ -106,6 +106,11 @@ bool ig_pg_result_error(struct pg_conn *k, struct pg_query *q, const struct pg_m
 		q->retry = true; /* prepared again once, at its ReadyForQuery */
 		return true;
 	}
+	if (q->behind_cancel && !strcmp(e.sqlstate, "57014") && q->read_only && !k->held && !q->retried &&
+	    !q->zombie && !q->failed) {
+		q->retry = true; /* stopped by the CancelRequest of the query before it: again, once */
+		return true;
+	}
 	if (q->failed || q->zombie || q->internal)
 		return true;
 	/* The server is going away (a shutdown, a crash, a terminated

@@ -9,11 +9,13 @@
 // that call (5xx problem+json) and the process keeps serving on a new
 // connection; a stalled query past INGOT_PG_QUERY_TIMEOUT_MS is cancelled
 // with the connection's own key, and sent again only while none of the
-// query's answer came; a database out of reach is logged once per outage.
+// query's answer came; while its request may still land, the connection
+// takes no new query, and a read behind it that the request stopped is
+// sent again; a database out of reach is logged once per outage.
 // The password shows nowhere.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, curlResponse, within, RawClient, req, freePort } from './lib.mjs';
+import { startServer, cleanup, curlResponse, within, RawClient, req, freePort, adminAddr, scrapeSamples } from './lib.mjs';
 import { PgFake } from './pgfake.mjs';
 import { waitReady } from './dbservice.mjs';
 
@@ -327,6 +329,64 @@ test('a CancelRequest the server ignores is sent again a timeout later; a query 
 	await within(10000, fake.until(() => conn.closed), 'the connection of a query that never stops was closed');
 	assert.equal(fake.cancels.length - before, 3);
 	await stillServing(srv);
+	assertNoSecret(srv);
+});
+
+test('while a CancelRequest\'s connection is open, the cancelled query\'s connection takes no new query: the request could stop it', T, async () => {
+	let fault = null;
+	const { fake, srv } = await setup({
+		fault: (q) => (fault && /world/i.test(q.sql) ? ((f) => (fault = null, f))(fault) : null),
+	}, { INGOT_PG_QUERY_TIMEOUT_MS: '200', INGOT_ADMIN_PORT: '0' });
+	await stillServing(srv);
+	const admin = await adminAddr(srv);
+	const conn = fake.conns.find((c) => c.startup);
+	// The server stops the query (57014 and its ReadyForQuery are written)
+	// but keeps the CancelRequest's connection open: until it closes, the
+	// request may still be on its way to the backend.
+	fake.keepCancels = true;
+	fault = { stall: true };
+	assertProblem(await get(srv, '/db'), 503);
+	await within(10000, fake.until((f) => f.openCancels.length === 1), 'the CancelRequest came');
+	const before = worldQueries(fake).length;
+	// The next /db: read, its handler waiting (for the connection, not
+	// for an answer); then a loop batch later (another client's /health),
+	// by when a query given to the connection would have been written.
+	const c = await RawClient.connect(srv.port);
+	await c.write(req('GET', '/health') + req('GET', '/db'));
+	assert.equal((await c.response()).status, 200);
+	let m;
+	do m = await scrapeSamples(admin); while (m.get('ingot_handlers_waiting') !== 1);
+	assert.equal((await get(srv, '/health')).status, 200);
+	console.error('DEBUG', before, worldQueries(fake).length, m.get('ingot_handlers_waiting'), JSON.stringify(conn.log.slice(-30)));
+	assert.equal(worldQueries(fake).length, before, 'no query sent while the CancelRequest is open');
+	fake.releaseCancels();
+	const db = await c.response();
+	assert.equal(db.status, 200, db.text);
+	assert.equal(worldQueries(fake).length, before + 1);
+	assert.equal(conn.closed, false, 'the same connection');
+	c.end();
+	assertNoSecret(srv);
+});
+
+test('a read behind the cancelled query, stopped by its CancelRequest (the cancelled one had just ended), is sent again', T, async () => {
+	let faults = [];
+	const { fake, srv } = await setup({
+		fault: (q) => (/world/i.test(q.sql) ? faults.shift() ?? null : null),
+	}, { INGOT_PG_QUERY_TIMEOUT_MS: '200' });
+	await stillServing(srv);
+	const conn = fake.conns.find((c) => c.startup);
+	const before = worldQueries(fake).length;
+	// Two reads in one write: the first runs past the timeout and ends as
+	// its CancelRequest comes, which then stops the second.
+	faults = [{ stall: true, passOn: true }, { stall: true }];
+	const p = assertProblem(await get(srv, '/queries?queries=2'), 503);
+	assert.match(p.detail, /timed out/);
+	await within(10000, fake.until((f) => worldQueries(f).length === before + 3), 'the stopped read sent again');
+	const [, stopped, again] = worldQueries(fake).slice(before);
+	assert.deepEqual(again.params, stopped.params, 'the same read');
+	assert.equal(conn.closed, false, 'the same connection');
+	await stillServing(srv);
+	assert.ok(!srv.lines.some((l) => /57014/.test(JSON.stringify(l))), 'no 57014 reached the handler');
 	assertNoSecret(srv);
 });
 

@@ -152,6 +152,12 @@ const formatOf = (codes, i) => (codes.length === 0 ? 0 : codes.length === 1 ? co
  *                             ignored, as a server ignores one that comes between messages
  *   { stall: true, flushed: true }  the same, but what came before the stall is written,
  *                             as when the server's output buffer filled: its answer began
+ *   { stall: true, passOn: true }  the same, but a CancelRequest finds it just ended: it
+ *                             answers as usual, and the request stops the stalled query
+ *                             after it (57014), as PostgreSQL's lands on whatever runs
+ * keepCancels (a property, false at first): while true, a CancelRequest's
+ * connection is left open after it acted, as a server slow to close it
+ * would; releaseCancels() closes them.
  * hold(conn) -> bool: while true, replies are kept back (in order) and
  * written once it turns false (checked after every read, and by flush());
  * a test holds until N queries arrived to prove they were all sent first. */
@@ -187,6 +193,8 @@ export class PgFake extends Watched {
 		this.hold = hold;
 		this.conns = [];      // every connection, in accept order (cancel requests included)
 		this.cancels = [];    // every CancelRequest: {pid, key}
+		this.keepCancels = false;
+		this.openCancels = []; // their sockets, while keepCancels
 		this.queries = [];    // every query executed: {conn, sql, params}
 		this.sockets = new Set();
 		this.server = net.createServer((s) => this._accept(s));
@@ -214,6 +222,10 @@ export class PgFake extends Watched {
 		};
 		this.conns.push(conn);
 		this.sockets.add(socket);
+		// As PostgreSQL's own: a reply's messages are not held back for
+		// the ACK of its first (Nagle's delay would hold an ErrorResponse
+		// after a lone BindComplete for the peer's delayed ACK).
+		socket.setNoDelay(true);
 		let buf = Buffer.alloc(0);
 		socket.on('data', (chunk) => {
 			buf = Buffer.concat([buf, chunk]);
@@ -248,7 +260,8 @@ export class PgFake extends Watched {
 					conn.log.push({ dir: 'in', type: 'CancelRequest', ...c });
 					this.cancels.push(c);
 					this._cancel(c);
-					out.push({ close: true });
+					if (this.keepCancels) this.openCancels.push(conn.socket);
+					else out.push({ close: true });
 					return Buffer.alloc(0);
 				}
 				if (code !== PROTOCOL_3) { out.push(errorResponse({ severity: 'FATAL', code: '08P01', message: 'unsupported protocol' }), { close: true }); return Buffer.alloc(0); }
@@ -352,7 +365,11 @@ export class PgFake extends Watched {
 		const r = this.results(query);
 		const formats = (r.fields || []).map((_, i) => formatOf(q.resultFormats, i));
 		if (f?.error) { this._fail(conn, out, f.error); return false; }
-		if (f?.stall) { out.push({ stall: true, ignoreCancels: f.ignoreCancels || 0, flushed: !!f.flushed }); return false; }
+		if (f?.stall) {
+			const answer = f.passOn ? this._rows(r, formats) : null;
+			out.push({ stall: true, ignoreCancels: f.ignoreCancels || 0, flushed: !!f.flushed, answer });
+			return false;
+		}
 		if (q.describe && r.fields) out.push(rowDescription(r.fields, formats));
 		if (f?.malformed === 'short-length') { out.push(Buffer.from([0x44, 0, 0, 0, 2])); return false; }
 		if (f?.malformed === 'column-overrun') {
@@ -374,11 +391,14 @@ export class PgFake extends Watched {
 			out.push(commandComplete('SELECT 1'));
 			return true;
 		}
-		for (const row of r.rows || []) {
-			out.push(dataRow(r.fields.map((fd, i) => encodeValue(row[i], fd.oid, formats[i]))));
-		}
-		out.push(commandComplete(r.tag ?? `SELECT ${(r.rows || []).length}`));
+		out.push(...this._rows(r, formats));
 		return true;
+	}
+
+	// A result's DataRows and CommandComplete.
+	_rows(r, formats) {
+		return [...(r.rows || []).map((row) => dataRow(r.fields.map((fd, i) => encodeValue(row[i], fd.oid, formats[i])))),
+			commandComplete(r.tag ?? `SELECT ${(r.rows || []).length}`)];
 	}
 
 	// Writes (or holds back) what a read produced, logging each reply.
@@ -418,9 +438,18 @@ export class PgFake extends Watched {
 		const c = this.conns.find((x) => x.pid === pid && x.key === key && !x.closed);
 		if (!c || !c.stalled) return;
 		if (c.ignoreCancels > 0) { c.ignoreCancels--; return; }
-		c.held[c.held.findIndex((o) => o.stall)] = errorResponse({ code: '57014', message: 'canceling statement due to user request' });
+		const at = c.held.findIndex((o) => o.stall);
+		const { answer } = c.held[at];
+		if (answer) c.held.splice(at, 1, ...answer);
+		const stopped = answer ? c.held.findIndex((o) => o.stall) : at;
+		if (stopped >= 0) c.held[stopped] = errorResponse({ code: '57014', message: 'canceling statement due to user request' });
 		c.stalled = false;
 		this._emit(c, []);
+	}
+
+	/** Closes the CancelRequests' connections kept open (keepCancels). */
+	releaseCancels() {
+		for (const s of this.openCancels.splice(0)) s.end();
 	}
 
 	/** Asks hold() again now, not at the next read: what it no longer keeps
