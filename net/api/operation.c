@@ -67,7 +67,7 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 	char *in = (char *)r + OP_ALIGN(sizeof *r);
 	memset(in, 0, in_size + out_size);
 	*r = (struct op_run){
-		.work = { .handle = op->handle, .in = in, .out = in + in_size, .finish = op_finish },
+		.work = { .handle = op->handle, .name = op->id, .in = in, .out = in + in_size, .finish = op_finish },
 		.op = op,
 	};
 	if (op->decode) {

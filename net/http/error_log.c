@@ -5,6 +5,7 @@
  * identical failures (route, status, cause) log one line a second, and the
  * count of those left out follows when that second is over. */
 #include "internal.h"
+#include "wait.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -109,6 +110,8 @@ bool ig_http_error_line_begin(struct ig_ctx *x, struct ig_logline *l, const char
 	ig_log_cstr(l, "trace_id", ig_trace_id(x));
 	ig_log_str(l, "method", x->req.method.ptr, x->req.method.len);
 	ig_log_cstr(l, "route", ig_route_template(x));
+	if (x->work && x->work->name)
+		ig_log_cstr(l, "operation", x->work->name);
 	ig_log_int(l, "status", status);
 	ig_log_cstr(l, "cause", cause);
 	return true;

@@ -210,6 +210,8 @@ __attribute__((cold)) void ig_http_log_exchange(const void *exchange, struct ig_
 	ig_log_str(line, "request_id", id.ptr, id.len);
 	ig_log_str(line, "method", x->req.method.ptr, x->req.method.len);
 	ig_log_cstr(line, "route", ig_route_template(x));
+	if (x->work && x->work->name)
+		ig_log_cstr(line, "operation", x->work->name);
 }
 
 bool ig_log_req(const ig_ctx *x, struct ig_logline *l, enum ig_log_level level, const char *msg)

@@ -13,10 +13,12 @@
 
 /* What ig_wait_run runs, in ctx's arena (the caller's, which may embed
  * it): handle(ctx, in, out) as the generated handlers take them, its
+ * name (the operationId, which a crash's line names; may be NULL), its
  * status, and finish(ctx, work), called when a handler that waited has
  * returned. */
 struct ig_wait_work {
 	int (*handle)(ig_ctx *ctx, const void *in, void *out);
+	const char *name;
 	const void *in;
 	void *out;
 	ig_ctx_fn *finish;

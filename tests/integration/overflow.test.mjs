@@ -60,7 +60,7 @@ for (const stack of [16384, 65536]) {
 		assert.equal(fatal.length, 1, srv.lines.join('\n'));
 		assert.deepEqual(fatal[0], {
 			ts: fatal[0].ts, level: 'error', msg: 'stack overflow', signal: 'SIGSEGV', from: 'fault',
-			stack_bytes: stack, request_id: id, method: 'GET', route: '/deep',
+			stack_bytes: stack, request_id: id, method: 'GET', route: '/deep', operation: 'deep',
 		});
 		assert.ok(!srv.logs.some((l) => l.msg === 'fatal signal'), 'no second fatal line');
 	});
@@ -85,7 +85,7 @@ test('on the unikernel: /shallow answers, /deep ends the VM with one "stack over
 	assert.ok(Number.isInteger(x.code) && x.code % 2 === 1, `status ${x.code}; ${g.describe()}`);
 	const fatal = g.logs.filter((l) => l.msg === 'stack overflow');
 	assert.equal(fatal.length, 1, g.describe());
-	assert.deepEqual([fatal[0].level, fatal[0].stack_bytes, fatal[0].request_id, fatal[0].method, fatal[0].route],
-		['error', 16384, id, 'GET', '/deep'], g.describe());
+	assert.deepEqual([fatal[0].level, fatal[0].stack_bytes, fatal[0].request_id, fatal[0].method, fatal[0].route, fatal[0].operation],
+		['error', 16384, id, 'GET', '/deep', 'deep'], g.describe());
 	assert.ok(!g.console.includes('cpu exception"'), `not the generic exception line; ${g.describe()}`);
 });

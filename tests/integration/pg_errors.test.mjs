@@ -67,12 +67,14 @@ test('a dropped table: the client gets 500 with the SQLSTATE only; the log gets 
 	assert.equal(assertProblem(insert, 500).detail, 'database error (server 42P01)');
 	assert.ok(!insert.text.includes('posts') && !insert.text.includes('INSERT'), insert.text);
 
-	for (const [id, route, query] of [['dropped-1', '/posts/{id}', /^SELECT id, title, body/], ['dropped-2', '/posts', /^INSERT INTO posts/]]) {
+	for (const [id, route, operation, query] of [['dropped-1', '/posts/{id}', 'getPost', /^SELECT id, title, body/],
+		['dropped-2', '/posts', 'createPost', /^INSERT INTO posts/]]) {
 		const errors = (await linesOf(id)).filter((l) => l.level === 'error');
 		assert.equal(errors.length, 1, `one error line for ${id}: ${JSON.stringify(errors)}`);
 		const [e] = errors;
 		assert.equal(e.msg, 'database error');
 		assert.equal(e.route, route);
+		assert.equal(e.operation, operation);
 		assert.equal(e.status, 500);
 		assert.equal(e.error, 'server');
 		assert.equal(e.sqlstate, '42P01');

@@ -111,7 +111,7 @@ test('SIGTERM past INGOT_GRACE_MS (200) with /delay/60000 in flight: exit 3 afte
 	const cut = srv.logs.filter((l) => l.msg === 'request cut');
 	assert.equal(cut.length, 1, srv.lines.join('\n'));
 	assert.deepEqual({ ...cut[0], ts: undefined }, { ts: undefined, level: 'warn', msg: 'request cut',
-		request_id: 'cut-me-1', method: 'GET', route: '/delay/{ms}' });
+		request_id: 'cut-me-1', method: 'GET', route: '/delay/{ms}', operation: 'getDelay' });
 	assert.ok(srv.logs.some((l) => l.msg === 'draining'));
 	// The cut connection is closed without its response.
 	await c.waitEnd();
