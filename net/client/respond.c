@@ -4,10 +4,7 @@
  * the log gets the whole error once, as the request's error line
  * (net/http/error_log.c). */
 #include "ingot/client.h"
-#include "kernel/runtime/json.h"
 #include "net/http/internal.h"
-
-#include <string.h>
 
 static bool is_timeout(enum ig_client_error e)
 {
@@ -53,22 +50,6 @@ int ig_fetch_respond_error(ig_ctx *ctx, const ig_response *res)
 			ig_log_cstr(&l, "message", res->error_message);
 		ig_log_end(&l);
 	}
-	ig_wbuf *w = ig_body(ctx);
-	w->len = 0;
-	ig_wbuf_lit(w, "{\"type\":\"about:blank\",\"title\":");
-	const char *title = ig_http_reason(status);
-	ig_json_string(w, title, strlen(title));
-	ig_wbuf_lit(w, ",\"status\":");
-	ig_json_int(w, status);
-	ig_wbuf_lit(w, ",\"detail\":");
-	ig_json_string(w, detail, strlen(detail));
-	ig_wbuf_lit(w, ",\"error\":");
-	ig_json_string(w, kind, strlen(kind));
-	ig_str id = ig_request_id(ctx);
-	ig_wbuf_lit(w, ",\"request_id\":");
-	ig_json_string(w, id.ptr, id.len);
-	ig_wbuf_lit(w, "}");
-	ig_set_content_type(ctx, "application/problem+json");
-	ig_set_encoder(ctx, NULL, NULL);
+	ig_http_problem_set(ctx, status, detail, kind);
 	return status;
 }

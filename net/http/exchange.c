@@ -397,7 +397,7 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 		x->content_type = "application/problem+json";
 		x->cause = "the response exceeded the request memory limit";
 		char tmp[HTTP_PROBLEM_MAX];
-		size_t n = ig_http_problem_body(tmp, sizeof tmp, 500, x->cause, ig_request_id(x));
+		size_t n = ig_http_problem_body(tmp, sizeof tmp, 500, x->cause, NULL, ig_request_id(x));
 		ig_wbuf_put(&x->body, tmp, n);
 	}
 	if (__builtin_expect(x->status >= 500, 0) && !x->error_logged)
@@ -411,10 +411,20 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 void ig_encode_problem(ig_ctx *x, int status)
 {
 	char tmp[HTTP_PROBLEM_MAX];
-	size_t n = ig_http_problem_body(tmp, sizeof tmp, status, NULL, ig_request_id(x));
+	size_t n = ig_http_problem_body(tmp, sizeof tmp, status, NULL, NULL, ig_request_id(x));
 	x->body.len = 0;
 	ig_wbuf_put(&x->body, tmp, n);
 	x->content_type = "application/problem+json";
+}
+
+void ig_http_problem_set(ig_ctx *x, int status, const char *detail, const char *error_kind)
+{
+	char tmp[HTTP_PROBLEM_MAX];
+	size_t n = ig_http_problem_body(tmp, sizeof tmp, status, detail, error_kind, ig_request_id(x));
+	x->body.len = 0;
+	ig_wbuf_put(&x->body, tmp, n);
+	x->content_type = "application/problem+json";
+	x->encode = NULL;
 }
 
 void ig_respond_problem(ig_ctx *x, int status, const char *detail)
@@ -423,12 +433,7 @@ void ig_respond_problem(ig_ctx *x, int status, const char *detail)
 		ig_finish(x, status);
 		return;
 	}
-	char tmp[HTTP_PROBLEM_MAX];
-	size_t n = ig_http_problem_body(tmp, sizeof tmp, status, detail, ig_request_id(x));
-	x->body.len = 0;
-	ig_wbuf_put(&x->body, tmp, n);
-	x->content_type = "application/problem+json";
-	x->encode = NULL;
+	ig_http_problem_set(x, status, detail, NULL);
 	if (x->state != CTX_READY)
 		x->cause = detail; /* read by the ig_finish below only */
 	ig_finish(x, status);

@@ -326,10 +326,14 @@ void ig_http_out_head(struct http_conn *c, int status, const char *ctype, size_t
 void ig_http_out_append(struct http_conn *c, const void *p, size_t n);
 /* Returns the body's length. */
 size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close);
-/* A problem+json body: details are cut at 200 bytes; "request_id" is
- * written unless request_id is empty. cap: at least HTTP_PROBLEM_MAX. */
-#define HTTP_PROBLEM_MAX (6 * 200 + 6 * HTTP_REQUEST_ID_MAX + 160)
-size_t ig_http_problem_body(char *out, size_t cap, int status, const char *detail, ig_str request_id);
+/* A problem+json body: details are cut at 200 bytes; "error" is written
+ * when error_kind is not NULL (a kind's name: [a-z_], at most 32 bytes);
+ * "request_id" unless request_id is empty. cap: at least HTTP_PROBLEM_MAX. */
+#define HTTP_PROBLEM_MAX (6 * 200 + 6 * HTTP_REQUEST_ID_MAX + 200)
+size_t ig_http_problem_body(char *out, size_t cap, int status, const char *detail, const char *error_kind,
+			    ig_str request_id);
+/* That body as x's answer (content type, no encoder), not yet finished. */
+void ig_http_problem_set(ig_ctx *x, int status, const char *detail, const char *error_kind);
 const char *ig_http_reason(int status);
 
 /* Counts a metered exchange's request in its core's meter, its duration

@@ -220,7 +220,8 @@ IG_HOT void ig_http_out_head(struct http_conn *c, int status, const char *ctype,
 	ig_http_out_append(c, h.buf, h.len);
 }
 
-size_t ig_http_problem_body(char *out, size_t cap, int status, const char *detail, ig_str request_id)
+size_t ig_http_problem_body(char *out, size_t cap, int status, const char *detail, const char *error_kind,
+			    ig_str request_id)
 {
 	char esc[6 * 200], rid[6 * HTTP_REQUEST_ID_MAX];
 	const char *d = detail ? detail : ig_http_reason(status);
@@ -229,8 +230,9 @@ size_t ig_http_problem_body(char *out, size_t cap, int status, const char *detai
 	size_t rl = ig_json_escape(rid, request_id.ptr, request_id.len < HTTP_REQUEST_ID_MAX ? request_id.len
 											   : HTTP_REQUEST_ID_MAX);
 	int n = snprintf(out, cap,
-			 "{\"type\":\"about:blank\",\"title\":\"%s\",\"status\":%d,\"detail\":\"%.*s\"%s%.*s%s}",
-			 ig_http_reason(status), status, (int)el, esc, rl ? ",\"request_id\":\"" : "", (int)rl, rid,
+			 "{\"type\":\"about:blank\",\"title\":\"%s\",\"status\":%d,\"detail\":\"%.*s\"%s%.32s%s%s%.*s%s}",
+			 ig_http_reason(status), status, (int)el, esc, error_kind ? ",\"error\":\"" : "",
+			 error_kind ? error_kind : "", error_kind ? "\"" : "", rl ? ",\"request_id\":\"" : "", (int)rl, rid,
 			 rl ? "\"" : "");
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
@@ -240,7 +242,7 @@ size_t ig_http_problem_body(char *out, size_t cap, int status, const char *detai
 size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close)
 {
 	char body[HTTP_PROBLEM_MAX];
-	size_t n = ig_http_problem_body(body, sizeof body, status, detail, request_id);
+	size_t n = ig_http_problem_body(body, sizeof body, status, detail, NULL, request_id);
 	/* The engine's 503s (no request slot, no memory for the body) pass
 	   once load falls: a client may try again. */
 	static const char retry[] = "Retry-After: 1\r\n";

@@ -270,7 +270,7 @@ static void answer_problem(int status, const char *detail)
 				     { IG_STR("X-Request-Id"), id } };
 	const struct http_inproc_response res = {
 		.status = status, .headers = fields, .header_count = IG_COUNTOF(fields),
-		.body = { body, ig_http_problem_body(body, HTTP_PROBLEM_MAX, status, detail, id) },
+		.body = { body, ig_http_problem_body(body, HTTP_PROBLEM_MAX, status, detail, NULL, id) },
 	};
 	on_answered(NULL, HTTP_INPROC_OK, &res);
 }

@@ -94,6 +94,35 @@ static void server_error(const struct pg_msg *m, struct ph_error *e)
 	e->position = f.position.len ? atoi(f.position.ptr) : 0;
 }
 
+/* What until_ready does with each message other than ErrorResponse and
+ * ReadyForQuery; false: the answer cannot be read on (e says why). */
+typedef bool ph_visit_fn(struct ph_conn *c, const struct pg_msg *m, void *arg, struct ph_error *e);
+
+/* Reads c's messages up to ReadyForQuery, each one to visit. The first
+ * ErrorResponse goes into e: in a startup it ends the reading (the server
+ * closes after it), else the rest of the answer is read and dropped.
+ * Returns true at a ReadyForQuery that came with no error. */
+static bool until_ready(struct ph_conn *c, struct ph_error *e, ph_visit_fn *visit, void *arg, bool startup)
+{
+	bool failed = false;
+	struct pg_msg m;
+	for (;;) {
+		if (!next(c, &m, e))
+			return false;
+		if (m.type == PG_MSG_READY)
+			return !failed;
+		if (m.type == PG_MSG_ERROR) {
+			if (!failed)
+				server_error(&m, e);
+			failed = true;
+			if (startup)
+				return false;
+		} else if (!failed && !visit(c, &m, arg, e)) {
+			return false;
+		}
+	}
+}
+
 static int dial(const char *host, const char *port, struct ph_error *e)
 {
 	if (host[0] == '/') {
@@ -126,6 +155,67 @@ static int dial(const char *host, const char *port, struct ph_error *e)
 	return fd;
 }
 
+struct startup {
+	const char *user, *password;
+	struct pg_scram scram;
+};
+
+/* One message of the startup: authentication is answered, the rest
+ * (parameters, the backend's key) passes. */
+static bool startup_step(struct ph_conn *c, const struct pg_msg *m, void *arg, struct ph_error *e)
+{
+	struct startup *st = arg;
+	if (m->type != PG_MSG_AUTH)
+		return true;
+	struct pg_auth a;
+	if (!ig_pg_read_auth(m, &a)) {
+		fail(e, "a malformed authentication request%s", "");
+		return false;
+	}
+	char buf[1024];
+	struct pg_out o;
+	pg_out_init(&o, buf, sizeof buf);
+	if (a.code == PG_AUTH_OK) {
+		return true;
+	} else if (a.code == PG_AUTH_CLEARTEXT) {
+		ig_pg_put_password(&o, st->password);
+	} else if (a.code == PG_AUTH_MD5) {
+		char md5[36];
+		ig_pg_md5_password(st->user, st->password, a.salt, md5);
+		ig_pg_put_password(&o, md5);
+	} else if (a.code == PG_AUTH_SASL && a.scram_sha256) {
+		uint8_t rnd[PG_SCRAM_NONCE_RANDOM];
+		char first[PG_SCRAM_FIRST_MAX];
+		if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+			fail(e, "no random bytes for SCRAM%s", "");
+			return false;
+		}
+		size_t n = ig_pg_scram_client_first(&st->scram, rnd, first, sizeof first);
+		ig_pg_put_sasl_initial(&o, PG_SCRAM_MECHANISM, first, n);
+	} else if (a.code == PG_AUTH_SASL_CONTINUE) {
+		char fin[PG_SCRAM_FINAL_MAX];
+		size_t n = 0;
+		enum pg_scram_status ss =
+			ig_pg_scram_client_final(&st->scram, st->password, a.data, a.data_len, fin, sizeof fin, &n);
+		if (ss != PG_SCRAM_OK) {
+			fail(e, "SCRAM: %s", ig_pg_scram_status_text(ss));
+			return false;
+		}
+		ig_pg_put_sasl_response(&o, fin, n);
+	} else if (a.code == PG_AUTH_SASL_FINAL) {
+		enum pg_scram_status ss = ig_pg_scram_verify_server_final(&st->scram, a.data, a.data_len);
+		if (ss != PG_SCRAM_OK) {
+			fail(e, "SCRAM: %s", ig_pg_scram_status_text(ss));
+			return false;
+		}
+		return true;
+	} else {
+		fail(e, "an authentication method this client does not support%s", "");
+		return false;
+	}
+	return send_all(c, &o, e);
+}
+
 bool ph_connect(struct ph_conn *c, const char *host, const char *port, const char *user, const char *password,
 		const char *db, struct ph_error *e)
 {
@@ -138,66 +228,8 @@ bool ph_connect(struct ph_conn *c, const char *host, const char *port, const cha
 	ig_pg_put_startup(&o, user, db, "schemac");
 	if (!send_all(c, &o, e))
 		return false;
-	struct pg_scram scram = { 0 };
-	struct pg_msg m;
-	for (;;) {
-		if (!next(c, &m, e))
-			return false;
-		if (m.type == PG_MSG_ERROR) {
-			server_error(&m, e);
-			return false;
-		}
-		if (m.type == PG_MSG_READY)
-			return true;
-		if (m.type != PG_MSG_AUTH)
-			continue;
-		struct pg_auth a;
-		if (!ig_pg_read_auth(&m, &a)) {
-			fail(e, "a malformed authentication request%s", "");
-			return false;
-		}
-		pg_out_init(&o, buf, sizeof buf);
-		if (a.code == PG_AUTH_OK) {
-			continue;
-		} else if (a.code == PG_AUTH_CLEARTEXT) {
-			ig_pg_put_password(&o, password);
-		} else if (a.code == PG_AUTH_MD5) {
-			char md5[36];
-			ig_pg_md5_password(user, password, a.salt, md5);
-			ig_pg_put_password(&o, md5);
-		} else if (a.code == PG_AUTH_SASL && a.scram_sha256) {
-			uint8_t rnd[PG_SCRAM_NONCE_RANDOM];
-			char first[PG_SCRAM_FIRST_MAX];
-			if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
-				fail(e, "no random bytes for SCRAM%s", "");
-				return false;
-			}
-			size_t n = ig_pg_scram_client_first(&scram, rnd, first, sizeof first);
-			ig_pg_put_sasl_initial(&o, PG_SCRAM_MECHANISM, first, n);
-		} else if (a.code == PG_AUTH_SASL_CONTINUE) {
-			char fin[PG_SCRAM_FINAL_MAX];
-			size_t n = 0;
-			enum pg_scram_status st =
-				ig_pg_scram_client_final(&scram, password, a.data, a.data_len, fin, sizeof fin, &n);
-			if (st != PG_SCRAM_OK) {
-				fail(e, "SCRAM: %s", ig_pg_scram_status_text(st));
-				return false;
-			}
-			ig_pg_put_sasl_response(&o, fin, n);
-		} else if (a.code == PG_AUTH_SASL_FINAL) {
-			enum pg_scram_status st = ig_pg_scram_verify_server_final(&scram, a.data, a.data_len);
-			if (st != PG_SCRAM_OK) {
-				fail(e, "SCRAM: %s", ig_pg_scram_status_text(st));
-				return false;
-			}
-			continue;
-		} else {
-			fail(e, "an authentication method this client does not support%s", "");
-			return false;
-		}
-		if (!send_all(c, &o, e))
-			return false;
-	}
+	struct startup st = { .user = user, .password = password };
+	return until_ready(c, e, startup_step, &st, true);
 }
 
 void ph_close(struct ph_conn *c)
@@ -222,40 +254,36 @@ static struct pg_out big_out(size_t need)
 	return o;
 }
 
-/* Reads up to ReadyForQuery; the first error is kept and reported then.
- * rows (when non-NULL): the first column of the last result's rows. */
-static bool read_results(struct ph_conn *c, struct ph_error *e, char ***rows, size_t *nrows, bool failed)
+/* The first column of a result's rows, into rows (the last result's, when
+ * a script has several). */
+struct first_column {
+	char ***rows;
+	size_t *nrows;
+};
+
+static bool collect_row(struct ph_conn *c, const struct pg_msg *m, void *arg, struct ph_error *e)
 {
-	if (rows) {
-		*rows = NULL;
-		*nrows = 0;
-	}
-	struct pg_msg m;
-	for (;;) {
-		if (!next(c, &m, e))
-			return false;
-		if (m.type == PG_MSG_READY)
-			return !failed;
-		if (m.type == PG_MSG_ERROR && !failed) {
-			server_error(&m, e);
-			failed = true;
-		} else if (m.type == PG_MSG_ROW_DESCRIPTION && rows) {
-			for (size_t i = 0; i < *nrows; i++)
-				free((*rows)[i]);
-			*nrows = 0;
-		} else if (m.type == PG_MSG_DATA_ROW && rows) {
-			struct pg_col col[64];
-			uint16_t n = 0;
-			if (!ig_pg_read_data_row(&m, col, 64, &n) || n == 0)
-				continue;
-			char *v = NULL;
-			if (col[0].len >= 0) {
-				v = sc_xmalloc((size_t)col[0].len + 1);
-				memcpy(v, col[0].ptr, (size_t)col[0].len);
-			}
-			SC_APPEND(*rows, *nrows, v);
+	(void)c, (void)e;
+	struct first_column *fc = arg;
+	if (!fc->rows)
+		return true;
+	if (m->type == PG_MSG_ROW_DESCRIPTION) {
+		for (size_t i = 0; i < *fc->nrows; i++)
+			free((*fc->rows)[i]);
+		*fc->nrows = 0;
+	} else if (m->type == PG_MSG_DATA_ROW) {
+		struct pg_col col[64];
+		uint16_t n = 0;
+		if (!ig_pg_read_data_row(m, col, 64, &n) || n == 0)
+			return true;
+		char *v = NULL;
+		if (col[0].len >= 0) {
+			v = sc_xmalloc((size_t)col[0].len + 1);
+			memcpy(v, col[0].ptr, (size_t)col[0].len);
 		}
+		SC_APPEND(*fc->rows, *fc->nrows, v);
 	}
+	return true;
 }
 
 bool ph_simple(struct ph_conn *c, const char *sql, char ***rows, size_t *nrows, struct ph_error *e)
@@ -264,7 +292,46 @@ bool ph_simple(struct ph_conn *c, const char *sql, char ***rows, size_t *nrows, 
 	ig_pg_put_query(&o, sql);
 	bool ok = send_all(c, &o, e);
 	free(o.buf);
-	return ok && read_results(c, e, rows, nrows, false);
+	if (rows) {
+		*rows = NULL;
+		*nrows = 0;
+	}
+	struct first_column fc = { rows, nrows };
+	return ok && until_ready(c, e, collect_row, &fc, false);
+}
+
+/* A statement's ParameterDescription and RowDescription into d. */
+static bool describe_step(struct ph_conn *c, const struct pg_msg *m, void *arg, struct ph_error *e)
+{
+	(void)c;
+	struct ph_describe *d = arg;
+	if (m->type == PG_MSG_PARAMETER_DESCRIPTION) {
+		uint32_t oids[1024];
+		uint16_t n = 0;
+		if (!ig_pg_read_parameter_description(m, oids, 1024, &n)) {
+			fail(e, "a malformed ParameterDescription (or over 1024 parameters)%s", "");
+			return false;
+		}
+		d->params = sc_xmalloc(sizeof *d->params * (n + 1u));
+		memcpy(d->params, oids, sizeof *oids * n);
+		d->nparams = n;
+	} else if (m->type == PG_MSG_ROW_DESCRIPTION) {
+		static struct pg_field f[1664];
+		uint16_t n = 0;
+		if (!ig_pg_read_row_description(m, f, 1664, &n)) {
+			fail(e, "a malformed RowDescription%s", "");
+			return false;
+		}
+		d->has_rows = true;
+		d->cols = sc_xmalloc(sizeof *d->cols * (n + 1u));
+		for (uint16_t i = 0; i < n; i++) {
+			char *name = sc_xmalloc(f[i].name.len + 1);
+			memcpy(name, f[i].name.ptr, f[i].name.len);
+			d->cols[i] = (struct ph_column){ name, f[i].table_oid, f[i].column, f[i].type_oid };
+		}
+		d->ncols = n;
+	}
+	return true;
 }
 
 bool ph_describe(struct ph_conn *c, const char *sql, struct ph_describe *d, struct ph_error *e)
@@ -278,43 +345,5 @@ bool ph_describe(struct ph_conn *c, const char *sql, struct ph_describe *d, stru
 	free(o.buf);
 	if (!ok)
 		return false;
-	struct pg_msg m;
-	for (;;) {
-		if (!next(c, &m, e))
-			return false;
-		if (m.type == PG_MSG_ERROR) {
-			server_error(&m, e);
-			struct ph_error ignored;
-			read_results(c, &ignored, NULL, NULL, true);
-			return false;
-		}
-		if (m.type == PG_MSG_PARAMETER_DESCRIPTION) {
-			uint32_t oids[1024];
-			uint16_t n = 0;
-			if (!ig_pg_read_parameter_description(&m, oids, 1024, &n)) {
-				fail(e, "a malformed ParameterDescription (or over 1024 parameters)%s", "");
-				return false;
-			}
-			d->params = sc_xmalloc(sizeof *d->params * (n + 1u));
-			memcpy(d->params, oids, sizeof *oids * n);
-			d->nparams = n;
-		} else if (m.type == PG_MSG_ROW_DESCRIPTION) {
-			static struct pg_field f[1664];
-			uint16_t n = 0;
-			if (!ig_pg_read_row_description(&m, f, 1664, &n)) {
-				fail(e, "a malformed RowDescription%s", "");
-				return false;
-			}
-			d->has_rows = true;
-			d->cols = sc_xmalloc(sizeof *d->cols * (n + 1u));
-			for (uint16_t i = 0; i < n; i++) {
-				char *name = sc_xmalloc(f[i].name.len + 1);
-				memcpy(name, f[i].name.ptr, f[i].name.len);
-				d->cols[i] = (struct ph_column){ name, f[i].table_oid, f[i].column, f[i].type_oid };
-			}
-			d->ncols = n;
-		} else if (m.type == PG_MSG_READY) {
-			return true;
-		}
-	}
+	return until_ready(c, e, describe_step, d, false);
 }
