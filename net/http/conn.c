@@ -621,7 +621,7 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 			c->state = CONN_CLOSING;
 		/* A body is JSON unless the handler said otherwise; an empty one
 		   (a redirect, a 202) has no type at all. */
-		const char *ct = x->content_type ? x->content_type : x->body.len ? "application/json" : NULL;
+		const char *ct = x->content_type ? x->content_type : x->body.len ? ig_http_json_type : NULL;
 		ig_http_out_head(c, x->status, ct, x->body.len, &x->headers, http_ctx_chosen_id(x), last,
 			      x->req.minor_version, x->req.head);
 		if (!x->req.head)

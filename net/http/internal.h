@@ -326,6 +326,9 @@ void ig_http_out_head(struct http_conn *c, int status, const char *ctype, size_t
 void ig_http_out_append(struct http_conn *c, const void *p, size_t n);
 /* Returns the body's length. */
 size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close);
+/* "application/json", the default body's type: a head writes it without
+ * measuring it when given this very pointer. */
+extern const char ig_http_json_type[];
 /* A problem+json body: details are cut at 200 bytes; "error" is written
  * when error_kind is not NULL (a kind's name: [a-z_], at most 32 bytes);
  * "request_id" unless request_id is empty. cap: at least HTTP_PROBLEM_MAX. */

@@ -168,6 +168,8 @@ static inline void head_put(struct head *h, const void *s, size_t n)
 
 #define HEAD_LIT(h, lit) head_put((h), (lit), sizeof(lit) - 1)
 
+const char ig_http_json_type[] = "application/json";
+
 IG_HOT void ig_http_out_head(struct http_conn *c, int status, const char *ctype, size_t body_len,
 		   const ig_wbuf *extra, ig_str request_id, bool close, int minor, bool head_only)
 {
@@ -180,14 +182,22 @@ IG_HOT void ig_http_out_head(struct http_conn *c, int status, const char *ctype,
 	h.buf[11] = (char)('0' + status % 10);
 	h.buf[12] = ' ';
 	h.len = 13;
-	const char *reason = ig_http_reason(status);
-	head_put(&h, reason, strlen(reason));
-	HEAD_LIT(&h, "\r\n");
+	if (status == 200) { /* most answers: no lookup, no strlen */
+		HEAD_LIT(&h, "OK\r\n");
+	} else {
+		const char *reason = ig_http_reason(status);
+		head_put(&h, reason, strlen(reason));
+		HEAD_LIT(&h, "\r\n");
+	}
 	bool bodiless = status < 200 || status == 204 || status == 304;
 	if (ctype && !bodiless) {
 		HEAD_LIT(&h, "Content-Type: ");
-		head_put(&h, ctype, strlen(ctype));
-		HEAD_LIT(&h, "\r\n");
+		if (ctype == ig_http_json_type)
+			HEAD_LIT(&h, "application/json\r\n");
+		else {
+			head_put(&h, ctype, strlen(ctype));
+			HEAD_LIT(&h, "\r\n");
+		}
 	}
 	if (!bodiless) {
 		char cl[40] = "Content-Length: ";
