@@ -6,6 +6,7 @@
 #include "ingot/http.h"
 #include "internal.h"
 #include "wait.h"
+#include "cors.h"
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
 #include "ingot/log.h"
@@ -73,6 +74,9 @@ IG_HOT void ig_http_ctx_set_request(struct ig_ctx *x, const struct http_request 
 	q->minor_version = r->minor_version;
 	x->keep_alive = r->keep_alive;
 	ig_http_trace_begin(&x->trace, r);
+	/* Before any answer, so that the runtime's own errors carry it too. */
+	if (__builtin_expect(ig_cors_on, 0))
+		ig_cors_request(x);
 }
 
 static int copy_str(ig_arena *a, ig_str *s)

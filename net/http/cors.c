@@ -1,0 +1,194 @@
+/* CORS on the request path (cors.h): judging an Origin against the allowed
+ * list, the headers of an allowed cross-origin answer, and the preflight's
+ * answer. Only reached with CORS on: while it is off a request pays the
+ * one test of ig_cors_on in exchange.c. */
+#include "cors.h"
+
+#include <string.h>
+
+struct ig_cors_config ig_cors_config;
+bool ig_cors_on;
+
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+static bool ieq(ig_str a, const char *b, size_t blen)
+{
+	if (a.len != blen)
+		return false;
+	for (size_t i = 0; i < blen; i++)
+		if (lower(a.ptr[i]) != lower(b[i]))
+			return false;
+	return true;
+}
+
+static const ig_str *find_header(const ig_request *q, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < q->num_headers; i++)
+		if (ieq(q->headers[i].name, name, n))
+			return &q->headers[i].value;
+	return NULL;
+}
+
+static ig_str trim(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	return (ig_str){ p, (size_t)(end - p) };
+}
+
+const char *ig_cors_parse_origins(struct ig_cors_config *c)
+{
+	c->any = false;
+	c->count = 0;
+	const char *p = c->origins, *end = p + strlen(p);
+	while (p < end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		ig_str o = trim(p, comma ? comma : end);
+		p = comma ? comma + 1 : end;
+		if (!o.len)
+			continue;
+		if (o.len == 1 && o.ptr[0] == '*') {
+			c->any = true;
+			continue;
+		}
+		if (c->count == IG_CORS_MAX_ORIGINS)
+			return "INGOT_CORS_ORIGINS: at most 64 origins";
+		const char *scheme = memchr(o.ptr, ':', o.len);
+		if (!scheme || (size_t)(o.ptr + o.len - scheme) < 4 || memcmp(scheme, "://", 3) != 0)
+			return "INGOT_CORS_ORIGINS: an origin is scheme://host[:port] (\"https://app.example.com\"), "
+			       "a pattern (\"https://*.example.com\") or *";
+		if (o.ptr[o.len - 1] == '/')
+			return "INGOT_CORS_ORIGINS: an origin has no path, not even \"/\"";
+		struct ig_cors_origin *e = &c->list[c->count++];
+		const char *star = memchr(o.ptr, '*', o.len);
+		if (!star) {
+			*e = (struct ig_cors_origin){ .prefix = o };
+			continue;
+		}
+		const char *host = scheme + 3;
+		if (star != host || star + 1 == o.ptr + o.len || star[1] != '.' ||
+		    memchr(star + 1, '*', (size_t)(o.ptr + o.len - star - 1)))
+			return "INGOT_CORS_ORIGINS: a pattern has one '*', as the host's first label "
+			       "(\"https://*.example.com\")";
+		*e = (struct ig_cors_origin){ .prefix = { o.ptr, (size_t)(star - o.ptr) },
+					      .suffix = { star + 1, (size_t)(o.ptr + o.len - star - 1) },
+					      .pattern = true };
+	}
+	return NULL;
+}
+
+/* What a pattern's '*' may stand for: labels of a host name, dots between. */
+static bool host_labels(const char *p, size_t n)
+{
+	if (!n || p[0] == '.' || p[n - 1] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = lower(p[i]);
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* Schemes and hosts compare without case (browsers send them lower-case). */
+bool ig_cors_allows(const struct ig_cors_config *c, ig_str origin)
+{
+	if (c->any)
+		return true;
+	for (size_t i = 0; i < c->count; i++) {
+		const struct ig_cors_origin *e = &c->list[i];
+		if (!e->pattern) {
+			if (ieq(origin, e->prefix.ptr, e->prefix.len))
+				return true;
+			continue;
+		}
+		size_t fixed = e->prefix.len + e->suffix.len;
+		if (origin.len <= fixed)
+			continue;
+		ig_str head = { origin.ptr, e->prefix.len };
+		ig_str tail = { origin.ptr + origin.len - e->suffix.len, e->suffix.len };
+		if (ieq(head, e->prefix.ptr, e->prefix.len) && ieq(tail, e->suffix.ptr, e->suffix.len) &&
+		    host_labels(origin.ptr + e->prefix.len, origin.len - fixed))
+			return true;
+	}
+	return false;
+}
+
+/* '*' answers any origin only without credentials: a browser refuses '*'
+ * on a request that sent cookies, so the origin is echoed then. */
+static void allow_origin(ig_ctx *ctx, const struct ig_cors_config *c, ig_str origin)
+{
+	bool star = c->any && !c->credentials;
+	ig_add_header(ctx, "Access-Control-Allow-Origin", star ? IG_STR("*") : origin);
+	if (c->credentials)
+		ig_add_header(ctx, "Access-Control-Allow-Credentials", IG_STR("true"));
+}
+
+void ig_cors_request(ig_ctx *ctx)
+{
+	const struct ig_cors_config *c = &ig_cors_config;
+	const ig_request *q = ig_req(ctx);
+	/* Every answer depends on Origin once CORS is on: a cache must not
+	   hand one origin's answer to another. */
+	ig_add_header(ctx, "Vary", IG_STR("Origin"));
+	const ig_str *origin = find_header(q, "Origin");
+	if (!origin)
+		return;
+	if (ig_str_eq(q->method, "OPTIONS", 7) && find_header(q, "Access-Control-Request-Method"))
+		return; /* a preflight: ig_cors_preflight answers it, or the 404 goes without */
+	if (!ig_cors_allows(c, *origin))
+		return;
+	allow_origin(ctx, c, *origin);
+	if (c->expose_headers[0])
+		ig_add_header(ctx, "Access-Control-Expose-Headers",
+			      (ig_str){ c->expose_headers, strlen(c->expose_headers) });
+}
+
+/* Whether method is one of allow's comma-separated tokens. */
+static bool method_listed(ig_str allow, ig_str method)
+{
+	const char *p = allow.ptr, *end = p + allow.len;
+	while (p < end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		ig_str t = trim(p, comma ? comma : end);
+		if (method.len && t.len == method.len && memcmp(t.ptr, method.ptr, t.len) == 0)
+			return true;
+		p = comma ? comma + 1 : end;
+	}
+	return false;
+}
+
+bool ig_cors_preflight(ig_ctx *ctx, ig_str allow, ig_str headers)
+{
+	const struct ig_cors_config *c = &ig_cors_config;
+	const ig_request *q = ig_req(ctx);
+	const ig_str *origin = find_header(q, "Origin");
+	const ig_str *method = find_header(q, "Access-Control-Request-Method");
+	if (!origin || !method)
+		return false;
+	/* Refused: no CORS header at all, and the browser stops the request. */
+	if (ig_cors_allows(c, *origin) && method_listed(allow, *method)) {
+		allow_origin(ctx, c, *origin);
+		ig_add_header(ctx, "Access-Control-Allow-Methods", allow);
+		if (headers.len)
+			ig_add_header(ctx, "Access-Control-Allow-Headers", headers);
+		if (c->max_age) {
+			char n[24];
+			size_t k = sizeof n;
+			uint64_t v = (uint64_t)c->max_age;
+			do
+				n[--k] = (char)('0' + v % 10);
+			while (v /= 10);
+			ig_add_header(ctx, "Access-Control-Max-Age", (ig_str){ n + k, sizeof n - k });
+		}
+	}
+	ig_add_header(ctx, "Allow", allow);
+	ig_finish(ctx, 204);
+	return true;
+}
