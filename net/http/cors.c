@@ -24,13 +24,18 @@ static bool ieq(ig_str a, const char *b, size_t blen)
 	return true;
 }
 
-static const ig_str *find_header(const ig_request *q, const char *name)
+static const ig_str *find_field(const ig_header *h, size_t count, const char *name)
 {
 	size_t n = strlen(name);
-	for (size_t i = 0; i < q->num_headers; i++)
-		if (ieq(q->headers[i].name, name, n))
-			return &q->headers[i].value;
+	for (size_t i = 0; i < count; i++)
+		if (ieq(h[i].name, name, n))
+			return &h[i].value;
 	return NULL;
+}
+
+static const ig_str *find_header(const ig_request *q, const char *name)
+{
+	return find_field(q->headers, q->num_headers, name);
 }
 
 static ig_str trim(const char *p, const char *end)
@@ -122,10 +127,14 @@ bool ig_cors_allows(const struct ig_cors_config *c, ig_str origin)
 
 /* '*' answers any origin only without credentials: a browser refuses '*'
  * on a request that sent cookies, so the origin is echoed then. */
+static ig_str allow_value(const struct ig_cors_config *c, ig_str origin)
+{
+	return c->any && !c->credentials ? IG_STR("*") : origin;
+}
+
 static void allow_origin(ig_ctx *ctx, const struct ig_cors_config *c, ig_str origin)
 {
-	bool star = c->any && !c->credentials;
-	ig_add_header(ctx, "Access-Control-Allow-Origin", star ? IG_STR("*") : origin);
+	ig_add_header(ctx, "Access-Control-Allow-Origin", allow_value(c, origin));
 	if (c->credentials)
 		ig_add_header(ctx, "Access-Control-Allow-Credentials", IG_STR("true"));
 }
@@ -191,4 +200,35 @@ bool ig_cors_preflight(ig_ctx *ctx, ig_str allow, ig_str headers)
 	ig_add_header(ctx, "Allow", allow);
 	ig_finish(ctx, 204);
 	return true;
+}
+
+size_t ig_cors_keep_origin(const ig_header *headers, size_t n, char out[IG_CORS_ORIGIN_MAX])
+{
+	const ig_str *origin = find_field(headers, n, "Origin");
+	if (!origin || origin->len > IG_CORS_ORIGIN_MAX || !ig_cors_allows(&ig_cors_config, *origin))
+		return 0;
+	memcpy(out, origin->ptr, origin->len);
+	return origin->len;
+}
+
+/* The lines ig_cors_request adds through the exchange, for an answer that
+ * has none; an Origin is visible ASCII (the parser's field rules). */
+size_t ig_cors_head_lines(char *out, size_t cap, ig_str origin)
+{
+	const struct ig_cors_config *c = &ig_cors_config;
+	ig_str allow = allow_value(c, origin);
+	size_t expose = strlen(c->expose_headers), n = 0;
+	ig_str parts[] = {
+		IG_STR("Vary: Origin\r\nAccess-Control-Allow-Origin: "), allow, IG_STR("\r\n"),
+		c->credentials ? IG_STR("Access-Control-Allow-Credentials: true\r\n") : IG_STR(""),
+		expose ? IG_STR("Access-Control-Expose-Headers: ") : IG_STR(""), { c->expose_headers, expose },
+		expose ? IG_STR("\r\n") : IG_STR(""),
+	};
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+		if (parts[i].len > cap - n)
+			return 0;
+		memcpy(out + n, parts[i].ptr, parts[i].len);
+		n += parts[i].len;
+	}
+	return n;
 }

@@ -54,4 +54,17 @@ void ig_cors_request(ig_ctx *ctx);
  * headers: the request header names its operations take, comma-separated. */
 bool ig_cors_preflight(ig_ctx *ctx, ig_str allow, ig_str headers);
 
+/* ---- answers without an exchange (a connection's failed request) ---- */
+
+/* The longest Origin kept for such an answer: a longer one gets none. */
+#define IG_CORS_ORIGIN_MAX 127
+
+/* Copies the request's Origin into out when it is allowed and fits;
+ * returns its length, else 0. */
+size_t ig_cors_keep_origin(const ig_header *headers, size_t n, char out[IG_CORS_ORIGIN_MAX]);
+
+/* The head lines (Vary, Access-Control-*) of an answer to an allowed
+ * origin, into out; returns their length, 0 when they do not fit. */
+size_t ig_cors_head_lines(char *out, size_t cap, ig_str origin);
+
 #endif

@@ -1,7 +1,7 @@
 // CORS through the real binary and curl: preflights allowed and refused
 // (origin, method), exact origins, * and https://*.example.com patterns,
 // credentials, exposed headers and max-age; the runtime's own 400, 404 and
-// 405 carry the headers; with no CORS setting nothing changes (OPTIONS:
+// 405 and the connection's 413 carry the headers; with no CORS setting nothing changes (OPTIONS:
 // 204 + Allow, no Access-Control-* header, no Vary); a bad origin stops
 // the start with exit 2.
 import { test, after } from 'node:test';
@@ -113,6 +113,23 @@ test('* answers * without credentials; with credentials the origin is echoed wit
 		res = await curlResponse(srv.port, '/json', preflight('http://any.test', 'GET'));
 		assert.equal(res.headers['access-control-allow-origin'], 'http://any.test');
 		assert.equal(res.headers['access-control-allow-credentials'], 'true');
+	} finally { await srv.stop(); }
+});
+
+test("the connection's own errors (413 for a body over INGOT_MAX_BODY) carry the headers too", T, async () => {
+	const srv = await startServer({ INGOT_CORS_ORIGINS: 'http://a.test', INGOT_CORS_CREDENTIALS: 'yes',
+		INGOT_CORS_EXPOSE_HEADERS: 'X-Request-Id', INGOT_MAX_BODY: '10' });
+	try {
+		const big = ['-H', 'Content-Type: application/json', '-d', '{"title":"more than ten bytes"}'];
+		let res = await curlResponse(srv.port, '/blog', ['-H', 'Origin: http://a.test', ...big]);
+		assert.equal(res.status, 413);
+		assert.equal(res.headers['access-control-allow-origin'], 'http://a.test');
+		assert.equal(res.headers['access-control-allow-credentials'], 'true');
+		assert.equal(res.headers['access-control-expose-headers'], 'X-Request-Id');
+		assert.equal(res.headers.vary, 'Origin');
+		res = await curlResponse(srv.port, '/blog', ['-H', 'Origin: http://b.test', ...big]);
+		assert.equal(res.status, 413);
+		assertNoCors(res);
 	} finally { await srv.stop(); }
 });
 
