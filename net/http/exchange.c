@@ -73,10 +73,10 @@ IG_HOT void ig_http_ctx_set_request(struct ig_ctx *x, const struct http_request 
 	q->body = (ig_str){ body, body_len };
 	q->minor_version = r->minor_version;
 	x->keep_alive = r->keep_alive;
-	ig_http_trace_begin(&x->trace, r);
 	/* Before any answer, so that the runtime's own errors carry it too. */
 	if (__builtin_expect(ig_cors_on, 0))
 		ig_cors_request(x);
+	ig_http_trace_begin(&x->trace, r);
 }
 
 static int copy_str(ig_arena *a, ig_str *s)
