@@ -264,6 +264,8 @@ static int start(int argc, char **argv, const struct ig_app *app)
 		.error = error,
 		.error_cap = sizeof error,
 	};
+	if (app->cors)
+		ig_cors_document(app->cors);
 	switch (ig_settings_parse(&args)) {
 	case IG_CONFIG_OK: break;
 	case IG_CONFIG_EXIT: return IG_EXIT_OK;

@@ -37,6 +37,11 @@ extern const struct ig_settings ig_cors_settings;
 /* Whether CORS is on: the one test a request pays while it is off. */
 extern bool ig_cors_on;
 
+struct ig_app_cors;
+/* The document's policy (x-ingot-cors) as the settings' defaults: before
+ * the settings' parse, on the main thread. */
+void ig_cors_document(const struct ig_app_cors *d);
+
 /* Splits ig_cors_config.origins into the list; NULL, or what is wrong. */
 const char *ig_cors_parse_origins(struct ig_cors_config *c);
 

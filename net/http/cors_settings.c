@@ -2,12 +2,23 @@
  * check, which splits the origins once at startup. An empty
  * INGOT_CORS_ORIGINS (the default) leaves CORS off. */
 #include "cors.h"
+#include "ingot/api_hooks.h"
 #include "ingot/settings.h"
 
-static const struct ig_cors_config cors_defaults = {
+/* The document's policy may replace these before the parse
+ * (ig_cors_document); the settings given then override it. */
+static struct ig_cors_config cors_defaults = {
 	.origins = "",
 	.expose_headers = "",
 };
+
+void ig_cors_document(const struct ig_app_cors *d)
+{
+	cors_defaults.origins = d->origins;
+	cors_defaults.expose_headers = d->expose_headers;
+	cors_defaults.max_age = d->max_age;
+	cors_defaults.credentials = d->credentials;
+}
 
 static const struct ig_option cors_rows[] = {
 	{ "INGOT_CORS_ORIGINS", IG_OPT_STR, &ig_cors_config.origins, 0, 0,
