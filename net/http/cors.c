@@ -139,24 +139,25 @@ static void allow_origin(ig_ctx *ctx, const struct ig_cors_config *c, ig_str ori
 		ig_add_header(ctx, "Access-Control-Allow-Credentials", IG_STR("true"));
 }
 
-void ig_cors_request(ig_ctx *ctx)
+/* Composed whole and appended once by the caller: an exchange's header
+ * writer copies byte by byte, for values it must clean, and an Origin is
+ * already clean (visible ASCII: the parser's field rules). */
+size_t ig_cors_request_lines(const ig_request *q, char *out, size_t cap)
 {
-	const struct ig_cors_config *c = &ig_cors_config;
-	const ig_request *q = ig_req(ctx);
-	/* Every answer depends on Origin once CORS is on: a cache must not
-	   hand one origin's answer to another. */
-	ig_add_header(ctx, "Vary", IG_STR("Origin"));
+	static const char vary[] = "Vary: Origin\r\n";
 	const ig_str *origin = find_header(q, "Origin");
-	if (!origin)
-		return;
-	if (ig_str_eq(q->method, "OPTIONS", 7) && find_header(q, "Access-Control-Request-Method"))
-		return; /* a preflight: ig_cors_preflight answers it, or the 404 goes without */
-	if (!ig_cors_allows(c, *origin))
-		return;
-	allow_origin(ctx, c, *origin);
-	if (c->expose_headers[0])
-		ig_add_header(ctx, "Access-Control-Expose-Headers",
-			      (ig_str){ c->expose_headers, strlen(c->expose_headers) });
+	size_t n = 0;
+	/* A preflight's answer is ig_cors_preflight's, or its 404's. */
+	if (origin && !(ig_str_eq(q->method, "OPTIONS", 7) && find_header(q, "Access-Control-Request-Method")) &&
+	    ig_cors_allows(&ig_cors_config, *origin))
+		n = ig_cors_head_lines(out, cap, *origin);
+	if (!n && cap >= sizeof vary - 1) {
+		/* Every answer depends on Origin once CORS is on: a cache must
+		   not hand one origin's answer to another. */
+		memcpy(out, vary, sizeof vary - 1);
+		n = sizeof vary - 1;
+	}
+	return n;
 }
 
 /* Whether method is one of allow's comma-separated tokens. */

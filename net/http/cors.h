@@ -48,9 +48,12 @@ const char *ig_cors_parse_origins(struct ig_cors_config *c);
 /* Whether origin (an Origin field's value) is allowed. */
 bool ig_cors_allows(const struct ig_cors_config *c, ig_str origin);
 
-/* At dispatch, CORS on: Vary: Origin, and for an allowed Origin that is not
- * a preflight, Access-Control-Allow-Origin (-Credentials, -Expose-Headers). */
-void ig_cors_request(ig_ctx *ctx);
+/* At dispatch, CORS on: the head lines every answer to q carries, into
+ * out: Vary: Origin, and for an allowed Origin that is not a preflight,
+ * Access-Control-Allow-Origin (-Credentials, -Expose-Headers); an Origin
+ * whose lines do not fit cap gets Vary alone. Returns their length. */
+#define IG_CORS_LINES_MAX 2048
+size_t ig_cors_request_lines(const ig_request *q, char *out, size_t cap);
 
 /* OPTIONS on a known path, CORS on: a preflight (Origin and
  * Access-Control-Request-Method) is answered 204, with the CORS headers

@@ -37,6 +37,11 @@ __attribute__((cold)) static const char *check_cors(char *err, size_t errlen)
 	(void)err;
 	(void)errlen;
 	const char *bad = ig_cors_parse_origins(&ig_cors_config);
+	/* Copied into answers' heads as given. */
+	const char *e = ig_cors_config.expose_headers;
+	for (size_t i = 0; !bad && e[i]; i++)
+		if (e[i] < ' ' || e[i] > '~' || i >= 1024)
+			bad = "INGOT_CORS_EXPOSE_HEADERS: header names, comma-separated, at most 1024 characters";
 	ig_cors_on = !bad && (ig_cors_config.any || ig_cors_config.count);
 	return bad;
 }

@@ -57,7 +57,8 @@ IG_HOT void ig_http_ctx_free(struct ig_ctx *x)
 
 __attribute__((cold, noinline)) static void ctx_begin_cors(struct ig_ctx *x, const struct http_request *r)
 {
-	ig_cors_request(x);
+	char lines[IG_CORS_LINES_MAX];
+	ig_wbuf_put(&x->headers, lines, ig_cors_request_lines(&x->req, lines, sizeof lines));
 	ig_http_trace_begin(&x->trace, r);
 }
 

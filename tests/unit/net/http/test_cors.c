@@ -98,8 +98,42 @@ static void test_head_lines(void)
 	CHECK_INT(ig_cors_keep_origin(h, 2, kept), 0, "an Origin too long to keep");
 }
 
+static void test_request_lines(void)
+{
+	char out[IG_CORS_LINES_MAX];
+	parse("http://a.test");
+	ig_cors_config.expose_headers = "X-Request-Id";
+	ig_header h[] = { { IG_STR("ORIGIN"), IG_STR("http://a.test") },
+			  { IG_STR("Access-Control-Request-Method"), IG_STR("GET") } };
+	ig_request q = { .method = IG_STR("GET"), .headers = h, .num_headers = 1 };
+	size_t n = ig_cors_request_lines(&q, out, sizeof out);
+	check_slice(out, n,
+		    "Vary: Origin\r\nAccess-Control-Allow-Origin: http://a.test\r\n"
+		    "Access-Control-Expose-Headers: X-Request-Id\r\n",
+		    "an allowed Origin", "lines");
+	q.num_headers = 2;
+	n = ig_cors_request_lines(&q, out, sizeof out);
+	check_slice(out, n, "Vary: Origin\r\nAccess-Control-Allow-Origin: http://a.test\r\n"
+		    "Access-Control-Expose-Headers: X-Request-Id\r\n", "a GET with the field is no preflight", "lines");
+	q.method = IG_STR("OPTIONS");
+	n = ig_cors_request_lines(&q, out, sizeof out);
+	check_slice(out, n, "Vary: Origin\r\n", "a preflight: Vary alone (the router answers)", "lines");
+	q.method = IG_STR("GET");
+	h[0].value = IG_STR("http://b.test");
+	n = ig_cors_request_lines(&q, out, sizeof out);
+	check_slice(out, n, "Vary: Origin\r\n", "a refused Origin: Vary alone", "lines");
+	q.num_headers = 0;
+	n = ig_cors_request_lines(&q, out, sizeof out);
+	check_slice(out, n, "Vary: Origin\r\n", "no Origin: Vary alone", "lines");
+	h[0].value = IG_STR("http://a.test");
+	q.num_headers = 1;
+	n = ig_cors_request_lines(&q, out, 40);
+	check_slice(out, n, "Vary: Origin\r\n", "lines that do not fit: Vary alone", "lines");
+}
+
 int main(void)
 {
+	test_request_lines();
 	test_parse();
 	test_allows();
 	test_head_lines();
