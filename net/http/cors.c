@@ -212,8 +212,9 @@ size_t ig_cors_keep_origin(const ig_header *headers, size_t n, char out[IG_CORS_
 	return origin->len;
 }
 
-/* The lines ig_cors_request adds through the exchange, for an answer that
- * has none; an Origin is visible ASCII (the parser's field rules). */
+/* The lines of an answer to an allowed origin: ig_cors_request_lines's, and
+ * a failed connection's (conn.c); an Origin is visible ASCII (the parser's
+ * field rules). */
 size_t ig_cors_head_lines(char *out, size_t cap, ig_str origin)
 {
 	const struct ig_cors_config *c = &ig_cors_config;
