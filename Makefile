@@ -472,7 +472,7 @@ UNIT_SRC_net/lambda/test_api_call := net/lambda/post_blocking.c net/http/respons
                                 $(addprefix kernel/runtime/,loop.c timer.c clock.c json.c arena.c pool.c)
 UNIT_SRC_net/api/test_validate := net/api/validate.c kernel/runtime/json.c $(API_JSON)
 UNIT_SRC_net/api/test_decode   := net/api/decode.c net/api/validate.c kernel/runtime/json.c $(API_JSON)
-UNIT_SRC_net/api/test_operation := net/api/operation.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
+UNIT_SRC_net/api/test_operation := net/api/operation.c net/http/cors.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
                                kernel/runtime/clock.c $(API_JSON)
 UNIT_SRC_net/client/test_mock  := kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
@@ -517,6 +517,7 @@ UNIT_SRC_kernel/metal/test_cmdline := kernel/metal/cmdline.c
 UNIT_SRC_kernel/metal/test_pages  := kernel/metal/pages.c
 UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c kernel/runtime/clock.c
 UNIT_SRC_net/http/test_meter        := net/http/meter.c net/metrics/histogram.c
+UNIT_SRC_net/http/test_cors         := net/http/cors.c
 UNIT_SRC_net/http/test_error_log    := $(addprefix kernel/runtime/,log.c timer.c clock.c json.c arena.c pool.c)
 UNIT_SRC_net/client/test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/runtime/clock.c kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
@@ -570,7 +571,7 @@ schemac-asan: $(SCHEMAC_ASAN)
 # and linked with the stand-in runtime (and the real helpers it uses).
 SCHEMAC_TEST := $(BUILD)/test/schemac
 SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/runtime/json.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
-                        kernel/runtime/log.c kernel/runtime/clock.c kernel/runtime/lz.c net/http/codec.c \
+                        kernel/runtime/log.c kernel/runtime/clock.c kernel/runtime/lz.c net/http/codec.c net/http/cors.c \
                         $(filter-out $(API_MAIN),$(wildcard net/api/*.c))
 SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
                   -Wmissing-prototypes -Wno-overlength-strings

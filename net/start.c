@@ -23,6 +23,7 @@
 #include "net/stack.h"
 #include "net/start.h"
 #include "net/tls/tls.h"
+#include "net/http/cors.h"
 #include "net/unlinked.h"
 #include "ingot/lifecycle.h"
 #include "ingot/version.h"
@@ -46,6 +47,7 @@ void ig_pg_core_start(struct ig_loop *loop, int core_count) WEAK;
 /* In --help's order; NULL: not linked. */
 static const struct ig_settings *const settings_parts[] = {
 	&ig_http_server_settings,
+	&ig_cors_settings,
 	&ig_client_settings,
 	&ig_dns_settings,
 	&ig_tls_trust_settings,
@@ -262,6 +264,8 @@ static int start(int argc, char **argv, const struct ig_app *app)
 		.error = error,
 		.error_cap = sizeof error,
 	};
+	if (app->cors)
+		ig_cors_document(app->cors);
 	switch (ig_settings_parse(&args)) {
 	case IG_CONFIG_OK: break;
 	case IG_CONFIG_EXIT: return IG_EXIT_OK;

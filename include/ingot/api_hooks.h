@@ -63,6 +63,15 @@ IG_NONNULL(1) void ig_set_status(ig_ctx *ctx, int status);
  * The generated api.c defines one, `const struct ig_app ig_api_app`, in
  * static storage: the runtime keeps the pointer for the life of the
  * process. */
+/* The document's CORS policy (its root's x-ingot-cors): the defaults of
+ * the INGOT_CORS_* settings, which override it field by field. */
+struct ig_app_cors {
+	const char *origins;        /* comma-separated, as INGOT_CORS_ORIGINS */
+	const char *expose_headers; /* "": none */
+	int64_t max_age;            /* 0: no Access-Control-Max-Age */
+	bool credentials;
+};
+
 struct ig_app {
 	const char *name, *version;
 	void (*route)(ig_ctx *ctx); /* match, decode, call, or answer an error */
@@ -70,6 +79,7 @@ struct ig_app {
 	uint32_t route_count;
 	const char *openapi_json;
 	size_t openapi_len;
+	const struct ig_app_cors *cors; /* NULL: the document states none */
 };
 
 /* The program's entry (net/api/main.c calls it with ig_api_app): parses

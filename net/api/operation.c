@@ -5,6 +5,7 @@
  * router's fixed answers (path segments, OPTIONS, 405). */
 #include "operation.h"
 #include "net/http/wait.h"
+#include "net/http/cors.h"
 
 #include <string.h>
 
@@ -109,16 +110,18 @@ IG_HOT size_t ig_split_path(ig_str path, ig_str *seg, size_t max)
 	}
 }
 
-void ig_answer_options(ig_ctx *ctx, ig_str allow)
+void ig_answer_options(ig_ctx *ctx, ig_str allow, ig_str headers)
 {
+	if (ig_cors_on && ig_cors_preflight(ctx, allow, headers))
+		return;
 	ig_add_header(ctx, "Allow", allow);
 	ig_finish(ctx, 204);
 }
 
-void ig_answer_other_method(ig_ctx *ctx, ig_str allow)
+void ig_answer_other_method(ig_ctx *ctx, ig_str allow, ig_str headers)
 {
 	if (ig_str_eq(ig_req(ctx)->method, "OPTIONS", 7)) {
-		ig_answer_options(ctx, allow);
+		ig_answer_options(ctx, allow, headers);
 		return;
 	}
 	ig_add_header(ctx, "Allow", allow);

@@ -83,11 +83,13 @@ int ig_check_response(ig_ctx *ctx, const struct ig_operation *op, int status, vo
  * segment) into seg[0..max). Returns the count, or max + 1 when there are
  * more segments than any route has: no route can match then. */
 size_t ig_split_path(ig_str path, ig_str *seg, size_t max);
-/* OPTIONS: 204 with Allow. */
-void ig_answer_options(ig_ctx *ctx, ig_str allow);
+/* OPTIONS: 204 with Allow; with CORS on, a preflight is answered by
+ * ig_cors_preflight (net/http/cors.h). headers: the request header names
+ * the path's operations take, for Access-Control-Allow-Headers. */
+void ig_answer_options(ig_ctx *ctx, ig_str allow, ig_str headers);
 /* A method that none of a known path's operations takes: OPTIONS is
  * answered as ig_answer_options, any other method 405 with Allow. */
-void ig_answer_other_method(ig_ctx *ctx, ig_str allow);
+void ig_answer_other_method(ig_ctx *ctx, ig_str allow, ig_str headers);
 
 /* ---- the app ---- */
 

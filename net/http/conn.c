@@ -6,6 +6,7 @@
  * whichever deadline the state needs, re-armed lazily. */
 #include "health.h"
 #include "internal.h"
+#include "cors.h"
 #include "kernel/process/fatal.h"
 #include "kernel/runtime/membudget_log.h"
 #include "kernel/runtime/list.h"
@@ -287,8 +288,23 @@ static char *fail_id_buf(struct http_conn *c)
 /* Answers an error that makes the rest of the stream meaningless: reading
  * stops, the problem is queued after the responses before it, and the
  * connection closes once they are written. */
-static void conn_fail_request(struct http_conn *c, int status, const char *detail)
+/* CORS on: the allowed Origin of the failing request (r's, else the
+ * reading exchange's), kept behind its id for the answer (conn_emit_ready);
+ * a length of 0 there: none. */
+__attribute__((cold)) static void conn_fail_cors(struct http_conn *c, const struct http_request *r)
 {
+	char *buf = fail_id_buf(c);
+	if (!buf)
+		return;
+	const ig_header *h = r ? r->headers : c->reading ? c->reading->req.headers : NULL;
+	size_t n = r ? r->num_headers : c->reading ? c->reading->req.num_headers : 0;
+	buf[HTTP_REQUEST_ID_MAX] = (char)ig_cors_keep_origin(h, n, buf + HTTP_REQUEST_ID_MAX + 1);
+}
+
+static void conn_fail(struct http_conn *c, const struct http_request *r, int status, const char *detail)
+{
+	if (__builtin_expect(ig_cors_on, 0))
+		conn_fail_cors(c, r);
 	if (c->reading) { /* its id goes on the answer */
 		ig_str id = ig_request_id(c->reading);
 		char *buf = fail_id_buf(c);
@@ -313,13 +329,18 @@ static void conn_fail_request(struct http_conn *c, int status, const char *detai
 		conn_update_deadline(c);
 }
 
+static void conn_fail_request(struct http_conn *c, int status, const char *detail)
+{
+	conn_fail(c, NULL, status, detail);
+}
+
 /* The same for a request whose head was parsed but that got no exchange:
  * the answer still carries its id. */
 static void conn_fail_parsed(struct http_conn *c, const struct http_request *r, int status, const char *detail)
 {
 	char *buf = fail_id_buf(c);
 	c->fail_id_len = buf ? (uint8_t)ig_http_request_id_of(r, &c->core->rng, buf) : 0;
-	conn_fail_request(c, status, detail);
+	conn_fail(c, r, status, detail);
 }
 
 /* ---- request dispatch ---- */
@@ -632,7 +653,13 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 	}
 	if (!c->q_head && c->fail_status) {
 		ig_str id = { c->fail_id, c->fail_id_len };
-		size_t n = ig_http_out_problem(c, c->fail_status, c->fail_detail, id, true);
+		char cors[512];
+		ig_str extra = { cors, 0 };
+		if (ig_cors_on && c->fail_id && c->fail_id[HTTP_REQUEST_ID_MAX]) {
+			ig_str origin = { c->fail_id + HTTP_REQUEST_ID_MAX + 1, (uint8_t)c->fail_id[HTTP_REQUEST_ID_MAX] };
+			extra.len = ig_cors_head_lines(cors, sizeof cors, origin);
+		}
+		size_t n = ig_http_out_problem(c, c->fail_status, c->fail_detail, id, true, extra);
 		if (c->core->cfg->access_log) /* errors are always logged */
 			ig_http_access_log_engine_error(c, c->fail_status, id, n);
 		c->fail_status = 0;

@@ -6,6 +6,7 @@
 #include "ingot/http.h"
 #include "internal.h"
 #include "wait.h"
+#include "cors.h"
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
 #include "ingot/log.h"
@@ -54,6 +55,13 @@ IG_HOT void ig_http_ctx_free(struct ig_ctx *x)
 	ig_pool_give(&x->core->ctxs, x);
 }
 
+__attribute__((cold, noinline)) static void ctx_begin_cors(struct ig_ctx *x, const struct http_request *r)
+{
+	char lines[IG_CORS_LINES_MAX];
+	ig_wbuf_put(&x->headers, lines, ig_cors_request_lines(&x->req, lines, sizeof lines));
+	ig_http_trace_begin(&x->trace, r);
+}
+
 IG_HOT void ig_http_ctx_set_request(struct ig_ctx *x, const struct http_request *r, const char *body, size_t body_len)
 {
 	ig_request *q = &x->req;
@@ -72,6 +80,12 @@ IG_HOT void ig_http_ctx_set_request(struct ig_ctx *x, const struct http_request 
 	q->body = (ig_str){ body, body_len };
 	q->minor_version = r->minor_version;
 	x->keep_alive = r->keep_alive;
+	/* Before any answer, so that the runtime's own errors carry it too.
+	   Both ends are tail calls: CORS off costs a test and a branch. */
+	if (__builtin_expect(ig_cors_on, 0)) {
+		ctx_begin_cors(x, r);
+		return;
+	}
 	ig_http_trace_begin(&x->trace, r);
 }
 

@@ -233,7 +233,9 @@ struct http_conn {
 	   (response.c; given back as blocks are written, conn.c). */
 	uint16_t out_charged;
 	const char *fail_detail;
-	char *fail_id; /* HTTP_REQUEST_ID_MAX bytes from core->fail_ids, or NULL */
+	/* From core->fail_ids, or NULL: HTTP_REQUEST_ID_MAX bytes of id, then
+	   CORS's allowed Origin (a length byte, IG_CORS_ORIGIN_MAX bytes). */
+	char *fail_id;
 	uint64_t request_deadline_ms; /* its exchanges' deadline (0: none): an
 					 in-process request's (inproc.h) */
 };
@@ -325,7 +327,8 @@ void ig_http_out_head(struct http_conn *c, int status, const char *ctype, size_t
  * one response beyond the budget. */
 void ig_http_out_append(struct http_conn *c, const void *p, size_t n);
 /* Returns the body's length. */
-size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close);
+size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close,
+			   ig_str extra);
 /* "application/json", the default body's type: a head writes it without
  * measuring it when given this very pointer. */
 extern const char ig_http_json_type[];

@@ -249,16 +249,26 @@ size_t ig_http_problem_body(char *out, size_t cap, int status, const char *detai
 
 /* A connection-level error (no exchange exists): the parser's details are
  * static strings without characters that need escaping. */
-size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close)
+size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close,
+			   ig_str extra)
 {
 	char body[HTTP_PROBLEM_MAX];
 	size_t n = ig_http_problem_body(body, sizeof body, status, detail, NULL, request_id);
 	/* The engine's 503s (no request slot, no memory for the body) pass
 	   once load falls: a client may try again. */
 	static const char retry[] = "Retry-After: 1\r\n";
-	const ig_wbuf retry_after = { .ptr = (char *)retry, .len = sizeof retry - 1 }; /* read only */
-	ig_http_out_head(c, status, "application/problem+json", n, status == 503 ? &retry_after : NULL, request_id,
-			 close, 1, false);
+	char lines[sizeof retry - 1 + 512];
+	size_t k = 0;
+	if (status == 503) {
+		memcpy(lines, retry, sizeof retry - 1);
+		k = sizeof retry - 1;
+	}
+	if (extra.len <= sizeof lines - k) {
+		memcpy(lines + k, extra.ptr, extra.len);
+		k += extra.len;
+	}
+	const ig_wbuf fields = { .ptr = lines, .len = k }; /* read only */
+	ig_http_out_head(c, status, "application/problem+json", n, &fields, request_id, close, 1, false);
 	ig_http_out_append(c, body, n);
 	return n;
 }

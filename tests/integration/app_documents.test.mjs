@@ -41,6 +41,34 @@ async function linksApp() {
 const put = (port, body) => curlResponse(port, '/links/abc',
 	['-X', 'PUT', '-H', 'Content-Type: application/json', '--data-binary', body]);
 
+test('x-ingot-cors: the document\'s CORS policy answers preflights and redirects; INGOT_CORS_* override it field by field', { ...T, ...SKIP }, async () => {
+	const { port } = await linksApp();
+	const pre = (origin) => ['-X', 'OPTIONS', '-H', `Origin: ${origin}`, '-H', 'Access-Control-Request-Method: PUT'];
+	let r = await curlResponse(port, '/links/abc', pre('https://links.example'));
+	assert.equal(r.status, 204);
+	assert.equal(r.headers['access-control-allow-origin'], 'https://links.example');
+	assert.equal(r.headers['access-control-allow-credentials'], 'true');
+	assert.equal(r.headers['access-control-max-age'], '60');
+	assert.match(r.headers['access-control-allow-methods'], /\bPUT\b/);
+	r = await curlResponse(port, '/links/abc', ['-H', 'Origin: https://a.links.test']);
+	assert.equal(r.status, 302);
+	assert.equal(r.headers['access-control-allow-origin'], 'https://a.links.test');
+	assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id, Location');
+	r = await curlResponse(port, '/links/abc', pre('https://other.test'));
+	assert.equal(r.headers['access-control-allow-origin'], undefined);
+	// Settings win: another origin list, no credentials; the max-age stays the document's.
+	const other = await startServer({ INGOT_ADMIN_PORT: '-1', INGOT_CORS_ORIGINS: 'https://other.test', INGOT_CORS_CREDENTIALS: 'false' },
+		{ command: path.join(tmp, 'links', 'build', 'bin', 'links') });
+	try {
+		r = await curlResponse(other.port, '/links/abc', pre('https://other.test'));
+		assert.equal(r.headers['access-control-allow-origin'], 'https://other.test');
+		assert.equal(r.headers['access-control-allow-credentials'], undefined);
+		assert.equal(r.headers['access-control-max-age'], '60');
+		r = await curlResponse(other.port, '/links/abc', pre('https://links.example'));
+		assert.equal(r.headers['access-control-allow-origin'], undefined);
+	} finally { await other.stop(); }
+});
+
 test('a redirect: Location, no body and no Content-Type; parameters from components/parameters', { ...T, ...SKIP }, async () => {
 	const { port } = await linksApp();
 	let r = await curlResponse(port, '/links/abc');

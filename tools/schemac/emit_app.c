@@ -71,6 +71,20 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 	out_blank(c);
 
 	char *title = c_str(m->title), *version = c_str(m->version);
+	if (m->cors.present) {
+		char *origins = c_str(m->cors.origins ? m->cors.origins : "");
+		char *expose = c_str(m->cors.expose_headers ? m->cors.expose_headers : "");
+		out_line(c, "/* x-ingot-cors: CORS's defaults; each INGOT_CORS_* setting given overrides its field. */");
+		out_open(c, "static const struct ig_app_cors ig_api_cors = {");
+		out_line(c, ".origins = %s,", origins);
+		out_line(c, ".expose_headers = %s,", expose);
+		out_line(c, ".max_age = %ld,", m->cors.max_age);
+		out_line(c, ".credentials = %s,", m->cors.credentials ? "true" : "false");
+		out_close(c, "};");
+		out_blank(c);
+		free(origins);
+		free(expose);
+	}
 	out_line(c, "/* The app the runtime serves (net/api/main.c hands it to ig_main). */");
 	out_open(c, "const struct ig_app ig_api_app = {");
 	out_line(c, ".name = %s,", title);
@@ -82,6 +96,8 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 	   for openapi_json to point at. */
 	out_line(c, ".openapi_json = NULL,");
 	out_line(c, ".openapi_len = %zu,", len);
+	if (m->cors.present)
+		out_line(c, ".cors = &ig_api_cors,");
 	out_close(c, "};");
 	free(title);
 	free(version);

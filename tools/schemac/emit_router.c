@@ -3,12 +3,14 @@
  * strings (literal segments before parameters, so /a/b wins over /a/{x},
  * falling back to /a/{x} when /a/b's subtree does not match). A matched
  * path runs its methods' operations; the runtime answers any other method
- * (ig_answer_other_method: OPTIONS 204 + Allow, else 405 + Allow). An operation is a descriptor (decoder, handler, encoder, sizes)
+ * (ig_answer_other_method: OPTIONS 204 + Allow, or a CORS preflight's answer with
+ * the path's request header names; else 405 + Allow). An operation is a descriptor (decoder, handler, encoder, sizes)
  * that the runtime's ig_run_operation runs. */
 #include "emit.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Per operation: the handler behind the runtime's handler type (a call
  * through a pointer of another function type is undefined) and the
@@ -47,9 +49,38 @@ static void emit_operation(struct sc_out *c, const struct sc_op *op)
 	free(lit);
 }
 
+/* The request header names a preflight may ask for on this path (CORS's
+ * Access-Control-Allow-Headers): Content-Type and Authorization, then the
+ * header parameters of its operations, each once whatever its case. */
+static char *path_request_headers(const struct sc_path *p)
+{
+	size_t cap = 32;
+	for (size_t i = 0; i < p->nops; i++)
+		for (size_t k = 0; k < p->ops[i]->nparams; k++)
+			cap += strlen(p->ops[i]->params[k].name) + 2;
+	char *buf = sc_xmalloc(cap);
+	strcpy(buf, "Content-Type, Authorization");
+	for (size_t i = 0; i < p->nops; i++)
+		for (size_t k = 0; k < p->ops[i]->nparams; k++) {
+			const struct sc_param *q = &p->ops[i]->params[k];
+			if (q->in != SC_IN_HEADER)
+				continue;
+			bool seen = false;
+			size_t n = strlen(q->name);
+			for (const char *t = buf; *t && !seen; t = strchr(t, ',') ? strchr(t, ',') + 2 : t + strlen(t))
+				seen = strncasecmp(t, q->name, n) == 0 && (t[n] == ',' || t[n] == 0);
+			if (!seen) {
+				strcat(buf, ", ");
+				strcat(buf, q->name);
+			}
+		}
+	return buf;
+}
+
 static void emit_dispatch(struct sc_out *c, const struct sc_path *p)
 {
 	char *tmpl = c_comment(p->tmpl), *allow = sc_path_allow(p), *allow_lit = c_str(allow);
+	char *headers = path_request_headers(p), *headers_lit = c_str(headers);
 	out_line(c, "/* %s */", tmpl);
 	/* Before the method: a 405 or OPTIONS counts under the route too. */
 	out_line(c, "ig_set_route(ctx, %zu);", p->index);
@@ -72,8 +103,10 @@ static void emit_dispatch(struct sc_out *c, const struct sc_path *p)
 		}
 	}
 	out_line(c, "else");
-	out_line(c, "\tig_answer_other_method(ctx, IG_STR(%s));", allow_lit);
+	out_line(c, "\tig_answer_other_method(ctx, IG_STR(%s), IG_STR(%s));", allow_lit, headers_lit);
 	out_line(c, "return;");
+	free(headers);
+	free(headers_lit);
 	free(tmpl);
 	free(allow);
 	free(allow_lit);
@@ -133,7 +166,7 @@ static void emit_route(struct sc_model *m, struct sc_out *c, size_t max_segs)
 	out_blank(c);
 	out_open(c, "if (ig_str_eq(req->path, \"*\", 1)) {");
 	out_line(c, "if (ig_str_eq(m, \"OPTIONS\", 7))");
-	out_line(c, "\tig_answer_options(ctx, IG_STR(%s));", all);
+	out_line(c, "\tig_answer_options(ctx, IG_STR(%s), IG_STR(\"\"));", all);
 	out_line(c, "else");
 	out_line(c, "\tig_respond_problem(ctx, 400, \"the target * is only for OPTIONS\");");
 	out_line(c, "return;");

@@ -1275,6 +1275,7 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 		sc_error(m, "/openapi", "OpenAPI version \"%s\" is not supported (3.1.x is)", version);
 	free(version);
 	parse_info(m, doc);
+	sc_parse_cors(m, doc);
 	provide_problem(m, m->doc);
 	parse_components(m, doc);
 	const cJSON *paths = get_object(m, doc, "", "paths", true);

@@ -267,6 +267,12 @@ struct sc_model {
 	cJSON *doc;
 	struct sc_yaml_positions pos; /* YAML input only */
 	char *title, *version;
+	/* x-ingot-cors (cors_ext.c): the runtime's CORS defaults */
+	struct {
+		bool present, credentials;
+		char *origins, *expose_headers; /* ", "-joined; expose_headers may be NULL */
+		long max_age;
+	} cors;
 	bool standalone;    /* a bare JSON Schema (--validator), not an OpenAPI document */
 	struct sc_schema *root; /* standalone: the document's schema */
 
@@ -348,5 +354,8 @@ void sc_finish_schemas(struct sc_model *m);
 const cJSON *sc_default(const struct sc_schema *s);
 /* "string", "integer or null", ... for messages. */
 char *sc_types_text(unsigned types);
+
+/* Reads the root's x-ingot-cors into m->cors (cors_ext.c). */
+void sc_parse_cors(struct sc_model *m, const cJSON *doc);
 
 #endif

@@ -298,16 +298,16 @@ static void test_router(void)
 	check_slice(seg[1].ptr, seg[1].len, "bc", "segments are the raw text between slashes", "seg[1]");
 	CHECK_INT(ig_split_path(IG_STR("/a/b/c/d"), seg, 3), 4, "more segments than any route: max + 1");
 	ctx_start(&ctx);
-	ig_answer_options(&ctx, IG_STR("GET, HEAD"));
+	ig_answer_options(&ctx, IG_STR("GET, HEAD"), IG_STR(""));
 	CHECK(ctx.status == 204 && strcmp(ctx.allow, "Allow: GET, HEAD") == 0, "OPTIONS: 204 with Allow");
 	ctx_start(&ctx);
 	ctx.req.method = IG_STR("OPTIONS");
-	ig_answer_other_method(&ctx, IG_STR("GET, HEAD, OPTIONS"));
+	ig_answer_other_method(&ctx, IG_STR("GET, HEAD, OPTIONS"), IG_STR(""));
 	CHECK(ctx.status == 204 && strcmp(ctx.allow, "Allow: GET, HEAD, OPTIONS") == 0,
 	      "OPTIONS on a known path: 204 with Allow");
 	ctx_start(&ctx);
 	ctx.req.method = IG_STR("DELETE");
-	ig_answer_other_method(&ctx, IG_STR("GET"));
+	ig_answer_other_method(&ctx, IG_STR("GET"), IG_STR(""));
 	CHECK(ctx.status == 405 && strcmp(ctx.allow, "Allow: GET") == 0 && ctx.problem,
 	      "another method: 405 with Allow");
 }

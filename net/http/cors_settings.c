@@ -1,0 +1,52 @@
+/* CORS's rows of the settings table (the policy cors.h applies) and their
+ * check, which splits the origins once at startup. An empty
+ * INGOT_CORS_ORIGINS (the default) leaves CORS off. */
+#include "cors.h"
+#include "ingot/api_hooks.h"
+#include "ingot/settings.h"
+
+/* The document's policy may replace these before the parse
+ * (ig_cors_document); the settings given then override it. */
+static struct ig_cors_config cors_defaults = {
+	.origins = "",
+	.expose_headers = "",
+};
+
+void ig_cors_document(const struct ig_app_cors *d)
+{
+	cors_defaults.origins = d->origins;
+	cors_defaults.expose_headers = d->expose_headers;
+	cors_defaults.max_age = d->max_age;
+	cors_defaults.credentials = d->credentials;
+}
+
+static const struct ig_option cors_rows[] = {
+	{ "INGOT_CORS_ORIGINS", IG_OPT_STR, &ig_cors_config.origins, 0, 0,
+	  "origins whose browsers may call the API, comma-separated: exact (https://app.example.com), "
+	  "a pattern (https://*.example.com) or *; not set: CORS off (no CORS header, OPTIONS answers 204 + Allow)" },
+	{ "INGOT_CORS_CREDENTIALS", IG_OPT_BOOL, &ig_cors_config.credentials, 0, 0,
+	  "Access-Control-Allow-Credentials: true (cookies, HTTP auth); the origin is echoed, never *" },
+	{ "INGOT_CORS_EXPOSE_HEADERS", IG_OPT_STR, &ig_cors_config.expose_headers, 0, 0,
+	  "response headers a page may read, comma-separated (Access-Control-Expose-Headers)" },
+	{ "INGOT_CORS_MAX_AGE", IG_OPT_INT, &ig_cors_config.max_age, 0, 86400,
+	  "seconds a browser may keep a preflight's answer (Access-Control-Max-Age); 0: not sent" },
+};
+
+__attribute__((cold)) static const char *check_cors(char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	const char *bad = ig_cors_parse_origins(&ig_cors_config);
+	/* Copied into answers' heads as given. */
+	const char *e = ig_cors_config.expose_headers;
+	for (size_t i = 0; !bad && e[i]; i++)
+		if (e[i] < ' ' || e[i] > '~' || i >= 1024)
+			bad = "INGOT_CORS_EXPOSE_HEADERS: header names, comma-separated, at most 1024 characters";
+	ig_cors_on = !bad && (ig_cors_config.any || ig_cors_config.count);
+	return bad;
+}
+
+const struct ig_settings ig_cors_settings = {
+	.part = "CORS", .opts = cors_rows, .count = IG_COUNTOF(cors_rows), .check = check_cors,
+	.values = &ig_cors_config, .defaults = &cors_defaults, .size = sizeof ig_cors_config,
+};
