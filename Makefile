@@ -71,7 +71,8 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
-            $(wildcard net/lambda/*.c) net/api/main.c
+            $(wildcard net/lambda/*.c) net/api/main.c \
+            $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))
 $(COLD_SRC:%.c=$(OBJ)/%.o): CFLAGS += -Os
 
 # net/cold.ld keeps code that an idle process never runs (TLS, the
@@ -122,7 +123,7 @@ API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
 RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
@@ -510,6 +511,15 @@ UNIT_SRC_net/tls/test_tls_mbedtls  := net/tls/mbedtls.c net/tls/peer_name.c $(RT
 UNIT_FLAGS_net/tls/test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
                                @DEPS@/lib/libmbedtls.a @DEPS@/lib/libmbedx509.a @DEPS@/lib/libmbedcrypto.a -lpthread
 UNIT_SRC_net/client/test_url          := net/client/url.c
+# net/auth: the JWT core with BearSSL and the JSON reader; test_jwt also
+# checks the tokens tests/integration/jwt_jose.test.mjs mints with jose.
+AUTH_SRC := net/auth/jwt.c net/auth/jwks.c net/auth/base64url.c net/auth/token_cache.c $(API_JSON)
+UNIT_SRC_net/auth/test_jwt         := $(AUTH_SRC)
+UNIT_FLAGS_net/auth/test_jwt       := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+UNIT_SRC_net/auth/test_jwks        := $(AUTH_SRC) net/auth/auth_settings.c kernel/runtime/file.c
+UNIT_FLAGS_net/auth/test_jwks      := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+UNIT_SRC_net/auth/test_token_cache := $(AUTH_SRC)
+UNIT_FLAGS_net/auth/test_token_cache := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_kernel/metal/test_i8042        := kernel/metal/i8042.c kernel/metal/ioapic.c
 UNIT_SRC_kernel/metal/test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/metal/virtqueue.c
 UNIT_SRC_kernel/metal/test_virtqueue    := kernel/metal/virtqueue.c
