@@ -259,6 +259,39 @@ static void test_scopes(void)
 	free(tok);
 }
 
+/* The cache in front: a repeated token is answered from the cache (a key
+ * set of the same generation without its key still passes it, so no
+ * signature was checked), with the same claims; a new generation, or the
+ * token's exp passing, sends it through the full check again. */
+static void test_cached(void)
+{
+	static struct ig_token_cache cache;
+	ig_token_cache_init(&cache);
+	struct ig_jwks keys, other;
+	load(&keys, A3_JWKS, "A.3's key for the cache");
+	load(&other, MIXED_JWKS, "a set without A.3's key");
+	struct ig_jwt t;
+	const int64_t then = RFC_EXP - 100;
+	ig_arena_reset(&arena);
+	CHECK_INT(ig_jwt_verify_cached(&cache, A3, strlen(A3), &other, &open_policy, then, &arena, &t),
+		  IG_JWT_ALG_KEY_MISMATCH, "uncached, a set without the key refuses A.3");
+	CHECK_INT(ig_jwt_verify_cached(&cache, A3, strlen(A3), &keys, &open_policy, then, &arena, &t), IG_JWT_OK,
+		  "a miss: verified and stored");
+	ig_arena_reset(&arena);
+	memset(&t, 0, sizeof t);
+	CHECK_INT(ig_jwt_verify_cached(&cache, A3, strlen(A3), &other, &open_policy, then, &arena, &t), IG_JWT_OK,
+		  "a hit: no key needed (same generation)");
+	ig_str iss;
+	CHECK(t.alg == IG_JWT_ES256 && t.exp == RFC_EXP && ig_jwt_claim_str(&t, "iss", &iss) && iss.len == 3,
+	      "a hit gives the alg and the claims");
+	other.generation = 2;
+	CHECK_INT(ig_jwt_verify_cached(&cache, A3, strlen(A3), &other, &open_policy, then, &arena, &t),
+		  IG_JWT_ALG_KEY_MISMATCH, "a new key set's generation: checked again");
+	other.generation = 1;
+	CHECK_INT(ig_jwt_verify_cached(&cache, A3, strlen(A3), &other, &open_policy, RFC_EXP + 61, &arena, &t),
+		  IG_JWT_ALG_KEY_MISMATCH, "past exp the cache no longer answers");
+}
+
 /* The fixture: its first line a JWKS, then "WANT NOW TOKEN" lines (WANT an
  * error's name, NOW the clock for it). */
 static void test_fixture(const char *path)
@@ -304,6 +337,7 @@ int main(int argc, char **argv)
 	test_rfc7515();
 	test_refusals();
 	test_scopes();
+	test_cached();
 	if (argc > 1)
 		test_fixture(argv[1]);
 	ig_arena_reset(&arena);
