@@ -520,6 +520,13 @@ UNIT_SRC_net/auth/test_jwks        := $(AUTH_SRC) net/auth/auth_settings.c kerne
 UNIT_FLAGS_net/auth/test_jwks      := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/auth/test_token_cache := $(AUTH_SRC)
 UNIT_FLAGS_net/auth/test_token_cache := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+# tools/bench/jwtbench: net/auth's verify and cache-hit cost (not a test),
+# static musl at -O2 (the service builds all but the cache at -Os).
+JWTBENCH := $(BUILD)/bin/jwtbench
+$(JWTBENCH): tools/bench/jwtbench.c $(AUTH_SRC) $(wildcard net/auth/*.h) $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	$(Q)$(CC_MUSL) $(WARN) -O2 -static -I. -Iinclude -I$(DEPS)/musl/include $< $(AUTH_SRC) $(DEPS)/musl/lib/libbearssl.a -lm -o $@
+jwtbench: $(JWTBENCH)
 UNIT_SRC_kernel/metal/test_i8042        := kernel/metal/i8042.c kernel/metal/ioapic.c
 UNIT_SRC_kernel/metal/test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/metal/virtqueue.c
 UNIT_SRC_kernel/metal/test_virtqueue    := kernel/metal/virtqueue.c

@@ -40,11 +40,17 @@ static uint64_t token_hash(const uint64_t key[2], const char *s, size_t n)
 	return mix(h ^ key[1], 0x94d049bb133111ebu ^ key[0]);
 }
 
+/* Every byte is read, eight at a time; the empty asm keeps the compiler
+ * from turning the accumulation into an early exit. */
 static bool equal_ct(const char *a, const char *b, size_t n)
 {
-	volatile unsigned char d = 0;
-	for (size_t i = 0; i < n; i++)
-		d |= (unsigned char)(a[i] ^ b[i]);
+	uint64_t d = 0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		d |= load64(a + i) ^ load64(b + i);
+	for (; i < n; i++)
+		d |= (uint64_t)(unsigned char)(a[i] ^ b[i]);
+	__asm__("" : "+r"(d));
 	return d == 0;
 }
 
