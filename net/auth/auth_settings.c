@@ -3,10 +3,12 @@
  * ig_jwks_file_refresh when the file changed. Replacing the set never
  * blocks a core: the new one is built aside and published with one atomic
  * store; the one before the previous is freed (a verify holds a set for
- * microseconds, and refreshes come at least a second apart). SIGHUP is
- * not hooked here: the door's owner calls the refresh (a core-0 timer, or
- * net/server/reload.c's handler). */
+ * microseconds, and refreshes come at least a second apart). SIGHUP's
+ * handler (net/server/reload.c, on core 0) reads the file again through
+ * ig_jwks_sighup; a change between signals is seen by whoever calls
+ * ig_jwks_file_refresh (the door's owner: a core-0 timer). */
 #include "net/auth/settings.h"
+#include "ingot/log.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/file.h"
 #include "kernel/runtime/pool.h"
@@ -99,6 +101,26 @@ const char *ig_jwks_file_refresh(int64_t now_s)
 	    st.st_mtim.tv_nsec == last_stat.st_mtim.tv_nsec && st.st_ino == last_stat.st_ino)
 		return NULL;
 	return ig_jwks_load_file(path, err, sizeof err);
+}
+
+void ig_jwks_sighup(void)
+{
+	const char *path = ig_auth_settings_values.jwks_file;
+	if (!path || !path[0])
+		return;
+	char err[160];
+	const char *why = ig_jwks_load_file(path, err, sizeof err);
+	const struct ig_jwks *set = ig_jwks_current();
+	struct ig_logline l;
+	if (ig_log_begin(&l, why ? IG_LOG_ERROR : IG_LOG_INFO,
+			 why ? "JWKS reload failed: the old keys stay" : "JWKS reloaded")) {
+		ig_log_cstr(&l, "file", path);
+		if (why)
+			ig_log_cstr(&l, "error", why);
+		else
+			ig_log_int(&l, "keys", (int64_t)set->count);
+		ig_log_end(&l);
+	}
 }
 
 void ig_auth_policy(struct ig_jwt_policy *out)

@@ -26,4 +26,9 @@ void ig_auth_policy(struct ig_jwt_policy *out);
  * current set stays then. For the settings' check, the refresh and tests. */
 const char *ig_jwks_load_file(const char *path, char *err, size_t errlen);
 
+/* SIGHUP: INGOT_JWKS_FILE read again whether or not it changed, and one
+ * log line saying so (or why the old keys stay). net/server/reload.c calls
+ * it, weakly: only a binary that links net/auth has it. */
+void ig_jwks_sighup(void);
+
 #endif

@@ -3,7 +3,7 @@
  * dropped); keys not for signatures or of other types skipped; malformed
  * sets refused with a message; and INGOT_JWKS_FILE loaded, kept when a
  * new version is bad, read again when it changes, each load a new
- * generation. */
+ * generation; SIGHUP reads it again, changed or not. */
 #include "net/auth/settings.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/pool.h"
@@ -126,7 +126,16 @@ static void test_file(void)
 	CHECK(ig_jwks_file_refresh(102) != NULL && ig_jwks_current() == second, "a bad new file: refused, the old set stays");
 	CHECK(ig_jwks_load_file("/nonexistent/jwks.json", err, sizeof err) != NULL && ig_jwks_current() == second,
 	      "a missing file: refused, the old set stays");
+	write_file(path, "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"four\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"}]}");
+	ig_jwks_sighup();
+	const struct ig_jwks *third = ig_jwks_current();
+	CHECK(third != second && third->count == 1 && third->keys[0].kid_len == 4, "SIGHUP: read again");
+	ig_jwks_sighup();
+	CHECK(ig_jwks_current() != third && ig_jwks_current()->generation == third->generation + 1,
+	      "SIGHUP: read again even when unchanged");
 	unlink(path);
+	ig_jwks_sighup();
+	CHECK(ig_jwks_current()->generation == third->generation + 1, "SIGHUP with the file gone: the keys stay");
 
 	ig_auth_settings_values = (struct ig_auth_settings_values){ .jwks_file = "", .issuer = "https://i", .audience = "",
 								    .leeway_s = 30 };
