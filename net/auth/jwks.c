@@ -107,8 +107,8 @@ static const char *parse_key(const ig_json_value *k, struct ig_jwk *out, bool *s
 		long n = b64_member(member(k, "k"), out->material, sizeof out->material, false);
 		if (n < 0)
 			return "JWKS: an oct key's k is missing, not base64url or over 512 bytes";
-		if (n < 16)
-			return "JWKS: an oct key's k is under 16 bytes";
+		if (n < 32) /* RFC 7518 3.2: at least the hash's size; HS256's is 32 */
+			return "JWKS: an oct key's k is under 32 bytes";
 		out->len = (uint16_t)n;
 	} else if (str_is(kty, "RSA")) {
 		out->type = IG_JWK_RSA;

@@ -96,12 +96,14 @@ static const struct alg_info algs[] = {
 };
 
 /* Whether key k may check a token of alg a: its type, its own alg when it
- * names one, its curve. */
+ * names one, its curve; an HMAC secret at least the hash's size (RFC 7518
+ * 3.2: a 32-byte secret serves HS256, not HS512). */
 static bool key_fits(const struct ig_jwk *k, enum ig_jwt_alg a)
 {
 	const struct alg_info *ai = &algs[a];
 	return k->type == ai->type && (k->alg == IG_JWT_ALG_ANY || k->alg == a) &&
-	       (k->type != IG_JWK_EC || k->curve == ai->curve);
+	       (k->type != IG_JWK_EC || k->curve == ai->curve) &&
+	       (k->type != IG_JWK_OCT || k->len >= (ai->hash->desc >> BR_HASHDESC_OUT_OFF & BR_HASHDESC_OUT_MASK));
 }
 
 /* The signature sig[0..n) over input[0..in_len) with key k; digest is

@@ -27,7 +27,8 @@ enum ig_jwt_error {
 	IG_JWT_BAD_JSON,         /* a header or payload that is not a JSON object */
 	IG_JWT_ALG_NONE,         /* "alg": "none" (an unsecured JWS) */
 	IG_JWT_ALG_UNSUPPORTED,  /* any alg but the eight below */
-	IG_JWT_ALG_KEY_MISMATCH, /* no key of the alg's type (HS256 against an RSA key), or a key whose alg or curve differs */
+	IG_JWT_ALG_KEY_MISMATCH, /* no key of the alg's type (HS256 against an RSA key), or a key whose alg or
+	                          * curve differs, or an HMAC secret shorter than the alg's hash */
 	IG_JWT_CRIT_UNKNOWN,     /* a "crit" header (we understand no extension) */
 	IG_JWT_UNKNOWN_KID,      /* a kid that no key has */
 	IG_JWT_BAD_SIGNATURE,    /* no key of the right type verifies the signature */

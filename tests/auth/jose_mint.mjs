@@ -28,7 +28,7 @@ for (const [alg, opts] of [['RS256', { modulusLength: 2048 }], ['RS512', { modul
 	keys.push(jwk);
 	signers[alg] = { key: privateKey, kid: jwk.kid };
 }
-const secret = randomBytes(32);
+const secret = randomBytes(64); // HS384 needs 48 bytes or more (RFC 7518 3.2)
 keys.push({ kty: 'oct', kid: 'hs-key', k: secret.toString('base64url') });
 signers.HS256 = { key: secret, kid: 'hs-key' };
 signers.HS384 = { key: secret, kid: 'hs-key' };

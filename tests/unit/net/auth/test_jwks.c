@@ -38,19 +38,19 @@ static void test_parse(void)
 {
 	struct ig_jwks k;
 	const char *why = parse("{\"keys\":["
-				"{\"kty\":\"oct\",\"kid\":\"h\",\"alg\":\"HS384\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"},"
+				"{\"kty\":\"oct\",\"kid\":\"h\",\"alg\":\"HS384\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"},"
 				"{\"kty\":\"RSA\",\"kid\":\"r\",\"n\":\"" N256 "\",\"e\":\"AAEAAQ\",\"d\":\"c2VjcmV0\"},"
 				"{\"kty\":\"EC\",\"crv\":\"P-256\",\"x\":\"" P256_X "\",\"y\":\"" P256_Y "\",\"use\":\"sig\"},"
 				"{\"kty\":\"RSA\",\"use\":\"enc\",\"n\":\"" N256 "\",\"e\":\"AQAB\"},"
 				"{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"AAAA\"},"
 				"{\"kty\":\"EC\",\"crv\":\"P-521\",\"x\":\"AA\",\"y\":\"AA\"},"
-				"{\"kty\":\"oct\",\"key_ops\":[\"sign\"],\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"}"
+				"{\"kty\":\"oct\",\"key_ops\":[\"sign\"],\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}"
 				"]}",
 				&k);
 	CHECK(why == NULL, "a mixed set parses");
 	CHECK_INT(k.count, 3, "three keys kept: enc, OKP, P-521 and sign-only skipped");
-	CHECK(k.keys[0].type == IG_JWK_OCT && k.keys[0].alg == IG_JWT_HS384 && k.keys[0].len == 16 &&
-		      memcmp(k.keys[0].material, "0123456789abcdef", 16) == 0 && k.keys[0].kid_len == 1,
+	CHECK(k.keys[0].type == IG_JWK_OCT && k.keys[0].alg == IG_JWT_HS384 && k.keys[0].len == 32 &&
+		      memcmp(k.keys[0].material, "0123456789abcdef0123456789abcdef", 32) == 0 && k.keys[0].kid_len == 1,
 	      "oct: secret, alg and kid");
 	CHECK(k.keys[1].type == IG_JWK_RSA && k.keys[1].n_len == 256 && k.keys[1].material[0] == 0xbb &&
 		      k.keys[1].e_len == 3 && memcmp(k.keys[1].material + 256, "\x01\x00\x01", 3) == 0,
@@ -66,16 +66,16 @@ static void test_parse(void)
 		{ "{\"key\":[]}", "no keys array" },
 		{ "{\"keys\":[1]}", "a key that is not an object" },
 		{ "{\"keys\":[{\"k\":\"AAAA\"}]}", "no kty" },
-		{ "{\"keys\":[{\"kty\":\"oct\",\"k\":\"MDEy\"}]}", "an oct key under 16 bytes" },
+		{ "{\"keys\":[{\"kty\":\"oct\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"}]}", "an oct key under 32 bytes" },
 		{ "{\"keys\":[{\"kty\":\"oct\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg==\"}]}", "a padded k" },
 		{ "{\"keys\":[{\"kty\":\"RSA\",\"n\":\"AQAB\",\"e\":\"AQAB\"}]}", "an RSA key under 2048 bits" },
 		{ "{\"keys\":[{\"kty\":\"RSA\",\"n\":\"" N256 "\"}]}", "an RSA key without e" },
 		{ "{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\",\"x\":\"" P256_X "\",\"y\":\"AAAA\"}]}", "an EC y too short" },
 		{ "{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\",\"alg\":\"ES384\",\"x\":\"" P256_X "\",\"y\":\"" P256_Y "\"}]}",
 		  "ES384 on a P-256 key" },
-		{ "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"a\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"},"
-		  "{\"kty\":\"oct\",\"kid\":\"a\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"}]}", "two keys with one kid" },
-		{ "{\"keys\":[{\"kty\":\"oct\",\"kid\":7,\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"}]}", "a kid that is no string" },
+		{ "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"a\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"},"
+		  "{\"kty\":\"oct\",\"kid\":\"a\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}]}", "two keys with one kid" },
+		{ "{\"keys\":[{\"kty\":\"oct\",\"kid\":7,\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}]}", "a kid that is no string" },
 	};
 	for (size_t i = 0; i < IG_COUNTOF(bad); i++) {
 		why = parse(bad[i].json, &k);
@@ -84,7 +84,7 @@ static void test_parse(void)
 	/* 17 keys: one too many. */
 	char many[2048] = "{\"keys\":[";
 	for (int i = 0; i < 17; i++)
-		snprintf(many + strlen(many), sizeof many - strlen(many), "%s{\"kty\":\"oct\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"}",
+		snprintf(many + strlen(many), sizeof many - strlen(many), "%s{\"kty\":\"oct\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}",
 			 i ? "," : "");
 	strcat(many, "]}");
 	CHECK(parse(many, &k) != NULL, "more than 16 keys refused");
@@ -105,7 +105,7 @@ static void test_file(void)
 	char path[] = "/tmp/test_jwks_XXXXXX";
 	int fd = mkstemp(path);
 	close(fd);
-	write_file(path, "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"one\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"}]}\n");
+	write_file(path, "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"one\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}]}\n");
 	ig_auth_settings_values.jwks_file = path;
 	char err[160];
 	CHECK(ig_jwks_current() == NULL, "no set before a load");
@@ -114,8 +114,8 @@ static void test_file(void)
 	CHECK(first && first->count == 1 && first->keys[0].kid_len == 3, "the current set is the file's");
 	CHECK(ig_jwks_file_refresh(100) == NULL && ig_jwks_current() == first, "unchanged: not read again");
 
-	write_file(path, "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"twotwo\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"},"
-			 "{\"kty\":\"oct\",\"kid\":\"three\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"}]}");
+	write_file(path, "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"twotwo\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"},"
+			 "{\"kty\":\"oct\",\"kid\":\"three\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}]}");
 	CHECK(ig_jwks_file_refresh(100) == NULL && ig_jwks_current() == first, "a second refresh in the same second: not looked at");
 	CHECK(ig_jwks_file_refresh(101) == NULL, "a changed file: read again");
 	const struct ig_jwks *second = ig_jwks_current();
@@ -126,7 +126,7 @@ static void test_file(void)
 	CHECK(ig_jwks_file_refresh(102) != NULL && ig_jwks_current() == second, "a bad new file: refused, the old set stays");
 	CHECK(ig_jwks_load_file("/nonexistent/jwks.json", err, sizeof err) != NULL && ig_jwks_current() == second,
 	      "a missing file: refused, the old set stays");
-	write_file(path, "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"four\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZg\"}]}");
+	write_file(path, "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"four\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}]}");
 	ig_jwks_sighup();
 	const struct ig_jwks *third = ig_jwks_current();
 	CHECK(third != second && third->count == 1 && third->keys[0].kid_len == 4, "SIGHUP: read again");

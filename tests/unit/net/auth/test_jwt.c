@@ -109,10 +109,10 @@ static char *mint_hmac(const char *header, const char *payload, const br_hash_cl
 	return tok;
 }
 
-static const uint8_t secret[32] = "0123456789abcdef0123456789abcdef";
-/* secret as a JWKS: kid k1, and one RSA key (A.2's), kid r1. */
+static const uint8_t secret[64] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+/* secret (64 bytes) as a JWKS: kid k1, and one RSA key (A.2's), kid r1. */
 #define MIXED_JWKS                                                                                            \
-	"{\"keys\":[{\"kty\":\"oct\",\"kid\":\"k1\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}," \
+	"{\"keys\":[{\"kty\":\"oct\",\"kid\":\"k1\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVmMDEyMzQ1Njc4OWFiY2RlZg\"}," \
 	"{\"kty\":\"RSA\",\"kid\":\"r1\",\"use\":\"sig\",\"n\":\"" A2_N "\",\"e\":\"AQAB\"}]}"
 #define NOW 1700000000
 
@@ -252,6 +252,16 @@ static void test_scopes(void)
 	free(tok);
 	tok = mint_hmac("{\"alg\":\"HS256\"}", "{\"sub\":7}", &br_sha256_vtable, secret, sizeof secret);
 	CHECK_INT(verify(tok, &keys, &open_policy, NOW, &t), IG_JWT_MALFORMED, "a sub that is not a string");
+	free(tok);
+	/* A 32-byte secret serves HS256, not HS512 (RFC 7518 3.2). */
+	struct ig_jwks short_keys;
+	load(&short_keys, "{\"keys\":[{\"kty\":\"oct\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}]}", "a 32-byte oct key");
+	tok = mint_hmac("{\"alg\":\"HS256\"}", "{}", &br_sha256_vtable, secret, 32);
+	CHECK_INT(verify(tok, &short_keys, &open_policy, NOW, &t), IG_JWT_OK, "HS256 with a 32-byte secret");
+	free(tok);
+	tok = mint_hmac("{\"alg\":\"HS512\"}", "{}", &br_sha512_vtable, secret, 32);
+	CHECK_INT(verify(tok, &short_keys, &open_policy, NOW, &t), IG_JWT_ALG_KEY_MISMATCH,
+		  "HS512 with a 32-byte secret: too short for the alg");
 	free(tok);
 	/* A 16-byte HMAC key that is not ours: the signature fails. */
 	tok = mint_hmac("{\"alg\":\"HS256\"}", "{}", &br_sha256_vtable, "another secret!!", 16);
