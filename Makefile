@@ -514,7 +514,8 @@ UNIT_SRC_net/client/test_url          := net/client/url.c
 # net/auth: the JWT core with BearSSL and the JSON reader; test_jwt also
 # checks the tokens tests/integration/jwt_jose.test.mjs mints with jose.
 AUTH_SRC := net/auth/jwt.c net/auth/jwks.c net/auth/base64url.c net/auth/token_cache.c $(API_JSON)
-UNIT_SRC_net/auth/test_jwt         := $(AUTH_SRC)
+UNIT_SRC_net/auth/test_jwt         := $(AUTH_SRC) kernel/runtime/base64.c
+UNIT_SRC_net/auth/test_base64url   := kernel/runtime/base64.c
 UNIT_FLAGS_net/auth/test_jwt       := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/auth/test_jwks        := $(AUTH_SRC) net/auth/auth_settings.c $(addprefix kernel/runtime/,file.c log.c json.c clock.c)
 UNIT_FLAGS_net/auth/test_jwks      := -I@DEPS@/include @DEPS@/lib/libbearssl.a

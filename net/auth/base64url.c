@@ -1,9 +1,7 @@
-/* base64url (base64url.h): a 256-entry table, so that decoding a token's
- * segments is one lookup per character; nothing else in net/auth knows
- * the alphabet. */
+/* base64url decoding (base64url.h): a 256-entry table, so that decoding
+ * a token's segments is one lookup per character. The runtime never
+ * encodes base64url (tests do, with kernel/runtime/base64.c). */
 #include "net/auth/base64url.h"
-
-static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /* 0..63, or 64 for a byte outside the alphabet. */
 #define X 64
@@ -48,20 +46,4 @@ long ig_b64url_decode(const char *in, size_t n, uint8_t *out, size_t cap)
 			out[o++] = (uint8_t)(b << 4 | c >> 2);
 	}
 	return (long)o;
-}
-
-size_t ig_b64url_encode(const uint8_t *in, size_t n, char *out)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
-			     (i + 2 < n ? in[i + 2] : 0);
-		out[o++] = alphabet[v >> 18 & 63];
-		out[o++] = alphabet[v >> 12 & 63];
-		if (i + 1 < n)
-			out[o++] = alphabet[v >> 6 & 63];
-		if (i + 2 < n)
-			out[o++] = alphabet[v & 63];
-	}
-	return o;
 }

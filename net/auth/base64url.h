@@ -19,8 +19,4 @@ static inline size_t ig_b64url_max(size_t n)
  * is not canonical unpadded base64url or does not fit. */
 long ig_b64url_decode(const char *in, size_t n, uint8_t *out, size_t cap);
 
-/* Writes the base64url of in[0..n) (no padding, no NUL) into out, which
- * holds (n * 4 + 2) / 3 characters; returns that length. */
-size_t ig_b64url_encode(const uint8_t *in, size_t n, char *out);
-
 #endif

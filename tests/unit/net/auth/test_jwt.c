@@ -7,6 +7,7 @@
  * real library, each accepted or refused as the fixture says. */
 #include "net/auth/jwt.h"
 #include "net/auth/base64url.h"
+#include "tests/unit/net/auth/b64url.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/pool.h"
 #include "tests/unit/check.h"
@@ -93,9 +94,9 @@ static char *mint_hmac(const char *header, const char *payload, const br_hash_cl
 {
 	size_t hl = strlen(header), pl = strlen(payload);
 	char *tok = malloc(hl * 2 + pl * 2 + 100);
-	size_t n = ig_b64url_encode((const uint8_t *)header, hl, tok);
+	size_t n = b64url_encode((const uint8_t *)header, hl, tok);
 	tok[n++] = '.';
-	n += ig_b64url_encode((const uint8_t *)payload, pl, tok + n);
+	n += b64url_encode((const uint8_t *)payload, pl, tok + n);
 	br_hmac_key_context kc;
 	br_hmac_context hc;
 	uint8_t tag[64];
@@ -104,7 +105,7 @@ static char *mint_hmac(const char *header, const char *payload, const br_hash_cl
 	br_hmac_update(&hc, tok, n);
 	size_t tl = br_hmac_out(&hc, tag);
 	tok[n++] = '.';
-	n += ig_b64url_encode(tag, tl, tok + n);
+	n += b64url_encode(tag, tl, tok + n);
 	tok[n] = 0;
 	return tok;
 }
