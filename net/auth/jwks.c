@@ -180,9 +180,6 @@ const char *ig_jwks_parse(const char *json, size_t len, ig_arena *arena, struct 
 			return why;
 		if (skip)
 			continue;
-		for (size_t j = 0; j < out->count && k->kid_len; j++)
-			if (out->keys[j].kid_len == k->kid_len && memcmp(out->keys[j].kid, k->kid, k->kid_len) == 0)
-				return "JWKS: two keys have one kid";
 		out->count++;
 	}
 	return NULL;

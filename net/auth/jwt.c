@@ -255,23 +255,19 @@ enum ig_jwt_error ig_jwt_verify(const char *token, size_t len, const struct ig_j
 	if (!keys || keys->count == 0)
 		return IG_JWT_NO_KEYS;
 
-	/* The keys to try: the kid's, or every one of the alg's type. */
-	const struct ig_jwk *named = NULL;
-	if (kid) {
-		for (size_t i = 0; i < keys->count && !named; i++)
-			if (str_eq(kid->s, keys->keys[i].kid, keys->keys[i].kid_len))
-				named = &keys->keys[i];
-		if (!named)
-			return IG_JWT_UNKNOWN_KID;
-		if (!key_fits(named, a))
-			return IG_JWT_ALG_KEY_MISMATCH;
-	} else {
-		bool any = false;
-		for (size_t i = 0; i < keys->count && !any; i++)
-			any = key_fits(&keys->keys[i], a);
-		if (!any)
-			return IG_JWT_ALG_KEY_MISMATCH;
-	}
+	/* The keys to try: those of the kid (a set may give one kid to keys of
+	 * different types, RFC 7517 4.5), or every one; of these, those that
+	 * fit the alg. */
+	bool kid_found = false, any = false;
+	for (size_t i = 0; i < keys->count; i++)
+		if (!kid || str_eq(kid->s, keys->keys[i].kid, keys->keys[i].kid_len)) {
+			kid_found = true;
+			any = any || key_fits(&keys->keys[i], a);
+		}
+	if (!kid_found)
+		return IG_JWT_UNKNOWN_KID;
+	if (!any)
+		return IG_JWT_ALG_KEY_MISMATCH;
 
 	size_t sig_seg = len - dot2 - 1, sig_cap = ig_b64url_max(sig_seg);
 	uint8_t *sig = sig_cap ? ig_arena_alloc(arena, sig_cap) : NULL;
@@ -288,12 +284,11 @@ enum ig_jwt_error ig_jwt_verify(const char *token, size_t len, const struct ig_j
 		algs[a].hash->out(&hc.vtable, digest);
 	}
 	bool ok = false;
-	if (named)
-		ok = signature_ok(named, a, token, dot2, digest, sig, (size_t)sig_len);
-	else
-		for (size_t i = 0; i < keys->count && !ok; i++)
-			ok = key_fits(&keys->keys[i], a) &&
-			     signature_ok(&keys->keys[i], a, token, dot2, digest, sig, (size_t)sig_len);
+	for (size_t i = 0; i < keys->count && !ok; i++) {
+		const struct ig_jwk *k = &keys->keys[i];
+		ok = (!kid || str_eq(kid->s, k->kid, k->kid_len)) && key_fits(k, a) &&
+		     signature_ok(k, a, token, dot2, digest, sig, (size_t)sig_len);
+	}
 	if (!ok)
 		return IG_JWT_BAD_SIGNATURE;
 

@@ -88,7 +88,7 @@ struct ig_jwks {
  * "verify", are skipped, not errors; so are private members (d, p, ...),
  * which are never copied. Returns NULL, or a static message saying what
  * is wrong (bad JSON, a key member that is not base64url, a key too small
- * or too large, too many keys, two keys with one kid). */
+ * or too large, too many keys). Two keys may share a kid (RFC 7517 4.5). */
 IG_NONNULL(1, 3, 4) const char *ig_jwks_parse(const char *json, size_t len, ig_arena *arena, struct ig_jwks *out);
 
 /* The key set from INGOT_JWKS_FILE (auth_settings.c), read at the start
@@ -126,8 +126,8 @@ struct ig_jwt {
 
 /* Verifies token[0..len) (the compact JWS, without "Bearer ") against
  * keys and policy at now_s (Unix seconds), allocating from arena. On
- * IG_JWT_OK fills *out. A token with a kid is checked with that key only;
- * one without is tried against each key of its alg's type. HMAC tags are
+ * IG_JWT_OK fills *out. A token with a kid is checked with that kid's
+ * keys only; one without is tried against each key of its alg's type. HMAC tags are
  * compared in constant time. */
 IG_NONNULL(1, 4, 6, 7)
 enum ig_jwt_error ig_jwt_verify(const char *token, size_t len, const struct ig_jwks *keys,

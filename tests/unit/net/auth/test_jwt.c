@@ -188,6 +188,21 @@ static void test_refusals(void)
 	CHECK_INT(verify(A2, &keys, &open_policy, RFC_EXP - 1, &t), IG_JWT_OK,
 		  "RS256 without kid finds the RSA key among others");
 
+	/* One kid for an oct and an RSA key: HS256 under it is checked with
+	 * the oct key only, so the RSA key's bytes as the secret fail. */
+	struct ig_jwks shared;
+	load(&shared, "{\"keys\":[{\"kty\":\"RSA\",\"kid\":\"s\",\"n\":\"" A2_N "\",\"e\":\"AQAB\"},"
+		      "{\"kty\":\"oct\",\"kid\":\"s\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJj"
+		      "ZGVmMDEyMzQ1Njc4OWFiY2RlZg\"}]}",
+	     "an RSA and an oct key sharing a kid");
+	tok = mint_hmac("{\"alg\":\"HS256\",\"kid\":\"s\"}", "{}", &br_sha256_vtable, secret, sizeof secret);
+	CHECK_INT(verify(tok, &shared, &open_policy, NOW, &t), IG_JWT_OK, "a shared kid: HS256 finds the oct key");
+	free(tok);
+	tok = mint_hmac("{\"alg\":\"HS256\",\"kid\":\"s\"}", "{}", &br_sha256_vtable, n, sizeof n);
+	CHECK_INT(verify(tok, &shared, &open_policy, NOW, &t), IG_JWT_BAD_SIGNATURE,
+		  "a shared kid: HS256 signed with the RSA modulus fails");
+	free(tok);
+
 	/* A token, then the same with one byte changed in each part. */
 	char *good = mint_hmac("{\"alg\":\"HS256\",\"kid\":\"k1\"}",
 			       "{\"iss\":\"https://issuer.test\",\"aud\":\"api\",\"scope\":\"a b\"}", &br_sha256_vtable,
