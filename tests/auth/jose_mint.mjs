@@ -1,4 +1,4 @@
-// Mints JWTs with npm's jose (and two with the openssl command line) for net/auth's unit test (test_jwt reads the
+// Mints JWTs with npm's jose (and three with the openssl command line) for net/auth's unit test (test_jwt reads the
 // fixture this writes: tests/integration/jwt_jose.test.mjs runs both).
 // Usage: node tests/auth/jose_mint.mjs OUT. OUT's first line is the JWKS
 // of every key (public parts, and the oct key's secret), then one line per
@@ -62,8 +62,22 @@ add('bad_signature', 'es256-swapped-signature', `${h}.${p}.${other}`);
 const flip = (s, i) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
 add('bad_signature', 'es256-tampered-payload', `${h}.${flip(p, 10)}.${sig}`);
 
-// Tokens signed by the openssl command line (RS256 with PKCS#1 v1.5, and
-// HS256), with the RSA key's JWKS entry made from openssl's PEM by node.
+// Tokens signed by the openssl command line (RS256 with PKCS#1 v1.5,
+// HS256, ES256), with the keys' JWKS entries made from openssl's PEM by
+// node.
+function derToRaw(der, size) {
+	// 30 len 02 rlen r 02 slen s (short lengths: a P-256 signature is < 128 bytes)
+	let i = 2;
+	const part = () => {
+		if (der[i] !== 2) throw new Error('not a DER ECDSA signature');
+		const n = der[i + 1];
+		let v = der.subarray(i + 2, i + 2 + n);
+		i += 2 + n;
+		while (v.length > size && v[0] === 0) v = v.subarray(1);
+		return Buffer.concat([Buffer.alloc(size - v.length), v]);
+	};
+	return Buffer.concat([part(), part()]);
+}
 const dir = mkdtempSync(join(tmpdir(), 'jose-mint-'));
 try {
 	const pem = join(dir, 'rsa.pem'), input = join(dir, 'input');
@@ -81,6 +95,16 @@ try {
 	writeFileSync(input, hsInput);
 	const hsSig = execFileSync('openssl', ['dgst', '-sha256', '-mac', 'HMAC', '-macopt', `hexkey:${secret.toString('hex')}`, '-binary', input]);
 	add('ok', 'openssl-HS256', `${hsInput}.${hsSig.toString('base64url')}`);
+	// ES256: openssl writes the signature as DER (SEQUENCE of INTEGER r, s);
+	// a JWS carries r || s, each 32 bytes.
+	const ecPem = join(dir, 'ec.pem');
+	execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', ecPem], { stdio: 'ignore' });
+	keys.push({ ...createPublicKey(readFileSync(ecPem)).export({ format: 'jwk' }), kid: 'openssl-ec' });
+	lines[0] = JSON.stringify({ keys });
+	const esInput = `${b64({ alg: 'ES256', kid: 'openssl-ec' })}.${claims}`;
+	writeFileSync(input, esInput);
+	const der = execFileSync('openssl', ['dgst', '-sha256', '-sign', ecPem, input]);
+	add('ok', 'openssl-ES256', `${esInput}.${derToRaw(der, 32).toString('base64url')}`);
 } finally {
 	rmSync(dir, { recursive: true, force: true });
 }

@@ -1,7 +1,8 @@
 // JWTs minted by a real library: tests/auth/jose_mint.mjs signs tokens
 // with npm's jose (HS256/384, RS256/512, ES256/384, with and without kid,
 // expired, not yet valid, wrong iss and aud, a swapped signature, a
-// tampered payload) and two with the openssl command line, then the unit
+// tampered payload) and three with the openssl command line (RS256, HS256,
+// ES256), then the unit
 // test tests/unit/net/auth/test_jwt.c (its ASan build, then its musl
 // build) verifies each with net/auth and BearSSL, and its TAP lines are
 // passed on. No service runs.
