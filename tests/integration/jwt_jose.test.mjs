@@ -1,11 +1,10 @@
 // JWTs minted by a real library: tests/auth/jose_mint.mjs signs tokens
 // with npm's jose (HS256/384, RS256/512, ES256/384, with and without kid,
 // expired, not yet valid, wrong iss and aud, a swapped signature, a
-// tampered payload) and three with the openssl command line (RS256, HS256,
-// ES256), then the unit
-// test tests/unit/net/auth/test_jwt.c (its ASan build, then its musl
-// build) verifies each with net/auth and BearSSL, and its TAP lines are
-// passed on. No service runs.
+// tampered payload) and three with the openssl command line (RS256,
+// HS256, ES256); then the unit test tests/unit/net/auth/test_jwt.c (its
+// ASan build, then its musl build) verifies each with net/auth and
+// BearSSL, and its TAP lines are passed on. No service runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
