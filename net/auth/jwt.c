@@ -106,6 +106,14 @@ static bool key_fits(const struct ig_jwk *k, enum ig_jwt_alg a)
 	       (k->type != IG_JWK_OCT || k->len >= (ai->hash->desc >> BR_HASHDESC_OUT_OFF & BR_HASHDESC_OUT_MASK));
 }
 
+/* Whether a token with this kid header (NULL: none) may use key k: any
+ * key when it has none; else a key with that kid (never one without: a
+ * kid of "" is no wildcard). */
+static bool kid_names(const ig_json_value *kid, const struct ig_jwk *k)
+{
+	return !kid || (k->kid_len && str_eq(kid->s, k->kid, k->kid_len));
+}
+
 /* The signature sig[0..n) over input[0..in_len) with key k; digest is
  * input's hash under the alg's hash (RSA and EC sign that). */
 static bool signature_ok(const struct ig_jwk *k, enum ig_jwt_alg a, const char *input, size_t in_len,
@@ -260,7 +268,7 @@ enum ig_jwt_error ig_jwt_verify(const char *token, size_t len, const struct ig_j
 	 * fit the alg. */
 	bool kid_found = false, any = false;
 	for (size_t i = 0; i < keys->count; i++)
-		if (!kid || str_eq(kid->s, keys->keys[i].kid, keys->keys[i].kid_len)) {
+		if (kid_names(kid, &keys->keys[i])) {
 			kid_found = true;
 			any = any || key_fits(&keys->keys[i], a);
 		}
@@ -286,7 +294,7 @@ enum ig_jwt_error ig_jwt_verify(const char *token, size_t len, const struct ig_j
 	bool ok = false;
 	for (size_t i = 0; i < keys->count && !ok; i++) {
 		const struct ig_jwk *k = &keys->keys[i];
-		ok = (!kid || str_eq(kid->s, k->kid, k->kid_len)) && key_fits(k, a) &&
+		ok = kid_names(kid, k) && key_fits(k, a) &&
 		     signature_ok(k, a, token, dot2, digest, sig, (size_t)sig_len);
 	}
 	if (!ok)

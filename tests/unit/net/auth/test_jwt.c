@@ -188,6 +188,13 @@ static void test_refusals(void)
 	CHECK_INT(verify(A2, &keys, &open_policy, RFC_EXP - 1, &t), IG_JWT_OK,
 		  "RS256 without kid finds the RSA key among others");
 
+	/* An empty kid names no key, not the keys without one. */
+	struct ig_jwks no_kids;
+	load(&no_kids, A1_JWKS, "A.1's key, without kid");
+	tok = mint_hmac("{\"alg\":\"HS256\",\"kid\":\"\"}", "{}", &br_sha256_vtable, "x", 1);
+	CHECK_INT(verify(tok, &no_kids, &open_policy, NOW, &t), IG_JWT_UNKNOWN_KID, "an empty kid is unknown");
+	free(tok);
+
 	/* One kid for an oct and an RSA key: HS256 under it is checked with
 	 * the oct key only, so the RSA key's bytes as the secret fail. */
 	struct ig_jwks shared;
