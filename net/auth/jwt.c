@@ -316,8 +316,9 @@ bool ig_jwt_claim_str(const struct ig_jwt *t, const char *name, ig_str *out)
 	return true;
 }
 
-/* Whether scope is one of the space-separated words of s. */
-static bool has_word(ig_str s, const char *scope, size_t len)
+/* Calls each(word, arg) for every space-separated word of s until it
+ * returns true; returns whether one did. */
+static bool each_word(ig_str s, bool (*each)(ig_str word, void *arg), void *arg)
 {
 	size_t i = 0;
 	while (i < s.len) {
@@ -326,27 +327,62 @@ static bool has_word(ig_str s, const char *scope, size_t len)
 		size_t start = i;
 		while (i < s.len && s.ptr[i] != ' ')
 			i++;
-		if (i > start && str_eq((ig_str){ s.ptr + start, i - start }, scope, len))
+		if (i > start && each((ig_str){ s.ptr + start, i - start }, arg))
 			return true;
 	}
 	return false;
+}
+
+/* Calls each for every scope of the token ("scope"'s words, then "scp"'s:
+ * an array's strings, or a string's words) until it returns true. */
+static bool each_scope(const struct ig_jwt *t, bool (*each)(ig_str word, void *arg), void *arg)
+{
+	const ig_json_value *v = ig_json_get(t->claims, "scope", 5);
+	if (v && v->type == IG_JSON_STRING && each_word(v->s, each, arg))
+		return true;
+	v = ig_json_get(t->claims, "scp", 3);
+	if (v && v->type == IG_JSON_STRING)
+		return each_word(v->s, each, arg);
+	if (v && v->type == IG_JSON_ARRAY)
+		for (size_t i = 0; i < v->array.len; i++)
+			if (v->array.items[i]->type == IG_JSON_STRING && each(v->array.items[i]->s, arg))
+				return true;
+	return false;
+}
+
+static bool is_scope(ig_str word, void *arg)
+{
+	const ig_str *want = arg;
+	return str_eq(word, want->ptr, want->len);
 }
 
 bool ig_jwt_has_scope(const struct ig_jwt *t, const char *scope, size_t len)
 {
 	if (len == 0 || memchr(scope, ' ', len))
 		return false;
-	const ig_json_value *v = ig_json_get(t->claims, "scope", 5);
-	if (v && v->type == IG_JSON_STRING && has_word(v->s, scope, len))
-		return true;
-	v = ig_json_get(t->claims, "scp", 3);
-	if (v && v->type == IG_JSON_STRING)
-		return has_word(v->s, scope, len);
-	if (v && v->type == IG_JSON_ARRAY)
-		for (size_t i = 0; i < v->array.len; i++)
-			if (v->array.items[i]->type == IG_JSON_STRING && str_eq(v->array.items[i]->s, scope, len))
-				return true;
+	ig_str want = { scope, len };
+	return each_scope(t, is_scope, &want);
+}
+
+struct scope_list {
+	ig_str *out;
+	size_t cap, n;
+};
+
+static bool add_scope(ig_str word, void *arg)
+{
+	struct scope_list *l = arg;
+	if (l->n < l->cap)
+		l->out[l->n] = word;
+	l->n++;
 	return false;
+}
+
+size_t ig_jwt_scopes(const struct ig_jwt *t, ig_str *out, size_t cap)
+{
+	struct scope_list l = { out, cap, 0 };
+	each_scope(t, add_scope, &l);
+	return l.n;
 }
 
 enum ig_jwt_error ig_jwt_verify_cached(struct ig_token_cache *c, const char *token, size_t len,

@@ -140,6 +140,10 @@ IG_NONNULL(1, 2, 3) bool ig_jwt_claim_str(const struct ig_jwt *t, const char *na
  * separated), or of "scp" (an array of strings, or one space-separated
  * string). */
 IG_NONNULL(1) bool ig_jwt_has_scope(const struct ig_jwt *t, const char *scope, size_t len);
+/* The token's scopes, for a handler that lists them: the words of "scope",
+ * then those of "scp", into out[0..cap) as slices of the claims. Returns
+ * how many there are (more than cap: the rest did not fit). */
+IG_NONNULL(1) size_t ig_jwt_scopes(const struct ig_jwt *t, ig_str *out, size_t cap);
 
 /* ---- the per-core cache (token_cache.c) ---- */
 #define IG_TOKEN_CACHE_SETS 64   /* a power of two */

@@ -263,10 +263,16 @@ static void test_scopes(void)
 		      !ig_jwt_has_scope(&t, "", 0),
 	      "scope: no prefix, no two words, no empty word");
 	CHECK(t.sub.len == 2 && memcmp(t.sub.ptr, "bo", 2) == 0, "sub read");
+	ig_str list[4];
+	CHECK(ig_jwt_scopes(&t, list, 4) == 2 && list[0].len == 12 && memcmp(list[0].ptr, "reports:read", 12) == 0 &&
+		      list[1].len == 11 && memcmp(list[1].ptr, "links:write", 11) == 0,
+	      "scopes listed in order, spaces dropped");
+	CHECK(ig_jwt_scopes(&t, list, 1) == 2 && list[0].len == 12, "a short list: the count says more");
 	free(tok);
 	tok = mint_hmac("{\"alg\":\"HS512\"}", "{\"scp\":[\"a\",\"b:c\"]}", &br_sha512_vtable, secret, sizeof secret);
 	CHECK_INT(verify(tok, &keys, &open_policy, NOW, &t), IG_JWT_OK, "HS512 without kid passes");
 	CHECK(ig_jwt_has_scope(&t, "b:c", 3) && !ig_jwt_has_scope(&t, "c", 1), "scp as an array");
+	CHECK(ig_jwt_scopes(&t, list, 4) == 2 && list[1].len == 3 && memcmp(list[1].ptr, "b:c", 3) == 0, "scp listed");
 	CHECK(t.sub.len == 0 && !t.has_exp, "no sub, no exp");
 	free(tok);
 	tok = mint_hmac("{\"alg\":\"HS256\"}", "{\"scp\":\"x y\"}", &br_sha256_vtable, secret, sizeof secret);
