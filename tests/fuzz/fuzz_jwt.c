@@ -4,7 +4,8 @@
  * per-core cache in front; or, by the control byte, a JWKS document as
  * INGOT_JWKS_FILE could hold it. Neither may read outside its input
  * (ASan), and the verdicts must be sane: a known error kind; on success a
- * claims object and an alg of the token's key type; a cache hit only for
+ * claims object and an alg of the token's key type, every listed scope
+ * one that ig_jwt_has_scope grants; a cache hit only for
  * a token verified before, with the same verdict; a parsed set within its
  * bounds, each key's lengths within its storage. */
 
@@ -111,6 +112,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		die("an error kind out of range");
 	if (e == IG_JWT_OK && (!t.claims || t.claims->type != IG_JSON_OBJECT || t.alg < IG_JWT_HS256 || t.alg > IG_JWT_ES384))
 		die("a verified token without claims or alg");
+	if (e == IG_JWT_OK) {
+		ig_str scopes[8];
+		size_t ns = ig_jwt_scopes(&t, scopes, 8);
+		for (size_t i = 0; i < ns && i < 8; i++)
+			if (scopes[i].len == 0 || memchr(scopes[i].ptr, ' ', scopes[i].len) ||
+			    !ig_jwt_has_scope(&t, scopes[i].ptr, scopes[i].len))
+				die("a listed scope that has_scope denies");
+	}
 	uint32_t tag;
 	bool hit = ig_token_cache_get(cache, in, n, keys.generation, RFC_EXP - 10, 60, &tag);
 	if (hit && e != IG_JWT_OK)
