@@ -692,7 +692,7 @@ FUZZ_SRC_parser    := net/http/parser.c $(HTTP_CODEC)
 $(BUILD)/fuzz/fuzz_parser: $(FUZZ_SRC_parser) net/http/parser.h net/http/codec.h
 FUZZ_SRC_dns       := net/dns/dns_wire.c
 $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/dns/dns_wire.h
-FUZZ_SRC_jwt       := net/auth/jwt.c net/auth/jwks.c net/auth/base64url.c net/auth/token_cache.c \
+FUZZ_SRC_jwt       := net/auth/jwt.c net/auth/jwks.c net/auth/base64url.c net/auth/token_cache.c kernel/runtime/base64.c \
                       kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_FLAGS_jwt     := -I$(DEPS)/host/include
 FUZZ_LIBS_jwt      := $(DEPS)/host/lib/libbearssl.a

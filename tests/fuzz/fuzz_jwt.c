@@ -12,10 +12,16 @@
 /* Input: 1 control byte, then the token (or the JWKS).
  *   c bit 0  the rest is a JWKS for ig_jwks_parse
  *     bit 1  a policy with issuer "joe" and audience "aud"
+ *     bit 2  the harness signs: the rest is a signing input (header.payload)
+ *            and gets A.1's HS256 signature, so that the claims' checks
+ *            and readers are reached with any header and payload
  * Build: FUZZ_SRC_jwt in the Makefile (make fuzz-build). Seeds: tests/fuzz/jwt/. */
 #include "net/auth/jwt.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/pool.h"
+#include "tests/unit/net/auth/b64url.h"
+
+#include <bearssl.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,10 +94,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t c = data[0];
 	size_t n = size - 1;
 	/* An exact-size copy: a read one past the end is an ASan report. */
-	char *in = malloc(n ? n : 1);
+	size_t room = n + ((c & 5) == 4 ? 1 + ig_base64_len(32) : 0);
+	char *in = malloc(room ? room : 1);
 	if (!in)
 		return 0;
 	memcpy(in, data + 1, n);
+	if ((c & 5) == 4) {
+		static const uint8_t a1_key[] = { 3, 35, 53, 75, 43, 15, 165, 188, 131, 126, 6, 101, 119, 123, 166, 143, 90, 179, 40,
+						  230, 240, 84, 201, 40, 169, 15, 132, 178, 210, 80, 46, 191, 211, 251, 90, 146, 210, 6,
+						  71, 239, 150, 138, 180, 195, 119, 98, 61, 34, 61, 46, 33, 114, 5, 46, 79, 8, 192, 205,
+						  154, 245, 103, 208, 128, 163 };
+		br_hmac_key_context kc;
+		br_hmac_context hc;
+		uint8_t tag[32];
+		br_hmac_key_init(&kc, &br_sha256_vtable, a1_key, sizeof a1_key);
+		br_hmac_init(&hc, &kc, 0);
+		br_hmac_update(&hc, in, n);
+		br_hmac_out(&hc, tag);
+		in[n++] = '.';
+		char enc[ig_base64_len(32) + 1];
+		size_t m = b64url_encode(tag, sizeof tag, enc);
+		memcpy(in + n, enc, m);
+		n += m;
+	}
 	ig_arena_reset(&arena);
 	if (c & 1) {
 		static struct ig_jwks parsed;
