@@ -420,7 +420,7 @@ HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # with TEST_API_LDLIBS and compile the app's files with TEST_API_CFLAGS.
 # Every header a test object may include: defined before the rules that
 # list it (make expands a rule's prerequisites as it reads the rule).
-UNIT_HEADERS := $(wildcard include/ingot/*.h kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
+UNIT_HEADERS := $(wildcard include/ingot/*.h kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h tests/unit/*/*/*.h)
 TEST_API_SRC    := $(filter-out $(TLS_BACKENDS),$(RUNTIME_SRC)) net/tls/bearssl.c $(TEST_API_MAIN)
 TEST_API_SAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 TEST_API_CFLAGS := $(UNIT_WARN) $(TEST_API_SAN) -I$(abspath .) -I$(abspath include) -I$(abspath $(DEPS))/host/include
@@ -696,7 +696,7 @@ FUZZ_SRC_jwt       := net/auth/jwt.c net/auth/jwks.c net/auth/base64url.c net/au
                       kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_FLAGS_jwt     := -I$(DEPS)/host/include
 FUZZ_LIBS_jwt      := $(DEPS)/host/lib/libbearssl.a
-$(BUILD)/fuzz/fuzz_jwt: $(FUZZ_SRC_jwt) $(wildcard net/auth/*.h) $(DEPS)/.stamp
+$(BUILD)/fuzz/fuzz_jwt: $(FUZZ_SRC_jwt) $(wildcard net/auth/*.h) tests/unit/net/auth/b64url.h $(DEPS)/.stamp
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
