@@ -1,6 +1,7 @@
 /* JWT bearer tokens (RFC 7515 compact JWS, RFC 7519 claims): the contract
  * between net/auth and whoever authenticates a request with one (the
- * generated door). Three parts, one file each:
+ * generated door). Three parts, one file each (beside base64url.c, and
+ * auth_settings.c: the settings and the live key set, settings.h):
  *  - jwks.c: a JWKS (RFC 7517) parsed into a fixed array of keys: oct
  *    (HMAC), RSA (n, e) and EC P-256/P-384 (x, y), with kid, alg and use;
  *  - jwt.c: a compact JWS checked against those keys with BearSSL
@@ -97,11 +98,12 @@ IG_NONNULL(1, 3, 4) const char *ig_jwks_parse(const char *json, size_t len, ig_a
  * have happened (the refresh checks the file at most once a second), so a
  * caller holds it for one verification, not longer. */
 const struct ig_jwks *ig_jwks_current(void);
-/* Reads INGOT_JWKS_FILE again if its size or modification time changed
- * since the last read (at most one stat per second of now_s); a file that
- * fails to parse keeps the old set. Call from one thread (core 0's timer,
- * or SIGHUP's handler on the main loop). Returns NULL, or why the new
- * file was refused (a static message; the caller logs it). */
+/* Reads INGOT_JWKS_FILE again if its size, inode or modification time
+ * changed since the last read (at most one stat per second of now_s); a
+ * file that fails to parse keeps the old set. Call from core 0 only (a
+ * timer there), the thread that SIGHUP's reload (ig_jwks_sighup) runs
+ * on. Returns NULL, or why the new file was refused (the caller logs
+ * it). */
 const char *ig_jwks_file_refresh(int64_t now_s);
 
 /* ---- tokens (jwt.c) ---- */
@@ -125,10 +127,11 @@ struct ig_jwt {
 };
 
 /* Verifies token[0..len) (the compact JWS, without "Bearer ") against
- * keys and policy at now_s (Unix seconds), allocating from arena. On
- * IG_JWT_OK fills *out. A token with a kid is checked with that kid's
- * keys only; one without is tried against each key of its alg's type. HMAC tags are
- * compared in constant time. */
+ * keys (NULL: none loaded, IG_JWT_NO_KEYS) and policy at now_s (Unix
+ * seconds), allocating from arena. On IG_JWT_OK fills *out. A token with
+ * a kid is checked with that kid's keys only; one without is tried
+ * against each key of its alg's type. HMAC tags are compared in constant
+ * time. */
 IG_NONNULL(1, 4, 6, 7)
 enum ig_jwt_error ig_jwt_verify(const char *token, size_t len, const struct ig_jwks *keys,
 				const struct ig_jwt_policy *policy, int64_t now_s, ig_arena *arena, struct ig_jwt *out);
