@@ -71,7 +71,8 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
-            $(wildcard net/lambda/*.c) net/api/main.c
+            $(wildcard net/lambda/*.c) net/api/main.c \
+            $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))
 $(COLD_SRC:%.c=$(OBJ)/%.o): CFLAGS += -Os
 
 # net/cold.ld keeps code that an idle process never runs (TLS, the
@@ -122,7 +123,7 @@ API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
 RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
@@ -419,7 +420,7 @@ HTTP_CODEC := net/http/codec.c net/http/chunked.c
 # with TEST_API_LDLIBS and compile the app's files with TEST_API_CFLAGS.
 # Every header a test object may include: defined before the rules that
 # list it (make expands a rule's prerequisites as it reads the rule).
-UNIT_HEADERS := $(wildcard include/ingot/*.h kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h)
+UNIT_HEADERS := $(wildcard include/ingot/*.h kernel/*/*.h net/*.h net/*/*.h tests/*.h tests/unit/*.h tests/unit/*/*/*.h)
 TEST_API_SRC    := $(filter-out $(TLS_BACKENDS),$(RUNTIME_SRC)) net/tls/bearssl.c $(TEST_API_MAIN)
 TEST_API_SAN    := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 TEST_API_CFLAGS := $(UNIT_WARN) $(TEST_API_SAN) -I$(abspath .) -I$(abspath include) -I$(abspath $(DEPS))/host/include
@@ -510,6 +511,23 @@ UNIT_SRC_net/tls/test_tls_mbedtls  := net/tls/mbedtls.c net/tls/peer_name.c $(RT
 UNIT_FLAGS_net/tls/test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
                                @DEPS@/lib/libmbedtls.a @DEPS@/lib/libmbedx509.a @DEPS@/lib/libmbedcrypto.a -lpthread
 UNIT_SRC_net/client/test_url          := net/client/url.c
+# net/auth: the JWT core with BearSSL and the JSON reader; test_jwt also
+# checks the tokens tests/integration/jwt_jose.test.mjs mints with jose.
+AUTH_SRC := net/auth/jwt.c net/auth/jwks.c net/auth/base64url.c net/auth/token_cache.c $(API_JSON)
+UNIT_SRC_net/auth/test_jwt         := $(AUTH_SRC) kernel/runtime/base64.c
+UNIT_SRC_net/auth/test_base64url   := kernel/runtime/base64.c
+UNIT_FLAGS_net/auth/test_jwt       := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+UNIT_SRC_net/auth/test_jwks        := $(AUTH_SRC) net/auth/auth_settings.c $(addprefix kernel/runtime/,file.c log.c json.c clock.c)
+UNIT_FLAGS_net/auth/test_jwks      := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+UNIT_SRC_net/auth/test_token_cache := $(AUTH_SRC)
+UNIT_FLAGS_net/auth/test_token_cache := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+# tools/bench/jwtbench: net/auth's verify and cache-hit cost (not a test),
+# static musl at -O2 (the service builds all but the cache at -Os).
+JWTBENCH := $(BUILD)/bin/jwtbench
+$(JWTBENCH): tools/bench/jwtbench.c $(AUTH_SRC) $(wildcard net/auth/*.h) $(DEPS)/.stamp
+	@mkdir -p $(@D)
+	$(Q)$(CC_MUSL) $(WARN) -O2 -static -I. -Iinclude -I$(DEPS)/musl/include $< $(AUTH_SRC) $(DEPS)/musl/lib/libbearssl.a -lm -o $@
+jwtbench: $(JWTBENCH)
 UNIT_SRC_kernel/metal/test_i8042        := kernel/metal/i8042.c kernel/metal/ioapic.c
 UNIT_SRC_kernel/metal/test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/metal/virtqueue.c
 UNIT_SRC_kernel/metal/test_virtqueue    := kernel/metal/virtqueue.c
@@ -675,6 +693,11 @@ FUZZ_SRC_parser    := net/http/parser.c $(HTTP_CODEC)
 $(BUILD)/fuzz/fuzz_parser: $(FUZZ_SRC_parser) net/http/parser.h net/http/codec.h
 FUZZ_SRC_dns       := net/dns/dns_wire.c
 $(BUILD)/fuzz/fuzz_dns: $(FUZZ_SRC_dns) net/dns/dns_wire.h
+FUZZ_SRC_jwt       := net/auth/jwt.c net/auth/jwks.c net/auth/base64url.c net/auth/token_cache.c kernel/runtime/base64.c \
+                      kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
+FUZZ_FLAGS_jwt     := -I$(DEPS)/host/include
+FUZZ_LIBS_jwt      := $(DEPS)/host/lib/libbearssl.a
+$(BUILD)/fuzz/fuzz_jwt: $(FUZZ_SRC_jwt) $(wildcard net/auth/*.h) tests/unit/net/auth/b64url.h $(DEPS)/.stamp
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.

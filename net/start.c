@@ -1,6 +1,7 @@
 /* The process's start (ig_main): the VM's PID-1 duties, then every linked
  * part's settings parsed as one table (the server, the outbound client, its
- * DNS resolver, the TLS trust, the network stack, the database, Lambda),
+ * DNS resolver, the TLS trust, the network stack, the database, Lambda, JWT
+ * authentication),
  * the metrics sources of the parts below the server, then the server. It
  * sits above the parts it lists, so none of them knows the others' settings.
  * The outbound client, the resolver, the trust and the database are
@@ -37,6 +38,7 @@ extern const struct ig_settings ig_client_settings WEAK;
 extern const struct ig_settings ig_dns_settings WEAK;
 extern const struct ig_settings ig_tls_trust_settings WEAK;
 extern const struct ig_settings ig_pg_settings WEAK;
+extern const struct ig_settings ig_auth_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
 extern const struct ig_settings ig_app_settings WEAK;
@@ -54,6 +56,7 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_net_settings,
 	&ig_pg_settings,
 	&ig_lambda_settings,
+	&ig_auth_settings,
 };
 
 /* Names the build and the tests put into a service's environment (make run

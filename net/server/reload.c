@@ -1,5 +1,6 @@
-/* SIGHUP: the HTTPS certificate and key read again from their files, on
- * core 0, and handed to every core, which adopts them on its own loop
+/* SIGHUP: the JWT key set (net/auth, when linked) and the HTTPS
+ * certificate and key read again from their files, on core 0; the
+ * certificate is handed to every core, which adopts it on its own loop
  * (ig_server_on_core_wake); open connections keep what they began with.
  * A reload that fails keeps the old material. Only an operator's signal
  * runs this: net/cold.ld keeps it off the startup and request pages. */
@@ -47,8 +48,14 @@ static void adopted(void)
 	}
 }
 
+/* net/auth's, in a binary whose door checks JWTs; NULL otherwise (the
+ * runtime is an archive: a weak reference links nothing in). */
+void ig_jwks_sighup(void) __attribute__((weak));
+
 void ig_server_reload(void)
 {
+	if (ig_jwks_sighup)
+		ig_jwks_sighup();
 	const struct http_config *c = &ig_server_config;
 	if (!ig_http_server.tls) {
 		log_reload(IG_LOG_INFO, "SIGHUP: nothing to reload", "reason", "TLS is off");

@@ -1,0 +1,34 @@
+/* net/auth's rows of the settings table (INGOT_JWKS_FILE, INGOT_JWT_*)
+ * and the values they hold: the process's start parses them with every
+ * other part's (net/start.c lists them weakly: a binary whose door checks
+ * no JWT links none of this). */
+#ifndef NET_AUTH_SETTINGS_H
+#define NET_AUTH_SETTINGS_H
+
+#include "net/auth/jwt.h"
+#include "kernel/runtime/config.h"
+
+struct ig_auth_settings_values {
+	const char *jwks_file; /* "": no key set (every token is IG_JWT_NO_KEYS) */
+	const char *issuer, *audience; /* "": not checked */
+	int64_t leeway_s;
+};
+extern struct ig_auth_settings_values ig_auth_settings_values;
+/* Its check reads and parses INGOT_JWKS_FILE: a missing or bad file stops
+ * the start (exit 2), with a message that never quotes the file. */
+extern const struct ig_settings ig_auth_settings;
+
+/* The policy the settings make (max_len: IG_JWT_MAX_LEN). */
+void ig_auth_policy(struct ig_jwt_policy *out);
+
+/* Reads path and makes it the current key set (ig_jwks_current), with a
+ * new generation. Returns NULL, or why not (in err[errlen], or static); the
+ * current set stays then. For the settings' check, the refresh and tests. */
+const char *ig_jwks_load_file(const char *path, char *err, size_t errlen);
+
+/* SIGHUP: INGOT_JWKS_FILE read again whether or not it changed, and one
+ * log line saying so (or why the old keys stay). net/server/reload.c calls
+ * it, weakly: only a binary that links net/auth has it. */
+void ig_jwks_sighup(void);
+
+#endif
