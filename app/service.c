@@ -195,7 +195,10 @@ int getDelay(ig_ctx *ctx, const struct getDelay_in *in, struct getDelay_out *out
  * under the app's name; a flag --upstream too). It needs no init hook: its
  * URLs are made per core on first use, once the listening port is known. */
 static const char *upstream_setting = "";
+const char *reports_api_keys = ""; /* app/auth.c's auth handler reads it */
 static const struct ig_option app_rows[] = {
+	IG_SECRET("REPORTS_API_KEYS", &reports_api_keys,
+		  "the API keys GET /reports/{name} takes in X-API-Key (comma-separated); empty: none"),
 	IG_SETTING_STR("UPSTREAM", &upstream_setting,
 		       "the upstream of /proxy/json and /fanout: an http(s) origin, optionally with a path prefix; "
 		       "empty: this service on 127.0.0.1 and its PORT"),

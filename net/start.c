@@ -40,6 +40,7 @@ extern const struct ig_settings ig_tls_trust_settings WEAK;
 extern const struct ig_settings ig_pg_settings WEAK;
 extern const struct ig_settings ig_auth_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
+extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
 extern const struct ig_settings ig_app_settings WEAK;
 extern const struct ig_lifecycle ig_app_lifecycle WEAK;
@@ -285,6 +286,8 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	ig_tls_metrics_register();
 	if (&ig_client_metrics_source)
 		ig_metrics_register(&ig_client_metrics_source);
+	if (&ig_auth_metrics_source)
+		ig_metrics_register(&ig_auth_metrics_source);
 	pg_started = ig_pg_start && ig_pg_start();
 	/* The app's init may log: at the level asked for. */
 	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);

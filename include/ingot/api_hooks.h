@@ -36,6 +36,10 @@ IG_NONNULL(1, 2) void ig_respond_errors(ig_ctx *ctx, const char *detail);
  * ingot_validation_failures_total by route, any other (415, 500) in
  * ingot_http_errors_total. Call once, before answering it. */
 IG_NONNULL(1) void ig_count_rejected(ig_ctx *ctx, int status);
+struct ig_principal;
+/* The door (net/api/security.c) admitted the request as p (in the arena):
+ * what ig_principal returns from now on. */
+IG_NONNULL(1, 2) void ig_set_principal(ig_ctx *ctx, const struct ig_principal *p);
 
 /* ---- encoders ---- */
 

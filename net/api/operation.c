@@ -71,6 +71,10 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 		.work = { .handle = op->handle, .name = op->id, .in = in, .out = in + in_size, .finish = op_finish },
 		.op = op,
 	};
+	/* The door before the decoder: a caller without credentials learns
+	   nothing of the parameters' rules and costs no decoding. */
+	if (op->security && !op->security->check(ctx, op->security))
+		return;
 	if (op->decode) {
 		int bad = op->decode(ctx, seg, in);
 		if (bad) {

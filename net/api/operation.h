@@ -10,6 +10,7 @@
 
 #include "validate.h"
 #include "ingot/api_hooks.h"
+#include "security.h"
 
 /* Fills the zeroed in struct from the request (parameters from seg, the
  * path's segments, and the query, headers and body). Returns 0, or the
@@ -40,6 +41,9 @@ struct ig_operation {
 	ig_decode_op_fn *decode; /* NULL: no parameters and no body */
 	ig_handle_op_fn *handle;
 	ig_encode_fn *encode; /* NULL: no JSON response; the handler writes any body */
+	/* The operation's security (net/api/security.h), judged before the
+	   decoder; NULL: open (no security, or `security: []`). */
+	const struct ig_security *security;
 	/* Debug builds (IG_CHECK_RESPONSES) only: check, and the schemas of
 	 * the responses to check (nschemas of them; a status not listed is
 	 * not checked). NULL in the shipped binary, which then links neither

@@ -174,6 +174,8 @@ struct ig_ctx {
 	   handler or the calls it started still use the exchange, so the
 	   answer waits for wait.c to hand it on (ig_finish again) */
 	bool finished, held;
+	/* The door's (net/api/security.c): who made the request, or NULL. */
+	const struct ig_principal *principal;
 };
 
 struct out_block {

@@ -15,10 +15,82 @@
 /* Per operation: the handler behind the runtime's handler type (a call
  * through a pointer of another function type is undefined) and the
  * descriptor ig_run_operation runs. */
+/* The operation's security table (net/api/security.h): scopes, uses,
+ * alternatives; data only. */
+static void emit_security(struct sc_out *c, const struct sc_op *op)
+{
+	const char *id = op->id;
+	const struct sc_security *sec = op->security;
+	for (size_t a = 0; a < sec->nalts; a++) {
+		const struct sc_sec_alt *alt = &sec->alts[a];
+		for (size_t u = 0; u < alt->nuses; u++) {
+			if (!alt->uses[u].nscopes)
+				continue;
+			out_open(c, "static const char *const ig_scopes_%s_%zu_%zu[] = {", id, a, u);
+			for (size_t k = 0; k < alt->uses[u].nscopes; k++) {
+				char *lit = c_str(alt->uses[u].scopes[k]);
+				out_line(c, "%s,", lit);
+				free(lit);
+			}
+			out_close(c, "};");
+		}
+		out_open(c, "static const struct ig_sec_use ig_uses_%s_%zu[] = {", id, a);
+		for (size_t u = 0; u < alt->nuses; u++) {
+			const struct sc_sec_use *use = &alt->uses[u];
+			if (use->nscopes)
+				out_line(c, "{ &ig_scheme_%zu, ig_scopes_%s_%zu_%zu, %zu },", use->scheme->index, id, a, u,
+					 use->nscopes);
+			else
+				out_line(c, "{ &ig_scheme_%zu, NULL, 0 },", use->scheme->index);
+		}
+		out_close(c, "};");
+	}
+	out_open(c, "static const struct ig_sec_alt ig_alts_%s[] = {", id);
+	for (size_t a = 0; a < sec->nalts; a++)
+		out_line(c, "{ ig_uses_%s_%zu, %zu },", id, a, sec->alts[a].nuses);
+	out_close(c, "};");
+	out_line(c, "static const struct ig_security ig_security_%s = { ig_security_check, ig_alts_%s, %zu };", id, id,
+		 sec->nalts);
+}
+
+static bool scheme_used(const struct sc_model *m, const struct sc_scheme *s)
+{
+	for (size_t i = 0; i < m->nops; i++) {
+		const struct sc_security *sec = m->ops[i]->security;
+		for (size_t a = 0; sec && a < sec->nalts; a++)
+			for (size_t u = 0; u < sec->alts[a].nuses; u++)
+				if (sec->alts[a].uses[u].scheme == s)
+					return true;
+	}
+	return false;
+}
+
+/* The document's securitySchemes that some operation uses, one table
+ * each (an unused one would be an unused static). */
+static void emit_schemes(struct sc_out *c, const struct sc_model *m)
+{
+	static const char *const types[] = { "IG_SEC_BEARER", "IG_SEC_API_KEY", "IG_SEC_BASIC" };
+	static const char *const ins[] = { "IG_SEC_IN_HEADER", "IG_SEC_IN_QUERY", "IG_SEC_IN_COOKIE" };
+	for (size_t i = 0; i < m->nschemes; i++) {
+		const struct sc_scheme *s = m->schemes[i];
+		if (!scheme_used(m, s))
+			continue;
+		char *name = c_str(s->name), *param = s->param ? c_str(s->param) : sc_strdup("NULL");
+		out_line(c, "static const struct ig_sec_scheme ig_scheme_%zu = { %s, %s, %s, %s, %s };", i, name,
+			 types[s->type], ins[s->in], param, s->type == SC_SEC_BEARER ? "NULL" : "ig_auth_handler");
+		free(name);
+		free(param);
+	}
+	if (m->nschemes)
+		out_blank(c);
+}
+
 static void emit_operation(struct sc_out *c, const struct sc_op *op)
 {
 	const char *id = op->id;
 	char *lit = c_str(id);
+	if (op->security)
+		emit_security(c, op);
 	out_line(c, "/* %s %s */", op->method, op->path->tmpl);
 	/* Parameter names clear of any operationId (none starts with ig_). */
 	out_line(c, "IG_HOT static int ig_handle_%s(ig_ctx *ig_c, const void *ig_in, void *ig_out)", id);
@@ -33,6 +105,8 @@ static void emit_operation(struct sc_out *c, const struct sc_op *op)
 	if (op_has_decoder(op))
 		out_line(c, ".decode = decode_%s,", id);
 	out_line(c, ".handle = ig_handle_%s,", id);
+	if (op->security)
+		out_line(c, ".security = &ig_security_%s,", id);
 	if (op_has_encoder(op)) {
 		out_line(c, ".encode = encode_%s,", id);
 		size_t n = op_checked_responses(op);
@@ -49,31 +123,49 @@ static void emit_operation(struct sc_out *c, const struct sc_op *op)
 	free(lit);
 }
 
+/* Appends ", name" to the list buf unless it holds name (any case). */
+static void add_header_name(char *buf, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *t = buf; *t; t = strchr(t, ',') ? strchr(t, ',') + 2 : t + strlen(t))
+		if (strncasecmp(t, name, n) == 0 && (t[n] == ',' || t[n] == 0))
+			return;
+	strcat(buf, ", ");
+	strcat(buf, name);
+}
+
 /* The request header names a preflight may ask for on this path (CORS's
  * Access-Control-Allow-Headers): Content-Type and Authorization, then the
  * header parameters of its operations, each once whatever its case. */
 static char *path_request_headers(const struct sc_path *p)
 {
 	size_t cap = 32;
-	for (size_t i = 0; i < p->nops; i++)
+	for (size_t i = 0; i < p->nops; i++) {
 		for (size_t k = 0; k < p->ops[i]->nparams; k++)
 			cap += strlen(p->ops[i]->params[k].name) + 2;
+		const struct sc_security *sec = p->ops[i]->security;
+		for (size_t a = 0; sec && a < sec->nalts; a++)
+			for (size_t u = 0; u < sec->alts[a].nuses; u++)
+				if (sec->alts[a].uses[u].scheme->param)
+					cap += strlen(sec->alts[a].uses[u].scheme->param) + 2;
+	}
 	char *buf = sc_xmalloc(cap);
 	strcpy(buf, "Content-Type, Authorization");
-	for (size_t i = 0; i < p->nops; i++)
+	for (size_t i = 0; i < p->nops; i++) {
 		for (size_t k = 0; k < p->ops[i]->nparams; k++) {
 			const struct sc_param *q = &p->ops[i]->params[k];
-			if (q->in != SC_IN_HEADER)
-				continue;
-			bool seen = false;
-			size_t n = strlen(q->name);
-			for (const char *t = buf; *t && !seen; t = strchr(t, ',') ? strchr(t, ',') + 2 : t + strlen(t))
-				seen = strncasecmp(t, q->name, n) == 0 && (t[n] == ',' || t[n] == 0);
-			if (!seen) {
-				strcat(buf, ", ");
-				strcat(buf, q->name);
-			}
+			if (q->in == SC_IN_HEADER)
+				add_header_name(buf, q->name);
 		}
+		/* The header names of its apiKey schemes: a browser sends them. */
+		const struct sc_security *sec = p->ops[i]->security;
+		for (size_t a = 0; sec && a < sec->nalts; a++)
+			for (size_t u = 0; u < sec->alts[a].nuses; u++) {
+				const struct sc_scheme *s = sec->alts[a].uses[u].scheme;
+				if (s->type == SC_SEC_API_KEY && s->in == 0)
+					add_header_name(buf, s->param);
+			}
+	}
 	return buf;
 }
 
@@ -205,6 +297,7 @@ void emit_router(struct sc_model *m, struct sc_out *c)
 			max_segs = m->paths[i]->nsegs;
 	out_line(c, "/* ---- the operations: what ig_run_operation runs (net/api/operation.h) ---- */");
 	out_blank(c);
+	emit_schemes(c, m);
 	for (size_t i = 0; i < m->nops; i++)
 		emit_operation(c, m->ops[i]);
 	out_line(c, "/* ---- the router ---- */");

@@ -126,7 +126,7 @@ static const struct sc_keyword root_keys[] = {
 	{ "openapi", NULL }, { "info", NULL }, { "paths", NULL }, { "components", NULL },
 	{ "servers", NULL }, { "tags", NULL }, { "externalDocs", NULL },
 	{ "jsonSchemaDialect", "(only the OpenAPI 3.1 base dialect is understood)" },
-	{ "security", "(coming with authentication)" },
+	{ "security", NULL },
 	{ "webhooks", "(webhooks are not served)" },
 	{ NULL, NULL },
 };
@@ -140,7 +140,7 @@ static const struct sc_keyword components_keys[] = {
 	{ "schemas", NULL },
 	{ "responses", NULL }, { "parameters", NULL }, { "examples", NULL }, { "requestBodies", NULL },
 	{ "headers", NULL },
-	{ "securitySchemes", "(coming with authentication)" },
+	{ "securitySchemes", NULL },
 	{ "links", "(links are not supported)" },
 	{ "callbacks", "(callbacks are not supported)" },
 	{ "pathItems", "(coming later; write the path item inline)" },
@@ -163,7 +163,7 @@ static const struct sc_keyword operation_keys[] = {
 	{ "parameters", NULL }, { "responses", NULL }, { "deprecated", NULL }, { "externalDocs", NULL },
 	{ "requestBody", NULL },
 	{ "callbacks", "(callbacks are not supported)" },
-	{ "security", "(coming with authentication)" },
+	{ "security", NULL },
 	{ "servers", "(per-operation servers are not supported)" },
 	{ NULL, NULL },
 };
@@ -809,6 +809,7 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 	op->method = upper(method);
 	op->path = path;
 	op->ptr = sc_strdup(ptr);
+	op->security_json = sc_get(j, "security");
 	op->summary = sc_get_string(m, j, ptr, "summary", false);
 	free(sc_get_string(m, j, ptr, "description", false));
 	op->validate = get_bool(m, j, ptr, "x-ingot-validate", true);
@@ -1293,6 +1294,7 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 	SC_APPEND(m->paths, m->npaths, p);
 
 	collect_methods(m);
+	sc_parse_security(m, doc);
 	sc_finish_schemas(m);
 	if (!m->errors)
 		check_operations(m);

@@ -244,6 +244,32 @@ struct sc_op {
 	struct sc_response *responses;
 	size_t nresponses;
 	char *ptr;
+	const cJSON *security_json; /* its own security, or NULL: the document's */
+	struct sc_security *security; /* NULL: open (none, or []) */
+};
+
+/* components/securitySchemes (security.c); oauth2 and openIdConnect are
+ * bearer JWTs. */
+enum sc_scheme_type { SC_SEC_BEARER, SC_SEC_API_KEY, SC_SEC_BASIC };
+struct sc_scheme {
+	char *name;
+	size_t index; /* in the model's schemes: the table's number */
+	enum sc_scheme_type type;
+	int in;       /* SC_SEC_API_KEY: 0 header, 1 query, 2 cookie */
+	char *param;  /* SC_SEC_API_KEY: the field's name */
+};
+struct sc_sec_use {
+	struct sc_scheme *scheme;
+	char **scopes;
+	size_t nscopes;
+};
+struct sc_sec_alt {
+	struct sc_sec_use *uses;
+	size_t nuses;
+};
+struct sc_security {
+	struct sc_sec_alt *alts;
+	size_t nalts;
 };
 
 struct sc_segment {
@@ -276,6 +302,8 @@ struct sc_model {
 	bool standalone;    /* a bare JSON Schema (--validator), not an OpenAPI document */
 	struct sc_schema *root; /* standalone: the document's schema */
 
+	struct sc_scheme **schemes; /* components/securitySchemes, document order */
+	size_t nschemes;
 	struct sc_schema **components; /* components/schemas, document order */
 	size_t ncomponents;
 	struct sc_path **paths;
@@ -305,6 +333,10 @@ struct sc_model {
  * (yaml_load.h). Problems are printed as "schemac: <file>: <json pointer>:
  * <message>" ("<file>:<line>:<col>: <json pointer>" for YAML) and counted in m->errors;
  * the model is only usable when that count is zero. */
+/* security.c: components/securitySchemes, the root's security and each
+ * operation's, into m->schemes and op->security. */
+void sc_parse_security(struct sc_model *m, const cJSON *doc);
+
 void sc_model_load(struct sc_model *m, const char *file, const char *text, size_t len);
 
 /* A bare JSON Schema (draft 2020-12 subset) whose validator is named name;

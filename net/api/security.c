@@ -1,0 +1,302 @@
+/* The door's check (security.h): for each alternative of an operation's
+ * security, each scheme's credentials are found in the request, judged
+ * (a JWT by net/auth through this core's token cache, an API key or basic
+ * pair by the app's ig_auth_handler) and their scopes compared; the first
+ * alternative that passes admits the request, else the answer is built
+ * here. It runs before the decoder: a caller without credentials learns
+ * nothing about the operation's parameters, and pays no decoding. */
+#include "security.h"
+#include "auth_metrics.h"
+#include "net/auth/settings.h"
+#include "kernel/runtime/base64.h"
+#include "kernel/runtime/loop.h"
+#include "ingot/api_hooks.h"
+
+#include <stdlib.h>
+#include <strings.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- the principal's accessors (ingot/auth.h) ---- */
+
+bool ig_secret_eq(ig_str a, ig_str b)
+{
+	/* Every byte of the longer is read whatever differs; the length
+	   difference is folded in rather than returned early. */
+	size_t n = a.len > b.len ? a.len : b.len;
+	unsigned diff = (unsigned)(a.len != b.len);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char x = i < a.len ? (unsigned char)a.ptr[i] : 0;
+		unsigned char y = i < b.len ? (unsigned char)b.ptr[i] : 0;
+		diff |= (unsigned)(x ^ y);
+	}
+	return diff == 0;
+}
+
+bool ig_principal_has_scope(const struct ig_principal *p, const char *scope, size_t len)
+{
+	for (size_t i = 0; i < p->nscopes; i++)
+		if (ig_str_eq(p->scopes[i], scope, len))
+			return true;
+	return false;
+}
+
+bool ig_principal_claim(ig_ctx *ctx, const char *name, ig_str *out)
+{
+	const struct ig_principal *p = ig_principal(ctx);
+	if (!p || !p->token)
+		return false;
+	return ig_jwt_claim_str(p->token, name, out);
+}
+
+/* ---- this core's token cache ---- */
+
+static struct ig_loop_slot cache_slot;
+
+/* Made on the first bearer token a core sees: an open-only service never
+ * touches its pages. NULL when memory is short (the token is then verified
+ * without a cache). */
+static struct ig_token_cache *core_cache(ig_ctx *ctx)
+{
+	struct ig_loop *loop = ig_ctx_loop(ctx);
+	struct ig_token_cache *c = ig_loop_slot_get(loop, &cache_slot);
+	if (c)
+		return c;
+	void **slot = ig_loop_slot(loop, &cache_slot);
+	if (!slot || !(c = calloc(1, sizeof *c)))
+		return NULL;
+	ig_token_cache_init(c);
+	*slot = c;
+	return c;
+}
+
+/* ---- credentials ---- */
+
+/* What one scheme's check found. */
+enum use_result {
+	USE_PASS,
+	USE_ABSENT,  /* nothing was sent for it */
+	USE_INVALID, /* sent and refused */
+	USE_SCOPE,   /* valid, but a required scope is missing */
+};
+
+/* The value of cookie name in the Cookie field, or {NULL, 0}. */
+static ig_str cookie_value(ig_ctx *ctx, const char *name)
+{
+	ig_str all = ig_req_header(ctx, "Cookie");
+	size_t n = strlen(name);
+	const char *p = all.ptr, *end = all.ptr + all.len;
+	while (p && p < end) {
+		while (p < end && (*p == ' ' || *p == ';'))
+			p++;
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		const char *stop = semi ? semi : end;
+		if ((size_t)(stop - p) > n && p[n] == '=' && memcmp(p, name, n) == 0)
+			return (ig_str){ p + n + 1, (size_t)(stop - p - n - 1) };
+		p = semi ? semi + 1 : NULL;
+	}
+	return (ig_str){ NULL, 0 };
+}
+
+/* The raw value of query parameter name (not %-decoded), or {NULL, 0}. */
+static ig_str query_value(ig_ctx *ctx, const char *name)
+{
+	ig_str q = ig_req(ctx)->query;
+	size_t n = strlen(name);
+	const char *p = q.ptr, *end = q.ptr + q.len;
+	while (p && p < end) {
+		const char *amp = memchr(p, '&', (size_t)(end - p));
+		const char *stop = amp ? amp : end;
+		if ((size_t)(stop - p) > n && p[n] == '=' && memcmp(p, name, n) == 0)
+			return (ig_str){ p + n + 1, (size_t)(stop - p - n - 1) };
+		p = amp ? amp + 1 : NULL;
+	}
+	return (ig_str){ NULL, 0 };
+}
+
+/* The credentials after "<scheme> " in Authorization (the scheme's name
+ * compared without case), or {NULL, 0}. */
+static ig_str authorization(ig_ctx *ctx, const char *scheme, size_t n)
+{
+	ig_str a = ig_req_header(ctx, "Authorization");
+	if (a.len <= n || a.ptr[n] != ' ' || strncasecmp(a.ptr, scheme, n) != 0)
+		return (ig_str){ NULL, 0 };
+	size_t i = n;
+	while (i < a.len && a.ptr[i] == ' ')
+		i++;
+	return (ig_str){ a.ptr + i, a.len - i };
+}
+
+static bool scopes_held(const struct ig_sec_use *u, const struct ig_principal *p)
+{
+	for (size_t i = 0; i < u->nscopes; i++)
+		if (!ig_principal_has_scope(p, u->scopes[i], strlen(u->scopes[i])))
+			return false;
+	return true;
+}
+
+#define MAX_SCOPES 32
+
+static enum use_result check_bearer(ig_ctx *ctx, const struct ig_sec_use *u, struct ig_principal *p)
+{
+	ig_str tok = authorization(ctx, "Bearer", 6);
+	if (!tok.len)
+		return USE_ABSENT;
+	struct ig_jwt *jwt = ig_alloc(ctx, sizeof *jwt);
+	ig_str *scopes = ig_alloc(ctx, MAX_SCOPES * sizeof *scopes);
+	if (!jwt || !scopes)
+		return USE_INVALID;
+	struct ig_jwt_policy policy;
+	ig_auth_policy(&policy);
+	int64_t now = (int64_t)time(NULL);
+	const struct ig_jwks *keys = ig_jwks_current();
+	struct ig_token_cache *cache = core_cache(ctx);
+	enum ig_jwt_error e = cache ? ig_jwt_verify_cached(cache, tok.ptr, tok.len, keys, &policy, now,
+							   ig_ctx_arena(ctx), jwt)
+				    : ig_jwt_verify(tok.ptr, tok.len, keys, &policy, now, ig_ctx_arena(ctx), jwt);
+	if (e != IG_JWT_OK) {
+		ig_auth_count_failure(IG_SEC_BEARER, (unsigned)e);
+		return USE_INVALID;
+	}
+	size_t n = ig_jwt_scopes(jwt, scopes, MAX_SCOPES);
+	*p = (struct ig_principal){ .subject = jwt->sub, .scopes = scopes, .nscopes = n < MAX_SCOPES ? n : MAX_SCOPES,
+				    .scheme = u->scheme->name, .token = jwt };
+	return USE_PASS;
+}
+
+static enum use_result check_handler(ig_ctx *ctx, const struct ig_sec_use *u, struct ig_principal *p)
+{
+	const struct ig_sec_scheme *s = u->scheme;
+	struct ig_credentials cred = { .scheme = s->name };
+	if (s->type == IG_SEC_BASIC) {
+		ig_str b = authorization(ctx, "Basic", 5);
+		if (!b.len)
+			return USE_ABSENT;
+		cred.kind = IG_CRED_BASIC;
+		uint8_t *plain = ig_alloc(ctx, b.len);
+		long n = plain ? ig_base64_decode(b.ptr, b.len, plain, b.len) : -1;
+		const char *colon = n > 0 ? memchr(plain, ':', (size_t)n) : NULL;
+		if (!colon) {
+			ig_auth_count_failure(s->type, IG_AUTH_MALFORMED);
+			return USE_INVALID;
+		}
+		cred.user = (ig_str){ (const char *)plain, (size_t)(colon - (const char *)plain) };
+		cred.password = (ig_str){ colon + 1, (size_t)((const char *)plain + n - colon - 1) };
+	} else {
+		cred.kind = IG_CRED_API_KEY;
+		cred.key = s->in == IG_SEC_IN_HEADER ? ig_req_header(ctx, s->param)
+			   : s->in == IG_SEC_IN_QUERY ? query_value(ctx, s->param)
+						       : cookie_value(ctx, s->param);
+		if (!cred.key.len)
+			return USE_ABSENT;
+	}
+	*p = (struct ig_principal){ 0 };
+	if (s->handler(ctx, &cred, p) != IG_AUTH_OK) {
+		ig_auth_count_failure(s->type, IG_AUTH_REFUSED_BY_APP);
+		return USE_INVALID;
+	}
+	p->scheme = s->name;
+	return USE_PASS;
+}
+
+static enum use_result check_use(ig_ctx *ctx, const struct ig_sec_use *u, struct ig_principal *p)
+{
+	enum use_result r = u->scheme->type == IG_SEC_BEARER ? check_bearer(ctx, u, p) : check_handler(ctx, u, p);
+	if (r == USE_PASS && !scopes_held(u, p))
+		r = USE_SCOPE;
+	return r;
+}
+
+/* ---- the answers ---- */
+
+/* 403: the scopes of the alternative that lacked only scopes. */
+static void answer_scope(ig_ctx *ctx, const struct ig_sec_alt *alt)
+{
+	ig_wbuf w = { .arena = ig_ctx_arena(ctx) };
+	ig_wbuf_lit(&w, "Bearer error=\"insufficient_scope\", scope=\"");
+	bool first = true;
+	for (size_t i = 0; i < alt->nuses; i++)
+		for (size_t k = 0; k < alt->uses[i].nscopes; k++) {
+			if (!first)
+				ig_wbuf_lit(&w, " ");
+			ig_wbuf_put(&w, alt->uses[i].scopes[k], strlen(alt->uses[i].scopes[k]));
+			first = false;
+		}
+	ig_wbuf_lit(&w, "\"");
+	ig_add_header(ctx, "WWW-Authenticate", (ig_str){ w.ptr, w.len });
+	ig_respond_problem(ctx, 403, "insufficient_scope");
+}
+
+/* 401: a challenge per kind of scheme the operation takes. */
+static void answer_unauthorized(ig_ctx *ctx, const struct ig_security *sec, bool token_refused)
+{
+	bool bearer = false, basic = false;
+	const char *key = NULL;
+	for (size_t a = 0; a < sec->nalts; a++)
+		for (size_t i = 0; i < sec->alts[a].nuses; i++) {
+			const struct ig_sec_scheme *s = sec->alts[a].uses[i].scheme;
+			bearer |= s->type == IG_SEC_BEARER;
+			basic |= s->type == IG_SEC_BASIC;
+			if (s->type == IG_SEC_API_KEY && !key)
+				key = s->name;
+		}
+	if (bearer)
+		ig_add_header(ctx, "WWW-Authenticate",
+			      token_refused ? IG_STR("Bearer error=\"invalid_token\"") : IG_STR("Bearer"));
+	if (basic)
+		ig_add_header(ctx, "WWW-Authenticate", IG_STR("Basic realm=\"api\", charset=\"UTF-8\""));
+	if (!bearer && !basic)
+		ig_add_header(ctx, "WWW-Authenticate", IG_STR("ApiKey realm=\"api\""));
+	ig_respond_problem(ctx, 401, token_refused ? "invalid_token" : "authentication required");
+}
+
+bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec)
+{
+	const struct ig_sec_alt *scope_alt = NULL;
+	bool token_refused = false, refused = false;
+	for (size_t a = 0; a < sec->nalts; a++) {
+		const struct ig_sec_alt *alt = &sec->alts[a];
+		struct ig_principal first = { 0 };
+		bool pass = true, scope_only = true;
+		for (size_t i = 0; i < alt->nuses; i++) {
+			struct ig_principal p;
+			enum use_result r = check_use(ctx, &alt->uses[i], &p);
+			if (r == USE_INVALID) {
+				refused = true;
+				token_refused |= alt->uses[i].scheme->type == IG_SEC_BEARER;
+			}
+			if (r != USE_PASS) {
+				pass = false;
+				scope_only &= r == USE_SCOPE;
+				if (r != USE_SCOPE)
+					break;
+			} else if (i == 0 || !first.scheme) {
+				first = p;
+			}
+		}
+		if (pass) {
+			if (first.scheme) {
+				struct ig_principal *keep = ig_alloc(ctx, sizeof *keep);
+				if (!keep) {
+					ig_respond_problem(ctx, 500, "out of request memory");
+					return false;
+				}
+				*keep = first;
+				ig_set_principal(ctx, keep);
+			}
+			return true;
+		}
+		if (scope_only && !scope_alt)
+			scope_alt = alt;
+	}
+	if (scope_alt) {
+		ig_auth_count_failure(scope_alt->uses[0].scheme->type, IG_AUTH_INSUFFICIENT_SCOPE);
+		answer_scope(ctx, scope_alt);
+		return false;
+	}
+	if (!refused)
+		ig_auth_count_failure(sec->alts[0].nuses ? sec->alts[0].uses[0].scheme->type : IG_SEC_BEARER,
+				      IG_AUTH_MISSING);
+	answer_unauthorized(ctx, sec, token_refused);
+	return false;
+}

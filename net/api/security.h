@@ -1,0 +1,61 @@
+/* The door's contract between the generated code and the runtime: schemac
+ * turns the document's securitySchemes and security into these read-only
+ * tables (data only, one struct ig_security per secured operation), and
+ * ig_security_check judges a request against them before the operation's
+ * decoder runs. Bearer JWTs are verified here with net/auth; apiKey and
+ * basic credentials are handed to the app's ig_auth_handler (ingot/auth.h). */
+#ifndef NET_API_SECURITY_H
+#define NET_API_SECURITY_H
+
+#include "ingot/auth.h"
+
+enum ig_sec_type { IG_SEC_BEARER, IG_SEC_API_KEY, IG_SEC_BASIC };
+enum ig_sec_in { IG_SEC_IN_HEADER, IG_SEC_IN_QUERY, IG_SEC_IN_COOKIE };
+
+typedef enum ig_auth_result ig_auth_handler_fn(ig_ctx *ctx, const struct ig_credentials *cred,
+					       struct ig_principal *out);
+
+/* One securitySchemes entry. oauth2 and openIdConnect are bearer JWTs. */
+struct ig_sec_scheme {
+	const char *name; /* the document's key */
+	enum ig_sec_type type;
+	enum ig_sec_in in;  /* IG_SEC_API_KEY */
+	const char *param;  /* IG_SEC_API_KEY: the header, query parameter or cookie name */
+	ig_auth_handler_fn *handler; /* IG_SEC_API_KEY, IG_SEC_BASIC: ig_auth_handler */
+};
+
+/* One scheme of a requirement object, with the scopes it needs (for a
+ * JWT: words of scope/scp; else: the auth handler's principal's). */
+struct ig_sec_use {
+	const struct ig_sec_scheme *scheme;
+	const char *const *scopes;
+	size_t nscopes;
+};
+/* A requirement object: every use must pass. nuses 0 ({}): anyone. */
+struct ig_sec_alt {
+	const struct ig_sec_use *uses;
+	size_t nuses;
+};
+/* An operation's security: any alternative may pass. An operation whose
+ * security is [] has no table (its descriptor's security is NULL). */
+struct ig_security;
+typedef bool ig_security_check_fn(ig_ctx *ctx, const struct ig_security *sec);
+struct ig_security {
+	/* ig_security_check: through the table, so that only a binary whose
+	   document has security links it (and net/auth with it). */
+	ig_security_check_fn *check;
+	const struct ig_sec_alt *alts;
+	size_t nalts;
+};
+
+/* Judges the request against sec. Returns true when an alternative passed
+ * (its principal, if any, is the request's: ig_principal); false when it
+ * has answered: 401 with WWW-Authenticate (RFC 6750: error="invalid_token"
+ * when a bearer token was sent and refused, no error when none was sent),
+ * 403 with error="insufficient_scope" and the scopes of the first
+ * alternative whose credentials were valid but lacked scopes, or 429 when
+ * the client's address has failed too often (INGOT_AUTH_FAILURES_PER_MIN).
+ * The problem+json body never says more than those codes. */
+IG_NONNULL(1, 2) bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec);
+
+#endif
