@@ -1,0 +1,120 @@
+// The door through the real binary and curl: /me and /reports/{name} of
+// the reference service with JWTs minted by npm's jose against a JWKS
+// file in a temp dir (INGOT_JWKS_FILE), and API keys checked by the app's
+// auth handler (REPORTS_API_KEYS). 401 with RFC 6750's challenge (no error
+// attribute without a token, invalid_token for each bad one), 403
+// insufficient_scope naming the scope, open routes untouched, and the
+// failures counted in ingot_auth_failures_total.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as jose from 'jose';
+import { startServer, cleanup, curlResponse, assertProblem, adminAddr, scrapeSamples } from './lib.mjs';
+
+after(() => cleanup());
+const T = { timeout: 30000 };
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-auth-'));
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+const jwksFile = path.join(dir, 'jwks.json');
+let key, other;
+
+before(async () => {
+	key = await jose.generateKeyPair('ES256', { extractable: true });
+	other = await jose.generateKeyPair('ES256', { extractable: true });
+	const pub = await jose.exportJWK(key.publicKey);
+	fs.writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...pub, kid: 'k1', alg: 'ES256', use: 'sig' }] }));
+});
+
+const now = () => Math.floor(Date.now() / 1000);
+function mint(claims, { signWith = key.privateKey, kid = 'k1', exp = now() + 600 } = {}) {
+	return new jose.SignJWT({ ...claims }).setProtectedHeader({ alg: 'ES256', kid }).setSubject(claims.sub ?? 'alice')
+		.setIssuedAt().setExpirationTime(exp).sign(signWith);
+}
+const bearer = (t) => ['-H', `Authorization: Bearer ${t}`];
+const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+
+async function withServer(env, fn) {
+	const all = { INGOT_JWKS_FILE: jwksFile, REPORTS_API_KEYS: 'key-one,key-two', INGOT_ADMIN_PORT: '0', ...env };
+	for (const k of Object.keys(all)) if (all[k] === undefined) delete all[k];
+	const srv = await startServer(all);
+	try { await fn(srv); } finally { await srv.stop(); }
+}
+
+function assertUnauthorized(res, challenge) {
+	const p = assertProblem(res, 401);
+	assert.equal(res.headers['www-authenticate'], challenge);
+	// The body never says which check failed.
+	assert.ok(!/expired|signature|kid|alg/i.test(res.text), res.text);
+	return p;
+}
+
+test('/me: a good token answers its sub and scopes; none, or a bad one, is 401', T, async () => {
+	await withServer({}, async (srv) => {
+		let res = await curlResponse(srv.port, '/me', bearer(await mint({ sub: 'alice', scope: 'reports:read profile' })));
+		assert.equal(res.status, 200, res.text);
+		assert.deepEqual(res.json(), { sub: 'alice', scopes: ['reports:read', 'profile'] });
+		// Again: the cached token gives the same answer.
+		res = await curlResponse(srv.port, '/me', bearer(await mint({ sub: 'bob', scp: ['a', 'b'] })));
+		assert.deepEqual(res.json(), { sub: 'bob', scopes: ['a', 'b'] });
+
+		assertUnauthorized(await curlResponse(srv.port, '/me'), 'Bearer');
+		assertUnauthorized(await curlResponse(srv.port, '/me', ['-H', 'Authorization: Basic YTpi']), 'Bearer');
+
+		const bad = {
+			expired: await mint({}, { exp: now() - 3600 }),
+			'bad signature': await mint({}, { signWith: other.privateKey }),
+			'wrong kid': await mint({}, { kid: 'k2' }),
+			'alg none': `${b64({ alg: 'none', kid: 'k1' })}.${b64({ sub: 'mallory', exp: now() + 600 })}.`,
+			'tampered payload': (await mint({ sub: 'alice' })).replace(/\.[^.]+\./, `.${b64({ sub: 'root', exp: now() + 600 })}.`),
+			garbage: 'not-a-token',
+		};
+		for (const [name, tok] of Object.entries(bad)) {
+			res = await curlResponse(srv.port, '/me', bearer(tok));
+			assert.equal(res.status, 401, name);
+			assertUnauthorized(res, 'Bearer error="invalid_token"');
+		}
+
+		const samples = await scrapeSamples(await adminAddr(srv));
+		assert.equal(samples.get('ingot_auth_failures_total{scheme="bearer",reason="expired"}'), 1);
+		assert.equal(samples.get('ingot_auth_failures_total{scheme="bearer",reason="unknown_kid"}'), 1);
+		assert.ok(samples.get('ingot_auth_failures_total{scheme="bearer",reason="missing"}') >= 2);
+	});
+});
+
+test('/reports/{name}: an API key or a token with reports:read; a missing scope is 403 naming it', T, async () => {
+	await withServer({}, async (srv) => {
+		let res = await curlResponse(srv.port, '/reports/weekly', ['-H', 'X-API-Key: key-two']);
+		assert.equal(res.status, 200, res.text);
+		assert.deepEqual(res.json(), { name: 'weekly', by: 'api-key' });
+		res = await curlResponse(srv.port, '/reports/weekly', ['-H', 'X-API-Key: key-three']);
+		assertProblem(res, 401);
+		res = await curlResponse(srv.port, '/reports/weekly', ['-H', 'X-API-Key: key-']);
+		assertProblem(res, 401);
+
+		res = await curlResponse(srv.port, '/reports/weekly', bearer(await mint({ sub: 'carol', scope: 'reports:read' })));
+		assert.equal(res.status, 200, res.text);
+		assert.deepEqual(res.json(), { name: 'weekly', by: 'carol' });
+
+		res = await curlResponse(srv.port, '/reports/weekly', bearer(await mint({ sub: 'dave', scope: 'profile' })));
+		assertProblem(res, 403);
+		assert.equal(res.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="reports:read"');
+
+		// The door runs before the decoder: a bad parameter without
+		// credentials is 401, not 400.
+		res = await curlResponse(srv.port, '/reports/NOT_VALID', []);
+		assertProblem(res, 401);
+	});
+});
+
+test('open routes stay open; without INGOT_JWKS_FILE every token is refused', T, async () => {
+	await withServer({ INGOT_JWKS_FILE: undefined }, async (srv) => {
+		let res = await curlResponse(srv.port, '/health');
+		assert.equal(res.status, 200);
+		assert.equal(res.headers['www-authenticate'], undefined);
+		res = await curlResponse(srv.port, '/me', bearer(await mint({ sub: 'alice' })));
+		assertUnauthorized(res, 'Bearer error="invalid_token"');
+	});
+});
