@@ -588,9 +588,12 @@ schemac-asan: $(SCHEMAC_ASAN)
 # with the shipped toolchain; rich.json's api.c under stricter warnings,
 # and linked with the stand-in runtime (and the real helpers it uses).
 SCHEMAC_TEST := $(BUILD)/test/schemac
+# The door (net/api/security.c and its metrics) needs net/auth and a real
+# core: rich.json declares no security, so the stand-in runtime leaves it out.
+API_DOOR := net/api/security.c net/api/auth_metrics.c
 SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/runtime/json.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
                         kernel/runtime/log.c kernel/runtime/clock.c kernel/runtime/lz.c net/http/codec.c net/http/cors.c \
-                        $(filter-out $(API_MAIN),$(wildcard net/api/*.c))
+                        $(filter-out $(API_MAIN) $(API_DOOR),$(wildcard net/api/*.c))
 SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
                   -Wmissing-prototypes -Wno-overlength-strings
 $(SCHEMAC_TEST)/musl/api.o: $(SCHEMAC_TEST)/service/api.c $(DEPS)/.stamp
@@ -706,7 +709,7 @@ FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/runtime/*.c kernel/process/*.c net/*.c net/http/*.c net/server/*.c net/metrics/*.c net/api/*.c)) \
-                   $(wildcard app/*.c) $(GEN)/api.c $(QUERIES_GEN) $(wildcard net/sock/*.c net/dns/*.c net/dial/*.c net/client/*.c net/pg/*.c net/lambda/*.c) \
+                   $(wildcard app/*.c) $(GEN)/api.c $(QUERIES_GEN) $(wildcard net/sock/*.c net/dns/*.c net/dial/*.c net/client/*.c net/pg/*.c net/lambda/*.c net/auth/*.c) \
                    $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/bearssl.c $(RT_GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
