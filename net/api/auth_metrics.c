@@ -8,7 +8,9 @@
 static ig_counter failures[TYPES][IG_AUTH_REASON_COUNT];
 
 static const char *const type_names[TYPES] = { "bearer", "apiKey", "basic" };
-static const char *const door_reasons[] = { "missing", "malformed", "refused", "insufficient_scope" };
+static const char *const door_reasons[] = { "missing", "malformed", "refused", "insufficient_scope", "rate_limited" };
+_Static_assert(sizeof door_reasons / sizeof door_reasons[0] == IG_AUTH_REASON_COUNT - IG_JWT_ERROR_COUNT,
+	       "a name per reason");
 
 void ig_auth_count_failure(unsigned type, unsigned reason)
 {

@@ -14,6 +14,7 @@ enum ig_auth_reason {
 	IG_AUTH_MALFORMED,          /* a basic header that is not base64 of user:password */
 	IG_AUTH_REFUSED_BY_APP,     /* the auth handler refused */
 	IG_AUTH_INSUFFICIENT_SCOPE, /* valid, lacking scopes (403) */
+	IG_AUTH_RATE_LIMITED,       /* the address failed too often: 429 before any check */
 	IG_AUTH_REASON_COUNT
 };
 

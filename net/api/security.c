@@ -49,25 +49,59 @@ bool ig_principal_claim(ig_ctx *ctx, const char *name, ig_str *out)
 	return ig_jwt_claim_str(p->token, name, out);
 }
 
-/* ---- this core's token cache ---- */
+/* ---- this core's state: the token cache and the failures' table ---- */
 
-static struct ig_loop_slot cache_slot;
+/* Failed attempts per client address: a fixed direct-mapped table per
+ * core, keyed by a keyed hash of the address, counted per wall-clock
+ * minute. A colliding address takes the slot over (its count restarts):
+ * many addresses can thin each other's counts, never raise one's. The
+ * limit is per core: a client spread over n cores gets n times it. */
+#define FAIL_SLOTS 256
+struct fail_slot {
+	uint64_t hash;
+	int64_t minute;
+	uint32_t count;
+};
 
-/* Made on the first bearer token a core sees: an open-only service never
- * touches its pages. NULL when memory is short (the token is then verified
- * without a cache). */
-static struct ig_token_cache *core_cache(ig_ctx *ctx)
+struct door_core {
+	struct ig_token_cache cache;
+	struct fail_slot fails[FAIL_SLOTS];
+};
+
+static struct ig_loop_slot door_slot;
+
+/* Made on the first secured request a core sees: an open-only service
+ * never touches its pages. NULL when memory is short (tokens are then
+ * verified without a cache, and failures not limited). */
+static struct door_core *door_core(ig_ctx *ctx)
 {
 	struct ig_loop *loop = ig_ctx_loop(ctx);
-	struct ig_token_cache *c = ig_loop_slot_get(loop, &cache_slot);
-	if (c)
-		return c;
-	void **slot = ig_loop_slot(loop, &cache_slot);
-	if (!slot || !(c = calloc(1, sizeof *c)))
+	struct door_core *d = ig_loop_slot_get(loop, &door_slot);
+	if (d)
+		return d;
+	void **slot = ig_loop_slot(loop, &door_slot);
+	if (!slot || !(d = calloc(1, sizeof *d)))
 		return NULL;
-	ig_token_cache_init(c);
-	*slot = c;
-	return c;
+	ig_token_cache_init(&d->cache);
+	*slot = d;
+	return d;
+}
+
+/* The client's slot in d's table (NULL: its address is not known). */
+static struct fail_slot *fail_slot(ig_ctx *ctx, struct door_core *d, int64_t minute)
+{
+	char addr[64];
+	size_t n = ig_client_addr(ctx, addr, sizeof addr);
+	if (!n)
+		return NULL;
+	/* FNV-1a from the cache's random key: the slots cannot be aimed at. */
+	uint64_t h = d->cache.key[0] ^ 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)addr[i]) * 0x100000001b3ull;
+	struct fail_slot *s = &d->fails[(h ^ (h >> 32)) % FAIL_SLOTS];
+	if (s->hash != h || s->minute != minute)
+		*s = (struct fail_slot){ .hash = h, .minute = minute };
+	return s;
 }
 
 /* ---- credentials ---- */
@@ -150,7 +184,8 @@ static enum use_result check_bearer(ig_ctx *ctx, const struct ig_sec_use *u, str
 	ig_auth_policy(&policy);
 	int64_t now = (int64_t)time(NULL);
 	const struct ig_jwks *keys = ig_jwks_current();
-	struct ig_token_cache *cache = core_cache(ctx);
+	struct door_core *d = door_core(ctx);
+	struct ig_token_cache *cache = d ? &d->cache : NULL;
 	enum ig_jwt_error e = cache ? ig_jwt_verify_cached(cache, tok.ptr, tok.len, keys, &policy, now,
 							   ig_ctx_arena(ctx), jwt)
 				    : ig_jwt_verify(tok.ptr, tok.len, keys, &policy, now, ig_ctx_arena(ctx), jwt);
@@ -252,6 +287,15 @@ static void answer_unauthorized(ig_ctx *ctx, const struct ig_security *sec, bool
 
 bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec)
 {
+	int64_t limit = ig_auth_settings_values.failures_per_min;
+	struct door_core *d = limit ? door_core(ctx) : NULL;
+	struct fail_slot *fs = d ? fail_slot(ctx, d, (int64_t)time(NULL) / 60) : NULL;
+	if (fs && fs->count >= (uint64_t)limit) {
+		ig_auth_count_failure(sec->alts[0].uses[0].scheme->type, IG_AUTH_RATE_LIMITED);
+		ig_add_header(ctx, "Retry-After", IG_STR("60"));
+		ig_respond_problem(ctx, 429, "too many failed authentication attempts");
+		return false;
+	}
 	const struct ig_sec_alt *scope_alt = NULL;
 	bool token_refused = false, refused = false;
 	for (size_t a = 0; a < sec->nalts; a++) {
@@ -294,6 +338,8 @@ bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec)
 		answer_scope(ctx, scope_alt);
 		return false;
 	}
+	if (refused && fs)
+		fs->count++;
 	if (!refused)
 		ig_auth_count_failure(sec->alts[0].nuses ? sec->alts[0].uses[0].scheme->type : IG_SEC_BEARER,
 				      IG_AUTH_MISSING);

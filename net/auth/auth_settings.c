@@ -24,7 +24,9 @@
 #define SCRATCH_BLOCK (16 * 1024)
 #define SCRATCH_BLOCKS 8
 
-static const struct ig_auth_settings_values auth_defaults = { .jwks_file = "", .issuer = "", .audience = "", .leeway_s = 60 };
+static const struct ig_auth_settings_values auth_defaults = {
+	.jwks_file = "", .issuer = "", .audience = "", .leeway_s = 60, .failures_per_min = 100,
+};
 
 struct ig_auth_settings_values ig_auth_settings_values;
 
@@ -37,6 +39,8 @@ static const struct ig_option auth_rows[] = {
 	  "an aud a JWT must have (aud a string or an array); not set: not checked" },
 	{ "INGOT_JWT_LEEWAY_S", IG_OPT_INT, &ig_auth_settings_values.leeway_s, 0, 3600,
 	  "seconds of clock skew allowed for a JWT's exp and nbf" },
+	{ "INGOT_AUTH_FAILURES_PER_MIN", IG_OPT_INT, &ig_auth_settings_values.failures_per_min, 0, 1000000,
+	  "failed authentication attempts a client address may make in a minute (per core) before 429; 0: no limit" },
 };
 
 static struct ig_jwks *_Atomic current;

@@ -12,6 +12,7 @@ struct ig_auth_settings_values {
 	const char *jwks_file; /* "": no key set (every token is IG_JWT_NO_KEYS) */
 	const char *issuer, *audience; /* "": not checked */
 	int64_t leeway_s;
+	int64_t failures_per_min; /* the door's limit per client address; 0: none */
 };
 extern struct ig_auth_settings_values ig_auth_settings_values;
 /* Its check reads and parses INGOT_JWKS_FILE: a missing or bad file stops

@@ -10,6 +10,7 @@
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
 #include "ingot/log.h"
+#include "ingot/auth.h"
 
 #include <stddef.h>
 
@@ -314,6 +315,7 @@ struct access_entry {
 	int status;
 	int64_t duration_us, bytes_in, bytes_out;
 	struct ig_transport *t; /* for the peer; NULL once the client left */
+	ig_str subject; /* the door's principal's (never a token or key); empty: none */
 };
 
 static void access_log_write(const struct access_entry *e)
@@ -333,6 +335,8 @@ static void access_log_write(const struct access_entry *e)
 	char peer[IG_PEER_TEXT_MAX];
 	size_t n = e->t && e->t->ops->peer ? e->t->ops->peer(e->t, peer, sizeof peer) : 0;
 	ig_log_str(&l, "client", peer, n);
+	if (e->subject.len)
+		ig_log_str(&l, "subject", e->subject.ptr, e->subject.len);
 	ig_log_end(&l);
 }
 
@@ -351,7 +355,20 @@ static void access_log(const struct ig_ctx *x)
 		.bytes_in = (int64_t)x->req.body.len,
 		.bytes_out = x->req.head ? 0 : (int64_t)x->body.len,
 		.t = x->conn ? x->conn->t : NULL,
+		.subject = x->principal ? x->principal->subject : (ig_str){ NULL, 0 },
 	});
+}
+
+size_t ig_client_addr(const ig_ctx *x, char *out, size_t cap)
+{
+	struct ig_transport *t = x->conn ? x->conn->t : NULL;
+	if (!t || !t->ops->peer || cap < IG_PEER_TEXT_MAX)
+		return 0;
+	size_t n = t->ops->peer(t, out, cap);
+	/* The address without its port: one client, whatever connection. */
+	while (n && out[n - 1] != ':')
+		n--;
+	return n ? n - 1 : 0;
 }
 
 void ig_http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out)
