@@ -114,36 +114,21 @@ enum use_result {
 	USE_SCOPE,   /* valid, but a required scope is missing */
 };
 
-/* The value of cookie name in the Cookie field, or {NULL, 0}. */
-static ig_str cookie_value(ig_ctx *ctx, const char *name)
+/* The value of name in list, pairs "name=value" separated by sep (the
+ * query's '&', the Cookie field's ';' with spaces after it), raw (not
+ * %-decoded), or {NULL, 0}. */
+static ig_str pair_value(ig_str list, char sep, const char *name)
 {
-	ig_str all = ig_req_header(ctx, "Cookie");
 	size_t n = strlen(name);
-	const char *p = all.ptr, *end = all.ptr + all.len;
+	const char *p = list.ptr, *end = list.ptr + list.len;
 	while (p && p < end) {
-		while (p < end && (*p == ' ' || *p == ';'))
+		while (p < end && *p == ' ')
 			p++;
-		const char *semi = memchr(p, ';', (size_t)(end - p));
-		const char *stop = semi ? semi : end;
+		const char *next = memchr(p, sep, (size_t)(end - p));
+		const char *stop = next ? next : end;
 		if ((size_t)(stop - p) > n && p[n] == '=' && memcmp(p, name, n) == 0)
 			return (ig_str){ p + n + 1, (size_t)(stop - p - n - 1) };
-		p = semi ? semi + 1 : NULL;
-	}
-	return (ig_str){ NULL, 0 };
-}
-
-/* The raw value of query parameter name (not %-decoded), or {NULL, 0}. */
-static ig_str query_value(ig_ctx *ctx, const char *name)
-{
-	ig_str q = ig_req(ctx)->query;
-	size_t n = strlen(name);
-	const char *p = q.ptr, *end = q.ptr + q.len;
-	while (p && p < end) {
-		const char *amp = memchr(p, '&', (size_t)(end - p));
-		const char *stop = amp ? amp : end;
-		if ((size_t)(stop - p) > n && p[n] == '=' && memcmp(p, name, n) == 0)
-			return (ig_str){ p + n + 1, (size_t)(stop - p - n - 1) };
-		p = amp ? amp + 1 : NULL;
+		p = next ? next + 1 : NULL;
 	}
 	return (ig_str){ NULL, 0 };
 }
@@ -220,8 +205,8 @@ static enum use_result check_handler(ig_ctx *ctx, const struct ig_sec_use *u, st
 	} else {
 		cred.kind = IG_CRED_API_KEY;
 		cred.key = s->in == IG_SEC_IN_HEADER ? ig_req_header(ctx, s->param)
-			   : s->in == IG_SEC_IN_QUERY ? query_value(ctx, s->param)
-						       : cookie_value(ctx, s->param);
+			   : s->in == IG_SEC_IN_QUERY ? pair_value(ig_req(ctx)->query, '&', s->param)
+						       : pair_value(ig_req_header(ctx, "Cookie"), ';', s->param);
 		if (!cred.key.len)
 			return USE_ABSENT;
 	}
