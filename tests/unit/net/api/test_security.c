@@ -1,0 +1,310 @@
+/* Unit tests of net/api/security.c, the door, over hand-written tables of
+ * the shape schemac emits: apiKey in a header, query and cookie, http
+ * basic, the auth handler's answers and scopes, alternatives (any) and
+ * requirement objects (all), 401 and 403 with their challenges, a bearer
+ * token with no key set, the limit on failed attempts per address, and
+ * ig_secret_eq. The exchange (net/http) is a stand-in that records what
+ * the door asked of it; JWT verification is net/auth's own. */
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/loop.h"
+#include "kernel/runtime/pool.h"
+#include "net/api/security.h"
+#include "net/auth/settings.h"
+#include "net/metrics/metrics.h"
+#include "tests/unit/check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct ig_pool blocks;
+static struct ig_loop loop;
+
+/* ---- the exchange, recorded ---- */
+
+struct ig_ctx {
+	ig_arena arena;
+	ig_request req;
+	ig_header fields[4];
+	const char *peer;
+	int status;
+	const char *problem;
+	char challenge[3][128];
+	int nchallenges;
+	char retry_after[8];
+	const struct ig_principal *principal;
+};
+
+static void ctx_start(ig_ctx *c, const char *peer)
+{
+	memset(c, 0, sizeof *c);
+	ig_arena_init(&c->arena, &blocks, 1 << 20);
+	c->req.method = IG_STR("GET");
+	c->req.headers = c->fields;
+	c->peer = peer;
+}
+
+static void add_field(ig_ctx *c, const char *name, const char *value)
+{
+	c->fields[c->req.num_headers++] = (ig_header){ { name, strlen(name) }, { value, strlen(value) } };
+}
+
+void *ig_alloc(ig_ctx *c, size_t size) { return ig_arena_alloc(&c->arena, size); }
+ig_arena *ig_ctx_arena(ig_ctx *c) { return &c->arena; }
+const ig_request *ig_req(const ig_ctx *c) { return &c->req; }
+struct ig_loop *ig_ctx_loop(ig_ctx *c) { (void)c; return &loop; }
+const struct ig_principal *ig_principal(const ig_ctx *c) { return c->principal; }
+void ig_set_principal(ig_ctx *c, const struct ig_principal *p) { c->principal = p; }
+
+ig_str ig_req_header(const ig_ctx *c, const char *name)
+{
+	for (size_t i = 0; i < c->req.num_headers; i++)
+		if (c->fields[i].name.len == strlen(name) && strncasecmp(c->fields[i].name.ptr, name, strlen(name)) == 0)
+			return c->fields[i].value;
+	return (ig_str){ NULL, 0 };
+}
+
+size_t ig_client_addr(const ig_ctx *c, char *out, size_t cap)
+{
+	size_t n = c->peer ? strlen(c->peer) : 0;
+	if (n > cap)
+		return 0;
+	memcpy(out, c->peer, n);
+	return n;
+}
+
+void ig_add_header(ig_ctx *c, const char *name, ig_str value)
+{
+	if (strcmp(name, "WWW-Authenticate") == 0 && c->nchallenges < 3)
+		snprintf(c->challenge[c->nchallenges++], sizeof c->challenge[0], "%.*s", (int)value.len, value.ptr);
+	else if (strcmp(name, "Retry-After") == 0)
+		snprintf(c->retry_after, sizeof c->retry_after, "%.*s", (int)value.len, value.ptr);
+}
+
+void ig_respond_problem(ig_ctx *c, int status, const char *detail)
+{
+	c->status = status;
+	c->problem = detail;
+}
+
+/* The runtime's per-core slots, one part here. */
+void **ig_loop_slot(struct ig_loop *l, struct ig_loop_slot *key)
+{
+	atomic_store(&key->index, 1);
+	return &l->slots[0];
+}
+
+/* net/auth's settings: no key set (every token IG_JWT_NO_KEYS). */
+struct ig_auth_settings_values ig_auth_settings_values = { .jwks_file = "", .issuer = "", .audience = "",
+							   .leeway_s = 60, .failures_per_min = 100 };
+const struct ig_jwks *ig_jwks_current(void) { return NULL; }
+void ig_auth_policy(struct ig_jwt_policy *out) { *out = (struct ig_jwt_policy){ .leeway_s = 60 }; }
+void ig_expo_family(struct ig_expo *e, const char *name, const char *type, const char *help)
+{
+	(void)e, (void)name, (void)type, (void)help;
+}
+void ig_expo_sample(struct ig_expo *e, const char *name, const struct ig_label *labels, size_t nlabels, double value)
+{
+	(void)e, (void)name, (void)labels, (void)nlabels, (void)value;
+}
+
+/* ---- the app's auth handler ---- */
+
+static int handler_calls;
+static struct ig_credentials last;
+
+enum ig_auth_result ig_auth_handler(ig_ctx *ctx, const struct ig_credentials *cred, struct ig_principal *out)
+{
+	(void)ctx;
+	handler_calls++;
+	last = *cred;
+	static const ig_str admin_scopes[] = { { "admin", 5 } };
+	if (cred->kind == IG_CRED_API_KEY && ig_secret_eq(cred->key, IG_STR("k-123"))) {
+		out->subject = IG_STR("key-user");
+		return IG_AUTH_OK;
+	}
+	if (cred->kind == IG_CRED_API_KEY && ig_secret_eq(cred->key, IG_STR("k-admin"))) {
+		out->subject = IG_STR("key-admin");
+		out->scopes = admin_scopes;
+		out->nscopes = 1;
+		return IG_AUTH_OK;
+	}
+	if (cred->kind == IG_CRED_BASIC && ig_secret_eq(cred->user, IG_STR("ann")) &&
+	    ig_secret_eq(cred->password, IG_STR("pa:ss")))
+	{
+		out->subject = IG_STR("ann");
+		return IG_AUTH_OK;
+	}
+	return IG_AUTH_REFUSED;
+}
+
+/* ---- the tables, as schemac writes them ---- */
+
+static const struct ig_sec_scheme hdr = { "hdr", IG_SEC_API_KEY, IG_SEC_IN_HEADER, "X-Key", ig_auth_handler };
+static const struct ig_sec_scheme qry = { "qry", IG_SEC_API_KEY, IG_SEC_IN_QUERY, "key", ig_auth_handler };
+static const struct ig_sec_scheme cki = { "cki", IG_SEC_API_KEY, IG_SEC_IN_COOKIE, "sid", ig_auth_handler };
+static const struct ig_sec_scheme basic = { "basic", IG_SEC_BASIC, IG_SEC_IN_HEADER, NULL, ig_auth_handler };
+static const struct ig_sec_scheme jwt = { "jwt", IG_SEC_BEARER, IG_SEC_IN_HEADER, NULL, NULL };
+
+static const char *const admin[] = { "admin" };
+/* [{hdr}, {qry}, {cki}, {basic}] */
+static const struct ig_sec_use u_hdr[] = { { &hdr, NULL, 0 } }, u_qry[] = { { &qry, NULL, 0 } },
+			       u_cki[] = { { &cki, NULL, 0 } }, u_basic[] = { { &basic, NULL, 0 } };
+static const struct ig_sec_alt any_alts[] = { { u_hdr, 1 }, { u_qry, 1 }, { u_cki, 1 }, { u_basic, 1 } };
+static const struct ig_security any = { ig_security_check, any_alts, 4 };
+/* [{hdr: [admin]}, {jwt: [admin]}] */
+static const struct ig_sec_use u_hdr_admin[] = { { &hdr, admin, 1 } }, u_jwt_admin[] = { { &jwt, admin, 1 } };
+static const struct ig_sec_alt scoped_alts[] = { { u_hdr_admin, 1 }, { u_jwt_admin, 1 } };
+static const struct ig_security scoped = { ig_security_check, scoped_alts, 2 };
+/* [{hdr, basic}]: both */
+static const struct ig_sec_use u_both[] = { { &hdr, NULL, 0 }, { &basic, NULL, 0 } };
+static const struct ig_sec_alt both_alts[] = { { u_both, 2 } };
+static const struct ig_security both = { ig_security_check, both_alts, 1 };
+
+static bool run(ig_ctx *c, const struct ig_security *sec)
+{
+	return sec->check(c, sec);
+}
+
+static void test_api_keys(void)
+{
+	ig_ctx c;
+	ctx_start(&c, "192.0.2.1");
+	add_field(&c, "x-key", "k-123");
+	CHECK(run(&c, &any), "apiKey in a header passes");
+	CHECK(c.principal && ig_str_eq(c.principal->subject, "key-user", 8), "its principal is the handler's");
+	CHECK(c.principal && strcmp(c.principal->scheme, "hdr") == 0, "named by its scheme");
+
+	ctx_start(&c, "192.0.2.1");
+	c.req.query = IG_STR("a=1&key=k-123&b=2");
+	CHECK(run(&c, &any), "apiKey in the query passes");
+	CHECK(ig_str_eq(last.key, "k-123", 5), "the query's value is handed over");
+
+	ctx_start(&c, "192.0.2.1");
+	c.req.query = IG_STR("keyx=k-123&xkey=k-123");
+	CHECK(!run(&c, &any), "only the exact query name counts");
+	CHECK_INT(c.status, 401, "no credential: 401");
+
+	ctx_start(&c, "192.0.2.1");
+	add_field(&c, "Cookie", "theme=dark; sid=k-123; x=y");
+	CHECK(run(&c, &any), "apiKey in a cookie passes");
+
+	ctx_start(&c, "192.0.2.1");
+	add_field(&c, "X-Key", "k-wrong");
+	handler_calls = 0;
+	CHECK(!run(&c, &any), "a wrong key is refused");
+	CHECK_INT(c.status, 401, "401");
+	CHECK(c.principal == NULL, "no principal");
+	CHECK(c.nchallenges == 1 && strcmp(c.challenge[0], "Basic realm=\"api\", charset=\"UTF-8\"") == 0,
+	      "the challenge of the basic scheme it could use");
+	CHECK_INT(handler_calls, 1, "the handler is called only for credentials sent");
+}
+
+static void test_basic(void)
+{
+	ig_ctx c;
+	ctx_start(&c, "192.0.2.2");
+	add_field(&c, "Authorization", "Basic YW5uOnBhOnNz"); /* ann:pa:ss */
+	CHECK(run(&c, &any), "basic passes");
+	CHECK(ig_str_eq(last.user, "ann", 3) && ig_str_eq(last.password, "pa:ss", 5),
+	      "user and password split at the first colon");
+
+	ctx_start(&c, "192.0.2.2");
+	add_field(&c, "Authorization", "Basic !!!");
+	CHECK(!run(&c, &any), "basic that is not base64 is refused");
+	CHECK_INT(c.status, 401, "401");
+
+	ctx_start(&c, "192.0.2.2");
+	add_field(&c, "Authorization", "Basic YW5u"); /* ann, no colon */
+	CHECK(!run(&c, &any), "basic without a colon is refused");
+
+	/* Both schemes of one requirement object must pass. */
+	ctx_start(&c, "192.0.2.2");
+	add_field(&c, "X-Key", "k-123");
+	CHECK(!run(&c, &both), "a requirement object needs all its schemes");
+	ctx_start(&c, "192.0.2.2");
+	add_field(&c, "X-Key", "k-123");
+	add_field(&c, "Authorization", "Basic YW5uOnBhOnNz");
+	CHECK(run(&c, &both), "with both, it passes");
+	CHECK(c.principal && ig_str_eq(c.principal->subject, "key-user", 8), "the first scheme's principal");
+}
+
+static void test_scopes(void)
+{
+	ig_ctx c;
+	ctx_start(&c, "192.0.2.3");
+	add_field(&c, "X-Key", "k-123");
+	CHECK(!run(&c, &scoped), "a valid key without the scope is refused");
+	CHECK_INT(c.status, 403, "403");
+	CHECK(c.nchallenges == 1 && strcmp(c.challenge[0], "Bearer error=\"insufficient_scope\", scope=\"admin\"") == 0,
+	      "insufficient_scope names the scope");
+
+	ctx_start(&c, "192.0.2.3");
+	add_field(&c, "X-Key", "k-admin");
+	CHECK(run(&c, &scoped), "the handler's scopes count");
+	CHECK(c.principal && ig_principal_has_scope(c.principal, "admin", 5), "and reach the principal");
+
+	/* No key set: every token is invalid_token. */
+	ctx_start(&c, "192.0.2.3");
+	add_field(&c, "Authorization", "Bearer a.b.c");
+	CHECK(!run(&c, &scoped), "a token without keys is refused");
+	CHECK_INT(c.status, 401, "401");
+	CHECK(c.nchallenges == 1 && strcmp(c.challenge[0], "Bearer error=\"invalid_token\"") == 0, "invalid_token");
+
+	ctx_start(&c, "192.0.2.3");
+	CHECK(!run(&c, &scoped), "nothing sent is refused");
+	CHECK(c.nchallenges == 1 && strcmp(c.challenge[0], "Bearer") == 0, "Bearer without an error attribute");
+}
+
+static void test_limit(void)
+{
+	ig_auth_settings_values.failures_per_min = 3;
+	ig_ctx c;
+	int refused = 0;
+	/* A minute may turn during the loop: then the count restarts. */
+	for (; refused < 7; refused++) {
+		ctx_start(&c, "198.51.100.9");
+		add_field(&c, "X-Key", "k-wrong");
+		run(&c, &any);
+		if (c.status == 429)
+			break;
+	}
+	CHECK(refused >= 3 && refused < 7, "the address is stopped after the limit's failures");
+	CHECK(strcmp(c.retry_after, "60") == 0, "with Retry-After");
+	ctx_start(&c, "198.51.100.9");
+	add_field(&c, "X-Key", "k-123");
+	handler_calls = 0;
+	CHECK(!run(&c, &any) && c.status == 429, "then even good credentials wait");
+	CHECK_INT(handler_calls, 0, "without a call to the handler");
+	ctx_start(&c, "198.51.100.10");
+	add_field(&c, "X-Key", "k-123");
+	CHECK(run(&c, &any), "another address is not limited");
+	ctx_start(&c, "198.51.100.11");
+	for (int i = 0; i < 5; i++) {
+		ctx_start(&c, "198.51.100.11");
+		run(&c, &any);
+	}
+	CHECK_INT(c.status, 401, "sending nothing is not a failed attempt");
+	ig_auth_settings_values.failures_per_min = 100;
+}
+
+static void test_secret_eq(void)
+{
+	CHECK(ig_secret_eq(IG_STR("abc"), IG_STR("abc")), "equal");
+	CHECK(!ig_secret_eq(IG_STR("abc"), IG_STR("abd")), "one byte differs");
+	CHECK(!ig_secret_eq(IG_STR("abc"), IG_STR("abcd")), "a prefix is not equal");
+	CHECK(!ig_secret_eq(IG_STR(""), IG_STR("a")), "empty is not equal to one byte");
+	CHECK(ig_secret_eq(IG_STR(""), IG_STR("")), "empty equals empty");
+}
+
+int main(void)
+{
+	ig_log_threshold = -1;
+	ig_pool_init(&blocks, 16384, 16, 1 << 10);
+	test_api_keys();
+	test_basic();
+	test_scopes();
+	test_limit();
+	test_secret_eq();
+	return check_done();
+}
