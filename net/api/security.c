@@ -229,7 +229,9 @@ static enum use_result check_use(ig_ctx *ctx, const struct ig_sec_use *u, struct
 
 /* ---- the answers ---- */
 
-/* 403: the scopes of the alternative that lacked only scopes. */
+/* 403: the scopes of the alternative that lacked only scopes, in RFC
+ * 6750's form whatever its schemes (an apiKey's scopes are the auth
+ * handler's; no other registered challenge carries a scope). */
 static void answer_scope(ig_ctx *ctx, const struct ig_sec_alt *alt)
 {
 	ig_wbuf w = { .arena = ig_ctx_arena(ctx) };
@@ -251,21 +253,18 @@ static void answer_scope(ig_ctx *ctx, const struct ig_sec_alt *alt)
 static void answer_unauthorized(ig_ctx *ctx, const struct ig_security *sec, bool token_refused)
 {
 	bool bearer = false, basic = false;
-	const char *key = NULL;
 	for (size_t a = 0; a < sec->nalts; a++)
 		for (size_t i = 0; i < sec->alts[a].nuses; i++) {
 			const struct ig_sec_scheme *s = sec->alts[a].uses[i].scheme;
 			bearer |= s->type == IG_SEC_BEARER;
 			basic |= s->type == IG_SEC_BASIC;
-			if (s->type == IG_SEC_API_KEY && !key)
-				key = s->name;
 		}
 	if (bearer)
 		ig_add_header(ctx, "WWW-Authenticate",
 			      token_refused ? IG_STR("Bearer error=\"invalid_token\"") : IG_STR("Bearer"));
 	if (basic)
 		ig_add_header(ctx, "WWW-Authenticate", IG_STR("Basic realm=\"api\", charset=\"UTF-8\""));
-	if (!bearer && !basic)
+	if (!bearer && !basic) /* API keys only: no registered scheme says so */
 		ig_add_header(ctx, "WWW-Authenticate", IG_STR("ApiKey realm=\"api\""));
 	ig_respond_problem(ctx, 401, token_refused ? "invalid_token" : "authentication required");
 }
@@ -299,7 +298,7 @@ bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec)
 				scope_only &= r == USE_SCOPE;
 				if (r != USE_SCOPE)
 					break;
-			} else if (i == 0 || !first.scheme) {
+			} else if (!first.scheme) { /* the first scheme that passed speaks */
 				first = p;
 			}
 		}
