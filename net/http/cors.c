@@ -7,6 +7,7 @@
 #include <string.h>
 
 struct ig_cors_config ig_cors_config;
+static struct ig_cors_origin cors_list[IG_CORS_MAX_ORIGINS]; /* the count is the config's */
 bool ig_cors_on;
 
 static char lower(char c)
@@ -70,7 +71,7 @@ const char *ig_cors_parse_origins(struct ig_cors_config *c)
 			       "a pattern (\"https://*.example.com\") or *";
 		if (o.ptr[o.len - 1] == '/')
 			return "INGOT_CORS_ORIGINS: an origin has no path, not even \"/\"";
-		struct ig_cors_origin *e = &c->list[c->count++];
+		struct ig_cors_origin *e = &cors_list[c->count++];
 		const char *star = memchr(o.ptr, '*', o.len);
 		if (!star) {
 			*e = (struct ig_cors_origin){ .prefix = o };
@@ -107,7 +108,7 @@ bool ig_cors_allows(const struct ig_cors_config *c, ig_str origin)
 	if (c->any)
 		return true;
 	for (size_t i = 0; i < c->count; i++) {
-		const struct ig_cors_origin *e = &c->list[i];
+		const struct ig_cors_origin *e = &cors_list[i];
 		if (!e->pattern) {
 			if (ieq(origin, e->prefix.ptr, e->prefix.len))
 				return true;
