@@ -37,7 +37,7 @@ __attribute__((cold, noinline)) static void refuse(ig_ctx *ctx, const struct ig_
 	int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)wait);
 	ig_add_header(ctx, "Retry-After", (ig_str){ buf, (size_t)n });
 	ig_add_header(ctx, "RateLimit-Policy", (ig_str){ l->policy, strlen(l->policy) });
-	n = snprintf(buf, sizeof buf, "%s;r=0;t=%llu", l->name, (unsigned long long)wait);
+	n = snprintf(buf, sizeof buf, "%s;r=0;t=%llu", l->policy_name, (unsigned long long)wait);
 	ig_add_header(ctx, "RateLimit", (ig_str){ buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1 });
 	ig_respond_problem(ctx, 429, "too many requests: try again after the Retry-After seconds");
 }

@@ -23,8 +23,8 @@ struct ig_rate_limit {
 	enum ig_rate_key key;
 	const char *header; /* IG_RATE_KEY_HEADER: the header's name */
 	/* The IETF httpapi draft's RateLimit-Policy value ("name";q=burst;w=seconds)
-	   and the name as a structured-field string, for RateLimit. */
-	const char *policy, *name;
+	   and its name as a structured-field string, for RateLimit. */
+	const char *policy, *policy_name;
 };
 
 /* Whether the request may go on under l; if not it has been answered 429

@@ -118,7 +118,7 @@ void emit_rate_limits(struct sc_model *m, struct sc_out *c)
 			out_line(c, ".key = IG_RATE_KEY_ADDRESS,");
 		}
 		out_line(c, ".policy = %s,", pol);
-		out_line(c, ".name = %s,", nm);
+		out_line(c, ".policy_name = %s,", nm);
 		out_close(c, "};");
 		free(quoted);
 		free(policy);

@@ -346,7 +346,7 @@ static void test_router(void)
 
 static const struct ig_rate_limit t_limit = {
 	.id = 7, .burst = 2, .interval_us = 1000000, .key = IG_RATE_KEY_HEADER, .header = "X-Key",
-	.policy = "\"t\";q=1;w=1", .name = "\"t\"",
+	.policy = "\"t\";q=1;w=1", .policy_name = "\"t\"",
 };
 
 static void test_rate_limited(void)
