@@ -100,10 +100,12 @@ void emit_rate_limits(struct sc_model *m, struct sc_out *c)
 	out_line(c, "/* x-ingot-rate-limit: the limits (net/api/rate_limit.h) the descriptors point to. */");
 	for (size_t i = 0; i < m->nrate_limits; i++) {
 		const struct sc_rate_limit *l = m->rate_limits[i];
-		/* RateLimit-Policy states the sustained rate: q per w seconds. */
+		/* RateLimit-Policy states the sustained rate, q per w whole
+		   seconds: a period under a second is stated per second. */
+		uint64_t w = (l->per_us + 999999) / 1000000;
+		uint64_t q = (uint64_t)l->rate * w * 1000000 / l->per_us;
 		char *quoted = sc_printf("\"%s\"", l->name);
-		char *policy = sc_printf("%s;q=%u;w=%llu", quoted, l->rate,
-					 (unsigned long long)((l->per_us + 999999) / 1000000));
+		char *policy = sc_printf("%s;q=%llu;w=%llu", quoted, (unsigned long long)(q ? q : 1), (unsigned long long)w);
 		char *pol = c_str(policy), *nm = c_str(quoted);
 		out_open(c, "static const struct ig_rate_limit ig_rate_limit_%zu = {", i);
 		out_line(c, ".id = %u,", l->id);
