@@ -474,7 +474,10 @@ UNIT_SRC_net/lambda/test_api_call := net/lambda/post_blocking.c net/http/respons
                                 $(addprefix kernel/runtime/,loop.c timer.c clock.c json.c arena.c pool.c)
 UNIT_SRC_net/api/test_validate := net/api/validate.c kernel/runtime/json.c $(API_JSON)
 UNIT_SRC_net/api/test_decode   := net/api/decode.c net/api/validate.c kernel/runtime/json.c $(API_JSON)
-UNIT_SRC_net/api/test_operation := net/api/operation.c net/http/cors.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
+UNIT_SRC_net/api/test_rate_table := net/http/client_addr.c
+UNIT_FLAGS_net/api/test_rate_table := -lpthread
+UNIT_SRC_net/api/test_operation := net/api/operation.c net/api/rate_limit.c net/api/rate_table.c net/http/client_addr.c \
+                               net/http/cors.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
                                kernel/runtime/clock.c $(API_JSON)
 UNIT_SRC_net/client/test_mock  := kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
@@ -591,7 +594,7 @@ schemac-asan: $(SCHEMAC_ASAN)
 SCHEMAC_TEST := $(BUILD)/test/schemac
 SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/runtime/json.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
                         kernel/runtime/log.c kernel/runtime/clock.c kernel/runtime/lz.c net/http/codec.c net/http/cors.c \
-                        $(filter-out $(API_MAIN),$(wildcard net/api/*.c))
+                        net/http/client_addr.c $(filter-out $(API_MAIN),$(wildcard net/api/*.c))
 SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
                   -Wmissing-prototypes -Wno-overlength-strings
 $(SCHEMAC_TEST)/musl/api.o: $(SCHEMAC_TEST)/service/api.c $(DEPS)/.stamp

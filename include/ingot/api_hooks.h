@@ -80,6 +80,9 @@ struct ig_app {
 	const char *openapi_json;
 	size_t openapi_len;
 	const struct ig_app_cors *cors; /* NULL: the document states none */
+	/* Some operation's rate limit is keyed by the client's address: the
+	   listeners keep each connection's peer address for it. */
+	bool peer_addresses;
 };
 
 /* The program's entry (net/api/main.c calls it with ig_api_app): parses

@@ -57,6 +57,8 @@ __attribute__((cold, noinline)) static void answer_no_stack(ig_ctx *ctx)
 
 IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
 {
+	if (__builtin_expect(op->rate_limit != NULL, 0) && !ig_rate_limit_admit(ctx, op->rate_limit))
+		return;
 	/* In the arena, zeroed: a pending or waiting handler keeps them. One
 	   allocation: the run, then in, then out. */
 	size_t in_size = OP_ALIGN(op->in_size), out_size = OP_ALIGN(op->out_size);

@@ -7,6 +7,8 @@
 #include "internal.h"
 #include "wait.h"
 #include "cors.h"
+#include "client_addr.h"
+#include "net/api/rate_limit.h"
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
 #include "ingot/log.h"
@@ -247,6 +249,24 @@ void ig_count_rejected(ig_ctx *x, int status)
 		ig_counter_add(&x->core->meter.validation[x->route], 1);
 	else
 		ig_http_meter_error(&x->core->meter, status);
+}
+
+void ig_count_rate_limited(ig_ctx *x)
+{
+	if (x->metered && x->core->meter.rate_limited)
+		ig_counter_add(&x->core->meter.rate_limited[x->route], 1);
+}
+
+bool ig_http_peer_addr(const ig_ctx *x, uint8_t out[16])
+{
+	char text[IG_PEER_TEXT_MAX];
+	size_t n = x->conn && x->conn->t && x->conn->t->ops->peer ? x->conn->t->ops->peer(x->conn->t, text, sizeof text) : 0;
+	return n && ig_addr_parse((ig_str){ text, n }, out);
+}
+
+uint64_t ig_http_start_us(const ig_ctx *x)
+{
+	return x->start_us;
 }
 
 IG_HOT void ig_set_status(ig_ctx *x, int status)

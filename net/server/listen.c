@@ -26,7 +26,8 @@ static struct ig_net_listener *open_one(struct http_core *core, size_t slot, int
 		return NULL;
 	struct ig_net_listen_spec spec = {
 		.host = cfg->host, .backlog = 4096, .fd = fd, .max_streams = (uint32_t)cfg->max_conns,
-		.keep_peer = cfg->access_log, /* the access log's "client" */
+		/* the access log's "client", a rate limit's key */
+		.keep_peer = cfg->access_log || core->app->peer_addresses,
 		/* The first core's: another process on the port stops the start
 		   (the later cores join this one's SO_REUSEPORT group). */
 		.probe = core->index == 0 && !cfg->share_port ? setting : NULL,

@@ -98,6 +98,8 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 	out_line(c, ".openapi_len = %zu,", len);
 	if (m->cors.present)
 		out_line(c, ".cors = &ig_api_cors,");
+	if (sc_rate_limits_need_peer(m))
+		out_line(c, ".peer_addresses = true,");
 	out_close(c, "};");
 	free(title);
 	free(version);
