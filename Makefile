@@ -68,6 +68,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/server/drain.c net/server/stats.c net/server/admin.c net/server/activation.c net/server/idle.c \
             net/server/server_metrics.c net/server/watchdog.c net/server/log_level.c net/server/reload.c \
             net/server/conn_limit.c net/server/mem_budget.c net/http/error_log.c kernel/runtime/membudget_log.c \
+            net/http/cors_settings.c \
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
@@ -473,7 +474,10 @@ UNIT_SRC_net/lambda/test_api_call := net/lambda/post_blocking.c net/http/respons
                                 $(addprefix kernel/runtime/,loop.c timer.c clock.c json.c arena.c pool.c)
 UNIT_SRC_net/api/test_validate := net/api/validate.c kernel/runtime/json.c $(API_JSON)
 UNIT_SRC_net/api/test_decode   := net/api/decode.c net/api/validate.c kernel/runtime/json.c $(API_JSON)
-UNIT_SRC_net/api/test_operation := net/api/operation.c net/http/cors.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
+UNIT_SRC_net/api/test_rate_table := net/http/client_addr.c
+UNIT_FLAGS_net/api/test_rate_table := -lpthread
+UNIT_SRC_net/api/test_operation := net/api/operation.c net/api/rate_limit.c net/api/rate_table.c net/http/client_addr.c \
+                               net/http/cors.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
                                kernel/runtime/clock.c $(API_JSON)
 UNIT_SRC_net/client/test_mock  := kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
@@ -522,7 +526,7 @@ UNIT_FLAGS_net/auth/test_jwks      := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/auth/test_token_cache := $(AUTH_SRC)
 UNIT_FLAGS_net/auth/test_token_cache := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 # net/api's door over a stand-in exchange, with net/auth's verify
-UNIT_SRC_net/api/test_security := net/api/security.c net/api/auth_metrics.c $(AUTH_SRC) kernel/runtime/base64.c kernel/runtime/log.c kernel/runtime/json.c \
+UNIT_SRC_net/api/test_security := net/api/security.c net/api/auth_metrics.c net/http/client_addr.c $(AUTH_SRC) kernel/runtime/base64.c kernel/runtime/log.c kernel/runtime/json.c \
                                kernel/runtime/clock.c
 UNIT_FLAGS_net/api/test_security := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 # tools/bench/jwtbench: net/auth's verify and cache-hit cost (not a test),
@@ -539,7 +543,7 @@ UNIT_SRC_kernel/metal/test_cmdline := kernel/metal/cmdline.c
 UNIT_SRC_kernel/metal/test_pages  := kernel/metal/pages.c
 UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c kernel/runtime/clock.c
 UNIT_SRC_net/http/test_meter        := net/http/meter.c net/metrics/histogram.c
-UNIT_SRC_net/http/test_cors         := net/http/cors.c
+UNIT_SRC_net/http/test_cors         := net/http/cors.c net/http/cors_settings.c
 UNIT_SRC_net/http/test_error_log    := $(addprefix kernel/runtime/,log.c timer.c clock.c json.c arena.c pool.c)
 UNIT_SRC_net/client/test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/runtime/clock.c kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c
@@ -597,7 +601,7 @@ SCHEMAC_TEST := $(BUILD)/test/schemac
 API_DOOR := net/api/security.c net/api/auth_metrics.c
 SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/runtime/json.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
                         kernel/runtime/log.c kernel/runtime/clock.c kernel/runtime/lz.c net/http/codec.c net/http/cors.c \
-                        $(filter-out $(API_MAIN) $(API_DOOR),$(wildcard net/api/*.c))
+                        net/http/client_addr.c $(filter-out $(API_MAIN) $(API_DOOR),$(wildcard net/api/*.c))
 SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
                   -Wmissing-prototypes -Wno-overlength-strings
 $(SCHEMAC_TEST)/musl/api.o: $(SCHEMAC_TEST)/service/api.c $(DEPS)/.stamp

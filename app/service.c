@@ -20,6 +20,16 @@ int getHealth(ig_ctx *ctx, const struct getHealth_in *in, struct getHealth_out *
 	return 200;
 }
 
+/* Its limit (x-ingot-rate-limit) is the runtime's: a request that reaches
+ * the handler was admitted. */
+int getLimited(ig_ctx *ctx, const struct getLimited_in *in, struct getLimited_out *out)
+{
+	(void)ctx;
+	(void)in;
+	out->r200.ok = true;
+	return 200;
+}
+
 /* Static data: the body is rebuilt by the encoder on every request, so
  * this measures encoding, not building the values. */
 static const ig_str widget_tags[] = { { "a", 1 }, { "b", 1 }, { "c", 1 } };

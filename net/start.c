@@ -25,6 +25,7 @@
 #include "net/start.h"
 #include "net/tls/tls.h"
 #include "net/http/cors.h"
+#include "net/http/client_addr.h"
 #include "net/unlinked.h"
 #include "ingot/lifecycle.h"
 #include "ingot/version.h"
@@ -51,6 +52,7 @@ void ig_pg_core_start(struct ig_loop *loop, int core_count) WEAK;
 static const struct ig_settings *const settings_parts[] = {
 	&ig_http_server_settings,
 	&ig_cors_settings,
+	&ig_client_addr_settings,
 	&ig_client_settings,
 	&ig_dns_settings,
 	&ig_tls_trust_settings,

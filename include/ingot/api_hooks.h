@@ -40,11 +40,6 @@ struct ig_principal;
 /* The door (net/api/security.c) admitted the request as p (in the arena):
  * what ig_principal returns from now on. */
 IG_NONNULL(1, 2) void ig_set_principal(ig_ctx *ctx, const struct ig_principal *p);
-/* The client's address without its port ("192.0.2.7", "[::1]") into
- * out[0..cap) (cap >= 56), not NUL-terminated. Returns its length, or 0
- * when it is not known (the connection is gone, or its transport keeps
- * no peer). */
-IG_NONNULL(1, 2) size_t ig_client_addr(const ig_ctx *ctx, char *out, size_t cap);
 
 /* ---- encoders ---- */
 
@@ -89,9 +84,10 @@ struct ig_app {
 	const char *openapi_json;
 	size_t openapi_len;
 	const struct ig_app_cors *cors; /* NULL: the document states none */
-	/* Some operation has security: the listeners keep each client's
-	   address, which the door's limit on failed attempts is keyed by. */
-	bool secured;
+	/* Some operation's rate limit is keyed by the client's address, or
+	   some operation has security (the door's limit on failed attempts
+	   is keyed by it): the listeners keep each connection's peer address. */
+	bool peer_addresses;
 };
 
 /* The program's entry (net/api/main.c calls it with ig_api_app): parses

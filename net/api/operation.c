@@ -57,6 +57,12 @@ __attribute__((cold, noinline)) static void answer_no_stack(ig_ctx *ctx)
 
 IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
 {
+	if (__builtin_expect(op->rate_limit != NULL, 0) && !ig_rate_limit_admit(ctx, op->rate_limit))
+		return;
+	/* The door before the decoder: a caller without credentials learns
+	   nothing of the parameters' rules and costs no decoding. */
+	if (__builtin_expect(op->security != NULL, 0) && !op->security->check(ctx, op->security))
+		return;
 	/* In the arena, zeroed: a pending or waiting handler keeps them. One
 	   allocation: the run, then in, then out. */
 	size_t in_size = OP_ALIGN(op->in_size), out_size = OP_ALIGN(op->out_size);
@@ -71,10 +77,6 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 		.work = { .handle = op->handle, .name = op->id, .in = in, .out = in + in_size, .finish = op_finish },
 		.op = op,
 	};
-	/* The door before the decoder: a caller without credentials learns
-	   nothing of the parameters' rules and costs no decoding. */
-	if (op->security && !op->security->check(ctx, op->security))
-		return;
 	if (op->decode) {
 		int bad = op->decode(ctx, seg, in);
 		if (bad) {

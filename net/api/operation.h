@@ -11,6 +11,7 @@
 #include "validate.h"
 #include "ingot/api_hooks.h"
 #include "security.h"
+#include "rate_limit.h"
 
 /* Fills the zeroed in struct from the request (parameters from seg, the
  * path's segments, and the query, headers and body). Returns 0, or the
@@ -51,6 +52,9 @@ struct ig_operation {
 	ig_check_op_fn *check;
 	const struct ig_response_schema *schemas;
 	size_t nschemas;
+	/* Its x-ingot-rate-limit (or the root's), checked before decoding;
+	   NULL: none, and no cost but the test. */
+	const struct ig_rate_limit *rate_limit;
 };
 
 /* The check members of a generated descriptor: schemas (an array of n)
@@ -70,7 +74,8 @@ struct ig_operation {
  * follows its status unless it returned IG_PENDING: at once, or when a
  * handler that waited returns. At the core's cap of live coroutines
  * (INGOT_MAX_WAITING) the answer is 503 with Retry-After: 1 instead. seg:
- * the path's segments, for decoders of path parameters. */
+ * the path's segments, for decoders of path parameters. An operation with
+ * a rate limit is first admitted by it (rate_limit.h), or answered 429. */
 void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg);
 
 /* Debug builds: the check of op->check. The handler returned status (or

@@ -8,6 +8,8 @@
 #include "security.h"
 #include "auth_metrics.h"
 #include "net/auth/settings.h"
+#include "net/http/client_addr.h"
+#include "rate_limit.h"
 #include "kernel/runtime/base64.h"
 #include "kernel/runtime/loop.h"
 #include "ingot/api_hooks.h"
@@ -90,14 +92,17 @@ static struct door_core *door_core(ig_ctx *ctx)
 /* The client's slot in d's table (NULL: its address is not known). */
 static struct fail_slot *fail_slot(ig_ctx *ctx, struct door_core *d, int64_t minute)
 {
-	char addr[64];
-	size_t n = ig_client_addr(ctx, addr, sizeof addr);
-	if (!n)
+	/* The client as the rate limits see it: the peer, or behind
+	   INGOT_TRUSTED_PROXIES the nearest untrusted hop. */
+	uint8_t peer[16], addr[16];
+	if (!ig_http_peer_addr(ctx, peer))
 		return NULL;
+	const ig_request *q = ig_req(ctx);
+	ig_client_addr(&ig_trusted_proxies, peer, q->headers, q->num_headers, addr);
 	/* FNV-1a from the cache's random key: the slots cannot be aimed at. */
 	uint64_t h = d->cache.key[0] ^ 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)addr[i]) * 0x100000001b3ull;
+	for (size_t i = 0; i < sizeof addr; i++)
+		h = (h ^ addr[i]) * 0x100000001b3ull;
 	struct fail_slot *s = &d->fails[(h ^ (h >> 32)) % FAIL_SLOTS];
 	if (s->hash != h || s->minute != minute)
 		*s = (struct fail_slot){ .hash = h, .minute = minute };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 struct ig_cors_config ig_cors_config;
+struct ig_cors_origin ig_cors_origins[IG_CORS_MAX_ORIGINS];
 bool ig_cors_on;
 
 static char lower(char c)
@@ -47,47 +48,6 @@ static ig_str trim(const char *p, const char *end)
 	return (ig_str){ p, (size_t)(end - p) };
 }
 
-const char *ig_cors_parse_origins(struct ig_cors_config *c)
-{
-	c->any = false;
-	c->count = 0;
-	const char *p = c->origins, *end = p + strlen(p);
-	while (p < end) {
-		const char *comma = memchr(p, ',', (size_t)(end - p));
-		ig_str o = trim(p, comma ? comma : end);
-		p = comma ? comma + 1 : end;
-		if (!o.len)
-			continue;
-		if (o.len == 1 && o.ptr[0] == '*') {
-			c->any = true;
-			continue;
-		}
-		if (c->count == IG_CORS_MAX_ORIGINS)
-			return "INGOT_CORS_ORIGINS: at most 64 origins";
-		const char *scheme = memchr(o.ptr, ':', o.len);
-		if (!scheme || (size_t)(o.ptr + o.len - scheme) < 4 || memcmp(scheme, "://", 3) != 0)
-			return "INGOT_CORS_ORIGINS: an origin is scheme://host[:port] (\"https://app.example.com\"), "
-			       "a pattern (\"https://*.example.com\") or *";
-		if (o.ptr[o.len - 1] == '/')
-			return "INGOT_CORS_ORIGINS: an origin has no path, not even \"/\"";
-		struct ig_cors_origin *e = &c->list[c->count++];
-		const char *star = memchr(o.ptr, '*', o.len);
-		if (!star) {
-			*e = (struct ig_cors_origin){ .prefix = o };
-			continue;
-		}
-		const char *host = scheme + 3;
-		if (star != host || star + 1 == o.ptr + o.len || star[1] != '.' ||
-		    memchr(star + 1, '*', (size_t)(o.ptr + o.len - star - 1)))
-			return "INGOT_CORS_ORIGINS: a pattern has one '*', as the host's first label "
-			       "(\"https://*.example.com\")";
-		*e = (struct ig_cors_origin){ .prefix = { o.ptr, (size_t)(star - o.ptr) },
-					      .suffix = { star + 1, (size_t)(o.ptr + o.len - star - 1) },
-					      .pattern = true };
-	}
-	return NULL;
-}
-
 /* What a pattern's '*' may stand for: labels of a host name, dots between. */
 static bool host_labels(const char *p, size_t n)
 {
@@ -107,7 +67,7 @@ bool ig_cors_allows(const struct ig_cors_config *c, ig_str origin)
 	if (c->any)
 		return true;
 	for (size_t i = 0; i < c->count; i++) {
-		const struct ig_cors_origin *e = &c->list[i];
+		const struct ig_cors_origin *e = &ig_cors_origins[i];
 		if (!e->pattern) {
 			if (ieq(origin, e->prefix.ptr, e->prefix.len))
 				return true;

@@ -29,8 +29,11 @@ struct ig_cors_config {
 	/* Derived by the settings' check from origins: */
 	bool any; /* '*' is among them */
 	size_t count;
-	struct ig_cors_origin list[IG_CORS_MAX_ORIGINS];
+	/* the origins themselves are in ig_cors_origins (one list: there is
+	   one policy), out of this struct so that its defaults
+	   (cors_settings.c) are a few bytes of the binary's data */
 };
+extern struct ig_cors_origin ig_cors_origins[IG_CORS_MAX_ORIGINS];
 
 extern struct ig_cors_config ig_cors_config;
 extern const struct ig_settings ig_cors_settings;
@@ -42,10 +45,12 @@ struct ig_app_cors;
  * the settings' parse, on the main thread. */
 void ig_cors_document(const struct ig_app_cors *d);
 
-/* Splits ig_cors_config.origins into the list; NULL, or what is wrong. */
+/* Splits c->origins into ig_cors_origins (c->count of them:
+ * one policy at a time, the last one parsed); NULL, or what is wrong. */
 const char *ig_cors_parse_origins(struct ig_cors_config *c);
 
-/* Whether origin (an Origin field's value) is allowed. */
+/* Whether origin (an Origin field's value) is allowed by c, the policy
+ * last given to ig_cors_parse_origins. */
 bool ig_cors_allows(const struct ig_cors_config *c, ig_str origin);
 
 /* At dispatch, CORS on: the head lines every answer to q carries, into

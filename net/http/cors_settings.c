@@ -1,9 +1,13 @@
 /* CORS's rows of the settings table (the policy cors.h applies) and their
  * check, which splits the origins once at startup. An empty
- * INGOT_CORS_ORIGINS (the default) leaves CORS off. */
+ * INGOT_CORS_ORIGINS (the default) leaves CORS off. The start runs this
+ * file (it stays in .text, net/cold.ld), never cors.c, whose block only a
+ * request faults in. */
 #include "cors.h"
 #include "ingot/api_hooks.h"
 #include "ingot/settings.h"
+
+#include <string.h>
 
 /* The document's policy may replace these before the parse
  * (ig_cors_document); the settings given then override it. */
@@ -18,6 +22,56 @@ void ig_cors_document(const struct ig_app_cors *d)
 	cors_defaults.expose_headers = d->expose_headers;
 	cors_defaults.max_age = d->max_age;
 	cors_defaults.credentials = d->credentials;
+}
+
+static ig_str trim_spaces(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	return (ig_str){ p, (size_t)(end - p) };
+}
+
+const char *ig_cors_parse_origins(struct ig_cors_config *c)
+{
+	c->any = false;
+	c->count = 0;
+	const char *p = c->origins, *end = p + strlen(p);
+	while (p < end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		ig_str o = trim_spaces(p, comma ? comma : end);
+		p = comma ? comma + 1 : end;
+		if (!o.len)
+			continue;
+		if (o.len == 1 && o.ptr[0] == '*') {
+			c->any = true;
+			continue;
+		}
+		if (c->count == IG_CORS_MAX_ORIGINS)
+			return "INGOT_CORS_ORIGINS: at most 64 origins";
+		const char *scheme = memchr(o.ptr, ':', o.len);
+		if (!scheme || (size_t)(o.ptr + o.len - scheme) < 4 || memcmp(scheme, "://", 3) != 0)
+			return "INGOT_CORS_ORIGINS: an origin is scheme://host[:port] (\"https://app.example.com\"), "
+			       "a pattern (\"https://*.example.com\") or *";
+		if (o.ptr[o.len - 1] == '/')
+			return "INGOT_CORS_ORIGINS: an origin has no path, not even \"/\"";
+		struct ig_cors_origin *e = &ig_cors_origins[c->count++];
+		const char *star = memchr(o.ptr, '*', o.len);
+		if (!star) {
+			*e = (struct ig_cors_origin){ .prefix = o };
+			continue;
+		}
+		const char *host = scheme + 3;
+		if (star != host || star + 1 == o.ptr + o.len || star[1] != '.' ||
+		    memchr(star + 1, '*', (size_t)(o.ptr + o.len - star - 1)))
+			return "INGOT_CORS_ORIGINS: a pattern has one '*', as the host's first label "
+			       "(\"https://*.example.com\")";
+		*e = (struct ig_cors_origin){ .prefix = { o.ptr, (size_t)(star - o.ptr) },
+					      .suffix = { star + 1, (size_t)(o.ptr + o.len - star - 1) },
+					      .pattern = true };
+	}
+	return NULL;
 }
 
 static const struct ig_option cors_rows[] = {
@@ -36,7 +90,13 @@ __attribute__((cold)) static const char *check_cors(char *err, size_t errlen)
 {
 	(void)err;
 	(void)errlen;
-	const char *bad = ig_cors_parse_origins(&ig_cors_config);
+	/* Unset, the usual case: nothing to split, and the split's code (in
+	   the cold block, net/cold.ld) is not faulted in. */
+	const char *bad = NULL;
+	ig_cors_config.any = false;
+	ig_cors_config.count = 0;
+	if (*ig_cors_config.origins)
+		bad = ig_cors_parse_origins(&ig_cors_config);
 	/* Copied into answers' heads as given. */
 	const char *e = ig_cors_config.expose_headers;
 	for (size_t i = 0; !bad && e[i]; i++)

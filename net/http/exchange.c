@@ -7,6 +7,8 @@
 #include "internal.h"
 #include "wait.h"
 #include "cors.h"
+#include "client_addr.h"
+#include "net/api/rate_limit.h"
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
 #include "ingot/log.h"
@@ -250,6 +252,24 @@ void ig_count_rejected(ig_ctx *x, int status)
 		ig_http_meter_error(&x->core->meter, status);
 }
 
+void ig_count_rate_limited(ig_ctx *x)
+{
+	if (x->metered && x->core->meter.rate_limited)
+		ig_counter_add(&x->core->meter.rate_limited[x->route], 1);
+}
+
+bool ig_http_peer_addr(const ig_ctx *x, uint8_t out[16])
+{
+	char text[IG_PEER_TEXT_MAX];
+	size_t n = x->conn && x->conn->t && x->conn->t->ops->peer ? x->conn->t->ops->peer(x->conn->t, text, sizeof text) : 0;
+	return n && ig_addr_parse((ig_str){ text, n }, out);
+}
+
+uint64_t ig_http_start_us(const ig_ctx *x)
+{
+	return x->start_us;
+}
+
 IG_HOT void ig_set_status(ig_ctx *x, int status)
 {
 	x->status = status;
@@ -357,18 +377,6 @@ static void access_log(const struct ig_ctx *x)
 		.t = x->conn ? x->conn->t : NULL,
 		.subject = x->principal ? x->principal->subject : (ig_str){ NULL, 0 },
 	});
-}
-
-size_t ig_client_addr(const ig_ctx *x, char *out, size_t cap)
-{
-	struct ig_transport *t = x->conn ? x->conn->t : NULL;
-	if (!t || !t->ops->peer || cap < IG_PEER_TEXT_MAX)
-		return 0;
-	size_t n = t->ops->peer(t, out, cap);
-	/* The address without its port: one client, whatever connection. */
-	while (n && out[n - 1] != ':')
-		n--;
-	return n ? n - 1 : 0;
 }
 
 void ig_http_access_log_engine_error(struct http_conn *c, int status, ig_str request_id, size_t bytes_out)

@@ -56,13 +56,14 @@ void ig_http_meter_init(struct http_meter *m, uint32_t route_count)
 		slots <<= 1;
 	size_t validation = ((size_t)route_count + 1) * sizeof(ig_counter);
 	size_t index = (size_t)slots * sizeof(uint16_t);
-	size_t bytes = cap * sizeof(struct http_series) + validation + index;
+	size_t bytes = cap * sizeof(struct http_series) + 2 * validation + index;
 	char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return;
 	m->series = (struct http_series *)p;
 	m->validation = (ig_counter *)(p + cap * sizeof(struct http_series));
-	m->index = (_Atomic uint16_t *)(p + cap * sizeof(struct http_series) + validation);
+	m->rate_limited = m->validation + route_count + 1;
+	m->index = (_Atomic uint16_t *)(p + cap * sizeof(struct http_series) + 2 * validation);
 	m->cap = (uint32_t)cap;
 	m->index_mask = slots - 1;
 }

@@ -53,6 +53,7 @@ struct http_meter {
 	   answered 503 because no coroutine could be had */
 	ig_counter handlers_waiting, stack_rejected;
 	ig_counter *validation; /* [route_count + 1]: by route, 0 none */
+	ig_counter *rate_limited; /* [route_count + 1]: 429s of a rate limit, by route */
 	/* The series in the order first seen; used is published with release
 	   after an entry's key is written, so the scrape sees whole keys. The
 	   index (the owning core's open addressing, entry + 1, 0 empty) is

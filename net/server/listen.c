@@ -26,9 +26,9 @@ static struct ig_net_listener *open_one(struct http_core *core, size_t slot, int
 		return NULL;
 	struct ig_net_listen_spec spec = {
 		.host = cfg->host, .backlog = 4096, .fd = fd, .max_streams = (uint32_t)cfg->max_conns,
-		/* the access log's "client", and the key of the door's limit on
-		   failed attempts (net/api/security.c) */
-		.keep_peer = cfg->access_log || (core->app && core->app->secured),
+		/* the access log's "client", a rate limit's key, the door's
+		   limit on failed attempts */
+		.keep_peer = cfg->access_log || core->app->peer_addresses,
 		/* The first core's: another process on the port stops the start
 		   (the later cores join this one's SO_REUSEPORT group). */
 		.probe = core->index == 0 && !cfg->share_port ? setting : NULL,

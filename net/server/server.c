@@ -62,10 +62,10 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 	for (int i = 0; i < ig_http_server.core_count; i++) {
 		struct http_core *core = &ig_http_server.cores[i];
 		core->index = (uint32_t)i;
-		core->cfg = cfg;
-		core->app = app; /* before the listeners: app->secured decides whether they keep peers */
+		core->app = app; /* the listeners ask whether it needs peer addresses */
 		if (ig_server_listen(core, &port, &tls_port, err, errlen) != 0)
 			return -1;
+		core->cfg = cfg;
 		/* Here, before the threads: the scrape on core 0 reads every meter. */
 		ig_http_meter_init(&core->meter, app->route_count);
 		core->health_paths = health_paths;

@@ -173,6 +173,17 @@ static void write_errors(struct ig_expo *e)
 		struct ig_label l = label("http_route", r ? app->routes[r - 1] : "");
 		ig_expo_sample(e, "ingot_validation_failures_total", &l, 1, (double)v);
 	}
+	ig_expo_family(e, "ingot_rate_limited_total", "counter",
+		       "Requests a rate limit refused (429 before the handler), by route; a route none was refused on is left out.");
+	for (uint32_t r = 1; r <= app->route_count; r++) {
+		uint64_t v = 0;
+		for (int i = 0; i < ig_http_server.core_count; i++)
+			if (ig_http_server.cores[i].meter.rate_limited)
+				v += ig_counter_get(&ig_http_server.cores[i].meter.rate_limited[r]);
+		struct ig_label l = label("http_route", app->routes[r - 1]);
+		if (v)
+			ig_expo_sample(e, "ingot_rate_limited_total", &l, 1, (double)v);
+	}
 }
 
 static void write_server(struct ig_expo *e, void *arg)

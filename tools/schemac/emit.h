@@ -52,6 +52,8 @@ void emit_types(struct sc_model *m, struct sc_out *h);     /* api.h */
 void emit_encoders(struct sc_model *m, struct sc_out *c);  /* api.c: response writers */
 void emit_decoders(struct sc_model *m, struct sc_out *c);  /* api.c: parameter decoders and checks */
 void emit_router(struct sc_model *m, struct sc_out *c);    /* api.c: operation descriptors and ig_route() */
+/* The rate limits' data (rate_limit_ext.c), before the descriptors. */
+void emit_rate_limits(struct sc_model *m, struct sc_out *c);
 void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, ig_api_app */
 
 /* emit_validate.c: validators over ig_json_value and what the decoders

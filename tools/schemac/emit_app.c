@@ -98,11 +98,11 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 	out_line(c, ".openapi_len = %zu,", len);
 	if (m->cors.present)
 		out_line(c, ".cors = &ig_api_cors,");
+	bool secured = false;
 	for (size_t i = 0; i < m->nops; i++)
-		if (m->ops[i]->security) {
-			out_line(c, ".secured = true,");
-			break;
-		}
+		secured |= m->ops[i]->security != NULL;
+	if (sc_rate_limits_need_peer(m) || secured)
+		out_line(c, ".peer_addresses = true,");
 	out_close(c, "};");
 	free(title);
 	free(version);

@@ -107,6 +107,8 @@ static void emit_operation(struct sc_out *c, const struct sc_op *op)
 	out_line(c, ".handle = ig_handle_%s,", id);
 	if (op->security)
 		out_line(c, ".security = &ig_security_%s,", id);
+	if (op->rate_limit)
+		out_line(c, ".rate_limit = &ig_rate_limit_%u,", op->rate_limit->id);
 	if (op_has_encoder(op)) {
 		out_line(c, ".encode = encode_%s,", id);
 		size_t n = op_checked_responses(op);
@@ -298,6 +300,7 @@ void emit_router(struct sc_model *m, struct sc_out *c)
 	out_line(c, "/* ---- the operations: what ig_run_operation runs (net/api/operation.h) ---- */");
 	out_blank(c);
 	emit_schemes(c, m);
+	emit_rate_limits(m, c);
 	for (size_t i = 0; i < m->nops; i++)
 		emit_operation(c, m->ops[i]);
 	out_line(c, "/* ---- the router ---- */");

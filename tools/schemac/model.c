@@ -814,6 +814,14 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 	free(sc_get_string(m, j, ptr, "description", false));
 	op->validate = get_bool(m, j, ptr, "x-ingot-validate", true);
 	op->id = sc_get_string(m, j, ptr, "operationId", true);
+	const cJSON *limit = sc_get(j, "x-ingot-rate-limit");
+	if (!limit)
+		op->rate_limit = m->rate_global;
+	else if (!cJSON_IsFalse(limit)) {
+		char *p = sc_ptr_key(ptr, "x-ingot-rate-limit");
+		op->rate_limit = sc_parse_rate_limit(m, limit, p, op->id ? op->id : "operation");
+		free(p);
+	}
 	if (!op->id)
 		op->id = sc_strdup("missing_operationId");
 	else if (!sc_is_global_ident(op->id)) {
@@ -1277,6 +1285,8 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 	free(version);
 	parse_info(m, doc);
 	sc_parse_cors(m, doc);
+	if (sc_get(doc, "x-ingot-rate-limit"))
+		m->rate_global = sc_parse_rate_limit(m, sc_get(doc, "x-ingot-rate-limit"), "/x-ingot-rate-limit", "global");
 	provide_problem(m, m->doc);
 	parse_components(m, doc);
 	const cJSON *paths = get_object(m, doc, "", "paths", true);

@@ -229,6 +229,16 @@ struct sc_response {
 
 struct sc_path;
 
+/* An x-ingot-rate-limit (rate_limit_ext.c). */
+struct sc_rate_limit {
+	char *name;   /* its policy's name: the operationId, or "global" */
+	unsigned id;  /* its index in the model's list */
+	uint32_t rate, burst;
+	uint64_t per_us, interval_us;
+	char *header; /* keyed by this request header; NULL: by the client's address */
+	char *ptr;
+};
+
 struct sc_op {
 	char *id;         /* operationId: the handler's name */
 	const char *method; /* "GET", "POST", ...; HEAD and OPTIONS are implied */
@@ -240,6 +250,7 @@ struct sc_op {
 	bool body_required;
 	char *body_ptr;
 	bool validate;            /* false: x-ingot-validate: false */
+	struct sc_rate_limit *rate_limit; /* its own, or the root's; NULL: none */
 	bool param_failed;        /* a parameter was refused (and reported): no more about them */
 	struct sc_response *responses;
 	size_t nresponses;
@@ -299,6 +310,10 @@ struct sc_model {
 		char *origins, *expose_headers; /* ", "-joined; expose_headers may be NULL */
 		long max_age;
 	} cors;
+	/* x-ingot-rate-limit (rate_limit_ext.c): every limit stated, and the
+	   root's (NULL: none) */
+	struct sc_rate_limit **rate_limits, *rate_global;
+	size_t nrate_limits;
 	bool standalone;    /* a bare JSON Schema (--validator), not an OpenAPI document */
 	struct sc_schema *root; /* standalone: the document's schema */
 
@@ -389,5 +404,11 @@ char *sc_types_text(unsigned types);
 
 /* Reads the root's x-ingot-cors into m->cors (cors_ext.c). */
 void sc_parse_cors(struct sc_model *m, const cJSON *doc);
+
+/* Reads an x-ingot-rate-limit object found at ptr into a new limit named
+ * name (listed in m->rate_limits); NULL, and errors, when it is bad. */
+struct sc_rate_limit *sc_parse_rate_limit(struct sc_model *m, const cJSON *v, const char *ptr, const char *name);
+/* Whether some operation's limit is keyed by the client's address. */
+bool sc_rate_limits_need_peer(const struct sc_model *m);
 
 #endif

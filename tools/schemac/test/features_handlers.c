@@ -44,3 +44,11 @@ int putLink(ig_ctx *ctx, const struct putLink_in *in, struct putLink_out *out)
 	out->r2XX.hits = 7;
 	return url.len > 20 ? 202 : 201;
 }
+
+int getLimited(ig_ctx *ctx, const struct getLimited_in *in, struct getLimited_out *out)
+{
+	(void)ctx;
+	(void)in;
+	(void)out;
+	return 204;
+}

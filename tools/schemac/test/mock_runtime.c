@@ -77,6 +77,11 @@ const ig_request *ig_req(const ig_ctx *ctx) { return &ctx->req; }
 ig_str ig_request_id(const ig_ctx *ctx) { (void)ctx; return IG_STR("mock-id"); }
 /* Metrics are the runtime's (tests/unit/net/api/test_operation checks the call). */
 void ig_count_rejected(ig_ctx *ctx, int status) { (void)ctx; (void)status; }
+void ig_count_rate_limited(ig_ctx *ctx) { (void)ctx; }
+/* Rate limits: every request at one instant (so a limit's burst decides
+ * alone), from no address (a header-keyed limit needs none). */
+uint64_t ig_http_start_us(const ig_ctx *ctx) { (void)ctx; return 1000000; }
+bool ig_http_peer_addr(const ig_ctx *ctx, uint8_t out[16]) { (void)ctx; (void)out; return false; }
 
 ig_str ig_req_header(const ig_ctx *ctx, const char *name)
 {

@@ -5,7 +5,9 @@
  * (now, or later for a pending answer); with the debug build's check a
  * response that breaks its schema is answered 500, a pending one is
  * logged; a handler that waits finishes through the same steps when it
- * returns; with no coroutine to be had the answer is 503. Also the
+ * returns; with no coroutine to be had the answer is 503; an operation
+ * over its rate limit is answered 429 with its headers before decoding,
+ * keyed apart by the limit's header. Also the
  * router's answers. The exchange (net/http) is a stand-in
  * here that records what the runner asked of it. */
 #include "kernel/runtime/arena.h"
@@ -32,6 +34,7 @@ struct ig_ctx {
 	int rejected; /* the status ig_count_rejected was told, 0 if none */
 	const char *problem; /* the detail of ig_respond_problem / ig_respond_errors */
 	char allow[64];
+	char heads[256]; /* every ig_add_header, "name: value\n" each */
 };
 
 static void ctx_start(ig_ctx *c)
@@ -93,6 +96,35 @@ int ig_wait_run(ig_ctx *c, struct ig_wait_work *work)
 void ig_add_header(ig_ctx *c, const char *name, ig_str value)
 {
 	snprintf(c->allow, sizeof c->allow, "%s: %.*s", name, (int)value.len, value.ptr);
+	size_t used = strlen(c->heads);
+	snprintf(c->heads + used, sizeof c->heads - used, "%s: %.*s\n", name, (int)value.len, value.ptr);
+}
+
+/* The rate limit's view of the exchange: a header's value, the loop's
+ * clock, no peer (a header-keyed limit needs none), the 429s' count. */
+static ig_str key_header;
+static uint64_t now_us = 1000000;
+static int rate_limited;
+ig_str ig_req_header(const ig_ctx *c, const char *name)
+{
+	(void)c;
+	return strcmp(name, "X-Key") == 0 ? key_header : (ig_str){ NULL, 0 };
+}
+bool ig_http_peer_addr(const ig_ctx *c, uint8_t out[16])
+{
+	(void)c;
+	(void)out;
+	return false;
+}
+uint64_t ig_http_start_us(const ig_ctx *c)
+{
+	(void)c;
+	return now_us;
+}
+void ig_count_rate_limited(ig_ctx *c)
+{
+	(void)c;
+	rate_limited++;
 }
 
 /* ---- one operation ---- */
@@ -312,6 +344,39 @@ static void test_router(void)
 	      "another method: 405 with Allow");
 }
 
+static const struct ig_rate_limit t_limit = {
+	.id = 7, .burst = 2, .interval_us = 1000000, .key = IG_RATE_KEY_HEADER, .header = "X-Key",
+	.policy = "\"t\";q=1;w=1", .policy_name = "\"t\"",
+};
+
+static void test_rate_limited(void)
+{
+	struct ig_operation limited = op;
+	limited.rate_limit = &t_limit;
+	key_header = IG_STR("alice");
+	int passed = 0;
+	for (int i = 0; i < 3; i++) {
+		run(&limited, "abc", 0, 200);
+		passed += handler_calls;
+	}
+	CHECK(passed == 2, "a burst of 2: two requests reach the handler, the third does not");
+	CHECK(ctx.status == 429 && ctx.problem && rate_limited == 1, "the third is answered 429 problem+json and counted");
+	CHECK(strcmp(ctx.heads, "Retry-After: 1\nRateLimit-Policy: \"t\";q=1;w=1\nRateLimit: \"t\";r=0;t=1\n") == 0,
+	      "the 429 has Retry-After, RateLimit-Policy and RateLimit");
+	key_header = IG_STR("bob");
+	run(&limited, "abc", 0, 200);
+	CHECK(handler_calls == 1 && ctx.status == 200, "another header value has its own allowance");
+	key_header = IG_STR("alice");
+	now_us += 999999;
+	run(&limited, "abc", 0, 200);
+	CHECK(handler_calls == 0 && ctx.status == 429, "a microsecond before its interval, still refused");
+	now_us += 1;
+	run(&limited, "abc", 0, 200);
+	CHECK(handler_calls == 1 && ctx.status == 200, "one interval later one more passes");
+	run(&op, "abc", 0, 200);
+	CHECK(handler_calls == 1 && ctx.status == 200, "an operation without a limit is not counted against one");
+}
+
 int main(void)
 {
 	ig_log_threshold = -1; /* the check's log line: TAP on stdout */
@@ -322,5 +387,6 @@ int main(void)
 	test_checks();
 	test_check_keys();
 	test_router();
+	test_rate_limited();
 	return check_done();
 }

@@ -8,7 +8,9 @@
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
+#include "net/api/rate_limit.h"
 #include "net/api/security.h"
+#include "net/http/client_addr.h"
 #include "net/auth/settings.h"
 #include "net/metrics/metrics.h"
 #include "tests/unit/check.h"
@@ -64,13 +66,9 @@ ig_str ig_req_header(const ig_ctx *c, const char *name)
 	return (ig_str){ NULL, 0 };
 }
 
-size_t ig_client_addr(const ig_ctx *c, char *out, size_t cap)
+bool ig_http_peer_addr(const ig_ctx *c, uint8_t out[16])
 {
-	size_t n = c->peer ? strlen(c->peer) : 0;
-	if (n > cap)
-		return 0;
-	memcpy(out, c->peer, n);
-	return n;
+	return c->peer && ig_addr_parse((ig_str){ c->peer, strlen(c->peer) }, out);
 }
 
 void ig_add_header(ig_ctx *c, const char *name, ig_str value)
