@@ -7,7 +7,8 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-struct ig_trusted_proxies ig_trusted_proxies;
+static struct ig_cidr trusted_cidrs[IG_TRUSTED_PROXIES_MAX];
+struct ig_trusted_proxies ig_trusted_proxies = { .list = "", .cidr = trusted_cidrs };
 
 /* a (any case) equals lower, len bytes. */
 static bool same_lower(const char *a, const char *lower, size_t len)

@@ -119,7 +119,7 @@ static void test_addr_parse(void)
 		      parses("[::1", NULL) && parses("[::1]x", NULL) && parses("1.2.3.4.5", NULL),
 	      "not addresses: unknown, an obfuscated name, empty, short, open bracket, trailing text");
 
-	struct ig_trusted_proxies p = { .list = "10.0.0.0/8, 192.0.2.1,2001:db8::/32" };
+	struct ig_trusted_proxies p = { .list = "10.0.0.0/8, 192.0.2.1,2001:db8::/32", .cidr = (struct ig_cidr[IG_TRUSTED_PROXIES_MAX]){ { { 0 }, 0 } } };
 	CHECK(ig_trusted_parse(&p) == NULL && p.count == 3, "three CIDRs, spaces allowed");
 	uint8_t a[16];
 	ig_addr_parse(IG_STR("10.200.3.4"), a);
@@ -135,16 +135,16 @@ static void test_addr_parse(void)
 	static const char *const bad[] = { "10.0.0.0/33", "2001:db8::/129", "10.0.0.0/", "10.0.0.0/x", "example.com",
 					   "1.2.3.4/8/8" };
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		struct ig_trusted_proxies q = { .list = bad[i] };
+		struct ig_trusted_proxies q = { .list = bad[i], .cidr = (struct ig_cidr[IG_TRUSTED_PROXIES_MAX]){ { { 0 }, 0 } } };
 		char name[80];
 		snprintf(name, sizeof name, "INGOT_TRUSTED_PROXIES=%s is refused", bad[i]);
 		CHECK(ig_trusted_parse(&q) != NULL, name);
 	}
-	struct ig_trusted_proxies none = { .list = "" };
+	struct ig_trusted_proxies none = { .list = "", .cidr = (struct ig_cidr[IG_TRUSTED_PROXIES_MAX]){ { { 0 }, 0 } } };
 	CHECK(ig_trusted_parse(&none) == NULL && none.count == 0, "not set: no proxy");
 }
 
-static struct ig_trusted_proxies proxies = { .list = "127.0.0.1/32,10.0.0.0/8" };
+static struct ig_trusted_proxies proxies = { .list = "127.0.0.1/32,10.0.0.0/8", .cidr = (struct ig_cidr[IG_TRUSTED_PROXIES_MAX]){ { { 0 }, 0 } } };
 
 /* The client of peer with the fields given as name, value pairs. */
 static bool client_is(const char *peer, const char *want, const ig_header *h, size_t n)
