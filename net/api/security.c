@@ -161,6 +161,20 @@ static bool scopes_held(const struct ig_sec_use *u, const struct ig_principal *p
 
 #define MAX_SCOPES 32
 
+/* INGOT_JWKS_FILE looked at again (a stat at most once a second) by core
+ * 0's bearer requests: the thread its SIGHUP reload runs on, as
+ * ig_jwks_file_refresh asks. The other cores see a new set once core 0
+ * has served a token after the change. */
+static void refresh_keys(int64_t now)
+{
+	const char *why = ig_jwks_file_refresh(now);
+	struct ig_logline l;
+	if (why && ig_log_begin(&l, IG_LOG_ERROR, "JWKS reload failed: the old keys stay")) {
+		ig_log_cstr(&l, "error", why);
+		ig_log_end(&l);
+	}
+}
+
 static enum use_result check_bearer(ig_ctx *ctx, const struct ig_sec_use *u, struct ig_principal *p)
 {
 	ig_str tok = authorization(ctx, "Bearer", 6);
@@ -173,6 +187,8 @@ static enum use_result check_bearer(ig_ctx *ctx, const struct ig_sec_use *u, str
 	struct ig_jwt_policy policy;
 	ig_auth_policy(&policy);
 	int64_t now = (int64_t)time(NULL);
+	if (ig_core_index(ctx) == 0)
+		refresh_keys(now);
 	const struct ig_jwks *keys = ig_jwks_current();
 	struct door_core *d = door_core(ctx);
 	struct ig_token_cache *cache = d ? &d->cache : NULL;

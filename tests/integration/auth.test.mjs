@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as jose from 'jose';
-import { startServer, cleanup, curlResponse, assertProblem, adminAddr, scrapeSamples } from './lib.mjs';
+import { startServer, cleanup, curlResponse, assertProblem, adminAddr, scrapeSamples, hostFor } from './lib.mjs';
 
 after(() => cleanup());
 const T = { timeout: 30000 };
@@ -153,5 +153,30 @@ test('failed attempts per address are limited: 429, then even for a good token (
 		assert.equal((await curlResponse(srv.port, '/health')).status, 200);
 		const samples = await scrapeSamples(await adminAddr(srv));
 		assert.ok(samples.get('ingot_auth_failures_total{scheme="bearer",reason="rate_limited"}') >= 2);
+	});
+});
+
+test('a changed INGOT_JWKS_FILE is read again: a new key\'s token passes once the file is seen', T, async () => {
+	const file = path.join(dir, 'rotating.json');
+	fs.copyFileSync(jwksFile, file);
+	const next = await jose.generateKeyPair('ES256', { extractable: true });
+	await withServer({ INGOT_JWKS_FILE: file, INGOT_THREADS: '1', INGOT_AUTH_FAILURES_PER_MIN: '0' }, async (srv) => {
+		const tok = await mint({ sub: 'rot' }, { signWith: next.privateKey, kid: 'k3' });
+		let res = await curlResponse(srv.port, '/me', bearer(tok));
+		assert.equal(res.status, 401, 'unknown before the change');
+		const keys = JSON.parse(fs.readFileSync(jwksFile, 'utf8')).keys;
+		keys.push({ ...(await jose.exportJWK(next.publicKey)), kid: 'k3', alg: 'ES256', use: 'sig' });
+		fs.writeFileSync(`${file}.new`, JSON.stringify({ keys }));
+		fs.renameSync(`${file}.new`, file);
+		// The file is looked at no more than once a second: poll (bounded).
+		const url = `http://${hostFor(srv.port)}:${srv.port}/me`;
+		let status = 0;
+		for (let i = 0; i < 100 && status !== 200; i++) {
+			if (i) await new Promise((r) => setTimeout(r, 50));
+			status = (await fetch(url, { headers: { Authorization: `Bearer ${tok}` } })).status;
+		}
+		assert.equal(status, 200, 'the new key verifies once the file is read again');
+		res = await curlResponse(srv.port, '/me', bearer(await mint({ sub: 'old' })));
+		assert.equal(res.status, 200, 'the old key stays');
 	});
 });
