@@ -96,6 +96,9 @@ void **ig_loop_slot(struct ig_loop *l, struct ig_loop_slot *key)
 struct ig_auth_settings_values ig_auth_settings_values = { .jwks_file = "", .issuer = "", .audience = "",
 							   .leeway_s = 60, .failures_per_min = 100 };
 const struct ig_jwks *ig_jwks_current(void) { return NULL; }
+static int refreshes;
+const char *ig_jwks_file_refresh(int64_t now_s) { (void)now_s; refreshes++; return NULL; }
+uint32_t ig_core_index(const ig_ctx *c) { (void)c; return 0; }
 void ig_auth_policy(struct ig_jwt_policy *out) { *out = (struct ig_jwt_policy){ .leeway_s = 60 }; }
 void ig_expo_family(struct ig_expo *e, const char *name, const char *type, const char *help)
 {
@@ -248,6 +251,7 @@ static void test_scopes(void)
 	CHECK(!run(&c, &scoped), "a token without keys is refused");
 	CHECK_INT(c.status, 401, "401");
 	CHECK(c.nchallenges == 1 && strcmp(c.challenge[0], "Bearer error=\"invalid_token\"") == 0, "invalid_token");
+	CHECK(refreshes > 0, "core 0's bearer request looks at the JWKS file");
 
 	ctx_start(&c, "192.0.2.3");
 	CHECK(!run(&c, &scoped), "nothing sent is refused");
