@@ -401,10 +401,20 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* The machine's init proper: out of line and cold (net/cold.ld puts it in
+ * the cold block), so that a process that is not a machine's PID 1 keeps
+ * none of it resident. */
+__attribute__((cold, noinline)) static int vm_boot(void);
+
 int ig_vm_init(void)
 {
 	if (!is_machine_init())
 		return 0;
+	return vm_boot();
+}
+
+static int vm_boot(void)
+{
 	active = true;
 	uint64_t t0 = now_us();
 	/* proc is mounted by is_machine_init; the command line first, so that
