@@ -153,7 +153,7 @@ test('a handler named like a libc function (recv) builds, passes its test and an
 // A handler that crashes: one error line names the signal and the request
 // the thread was running, then the process ends by that signal, as it did
 // without the line. Reuses the app above, its handler made to fault.
-test('a handler that faults: one "fatal signal" line with the signal, request id, method and route, then the process ends by SIGSEGV', { ...T, ...SKIP }, async () => {
+test('a handler that faults: one "fatal signal" line with the signal, request id, method, route and operation, then the process ends by SIGSEGV', { ...T, ...SKIP }, async () => {
 	const app = path.join(tmp, 'recv-app');
 	const file = path.join(app, 'handlers.c');
 	const text = fs.readFileSync(file, 'utf8');
@@ -184,7 +184,7 @@ test('a handler that faults: one "fatal signal" line with the signal, request id
 	const lines = out.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.msg === 'fatal signal');
 	assert.equal(lines.length, 1, out);
 	assert.deepEqual({ ...lines[0], ts: undefined }, { ts: undefined, level: 'error', msg: 'fatal signal',
-		signal: 'SIGSEGV', from: 'fault', request_id: 'crash-test-1', method: 'GET', route: '/hello' });
+		signal: 'SIGSEGV', from: 'fault', request_id: 'crash-test-1', method: 'GET', route: '/hello', operation: 'recv' });
 });
 
 // The parts an app links only when its code calls them, by the objects the

@@ -330,6 +330,8 @@ static void srv_process(struct stream *s)
 			s->started = true;
 			if (code == 80877102u && len == 16) { /* CancelRequest */
 				srv_cancel(be32(p + 8), be32(p + 12));
+				s->hangup = true; /* PostgreSQL closes once it has signalled */
+				send_later(s);
 				continue;
 			}
 			s->key = 1000u + (uint32_t)nstreams;
@@ -616,7 +618,8 @@ static void test_cancel(void)
 	CHECK_INT(cancels_seen, 1, "cancel: the server sees one CancelRequest");
 	CHECK_INT(cancels_matched, 1, "cancel: it names the running query's backend (pid and key)");
 	CHECK_INT(CASE_STREAMS, 2, "cancel: on a connection of its own");
-	CHECK(STREAM(1)->client_closed, "cancel: its connection is closed once sent");
+	run();
+	CHECK(STREAM(1)->client_closed, "cancel: its connection ends once the server closes it");
 	ig_pg_pool_query(pool, &arena, "echo", text("after"), 1, on_done, &after);
 	run();
 	check_that(after.calls == 1 && after.ok && !strcmp(after.value, "after"),
