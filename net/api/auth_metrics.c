@@ -1,6 +1,5 @@
 /* The door's failure counters and their exposition (auth_metrics.h). */
 #include "auth_metrics.h"
-#include "security.h"
 
 #include <string.h>
 

@@ -2,6 +2,7 @@
  * (rate_limit.h): the key, its bucket's GCRA step, and the 429. Only
  * limited operations come here: the others pay one branch on a NULL. */
 #include "rate_limit.h"
+#include "net/http/exchange.h"
 #include "rate_table.h"
 #include "net/http/client_addr.h"
 

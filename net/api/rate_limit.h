@@ -32,14 +32,4 @@ struct ig_rate_limit {
  * ingot_rate_limited_total. */
 bool ig_rate_limit_admit(ig_ctx *ctx, const struct ig_rate_limit *l);
 
-/* ---- from the exchange (net/http/exchange.c) ---- */
-
-/* The connection's peer address (client_addr.h's form); false when it is
- * not known (an in-process request, a client gone). */
-bool ig_http_peer_addr(const ig_ctx *ctx, uint8_t out[16]);
-/* The loop's cached clock when the request's bytes came, in microseconds. */
-uint64_t ig_http_start_us(const ig_ctx *ctx);
-/* ingot_rate_limited_total{http_route}, for this request's route. */
-void ig_count_rate_limited(ig_ctx *ctx);
-
 #endif

@@ -10,6 +10,7 @@
 #include "net/auth/settings.h"
 #include "net/http/client_addr.h"
 #include "rate_limit.h"
+#include "net/http/exchange.h"
 #include "kernel/runtime/base64.h"
 #include "kernel/runtime/loop.h"
 #include "ingot/api_hooks.h"

@@ -8,7 +8,7 @@
 #include "wait.h"
 #include "cors.h"
 #include "client_addr.h"
-#include "net/api/rate_limit.h"
+#include "exchange.h"
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
 #include "ingot/log.h"

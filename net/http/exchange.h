@@ -1,0 +1,19 @@
+/* What the door's checks (net/api's rate limits and security) ask of an
+ * exchange beyond include/ingot/http.h: defined in exchange.c. */
+#ifndef NET_HTTP_EXCHANGE_H
+#define NET_HTTP_EXCHANGE_H
+
+#include "ingot/http.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The connection's peer address (client_addr.h's form); false when it is
+ * not known (an in-process request, a client gone). */
+bool ig_http_peer_addr(const ig_ctx *ctx, uint8_t out[16]);
+/* The loop's cached clock when the request's bytes came, in microseconds. */
+uint64_t ig_http_start_us(const ig_ctx *ctx);
+/* ingot_rate_limited_total{http_route}, for this request's route. */
+void ig_count_rate_limited(ig_ctx *ctx);
+
+#endif
