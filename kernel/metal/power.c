@@ -2,6 +2,7 @@
  * failure, and a halt with interrupts off if the machine is still there. */
 #include "power.h"
 #include "io.h"
+#include "serial.h"
 
 #define I8042_STATUS 0x64
 #define I8042_INPUT_FULL 0x02
@@ -11,6 +12,7 @@
 _Noreturn void ig_metal_power_off(int status)
 {
 	__asm__ volatile("cli");
+	ig_serial_drain(); /* the console's last line, whole */
 	if (status == 0) {
 		/* The controller takes a command once its input buffer is empty;
 		   bounded, since a machine without one must still halt. */

@@ -7,6 +7,7 @@
 
 #define COM1 0x3f8
 #define LSR_THR_EMPTY 0x20
+#define LSR_TX_EMPTY 0x40 /* the FIFO and the shift register: all sent */
 
 void ig_serial_init(void)
 {
@@ -26,6 +27,13 @@ void ig_serial_write(const void *buf, size_t len)
 			;
 		outb(COM1, p[i]);
 	}
+}
+
+void ig_serial_drain(void)
+{
+	/* Bounded: a machine whose UART never says so must still go. */
+	for (long i = 0; i < 10000000 && !(inb(COM1 + 5) & LSR_TX_EMPTY); i++)
+		;
 }
 
 void ig_serial_puts(const char *s)

@@ -12,6 +12,10 @@ void ig_serial_init(void);
  * (the host's terminal, not the guest, is in charge of line endings). */
 void ig_serial_write(const void *buf, size_t len);
 void ig_serial_puts(const char *s);
+/* Waits (bounded) until every byte written has left the UART: the last
+ * line before a power-off is not lost with the machine (qemu's UART
+ * holds bytes its console cannot take yet). */
+void ig_serial_drain(void);
 /* "0x" and 16 hex digits: for register dumps, which must not need printf. */
 void ig_serial_hex(unsigned long v);
 

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+/* syslog(2)'s action that sets the console's log level (klogctl's 8). */
+#define SYSLOG_ACTION_CONSOLE_LEVEL 8
 /* The inode of the initial PID namespace (include/linux/proc_ns.h): only
  * the machine's own init lives in it as PID 1. */
 #define PROC_PID_INIT_INO 0xEFFFFFFCU
@@ -425,6 +427,12 @@ static int vm_boot(void)
 	    mount_one("devtmpfs", "/dev", "devtmpfs", MS_NOSUID | MS_NOEXEC) != 0)
 		return -1;
 	ensure_console();
+	/* The console carries the service's JSON lines from here on: the
+	 * kernel's own messages below KERN_ALERT stay in its ring (dmesg) rather
+	 * than land in the middle of a line (a late clocksource message once
+	 * split "draining" in two). */
+	if (syscall(SYS_syslog, SYSLOG_ACTION_CONSOLE_LEVEL, NULL, 1) != 0)
+		log_errno("vm: cannot quiet the kernel's console messages", NULL, NULL, errno);
 	/* The kernel then sends SIGINT to PID 1 on Ctrl-Alt-Del instead of
 	 * restarting at once: the host's shutdown request becomes a drain. */
 	if (reboot(RB_DISABLE_CAD) != 0)
