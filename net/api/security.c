@@ -15,6 +15,7 @@
 #include "kernel/runtime/loop.h"
 #include "ingot/api_hooks.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <string.h>
@@ -69,9 +70,13 @@ struct fail_slot {
 struct door_core {
 	struct ig_token_cache cache;
 	struct fail_slot fails[FAIL_SLOTS];
+	struct door_core *all_next;
 };
 
 static struct ig_loop_slot door_slot;
+/* Every core's, for the process's life: reachable for a leak checker
+ * after their thread is gone (as net/http/wait.c's cores). */
+static _Atomic(struct door_core *) all_door_cores;
 
 /* Made on the first secured request a core sees: an open-only service
  * never touches its pages. NULL when memory is short (tokens are then
@@ -86,6 +91,9 @@ static struct door_core *door_core(ig_ctx *ctx)
 	if (!slot || !(d = calloc(1, sizeof *d)))
 		return NULL;
 	ig_token_cache_init(&d->cache);
+	d->all_next = atomic_load(&all_door_cores);
+	while (!atomic_compare_exchange_weak(&all_door_cores, &d->all_next, d))
+		;
 	*slot = d;
 	return d;
 }
