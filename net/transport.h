@@ -61,6 +61,10 @@ struct ig_transport_ops {
 	   0 when not known (net/sock keeps it only when its core asked for
 	   it at accept). NULL: never known. */
 	size_t (*peer)(struct ig_transport *t, char *out, size_t cap);
+	/* Optional (NULL: never one). The subject (CN) of the client
+	   certificate verified in a TLS handshake, NUL-terminated ("": it has
+	   no CN), valid while t is; NULL when none was verified. */
+	const char *(*peer_subject)(struct ig_transport *t);
 };
 
 struct ig_transport {

@@ -3,10 +3,10 @@
 
 #include <string.h>
 
-#define TYPES 3
+#define TYPES 4
 static ig_counter failures[TYPES][IG_AUTH_REASON_COUNT];
 
-static const char *const type_names[TYPES] = { "bearer", "apiKey", "basic" };
+static const char *const type_names[TYPES] = { "bearer", "apiKey", "basic", "mutualTLS" };
 static const char *const door_reasons[] = { "missing", "malformed", "refused", "insufficient_scope", "rate_limited" };
 _Static_assert(sizeof door_reasons / sizeof door_reasons[0] == IG_AUTH_REASON_COUNT - IG_JWT_ERROR_COUNT,
 	       "a name per reason");
@@ -30,7 +30,7 @@ static void write_auth(struct ig_expo *e, void *arg)
 	for (unsigned t = 0; t < TYPES; t++)
 		for (unsigned r = 1; r < IG_AUTH_REASON_COUNT; r++) {
 			uint64_t v = ig_counter_get(&failures[t][r]);
-			/* Zero series would be 3 x 20 lines of noise: only those seen. */
+			/* Zero series would be 4 x 20 lines of noise: only those seen. */
 			if (!v)
 				continue;
 			const char *rn = reason_name(r);

@@ -1,7 +1,8 @@
 /* The door's check (security.h): for each alternative of an operation's
  * security, each scheme's credentials are found in the request, judged
  * (a JWT by net/auth through this core's token cache, an API key or basic
- * pair by the app's ig_auth_handler) and their scopes compared; the first
+ * pair by the app's ig_auth_handler, a client certificate by the TLS
+ * handshake before any request) and their scopes compared; the first
  * alternative that passes admits the request, else the answer is built
  * here. It runs before the decoder: a caller without credentials learns
  * nothing about the operation's parameters, and pays no decoding. */
@@ -249,9 +250,29 @@ static enum use_result check_handler(ig_ctx *ctx, const struct ig_sec_use *u, st
 	return USE_PASS;
 }
 
+/* The handshake verified the chain (net/tls): a certificate that did not
+ * verify never got this far, so here it is there or absent. The subject
+ * is copied: the connection may go while the handler runs. */
+static enum use_result check_mutual_tls(ig_ctx *ctx, const struct ig_sec_use *u, struct ig_principal *p)
+{
+	const char *subject = ig_http_peer_subject(ctx);
+	if (!subject)
+		return USE_ABSENT;
+	size_t n = strlen(subject);
+	char *copy = ig_alloc(ctx, n + 1);
+	if (!copy)
+		return USE_INVALID;
+	memcpy(copy, subject, n + 1);
+	*p = (struct ig_principal){ .subject = { copy, n }, .scheme = u->scheme->name };
+	return USE_PASS;
+}
+
 static enum use_result check_use(ig_ctx *ctx, const struct ig_sec_use *u, struct ig_principal *p)
 {
-	enum use_result r = u->scheme->type == IG_SEC_BEARER ? check_bearer(ctx, u, p) : check_handler(ctx, u, p);
+	enum ig_sec_type t = u->scheme->type;
+	enum use_result r = t == IG_SEC_BEARER ? check_bearer(ctx, u, p)
+			    : t == IG_SEC_MUTUAL_TLS ? check_mutual_tls(ctx, u, p)
+						     : check_handler(ctx, u, p);
 	if (r == USE_PASS && !scopes_held(u, p))
 		r = USE_SCOPE;
 	return r;
@@ -282,20 +303,23 @@ static void answer_scope(ig_ctx *ctx, const struct ig_sec_alt *alt)
 /* 401: a challenge per kind of scheme the operation takes. */
 static void answer_unauthorized(ig_ctx *ctx, const struct ig_security *sec, bool token_refused)
 {
-	bool bearer = false, basic = false;
+	bool bearer = false, basic = false, key = false;
 	for (size_t a = 0; a < sec->nalts; a++)
 		for (size_t i = 0; i < sec->alts[a].nuses; i++) {
 			const struct ig_sec_scheme *s = sec->alts[a].uses[i].scheme;
 			bearer |= s->type == IG_SEC_BEARER;
 			basic |= s->type == IG_SEC_BASIC;
+			key |= s->type == IG_SEC_API_KEY;
 		}
 	if (bearer)
 		ig_add_header(ctx, "WWW-Authenticate",
 			      token_refused ? IG_STR("Bearer error=\"invalid_token\"") : IG_STR("Bearer"));
 	if (basic)
 		ig_add_header(ctx, "WWW-Authenticate", IG_STR("Basic realm=\"api\", charset=\"UTF-8\""));
-	if (!bearer && !basic) /* API keys only: no registered scheme says so */
-		ig_add_header(ctx, "WWW-Authenticate", IG_STR("ApiKey realm=\"api\""));
+	/* No registered scheme says so for an API key or a client
+	   certificate (a 401 must carry a challenge, RFC 9110). */
+	if (!bearer && !basic)
+		ig_add_header(ctx, "WWW-Authenticate", key ? IG_STR("ApiKey realm=\"api\"") : IG_STR("MutualTLS realm=\"api\""));
 	ig_respond_problem(ctx, 401, token_refused ? "invalid_token" : "authentication required");
 }
 

@@ -3,13 +3,14 @@
  * tables (data only, one struct ig_security per secured operation), and
  * ig_security_check judges a request against them before the operation's
  * decoder runs. Bearer JWTs are verified here with net/auth; apiKey and
- * basic credentials are handed to the app's ig_auth_handler (ingot/auth.h). */
+ * basic credentials are handed to the app's ig_auth_handler (ingot/auth.h);
+ * mutualTLS takes the client certificate the TLS listener verified. */
 #ifndef NET_API_SECURITY_H
 #define NET_API_SECURITY_H
 
 #include "ingot/auth.h"
 
-enum ig_sec_type { IG_SEC_BEARER, IG_SEC_API_KEY, IG_SEC_BASIC };
+enum ig_sec_type { IG_SEC_BEARER, IG_SEC_API_KEY, IG_SEC_BASIC, IG_SEC_MUTUAL_TLS };
 enum ig_sec_in { IG_SEC_IN_HEADER, IG_SEC_IN_QUERY, IG_SEC_IN_COOKIE };
 
 typedef enum ig_auth_result ig_auth_handler_fn(ig_ctx *ctx, const struct ig_credentials *cred,
@@ -51,7 +52,8 @@ struct ig_security {
 /* Judges the request against sec. Returns true when an alternative passed
  * (its principal, if any, is the request's: ig_principal); false when it
  * has answered: 401 with WWW-Authenticate (RFC 6750: error="invalid_token"
- * when a bearer token was sent and refused, no error when none was sent),
+ * when a bearer token was sent and refused, no error when none was sent;
+ * a mutualTLS scheme without a verified client certificate is absent),
  * 403 with error="insufficient_scope" and the scopes of the first
  * alternative whose credentials were valid but lacked scopes, or 429 when
  * the client's address has failed too often (INGOT_AUTH_FAILURES_PER_MIN).

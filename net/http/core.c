@@ -39,6 +39,7 @@ const struct http_config ig_http_config_defaults = {
 	.tls_key = "",
 	.tls_cert_pem = "",
 	.tls_key_pem = "",
+	.tls_client_ca = "",
 	.tls_port = 8443,
 	.tls_only = false,
 	.tls_handshake_timeout_ms = 10000,

@@ -265,6 +265,12 @@ bool ig_http_peer_addr(const ig_ctx *x, uint8_t out[16])
 	return n && ig_addr_parse((ig_str){ text, n }, out);
 }
 
+const char *ig_http_peer_subject(const ig_ctx *x)
+{
+	struct ig_transport *t = x->conn ? x->conn->t : NULL;
+	return t && t->ops->peer_subject ? t->ops->peer_subject(t) : NULL;
+}
+
 uint64_t ig_http_start_us(const ig_ctx *x)
 {
 	return x->start_us;

@@ -11,6 +11,12 @@
 /* The connection's peer address (client_addr.h's form); false when it is
  * not known (an in-process request, a client gone). */
 bool ig_http_peer_addr(const ig_ctx *ctx, uint8_t out[16]);
+/* The subject (the CN) of the client certificate the TLS listener
+ * verified against INGOT_TLS_CLIENT_CA, NUL-terminated, "" when the
+ * certificate has no CN; valid while the connection is (copy it to keep
+ * it). NULL: no verified certificate (plain HTTP, none sent, a resumed
+ * session, a client gone). */
+const char *ig_http_peer_subject(const ig_ctx *ctx);
 /* The loop's cached clock when the request's bytes came, in microseconds. */
 uint64_t ig_http_start_us(const ig_ctx *ctx);
 /* ingot_rate_limited_total{http_route}, for this request's route. */

@@ -38,6 +38,7 @@ struct http_config {
 	uint32_t access_log_sample; /* 2xx lines kept, in millionths (IG_FRACTION_ONE: all) */
 	/* TLS: on when a certificate is given (file or PEM text) */
 	const char *tls_cert, *tls_key, *tls_cert_pem, *tls_key_pem;
+	const char *tls_client_ca; /* mutual TLS: PEM file of the client CAs; "": off */
 	int64_t tls_port, tls_handshake_timeout_ms, tls_max_handshakes, tls_idle_timeout_ms;
 	int64_t tls_session_cache;
 	bool tls_only;

@@ -82,6 +82,9 @@ static const struct ig_option server_rows[] = {
 	  "the certificate chain as PEM text, instead of a file" },
 	{ "INGOT_TLS_KEY_PEM", IG_OPT_SECRET, CFG(tls_key_pem), 0, 0,
 	  "the private key as PEM text, instead of a file" },
+	{ "INGOT_TLS_CLIENT_CA", IG_OPT_STR, CFG(tls_client_ca), 0, 0,
+	  "PEM file of CAs: HTTPS asks for a client certificate and verifies it against them (mutual TLS; "
+	  "a client may send none); the document's mutualTLS scheme admits a verified one, its CN the subject" },
 	{ "INGOT_TLS_PORT", IG_OPT_INT, CFG(tls_port), 0, 65535,
 	  "HTTPS port; 0 picks a free one (ignored with LISTEN_FDS)" },
 	{ "INGOT_TLS_ONLY", IG_OPT_BOOL, CFG(tls_only), 0, 0, "serve HTTPS only: no plain HTTP listener" },
@@ -106,6 +109,8 @@ __attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
 			return "INGOT_TLS_ONLY needs a certificate (INGOT_TLS_CERT or INGOT_TLS_CERT_PEM)";
 		if (c->tls_key[0] || c->tls_key_pem[0])
 			return "a TLS private key was given without a certificate (INGOT_TLS_CERT or INGOT_TLS_CERT_PEM)";
+		if (c->tls_client_ca[0])
+			return "INGOT_TLS_CLIENT_CA needs HTTPS: a certificate (INGOT_TLS_CERT or INGOT_TLS_CERT_PEM)";
 		return NULL;
 	}
 	if (c->tls_cert[0] && c->tls_cert_pem[0])
@@ -119,7 +124,11 @@ __attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
 	ig_http_server.tls = ig_tls_server_credentials(c->tls_cert, c->tls_cert_pem[0] ? c->tls_cert_pem : NULL,
 						    c->tls_key, c->tls_key_pem[0] ? c->tls_key_pem : NULL, err,
 						    errlen);
-	return ig_http_server.tls ? NULL : err;
+	if (!ig_http_server.tls)
+		return err;
+	if (c->tls_client_ca[0] && ig_tls_client_ca_load(c->tls_client_ca, err, errlen) != 0)
+		return err;
+	return NULL;
 }
 
 /* The admin port is never an API port: a scrape must not reach the app. */

@@ -72,6 +72,17 @@ size_t ig_tls_credentials_serial(const struct tls_credentials *c, unsigned char 
 struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin,
 				 char *err, size_t errlen);
 
+/* Server role, mutual TLS: from then on every server handshake asks the
+ * client for a certificate and verifies its chain against ca (kept for
+ * the process's life). A client that sends none still completes the
+ * handshake (ig_tls_engine_peer_subject then says so); one whose chain
+ * does not verify is refused in the handshake. A session in which a
+ * certificate was verified is never resumed (the session cache does not
+ * store it), so a resumed session never lacks the principal its first
+ * handshake had. At startup, before any core is made. 0, or -1 with a
+ * message (a backend that cannot). */
+int ig_tls_backend_set_client_ca(const struct tls_trust *ca, char *err, size_t errlen);
+
 /* ---- per core ---- */
 
 /* session_cache_bytes: memory for the server's session cache (0: no
@@ -166,6 +177,12 @@ const char *ig_tls_engine_version(struct tls_engine *e);
 const char *ig_tls_engine_suite(struct tls_engine *e);
 const char *ig_tls_engine_alpn(struct tls_engine *e);
 bool ig_tls_engine_resumed(struct tls_engine *e);
+/* Server role, once established: the subject CN of the client
+ * certificate verified in this handshake (UTF-8, NUL-terminated, at most
+ * TLS_SUBJECT_MAX bytes with its NUL; "" when it has no CN or a longer
+ * one), valid while e is; NULL when no certificate was verified. */
+#define TLS_SUBJECT_MAX 256
+const char *ig_tls_engine_peer_subject(struct tls_engine *e);
 
 /* The backend's name ("bearssl 0.6", "mbedtls 2.28.3"), for the startup log. */
 const char *ig_tls_backend_name(void);

@@ -10,7 +10,12 @@
  * Credentials are counted (a reload replaces them while connections still
  * use the old ones): each core holds one reference per generation it
  * serves, and counts that generation's connections itself, without an
- * atomic per connection. */
+ * atomic per connection.
+ * Mutual TLS: the server asks for a client certificate, tolerates none,
+ * and checks a chain with BearSSL's minimal engine (which also reads the
+ * leaf's CN); a chain that fails leaves the connection unauthenticated
+ * (BearSSL's tolerant mode goes on without it), so its requests to an
+ * operation that needs the certificate get 401. */
 #include "net/tls/anchors.h"
 #include "net/tls/backend.h"
 
@@ -95,6 +100,17 @@ struct x509_checker {
 	unsigned char ee[EE_CAPTURE_MAX];
 };
 
+/* The server role's check of a client's chain (mutual TLS): BearSSL's
+ * minimal engine against the client CAs, reading the leaf's CN as it
+ * goes. */
+struct peer_checker {
+	const br_x509_class *vtable;
+	br_x509_minimal_context minimal;
+	br_name_element cn;
+	unsigned certs; /* received in this chain */
+	char subject[TLS_SUBJECT_MAX];
+};
+
 enum engine_role { ROLE_SERVER, ROLE_CLIENT };
 
 /* Laid out so that what a server connection touches is contiguous: the
@@ -110,17 +126,21 @@ struct tls_engine {
 	struct server_gen *gen; /* server role: released by ig_tls_engine_free */
 	enum engine_role role;
 	bool established, resumed, closing;
+	bool peer_verified; /* server role: peer.subject is a verified chain's */
 	char error_text[48];
 	/* Half-duplex ("mono") buffer: one record in flight at a time, which
 	   is how HTTP/1.1 uses a connection; a full-duplex engine would need
 	   another 16 KiB per connection. tls.c makes sure a write never waits
 	   for unread input. */
 	unsigned char iobuf[BR_SSL_BUFSIZE_MONO];
-	struct {
-		struct x509_checker x509;
-		unsigned char offered_id[32]; /* the session offered again */
-		size_t offered_len;
-	} client;
+	union {
+		struct {
+			struct x509_checker x509;
+			unsigned char offered_id[32]; /* the session offered again */
+			size_t offered_len;
+		} client;
+		struct peer_checker peer; /* server role, mutual TLS only */
+	};
 };
 
 static br_ssl_engine_context *eng_of(struct tls_engine *e)
@@ -255,7 +275,7 @@ static void engine_common(struct tls_engine *e, struct tls_core *core)
 	br_ssl_engine_inject_entropy(eng, seed, sizeof seed);
 	memset(seed, 0, sizeof seed);
 	e->core = core;
-	e->established = e->resumed = e->closing = false;
+	e->established = e->resumed = e->closing = e->peer_verified = false;
 	e->error_text[0] = 0;
 }
 
@@ -758,6 +778,11 @@ static void cache_save(const br_ssl_session_cache_class **ctx, br_ssl_server_con
 		       const br_ssl_session_parameters *params)
 {
 	struct session_cache *c = (struct session_cache *)(void *)ctx;
+	/* A resumed session would come back without its certificate (an
+	   abbreviated handshake sends none): it is not kept, so that a
+	   client certificate always comes with a full handshake. */
+	if (engine_of_server(sc)->peer_verified)
+		return;
 	pthread_mutex_lock(&c->lock);
 	c->lru.vtable->save(&c->lru.vtable, sc, params);
 	pthread_mutex_unlock(&c->lock);
@@ -866,6 +891,108 @@ size_t ig_tls_engine_heap_bytes(void)
 	return 0; /* its buffer is in the engine */
 }
 
+/* -- mutual TLS: the client's chain -- */
+
+static const struct tls_trust *client_ca;
+
+int ig_tls_backend_set_client_ca(const struct tls_trust *ca, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	client_ca = ca;
+	return 0;
+}
+
+static struct peer_checker *peer_of(const br_x509_class **ctx)
+{
+	return (struct peer_checker *)(void *)ctx;
+}
+
+static void pc_start_chain(const br_x509_class **ctx, const char *server_name)
+{
+	(void)server_name; /* a client's certificate names no host */
+	struct peer_checker *x = peer_of(ctx);
+	x->certs = 0;
+	x->minimal.vtable->start_chain(&x->minimal.vtable, NULL);
+}
+
+static void pc_start_cert(const br_x509_class **ctx, uint32_t length)
+{
+	struct peer_checker *x = peer_of(ctx);
+	x->certs++;
+	x->minimal.vtable->start_cert(&x->minimal.vtable, length);
+}
+
+static void pc_append(const br_x509_class **ctx, const unsigned char *buf, size_t len)
+{
+	struct peer_checker *x = peer_of(ctx);
+	x->minimal.vtable->append(&x->minimal.vtable, buf, len);
+}
+
+static void pc_end_cert(const br_x509_class **ctx)
+{
+	struct peer_checker *x = peer_of(ctx);
+	x->minimal.vtable->end_cert(&x->minimal.vtable);
+}
+
+static unsigned pc_end_chain(const br_x509_class **ctx)
+{
+	struct peer_checker *x = peer_of(ctx);
+	unsigned err = x->minimal.vtable->end_chain(&x->minimal.vtable);
+	if (err == BR_ERR_OK && x->certs) {
+		struct tls_engine *e = (struct tls_engine *)((char *)x - offsetof(struct tls_engine, peer));
+		e->peer_verified = true;
+		if (x->cn.status != 1)
+			x->subject[0] = 0;
+	}
+	return err;
+}
+
+static const br_x509_pkey *pc_get_pkey(const br_x509_class *const *ctx, unsigned *usages)
+{
+	const struct peer_checker *x = (const struct peer_checker *)(const void *)ctx;
+	return x->minimal.vtable->get_pkey(&x->minimal.vtable, usages);
+}
+
+static const br_x509_class peer_checker_class = {
+	.context_size = sizeof(struct peer_checker),
+	.start_chain = pc_start_chain,
+	.start_cert = pc_start_cert,
+	.append = pc_append,
+	.end_cert = pc_end_cert,
+	.end_chain = pc_end_chain,
+	.get_pkey = pc_get_pkey,
+};
+
+/* id-at-commonName (2.5.4.3), as br_name_element wants it: length first. */
+static const unsigned char cn_oid[] = { 3, 0x55, 0x04, 0x03 };
+
+static void peer_checker_init(struct tls_engine *e, const struct tls_trust *ca)
+{
+	br_ssl_server_context *sc = &e->u.server;
+	struct peer_checker *x = &e->peer;
+	br_x509_minimal_init(&x->minimal, &br_sha256_vtable, ca->anchors, ca->count);
+	br_x509_minimal_set_hash(&x->minimal, br_sha256_ID, &br_sha256_vtable);
+	br_x509_minimal_set_hash(&x->minimal, br_sha384_ID, &br_sha384_vtable);
+	br_x509_minimal_set_hash(&x->minimal, br_sha512_ID, &br_sha512_vtable);
+	br_x509_minimal_set_rsa(&x->minimal, br_rsa_pkcs1_vrfy_get_default());
+	br_x509_minimal_set_ecdsa(&x->minimal, &br_ec_all_m31, br_ecdsa_vrfy_asn1_get_default());
+	x->cn = (br_name_element){ .oid = cn_oid, .buf = x->subject, .len = sizeof x->subject };
+	x->subject[0] = 0;
+	br_x509_minimal_set_name_elements(&x->minimal, &x->cn, 1);
+	x->vtable = &peer_checker_class;
+	br_ssl_engine_set_x509(&sc->eng, &x->vtable);
+	/* The CertificateVerify's signature, with the certificate's key. */
+	br_ssl_engine_set_rsavrfy(&sc->eng, br_rsa_pkcs1_vrfy_get_default());
+	br_ssl_engine_set_ecdsa(&sc->eng, ecdsa_vrfy_all_curves);
+	br_ssl_server_set_trust_anchor_names_alt(sc, ca->anchors, ca->count);
+	br_ssl_engine_add_flags(&sc->eng, BR_OPT_TOLERATE_NO_CLIENT_AUTH);
+}
+
+const char *ig_tls_engine_peer_subject(struct tls_engine *e)
+{
+	return e->role == ROLE_SERVER && e->established && e->peer_verified ? e->peer.subject : NULL;
+}
+
 int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 {
 	struct server_gen *g = core->gen;
@@ -886,6 +1013,8 @@ int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 					    &br_ec_all_m31, br_ecdsa_sign_asn1_get_default());
 	if (g->cache)
 		br_ssl_server_set_cache(sc, &g->cache->vtable);
+	if (client_ca)
+		peer_checker_init(e, client_ca);
 	if (!br_ssl_server_reset(sc))
 		return -1;
 	e->gen = g;

@@ -18,7 +18,11 @@
  * afresh for each verification (the CA callback).
  * A reload gives a core new credentials: it parses them into a new
  * generation (config, chain, key, session cache) and frees the old one
- * when the last connection begun with it ends. */
+ * when the last connection begun with it ends.
+ * Mutual TLS: the server asks for a client certificate (authmode
+ * optional: none, or one that fails, leaves the connection
+ * unauthenticated, as BearSSL's tolerant mode does) and checks it against
+ * the client CAs through the same CA callback; the leaf's CN is kept. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -122,6 +126,7 @@ struct tls_engine {
 	uint32_t verify_flags; /* at failure: why the peer's chain failed */
 	bool started; /* a client's ClientHello waits for the first call */
 	bool established, resumed;
+	bool peer_cert; /* server: the verify callback saw a client leaf (subject) */
 	bool out_blocked;  /* mbedtls holds records that did not fit in out[] */
 	bool flush_wanted, close_wanted, close_sent;
 	uint8_t peer_alert;   /* the fatal alert received, if any */
@@ -130,6 +135,7 @@ struct tls_engine {
 	unsigned char ip[16];
 	uint8_t offered_id_len; /* client: the session offered for resumption */
 	unsigned char offered_id[32];
+	char subject[TLS_SUBJECT_MAX]; /* server, mutual TLS: the client leaf's CN */
 	size_t in_head, in_tail, out_head, out_tail;
 	size_t in_want; /* handshake: the bytes mbedtls asked for last */
 	size_t recvapp_head, recvapp_tail, sendapp_len;
@@ -643,9 +649,15 @@ static int cache_get(void *gen_ptr, mbedtls_ssl_session *session)
 	return ret;
 }
 
+static const struct tls_trust *client_ca;
+
 static int cache_set(void *gen_ptr, const mbedtls_ssl_session *session)
 {
 	struct server_gen *g = gen_ptr;
+	/* A session whose client certificate verified is not kept: resumed,
+	   it would come back without it (backend.h). */
+	if (client_ca && session->verify_result == 0)
+		return 0;
 	return mbedtls_ssl_cache_set(&g->cache, session);
 }
 
@@ -687,6 +699,10 @@ __attribute__((cold)) int ig_tls_backend_core_set_credentials(struct tls_core *c
 	    mbedtls_ssl_conf_own_cert(&g->conf, &g->chain, &g->key) != 0) {
 		gen_free(g);
 		return -1;
+	}
+	if (client_ca) {
+		mbedtls_ssl_conf_authmode(&g->conf, MBEDTLS_SSL_VERIFY_OPTIONAL);
+		mbedtls_ssl_conf_ca_cb(&g->conf, find_issuers, core);
 	}
 	/* An entry holds a session plus the allocator's overhead. */
 	size_t entries = core->cache_bytes / (sizeof(mbedtls_ssl_cache_entry) + 32);
@@ -979,6 +995,41 @@ static int engine_setup(struct tls_engine *e, struct tls_core *core, const mbedt
 	return 0;
 }
 
+int ig_tls_backend_set_client_ca(const struct tls_trust *ca, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	client_ca = ca;
+	return 0;
+}
+
+/* Keeps the client leaf's CN; the chain's verdict is mbedtls's. */
+static int capture_subject(void *engine, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+	(void)flags;
+	struct tls_engine *e = engine;
+	if (depth != 0)
+		return 0;
+	e->peer_cert = true;
+	e->subject[0] = 0;
+	for (const mbedtls_x509_name *n = &crt->subject; n; n = n->next)
+		if (n->oid.p && MBEDTLS_OID_CMP(MBEDTLS_OID_AT_CN, &n->oid) == 0) {
+			if (n->val.len < sizeof e->subject) {
+				memcpy(e->subject, n->val.p, n->val.len);
+				e->subject[n->val.len] = 0;
+			}
+			break;
+		}
+	return 0;
+}
+
+const char *ig_tls_engine_peer_subject(struct tls_engine *e)
+{
+	return client_ca && e->gen && e->established && e->peer_cert && e->ssl.session &&
+			       e->ssl.session->verify_result == 0
+		       ? e->subject
+		       : NULL;
+}
+
 int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 {
 	struct server_gen *g = core->gen;
@@ -990,6 +1041,10 @@ int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
 	}
 	if (engine_setup(e, core, &g->conf) != 0)
 		return -1;
+	if (client_ca) {
+		e->trust = client_ca; /* find_issuers reads the active engine's */
+		mbedtls_ssl_set_verify(&e->ssl, capture_subject, e);
+	}
 	e->gen = g;
 	g->use.conns++;
 	return 0;

@@ -32,6 +32,13 @@ struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replac
 	return NULL;
 }
 
+int ig_tls_backend_set_client_ca(const struct tls_trust *ca, char *err, size_t errlen)
+{
+	(void)ca;
+	snprintf(err, errlen, "%s", NO_TLS);
+	return -1;
+}
+
 /* Nothing is ever loaded, so there is nothing to count or adopt. */
 void ig_tls_credentials_ref(struct tls_credentials *c)
 {
@@ -180,6 +187,12 @@ bool ig_tls_engine_resumed(struct tls_engine *e)
 {
 	(void)e;
 	return false;
+}
+
+const char *ig_tls_engine_peer_subject(struct tls_engine *e)
+{
+	(void)e;
+	return NULL;
 }
 
 const char *ig_tls_backend_name(void)

@@ -624,12 +624,19 @@ static size_t up_peer(struct ig_transport *t, char *out, size_t cap)
 	return tc->state != TC_DONE && lo && lo->ops->peer ? lo->ops->peer(lo, out, cap) : 0;
 }
 
+static const char *up_peer_subject(struct ig_transport *t)
+{
+	struct tls_conn *tc = (struct tls_conn *)t;
+	return tc->state == TC_OPEN ? ig_tls_engine_peer_subject(engine_of(tc)) : NULL;
+}
+
 static const struct ig_transport_ops tls_ops = {
 	.writev = up_writev,
 	.resume_read = up_resume_read,
 	.read_now = up_read_now,
 	.close = up_close,
 	.peer = up_peer,
+	.peer_subject = up_peer_subject,
 };
 
 /* ---- connections ---- */
@@ -859,6 +866,26 @@ const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, c
 		return NULL;
 	}
 	return load_credentials(cert_path, cert_pem, key_path, key_pem, err, errlen);
+}
+
+int ig_tls_client_ca_load(const char *path, char *err, size_t errlen)
+{
+	char why[200];
+	size_t len;
+	char *pem = read_file(path, &len, why, sizeof why);
+	if (!pem) {
+		snprintf(err, errlen, "INGOT_TLS_CLIENT_CA: %s", why);
+		return -1;
+	}
+	/* Only the file's CAs: the public ones issue no client certificate
+	   this service should take. Kept for the process's life. */
+	const struct tls_trust *ca = ig_tls_trust_load(pem, len, true, why, sizeof why);
+	free(pem);
+	if (!ca || ig_tls_backend_set_client_ca(ca, why, sizeof why) != 0) {
+		snprintf(err, errlen, "INGOT_TLS_CLIENT_CA %s: %s", path, why);
+		return -1;
+	}
+	return 0;
 }
 
 __attribute__((cold)) struct tls_credentials *ig_tls_reload_credentials(const char *cert_path, const char *key_path,

@@ -100,6 +100,12 @@ const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, c
 							const char *key_path, const char *key_pem,
 							char *err, size_t errlen);
 
+/* Startup, server role, after ig_tls_server_credentials and before any
+ * core: mutual TLS (backend.h's ig_tls_backend_set_client_ca) with the
+ * CAs of the PEM file at path (INGOT_TLS_CLIENT_CA), and only those. 0, or
+ * -1 with a message naming the setting. */
+int ig_tls_client_ca_load(const char *path, char *err, size_t errlen);
+
 /* Reload (SIGHUP), server role. ig_tls_reload_credentials loads the
  * chain and key from their files again (as ig_tls_server_credentials
  * does; the caller owns the reference returned, ig_tls_credentials_unref).

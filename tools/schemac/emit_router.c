@@ -69,7 +69,7 @@ static bool scheme_used(const struct sc_model *m, const struct sc_scheme *s)
  * each (an unused one would be an unused static). */
 static void emit_schemes(struct sc_out *c, const struct sc_model *m)
 {
-	static const char *const types[] = { "IG_SEC_BEARER", "IG_SEC_API_KEY", "IG_SEC_BASIC" };
+	static const char *const types[] = { "IG_SEC_BEARER", "IG_SEC_API_KEY", "IG_SEC_BASIC", "IG_SEC_MUTUAL_TLS" };
 	static const char *const ins[] = { "IG_SEC_IN_HEADER", "IG_SEC_IN_QUERY", "IG_SEC_IN_COOKIE" };
 	for (size_t i = 0; i < m->nschemes; i++) {
 		const struct sc_scheme *s = m->schemes[i];
@@ -77,7 +77,7 @@ static void emit_schemes(struct sc_out *c, const struct sc_model *m)
 			continue;
 		char *name = c_str(s->name), *param = s->param ? c_str(s->param) : sc_strdup("NULL");
 		out_line(c, "static const struct ig_sec_scheme ig_scheme_%zu = { %s, %s, %s, %s, %s };", i, name,
-			 types[s->type], ins[s->in], param, s->type == SC_SEC_BEARER ? "NULL" : "ig_auth_handler");
+			 types[s->type], ins[s->in], param, s->type == SC_SEC_BEARER || s->type == SC_SEC_MUTUAL_TLS ? "NULL" : "ig_auth_handler");
 		free(name);
 		free(param);
 	}

@@ -260,8 +260,8 @@ struct sc_op {
 };
 
 /* components/securitySchemes (security.c); oauth2 and openIdConnect are
- * bearer JWTs. */
-enum sc_scheme_type { SC_SEC_BEARER, SC_SEC_API_KEY, SC_SEC_BASIC };
+ * bearer JWTs. In net/api/security.h's enum ig_sec_type's order. */
+enum sc_scheme_type { SC_SEC_BEARER, SC_SEC_API_KEY, SC_SEC_BASIC, SC_SEC_MUTUAL_TLS };
 struct sc_scheme {
 	char *name;
 	size_t index; /* in the model's schemes: the table's number */

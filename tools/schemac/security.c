@@ -1,6 +1,7 @@
 /* The document's security into the model: components/securitySchemes
  * (http bearer, http basic, apiKey in a header, query or cookie; oauth2
- * and openIdConnect as bearer JWTs), the root's security and each
+ * and openIdConnect as bearer JWTs; mutualTLS: the TLS client
+ * certificate the listener verified against INGOT_TLS_CLIENT_CA), the root's security and each
  * operation's override, with OpenAPI's semantics (a list of alternatives,
  * each an object whose schemes must all pass; [] opens a route).
  * emit_router.c writes the tables the runtime's net/api/security.c reads. */
@@ -62,9 +63,9 @@ static void parse_scheme(struct sc_model *m, const char *name, const cJSON *j, c
 		   the flows' scopes are what requirements name. */
 		s->type = SC_SEC_BEARER;
 	} else if (strcmp(type, "mutualTLS") == 0) {
-		sc_error(m, ptr, "security scheme type mutualTLS is not supported yet");
+		s->type = SC_SEC_MUTUAL_TLS;
 	} else {
-		sc_error(m, ptr, "unknown security scheme type \"%s\" (http, apiKey, oauth2, openIdConnect)", type);
+		sc_error(m, ptr, "unknown security scheme type \"%s\" (http, apiKey, oauth2, openIdConnect, mutualTLS)", type);
 	}
 	free(type);
 	s->index = m->nschemes;
