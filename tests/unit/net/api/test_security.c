@@ -1,7 +1,8 @@
 /* Unit tests of net/api/security.c, the door, over hand-written tables of
  * the shape schemac emits: apiKey in a header, query and cookie, http
  * basic, the auth handler's answers and scopes, alternatives (any) and
- * requirement objects (all), 401 and 403 with their challenges, a bearer
+ * requirement objects (all), 401 and 403 with their challenges, mutualTLS
+ * (the connection's verified certificate, or none), a bearer
  * token with no key set, the limit on failed attempts per address, and
  * ig_secret_eq. The exchange (net/http) is a stand-in that records what
  * the door asked of it; JWT verification is net/auth's own. */
@@ -29,6 +30,7 @@ struct ig_ctx {
 	ig_request req;
 	ig_header fields[4];
 	const char *peer;
+	const char *cert_subject; /* the TLS handshake's verified client certificate */
 	int status;
 	const char *problem;
 	char challenge[3][128];
@@ -69,6 +71,11 @@ ig_str ig_req_header(const ig_ctx *c, const char *name)
 bool ig_http_peer_addr(const ig_ctx *c, uint8_t out[16])
 {
 	return c->peer && ig_addr_parse((ig_str){ c->peer, strlen(c->peer) }, out);
+}
+
+const char *ig_http_peer_subject(const ig_ctx *c)
+{
+	return c->cert_subject;
 }
 
 void ig_add_header(ig_ctx *c, const char *name, ig_str value)
@@ -161,6 +168,13 @@ static const struct ig_security scoped = { ig_security_check, scoped_alts, 2 };
 static const struct ig_sec_use u_both[] = { { &hdr, NULL, 0 }, { &basic, NULL, 0 } };
 static const struct ig_sec_alt both_alts[] = { { u_both, 2 } };
 static const struct ig_security both = { ig_security_check, both_alts, 1 };
+
+/* [{cert}] and [{cert}, {hdr}] */
+static const struct ig_sec_scheme cert = { "cert", IG_SEC_MUTUAL_TLS, IG_SEC_IN_HEADER, NULL, NULL };
+static const struct ig_sec_use u_cert[] = { { &cert, NULL, 0 } };
+static const struct ig_sec_alt cert_alts[] = { { u_cert, 1 }, { u_hdr, 1 } };
+static const struct ig_security cert_only = { ig_security_check, cert_alts, 1 };
+static const struct ig_security cert_or_key = { ig_security_check, cert_alts, 2 };
 
 static bool run(ig_ctx *c, const struct ig_security *sec)
 {
@@ -290,6 +304,31 @@ static void test_limit(void)
 	ig_auth_settings_values.failures_per_min = 100;
 }
 
+static void test_mutual_tls(void)
+{
+	ig_ctx c;
+	ctx_start(&c, "192.0.2.4");
+	char subject[] = "alice.example";
+	c.cert_subject = subject;
+	CHECK(run(&c, &cert_only), "a verified client certificate passes");
+	CHECK(c.principal && ig_str_eq(c.principal->subject, "alice.example", 13), "its CN is the subject");
+	CHECK(c.principal && strcmp(c.principal->scheme, "cert") == 0, "named by its scheme");
+	CHECK(c.principal && c.principal->subject.ptr != subject, "copied: the connection may go first");
+
+	ctx_start(&c, "192.0.2.4");
+	CHECK(!run(&c, &cert_only), "no verified certificate is refused");
+	CHECK_INT(c.status, 401, "401");
+	CHECK(c.nchallenges == 1 && strcmp(c.challenge[0], "MutualTLS realm=\"api\"") == 0, "its challenge");
+
+	ctx_start(&c, "192.0.2.4");
+	add_field(&c, "X-Key", "k-123");
+	CHECK(run(&c, &cert_or_key), "without a certificate, another alternative may pass");
+	CHECK(c.principal && strcmp(c.principal->scheme, "hdr") == 0, "and speaks");
+	ctx_start(&c, "192.0.2.4");
+	CHECK(!run(&c, &cert_or_key), "neither: refused");
+	CHECK(c.nchallenges == 1 && strcmp(c.challenge[0], "ApiKey realm=\"api\"") == 0, "the API key's challenge");
+}
+
 static void test_secret_eq(void)
 {
 	CHECK(ig_secret_eq(IG_STR("abc"), IG_STR("abc")), "equal");
@@ -307,6 +346,7 @@ int main(void)
 	test_basic();
 	test_scopes();
 	test_limit();
+	test_mutual_tls();
 	test_secret_eq();
 	return check_done();
 }
