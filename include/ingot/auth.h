@@ -2,7 +2,8 @@
  * net/api/security.c before any handler runs) established it: the
  * principal a handler reads, and the auth handler an app writes once for
  * its apiKey and http basic schemes (Encore's model). Bearer JWTs need no
- * app code: the runtime verifies them (net/auth). */
+ * app code: the runtime verifies them (net/auth), nor does mutualTLS (the
+ * TLS handshake verifies the client certificate). */
 #ifndef INGOT_AUTH_H
 #define INGOT_AUTH_H
 
@@ -11,7 +12,8 @@
 /* The request's principal: every slice lives in the request's arena (or
  * static storage) and is valid while ctx is. */
 struct ig_principal {
-	ig_str subject;       /* a JWT's sub; what the auth handler set */
+	ig_str subject;       /* a JWT's sub; what the auth handler set; a verified
+				 TLS client certificate's subject CN (mutualTLS) */
 	const ig_str *scopes; /* a JWT's scope/scp words; the auth handler's */
 	size_t nscopes;
 	const char *scheme;   /* the securitySchemes key that admitted it (static) */
