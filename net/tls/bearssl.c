@@ -87,28 +87,24 @@ struct tls_core {
 };
 
 /* The x509 engine of the client role: BearSSL's minimal engine, plus an
- * iPAddress check when the target is an IP literal. */
+ * iPAddress check when the target is an IP literal. The server role's
+ * check of a client's chain (mutual TLS) is the same engine, with no
+ * name to check, reading the leaf's CN as it goes. */
 struct x509_checker {
 	const br_x509_class *vtable;
 	br_x509_minimal_context minimal;
 	unsigned char ip[16];
 	size_t ip_len;       /* 0: the target is a host name */
 	bool unverified;     /* no trust given: encrypt, check nothing */
+	bool client_cert;    /* server role: a client's chain */
 	unsigned cert_index; /* of the certificate being received */
 	size_t ee_len;
 	bool ee_overflow;
 	unsigned char ee[EE_CAPTURE_MAX];
-};
-
-/* The server role's check of a client's chain (mutual TLS): BearSSL's
- * minimal engine against the client CAs, reading the leaf's CN as it
- * goes. */
-struct peer_checker {
-	const br_x509_class *vtable;
-	br_x509_minimal_context minimal;
+	/* client_cert: the leaf's CN, and the engine told when it verified */
 	br_name_element cn;
-	unsigned certs; /* received in this chain */
 	char subject[TLS_SUBJECT_MAX];
+	bool *verified;
 };
 
 enum engine_role { ROLE_SERVER, ROLE_CLIENT };
@@ -139,7 +135,7 @@ struct tls_engine {
 			unsigned char offered_id[32]; /* the session offered again */
 			size_t offered_len;
 		} client;
-		struct peer_checker peer; /* server role, mutual TLS only */
+		struct x509_checker peer; /* server role, mutual TLS only */
 	};
 };
 
@@ -891,137 +887,6 @@ size_t ig_tls_engine_heap_bytes(void)
 	return 0; /* its buffer is in the engine */
 }
 
-/* -- mutual TLS: the client's chain -- */
-
-static const struct tls_trust *client_ca;
-
-int ig_tls_backend_set_client_ca(const struct tls_trust *ca, char *err, size_t errlen)
-{
-	(void)err, (void)errlen;
-	client_ca = ca;
-	return 0;
-}
-
-static struct peer_checker *peer_of(const br_x509_class **ctx)
-{
-	return (struct peer_checker *)(void *)ctx;
-}
-
-static void pc_start_chain(const br_x509_class **ctx, const char *server_name)
-{
-	(void)server_name; /* a client's certificate names no host */
-	struct peer_checker *x = peer_of(ctx);
-	x->certs = 0;
-	x->minimal.vtable->start_chain(&x->minimal.vtable, NULL);
-}
-
-static void pc_start_cert(const br_x509_class **ctx, uint32_t length)
-{
-	struct peer_checker *x = peer_of(ctx);
-	x->certs++;
-	x->minimal.vtable->start_cert(&x->minimal.vtable, length);
-}
-
-static void pc_append(const br_x509_class **ctx, const unsigned char *buf, size_t len)
-{
-	struct peer_checker *x = peer_of(ctx);
-	x->minimal.vtable->append(&x->minimal.vtable, buf, len);
-}
-
-static void pc_end_cert(const br_x509_class **ctx)
-{
-	struct peer_checker *x = peer_of(ctx);
-	x->minimal.vtable->end_cert(&x->minimal.vtable);
-}
-
-static unsigned pc_end_chain(const br_x509_class **ctx)
-{
-	struct peer_checker *x = peer_of(ctx);
-	unsigned err = x->minimal.vtable->end_chain(&x->minimal.vtable);
-	if (err == BR_ERR_OK && x->certs) {
-		struct tls_engine *e = (struct tls_engine *)((char *)x - offsetof(struct tls_engine, peer));
-		e->peer_verified = true;
-		if (x->cn.status != 1)
-			x->subject[0] = 0;
-	}
-	return err;
-}
-
-static const br_x509_pkey *pc_get_pkey(const br_x509_class *const *ctx, unsigned *usages)
-{
-	const struct peer_checker *x = (const struct peer_checker *)(const void *)ctx;
-	return x->minimal.vtable->get_pkey(&x->minimal.vtable, usages);
-}
-
-static const br_x509_class peer_checker_class = {
-	.context_size = sizeof(struct peer_checker),
-	.start_chain = pc_start_chain,
-	.start_cert = pc_start_cert,
-	.append = pc_append,
-	.end_cert = pc_end_cert,
-	.end_chain = pc_end_chain,
-	.get_pkey = pc_get_pkey,
-};
-
-/* id-at-commonName (2.5.4.3), as br_name_element wants it: length first. */
-static const unsigned char cn_oid[] = { 3, 0x55, 0x04, 0x03 };
-
-static void peer_checker_init(struct tls_engine *e, const struct tls_trust *ca)
-{
-	br_ssl_server_context *sc = &e->u.server;
-	struct peer_checker *x = &e->peer;
-	br_x509_minimal_init(&x->minimal, &br_sha256_vtable, ca->anchors, ca->count);
-	br_x509_minimal_set_hash(&x->minimal, br_sha256_ID, &br_sha256_vtable);
-	br_x509_minimal_set_hash(&x->minimal, br_sha384_ID, &br_sha384_vtable);
-	br_x509_minimal_set_hash(&x->minimal, br_sha512_ID, &br_sha512_vtable);
-	br_x509_minimal_set_rsa(&x->minimal, br_rsa_pkcs1_vrfy_get_default());
-	br_x509_minimal_set_ecdsa(&x->minimal, &br_ec_all_m31, br_ecdsa_vrfy_asn1_get_default());
-	x->cn = (br_name_element){ .oid = cn_oid, .buf = x->subject, .len = sizeof x->subject };
-	x->subject[0] = 0;
-	br_x509_minimal_set_name_elements(&x->minimal, &x->cn, 1);
-	x->vtable = &peer_checker_class;
-	br_ssl_engine_set_x509(&sc->eng, &x->vtable);
-	/* The CertificateVerify's signature, with the certificate's key. */
-	br_ssl_engine_set_rsavrfy(&sc->eng, br_rsa_pkcs1_vrfy_get_default());
-	br_ssl_engine_set_ecdsa(&sc->eng, ecdsa_vrfy_all_curves);
-	br_ssl_server_set_trust_anchor_names_alt(sc, ca->anchors, ca->count);
-	br_ssl_engine_add_flags(&sc->eng, BR_OPT_TOLERATE_NO_CLIENT_AUTH);
-}
-
-const char *ig_tls_engine_peer_subject(struct tls_engine *e)
-{
-	return e->role == ROLE_SERVER && e->established && e->peer_verified ? e->peer.subject : NULL;
-}
-
-int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
-{
-	struct server_gen *g = core->gen;
-	if (!g)
-		return -1;
-	const struct tls_credentials *c = g->cred;
-	br_ssl_server_context *sc = &e->u.server;
-	br_ssl_server_zero(sc);
-	e->role = ROLE_SERVER;
-	engine_common(e, core);
-	br_ssl_engine_set_suites(&sc->eng, c->suites, c->suite_count);
-	br_ssl_engine_add_flags(&sc->eng, BR_OPT_ENFORCE_SERVER_PREFERENCES);
-	if (c->kind == KEY_RSA)
-		br_ssl_server_set_single_rsa(sc, c->chain, c->chain_len, &c->rsa, BR_KEYTYPE_SIGN,
-					     br_rsa_private_get_default(), br_rsa_pkcs1_sign_get_default());
-	else
-		br_ssl_server_set_single_ec(sc, c->chain, c->chain_len, &c->ec, BR_KEYTYPE_SIGN, BR_KEYTYPE_EC,
-					    &br_ec_all_m31, br_ecdsa_sign_asn1_get_default());
-	if (g->cache)
-		br_ssl_server_set_cache(sc, &g->cache->vtable);
-	if (client_ca)
-		peer_checker_init(e, client_ca);
-	if (!br_ssl_server_reset(sc))
-		return -1;
-	e->gen = g;
-	g->use.conns++;
-	return 0;
-}
-
 /* -- client certificate check: BearSSL's minimal engine, plus iPAddress -- */
 
 static struct x509_checker *checker_of(const br_x509_class **ctx)
@@ -1035,8 +900,10 @@ static void xc_start_chain(const br_x509_class **ctx, const char *server_name)
 	x->cert_index = 0;
 	x->ee_len = 0;
 	x->ee_overflow = false;
-	/* An IP literal is not a DNS name: BearSSL must not compare it. */
-	x->minimal.vtable->start_chain(&x->minimal.vtable, x->ip_len || x->unverified ? NULL : server_name);
+	/* An IP literal is not a DNS name: BearSSL must not compare it; a
+	   client's certificate names no host. */
+	x->minimal.vtable->start_chain(&x->minimal.vtable,
+				       x->ip_len || x->unverified || x->client_cert ? NULL : server_name);
 }
 
 static void xc_start_cert(const br_x509_class **ctx, uint32_t length)
@@ -1168,6 +1035,14 @@ static unsigned xc_end_chain(const br_x509_class **ctx)
 {
 	struct x509_checker *x = checker_of(ctx);
 	unsigned err = x->minimal.vtable->end_chain(&x->minimal.vtable);
+	if (x->client_cert) {
+		if (err == BR_ERR_OK && x->cert_index) {
+			*x->verified = true;
+			if (x->cn.status != 1)
+				x->subject[0] = 0;
+		}
+		return err;
+	}
 	/* Unverified: the key is taken from a chain no anchor vouches for
 	   (minimal's get_pkey gives it for NOT_TRUSTED); anything else, a
 	   malformed chain, still fails. */
@@ -1196,6 +1071,87 @@ static const br_x509_class checker_class = {
 	.get_pkey = xc_get_pkey,
 };
 
+/* BearSSL's minimal engine against trust (NULL: no anchors), its hashes
+ * and signature checks. */
+static void checker_init(struct x509_checker *x, const struct tls_trust *trust)
+{
+	br_x509_minimal_init(&x->minimal, &br_sha256_vtable, trust ? trust->anchors : NULL, trust ? trust->count : 0);
+	br_x509_minimal_set_hash(&x->minimal, br_sha256_ID, &br_sha256_vtable);
+	br_x509_minimal_set_hash(&x->minimal, br_sha384_ID, &br_sha384_vtable);
+	br_x509_minimal_set_hash(&x->minimal, br_sha512_ID, &br_sha512_vtable);
+	br_x509_minimal_set_rsa(&x->minimal, br_rsa_pkcs1_vrfy_get_default());
+	br_x509_minimal_set_ecdsa(&x->minimal, &br_ec_all_m31, br_ecdsa_vrfy_asn1_get_default());
+	x->vtable = &checker_class;
+}
+
+/* -- mutual TLS: the client's chain -- */
+
+static const struct tls_trust *client_ca;
+
+int ig_tls_backend_set_client_ca(const struct tls_trust *ca, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	client_ca = ca;
+	return 0;
+}
+
+/* id-at-commonName (2.5.4.3), as br_name_element wants it: length first. */
+static const unsigned char cn_oid[] = { 3, 0x55, 0x04, 0x03 };
+
+static void peer_checker_init(struct tls_engine *e, const struct tls_trust *ca)
+{
+	br_ssl_server_context *sc = &e->u.server;
+	struct x509_checker *x = &e->peer;
+	checker_init(x, ca);
+	x->client_cert = true;
+	x->ip_len = 0;
+	x->unverified = false;
+	x->verified = &e->peer_verified;
+	x->cn = (br_name_element){ .oid = cn_oid, .buf = x->subject, .len = sizeof x->subject };
+	x->subject[0] = 0;
+	br_x509_minimal_set_name_elements(&x->minimal, &x->cn, 1);
+	br_ssl_engine_set_x509(&sc->eng, &x->vtable);
+	/* The CertificateVerify's signature, with the certificate's key. */
+	br_ssl_engine_set_rsavrfy(&sc->eng, br_rsa_pkcs1_vrfy_get_default());
+	br_ssl_engine_set_ecdsa(&sc->eng, ecdsa_vrfy_all_curves);
+	br_ssl_server_set_trust_anchor_names_alt(sc, ca->anchors, ca->count);
+	br_ssl_engine_add_flags(&sc->eng, BR_OPT_TOLERATE_NO_CLIENT_AUTH);
+}
+
+const char *ig_tls_engine_peer_subject(struct tls_engine *e)
+{
+	return e->role == ROLE_SERVER && e->established && e->peer_verified ? e->peer.subject : NULL;
+}
+
+int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
+{
+	struct server_gen *g = core->gen;
+	if (!g)
+		return -1;
+	const struct tls_credentials *c = g->cred;
+	br_ssl_server_context *sc = &e->u.server;
+	br_ssl_server_zero(sc);
+	e->role = ROLE_SERVER;
+	engine_common(e, core);
+	br_ssl_engine_set_suites(&sc->eng, c->suites, c->suite_count);
+	br_ssl_engine_add_flags(&sc->eng, BR_OPT_ENFORCE_SERVER_PREFERENCES);
+	if (c->kind == KEY_RSA)
+		br_ssl_server_set_single_rsa(sc, c->chain, c->chain_len, &c->rsa, BR_KEYTYPE_SIGN,
+					     br_rsa_private_get_default(), br_rsa_pkcs1_sign_get_default());
+	else
+		br_ssl_server_set_single_ec(sc, c->chain, c->chain_len, &c->ec, BR_KEYTYPE_SIGN, BR_KEYTYPE_EC,
+					    &br_ec_all_m31, br_ecdsa_sign_asn1_get_default());
+	if (g->cache)
+		br_ssl_server_set_cache(sc, &g->cache->vtable);
+	if (client_ca)
+		peer_checker_init(e, client_ca);
+	if (!br_ssl_server_reset(sc))
+		return -1;
+	e->gen = g;
+	g->use.conns++;
+	return 0;
+}
+
 int ig_tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 			   const struct tls_trust *trust, const struct tls_peer_name *peer)
 {
@@ -1208,13 +1164,8 @@ int ig_tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
 	br_ssl_engine_set_rsavrfy(&cc->eng, br_rsa_pkcs1_vrfy_get_default());
 	br_ssl_engine_set_ecdsa(&cc->eng, ecdsa_vrfy_all_curves);
 
-	br_x509_minimal_init(&x->minimal, &br_sha256_vtable, trust ? trust->anchors : NULL, trust ? trust->count : 0);
-	br_x509_minimal_set_hash(&x->minimal, br_sha256_ID, &br_sha256_vtable);
-	br_x509_minimal_set_hash(&x->minimal, br_sha384_ID, &br_sha384_vtable);
-	br_x509_minimal_set_hash(&x->minimal, br_sha512_ID, &br_sha512_vtable);
-	br_x509_minimal_set_rsa(&x->minimal, br_rsa_pkcs1_vrfy_get_default());
-	br_x509_minimal_set_ecdsa(&x->minimal, &br_ec_all_m31, br_ecdsa_vrfy_asn1_get_default());
-	x->vtable = &checker_class;
+	checker_init(x, trust);
+	x->client_cert = false;
 	x->ip_len = peer ? peer->ip_len : 0;
 	if (x->ip_len)
 		memcpy(x->ip, peer->ip, x->ip_len);
