@@ -272,6 +272,7 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	};
 	if (app->cors)
 		ig_cors_document(app->cors);
+	ig_http_server.document_client_certs = app->client_certs;
 	switch (ig_settings_parse(&args)) {
 	case IG_CONFIG_OK: break;
 	case IG_CONFIG_EXIT: return IG_EXIT_OK;

@@ -88,6 +88,9 @@ struct ig_app {
 	   some operation has security (the door's limit on failed attempts
 	   is keyed by it): the listeners keep each connection's peer address. */
 	bool peer_addresses;
+	/* Some operation takes the mutualTLS scheme: HTTPS without
+	   INGOT_TLS_CLIENT_CA stops the start (it could admit no one). */
+	bool client_certs;
 };
 
 /* The program's entry (net/api/main.c calls it with ig_api_app): parses

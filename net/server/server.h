@@ -39,6 +39,10 @@ extern struct http_config ig_server_config;
 
 struct ig_http_server {
 	const struct tls_credentials *tls; /* NULL when TLS is off; read-only */
+	/* Set before the settings' parse: the document has a mutualTLS scheme
+	   (ig_app.client_certs), so HTTPS without INGOT_TLS_CLIENT_CA stops
+	   the start. */
+	bool document_client_certs;
 	struct http_core *cores;
 	int core_count;
 	_Atomic int cores_finished; /* loops other than core 0 that returned */

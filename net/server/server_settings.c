@@ -126,9 +126,12 @@ __attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
 						    errlen);
 	if (!ig_http_server.tls)
 		return err;
-	if (c->tls_client_ca[0] && ig_tls_client_ca_load(c->tls_client_ca, err, errlen) != 0)
-		return err;
-	return NULL;
+	if (!c->tls_client_ca[0])
+		return ig_http_server.document_client_certs
+			       ? "the document's mutualTLS scheme needs INGOT_TLS_CLIENT_CA (a PEM file of the client CAs) "
+				 "when HTTPS is on"
+			       : NULL;
+	return ig_tls_client_ca_load(c->tls_client_ca, err, errlen) == 0 ? NULL : err;
 }
 
 /* The admin port is never an API port: a scrape must not reach the app. */

@@ -10,13 +10,15 @@
 // (open routes serve it) and gets 401 from the operation that needs the
 // certificate. A session in which a certificate was verified is not
 // resumed (the next handshake is full and verifies it again); one without
-// is. And the setting's own checks at the start, on the reference service.
+// is. And the setting's checks at the start: on the reference service, and
+// on the app, whose document's mutualTLS needs it when HTTPS is on.
 import { test, describe, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
+import { execFile } from 'node:child_process';
 import { ROOT, BIN, startServer, cleanup, commandRunner, needTools, runBinary, parseResponse } from './lib.mjs';
 
 const T = { timeout: 120000 };
@@ -176,6 +178,21 @@ for (const b of BACKENDS) {
 }
 
 describe('INGOT_TLS_CLIENT_CA at the start', () => {
+	test("a document with mutualTLS: HTTPS without it stops the start (exit 2); plain HTTP alone starts", { ...T, ...SKIP }, async () => {
+		await makeCertificates();
+		const command = await buildApp('bearssl');
+		const env = { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', INGOT_ADMIN_PORT: '-1', INGOT_TLS_PORT: '0',
+			INGOT_TLS_CERT: F('server.pem'), INGOT_TLS_KEY: F('server.key') };
+		const r = await new Promise((resolve) => execFile(command, [], { env, timeout: 10000 },
+			(err, stdout, stderr) => resolve({ code: err ? err.code : 0, out: stdout + stderr })));
+		assert.equal(r.code, 2, r.out);
+		assert.match(r.out, /the document's mutualTLS scheme needs INGOT_TLS_CLIENT_CA/);
+		const plain = await startServer({ INGOT_ADMIN_PORT: '-1' }, { command });
+		assert.equal(plain.listening.tls_port, undefined);
+		await plain.stop();
+	});
+
+
 	test('without HTTPS it stops the start (exit 2)', T, async () => {
 		await makeCertificates();
 		const r = await runBinary([], { PORT: '0', INGOT_TLS_CLIENT_CA: F('clientca.pem') });

@@ -103,6 +103,13 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 		secured |= m->ops[i]->security != NULL;
 	if (sc_rate_limits_need_peer(m) || secured)
 		out_line(c, ".peer_addresses = true,");
+	bool client_certs = false;
+	for (size_t i = 0; i < m->nops; i++)
+		for (size_t a = 0; m->ops[i]->security && a < m->ops[i]->security->nalts; a++)
+			for (size_t u = 0; u < m->ops[i]->security->alts[a].nuses; u++)
+				client_certs |= m->ops[i]->security->alts[a].uses[u].scheme->type == SC_SEC_MUTUAL_TLS;
+	if (client_certs)
+		out_line(c, ".client_certs = true,");
 	out_close(c, "};");
 	free(title);
 	free(version);
