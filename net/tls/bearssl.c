@@ -887,6 +887,39 @@ size_t ig_tls_engine_heap_bytes(void)
 	return 0; /* its buffer is in the engine */
 }
 
+/* Mutual TLS (ig_tls_backend_set_client_ca): NULL, off. */
+static const struct tls_trust *client_ca;
+static void peer_checker_init(struct tls_engine *e, const struct tls_trust *ca);
+
+int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
+{
+	struct server_gen *g = core->gen;
+	if (!g)
+		return -1;
+	const struct tls_credentials *c = g->cred;
+	br_ssl_server_context *sc = &e->u.server;
+	br_ssl_server_zero(sc);
+	e->role = ROLE_SERVER;
+	engine_common(e, core);
+	br_ssl_engine_set_suites(&sc->eng, c->suites, c->suite_count);
+	br_ssl_engine_add_flags(&sc->eng, BR_OPT_ENFORCE_SERVER_PREFERENCES);
+	if (c->kind == KEY_RSA)
+		br_ssl_server_set_single_rsa(sc, c->chain, c->chain_len, &c->rsa, BR_KEYTYPE_SIGN,
+					     br_rsa_private_get_default(), br_rsa_pkcs1_sign_get_default());
+	else
+		br_ssl_server_set_single_ec(sc, c->chain, c->chain_len, &c->ec, BR_KEYTYPE_SIGN, BR_KEYTYPE_EC,
+					    &br_ec_all_m31, br_ecdsa_sign_asn1_get_default());
+	if (g->cache)
+		br_ssl_server_set_cache(sc, &g->cache->vtable);
+	if (client_ca)
+		peer_checker_init(e, client_ca);
+	if (!br_ssl_server_reset(sc))
+		return -1;
+	e->gen = g;
+	g->use.conns++;
+	return 0;
+}
+
 /* -- client certificate check: BearSSL's minimal engine, plus iPAddress -- */
 
 static struct x509_checker *checker_of(const br_x509_class **ctx)
@@ -1086,8 +1119,6 @@ static void checker_init(struct x509_checker *x, const struct tls_trust *trust)
 
 /* -- mutual TLS: the client's chain -- */
 
-static const struct tls_trust *client_ca;
-
 int ig_tls_backend_set_client_ca(const struct tls_trust *ca, char *err, size_t errlen)
 {
 	(void)err, (void)errlen;
@@ -1121,35 +1152,6 @@ static void peer_checker_init(struct tls_engine *e, const struct tls_trust *ca)
 const char *ig_tls_engine_peer_subject(struct tls_engine *e)
 {
 	return e->role == ROLE_SERVER && e->established && e->peer_verified ? e->peer.subject : NULL;
-}
-
-int ig_tls_engine_init_server(struct tls_engine *e, struct tls_core *core)
-{
-	struct server_gen *g = core->gen;
-	if (!g)
-		return -1;
-	const struct tls_credentials *c = g->cred;
-	br_ssl_server_context *sc = &e->u.server;
-	br_ssl_server_zero(sc);
-	e->role = ROLE_SERVER;
-	engine_common(e, core);
-	br_ssl_engine_set_suites(&sc->eng, c->suites, c->suite_count);
-	br_ssl_engine_add_flags(&sc->eng, BR_OPT_ENFORCE_SERVER_PREFERENCES);
-	if (c->kind == KEY_RSA)
-		br_ssl_server_set_single_rsa(sc, c->chain, c->chain_len, &c->rsa, BR_KEYTYPE_SIGN,
-					     br_rsa_private_get_default(), br_rsa_pkcs1_sign_get_default());
-	else
-		br_ssl_server_set_single_ec(sc, c->chain, c->chain_len, &c->ec, BR_KEYTYPE_SIGN, BR_KEYTYPE_EC,
-					    &br_ec_all_m31, br_ecdsa_sign_asn1_get_default());
-	if (g->cache)
-		br_ssl_server_set_cache(sc, &g->cache->vtable);
-	if (client_ca)
-		peer_checker_init(e, client_ca);
-	if (!br_ssl_server_reset(sc))
-		return -1;
-	e->gen = g;
-	g->use.conns++;
-	return 0;
 }
 
 int ig_tls_engine_init_client(struct tls_engine *e, struct tls_core *core,
