@@ -33,6 +33,9 @@
 #define BACKOFF_MAX_S 60
 #define KID_REFETCH_MS 60000
 #define NEVER INT64_MIN
+/* All of it but prepare, which every start runs: out of .text, in the
+ * block net/cold.ld keeps off an idle process's pages. */
+#define COLD __attribute__((cold))
 
 enum what { DISCOVERY, KEYS };
 
@@ -68,7 +71,7 @@ static struct fetch_slot kid;
 static const ig_header accept_json[] = { { IG_STR("Accept"), IG_STR("application/json") } };
 
 /* Cache-Control's max-age, or -1. */
-static int64_t max_age_of(const ig_response *res)
+COLD static int64_t max_age_of(const ig_response *res)
 {
 	for (size_t i = 0; i < res->header_count; i++) {
 		const ig_header *h = &res->headers[i];
@@ -88,7 +91,7 @@ static int64_t max_age_of(const ig_response *res)
 	return -1;
 }
 
-static char *str_member(const ig_json_value *doc, const char *name)
+COLD static char *str_member(const ig_json_value *doc, const char *name)
 {
 	const ig_json_value *v = ig_json_get(doc, name, strlen(name));
 	if (!v || v->type != IG_JSON_STRING || !v->s.len)
@@ -96,14 +99,14 @@ static char *str_member(const ig_json_value *doc, const char *name)
 	return strndup(v->s.ptr, v->s.len);
 }
 
-static bool http_url(const char *u)
+COLD static bool http_url(const char *u)
 {
 	return strncmp(u, "http://", 7) == 0 || strncmp(u, "https://", 8) == 0;
 }
 
 /* A discovery document: its jwks_uri becomes the JWKS's URL, its issuer
  * the default. Returns NULL, or why it is refused. */
-static const char *take_discovery(ig_str body, ig_arena *arena)
+COLD static const char *take_discovery(ig_str body, ig_arena *arena)
 {
 	ig_json_reader r;
 	ig_jr_init(&r, body.ptr, body.len, arena, 8);
@@ -124,7 +127,7 @@ static const char *take_discovery(ig_str body, ig_arena *arena)
 }
 
 /* One line per failure, never the URL (it may carry a credential). */
-static void log_failure(enum what what, const ig_response *res, const char *why, bool have_keys)
+COLD static void log_failure(enum what what, const ig_response *res, const char *why, bool have_keys)
 {
 	struct ig_logline l;
 	if (!ig_log_begin(&l, IG_LOG_ERROR,
@@ -140,7 +143,7 @@ static void log_failure(enum what what, const ig_response *res, const char *why,
 	ig_log_end(&l);
 }
 
-static void on_response(ig_response *res, void *arg)
+COLD static void on_response(ig_response *res, void *arg)
 {
 	struct fetch_slot *f = arg;
 	const char *why = NULL;
@@ -165,7 +168,7 @@ static void on_response(ig_response *res, void *arg)
 	f->done(f, !why, max_age);
 }
 
-static void fetch(struct fetch_slot *f, ig_dispatcher *d, enum what what)
+COLD static void fetch(struct fetch_slot *f, ig_dispatcher *d, enum what what)
 {
 	f->what = what;
 	const ig_fetch_opts o = {
@@ -180,7 +183,7 @@ static void fetch(struct fetch_slot *f, ig_dispatcher *d, enum what what)
 	ig_fetch(d, &f->arena, &o, on_response, f);
 }
 
-static void slot_init(struct fetch_slot *f, void (*done)(struct fetch_slot *, bool, int64_t))
+COLD static void slot_init(struct fetch_slot *f, void (*done)(struct fetch_slot *, bool, int64_t))
 {
 	ig_pool_init(&f->blocks, BLOCK, 4, ARENA_LIMIT / BLOCK);
 	ig_arena_init(&f->arena, &f->blocks, ARENA_LIMIT);
@@ -189,18 +192,18 @@ static void slot_init(struct fetch_slot *f, void (*done)(struct fetch_slot *, bo
 
 /* ---- core 0's chain: discovery (once), then the keys, again and again ---- */
 
-static void chain_next(void)
+COLD static void chain_next(void)
 {
 	fetch(&chain, agent0, atomic_load_explicit(&jwks_url, memory_order_acquire) ? KEYS : DISCOVERY);
 }
 
-static void on_timer(struct ig_timer *t)
+COLD static void on_timer(struct ig_timer *t)
 {
 	(void)t;
 	chain_next();
 }
 
-static void chain_done(struct fetch_slot *f, bool ok, int64_t max_age)
+COLD static void chain_done(struct fetch_slot *f, bool ok, int64_t max_age)
 {
 	if (ok && f->what == DISCOVERY) {
 		chain_next();
@@ -225,7 +228,7 @@ static void chain_done(struct fetch_slot *f, bool ok, int64_t max_age)
 
 /* ---- the kid refetch ---- */
 
-static void kid_done(struct fetch_slot *f, bool ok, int64_t max_age)
+COLD static void kid_done(struct fetch_slot *f, bool ok, int64_t max_age)
 {
 	(void)f, (void)ok, (void)max_age;
 	atomic_store_explicit(&kid_running, false, memory_order_release);
@@ -233,7 +236,7 @@ static void kid_done(struct fetch_slot *f, bool ok, int64_t max_age)
 
 /* On the request's core: the token is refused all the same (the door
  * stays synchronous); its client may try again once the set is in. */
-static void on_unknown_kid(ig_ctx *ctx)
+COLD static void on_unknown_kid(ig_ctx *ctx)
 {
 	if (!atomic_load_explicit(&jwks_url, memory_order_acquire))
 		return;
@@ -279,7 +282,7 @@ bool ig_jwks_remote_prepare(const struct ig_app_jwt *jwt)
 	return true;
 }
 
-void ig_jwks_remote_core_start(struct ig_loop *loop)
+COLD void ig_jwks_remote_core_start(struct ig_loop *loop)
 {
 	loop0 = loop;
 	timer0.fn = on_timer;
