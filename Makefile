@@ -596,9 +596,9 @@ schemac-asan: $(SCHEMAC_ASAN)
 # with the shipped toolchain; rich.json's api.c under stricter warnings,
 # and linked with the stand-in runtime (and the real helpers it uses).
 SCHEMAC_TEST := $(BUILD)/test/schemac
-# The door (net/api/security.c and its metrics) needs net/auth and a real
+# The door (net/api/security.c, its metrics, its key fetcher) needs net/auth and a real
 # core: rich.json declares no security, so the stand-in runtime leaves it out.
-API_DOOR := net/api/security.c net/api/auth_metrics.c
+API_DOOR := net/api/security.c net/api/auth_metrics.c net/api/jwks_remote.c
 SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/runtime/json.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
                         kernel/runtime/log.c kernel/runtime/clock.c kernel/runtime/lz.c net/http/codec.c net/http/cors.c \
                         net/http/client_addr.c $(filter-out $(API_MAIN) $(API_DOOR),$(wildcard net/api/*.c))
