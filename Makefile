@@ -72,7 +72,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
-            $(wildcard net/lambda/*.c) net/api/main.c \
+            $(wildcard net/lambda/*.c) net/api/main.c net/api/jwks_remote.c \
             $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))
 $(COLD_SRC:%.c=$(OBJ)/%.o): CFLAGS += -Os
 

@@ -78,7 +78,7 @@ test('readiness is 503 until the first fetch succeeds; a failure is logged and r
 		assert.equal(res.status, 200, res.text);
 		assert.ok(ks.fetches >= 2);
 	} finally {
-		await srv.stop();
+		assert.equal((await srv.stop()).code, 0, 'a clean exit, a fetch\'s timer pending');
 	}
 });
 
@@ -129,7 +129,7 @@ test('key rotation: an unknown kid refetches once, the new key\'s token passes, 
 		assert.ok(!srv.logs.slice(mark, upTo).some((l) => l.msg && l.msg.startsWith('JWKS refetch')), 'no second refetch');
 		assert.equal(ks.fetches, 2);
 	} finally {
-		await srv.stop();
+		assert.equal((await srv.stop()).code, 0, 'a clean exit, a fetch\'s timer pending');
 	}
 });
 
@@ -152,7 +152,7 @@ test('OpenID Connect discovery: the document\'s jwks_uri gives the keys and its 
 		res = await curlResponse(srv.port, '/me', bearer(await mint(k1)));
 		assert.equal(res.status, 401, 'a token without iss is refused');
 	} finally {
-		await srv.stop();
+		assert.equal((await srv.stop()).code, 0, 'a clean exit, a fetch\'s timer pending');
 	}
 });
 
