@@ -4,14 +4,17 @@
 // minted with npm's jose. /readyz is 503 until a first fetch succeeds; a
 // rotated key's kid makes one refetch (its token is accepted once the new
 // set is in, the old key's refused), and no second within the minute; a
-// discovery document's jwks_uri and issuer are used. Ordering comes from
+// discovery document's jwks_uri and issuer are used; an https key server
+// is trusted through INGOT_TLS_CA_FILE only. Ordering comes from
 // the service's own log lines (one core: its lines keep their order),
 // never from sleeps.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import https from 'node:https';
 import * as jose from 'jose';
-import { LWIP, startServer, cleanup, curlResponse } from './lib.mjs';
+import { LWIP, startServer, cleanup, curlResponse, runBinary } from './lib.mjs';
+import { makeTestPki, resolverFiles } from './upstreams.mjs';
 
 after(() => cleanup());
 const T = { timeout: 60000, skip: LWIP && 'the key server listens on the host\'s loopback, out of an lwIP server\'s reach' };
@@ -29,9 +32,10 @@ function mint(k, claims = {}) {
 const bearer = (t) => ['-H', `Authorization: Bearer ${t}`];
 
 // The key server: { status, keys, discovery } are the test's to change.
-async function keyServer() {
+// With tls ({ cert, key }): HTTPS, on https://keys.test:PORT.
+async function keyServer(tls) {
 	const s = { status: 200, keys: [], discovery: null, fetches: 0, discoveryFetches: 0 };
-	s.server = http.createServer((req, res) => {
+	const serve = (req, res) => {
 		if (req.url === '/jwks.json') {
 			s.fetches++;
 			res.writeHead(s.status, { 'Content-Type': 'application/json', 'Cache-Control': 'public, max-age=3000' });
@@ -44,9 +48,10 @@ async function keyServer() {
 			res.writeHead(404);
 			res.end();
 		}
-	});
+	};
+	s.server = tls ? https.createServer(tls, serve) : http.createServer(serve);
 	await new Promise((r) => s.server.listen(0, '127.0.0.1', r));
-	s.base = `http://127.0.0.1:${s.server.address().port}`;
+	s.base = tls ? `https://keys.test:${s.server.address().port}` : `http://127.0.0.1:${s.server.address().port}`;
 	after(() => s.server.close());
 	return s;
 }
@@ -156,8 +161,37 @@ test('OpenID Connect discovery: the document\'s jwks_uri gives the keys and its 
 	}
 });
 
+test('https: the key server is trusted through INGOT_TLS_CA_FILE, refused without it', T, async () => {
+	const pki = await makeTestPki(['keys.test']);
+	const files = resolverFiles({ hosts: '127.0.0.1 keys.test\n' });
+	try {
+		const ks = await keyServer({ cert: pki.cert, key: pki.key });
+		const k1 = await keyPair('k1');
+		ks.keys = [k1.jwk];
+		const env = { INGOT_JWKS_URL: `${ks.base}/jwks.json`, INGOT_HOSTS_FILE: files.hosts, INGOT_THREADS: '1' };
+		let srv = await startServer({ ...env, INGOT_TLS_CA_FILE: pki.otherCaFile, INGOT_TLS_CA_MODE: 'replace' });
+		try {
+			const failed = await srv.waitLog((l) => l.msg === 'JWKS fetch failed: no keys yet');
+			assert.equal(failed.error, 'tls');
+			assert.equal((await curlResponse(srv.port, '/readyz')).status, 503);
+		} finally {
+			await srv.stop();
+		}
+		srv = await startServer({ ...env, INGOT_TLS_CA_FILE: pki.caFile, INGOT_TLS_CA_MODE: 'replace' });
+		try {
+			await srv.waitLog(isFetched);
+			assert.equal((await curlResponse(srv.port, '/readyz')).status, 200);
+			assert.equal((await curlResponse(srv.port, '/me', bearer(await mint(k1)))).status, 200);
+		} finally {
+			await srv.stop();
+		}
+	} finally {
+		pki.cleanup();
+		files.cleanup();
+	}
+});
+
 test('settings: a file and a URL together, or a URL that is not http(s), stop the start', T, async () => {
-	const { runBinary } = await import('./lib.mjs');
 	let r = await runBinary([], { INGOT_JWKS_URL: 'ftp://x/jwks', PORT: '0' });
 	assert.equal(r.code, 2, r.stderr);
 	assert.match(r.stderr, /INGOT_JWKS_URL: not an http/);
