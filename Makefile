@@ -529,6 +529,8 @@ UNIT_FLAGS_net/auth/test_token_cache := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/api/test_security := net/api/security.c net/api/auth_metrics.c net/http/client_addr.c $(AUTH_SRC) kernel/runtime/base64.c kernel/runtime/log.c kernel/runtime/json.c \
                                kernel/runtime/clock.c
 UNIT_FLAGS_net/api/test_security := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+# net/api's key fetcher over stand-ins for the client, timers and net/auth
+UNIT_SRC_net/api/test_jwks_remote := net/api/jwks_remote.c $(API_JSON)
 # tools/bench/jwtbench: net/auth's verify and cache-hit cost (not a test),
 # static musl at -O2 (the service builds all but the cache at -Os).
 JWTBENCH := $(BUILD)/bin/jwtbench
