@@ -195,34 +195,29 @@ static void test_chain(void)
 	CHECK_INT(ncalls, 0, "nothing else started");
 }
 
+/* The door meets an unknown kid at ms on the monotonic clock: how many
+ * calls are then running. */
+static int unknown_kid_at(uint64_t ms)
+{
+	now_us = ms * 1000;
+	ig_jwks_unknown_kid_hook((ig_ctx *)&loop0); /* only handed to ig_core_agent */
+	return ncalls;
+}
+
 static void test_kid(void)
 {
-	ig_ctx *ctx = (ig_ctx *)&loop0; /* only handed to ig_core_agent */
-	now_us = 100000 * 1000ull;
-	ig_jwks_unknown_kid_hook(ctx);
-	CHECK(ncalls == 1 && calls[0].d == &core_agent && next_url_is("http://keys.test/jwks"),
+	CHECK(unknown_kid_at(100000) == 1 && calls[0].d == &core_agent && next_url_is("http://keys.test/jwks"),
 	      "an unknown kid: the keys fetched again on the request's core");
 	CHECK(strcmp(last_log, "JWKS refetch: a token's kid is unknown") == 0, "logged");
-	now_us += 10000 * 1000ull;
-	ig_jwks_unknown_kid_hook(ctx);
-	CHECK_INT(ncalls, 1, "another within the minute (this one running): none");
+	CHECK_INT(unknown_kid_at(110000), 1, "another within the minute (this one running): none");
 	answer(200, IG_CLIENT_OK, KEYS, NULL);
-	ig_jwks_unknown_kid_hook(ctx);
-	CHECK_INT(ncalls, 0, "nor once it has ended");
-	now_us = 160000 * 1000ull;
-	ig_jwks_unknown_kid_hook(ctx);
-	CHECK_INT(ncalls, 1, "a minute after the first: one");
-	now_us = 230000 * 1000ull;
-	ig_jwks_unknown_kid_hook(ctx);
-	CHECK_INT(ncalls, 1, "a minute later with the last still running: none at once");
+	CHECK_INT(unknown_kid_at(110000), 0, "nor once it has ended");
+	CHECK_INT(unknown_kid_at(160000), 1, "a minute after the first: one");
+	CHECK_INT(unknown_kid_at(230000), 1, "a minute later with the last still running: none at once");
 	answer(0, IG_CLIENT_CONNECT, NULL, NULL);
 	CHECK(strcmp(last_log, "JWKS fetch failed: the old keys stay") == 0, "its failure logged");
-	now_us = 240000 * 1000ull;
-	ig_jwks_unknown_kid_hook(ctx);
-	CHECK_INT(ncalls, 0, "the minute that one took counts");
-	now_us = 290001 * 1000ull;
-	ig_jwks_unknown_kid_hook(ctx);
-	CHECK_INT(ncalls, 1, "and then one again");
+	CHECK_INT(unknown_kid_at(240000), 0, "the minute that one took counts");
+	CHECK_INT(unknown_kid_at(290001), 1, "and then one again");
 	answer(200, IG_CLIENT_OK, KEYS, NULL);
 }
 
