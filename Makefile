@@ -72,7 +72,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
-            $(wildcard net/lambda/*.c) net/api/main.c \
+            $(wildcard net/lambda/*.c) net/api/main.c net/api/jwks_remote.c \
             $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))
 $(COLD_SRC:%.c=$(OBJ)/%.o): CFLAGS += -Os
 
@@ -529,6 +529,8 @@ UNIT_FLAGS_net/auth/test_token_cache := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/api/test_security := net/api/security.c net/api/auth_metrics.c net/http/client_addr.c $(AUTH_SRC) kernel/runtime/base64.c kernel/runtime/log.c kernel/runtime/json.c \
                                kernel/runtime/clock.c
 UNIT_FLAGS_net/api/test_security := -I@DEPS@/include @DEPS@/lib/libbearssl.a
+# net/api's key fetcher over stand-ins for the client, timers and net/auth
+UNIT_SRC_net/api/test_jwks_remote := net/api/jwks_remote.c $(API_JSON)
 # tools/bench/jwtbench: net/auth's verify and cache-hit cost (not a test),
 # static musl at -O2 (the service builds all but the cache at -Os).
 JWTBENCH := $(BUILD)/bin/jwtbench
@@ -596,9 +598,9 @@ schemac-asan: $(SCHEMAC_ASAN)
 # with the shipped toolchain; rich.json's api.c under stricter warnings,
 # and linked with the stand-in runtime (and the real helpers it uses).
 SCHEMAC_TEST := $(BUILD)/test/schemac
-# The door (net/api/security.c and its metrics) needs net/auth and a real
+# The door (net/api/security.c, its metrics, its key fetcher) needs net/auth and a real
 # core: rich.json declares no security, so the stand-in runtime leaves it out.
-API_DOOR := net/api/security.c net/api/auth_metrics.c
+API_DOOR := net/api/security.c net/api/auth_metrics.c net/api/jwks_remote.c
 SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/runtime/json.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
                         kernel/runtime/log.c kernel/runtime/clock.c kernel/runtime/lz.c net/http/codec.c net/http/cors.c \
                         net/http/client_addr.c $(filter-out $(API_MAIN) $(API_DOOR),$(wildcard net/api/*.c))

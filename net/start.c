@@ -12,6 +12,7 @@
  * lifecycle.h) are called from here, or handed to the server. */
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/config.h"
+#include "kernel/runtime/loop.h"
 #include "kernel/process/exit_codes.h"
 #include "kernel/process/fatal.h"
 #include "kernel/process/vm.h"
@@ -219,13 +220,17 @@ static bool take_check_flag(int *argc, char **argv)
 	return found;
 }
 
-/* Each core's start: net/pg's pool when a database is configured, then the
- * app's core_init; installed only when there is either. */
+/* Each core's start: net/pg's pool when a database is configured, core
+ * 0's JWKS fetch when keys come over HTTP, then the app's core_init;
+ * installed only when there is any. */
 static bool pg_started;
+static const struct ig_app_jwt *jwks_fetched;
 static void core_start(struct ig_loop *loop, int core_count)
 {
 	if (pg_started)
 		ig_pg_core_start(loop, core_count);
+	if (jwks_fetched && loop->core == 0)
+		jwks_fetched->core_start(loop);
 	if (&ig_app_lifecycle && ig_app_lifecycle.core_init)
 		ig_app_lifecycle.core_init((unsigned)loop->core, (unsigned)core_count);
 }
@@ -292,12 +297,14 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	if (&ig_auth_metrics_source)
 		ig_metrics_register(&ig_auth_metrics_source);
 	pg_started = ig_pg_start && ig_pg_start();
+	if (app->jwt && app->jwt->prepare(app->jwt))
+		jwks_fetched = app->jwt;
 	/* The app's init may log: at the level asked for. */
 	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);
 	int rc = app_init();
 	if (rc != IG_EXIT_OK)
 		return rc;
-	if (pg_started || (&ig_app_lifecycle && ig_app_lifecycle.core_init))
+	if (pg_started || jwks_fetched || (&ig_app_lifecycle && ig_app_lifecycle.core_init))
 		ig_http_core_start_hook = core_start;
 	if (&ig_app_lifecycle) {
 		ig_http_drain_hook = ig_app_lifecycle.drain;

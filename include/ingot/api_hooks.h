@@ -76,6 +76,21 @@ struct ig_app_cors {
 	bool credentials;
 };
 
+/* The document's bearer JWT schemes (http bearer, oauth2, openIdConnect),
+ * emitted when an operation uses one: where their keys may come from over
+ * HTTP (INGOT_JWKS_URL, OpenID Connect discovery). Its functions are the
+ * runtime's key fetcher (net/api/jwks_remote.c), so a binary without such
+ * a scheme links neither it nor the outbound client. */
+struct ig_loop;
+struct ig_app_jwt {
+	const char *discovery_url; /* an openIdConnect scheme's openIdConnectUrl; NULL: none */
+	/* After the settings, before any listener, on the main thread: true
+	   when the keys are to be fetched (readiness then waits for them). */
+	bool (*prepare)(const struct ig_app_jwt *jwt);
+	/* On core 0's loop (its thread) as it starts, after a true prepare. */
+	void (*core_start)(struct ig_loop *loop);
+};
+
 struct ig_app {
 	const char *name, *version;
 	void (*route)(ig_ctx *ctx); /* match, decode, call, or answer an error */
@@ -84,6 +99,7 @@ struct ig_app {
 	const char *openapi_json;
 	size_t openapi_len;
 	const struct ig_app_cors *cors; /* NULL: the document states none */
+	const struct ig_app_jwt *jwt;   /* NULL: no operation takes a bearer JWT */
 	/* Some operation's rate limit is keyed by the client's address, or
 	   some operation has security (the door's limit on failed attempts
 	   is keyed by it): the listeners keep each connection's peer address. */

@@ -194,18 +194,24 @@ static enum use_result check_bearer(ig_ctx *ctx, const struct ig_sec_use *u, str
 	ig_str *scopes = ig_alloc(ctx, MAX_SCOPES * sizeof *scopes);
 	if (!jwt || !scopes)
 		return USE_INVALID;
-	struct ig_jwt_policy policy;
-	ig_auth_policy(&policy);
 	int64_t now = (int64_t)time(NULL);
 	if (ig_core_index(ctx) == 0)
 		refresh_keys(now);
+	/* The keys first: discovery's issuer is set before the first fetched
+	   set is published, so the policy read after sees it. */
 	const struct ig_jwks *keys = ig_jwks_current();
+	struct ig_jwt_policy policy;
+	ig_auth_policy(&policy);
 	struct door_core *d = door_core(ctx);
 	struct ig_token_cache *cache = d ? &d->cache : NULL;
 	enum ig_jwt_error e = cache ? ig_jwt_verify_cached(cache, tok.ptr, tok.len, keys, &policy, now,
 							   ig_ctx_arena(ctx), jwt)
 				    : ig_jwt_verify(tok.ptr, tok.len, keys, &policy, now, ig_ctx_arena(ctx), jwt);
 	if (e != IG_JWT_OK) {
+		/* Fetched keys may have rotated: their source refetches (at most
+		   once a minute); this request is refused all the same. */
+		if (e == IG_JWT_UNKNOWN_KID && ig_jwks_unknown_kid_hook)
+			ig_jwks_unknown_kid_hook(ctx);
 		ig_auth_count_failure(IG_SEC_BEARER, (unsigned)e);
 		return USE_INVALID;
 	}

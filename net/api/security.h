@@ -8,6 +8,7 @@
 #ifndef NET_API_SECURITY_H
 #define NET_API_SECURITY_H
 
+#include "ingot/api_hooks.h"
 #include "ingot/auth.h"
 
 enum ig_sec_type { IG_SEC_BEARER, IG_SEC_API_KEY, IG_SEC_BASIC, IG_SEC_MUTUAL_TLS };
@@ -48,6 +49,16 @@ struct ig_security {
 	const struct ig_sec_alt *alts;
 	size_t nalts;
 };
+
+/* The key fetcher's half of struct ig_app_jwt (include/ingot/api_hooks.h;
+ * net/api/jwks_remote.c), which the generated code points to. prepare:
+ * with INGOT_JWKS_URL, INGOT_OIDC_DISCOVERY_URL or jwt->discovery_url
+ * (and no INGOT_JWKS_FILE), registers the "jwks" backend (/readyz 503
+ * until a first set is fetched), sets ig_jwks_unknown_kid_hook and
+ * returns true; else false and nothing is done. core_start: core 0's first
+ * fetch, then its refreshes. */
+IG_NONNULL(1) bool ig_jwks_remote_prepare(const struct ig_app_jwt *jwt);
+IG_NONNULL(1) void ig_jwks_remote_core_start(struct ig_loop *loop);
 
 /* Judges the request against sec. Returns true when an alternative passed
  * (its principal, if any, is the request's: ig_principal); false when it

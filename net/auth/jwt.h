@@ -92,11 +92,13 @@ struct ig_jwks {
  * or too large, too many keys). Two keys may share a kid (RFC 7517 4.5). */
 IG_NONNULL(1, 3, 4) const char *ig_jwks_parse(const char *json, size_t len, ig_arena *arena, struct ig_jwks *out);
 
-/* The key set from INGOT_JWKS_FILE (auth_settings.c), read at the start
- * and again by ig_jwks_file_refresh when the file changed: NULL when none
- * is configured. The set returned stays valid until two later reloads
- * have happened (the refresh checks the file at most once a second), so a
- * caller holds it for one verification, not longer. */
+/* The current key set (auth_settings.c): INGOT_JWKS_FILE's, read at the
+ * start and again by ig_jwks_file_refresh when the file changed, or the
+ * last one fetched over HTTP (ig_jwks_load_json); NULL when none is
+ * loaded. The set returned stays valid until two later loads have
+ * happened (the refresh checks the file at most once a second; fetched
+ * sets change at most twice a minute), so a caller holds it for one
+ * verification, not longer. */
 const struct ig_jwks *ig_jwks_current(void);
 /* Reads INGOT_JWKS_FILE again if its size, inode or modification time
  * changed since the last read (at most one stat per second of now_s); a

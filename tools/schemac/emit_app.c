@@ -85,6 +85,17 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 		free(origins);
 		free(expose);
 	}
+	if (m->bearer_used) {
+		char *url = m->discovery_url ? c_str(m->discovery_url) : sc_strdup("NULL");
+		out_line(c, "/* Bearer JWTs: their keys may be fetched (INGOT_JWKS_URL, OpenID Connect discovery). */");
+		out_open(c, "static const struct ig_app_jwt ig_api_jwt = {");
+		out_line(c, ".discovery_url = %s,", url);
+		out_line(c, ".prepare = ig_jwks_remote_prepare,");
+		out_line(c, ".core_start = ig_jwks_remote_core_start,");
+		out_close(c, "};");
+		out_blank(c);
+		free(url);
+	}
 	out_line(c, "/* The app the runtime serves (net/api/main.c hands it to ig_main). */");
 	out_open(c, "const struct ig_app ig_api_app = {");
 	out_line(c, ".name = %s,", title);
@@ -98,6 +109,8 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 	out_line(c, ".openapi_len = %zu,", len);
 	if (m->cors.present)
 		out_line(c, ".cors = &ig_api_cors,");
+	if (m->bearer_used)
+		out_line(c, ".jwt = &ig_api_jwt,");
 	bool secured = false;
 	for (size_t i = 0; i < m->nops; i++)
 		secured |= m->ops[i]->security != NULL;

@@ -268,6 +268,10 @@ struct sc_scheme {
 	enum sc_scheme_type type;
 	int in;       /* SC_SEC_API_KEY: 0 header, 1 query, 2 cookie */
 	char *param;  /* SC_SEC_API_KEY: the field's name */
+	char *oidc_url; /* openIdConnect: its openIdConnectUrl (the runtime's discovery) */
+	bool oauth2;  /* its flows declare the scopes a requirement may name */
+	char **scopes;
+	size_t nscopes;
 };
 struct sc_sec_use {
 	struct sc_scheme *scheme;
@@ -319,6 +323,8 @@ struct sc_model {
 
 	struct sc_scheme **schemes; /* components/securitySchemes, document order */
 	size_t nschemes;
+	bool bearer_used;    /* some operation takes a bearer JWT (http bearer, oauth2, openIdConnect) */
+	char *discovery_url; /* the openIdConnectUrl of the openIdConnect scheme operations use, or NULL */
 	struct sc_schema **components; /* components/schemas, document order */
 	size_t ncomponents;
 	struct sc_path **paths;

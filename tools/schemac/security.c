@@ -17,6 +17,45 @@ static const struct sc_keyword scheme_keys[] = {
 	{ NULL, NULL },
 };
 
+static const char *const flow_names[] = { "implicit", "password", "clientCredentials", "authorizationCode" };
+
+/* An oauth2 scheme's flows: each a known flow with a scopes object, whose
+ * names are collected (the runtime checks them as a token's scopes). */
+static void parse_flows(struct sc_model *m, struct sc_scheme *s, const cJSON *flows, const char *ptr)
+{
+	char *fp = sc_ptr_key(ptr, "flows");
+	if (!cJSON_IsObject(flows) || !flows->child) {
+		sc_error(m, fp, "an oauth2 scheme needs flows: an object with at least one flow");
+		free(fp);
+		return;
+	}
+	for (const cJSON *f = flows->child; f; f = f->next) {
+		char *p = sc_ptr_key(fp, f->string);
+		bool known = false;
+		for (size_t i = 0; i < sizeof flow_names / sizeof flow_names[0]; i++)
+			known |= strcmp(f->string, flow_names[i]) == 0;
+		const cJSON *scopes = sc_get(f, "scopes");
+		if (!known)
+			sc_error(m, p, "unknown oauth2 flow \"%s\" (implicit, password, clientCredentials, authorizationCode)",
+				 f->string);
+		else if (!cJSON_IsObject(f) || !cJSON_IsObject(scopes))
+			sc_error(m, p, "an oauth2 flow must be an object with a scopes object");
+		else
+			for (const cJSON *sc = scopes->child; sc; sc = sc->next)
+				SC_APPEND(s->scopes, s->nscopes, sc_strdup(sc->string));
+		free(p);
+	}
+	free(fp);
+}
+
+static bool scheme_declares(const struct sc_scheme *s, const char *scope)
+{
+	for (size_t i = 0; i < s->nscopes; i++)
+		if (strcmp(s->scopes[i], scope) == 0)
+			return true;
+	return false;
+}
+
 static void parse_scheme(struct sc_model *m, const char *name, const cJSON *j, const char *ptr)
 {
 	if (!cJSON_IsObject(j)) {
@@ -58,10 +97,20 @@ static void parse_scheme(struct sc_model *m, const char *name, const cJSON *j, c
 		if (s->param && (!s->param[0] || strpbrk(s->param, " \t\r\n\",;=")))
 			sc_error(m, ptr, "apiKey name \"%s\" is not a valid field name", s->param);
 		free(in);
-	} else if (strcmp(type, "oauth2") == 0 || strcmp(type, "openIdConnect") == 0) {
-		/* Their tokens are bearer JWTs checked against INGOT_JWKS_FILE;
-		   the flows' scopes are what requirements name. */
+	} else if (strcmp(type, "oauth2") == 0) {
+		/* Its tokens are bearer JWTs, verified with the keys of
+		   INGOT_JWKS_FILE or INGOT_JWKS_URL; the flows' scopes are what
+		   requirements may name. */
 		s->type = SC_SEC_BEARER;
+		s->oauth2 = true;
+		parse_flows(m, s, sc_get(j, "flows"), ptr);
+	} else if (strcmp(type, "openIdConnect") == 0) {
+		/* Bearer JWTs whose keys the runtime finds through the discovery
+		   document (its jwks_uri) unless a setting names them. */
+		s->type = SC_SEC_BEARER;
+		s->oidc_url = sc_get_string(m, j, ptr, "openIdConnectUrl", true);
+		if (s->oidc_url && strncmp(s->oidc_url, "https://", 8) != 0 && strncmp(s->oidc_url, "http://", 7) != 0)
+			sc_error(m, ptr, "openIdConnectUrl \"%s\" is not an http(s) URL", s->oidc_url);
 	} else if (strcmp(type, "mutualTLS") == 0) {
 		s->type = SC_SEC_MUTUAL_TLS;
 	} else {
@@ -112,6 +161,9 @@ static struct sc_security *parse_requirements(struct sc_model *m, const cJSON *j
 						sc_error(m, up, "a scope must be a non-empty string without spaces or quotes");
 						continue;
 					}
+					if (use.scheme && use.scheme->oauth2 && !scheme_declares(use.scheme, s->valuestring))
+						sc_error(m, up, "scope \"%s\" is not declared by the oauth2 scheme's flows",
+							 s->valuestring);
 					SC_APPEND(use.scopes, use.nscopes, sc_strdup(s->valuestring));
 				}
 			if (use.scheme)
@@ -151,5 +203,24 @@ void sc_parse_security(struct sc_model *m, const cJSON *doc)
 		} else {
 			op->security = dflt;
 		}
+	}
+	/* One key set per service: the runtime fetches one discovery
+	   document. */
+	for (size_t i = 0; i < m->nops; i++) {
+		const struct sc_security *sec = m->ops[i]->security;
+		for (size_t a = 0; sec && a < sec->nalts; a++)
+			for (size_t u = 0; u < sec->alts[a].nuses; u++) {
+				const struct sc_scheme *s = sec->alts[a].uses[u].scheme;
+				m->bearer_used |= s->type == SC_SEC_BEARER;
+				if (!s->oidc_url || (m->discovery_url && strcmp(m->discovery_url, s->oidc_url) == 0))
+					continue;
+				if (m->discovery_url) {
+					char *p = sc_ptr_key("/components/securitySchemes", s->name);
+					sc_error(m, p, "a second openIdConnectUrl: the operations' openIdConnect schemes must share one (the service has one key set)");
+					free(p);
+				} else {
+					m->discovery_url = s->oidc_url;
+				}
+			}
 	}
 }

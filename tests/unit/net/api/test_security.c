@@ -3,7 +3,8 @@
  * basic, the auth handler's answers and scopes, alternatives (any) and
  * requirement objects (all), 401 and 403 with their challenges, mutualTLS
  * (the connection's verified certificate, or none), a bearer
- * token with no key set, the limit on failed attempts per address, and
+ * token with no key set, an unknown kid told to the keys' fetcher (its
+ * upcall), the limit on failed attempts per address, and
  * ig_secret_eq. The exchange (net/http) is a stand-in that records what
  * the door asked of it; JWT verification is net/auth's own. */
 #include "kernel/runtime/arena.h"
@@ -102,7 +103,13 @@ void **ig_loop_slot(struct ig_loop *l, struct ig_loop_slot *key)
 /* net/auth's settings: no key set (every token IG_JWT_NO_KEYS). */
 struct ig_auth_settings_values ig_auth_settings_values = { .jwks_file = "", .issuer = "", .audience = "",
 							   .leeway_s = 60, .failures_per_min = 100 };
-const struct ig_jwks *ig_jwks_current(void) { return NULL; }
+static const struct ig_jwks *test_keys;
+const struct ig_jwks *ig_jwks_current(void) { return test_keys; }
+/* The fetcher's upcall (net/api/jwks_remote.c sets it when keys are
+   fetched): counted. */
+static int unknown_kids;
+static void count_unknown_kid(struct ig_ctx *ctx) { (void)ctx; unknown_kids++; }
+void (*ig_jwks_unknown_kid_hook)(struct ig_ctx *ctx);
 static int refreshes;
 const char *ig_jwks_file_refresh(int64_t now_s) { (void)now_s; refreshes++; return NULL; }
 uint32_t ig_core_index(const ig_ctx *c) { (void)c; return 0; }
@@ -270,6 +277,27 @@ static void test_scopes(void)
 	ctx_start(&c, "192.0.2.3");
 	CHECK(!run(&c, &scoped), "nothing sent is refused");
 	CHECK(c.nchallenges == 1 && strcmp(c.challenge[0], "Bearer") == 0, "Bearer without an error attribute");
+
+	/* Fetched keys: a kid no key has tells their source (which refetches);
+	   the token is refused all the same. A known kid's bad signature,
+	   or no hook (keys from a file), tells nothing. */
+	static struct ig_jwks keys = { .generation = 1, .count = 1,
+				       .keys = { { .type = IG_JWK_OCT, .kid_len = 2, .kid = "k1", .len = 32 } } };
+	test_keys = &keys;
+	ig_jwks_unknown_kid_hook = count_unknown_kid;
+	ctx_start(&c, "192.0.2.3");
+	add_field(&c, "Authorization", "Bearer eyJhbGciOiJIUzI1NiIsImtpZCI6ImsyIn0.eyJzdWIiOiJ4In0.AAAA");
+	CHECK(!run(&c, &scoped) && c.status == 401, "an unknown kid is refused");
+	CHECK_INT(unknown_kids, 1, "and its source is told");
+	ctx_start(&c, "192.0.2.3");
+	add_field(&c, "Authorization", "Bearer eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJ4In0.AAAA");
+	CHECK(!run(&c, &scoped) && c.status == 401, "a known kid's bad signature is refused");
+	CHECK_INT(unknown_kids, 1, "without a word to the source");
+	ig_jwks_unknown_kid_hook = NULL;
+	ctx_start(&c, "192.0.2.3");
+	add_field(&c, "Authorization", "Bearer eyJhbGciOiJIUzI1NiIsImtpZCI6ImsyIn0.eyJzdWIiOiJ4In0.AAAA");
+	CHECK(!run(&c, &scoped) && c.status == 401 && unknown_kids == 1, "no hook: refused, nothing told");
+	test_keys = NULL;
 }
 
 static void test_limit(void)

@@ -3,7 +3,9 @@
  * dropped); keys not for signatures or of other types skipped; malformed
  * sets refused with a message; and INGOT_JWKS_FILE loaded, kept when a
  * new version is bad, read again when it changes, each load a new
- * generation; SIGHUP reads it again, changed or not. */
+ * generation; SIGHUP reads it again, changed or not. A fetched document
+ * (ig_jwks_load_json) is a new generation only when its keys changed; a
+ * bad one keeps the set; discovery's issuer is the policy's default. */
 #include "net/auth/settings.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/pool.h"
@@ -12,6 +14,7 @@
 #include <bearssl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static struct ig_pool blocks;
@@ -146,11 +149,43 @@ static void test_file(void)
 	      "the policy the settings make");
 }
 
+static void test_json(void)
+{
+	static const char one[] = "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"url\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}]}";
+	static const char two[] = "{\"keys\":[{\"kty\":\"oct\",\"kid\":\"url2\",\"k\":\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY\"}]}";
+	bool changed = false;
+	CHECK(ig_jwks_load_json(one, sizeof one - 1, &changed) == NULL && changed, "a fetched set is published");
+	const struct ig_jwks *a = ig_jwks_current();
+	CHECK(a->count == 1 && a->keys[0].kid_len == 3, "its keys are current");
+	changed = true;
+	CHECK(ig_jwks_load_json(one, sizeof one - 1, &changed) == NULL && !changed && ig_jwks_current() == a,
+	      "the same keys again: no new generation (the token caches stay warm)");
+	changed = true;
+	CHECK(ig_jwks_load_json("{\"keys\":7}", 11, &changed) != NULL && !changed && ig_jwks_current() == a,
+	      "a bad document: refused, the set stays");
+	CHECK(ig_jwks_load_json(two, sizeof two - 1, &changed) == NULL && changed && ig_jwks_current() != a &&
+		      ig_jwks_current()->generation == a->generation + 1,
+	      "other keys: a new generation");
+
+	ig_auth_settings_values = (struct ig_auth_settings_values){ .jwks_file = "", .issuer = "", .audience = "" };
+	struct ig_jwt_policy p;
+	ig_auth_policy(&p);
+	CHECK(p.issuer.len == 0, "no issuer set or discovered: not checked");
+	ig_auth_set_discovered_issuer("https://disc");
+	ig_auth_set_discovered_issuer("https://later");
+	ig_auth_policy(&p);
+	CHECK(p.issuer.len == 12 && memcmp(p.issuer.ptr, "https://disc", 12) == 0, "the first discovered issuer is the default");
+	ig_auth_settings_values.issuer = "https://i";
+	ig_auth_policy(&p);
+	CHECK(p.issuer.len == 9, "INGOT_JWT_ISSUER wins over discovery's");
+}
+
 int main(void)
 {
 	ig_pool_init(&blocks, 16 * 1024, 4, 64);
 	ig_arena_init(&arena, &blocks, 256 * 1024);
 	test_parse();
 	test_file();
+	test_json();
 	return check_done();
 }
