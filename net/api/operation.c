@@ -57,11 +57,17 @@ __attribute__((cold, noinline)) static void answer_no_stack(ig_ctx *ctx)
 
 IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
 {
-	if (__builtin_expect(op->rate_limit != NULL, 0) && !ig_rate_limit_admit(ctx, op->rate_limit))
+	const struct ig_rate_limit *limit = op->rate_limit;
+	if (__builtin_expect(limit != NULL, 0) && limit->key != IG_RATE_KEY_SUBJECT &&
+	    !ig_rate_limit_admit(ctx, limit))
 		return;
 	/* The door before the decoder: a caller without credentials learns
 	   nothing of the parameters' rules and costs no decoding. */
 	if (__builtin_expect(op->security != NULL, 0) && !op->security->check(ctx, op->security))
+		return;
+	/* A limit by subject needs the principal the door has just set. */
+	if (__builtin_expect(limit != NULL, 0) && limit->key == IG_RATE_KEY_SUBJECT &&
+	    !ig_rate_limit_admit(ctx, limit))
 		return;
 	/* In the arena, zeroed: a pending or waiting handler keeps them. One
 	   allocation: the run, then in, then out. */

@@ -7,7 +7,8 @@
  * logged; a handler that waits finishes through the same steps when it
  * returns; with no coroutine to be had the answer is 503; an operation
  * over its rate limit is answered 429 with its headers before decoding,
- * keyed apart by the limit's header. Also the
+ * keyed apart by the limit's header, or by the principal's subject after
+ * the door (without one: by the client's address). Also the
  * router's answers. The exchange (net/http) is a stand-in
  * here that records what the runner asked of it. */
 #include "kernel/runtime/arena.h"
@@ -125,6 +126,14 @@ void ig_count_rate_limited(ig_ctx *c)
 {
 	(void)c;
 	rate_limited++;
+}
+
+/* The door's principal, as the test sets it. */
+static const struct ig_principal *principal;
+const struct ig_principal *ig_principal(const ig_ctx *c)
+{
+	(void)c;
+	return principal;
 }
 
 /* ---- one operation ---- */
@@ -377,6 +386,58 @@ static void test_rate_limited(void)
 	CHECK(handler_calls == 1 && ctx.status == 200, "an operation without a limit is not counted against one");
 }
 
+/* A stand-in for the door: admits, or answers 401, as the test says. */
+static bool door_admits;
+static bool t_door(ig_ctx *c, const struct ig_security *sec)
+{
+	(void)sec;
+	if (!door_admits)
+		ig_respond_problem(c, 401, "authentication required");
+	return door_admits;
+}
+static const struct ig_security t_security = { .check = t_door };
+
+static const struct ig_rate_limit t_by_subject = {
+	.id = 8, .burst = 2, .interval_us = 1000000, .key = IG_RATE_KEY_SUBJECT,
+	.policy = "\"s\";q=1;w=1", .policy_name = "\"s\"",
+};
+
+/* Requests under t_by_subject as p, the door admitting or not; returns how
+ * many reached the handler. */
+static int as(const struct ig_operation *o, const struct ig_principal *p, bool admit, int n)
+{
+	int passed = 0;
+	principal = p;
+	door_admits = admit;
+	for (int i = 0; i < n; i++) {
+		run(o, "abc", 0, 200);
+		passed += handler_calls;
+	}
+	return passed;
+}
+
+static void test_rate_by_subject(void)
+{
+	struct ig_operation secured = op, open = op;
+	secured.rate_limit = open.rate_limit = &t_by_subject;
+	secured.security = &t_security;
+	const struct ig_principal alice = { .subject = IG_STR("alice") }, bob = { .subject = IG_STR("bob") },
+				  carol = { .subject = IG_STR("carol") }, nobody = { .subject = { NULL, 0 } };
+	int before = rate_limited;
+	CHECK_INT(as(&secured, &alice, true, 3), 2, "a burst of 2 per subject: alice's third is refused");
+	CHECK(ctx.status == 429 && rate_limited == before + 1 && strstr(ctx.heads, "RateLimit: \"s\";r=0;t=1"),
+	      "answered 429 with the headers, counted");
+	CHECK_INT(as(&secured, &bob, true, 2), 2, "bob has his own allowance");
+	CHECK_INT(as(&secured, &alice, false, 1), 0, "the door's refusal comes first...");
+	CHECK_INT(ctx.status, 401, "...so a refused caller gets 401, not the subject's 429");
+	as(&secured, &carol, false, 3);
+	CHECK_INT(as(&secured, &carol, true, 3), 2, "requests the door refused spent nothing of the subject's allowance");
+	CHECK_INT(as(&open, NULL, true, 3), 2, "no principal: keyed by the client's address, its own allowance");
+	CHECK_INT(as(&open, &nobody, true, 1), 0, "an empty subject is keyed by the address too");
+	now_us += 1000000;
+	CHECK_INT(as(&secured, &alice, true, 2), 1, "one interval later one more of alice's passes");
+}
+
 int main(void)
 {
 	ig_log_threshold = -1; /* the check's log line: TAP on stdout */
@@ -388,5 +449,6 @@ int main(void)
 	test_check_keys();
 	test_router();
 	test_rate_limited();
+	test_rate_by_subject();
 	return check_done();
 }
