@@ -118,21 +118,26 @@ __attribute__((noinline)) static const ig_str *kept_segments(ig_ctx *ctx)
 	return seg;
 }
 
-IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
+/* The rate limit and the door, on the loop; false when one has answered.
+ * The door before the decoder: a caller without credentials learns
+ * nothing of the parameters' rules and costs no decoding. *waits: the
+ * door may wait, so it is left to door_then_handle, with a limit by
+ * subject. */
+__attribute__((noinline)) static bool door(ig_ctx *ctx, const struct ig_operation *op, bool *waits)
 {
 	const struct ig_rate_limit *limit = op->rate_limit;
-	if (__builtin_expect(limit != NULL, 0) && limit->key != IG_RATE_KEY_SUBJECT &&
-	    !ig_rate_limit_admit(ctx, limit))
-		return;
-	/* The door before the decoder: a caller without credentials learns
-	   nothing of the parameters' rules and costs no decoding. One that
-	   may wait runs on the coroutine, with what follows it. */
 	const struct ig_security *sec = op->security;
-	bool door_waits = __builtin_expect(sec != NULL, 0) && ig_security_may_wait(sec);
-	if (__builtin_expect(sec != NULL, 0) && !door_waits &&
-	    (!sec->check(ctx, sec) || !admitted_by_subject(ctx, limit)))
-		return;
-	if (__builtin_expect(sec == NULL && limit != NULL, 0) && !admitted_by_subject(ctx, limit))
+	if (limit && limit->key != IG_RATE_KEY_SUBJECT && !ig_rate_limit_admit(ctx, limit))
+		return false;
+	if (sec && ig_security_may_wait(sec))
+		return *waits = true;
+	return (!sec || sec->check(ctx, sec)) && admitted_by_subject(ctx, limit);
+}
+
+IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
+{
+	bool door_waits = false;
+	if (__builtin_expect(op->rate_limit != NULL || op->security != NULL, 0) && !door(ctx, op, &door_waits))
 		return;
 	/* In the arena, zeroed: a pending or waiting handler keeps them. One
 	   allocation: the run, then in, then out. */
