@@ -526,7 +526,7 @@ UNIT_FLAGS_net/auth/test_jwks      := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/auth/test_token_cache := $(AUTH_SRC)
 UNIT_FLAGS_net/auth/test_token_cache := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 # net/api's door over a stand-in exchange, with net/auth's verify
-UNIT_SRC_net/api/test_security := net/api/security.c net/api/auth_metrics.c net/http/client_addr.c $(AUTH_SRC) kernel/runtime/base64.c kernel/runtime/log.c kernel/runtime/json.c \
+UNIT_SRC_net/api/test_security := net/api/security.c net/api/auth_metrics.c net/api/rate_limit.c net/api/rate_table.c net/http/client_addr.c $(AUTH_SRC) kernel/runtime/base64.c kernel/runtime/log.c kernel/runtime/json.c \
                                kernel/runtime/clock.c
 UNIT_FLAGS_net/api/test_security := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 # net/api's key fetcher over stand-ins for the client, timers and net/auth

@@ -51,14 +51,16 @@ enum ig_auth_result { IG_AUTH_OK = 0, IG_AUTH_REFUSED = 1 };
 
 /* Written by the app when its document declares an apiKey or http basic
  * scheme (the generated tables refer to it: the link fails without it).
- * Called on the event loop, before the operation's decoder and handler,
- * with credentials that were sent (a scheme whose credential is absent is
- * refused by the runtime without a call). Fills *out (zeroed; subject and
- * scopes in the arena or static) and returns IG_AUTH_OK, or returns
+ * Called on the operation's handler coroutine, before its decoder and
+ * handler, with credentials that were sent (a scheme whose credential is
+ * absent is refused by the runtime without a call). It may wait: the
+ * linear calls (ingot/http.h's "waiting": ig_sleep, a query, an outbound
+ * call) suspend it as they do a handler, and return cancelled when the
+ * client has gone (refuse then). Fills *out (zeroed; subject and scopes in
+ * the arena or static) and returns IG_AUTH_OK, or returns
  * IG_AUTH_REFUSED: the request is then answered 401 unless another
- * alternative of the operation's security passes. Constraint: it must not
- * wait (no linear call: it runs before the handler's coroutine exists);
- * compare secrets with ig_secret_eq. */
+ * alternative of the operation's security passes. Compare secrets with
+ * ig_secret_eq. */
 IG_NONNULL(1, 2, 3) enum ig_auth_result ig_auth_handler(ig_ctx *ctx, const struct ig_credentials *cred,
 							 struct ig_principal *out);
 

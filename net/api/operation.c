@@ -1,6 +1,7 @@
-/* The one body every operation runs (operation.h): in and out in the
- * request arena, the decoder's verdict, the handler on its coroutine
- * (net/http/wait.h) with its encoder, and,
+/* The one body every operation runs (operation.h): its rate limit and
+ * door, in and out in the request arena, the decoder's verdict, the
+ * handler on its coroutine (net/http/wait.h; the door too when an auth
+ * handler may wait) with its encoder, and,
  * in debug builds, the response check the descriptor points to. Also the
  * router's fixed answers (path segments, OPTIONS, 405). */
 #include "operation.h"
@@ -27,6 +28,13 @@ static void answer_rejected(ig_ctx *ctx, int status)
 struct op_run {
 	struct ig_wait_work work; /* first: finish gets it */
 	const struct ig_operation *op;
+	/* The door on the coroutine (door_then_handle): the handler's in
+	   (work.in is the run), the path's segments in the arena (the
+	   router's are on its stack, gone once the door has waited), and
+	   whether the door, the limit or the decoder answered instead. */
+	void *in;
+	const ig_str *seg;
+	bool answered;
 };
 
 /* The handler's status, now or once it has waited: the check and the
@@ -34,6 +42,10 @@ struct op_run {
 IG_HOT static inline __attribute__((always_inline)) void op_end(ig_ctx *ctx, struct op_run *r)
 {
 	int status = r->work.status;
+	if (__builtin_expect(r->answered, 0)) {
+		ig_finish(ctx, status); /* hands the held answer on: it stands */
+		return;
+	}
 	if (r->op->encode && r->op->check)
 		status = r->op->check(ctx, r->op, status, r->work.out);
 	if (status != IG_PENDING)
@@ -55,19 +67,84 @@ __attribute__((cold, noinline)) static void answer_no_stack(ig_ctx *ctx)
 	ig_respond_problem(ctx, 503, "too many requests are waiting on this core");
 }
 
+/* The decoder's verdict on the request: true to go on, false when it has
+ * been answered. */
+IG_HOT static inline __attribute__((always_inline)) bool decoded(ig_ctx *ctx, const struct ig_operation *op,
+								 const ig_str *seg, void *in)
+{
+	int bad = op->decode ? op->decode(ctx, seg, in) : 0;
+	if (__builtin_expect(bad != 0, 0)) {
+		answer_rejected(ctx, bad);
+		return false;
+	}
+	return true;
+}
+
+/* A limit by subject needs the principal the door has set. */
+static bool admitted_by_subject(ig_ctx *ctx, const struct ig_rate_limit *limit)
+{
+	return !limit || limit->key != IG_RATE_KEY_SUBJECT || ig_rate_limit_admit(ctx, limit);
+}
+
+/* The handler's work for an operation whose door may wait (an auth
+ * handler's linear call): the door, a limit by subject and the decoder on
+ * the handler's coroutine, in the order ig_run_operation keeps for the
+ * others, then the handler. run is the op_run. */
+static int door_then_handle(ig_ctx *ctx, const void *run, void *out)
+{
+	struct op_run *r = (struct op_run *)run;
+	const struct ig_operation *op = r->op;
+	if (!op->security->check(ctx, op->security) || !admitted_by_subject(ctx, op->rate_limit) ||
+	    !decoded(ctx, op, r->seg, r->in)) {
+		r->answered = true;
+		return 0;
+	}
+	if (op->encode && !op->check)
+		ig_set_encoder(ctx, op->encode, out);
+	return op->handle(ctx, r->in, out);
+}
+
+/* The path's segments, copied into the arena for a decoder that runs once
+ * the door has waited; NULL when the arena is full. */
+__attribute__((noinline)) static const ig_str *kept_segments(ig_ctx *ctx)
+{
+	ig_str path = ig_req(ctx)->path;
+	size_t n = 1;
+	for (size_t i = 1; i < path.len; i++)
+		n += path.ptr[i] == '/';
+	ig_str *seg = ig_alloc(ctx, n * sizeof *seg);
+	if (seg)
+		ig_split_path(path, seg, n);
+	return seg;
+}
+
+/* The rate limit and the door, on the loop; false when one has answered.
+ * The door before the decoder: a caller without credentials learns
+ * nothing of the parameters' rules and costs no decoding. *waits: the
+ * door may wait, so it is left to door_then_handle, with a limit by
+ * subject. */
+__attribute__((noinline)) static bool door(ig_ctx *ctx, const struct ig_operation *op, bool *waits)
+{
+	const struct ig_rate_limit *limit = op->rate_limit;
+	const struct ig_security *sec = op->security;
+	if (limit && limit->key != IG_RATE_KEY_SUBJECT && !ig_rate_limit_admit(ctx, limit))
+		return false;
+	if (sec && ig_security_may_wait(sec))
+		return *waits = true;
+	return (!sec || sec->check(ctx, sec)) && admitted_by_subject(ctx, limit);
+}
+
 IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
 {
-	if (__builtin_expect(op->rate_limit != NULL, 0) && !ig_rate_limit_admit(ctx, op->rate_limit))
-		return;
-	/* The door before the decoder: a caller without credentials learns
-	   nothing of the parameters' rules and costs no decoding. */
-	if (__builtin_expect(op->security != NULL, 0) && !op->security->check(ctx, op->security))
+	bool door_waits = false;
+	if (__builtin_expect(op->rate_limit != NULL || op->security != NULL, 0) && !door(ctx, op, &door_waits))
 		return;
 	/* In the arena, zeroed: a pending or waiting handler keeps them. One
 	   allocation: the run, then in, then out. */
 	size_t in_size = OP_ALIGN(op->in_size), out_size = OP_ALIGN(op->out_size);
 	struct op_run *r = ig_alloc(ctx, OP_ALIGN(sizeof *r) + in_size + out_size);
-	if (!r) {
+	const ig_str *kept = seg;
+	if (!r || (door_waits && op->decode && !(kept = kept_segments(ctx)))) {
 		ig_respond_problem(ctx, 500, "out of request memory");
 		return;
 	}
@@ -77,17 +154,19 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 		.work = { .handle = op->handle, .name = op->id, .in = in, .out = in + in_size, .finish = op_finish },
 		.op = op,
 	};
-	if (op->decode) {
-		int bad = op->decode(ctx, seg, in);
-		if (bad) {
-			answer_rejected(ctx, bad);
+	if (__builtin_expect(door_waits, 0)) {
+		r->work.handle = door_then_handle;
+		r->work.in = r;
+		r->in = in;
+		r->seg = kept;
+	} else {
+		if (!decoded(ctx, op, seg, in))
 			return;
-		}
+		/* With a check, the checker encodes (now, or when a pending
+		   answer finishes) so that it sees the body before it leaves. */
+		if (op->encode && !op->check)
+			ig_set_encoder(ctx, op->encode, r->work.out);
 	}
-	/* With a check, the checker encodes (now, or when a pending answer
-	   finishes) so that it sees the body before it leaves. */
-	if (op->encode && !op->check)
-		ig_set_encoder(ctx, op->encode, r->work.out);
 	switch (ig_wait_run(ctx, &r->work)) {
 	case 1:
 		op_end(ctx, r);

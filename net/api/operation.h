@@ -75,7 +75,12 @@ struct ig_operation {
  * handler that waited returns. At the core's cap of live coroutines
  * (INGOT_MAX_WAITING) the answer is 503 with Retry-After: 1 instead. seg:
  * the path's segments, for decoders of path parameters. An operation with
- * a rate limit is first admitted by it (rate_limit.h), or answered 429. */
+ * a rate limit is first admitted by it (rate_limit.h), or answered 429;
+ * one keyed by subject, once the door's security has passed. The door
+ * (op->security) runs before the decoder: on the loop, or, when an auth
+ * handler judges it (which may wait), on the handler's coroutine with the
+ * limit by subject and the decoder after it (so a core at its cap answers
+ * 503 before judging credentials). */
 void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg);
 
 /* Debug builds: the check of op->check. The handler returned status (or

@@ -5,9 +5,22 @@
 #include "net/http/exchange.h"
 #include "rate_table.h"
 #include "net/http/client_addr.h"
+#include "ingot/auth.h"
 
 #include <stdio.h>
 #include <string.h>
+
+bool ig_rate_client(ig_ctx *ctx, uint8_t out[16])
+{
+	uint8_t peer[16];
+	if (!ig_http_peer_addr(ctx, peer)) {
+		memset(out, 0, 16);
+		return false;
+	}
+	const ig_request *q = ig_req(ctx);
+	ig_client_addr(&ig_trusted_proxies, peer, q->headers, q->num_headers, out);
+	return true;
+}
 
 static uint64_t key_hash(ig_ctx *ctx, const struct ig_rate_limit *l)
 {
@@ -15,12 +28,23 @@ static uint64_t key_hash(ig_ctx *ctx, const struct ig_rate_limit *l)
 		ig_str v = ig_req_header(ctx, l->header);
 		return ig_rate_hash(l->id, v.ptr, v.len);
 	}
-	uint8_t peer[16] = { 0 }, client[16];
-	if (!ig_http_peer_addr(ctx, peer))
-		return ig_rate_hash(l->id, peer, sizeof peer);
-	const ig_request *q = ig_req(ctx);
-	ig_client_addr(&ig_trusted_proxies, peer, q->headers, q->num_headers, client);
-	return ig_rate_hash(l->id, client, sizeof client);
+	uint8_t client[17];
+	if (l->key == IG_RATE_KEY_SUBJECT) {
+		/* A subject's key is a 1 and its bytes, the fallback's a 0 and
+		   the address: the two never meet in a bucket. */
+		const struct ig_principal *p = ig_principal(ctx);
+		char *k = p && p->subject.len ? ig_alloc(ctx, p->subject.len + 1) : NULL;
+		if (k) {
+			k[0] = 1;
+			memcpy(k + 1, p->subject.ptr, p->subject.len);
+			return ig_rate_hash(l->id, k, p->subject.len + 1);
+		}
+		client[0] = 0;
+		ig_rate_client(ctx, client + 1);
+		return ig_rate_hash(l->id, client, sizeof client);
+	}
+	ig_rate_client(ctx, client);
+	return ig_rate_hash(l->id, client, 16);
 }
 
 static uint64_t seconds_up(uint64_t us)

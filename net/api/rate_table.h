@@ -1,7 +1,8 @@
-/* The rate limits' shared state: one fixed table of buckets for every core
- * (lock-free: open addressing over 64-bit key hashes, a CAS on each
- * bucket's theoretical arrival time) and GCRA, the step that admits or
- * refuses one request against a bucket. Knows nothing of requests. */
+/* The shared state of the rate limits and of the door's failed attempts:
+ * one fixed table of buckets for every core (lock-free: open addressing
+ * over 64-bit key hashes, a CAS on each bucket's theoretical arrival time)
+ * and GCRA, the step that admits or refuses one request against a bucket.
+ * Knows nothing of requests. */
 #ifndef NET_API_RATE_TABLE_H
 #define NET_API_RATE_TABLE_H
 
@@ -30,6 +31,12 @@ struct ig_gcra_verdict {
 void ig_gcra_take(_Atomic uint64_t *tat, uint64_t now_us, uint64_t interval_us, uint32_t burst,
 		  struct ig_gcra_verdict *v);
 
+/* The verdict ig_gcra_take would give now, with the bucket left as it
+ * is: for a limit that counts only some requests (the door's failures),
+ * which asks before and takes after. */
+void ig_gcra_peek(_Atomic uint64_t *tat, uint64_t now_us, uint64_t interval_us, uint32_t burst,
+		  struct ig_gcra_verdict *v);
+
 /* A key's hash: the limit's id and the key's bytes (FNV-1a, then mixed);
  * never 0, which marks an empty slot. */
 uint64_t ig_rate_hash(uint32_t id, const void *key, size_t len);
@@ -40,6 +47,10 @@ uint64_t ig_rate_hash(uint32_t id, const void *key, size_t len);
  * never gives the newcomer more than a fresh key gets, and at most the
  * debt the evicted key still had (the limit can only get stricter). */
 _Atomic uint64_t *ig_rate_bucket(uint64_t h);
+
+/* The bucket of hash h if it holds one now, else NULL (a key never seen,
+ * or evicted: a fresh key's allowance). Claims nothing. */
+_Atomic uint64_t *ig_rate_bucket_find(uint64_t h);
 
 /* Tests: empties the table. */
 void ig_rate_table_clear(void);

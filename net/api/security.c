@@ -9,14 +9,15 @@
 #include "security.h"
 #include "auth_metrics.h"
 #include "net/auth/settings.h"
-#include "net/http/client_addr.h"
 #include "rate_limit.h"
+#include "rate_table.h"
 #include "net/http/exchange.h"
 #include "kernel/runtime/base64.h"
 #include "kernel/runtime/loop.h"
 #include "ingot/api_hooks.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <string.h>
@@ -54,23 +55,10 @@ bool ig_principal_claim(ig_ctx *ctx, const char *name, ig_str *out)
 	return ig_jwt_claim_str(p->token, name, out);
 }
 
-/* ---- this core's state: the token cache and the failures' table ---- */
-
-/* Failed attempts per client address: a fixed direct-mapped table per
- * core, keyed by a keyed hash of the address, counted per wall-clock
- * minute. A colliding address takes the slot over (its count restarts):
- * many addresses can thin each other's counts, never raise one's. The
- * limit is per core: a client spread over n cores gets n times it. */
-#define FAIL_SLOTS 256
-struct fail_slot {
-	uint64_t hash;
-	int64_t minute;
-	uint32_t count;
-};
+/* ---- this core's state: the token cache ---- */
 
 struct door_core {
 	struct ig_token_cache cache;
-	struct fail_slot fails[FAIL_SLOTS];
 	struct door_core *all_next;
 };
 
@@ -79,9 +67,9 @@ static struct ig_loop_slot door_slot;
  * after their thread is gone (as net/http/wait.c's cores). */
 static _Atomic(struct door_core *) all_door_cores;
 
-/* Made on the first secured request a core sees: an open-only service
- * never touches its pages. NULL when memory is short (tokens are then
- * verified without a cache, and failures not limited). */
+/* Made on the first bearer token a core sees: an open-only service never
+ * touches its pages. NULL when memory is short (tokens are then verified
+ * without a cache). */
 static struct door_core *door_core(ig_ctx *ctx)
 {
 	struct ig_loop *loop = ig_ctx_loop(ctx);
@@ -99,24 +87,53 @@ static struct door_core *door_core(ig_ctx *ctx)
 	return d;
 }
 
-/* The client's slot in d's table (NULL: its address is not known). */
-static struct fail_slot *fail_slot(ig_ctx *ctx, struct door_core *d, int64_t minute)
+/* ---- failed attempts: a GCRA bucket per client address ---- */
+
+/* In the rate limits' shared table (rate_table.h), so that the limit holds
+ * across cores: INGOT_AUTH_FAILURES_PER_MIN failures may come at once,
+ * then one each minute / limit. A limit's id is its index in the document,
+ * so this one's (the highest) is never a limit's. */
+#define FAILURES_ID UINT32_MAX
+
+struct failures {
+	uint64_t hash; /* 0: no limit, or the address is not known */
+	uint64_t now_us, interval_us;
+	uint32_t burst;
+};
+
+static void failures_find(ig_ctx *ctx, struct failures *f)
 {
-	/* The client as the rate limits see it: the peer, or behind
-	   INGOT_TRUSTED_PROXIES the nearest untrusted hop. */
-	uint8_t peer[16], addr[16];
-	if (!ig_http_peer_addr(ctx, peer))
-		return NULL;
-	const ig_request *q = ig_req(ctx);
-	ig_client_addr(&ig_trusted_proxies, peer, q->headers, q->num_headers, addr);
-	/* FNV-1a from the cache's random key: the slots cannot be aimed at. */
-	uint64_t h = d->cache.key[0] ^ 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < sizeof addr; i++)
-		h = (h ^ addr[i]) * 0x100000001b3ull;
-	struct fail_slot *s = &d->fails[(h ^ (h >> 32)) % FAIL_SLOTS];
-	if (s->hash != h || s->minute != minute)
-		*s = (struct fail_slot){ .hash = h, .minute = minute };
-	return s;
+	int64_t limit = ig_auth_settings_values.failures_per_min;
+	uint8_t client[16];
+	*f = (struct failures){ 0 };
+	if (!limit || !ig_rate_client(ctx, client))
+		return;
+	f->hash = ig_rate_hash(FAILURES_ID, client, sizeof client);
+	f->now_us = ig_http_start_us(ctx);
+	f->interval_us = 60000000u / (uint64_t)limit;
+	f->burst = (uint32_t)limit;
+}
+
+/* Whether the client has spent its failures: the whole seconds until one
+ * more would be counted, or 0 when it may try. Spends nothing, and claims
+ * no bucket for a client that never failed. */
+static uint64_t failures_wait_s(const struct failures *f)
+{
+	_Atomic uint64_t *bucket = f->hash ? ig_rate_bucket_find(f->hash) : NULL;
+	struct ig_gcra_verdict v;
+	if (!bucket)
+		return 0;
+	ig_gcra_peek(bucket, f->now_us, f->interval_us, f->burst, &v);
+	return v.allowed ? 0 : (v.wait_us + 999999) / 1000000;
+}
+
+/* One more failure. Refused (another core's failures came first) it is
+ * not counted: the check above let it through. */
+static void failures_add(const struct failures *f)
+{
+	struct ig_gcra_verdict v;
+	if (f->hash)
+		ig_gcra_take(ig_rate_bucket(f->hash), f->now_us, f->interval_us, f->burst, &v);
 }
 
 /* ---- credentials ---- */
@@ -331,12 +348,14 @@ static void answer_unauthorized(ig_ctx *ctx, const struct ig_security *sec, bool
 
 bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec)
 {
-	int64_t limit = ig_auth_settings_values.failures_per_min;
-	struct door_core *d = limit ? door_core(ctx) : NULL;
-	struct fail_slot *fs = d ? fail_slot(ctx, d, (int64_t)time(NULL) / 60) : NULL;
-	if (fs && fs->count >= (uint64_t)limit) {
+	struct failures fails;
+	failures_find(ctx, &fails);
+	uint64_t wait = failures_wait_s(&fails);
+	if (wait) {
 		ig_auth_count_failure(sec->alts[0].uses[0].scheme->type, IG_AUTH_RATE_LIMITED);
-		ig_add_header(ctx, "Retry-After", IG_STR("60"));
+		char buf[24];
+		int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)wait);
+		ig_add_header(ctx, "Retry-After", (ig_str){ buf, (size_t)n });
 		ig_respond_problem(ctx, 429, "too many failed authentication attempts");
 		return false;
 	}
@@ -382,8 +401,8 @@ bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec)
 		answer_scope(ctx, scope_alt);
 		return false;
 	}
-	if (refused && fs)
-		fs->count++;
+	if (refused)
+		failures_add(&fails);
 	if (!refused)
 		ig_auth_count_failure(sec->alts[0].nuses ? sec->alts[0].uses[0].scheme->type : IG_SEC_BEARER,
 				      IG_AUTH_MISSING);

@@ -60,6 +60,18 @@ struct ig_security {
 IG_NONNULL(1) bool ig_jwks_remote_prepare(const struct ig_app_jwt *jwt);
 IG_NONNULL(1) void ig_jwks_remote_core_start(struct ig_loop *loop);
 
+/* Whether judging sec may call the app's ig_auth_handler (an apiKey or
+ * basic scheme), which may wait (ingot/auth.h): ig_run_operation then runs
+ * the door on the handler's coroutine. */
+static inline bool ig_security_may_wait(const struct ig_security *sec)
+{
+	for (size_t a = 0; a < sec->nalts; a++)
+		for (size_t i = 0; i < sec->alts[a].nuses; i++)
+			if (sec->alts[a].uses[i].scheme->handler)
+				return true;
+	return false;
+}
+
 /* Judges the request against sec. Returns true when an alternative passed
  * (its principal, if any, is the request's: ig_principal); false when it
  * has answered: 401 with WWW-Authenticate (RFC 6750: error="invalid_token"

@@ -48,7 +48,7 @@ static const struct ig_option auth_rows[] = {
 	{ "INGOT_JWT_LEEWAY_S", IG_OPT_INT, &ig_auth_settings_values.leeway_s, 0, 3600,
 	  "seconds of clock skew allowed for a JWT's exp and nbf" },
 	{ "INGOT_AUTH_FAILURES_PER_MIN", IG_OPT_INT, &ig_auth_settings_values.failures_per_min, 0, 1000000,
-	  "failed authentication attempts a client address may make in a minute (per core) before 429; 0: no limit" },
+	  "failed authentication attempts a client address may make in a minute before 429; 0: no limit" },
 };
 
 static struct ig_jwks *_Atomic current;

@@ -463,6 +463,18 @@ export async function rawRequest(port, data, opts) {
 }
 
 /** A request with the usual head. */
+/** Sends each of requests (raw strings) on its own connection, all
+ * connected first and then written in one go, so that they reach the
+ * server together (a limit, not the client's pace, decides what passes);
+ * resolves their responses, in order. */
+export async function burst(port, requests) {
+	const clients = await Promise.all(requests.map(() => RawClient.connect(port)));
+	clients.forEach((c, i) => c.sock.write(requests[i]));
+	const res = await Promise.all(clients.map((c) => c.response()));
+	clients.forEach((c) => c.destroy());
+	return res;
+}
+
 export function req(method, target, { host = 'x', headers = [], body = '', version = '1.1' } = {}) {
 	let s = `${method} ${target} HTTP/${version}\r\n`;
 	if (host !== null) s += `Host: ${host}\r\n`;

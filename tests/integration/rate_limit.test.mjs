@@ -7,13 +7,17 @@
 // only when the peer is in INGOT_TRUSTED_PROXIES. The quota app
 // (tests/apps/quota, built out of the tree) limits by a header: two values
 // get separate allowances, the root's limit is one allowance for the
-// operations it covers, and an operation may opt out.
+// operations it covers, and an operation may opt out; and by the subject
+// of a bearer token (npm jose's, against INGOT_JWKS_FILE): one subject's
+// 100 requests at once get 5 or 6 answers, another subject keeps its own
+// allowance, and an open operation keyed by subject is keyed by address.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, startServer, cleanup, RawClient, req, adminAddr, scrapeSamples, within, commandRunner, curlResponse } from './lib.mjs';
+import * as jose from 'jose';
+import { ROOT, startServer, cleanup, burst, req, adminAddr, scrapeSamples, within, commandRunner, curlResponse } from './lib.mjs';
 
 const T = { timeout: 60000 };
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-ratelimit-'));
@@ -22,16 +26,6 @@ after(() => {
 	fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-// The requests, each on its own connection, all connected first and then
-// written in one go, so that they reach the server together: the limit,
-// not the client's pace, decides how many pass.
-async function burst(port, requests) {
-	const clients = await Promise.all(requests.map(() => RawClient.connect(port)));
-	clients.forEach((c, i) => c.sock.write(requests[i]));
-	const res = await Promise.all(clients.map((c) => c.response()));
-	clients.forEach((c) => c.destroy());
-	return res;
-}
 const get = (target, headers = []) => req('GET', target, { headers: ['Connection: close', ...headers] });
 const ok = (res) => res.filter((r) => r.status === 200).length;
 
@@ -98,11 +92,20 @@ test('INGOT_TRUSTED_PROXIES that is no CIDR list stops the start (exit 2)', T, a
 const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
 const { must } = commandRunner({ timeoutMs: 240000 });
 
-test('a header-keyed limit from the root: two header values get their own allowances, the covered operations share one, an opt-out is free', { timeout: 300000, ...SKIP }, async () => {
+// The quota app, built once for the tests that serve it.
+let quotaBuilt;
+function quota() {
 	const dir = path.join(tmp, 'quota');
-	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'quota'), dir, { recursive: true, filter: (src) => path.basename(src) !== 'build' });
-	await must('make', ['--no-print-directory', '-C', dir], { env: { ...process.env, INGOT_ROOT: ROOT } });
-	const srv = await startServer({ INGOT_THREADS: '2', INGOT_ADMIN_PORT: '-1' }, { command: path.join(dir, 'build', 'bin', 'quota') });
+	quotaBuilt ??= (async () => {
+		fs.cpSync(path.join(ROOT, 'tests', 'apps', 'quota'), dir, { recursive: true, filter: (src) => path.basename(src) !== 'build' });
+		await must('make', ['--no-print-directory', '-C', dir], { env: { ...process.env, INGOT_ROOT: ROOT } });
+		return path.join(dir, 'build', 'bin', 'quota');
+	})();
+	return quotaBuilt;
+}
+
+test('a header-keyed limit from the root: two header values get their own allowances, the covered operations share one, an opt-out is free', { timeout: 300000, ...SKIP }, async () => {
+	const srv = await startServer({ INGOT_THREADS: '2', INGOT_ADMIN_PORT: '-1' }, { command: await quota() });
 	try {
 		const keyed = (k, target = '/quota') => Array(30).fill(get(target, [`X-Api-Key: ${k}`]));
 		const res = await burst(srv.port, [...keyed('a'), ...keyed('b')]);
@@ -119,5 +122,43 @@ test('a header-keyed limit from the root: two header values get their own allowa
 		const r = await within(5000, untilPasses(srv.port, '/quota', ['X-Api-Key: a']), 'key a never passed again');
 		assert.deepEqual(r.json(), { ok: true });
 		assert.equal((await curlResponse(srv.port, '/quota')).status, 200, 'no header: the empty value\'s own allowance');
+	} finally { await srv.stop(); }
+});
+
+test('a limit keyed by subject: one subject\'s 100 requests at once, 5 or 6 pass, the rest 429 with the headers; another subject keeps its own allowance, an open operation falls back to the address; then they pass again', { timeout: 300000, ...SKIP }, async () => {
+	const key = await jose.generateKeyPair('ES256', { extractable: true });
+	const jwks = path.join(tmp, 'jwks.json');
+	fs.writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await jose.exportJWK(key.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] }));
+	const token = (sub) => new jose.SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setSubject(sub)
+		.setIssuedAt().setExpirationTime('10m').sign(key.privateKey);
+	const as = (t) => get('/mine', [`Authorization: Bearer ${t}`]);
+	const alice = await token('alice'), bob = await token('bob');
+	const srv = await startServer({ INGOT_THREADS: '2', INGOT_ADMIN_PORT: '-1', INGOT_JWKS_FILE: jwks },
+		{ command: await quota() });
+	try {
+		const res = await burst(srv.port, Array(100).fill(as(alice)));
+		const passed = ok(res);
+		assert.ok(passed >= 5 && passed <= 6, `alice: ${passed} passed`);
+		for (const r of res.filter((x) => x.status !== 200)) {
+			assert.equal(r.status, 429);
+			assert.equal(r.headers['content-type'], 'application/problem+json');
+			assert.match(r.headers['retry-after'], /^[1-9]\d*$/);
+			assert.equal(r.headers['ratelimit-policy'], '"getMine";q=5;w=1');
+			assert.match(r.headers.ratelimit, /^"getMine";r=0;t=[1-9]\d*$/);
+		}
+		// From the same address, alice's spent allowance is hers alone.
+		// From the same address, alice's spent allowance is hers alone.
+		const n = ok(await burst(srv.port, Array(20).fill(as(bob))));
+		assert.ok(n >= 5 && n <= 6, `bob, after alice: ${n} passed`);
+		// An open operation keyed by subject has no principal: one
+		// allowance for the address, whatever token is sent (keyed by
+		// subject, three callers would get three).
+		const anyone = (t) => Array(10).fill(get('/anyone', t ? [`Authorization: Bearer ${t}`] : []));
+		const anon = ok(await burst(srv.port, [...anyone(), ...anyone(alice), ...anyone(bob)]));
+		assert.ok(anon >= 5 && anon <= 6, `/anyone (keyed by the address): ${anon} passed`);
+		// A refused token is the door's 401, counted by no limit.
+		assert.equal((await burst(srv.port, [as('bad.bad.bad')]))[0].status, 401);
+		const r = await within(5000, untilPasses(srv.port, '/mine', [`Authorization: Bearer ${alice}`]), 'alice never passed again');
+		assert.deepEqual(r.json(), { ok: true });
 	} finally { await srv.stop(); }
 });

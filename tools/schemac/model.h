@@ -235,7 +235,8 @@ struct sc_rate_limit {
 	unsigned id;  /* its index in the model's list */
 	uint32_t rate, burst;
 	uint64_t per_us, interval_us;
-	char *header; /* keyed by this request header; NULL: by the client's address */
+	char *header; /* keyed by this request header; NULL: by the client's address, or: */
+	bool subject; /* by the principal's subject (without one: the client's address) */
 	char *ptr;
 };
 

@@ -76,15 +76,16 @@ struct sc_rate_limit *sc_parse_rate_limit(struct sc_model *m, const cJSON *v, co
 	l->burst = (uint32_t)(b > 0 ? b : 1);
 	l->interval_us = l->per_us / l->rate;
 	const char *k = cJSON_IsString(key) ? key->valuestring : key ? NULL : "address";
+	l->header = NULL;
+	l->subject = false;
 	if (k && !strcmp(k, "address"))
-		l->header = NULL;
+		;
 	else if (k && !strncmp(k, "header:", 7) && token(k + 7))
 		l->header = sc_strdup(k + 7);
 	else if (k && !strcmp(k, "subject"))
-		sc_error(m, ptr, "\"key\": \"subject\" is not supported yet (it comes with authentication); "
-				 "use \"address\" or \"header:<name>\"");
+		l->subject = true;
 	else
-		sc_error(m, ptr, "\"key\" must be \"address\" (the default) or \"header:<name>\"");
+		sc_error(m, ptr, "\"key\" must be \"address\" (the default), \"subject\" or \"header:<name>\"");
 	if (m->errors != before)
 		return NULL;
 	l->id = (unsigned)m->nrate_limits;
@@ -117,7 +118,7 @@ void emit_rate_limits(struct sc_model *m, struct sc_out *c)
 			out_line(c, ".header = %s,", h);
 			free(h);
 		} else {
-			out_line(c, ".key = IG_RATE_KEY_ADDRESS,");
+			out_line(c, ".key = %s,", l->subject ? "IG_RATE_KEY_SUBJECT" : "IG_RATE_KEY_ADDRESS");
 		}
 		out_line(c, ".policy = %s,", pol);
 		out_line(c, ".policy_name = %s,", nm);
@@ -133,7 +134,7 @@ void emit_rate_limits(struct sc_model *m, struct sc_out *c)
 bool sc_rate_limits_need_peer(const struct sc_model *m)
 {
 	for (size_t i = 0; i < m->nops; i++)
-		if (m->ops[i]->rate_limit && !m->ops[i]->rate_limit->header)
+		if (m->ops[i]->rate_limit && !m->ops[i]->rate_limit->header) /* by address, or subject's fallback */
 			return true;
 	return false;
 }

@@ -25,3 +25,19 @@ int getFree(ig_ctx *ctx, const struct getFree_in *in, struct getFree_out *out)
 	out->r200.ok = true;
 	return 200;
 }
+
+int getMine(ig_ctx *ctx, const struct getMine_in *in, struct getMine_out *out)
+{
+	(void)ctx;
+	(void)in;
+	out->r200.ok = true;
+	return 200;
+}
+
+int getAnyone(ig_ctx *ctx, const struct getAnyone_in *in, struct getAnyone_out *out)
+{
+	(void)ctx;
+	(void)in;
+	out->r200.ok = true;
+	return 200;
+}

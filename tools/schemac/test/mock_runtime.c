@@ -82,6 +82,8 @@ void ig_count_rate_limited(ig_ctx *ctx) { (void)ctx; }
  * alone), from no address (a header-keyed limit needs none). */
 uint64_t ig_http_start_us(const ig_ctx *ctx) { (void)ctx; return 1000000; }
 bool ig_http_peer_addr(const ig_ctx *ctx, uint8_t out[16]) { (void)ctx; (void)out; return false; }
+/* No door here: no principal, so a limit by subject keys by address. */
+const struct ig_principal *ig_principal(const ig_ctx *ctx) { (void)ctx; return NULL; }
 
 ig_str ig_req_header(const ig_ctx *ctx, const char *name)
 {

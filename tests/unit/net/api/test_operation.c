@@ -7,7 +7,9 @@
  * logged; a handler that waits finishes through the same steps when it
  * returns; with no coroutine to be had the answer is 503; an operation
  * over its rate limit is answered 429 with its headers before decoding,
- * keyed apart by the limit's header. Also the
+ * keyed apart by the limit's header, or by the principal's subject after
+ * the door (without one: by the client's address); a door whose auth
+ * handler may wait runs on the coroutine, still before the decoder. Also the
  * router's answers. The exchange (net/http) is a stand-in
  * here that records what the runner asked of it. */
 #include "kernel/runtime/arena.h"
@@ -42,7 +44,7 @@ static void ctx_start(ig_ctx *c)
 	memset(c, 0, sizeof *c);
 	ig_arena_init(&c->arena, &blocks, 1 << 20);
 	c->body.arena = &c->arena;
-	c->req.target = IG_STR("/t");
+	c->req.target = c->req.path = IG_STR("/t");
 }
 
 void *ig_alloc(ig_ctx *c, size_t size) { return ig_arena_alloc(&c->arena, size); }
@@ -84,11 +86,14 @@ void ig_respond_errors(ig_ctx *c, const char *detail)
  * kept for the test to call), or finds no stack (-1: it never runs). */
 static int wait_mode = 1;
 static struct ig_wait_work *kept;
+static bool on_coroutine; /* inside a work's handle */
 int ig_wait_run(ig_ctx *c, struct ig_wait_work *work)
 {
 	if (wait_mode < 0)
 		return -1;
+	on_coroutine = true;
 	work->status = work->handle(c, work->in, work->out);
+	on_coroutine = false;
 	kept = work;
 	return wait_mode;
 }
@@ -125,6 +130,14 @@ void ig_count_rate_limited(ig_ctx *c)
 {
 	(void)c;
 	rate_limited++;
+}
+
+/* The door's principal, as the test sets it. */
+static const struct ig_principal *principal;
+const struct ig_principal *ig_principal(const ig_ctx *c)
+{
+	(void)c;
+	return principal;
 }
 
 /* ---- one operation ---- */
@@ -377,6 +390,100 @@ static void test_rate_limited(void)
 	CHECK(handler_calls == 1 && ctx.status == 200, "an operation without a limit is not counted against one");
 }
 
+/* A stand-in for the door: admits, or answers 401, as the test says. */
+static bool door_admits, door_on_coroutine;
+static bool t_door(ig_ctx *c, const struct ig_security *sec)
+{
+	(void)sec;
+	door_on_coroutine = on_coroutine;
+	if (!door_admits)
+		ig_respond_problem(c, 401, "authentication required");
+	return door_admits;
+}
+static const struct ig_security t_security = { .check = t_door };
+
+static const struct ig_rate_limit t_by_subject = {
+	.id = 8, .burst = 2, .interval_us = 1000000, .key = IG_RATE_KEY_SUBJECT,
+	.policy = "\"s\";q=1;w=1", .policy_name = "\"s\"",
+};
+
+/* Requests under t_by_subject as p, the door admitting or not; returns how
+ * many reached the handler. */
+static int as(const struct ig_operation *o, const struct ig_principal *p, bool admit, int n)
+{
+	int passed = 0;
+	principal = p;
+	door_admits = admit;
+	for (int i = 0; i < n; i++) {
+		run(o, "abc", 0, 200);
+		passed += handler_calls;
+	}
+	return passed;
+}
+
+static void test_rate_by_subject(void)
+{
+	struct ig_operation secured = op, open = op;
+	secured.rate_limit = open.rate_limit = &t_by_subject;
+	secured.security = &t_security;
+	const struct ig_principal alice = { .subject = IG_STR("alice") }, bob = { .subject = IG_STR("bob") },
+				  carol = { .subject = IG_STR("carol") }, nobody = { .subject = { NULL, 0 } };
+	int before = rate_limited;
+	CHECK_INT(as(&secured, &alice, true, 3), 2, "a burst of 2 per subject: alice's third is refused");
+	CHECK(ctx.status == 429 && rate_limited == before + 1 && strstr(ctx.heads, "RateLimit: \"s\";r=0;t=1"),
+	      "answered 429 with the headers, counted");
+	CHECK_INT(as(&secured, &bob, true, 2), 2, "bob has his own allowance");
+	CHECK_INT(as(&secured, &alice, false, 1), 0, "the door's refusal comes first...");
+	CHECK_INT(ctx.status, 401, "...so a refused caller gets 401, not the subject's 429");
+	as(&secured, &carol, false, 3);
+	CHECK_INT(as(&secured, &carol, true, 3), 2, "requests the door refused spent nothing of the subject's allowance");
+	CHECK_INT(as(&open, NULL, true, 3), 2, "no principal: keyed by the client's address, its own allowance");
+	CHECK_INT(as(&open, &nobody, true, 1), 0, "an empty subject is keyed by the address too");
+	now_us += 1000000;
+	CHECK_INT(as(&secured, &alice, true, 2), 1, "one interval later one more of alice's passes");
+}
+
+/* An apiKey scheme judged by the app's auth handler (never called: the
+ * door is t_door), so the door may wait. */
+static enum ig_auth_result t_auth(ig_ctx *c, const struct ig_credentials *cred, struct ig_principal *p)
+{
+	(void)c, (void)cred, (void)p;
+	return IG_AUTH_REFUSED;
+}
+static const struct ig_sec_scheme t_key = { .name = "key", .type = IG_SEC_API_KEY, .handler = t_auth };
+static const struct ig_sec_use t_key_use[] = { { &t_key, NULL, 0 } };
+static const struct ig_sec_alt t_key_alt[] = { { t_key_use, 1 } };
+static const struct ig_security t_waiting = { .check = t_door, .alts = t_key_alt, .nalts = 1 };
+
+static void test_door_waits(void)
+{
+	struct ig_operation waiting = op;
+	waiting.security = &t_waiting;
+	door_admits = false;
+	run(&waiting, "abc", 400, 200);
+	CHECK(door_on_coroutine && handler_calls == 0 && ctx.status == 401 && ctx.rejected == 0,
+	      "an auth handler's door runs on the coroutine, before the decoder: 401, not 400");
+	door_admits = true;
+	run(&waiting, "abc", 400, 200);
+	CHECK(handler_calls == 0 && ctx.status == 400, "admitted, the decoder's 400 is the answer");
+	ctx_start(&ctx);
+	ctx.req.path = IG_STR("/abcd");
+	decode_verdict = 0;
+	handler_status = 200;
+	handler_calls = 0;
+	ig_str seg[1] = { IG_STR("abc") };
+	ig_run_operation(&ctx, &waiting, seg);
+	CHECK(handler_calls == 1 && ctx.status == 200 && body_is("{\"n\":4}"),
+	      "admitted, the handler runs with in decoded from the path's segments kept in the arena");
+	run(&op, "abc", 0, 200);
+	CHECK(handler_calls == 1 && ctx.status == 200, "an operation without security runs as before");
+	door_admits = true;
+	run(&(struct ig_operation){ .id = "t", .in_size = sizeof(struct t_in), .out_size = sizeof(struct t_out),
+				    .handle = t_handle, .security = &t_security },
+	    "abc", 0, 200);
+	CHECK(!door_on_coroutine && handler_calls == 1, "a door without an auth handler stays on the loop");
+}
+
 int main(void)
 {
 	ig_log_threshold = -1; /* the check's log line: TAP on stdout */
@@ -388,5 +495,7 @@ int main(void)
 	test_check_keys();
 	test_router();
 	test_rate_limited();
+	test_rate_by_subject();
+	test_door_waits();
 	return check_done();
 }

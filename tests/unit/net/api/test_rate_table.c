@@ -1,8 +1,8 @@
 /* Unit tests of the rate limits' parts below the request: GCRA on one
  * bucket (a burst at once, then one request an interval, no second
- * allowance at a period's boundary, the wait it names), the shared table
- * (a key keeps its bucket, a full window evicts without giving an
- * allowance, threads taking from one bucket at once never pass more than
+ * allowance at a period's boundary, the wait it names; a peek that
+ * spends nothing), the shared table (a key keeps its bucket, a lookup
+ * claims none, a full window evicts without giving an allowance, threads taking from one bucket at once never pass more than
  * its burst), and the client's address (net/http/client_addr.h): address
  * and CIDR parsing and the walk over Forwarded / X-Forwarded-For. */
 #include "net/api/rate_table.h"
@@ -189,9 +189,29 @@ static void test_client(void)
 	CHECK(client_is("127.0.0.1", "10.0.0.1", deep, 1), "more hops than kept, all trusted: the farthest kept one");
 }
 
+static void test_peek(void)
+{
+	ig_rate_table_clear();
+	uint64_t h = ig_rate_hash(3, "peek", 4);
+	CHECK(ig_rate_bucket_find(h) == NULL, "a key never taken has no bucket to find");
+	_Atomic uint64_t *b = ig_rate_bucket(h);
+	CHECK(ig_rate_bucket_find(h) == b, "once claimed, the lookup finds its bucket");
+	struct ig_gcra_verdict v;
+	for (int i = 0; i < 3; i++)
+		ig_gcra_peek(b, 10 * S, S, 2, &v);
+	CHECK(v.allowed && atomic_load(b) == 0, "peeks spend nothing");
+	ig_gcra_take(b, 10 * S, S, 2, &v);
+	ig_gcra_take(b, 10 * S, S, 2, &v);
+	ig_gcra_peek(b, 10 * S, S, 2, &v);
+	CHECK(!v.allowed && v.wait_us == S, "after the burst a peek gives take's verdict: refused, an interval to wait");
+	ig_gcra_peek(b, 11 * S, S, 2, &v);
+	CHECK(v.allowed, "an interval later it would pass");
+}
+
 int main(void)
 {
 	test_gcra();
+	test_peek();
 	test_table();
 	test_addr_parse();
 	test_client();
