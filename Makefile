@@ -68,7 +68,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/server/drain.c net/server/stats.c net/server/admin.c net/server/activation.c net/server/idle.c \
             net/server/server_metrics.c net/server/watchdog.c net/server/log_level.c net/server/reload.c \
             net/server/conn_limit.c net/server/mem_budget.c net/http/error_log.c kernel/runtime/membudget_log.c \
-            net/http/cors_settings.c net/http/client_addr_settings.c \
+            net/http/cors_settings.c net/http/client_addr_settings.c net/http/hooks_settings.c \
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \

@@ -7,6 +7,7 @@
 #define INGOT_API_HOOKS_H
 
 #include "ingot/http.h"
+#include "ingot/hooks.h"
 
 /* ---- the router ---- */
 
@@ -76,6 +77,17 @@ struct ig_app_cors {
 	bool credentials;
 };
 
+/* The hooks (include/ingot/hooks.h) the document's x-ingot-hooks name for
+ * one operation, in the order they run: the root's, then the operation's
+ * own. The app's (ig_app.hooks) has the root's after-hooks only: those of
+ * an answer no operation gives (the router's 404 and 405, OPTIONS, the
+ * connection's own errors). */
+struct ig_op_hooks {
+	ig_before_hook_fn *const *before;
+	ig_after_hook_fn *const *after;
+	uint32_t nbefore, nafter;
+};
+
 struct ig_app {
 	const char *name, *version;
 	void (*route)(ig_ctx *ctx); /* match, decode, call, or answer an error */
@@ -88,6 +100,9 @@ struct ig_app {
 	   some operation has security (the door's limit on failed attempts
 	   is keyed by it): the listeners keep each connection's peer address. */
 	bool peer_addresses;
+	/* x-ingot-hooks: the root's after-hooks; NULL when the document
+	   names no hook at all (every response then pays one test). */
+	const struct ig_op_hooks *hooks;
 };
 
 /* The program's entry (net/api/main.c calls it with ig_api_app): parses

@@ -1,11 +1,14 @@
 /* The one body every operation runs (operation.h): in and out in the
  * request arena, the decoder's verdict, the handler on its coroutine
  * (net/http/wait.h) with its encoder, and,
- * in debug builds, the response check the descriptor points to. Also the
+ * in debug builds, the response check the descriptor points to; an
+ * operation with x-ingot-hooks runs its before-hooks between the decoder
+ * and the handler (include/ingot/hooks.h). Also the
  * router's fixed answers (path segments, OPTIONS, 405). */
 #include "operation.h"
 #include "net/http/wait.h"
 #include "net/http/cors.h"
+#include "net/http/exchange.h"
 
 #include <string.h>
 
@@ -55,8 +58,28 @@ __attribute__((cold, noinline)) static void answer_no_stack(ig_ctx *ctx)
 	ig_respond_problem(ctx, 503, "too many requests are waiting on this core");
 }
 
-IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
+/* The before-hooks, in order, until one answers (include/ingot/hooks.h).
+ * Returns whether the handler runs. */
+__attribute__((noinline)) static bool before_hooks(ig_ctx *ctx, const struct ig_operation *op, const void *in)
 {
+	const struct ig_op_hooks *h = op->hooks;
+	for (uint32_t i = 0; i < h->nbefore; i++) {
+		int status = h->before[i](ctx, op->id, in);
+		if (status != IG_HOOK_NEXT) {
+			ig_finish(ctx, status >= 100 && status <= 599 ? status : 500);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* One body for both runs: hooks is NULL (a constant) in the one every
+ * operation without x-ingot-hooks takes, so that it has no hook code. */
+IG_HOT static inline __attribute__((always_inline)) void run_operation(ig_ctx *ctx, const struct ig_operation *op,
+								     const ig_str *seg, const struct ig_op_hooks *hooks)
+{
+	if (hooks) /* first: every answer of the operation runs its after-hooks */
+		ig_http_set_op_hooks(ctx, hooks);
 	if (__builtin_expect(op->rate_limit != NULL, 0) && !ig_rate_limit_admit(ctx, op->rate_limit))
 		return;
 	/* The door before the decoder: a caller without credentials learns
@@ -84,6 +107,8 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 			return;
 		}
 	}
+	if (hooks && hooks->nbefore && !before_hooks(ctx, op, in))
+		return;
 	/* With a check, the checker encodes (now, or when a pending answer
 	   finishes) so that it sees the body before it leaves. */
 	if (op->encode && !op->check)
@@ -97,6 +122,19 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 	default:
 		answer_no_stack(ctx);
 	}
+}
+
+__attribute__((noinline)) static void run_hooked(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
+{
+	run_operation(ctx, op, seg, op->hooks);
+}
+
+IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
+{
+	if (__builtin_expect(op->hooks != NULL, 0))
+		run_hooked(ctx, op, seg);
+	else
+		run_operation(ctx, op, seg, NULL);
 }
 
 /* ---- the router's answers ---- */

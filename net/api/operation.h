@@ -55,6 +55,9 @@ struct ig_operation {
 	/* Its x-ingot-rate-limit (or the root's), checked before decoding;
 	   NULL: none, and no cost but the test. */
 	const struct ig_rate_limit *rate_limit;
+	/* Its x-ingot-hooks with the root's (api_hooks.h); NULL: none, and
+	   no cost but the test. */
+	const struct ig_op_hooks *hooks;
 };
 
 /* The check members of a generated descriptor: schemas (an array of n)
@@ -75,7 +78,10 @@ struct ig_operation {
  * handler that waited returns. At the core's cap of live coroutines
  * (INGOT_MAX_WAITING) the answer is 503 with Retry-After: 1 instead. seg:
  * the path's segments, for decoders of path parameters. An operation with
- * a rate limit is first admitted by it (rate_limit.h), or answered 429. */
+ * a rate limit is first admitted by it (rate_limit.h), or answered 429.
+ * An operation with hooks runs its before-hooks after the decoder, in
+ * order, until one returns a status, which answers (one outside 100..599:
+ * 500); its after-hooks replace the root's on each of its answers. */
 void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg);
 
 /* Debug builds: the check of op->check. The handler returned status (or

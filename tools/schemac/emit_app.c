@@ -85,6 +85,7 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 		free(origins);
 		free(expose);
 	}
+	emit_app_hooks(m, c);
 	out_line(c, "/* The app the runtime serves (net/api/main.c hands it to ig_main). */");
 	out_open(c, "const struct ig_app ig_api_app = {");
 	out_line(c, ".name = %s,", title);
@@ -103,6 +104,8 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 		secured |= m->ops[i]->security != NULL;
 	if (sc_rate_limits_need_peer(m) || secured)
 		out_line(c, ".peer_addresses = true,");
+	if (sc_has_hooks(m))
+		out_line(c, ".hooks = &ig_api_hooks,");
 	out_close(c, "};");
 	free(title);
 	free(version);
