@@ -544,6 +544,8 @@ UNIT_SRC_kernel/metal/test_pages  := kernel/metal/pages.c
 UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c kernel/runtime/clock.c
 UNIT_SRC_net/http/test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_net/http/test_cors         := net/http/cors.c net/http/cors_settings.c
+UNIT_SRC_net/http/test_hooks        := net/http/hooks.c net/http/security_headers.c net/http/hooks_settings.c \
+                                   $(addprefix kernel/runtime/,arena.c pool.c json.c)
 UNIT_SRC_net/http/test_error_log    := $(addprefix kernel/runtime/,log.c timer.c clock.c json.c arena.c pool.c)
 UNIT_SRC_net/client/test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/runtime/clock.c kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c

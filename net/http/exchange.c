@@ -306,22 +306,6 @@ IG_HOT void ig_set_content_type(ig_ctx *x, const char *ct)
 	x->content_type = ct;
 }
 
-void ig_http_field_line(char *d, const char *name, size_t name_len, ig_str value)
-{
-	memcpy(d, name, name_len);
-	d += name_len;
-	*d++ = ':';
-	*d++ = ' ';
-	/* A field value must not smuggle a line break into the head. */
-	for (size_t i = 0; i < value.len; i++) {
-		char ch = value.ptr[i];
-		d[i] = (ch == '\r' || ch == '\n' || ch == 0) ? ' ' : ch;
-	}
-	d += value.len;
-	*d++ = '\r';
-	*d = '\n';
-}
-
 IG_HOT void ig_add_header(ig_ctx *x, const char *name, ig_str value)
 {
 	/* Reserved whole: out of memory, no half line breaks the head. */

@@ -281,7 +281,21 @@ void ig_http_conn_force_close_all(struct http_core *core);
 /* exchange.c */
 /* Writes "name: value\r\n" (name_len + value.len + 4 bytes) at d, a CR,
  * LF or NUL of value as a space: ig_add_header's line, and the hooks'. */
-void ig_http_field_line(char *d, const char *name, size_t name_len, ig_str value);
+static inline void ig_http_field_line(char *d, const char *name, size_t name_len, ig_str value)
+{
+	memcpy(d, name, name_len);
+	d += name_len;
+	*d++ = ':';
+	*d++ = ' ';
+	/* A field value must not smuggle a line break into the head. */
+	for (size_t i = 0; i < value.len; i++) {
+		char ch = value.ptr[i];
+		d[i] = (ch == '\r' || ch == '\n' || ch == 0) ? ' ' : ch;
+	}
+	d += value.len;
+	*d++ = '\r';
+	*d = '\n';
+}
 struct ig_ctx *ig_http_ctx_new(struct http_core *core, struct http_conn *c);
 void ig_http_ctx_free(struct ig_ctx *ctx);
 

@@ -7,7 +7,9 @@
  * logged; a handler that waits finishes through the same steps when it
  * returns; with no coroutine to be had the answer is 503; an operation
  * over its rate limit is answered 429 with its headers before decoding,
- * keyed apart by the limit's header. Also the
+ * keyed apart by the limit's header; an operation's before-hooks run in
+ * order after the limit and the decoder and may answer instead of the
+ * handler. Also the
  * router's answers. The exchange (net/http) is a stand-in
  * here that records what the runner asked of it. */
 #include "kernel/runtime/arena.h"
@@ -125,6 +127,13 @@ void ig_count_rate_limited(ig_ctx *c)
 {
 	(void)c;
 	rate_limited++;
+}
+/* The operation's hooks, as the exchange was told them. */
+static const struct ig_op_hooks *told_hooks;
+void ig_http_set_op_hooks(ig_ctx *c, const struct ig_op_hooks *hooks)
+{
+	(void)c;
+	told_hooks = hooks;
 }
 
 /* ---- one operation ---- */
@@ -349,6 +358,11 @@ static const struct ig_rate_limit t_limit = {
 	.policy = "\"t\";q=1;w=1", .policy_name = "\"t\"",
 };
 
+static const struct ig_rate_limit t_limit_hooks = {
+	.id = 8, .burst = 2, .interval_us = 1000000, .key = IG_RATE_KEY_HEADER, .header = "X-Key",
+	.policy = "\"h\";q=1;w=1", .policy_name = "\"h\"",
+};
+
 static void test_rate_limited(void)
 {
 	struct ig_operation limited = op;
@@ -377,6 +391,78 @@ static void test_rate_limited(void)
 	CHECK(handler_calls == 1 && ctx.status == 200, "an operation without a limit is not counted against one");
 }
 
+/* Before-hooks that log their runs ("a" then "b") into hook_log; b
+ * answers b_answer unless it is IG_HOOK_NEXT. */
+static char hook_log[16];
+static int b_answer;
+static int64_t b_saw_id;
+static int hook_a(ig_ctx *c, const char *operation_id, const void *in)
+{
+	(void)c;
+	(void)in;
+	strcat(hook_log, strcmp(operation_id, "t") == 0 ? "a" : "?");
+	return IG_HOOK_NEXT;
+}
+static int hook_b(ig_ctx *c, const char *operation_id, const void *in)
+{
+	(void)operation_id;
+	strcat(hook_log, "b");
+	b_saw_id = ((const struct t_in *)in)->id;
+	if (b_answer == 418)
+		ig_wbuf_lit(ig_body(c), "\"teapot\"");
+	return b_answer;
+}
+static void hook_after(const struct ig_answer *a)
+{
+	(void)a;
+}
+
+static void test_hooks(void)
+{
+	static ig_before_hook_fn *const before[] = { hook_a, hook_b };
+	static ig_after_hook_fn *const after[] = { hook_after };
+	static const struct ig_op_hooks hooks = { .before = before, .after = after, .nbefore = 2, .nafter = 1 };
+	struct ig_operation hooked = op;
+	hooked.hooks = &hooks;
+
+	hook_log[0] = 0;
+	b_answer = IG_HOOK_NEXT;
+	told_hooks = NULL;
+	run(&hooked, "abc", 0, 200);
+	CHECK(strcmp(hook_log, "ab") == 0 && handler_calls == 1 && ctx.status == 200 && body_is("{\"n\":3}"),
+	      "before-hooks run in order with the operationId, then the handler");
+	CHECK(b_saw_id == 3, "a before-hook sees the decoded in struct");
+	CHECK(told_hooks == &hooks, "the exchange is told the operation's hooks (its after-hooks)");
+
+	hook_log[0] = 0;
+	b_answer = 418;
+	run(&hooked, "abc", 0, 200);
+	CHECK(strcmp(hook_log, "ab") == 0 && handler_calls == 0 && ctx.finished == 1 && ctx.status == 418 &&
+		      body_is("\"teapot\""),
+	      "a before-hook's status answers with its body; the handler never runs");
+	b_answer = 1000;
+	run(&hooked, "abc", 0, 200);
+	CHECK(handler_calls == 0 && ctx.status == 500, "a before-hook's status outside 100..599 answers 500");
+
+	hook_log[0] = 0;
+	b_answer = IG_HOOK_NEXT;
+	told_hooks = NULL;
+	run(&hooked, "abc", 400, 200);
+	CHECK(hook_log[0] == 0 && ctx.status == 400 && told_hooks == &hooks,
+	      "a request the decoder refuses runs no before-hook, and its 400 has the operation's after-hooks");
+
+	struct ig_operation limited = hooked;
+	limited.rate_limit = &t_limit_hooks;
+	key_header = IG_STR("hooks");
+	for (int i = 0; i < 3; i++)
+		run(&limited, "abc", 0, 200);
+	CHECK(ctx.status == 429 && strcmp(hook_log, "abab") == 0, "a request over its rate limit runs no before-hook");
+
+	told_hooks = NULL;
+	run(&op, "abc", 0, 200);
+	CHECK(told_hooks == NULL && handler_calls == 1, "an operation without hooks tells the exchange nothing");
+}
+
 int main(void)
 {
 	ig_log_threshold = -1; /* the check's log line: TAP on stdout */
@@ -388,5 +474,6 @@ int main(void)
 	test_check_keys();
 	test_router();
 	test_rate_limited();
+	test_hooks();
 	return check_done();
 }
