@@ -32,7 +32,8 @@
  * (100 to 599): the request is answered with it, as a handler's returned
  * status is (ig_finish), with what the hook wrote (ig_body,
  * ig_add_header, ig_set_content_type); no later hook or handler runs. A
- * hook that answered with ig_respond_problem returns that status. */
+ * hook that answered with ig_respond_problem returns that status (one
+ * that returns IG_HOOK_NEXT all the same still stops the request there). */
 typedef int ig_before_hook_fn(ig_ctx *ctx, const char *operation_id, const void *in);
 
 struct ig_answer_fields;
@@ -50,7 +51,8 @@ struct ig_answer {
 };
 
 /* An after-hook: a's response is about to be written; it may add fields
- * with ig_answer_add_header, and must not change the status or the body. */
+ * with ig_answer_add_header, and must not change the status or the body
+ * (an answer it makes, ig_finish or ig_respond_problem, is ignored). */
 typedef void ig_after_hook_fn(const struct ig_answer *a);
 
 /* Adds a header field to a's response: name and value are copied (a CR, LF

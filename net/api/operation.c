@@ -65,7 +65,9 @@ __attribute__((noinline)) static bool before_hooks(ig_ctx *ctx, const struct ig_
 	const struct ig_op_hooks *h = op->hooks;
 	for (uint32_t i = 0; i < h->nbefore; i++) {
 		int status = h->before[i](ctx, op->id, in);
-		if (status != IG_HOOK_NEXT) {
+		if (status != IG_HOOK_NEXT || ig_http_answered(ctx)) {
+			/* A hook that answered itself keeps its answer (a second
+			   ig_finish changes nothing). */
 			ig_finish(ctx, status >= 100 && status <= 599 ? status : 500);
 			return false;
 		}

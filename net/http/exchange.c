@@ -276,6 +276,11 @@ void ig_http_set_op_hooks(ig_ctx *x, const struct ig_op_hooks *hooks)
 	x->hooks = hooks;
 }
 
+bool ig_http_answered(const ig_ctx *x)
+{
+	return x->finished;
+}
+
 IG_HOT void ig_set_status(ig_ctx *x, int status)
 {
 	x->status = status;

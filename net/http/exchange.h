@@ -20,5 +20,8 @@ struct ig_op_hooks;
  * after-hooks, which begin with the root's, replace the root's on each of
  * its answers (net/http/hooks.h). */
 void ig_http_set_op_hooks(ig_ctx *ctx, const struct ig_op_hooks *hooks);
+/* Whether ctx has been answered (ig_finish ran): a before-hook that
+ * answered and still said IG_HOOK_NEXT must not let the handler run. */
+bool ig_http_answered(const ig_ctx *ctx);
 
 #endif

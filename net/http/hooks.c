@@ -48,8 +48,14 @@ void ig_http_hooks_after(ig_ctx *x)
 		return;
 	struct ig_answer_fields f = { .w = &x->headers };
 	const struct ig_answer a = { .ctx = x, .status = x->status, .tls = x->conn && x->conn->tls, .fields = &f };
+	/* Held while they run: a hook that answers again (ig_finish,
+	   ig_respond_problem) changes nothing, and hands nothing off twice. */
+	bool held = x->held;
+	x->held = true;
 	run(&a, x->hooks ? x->hooks : ig_hooks_root);
+	x->held = held;
 }
+
 
 size_t ig_http_hooks_after_lines(int status, bool tls, char *out, size_t cap)
 {

@@ -119,6 +119,8 @@ void ig_set_route(ig_ctx *ctx, uint32_t index)
 	ctx->route = ig_api_app.routes[index];
 }
 
+bool ig_http_answered(const ig_ctx *ctx) { return ctx->finished != 0; }
+
 void ig_finish(ig_ctx *ctx, int status)
 {
 	if (ctx->finished++) {

@@ -391,6 +391,11 @@ static void test_rate_limited(void)
 	CHECK(handler_calls == 1 && ctx.status == 200, "an operation without a limit is not counted against one");
 }
 
+bool ig_http_answered(const ig_ctx *c)
+{
+	return c->finished != 0;
+}
+
 /* Before-hooks that log their runs ("a" then "b") into hook_log; b
  * answers b_answer unless it is IG_HOOK_NEXT. */
 static char hook_log[16];
@@ -410,6 +415,10 @@ static int hook_b(ig_ctx *c, const char *operation_id, const void *in)
 	b_saw_id = ((const struct t_in *)in)->id;
 	if (b_answer == 418)
 		ig_wbuf_lit(ig_body(c), "\"teapot\"");
+	if (b_answer == -403) { /* answers, then wrongly says go on */
+		ig_respond_problem(c, 403, "no");
+		return IG_HOOK_NEXT;
+	}
 	return b_answer;
 }
 static void hook_after(const struct ig_answer *a)
@@ -443,6 +452,10 @@ static void test_hooks(void)
 	b_answer = 1000;
 	run(&hooked, "abc", 0, 200);
 	CHECK(handler_calls == 0 && ctx.status == 500, "a before-hook's status outside 100..599 answers 500");
+	b_answer = -403;
+	run(&hooked, "abc", 0, 200);
+	CHECK(handler_calls == 0 && ctx.status == 403 && ctx.finished >= 1,
+	      "a before-hook that answered and still said IG_HOOK_NEXT: its answer stands, the handler never runs");
 
 	hook_log[0] = 0;
 	b_answer = IG_HOOK_NEXT;
