@@ -659,7 +659,7 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 		size_t k = 0;
 		if (ig_cors_on && c->fail_id && c->fail_id[HTTP_REQUEST_ID_MAX]) {
 			ig_str origin = { c->fail_id + HTTP_REQUEST_ID_MAX + 1, (uint8_t)c->fail_id[HTTP_REQUEST_ID_MAX] };
-			k = ig_cors_head_lines(lines, 512, origin);
+			k = ig_cors_head_lines(lines, sizeof lines - IG_HOOKS_LINES_MAX, origin);
 		}
 		if (ig_hooks_on && !http_conn_is_admin(c))
 			k += ig_http_hooks_after_lines(c->fail_status, c->tls, lines + k, sizeof lines - k);

@@ -23,7 +23,7 @@ void ig_http_hooks_after(ig_ctx *ctx);
 /* The connection's own answer (no exchange), with ig_hooks_on: runs the
  * root's after-hooks for status into out (cap bytes, whole field lines).
  * Returns the length written. */
-#define IG_HOOKS_LINES_MAX 1024
+#define IG_HOOKS_LINES_MAX 1024 /* its share of HTTP_EXTRA_LINES_MAX (internal.h) */
 size_t ig_http_hooks_after_lines(int status, bool tls, char *out, size_t cap);
 
 /* ---- the start (hooks_settings.c) ---- */

@@ -349,8 +349,9 @@ void ig_http_out_head(struct http_conn *c, int status, const char *ctype, size_t
  * c until its output is down to one block, so a connection holds at most
  * one response beyond the budget. */
 void ig_http_out_append(struct http_conn *c, const void *p, size_t n);
-/* Returns the body's length. extra: the answer's own fields (CORS's, the
- * after-hooks'), at most HTTP_EXTRA_LINES_MAX bytes (more are left out). */
+/* Returns the body's length. extra: the answer's own fields, at most
+ * HTTP_EXTRA_LINES_MAX bytes (more are left out): CORS's (512 at most),
+ * then the after-hooks' (IG_HOOKS_LINES_MAX, net/http/hooks.h). */
 #define HTTP_EXTRA_LINES_MAX (512 + 1024)
 size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close,
 			   ig_str extra);
