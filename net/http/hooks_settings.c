@@ -38,6 +38,6 @@ void ig_hooks_start(const struct ig_app *app)
 }
 
 const struct ig_settings ig_hooks_settings = {
-	.part = "hooks", .opts = hooks_rows, .count = IG_COUNTOF(hooks_rows), .check = check_hooks,
+	.part = "security headers", .opts = hooks_rows, .count = IG_COUNTOF(hooks_rows), .check = check_hooks,
 	.values = &hooks_values, .defaults = &hooks_defaults, .size = sizeof hooks_values,
 };

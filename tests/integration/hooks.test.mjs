@@ -161,7 +161,7 @@ test('HSTS only over TLS: max-age 31536000 by default, INGOT_HSTS_MAX_AGE sets i
 	await must('openssl', ['req', '-x509', '-new', '-nodes', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256',
 		'-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=localhost']);
 	const https = async (srv, target) => {
-		const r = await curl(['-k', '-i', '--raw', `https://127.0.0.1:${srv.listening.tls_port}${target}`]);
+		const r = await curl(['-k', '-i', '--raw', `https://${srv.host}:${srv.listening.tls_port}${target}`]);
 		assert.equal(r.code, 0, r.stderr);
 		return parseResponse(r.stdout, { atEof: true }).response;
 	};
