@@ -18,7 +18,7 @@ static const struct ig_option hooks_rows[] = {
 	  "Strict-Transport-Security's max-age, seconds (0: browsers forget the host's HSTS)" },
 };
 
-static const char *check_hooks(char *err, size_t errlen)
+__attribute__((cold)) static const char *check_hooks(char *err, size_t errlen)
 {
 	(void)err;
 	(void)errlen;
@@ -31,7 +31,7 @@ static const char *check_hooks(char *err, size_t errlen)
 	return NULL;
 }
 
-void ig_hooks_start(const struct ig_app *app)
+__attribute__((cold)) void ig_hooks_start(const struct ig_app *app)
 {
 	ig_hooks_root = app->hooks;
 	ig_hooks_on = ig_security_headers_on || ig_hooks_root;
