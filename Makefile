@@ -68,7 +68,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/server/drain.c net/server/stats.c net/server/admin.c net/server/activation.c net/server/idle.c \
             net/server/server_metrics.c net/server/watchdog.c net/server/log_level.c net/server/reload.c \
             net/server/conn_limit.c net/server/mem_budget.c net/http/error_log.c kernel/runtime/membudget_log.c \
-            net/http/cors_settings.c net/http/client_addr_settings.c \
+            net/http/cors_settings.c net/http/client_addr_settings.c net/http/hooks_settings.c \
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
@@ -546,6 +546,8 @@ UNIT_SRC_kernel/metal/test_pages  := kernel/metal/pages.c
 UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c kernel/runtime/clock.c
 UNIT_SRC_net/http/test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_net/http/test_cors         := net/http/cors.c net/http/cors_settings.c
+UNIT_SRC_net/http/test_hooks        := net/http/hooks.c net/http/security_headers.c net/http/hooks_settings.c \
+                                   $(addprefix kernel/runtime/,arena.c pool.c json.c)
 UNIT_SRC_net/http/test_error_log    := $(addprefix kernel/runtime/,log.c timer.c clock.c json.c arena.c pool.c)
 UNIT_SRC_net/client/test_client_metrics := net/client/client_metrics.c net/client/errors.c net/http/meter.c $(wildcard net/metrics/*.c) \
                               kernel/runtime/clock.c kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c

@@ -26,6 +26,7 @@
 #include "net/start.h"
 #include "net/tls/tls.h"
 #include "net/http/cors.h"
+#include "net/http/hooks.h"
 #include "net/http/client_addr.h"
 #include "net/unlinked.h"
 #include "ingot/lifecycle.h"
@@ -53,6 +54,7 @@ void ig_pg_core_start(struct ig_loop *loop, int core_count) WEAK;
 static const struct ig_settings *const settings_parts[] = {
 	&ig_http_server_settings,
 	&ig_cors_settings,
+	&ig_hooks_settings,
 	&ig_client_addr_settings,
 	&ig_client_settings,
 	&ig_dns_settings,
@@ -288,6 +290,7 @@ static int start(int argc, char **argv, const struct ig_app *app)
 		printf("%s: configuration ok\n", app->name);
 		return IG_EXIT_OK;
 	}
+	ig_hooks_start(app);
 	/* The parts' metrics sources, before any loop runs; a one-shot
 	   command (--help, --version) has returned above and registers none. */
 	ig_process_metrics_register(app->version, ig_tls_backend_name, &ig_build_info);

@@ -5,6 +5,7 @@
 #include "ingot/lifecycle.h"
 #include "ingot/log.h"
 #include "net/http/health.h"
+#include "net/http/hooks.h"
 #include "net/http/inproc.h"
 #include "net/server/server.h"
 #include "net/pg/settings.h"
@@ -53,6 +54,7 @@ static enum ig_test_error set_up(const struct ig_app *app)
 	const struct ig_config_args args = { .argc = 1, .argv = argv, .name = app->name, .version = app->version };
 	if (ig_settings_parse(&args) != IG_CONFIG_OK)
 		return IG_TEST_SETTINGS;
+	ig_hooks_start(app);
 	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);
 	const struct ig_lifecycle *hooks = &ig_app_lifecycle;
 	if (hooks && hooks->init) {

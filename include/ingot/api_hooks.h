@@ -7,6 +7,7 @@
 #define INGOT_API_HOOKS_H
 
 #include "ingot/http.h"
+#include "ingot/hooks.h"
 
 /* ---- the router ---- */
 
@@ -91,6 +92,17 @@ struct ig_app_jwt {
 	void (*core_start)(struct ig_loop *loop);
 };
 
+/* The hooks (include/ingot/hooks.h) the document's x-ingot-hooks name for
+ * one operation, in the order they run: the root's, then the operation's
+ * own. The app's (ig_app.hooks) has the root's after-hooks only: those of
+ * an answer no operation gives (the router's 404 and 405, OPTIONS, the
+ * connection's own errors). */
+struct ig_op_hooks {
+	ig_before_hook_fn *const *before;
+	ig_after_hook_fn *const *after;
+	uint32_t nbefore, nafter;
+};
+
 struct ig_app {
 	const char *name, *version;
 	void (*route)(ig_ctx *ctx); /* match, decode, call, or answer an error */
@@ -107,6 +119,9 @@ struct ig_app {
 	/* Some operation takes the mutualTLS scheme: HTTPS without
 	   INGOT_TLS_CLIENT_CA stops the start (it could admit no one). */
 	bool client_certs;
+	/* x-ingot-hooks: the root's after-hooks; NULL when the document
+	   names no hook at all (every response then pays one test). */
+	const struct ig_op_hooks *hooks;
 };
 
 /* The program's entry (net/api/main.c calls it with ig_api_app): parses

@@ -1,12 +1,14 @@
 /* The one body every operation runs (operation.h): its rate limit and
  * door, in and out in the request arena, the decoder's verdict, the
- * handler on its coroutine (net/http/wait.h; the door too when an auth
+ * before-hooks of an operation with x-ingot-hooks (include/ingot/hooks.h),
+ * the handler on its coroutine (net/http/wait.h; the door too when an auth
  * handler may wait) with its encoder, and,
  * in debug builds, the response check the descriptor points to. Also the
  * router's fixed answers (path segments, OPTIONS, 405). */
 #include "operation.h"
 #include "net/http/wait.h"
 #include "net/http/cors.h"
+#include "net/http/exchange.h"
 
 #include <string.h>
 
@@ -67,6 +69,23 @@ __attribute__((cold, noinline)) static void answer_no_stack(ig_ctx *ctx)
 	ig_respond_problem(ctx, 503, "too many requests are waiting on this core");
 }
 
+/* The before-hooks, in order, until one answers (include/ingot/hooks.h).
+ * Returns whether the handler runs. */
+__attribute__((noinline)) static bool before_hooks(ig_ctx *ctx, const struct ig_operation *op, const void *in)
+{
+	const struct ig_op_hooks *h = op->hooks;
+	for (uint32_t i = 0; i < h->nbefore; i++) {
+		int status = h->before[i](ctx, op->id, in);
+		if (status != IG_HOOK_NEXT || ig_http_answered(ctx)) {
+			/* A hook that answered itself keeps its answer (a second
+			   ig_finish changes nothing). */
+			ig_finish(ctx, status >= 100 && status <= 599 ? status : 500);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The decoder's verdict on the request: true to go on, false when it has
  * been answered. */
 IG_HOT static inline __attribute__((always_inline)) bool decoded(ig_ctx *ctx, const struct ig_operation *op,
@@ -96,6 +115,10 @@ static int door_then_handle(ig_ctx *ctx, const void *run, void *out)
 	const struct ig_operation *op = r->op;
 	if (!op->security->check(ctx, op->security) || !admitted_by_subject(ctx, op->rate_limit) ||
 	    !decoded(ctx, op, r->seg, r->in)) {
+		r->answered = true;
+		return 0;
+	}
+	if (op->hooks && op->hooks->nbefore && !before_hooks(ctx, op, r->in)) {
 		r->answered = true;
 		return 0;
 	}
@@ -134,9 +157,14 @@ __attribute__((noinline)) static bool door(ig_ctx *ctx, const struct ig_operatio
 	return (!sec || sec->check(ctx, sec)) && admitted_by_subject(ctx, limit);
 }
 
-IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
+/* One body for both runs: hooks is NULL (a constant) in the one every
+ * operation without x-ingot-hooks takes, so that it has no hook code. */
+IG_HOT static inline __attribute__((always_inline)) void run_operation(ig_ctx *ctx, const struct ig_operation *op,
+								     const ig_str *seg, const struct ig_op_hooks *hooks)
 {
 	bool door_waits = false;
+	if (hooks) /* first: every answer of the operation runs its after-hooks */
+		ig_http_set_op_hooks(ctx, hooks);
 	if (__builtin_expect(op->rate_limit != NULL || op->security != NULL, 0) && !door(ctx, op, &door_waits))
 		return;
 	/* In the arena, zeroed: a pending or waiting handler keeps them. One
@@ -162,6 +190,8 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 	} else {
 		if (!decoded(ctx, op, seg, in))
 			return;
+		if (hooks && hooks->nbefore && !before_hooks(ctx, op, in))
+			return;
 		/* With a check, the checker encodes (now, or when a pending
 		   answer finishes) so that it sees the body before it leaves. */
 		if (op->encode && !op->check)
@@ -176,6 +206,19 @@ IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const i
 	default:
 		answer_no_stack(ctx);
 	}
+}
+
+__attribute__((noinline)) static void run_hooked(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
+{
+	run_operation(ctx, op, seg, op->hooks);
+}
+
+IG_HOT void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg)
+{
+	if (__builtin_expect(op->hooks != NULL, 0))
+		run_hooked(ctx, op, seg);
+	else
+		run_operation(ctx, op, seg, NULL);
 }
 
 /* ---- the router's answers ---- */

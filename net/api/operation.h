@@ -55,6 +55,9 @@ struct ig_operation {
 	/* Its x-ingot-rate-limit (or the root's), checked before decoding;
 	   NULL: none, and no cost but the test. */
 	const struct ig_rate_limit *rate_limit;
+	/* Its x-ingot-hooks with the root's (api_hooks.h); NULL: none, and
+	   no cost but the test. */
+	const struct ig_op_hooks *hooks;
 };
 
 /* The check members of a generated descriptor: schemas (an array of n)
@@ -80,7 +83,10 @@ struct ig_operation {
  * (op->security) runs before the decoder: on the loop, or, when an auth
  * handler judges it (which may wait), on the handler's coroutine with the
  * limit by subject and the decoder after it (so a core at its cap answers
- * 503 before judging credentials). */
+ * 503 before judging credentials). An operation with hooks runs its
+ * before-hooks after the door and the decoder, in order, until one returns
+ * a status, which answers (one outside 100..599: 500); its after-hooks
+ * replace the root's on each of its answers. */
 void ig_run_operation(ig_ctx *ctx, const struct ig_operation *op, const ig_str *seg);
 
 /* Debug builds: the check of op->check. The handler returned status (or

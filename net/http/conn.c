@@ -7,6 +7,7 @@
 #include "health.h"
 #include "internal.h"
 #include "cors.h"
+#include "hooks.h"
 #include "kernel/process/fatal.h"
 #include "kernel/runtime/membudget_log.h"
 #include "kernel/runtime/list.h"
@@ -653,12 +654,16 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 	}
 	if (!c->q_head && c->fail_status) {
 		ig_str id = { c->fail_id, c->fail_id_len };
-		char cors[512];
-		ig_str extra = { cors, 0 };
+		/* Its extra fields: CORS's, then the after-hooks'. */
+		char lines[HTTP_EXTRA_LINES_MAX];
+		size_t k = 0;
 		if (ig_cors_on && c->fail_id && c->fail_id[HTTP_REQUEST_ID_MAX]) {
 			ig_str origin = { c->fail_id + HTTP_REQUEST_ID_MAX + 1, (uint8_t)c->fail_id[HTTP_REQUEST_ID_MAX] };
-			extra.len = ig_cors_head_lines(cors, sizeof cors, origin);
+			k = ig_cors_head_lines(lines, sizeof lines - IG_HOOKS_LINES_MAX, origin);
 		}
+		if (ig_hooks_on && !http_conn_is_admin(c))
+			k += ig_http_hooks_after_lines(c->fail_status, c->tls, lines + k, sizeof lines - k);
+		ig_str extra = { lines, k };
 		size_t n = ig_http_out_problem(c, c->fail_status, c->fail_detail, id, true, extra);
 		if (c->core->cfg->access_log) /* errors are always logged */
 			ig_http_access_log_engine_error(c, c->fail_status, id, n);

@@ -7,6 +7,7 @@
 #include "internal.h"
 #include "wait.h"
 #include "cors.h"
+#include "hooks.h"
 #include "client_addr.h"
 #include "exchange.h"
 #include "kernel/runtime/config.h"
@@ -276,6 +277,16 @@ uint64_t ig_http_start_us(const ig_ctx *x)
 	return x->start_us;
 }
 
+void ig_http_set_op_hooks(ig_ctx *x, const struct ig_op_hooks *hooks)
+{
+	x->hooks = hooks;
+}
+
+bool ig_http_answered(const ig_ctx *x)
+{
+	return x->finished;
+}
+
 IG_HOT void ig_set_status(ig_ctx *x, int status)
 {
 	x->status = status;
@@ -308,14 +319,13 @@ IG_HOT void ig_set_content_type(ig_ctx *x, const char *ct)
 
 IG_HOT void ig_add_header(ig_ctx *x, const char *name, ig_str value)
 {
-	ig_wbuf_put(&x->headers, name, strlen(name));
-	ig_wbuf_lit(&x->headers, ": ");
-	/* A field value must not smuggle a line break into the head. */
-	for (size_t i = 0; i < value.len; i++) {
-		char ch = value.ptr[i];
-		ig_wbuf_put(&x->headers, (ch == '\r' || ch == '\n' || ch == 0) ? " " : &ch, 1);
-	}
-	ig_wbuf_lit(&x->headers, "\r\n");
+	/* Reserved whole: out of memory, no half line breaks the head. */
+	size_t n = strlen(name);
+	char *d = ig_wbuf_reserve(&x->headers, n + value.len + 4);
+	if (!d)
+		return;
+	ig_http_field_line(d, name, n, value);
+	x->headers.len += n + value.len + 4;
 }
 
 IG_HOT void ig_set_encoder(ig_ctx *x, ig_encode_fn *encode, const void *out)
@@ -445,6 +455,9 @@ IG_HOT void ig_finish(ig_ctx *x, int status)
 		size_t n = ig_http_problem_body(tmp, sizeof tmp, 500, x->cause, NULL, ig_request_id(x));
 		ig_wbuf_put(&x->body, tmp, n);
 	}
+	/* After the encoder (its status stands), before the logs. */
+	if (__builtin_expect(ig_hooks_on, 0))
+		ig_http_hooks_after(x);
 	if (__builtin_expect(x->status >= 500, 0) && !x->error_logged)
 		ig_http_error_log_answer(x);
 	if (x->core->cfg->access_log)

@@ -1,4 +1,4 @@
-/* What the door's checks (net/api's rate limits and security) ask of an
+/* What the door's checks (net/api's rate limits, security and hooks) ask of an
  * exchange beyond include/ingot/http.h: defined in exchange.c. */
 #ifndef NET_HTTP_EXCHANGE_H
 #define NET_HTTP_EXCHANGE_H
@@ -21,5 +21,13 @@ const char *ig_http_peer_subject(const ig_ctx *ctx);
 uint64_t ig_http_start_us(const ig_ctx *ctx);
 /* ingot_rate_limited_total{http_route}, for this request's route. */
 void ig_count_rate_limited(ig_ctx *ctx);
+struct ig_op_hooks;
+/* The request is an operation's with x-ingot-hooks (api_hooks.h): their
+ * after-hooks, which begin with the root's, replace the root's on each of
+ * its answers (net/http/hooks.h). */
+void ig_http_set_op_hooks(ig_ctx *ctx, const struct ig_op_hooks *hooks);
+/* Whether ctx has been answered (ig_finish ran): a before-hook that
+ * answered and still said IG_HOOK_NEXT must not let the handler run. */
+bool ig_http_answered(const ig_ctx *ctx);
 
 #endif

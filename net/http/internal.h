@@ -177,6 +177,9 @@ struct ig_ctx {
 	bool finished, held;
 	/* The door's (net/api/security.c): who made the request, or NULL. */
 	const struct ig_principal *principal;
+	/* Its operation's x-ingot-hooks (hooks.h), set when it has some:
+	   their after-hooks replace the root's. */
+	const struct ig_op_hooks *hooks;
 };
 
 struct out_block {
@@ -213,8 +216,9 @@ struct http_conn {
 	bool had_request; /* one was dispatched: idle now means between requests */
 	/* mem_wait: the body at rpos waits for room in the memory budget;
 	   out_over: a block of its output found none (response.c). Either
-	   way reading stops. */
-	bool mem_wait : 1, out_over : 1;
+	   way reading stops. tls: its transport is net/tls's (set by the
+	   HTTPS listener's accept), for the after-hooks (hooks.h). */
+	bool mem_wait : 1, out_over : 1, tls : 1;
 	char *rbuf;
 	uint32_t rpos, rlen;
 	struct ig_ctx *reading; /* the request whose body is being read */
@@ -276,6 +280,23 @@ void ig_http_conn_drain(struct http_core *core);
 void ig_http_conn_force_close_all(struct http_core *core);
 
 /* exchange.c */
+/* Writes "name: value\r\n" (name_len + value.len + 4 bytes) at d, a CR,
+ * LF or NUL of value as a space: ig_add_header's line, and the hooks'. */
+static inline void ig_http_field_line(char *d, const char *name, size_t name_len, ig_str value)
+{
+	memcpy(d, name, name_len);
+	d += name_len;
+	*d++ = ':';
+	*d++ = ' ';
+	/* A field value must not smuggle a line break into the head. */
+	for (size_t i = 0; i < value.len; i++) {
+		char ch = value.ptr[i];
+		d[i] = (ch == '\r' || ch == '\n' || ch == 0) ? ' ' : ch;
+	}
+	d += value.len;
+	*d++ = '\r';
+	*d = '\n';
+}
 struct ig_ctx *ig_http_ctx_new(struct http_core *core, struct http_conn *c);
 void ig_http_ctx_free(struct ig_ctx *ctx);
 
@@ -329,7 +350,10 @@ void ig_http_out_head(struct http_conn *c, int status, const char *ctype, size_t
  * c until its output is down to one block, so a connection holds at most
  * one response beyond the budget. */
 void ig_http_out_append(struct http_conn *c, const void *p, size_t n);
-/* Returns the body's length. */
+/* Returns the body's length. extra: the answer's own fields, at most
+ * HTTP_EXTRA_LINES_MAX bytes (more are left out): CORS's (512 at most),
+ * then the after-hooks' (IG_HOOKS_LINES_MAX, net/http/hooks.h). */
+#define HTTP_EXTRA_LINES_MAX (512 + 1024)
 size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, ig_str request_id, bool close,
 			   ig_str extra);
 /* "application/json", the default body's type: a head writes it without

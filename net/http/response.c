@@ -278,7 +278,7 @@ size_t ig_http_out_problem(struct http_conn *c, int status, const char *detail, 
 	/* The engine's 503s (no request slot, no memory for the body) pass
 	   once load falls: a client may try again. */
 	static const char retry[] = "Retry-After: 1\r\n";
-	char lines[sizeof retry - 1 + 512];
+	char lines[sizeof retry - 1 + HTTP_EXTRA_LINES_MAX];
 	size_t k = 0;
 	if (status == 503) {
 		memcpy(lines, retry, sizeof retry - 1);

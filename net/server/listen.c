@@ -107,7 +107,9 @@ void *ig_server_tls_accept(void *arg, struct ig_transport *lower)
 		ig_pool_give(&core->conns, c);
 		return NULL;
 	}
-	return ig_http_conn_begin(core, c, t, (uint32_t)core->cfg->tls_idle_timeout_ms);
+	c = ig_http_conn_begin(core, c, t, (uint32_t)core->cfg->tls_idle_timeout_ms);
+	c->tls = true; /* HSTS goes on its answers (net/http/security_headers.c) */
+	return c;
 }
 
 int ig_server_tls_core_setup(struct http_core *core)

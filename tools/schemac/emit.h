@@ -55,6 +55,13 @@ void emit_router(struct sc_model *m, struct sc_out *c);    /* api.c: operation d
 /* The rate limits' data (rate_limit_ext.c), before the descriptors. */
 void emit_rate_limits(struct sc_model *m, struct sc_out *c);
 void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, ig_api_app */
+/* x-ingot-hooks (hooks_ext.c): api.h's prototypes; an operation's table
+ * (ig_hooks_<id>, when sc_op_has_hooks), before its descriptor; the app's
+ * (ig_api_hooks, when the document names any hook), before ig_api_app. */
+void emit_hook_prototypes(struct sc_model *m, struct sc_out *h);
+bool sc_op_has_hooks(const struct sc_model *m, const struct sc_op *op);
+void emit_op_hooks(struct sc_model *m, struct sc_out *c, const struct sc_op *op);
+void emit_app_hooks(struct sc_model *m, struct sc_out *c);
 
 /* emit_validate.c: validators over ig_json_value and what the decoders
  * share with them. */

@@ -96,6 +96,7 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 		out_blank(c);
 		free(url);
 	}
+	emit_app_hooks(m, c);
 	out_line(c, "/* The app the runtime serves (net/api/main.c hands it to ig_main). */");
 	out_open(c, "const struct ig_app ig_api_app = {");
 	out_line(c, ".name = %s,", title);
@@ -123,6 +124,8 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 				client_certs |= m->ops[i]->security->alts[a].uses[u].scheme->type == SC_SEC_MUTUAL_TLS;
 	if (client_certs)
 		out_line(c, ".client_certs = true,");
+	if (sc_has_hooks(m))
+		out_line(c, ".hooks = &ig_api_hooks,");
 	out_close(c, "};");
 	free(title);
 	free(version);

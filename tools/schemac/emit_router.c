@@ -85,12 +85,15 @@ static void emit_schemes(struct sc_out *c, const struct sc_model *m)
 		out_blank(c);
 }
 
-static void emit_operation(struct sc_out *c, const struct sc_op *op)
+static void emit_operation(struct sc_model *m, struct sc_out *c, const struct sc_op *op)
 {
 	const char *id = op->id;
 	char *lit = c_str(id);
 	if (op->security)
 		emit_security(c, op);
+	bool hooked = sc_op_has_hooks(m, op);
+	if (hooked)
+		emit_op_hooks(m, c, op);
 	out_line(c, "/* %s %s */", op->method, op->path->tmpl);
 	/* Parameter names clear of any operationId (none starts with ig_). */
 	out_line(c, "IG_HOT static int ig_handle_%s(ig_ctx *ig_c, const void *ig_in, void *ig_out)", id);
@@ -109,6 +112,8 @@ static void emit_operation(struct sc_out *c, const struct sc_op *op)
 		out_line(c, ".security = &ig_security_%s,", id);
 	if (op->rate_limit)
 		out_line(c, ".rate_limit = &ig_rate_limit_%u,", op->rate_limit->id);
+	if (hooked)
+		out_line(c, ".hooks = &ig_hooks_%s,", id);
 	if (op_has_encoder(op)) {
 		out_line(c, ".encode = encode_%s,", id);
 		size_t n = op_checked_responses(op);
@@ -302,7 +307,7 @@ void emit_router(struct sc_model *m, struct sc_out *c)
 	emit_schemes(c, m);
 	emit_rate_limits(m, c);
 	for (size_t i = 0; i < m->nops; i++)
-		emit_operation(c, m->ops[i]);
+		emit_operation(m, c, m->ops[i]);
 	out_line(c, "/* ---- the router ---- */");
 	out_blank(c);
 	out_line(c, "static void ig_serve_openapi(ig_ctx *ctx);");

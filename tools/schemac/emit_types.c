@@ -219,6 +219,8 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 	static const char *const includes[] = { SC_API_INCLUDES };
 	for (size_t i = 0; i < sizeof includes / sizeof includes[0]; i++)
 		out_line(h, "#include \"%s\"", includes[i]);
+	if (sc_has_hooks(m)) /* it includes only http.h: no C library name more */
+		out_line(h, "#include \"ingot/hooks.h\"");
 	out_blank(h);
 	out_line(h, "/* A handler returns the status to send, or IG_PENDING and calls ig_finish");
 	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status,");
@@ -253,5 +255,6 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 		sweep(m, h, m->components[i], false);
 	for (size_t i = 0; i < m->nops; i++)
 		emit_op_types(m, h, m->ops[i]);
+	emit_hook_prototypes(m, h);
 	out_line(h, "#endif");
 }

@@ -96,6 +96,11 @@ static const char *libc_header(const char *s)
 	return n ? n->header : NULL;
 }
 
+const char *sc_libc_header(const char *s)
+{
+	return libc_header(s);
+}
+
 /* A struct member name for a JSON key: other characters become '_'. */
 char *sc_member_name(const char *key)
 {
@@ -822,6 +827,12 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 		op->rate_limit = sc_parse_rate_limit(m, limit, p, op->id ? op->id : "operation");
 		free(p);
 	}
+	const cJSON *hooks = sc_get(j, "x-ingot-hooks");
+	if (hooks) {
+		char *p = sc_ptr_key(ptr, "x-ingot-hooks");
+		sc_parse_hooks(m, hooks, p, &op->hooks);
+		free(p);
+	}
 	if (!op->id)
 		op->id = sc_strdup("missing_operationId");
 	else if (!sc_is_global_ident(op->id)) {
@@ -1287,6 +1298,8 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 	sc_parse_cors(m, doc);
 	if (sc_get(doc, "x-ingot-rate-limit"))
 		m->rate_global = sc_parse_rate_limit(m, sc_get(doc, "x-ingot-rate-limit"), "/x-ingot-rate-limit", "global");
+	if (sc_get(doc, "x-ingot-hooks"))
+		sc_parse_hooks(m, sc_get(doc, "x-ingot-hooks"), "/x-ingot-hooks", &m->hooks);
 	provide_problem(m, m->doc);
 	parse_components(m, doc);
 	const cJSON *paths = get_object(m, doc, "", "paths", true);
@@ -1305,6 +1318,7 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 
 	collect_methods(m);
 	sc_parse_security(m, doc);
+	sc_check_hooks(m);
 	sc_finish_schemas(m);
 	if (!m->errors)
 		check_operations(m);

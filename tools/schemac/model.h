@@ -240,6 +240,12 @@ struct sc_rate_limit {
 	char *ptr;
 };
 
+/* x-ingot-hooks (hooks_ext.c): the C functions named, in order. */
+struct sc_hooks {
+	char **before, **after;
+	size_t nbefore, nafter;
+};
+
 struct sc_op {
 	char *id;         /* operationId: the handler's name */
 	const char *method; /* "GET", "POST", ...; HEAD and OPTIONS are implied */
@@ -258,6 +264,7 @@ struct sc_op {
 	char *ptr;
 	const cJSON *security_json; /* its own security, or NULL: the document's */
 	struct sc_security *security; /* NULL: open (none, or []) */
+	struct sc_hooks hooks; /* its own x-ingot-hooks (the root's are m->hooks) */
 };
 
 /* components/securitySchemes (security.c); oauth2 and openIdConnect are
@@ -319,6 +326,8 @@ struct sc_model {
 	   root's (NULL: none) */
 	struct sc_rate_limit **rate_limits, *rate_global;
 	size_t nrate_limits;
+	/* x-ingot-hooks at the root (hooks_ext.c): every operation's */
+	struct sc_hooks hooks;
 	bool standalone;    /* a bare JSON Schema (--validator), not an OpenAPI document */
 	struct sc_schema *root; /* standalone: the document's schema */
 
@@ -417,5 +426,15 @@ void sc_parse_cors(struct sc_model *m, const cJSON *doc);
 struct sc_rate_limit *sc_parse_rate_limit(struct sc_model *m, const cJSON *v, const char *ptr, const char *name);
 /* Whether some operation's limit is keyed by the client's address. */
 bool sc_rate_limits_need_peer(const struct sc_model *m);
+
+/* Reads an x-ingot-hooks object found at ptr into *h; errors when bad. */
+void sc_parse_hooks(struct sc_model *m, const cJSON *v, const char *ptr, struct sc_hooks *h);
+/* Once every operation is read: a hook's name must be no operationId, and
+ * one name is a before- or an after-hook, not both. */
+void sc_check_hooks(struct sc_model *m);
+/* Whether the document names any hook. */
+bool sc_has_hooks(const struct sc_model *m);
+/* The header through which api.h declares the C library's name s, or NULL. */
+const char *sc_libc_header(const char *s);
 
 #endif

@@ -78,6 +78,7 @@ ig_str ig_request_id(const ig_ctx *ctx) { (void)ctx; return IG_STR("mock-id"); }
 /* Metrics are the runtime's (tests/unit/net/api/test_operation checks the call). */
 void ig_count_rejected(ig_ctx *ctx, int status) { (void)ctx; (void)status; }
 void ig_count_rate_limited(ig_ctx *ctx) { (void)ctx; }
+void ig_http_set_op_hooks(ig_ctx *ctx, const struct ig_op_hooks *hooks) { (void)ctx; (void)hooks; }
 /* Rate limits: every request at one instant (so a limit's burst decides
  * alone), from no address (a header-keyed limit needs none). */
 uint64_t ig_http_start_us(const ig_ctx *ctx) { (void)ctx; return 1000000; }
@@ -119,6 +120,8 @@ void ig_set_route(ig_ctx *ctx, uint32_t index)
 {
 	ctx->route = ig_api_app.routes[index];
 }
+
+bool ig_http_answered(const ig_ctx *ctx) { return ctx->finished != 0; }
 
 void ig_finish(ig_ctx *ctx, int status)
 {

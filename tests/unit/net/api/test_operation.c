@@ -9,7 +9,9 @@
  * over its rate limit is answered 429 with its headers before decoding,
  * keyed apart by the limit's header, or by the principal's subject after
  * the door (without one: by the client's address); a door whose auth
- * handler may wait runs on the coroutine, still before the decoder. Also the
+ * handler may wait runs on the coroutine, still before the decoder; an operation's before-hooks run in
+ * order after the limit and the decoder and may answer instead of the
+ * handler. Also the
  * router's answers. The exchange (net/http) is a stand-in
  * here that records what the runner asked of it. */
 #include "kernel/runtime/arena.h"
@@ -130,6 +132,13 @@ void ig_count_rate_limited(ig_ctx *c)
 {
 	(void)c;
 	rate_limited++;
+}
+/* The operation's hooks, as the exchange was told them. */
+static const struct ig_op_hooks *told_hooks;
+void ig_http_set_op_hooks(ig_ctx *c, const struct ig_op_hooks *hooks)
+{
+	(void)c;
+	told_hooks = hooks;
 }
 
 /* The door's principal, as the test sets it. */
@@ -362,6 +371,11 @@ static const struct ig_rate_limit t_limit = {
 	.policy = "\"t\";q=1;w=1", .policy_name = "\"t\"",
 };
 
+static const struct ig_rate_limit t_limit_hooks = {
+	.id = 8, .burst = 2, .interval_us = 1000000, .key = IG_RATE_KEY_HEADER, .header = "X-Key",
+	.policy = "\"h\";q=1;w=1", .policy_name = "\"h\"",
+};
+
 static void test_rate_limited(void)
 {
 	struct ig_operation limited = op;
@@ -482,6 +496,89 @@ static void test_door_waits(void)
 				    .handle = t_handle, .security = &t_security },
 	    "abc", 0, 200);
 	CHECK(!door_on_coroutine && handler_calls == 1, "a door without an auth handler stays on the loop");
+bool ig_http_answered(const ig_ctx *c)
+{
+	return c->finished != 0;
+}
+
+/* Before-hooks that log their runs ("a" then "b") into hook_log; b
+ * answers b_answer unless it is IG_HOOK_NEXT. */
+static char hook_log[16];
+static int b_answer;
+static int64_t b_saw_id;
+static int hook_a(ig_ctx *c, const char *operation_id, const void *in)
+{
+	(void)c;
+	(void)in;
+	strcat(hook_log, strcmp(operation_id, "t") == 0 ? "a" : "?");
+	return IG_HOOK_NEXT;
+}
+static int hook_b(ig_ctx *c, const char *operation_id, const void *in)
+{
+	(void)operation_id;
+	strcat(hook_log, "b");
+	b_saw_id = ((const struct t_in *)in)->id;
+	if (b_answer == 418)
+		ig_wbuf_lit(ig_body(c), "\"teapot\"");
+	if (b_answer == -403) { /* answers, then wrongly says go on */
+		ig_respond_problem(c, 403, "no");
+		return IG_HOOK_NEXT;
+	}
+	return b_answer;
+}
+static void hook_after(const struct ig_answer *a)
+{
+	(void)a;
+}
+
+static void test_hooks(void)
+{
+	static ig_before_hook_fn *const before[] = { hook_a, hook_b };
+	static ig_after_hook_fn *const after[] = { hook_after };
+	static const struct ig_op_hooks hooks = { .before = before, .after = after, .nbefore = 2, .nafter = 1 };
+	struct ig_operation hooked = op;
+	hooked.hooks = &hooks;
+
+	hook_log[0] = 0;
+	b_answer = IG_HOOK_NEXT;
+	told_hooks = NULL;
+	run(&hooked, "abc", 0, 200);
+	CHECK(strcmp(hook_log, "ab") == 0 && handler_calls == 1 && ctx.status == 200 && body_is("{\"n\":3}"),
+	      "before-hooks run in order with the operationId, then the handler");
+	CHECK(b_saw_id == 3, "a before-hook sees the decoded in struct");
+	CHECK(told_hooks == &hooks, "the exchange is told the operation's hooks (its after-hooks)");
+
+	hook_log[0] = 0;
+	b_answer = 418;
+	run(&hooked, "abc", 0, 200);
+	CHECK(strcmp(hook_log, "ab") == 0 && handler_calls == 0 && ctx.finished == 1 && ctx.status == 418 &&
+		      body_is("\"teapot\""),
+	      "a before-hook's status answers with its body; the handler never runs");
+	b_answer = 1000;
+	run(&hooked, "abc", 0, 200);
+	CHECK(handler_calls == 0 && ctx.status == 500, "a before-hook's status outside 100..599 answers 500");
+	b_answer = -403;
+	run(&hooked, "abc", 0, 200);
+	CHECK(handler_calls == 0 && ctx.status == 403 && ctx.finished >= 1,
+	      "a before-hook that answered and still said IG_HOOK_NEXT: its answer stands, the handler never runs");
+
+	hook_log[0] = 0;
+	b_answer = IG_HOOK_NEXT;
+	told_hooks = NULL;
+	run(&hooked, "abc", 400, 200);
+	CHECK(hook_log[0] == 0 && ctx.status == 400 && told_hooks == &hooks,
+	      "a request the decoder refuses runs no before-hook, and its 400 has the operation's after-hooks");
+
+	struct ig_operation limited = hooked;
+	limited.rate_limit = &t_limit_hooks;
+	key_header = IG_STR("hooks");
+	for (int i = 0; i < 3; i++)
+		run(&limited, "abc", 0, 200);
+	CHECK(ctx.status == 429 && strcmp(hook_log, "abab") == 0, "a request over its rate limit runs no before-hook");
+
+	told_hooks = NULL;
+	run(&op, "abc", 0, 200);
+	CHECK(told_hooks == NULL && handler_calls == 1, "an operation without hooks tells the exchange nothing");
 }
 
 int main(void)
@@ -497,5 +594,6 @@ int main(void)
 	test_rate_limited();
 	test_rate_by_subject();
 	test_door_waits();
+	test_hooks();
 	return check_done();
 }
