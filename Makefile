@@ -163,10 +163,13 @@ RUNTIME_SRC  += $(RT_GEN)/anchors.c
 # These rules come before `all`; a bare `make` must still mean `make all`.
 .DEFAULT_GOAL := all
 
-$(ANCHORS_TOOL): tools/anchors/anchors.c kernel/runtime/file.c kernel/runtime/file.h net/tls/anchors.h $(DEPS)/.stamp
+# The DNs are packed with schemac's ig_lz packer and checked with the
+# runtime's unpacker.
+ANCHORS_TOOL_SRC := tools/anchors/anchors.c kernel/runtime/file.c kernel/runtime/lz.c tools/schemac/lz_pack.c
+$(ANCHORS_TOOL): $(ANCHORS_TOOL_SRC) kernel/runtime/file.h kernel/runtime/lz.h tools/schemac/lz_pack.h net/tls/anchors.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/host/include $< kernel/runtime/file.c $(DEPS)/host/lib/libbearssl.a -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/host/include $(ANCHORS_TOOL_SRC) $(DEPS)/host/lib/libbearssl.a -o $@
 
 $(RT_GEN)/anchors.c: $(ANCHORS_TOOL) $(DEPS)/.stamp
 	@mkdir -p $(@D)
@@ -508,7 +511,7 @@ UNIT_SRC_net/http/test_response_head     := net/http/response_head.c $(HTTP_CODE
 UNIT_SRC_net/http/test_trace        := net/http/trace.c net/http/parser.c kernel/runtime/rng.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(HTTP_CODEC)
 UNIT_MAIN_net/tls/test_tls_bearssl := tests/unit/net/tls/test_tls.c
-UNIT_SRC_net/tls/test_tls_bearssl  := net/tls/bearssl.c net/tls/peer_name.c net/tls/anchors.c $(RT_GEN)/anchors.c
+UNIT_SRC_net/tls/test_tls_bearssl  := net/tls/bearssl.c net/tls/peer_name.c net/tls/anchors.c $(RT_GEN)/anchors.c kernel/runtime/lz.c
 UNIT_FLAGS_net/tls/test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_MAIN_net/tls/test_tls_mbedtls := tests/unit/net/tls/test_tls.c
 UNIT_SRC_net/tls/test_tls_mbedtls  := net/tls/mbedtls.c net/tls/peer_name.c $(RT_GEN)/anchors.c
@@ -687,10 +690,10 @@ $(ANCHORS_TEST)/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 $(ANCHORS_TEST)/probe-%: tests/anchors/probe.c $(ANCHORS_TEST)/anchors.o
 	$(Q)$(CC_MUSL) $(ANCHORS_CFLAGS) -DUSE_BEARSSL_FORM=$(word 1,$(subst -, ,$*)) -DUSE_DER_FORM=$(word 2,$(subst -, ,$*)) \
 		-static -Wl,--gc-sections -s $^ -o $@
-$(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(RT_GEN)/anchors.c net/tls/anchors.c net/tls/anchors.h $(DEPS)/.stamp
+$(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(RT_GEN)/anchors.c net/tls/anchors.c kernel/runtime/lz.c net/tls/anchors.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-I. -Iinclude -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(RT_GEN)/anchors.c net/tls/anchors.c \
+		-I. -Iinclude -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(RT_GEN)/anchors.c net/tls/anchors.c kernel/runtime/lz.c \
 		$(DEPS)/host/lib/libmbedx509.a $(DEPS)/host/lib/libmbedcrypto.a $(DEPS)/host/lib/libbearssl.a -o $@
 
 # ---- fuzzing (libFuzzer, host clang): each tests/fuzz/fuzz_NAME.c with its

@@ -749,13 +749,15 @@ struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replac
 	}
 	size_t builtin = replace_builtin ? 0 : ig_builtin_anchor_count;
 	struct tls_trust *t = calloc(1, sizeof *t);
-	if (!t || !(t->anchors = calloc(builtin + added.count + 1, sizeof *t->anchors))) {
+	if (!t || !(t->anchors = calloc(builtin + added.count + 1, sizeof *t->anchors)) ||
+	    (builtin && ig_builtin_anchors_expand(t->anchors) != 0)) {
+		if (t)
+			free(t->anchors);
 		free(t);
+		free(added.list);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (builtin)
-		ig_builtin_anchors_expand(t->anchors);
 	if (added.count)
 		memcpy(t->anchors + builtin, added.list, added.count * sizeof *t->anchors);
 	free(added.list);
