@@ -61,7 +61,8 @@ CFLAGS   += -fstack-clash-protection
 # loop, stays -O2). And net/lambda: under Lambda its event mapping runs
 # once per invocation, beside two HTTP calls to the Runtime API over
 # loopback (the next event, the answer) that cost far more; elsewhere it
-# never runs.
+# never runs. So does net/http/inproc.c, the in-process request it makes
+# of the engine per invocation.
 COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.c $(wildcard kernel/process/*.c) \
             net/start.c net/unlinked.c net/stack_settings.c \
             net/server/server_settings.c net/server/server.c net/server/layout.c net/server/listen.c \
@@ -72,7 +73,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
-            $(wildcard net/lambda/*.c) net/api/main.c net/api/jwks_remote.c \
+            $(wildcard net/lambda/*.c) net/http/inproc.c net/api/main.c net/api/jwks_remote.c \
             $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))
 $(COLD_SRC:%.c=$(OBJ)/%.o): CFLAGS += -Os
 
