@@ -61,7 +61,8 @@ CFLAGS   += -fstack-clash-protection
 # loop, stays -O2). And net/lambda: under Lambda its event mapping runs
 # once per invocation, beside two HTTP calls to the Runtime API over
 # loopback (the next event, the answer) that cost far more; elsewhere it
-# never runs.
+# never runs. So does net/http/inproc.c, the in-process request it makes
+# of the engine per invocation.
 COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.c $(wildcard kernel/process/*.c) \
             net/start.c net/unlinked.c net/stack_settings.c \
             net/server/server_settings.c net/server/server.c net/server/layout.c net/server/listen.c \
@@ -72,7 +73,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
-            $(wildcard net/lambda/*.c) net/api/main.c net/api/jwks_remote.c \
+            $(wildcard net/lambda/*.c) net/http/inproc.c net/api/main.c net/api/jwks_remote.c \
             $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))
 $(COLD_SRC:%.c=$(OBJ)/%.o): CFLAGS += -Os
 
@@ -163,10 +164,13 @@ RUNTIME_SRC  += $(RT_GEN)/anchors.c
 # These rules come before `all`; a bare `make` must still mean `make all`.
 .DEFAULT_GOAL := all
 
-$(ANCHORS_TOOL): tools/anchors/anchors.c kernel/runtime/file.c kernel/runtime/file.h net/tls/anchors.h $(DEPS)/.stamp
+# The DNs are packed with schemac's ig_lz packer and checked with the
+# runtime's unpacker.
+ANCHORS_TOOL_SRC := tools/anchors/anchors.c kernel/runtime/file.c kernel/runtime/lz.c tools/schemac/lz_pack.c
+$(ANCHORS_TOOL): $(ANCHORS_TOOL_SRC) kernel/runtime/file.h kernel/runtime/lz.h tools/schemac/lz_pack.h net/tls/anchors.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
-	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/host/include $< kernel/runtime/file.c $(DEPS)/host/lib/libbearssl.a -o $@
+	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/host/include $(ANCHORS_TOOL_SRC) $(DEPS)/host/lib/libbearssl.a -o $@
 
 $(RT_GEN)/anchors.c: $(ANCHORS_TOOL) $(DEPS)/.stamp
 	@mkdir -p $(@D)
@@ -508,7 +512,7 @@ UNIT_SRC_net/http/test_response_head     := net/http/response_head.c $(HTTP_CODE
 UNIT_SRC_net/http/test_trace        := net/http/trace.c net/http/parser.c kernel/runtime/rng.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(HTTP_CODEC)
 UNIT_MAIN_net/tls/test_tls_bearssl := tests/unit/net/tls/test_tls.c
-UNIT_SRC_net/tls/test_tls_bearssl  := net/tls/bearssl.c net/tls/peer_name.c net/tls/anchors.c $(RT_GEN)/anchors.c
+UNIT_SRC_net/tls/test_tls_bearssl  := net/tls/bearssl.c net/tls/peer_name.c net/tls/anchors.c $(RT_GEN)/anchors.c kernel/runtime/lz.c
 UNIT_FLAGS_net/tls/test_tls_bearssl := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_MAIN_net/tls/test_tls_mbedtls := tests/unit/net/tls/test_tls.c
 UNIT_SRC_net/tls/test_tls_mbedtls  := net/tls/mbedtls.c net/tls/peer_name.c $(RT_GEN)/anchors.c
@@ -689,10 +693,10 @@ $(ANCHORS_TEST)/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 $(ANCHORS_TEST)/probe-%: tests/anchors/probe.c $(ANCHORS_TEST)/anchors.o
 	$(Q)$(CC_MUSL) $(ANCHORS_CFLAGS) -DUSE_BEARSSL_FORM=$(word 1,$(subst -, ,$*)) -DUSE_DER_FORM=$(word 2,$(subst -, ,$*)) \
 		-static -Wl,--gc-sections -s $^ -o $@
-$(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(RT_GEN)/anchors.c net/tls/anchors.c net/tls/anchors.h $(DEPS)/.stamp
+$(ANCHORS_TEST)/test_anchors: tests/anchors/test_anchors.c $(RT_GEN)/anchors.c net/tls/anchors.c kernel/runtime/lz.c net/tls/anchors.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
-		-I. -Iinclude -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(RT_GEN)/anchors.c net/tls/anchors.c \
+		-I. -Iinclude -I$(DEPS)/host/include -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' $< $(RT_GEN)/anchors.c net/tls/anchors.c kernel/runtime/lz.c \
 		$(DEPS)/host/lib/libmbedx509.a $(DEPS)/host/lib/libmbedcrypto.a $(DEPS)/host/lib/libbearssl.a -o $@
 
 # ---- fuzzing (libFuzzer, host clang): each tests/fuzz/fuzz_NAME.c with its

@@ -24,9 +24,9 @@ static const struct net_values net_defaults = { .net = "kernel", .ip = "", .gw =
 
 #define NET(field) &net_values.field
 static const struct ig_option net_rows[] = {
-	{ "INGOT_NET", IG_OPT_STR, NET(net), 0, 0, "kernel (its sockets), tap:NAME or virtio (lwIP over them)" },
-	{ "INGOT_NET_IP", IG_OPT_STR, NET(ip), 0, 0, "lwIP's A.B.C.D/N; unset: DHCP" },
-	{ "INGOT_NET_GW", IG_OPT_STR, NET(gw), 0, 0, "lwIP's gateway A.B.C.D" },
+	{ "INGOT_NET", IG_OPT_STR, NET(net), 0, 0, IG_HELP("kernel (its sockets), tap:NAME or virtio (lwIP over them)") },
+	{ "INGOT_NET_IP", IG_OPT_STR, NET(ip), 0, 0, IG_HELP("lwIP's A.B.C.D/N; unset: DHCP") },
+	{ "INGOT_NET_GW", IG_OPT_STR, NET(gw), 0, 0, IG_HELP("lwIP's gateway A.B.C.D") },
 };
 
 __attribute__((cold)) static const char *check_net(char *err, size_t errlen)

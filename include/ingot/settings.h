@@ -57,6 +57,14 @@ struct ig_option {
 	const char *help;
 };
 
+/* A row's help text, for the runtime's tables: --help alone reads it, so it
+ * is kept off the pages the start reads. A compound literal at file scope
+ * is an object of its own, and with -fdata-sections GCC gives it a section
+ * of its own (.rodata.__compound_literal.N), which net/cold.ld moves to
+ * the cold block; a plain literal would share .rodata.str1.1 with the
+ * rows' names, which the start reads. */
+#define IG_HELP(text) ((const char[]){ text })
+
 /* Rows with their target's type checked by the compiler (a target of
  * another type does not compile), for an app's table:
  *     static const char *api_key = "";          (the default: not set)

@@ -36,19 +36,19 @@ struct ig_auth_settings_values ig_auth_settings_values;
 
 static const struct ig_option auth_rows[] = {
 	{ "INGOT_JWKS_FILE", IG_OPT_STR, &ig_auth_settings_values.jwks_file, 0, 0,
-	  "JWKS file (a secret: may hold oct HMAC keys) that bearer JWTs are verified with; read again when it changes" },
+	  IG_HELP("JWKS file (a secret: may hold oct HMAC keys) that bearer JWTs are verified with; read again when it changes") },
 	{ "INGOT_JWKS_URL", IG_OPT_STR, &ig_auth_settings_values.jwks_url, 0, 0,
-	  "http(s) URL of the JWKS: fetched at the start (not ready until it is), every max-age (60-3600 s; else 600 s) and on an unknown kid (once a minute)" },
+	  IG_HELP("http(s) URL of the JWKS: fetched at the start (not ready until it is), every max-age (60-3600 s; else 600 s) and on an unknown kid (once a minute)") },
 	{ "INGOT_OIDC_DISCOVERY_URL", IG_OPT_STR, &ig_auth_settings_values.oidc_discovery_url, 0, 0,
-	  "OpenID Connect discovery document whose jwks_uri (and issuer) to use; default: an openIdConnect scheme's openIdConnectUrl" },
+	  IG_HELP("OpenID Connect discovery document whose jwks_uri (and issuer) to use; default: an openIdConnect scheme's openIdConnectUrl") },
 	{ "INGOT_JWT_ISSUER", IG_OPT_STR, &ig_auth_settings_values.issuer, 0, 0,
-	  "the iss a JWT must have; not set: discovery's issuer, else not checked" },
+	  IG_HELP("the iss a JWT must have; not set: discovery's issuer, else not checked") },
 	{ "INGOT_JWT_AUDIENCE", IG_OPT_STR, &ig_auth_settings_values.audience, 0, 0,
-	  "an aud a JWT must have (aud a string or an array); not set: not checked" },
+	  IG_HELP("an aud a JWT must have (aud a string or an array); not set: not checked") },
 	{ "INGOT_JWT_LEEWAY_S", IG_OPT_INT, &ig_auth_settings_values.leeway_s, 0, 3600,
-	  "seconds of clock skew allowed for a JWT's exp and nbf" },
+	  IG_HELP("seconds of clock skew allowed for a JWT's exp and nbf") },
 	{ "INGOT_AUTH_FAILURES_PER_MIN", IG_OPT_INT, &ig_auth_settings_values.failures_per_min, 0, 1000000,
-	  "failed authentication attempts a client address may make in a minute before 429; 0: no limit" },
+	  IG_HELP("failed authentication attempts a client address may make in a minute before 429; 0: no limit") },
 };
 
 static struct ig_jwks *_Atomic current;

@@ -14,11 +14,11 @@ struct ig_dns_config ig_dns_config;
 
 static const struct ig_option dns_rows[] = {
 	{ "INGOT_DNS_PORT", IG_OPT_INT, &ig_dns_config.port, 1, 65535,
-	  "the nameservers' UDP port (resolv.conf cannot name one)" },
+	  IG_HELP("the nameservers' UDP port (resolv.conf cannot name one)") },
 	{ "INGOT_RESOLV_CONF", IG_OPT_STR, &ig_dns_config.resolv_conf, 0, 0,
-	  "nameservers and options, read on the first name looked up" },
+	  IG_HELP("nameservers and options, read on the first name looked up") },
 	{ "INGOT_HOSTS_FILE", IG_OPT_STR, &ig_dns_config.hosts_file, 0, 0,
-	  "names answered before DNS, read on the first name looked up" },
+	  IG_HELP("names answered before DNS, read on the first name looked up") },
 };
 
 const struct ig_settings ig_dns_settings = {

@@ -13,8 +13,8 @@ _Static_assert(offsetof(struct ig_trusted_proxies, list) == 0, "the settings' de
 
 static const struct ig_option trusted_rows[] = {
 	{ "INGOT_TRUSTED_PROXIES", IG_OPT_STR, &ig_trusted_proxies.list, 0, 0,
-	  "proxies whose Forwarded/X-Forwarded-For name the client (rate limits' address), comma-separated "
-	  "addresses or CIDRs (10.0.0.0/8, 2001:db8::/32); not set: the peer is the client" },
+	  IG_HELP("proxies whose Forwarded/X-Forwarded-For name the client (rate limits' address), comma-separated "
+	  "addresses or CIDRs (10.0.0.0/8, 2001:db8::/32); not set: the peer is the client") },
 };
 
 __attribute__((cold)) static const char *check_trusted(char *err, size_t errlen)

@@ -76,14 +76,14 @@ const char *ig_cors_parse_origins(struct ig_cors_config *c)
 
 static const struct ig_option cors_rows[] = {
 	{ "INGOT_CORS_ORIGINS", IG_OPT_STR, &ig_cors_config.origins, 0, 0,
-	  "origins whose browsers may call the API, comma-separated: exact (https://app.example.com), "
-	  "a pattern (https://*.example.com) or *; not set: CORS off (no CORS header, OPTIONS answers 204 + Allow)" },
+	  IG_HELP("origins whose browsers may call the API, comma-separated: exact (https://app.example.com), "
+	  "a pattern (https://*.example.com) or *; not set: CORS off (no CORS header, OPTIONS answers 204 + Allow)") },
 	{ "INGOT_CORS_CREDENTIALS", IG_OPT_BOOL, &ig_cors_config.credentials, 0, 0,
-	  "Access-Control-Allow-Credentials: true (cookies, HTTP auth); the origin is echoed, never *" },
+	  IG_HELP("Access-Control-Allow-Credentials: true (cookies, HTTP auth); the origin is echoed, never *") },
 	{ "INGOT_CORS_EXPOSE_HEADERS", IG_OPT_STR, &ig_cors_config.expose_headers, 0, 0,
-	  "response headers a page may read, comma-separated (Access-Control-Expose-Headers)" },
+	  IG_HELP("response headers a page may read, comma-separated (Access-Control-Expose-Headers)") },
 	{ "INGOT_CORS_MAX_AGE", IG_OPT_INT, &ig_cors_config.max_age, 0, 86400,
-	  "seconds a browser may keep a preflight's answer (Access-Control-Max-Age); 0: not sent" },
+	  IG_HELP("seconds a browser may keep a preflight's answer (Access-Control-Max-Age); 0: not sent") },
 };
 
 __attribute__((cold)) static const char *check_cors(char *err, size_t errlen)

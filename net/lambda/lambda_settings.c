@@ -11,7 +11,7 @@ static const struct ig_lambda_config lambda_defaults = { .runtime_api = "" };
 
 static const struct ig_option lambda_rows[] = {
 	{ "AWS_LAMBDA_RUNTIME_API", IG_OPT_STR, &ig_lambda_config.runtime_api, 0, 0,
-	  "host:port of the Lambda Runtime API (set by Lambda): serve its invocations, bind no socket" },
+	  IG_HELP("host:port of the Lambda Runtime API (set by Lambda): serve its invocations, bind no socket") },
 };
 
 const struct ig_settings ig_lambda_settings = {

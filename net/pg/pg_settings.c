@@ -38,22 +38,22 @@ struct ig_pg_global *ig_pg_global;
 
 static const struct ig_option pg_rows[] = {
 	{ "DATABASE_URL", IG_OPT_SECRET, V(database_url), 0, 0,
-	  "postgres://user:password@host:port/db?sslmode=...; else libpq's PG* variables; none: no database" },
-	{ "INGOT_PG_POOL_SIZE", IG_OPT_U32, V(pool_size), 1, PG_MAX_POOL, "database connections per core" },
-	{ "INGOT_PG_PIPELINING", IG_OPT_U32, V(pipelining), 1, 65536, "queries in flight per database connection" },
+	  IG_HELP("postgres://user:password@host:port/db?sslmode=...; else libpq's PG* variables; none: no database") },
+	{ "INGOT_PG_POOL_SIZE", IG_OPT_U32, V(pool_size), 1, PG_MAX_POOL, IG_HELP("database connections per core") },
+	{ "INGOT_PG_PIPELINING", IG_OPT_U32, V(pipelining), 1, 65536, IG_HELP("queries in flight per database connection") },
 	{ "INGOT_PG_MAX_QUEUED", IG_OPT_U32, V(max_queued), 1, 1 << 20,
-	  "queries waiting for a database connection, per core" },
+	  IG_HELP("queries waiting for a database connection, per core") },
 	{ "INGOT_PG_ACQUIRE_TIMEOUT_MS", IG_OPT_U32, V(acquire_timeout_ms), 1, 3600000,
-	  "longest wait for a database connection before a query fails (503)" },
+	  IG_HELP("longest wait for a database connection before a query fails (503)") },
 	{ "INGOT_PG_CONNECT_TIMEOUT_MS", IG_OPT_U32, V(connect_timeout_ms), 1, 3600000,
-	  "database connect, TLS and authentication (connect_timeout in the URL wins)" },
+	  IG_HELP("database connect, TLS and authentication (connect_timeout in the URL wins)") },
 	{ "INGOT_PG_QUERY_TIMEOUT_MS", IG_OPT_U32, V(query_timeout_ms), 0, 3600000,
-	  "a query running longer is cancelled (CancelRequest) and fails; 0: none" },
+	  IG_HELP("a query running longer is cancelled (CancelRequest) and fails; 0: none") },
 	{ "INGOT_PG_MAX_MESSAGE_BYTES", IG_OPT_U32, V(max_message_bytes), 1024, 1u << 30,
-	  "largest message (a row) taken from the database; a larger one fails its query" },
+	  IG_HELP("largest message (a row) taken from the database; a larger one fails its query") },
 	{ "INGOT_MIGRATE_OUT_OF_ORDER", IG_OPT_BOOL, V(migrate_out_of_order), 0, 1,
-	  "apply a pending migration numbered below the newest applied one (Flyway's outOfOrder); "
-	  "else --migrate refuses it (exit 2) and a server stays not ready" },
+	  IG_HELP("apply a pending migration numbered below the newest applied one (Flyway's outOfOrder); "
+	  "else --migrate refuses it (exit 2) and a server stays not ready") },
 };
 
 static bool set_env(const char *name)
@@ -108,8 +108,8 @@ static const char *check_pg(char *err, size_t errlen)
 }
 
 static const struct ig_command pg_commands[] = {
-	{ "migrate", "apply the embedded migrations (schemas/migrations) to the database in order, then exit; "
-		     "opens no listener" },
+	{ "migrate", IG_HELP("apply the embedded migrations (schemas/migrations) to the database in order, then exit; "
+		     "opens no listener") },
 };
 
 const struct ig_settings ig_pg_settings = {

@@ -15,89 +15,89 @@ static const struct ig_choice log_levels = { CFG(log_level), "error|warn|info|de
 
 static const struct ig_option server_rows[] = {
 	{ "PORT", IG_OPT_INT, CFG(port), 0, 65535,
-	  "TCP port; 0 picks a free one (ignored with LISTEN_FDS: the sockets given are served)" },
-	{ "HOST", IG_OPT_STR, CFG(host), 0, 0, "numeric address to listen on (ignored with LISTEN_FDS)" },
+	  IG_HELP("TCP port; 0 picks a free one (ignored with LISTEN_FDS: the sockets given are served)") },
+	{ "HOST", IG_OPT_STR, CFG(host), 0, 0, IG_HELP("numeric address to listen on (ignored with LISTEN_FDS)") },
 	{ "INGOT_SHARE_PORT", IG_OPT_BOOL, CFG(share_port), 0, 1,
-	  "join the listeners of another process on PORT (a zero-downtime handover: the new process starts, "
-	  "then the old one drains); else a port served already stops the start (exit 2)" },
+	  IG_HELP("join the listeners of another process on PORT (a zero-downtime handover: the new process starts, "
+	  "then the old one drains); else a port served already stops the start (exit 2)") },
 	{ "INGOT_THREADS", IG_OPT_INT, CFG(threads), 0, IG_MAX_CORES,
-	  "event loops; 0 = usable CPUs (affinity, cgroup quota)" },
+	  IG_HELP("event loops; 0 = usable CPUs (affinity, cgroup quota)") },
 	{ "INGOT_MAX_CONNS", IG_OPT_INT, CFG(max_conns), 0, 1000000,
-	  "open connections per core; more are accepted and closed. 0 (the default): what the descriptor "
-	  "limit holds, at most 10000; a value it cannot hold is lowered, with a warning" },
+	  IG_HELP("open connections per core; more are accepted and closed. 0 (the default): what the descriptor "
+	  "limit holds, at most 10000; a value it cannot hold is lowered, with a warning") },
 	{ "INGOT_MAX_REQUEST_LINE", IG_OPT_INT, CFG(max_request_line), 64, 1 << 20,
-	  "request line bytes (414 beyond)" },
+	  IG_HELP("request line bytes (414 beyond)") },
 	{ "INGOT_MAX_HEADER_BYTES", IG_OPT_INT, CFG(max_header_bytes), 256, 1 << 20,
-	  "request head bytes (431 beyond)" },
+	  IG_HELP("request head bytes (431 beyond)") },
 	{ "INGOT_MAX_HEADERS", IG_OPT_INT, CFG(max_headers), 1, 10000,
-	  "header fields per request (431 beyond)" },
-	{ "INGOT_MAX_BODY", IG_OPT_INT, CFG(max_body), 0, 1 << 30, "request body bytes (413 beyond)" },
+	  IG_HELP("header fields per request (431 beyond)") },
+	{ "INGOT_MAX_BODY", IG_OPT_INT, CFG(max_body), 0, 1 << 30, IG_HELP("request body bytes (413 beyond)") },
 	{ "INGOT_MEMORY_BUDGET", IG_OPT_INT, &ig_membudget_state.setting, 0, (int64_t)1 << 50,
-	  "bytes of request bodies being received, unsent responses and TLS buffers, all connections together; "
+	  IG_HELP("bytes of request bodies being received, unsent responses and TLS buffers, all connections together; "
 	  "beyond, reading waits (a body then gets 503), a TLS handshake is refused. "
-	  "0: half the memory limit (cgroup, else MemTotal) less 8 MiB, at least 4 MiB" },
+	  "0: half the memory limit (cgroup, else MemTotal) less 8 MiB, at least 4 MiB") },
 	{ "INGOT_MEMORY_WAIT_MS", IG_OPT_INT, CFG(memory_wait_ms), 0, 3600000,
-	  "how long a body over the memory budget waits for room before 503 with Retry-After" },
+	  IG_HELP("how long a body over the memory budget waits for room before 503 with Retry-After") },
 	{ "INGOT_HEADER_TIMEOUT_MS", IG_OPT_INT, CFG(header_timeout_ms), 1, 3600000,
-	  "time to receive a request head (408 beyond)" },
+	  IG_HELP("time to receive a request head (408 beyond)") },
 	{ "INGOT_BODY_TIMEOUT_MS", IG_OPT_INT, CFG(body_timeout_ms), 1, 3600000,
-	  "time to receive a request body (408 beyond)" },
+	  IG_HELP("time to receive a request body (408 beyond)") },
 	{ "INGOT_IDLE_TIMEOUT_MS", IG_OPT_INT, CFG(idle_timeout_ms), 1, 86400000,
-	  "keep-alive connection idle time" },
+	  IG_HELP("keep-alive connection idle time") },
 	{ "INGOT_WRITE_TIMEOUT_MS", IG_OPT_INT, CFG(write_timeout_ms), 1, 3600000,
-	  "time a client may leave responses unread" },
+	  IG_HELP("time a client may leave responses unread") },
 	{ "INGOT_MAX_OUTPUT", IG_OPT_INT, CFG(max_output), 1024, 1 << 30,
-	  "unsent response bytes per connection before reading pauses" },
+	  IG_HELP("unsent response bytes per connection before reading pauses") },
 	{ "INGOT_STACK_SIZE", IG_OPT_INT, CFG(stack_size), 16384, 64 << 20,
-	  "bytes of each handler's coroutine stack (rounded up to the page; only the pages touched are resident; "
-	  "a handler that overflows it ends the process)" },
+	  IG_HELP("bytes of each handler's coroutine stack (rounded up to the page; only the pages touched are resident; "
+	  "a handler that overflows it ends the process)") },
 	{ "INGOT_MAX_WAITING", IG_OPT_INT, CFG(max_waiting), 0, 1000000,
-	  "handlers alive at once per core (running or waiting); beyond, 503 with Retry-After: 1. "
-	  "0: what keeps the process's stacks under vm.max_map_count (65,530): 30,000 over the cores" },
+	  IG_HELP("handlers alive at once per core (running or waiting); beyond, 503 with Retry-After: 1. "
+	  "0: what keeps the process's stacks under vm.max_map_count (65,530): 30,000 over the cores") },
 	{ "INGOT_GRACE_MS", IG_OPT_INT, CFG(grace_ms), 0, 3600000,
-	  "drain time after SIGTERM/SIGINT (after the drain delay)" },
+	  IG_HELP("drain time after SIGTERM/SIGINT (after the drain delay)") },
 	{ "INGOT_DRAIN_DELAY_MS", IG_OPT_INT, CFG(drain_delay_ms), 0, 3600000,
-	  "after SIGTERM/SIGINT, keep serving this long with /readyz 503, then drain" },
+	  IG_HELP("after SIGTERM/SIGINT, keep serving this long with /readyz 503, then drain") },
 	{ "INGOT_ADMIN_PORT", IG_OPT_INT, CFG(admin_port), -1, 65535,
-	  "admin listener (GET /metrics, /livez, /readyz) on HOST; 0 picks a free one; -1: none "
-	  "(with LISTEN_FDS: only a socket named admin)" },
+	  IG_HELP("admin listener (GET /metrics, /livez, /readyz) on HOST; 0 picks a free one; -1: none "
+	  "(with LISTEN_FDS: only a socket named admin)") },
 	{ "INGOT_ADMIN_HOST", IG_OPT_STR, CFG(admin_host), 0, 0,
-	  "numeric address of the admin listener (127.0.0.1 keeps it off the network); not set: HOST" },
+	  IG_HELP("numeric address of the admin listener (127.0.0.1 keeps it off the network); not set: HOST") },
 	{ "INGOT_ADMIN_TOKEN", IG_OPT_SECRET, CFG(admin_token), 0, 0,
-	  "when set, the admin listener asks Authorization: Bearer <token> on all but /livez and /readyz" },
+	  IG_HELP("when set, the admin listener asks Authorization: Bearer <token> on all but /livez and /readyz") },
 	{ "INGOT_IDLE_EXIT_MS", IG_OPT_INT, CFG(idle_exit_ms), 0, 86400000,
-	  "exit 0 through the drain after this long with no connection open and nothing in flight; 0: never" },
+	  IG_HELP("exit 0 through the drain after this long with no connection open and nothing in flight; 0: never") },
 	{ "INGOT_TEST_STALL_CORE", IG_OPT_INT, CFG(test_stall_core), -1, 1023,
-	  "for tests of the systemd watchdog: this core's loop stops turning after the second WATCHDOG=1; -1: never" },
+	  IG_HELP("for tests of the systemd watchdog: this core's loop stops turning after the second WATCHDOG=1; -1: never") },
 	{ "INGOT_STRICT_ENV", IG_OPT_BOOL, CFG(strict_env), 0, 0,
-	  "an INGOT_ variable that names no setting stops the start (exit 2) instead of a warning" },
-	{ "INGOT_LOG_LEVEL", IG_OPT_CHOICE, (void *)&log_levels, 0, 0, "error, warn, info or debug" },
-	{ "INGOT_ACCESS_LOG", IG_OPT_BOOL, CFG(access_log), 0, 0, "log every request" },
+	  IG_HELP("an INGOT_ variable that names no setting stops the start (exit 2) instead of a warning") },
+	{ "INGOT_LOG_LEVEL", IG_OPT_CHOICE, (void *)&log_levels, 0, 0, IG_HELP("error, warn, info or debug") },
+	{ "INGOT_ACCESS_LOG", IG_OPT_BOOL, CFG(access_log), 0, 0, IG_HELP("log every request") },
 	{ "INGOT_ACCESS_LOG_SAMPLE", IG_OPT_FRACTION, CFG(access_log_sample), 0, 0,
-	  "share of 2xx requests the access log keeps (0 to 1, by request id); others are all kept" },
+	  IG_HELP("share of 2xx requests the access log keeps (0 to 1, by request id); others are all kept") },
 	{ "INGOT_TLS_CERT", IG_OPT_STR, CFG(tls_cert), 0, 0,
-	  "PEM file: certificate chain, leaf first; turns HTTPS on" },
-	{ "INGOT_TLS_KEY", IG_OPT_STR, CFG(tls_key), 0, 0, "PEM file: its private key (RSA or EC)" },
+	  IG_HELP("PEM file: certificate chain, leaf first; turns HTTPS on") },
+	{ "INGOT_TLS_KEY", IG_OPT_STR, CFG(tls_key), 0, 0, IG_HELP("PEM file: its private key (RSA or EC)") },
 	{ "INGOT_TLS_CERT_PEM", IG_OPT_STR, CFG(tls_cert_pem), 0, 0,
-	  "the certificate chain as PEM text, instead of a file" },
+	  IG_HELP("the certificate chain as PEM text, instead of a file") },
 	{ "INGOT_TLS_KEY_PEM", IG_OPT_SECRET, CFG(tls_key_pem), 0, 0,
-	  "the private key as PEM text, instead of a file" },
+	  IG_HELP("the private key as PEM text, instead of a file") },
 	{ "INGOT_TLS_CLIENT_CA", IG_OPT_STR, CFG(tls_client_ca), 0, 0,
-	  "PEM file of CAs: HTTPS asks for a client certificate and verifies it against them (mutual TLS; "
-	  "a client may send none); the document's mutualTLS scheme admits a verified one, its CN the subject" },
+	  IG_HELP("PEM file of CAs: HTTPS asks for a client certificate and verifies it against them (mutual TLS; "
+	  "a client may send none); the document's mutualTLS scheme admits a verified one, its CN the subject") },
 	{ "INGOT_TLS_PORT", IG_OPT_INT, CFG(tls_port), 0, 65535,
-	  "HTTPS port; 0 picks a free one (ignored with LISTEN_FDS)" },
-	{ "INGOT_TLS_ONLY", IG_OPT_BOOL, CFG(tls_only), 0, 0, "serve HTTPS only: no plain HTTP listener" },
+	  IG_HELP("HTTPS port; 0 picks a free one (ignored with LISTEN_FDS)") },
+	{ "INGOT_TLS_ONLY", IG_OPT_BOOL, CFG(tls_only), 0, 0, IG_HELP("serve HTTPS only: no plain HTTP listener") },
 	{ "INGOT_TLS_HANDSHAKE_TIMEOUT_MS", IG_OPT_INT, CFG(tls_handshake_timeout_ms),
-	  1, 3600000, "a TLS handshake not done by then is cut" },
+	  1, 3600000, IG_HELP("a TLS handshake not done by then is cut") },
 	{ "INGOT_TLS_MAX_HANDSHAKES", IG_OPT_INT, CFG(tls_max_handshakes), 1, 1000000,
-	  "concurrent TLS handshakes per core; beyond, the oldest that sent nothing yet is "
-	  "closed to make room, or else the newcomer" },
+	  IG_HELP("concurrent TLS handshakes per core; beyond, the oldest that sent nothing yet is "
+	  "closed to make room, or else the newcomer") },
 	{ "INGOT_TLS_IDLE_TIMEOUT_MS", IG_OPT_INT, CFG(tls_idle_timeout_ms), 1, 86400000,
-	  "idle keep-alive HTTPS connection (it holds a 16 KiB TLS buffer)" },
+	  IG_HELP("idle keep-alive HTTPS connection (it holds a 16 KiB TLS buffer)") },
 	{ "INGOT_TLS_SESSION_CACHE", IG_OPT_INT, CFG(tls_session_cache), 0, 1 << 30,
-	  "bytes per core for resumable TLS sessions (about 100 each; BearSSL's shared cache: "
-	  "2 GiB in all at most); 0: none" },
+	  IG_HELP("bytes per core for resumable TLS sessions (about 100 each; BearSSL's shared cache: "
+	  "2 GiB in all at most); 0: none") },
 };
 
 /* Only when a certificate is given does anything of TLS run. */
@@ -146,8 +146,8 @@ __attribute__((cold)) static const char *check_server(char *err, size_t errlen)
 
 /* net/start.c runs it: the parse of every part is the check. */
 static const struct ig_command server_commands[] = {
-	{ "check", "read and check every setting and every file a start reads (certificates, keys, CA "
-		   "bundles), then exit 0, or 2 naming what is wrong; opens no listener, resolves no name" },
+	{ "check", IG_HELP("read and check every setting and every file a start reads (certificates, keys, CA "
+		   "bundles), then exit 0, or 2 naming what is wrong; opens no listener, resolves no name") },
 };
 
 const struct ig_settings ig_http_server_settings = {

@@ -26,20 +26,30 @@
 
 #include <bearssl_x509.h>
 
-/* BearSSL form: ig_builtin_anchor_count records, one after the other, each
- *   flags (1 byte: IG_ANCHOR_REC_CA, IG_ANCHOR_REC_EC), DN length (2 bytes,
- *   big endian), the DN; then for RSA the modulus length (2), the modulus,
- *   the exponent length (1), the exponent; for EC the curve (1, BearSSL's
- *   BR_EC_*), the point length (1), the point. */
+/* BearSSL form, two arrays of ig_builtin_anchor_count records each, one
+ * record after the other:
+ *   - keys: for RSA the modulus length (2 bytes, big endian), the
+ *     modulus, the exponent length (1), the exponent; for EC the curve (1,
+ *     BearSSL's BR_EC_*), the point length (1), the point;
+ *   - names, packed with ig_lz (kernel/runtime/lz.h) from
+ *     ig_builtin_anchor_names_size bytes to ig_builtin_anchor_names_len:
+ *     flags (1 byte: IG_ANCHOR_REC_CA, IG_ANCHOR_REC_EC), the DN's length
+ *     (2, big endian), the DN.
+ * The flags say which kind of key record goes with the name. */
 #define IG_ANCHOR_REC_CA 0x01 /* BR_X509_TA_CA */
 #define IG_ANCHOR_REC_EC 0x02 /* an EC key, else RSA */
-extern const unsigned char ig_builtin_anchor_records[];
+extern const unsigned char ig_builtin_anchor_keys[];
 extern const size_t ig_builtin_anchor_count;
+extern const unsigned char ig_builtin_anchor_names[];
+extern const size_t ig_builtin_anchor_names_len, ig_builtin_anchor_names_size;
 
 /* Fills out[0..ig_builtin_anchor_count) with the compiled-in anchors, in
- * order. The entries point into the records (read-only and never freed:
- * BearSSL's structures take non-const pointers but never write them). */
-void ig_builtin_anchors_expand(br_x509_trust_anchor *out);
+ * order, and returns 0; or -1 when there is no memory to unpack the names
+ * into, or they do not unpack (out then untouched). The names are unpacked
+ * once per process, on the first call, and never freed; the entries point
+ * into them and into the key records (read-only: BearSSL's structures take
+ * non-const pointers but never write them). Any thread may call it. */
+int ig_builtin_anchors_expand(br_x509_trust_anchor *out);
 
 /* One whole certificate, DER-encoded. */
 struct ig_der {

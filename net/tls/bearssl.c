@@ -240,6 +240,17 @@ static const uint16_t *suites_for_cpu(size_t *n)
 
 static const char *const alpn_names[] = { "http/1.1" };
 
+/* ChaCha20 with SSE2 and Poly1305 with 64-bit multiplications: every
+ * x86_64 CPU has both (the runtime is x86_64 only: kernel/runtime/coro.c),
+ * so BearSSL's portable versions, which br_ssl_engine_set_default_chapol
+ * links for CPUs without them (2 KiB), could never run. */
+static void set_chapol(br_ssl_engine_context *eng)
+{
+	br_ssl_engine_set_chapol(eng, &br_sslrec_in_chapol_vtable, &br_sslrec_out_chapol_vtable);
+	br_ssl_engine_set_chacha20(eng, br_chacha20_sse2_get());
+	br_ssl_engine_set_poly1305(eng, br_poly1305_ctmulq_get());
+}
+
 /* What both roles share: versions, suites, hashes, PRFs, record ciphers,
  * key exchange curves, the buffer, ALPN and the seed. */
 static void engine_common(struct tls_engine *e, struct tls_core *core)
@@ -256,7 +267,7 @@ static void engine_common(struct tls_engine *e, struct tls_core *core)
 	br_ssl_engine_set_prf_sha256(eng, &br_tls12_sha256_prf);
 	br_ssl_engine_set_prf_sha384(eng, &br_tls12_sha384_prf);
 	br_ssl_engine_set_default_aes_gcm(eng);
-	br_ssl_engine_set_default_chapol(eng);
+	set_chapol(eng);
 	br_ssl_engine_set_ec(eng, &ec_kx);
 	br_ssl_engine_set_buffer(eng, e->iobuf, sizeof e->iobuf, 0);
 	br_ssl_engine_set_protocol_names(eng, (const char **)alpn_names, 1);
@@ -749,13 +760,15 @@ struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replac
 	}
 	size_t builtin = replace_builtin ? 0 : ig_builtin_anchor_count;
 	struct tls_trust *t = calloc(1, sizeof *t);
-	if (!t || !(t->anchors = calloc(builtin + added.count + 1, sizeof *t->anchors))) {
+	if (!t || !(t->anchors = calloc(builtin + added.count + 1, sizeof *t->anchors)) ||
+	    (builtin && ig_builtin_anchors_expand(t->anchors) != 0)) {
+		if (t)
+			free(t->anchors);
 		free(t);
+		free(added.list);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (builtin)
-		ig_builtin_anchors_expand(t->anchors);
 	if (added.count)
 		memcpy(t->anchors + builtin, added.list, added.count * sizeof *t->anchors);
 	free(added.list);

@@ -20,9 +20,9 @@ static const struct ig_choice ca_modes = { &ig_tls_trust_config.ca_mode, "add|re
 
 static const struct ig_option trust_rows[] = {
 	{ "INGOT_TLS_CA_FILE", IG_OPT_STR, &ig_tls_trust_config.ca_file, 0, 0,
-	  "PEM bundle of trust anchors for outbound https, read at startup" },
+	  IG_HELP("PEM bundle of trust anchors for outbound https, read at startup") },
 	{ "INGOT_TLS_CA_MODE", IG_OPT_CHOICE, (void *)&ca_modes, 0, 0,
-	  "add: the bundle joins the compiled-in anchors; replace: only the bundle" },
+	  IG_HELP("add: the bundle joins the compiled-in anchors; replace: only the bundle") },
 };
 
 

@@ -287,6 +287,14 @@ for (const b of BINARIES) {
 			assert.ok(s.verified, out);
 		});
 
+		test('each AEAD suite, offered alone, carries GET /health (the AES-GCM and ChaCha20-Poly1305 record layers)', T, async () => {
+			for (const c of ['ECDHE-RSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES256-GCM-SHA384', 'ECDHE-RSA-CHACHA20-POLY1305']) {
+				const s = await curlHttps(srv.tlsPort, '/health', ['--tls-max', '1.2', '--ciphers', c]);
+				assert.equal(s.status, 200, c);
+				assert.equal(s.text, BODY.health, c);
+			}
+		});
+
 		test('TLS 1.1 and TLS 1.0 are refused', T, async () => {
 			for (const v of ['-tls1_1', '-tls1']) {
 				const { code, out } = await sClient(srv.tlsPort, [v, '-cipher', 'DEFAULT@SECLEVEL=0']).done;
