@@ -16,7 +16,12 @@
 //   3. the verify alone: build/bin/jwtbench (tools/bench/jwtbench.c: net/auth's
 //      ig_jwt_verify, no cache) and npm's jose (tools/bench/jwt_jose.mjs:
 //      jwtVerify with the key imported once) on the same tokens (HS256,
-//      RS256, ES256, ES384), taking turns; µs per verify and the ratio.
+//      RS256, ES256, ES384), taking turns; µs per verify and the ratio;
+//   4. the instructions the door app runs per request on each route of part
+//      1 (valgrind's lackey: all the process's user-space instructions
+//      while it answers N2 requests, less those for N1, over N2 − N1; 16
+//      pipelined per write on one connection), a count that a shared
+//      machine does not move, beside part 1's times, which it does.
 // The tokens are minted here with jose (tools/bench's package). Its table
 // and a summary of the targets go to stdout, build/bench/auth.{md,json} and
 // build/bench/results.md. tools/bench/run starts it (BENCH_AUTH=0 skips
@@ -26,15 +31,19 @@
 // Knobs (environment): BENCH_SERVER_CPU (0), BENCH_CLIENT_CPU (1), BENCH_WARMUP
 // (1 s); its own: BENCH_AUTH_ROUNDS (7), BENCH_AUTH_SECONDS (2 per run),
 // BENCH_AUTH_CONNS (100), BENCH_AUTH_TOKENS (1024 for part 2), BENCH_AUTH_VERIFY_ITERS
-// (2000 per token and run in part 3), BENCH_AUTH_VERIFY_REPS (3), BENCH_AUTH_APP
+// (2000 per token and run in part 3), BENCH_AUTH_VERIFY_REPS (3), BENCH_AUTH_ICOUNT (1; 0
+// skips part 4, which needs valgrind: tools/setup bench installs it), BENCH_AUTH_APP
 // (tools/bench/door/build/bin/door), BENCH_AUTH_JWTBENCH (build/bin/jwtbench).
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const net = require('node:net');
+const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const {
-  ROOT, OUT, num, sharedCfg, CLK_TCK, logger, killAll, run, freePort, httpRequest, launch, stopServer, wrkRun,
+  ROOT, OUT, num, sharedCfg, CLK_TCK, sleep, logger, track, killAll, run, freePort, httpRequest, isListening, launch,
+  stopServer, wrkRun,
   disturbance, retrier, stats, fmt, machineBase, loadText, pushNotes, publish, benchMain, FOREIGN_MAX,
 } = require('./lib');
 
@@ -50,6 +59,8 @@ const CFG = {
   tokens: num(env.BENCH_AUTH_TOKENS, 1024),
   verifyIters: num(env.BENCH_AUTH_VERIFY_ITERS, 2000),
   verifyReps: num(env.BENCH_AUTH_VERIFY_REPS, 3),
+  icount: env.BENCH_AUTH_ICOUNT !== '0',
+  icountN: [160, 1760],
   app: env.BENCH_AUTH_APP || path.join(HERE, 'door', 'build', 'bin', 'door'),
   jwtbench: env.BENCH_AUTH_JWTBENCH || path.join(ROOT, 'build', 'bin', 'jwtbench'),
 };
@@ -258,6 +269,71 @@ async function verifyCompare(files) {
   return res;
 }
 
+// ---- part 4: instructions per request -----------------------------------------------
+const statusLines = (text, re) => (text.match(re) || []).length;
+
+// One lackey run of the door app answering n requests to target, 16 in
+// each write, the next 16 once the last 16 have begun to come back; the
+// process's instruction count.
+async function lackey(files, target, tok, n) {
+  const port = await freePort();
+  const child = track(spawn('valgrind', ['--tool=lackey', '--basic-counts=yes', appCopy], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { PATH: env.PATH, INGOT_THREADS: '1', PORT: String(port), HOST: '127.0.0.1', INGOT_LOG_LEVEL: 'warn',
+      INGOT_JWKS_FILE: files.jwks, INGOT_JWT_ISSUER: ISS, INGOT_JWT_AUDIENCE: AUD },
+  }));
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  const exited = new Promise((resolve) => child.on('close', resolve));
+  try {
+    for (const t0 = Date.now(); !isListening(port);) {
+      if (child.exitCode !== null || Date.now() - t0 > 60000) throw new Error(`valgrind: no listener: ${err.slice(-300)}`);
+      await sleep(20);
+    }
+    const one = `GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tok}\r\n\r\n`;
+    const batch = one.repeat(16);
+    await new Promise((resolve, reject) => {
+      const s = net.connect({ host: '127.0.0.1', port });
+      let got = '';
+      let sent = 0;
+      const more = () => { sent += 16; s.write(batch); };
+      s.on('connect', more);
+      s.on('data', (d) => {
+        got += d.toString('latin1');
+        if (statusLines(got, /HTTP\/1\.1 /g) < sent) return;
+        if (sent < n) { more(); return; }
+        s.destroy();
+        const ok = statusLines(got, /HTTP\/1\.1 200 /g);
+        if (ok !== n) reject(new Error(`${target}: ${ok} of ${n} answers were 200`));
+        else resolve();
+      });
+      s.on('error', reject);
+    });
+  } finally {
+    try { process.kill(child.pid, 'SIGTERM'); } catch { /* gone */ }
+    await exited;
+  }
+  const m = /guest instrs:\s+([\d,]+)/.exec(err);
+  if (!m) throw new Error(`valgrind: no count: ${err.slice(-300)}`);
+  return Number(m[1].replace(/,/g, ''));
+}
+
+async function instructions(files, tok) {
+  if ((await run('valgrind', ['--version'])).code !== 0) {
+    note('instructions per request: valgrind is not installed (tools/setup bench installs it); part 4 skipped');
+    return null;
+  }
+  const [n1, n2] = CFG.icountN;
+  const res = { n1, n2, per_request: {} };
+  for (const t of TESTS) {
+    const a = await lackey(files, `/${t.id}`, tok.cached, n1);
+    const b = await lackey(files, `/${t.id}`, tok.cached, n2);
+    res.per_request[t.id] = (b - a) / (n2 - n1);
+    log(`  instructions: ${t.id} ${res.per_request[t.id].toFixed(0)} per request`);
+  }
+  return res;
+}
+
 // ---- the table -------------------------------------------------------------------------
 const range = (s, f) => (s ? `${f(s.median)} (${f(s.min)} … ${f(s.max)})` : '–');
 const us3 = (x) => x.toFixed(3);
@@ -286,6 +362,14 @@ function table(res) {
       `(${range(d.cached_over_open_us_ticks, us3)}); /limited ÷ /open ${range(d.limited_over_open, x3)} ` +
       `(${range(d.limited_over_open_ticks, x3)}); /me uncached − /open ${range(d.uncached_over_open_us, (x) => x.toFixed(1))} µs.`);
     if (d.disturbed && d.disturbed.length) L.push(`Runs kept with other processes on a bench core (> ${FOREIGN_MAX * 100}%): ${d.disturbed.join(', ')}.`);
+    L.push('');
+  }
+  const ic = res.instructions;
+  if (ic) {
+    const p = ic.per_request;
+    L.push(`Instructions per request (valgrind's lackey, user space, ${ic.n2} requests less ${ic.n1}, 16 pipelined per ` +
+      `write on one connection: a count other processes do not move): /open ${p.open.toFixed(0)}, /me cached ${p.me.toFixed(0)} ` +
+      `(+${(p.me - p.open).toFixed(0)}), /limited ${p.limited.toFixed(0)} (+${(p.limited - p.open).toFixed(0)}).`);
     L.push('');
   }
   const v = res.verify;
@@ -354,6 +438,13 @@ async function main() {
     res.verify = await verifyCompare(tok.files);
   } catch (e) {
     note(`verify, ingot beside jose: ${e.message}`);
+  }
+  if (CFG.icount) {
+    try {
+      res.instructions = await instructions(tok.files, tok);
+    } catch (e) {
+      note(`instructions per request: ${e.message}`);
+    }
   }
   res.summary = summary(res);
   res.machine.loadavg_end = os.loadavg();
