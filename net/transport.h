@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -61,6 +62,13 @@ struct ig_transport_ops {
 	   0 when not known (net/sock keeps it only when its core asked for
 	   it at accept). NULL: never known. */
 	size_t (*peer)(struct ig_transport *t, char *out, size_t cap);
+	/* Optional (NULL, or false: the engine parses peer's text). The
+	   peer's address in binary, IPv4 as IPv4-mapped IPv6
+	   (::ffff:192.0.2.7), as ig_addr_parse gives it; false when not
+	   known. The rate limits and the door's failure count read it on
+	   every request they see: text made only to be parsed again cost
+	   more than the rest of a limit's check. */
+	bool (*peer_addr)(struct ig_transport *t, uint8_t out[16]);
 	/* Optional (NULL: never one). The subject (CN) of the client
 	   certificate verified in a TLS handshake, NUL-terminated ("": it has
 	   no CN), valid while t is; NULL when none was verified. */

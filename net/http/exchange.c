@@ -261,8 +261,13 @@ void ig_count_rate_limited(ig_ctx *x)
 
 bool ig_http_peer_addr(const ig_ctx *x, uint8_t out[16])
 {
+	struct ig_transport *t = x->conn ? x->conn->t : NULL;
+	if (!t)
+		return false;
+	if (t->ops->peer_addr && t->ops->peer_addr(t, out))
+		return true;
 	char text[IG_PEER_TEXT_MAX];
-	size_t n = x->conn && x->conn->t && x->conn->t->ops->peer ? x->conn->t->ops->peer(x->conn->t, text, sizeof text) : 0;
+	size_t n = t->ops->peer ? t->ops->peer(t, text, sizeof text) : 0;
 	return n && ig_addr_parse((ig_str){ text, n }, out);
 }
 

@@ -352,12 +352,28 @@ static size_t stream_peer(struct ig_transport *t, char *out, size_t cap)
 	return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
 }
 
+static bool stream_peer_addr(struct ig_transport *t, uint8_t out[16])
+{
+	struct sock_stream *s = (struct sock_stream *)t;
+	if (s->peer_family == AF_INET6) {
+		memcpy(out, s->peer_addr, 16);
+		return true;
+	}
+	if (s->peer_family != AF_INET)
+		return false;
+	static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+	memcpy(out, v4_mapped, 12);
+	memcpy(out + 12, s->peer_addr, 4);
+	return true;
+}
+
 static const struct ig_transport_ops stream_ops = {
 	.writev = stream_writev,
 	.resume_read = stream_resume_read,
 	.read_now = stream_read_now,
 	.close = stream_close,
 	.peer = stream_peer,
+	.peer_addr = stream_peer_addr,
 };
 
 /* Only a compact copy: the text is made when a log line asks for it. */

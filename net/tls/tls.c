@@ -624,6 +624,13 @@ static size_t up_peer(struct ig_transport *t, char *out, size_t cap)
 	return tc->state != TC_DONE && lo && lo->ops->peer ? lo->ops->peer(lo, out, cap) : 0;
 }
 
+static bool up_peer_addr(struct ig_transport *t, uint8_t out[16])
+{
+	struct tls_conn *tc = (struct tls_conn *)t;
+	struct ig_transport *lo = tc->lower;
+	return tc->state != TC_DONE && lo && lo->ops->peer_addr && lo->ops->peer_addr(lo, out);
+}
+
 static const char *up_peer_subject(struct ig_transport *t)
 {
 	struct tls_conn *tc = (struct tls_conn *)t;
@@ -636,6 +643,7 @@ static const struct ig_transport_ops tls_ops = {
 	.read_now = up_read_now,
 	.close = up_close,
 	.peer = up_peer,
+	.peer_addr = up_peer_addr,
 	.peer_subject = up_peer_subject,
 };
 

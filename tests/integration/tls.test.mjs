@@ -445,6 +445,28 @@ for (const b of BINARIES) {
 	});
 
 	describe(`TLS limits and lifecycle (${b.name})`, () => {
+		// The TLS transport hands down the TCP peer's address (the rate
+		// limits read it in binary): only from a known, trusted peer does
+		// X-Forwarded-For name the client, so two clients' allowances
+		// (10 to 12 of 40 pass, not 5 or 6) show it arrived.
+		test('over TLS the rate limit knows the peer: a trusted proxy\'s X-Forwarded-For names two clients on /limited', T, async () => {
+			const srv = await startTls(b, 'rsa', { INGOT_TRUSTED_PROXIES: '127.0.0.1/32' }, { threads: '1' });
+			try {
+				const c = await tlsClient(srv.tlsPort);
+				let batch = '';
+				for (const ip of ['203.0.113.1', '203.0.113.2'])
+					for (let i = 0; i < 20; i++) batch += req('GET', '/limited', { headers: [`X-Forwarded-For: ${ip}`] });
+				await c.write(batch);
+				const rs = await within(20000, c.responses(40), '40 pipelined responses');
+				assert.ok(rs.every((r) => r.status === 200 || r.status === 429), rs.map((r) => r.status).join(' '));
+				const n = rs.filter((r) => r.status === 200).length;
+				assert.ok(n >= 10 && n <= 12, `two clients behind a trusted proxy over TLS: ${n} passed`);
+				c.end();
+			} finally {
+				await srv.stop();
+			}
+		});
+
 		test('a handshake that never finishes is cut at INGOT_TLS_HANDSHAKE_TIMEOUT_MS', T, async () => {
 			const srv = await startTls(b, 'rsa', { INGOT_TLS_HANDSHAKE_TIMEOUT_MS: '200' });
 			try {

@@ -2,7 +2,9 @@
  * tests/auth/jose_mint.mjs and, for each token it expects "ok" whose
  * label ends in -with-kid, times ig_jwt_verify (the signature check and
  * the claims) and a hit of the per-core token cache (ig_jwt_verify_cached
- * on a repeated token), in ns per call over ITERS calls, on one core.
+ * on a repeated token), in ns per call over ITERS calls, on one core:
+ * the process's CPU time, so that other processes sharing the core (a
+ * shared bench machine) do not count.
  * tools/bench/jwt_jose.mjs times npm's jose on the same fixture.
  * Usage: jwtbench FIXTURE [ITERS] */
 #include "net/auth/jwt.h"
@@ -17,7 +19,7 @@
 static double now_ns(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
