@@ -1307,6 +1307,8 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 	sc_parse_security(m, doc);
 	sc_finish_schemas(m);
 	if (!m->errors)
+		sc_check_principal(m);
+	if (!m->errors)
 		check_operations(m);
 	if (!m->errors)
 		name_everything(m, NULL);
