@@ -21,7 +21,8 @@ struct ig_principal {
 	void *data;           /* with the document's x-ingot-principal: its struct (the
 				 auth handler's, or a JWT's claims decoded), read with
 				 the generated ig_principal_<Type>; else the auth
-				 handler's own; NULL for mutualTLS */
+				 handler's own, and NULL for a JWT; always NULL for
+				 mutualTLS */
 	const void *token;    /* runtime's: the verified JWT, for ig_principal_claim */
 };
 
