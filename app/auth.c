@@ -2,7 +2,8 @@
  * securitySchemes, checked by the runtime before these run): /me answers
  * what the bearer token says, /reports/{name} takes an API key from
  * REPORTS_API_KEYS (judged by the auth handler below) or a token with
- * reports:read. */
+ * reports:read. The principal is typed (the document's x-ingot-principal:
+ * struct Caller), from the token's claims or the auth handler. */
 #include "api.h"
 #include "ingot/auth.h"
 #include "ingot/settings.h"
@@ -13,9 +14,10 @@ int getMe(ig_ctx *ctx, const struct getMe_in *in, struct getMe_out *out)
 {
 	(void)in;
 	const struct ig_principal *p = ig_principal(ctx);
-	if (!p) /* the door admits no one without a token */
+	const struct Caller *who = ig_principal_Caller(ctx);
+	if (!p || !who) /* the door admits no one without a token */
 		return 500;
-	out->r200.sub = p->subject;
+	out->r200.sub = who->has_sub ? who->sub : IG_STR("");
 	out->r200.scopes.items = p->scopes;
 	out->r200.scopes.len = p->nscopes;
 	return 200;
@@ -23,9 +25,9 @@ int getMe(ig_ctx *ctx, const struct getMe_in *in, struct getMe_out *out)
 
 int getReport(ig_ctx *ctx, const struct getReport_in *in, struct getReport_out *out)
 {
-	const struct ig_principal *p = ig_principal(ctx);
+	const struct Caller *who = ig_principal_Caller(ctx);
 	out->r200.name = in->name;
-	out->r200.by = p ? p->subject : IG_STR("");
+	out->r200.by = who && who->has_sub ? who->sub : IG_STR("");
 	return 200;
 }
 
@@ -33,10 +35,11 @@ int getReport(ig_ctx *ctx, const struct getReport_in *in, struct getReport_out *
  * unset, no key passes. */
 extern const char *reports_api_keys;
 
-/* The auth handler for the document's apiKey scheme: every key is
- * compared (in constant time) so the time taken does not say which
- * one came close. */
-enum ig_auth_result ig_auth_handler(ig_ctx *ctx, const struct ig_credentials *cred, struct ig_principal *out)
+/* The auth handler for the document's apiKey scheme, typed by its
+ * x-ingot-principal: every key is compared (in constant time) so the time
+ * taken does not say which one came close. */
+enum ig_auth_result ig_auth_handler_Caller(ig_ctx *ctx, const struct ig_credentials *cred, struct ig_principal *out,
+					   struct Caller *data)
 {
 	(void)ctx;
 	if (cred->kind != IG_CRED_API_KEY)
@@ -52,6 +55,8 @@ enum ig_auth_result ig_auth_handler(ig_ctx *ctx, const struct ig_credentials *cr
 	}
 	if (!ok)
 		return IG_AUTH_REFUSED;
-	out->subject = IG_STR("api-key");
+	out->subject = IG_STR("api-key"); /* the access log's, and a limit by subject's */
+	data->sub = out->subject;
+	data->has_sub = true;
 	return IG_AUTH_OK;
 }

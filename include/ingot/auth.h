@@ -8,6 +8,7 @@
 #define INGOT_AUTH_H
 
 #include "ingot/http.h"
+#include "ingot/json_read.h"
 
 /* The request's principal: every slice lives in the request's arena (or
  * static storage) and is valid while ctx is. */
@@ -17,7 +18,11 @@ struct ig_principal {
 	const ig_str *scopes; /* a JWT's scope/scp words; the auth handler's */
 	size_t nscopes;
 	const char *scheme;   /* the securitySchemes key that admitted it (static) */
-	void *data;           /* the auth handler's own, in the arena; NULL for a JWT */
+	void *data;           /* with the document's x-ingot-principal: its struct (the
+				 auth handler's, or a JWT's claims decoded), read with
+				 the generated ig_principal_<Type>; else the auth
+				 handler's own, and NULL for a JWT; always NULL for
+				 mutualTLS */
 	const void *token;    /* runtime's: the verified JWT, for ig_principal_claim */
 };
 
@@ -30,6 +35,13 @@ IG_NONNULL(1) const struct ig_principal *ig_principal(const ig_ctx *ctx);
  * true with *out (valid while ctx is) when the principal came from a JWT
  * whose payload has name as a string; false otherwise. */
 IG_NONNULL(1, 2, 3) bool ig_principal_claim(ig_ctx *ctx, const char *name, ig_str *out);
+
+/* A claim of the request's JWT, by name (NUL-terminated), whatever its
+ * JSON type (a number, an array, an object...). Returns: the value (in the
+ * arena, valid while ctx is) when the principal came from a JWT whose
+ * payload has that member; NULL otherwise (no principal, not a JWT, no
+ * such claim). */
+IG_NONNULL(1, 2) const ig_json_value *ig_principal_claim_value(const ig_ctx *ctx, const char *name);
 
 /* True when the principal holds scope[0..len) (compared exactly). */
 IG_NONNULL(1, 2) bool ig_principal_has_scope(const struct ig_principal *p, const char *scope, size_t len);
@@ -60,7 +72,13 @@ enum ig_auth_result { IG_AUTH_OK = 0, IG_AUTH_REFUSED = 1 };
  * the arena or static) and returns IG_AUTH_OK, or returns
  * IG_AUTH_REFUSED: the request is then answered 401 unless another
  * alternative of the operation's security passes. Compare secrets with
- * ig_secret_eq. */
+ * ig_secret_eq.
+ *
+ * A document with a root `x-ingot-principal` ({"$ref":
+ * "#/components/schemas/T"}) has a typed handler instead, declared in its
+ * generated api.h: ig_auth_handler_T(ctx, cred, out, struct T *data),
+ * called as this one with data zeroed in the arena; on IG_AUTH_OK the
+ * principal's data is that struct (the generated ig_principal_T(ctx)). */
 IG_NONNULL(1, 2, 3) enum ig_auth_result ig_auth_handler(ig_ctx *ctx, const struct ig_credentials *cred,
 							 struct ig_principal *out);
 

@@ -15,6 +15,7 @@ enum ig_auth_reason {
 	IG_AUTH_REFUSED_BY_APP,     /* the auth handler refused */
 	IG_AUTH_INSUFFICIENT_SCOPE, /* valid, lacking scopes (403) */
 	IG_AUTH_RATE_LIMITED,       /* the address failed too often: 429 before any check */
+	IG_AUTH_BAD_CLAIMS,         /* a verified JWT whose claims break x-ingot-principal's schema */
 	IG_AUTH_REASON_COUNT
 };
 

@@ -55,6 +55,15 @@ bool ig_principal_claim(ig_ctx *ctx, const char *name, ig_str *out)
 	return ig_jwt_claim_str(p->token, name, out);
 }
 
+const ig_json_value *ig_principal_claim_value(const ig_ctx *ctx, const char *name)
+{
+	const struct ig_principal *p = ig_principal(ctx);
+	if (!p || !p->token)
+		return NULL;
+	const struct ig_jwt *t = p->token;
+	return ig_json_get(t->claims, name, strlen(name));
+}
+
 /* ---- this core's state: the token cache ---- */
 
 struct door_core {
@@ -232,9 +241,16 @@ static enum use_result check_bearer(ig_ctx *ctx, const struct ig_sec_use *u, str
 		ig_auth_count_failure(IG_SEC_BEARER, (unsigned)e);
 		return USE_INVALID;
 	}
+	void *data = NULL;
+	/* x-ingot-principal: the payload's text read again by the schema's
+	   decoder (the tree above is a generic one). */
+	if (u->scheme->claims && !(data = u->scheme->claims(ctx, jwt->payload.ptr, jwt->payload.len))) {
+		ig_auth_count_failure(IG_SEC_BEARER, IG_AUTH_BAD_CLAIMS);
+		return USE_INVALID;
+	}
 	size_t n = ig_jwt_scopes(jwt, scopes, MAX_SCOPES);
 	*p = (struct ig_principal){ .subject = jwt->sub, .scopes = scopes, .nscopes = n < MAX_SCOPES ? n : MAX_SCOPES,
-				    .scheme = u->scheme->name, .token = jwt };
+				    .scheme = u->scheme->name, .data = data, .token = jwt };
 	return USE_PASS;
 }
 

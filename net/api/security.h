@@ -16,6 +16,11 @@ enum ig_sec_in { IG_SEC_IN_HEADER, IG_SEC_IN_QUERY, IG_SEC_IN_COOKIE };
 
 typedef enum ig_auth_result ig_auth_handler_fn(ig_ctx *ctx, const struct ig_credentials *cred,
 					       struct ig_principal *out);
+/* The document's x-ingot-principal decoder (generated): a verified JWT's
+ * payload json[0..len) into a new struct of the schema in ctx's arena.
+ * Returns it, or NULL when the claims break the schema (or the arena is
+ * full). */
+typedef void *ig_claims_decode_fn(ig_ctx *ctx, const char *json, size_t len);
 
 /* One securitySchemes entry. oauth2 and openIdConnect are bearer JWTs. */
 struct ig_sec_scheme {
@@ -24,6 +29,9 @@ struct ig_sec_scheme {
 	enum ig_sec_in in;  /* IG_SEC_API_KEY */
 	const char *param;  /* IG_SEC_API_KEY: the header, query parameter or cookie name */
 	ig_auth_handler_fn *handler; /* IG_SEC_API_KEY, IG_SEC_BASIC: ig_auth_handler */
+	/* IG_SEC_BEARER with an x-ingot-principal: the claims' decoder (a token
+	   whose claims fail it is refused as invalid_token); else NULL */
+	ig_claims_decode_fn *claims;
 };
 
 /* One scheme of a requirement object, with the scopes it needs (for a

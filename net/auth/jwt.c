@@ -55,7 +55,8 @@ static bool equal_ct(const uint8_t *a, const uint8_t *b, size_t n)
 }
 
 /* One base64url segment decoded and parsed as a JSON object, in arena. */
-static enum ig_jwt_error read_object(const char *seg, size_t n, ig_arena *arena, const ig_json_value **out)
+static enum ig_jwt_error read_object(const char *seg, size_t n, ig_arena *arena, const ig_json_value **out,
+				     ig_str *json)
 {
 	size_t cap = ig_b64url_max(n);
 	uint8_t *buf = cap ? ig_arena_alloc(arena, cap) : NULL;
@@ -72,6 +73,8 @@ static enum ig_jwt_error read_object(const char *seg, size_t n, ig_arena *arena,
 	if (!v || !ig_jr_finish(&r) || v->type != IG_JSON_OBJECT)
 		return IG_JWT_BAD_JSON;
 	*out = v;
+	if (json)
+		*json = (ig_str){ (const char *)buf, (size_t)len };
 	return IG_JWT_OK;
 }
 
@@ -171,7 +174,7 @@ static bool numeric_date(const ig_json_value *v, bool *has, int64_t *out)
  * checked). */
 static enum ig_jwt_error read_claims(const char *seg, size_t n, ig_arena *arena, struct ig_jwt *out)
 {
-	enum ig_jwt_error e = read_object(seg, n, arena, &out->claims);
+	enum ig_jwt_error e = read_object(seg, n, arena, &out->claims, &out->payload);
 	if (e != IG_JWT_OK)
 		return e;
 	if (!numeric_date(ig_json_get(out->claims, "exp", 3), &out->has_exp, &out->exp))
@@ -239,7 +242,7 @@ enum ig_jwt_error ig_jwt_verify(const char *token, size_t len, const struct ig_j
 
 	/* The header: which alg, which key, and no extension we would ignore. */
 	const ig_json_value *header;
-	enum ig_jwt_error e = read_object(token, dot1, arena, &header);
+	enum ig_jwt_error e = read_object(token, dot1, arena, &header, NULL);
 	if (e != IG_JWT_OK)
 		return e;
 	const ig_json_value *alg = ig_json_get(header, "alg", 3), *kid = ig_json_get(header, "kid", 3);

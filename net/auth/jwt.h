@@ -126,6 +126,7 @@ struct ig_jwt {
 	bool has_exp;
 	int64_t exp; /* whole seconds; a fractional exp is rounded down */
 	ig_str sub;  /* empty when there is no sub */
+	ig_str payload; /* the claims' JSON text, decoded from base64url (the reader never writes to it) */
 };
 
 /* Verifies token[0..len) (the compact JWS, without "Bearer ") against

@@ -5,7 +5,9 @@
 // attribute without a token, invalid_token for each bad one), 403
 // insufficient_scope naming the scope, open routes untouched, the
 // failures counted in ingot_auth_failures_total and limited per address
-// across cores.
+// across cores. The principal is typed (the document's x-ingot-principal,
+// struct Caller): /me and /reports answer from it, and a signed token
+// whose claims break its schema is refused before the handler.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -107,6 +109,29 @@ test('/reports/{name}: an API key or a token with reports:read; a missing scope 
 		// credentials is 401, not 400.
 		res = await curlResponse(srv.port, '/reports/NOT_VALID', []);
 		assertProblem(res, 401);
+	});
+});
+
+test('x-ingot-principal: claims that break the Caller schema are 401 invalid_token; fitting ones reach the handler typed', T, async () => {
+	await withServer({}, async (srv) => {
+		let res = await curlResponse(srv.port, '/me', bearer(await mint({ sub: 'frank', name: 'Frank', scope: 'a' })));
+		assert.equal(res.status, 200, res.text);
+		assert.deepEqual(res.json(), { sub: 'frank', scopes: ['a'] });
+		const breaking = {
+			'name not a string': await mint({ sub: 'gina', name: 42 }),
+			'name over maxLength': await mint({ sub: 'gina', name: 'n'.repeat(256) }),
+			'sub over maxLength': await mint({ sub: 's'.repeat(256) }),
+		};
+		for (const [what, tok] of Object.entries(breaking)) {
+			res = await curlResponse(srv.port, '/me', bearer(tok));
+			assert.equal(res.status, 401, what);
+			assertUnauthorized(res, 'Bearer error="invalid_token"');
+		}
+		// The same token on the other route that takes it: refused there too.
+		res = await curlResponse(srv.port, '/reports/weekly', bearer(await mint({ sub: 'gina', name: 42, scope: 'reports:read' })));
+		assertUnauthorized(res, 'Bearer error="invalid_token"');
+		const samples = await scrapeSamples(await adminAddr(srv));
+		assert.equal(samples.get('ingot_auth_failures_total{scheme="bearer",reason="claims"}'), 4);
 	});
 });
 

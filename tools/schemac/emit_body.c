@@ -286,6 +286,10 @@ void mark_body_decoders(struct sc_model *m)
 	for (size_t i = 0; i < m->nops; i++)
 		if (m->ops[i]->body)
 			mark_slot(m->ops[i]->body, false);
+	/* x-ingot-principal: a bearer JWT's claims are decoded as a body is
+	   (emit_router.c's ig_principal_claims). */
+	if (m->principal && m->bearer_used)
+		mark_slot(m->principal, false);
 }
 
 /* The validator a free-form slot runs, as a function name, or "NULL". */

@@ -65,6 +65,54 @@ static bool scheme_used(const struct sc_model *m, const struct sc_scheme *s)
 	return false;
 }
 
+/* x-ingot-principal's glue (model.h's principal): the decoder of a
+ * verified JWT's claims into the schema's struct (ig_claims_decode_fn;
+ * any violation refuses the token), and the runtime's auth handler type
+ * over the app's typed one (ig_auth_handler_<Name>, api.h). */
+static void emit_principal(struct sc_out *c, const struct sc_model *m)
+{
+	if (!m->principal)
+		return;
+	char *t = c_type(m->principal);
+	if (m->bearer_used) {
+		out_line(c, "/* x-ingot-principal: a verified JWT's claims into %s (net/api/security.h). */", t);
+		out_line(c, "static void *ig_principal_claims(ig_ctx *ctx, const char *json, size_t len)");
+		out_open(c, "{");
+		out_line(c, "%s *out = ig_alloc(ctx, sizeof *out);", t);
+		out_line(c, "if (!out)");
+		out_line(c, "\treturn NULL;");
+		out_line(c, "memset(out, 0, sizeof *out);");
+		out_line(c, "ig_json_reader r;");
+		out_line(c, "ig_jr_init(&r, json, len, ig_ctx_arena(ctx), 64);");
+		out_line(c, "/* quiet: the first violation is enough, and nothing is reported */");
+		out_line(c, "struct ig_dctx dc = { &r, { .arena = r.arena, .quiet = true }, true };");
+		out_line(c, "struct ig_dctx *d = &dc;");
+		emit_slot_decode(c, m->principal, false, "*out", NULL, "NULL");
+		out_line(c, "if (!r.error)");
+		out_line(c, "\tig_jr_finish(&r);");
+		out_line(c, "return r.error || dc.v.failures ? NULL : out;");
+		out_close(c, "}");
+		out_blank(c);
+	}
+	if (m->handler_used) {
+		out_line(c, "/* x-ingot-principal: the app's typed auth handler, its struct zeroed in the arena. */");
+		out_line(c, "static enum ig_auth_result ig_auth_typed(ig_ctx *ctx, const struct ig_credentials *cred,");
+		out_line(c, "\t\t\t\t\t    struct ig_principal *out)");
+		out_open(c, "{");
+		out_line(c, "%s *data = ig_alloc(ctx, sizeof *data);", t);
+		out_line(c, "if (!data)");
+		out_line(c, "\treturn IG_AUTH_REFUSED;");
+		out_line(c, "memset(data, 0, sizeof *data);");
+		out_line(c, "enum ig_auth_result r = ig_auth_handler_%s(ctx, cred, out, data);", m->principal->component);
+		out_line(c, "if (r == IG_AUTH_OK)");
+		out_line(c, "\tout->data = data;");
+		out_line(c, "return r;");
+		out_close(c, "}");
+		out_blank(c);
+	}
+	free(t);
+}
+
 /* The document's securitySchemes that some operation uses, one table
  * each (an unused one would be an unused static). */
 static void emit_schemes(struct sc_out *c, const struct sc_model *m)
@@ -76,8 +124,11 @@ static void emit_schemes(struct sc_out *c, const struct sc_model *m)
 		if (!scheme_used(m, s))
 			continue;
 		char *name = c_str(s->name), *param = s->param ? c_str(s->param) : sc_strdup("NULL");
-		out_line(c, "static const struct ig_sec_scheme ig_scheme_%zu = { %s, %s, %s, %s, %s };", i, name,
-			 types[s->type], ins[s->in], param, s->type == SC_SEC_BEARER || s->type == SC_SEC_MUTUAL_TLS ? "NULL" : "ig_auth_handler");
+		const char *handler = s->type == SC_SEC_BEARER || s->type == SC_SEC_MUTUAL_TLS ? "NULL"
+				      : m->principal ? "ig_auth_typed" : "ig_auth_handler";
+		const char *claims = s->type == SC_SEC_BEARER && m->principal ? "ig_principal_claims" : "NULL";
+		out_line(c, "static const struct ig_sec_scheme ig_scheme_%zu = { %s, %s, %s, %s, %s, %s };", i, name,
+			 types[s->type], ins[s->in], param, handler, claims);
 		free(name);
 		free(param);
 	}
@@ -304,6 +355,7 @@ void emit_router(struct sc_model *m, struct sc_out *c)
 			max_segs = m->paths[i]->nsegs;
 	out_line(c, "/* ---- the operations: what ig_run_operation runs (net/api/operation.h) ---- */");
 	out_blank(c);
+	emit_principal(c, m);
 	emit_schemes(c, m);
 	emit_rate_limits(m, c);
 	for (size_t i = 0; i < m->nops; i++)

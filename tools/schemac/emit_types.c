@@ -210,6 +210,37 @@ static void emit_op_types(struct sc_model *m, struct sc_out *h, const struct sc_
 	out_blank(h);
 }
 
+/* x-ingot-principal: the typed accessor, and the typed auth handler the
+ * app writes instead of ig_auth_handler (ingot/auth.h). */
+static void emit_principal_types(struct sc_model *m, struct sc_out *h)
+{
+	if (!m->principal)
+		return;
+	const char *n = m->principal->component;
+	char *t = c_type(m->principal);
+	out_line(h, "/* ---- the principal (x-ingot-principal: %s) ---- */", n);
+	out_blank(h);
+	out_line(h, "/* The request's principal as a %s: what the auth handler filled, or a", t);
+	out_line(h, " * bearer JWT's claims decoded with the schema (a token whose claims break");
+	out_line(h, " * it is refused 401 invalid_token before any handler). NULL on an open");
+	out_line(h, " * operation, and for a principal a client certificate admitted. */");
+	out_line(h, "static inline const %s *ig_principal_%s(const ig_ctx *ctx)", t, n);
+	out_open(h, "{");
+	out_line(h, "const struct ig_principal *p = ig_principal(ctx);");
+	out_line(h, "return p ? (const %s *)p->data : NULL;", t);
+	out_close(h, "}");
+	out_blank(h);
+	if (m->handler_used) {
+		out_line(h, "/* The auth handler for the apiKey and basic schemes (ingot/auth.h's");
+		out_line(h, " * contract for ig_auth_handler, which this replaces): data is zeroed in the");
+		out_line(h, " * arena; on IG_AUTH_OK it is the principal's (ig_principal_%s). */", n);
+		out_line(h, "enum ig_auth_result ig_auth_handler_%s(ig_ctx *ctx, const struct ig_credentials *cred,", n);
+		out_line(h, "\t\t\t\t\t struct ig_principal *out, %s *data);", t);
+		out_blank(h);
+	}
+	free(t);
+}
+
 void emit_types(struct sc_model *m, struct sc_out *h)
 {
 	emit_banner(m, h, "The API's types and one handler prototype per operationId; app/ implements them.");
@@ -221,6 +252,8 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 		out_line(h, "#include \"%s\"", includes[i]);
 	if (sc_has_hooks(m)) /* it includes only http.h: no C library name more */
 		out_line(h, "#include \"ingot/hooks.h\"");
+	if (m->principal) /* its accessor and typed auth handler */
+		out_line(h, "#include \"ingot/auth.h\"");
 	out_blank(h);
 	out_line(h, "/* A handler returns the status to send, or IG_PENDING and calls ig_finish");
 	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status,");
@@ -256,5 +289,6 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 	for (size_t i = 0; i < m->nops; i++)
 		emit_op_types(m, h, m->ops[i]);
 	emit_hook_prototypes(m, h);
+	emit_principal_types(m, h);
 	out_line(h, "#endif");
 }

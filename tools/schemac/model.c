@@ -1321,6 +1321,8 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 	sc_check_hooks(m);
 	sc_finish_schemas(m);
 	if (!m->errors)
+		sc_check_principal(m);
+	if (!m->errors)
 		check_operations(m);
 	if (!m->errors)
 		name_everything(m, NULL);

@@ -335,6 +335,10 @@ struct sc_model {
 	size_t nschemes;
 	bool bearer_used;    /* some operation takes a bearer JWT (http bearer, oauth2, openIdConnect) */
 	char *discovery_url; /* the openIdConnectUrl of the openIdConnect scheme operations use, or NULL */
+	/* The root's x-ingot-principal (security.c): the component schema
+	   (a typed object) the principal's data is, or NULL */
+	struct sc_schema *principal;
+	bool handler_used;   /* some operation takes an apiKey or basic scheme (ig_auth_handler) */
 	struct sc_schema **components; /* components/schemas, document order */
 	size_t ncomponents;
 	struct sc_path **paths;
@@ -367,6 +371,9 @@ struct sc_model {
 /* security.c: components/securitySchemes, the root's security and each
  * operation's, into m->schemes and op->security. */
 void sc_parse_security(struct sc_model *m, const cJSON *doc);
+/* security.c: x-ingot-principal's schema must be a typed object (after
+ * sc_finish_schemas has decided kinds). */
+void sc_check_principal(struct sc_model *m);
 
 void sc_model_load(struct sc_model *m, const char *file, const char *text, size_t len);
 

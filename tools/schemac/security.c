@@ -3,7 +3,8 @@
  * and openIdConnect as bearer JWTs; mutualTLS: the TLS client
  * certificate the listener verified against INGOT_TLS_CLIENT_CA), the root's security and each
  * operation's override, with OpenAPI's semantics (a list of alternatives,
- * each an object whose schemes must all pass; [] opens a route).
+ * each an object whose schemes must all pass; [] opens a route), and the
+ * root's x-ingot-principal (the component schema the principal's data is).
  * emit_router.c writes the tables the runtime's net/api/security.c reads. */
 #include "model.h"
 
@@ -179,8 +180,43 @@ static struct sc_security *parse_requirements(struct sc_model *m, const cJSON *j
 	return sec->nalts ? sec : NULL;
 }
 
+/* x-ingot-principal: {"$ref": "#/components/schemas/<Name>"}, the one
+ * schema every scheme's principal fills (the auth handler's struct, a
+ * JWT's claims decoded), as Encore's auth data is one type per service. */
+static void parse_principal(struct sc_model *m, const cJSON *v)
+{
+	static const char prefix[] = "#/components/schemas/";
+	const cJSON *ref = sc_get(v, "$ref");
+	if (!cJSON_IsObject(v) || !cJSON_IsString(ref) || cJSON_GetArraySize(v) != 1 ||
+	    strncmp(ref->valuestring, prefix, sizeof prefix - 1) != 0) {
+		sc_error(m, "/x-ingot-principal", "x-ingot-principal must be {\"$ref\": \"#/components/schemas/<Name>\"}");
+		return;
+	}
+	const char *name = ref->valuestring + sizeof prefix - 1;
+	for (size_t i = 0; i < m->ncomponents; i++)
+		if (strcmp(m->components[i]->component, name) == 0)
+			m->principal = m->components[i];
+	if (!m->principal)
+		sc_error(m, "/x-ingot-principal/$ref", "\"$ref\" to \"%s\": there is no \"%s\" in components/schemas",
+			 ref->valuestring, name);
+}
+
+void sc_check_principal(struct sc_model *m)
+{
+	if (!m->principal)
+		return;
+	const struct sc_schema *r = sc_resolve(m->principal);
+	if (r->kind != SC_OBJECT || r->nullable)
+		sc_error(m, "/x-ingot-principal/$ref",
+			 "the principal's schema \"%s\" must be a typed object (\"type\": \"object\", not nullable, "
+			 "no anyOf/oneOf): its struct is the principal's data",
+			 m->principal->component);
+}
+
 void sc_parse_security(struct sc_model *m, const cJSON *doc)
 {
+	if (sc_get(doc, "x-ingot-principal"))
+		parse_principal(m, sc_get(doc, "x-ingot-principal"));
 	const cJSON *schemes = sc_get(sc_get(doc, "components"), "securitySchemes");
 	if (schemes) {
 		if (!cJSON_IsObject(schemes))
@@ -212,6 +248,7 @@ void sc_parse_security(struct sc_model *m, const cJSON *doc)
 			for (size_t u = 0; u < sec->alts[a].nuses; u++) {
 				const struct sc_scheme *s = sec->alts[a].uses[u].scheme;
 				m->bearer_used |= s->type == SC_SEC_BEARER;
+				m->handler_used |= s->type == SC_SEC_API_KEY || s->type == SC_SEC_BASIC;
 				if (!s->oidc_url || (m->discovery_url && strcmp(m->discovery_url, s->oidc_url) == 0))
 					continue;
 				if (m->discovery_url) {

@@ -496,6 +496,8 @@ static void test_door_waits(void)
 				    .handle = t_handle, .security = &t_security },
 	    "abc", 0, 200);
 	CHECK(!door_on_coroutine && handler_calls == 1, "a door without an auth handler stays on the loop");
+}
+
 bool ig_http_answered(const ig_ctx *c)
 {
 	return c->finished != 0;

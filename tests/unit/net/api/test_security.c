@@ -4,7 +4,8 @@
  * requirement objects (all), 401 and 403 with their challenges, mutualTLS
  * (the connection's verified certificate, or none), a bearer
  * token with no key set, an unknown kid told to the keys' fetcher (its
- * upcall), the limit on failed attempts per address, and
+ * upcall), a verified token's claims by name and through a typed
+ * principal's decoder (x-ingot-principal), the limit on failed attempts per address, and
  * ig_secret_eq. The exchange (net/http) is a stand-in that records what
  * the door asked of it; JWT verification is net/auth's own. */
 #include "kernel/runtime/arena.h"
@@ -165,11 +166,11 @@ enum ig_auth_result ig_auth_handler(ig_ctx *ctx, const struct ig_credentials *cr
 
 /* ---- the tables, as schemac writes them ---- */
 
-static const struct ig_sec_scheme hdr = { "hdr", IG_SEC_API_KEY, IG_SEC_IN_HEADER, "X-Key", ig_auth_handler };
-static const struct ig_sec_scheme qry = { "qry", IG_SEC_API_KEY, IG_SEC_IN_QUERY, "key", ig_auth_handler };
-static const struct ig_sec_scheme cki = { "cki", IG_SEC_API_KEY, IG_SEC_IN_COOKIE, "sid", ig_auth_handler };
-static const struct ig_sec_scheme basic = { "basic", IG_SEC_BASIC, IG_SEC_IN_HEADER, NULL, ig_auth_handler };
-static const struct ig_sec_scheme jwt = { "jwt", IG_SEC_BEARER, IG_SEC_IN_HEADER, NULL, NULL };
+static const struct ig_sec_scheme hdr = { "hdr", IG_SEC_API_KEY, IG_SEC_IN_HEADER, "X-Key", ig_auth_handler, NULL };
+static const struct ig_sec_scheme qry = { "qry", IG_SEC_API_KEY, IG_SEC_IN_QUERY, "key", ig_auth_handler, NULL };
+static const struct ig_sec_scheme cki = { "cki", IG_SEC_API_KEY, IG_SEC_IN_COOKIE, "sid", ig_auth_handler, NULL };
+static const struct ig_sec_scheme basic = { "basic", IG_SEC_BASIC, IG_SEC_IN_HEADER, NULL, ig_auth_handler, NULL };
+static const struct ig_sec_scheme jwt = { "jwt", IG_SEC_BEARER, IG_SEC_IN_HEADER, NULL, NULL, NULL };
 
 static const char *const admin[] = { "admin" };
 /* [{hdr}, {qry}, {cki}, {basic}] */
@@ -187,7 +188,7 @@ static const struct ig_sec_alt both_alts[] = { { u_both, 2 } };
 static const struct ig_security both = { ig_security_check, both_alts, 1 };
 
 /* [{cert}] and [{cert}, {hdr}] */
-static const struct ig_sec_scheme cert = { "cert", IG_SEC_MUTUAL_TLS, IG_SEC_IN_HEADER, NULL, NULL };
+static const struct ig_sec_scheme cert = { "cert", IG_SEC_MUTUAL_TLS, IG_SEC_IN_HEADER, NULL, NULL, NULL };
 static const struct ig_sec_use u_cert[] = { { &cert, NULL, 0 } };
 static const struct ig_sec_alt cert_alts[] = { { u_cert, 1 }, { u_hdr, 1 } };
 static const struct ig_security cert_only = { ig_security_check, cert_alts, 1 };
@@ -196,6 +197,85 @@ static const struct ig_security cert_or_key = { ig_security_check, cert_alts, 2 
 static bool run(ig_ctx *c, const struct ig_security *sec)
 {
 	return sec->check(c, sec);
+}
+
+/* x-ingot-principal's decoder as schemac writes it, for a schema
+ * {email: string, required}: here over the parsed tree. */
+struct user {
+	ig_str email;
+};
+static int decodes;
+static void *decode_user(ig_ctx *ctx, const char *json, size_t len)
+{
+	decodes++;
+	ig_json_reader r;
+	ig_jr_init(&r, json, len, &ctx->arena, 8);
+	const ig_json_value *v = ig_jr_value(&r), *email = v ? ig_json_get(v, "email", 5) : NULL;
+	struct user *u = ig_alloc(ctx, sizeof *u);
+	if (!u || !email || email->type != IG_JSON_STRING)
+		return NULL;
+	u->email = email->s;
+	return u;
+}
+static const struct ig_sec_scheme typed_jwt = { "typed", IG_SEC_BEARER, IG_SEC_IN_HEADER, NULL, NULL, decode_user };
+static const struct ig_sec_use u_typed[] = { { &typed_jwt, NULL, 0 } }, u_jwt[] = { { &jwt, NULL, 0 } };
+static const struct ig_sec_alt typed_alts[] = { { u_typed, 1 } }, jwt_alts[] = { { u_jwt, 1 } };
+static const struct ig_security typed = { ig_security_check, typed_alts, 1 }, plain_jwt = { ig_security_check, jwt_alts, 1 };
+
+/* HS256 with kid k1 under the key "0123456789abcdef0123456789abcdef" (no
+ * exp: never cached, so each request verifies). */
+#define TOKEN_ANN                                                                                                      \
+	"Bearer eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhbm4iLCJlbWFpbCI6ImFubkBleGFtcGxlLmNvbSIsInNjb3BlIjoiYWRt" \
+	"aW4iLCJuIjo3fQ.jh05jmDT8aZTqBLvnu79_V8FKTqZKEmRZsSsgMbbMBk"
+/* {"sub":"bob","email":42}: signed, but its email breaks the schema. */
+#define TOKEN_BOB_NUMBER                                                                                               \
+	"Bearer eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJib2IiLCJlbWFpbCI6NDJ9.a0HEY3aVU8fCU8sQ9649vMUYYNJMtCqvLGtG" \
+	"pBiugGQ"
+
+static void test_claims(void)
+{
+	static struct ig_jwks keys = { .generation = 7, .count = 1,
+				       .keys = { { .type = IG_JWK_OCT, .kid_len = 2, .kid = "k1", .len = 32,
+						   .material = "0123456789abcdef0123456789abcdef" } } };
+	test_keys = &keys;
+	ig_ctx c;
+	ig_str s;
+
+	ctx_start(&c, "192.0.2.5");
+	add_field(&c, "Authorization", TOKEN_ANN);
+	CHECK(run(&c, &plain_jwt), "a signed token passes");
+	CHECK(c.principal && ig_str_eq(c.principal->subject, "ann", 3), "its sub is the subject");
+	CHECK(c.principal && !c.principal->data, "without x-ingot-principal no struct");
+	CHECK(ig_principal_claim(&c, "email", &s) && ig_str_eq(s, "ann@example.com", 15), "a string claim by name");
+	CHECK(!ig_principal_claim(&c, "n", &s), "a number is no string claim");
+	const ig_json_value *n = ig_principal_claim_value(&c, "n");
+	CHECK(n && n->type == IG_JSON_INT && n->i == 7, "but is a claim's value");
+	CHECK(!ig_principal_claim_value(&c, "nope"), "an absent claim is NULL");
+
+	ctx_start(&c, "192.0.2.5");
+	add_field(&c, "Authorization", TOKEN_ANN);
+	decodes = 0;
+	CHECK(run(&c, &typed), "a token whose claims fit the principal's schema passes");
+	const struct user *u = c.principal ? c.principal->data : NULL;
+	CHECK(u && ig_str_eq(u->email, "ann@example.com", 15), "its claims decoded into the struct");
+	CHECK_INT(decodes, 1, "once");
+
+	ctx_start(&c, "192.0.2.5");
+	add_field(&c, "Authorization", TOKEN_BOB_NUMBER);
+	CHECK(run(&c, &plain_jwt), "a claim of another type passes where no schema is named");
+	ctx_start(&c, "192.0.2.5");
+	add_field(&c, "Authorization", TOKEN_BOB_NUMBER);
+	CHECK(!run(&c, &typed), "but breaks the principal's schema: refused");
+	CHECK_INT(c.status, 401, "401");
+	CHECK(!c.principal, "with no principal");
+	CHECK(c.nchallenges == 1 && strcmp(c.challenge[0], "Bearer error=\"invalid_token\"") == 0, "invalid_token");
+
+	ctx_start(&c, "192.0.2.5");
+	add_field(&c, "X-Key", "k-123");
+	CHECK(run(&c, &any) && !ig_principal_claim_value(&c, "sub"), "an API key's principal has no claims");
+	ctx_start(&c, "192.0.2.5");
+	CHECK(!ig_principal_claim_value(&c, "sub"), "nor has a request without a principal");
+	test_keys = NULL;
 }
 
 static void test_api_keys(void)
@@ -398,6 +478,7 @@ int main(void)
 	test_scopes();
 	test_limit();
 	test_mutual_tls();
+	test_claims();
 	test_secret_eq();
 	return check_done();
 }

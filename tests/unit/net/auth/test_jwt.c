@@ -75,6 +75,9 @@ static void test_rfc7515(void)
 	ig_str iss;
 	CHECK(ig_jwt_claim_str(&t, "iss", &iss) && iss.len == 3 && memcmp(iss.ptr, "joe", 3) == 0, "A.1: iss is joe");
 	CHECK(!ig_jwt_claim_str(&t, "http://example.com/is_root", &iss), "A.1: a boolean claim is no string");
+	static const char a1_payload[] = "{\"iss\":\"joe\",\r\n \"exp\":1300819380,\r\n \"http://example.com/is_root\":true}";
+	CHECK(t.payload.len == sizeof a1_payload - 1 && memcmp(t.payload.ptr, a1_payload, t.payload.len) == 0,
+	      "A.1: the payload's JSON text, as signed");
 	CHECK_INT(verify(A1, &keys, &open_policy, RFC_EXP + 61, &t), IG_JWT_EXPIRED, "A.1 today: expired");
 	CHECK_INT(verify(A1, &keys, &open_policy, RFC_EXP + 59, &t), IG_JWT_OK, "A.1 within the leeway past exp");
 
