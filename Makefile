@@ -700,6 +700,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SRC_json_read := kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
+FUZZ_SRC_cron_expr := kernel/runtime/cron_expr.c
+$(BUILD)/fuzz/fuzz_cron_expr: $(FUZZ_SRC_cron_expr) kernel/runtime/cron_expr.h
 FUZZ_SRC_response  := net/http/response_head.c net/http/codec.c net/http/chunked.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/http/response_head.h net/http/codec.h
 FUZZ_SRC_parser    := net/http/parser.c $(HTTP_CODEC)

@@ -149,13 +149,13 @@ static unsigned month_days(int64_t y, unsigned m)
 	return m == 2 && leap(y) ? 29 : d[m - 1];
 }
 
-/* Whether some selected month has some selected day (when the days are
- * chosen by day of month alone: with a weekday in play, any month has
- * every weekday). February counts its 29th. */
+/* Whether some date matches. With both day fields restricted either one
+ * fires, and every weekday comes; otherwise the day of the month must
+ * exist in some selected month (February counts its 29th): the weekday
+ * then follows, as every date falls on every weekday within 400 years. */
 static bool satisfiable(const struct ig_cron_expr *e)
 {
-	bool dom_only = (e->flags & IG_CRON_DOW_STAR) && e->dow == 0x7f;
-	if (!dom_only)
+	if (!(e->flags & (IG_CRON_DOM_STAR | IG_CRON_DOW_STAR)))
 		return true;
 	for (unsigned m = 1; m <= 12; m++) {
 		if (!(e->months >> m & 1))
@@ -286,7 +286,7 @@ int64_t ig_cron_next(const struct ig_cron_expr *e, int64_t after_s)
 	int64_t t = (after_s / 60 + 1) * 60; /* the next whole minute */
 	int64_t day = t / 86400;
 	unsigned minute_of_day = (unsigned)(t % 86400 / 60);
-	int64_t limit = day + 8 * 366 + 1;
+	int64_t limit = day + 400 * 366; /* the calendar repeats after 400 years */
 	while (day <= limit) {
 		int64_t y;
 		unsigned m, d;

@@ -70,9 +70,11 @@ bool ig_cron_parse(const char *text, struct ig_cron_expr *out, struct ig_cron_er
 bool ig_cron_parse_every(const char *text, struct ig_cron_expr *out, struct ig_cron_error *err)
 	__attribute__((warn_unused_result));
 
-/* The first fire time strictly after after_s (Unix seconds, UTC); -1 when
- * none comes within 8 years (which a parsed expression never does: each
- * satisfiable day recurs within that). after_s must be >= 0. */
+/* The first fire time strictly after after_s (Unix seconds, UTC), or -1
+ * when after_s is negative. A parsed expression always has one: the
+ * calendar repeats every 400 years, and the search stops there. A date
+ * that must also fall on one weekday (September 8th, with a `*`-led
+ * day-of-week field that keeps only Sunday) walks years of days. */
 int64_t ig_cron_next(const struct ig_cron_expr *e, int64_t after_s);
 
 /* A short English description of kind, for messages. */

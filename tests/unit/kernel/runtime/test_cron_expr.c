@@ -138,6 +138,8 @@ int main(void)
 	next_is("0 0 */2 * MON", "2024-01-01 00:00", "2024-01-15 00:00");
 	next_is("0 0 * * MON", "2024-01-01 00:00", "2024-01-08 00:00");
 	next_is("0 0 13 * *", "2024-01-01 00:00", "2024-01-13 00:00");
+	next_is("0 2 8 9 */7", "2024-01-01 00:00", "2024-09-08 02:00");
+	next_is("0 2 8 9 */7", "2024-09-08 02:00", "2030-09-08 02:00");
 	/* weekdays: names in any case, ranges of names, 7 is Sunday */
 	next_is("0 0 * * 7", "2024-01-01 00:00", "2024-01-07 00:00");
 	next_is("0 0 * * 0", "2024-01-01 00:00", "2024-01-07 00:00");
@@ -195,6 +197,8 @@ int main(void)
 	refused(false, "@hourly *", IG_CRON_FIELDS, 8);
 	refused(false, "0 0 30 2 *", IG_CRON_NEVER, 0);
 	refused(false, "0 0 31 4,6,9,11 *", IG_CRON_NEVER, 0);
+	refused(false, "0 0 30 2 */2", IG_CRON_NEVER, 0);
+	next_is("0 0 30 2 MON", "2024-01-01 00:00", "2024-02-05 00:00");
 	refused(false, "1,,2 * * * *", IG_CRON_SYNTAX, 2);
 	refused(false, "*x * * * *", IG_CRON_SYNTAX, 1);
 	refused(false, "1- * * * *", IG_CRON_SYNTAX, 2);
