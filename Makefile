@@ -136,7 +136,9 @@ SCHEMAC_LIBC_NAMES := $(BUILD)/tools/schemac/libc_names.c
 # code and SCRAM, compiled for the host (tools/schemac/pg_host.c).
 SCHEMAC_PG_SRC := net/pg/wire.c net/pg/writer.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c \
                   kernel/runtime/arena.c kernel/runtime/pool.c
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c $(SCHEMAC_PG_SRC) $(SCHEMAC_LIBC_NAMES)
+# schemac judges x-ingot-cron's schedules with the runtime's own parser.
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c kernel/runtime/cron_expr.c \
+               $(SCHEMAC_PG_SRC) $(SCHEMAC_LIBC_NAMES)
 SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a $(DEPS)/host/lib/libbearssl.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
@@ -197,7 +199,7 @@ $(SCHEMAC_LIBC_NAMES): tools/schemac/libc-names tools/schemac/api_includes.h $(w
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)tools/schemac/libc-names "$(CC_MUSL)" $@
-$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/runtime/file.h $(DEPS)/.stamp
+$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/runtime/file.h kernel/runtime/cron_expr.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
@@ -813,13 +815,19 @@ $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/runtime/file.c kernel/runtime/fi
 # labelled with the revision of the checkout that holds the app's sources;
 # beside them the Knative and Cloud Run service files for that image.
 IMAGE_NAME ?= $(if $(APP_DIR),$(APP_NAME),ingot)
+# With them, a Knative Eventing PingSource per x-ingot-cron job (schemac
+# --cron-export: knative-pingsources.yaml; none without jobs).
 image: setup-image bin
 	@IMAGE_NAME=$(IMAGE_NAME) IMAGE_GIT_DIR=$(if $(APP_DIR),$(APP_DIR),$(CURDIR)) images/oci $(BIN) $(IMAGES) >/dev/null
 	@images/manifests $(IMAGE_NAME) "$$($(BIN) --version | awk 'NR == 1 { print $$NF }')" $(IMAGES)
+	@$(BUILD)/schemac --cron-export knative $(SCHEMA) $(IMAGE_NAME) $(IMAGES)
 
-# build/images/lambda.zip: bootstrap (the binary) for provided.al2023.
+# build/images/lambda.zip: bootstrap (the binary) for provided.al2023; and
+# beside it lambda-schedules/, an EventBridge Scheduler schedule (JSON, the
+# input of CreateSchedule) per x-ingot-cron job.
 lambda: setup-image bin
 	@images/lambda $(BIN) $(IMAGES)
+	@$(BUILD)/schemac --cron-export eventbridge $(SCHEMA) $(IMAGE_NAME) $(IMAGES)
 
 # build/images/vmlinuz, initramfs.cpio.gz, vmlinux, ingot.iso; the kernel
 # is fetched once into build/kernel/ (kept by make clean, like deps).

@@ -54,7 +54,15 @@ void emit_decoders(struct sc_model *m, struct sc_out *c);  /* api.c: parameter d
 void emit_router(struct sc_model *m, struct sc_out *c);    /* api.c: operation descriptors and ig_route() */
 /* The rate limits' data (rate_limit_ext.c), before the descriptors. */
 void emit_rate_limits(struct sc_model *m, struct sc_out *c);
+void emit_cron_jobs(struct sc_model *m, struct sc_out *c); /* api.c: x-ingot-cron's table, if any */
 void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, ig_api_app */
+
+/* cron_export.c: the jobs' PingSources (YAML documents, for the Knative
+ * Service app) into y, returning how many; and job i's EventBridge
+ * schedule (JSON) into o, or false. A job left out is warned about on
+ * stderr, naming it and why. */
+size_t sc_cron_pingsources(const struct sc_model *m, const char *app, struct sc_out *y);
+bool sc_cron_eventbridge(const struct sc_model *m, size_t i, const char *app, struct sc_out *o);
 
 /* emit_validate.c: validators over ig_json_value and what the decoders
  * share with them. */

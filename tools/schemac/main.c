@@ -8,6 +8,11 @@
  *   schemac --queries <document> <queries dir> <migrations dir> <outdir>
  *                                     <outdir>/queries.h and queries.c: the
  *                                     annotated SQL as typed C (queries.c)
+ *   schemac --cron-export knative|eventbridge <document> <app> <outdir>
+ *                                     x-ingot-cron's jobs for platforms that
+ *                                     scale to zero (cron_export.c):
+ *                                     <outdir>/knative-pingsources.yaml, or
+ *                                     <outdir>/lambda-schedules/<app>-<job>.json
  * Nothing is written unless the whole document compiles, and the files are
  * replaced by rename, so a failed run never leaves half a file for make. */
 #include "emit.h"
@@ -18,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,8 +105,95 @@ static int validator_main(const char *name, const char *input, const char *outpu
 	return rc ? 1 : 0;
 }
 
+/* The app's name starts every object's name: a DNS label's characters. */
+static bool app_name_ok(const char *s)
+{
+	if (!(*s >= 'a' && *s <= 'z'))
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+			return false;
+	return true;
+}
+
+/* Removes dir's *.json: schedules of jobs the document no longer has. */
+static void remove_json(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t n = strlen(e->d_name);
+		if (n > 5 && strcmp(e->d_name + n - 5, ".json") == 0) {
+			char *p = sc_printf("%s/%s", dir, e->d_name);
+			remove(p);
+			free(p);
+		}
+	}
+	closedir(d);
+}
+
+static int cron_export_main(const char *kind, const char *input, const char *app, const char *outdir)
+{
+	bool knative = strcmp(kind, "knative") == 0;
+	if (!knative && strcmp(kind, "eventbridge") != 0) {
+		fprintf(stderr, "schemac: --cron-export takes knative or eventbridge, not \"%s\"\n", kind);
+		return 2;
+	}
+	size_t len = 0;
+	char *text = read_file(input, &len);
+	if (!text) {
+		fprintf(stderr, "schemac: %s: %s\n", input, strerror(errno));
+		return 1;
+	}
+	struct sc_model m;
+	sc_model_load(&m, input, text, len);
+	if (!m.errors && m.ncron_jobs && !app_name_ok(app))
+		sc_error(&m, "/x-ingot-cron", "the app's name \"%s\" must be lower-case letters, digits and '-', "
+					      "starting with a letter: it names the platform's objects", app);
+	for (size_t i = 0; !m.errors && app_name_ok(app) && i < m.ncron_jobs; i++)
+		if (strlen(app) + 1 + strlen(m.cron_jobs[i]->name) > 63)
+			sc_error(&m, m.cron_jobs[i]->ptr, "\"%s-%s\" is longer than the 63 characters of an object's name",
+				 app, m.cron_jobs[i]->name);
+	if (m.errors) {
+		fprintf(stderr, "schemac: %s: %u error%s, nothing written\n", input, m.errors, m.errors == 1 ? "" : "s");
+		return 1;
+	}
+	char *dir = knative ? sc_strdup(outdir) : sc_printf("%s/lambda-schedules", outdir);
+	int rc = 0;
+	if (knative) {
+		struct sc_out y = { 0 };
+		char *path = sc_printf("%s/knative-pingsources.yaml", dir);
+		if (sc_cron_pingsources(&m, app, &y))
+			rc = make_dirs(dir) != 0 ? -1 : write_file(dir, "knative-pingsources.yaml", &y);
+		else
+			remove(path); /* no job for it: none left from an earlier build */
+		free(path);
+		free(y.buf);
+	} else {
+		remove_json(dir);
+		for (size_t i = 0; rc == 0 && i < m.ncron_jobs; i++) {
+			struct sc_out o = { 0 };
+			if (sc_cron_eventbridge(&m, i, app, &o)) {
+				char *name = sc_printf("%s-%s.json", app, m.cron_jobs[i]->name);
+				rc = make_dirs(dir) != 0 ? -1 : write_file(dir, name, &o);
+				free(name);
+			}
+			free(o.buf);
+		}
+	}
+	if (rc != 0)
+		fprintf(stderr, "schemac: %s: %s\n", dir, strerror(errno));
+	free(dir);
+	free(text);
+	cJSON_Delete(m.doc);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 6 && strcmp(argv[1], "--cron-export") == 0)
+		return cron_export_main(argv[2], argv[3], argv[4], argv[5]);
 	if (argc == 5 && strcmp(argv[1], "--validator") == 0)
 		return validator_main(argv[2], argv[3], argv[4]);
 	if (argc >= 2 && strcmp(argv[1], "--queries") == 0)
@@ -139,6 +232,8 @@ int main(int argc, char **argv)
 	out_line(&c, "#include \"net/api/format.h\"");
 	out_line(&c, "#include \"net/api/operation.h\"");
 	out_line(&c, "#include \"net/api/params.h\"");
+	if (m.ncron_jobs)
+		out_line(&c, "#include \"net/cron/jobs.h\"");
 	out_blank(&c);
 	out_line(&c, "#include <string.h>");
 	out_blank(&c);
@@ -150,6 +245,7 @@ int main(int argc, char **argv)
 	emit_encoders(&m, &c);
 	emit_decoders(&m, &c);
 	emit_router(&m, &c);
+	emit_cron_jobs(&m, &c);
 	emit_app(&m, &c);
 	if (m.errors) {
 		fprintf(stderr, "schemac: %s: %u error%s, nothing written\n", input, m.errors, m.errors == 1 ? "" : "s");
