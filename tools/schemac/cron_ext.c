@@ -14,17 +14,21 @@ static const struct sc_keyword job_keys[] = {
 	{ NULL, NULL },
 };
 
-/* A job's name: it names a Kubernetes object and an EventBridge schedule
- * (after the app's name), so a DNS label's characters, short. */
-static bool name_ok(const char *s)
+bool sc_cron_label_ok(const char *s)
 {
 	size_t n = strlen(s);
-	if (n == 0 || n > 40 || !(s[0] >= 'a' && s[0] <= 'z') || s[n - 1] == '-')
+	if (n == 0 || n > 63 || !(s[0] >= 'a' && s[0] <= 'z') || s[n - 1] == '-')
 		return false;
 	for (; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
 			return false;
 	return true;
+}
+
+/* A job's name follows the app's in the objects' names: short. */
+static bool name_ok(const char *s)
+{
+	return strlen(s) <= 40 && sc_cron_label_ok(s);
 }
 
 static struct sc_op *find_op(struct sc_model *m, const char *id)

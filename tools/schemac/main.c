@@ -79,6 +79,28 @@ static int write_file(const char *dir, const char *name, const struct sc_out *o)
 	return rc;
 }
 
+/* Reads and loads the document at input into m; NULL (the read's error
+ * printed) when it cannot be read, else its text, which m points into.
+ * m->errors counts what is wrong with it. */
+static char *load_document(struct sc_model *m, const char *input)
+{
+	size_t len = 0;
+	char *text = read_file(input, &len);
+	if (!text) {
+		fprintf(stderr, "schemac: %s: %s\n", input, strerror(errno));
+		return NULL;
+	}
+	sc_model_load(m, input, text, len);
+	return text;
+}
+
+/* The last line of a failed run; the exit status. */
+static int nothing_written(const char *input, unsigned errors)
+{
+	fprintf(stderr, "schemac: %s: %u error%s, nothing written\n", input, errors, errors == 1 ? "" : "s");
+	return 1;
+}
+
 static int validator_main(const char *name, const char *input, const char *output)
 {
 	size_t len = 0;
@@ -92,10 +114,8 @@ static int validator_main(const char *name, const char *input, const char *outpu
 	struct sc_out c = { 0 };
 	if (!m.errors)
 		emit_standalone(&m, &c, name);
-	if (m.errors) {
-		fprintf(stderr, "schemac: %s: %u error%s, nothing written\n", input, m.errors, m.errors == 1 ? "" : "s");
-		return 1;
-	}
+	if (m.errors)
+		return nothing_written(input, m.errors);
 	char *tmp = sc_printf("%s.tmp", output);
 	int rc = write_path(output, tmp, &c);
 	free(tmp);
@@ -103,17 +123,6 @@ static int validator_main(const char *name, const char *input, const char *outpu
 	free(text);
 	cJSON_Delete(m.doc);
 	return rc ? 1 : 0;
-}
-
-/* The app's name starts every object's name: a DNS label's characters. */
-static bool app_name_ok(const char *s)
-{
-	if (!(*s >= 'a' && *s <= 'z'))
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
-			return false;
-	return true;
 }
 
 /* Removes dir's *.json: schedules of jobs the document no longer has. */
@@ -140,25 +149,19 @@ static int cron_export_main(const char *kind, const char *input, const char *app
 		fprintf(stderr, "schemac: --cron-export takes knative or eventbridge, not \"%s\"\n", kind);
 		return 2;
 	}
-	size_t len = 0;
-	char *text = read_file(input, &len);
-	if (!text) {
-		fprintf(stderr, "schemac: %s: %s\n", input, strerror(errno));
-		return 1;
-	}
 	struct sc_model m;
-	sc_model_load(&m, input, text, len);
-	if (!m.errors && m.ncron_jobs && !app_name_ok(app))
+	char *text = load_document(&m, input);
+	if (!text)
+		return 1;
+	if (!m.errors && m.ncron_jobs && !sc_cron_label_ok(app))
 		sc_error(&m, "/x-ingot-cron", "the app's name \"%s\" must be lower-case letters, digits and '-', "
-					      "starting with a letter: it names the platform's objects", app);
-	for (size_t i = 0; !m.errors && app_name_ok(app) && i < m.ncron_jobs; i++)
+					      "starting with a letter (at most 63): it names the platform's objects", app);
+	for (size_t i = 0; !m.errors && sc_cron_label_ok(app) && i < m.ncron_jobs; i++)
 		if (strlen(app) + 1 + strlen(m.cron_jobs[i]->name) > 63)
 			sc_error(&m, m.cron_jobs[i]->ptr, "\"%s-%s\" is longer than the 63 characters of an object's name",
 				 app, m.cron_jobs[i]->name);
-	if (m.errors) {
-		fprintf(stderr, "schemac: %s: %u error%s, nothing written\n", input, m.errors, m.errors == 1 ? "" : "s");
-		return 1;
-	}
+	if (m.errors)
+		return nothing_written(input, m.errors);
 	char *dir = knative ? sc_strdup(outdir) : sc_printf("%s/lambda-schedules", outdir);
 	int rc = 0;
 	if (knative) {
@@ -206,19 +209,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *input = argv[1], *outdir = argv[2];
-	size_t len = 0;
-	char *text = read_file(input, &len);
-	if (!text) {
-		fprintf(stderr, "schemac: %s: %s\n", input, strerror(errno));
-		return 1;
-	}
-
 	struct sc_model m;
-	sc_model_load(&m, input, text, len);
-	if (m.errors) {
-		fprintf(stderr, "schemac: %s: %u error%s, nothing written\n", input, m.errors, m.errors == 1 ? "" : "s");
+	char *text = load_document(&m, input);
+	if (!text)
 		return 1;
-	}
+	if (m.errors)
+		return nothing_written(input, m.errors);
 
 	struct sc_out h = { 0 }, c = { 0 };
 	emit_types(&m, &h);
@@ -247,10 +243,8 @@ int main(int argc, char **argv)
 	emit_router(&m, &c);
 	emit_cron_jobs(&m, &c);
 	emit_app(&m, &c);
-	if (m.errors) {
-		fprintf(stderr, "schemac: %s: %u error%s, nothing written\n", input, m.errors, m.errors == 1 ? "" : "s");
-		return 1;
-	}
+	if (m.errors)
+		return nothing_written(input, m.errors);
 
 	if (make_dirs(outdir) != 0) {
 		fprintf(stderr, "schemac: %s: %s\n", outdir, strerror(errno));

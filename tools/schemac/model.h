@@ -429,6 +429,9 @@ void sc_parse_cors(struct sc_model *m, const cJSON *doc);
 /* Reads the root's x-ingot-cron into m->cron_jobs (cron_ext.c); after
  * the paths, whose operations the jobs name. */
 void sc_parse_cron(struct sc_model *m, const cJSON *doc);
+/* A name that may start the name of a platform's object (a Kubernetes
+ * object, an EventBridge schedule): a DNS label, lower-case, at most 63. */
+bool sc_cron_label_ok(const char *s);
 
 /* Reads an x-ingot-rate-limit object found at ptr into a new limit named
  * name (listed in m->rate_limits); NULL, and errors, when it is bad. */
