@@ -269,7 +269,7 @@ static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 	*y = (int64_t)yoe + era * 400 + (*m <= 2);
 }
 
-static bool day_matches(const struct ig_cron_expr *e, unsigned dom, unsigned dow)
+bool ig_cron_day_matches(const struct ig_cron_expr *e, unsigned dom, unsigned dow)
 {
 	bool in_dom = e->dom >> dom & 1, in_dow = e->dow >> dow & 1;
 	if (e->flags & (IG_CRON_DOM_STAR | IG_CRON_DOW_STAR))
@@ -297,7 +297,7 @@ int64_t ig_cron_next(const struct ig_cron_expr *e, int64_t after_s)
 			continue;
 		}
 		unsigned dow = (unsigned)((day + 4) % 7); /* 1970-01-01 was a Thursday */
-		if (day_matches(e, d, dow)) {
+		if (ig_cron_day_matches(e, d, dow)) {
 			for (unsigned h = minute_of_day / 60; h < 24; h++) {
 				if (!(e->hours >> h & 1))
 					continue;

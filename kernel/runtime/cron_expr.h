@@ -77,6 +77,10 @@ bool ig_cron_parse_every(const char *text, struct ig_cron_expr *out, struct ig_c
  * day-of-week field that keeps only Sunday) walks years of days. */
 int64_t ig_cron_next(const struct ig_cron_expr *e, int64_t after_s);
 
+/* Whether a day, by its day of the month (1-31) and of the week (0-6,
+ * Sunday 0), passes e's day fields under Vixie's rule (not its months). */
+bool ig_cron_day_matches(const struct ig_cron_expr *e, unsigned dom, unsigned dow);
+
 /* A short English description of kind, for messages. */
 const char *ig_cron_strerror(enum ig_cron_err kind);
 

@@ -14,8 +14,17 @@
 
 enum style { PING, EVENTBRIDGE };
 
-static void warn(const struct sc_model *m, const struct sc_cron_job *j, const char *target, const char *why)
+/* The reason schedule_text gives when its own check fails. */
+static const char converted_wrong[] = "converts to a cron that fires at other times (a schemac bug)";
+
+/* A job left out: a warning, or the build's failure when the conversion
+ * itself is wrong. */
+static void warn(struct sc_model *m, const struct sc_cron_job *j, const char *target, const char *why)
 {
+	if (why == converted_wrong) {
+		sc_error(m, j->ptr, "cron job \"%s\" (\"%s\") %s, for the %s", j->name, j->schedule, why, target);
+		return;
+	}
 	unsigned long line, col;
 	if (sc_yaml_where(&m->pos, j->ptr, &line, &col))
 		fprintf(stderr, "schemac: %s:%lu:%lu: %s: warning: ", m->file, line, col, j->ptr);
@@ -99,6 +108,41 @@ static bool day_fields(const struct ig_cron_expr *e, enum style st, char **dom, 
 	return false;
 }
 
+/* Whether the five-field text (the export in Vixie's syntax) fires when
+ * e does: the same minutes, hours and months, and the same verdict on
+ * every pair of days. The export is checked so as it is written, as the
+ * document's packing is (emit_app.c): a conversion's bug fails the build
+ * (warn) instead of a platform firing at other times. */
+static bool same_schedule(const struct ig_cron_expr *e, const char *text)
+{
+	struct ig_cron_expr b;
+	struct ig_cron_error err;
+	if (!ig_cron_parse(text, &b, &err) || b.minutes != e->minutes || b.hours != e->hours || b.months != e->months)
+		return false;
+	for (unsigned d = 1; d <= 31; d++)
+		for (unsigned w = 0; w < 7; w++)
+			if (ig_cron_day_matches(&b, d, w) != ig_cron_day_matches(e, d, w))
+				return false;
+	return true;
+}
+
+/* The same for a period, against the cron that stands for it: a week of
+ * fire times from the epoch on (the periods that have one repeat daily). */
+static bool same_period(const struct ig_cron_expr *e, const char *text)
+{
+	struct ig_cron_expr b;
+	struct ig_cron_error err;
+	if (!ig_cron_parse(text, &b, &err))
+		return false;
+	for (int64_t ta = 0, tb = 0; ta < 7 * 86400;) {
+		ta = ig_cron_next(e, ta);
+		tb = ig_cron_next(&b, tb);
+		if (ta != tb)
+			return false;
+	}
+	return true;
+}
+
 /* The schedule in the platform's syntax, or NULL and *why. */
 static char *schedule_text(const struct sc_cron_job *j, enum style st, const char **why)
 {
@@ -121,15 +165,15 @@ static char *schedule_text(const struct sc_cron_job *j, enum style st, const cha
 		/* The epoch's multiples as a cron where the period divides an hour
 		   or a day; else robfig's @every (from when the source starts). */
 		uint32_t min = s / 60;
-		if (min == 1)
-			return sc_strdup("* * * * *");
-		if (min < 60 && 60 % min == 0)
-			return sc_printf("*/%u * * * *", min);
-		if (min % 60 == 0 && min / 60 < 24 && 24 % (min / 60) == 0)
-			return sc_printf("0 */%u * * *", min / 60);
-		if (min == 1440)
-			return sc_strdup("0 0 * * *");
-		return min % 60 ? sc_printf("@every %um", min) : sc_printf("@every %uh", min / 60);
+		char *cron = min == 1 ? sc_strdup("* * * * *")
+			   : min < 60 && 60 % min == 0 ? sc_printf("*/%u * * * *", min)
+			   : min % 60 == 0 && min / 60 < 24 && 24 % (min / 60) == 0 ? sc_printf("0 */%u * * *", min / 60)
+			   : min == 1440 ? sc_strdup("0 0 * * *") : NULL;
+		if (!cron)
+			return min % 60 ? sc_printf("@every %um", min) : sc_printf("@every %uh", min / 60);
+		if (!same_period(e, cron))
+			*why = converted_wrong;
+		return *why ? (free(cron), NULL) : cron;
 	}
 	char *dom, *dow;
 	if (!day_fields(e, st, &dom, &dow, why))
@@ -138,6 +182,20 @@ static char *schedule_text(const struct sc_cron_job *j, enum style st, const cha
 	char *mo = field_text(e->months, 1, 12, false, st, 0);
 	char *out = st == EVENTBRIDGE ? sc_printf("cron(%s %s %s %s %s *)", mi, h, dom, mo, dow)
 				      : sc_printf("%s %s %s %s %s", mi, h, dom, mo, dow);
+	/* EventBridge's fields read as Vixie's: `?` is `*`, Sunday is 0. */
+	char *vdom = strcmp(dom, "?") ? sc_strdup(dom) : sc_strdup("*");
+	char *vdow = strcmp(dow, "?") == 0 ? sc_strdup("*")
+		   : st == EVENTBRIDGE	     ? field_text(e->dow, 0, 6, false, PING, 0)
+					     : sc_strdup(dow);
+	char *vixie = sc_printf("%s %s %s %s %s", mi, h, vdom, mo, vdow);
+	if (!same_schedule(e, vixie)) {
+		*why = converted_wrong;
+		free(out);
+		out = NULL;
+	}
+	free(vixie);
+	free(vdom);
+	free(vdow);
 	free(mi);
 	free(h);
 	free(mo);
@@ -146,7 +204,7 @@ static char *schedule_text(const struct sc_cron_job *j, enum style st, const cha
 	return out;
 }
 
-size_t sc_cron_pingsources(const struct sc_model *m, const char *app, struct sc_out *y)
+size_t sc_cron_pingsources(struct sc_model *m, const char *app, struct sc_out *y)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < m->ncron_jobs; i++) {
@@ -182,7 +240,7 @@ size_t sc_cron_pingsources(const struct sc_model *m, const char *app, struct sc_
 	return n;
 }
 
-bool sc_cron_eventbridge(const struct sc_model *m, size_t i, const char *app, struct sc_out *o)
+bool sc_cron_eventbridge(struct sc_model *m, size_t i, const char *app, struct sc_out *o)
 {
 	const struct sc_cron_job *j = m->cron_jobs[i];
 	const char *why = NULL;

@@ -60,9 +60,10 @@ void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, i
 /* cron_export.c: the jobs' PingSources (YAML documents, for the Knative
  * Service app) into y, returning how many; and job i's EventBridge
  * schedule (JSON) into o, or false. A job left out is warned about on
- * stderr, naming it and why. */
-size_t sc_cron_pingsources(const struct sc_model *m, const char *app, struct sc_out *y);
-bool sc_cron_eventbridge(const struct sc_model *m, size_t i, const char *app, struct sc_out *o);
+ * stderr, naming it and why; a conversion that fails its own check is an
+ * error (m->errors). */
+size_t sc_cron_pingsources(struct sc_model *m, const char *app, struct sc_out *y);
+bool sc_cron_eventbridge(struct sc_model *m, size_t i, const char *app, struct sc_out *o);
 
 /* emit_validate.c: validators over ig_json_value and what the decoders
  * share with them. */

@@ -162,31 +162,41 @@ static int cron_export_main(const char *kind, const char *input, const char *app
 				 app, m.cron_jobs[i]->name);
 	if (m.errors)
 		return nothing_written(input, m.errors);
+	/* Every export is made before any is written, so that a conversion
+	   that fails its check (an error) leaves nothing behind. */
+	size_t n = knative ? 1 : m.ncron_jobs;
+	struct sc_out *outs = sc_xmalloc(n * sizeof *outs);
+	size_t made = 0;
+	if (knative)
+		made = sc_cron_pingsources(&m, app, &outs[0]);
+	else
+		for (size_t i = 0; i < n; i++)
+			made += sc_cron_eventbridge(&m, i, app, &outs[i]);
 	char *dir = knative ? sc_strdup(outdir) : sc_printf("%s/lambda-schedules", outdir);
-	int rc = 0;
-	if (knative) {
-		struct sc_out y = { 0 };
-		char *path = sc_printf("%s/knative-pingsources.yaml", dir);
-		if (sc_cron_pingsources(&m, app, &y))
-			rc = make_dirs(dir) != 0 ? -1 : write_file(dir, "knative-pingsources.yaml", &y);
-		else
-			remove(path); /* no job for it: none left from an earlier build */
-		free(path);
-		free(y.buf);
-	} else {
+	/* What an earlier build wrote goes: jobs since removed, or a failure. */
+	char *yaml = sc_printf("%s/knative-pingsources.yaml", dir);
+	if (knative)
+		remove(yaml);
+	else
 		remove_json(dir);
-		for (size_t i = 0; rc == 0 && i < m.ncron_jobs; i++) {
-			struct sc_out o = { 0 };
-			if (sc_cron_eventbridge(&m, i, app, &o)) {
-				char *name = sc_printf("%s-%s.json", app, m.cron_jobs[i]->name);
-				rc = make_dirs(dir) != 0 ? -1 : write_file(dir, name, &o);
-				free(name);
-			}
-			free(o.buf);
-		}
-	}
-	if (rc != 0)
+	int rc = 0;
+	if (m.errors)
+		rc = nothing_written(input, m.errors);
+	else if (made && make_dirs(dir) != 0) {
 		fprintf(stderr, "schemac: %s: %s\n", dir, strerror(errno));
+		rc = 1;
+	}
+	for (size_t i = 0; rc == 0 && made && i < n; i++) {
+		char *name = knative ? sc_strdup("knative-pingsources.yaml")
+				     : sc_printf("%s-%s.json", app, m.cron_jobs[i]->name);
+		if (outs[i].len)
+			rc = write_file(dir, name, &outs[i]);
+		free(name);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(outs[i].buf);
+	free(outs);
+	free(yaml);
 	free(dir);
 	free(text);
 	cJSON_Delete(m.doc);
