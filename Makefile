@@ -61,8 +61,10 @@ CFLAGS   += -fstack-clash-protection
 # loop, stays -O2). And net/lambda: under Lambda its event mapping runs
 # once per invocation, beside two HTTP calls to the Runtime API over
 # loopback (the next event, the answer) that cost far more; elsewhere it
-# never runs.
-COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.c $(wildcard kernel/process/*.c) \
+# never runs. And the cron schedules' next fire time (cron_expr.c): once
+# a tick.
+COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.c kernel/runtime/cron_expr.c \
+            $(wildcard kernel/process/*.c) \
             net/start.c net/unlinked.c net/stack_settings.c \
             net/server/server_settings.c net/server/server.c net/server/layout.c net/server/listen.c \
             net/server/drain.c net/server/stats.c net/server/admin.c net/server/activation.c net/server/idle.c \
