@@ -279,7 +279,7 @@ bool ig_cron_day_matches(const struct ig_cron_expr *e, unsigned dom, unsigned do
 
 int64_t ig_cron_next(const struct ig_cron_expr *e, int64_t after_s)
 {
-	if (after_s < 0)
+	if (after_s < 0 || after_s > IG_CRON_MAX_S)
 		return -1;
 	if (e->every_s)
 		return (after_s / e->every_s + 1) * e->every_s;

@@ -70,8 +70,11 @@ bool ig_cron_parse(const char *text, struct ig_cron_expr *out, struct ig_cron_er
 bool ig_cron_parse_every(const char *text, struct ig_cron_expr *out, struct ig_cron_error *err)
 	__attribute__((warn_unused_result));
 
+/* The last second ig_cron_next starts from: 9999-12-31 23:59:59 UTC. */
+#define IG_CRON_MAX_S 253402300799LL
+
 /* The first fire time strictly after after_s (Unix seconds, UTC), or -1
- * when after_s is negative. A parsed expression always has one: the
+ * when after_s is negative or past IG_CRON_MAX_S. A parsed expression always has one: the
  * calendar repeats every 400 years, and the search stops there. A date
  * that must also fall on one weekday (September 8th, with a `*`-led
  * day-of-week field that keeps only Sunday) walks years of days. */

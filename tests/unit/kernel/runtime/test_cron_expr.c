@@ -167,6 +167,18 @@ int main(void)
 	every_is("1d", at("2024-02-28 12:00"), at("2024-02-29 00:00"));
 	every_is("7d", 0, 7 * 86400);
 
+	/* outside the clock's range: none */
+	{
+		struct ig_cron_expr e;
+		struct ig_cron_error err;
+		bool ok = ig_cron_parse("* * * * *", &e, &err);
+		CHECK(ok && ig_cron_next(&e, -1) == -1, "a start before the epoch has no next fire time");
+		CHECK(ok && ig_cron_next(&e, IG_CRON_MAX_S + 1) == -1, "a start past year 9999 has none");
+		CHECK(ok && ig_cron_next(&e, IG_CRON_MAX_S) == IG_CRON_MAX_S + 1, "the last start's is 10000-01-01");
+		ok = ig_cron_parse_every("7d", &e, &err);
+		CHECK(ok && ig_cron_next(&e, INT64_MAX) == -1, "every 7d from INT64_MAX: none, no overflow");
+	}
+
 	const char *scans[] = { "*/7 */5 * * *", "0 0 29 2,3 *", "0 12 13 * FRI", "0 0 */2 * MON", "0 0 31 * *",
 				"45 23 * 2,12 sun", "0 0 1-7 * 1", "@weekly", "3-58/11 1,13,22 28-31 1-12/3 *" };
 	for (size_t i = 0; i < sizeof scans / sizeof scans[0]; i++)
