@@ -110,7 +110,7 @@ static bool day_fields(const struct ig_cron_expr *e, enum style st, char **dom, 
 
 /* Whether the five-field text (the export in Vixie's syntax) fires when
  * e does: the same minutes, hours and months, and the same verdict on
- * every pair of days. The export is checked so as it is written, as the
+ * every pair of days. Each export is checked as it is written, as the
  * document's packing is (emit_app.c): a conversion's bug fails the build
  * (warn) instead of a platform firing at other times. */
 static bool same_schedule(const struct ig_cron_expr *e, const char *text)
