@@ -62,8 +62,10 @@ CFLAGS   += -fstack-clash-protection
 # once per invocation, beside two HTTP calls to the Runtime API over
 # loopback (the next event, the answer) that cost far more; elsewhere it
 # never runs. So does net/http/inproc.c, the in-process request it makes
-# of the engine per invocation.
-COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.c $(wildcard kernel/process/*.c) \
+# of the engine per invocation. And the cron schedules' next fire time
+# (cron_expr.c): once a tick.
+COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.c kernel/runtime/cron_expr.c \
+            $(wildcard kernel/process/*.c) \
             net/start.c net/unlinked.c net/stack_settings.c \
             net/server/server_settings.c net/server/server.c net/server/layout.c net/server/listen.c \
             net/server/drain.c net/server/stats.c net/server/admin.c net/server/activation.c net/server/idle.c \
@@ -137,7 +139,9 @@ SCHEMAC_LIBC_NAMES := $(BUILD)/tools/schemac/libc_names.c
 # code and SCRAM, compiled for the host (tools/schemac/pg_host.c).
 SCHEMAC_PG_SRC := net/pg/wire.c net/pg/writer.c net/pg/types.c net/pg/auth.c kernel/runtime/base64.c \
                   kernel/runtime/arena.c kernel/runtime/pool.c
-SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c $(SCHEMAC_PG_SRC) $(SCHEMAC_LIBC_NAMES)
+# schemac judges x-ingot-cron's schedules with the runtime's own parser.
+SCHEMAC_SRC := $(wildcard tools/schemac/*.c) kernel/runtime/file.c kernel/runtime/lz.c kernel/runtime/cron_expr.c \
+               $(SCHEMAC_PG_SRC) $(SCHEMAC_LIBC_NAMES)
 SCHEMAC_LIBS := $(DEPS)/host/lib/libyaml.a $(DEPS)/host/lib/libcjson.a $(DEPS)/host/lib/libbearssl.a
 RUNTIME_OBJ := $(RUNTIME_SRC:%.c=$(OBJ)/%.o)
 # The app's migrations (schemas/migrations/NNN_name.sql), embedded by
@@ -201,7 +205,7 @@ $(SCHEMAC_LIBC_NAMES): tools/schemac/libc-names tools/schemac/api_includes.h $(w
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)tools/schemac/libc-names "$(CC_MUSL)" $@
-$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/runtime/file.h $(DEPS)/.stamp
+$(BUILD)/schemac: $(SCHEMAC_SRC) $(wildcard tools/schemac/*.h) kernel/runtime/file.h kernel/runtime/cron_expr.h $(DEPS)/.stamp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_HOST) $(WARN) -O2 -I. -Iinclude -I$(DEPS)/host/include $(SCHEMAC_SRC) $(SCHEMAC_LIBS) -lm -o $@
@@ -706,6 +710,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 FUZZ_SRC_json_read := kernel/runtime/json_read.c kernel/runtime/json_value.c kernel/runtime/arena.c kernel/runtime/pool.c
+FUZZ_SRC_cron_expr := kernel/runtime/cron_expr.c
+$(BUILD)/fuzz/fuzz_cron_expr: $(FUZZ_SRC_cron_expr) kernel/runtime/cron_expr.h
 FUZZ_SRC_response  := net/http/response_head.c net/http/codec.c net/http/chunked.c
 $(BUILD)/fuzz/fuzz_response: $(FUZZ_SRC_response) net/http/response_head.h net/http/codec.h
 FUZZ_SRC_parser    := net/http/parser.c $(HTTP_CODEC)
@@ -817,13 +823,19 @@ $(VMLINUX_TOOL): tools/vmlinux/vmlinux.c kernel/runtime/file.c kernel/runtime/fi
 # labelled with the revision of the checkout that holds the app's sources;
 # beside them the Knative and Cloud Run service files for that image.
 IMAGE_NAME ?= $(if $(APP_DIR),$(APP_NAME),ingot)
+# With them, a Knative Eventing PingSource per x-ingot-cron job (schemac
+# --cron-export: knative-pingsources.yaml; none without jobs).
 image: setup-image bin
 	@IMAGE_NAME=$(IMAGE_NAME) IMAGE_GIT_DIR=$(if $(APP_DIR),$(APP_DIR),$(CURDIR)) images/oci $(BIN) $(IMAGES) >/dev/null
 	@images/manifests $(IMAGE_NAME) "$$($(BIN) --version | awk 'NR == 1 { print $$NF }')" $(IMAGES)
+	@$(BUILD)/schemac --cron-export knative $(SCHEMA) $(IMAGE_NAME) $(IMAGES)
 
-# build/images/lambda.zip: bootstrap (the binary) for provided.al2023.
+# build/images/lambda.zip: bootstrap (the binary) for provided.al2023; and
+# beside it lambda-schedules/, an EventBridge Scheduler schedule (JSON, the
+# input of CreateSchedule) per x-ingot-cron job.
 lambda: setup-image bin
 	@images/lambda $(BIN) $(IMAGES)
+	@$(BUILD)/schemac --cron-export eventbridge $(SCHEMA) $(IMAGE_NAME) $(IMAGES)
 
 # build/images/vmlinuz, initramfs.cpio.gz, vmlinux, ingot.iso; the kernel
 # is fetched once into build/kernel/ (kept by make clean, like deps).

@@ -54,6 +54,7 @@ void emit_decoders(struct sc_model *m, struct sc_out *c);  /* api.c: parameter d
 void emit_router(struct sc_model *m, struct sc_out *c);    /* api.c: operation descriptors and ig_route() */
 /* The rate limits' data (rate_limit_ext.c), before the descriptors. */
 void emit_rate_limits(struct sc_model *m, struct sc_out *c);
+void emit_cron_jobs(struct sc_model *m, struct sc_out *c); /* api.c: x-ingot-cron's table, if any */
 void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, ig_api_app */
 /* x-ingot-hooks (hooks_ext.c): api.h's prototypes; an operation's table
  * (ig_hooks_<id>, when sc_op_has_hooks), before its descriptor; the app's
@@ -62,6 +63,14 @@ void emit_hook_prototypes(struct sc_model *m, struct sc_out *h);
 bool sc_op_has_hooks(const struct sc_model *m, const struct sc_op *op);
 void emit_op_hooks(struct sc_model *m, struct sc_out *c, const struct sc_op *op);
 void emit_app_hooks(struct sc_model *m, struct sc_out *c);
+
+/* cron_export.c: the jobs' PingSources (YAML documents, for the Knative
+ * Service app) into y, returning how many; and job i's EventBridge
+ * schedule (JSON) into o, or false. A job left out is warned about on
+ * stderr, naming it and why; a conversion that fails its own check is an
+ * error (m->errors). */
+size_t sc_cron_pingsources(struct sc_model *m, const char *app, struct sc_out *y);
+bool sc_cron_eventbridge(struct sc_model *m, size_t i, const char *app, struct sc_out *o);
 
 /* emit_validate.c: validators over ig_json_value and what the decoders
  * share with them. */

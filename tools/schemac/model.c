@@ -1317,6 +1317,7 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 	SC_APPEND(m->paths, m->npaths, p);
 
 	collect_methods(m);
+	sc_parse_cron(m, doc);
 	sc_parse_security(m, doc);
 	sc_check_hooks(m);
 	sc_finish_schemas(m);

@@ -14,6 +14,7 @@
 #include <cJSON.h>
 
 #include "alloc.h"
+#include "kernel/runtime/cron_expr.h"
 #include "yaml_load.h"
 
 /* How a value of a schema is held in C: a typed member (string ->
@@ -246,6 +247,16 @@ struct sc_hooks {
 	size_t nbefore, nafter;
 };
 
+/* An x-ingot-cron job (cron_ext.c): the operation it calls, and when. */
+struct sc_cron_job {
+	char *name;
+	char *schedule;  /* as written: the `every` period or the cron expression */
+	bool every;
+	struct ig_cron_expr expr; /* parsed by the runtime's kernel/runtime/cron_expr.c */
+	struct sc_op *op;
+	char *ptr;       /* the job's JSON pointer (/x-ingot-cron/N) */
+};
+
 struct sc_op {
 	char *id;         /* operationId: the handler's name */
 	const char *method; /* "GET", "POST", ...; HEAD and OPTIONS are implied */
@@ -328,6 +339,11 @@ struct sc_model {
 	size_t nrate_limits;
 	/* x-ingot-hooks at the root (hooks_ext.c): every operation's */
 	struct sc_hooks hooks;
+};
+
+	/* x-ingot-cron (cron_ext.c): the jobs, in document order */
+	struct sc_cron_job **cron_jobs;
+	size_t ncron_jobs;
 	bool standalone;    /* a bare JSON Schema (--validator), not an OpenAPI document */
 	struct sc_schema *root; /* standalone: the document's schema */
 
@@ -427,6 +443,13 @@ char *sc_types_text(unsigned types);
 
 /* Reads the root's x-ingot-cors into m->cors (cors_ext.c). */
 void sc_parse_cors(struct sc_model *m, const cJSON *doc);
+
+/* Reads the root's x-ingot-cron into m->cron_jobs (cron_ext.c); after
+ * the paths, whose operations the jobs name. */
+void sc_parse_cron(struct sc_model *m, const cJSON *doc);
+/* A name that may start the name of a platform's object (a Kubernetes
+ * object, an EventBridge schedule): a DNS label, lower-case, at most 63. */
+bool sc_cron_label_ok(const char *s);
 
 /* Reads an x-ingot-rate-limit object found at ptr into a new limit named
  * name (listed in m->rate_limits); NULL, and errors, when it is bad. */
