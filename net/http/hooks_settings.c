@@ -13,9 +13,9 @@ static const struct hooks_settings_values hooks_defaults = { .hsts_max_age = 315
 
 static const struct ig_option hooks_rows[] = {
 	{ "INGOT_SECURITY_HEADERS", IG_OPT_BOOL, &hooks_values.security_headers, 0, 0,
-	  "X-Content-Type-Options: nosniff on every response, Strict-Transport-Security on TLS ones" },
+	  IG_HELP("X-Content-Type-Options: nosniff on every response, Strict-Transport-Security on TLS ones") },
 	{ "INGOT_HSTS_MAX_AGE", IG_OPT_INT, &hooks_values.hsts_max_age, 0, 2147483647,
-	  "Strict-Transport-Security's max-age, seconds (0: browsers forget the host's HSTS)" },
+	  IG_HELP("Strict-Transport-Security's max-age, seconds (0: browsers forget the host's HSTS)") },
 };
 
 __attribute__((cold)) static const char *check_hooks(char *err, size_t errlen)

@@ -101,7 +101,6 @@ bool ig_pg_array_decode(const ig_pg_value *v, uint32_t elem_oid, ig_arena *arena
 static bool put_elem(ig_wbuf *w, const ig_pg_value *e, ig_arena *arena)
 {
 	char b[48];
-	int n;
 	if (e->null) {
 		ig_wbuf_lit(w, "NULL");
 		return true;
@@ -112,10 +111,12 @@ static bool put_elem(ig_wbuf *w, const ig_pg_value *e, ig_arena *arena)
 		return true;
 	case IG_PG_INT2:
 	case IG_PG_INT4:
-	case IG_PG_INT8:
-		n = snprintf(b, sizeof b, "%lld", (long long)e->i);
-		ig_wbuf_put(w, b, (size_t)n);
+	case IG_PG_INT8: { /* the common case (ids, counts): in place, no copy */
+		char *d = ig_wbuf_reserve(w, 20);
+		if (d)
+			w->len += ig_fmt_i64(d, e->i);
 		return true;
+	}
 	case IG_PG_FLOAT4:
 	case IG_PG_FLOAT8:
 		if (isnan(e->f))

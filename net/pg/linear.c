@@ -67,11 +67,16 @@ static void on_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 static void collect(struct ig_wait_call *c)
 {
 	struct pg_wait *p = (struct pg_wait *)c;
-	if (c->done) {
-		*p->user = p->out;
+	ig_pg_call *u = p->user;
+	/* Only what ig_pg_call's contract says holds: res, or err (whose kind
+	   alone is set on success). */
+	if (!c->done) {
+		u->res = NULL;
+		cancelled(&u->err);
+	} else if ((u->res = p->out.res)) {
+		u->err.kind = IG_PG_OK;
 	} else {
-		*p->user = (ig_pg_call){ 0 };
-		cancelled(&p->user->err);
+		u->err = p->out.err;
 	}
 }
 
@@ -127,11 +132,13 @@ const ig_pg_result *ig_pg_run(ig_ctx *ctx, const char *sql, const ig_pg_value *p
 static void send(ig_ctx *ctx, bool read, const char *sql, const ig_pg_value *params, size_t nparams,
 		 ig_pg_call *call)
 {
-	*call = (ig_pg_call){ 0 };
-	if (!may_start(ctx, &call->err))
+	if (!may_start(ctx, &call->err)) {
+		call->res = NULL;
 		return;
+	}
 	struct pg_wait *p = ig_wait_call_new(ctx, sizeof *p, &grouped_ops, true);
 	if (!p) {
+		call->res = NULL;
 		fail(&call->err, IG_PG_TOO_LARGE, "out of request memory");
 		return;
 	}

@@ -8,13 +8,21 @@
 #include <string.h>
 
 /* SQL texts are hashed and compared on every query: eight bytes a step
- * (musl's memcmp goes byte by byte). */
+ * (musl's memcmp goes byte by byte). The last n < 8 bytes in at most two
+ * loads: overlapping halves (4..7 bytes) or the first, middle and last
+ * byte (1..3), which is the same word for the same bytes and length. */
 static uint64_t load_tail(const char *s, size_t n)
 {
-	uint64_t w = 0;
-	for (size_t i = 0; i < n; i++)
-		w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-	return w;
+	if (n >= 4) {
+		uint32_t lo, hi;
+		memcpy(&lo, s, 4);
+		memcpy(&hi, s + n - 4, 4);
+		return lo | (uint64_t)hi << 32;
+	}
+	if (n == 0)
+		return 0;
+	return (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+	       (uint64_t)(unsigned char)s[n - 1] << 16;
 }
 
 static uint64_t sql_hash(const char *s, size_t n)

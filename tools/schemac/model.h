@@ -339,8 +339,6 @@ struct sc_model {
 	size_t nrate_limits;
 	/* x-ingot-hooks at the root (hooks_ext.c): every operation's */
 	struct sc_hooks hooks;
-};
-
 	/* x-ingot-cron (cron_ext.c): the jobs, in document order */
 	struct sc_cron_job **cron_jobs;
 	size_t ncron_jobs;
