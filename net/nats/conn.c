@@ -50,6 +50,7 @@ struct ig_nats_request {
 	struct ig_nats *nc;
 	struct ig_nats_request *next, **pprev;
 	uint64_t token;
+	uint64_t sid; /* a subscription of its own (ig_nats_request_many); 0: the inbox's */
 	struct ig_timer timer;
 	ig_nats_reply_fn *fn;
 	void *arg;
@@ -111,12 +112,31 @@ const char *ig_nats_error_name(enum ig_nats_error e)
 
 /* ---- the URL ---- */
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A part of the URL's userinfo, percent-decoded (a password with ':' or
+ * '@' is written %3A, %40), NUL-terminated. */
 static bool copy_part(char *dst, size_t cap, const char *s, size_t n)
 {
-	if (n >= cap)
-		return false;
-	memcpy(dst, s, n);
-	dst[n] = 0;
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '%') {
+			int hi = i + 2 < n ? hex_digit(s[i + 1]) : -1;
+			int lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
+			if (lo < 0)
+				return false;
+			c = (char)(hi << 4 | lo);
+			i += 2;
+		}
+		if (c == 0 || o + 1 >= cap)
+			return false;
+		dst[o++] = c;
+	}
+	dst[o] = 0;
 	return true;
 }
 
@@ -131,7 +151,8 @@ static bool parse_url(struct ig_nats *nc, const char *url, const char **why)
 	else
 		return false;
 	const char *end = s + strcspn(s, "/?#");
-	const char *at = memchr(s, '@', (size_t)(end - s));
+	/* The last '@' ends the userinfo: a password may hold one. */
+	const char *at = memrchr(s, '@', (size_t)(end - s));
 	if (at) {
 		const char *colon = memchr(s, ':', (size_t)(at - s));
 		if (colon) {
@@ -318,7 +339,7 @@ static void conn_lost(struct ig_nats *nc, enum ig_nats_error kind, const char *w
 		arm(nc, nc->loop->clock.now_ms + d);
 	}
 	struct ig_logline l;
-	if (was_up && ig_log_begin(&l, IG_LOG_WARN, "NATS connection lost")) {
+	if (was_up && !closing && ig_log_begin(&l, IG_LOG_WARN, "NATS connection lost")) {
 		ig_log_cstr(&l, "host", nc->host);
 		ig_log_cstr(&l, "reason", why);
 		ig_log_end(&l);
@@ -541,10 +562,55 @@ static void request_remove(struct ig_nats_request *r)
 		r->next->pprev = r->pprev;
 }
 
+static void put_unsub(struct ig_nats *nc, uint64_t sid)
+{
+	char line[48];
+	int n = snprintf(line, sizeof line, "UNSUB %" PRIu64 "\r\n", sid);
+	/* Without room the server keeps sending what nobody reads until the
+	   next reconnect: ignored on arrival (no sid matches). */
+	if (nc->state == NS_UP && out_room(nc, (size_t)n)) {
+		out_put(nc, line, (size_t)n);
+		schedule_flush(nc);
+	}
+}
+
+/* A request ended, from the list or not: its timer and its own
+ * subscription go. */
+static void request_end(struct ig_nats_request *r)
+{
+	ig_timer_cancel(&r->nc->loop->timers, &r->timer);
+	if (r->sid)
+		put_unsub(r->nc, r->sid);
+}
+
 static void request_unlink(struct ig_nats_request *r)
 {
 	request_remove(r);
-	ig_timer_cancel(&r->nc->loop->timers, &r->timer);
+	request_end(r);
+}
+
+/* A reply to r. Out of the list while its callback runs: a loss of the
+ * connection from inside it ends every request but this one, which hears
+ * of it here. */
+static void deliver_reply(struct ig_nats *nc, struct ig_nats_request *r, const struct ig_nats_msg *m)
+{
+	if (m->status == 503) {
+		request_unlink(r);
+		r->fn(r->arg, NULL, IG_NATS_NO_RESPONDERS);
+		free(r);
+		return;
+	}
+	uint32_t gen = nc->generation;
+	request_remove(r);
+	bool more = r->fn(r->arg, m, IG_NATS_OK);
+	if (more && nc->generation == gen) {
+		request_link(nc, r);
+		return;
+	}
+	request_end(r);
+	if (more)
+		r->fn(r->arg, NULL, nc->state == NS_CLOSED ? IG_NATS_CLOSED : IG_NATS_DISCONNECTED);
+	free(r);
 }
 
 static void on_message(struct ig_nats *nc, const struct ig_nats_frame *f)
@@ -554,33 +620,19 @@ static void on_message(struct ig_nats *nc, const struct ig_nats_frame *f)
 		(void)ig_nats_headers_status(f->headers, &m.status, &m.description);
 	if (f->sid == nc->inbox_sid) {
 		struct ig_nats_request *r = request_of(nc, f->subject);
-		if (!r)
-			return; /* late: its request timed out or was cancelled */
-		if (m.status == 503) {
-			request_unlink(r);
-			r->fn(r->arg, NULL, IG_NATS_NO_RESPONDERS);
-			free(r);
-			return;
-		}
-		/* Out of the list while its callback runs: a loss of the
-		   connection from inside it ends every request but this one,
-		   which hears of it here. */
-		uint32_t gen = nc->generation;
-		request_remove(r);
-		bool more = r->fn(r->arg, &m, IG_NATS_OK);
-		if (more && nc->generation == gen) {
-			request_link(nc, r);
-			return;
-		}
-		ig_timer_cancel(&nc->loop->timers, &r->timer);
-		if (more)
-			r->fn(r->arg, NULL, nc->state == NS_CLOSED ? IG_NATS_CLOSED : IG_NATS_DISCONNECTED);
-		free(r);
-		return;
+		if (r)
+			deliver_reply(nc, r, &m);
+		return; /* else late: its request timed out or was cancelled */
 	}
 	for (struct ig_nats_sub *s = nc->subs; s; s = s->next) {
 		if (s->sid == f->sid) {
 			s->on_msg(s->arg, &m);
+			return;
+		}
+	}
+	for (struct ig_nats_request *r = nc->requests; r; r = r->next) {
+		if (r->sid == f->sid) {
+			deliver_reply(nc, r, &m);
 			return;
 		}
 	}
@@ -867,14 +919,7 @@ void ig_nats_unsubscribe(struct ig_nats_sub *s)
 	*s->pprev = s->next;
 	if (s->next)
 		s->next->pprev = s->pprev;
-	char line[48];
-	int n = snprintf(line, sizeof line, "UNSUB %" PRIu64 "\r\n", s->sid);
-	/* Without room the server keeps sending what nobody reads until the
-	   next reconnect: ignored on arrival (no sid matches). */
-	if (nc->state == NS_UP && out_room(nc, (size_t)n)) {
-		out_put(nc, line, (size_t)n);
-		schedule_flush(nc);
-	}
+	put_unsub(nc, s->sid);
 	free(s);
 }
 
@@ -886,9 +931,9 @@ static void on_request_timer(struct ig_timer *t)
 	free(r);
 }
 
-enum ig_nats_error ig_nats_request(struct ig_nats *nc, ig_str subject, ig_str headers, ig_str payload,
-				   uint32_t timeout_ms, ig_nats_reply_fn *on_reply, void *arg,
-				   struct ig_nats_request **handle)
+static enum ig_nats_error request(struct ig_nats *nc, bool own_sub, ig_str subject, ig_str headers, ig_str payload,
+				  uint32_t timeout_ms, ig_nats_reply_fn *on_reply, void *arg,
+				  struct ig_nats_request **handle)
 {
 	if (nc->state != NS_UP)
 		return IG_NATS_NOT_CONNECTED;
@@ -901,9 +946,24 @@ enum ig_nats_error ig_nats_request(struct ig_nats *nc, ig_str subject, ig_str he
 	r->arg = arg;
 	r->timer.fn = on_request_timer;
 	char reply[64];
-	int n = snprintf(reply, sizeof reply, "%s%" PRIu64, nc->inbox, r->token);
+	/* Its own subscription's subject has one token more than the
+	   inbox's wildcard matches. */
+	int n = snprintf(reply, sizeof reply, own_sub ? "%sm.%" PRIu64 : "%s%" PRIu64, nc->inbox, r->token);
+	size_t mark = nc->olen;
+	if (own_sub) {
+		char line[96];
+		r->sid = ++nc->next_sid;
+		int k = snprintf(line, sizeof line, "SUB %s %" PRIu64 "\r\n", reply, r->sid);
+		if (!out_room(nc, (size_t)k)) {
+			free(r);
+			return IG_NATS_NO_MEMORY;
+		}
+		mark = nc->olen;
+		out_put(nc, line, (size_t)k);
+	}
 	enum ig_nats_error e = put_pub(nc, subject, (ig_str){ reply, (size_t)n }, headers, payload);
 	if (e != IG_NATS_OK) {
+		nc->olen = mark; /* its SUB goes too */
 		free(r);
 		return e;
 	}
@@ -913,6 +973,20 @@ enum ig_nats_error ig_nats_request(struct ig_nats *nc, ig_str subject, ig_str he
 	if (handle)
 		*handle = r;
 	return IG_NATS_OK;
+}
+
+enum ig_nats_error ig_nats_request(struct ig_nats *nc, ig_str subject, ig_str headers, ig_str payload,
+				   uint32_t timeout_ms, ig_nats_reply_fn *on_reply, void *arg,
+				   struct ig_nats_request **handle)
+{
+	return request(nc, false, subject, headers, payload, timeout_ms, on_reply, arg, handle);
+}
+
+enum ig_nats_error ig_nats_request_many(struct ig_nats *nc, ig_str subject, ig_str headers, ig_str payload,
+					uint32_t timeout_ms, ig_nats_reply_fn *on_reply, void *arg,
+					struct ig_nats_request **handle)
+{
+	return request(nc, true, subject, headers, payload, timeout_ms, on_reply, arg, handle);
 }
 
 void ig_nats_request_cancel(struct ig_nats_request *r)

@@ -414,8 +414,8 @@ enum ig_nats_error ig_js_pull(struct ig_nats *nc, ig_str stream, ig_str consumer
 	*p = (struct js_pull){ on_msg, on_end, arg, batch, 0 };
 	uint32_t timeout = o->timeout_ms ? o->timeout_ms
 			   : (uint32_t)(o->expires_ns / 1000000) + 5000;
-	enum ig_nats_error e = ig_nats_request(nc, (ig_str){ s.buf, s.len }, (ig_str){ 0 }, (ig_str){ b.buf, b.len },
-					       timeout, on_pull_reply, p, NULL);
+	enum ig_nats_error e = ig_nats_request_many(nc, (ig_str){ s.buf, s.len }, (ig_str){ 0 },
+						    (ig_str){ b.buf, b.len }, timeout, on_pull_reply, p, NULL);
 	if (e != IG_NATS_OK)
 		free(p);
 	return e;

@@ -133,6 +133,13 @@ struct ig_nats_request;
 IG_MUST_USE enum ig_nats_error ig_nats_request(struct ig_nats *nc, ig_str subject, ig_str headers, ig_str payload,
 					       uint32_t timeout_ms, ig_nats_reply_fn *on_reply, void *arg,
 					       struct ig_nats_request **handle);
+/* The same with a subscription of the request's own on its reply
+ * subject, for answers that arrive under another subject than the reply
+ * subject (a JetStream pull's messages keep their own): replies are
+ * matched by the subscription, which the end removes (UNSUB). */
+IG_MUST_USE enum ig_nats_error ig_nats_request_many(struct ig_nats *nc, ig_str subject, ig_str headers, ig_str payload,
+						    uint32_t timeout_ms, ig_nats_reply_fn *on_reply, void *arg,
+						    struct ig_nats_request **handle);
 /* Ends a request still waiting: on_reply is not called again. Not from
  * its own on_reply (which ends it by returning false). */
 void ig_nats_request_cancel(struct ig_nats_request *r);
