@@ -399,7 +399,7 @@ static void on_dial_connected(struct ig_dial *d, struct ig_transport *t, struct 
 	nc->tls = t != sock;
 	nc->state = NS_INFO;
 	arm(nc, d->deadline_ms ? d->deadline_ms : nc->loop->clock.now_ms + nc->o.connect_timeout_ms);
-	/* The server speaks first; with TLS the handshake waits for a read. */
+	/* The server speaks first (INFO, in clear). */
 	t->ops->resume_read(t);
 }
 
@@ -418,10 +418,10 @@ static const struct ig_dial_ops nats_dial_ops = {
 static void start_connect(struct ig_nats *nc)
 {
 	nc->state = NS_DIALING;
-	struct ig_dial_tls tls = { .verify = nc->o.tls_verify, .trust = nc->o.trust, .server_name = nc->host };
+	/* Plain first, always: the server sends its INFO in clear and the
+	   handshake follows it (on_info). */
 	struct ig_dial_params p = {
 		.sock = &nc->sock, .host = nc->host, .port = nc->port, .timeout_ms = nc->o.connect_timeout_ms,
-		.tls = nc->tls_url ? &tls : NULL,
 	};
 	ig_dial_start(&nc->dial, nc->loop, &p, &nats_dial_ops, nc);
 }
@@ -444,7 +444,7 @@ static bool put_json_field(struct ig_nats *nc, const char *key, const char *valu
  * every subscription's SUB, and a PING whose PONG says all went through. */
 static void on_info(struct ig_nats *nc, ig_str json)
 {
-	bool tls_required = false, auth_required = false;
+	bool tls_required = false, tls_available = false, auth_required = false;
 	int64_t max_payload = 0;
 	ig_json_reader r;
 	ig_arena_reset(&nc->scratch);
@@ -456,6 +456,9 @@ static void on_info(struct ig_nats *nc, ig_str json)
 			if (key.len == 12 && !memcmp(key.ptr, "tls_required", 12) && ig_jr_peek(&r) >= IG_JN_FALSE &&
 			    ig_jr_peek(&r) <= IG_JN_TRUE)
 				(void)ig_jr_bool(&r, &tls_required);
+			else if (key.len == 13 && !memcmp(key.ptr, "tls_available", 13) && ig_jr_peek(&r) >= IG_JN_FALSE &&
+				 ig_jr_peek(&r) <= IG_JN_TRUE)
+				(void)ig_jr_bool(&r, &tls_available);
 			else if (key.len == 13 && !memcmp(key.ptr, "auth_required", 13) && ig_jr_peek(&r) >= IG_JN_FALSE &&
 				 ig_jr_peek(&r) <= IG_JN_TRUE)
 				(void)ig_jr_bool(&r, &auth_required);
@@ -474,7 +477,11 @@ static void on_info(struct ig_nats *nc, ig_str json)
 	}
 	if (max_payload > 0)
 		nc->max_payload = (size_t)max_payload;
-	if (tls_required && !nc->tls) {
+	if (nc->tls_url && !tls_required && !tls_available) {
+		conn_lost(nc, IG_NATS_TLS, "the URL says tls:// and the NATS server offers no TLS");
+		return;
+	}
+	if ((tls_required || nc->tls_url) && !nc->tls) {
 		struct ig_dial_tls tls = { .verify = nc->o.tls_verify, .trust = nc->o.trust, .server_name = nc->host };
 		const char *why;
 		struct ig_transport *t = ig_dial_tls(nc->loop, nc->raw, &tls, &why);
@@ -753,7 +760,12 @@ static void nats_closed(void *engine)
 {
 	struct ig_nats *nc = engine;
 	nc->t = nc->raw = NULL; /* gone already: conn_lost must not close it */
-	conn_lost(nc, IG_NATS_DISCONNECTED, "the connection to the NATS server failed");
+	/* Before the PONG over TLS: the handshake or the certificate's check
+	   failed (the server's refusals come as -ERR). */
+	if (nc->tls && nc->state == NS_CONNECTING)
+		conn_lost(nc, IG_NATS_TLS, "TLS with the NATS server failed (the handshake or the certificate's check)");
+	else
+		conn_lost(nc, IG_NATS_DISCONNECTED, "the connection to the NATS server failed");
 }
 
 static const struct ig_stream_ops nats_stream_ops = {

@@ -63,8 +63,10 @@ struct ig_nats_conn_ops {
 };
 
 struct ig_nats_options {
-	/* nats://[token@|user:password@]host[:port] (4222), tls://... for TLS
-	   from the start of the handshake; read by ig_nats_new, not kept */
+	/* nats://[token@|user:password@]host[:port] (4222; userinfo
+	   percent-decoded), or tls://... to require TLS (with nats:// TLS
+	   starts when the server's INFO requires it: either way after the
+	   INFO, as nats-server 2.9 expects); read by ig_nats_new, not kept */
 	const char *url;
 	const char *name;            /* CONNECT's name; NULL: "ingot" */
 	uint32_t connect_timeout_ms; /* dial, TLS and the first PONG; 0: 5000 */

@@ -30,14 +30,23 @@ function natsServerBin() {
 }
 
 const servers = new Set();
-after(async () => { for (const s of servers) await s.stop(); });
+const dirs = new Set();
+after(async () => {
+	for (const s of servers) await s.stop();
+	for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+const tempDir = (prefix) => {
+	const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+	dirs.add(d);
+	return d;
+};
 
 // Starts nats-server on port (a free one if not given) with a JetStream
 // store in dir; resolves once it says it is ready. stop() ends it by its PID
 // and waits for its exit.
 async function startNats({ port, dir, args = [] } = {}) {
 	port ??= await freePort();
-	dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-nats-'));
+	dir ??= tempDir('ingot-nats-');
 	const child = spawn(natsServerBin(), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir, ...args],
 		{ stdio: ['ignore', 'pipe', 'pipe'] });
 	let log = '';
@@ -61,9 +70,10 @@ async function startNats({ port, dir, args = [] } = {}) {
 }
 
 // Runs natscheck to its end: {code, events, stderr}.
-function natscheck(mode, url) {
+function natscheck(mode, url, { verify = false, env = {} } = {}) {
 	return new Promise((resolve) => {
-		execFile(NATSCHECK, [mode, url], { timeout: 60000, env: { PATH: process.env.PATH, INGOT_LOG_LEVEL: 'warn' } },
+		execFile(NATSCHECK, [mode, url, ...(verify ? ['verify'] : [])],
+			{ timeout: 60000, env: { PATH: process.env.PATH, INGOT_LOG_LEVEL: 'warn', ...env } },
 			(err, stdout, stderr) => {
 				const events = stdout.split('\n').filter((l) => l.startsWith('{"ev"')).map((l) => JSON.parse(l));
 				resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, events, stderr, stdout });
@@ -130,6 +140,27 @@ test('user and password auth', async () => {
 	const bad = await natscheck('connect', `nats://bob:nope@127.0.0.1:${srv.port}`);
 	assert.equal(bad.events[0].kind, 'authorization refused', bad.stdout);
 	await srv.stop();
+});
+
+test('TLS: upgraded when the INFO requires it, required by tls://, the certificate verified', async () => {
+	const dir = tempDir('ingot-nats-tls-');
+	const cert = path.join(dir, 'cert.pem');
+	const key = path.join(dir, 'key.pem');
+	execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2',
+		'-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+	const srv = await startNats({ args: ['--tls', '--tlscert', cert, '--tlskey', key] });
+	const core = await natscheck('core', srv.url);
+	assert.equal(core.code, 0, core.stdout + core.stderr);
+	assert.deepEqual(only(core.events, 'msg').map((m) => m.payload), ['one', 'two'], 'core NATS over the upgraded stream');
+	const verified = await natscheck('connect', `tls://localhost:${srv.port}`, { verify: true, env: { INGOT_TLS_CA_FILE: cert } });
+	assert.equal(verified.events[0].ev, 'up', verified.stdout);
+	const unknown = await natscheck('connect', `tls://localhost:${srv.port}`, { verify: true });
+	assert.deepEqual([unknown.events[0].ev, unknown.events[0].kind], ['down', 'tls failed'], 'an unknown issuer is refused');
+	await srv.stop();
+	const plain = await startNats();
+	const refused = await natscheck('connect', `tls://127.0.0.1:${plain.port}`);
+	assert.deepEqual([refused.events[0].ev, refused.events[0].kind], ['down', 'tls failed'], 'tls:// to a server without TLS');
+	await plain.stop();
 });
 
 test('JetStream: stream, durable pull consumer, publish acks, ack / nak with delay / term, MaxDeliver', async () => {

@@ -12,17 +12,21 @@
  *                            (the test stops and starts it when it reads
  *                            "up" and "down"): the subscription restored
  *
+ * A third argument "verify" checks the server's certificate and name
+ * against the default trust anchors (INGOT_TLS_CA_FILE adds to them).
  * Exit 0 at the scenario's end, 1 when a call fails where it must not, 2
  * for bad usage. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
 #include "kernel/runtime/loop.h"
 #include "net/nats/js.h"
 #include "net/nats/nats.h"
 #include "net/nats/proto.h"
+#include "net/tls/tls.h"
 
 static struct ig_loop loop;
 static struct ig_nats *nc;
@@ -315,17 +319,22 @@ static const struct ig_nats_conn_ops conn_ops = { .up = on_up, .down = on_down }
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: natscheck core|connect|js|reconnect URL\n");
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "verify"))) {
+		fprintf(stderr, "usage: natscheck core|connect|js|reconnect URL [verify]\n");
 		return 2;
 	}
+	static const struct ig_settings *const parts[] = { &ig_tls_trust_settings };
+	char *no_args[] = { argv[0], NULL };
+	const struct ig_config_args env_only = { .argc = 1, .argv = no_args, .name = "natscheck", .version = "0" };
+	if (ig_config_parse(parts, IG_COUNTOF(parts), &env_only) != IG_CONFIG_OK)
+		return 2;
 	mode = argv[1];
 	if (ig_loop_init(&loop, 0) != 0) {
 		perror("natscheck: loop");
 		return 1;
 	}
 	struct ig_nats_options o = { .url = argv[2], .name = "natscheck", .reconnect_min_ms = 50,
-				     .reconnect_max_ms = 400, .connect_timeout_ms = 3000 };
+				     .reconnect_max_ms = 400, .connect_timeout_ms = 3000, .tls_verify = argc == 4 };
 	const char *why;
 	nc = ig_nats_new(&loop, &o, &conn_ops, NULL, &why);
 	if (!nc) {
