@@ -180,7 +180,7 @@ $(OBJ)/gen/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 
 .PHONY: lwip lwip-asan pgwire-check
 .PHONY: app-test
-.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck natscheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck natscheck natscheck-asan pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -389,6 +389,16 @@ $(PGCHECK_ASAN): $(RUNTIME_SRC) tests/pg/pgcheck.c $(DEPS)/.stamp $(wildcard ker
 		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/pg/pgcheck.c \
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
 pgcheck-asan: $(PGCHECK_ASAN)
+# natscheck (net/nats's driver) the same way: nats_client.test.mjs runs it
+# too (INGOT_NATSCHECK_BIN).
+NATSCHECK_ASAN := $(BUILD)/bin/natscheck-asan
+$(NATSCHECK_ASAN): $(RUNTIME_SRC) tests/nats/natscheck.c $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
+	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/nats/natscheck.c \
+		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
+natscheck-asan: $(NATSCHECK_ASAN)
 
 # net/pg's wire, types and auth against a real PostgreSQL without the
 # connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
@@ -718,6 +728,8 @@ $(BUILD)/fuzz/fuzz_jwt: $(FUZZ_SRC_jwt) $(wildcard net/auth/*.h) tests/unit/net/
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
+FUZZ_SRC_nats      := net/nats/proto.c
+$(BUILD)/fuzz/fuzz_nats: $(FUZZ_SRC_nats) net/nats/proto.h
 FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/writer.c net/pg/auth.c kernel/runtime/base64.c net/pg/conninfo.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
@@ -860,7 +872,7 @@ stop:
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch pgcheck natscheck pgcheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel
+	@$(MAKE) --no-print-directory bin fetch pgcheck natscheck pgcheck-asan natscheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch pgcheck
 	@$(MAKE) --no-print-directory TLS=none bin

@@ -69,11 +69,18 @@ async function startNats({ port, dir, args = [] } = {}) {
 	return srv;
 }
 
+// natscheck's environment: this process's sanitizer options, and env.
+function natscheckEnv(env = {}) {
+	const base = { PATH: process.env.PATH, INGOT_LOG_LEVEL: 'warn' };
+	for (const k of ['ASAN_OPTIONS', 'UBSAN_OPTIONS']) if (process.env[k]) base[k] = process.env[k];
+	return { ...base, ...env };
+}
+
 // Runs natscheck to its end: {code, events, stderr}.
 function natscheck(mode, url, { verify = false, env = {} } = {}) {
 	return new Promise((resolve) => {
 		execFile(NATSCHECK, [mode, url, ...(verify ? ['verify'] : [])],
-			{ timeout: 60000, env: { PATH: process.env.PATH, INGOT_LOG_LEVEL: 'warn', ...env } },
+			{ timeout: 60000, env: natscheckEnv(env) },
 			(err, stdout, stderr) => {
 				const events = stdout.split('\n').filter((l) => l.startsWith('{"ev"')).map((l) => JSON.parse(l));
 				resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, events, stderr, stdout });
@@ -84,7 +91,7 @@ function natscheck(mode, url, { verify = false, env = {} } = {}) {
 // Starts natscheck and hands its events over as they come: next(ms, what)
 // resolves the next one; exited resolves its exit code.
 function natscheckLive(mode, url) {
-	const child = spawn(NATSCHECK, [mode, url], { stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(NATSCHECK, [mode, url], { env: natscheckEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
 	const lines = [];
 	let wake = null;
 	readline.createInterface({ input: child.stdout }).on('line', (l) => {
