@@ -371,34 +371,27 @@ asan: $(ASAN_BIN)
 
 # The test client CLI under the sanitizers, for tests/client/engine.test.mjs.
 FETCH_ASAN := $(BUILD)/bin/fetch$(TLS_SUFFIX)-asan
-$(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/client/fetch.c \
-		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
+$(FETCH_ASAN): tests/client/fetch.c
 fetch-asan: $(FETCH_ASAN)
 
 # pgcheck (net/pg's driver) under the sanitizers: pg_client.test.mjs runs
 # it too (INGOT_PGCHECK_BIN).
 PGCHECK_ASAN := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)-asan
-$(PGCHECK_ASAN): $(RUNTIME_SRC) tests/pg/pgcheck.c $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/pg/pgcheck.c \
-		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
+$(PGCHECK_ASAN): tests/pg/pgcheck.c
 pgcheck-asan: $(PGCHECK_ASAN)
 # natscheck (net/nats's driver) the same way: nats_client.test.mjs runs it
 # too (INGOT_NATSCHECK_BIN).
 NATSCHECK_ASAN := $(BUILD)/bin/natscheck-asan
-$(NATSCHECK_ASAN): $(RUNTIME_SRC) tests/nats/natscheck.c $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
+$(NATSCHECK_ASAN): tests/nats/natscheck.c
+natscheck-asan: $(NATSCHECK_ASAN)
+# Each of those: the whole runtime and its one program (the tests/ source
+# named above), for the host.
+$(FETCH_ASAN) $(PGCHECK_ASAN) $(NATSCHECK_ASAN): $(RUNTIME_SRC) $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/nats/natscheck.c \
+		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) $(filter tests/%.c,$^) \
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
-natscheck-asan: $(NATSCHECK_ASAN)
 
 # net/pg's wire, types and auth against a real PostgreSQL without the
 # connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).

@@ -541,12 +541,9 @@ static struct ig_nats_request *request_of(struct ig_nats *nc, ig_str subject)
 	size_t pre = strlen(nc->inbox);
 	if (subject.len <= pre || memcmp(subject.ptr, nc->inbox, pre) != 0)
 		return NULL;
-	uint64_t token = 0;
-	for (size_t i = pre; i < subject.len; i++) {
-		if (subject.ptr[i] < '0' || subject.ptr[i] > '9')
-			return NULL;
-		token = token * 10 + (uint64_t)(subject.ptr[i] - '0');
-	}
+	uint64_t token;
+	if (!ig_nats_uint((ig_str){ subject.ptr + pre, subject.len - pre }, &token))
+		return NULL;
 	for (struct ig_nats_request *r = nc->requests; r; r = r->next)
 		if (r->token == token)
 			return r;

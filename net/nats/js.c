@@ -11,6 +11,7 @@
 #include "ingot/json_read.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/json.h"
+#include "net/nats/proto.h"
 
 /* A request's text built on the stack; ok turns false past its end. */
 struct js_text {
@@ -313,20 +314,6 @@ enum ig_nats_error ig_js_publish(struct ig_nats *nc, ig_str subject, ig_str head
 
 /* ---- the ack subject ---- */
 
-static bool token_uint(ig_str t, uint64_t *out)
-{
-	if (t.len == 0 || t.len > 19)
-		return false;
-	uint64_t v = 0;
-	for (size_t i = 0; i < t.len; i++) {
-		if (t.ptr[i] < '0' || t.ptr[i] > '9')
-			return false;
-		v = v * 10 + (uint64_t)(t.ptr[i] - '0');
-	}
-	*out = v;
-	return true;
-}
-
 bool ig_js_meta_parse(ig_str reply, struct ig_js_meta *m)
 {
 	ig_str tok[12];
@@ -348,9 +335,9 @@ bool ig_js_meta_parse(ig_str reply, struct ig_js_meta *m)
 		return false;
 	uint64_t ts;
 	*m = (struct ig_js_meta){ .stream = tok[b], .consumer = tok[b + 1] };
-	if (!token_uint(tok[b + 2], &m->delivered) || !token_uint(tok[b + 3], &m->stream_seq) ||
-	    !token_uint(tok[b + 4], &m->consumer_seq) || !token_uint(tok[b + 5], &ts) ||
-	    !token_uint(tok[b + 6], &m->pending))
+	if (!ig_nats_uint(tok[b + 2], &m->delivered) || !ig_nats_uint(tok[b + 3], &m->stream_seq) ||
+	    !ig_nats_uint(tok[b + 4], &m->consumer_seq) || !ig_nats_uint(tok[b + 5], &ts) ||
+	    !ig_nats_uint(tok[b + 6], &m->pending))
 		return false;
 	m->timestamp_ns = (int64_t)ts;
 	return true;

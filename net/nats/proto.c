@@ -29,17 +29,26 @@ static bool word_is(const char *s, size_t n, const char *lit)
 	return true;
 }
 
-static bool parse_size(ig_str t, size_t *out)
+bool ig_nats_uint(ig_str t, uint64_t *out)
 {
-	if (t.len == 0 || t.len > 18)
+	if (t.len == 0 || t.len > 19)
 		return false;
-	size_t v = 0;
+	uint64_t v = 0;
 	for (size_t i = 0; i < t.len; i++) {
 		if (t.ptr[i] < '0' || t.ptr[i] > '9')
 			return false;
-		v = v * 10 + (size_t)(t.ptr[i] - '0');
+		v = v * 10 + (uint64_t)(t.ptr[i] - '0');
 	}
 	*out = v;
+	return true;
+}
+
+static bool parse_size(ig_str t, size_t *out)
+{
+	uint64_t v;
+	if (!ig_nats_uint(t, &v))
+		return false;
+	*out = (size_t)v;
 	return true;
 }
 

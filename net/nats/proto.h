@@ -56,6 +56,10 @@ void ig_nats_parser_init(struct ig_nats_parser *p, size_t max_payload);
  * frame, the next call starts at the byte after it. */
 IG_MUST_USE int ig_nats_parse(struct ig_nats_parser *p, const char *buf, size_t len, struct ig_nats_frame *f);
 
+/* A decimal number of at most 19 digits, the whole of t (sizes, sids,
+ * sequences and nanosecond times in subjects); false for anything else. */
+bool ig_nats_uint(ig_str t, uint64_t *out);
+
 /* The header block of an HMSG: its status ("NATS/1.0 503", 0 when the
  * line has none) and description ("No Responders"); false when the block
  * does not start with NATS/1.0. */
