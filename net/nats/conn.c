@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ingot/http.h"
 #include "ingot/json_read.h"
 #include "ingot/log.h"
 #include "kernel/runtime/arena.h"
@@ -329,6 +330,8 @@ static void conn_lost(struct ig_nats *nc, enum ig_nats_error kind, const char *w
 	ig_timer_cancel(&nc->loop->timers, &nc->timer);
 	bool closing = kind == IG_NATS_CLOSED;
 	nc->state = closing ? NS_CLOSED : NS_WAITING;
+	if (was_up && nc->o.backend)
+		ig_backend_set_up(nc->o.backend - 1, false);
 	if (!closing) {
 		/* The first retry is quick (a restart of the server); the next
 		   ones back off, with jitter so that a fleet does not return
@@ -530,6 +533,8 @@ static void on_up(struct ig_nats *nc)
 	nc->pings_out = 0;
 	nc->backoff_ms = nc->o.reconnect_min_ms;
 	arm(nc, nc->loop->clock.now_ms + nc->o.ping_interval_ms);
+	if (nc->o.backend)
+		ig_backend_set_up(nc->o.backend - 1, true);
 	if (nc->ops && nc->ops->up)
 		nc->ops->up(nc->arg, nc);
 }

@@ -76,6 +76,9 @@ struct ig_nats_options {
 	uint32_t reconnect_max_ms;   /* the delay doubles up to this; 0: 5000 */
 	size_t max_message;          /* a larger incoming message ends the
 					connection; 0: 8 MiB */
+	int backend;                 /* readiness (/readyz): ig_backend_register's
+					id + 1 (include/ingot/http.h), set up while
+					connected and down when lost; 0: none */
 	bool tls_verify;             /* check the server's chain and name */
 	const struct tls_trust *trust; /* NULL: the default anchors */
 };

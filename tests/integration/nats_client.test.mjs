@@ -7,7 +7,8 @@
 // durable pull consumer, publish with the ack (and a duplicate), pulls with
 // ack, nak with a delay (redelivered), term, MaxDeliver ending the
 // redeliveries, no_wait; and a reconnect after the server is stopped and
-// started again on the same port, the subscription restored.
+// started again on the same port, the subscription restored and readiness
+// (the client's backend) down meanwhile.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
@@ -136,6 +137,7 @@ test('token auth: the right token connects, a wrong or missing one is refused', 
 		assert.equal(bad.events[0].ev, 'down', bad.stdout);
 		assert.equal(bad.events[0].kind, 'authorization refused');
 		assert.equal(bad.events[0].publish, 'not connected', 'a publish without a connection fails, never queued');
+		assert.equal(bad.events[0].ready, false, 'never up: readiness waits');
 	}
 	await srv.stop();
 });
@@ -195,19 +197,20 @@ test('JetStream: stream, durable pull consumer, publish acks, ack / nak with del
 	await srv.stop();
 });
 
-test('reconnect: the server stopped and started again on the same port; the subscription is restored', async () => {
+test('reconnect: the server stopped and started again on the same port; the subscription is restored, readiness follows', async () => {
 	const srv = await startNats();
 	const live = natscheckLive('reconnect', srv.url);
 	const up = await live.next(10000, 'first up');
-	assert.deepEqual([up.ev, up.connects], ['up', 1]);
+	assert.deepEqual([up.ev, up.connects, up.ready], ['up', 1, true], 'the broker is a readiness backend, up');
 	await srv.stop();
 	const down = await live.next(10000, 'down');
 	assert.equal(down.ev, 'down');
 	assert.equal(down.publish, 'not connected', 'a publish while down fails');
+	assert.equal(down.ready, false, 'not ready while the broker is down');
 	const again = await startNats({ port: srv.port, dir: srv.dir });
 	let e;
 	do e = await live.next(20000, 'up again'); while (e.ev === 'down'); // failed redials while it starts
-	assert.deepEqual([e.ev, e.connects], ['up', 2]);
+	assert.deepEqual([e.ev, e.connects, e.ready], ['up', 2, true]);
 	const msg = await live.next(10000, 'the message on the restored subscription');
 	assert.deepEqual([msg.ev, msg.subject, msg.payload], ['msg', 'r.x', 'after']);
 	assert.equal(await live.exited, 0);

@@ -25,6 +25,7 @@
 #include "kernel/runtime/loop.h"
 #include "net/nats/js.h"
 #include "net/nats/nats.h"
+#include "net/http/health.h"
 #include "net/nats/proto.h"
 #include "net/tls/tls.h"
 
@@ -280,8 +281,8 @@ static void on_reconnect_msg(void *arg, const struct ig_nats_msg *m)
 static void on_up(void *arg, struct ig_nats *c)
 {
 	(void)arg;
-	printf("{\"ev\":\"up\",\"connects\":%llu,\"max_payload\":%zu}\n", (unsigned long long)ig_nats_connects(c),
-	       ig_nats_max_payload(c));
+	printf("{\"ev\":\"up\",\"connects\":%llu,\"max_payload\":%zu,\"ready\":%s}\n",
+	       (unsigned long long)ig_nats_connects(c), ig_nats_max_payload(c), ig_http_health_ready() ? "true" : "false");
 	fflush(stdout);
 	if (!strcmp(mode, "connect")) {
 		finish(0);
@@ -309,7 +310,7 @@ static void on_down(void *arg, struct ig_nats *c, enum ig_nats_error kind, const
 	       (unsigned long long)ig_nats_connects(c));
 	out_str("why", (ig_str){ why, strlen(why) });
 	enum ig_nats_error e = ig_nats_publish(c, IG_STR("r.x"), (ig_str){ 0 }, (ig_str){ 0 }, IG_STR("lost"));
-	printf(",\"publish\":\"%s\"}\n", ig_nats_error_name(e));
+	printf(",\"publish\":\"%s\",\"ready\":%s}\n", ig_nats_error_name(e), ig_http_health_ready() ? "true" : "false");
 	fflush(stdout);
 	if (!strcmp(mode, "connect"))
 		finish(0);
@@ -333,7 +334,11 @@ int main(int argc, char **argv)
 		perror("natscheck: loop");
 		return 1;
 	}
-	struct ig_nats_options o = { .url = argv[2], .name = "natscheck", .reconnect_min_ms = 50,
+	/* /readyz's state, as a service has it once listening: the client's
+	   backend alone decides it. */
+	ig_http_health_set_listening();
+	int backend = ig_backend_register("nats");
+	struct ig_nats_options o = { .url = argv[2], .name = "natscheck", .reconnect_min_ms = 50, .backend = backend + 1,
 				     .reconnect_max_ms = 400, .connect_timeout_ms = 3000, .tls_verify = argc == 4 };
 	const char *why;
 	nc = ig_nats_new(&loop, &o, &conn_ops, NULL, &why);
