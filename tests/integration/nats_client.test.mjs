@@ -15,6 +15,7 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import net from 'node:net';
 import readline from 'node:readline';
 import { ROOT, freePort, within } from './lib.mjs';
 
@@ -170,6 +171,43 @@ test('TLS: upgraded when the INFO requires it, required by tls://, the certifica
 	const refused = await natscheck('connect', `tls://127.0.0.1:${plain.port}`);
 	assert.deepEqual([refused.events[0].ev, refused.events[0].kind], ['down', 'tls failed'], 'tls:// to a server without TLS');
 	await plain.stop();
+});
+
+// A server of our own that answers the CONNECT's PING, pings the client
+// once, and then answers nothing more: the client must answer our PING and
+// give the connection up when its own keepalive PINGs go unanswered.
+test('keepalive: the server\'s PING answered; unanswered PINGs end the connection', async () => {
+	let pongs = 0;
+	let clientPings = 0;
+	let closed;
+	const streamClosed = new Promise((r) => { closed = r; });
+	const server = net.createServer((sock) => {
+		sock.on('close', closed); // after every byte the client sent
+		sock.write('INFO {"server_id":"fake","version":"2.9.0","max_payload":4096,"headers":true,"proto":1}\r\n');
+		let buf = '';
+		sock.on('data', (d) => {
+			buf += d;
+			let i;
+			while ((i = buf.indexOf('\r\n')) >= 0) {
+				const line = buf.slice(0, i);
+				buf = buf.slice(i + 2);
+				if (line === 'PING' && ++clientPings === 1) sock.write('PONG\r\nPING\r\n');
+				if (line === 'PONG') pongs++;
+			}
+		});
+		sock.on('error', () => {});
+	});
+	await new Promise((r) => server.listen(0, '127.0.0.1', r));
+	const url = `nats://127.0.0.1:${server.address().port}`;
+	const r = await natscheck('idle', url, { env: { NATSCHECK_PING_MS: '50' } });
+	await within(10000, streamClosed, 'the client closed its connection');
+	server.close();
+	assert.equal(r.code, 0, r.stdout + r.stderr);
+	assert.deepEqual(r.events.map((e) => e.ev), ['up', 'down']);
+	assert.equal(r.events[1].kind, 'timeout');
+	assert.match(r.events[1].why, /did not answer PINGs/);
+	assert.equal(pongs, 1, "the client answered the server's PING");
+	assert.ok(clientPings >= 3, `the CONNECT's PING and two keepalives before giving up (${clientPings})`);
 });
 
 test('JetStream: stream, durable pull consumer, publish acks, ack / nak with delay / term, MaxDeliver', async () => {

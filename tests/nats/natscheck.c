@@ -8,11 +8,14 @@
  *   natscheck js URL         a stream and durable pull consumers, publish
  *                            with the ack, pulls, ack / nak with a delay /
  *                            term, MaxDeliver, no_wait, STREAM.INFO
+ *   natscheck idle URL       connects, then waits for the connection's loss
+ *                            (exits at the first "down" after an "up")
  *   natscheck reconnect URL  subscribes, then outlives a server restart
  *                            (the test stops and starts it when it reads
  *                            "up" and "down"): the subscription restored
  *
- * A third argument "verify" checks the server's certificate and name
+ * NATSCHECK_PING_MS sets the keepalive's interval (the client's default
+ * otherwise). A third argument "verify" checks the server's certificate and name
  * against the default trust anchors (INGOT_TLS_CA_FILE adds to them).
  * Exit 0 at the scenario's end, 1 when a call fails where it must not, 2
  * for bad usage. */
@@ -312,7 +315,7 @@ static void on_down(void *arg, struct ig_nats *c, enum ig_nats_error kind, const
 	enum ig_nats_error e = ig_nats_publish(c, IG_STR("r.x"), (ig_str){ 0 }, (ig_str){ 0 }, IG_STR("lost"));
 	printf(",\"publish\":\"%s\",\"ready\":%s}\n", ig_nats_error_name(e), ig_http_health_ready() ? "true" : "false");
 	fflush(stdout);
-	if (!strcmp(mode, "connect"))
+	if (!strcmp(mode, "connect") || (!strcmp(mode, "idle") && ig_nats_connects(c) > 0))
 		finish(0);
 }
 
@@ -321,7 +324,7 @@ static const struct ig_nats_conn_ops conn_ops = { .up = on_up, .down = on_down }
 int main(int argc, char **argv)
 {
 	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "verify"))) {
-		fprintf(stderr, "usage: natscheck core|connect|js|reconnect URL [verify]\n");
+		fprintf(stderr, "usage: natscheck core|connect|idle|js|reconnect URL [verify]\n");
 		return 2;
 	}
 	static const struct ig_settings *const parts[] = { &ig_tls_trust_settings };
@@ -340,6 +343,8 @@ int main(int argc, char **argv)
 	int backend = ig_backend_register("nats");
 	struct ig_nats_options o = { .url = argv[2], .name = "natscheck", .reconnect_min_ms = 50, .backend = backend + 1,
 				     .reconnect_max_ms = 400, .connect_timeout_ms = 3000, .tls_verify = argc == 4 };
+	if (getenv("NATSCHECK_PING_MS"))
+		o.ping_interval_ms = (uint32_t)atoi(getenv("NATSCHECK_PING_MS"));
 	const char *why;
 	nc = ig_nats_new(&loop, &o, &conn_ops, NULL, &why);
 	if (!nc) {
