@@ -571,13 +571,20 @@ static void request_remove(struct ig_nats_request *r)
 		r->next->pprev = r->pprev;
 }
 
+/* The connection's SUBs have gone out (on_info): a change is sent now;
+ * before, on_info sends the list as it then is. */
+static bool subs_sent(const struct ig_nats *nc)
+{
+	return nc->state == NS_CONNECTING || nc->state == NS_UP;
+}
+
 static void put_unsub(struct ig_nats *nc, uint64_t sid)
 {
 	char line[48];
 	int n = snprintf(line, sizeof line, "UNSUB %" PRIu64 "\r\n", sid);
 	/* Without room the server keeps sending what nobody reads until the
 	   next reconnect: ignored on arrival (no sid matches). */
-	if (nc->state == NS_UP && out_room(nc, (size_t)n)) {
+	if (subs_sent(nc) && out_room(nc, (size_t)n)) {
 		out_put(nc, line, (size_t)n);
 		schedule_flush(nc);
 	}
@@ -725,8 +732,9 @@ static char *nats_lend(void *engine, size_t *cap)
 	}
 	if (nc->rlen == nc->rcap) {
 		/* A frame larger than the buffer: room for the largest one
-		   allowed, no more (the parser refuses larger ones). */
-		size_t limit = nc->o.max_message + 8192;
+		   allowed (its line, its payload, CRLF), no more: the parser
+		   refuses larger ones before they fill it. */
+		size_t limit = nc->parser.max_line + nc->o.max_message + 2;
 		size_t want = nc->rcap * 2 > limit ? limit : nc->rcap * 2;
 		char *b = want > nc->rcap ? realloc(nc->rbuf, want) : NULL;
 		if (!b) {
@@ -910,7 +918,7 @@ struct ig_nats_sub *ig_nats_subscribe(struct ig_nats *nc, ig_str subject, ig_str
 	memcpy(s->text, subject.ptr, subject.len);
 	if (queue.len)
 		memcpy(s->text + subject.len, queue.ptr, queue.len);
-	if (nc->state == NS_UP) {
+	if (subs_sent(nc)) {
 		if (!put_sub(nc, s)) {
 			free(s);
 			*err = IG_NATS_NO_MEMORY;

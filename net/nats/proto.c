@@ -9,7 +9,8 @@
 
 void ig_nats_parser_init(struct ig_nats_parser *p, size_t max_payload)
 {
-	*p = (struct ig_nats_parser){ .max_line = 4096, .max_payload = max_payload };
+	/* INFO is the longest line: a cluster's connect_urls can fill kilobytes. */
+	*p = (struct ig_nats_parser){ .max_line = 65536, .max_payload = max_payload };
 }
 
 static int fail(struct ig_nats_parser *p, const char *why)
