@@ -88,7 +88,9 @@ struct ig_nats {
 	uint64_t next_sid, inbox_sid, next_token;
 	char inbox[8 + NATS_INBOX_RANDOM + 1]; /* "_INBOX.<random>." */
 	struct ig_nats_sub *subs;
-	struct ig_nats_request *requests;
+	/* Oldest first: answers mostly come in the order asked, so the
+	   search for a reply's request mostly stops at the head. */
+	struct ig_nats_request *requests, **requests_tail;
 	struct ig_pool blocks;
 	ig_arena scratch;
 };
@@ -351,6 +353,7 @@ static void conn_lost(struct ig_nats *nc, enum ig_nats_error kind, const char *w
 	   first, so that a callback starting a request meets an empty list. */
 	struct ig_nats_request *list = nc->requests, *r;
 	nc->requests = NULL;
+	nc->requests_tail = &nc->requests;
 	while ((r = list)) {
 		list = r->next;
 		ig_timer_cancel(&nc->loop->timers, &r->timer);
@@ -557,11 +560,10 @@ static struct ig_nats_request *request_of(struct ig_nats *nc, ig_str subject)
 
 static void request_link(struct ig_nats *nc, struct ig_nats_request *r)
 {
-	r->next = nc->requests;
-	if (r->next)
-		r->next->pprev = &r->next;
-	r->pprev = &nc->requests;
-	nc->requests = r;
+	r->next = NULL;
+	r->pprev = nc->requests_tail;
+	*nc->requests_tail = r;
+	nc->requests_tail = &r->next;
 }
 
 static void request_remove(struct ig_nats_request *r)
@@ -569,6 +571,8 @@ static void request_remove(struct ig_nats_request *r)
 	*r->pprev = r->next;
 	if (r->next)
 		r->next->pprev = r->pprev;
+	else
+		r->nc->requests_tail = r->pprev;
 }
 
 /* The connection's SUBs have gone out (on_info): a change is sent now;
@@ -806,6 +810,7 @@ struct ig_nats *ig_nats_new(struct ig_loop *loop, const struct ig_nats_options *
 		return NULL;
 	}
 	nc->rcap = 16384;
+	nc->requests_tail = &nc->requests;
 	nc->loop = loop;
 	nc->ops = ops;
 	nc->arg = arg;

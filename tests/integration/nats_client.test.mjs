@@ -235,6 +235,14 @@ test('JetStream: stream, durable pull consumer, publish acks, ack / nak with del
 	await srv.stop();
 });
 
+test('JetStream: 1,000 publishes in flight at once, each acked once with its own sequence', async () => {
+	const srv = await startNats();
+	const r = await natscheck('burst', srv.url);
+	assert.equal(r.code, 0, r.stdout + r.stderr);
+	assert.deepEqual(only(r.events, 'burst').map((e) => [e.acked, e.failed]), [[1000, 0]]);
+	await srv.stop();
+});
+
 test('reconnect: the server stopped and started again on the same port; the subscription is restored, readiness follows', async () => {
 	const srv = await startNats();
 	const live = natscheckLive('reconnect', srv.url);

@@ -8,6 +8,8 @@
  *   natscheck js URL         a stream and durable pull consumers, publish
  *                            with the ack, pulls, ack / nak with a delay /
  *                            term, MaxDeliver, no_wait, STREAM.INFO
+ *   natscheck burst URL      1,000 JetStream publishes in flight at once:
+ *                            every ack, each sequence once
  *   natscheck idle URL       connects, then waits for the connection's loss
  *                            (exits at the first "down" after an "up")
  *   natscheck reconnect URL  subscribes, then outlives a server restart
@@ -269,6 +271,47 @@ static void js_next(void)
 	}
 }
 
+/* ---- burst ---- */
+
+#define BURST 1000
+static bool burst_seen[BURST + 1];
+static int burst_acked, burst_failed;
+
+static void on_burst_ack(void *arg, const struct ig_js_result *r)
+{
+	(void)arg;
+	if (r->err != IG_NATS_OK || r->seq == 0 || r->seq > BURST || burst_seen[r->seq])
+		burst_failed++;
+	else
+		burst_seen[r->seq] = true;
+	if (++burst_acked == BURST) {
+		printf("{\"ev\":\"burst\",\"acked\":%d,\"failed\":%d}\n", burst_acked - burst_failed, burst_failed);
+		printf("{\"ev\":\"done\"}\n");
+		finish(0);
+	}
+}
+
+static void on_burst_stream(void *arg, const struct ig_js_result *r)
+{
+	(void)arg;
+	print_result("stream_create", r);
+	char body[32];
+	for (int i = 0; i < BURST; i++) {
+		int n = snprintf(body, sizeof body, "b%d", i);
+		must(ig_js_publish(nc, IG_STR("b.x"), (ig_str){ 0 }, (ig_str){ body, (size_t)n }, (ig_str){ 0 }, 30000,
+				   on_burst_ack, NULL),
+		     "publish");
+	}
+}
+
+static void burst_start(void)
+{
+	static const ig_str subjects[] = { IG_STR("b.>") };
+	static const struct ig_js_stream_config stream = { .name = IG_STR("B"), .subjects = subjects, .nsubjects = 1,
+							   .memory = true };
+	must(ig_js_stream_create(nc, &stream, 5000, on_burst_stream, NULL), "stream create");
+}
+
 /* ---- reconnect ---- */
 
 static void on_reconnect_msg(void *arg, const struct ig_nats_msg *m)
@@ -293,6 +336,8 @@ static void on_up(void *arg, struct ig_nats *c)
 		core_start();
 	} else if (!strcmp(mode, "js")) {
 		js_next();
+	} else if (!strcmp(mode, "burst")) {
+		burst_start();
 	} else if (!strcmp(mode, "reconnect")) {
 		enum ig_nats_error e;
 		if (ig_nats_connects(c) == 1) {
@@ -324,7 +369,7 @@ static const struct ig_nats_conn_ops conn_ops = { .up = on_up, .down = on_down }
 int main(int argc, char **argv)
 {
 	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "verify"))) {
-		fprintf(stderr, "usage: natscheck core|connect|idle|js|reconnect URL [verify]\n");
+		fprintf(stderr, "usage: natscheck core|connect|idle|js|burst|reconnect URL [verify]\n");
 		return 2;
 	}
 	static const struct ig_settings *const parts[] = { &ig_tls_trust_settings };
