@@ -57,14 +57,21 @@ struct ig_nats_request {
 	void *arg;
 };
 
+/* One server of the URL's list, and how to log in there. */
+struct nats_server {
+	char host[256], user[256], pass[256];
+	uint16_t port;
+	bool tls_url, token_auth;
+};
+
 struct ig_nats {
 	struct ig_loop *loop;
 	const struct ig_nats_conn_ops *ops;
 	void *arg;
 	struct ig_nats_options o;
-	char host[256], user[256], pass[256], name[64];
-	uint16_t port;
-	bool tls_url, token_auth;
+	struct nats_server servers[IG_NATS_MAX_SERVERS];
+	uint8_t nservers, cur; /* servers[cur] is dialed next, or connected */
+	char name[64];
 	enum nats_state state;
 	uint32_t generation; /* bumped by every loss: a callback up the stack
 				sees the connection it ran on is gone */
@@ -143,35 +150,38 @@ static bool copy_part(char *dst, size_t cap, const char *s, size_t n)
 	return true;
 }
 
-static bool parse_url(struct ig_nats *nc, const char *url, const char **why)
+/* One URL of the list: url[0..len). */
+static bool parse_url(struct nats_server *sv, const char *url, size_t len, const char **why)
 {
-	*why = "the NATS URL is not nats://[token@|user:password@]host[:port] or tls://...";
-	const char *s = url;
-	if (!strncmp(s, "nats://", 7))
+	*why = "the NATS URL is not nats://[token@|user:password@]host[:port] or tls://..., or a list of them";
+	const char *s = url, *stop = url + len;
+	if (len >= 7 && !strncmp(s, "nats://", 7))
 		s += 7;
-	else if (!strncmp(s, "tls://", 6))
-		s += 6, nc->tls_url = true;
+	else if (len >= 6 && !strncmp(s, "tls://", 6))
+		s += 6, sv->tls_url = true;
 	else
 		return false;
-	const char *end = s + strcspn(s, "/?#");
+	const char *end = s;
+	while (end < stop && *end != '/' && *end != '?' && *end != '#')
+		end++;
 	/* The last '@' ends the userinfo: a password may hold one. */
 	const char *at = memrchr(s, '@', (size_t)(end - s));
 	if (at) {
 		const char *colon = memchr(s, ':', (size_t)(at - s));
 		if (colon) {
-			if (!copy_part(nc->user, sizeof nc->user, s, (size_t)(colon - s)) ||
-			    !copy_part(nc->pass, sizeof nc->pass, colon + 1, (size_t)(at - colon - 1)))
+			if (!copy_part(sv->user, sizeof sv->user, s, (size_t)(colon - s)) ||
+			    !copy_part(sv->pass, sizeof sv->pass, colon + 1, (size_t)(at - colon - 1)))
 				return false;
 		} else {
-			if (!copy_part(nc->user, sizeof nc->user, s, (size_t)(at - s)))
+			if (!copy_part(sv->user, sizeof sv->user, s, (size_t)(at - s)))
 				return false;
-			nc->token_auth = true;
+			sv->token_auth = true;
 		}
 		s = at + 1;
 	}
 	const char *host_end = end;
 	const char *port = NULL;
-	if (*s == '[') {
+	if (s < end && *s == '[') {
 		const char *close = memchr(s, ']', (size_t)(end - s));
 		if (!close)
 			return false;
@@ -186,9 +196,9 @@ static bool parse_url(struct ig_nats *nc, const char *url, const char **why)
 		if (colon)
 			port = colon + 1, host_end = colon;
 	}
-	if (host_end == s || !copy_part(nc->host, sizeof nc->host, s, (size_t)(host_end - s)))
+	if (host_end == s || !copy_part(sv->host, sizeof sv->host, s, (size_t)(host_end - s)))
 		return false;
-	nc->port = 4222;
+	sv->port = 4222;
 	if (port) {
 		unsigned v = 0;
 		if (port == end)
@@ -199,9 +209,26 @@ static bool parse_url(struct ig_nats *nc, const char *url, const char **why)
 		}
 		if (v == 0)
 			return false;
-		nc->port = (uint16_t)v;
+		sv->port = (uint16_t)v;
 	}
 	return true;
+}
+
+/* The URL's comma-separated list, into nc->servers. */
+static bool parse_urls(struct ig_nats *nc, const char *urls, const char **why)
+{
+	for (const char *s = urls;; s++) {
+		size_t n = strcspn(s, ",");
+		if (nc->nservers == IG_NATS_MAX_SERVERS) {
+			*why = "the NATS URL lists more servers than the client keeps (IG_NATS_MAX_SERVERS)";
+			return false;
+		}
+		if (!parse_url(&nc->servers[nc->nservers++], s, n, why))
+			return false;
+		s += n;
+		if (!*s)
+			return true;
+	}
 }
 
 /* ---- output ---- */
@@ -335,6 +362,8 @@ static void conn_lost(struct ig_nats *nc, enum ig_nats_error kind, const char *w
 	if (was_up && nc->o.backend)
 		ig_backend_set_up(nc->o.backend - 1, false);
 	if (!closing) {
+		/* The next server of the list, round and round. */
+		nc->cur = (uint8_t)((nc->cur + 1) % nc->nservers);
 		/* The first retry is quick (a restart of the server); the next
 		   ones back off, with jitter so that a fleet does not return
 		   in step. */
@@ -345,7 +374,7 @@ static void conn_lost(struct ig_nats *nc, enum ig_nats_error kind, const char *w
 	}
 	struct ig_logline l;
 	if (was_up && !closing && ig_log_begin(&l, IG_LOG_WARN, "NATS connection lost")) {
-		ig_log_cstr(&l, "host", nc->host);
+		ig_log_cstr(&l, "host", nc->servers[nc->cur].host);
 		ig_log_cstr(&l, "reason", why);
 		ig_log_end(&l);
 	}
@@ -426,8 +455,9 @@ static void start_connect(struct ig_nats *nc)
 	nc->state = NS_DIALING;
 	/* Plain first, always: the server sends its INFO in clear and the
 	   handshake follows it (on_info). */
+	const struct nats_server *sv = &nc->servers[nc->cur];
 	struct ig_dial_params p = {
-		.sock = &nc->sock, .host = nc->host, .port = nc->port, .timeout_ms = nc->o.connect_timeout_ms,
+		.sock = &nc->sock, .host = sv->host, .port = sv->port, .timeout_ms = nc->o.connect_timeout_ms,
 	};
 	ig_dial_start(&nc->dial, nc->loop, &p, &nats_dial_ops, nc);
 }
@@ -483,12 +513,13 @@ static void on_info(struct ig_nats *nc, ig_str json)
 	}
 	if (max_payload > 0)
 		nc->max_payload = (size_t)max_payload;
-	if (nc->tls_url && !tls_required && !tls_available) {
+	const struct nats_server *sv = &nc->servers[nc->cur];
+	if (sv->tls_url && !tls_required && !tls_available) {
 		conn_lost(nc, IG_NATS_TLS, "the URL says tls:// and the NATS server offers no TLS");
 		return;
 	}
-	if ((tls_required || nc->tls_url) && !nc->tls) {
-		struct ig_dial_tls tls = { .verify = nc->o.tls_verify, .trust = nc->o.trust, .server_name = nc->host };
+	if ((tls_required || sv->tls_url) && !nc->tls) {
+		struct ig_dial_tls tls = { .verify = nc->o.tls_verify, .trust = nc->o.trust, .server_name = sv->host };
 		const char *why;
 		struct ig_transport *t = ig_dial_tls(nc->loop, nc->raw, &tls, &why);
 		if (!t) {
@@ -509,10 +540,10 @@ static void on_info(struct ig_nats *nc, ig_str json)
 			 nc->tls ? "true" : "false");
 	nc->olen += (size_t)n;
 	bool ok = put_json_field(nc, "name", nc->name);
-	if (ok && nc->token_auth)
-		ok = put_json_field(nc, "auth_token", nc->user);
-	else if (ok && nc->user[0])
-		ok = put_json_field(nc, "user", nc->user) && put_json_field(nc, "pass", nc->pass);
+	if (ok && sv->token_auth)
+		ok = put_json_field(nc, "auth_token", sv->user);
+	else if (ok && sv->user[0])
+		ok = put_json_field(nc, "user", sv->user) && put_json_field(nc, "pass", sv->pass);
 	ok = ok && out_room(nc, 3);
 	if (ok)
 		out_put(nc, "}\r\n", 3);
@@ -799,7 +830,7 @@ struct ig_nats *ig_nats_new(struct ig_loop *loop, const struct ig_nats_options *
 		*why = "out of memory";
 		return NULL;
 	}
-	if (!o->url || !parse_url(nc, o->url, why)) {
+	if (!o->url || !parse_urls(nc, o->url, why)) {
 		free(nc);
 		return NULL;
 	}

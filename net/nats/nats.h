@@ -22,6 +22,8 @@
 
 struct ig_loop;
 struct tls_trust;
+
+#define IG_NATS_MAX_SERVERS 8 /* servers in one client's URL list */
 struct ig_nats;
 
 /* Why a call failed; errors are values, never matched by their text. */
@@ -66,7 +68,9 @@ struct ig_nats_options {
 	/* nats://[token@|user:password@]host[:port] (4222; userinfo
 	   percent-decoded), or tls://... to require TLS (with nats:// TLS
 	   starts when the server's INFO requires it: either way after the
-	   INFO, as nats-server 2.9 expects); read by ig_nats_new, not kept */
+	   INFO, as nats-server 2.9 expects); or a comma-separated list of
+	   them (a cluster's), dialed in turn, the next one after each loss;
+	   read by ig_nats_new, not kept */
 	const char *url;
 	const char *name;            /* CONNECT's name; NULL: "ingot" */
 	uint32_t connect_timeout_ms; /* dial, TLS and the first PONG; 0: 5000 */

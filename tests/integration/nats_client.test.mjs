@@ -262,3 +262,22 @@ test('reconnect: the server stopped and started again on the same port; the subs
 	assert.equal(await live.exited, 0);
 	await again.stop();
 });
+
+test('a list of servers: a dead one is passed over; a lost server is replaced by the next, the subscription moved', async () => {
+	const a = await startNats();
+	const b = await startNats();
+	const dead = await freePort();
+	const first = await natscheck('first-up', `nats://127.0.0.1:${dead},nats://127.0.0.1:${b.port}`);
+	assert.deepEqual(first.events.map((e) => [e.ev, e.kind]), [['down', 'connect failed'], ['up', undefined]], first.stdout);
+	const live = natscheckLive('reconnect', `nats://127.0.0.1:${a.port},nats://127.0.0.1:${b.port}`);
+	const up = await live.next(10000, 'up on the first server');
+	assert.deepEqual([up.ev, up.connects], ['up', 1]);
+	await a.stop();
+	let e;
+	do e = await live.next(20000, 'up on the second server'); while (e.ev === 'down');
+	assert.deepEqual([e.ev, e.connects], ['up', 2]);
+	const msg = await live.next(10000, 'the message through the second server');
+	assert.deepEqual([msg.ev, msg.payload], ['msg', 'after']);
+	assert.equal(await live.exited, 0);
+	await b.stop();
+});

@@ -5,6 +5,7 @@
  *   natscheck core URL       pub/sub with and without headers, request and
  *                            reply, no responders, a request's timeout
  *   natscheck connect URL    connects once: "up", or "down" with the kind
+ *   natscheck first-up URL   redials through "down"s until "up"
  *   natscheck js URL         a stream and durable pull consumers, publish
  *                            with the ack, pulls, ack / nak with a delay /
  *                            term, MaxDeliver, no_wait, STREAM.INFO
@@ -330,7 +331,7 @@ static void on_up(void *arg, struct ig_nats *c)
 	printf("{\"ev\":\"up\",\"connects\":%llu,\"max_payload\":%zu,\"ready\":%s}\n",
 	       (unsigned long long)ig_nats_connects(c), ig_nats_max_payload(c), ig_http_health_ready() ? "true" : "false");
 	fflush(stdout);
-	if (!strcmp(mode, "connect")) {
+	if (!strcmp(mode, "connect") || !strcmp(mode, "first-up")) {
 		finish(0);
 	} else if (!strcmp(mode, "core")) {
 		core_start();
@@ -369,7 +370,7 @@ static const struct ig_nats_conn_ops conn_ops = { .up = on_up, .down = on_down }
 int main(int argc, char **argv)
 {
 	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "verify"))) {
-		fprintf(stderr, "usage: natscheck core|connect|idle|js|burst|reconnect URL [verify]\n");
+		fprintf(stderr, "usage: natscheck core|connect|first-up|idle|js|burst|reconnect URL [verify]\n");
 		return 2;
 	}
 	static const struct ig_settings *const parts[] = { &ig_tls_trust_settings };
