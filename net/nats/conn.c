@@ -22,6 +22,7 @@
 #include "kernel/runtime/rng.h"
 #include "net/dial/dial.h"
 #include "net/nats/proto.h"
+#include "net/nats/url.h"
 #include "net/sock/sock.h"
 #include "net/transport.h"
 
@@ -57,19 +58,12 @@ struct ig_nats_request {
 	void *arg;
 };
 
-/* One server of the URL's list, and how to log in there. */
-struct nats_server {
-	char host[256], user[256], pass[256];
-	uint16_t port;
-	bool tls_url, token_auth;
-};
-
 struct ig_nats {
 	struct ig_loop *loop;
 	const struct ig_nats_conn_ops *ops;
 	void *arg;
 	struct ig_nats_options o;
-	struct nats_server servers[IG_NATS_MAX_SERVERS];
+	struct ig_nats_server servers[IG_NATS_MAX_SERVERS];
 	uint8_t nservers, cur; /* servers[cur] is dialed next, or connected */
 	char name[64];
 	enum nats_state state;
@@ -118,117 +112,6 @@ const char *ig_nats_error_name(enum ig_nats_error e)
 		[IG_NATS_TLS] = "tls failed", [IG_NATS_CLOSED] = "closed",
 	};
 	return (size_t)e < sizeof names / sizeof names[0] && names[e] ? names[e] : "?";
-}
-
-/* ---- the URL ---- */
-
-static int hex_digit(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* A part of the URL's userinfo, percent-decoded (a password with ':' or
- * '@' is written %3A, %40), NUL-terminated. */
-static bool copy_part(char *dst, size_t cap, const char *s, size_t n)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (c == '%') {
-			int hi = i + 2 < n ? hex_digit(s[i + 1]) : -1;
-			int lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
-			if (lo < 0)
-				return false;
-			c = (char)(hi << 4 | lo);
-			i += 2;
-		}
-		if (c == 0 || o + 1 >= cap)
-			return false;
-		dst[o++] = c;
-	}
-	dst[o] = 0;
-	return true;
-}
-
-/* One URL of the list: url[0..len). */
-static bool parse_url(struct nats_server *sv, const char *url, size_t len, const char **why)
-{
-	*why = "the NATS URL is not nats://[token@|user:password@]host[:port] or tls://..., or a list of them";
-	const char *s = url, *stop = url + len;
-	if (len >= 7 && !strncmp(s, "nats://", 7))
-		s += 7;
-	else if (len >= 6 && !strncmp(s, "tls://", 6))
-		s += 6, sv->tls_url = true;
-	else
-		return false;
-	const char *end = s;
-	while (end < stop && *end != '/' && *end != '?' && *end != '#')
-		end++;
-	/* The last '@' ends the userinfo: a password may hold one. */
-	const char *at = memrchr(s, '@', (size_t)(end - s));
-	if (at) {
-		const char *colon = memchr(s, ':', (size_t)(at - s));
-		if (colon) {
-			if (!copy_part(sv->user, sizeof sv->user, s, (size_t)(colon - s)) ||
-			    !copy_part(sv->pass, sizeof sv->pass, colon + 1, (size_t)(at - colon - 1)))
-				return false;
-		} else {
-			if (!copy_part(sv->user, sizeof sv->user, s, (size_t)(at - s)))
-				return false;
-			sv->token_auth = true;
-		}
-		s = at + 1;
-	}
-	const char *host_end = end;
-	const char *port = NULL;
-	if (s < end && *s == '[') {
-		const char *close = memchr(s, ']', (size_t)(end - s));
-		if (!close)
-			return false;
-		if (close + 1 < end && close[1] == ':')
-			port = close + 2;
-		else if (close + 1 != end)
-			return false;
-		s++;
-		host_end = close;
-	} else {
-		const char *colon = memchr(s, ':', (size_t)(end - s));
-		if (colon)
-			port = colon + 1, host_end = colon;
-	}
-	if (host_end == s || !copy_part(sv->host, sizeof sv->host, s, (size_t)(host_end - s)))
-		return false;
-	sv->port = 4222;
-	if (port) {
-		unsigned v = 0;
-		if (port == end)
-			return false;
-		for (const char *p = port; p < end; p++) {
-			if (*p < '0' || *p > '9' || (v = v * 10 + (unsigned)(*p - '0')) > 65535)
-				return false;
-		}
-		if (v == 0)
-			return false;
-		sv->port = (uint16_t)v;
-	}
-	return true;
-}
-
-/* The URL's comma-separated list, into nc->servers. */
-static bool parse_urls(struct ig_nats *nc, const char *urls, const char **why)
-{
-	for (const char *s = urls;; s++) {
-		size_t n = strcspn(s, ",");
-		if (nc->nservers == IG_NATS_MAX_SERVERS) {
-			*why = "the NATS URL lists more servers than the client keeps (IG_NATS_MAX_SERVERS)";
-			return false;
-		}
-		if (!parse_url(&nc->servers[nc->nservers++], s, n, why))
-			return false;
-		s += n;
-		if (!*s)
-			return true;
-	}
 }
 
 /* ---- output ---- */
@@ -455,7 +338,7 @@ static void start_connect(struct ig_nats *nc)
 	nc->state = NS_DIALING;
 	/* Plain first, always: the server sends its INFO in clear and the
 	   handshake follows it (on_info). */
-	const struct nats_server *sv = &nc->servers[nc->cur];
+	const struct ig_nats_server *sv = &nc->servers[nc->cur];
 	struct ig_dial_params p = {
 		.sock = &nc->sock, .host = sv->host, .port = sv->port, .timeout_ms = nc->o.connect_timeout_ms,
 	};
@@ -513,7 +396,7 @@ static void on_info(struct ig_nats *nc, ig_str json)
 	}
 	if (max_payload > 0)
 		nc->max_payload = (size_t)max_payload;
-	const struct nats_server *sv = &nc->servers[nc->cur];
+	const struct ig_nats_server *sv = &nc->servers[nc->cur];
 	if (sv->tls_url && !tls_required && !tls_available) {
 		conn_lost(nc, IG_NATS_TLS, "the URL says tls:// and the NATS server offers no TLS");
 		return;
@@ -830,7 +713,7 @@ struct ig_nats *ig_nats_new(struct ig_loop *loop, const struct ig_nats_options *
 		*why = "out of memory";
 		return NULL;
 	}
-	if (!o->url || !parse_urls(nc, o->url, why)) {
+	if (!o->url || !(nc->nservers = (uint8_t)ig_nats_url_parse(o->url, nc->servers, IG_NATS_MAX_SERVERS, why))) {
 		free(nc);
 		return NULL;
 	}
