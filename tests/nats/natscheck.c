@@ -277,14 +277,16 @@ static void js_next(void)
 #define BURST 1000
 static bool burst_seen[BURST + 1];
 static int burst_acked, burst_failed;
+static uint64_t burst_base; /* the stream's last sequence before the burst */
 
 static void on_burst_ack(void *arg, const struct ig_js_result *r)
 {
 	(void)arg;
-	if (r->err != IG_NATS_OK || r->seq == 0 || r->seq > BURST || burst_seen[r->seq])
+	uint64_t i = r->seq - burst_base;
+	if (r->err != IG_NATS_OK || r->seq <= burst_base || i > BURST || burst_seen[i])
 		burst_failed++;
 	else
-		burst_seen[r->seq] = true;
+		burst_seen[i] = true;
 	if (++burst_acked == BURST) {
 		printf("{\"ev\":\"burst\",\"acked\":%d,\"failed\":%d}\n", burst_acked - burst_failed, burst_failed);
 		printf("{\"ev\":\"done\"}\n");
@@ -296,6 +298,7 @@ static void on_burst_stream(void *arg, const struct ig_js_result *r)
 {
 	(void)arg;
 	print_result("stream_create", r);
+	burst_base = r->last_seq;
 	char body[32];
 	for (int i = 0; i < BURST; i++) {
 		int n = snprintf(body, sizeof body, "b%d", i);
