@@ -94,6 +94,9 @@ struct ig_nats {
 	struct ig_nats_request *requests, **requests_tail;
 	struct ig_pool blocks;
 	ig_arena scratch;
+	/* What a request's life takes, from pools, not malloc: the requests,
+	   and their callers' contexts (ig_nats_ctx_take) */
+	struct ig_pool request_pool, ctx_pool;
 };
 
 static const struct ig_stream_ops nats_stream_ops;
@@ -270,7 +273,7 @@ static void conn_lost(struct ig_nats *nc, enum ig_nats_error kind, const char *w
 		list = r->next;
 		ig_timer_cancel(&nc->loop->timers, &r->timer);
 		r->fn(r->arg, NULL, closing ? IG_NATS_CLOSED : IG_NATS_DISCONNECTED);
-		free(r);
+		ig_pool_give(&r->nc->request_pool, r);
 	}
 	if (nc->ops && nc->ops->down)
 		nc->ops->down(nc->arg, nc, kind, why);
@@ -531,7 +534,7 @@ static void deliver_reply(struct ig_nats *nc, struct ig_nats_request *r, const s
 	if (m->status == 503) {
 		request_unlink(r);
 		r->fn(r->arg, NULL, IG_NATS_NO_RESPONDERS);
-		free(r);
+		ig_pool_give(&r->nc->request_pool, r);
 		return;
 	}
 	uint32_t gen = nc->generation;
@@ -544,7 +547,7 @@ static void deliver_reply(struct ig_nats *nc, struct ig_nats_request *r, const s
 	request_end(r);
 	if (more)
 		r->fn(r->arg, NULL, nc->state == NS_CLOSED ? IG_NATS_CLOSED : IG_NATS_DISCONNECTED);
-	free(r);
+	ig_pool_give(&r->nc->request_pool, r);
 }
 
 static void on_message(struct ig_nats *nc, const struct ig_nats_frame *f)
@@ -749,6 +752,8 @@ struct ig_nats *ig_nats_new(struct ig_loop *loop, const struct ig_nats_options *
 	ig_sock_core_init(&nc->sock, loop, -1, 2, NULL, NULL);
 	ig_pool_init(&nc->blocks, 4096, 1, 16);
 	ig_arena_init(&nc->scratch, &nc->blocks, 65536);
+	ig_pool_init(&nc->request_pool, sizeof(struct ig_nats_request), 64, (size_t)1 << 20);
+	ig_pool_init(&nc->ctx_pool, IG_NATS_CTX_MAX, 64, (size_t)1 << 20);
 	nc->flush.fn = flush_deferred;
 	nc->timer.fn = on_timer;
 	ig_rng_seed(&nc->rng);
@@ -869,7 +874,7 @@ static void on_request_timer(struct ig_timer *t)
 	struct ig_nats_request *r = (struct ig_nats_request *)((char *)t - offsetof(struct ig_nats_request, timer));
 	request_unlink(r);
 	r->fn(r->arg, NULL, IG_NATS_TIMEOUT);
-	free(r);
+	ig_pool_give(&r->nc->request_pool, r);
 }
 
 static enum ig_nats_error request(struct ig_nats *nc, bool own_sub, ig_str subject, ig_str headers, ig_str payload,
@@ -878,9 +883,10 @@ static enum ig_nats_error request(struct ig_nats *nc, bool own_sub, ig_str subje
 {
 	if (nc->state != NS_UP)
 		return IG_NATS_NOT_CONNECTED;
-	struct ig_nats_request *r = calloc(1, sizeof *r);
+	struct ig_nats_request *r = ig_pool_take(&nc->request_pool);
 	if (!r)
 		return IG_NATS_NO_MEMORY;
+	*r = (struct ig_nats_request){ 0 };
 	r->nc = nc;
 	r->token = ++nc->next_token;
 	r->fn = on_reply;
@@ -896,7 +902,7 @@ static enum ig_nats_error request(struct ig_nats *nc, bool own_sub, ig_str subje
 		r->sid = ++nc->next_sid;
 		int k = snprintf(line, sizeof line, "SUB %s %" PRIu64 "\r\n", reply, r->sid);
 		if (!out_room(nc, (size_t)k)) {
-			free(r);
+			ig_pool_give(&r->nc->request_pool, r);
 			return IG_NATS_NO_MEMORY;
 		}
 		mark = nc->olen;
@@ -905,7 +911,7 @@ static enum ig_nats_error request(struct ig_nats *nc, bool own_sub, ig_str subje
 	enum ig_nats_error e = put_pub(nc, subject, (ig_str){ reply, (size_t)n }, headers, payload);
 	if (e != IG_NATS_OK) {
 		nc->olen = mark; /* its SUB goes too */
-		free(r);
+		ig_pool_give(&r->nc->request_pool, r);
 		return e;
 	}
 	request_link(nc, r);
@@ -930,8 +936,18 @@ enum ig_nats_error ig_nats_request_many(struct ig_nats *nc, ig_str subject, ig_s
 	return request(nc, true, subject, headers, payload, timeout_ms, on_reply, arg, handle);
 }
 
+void *ig_nats_ctx_take(struct ig_nats *nc)
+{
+	return ig_pool_take(&nc->ctx_pool);
+}
+
+void ig_nats_ctx_give(struct ig_nats *nc, void *ctx)
+{
+	ig_pool_give(&nc->ctx_pool, ctx);
+}
+
 void ig_nats_request_cancel(struct ig_nats_request *r)
 {
 	request_unlink(r);
-	free(r);
+	ig_pool_give(&r->nc->request_pool, r);
 }

@@ -5,7 +5,6 @@
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ingot/json_read.h"
@@ -171,6 +170,7 @@ struct js_call {
 	ig_js_done_fn *done;
 	void *arg;
 };
+_Static_assert(sizeof(struct js_call) <= IG_NATS_CTX_MAX, "a call's context fits the client's pool");
 
 static bool on_api_reply(void *arg, const struct ig_nats_msg *m, enum ig_nats_error err)
 {
@@ -187,7 +187,7 @@ static bool on_api_reply(void *arg, const struct ig_nats_msg *m, enum ig_nats_er
 	}
 	c->done(c->arg, &res);
 	ig_arena_reset(a);
-	free(c);
+	ig_nats_ctx_give(c->nc, c);
 	return false;
 }
 
@@ -196,14 +196,14 @@ static enum ig_nats_error api_call(struct ig_nats *nc, const struct js_text *sub
 {
 	if (!subject->ok || !body->ok)
 		return IG_NATS_BAD_ARGUMENT;
-	struct js_call *c = malloc(sizeof *c);
+	struct js_call *c = ig_nats_ctx_take(nc);
 	if (!c)
 		return IG_NATS_NO_MEMORY;
 	*c = (struct js_call){ nc, done, arg };
 	enum ig_nats_error e = ig_nats_request(nc, (ig_str){ subject->buf, subject->len }, headers,
 					       (ig_str){ body->buf, body->len }, timeout_ms, on_api_reply, c, NULL);
 	if (e != IG_NATS_OK)
-		free(c);
+		ig_nats_ctx_give(nc, c);
 	return e;
 }
 
@@ -302,13 +302,13 @@ enum ig_nats_error ig_js_publish(struct ig_nats *nc, ig_str subject, ig_str head
 		if (!h.ok)
 			return IG_NATS_BAD_ARGUMENT;
 	}
-	struct js_call *c = malloc(sizeof *c);
+	struct js_call *c = ig_nats_ctx_take(nc);
 	if (!c)
 		return IG_NATS_NO_MEMORY;
 	*c = (struct js_call){ nc, done, arg };
 	enum ig_nats_error e = ig_nats_request(nc, subject, headers, payload, timeout_ms, on_api_reply, c, NULL);
 	if (e != IG_NATS_OK)
-		free(c);
+		ig_nats_ctx_give(nc, c);
 	return e;
 }
 
@@ -346,25 +346,27 @@ bool ig_js_meta_parse(ig_str reply, struct ig_js_meta *m)
 /* ---- pulls ---- */
 
 struct js_pull {
+	struct ig_nats *nc;
 	ig_js_msg_fn *on_msg;
 	ig_js_pull_end_fn *on_end;
 	void *arg;
 	uint32_t batch, received;
 };
+_Static_assert(sizeof(struct js_pull) <= IG_NATS_CTX_MAX, "a pull's context fits the client's pool");
 
 static bool on_pull_reply(void *arg, const struct ig_nats_msg *m, enum ig_nats_error err)
 {
 	struct js_pull *p = arg;
 	if (!m) {
 		p->on_end(p->arg, err, 0, p->received);
-		free(p);
+		ig_nats_ctx_give(p->nc, p);
 		return false;
 	}
 	if (m->status == 100)
 		return true; /* an idle heartbeat */
 	if (m->status) {
 		p->on_end(p->arg, IG_NATS_OK, m->status, p->received);
-		free(p);
+		ig_nats_ctx_give(p->nc, p);
 		return false;
 	}
 	struct ig_js_meta meta;
@@ -375,7 +377,7 @@ static bool on_pull_reply(void *arg, const struct ig_nats_msg *m, enum ig_nats_e
 	if (p->received < p->batch)
 		return true;
 	p->on_end(p->arg, IG_NATS_OK, 0, p->received);
-	free(p);
+	ig_nats_ctx_give(p->nc, p);
 	return false;
 }
 
@@ -395,16 +397,16 @@ enum ig_nats_error ig_js_pull(struct ig_nats *nc, ig_str stream, ig_str consumer
 	put(&b, "}", 1);
 	if (!s.ok || !b.ok)
 		return IG_NATS_BAD_ARGUMENT;
-	struct js_pull *p = malloc(sizeof *p);
+	struct js_pull *p = ig_nats_ctx_take(nc);
 	if (!p)
 		return IG_NATS_NO_MEMORY;
-	*p = (struct js_pull){ on_msg, on_end, arg, batch, 0 };
+	*p = (struct js_pull){ nc, on_msg, on_end, arg, batch, 0 };
 	uint32_t timeout = o->timeout_ms ? o->timeout_ms
 			   : (uint32_t)(o->expires_ns / 1000000) + 5000;
 	enum ig_nats_error e = ig_nats_request_many(nc, (ig_str){ s.buf, s.len }, (ig_str){ 0 },
 						    (ig_str){ b.buf, b.len }, timeout, on_pull_reply, p, NULL);
 	if (e != IG_NATS_OK)
-		free(p);
+		ig_nats_ctx_give(p->nc, p);
 	return e;
 }
 

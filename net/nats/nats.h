@@ -153,6 +153,14 @@ IG_MUST_USE enum ig_nats_error ig_nats_request_many(struct ig_nats *nc, ig_str s
  * its own on_reply (which ends it by returning false). */
 void ig_nats_request_cancel(struct ig_nats_request *r);
 
+/* Room for a request's caller's context (js.c's), from the client's pool
+ * rather than malloc: IG_NATS_CTX_MAX bytes, 16-aligned; NULL when the
+ * pool is exhausted. Given back with ig_nats_ctx_give, on the loop's
+ * thread. */
+#define IG_NATS_CTX_MAX 64
+void *ig_nats_ctx_take(struct ig_nats *nc);
+void ig_nats_ctx_give(struct ig_nats *nc, void *ctx);
+
 /* A scratch arena for reading the server's JSON answers (js.c) on the
  * loop's thread: its user resets it before and after. */
 ig_arena *ig_nats_scratch(struct ig_nats *nc);
