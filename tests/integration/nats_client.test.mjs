@@ -8,7 +8,9 @@
 // ack, nak with a delay (redelivered), term, MaxDeliver ending the
 // redeliveries, no_wait; and a reconnect after the server is stopped and
 // started again on the same port, the subscription restored and readiness
-// (the client's backend) down meanwhile.
+// (the client's backend) down meanwhile; JetStream across a restart; a
+// list of servers; 1,000 publishes in flight; the keepalive against a
+// server of the test's own.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
@@ -259,6 +261,23 @@ test('reconnect: the server stopped and started again on the same port; the subs
 	assert.deepEqual([e.ev, e.connects, e.ready], ['up', 2, true]);
 	const msg = await live.next(10000, 'the message on the restored subscription');
 	assert.deepEqual([msg.ev, msg.subject, msg.payload], ['msg', 'r.x', 'after']);
+	assert.equal(await live.exited, 0);
+	await again.stop();
+});
+
+test('JetStream across a restart: a pull in flight fails, what was acked before is there after', async () => {
+	const srv = await startNats();
+	const live = natscheckLive('restart', srv.url);
+	const before = [];
+	let e;
+	do before.push(e = await live.next(10000, 'stop_now')); while (e.ev !== 'stop_now');
+	assert.deepEqual(only(before, 'publish').map((p) => [p.err, p.seq]), [['ok', 1]]);
+	await srv.stop();
+	const lost = await live.next(10000, 'the pull ends');
+	assert.deepEqual([lost.ev, lost.err], ['pull_end', 'disconnected'], 'the waiting pull fails with the connection');
+	const again = await startNats({ port: srv.port, dir: srv.dir });
+	do e = await live.next(20000, 'stream_info after the restart'); while (e.ev !== 'stream_info');
+	assert.deepEqual([e.err, e.messages], ['ok', 1], 'the acknowledged message survived the restart');
 	assert.equal(await live.exited, 0);
 	await again.stop();
 });

@@ -13,6 +13,10 @@
  *                            every ack, each sequence once
  *   natscheck idle URL       connects, then waits for the connection's loss
  *                            (exits at the first "down" after an "up")
+ *   natscheck restart URL    JetStream across a server restart (the test
+ *                            stops it at "stop_now" and starts it again):
+ *                            a publish acked before, a pull in flight
+ *                            failed by the loss, the stream intact after
  *   natscheck reconnect URL  subscribes, then outlives a server restart
  *                            (the test stops and starts it when it reads
  *                            "up" and "down"): the subscription restored
@@ -316,6 +320,67 @@ static void burst_start(void)
 	must(ig_js_stream_create(nc, &stream, 5000, on_burst_stream, NULL), "stream create");
 }
 
+/* ---- restart ---- */
+
+static void restart_next(void);
+
+static void on_restart_done(void *arg, const struct ig_js_result *r)
+{
+	print_result(arg, r);
+	restart_next();
+}
+
+static void on_restart_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_meta *meta)
+{
+	(void)arg;
+	(void)meta;
+	print_msg("js_msg", m);
+}
+
+static void on_restart_pull_end(void *arg, enum ig_nats_error err, int status, uint32_t received)
+{
+	(void)arg;
+	printf("{\"ev\":\"pull_end\",\"err\":\"%s\",\"status\":%d,\"received\":%u}\n", ig_nats_error_name(err),
+	       status, received);
+	fflush(stdout);
+}
+
+static void restart_next(void)
+{
+	static const ig_str subjects[] = { IG_STR("r1.>") };
+	static const struct ig_js_stream_config stream = { .name = IG_STR("R"), .subjects = subjects, .nsubjects = 1 };
+	switch (step++) {
+	case 0:
+		must(ig_js_stream_create(nc, &stream, 5000, on_restart_done, "stream_create"), "stream create");
+		break;
+	case 1:
+		must(ig_js_publish(nc, IG_STR("r1.a"), (ig_str){ 0 }, IG_STR("kept"), (ig_str){ 0 }, 5000, on_restart_done,
+				   "publish"),
+		     "publish");
+		break;
+	case 2: {
+		/* a consumer of a subject nothing is published to: its pull waits */
+		struct ig_js_consumer_config c = { .stream = IG_STR("R"), .durable = IG_STR("RC"),
+						   .filter_subject = IG_STR("r1.none") };
+		must(ig_js_consumer_create(nc, &c, 5000, on_restart_done, "consumer_create"), "consumer create");
+		break;
+	}
+	case 3: {
+		struct ig_js_pull_options o = { .batch = 1, .expires_ns = 60000000000 };
+		must(ig_js_pull(nc, IG_STR("R"), IG_STR("RC"), &o, on_restart_msg, on_restart_pull_end, NULL), "pull");
+		printf("{\"ev\":\"stop_now\"}\n");
+		fflush(stdout);
+		break;
+	}
+	case 4: /* after the restart */
+		must(ig_js_stream_info(nc, IG_STR("R"), 5000, on_restart_done, "stream_info"), "stream info");
+		break;
+	default:
+		printf("{\"ev\":\"done\"}\n");
+		finish(0);
+	}
+}
+
 /* ---- reconnect ---- */
 
 static void on_reconnect_msg(void *arg, const struct ig_nats_msg *m)
@@ -342,6 +407,8 @@ static void on_up(void *arg, struct ig_nats *c)
 		js_next();
 	} else if (!strcmp(mode, "burst")) {
 		burst_start();
+	} else if (!strcmp(mode, "restart")) {
+		restart_next();
 	} else if (!strcmp(mode, "reconnect")) {
 		enum ig_nats_error e;
 		if (ig_nats_connects(c) == 1) {
@@ -373,7 +440,7 @@ static const struct ig_nats_conn_ops conn_ops = { .up = on_up, .down = on_down }
 int main(int argc, char **argv)
 {
 	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "verify"))) {
-		fprintf(stderr, "usage: natscheck core|connect|first-up|idle|js|burst|reconnect URL [verify]\n");
+		fprintf(stderr, "usage: natscheck core|connect|first-up|idle|js|burst|restart|reconnect URL [verify]\n");
 		return 2;
 	}
 	static const struct ig_settings *const parts[] = { &ig_tls_trust_settings };
