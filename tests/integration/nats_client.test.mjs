@@ -47,7 +47,7 @@ const tempDir = (prefix) => {
 
 // Starts nats-server on port (a free one if not given) with a JetStream
 // store in dir; resolves once it says it is ready. stop() ends it by its PID
-// and waits for its exit.
+// (SIGTERM, or the signal given) and waits for its exit.
 async function startNats({ port, dir, args = [] } = {}) {
 	port ??= await freePort();
 	dir ??= tempDir('ingot-nats-');
@@ -63,9 +63,9 @@ async function startNats({ port, dir, args = [] } = {}) {
 	}), 'nats-server ready');
 	const srv = {
 		port, dir, url: `nats://127.0.0.1:${port}`,
-		async stop() {
+		async stop(signal = 'SIGTERM') {
 			if (!servers.delete(srv)) return;
-			process.kill(child.pid, 'SIGTERM');
+			process.kill(child.pid, signal);
 			await exited;
 		},
 	};
@@ -265,14 +265,16 @@ test('reconnect: the server stopped and started again on the same port; the subs
 	await again.stop();
 });
 
-test('JetStream across a restart: a pull in flight fails, what was acked before is there after', async () => {
+// Killed, not stopped: a server that shuts down cleanly ends waiting pulls
+// with a status of its own first.
+test('JetStream across a crash: a pull in flight fails, what was acked before is there after', async () => {
 	const srv = await startNats();
 	const live = natscheckLive('restart', srv.url);
 	const before = [];
 	let e;
 	do before.push(e = await live.next(10000, 'stop_now')); while (e.ev !== 'stop_now');
 	assert.deepEqual(only(before, 'publish').map((p) => [p.err, p.seq]), [['ok', 1]]);
-	await srv.stop();
+	await srv.stop('SIGKILL');
 	const lost = await live.next(10000, 'the pull ends');
 	assert.deepEqual([lost.ev, lost.err], ['pull_end', 'disconnected'], 'the waiting pull fails with the connection');
 	const again = await startNats({ port: srv.port, dir: srv.dir });
