@@ -127,7 +127,7 @@ API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
 RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/lambda/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/nats/*.c) $(wildcard net/lambda/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
@@ -188,7 +188,7 @@ $(OBJ)/gen/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 
 .PHONY: lwip lwip-asan pgwire-check
 .PHONY: app-test
-.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck natscheck natscheck-asan pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -319,13 +319,17 @@ $(CLIENTBENCH): tools/bench/clientbench.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
 # The PostgreSQL client's test driver (tests/pg/pgcheck.c, pg_client.test.mjs).
 PGCHECK     := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)
 $(PGCHECK): tests/pg/pgcheck.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
-$(FETCH) $(CLIENTBENCH) $(PGCHECK):
+# The NATS client's test driver (tests/nats/natscheck.c, nats_client.test.mjs).
+NATSCHECK   := $(BUILD)/bin/natscheck
+$(NATSCHECK): tests/nats/natscheck.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+$(FETCH) $(CLIENTBENCH) $(PGCHECK) $(NATSCHECK):
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
 fetch: setup-build $(FETCH)
 clientbench: setup-build $(CLIENTBENCH)
 pgcheck: setup-build $(PGCHECK)
+natscheck: setup-build $(NATSCHECK)
 
 # ---- lwIP (net/lwip): ingot's own TCP/IP stack, selected by INGOT_NET ----
 # build/bin/service-lwip is the service's objects plus net/lwip and lwIP
@@ -375,24 +379,27 @@ asan: $(ASAN_BIN)
 
 # The test client CLI under the sanitizers, for tests/client/engine.test.mjs.
 FETCH_ASAN := $(BUILD)/bin/fetch$(TLS_SUFFIX)-asan
-$(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/client/fetch.c \
-		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
+$(FETCH_ASAN): tests/client/fetch.c
 fetch-asan: $(FETCH_ASAN)
 
 # pgcheck (net/pg's driver) under the sanitizers: pg_client.test.mjs runs
 # it too (INGOT_PGCHECK_BIN).
 PGCHECK_ASAN := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)-asan
-$(PGCHECK_ASAN): $(RUNTIME_SRC) tests/pg/pgcheck.c $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
+$(PGCHECK_ASAN): tests/pg/pgcheck.c
+pgcheck-asan: $(PGCHECK_ASAN)
+# natscheck (net/nats's driver) the same way: nats_client.test.mjs runs it
+# too (INGOT_NATSCHECK_BIN).
+NATSCHECK_ASAN := $(BUILD)/bin/natscheck-asan
+$(NATSCHECK_ASAN): tests/nats/natscheck.c
+natscheck-asan: $(NATSCHECK_ASAN)
+# Each of those: the whole runtime and its one program (the tests/ source
+# named above), for the host.
+$(FETCH_ASAN) $(PGCHECK_ASAN) $(NATSCHECK_ASAN): $(RUNTIME_SRC) $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/pg/pgcheck.c \
+		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) $(filter tests/%.c,$^) \
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
-pgcheck-asan: $(PGCHECK_ASAN)
 
 # net/pg's wire, types and auth against a real PostgreSQL without the
 # connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
@@ -726,6 +733,8 @@ $(BUILD)/fuzz/fuzz_jwt: $(FUZZ_SRC_jwt) $(wildcard net/auth/*.h) tests/unit/net/
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
+FUZZ_SRC_nats      := net/nats/proto.c
+$(BUILD)/fuzz/fuzz_nats: $(FUZZ_SRC_nats) net/nats/proto.h
 FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/writer.c net/pg/auth.c kernel/runtime/base64.c net/pg/conninfo.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
@@ -874,7 +883,7 @@ stop:
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch pgcheck pgcheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel
+	@$(MAKE) --no-print-directory bin fetch pgcheck natscheck pgcheck-asan natscheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch pgcheck
 	@$(MAKE) --no-print-directory TLS=none bin
