@@ -636,8 +636,10 @@ $(SCHEMAC_TEST)/rich-run $(SCHEMAC_TEST)/rich-check: $(SCHEMAC_TEST)/rich/api.c 
 
 # tools/schemac/test/run: the code schemac --queries wrote for the suite's
 # queries, run against the local PostgreSQL through the callback form
-# (tests/pg/query_roundtrip.c); its queries.h and api.h come first.
-$(SCHEMAC_TEST)/query-roundtrip: tests/pg/query_roundtrip.c $(SCHEMAC_TEST)/queries/queries.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+# (tests/pg/query_roundtrip.c), with the api.c of the queries' document
+# (its JSON decoders); its queries.h and api.h come first.
+$(SCHEMAC_TEST)/query-roundtrip: tests/pg/query_roundtrip.c $(SCHEMAC_TEST)/queries/queries.c $(SCHEMAC_TEST)/queries/api.c \
+		$(RUNTIME_OBJ) $(LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) -I$(SCHEMAC_TEST)/queries $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -lm -o $@

@@ -253,7 +253,7 @@ static const char *format_name(enum sc_format f)
 static char *disagreement(const struct qtype *t, const struct sc_schema *s)
 {
 	const struct sc_schema *r = sc_resolve(s);
-	if (qt_is_json(t) && qt_json_fits(s))
+	if (qt_is_json(t) && (qt_json_fits(s) || json_struct_slot(s)))
 		return NULL;
 	if (r->kind != t->kind)
 		return sc_printf("is %s, the property is %s", t->sql, kind_name(r->kind));
