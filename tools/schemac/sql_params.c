@@ -456,7 +456,8 @@ char *sq_named_params(const char *sql, char ***names, size_t *n)
 			i = e;
 			continue;
 		}
-		if ((end = sqlc_arg(sql, i, &nb, &ne)) == 0 && sql[i] == '@' && (isalpha((unsigned char)sql[i + 1]) || sql[i + 1] == '_') &&
+		if ((end = sqlc_arg(sql, i, &nb, &ne)) == 0 && sql[i] == '@' &&
+		    (isalpha((unsigned char)sql[i + 1]) || sql[i + 1] == '_') &&
 		    (i == 0 || !strchr("+-*/<>=~!@#%^&|`?", sql[i - 1]))) {
 			nb = i + 1; /* @name; "@ x" and "a <@ b" are operators */
 			for (ne = nb; word_char(sql[ne]); ne++)

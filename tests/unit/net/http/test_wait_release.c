@@ -6,10 +6,10 @@
  * serves again, on stacks mapped anew. */
 #include "ingot/testing.h"
 #include "kernel/runtime/coro.h"
-#include "net/api/operation.h"
 #include "net/http/internal.h"
 #include "net/http/wait.h"
 #include "tests/unit/check.h"
+#include "tests/unit/hand_app.h"
 
 static int say(ig_ctx *ctx, const char *text)
 {
@@ -30,20 +30,12 @@ static int h_sleep(ig_ctx *ctx, const void *in, void *out)
 	return say(ctx, ig_sleep(ctx, 1) == IG_WAIT_OK ? "slept" : "not slept");
 }
 
-#define OP(name, fn) { .id = name, .in_size = 8, .out_size = 8, .handle = fn }
-static const struct ig_operation ops[] = { OP("quick", h_quick), OP("sleep", h_sleep) };
+static const struct ig_operation ops[] = { HAND_OP("quick", h_quick), HAND_OP("sleep", h_sleep) };
 static const char *const routes[] = { "/quick", "/sleep" };
 
 static void route(ig_ctx *ctx)
 {
-	ig_str path = ig_req(ctx)->path;
-	for (uint32_t i = 0; i < IG_COUNTOF(routes); i++)
-		if (path.len == strlen(routes[i]) && memcmp(path.ptr, routes[i], path.len) == 0) {
-			ig_set_route(ctx, i);
-			ig_run_operation(ctx, &ops[i], NULL);
-			return;
-		}
-	ig_respond_problem(ctx, 404, "no such route");
+	hand_route(ctx, routes, ops, IG_COUNTOF(routes));
 }
 
 static const struct ig_app app = {
