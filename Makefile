@@ -484,6 +484,8 @@ UNIT_SRC_net/lambda/test_lambda := $(UNIT_SRC_app/test_handlers)
 # The linear database calls, on the test core with an app of its own.
 UNIT_SRC_net/pg/test_linear := $(TEST_API_SRC)
 UNIT_FLAGS_net/pg/test_linear := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
+UNIT_SRC_net/http/test_wait_release := $(TEST_API_SRC)
+UNIT_FLAGS_net/http/test_wait_release := $(UNIT_FLAGS_net/pg/test_linear)
 UNIT_FLAGS_net/lambda/test_lambda := $(UNIT_FLAGS_app/test_handlers)
 UNIT_SRC_net/lambda/test_api_call := net/lambda/post_blocking.c net/http/response_head.c $(HTTP_CODEC) \
                                 $(addprefix kernel/runtime/,loop.c timer.c clock.c json.c arena.c pool.c)
@@ -643,8 +645,10 @@ $(SCHEMAC_TEST)/rich-run $(SCHEMAC_TEST)/rich-check: $(SCHEMAC_TEST)/rich/api.c 
 
 # tools/schemac/test/run: the code schemac --queries wrote for the suite's
 # queries, run against the local PostgreSQL through the callback form
-# (tests/pg/query_roundtrip.c); its queries.h and api.h come first.
-$(SCHEMAC_TEST)/query-roundtrip: tests/pg/query_roundtrip.c $(SCHEMAC_TEST)/queries/queries.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+# (tests/pg/query_roundtrip.c), with the api.c of the queries' document
+# (its JSON decoders); its queries.h and api.h come first.
+$(SCHEMAC_TEST)/query-roundtrip: tests/pg/query_roundtrip.c $(SCHEMAC_TEST)/queries/queries.c $(SCHEMAC_TEST)/queries/api.c \
+		$(RUNTIME_OBJ) $(LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) -I$(SCHEMAC_TEST)/queries $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -lm -o $@
