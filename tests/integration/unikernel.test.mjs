@@ -84,6 +84,15 @@ async function rawAnswer(port, data, head) {
 	return { res, bytes: res.raw.toString('latin1').replace(/\r\nDate: [^\r]*/i, '\r\nDate: -') };
 }
 
+// Asks /readyz as a probe would until it answers 200 (bounded).
+const ready = (g, why) => within(60000, (async () => {
+	for (;;) {
+		const { res } = await rawAnswer(g.port, req('GET', '/readyz', { headers: ['Connection: close'] }));
+		if (res.status === 200) return;
+		await new Promise((resolve) => setImmediate(resolve));
+	}
+})(), `/readyz never 200: ${why}; ${g.describe()}`);
+
 // ---- the reference service's requests, for the byte-for-byte comparison ----
 const VALIDATE_BODY = '{"name":"Ada Lovelace","nickname":null,"ref":"A-1","status":"active",' +
 	'"scores":[90,85,77,100,0],"address":{"street":"12 Main St","city":"Springfield","zip":"12345"},"active":true}';
@@ -291,13 +300,7 @@ test('JWTs on the machine: keys fetched over lwIP from the host (INGOT_JWKS_URL 
 		const fwd = `tcp:10.0.2.100:80-cmd:${process.execPath} ${path.join(here, 'tcp_pipe.mjs')} ${keys.address().port}`;
 		const g = await boot({ more: `${WORDS} INGOT_JWKS_URL=http://10.0.2.100:80/jwks.json`, guestfwd: fwd });
 		await listening(g);
-		await within(60000, (async () => {
-			for (;;) {
-				const { res } = await rawAnswer(g.port, req('GET', '/readyz', { headers: ['Connection: close'] }));
-				if (res.status === 200) return;
-				await new Promise((resolve) => setImmediate(resolve));
-			}
-		})(), `/readyz never 200: the keys were not fetched; ${g.describe()}`);
+		await ready(g, 'the keys were not fetched');
 		assert.ok(fetches >= 1);
 		const mint = (alg, key) => new jose.SignJWT({ scope: 'profile' }).setProtectedHeader({ alg, kid: alg })
 			.setSubject(`by-${alg}`).setIssuedAt().setExpirationTime('10m').sign(key);
@@ -342,13 +345,7 @@ test('PostgreSQL from the machine: its pool connects over lwIP to a real databas
 		// when_up) instead of failing and warning while the network comes up.
 		const g = await boot({ addr: '', more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=2`, guestfwd: fwd });
 		await listening(g);
-		await within(60000, (async () => {
-			for (;;) {
-				const { res } = await rawAnswer(g.port, req('GET', '/readyz', { headers: ['Connection: close'] }));
-				if (res.status === 200) return;
-				await new Promise((resolve) => setImmediate(resolve));
-			}
-		})(), `/readyz never 200: the pool did not connect; ${g.describe()}`);
+		await ready(g, 'the pool did not connect');
 		const json = async (target) => {
 			const { res } = await rawAnswer(g.port, req('GET', target, { headers: ['Connection: close'] }));
 			assert.equal(res.status, 200, `${target}: ${res.text}`);
