@@ -6,10 +6,12 @@
  * the core's outbound client (include/ingot/client.h). */
 #include "api.h"
 #include "ingot/client.h"
+#include "ingot/lifecycle.h"
 #include "ingot/settings.h"
 
 #include <bearssl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 int getHealth(ig_ctx *ctx, const struct getHealth_in *in, struct getHealth_out *out)
@@ -206,14 +208,25 @@ int getDelay(ig_ctx *ctx, const struct getDelay_in *in, struct getDelay_out *out
  * URLs are made per core on first use, once the listening port is known. */
 static const char *upstream_setting = "";
 const char *reports_api_keys = ""; /* app/auth.c's auth handler reads it */
+static bool heartbeat_cron;
 static const struct ig_option app_rows[] = {
 	IG_SECRET("REPORTS_API_KEYS", &reports_api_keys,
 		  "the API keys GET /reports/{name} takes in X-API-Key (comma-separated); empty: none"),
 	IG_SETTING_STR("UPSTREAM", &upstream_setting,
 		       "the upstream of /proxy/json and /fanout: an http(s) origin, optionally with a path prefix; "
 		       "empty: this service on 127.0.0.1 and its PORT"),
+	IG_SETTING_BOOL("HEARTBEAT_CRON", &heartbeat_cron,
+			IG_HELP("schedule the cron job heartbeat here (every second, a row per tick: app/cron.c); "
+				"a platform's trigger runs it either way")),
 };
 const struct ig_settings ig_app_settings = { .opts = app_rows, .count = IG_COUNTOF(app_rows) };
+
+/* HEARTBEAT_CRON: the one job this process's timer may schedule. */
+static bool cron_enabled(const char *job)
+{
+	return heartbeat_cron && strcmp(job, "heartbeat") == 0;
+}
+const struct ig_lifecycle ig_app_lifecycle = { .cron_enabled = cron_enabled };
 
 /* The upstream's URLs, made once per core (each core is one thread, so no
  * lock): UPSTREAM (an origin, optionally with a path prefix), or the

@@ -45,6 +45,12 @@ struct ig_lifecycle {
 	/* Once, on the main thread, after the last request and before the
 	 * exit: no core runs any more; flush or close what init opened. */
 	void (*stopped)(void);
+	/* Once per x-ingot-cron job, on the main thread after init: whether
+	 * this process's timer schedules the job (an app setting may turn a
+	 * job off). NULL: every job. A job turned off still runs when a
+	 * platform's trigger names it (POST /_ingot/cron, an ingot.cron
+	 * Lambda event). */
+	bool (*cron_enabled)(const char *job);
 };
 
 /* The app's hooks, when it has any: defined by the app, read by the

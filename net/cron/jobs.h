@@ -2,17 +2,19 @@
  * the document's x-ingot-cron): each job's name, its schedule already
  * parsed (kernel/runtime/cron_expr.h: the runtime only computes next fire
  * times) and the operation it calls, which takes no required parameter
- * and no required body. Data only: the scheduler that claims each tick
- * across replicas, and the endpoint a platform's trigger calls
- * (IG_CRON_PATH), read this table. */
+ * and no required body. Data, and the scheduler's entry points (ops):
+ * the generated table names them, so net/cron/scheduler.c is linked
+ * only into a binary whose document declares jobs. */
 #ifndef NET_CRON_JOBS_H
 #define NET_CRON_JOBS_H
 
 #include "kernel/runtime/cron_expr.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct ig_operation;
+struct ig_loop;
 
 /* Where a platform's scheduler (a Knative PingSource, EventBridge through
  * the Lambda loop) asks for a job by name: a POST whose CloudEvent data
@@ -30,10 +32,31 @@ struct ig_cron_job {
 	const struct ig_operation *operation;
 };
 
+struct ig_cron_table;
+
+/* The scheduler (net/cron/scheduler.h), as the start reaches it. */
+struct ig_cron_ops {
+	/* The runtime's own migration (`service --migrate` runs it before
+	   the app's): the claims table. */
+	const char *migration_sql;
+	/* On the main thread, after the settings and the app's init, outside
+	   Lambda: which jobs this process schedules (enabled NULL: all; else
+	   the app's ig_lifecycle.cron_enabled). Returns whether any is, and
+	   then core_start must run on core 0. */
+	bool (*prepare)(const struct ig_cron_table *table, bool (*enabled)(const char *job));
+	/* On each core's loop as it starts (ig_http_core_start_hook); core
+	   0's arms the timer. */
+	void (*core_start)(struct ig_loop *loop, int core_count);
+};
+
 struct ig_cron_table {
 	const struct ig_cron_job *jobs;
 	size_t count;
+	const struct ig_cron_ops *ops; /* &ig_cron_ops */
 };
+
+/* net/cron/scheduler.c's: the generated table points here. */
+extern const struct ig_cron_ops ig_cron_ops;
 
 /* Defined by the generated code only when the document declares jobs;
  * weak, so a runtime that reads it links nothing extra for an app with
