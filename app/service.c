@@ -11,7 +11,6 @@
 
 #include <bearssl.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 int getHealth(ig_ctx *ctx, const struct getHealth_in *in, struct getHealth_out *out)
@@ -221,12 +220,10 @@ static const struct ig_option app_rows[] = {
 };
 const struct ig_settings ig_app_settings = { .opts = app_rows, .count = IG_COUNTOF(app_rows) };
 
-/* HEARTBEAT_CRON: the one job this process's timer may schedule. */
-static bool cron_enabled(const char *job)
-{
-	return heartbeat_cron && strcmp(job, "heartbeat") == 0;
-}
-const struct ig_lifecycle ig_app_lifecycle = { .cron_enabled = cron_enabled };
+/* HEARTBEAT_CRON: whether this process's timer schedules the heartbeat. */
+static const struct ig_cron_switch cron_switches[] = { { "heartbeat", &heartbeat_cron } };
+const struct ig_lifecycle ig_app_lifecycle = { .cron_switches = cron_switches,
+					       .cron_switch_count = IG_COUNTOF(cron_switches) };
 
 /* The upstream's URLs, made once per core (each core is one thread, so no
  * lock): UPSTREAM (an origin, optionally with a path prefix), or the

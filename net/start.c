@@ -258,10 +258,8 @@ __attribute__((cold, noinline)) static int app_init_failed(const char *why)
  * scheduler's pages (net/cold.ld). */
 static bool cron_wanted(void)
 {
-	if (!&ig_app_lifecycle || !ig_app_lifecycle.cron_enabled)
-		return true;
 	for (size_t i = 0; i < ig_api_cron.count; i++)
-		if (ig_app_lifecycle.cron_enabled(ig_api_cron.jobs[i].name))
+		if (ig_cron_job_on(ig_api_cron.jobs[i].name, &ig_app_lifecycle))
 			return true;
 	return false;
 }
@@ -327,8 +325,7 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	   of them here; never under Lambda, whose function is frozen between
 	   invocations (its jobs come as ingot.cron events). */
 	if (&ig_api_cron && !ig_lambda_requested() && cron_wanted())
-		cron_started = ig_api_cron.ops->prepare(&ig_api_cron,
-							&ig_app_lifecycle ? ig_app_lifecycle.cron_enabled : NULL);
+		cron_started = ig_api_cron.ops->prepare(&ig_api_cron, &ig_app_lifecycle);
 	if (pg_started || cron_started || jwks_fetched || (&ig_app_lifecycle && ig_app_lifecycle.core_init))
 		ig_http_core_start_hook = core_start;
 	if (&ig_app_lifecycle) {

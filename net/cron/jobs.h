@@ -9,9 +9,11 @@
 #define NET_CRON_JOBS_H
 
 #include "kernel/runtime/cron_expr.h"
+#include "ingot/lifecycle.h"
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 struct ig_operation;
 struct ig_loop;
@@ -40,10 +42,10 @@ struct ig_cron_ops {
 	   the app's): the claims table. */
 	const char *migration_sql;
 	/* On the main thread, after the settings and the app's init, outside
-	   Lambda: which jobs this process schedules (enabled NULL: all; else
-	   the app's ig_lifecycle.cron_enabled). Returns whether any is, and
-	   then core_start must run on core 0. */
-	bool (*prepare)(const struct ig_cron_table *table, bool (*enabled)(const char *job));
+	   Lambda: the jobs that lifecycle (NULL: none) leaves on are
+	   scheduled here. Returns whether any is, and then core_start must
+	   run on core 0. */
+	bool (*prepare)(const struct ig_cron_table *table, const struct ig_lifecycle *lifecycle);
 	/* On each core's loop as it starts (ig_http_core_start_hook); core
 	   0's arms the timer. */
 	void (*core_start)(struct ig_loop *loop, int core_count);
@@ -54,6 +56,16 @@ struct ig_cron_table {
 	size_t count;
 	const struct ig_cron_ops *ops; /* &ig_cron_ops */
 };
+
+/* Whether lifecycle (may be NULL) leaves the job name on: inline, as the
+ * start asks it without touching the scheduler's pages. */
+static inline bool ig_cron_job_on(const char *name, const struct ig_lifecycle *lifecycle)
+{
+	for (size_t i = 0; lifecycle && i < lifecycle->cron_switch_count; i++)
+		if (strcmp(lifecycle->cron_switches[i].job, name) == 0)
+			return *lifecycle->cron_switches[i].on;
+	return true;
+}
 
 /* net/cron/scheduler.c's: the generated table points here. */
 extern const struct ig_cron_ops ig_cron_ops;

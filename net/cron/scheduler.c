@@ -234,7 +234,7 @@ static void on_timer(struct ig_timer *t)
 	arm();
 }
 
-static bool prepare(const struct ig_cron_table *table, bool (*enabled)(const char *job))
+static bool prepare(const struct ig_cron_table *table, const struct ig_lifecycle *lifecycle)
 {
 	s.table = table;
 	s.runs = calloc(table->count, sizeof *s.runs);
@@ -243,7 +243,7 @@ static bool prepare(const struct ig_cron_table *table, bool (*enabled)(const cha
 	bool any = false;
 	for (size_t i = 0; i < table->count; i++) {
 		s.runs[i].job = &table->jobs[i];
-		s.runs[i].enabled = !enabled || enabled(table->jobs[i].name);
+		s.runs[i].enabled = ig_cron_job_on(table->jobs[i].name, lifecycle);
 		any |= s.runs[i].enabled;
 	}
 	if (!any)
