@@ -43,6 +43,7 @@ extern const struct ig_settings ig_dns_settings WEAK;
 extern const struct ig_settings ig_tls_trust_settings WEAK;
 extern const struct ig_settings ig_pg_settings WEAK;
 extern const struct ig_settings ig_auth_settings WEAK;
+extern const struct ig_settings ig_cron_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
@@ -64,6 +65,7 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_pg_settings,
 	&ig_lambda_settings,
 	&ig_auth_settings,
+	&ig_cron_settings,
 };
 
 /* Names the build and the tests put into a service's environment (make run

@@ -16,6 +16,7 @@
 #include <string.h>
 
 struct ig_operation;
+struct ig_settings;
 struct ig_loop;
 
 /* Where a platform's scheduler (a Knative PingSource, EventBridge through
@@ -69,6 +70,26 @@ static inline bool ig_cron_job_on(const char *name, const struct ig_lifecycle *l
 
 /* net/cron/scheduler.c's: the generated table points here. */
 extern const struct ig_cron_ops ig_cron_ops;
+
+/* INGOT_CRON_SECRET (cron_settings.c). */
+struct ig_cron_config {
+	const char *secret; /* "": the endpoint is off */
+};
+extern struct ig_cron_config ig_cron_config;
+extern const struct ig_settings ig_cron_settings;
+
+/* The generated router's last step before its 404, in a document with
+ * jobs (net/cron/endpoint.c): POST IG_CRON_PATH with INGOT_CRON_SECRET as
+ * a bearer token and a CloudEvent whose data is {"job": "<name>"}, in the
+ * binary mode (the data is the body) or the structured one (Content-Type
+ * application/cloudevents+json, the data its "data"), runs the job as the
+ * scheduler does and answers 204 when its operation answered 2xx, else
+ * 502 (problem+json: the platform retries). 401 without the token, 405
+ * for another method, 400 for an event naming no job, 404 for a job not
+ * in the table. Returns false, answering nothing, for another path or
+ * while INGOT_CRON_SECRET is not set: the router answers 404. */
+struct ig_ctx;
+bool ig_cron_serve(struct ig_ctx *ctx);
 
 /* Defined by the generated code only when the document declares jobs;
  * weak, so a runtime that reads it links nothing extra for an app with

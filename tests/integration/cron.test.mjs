@@ -2,7 +2,9 @@
 // (pglib): three processes of the reference service on one database, each
 // scheduling the job heartbeat (every 1s, HEARTBEAT_CRON=1), run each tick
 // once between them, as the claims table and the heartbeat rows both say;
-// and a process with HEARTBEAT_CRON off schedules nothing.
+// a process with HEARTBEAT_CRON off schedules nothing; and POST
+// /_ingot/cron (a Knative PingSource's CloudEvent) runs a job with the
+// secret only.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, curlResponse, within, adminAddr, scrapeSamples, cleanup } from './lib.mjs';
@@ -84,6 +86,50 @@ test('HEARTBEAT_CRON off (the default): no scheduler; the operation still answer
 		assert.equal(r.status, 204, r.text);
 		assert.deepEqual(await heartbeat(srv), { ticks: 1, pids: [srv.pid] });
 		assert.equal((await pg.psql('SELECT count(tick) FROM heartbeat;')).trim(), '0');
+		// INGOT_CRON_SECRET not set: the trigger's endpoint is off.
+		const off = await curlResponse(srv.port, '/_ingot/cron', ['-X', 'POST', '-H', 'Authorization: Bearer x',
+			'-H', 'Content-Type: application/json', '--data-binary', '{"job":"heartbeat"}']);
+		assert.equal(off.status, 404);
+	} finally {
+		await srv.stop();
+	}
+});
+
+test('POST /_ingot/cron runs the named job with INGOT_CRON_SECRET as a bearer token, in both CloudEvents modes', T, async () => {
+	const pg = await newPostgres();
+	const m = await migrate(pg.url);
+	assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_CRON_SECRET: 'cron-s3cret', INGOT_ACCESS_LOG: '1' });
+	const post = (headers, body) => curlResponse(srv.port, '/_ingot/cron',
+		['-X', 'POST', ...headers.flatMap((h) => ['-H', h]), '--data-binary', body]);
+	const binary = ['ce-specversion: 1.0', 'ce-type: dev.knative.sources.ping', 'ce-source: /apis/v1/namespaces/x/pingsources/svc-heartbeat',
+		'ce-id: 1', 'Content-Type: application/json'];
+	const bearer = 'Authorization: Bearer cron-s3cret';
+	try {
+		await waitReady(srv);
+		// Refused without the secret, or with another: nothing runs.
+		assert.equal((await post(binary, '{"job":"heartbeat"}')).status, 401);
+		const wrong = await post([...binary, 'Authorization: Bearer cron-s3creT'], '{"job":"heartbeat"}');
+		assert.equal(wrong.status, 401);
+		assert.equal(wrong.headers['www-authenticate'], 'Bearer');
+		assert.equal((await curlResponse(srv.port, '/_ingot/cron', ['-H', bearer])).status, 405);
+		assert.equal((await heartbeat(srv)).ticks, 0);
+		// Binary mode: the body is the data.
+		const r1 = await post([...binary, bearer], '{"job":"heartbeat"}');
+		assert.equal(r1.status, 204, r1.text);
+		assert.deepEqual(await heartbeat(srv), { ticks: 1, pids: [srv.pid] });
+		// Structured mode: the envelope's data.
+		const r2 = await post(['Content-Type: application/cloudevents+json; charset=utf-8', bearer], JSON.stringify({
+			specversion: '1.0', type: 'dev.knative.sources.ping', source: '/x', id: '2', data: { job: 'heartbeat' } }));
+		assert.equal(r2.status, 204, r2.text);
+		assert.equal((await heartbeat(srv)).ticks, 2);
+		// A job the document does not have, and data without a job.
+		assert.equal((await post([...binary, bearer], '{"job":"nightly"}')).status, 404);
+		assert.equal((await post([...binary, bearer], '{"name":"heartbeat"}')).status, 400);
+		assert.equal((await heartbeat(srv)).ticks, 2);
+		// The run went through the engine: the access log has the job's request.
+		const line = await within(10000, srv.waitLog((l) => l.msg === 'request' && l.client === 'cron' && l.route === '/cron/heartbeat/tick'), 'the job\'s access log line');
+		assert.equal(line.status, 204, JSON.stringify(line));
 	} finally {
 		await srv.stop();
 	}
