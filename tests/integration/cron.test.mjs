@@ -82,7 +82,7 @@ test('HEARTBEAT_CRON off (the default): no scheduler; the operation still answer
 		const s = await scrapeSamples(await adminAddr(srv));
 		assert.ok(![...s.keys()].some((k) => k.startsWith('ingot_cron_')), 'no cron metrics');
 		// A manual tick is recorded (the operation works), with no tick.
-		const r = await curlResponse(srv.port, '/cron/heartbeat/tick', ['-X', 'POST']);
+		const r = await curlResponse(srv.port, '/cron/heartbeat', ['-X', 'POST']);
 		assert.equal(r.status, 204, r.text);
 		assert.deepEqual(await heartbeat(srv), { ticks: 1, pids: [srv.pid] });
 		assert.equal((await pg.psql('SELECT count(tick) FROM heartbeat;')).trim(), '0');
@@ -128,7 +128,7 @@ test('POST /_ingot/cron runs the named job with INGOT_CRON_SECRET as a bearer to
 		assert.equal((await post([...binary, bearer], '{"name":"heartbeat"}')).status, 400);
 		assert.equal((await heartbeat(srv)).ticks, 2);
 		// The run went through the engine: the access log has the job's request.
-		const line = await within(10000, srv.waitLog((l) => l.msg === 'request' && l.client === 'cron' && l.route === '/cron/heartbeat/tick'), 'the job\'s access log line');
+		const line = await within(10000, srv.waitLog((l) => l.msg === 'request' && l.client === 'cron' && l.route === '/cron/heartbeat'), 'the job\'s access log line');
 		assert.equal(line.status, 204, JSON.stringify(line));
 	} finally {
 		await srv.stop();
