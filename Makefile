@@ -860,11 +860,12 @@ setup-bench:
 # free loopback port), migrates it with --migrate, serves, and stops it when
 # the service ends (if this run started it); `make stop` stops it too. An
 # app's database is its own, named after it (PG_LOCAL_DB=APP_NAME); the
-# reference service's is ingot. An app without migrations is served alone.
+# reference service's is ingot, and its cron job heartbeat runs
+# (HEARTBEAT_CRON=1 unless set). An app without migrations is served alone.
 run: setup-run
 	@$(MAKE) --no-print-directory bin
 	@if [ -d $(MIGRATIONS) ]; then \
-		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) $(if $(APP_DIR),PG_LOCAL_DB=$(APP_NAME)) \
+		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) $(if $(APP_DIR),PG_LOCAL_DB=$(APP_NAME),HEARTBEAT_CRON=$${HEARTBEAT_CRON:-1}) \
 			exec tools/pg-local run $(BIN); \
 	else \
 		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} exec $(BIN); \
