@@ -4,7 +4,7 @@
 // once between them, as the claims table and the heartbeat rows both say;
 // a process with HEARTBEAT_CRON off schedules nothing; and POST
 // /_ingot/cron (a Knative PingSource's CloudEvent) runs a job with the
-// secret only.
+// secret only; without a database each process runs each tick itself.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, curlResponse, within, adminAddr, scrapeSamples, cleanup } from './lib.mjs';
@@ -130,6 +130,24 @@ test('POST /_ingot/cron runs the named job with INGOT_CRON_SECRET as a bearer to
 		// The run went through the engine: the access log has the job's request.
 		const line = await within(10000, srv.waitLog((l) => l.msg === 'request' && l.client === 'cron' && l.route === '/cron/heartbeat'), 'the job\'s access log line');
 		assert.equal(line.status, 204, JSON.stringify(line));
+	} finally {
+		await srv.stop();
+	}
+});
+
+test('without a database the scheduler runs each tick itself, unclaimed, after one warning', T, async () => {
+	const srv = await startServer({ HEARTBEAT_CRON: '1', INGOT_ADMIN_PORT: '0' });
+	try {
+		await within(10000, srv.waitLog((l) => l.level === 'warn' && /^cron: no database configured/.test(l.msg)),
+			'the warning');
+		// The heartbeat's own operation needs the database: its run is a 503, logged as a failed job.
+		const failed = await within(20000, srv.waitLog((l) => l.msg === 'cron job failed'), 'a tick run');
+		assert.equal(failed.job, 'heartbeat');
+		assert.equal(failed.status, 503);
+		const s = await scrapeSamples(await adminAddr(srv));
+		assert.ok(s.get('ingot_cron_runs_total{job="heartbeat",result="failed"}') >= 1);
+		assert.equal(s.get('ingot_cron_runs_total{job="heartbeat",result="elsewhere"}'), 0);
+		assert.equal(srv.logs.filter((l) => /^cron: no database configured/.test(l.msg ?? '')).length, 1);
 	} finally {
 		await srv.stop();
 	}
