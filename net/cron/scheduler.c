@@ -133,7 +133,10 @@ static void run_job(struct cron_run *r)
 	if (ig_http_inproc_run(&r->inproc, s.core, r->buf, CRON_BUF, &req, answered, r, &result) != 0) {
 		r->busy = false;
 		count(r, CRON_FAILED);
-		log_run(r, IG_LOG_ERROR, "cron job could not start", 0);
+		/* A claim answered after the drain began: the core takes no new
+		   request, and the tick is lost (at most once). */
+		log_run(r, s.core->draining ? IG_LOG_WARN : IG_LOG_ERROR,
+			s.core->draining ? "cron tick not run: the process is stopping" : "cron job could not start", 0);
 	}
 }
 
