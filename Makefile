@@ -75,7 +75,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
-            $(wildcard net/lambda/*.c) net/http/inproc.c net/api/main.c net/api/jwks_remote.c \
+            $(wildcard net/lambda/*.c net/cron/*.c) net/http/inproc.c net/api/main.c net/api/jwks_remote.c \
             $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))
 $(COLD_SRC:%.c=$(OBJ)/%.o): CFLAGS += -Os
 
@@ -127,7 +127,7 @@ API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
 RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/nats/*.c) $(wildcard net/lambda/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/nats/*.c) $(wildcard net/lambda/*.c) $(wildcard net/cron/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
@@ -873,11 +873,12 @@ setup-bench:
 # free loopback port), migrates it with --migrate, serves, and stops it when
 # the service ends (if this run started it); `make stop` stops it too. An
 # app's database is its own, named after it (PG_LOCAL_DB=APP_NAME); the
-# reference service's is ingot. An app without migrations is served alone.
+# reference service's is ingot, and its cron job heartbeat runs
+# (HEARTBEAT_CRON=1 unless set). An app without migrations is served alone.
 run: setup-run
 	@$(MAKE) --no-print-directory bin
 	@if [ -d $(MIGRATIONS) ]; then \
-		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) $(if $(APP_DIR),PG_LOCAL_DB=$(APP_NAME)) \
+		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) $(if $(APP_DIR),PG_LOCAL_DB=$(APP_NAME),HEARTBEAT_CRON=$${HEARTBEAT_CRON:-1}) \
 			exec tools/pg-local run $(BIN); \
 	else \
 		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} exec $(BIN); \

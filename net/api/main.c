@@ -5,6 +5,7 @@
  * Programs that set up a core themselves (tests/harness.h) link
  * everything but this file. */
 #include "operation.h"
+#include "net/cron/jobs.h"
 #include "net/pg/migrate.h"
 
 #include <stdio.h>
@@ -18,6 +19,7 @@ int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_mig
 void ig_migrate_serve_check(struct ig_pg_pool *pool, int backend) __attribute__((weak));
 extern const struct ig_migration_set *ig_migrate_expected __attribute__((weak));
 extern void (*ig_pg_schema_check)(struct ig_pg_pool *p, int backend) __attribute__((weak));
+extern const char *ig_migrate_runtime_sql __attribute__((weak));
 
 int main(int argc, char **argv)
 {
@@ -25,6 +27,8 @@ int main(int argc, char **argv)
 		int rc = ig_check_env(&ig_api_app);
 		if (rc != 0)
 			return rc;
+		if (ig_migrate_main && &ig_migrate_runtime_sql && &ig_api_cron)
+			ig_migrate_runtime_sql = ig_api_cron.ops->migration_sql;
 		if (ig_migrate_main)
 			return ig_migrate_main(argc, argv, ig_api_app.name, &ig_app_migrations);
 		fprintf(stderr, "%s: nothing to migrate (no database client)\n",

@@ -346,11 +346,25 @@ static void versions_read(const ig_pg_result *res, const ig_pg_error *err, void 
 	adopt_next(r);
 }
 
+const char *ig_migrate_runtime_sql;
+
+static void runtime_ready(const ig_pg_result *res, const ig_pg_error *err, void *arg)
+{
+	struct migrate_run *r = arg;
+	(void)res;
+	if (!run_failed(r, err, "migrations: the runtime's own tables could not be made"))
+		ig_pg_tx_query(r->tx, MIGRATE_RECORDS_SQL, NULL, 0, versions_read, r);
+}
+
 static void table_ready(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	(void)res;
-	if (!run_failed(r, err, "migrations: the record table could not be made"))
+	if (run_failed(r, err, "migrations: the record table could not be made"))
+		return;
+	if (ig_migrate_runtime_sql)
+		ig_pg_tx_simple(r->tx, ig_migrate_runtime_sql, runtime_ready, r);
+	else
 		ig_pg_tx_query(r->tx, MIGRATE_RECORDS_SQL, NULL, 0, versions_read, r);
 }
 

@@ -58,6 +58,12 @@ static inline bool ig_migrate_requested(int argc, char **argv)
  * and one at the end. */
 int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_migration_set *set);
 
+/* The runtime's own migration, run by ig_migrate_main after the record
+ * table and before the app's files, every time (so it must be idempotent:
+ * CREATE ... IF NOT EXISTS): the cron claims table when the document has
+ * jobs. Set before ig_migrate_main (net/api/main.c); NULL: none. */
+extern const char *ig_migrate_runtime_sql;
+
 /* The serving process's check, the same as --migrate's without writing:
  * set before the start (net/api/main.c) to the embedded migrations;
  * NULL or empty, no check. Read by ig_migrate_serve_check. */
