@@ -240,6 +240,8 @@ int main(int argc, char **argv)
 	out_line(&c, "#include \"net/api/params.h\"");
 	if (m.ncron_jobs)
 		out_line(&c, "#include \"net/cron/jobs.h\"");
+	if (m.ntopics)
+		out_line(&c, "#include \"net/pubsub/topics.h\"");
 	out_blank(&c);
 	out_line(&c, "#include <string.h>");
 	out_blank(&c);
@@ -252,6 +254,7 @@ int main(int argc, char **argv)
 	emit_decoders(&m, &c);
 	emit_router(&m, &c);
 	emit_cron_jobs(&m, &c);
+	emit_pubsub_table(&m, &c);
 	emit_app(&m, &c);
 	if (m.errors)
 		return nothing_written(input, m.errors);
