@@ -2,7 +2,8 @@
  * (schemas/migrations/001_posts.sql), written top to bottom: each handler
  * calls its query of schemas/queries/posts.sql (the generated db_* of
  * queries.h, rows decoded into the document's Post) and waits for it. A
- * failed query is answered by ig_pg_respond_error_as; the log gets the rest. */
+ * failed query is answered by ig_pg_respond_error_as; the log gets the rest.
+ * A new post is published to post-created (app/post_stats.c counts it). */
 #include "api.h"
 #include "queries.h"
 
@@ -46,6 +47,15 @@ int createPost(ig_ctx *ctx, const struct createPost_in *in, struct createPost_ou
 	const struct PostInput *p = &in->body;
 	if (db_CreatePost(ctx, p->title, p->body, p->likes, tags(p), &out->r201, &err) < 0)
 		return failed(ctx, &err);
+	/* After the row: a subscriber may read it. A publish that fails
+	   leaves the post stored and answers 503, so the client retries
+	   (a title taken then means its first try stored it). */
+	ig_pubsub_error perr;
+	const struct PostCreated created = { .id = out->r201.id, .body = p->body };
+	if (ig_publish_post_created(ctx, &created, &perr) < 0) {
+		ig_respond_problem(ctx, 503, "the post was stored but its post-created message was not");
+		return 503;
+	}
 	char loc[40] = "/posts/";
 	ig_add_header(ctx, "Location", (ig_str){ loc, 7 + ig_fmt_i64(loc + 7, out->r201.id) });
 	return 201;

@@ -21,4 +21,22 @@ enum ig_pubsub_result {
 	IG_PUBSUB_DROP,  /* never handled: discarded now, no retry, no dead letter */
 };
 
+/* Why a publish failed. A publish (the generated ig_publish_<topic>, one
+ * per topic of the document) is a linear call: only from a handler on its
+ * coroutine (see http.h, "Waiting"). */
+enum ig_pubsub_error_kind {
+	IG_PUBSUB_OK = 0,
+	IG_PUBSUB_INVALID,        /* the message breaks the topic's schema: nothing was sent */
+	IG_PUBSUB_NO_MEMORY,      /* the request's arena could not hold the encoded message */
+	IG_PUBSUB_NO_PROVIDER,    /* no provider is configured (DATABASE_URL) */
+	IG_PUBSUB_PROVIDER,       /* the provider failed (the database's error is logged):
+				     the message may not have been stored */
+	IG_PUBSUB_CANCELLED,      /* the request was cancelled while waiting */
+};
+
+typedef struct ig_pubsub_error {
+	enum ig_pubsub_error_kind kind;
+	const char *message; /* static: what went wrong, for logs; never NULL after a failure */
+} ig_pubsub_error;
+
 #endif

@@ -6,6 +6,8 @@
  * everything but this file. */
 #include "operation.h"
 #include "net/pg/migrate.h"
+#include "net/pubsub/pg_provider.h"
+#include "net/pubsub/topics.h"
 
 #include <stdio.h>
 
@@ -25,8 +27,13 @@ int main(int argc, char **argv)
 		int rc = ig_check_env(&ig_api_app);
 		if (rc != 0)
 			return rc;
-		if (ig_migrate_main)
-			return ig_migrate_main(argc, argv, ig_api_app.name, &ig_app_migrations);
+		if (ig_migrate_main) {
+			/* Pub/Sub's tables come with the app's when it declares topics */
+			struct ig_migration_set set = ig_app_migrations;
+			if (&ig_api_pubsub)
+				set.runtime_sql = ig_pubsub_pg_schema;
+			return ig_migrate_main(argc, argv, ig_api_app.name, &set);
+		}
 		fprintf(stderr, "%s: nothing to migrate (no database client)\n",
 			ig_api_app.name);
 		return 0;

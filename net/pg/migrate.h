@@ -22,6 +22,11 @@ struct ig_migration {
 struct ig_migration_set {
 	const struct ig_migration *list;
 	size_t count;
+	/* The runtime's own tables (a part's, such as Pub/Sub's on
+	   PostgreSQL), or NULL: idempotent statements (CREATE ... IF NOT
+	   EXISTS), run after the app's migrations in one transaction, under
+	   the same lock, on every run, and not recorded. */
+	const char *runtime_sql;
 };
 
 /* Whether argv asks for --migrate (anywhere after argv[0]). Inline: every
@@ -54,8 +59,9 @@ static inline bool ig_migrate_requested(int argc, char **argv)
  * naming the recorded and the local file, before anything is applied. A
  * record without a checksum (a table from before them) gets the current
  * file's. Then it applies each migration not recorded in its own
- * transaction, with its record. One JSON log line per migration applied,
- * and one at the end. */
+ * transaction, with its record; then set->runtime_sql, if any (exit 1
+ * when it fails). One JSON log line per migration applied, and one at the
+ * end. */
 int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_migration_set *set);
 
 /* The serving process's check, the same as --migrate's without writing:

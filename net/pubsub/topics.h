@@ -15,6 +15,7 @@ struct ig_pubsub_topic {
 	const char *name;         /* the document's, unique */
 	const char *ordering_key; /* the message member messages are ordered by, or NULL */
 	const char *message;      /* its schema's component name, for logs */
+	const char *subscriptions; /* their names, comma-separated ("" when none) */
 };
 
 /* The generated glue to the app's typed handler: msg is the topic's

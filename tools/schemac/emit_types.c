@@ -254,7 +254,7 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 		out_line(h, "#include \"ingot/hooks.h\"");
 	if (m->principal) /* its accessor and typed auth handler */
 		out_line(h, "#include \"ingot/auth.h\"");
-	if (m->nsubs) /* it includes only http.h: no C library name more */
+	if (m->ntopics) /* it includes only http.h: no C library name more */
 		out_line(h, "#include \"ingot/pubsub.h\"");
 	out_blank(h);
 	out_line(h, "/* A handler returns the status to send, or IG_PENDING and calls ig_finish");

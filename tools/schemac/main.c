@@ -241,7 +241,7 @@ int main(int argc, char **argv)
 	if (m.ncron_jobs)
 		out_line(&c, "#include \"net/cron/jobs.h\"");
 	if (m.ntopics)
-		out_line(&c, "#include \"net/pubsub/topics.h\"");
+		out_line(&c, "#include \"net/pubsub/publish.h\"");
 	out_blank(&c);
 	out_line(&c, "#include <string.h>");
 	out_blank(&c);

@@ -281,6 +281,21 @@ static size_t topic_index(const struct sc_model *m, const struct sc_topic *t)
 
 void emit_pubsub_prototypes(struct sc_model *m, struct sc_out *h)
 {
+	if (!m->ntopics)
+		return;
+	out_line(h, "/* x-ingot-topics: a publish call per topic. It checks msg against the");
+	out_line(h, " * topic's schema (nothing is sent when it breaks it: IG_PUBSUB_INVALID)");
+	out_line(h, " * and returns once the provider has stored it; inside an open");
+	out_line(h, " * transaction (ig_pg_transaction_begin) the message is delivered only if");
+	out_line(h, " * that commits. A linear call (ingot/http.h, \"Waiting\"). Returns 0; or");
+	out_line(h, " * -1 with *err filled (include/ingot/pubsub.h). */");
+	for (size_t i = 0; i < m->ntopics; i++) {
+		char *t = c_type(m->topics[i]->message);
+		out_line(h, "IG_MUST_USE int ig_publish_%s(ig_ctx *ctx, const %s *msg, ig_pubsub_error *err);",
+			 m->topics[i]->cname, t);
+		free(t);
+	}
+	out_blank(h);
 	if (!m->nsubs)
 		return;
 	out_line(h, "/* x-ingot-subscriptions: the app defines each handler (include/ingot/pubsub.h). */");
@@ -295,6 +310,39 @@ void emit_pubsub_prototypes(struct sc_model *m, struct sc_out *h)
 	out_blank(h);
 }
 
+/* ig_publish_<topic>: the message encoded as a response is, then decoded
+ * back with the topic's schema (the checks a subscriber makes, so a bug
+ * in the app is caught at the publisher), then handed to the provider. */
+static void emit_publish(struct sc_out *c, const struct sc_topic *t, size_t index)
+{
+	char *type = c_type(t->message);
+	out_line(c, "int ig_publish_%s(ig_ctx *ctx, const %s *msg, ig_pubsub_error *err)", t->cname, type);
+	out_open(c, "{");
+	out_line(c, "ig_wbuf w = { .arena = ig_ctx_arena(ctx) };");
+	out_line(c, "write_%s(&w, msg);", sc_resolve(t->message)->cname);
+	out_open(c, "if (w.failed) {");
+	out_line(c, "*err = (ig_pubsub_error){ IG_PUBSUB_NO_MEMORY, \"the message does not fit the arena\" };");
+	out_line(c, "return -1;");
+	out_close(c, "}");
+	out_line(c, "%s back;", type);
+	out_line(c, "memset(&back, 0, sizeof back);");
+	out_line(c, "ig_json_reader r;");
+	out_line(c, "ig_jr_init(&r, w.ptr, w.len, ig_ctx_arena(ctx), 64);");
+	out_line(c, "struct ig_dctx dc = { &r, { .arena = r.arena, .quiet = true }, true };");
+	out_line(c, "struct ig_dctx *d = &dc;");
+	emit_slot_decode(c, t->message, false, "back", NULL, "NULL");
+	out_line(c, "if (!r.error)");
+	out_line(c, "\tig_jr_finish(&r);");
+	out_open(c, "if (r.error || dc.v.failures) {");
+	out_line(c, "*err = (ig_pubsub_error){ IG_PUBSUB_INVALID, \"the message breaks the topic's schema\" };");
+	out_line(c, "return -1;");
+	out_close(c, "}");
+	out_line(c, "return ig_pubsub_publish(ctx, &ig_pubsub_topics[%zu], w.ptr, w.len, err);", index);
+	out_close(c, "}");
+	out_blank(c);
+	free(type);
+}
+
 void emit_pubsub_table(struct sc_model *m, struct sc_out *c)
 {
 	if (!m->ntopics)
@@ -305,12 +353,25 @@ void emit_pubsub_table(struct sc_model *m, struct sc_out *c)
 		const struct sc_topic *t = m->topics[i];
 		char *name = c_str(t->name), *key = t->ordering_key ? c_str(t->ordering_key) : sc_strdup("NULL"),
 		     *msg = c_str(t->message->component);
-		out_line(c, "{ .name = %s, .ordering_key = %s, .message = %s },", name, key, msg);
+		char *subs = sc_strdup("");
+		for (size_t k = 0; k < m->nsubs; k++)
+			if (m->subs[k]->topic == t) {
+				char *more = sc_printf("%s%s%s", subs, *subs ? "," : "", m->subs[k]->name);
+				free(subs);
+				subs = more;
+			}
+		char *subs_c = c_str(subs);
+		out_line(c, "{ .name = %s, .ordering_key = %s, .message = %s, .subscriptions = %s },", name, key, msg,
+			 subs_c);
+		free(subs);
+		free(subs_c);
 		free(name);
 		free(key);
 		free(msg);
 	}
 	out_close(c, "};");
+	for (size_t i = 0; i < m->ntopics; i++)
+		emit_publish(c, m->topics[i], i);
 	for (size_t i = 0; i < m->nsubs; i++) {
 		const struct sc_subscription *s = m->subs[i];
 		out_line(c, "static enum ig_pubsub_result ig_deliver_%s(ig_ctx *ctx, const void *msg)", s->cname);
