@@ -44,6 +44,7 @@ extern const struct ig_settings ig_pg_settings WEAK;
 extern const struct ig_settings ig_auth_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
+extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
 extern const struct ig_settings ig_app_settings WEAK;
 extern const struct ig_lifecycle ig_app_lifecycle WEAK;
@@ -299,6 +300,8 @@ static int start(int argc, char **argv, const struct ig_app *app)
 		ig_metrics_register(&ig_client_metrics_source);
 	if (&ig_auth_metrics_source)
 		ig_metrics_register(&ig_auth_metrics_source);
+	if (&ig_pubsub_metrics_source)
+		ig_metrics_register(&ig_pubsub_metrics_source);
 	pg_started = ig_pg_start && ig_pg_start();
 	if (app->jwt && app->jwt->prepare(app->jwt))
 		jwks_fetched = app->jwt;

@@ -5,6 +5,7 @@
  * that claim deliveries are future work. */
 #include "pg_provider.h"
 #include "publish.h"
+#include "pubsub_metrics.h"
 
 #include "ingot/log.h"
 #include "ingot/pg.h"
@@ -46,8 +47,10 @@ int ig_pubsub_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *
 	};
 	ig_pg_error pe;
 	const ig_pg_result *res = ig_pg_run(ctx, PUBLISH_SQL, params, 3, &pe);
-	if (res)
+	if (res) {
+		ig_pubsub_count_published(ctx, t);
 		return 0;
+	}
 	if (pe.kind == IG_PG_CANCELLED) {
 		*err = (ig_pubsub_error){ IG_PUBSUB_CANCELLED, "cancelled while publishing" };
 		return -1;

@@ -5,10 +5,10 @@
 // read back with psql.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { curlResponse } from './lib.mjs';
+import { curl, curlResponse } from './lib.mjs';
 import { dbServiceForSuite, migrate } from './dbservice.mjs';
 
-const db = dbServiceForSuite();
+const db = dbServiceForSuite({ INGOT_ADMIN_PORT: '0' });
 const T = { timeout: 60000 };
 
 function post(body) {
@@ -44,4 +44,60 @@ test('a post refused by the database (title taken) publishes nothing', T, async 
 	const second = await post({ title: 'taken', body: 'two', likes: 0 });
 	assert.equal(second.status, 409, second.text);
 	assert.equal((await db.pg.psql('SELECT count(*) FROM ingot_pubsub.messages;')).trim(), before);
+});
+
+test('transactional publish: a post whose COMMIT fails leaves neither row nor message; the next one commits both', T, async () => {
+	// A deferred constraint trigger fails the COMMIT of one title only,
+	// after the INSERT and the publish have both succeeded in the transaction.
+	await db.pg.psql(`CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.title = 'refused at commit' THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$;
+		CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON posts DEFERRABLE INITIALLY DEFERRED
+		FOR EACH ROW EXECUTE FUNCTION refuse_at_commit();`, { user: 'ingot' });
+	const count = async () => (await db.pg.psql(
+		"SELECT count(*) FROM ingot_pubsub.messages WHERE topic = 'post-created';")).trim();
+	const before = Number(await count());
+	const refused = await post({ title: 'refused at commit', body: 'never published', likes: 0 });
+	assert.equal(refused.status, 500, refused.text);
+	assert.equal(Number(await count()), before);
+	assert.equal((await db.pg.psql("SELECT count(*) FROM posts WHERE title = 'refused at commit';")).trim(), '0');
+	assert.equal((await db.pg.psql(
+		"SELECT count(*) FROM ingot_pubsub.messages WHERE payload->>'body' = 'never published';")).trim(), '0');
+
+	const ok = await post({ title: 'committed', body: 'published once', likes: 0 });
+	assert.equal(ok.status, 201, ok.text);
+	assert.equal(Number(await count()), before + 1);
+	assert.equal((await db.pg.psql(
+		`SELECT count(*) FROM ingot_pubsub.messages WHERE (payload->>'id')::bigint = ${ok.json().id};`)).trim(), '1');
+});
+
+// ingot_pubsub_published_total{topic} from the admin listener's /metrics.
+async function published(topic) {
+	const l = await db.srv.waitLog((x) => x.msg === 'admin listening');
+	const r = await curl([`http://${db.srv.host}:${l.port}/metrics`]);
+	assert.equal(r.code, 0, r.stderr);
+	const m = new RegExp(`^ingot_pubsub_published_total\\{topic="${topic}"\\} (\\d+)$`, 'm').exec(r.stdout.toString());
+	assert.ok(m, `no series for ${topic}`);
+	return Number(m[1]);
+}
+
+test('ingot_pubsub_published_total{topic} counts each stored message; a topic never published to reads 0', T, async () => {
+	const before = await published('post-created');
+	const res = await post({ title: 'counted', body: 'one more', likes: 0 });
+	assert.equal(res.status, 201, res.text);
+	assert.equal(await published('post-created'), before + 1);
+	assert.equal(await published('post-created-dead'), 0);
+});
+
+test('GET /posts/{id}/stats answers 404 until post_stats has the post, then its count', T, async () => {
+	const res = await post({ title: 'stats', body: 'three small words', likes: 0 });
+	assert.equal(res.status, 201, res.text);
+	const id = res.json().id;
+	const none = await curlResponse(db.srv.port, `/posts/${id}/stats`);
+	assert.equal(none.status, 404, none.text);
+	assert.equal(none.headers['content-type'], 'application/problem+json');
+	// What the count-words subscription writes (its consumer is not built yet).
+	await db.pg.psql(`INSERT INTO post_stats (post_id, words) VALUES (${id}, 3);`, { user: 'ingot' });
+	const got = await curlResponse(db.srv.port, `/posts/${id}/stats`);
+	assert.equal(got.status, 200, got.text);
+	assert.deepEqual(got.json(), { id, words: 3 });
 });
