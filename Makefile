@@ -649,6 +649,13 @@ $(SCHEMAC_TEST)/features-run $(SCHEMAC_TEST)/features-check: $(SCHEMAC_TEST)/fea
 		-I$(SCHEMAC_TEST)/features $(SCHEMAC_TEST)/features/api.c tools/schemac/test/features_handlers.c \
 		$(SCHEMAC_TEST_RUNTIME) -lm -o $@
 
+# pubsub.yaml's publish calls, with a stand-in provider (pubsub_handlers.c).
+$(SCHEMAC_TEST)/pubsub-run: $(SCHEMAC_TEST)/pubsub/api.c tools/schemac/test/pubsub_handlers.c \
+		$(SCHEMAC_TEST_RUNTIME) $(UNIT_HEADERS)
+	@mkdir -p $(@D) && rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -Iinclude -I$(SCHEMAC_TEST)/pubsub $(SCHEMAC_TEST)/pubsub/api.c \
+		tools/schemac/test/pubsub_handlers.c $(SCHEMAC_TEST_RUNTIME) -lm -o $@
+
 # tools/schemac/test/regex/run: gen (the pattern compiler under the
 # sanitizers) from extract.js's patterns, then the matchers gen writes,
 # checked by check.c under the sanitizers and as static musl at -O2. -O0
