@@ -135,16 +135,16 @@ static uint64_t get_period(struct sc_model *m, const cJSON *j, const char *ptr, 
 	return us;
 }
 
-static bool handler_taken(const struct sc_model *m, const char *h, const char *ptr)
+static bool handler_taken(struct sc_model *m, const char *h, const char *ptr)
 {
 	for (size_t i = 0; i < m->nops; i++)
 		if (strcmp(m->ops[i]->id, h) == 0) {
-			sc_error((struct sc_model *)m, ptr, "handler \"%s\" is an operationId: an operation's handler", h);
+			sc_error(m, ptr, "handler \"%s\" is an operationId: an operation's handler", h);
 			return true;
 		}
 	for (size_t i = 0; i < m->nsubs; i++)
 		if (strcmp(m->subs[i]->handler, h) == 0) {
-			sc_error((struct sc_model *)m, ptr, "handler \"%s\" is %s's too: each subscription has its own", h,
+			sc_error(m, ptr, "handler \"%s\" is %s's too: each subscription has its own", h,
 				 m->subs[i]->ptr);
 			return true;
 		}
