@@ -26,9 +26,11 @@ const char ig_pubsub_pg_schema[] =
 	"WHERE state = 'ready'";
 
 /* $1 topic, $2 payload, $3 the topic's subscriptions, comma-separated
-   (names are labels: no comma). The NOTIFY is sent at commit. */
+   (names are labels: no comma), $4 the attributes. The NOTIFY is sent at
+   commit. */
 #define PUBLISH_SQL                                                                                         \
-	"WITH m AS (INSERT INTO ingot_pubsub.messages (topic, payload) VALUES ($1, $2::jsonb) RETURNING id), " \
+	"WITH m AS (INSERT INTO ingot_pubsub.messages (topic, payload, attributes) "                          \
+	"VALUES ($1, $2::jsonb, $4::jsonb) RETURNING id), "                                                   \
 	"d AS (INSERT INTO ingot_pubsub.deliveries (message_id, subscription) "                              \
 	"SELECT m.id, s FROM m, unnest(string_to_array($3, ',')) s) "                                         \
 	"SELECT m.id, pg_notify('ingot_pubsub', $1) FROM m"
@@ -40,13 +42,19 @@ int ig_pubsub_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *
 		*err = (ig_pubsub_error){ IG_PUBSUB_NO_PROVIDER, "no pub/sub provider: DATABASE_URL is not set" };
 		return -1;
 	}
-	ig_pg_value params[3] = {
+	/* The publisher's trace goes with the message (W3C traceparent, a
+	   child of the publishing request's span): its deliveries continue
+	   that trace. */
+	char attrs[] = "{\"traceparent\":\"" "00-00000000000000000000000000000000-0000000000000000-00" "\"}";
+	ig_traceparent_child(ctx, attrs + 16);
+	ig_pg_value params[4] = {
 		ig_pg_text((ig_str){ t->name, strlen(t->name) }),
 		ig_pg_text((ig_str){ json, len }),
 		ig_pg_text((ig_str){ t->subscriptions, strlen(t->subscriptions) }),
+		ig_pg_text((ig_str){ attrs, sizeof attrs - 1 }),
 	};
 	ig_pg_error pe;
-	const ig_pg_result *res = ig_pg_run(ctx, PUBLISH_SQL, params, 3, &pe);
+	const ig_pg_result *res = ig_pg_run(ctx, PUBLISH_SQL, params, 4, &pe);
 	if (res) {
 		ig_pubsub_count_published(ctx, t);
 		return 0;

@@ -101,3 +101,17 @@ test('GET /posts/{id}/stats answers 404 until post_stats has the post, then its 
 	assert.equal(got.status, 200, got.text);
 	assert.deepEqual(got.json(), { id, words: 3 });
 });
+
+test('a message carries the publisher\'s trace: attributes.traceparent continues the request\'s traceparent', T, async () => {
+	const trace = '4bf92f3577b34da6a3ce929d0e0e4736', parent = '00f067aa0ba902b7';
+	const res = await curlResponse(db.srv.port, '/posts', ['-X', 'POST', '-H', 'Content-Type: application/json',
+		'-H', `traceparent: 00-${trace}-${parent}-01`,
+		'--data-binary', JSON.stringify({ title: 'traced', body: 'b', likes: 0 })]);
+	assert.equal(res.status, 201, res.text);
+	const tp = (await db.pg.psql(`SELECT attributes->>'traceparent' FROM ingot_pubsub.messages
+		WHERE (payload->>'id')::bigint = ${res.json().id};`)).trim();
+	const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(tp);
+	assert.ok(m, tp);
+	assert.equal(m[1], trace);
+	assert.notEqual(m[2], parent, 'a span of its own, a child of the request\'s');
+});
