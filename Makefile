@@ -75,7 +75,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/metrics/expo.c net/metrics/process.c \
             $(wildcard net/pg/*.c net/pubsub/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
-            $(wildcard net/lambda/*.c) net/http/inproc.c net/api/main.c net/api/jwks_remote.c \
+            $(wildcard net/lambda/*.c net/cron/*.c) net/http/inproc.c net/api/main.c net/api/jwks_remote.c \
             $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))
 $(COLD_SRC:%.c=$(OBJ)/%.o): CFLAGS += -Os
 
@@ -127,7 +127,7 @@ API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
 RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/pubsub/*.c) $(wildcard net/lambda/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/pubsub/*.c) $(wildcard net/nats/*.c) $(wildcard net/lambda/*.c) $(wildcard net/cron/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
@@ -188,7 +188,7 @@ $(OBJ)/gen/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 
 .PHONY: lwip lwip-asan pgwire-check
 .PHONY: app-test
-.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck natscheck natscheck-asan pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -319,13 +319,17 @@ $(CLIENTBENCH): tools/bench/clientbench.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
 # The PostgreSQL client's test driver (tests/pg/pgcheck.c, pg_client.test.mjs).
 PGCHECK     := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)
 $(PGCHECK): tests/pg/pgcheck.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
-$(FETCH) $(CLIENTBENCH) $(PGCHECK):
+# The NATS client's test driver (tests/nats/natscheck.c, nats_client.test.mjs).
+NATSCHECK   := $(BUILD)/bin/natscheck
+$(NATSCHECK): tests/nats/natscheck.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+$(FETCH) $(CLIENTBENCH) $(PGCHECK) $(NATSCHECK):
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -o $@
 fetch: setup-build $(FETCH)
 clientbench: setup-build $(CLIENTBENCH)
 pgcheck: setup-build $(PGCHECK)
+natscheck: setup-build $(NATSCHECK)
 
 # ---- lwIP (net/lwip): ingot's own TCP/IP stack, selected by INGOT_NET ----
 # build/bin/service-lwip is the service's objects plus net/lwip and lwIP
@@ -375,24 +379,27 @@ asan: $(ASAN_BIN)
 
 # The test client CLI under the sanitizers, for tests/client/engine.test.mjs.
 FETCH_ASAN := $(BUILD)/bin/fetch$(TLS_SUFFIX)-asan
-$(FETCH_ASAN): $(RUNTIME_SRC) tests/client/fetch.c $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
-	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/client/fetch.c \
-		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
+$(FETCH_ASAN): tests/client/fetch.c
 fetch-asan: $(FETCH_ASAN)
 
 # pgcheck (net/pg's driver) under the sanitizers: pg_client.test.mjs runs
 # it too (INGOT_PGCHECK_BIN).
 PGCHECK_ASAN := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)-asan
-$(PGCHECK_ASAN): $(RUNTIME_SRC) tests/pg/pgcheck.c $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
+$(PGCHECK_ASAN): tests/pg/pgcheck.c
+pgcheck-asan: $(PGCHECK_ASAN)
+# natscheck (net/nats's driver) the same way: nats_client.test.mjs runs it
+# too (INGOT_NATSCHECK_BIN).
+NATSCHECK_ASAN := $(BUILD)/bin/natscheck-asan
+$(NATSCHECK_ASAN): tests/nats/natscheck.c
+natscheck-asan: $(NATSCHECK_ASAN)
+# Each of those: the whole runtime and its one program (the tests/ source
+# named above), for the host.
+$(FETCH_ASAN) $(PGCHECK_ASAN) $(NATSCHECK_ASAN): $(RUNTIME_SRC) $(DEPS)/.stamp $(wildcard kernel/runtime/*.h kernel/process/*.h net/*.h net/*/*.h)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@ (ASan+UBSan)")
 	$(Q)$(CC_HOST) $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) tests/pg/pgcheck.c \
+		-I. -Iinclude -I$(GEN) -I$(DEPS)/host/include $(HOST_TLS_FLAGS) $(RUNTIME_SRC) $(filter tests/%.c,$^) \
 		$(HOST_TLS_LIBS) $(DEPS)/host/lib/libbearssl.a -lm -lpthread -o $@
-pgcheck-asan: $(PGCHECK_ASAN)
 
 # net/pg's wire, types and auth against a real PostgreSQL without the
 # connection engine, for tests/integration/pg_wire.test.mjs (ASan+UBSan).
@@ -477,6 +484,8 @@ UNIT_SRC_net/lambda/test_lambda := $(UNIT_SRC_app/test_handlers)
 # The linear database calls, on the test core with an app of its own.
 UNIT_SRC_net/pg/test_linear := $(TEST_API_SRC)
 UNIT_FLAGS_net/pg/test_linear := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
+UNIT_SRC_net/http/test_wait_release := $(TEST_API_SRC)
+UNIT_FLAGS_net/http/test_wait_release := $(UNIT_FLAGS_net/pg/test_linear)
 UNIT_FLAGS_net/lambda/test_lambda := $(UNIT_FLAGS_app/test_handlers)
 UNIT_SRC_net/lambda/test_api_call := net/lambda/post_blocking.c net/http/response_head.c $(HTTP_CODEC) \
                                 $(addprefix kernel/runtime/,loop.c timer.c clock.c json.c arena.c pool.c)
@@ -636,8 +645,10 @@ $(SCHEMAC_TEST)/rich-run $(SCHEMAC_TEST)/rich-check: $(SCHEMAC_TEST)/rich/api.c 
 
 # tools/schemac/test/run: the code schemac --queries wrote for the suite's
 # queries, run against the local PostgreSQL through the callback form
-# (tests/pg/query_roundtrip.c); its queries.h and api.h come first.
-$(SCHEMAC_TEST)/query-roundtrip: tests/pg/query_roundtrip.c $(SCHEMAC_TEST)/queries/queries.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+# (tests/pg/query_roundtrip.c), with the api.c of the queries' document
+# (its JSON decoders); its queries.h and api.h come first.
+$(SCHEMAC_TEST)/query-roundtrip: tests/pg/query_roundtrip.c $(SCHEMAC_TEST)/queries/queries.c $(SCHEMAC_TEST)/queries/api.c \
+		$(RUNTIME_OBJ) $(LIBS) net/cold.ld
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) -I$(SCHEMAC_TEST)/queries $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -lm -o $@
@@ -733,6 +744,8 @@ $(BUILD)/fuzz/fuzz_jwt: $(FUZZ_SRC_jwt) $(wildcard net/auth/*.h) tests/unit/net/
 # The whole request path without the process's start and main (the
 # target sets up a core itself and libFuzzer has the main), and pools
 # wrapped so that every object is a malloc that ASan and LSan can see.
+FUZZ_SRC_nats      := net/nats/proto.c
+$(BUILD)/fuzz/fuzz_nats: $(FUZZ_SRC_nats) net/nats/proto.h
 FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/writer.c net/pg/auth.c kernel/runtime/base64.c net/pg/conninfo.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
@@ -867,11 +880,12 @@ setup-bench:
 # free loopback port), migrates it with --migrate, serves, and stops it when
 # the service ends (if this run started it); `make stop` stops it too. An
 # app's database is its own, named after it (PG_LOCAL_DB=APP_NAME); the
-# reference service's is ingot. An app without migrations is served alone.
+# reference service's is ingot, and its cron job heartbeat runs
+# (HEARTBEAT_CRON=1 unless set). An app without migrations is served alone.
 run: setup-run
 	@$(MAKE) --no-print-directory bin
 	@if [ -d $(MIGRATIONS) ]; then \
-		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) $(if $(APP_DIR),PG_LOCAL_DB=$(APP_NAME)) \
+		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} BUILD=$(BUILD) $(if $(APP_DIR),PG_LOCAL_DB=$(APP_NAME),HEARTBEAT_CRON=$${HEARTBEAT_CRON:-1}) \
 			exec tools/pg-local run $(BIN); \
 	else \
 		INGOT_ADMIN_PORT=$${INGOT_ADMIN_PORT:-9464} exec $(BIN); \
@@ -881,7 +895,7 @@ stop:
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch pgcheck pgcheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel
+	@$(MAKE) --no-print-directory bin fetch pgcheck natscheck pgcheck-asan natscheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch pgcheck
 	@$(MAKE) --no-print-directory TLS=none bin

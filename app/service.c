@@ -6,6 +6,7 @@
  * the core's outbound client (include/ingot/client.h). */
 #include "api.h"
 #include "ingot/client.h"
+#include "ingot/lifecycle.h"
 #include "ingot/settings.h"
 
 #include <bearssl.h>
@@ -206,14 +207,23 @@ int getDelay(ig_ctx *ctx, const struct getDelay_in *in, struct getDelay_out *out
  * URLs are made per core on first use, once the listening port is known. */
 static const char *upstream_setting = "";
 const char *reports_api_keys = ""; /* app/auth.c's auth handler reads it */
+static bool heartbeat_cron;
 static const struct ig_option app_rows[] = {
 	IG_SECRET("REPORTS_API_KEYS", &reports_api_keys,
 		  "the API keys GET /reports/{name} takes in X-API-Key (comma-separated); empty: none"),
 	IG_SETTING_STR("UPSTREAM", &upstream_setting,
 		       "the upstream of /proxy/json and /fanout: an http(s) origin, optionally with a path prefix; "
 		       "empty: this service on 127.0.0.1 and its PORT"),
+	IG_SETTING_BOOL("HEARTBEAT_CRON", &heartbeat_cron,
+			IG_HELP("schedule the cron job heartbeat here (every second, a row per tick: app/cron.c); "
+				"a platform's trigger runs it either way")),
 };
 const struct ig_settings ig_app_settings = { .opts = app_rows, .count = IG_COUNTOF(app_rows) };
+
+/* HEARTBEAT_CRON: whether this process's timer schedules the heartbeat. */
+static const struct ig_cron_switch cron_switches[] = { { "heartbeat", &heartbeat_cron } };
+const struct ig_lifecycle ig_app_lifecycle = { .cron_switches = cron_switches,
+					       .cron_switch_count = IG_COUNTOF(cron_switches) };
 
 /* The upstream's URLs, made once per core (each core is one thread, so no
  * lock): UPSTREAM (an origin, optionally with a path prefix), or the

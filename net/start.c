@@ -17,6 +17,7 @@
 #include "kernel/process/fatal.h"
 #include "kernel/process/vm.h"
 #include "net/client/settings.h"
+#include "net/cron/jobs.h"
 #include "net/server/server.h"
 #include "net/lambda/lambda.h"
 #include "net/metrics/metrics.h"
@@ -42,6 +43,7 @@ extern const struct ig_settings ig_dns_settings WEAK;
 extern const struct ig_settings ig_tls_trust_settings WEAK;
 extern const struct ig_settings ig_pg_settings WEAK;
 extern const struct ig_settings ig_auth_settings WEAK;
+extern const struct ig_settings ig_cron_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
@@ -64,6 +66,7 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_pg_settings,
 	&ig_lambda_settings,
 	&ig_auth_settings,
+	&ig_cron_settings,
 };
 
 /* Names the build and the tests put into a service's environment (make run
@@ -226,12 +229,14 @@ static bool take_check_flag(int *argc, char **argv)
 /* Each core's start: net/pg's pool when a database is configured, core
  * 0's JWKS fetch when keys come over HTTP, then the app's core_init;
  * installed only when there is any. */
-static bool pg_started;
+static bool pg_started, cron_started;
 static const struct ig_app_jwt *jwks_fetched;
 static void core_start(struct ig_loop *loop, int core_count)
 {
 	if (pg_started)
 		ig_pg_core_start(loop, core_count);
+	if (cron_started) /* after the pool: its first claim may use it */
+		ig_api_cron.ops->core_start(loop, core_count);
 	if (jwks_fetched && loop->core == 0)
 		jwks_fetched->core_start(loop);
 	if (&ig_app_lifecycle && ig_app_lifecycle.core_init)
@@ -249,6 +254,17 @@ __attribute__((cold, noinline)) static int app_init_failed(const char *why)
 		return ig_lambda_init_error(msg);
 	}
 	return IG_EXIT_CONFIG;
+}
+
+/* Whether the app wants any of its cron jobs in this process. Asked here,
+ * not in net/cron: a process whose jobs are all off touches none of the
+ * scheduler's pages (net/cold.ld). */
+static bool cron_wanted(void)
+{
+	for (size_t i = 0; i < ig_api_cron.count; i++)
+		if (ig_cron_job_on(ig_api_cron.jobs[i].name, &ig_app_lifecycle))
+			return true;
+	return false;
 }
 
 /* The app's init, before any listener: 0, or the exit status. */
@@ -310,7 +326,12 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	int rc = app_init();
 	if (rc != IG_EXIT_OK)
 		return rc;
-	if (pg_started || jwks_fetched || (&ig_app_lifecycle && ig_app_lifecycle.core_init))
+	/* The cron timer, when the document has jobs and the app wants any
+	   of them here; never under Lambda, whose function is frozen between
+	   invocations (its jobs come as ingot.cron events). */
+	if (&ig_api_cron && !ig_lambda_requested() && cron_wanted())
+		cron_started = ig_api_cron.ops->prepare(&ig_api_cron, &ig_app_lifecycle);
+	if (pg_started || cron_started || jwks_fetched || (&ig_app_lifecycle && ig_app_lifecycle.core_init))
 		ig_http_core_start_hook = core_start;
 	if (&ig_app_lifecycle) {
 		ig_http_drain_hook = ig_app_lifecycle.drain;

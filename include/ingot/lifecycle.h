@@ -24,6 +24,12 @@
 
 #include "ingot/base.h"
 
+/* One x-ingot-cron job's switch (ig_lifecycle.cron_switches). */
+struct ig_cron_switch {
+	const char *job; /* the document's name */
+	const bool *on;
+};
+
 struct ig_lifecycle {
 	/* Once, before any listener opens, on the main thread, after every
 	 * setting is parsed (the app's targets hold their values): open what
@@ -45,6 +51,14 @@ struct ig_lifecycle {
 	/* Once, on the main thread, after the last request and before the
 	 * exit: no core runs any more; flush or close what init opened. */
 	void (*stopped)(void);
+	/* x-ingot-cron jobs that this process's timer schedules only while
+	 * a bool (an app setting's target, usually) is true, read once after
+	 * init: data, not a call, so a start runs none of the app's code.
+	 * A job not listed is scheduled. A job off still runs when a
+	 * platform's trigger names it (POST /_ingot/cron, an ingot.cron
+	 * Lambda event). */
+	const struct ig_cron_switch *cron_switches;
+	size_t cron_switch_count;
 };
 
 /* The app's hooks, when it has any: defined by the app, read by the

@@ -162,8 +162,11 @@ enum ig_pg_error_kind {
 	IG_PG_ABORTED,         /* the transaction had failed: COMMIT rolled back */
 	IG_PG_CANCELLED,       /* a linear call's request was cancelled (the
 	                          client left, or the drain's grace ended) */
+	IG_PG_ROW_MISMATCH,    /* a row does not fit a typed query's row (schemac
+	                          --queries): its columns are not the build's, or
+	                          a json(b) value does not fit its schema */
 };
-#define IG_PG_ERROR_KINDS (IG_PG_CANCELLED + 1)
+#define IG_PG_ERROR_KINDS (IG_PG_ROW_MISMATCH + 1)
 /* "not_configured", "unavailable", ...: for logs and metrics labels.
  * Returns: static storage, never NULL. Any thread. */
 const char *ig_pg_error_name(enum ig_pg_error_kind kind);

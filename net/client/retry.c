@@ -4,6 +4,7 @@
  * failed attempt is buffered: a retried response's body is read and
  * dropped. */
 #include "ingot/client_interceptors.h"
+#include "net/ascii.h"
 #include "net/client/internal.h"
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/loop.h"
@@ -325,11 +326,8 @@ static bool http_date(const char *p, const char *end, int64_t *out)
 
 bool ig_retry_after_ms(ig_str value, time_t now, uint64_t *ms)
 {
-	const char *p = value.ptr, *end = value.ptr + value.len;
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
+	ig_str v = ig_ascii_trim_ows(value.ptr, value.ptr + value.len);
+	const char *p = v.ptr, *end = v.ptr + v.len;
 	if (p == end)
 		return false;
 	if (*p >= '0' && *p <= '9') {

@@ -132,11 +132,7 @@ struct hops {
 
 static void hop_add(struct hops *h, const char *s, const char *end)
 {
-	while (s < end && (*s == ' ' || *s == '\t'))
-		s++;
-	while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	h->hop[h->n++ % HOPS] = (ig_str){ s, (size_t)(end - s) };
+	h->hop[h->n++ % HOPS] = ig_ascii_trim_ows(s, end);
 }
 
 static bool name_is(ig_str name, const char *want, size_t len)

@@ -12,6 +12,7 @@
 #include "kernel/runtime/membudget_log.h"
 #include "kernel/runtime/list.h"
 #include "net/rbuf.h"
+#include "wait.h"
 
 #include <stddef.h>
 
@@ -47,6 +48,15 @@ static void out_release_written(struct http_conn *c)
 }
 
 static void conn_destroy(struct http_conn *c, bool graceful);
+
+/* A draining core's last connection has closed: its coroutine stacks go
+ * back to the system (idle ones were kept for the next burst), then the
+ * server's (or the test core's) drained. */
+static void core_drained(struct http_core *core)
+{
+	ig_wait_release(&core->loop);
+	core->drained(core);
+}
 
 /* Writes what is queued. Returns false if the connection was destroyed. */
 IG_HOT static bool conn_flush(struct http_conn *c)
@@ -273,7 +283,7 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 	ig_pool_give(&core->conns, c);
 	core->count--;
 	if (core->draining && core->count == 0)
-		core->drained(core);
+		core_drained(core);
 }
 
 /* Where a failed request's id is kept for its answer (HTTP_REQUEST_ID_MAX
@@ -862,7 +872,7 @@ void ig_http_conn_drain(struct http_core *core)
 		}
 	}
 	if (core->count == 0)
-		core->drained(core);
+		core_drained(core);
 }
 
 /* One warning line for each request the grace period cut: the exit status

@@ -3,6 +3,7 @@
  * answer. Only reached with CORS on: while it is off a request pays the
  * one test of ig_cors_on in exchange.c. */
 #include "cors.h"
+#include "net/ascii.h"
 
 #include <string.h>
 
@@ -39,14 +40,6 @@ static const ig_str *find_header(const ig_request *q, const char *name)
 	return find_field(q->headers, q->num_headers, name);
 }
 
-static ig_str trim(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	return (ig_str){ p, (size_t)(end - p) };
-}
 
 /* What a pattern's '*' may stand for: labels of a host name, dots between. */
 static bool host_labels(const char *p, size_t n)
@@ -126,7 +119,7 @@ static bool method_listed(ig_str allow, ig_str method)
 	const char *p = allow.ptr, *end = p + allow.len;
 	while (p < end) {
 		const char *comma = memchr(p, ',', (size_t)(end - p));
-		ig_str t = trim(p, comma ? comma : end);
+		ig_str t = ig_ascii_trim_ows(p, comma ? comma : end);
 		if (method.len && t.len == method.len && memcmp(t.ptr, method.ptr, t.len) == 0)
 			return true;
 		p = comma ? comma + 1 : end;

@@ -4,6 +4,7 @@
  * file (it stays in .text, net/cold.ld), never cors.c, whose block only a
  * request faults in. */
 #include "cors.h"
+#include "net/ascii.h"
 #include "ingot/api_hooks.h"
 #include "ingot/settings.h"
 
@@ -24,14 +25,6 @@ void ig_cors_document(const struct ig_app_cors *d)
 	cors_defaults.credentials = d->credentials;
 }
 
-static ig_str trim_spaces(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	return (ig_str){ p, (size_t)(end - p) };
-}
 
 const char *ig_cors_parse_origins(struct ig_cors_config *c)
 {
@@ -40,7 +33,7 @@ const char *ig_cors_parse_origins(struct ig_cors_config *c)
 	const char *p = c->origins, *end = p + strlen(p);
 	while (p < end) {
 		const char *comma = memchr(p, ',', (size_t)(end - p));
-		ig_str o = trim_spaces(p, comma ? comma : end);
+		ig_str o = ig_ascii_trim_ows(p, comma ? comma : end);
 		p = comma ? comma + 1 : end;
 		if (!o.len)
 			continue;

@@ -107,6 +107,8 @@ IG_HOT static void runner_main(void *arg)
 			return;
 		wc->idle = self;
 		ig_coro_yield();
+		if (!wc->ctx) /* ig_wait_release: the core is drained */
+			return;
 	}
 }
 
@@ -274,6 +276,26 @@ IG_HOT int ig_wait_run(ig_ctx *x, struct ig_wait_work *work)
 		return 1;
 	}
 	return run_waited(x);
+}
+
+void ig_wait_release(struct ig_loop *loop)
+{
+	struct wait_core *wc = ig_loop_slot_get(loop, &coro_slot);
+	if (!wc)
+		return;
+	struct ig_coro *co = wc->idle;
+	if (co) {
+		wc->idle = NULL;
+		wc->ctx = NULL;
+		(void)ig_coro_resume(co); /* it returns: its stack goes back to the pool */
+	}
+	ig_coro_pool_trim(&wc->pool);
+}
+
+const struct ig_coro_pool *ig_wait_pool(struct ig_loop *loop)
+{
+	struct wait_core *wc = ig_loop_slot_get(loop, &coro_slot);
+	return wc ? &wc->pool : NULL;
 }
 
 void ig_wait_cancel(ig_ctx *x)

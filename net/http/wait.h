@@ -112,6 +112,17 @@ IG_MUST_USE IG_NONNULL(1, 2) bool ig_wait_hook_add(ig_ctx *ctx, struct ig_wait_h
 /* ctx's hook whose on_return is fn, or NULL. */
 IG_NONNULL(1, 2) struct ig_wait_hook *ig_wait_hook_find(ig_ctx *ctx, ig_wait_hook_fn *fn);
 
+/* ---- the drain's end ---- */
+
+struct ig_loop;
+/* A core whose drain has closed its last connection: its parked runner
+ * ends and its pool's idle stacks are unmapped (ig_coro_pool_trim), so a
+ * drained core holds no stack; a later handler maps one again. Nothing
+ * before the core's first handler. On the loop's thread. */
+void ig_wait_release(struct ig_loop *loop);
+/* The core's pool, or NULL before its first handler (tests, metrics). */
+const struct ig_coro_pool *ig_wait_pool(struct ig_loop *loop);
+
 /* ---- settings ---- */
 
 /* INGOT_MAX_WAITING's default for cores cores: what keeps the process's

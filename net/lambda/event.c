@@ -5,6 +5,7 @@
 #include "kernel/runtime/base64.h"
 #include "ingot/json_read.h"
 #include "net/http/codec.h"
+#include "net/cron/jobs.h"
 
 #include <string.h>
 
@@ -253,6 +254,32 @@ static int decode_v1_alb(const ig_json_value *e, ig_arena *a, struct lambda_even
 	return take_body(ev, e, a, why) ? 0 : -1;
 }
 
+/* An EventBridge Scheduler target's Input, {"source":"ingot.cron","job":
+ * "<name>"} (schemac --cron-export eventbridge): a request to the job's
+ * operation, as the scheduler of a long-lived process makes it. */
+static int decode_cron(const ig_json_value *e, ig_arena *a, struct lambda_event *ev, const char **why)
+{
+	ig_str name = string(e, "job");
+	const struct ig_cron_job *job = NULL;
+	for (size_t i = 0; &ig_api_cron && i < ig_api_cron.count && !job; i++)
+		if (strlen(ig_api_cron.jobs[i].name) == name.len && memcmp(ig_api_cron.jobs[i].name, name.ptr, name.len) == 0)
+			job = &ig_api_cron.jobs[i];
+	if (!job) {
+		*why = "the ingot.cron event names no cron job of this app";
+		return -1;
+	}
+	ev->kind = LAMBDA_EVENT_CRON;
+	if (!alloc_fields(ev, a, 1)) {
+		*why = "out of memory";
+		return -1;
+	}
+	add_field(ev, IG_STR("Ingot-Cron-Job"), (ig_str){ job->name, strlen(job->name) });
+	ev->req.method = (ig_str){ job->method, strlen(job->method) };
+	ev->req.target = (ig_str){ job->path, strlen(job->path) };
+	ev->req.peer = IG_STR("ingot.cron");
+	return 0;
+}
+
 int ig_lambda_event_decode(const char *json, size_t len, ig_arena *a, struct lambda_event *ev, const char **why)
 {
 	*ev = (struct lambda_event){ 0 };
@@ -270,8 +297,10 @@ int ig_lambda_event_decode(const char *json, size_t len, ig_arena *a, struct lam
 		rc = decode_v2(e, a, ev, why);
 	else if (member(e, "httpMethod"))
 		rc = decode_v1_alb(e, a, ev, object(ctx, "elb") != NULL, why);
+	else if (string(e, "source").len == 10 && memcmp(string(e, "source").ptr, "ingot.cron", 10) == 0)
+		rc = decode_cron(e, a, ev, why);
 	else {
-		*why = "the event is not an HTTP event (API Gateway 1.0 or 2.0, a function URL, or ALB)";
+		*why = "the event is not an HTTP event (API Gateway 1.0 or 2.0, a function URL, or ALB) nor an ingot.cron one";
 		return -1;
 	}
 	if (rc == 0 && (!ev->req.method.len || !ev->req.target.len)) {

@@ -2,7 +2,8 @@
  * answers they expect (reply.c). Supported: API Gateway HTTP API payload
  * 2.0 and Lambda function URLs (the same shape), API Gateway REST payload
  * 1.0, and Application Load Balancer target groups (with and without
- * multi-value headers). Everything is read from and written into the
+ * multi-value headers); and an x-ingot-cron job named by an ingot.cron
+ * event (EventBridge Scheduler). Everything is read from and written into the
  * invocation's arena; nothing is kept between invocations. */
 #ifndef NET_LAMBDA_EVENT_H
 #define NET_LAMBDA_EVENT_H
@@ -14,6 +15,7 @@ enum lambda_event_kind {
 	LAMBDA_EVENT_V2,  /* HTTP API 2.0, function URL */
 	LAMBDA_EVENT_V1,  /* REST API (and HTTP API) 1.0 */
 	LAMBDA_EVENT_ALB, /* requestContext.elb */
+	LAMBDA_EVENT_CRON, /* {"source":"ingot.cron","job":...}: EventBridge Scheduler's Input */
 };
 
 struct lambda_event {

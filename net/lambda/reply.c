@@ -186,6 +186,8 @@ bool ig_lambda_reply_encode(const struct lambda_event *ev, const struct http_inp
 		put_headers(w, res, ev->multi_value ? FORM_LISTS : FORM_JOINED_ONE_COOKIE, false);
 		break;
 	}
+	case LAMBDA_EVENT_CRON: /* the scheduler reads no fields: the status and body only */
+		break;
 	}
 	put_body(w, res->body);
 	ig_wbuf_lit(w, "}");

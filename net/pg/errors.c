@@ -27,6 +27,7 @@ const char *ig_pg_error_name(enum ig_pg_error_kind kind)
 		[IG_PG_BAD_PARAMS] = "bad_params",
 		[IG_PG_ABORTED] = "aborted",
 		[IG_PG_CANCELLED] = "cancelled",
+		[IG_PG_ROW_MISMATCH] = "row_mismatch",
 	};
 	return (unsigned)kind < IG_PG_ERROR_KINDS ? names[kind] : "unknown";
 }

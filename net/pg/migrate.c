@@ -208,24 +208,6 @@ static void unlocked(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 
 static void apply_next(struct migrate_run *r);
 
-/* The runtime's tables are there: the lock is given back. */
-static void runtime_ready(const ig_pg_result *res, const ig_pg_error *err, void *arg)
-{
-	struct migrate_run *r = arg;
-	(void)res;
-	if (err) {
-		struct ig_logline l;
-		if (ig_log_begin(&l, IG_LOG_ERROR, "the runtime's tables failed")) {
-			ig_log_cstr(&l, "error", ig_pg_error_name(err->kind));
-			ig_log_str(&l, "message", err->message.ptr, err->message.len);
-			ig_log_end(&l);
-		}
-		migrate_stop(r, IG_EXIT_FAILURE);
-		return;
-	}
-	ig_pg_tx_simple(r->tx, MIGRATE_UNLOCK_SQL, unlocked, r);
-}
-
 /* Each step of one migration: a failure ends the run. */
 static bool step_failed(struct migrate_run *r, const ig_pg_error *err, const char *what)
 {
@@ -288,9 +270,7 @@ static void apply_next(struct migrate_run *r)
 	while (r->next < r->set->count && r->recorded[r->set->list[r->next].version])
 		r->next++;
 	if (r->next == r->set->count) {
-		/* one implicit transaction: the statements apply together or not */
-		ig_pg_tx_simple(r->tx, r->set->runtime_sql ? r->set->runtime_sql : MIGRATE_UNLOCK_SQL,
-				r->set->runtime_sql ? runtime_ready : unlocked, r);
+		ig_pg_tx_simple(r->tx, MIGRATE_UNLOCK_SQL, unlocked, r);
 		return;
 	}
 	ig_pg_tx_simple(r->tx, "BEGIN", begun, r);
@@ -366,11 +346,25 @@ static void versions_read(const ig_pg_result *res, const ig_pg_error *err, void 
 	adopt_next(r);
 }
 
+const char *ig_migrate_runtime_sql;
+
+static void runtime_ready(const ig_pg_result *res, const ig_pg_error *err, void *arg)
+{
+	struct migrate_run *r = arg;
+	(void)res;
+	if (!run_failed(r, err, "migrations: the runtime's own tables could not be made"))
+		ig_pg_tx_query(r->tx, MIGRATE_RECORDS_SQL, NULL, 0, versions_read, r);
+}
+
 static void table_ready(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct migrate_run *r = arg;
 	(void)res;
-	if (!run_failed(r, err, "migrations: the record table could not be made"))
+	if (run_failed(r, err, "migrations: the record table could not be made"))
+		return;
+	if (ig_migrate_runtime_sql)
+		ig_pg_tx_simple(r->tx, ig_migrate_runtime_sql, runtime_ready, r);
+	else
 		ig_pg_tx_query(r->tx, MIGRATE_RECORDS_SQL, NULL, 0, versions_read, r);
 }
 

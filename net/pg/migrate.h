@@ -22,11 +22,6 @@ struct ig_migration {
 struct ig_migration_set {
 	const struct ig_migration *list;
 	size_t count;
-	/* The runtime's own tables (a part's, such as Pub/Sub's on
-	   PostgreSQL), or NULL: idempotent statements (CREATE ... IF NOT
-	   EXISTS), run after the app's migrations in one transaction, under
-	   the same lock, on every run, and not recorded. */
-	const char *runtime_sql;
 };
 
 /* Whether argv asks for --migrate (anywhere after argv[0]). Inline: every
@@ -59,10 +54,15 @@ static inline bool ig_migrate_requested(int argc, char **argv)
  * naming the recorded and the local file, before anything is applied. A
  * record without a checksum (a table from before them) gets the current
  * file's. Then it applies each migration not recorded in its own
- * transaction, with its record; then set->runtime_sql, if any (exit 1
- * when it fails). One JSON log line per migration applied, and one at the
- * end. */
+ * transaction, with its record. One JSON log line per migration applied,
+ * and one at the end. */
 int ig_migrate_main(int argc, char **argv, const char *name, const struct ig_migration_set *set);
+
+/* The runtime's own migration, run by ig_migrate_main after the record
+ * table and before the app's files, every time (so it must be idempotent:
+ * CREATE ... IF NOT EXISTS): the cron claims table when the document has
+ * jobs. Set before ig_migrate_main (net/api/main.c); NULL: none. */
+extern const char *ig_migrate_runtime_sql;
 
 /* The serving process's check, the same as --migrate's without writing:
  * set before the start (net/api/main.c) to the embedded migrations;

@@ -1,6 +1,6 @@
 /* The PostgreSQL provider's schema: the runtime's own tables, created by
- * `service --migrate` after the app's migrations (ig_migration_set's
- * runtime_sql), idempotent, so every run may apply it. */
+ * `service --migrate` (net/api/main.c hands it to ig_migrate_runtime_sql,
+ * with cron's), idempotent, so every run may apply it. */
 #ifndef NET_PUBSUB_PG_PROVIDER_H
 #define NET_PUBSUB_PG_PROVIDER_H
 

@@ -71,6 +71,9 @@ size_t ig_tls_credentials_serial(const struct tls_credentials *c, unsigned char 
  * certificates of a PEM bundle (pem may be NULL). */
 struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin,
 				 char *err, size_t errlen);
+/* The certificates of a PEM bundle alone (mutual TLS's CAs): a binary that
+ * calls only this links no compiled-in anchor. */
+struct tls_trust *ig_tls_trust_load_pem(const char *pem, size_t pem_len, char *err, size_t errlen);
 
 /* Server role, mutual TLS: from then on every server handshake asks the
  * client for a certificate and verifies its chain against ca (kept for

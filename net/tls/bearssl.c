@@ -748,8 +748,9 @@ static int collect_anchor(void *arg, const char *name, unsigned char *der, size_
 	return 0;
 }
 
-struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin,
-				 char *err, size_t errlen)
+/* The bundle's anchors after room for `before` more, which the caller
+ * fills (the compiled-in set); NULL with err. */
+static struct tls_trust *trust_new(const char *pem, size_t pem_len, size_t before, char *err, size_t errlen)
 {
 	struct anchors_collect added = { 0 };
 	if (pem && pem_each(pem, pem_len, collect_anchor, &added, err, errlen) != 0)
@@ -758,22 +759,37 @@ struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replac
 		snprintf(err, errlen, "no certificate in the PEM bundle");
 		return NULL;
 	}
-	size_t builtin = replace_builtin ? 0 : ig_builtin_anchor_count;
 	struct tls_trust *t = calloc(1, sizeof *t);
-	if (!t || !(t->anchors = calloc(builtin + added.count + 1, sizeof *t->anchors)) ||
-	    (builtin && ig_builtin_anchors_expand(t->anchors) != 0)) {
-		if (t)
-			free(t->anchors);
+	if (!t || !(t->anchors = calloc(before + added.count + 1, sizeof *t->anchors))) {
 		free(t);
 		free(added.list);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	if (added.count)
-		memcpy(t->anchors + builtin, added.list, added.count * sizeof *t->anchors);
+		memcpy(t->anchors + before, added.list, added.count * sizeof *t->anchors);
 	free(added.list);
-	t->count = builtin + added.count;
+	t->count = before + added.count;
 	return t;
+}
+
+struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin,
+				 char *err, size_t errlen)
+{
+	size_t builtin = replace_builtin ? 0 : ig_builtin_anchor_count;
+	struct tls_trust *t = trust_new(pem, pem_len, builtin, err, errlen);
+	if (t && builtin && ig_builtin_anchors_expand(t->anchors) != 0) {
+		free(t->anchors);
+		free(t);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	return t;
+}
+
+struct tls_trust *ig_tls_trust_load_pem(const char *pem, size_t pem_len, char *err, size_t errlen)
+{
+	return trust_new(pem, pem_len, 0, err, errlen);
 }
 
 /* ---- per core ---- */

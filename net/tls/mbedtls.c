@@ -531,8 +531,10 @@ static long decode_bundle(const char *pem, size_t pem_len, unsigned char **out, 
 	return count;
 }
 
-struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin, char *err,
-				 size_t errlen)
+/* The compiled-in certificates given (builtin of them, or none) and the
+ * bundle's; NULL with err. */
+static struct tls_trust *trust_new(const char *pem, size_t pem_len, const struct ig_der *certs, size_t builtin,
+				   char *err, size_t errlen)
 {
 	unsigned char *bundle = NULL;
 	size_t *sizes = NULL;
@@ -548,7 +550,6 @@ struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replac
 			return NULL;
 		}
 	}
-	size_t builtin = replace_builtin ? 0 : ig_builtin_anchor_cert_count;
 	size_t max = builtin + (size_t)from_pem;
 	struct tls_trust *t = calloc(1, sizeof *t + max * sizeof t->anchors[0]);
 	if (!t) {
@@ -559,7 +560,7 @@ struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replac
 	}
 	t->owned_der = bundle;
 	for (size_t i = 0; i < builtin; i++)
-		if (der_subject(ig_builtin_anchor_certs[i].data, ig_builtin_anchor_certs[i].len,
+		if (der_subject(certs[i].data, certs[i].len,
 				&t->anchors[t->count]) == 0)
 			t->count++;
 	const unsigned char *p = bundle;
@@ -574,6 +575,18 @@ struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replac
 		return NULL;
 	}
 	return t;
+}
+
+struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replace_builtin, char *err,
+				 size_t errlen)
+{
+	return trust_new(pem, pem_len, ig_builtin_anchor_certs, replace_builtin ? 0 : ig_builtin_anchor_cert_count, err,
+			 errlen);
+}
+
+struct tls_trust *ig_tls_trust_load_pem(const char *pem, size_t pem_len, char *err, size_t errlen)
+{
+	return trust_new(pem, pem_len, NULL, 0, err, errlen);
 }
 
 /* mbedtls asks, for each certificate of the peer's chain, which trusted

@@ -32,6 +32,11 @@ struct tls_trust *ig_tls_trust_load(const char *pem, size_t pem_len, bool replac
 	return NULL;
 }
 
+struct tls_trust *ig_tls_trust_load_pem(const char *pem, size_t pem_len, char *err, size_t errlen)
+{
+	return ig_tls_trust_load(pem, pem_len, true, err, errlen);
+}
+
 int ig_tls_backend_set_client_ca(const struct tls_trust *ca, char *err, size_t errlen)
 {
 	(void)ca;

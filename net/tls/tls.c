@@ -887,7 +887,7 @@ int ig_tls_client_ca_load(const char *path, char *err, size_t errlen)
 	}
 	/* Only the file's CAs: the public ones issue no client certificate
 	   this service should take. Kept for the process's life. */
-	const struct tls_trust *ca = ig_tls_trust_load(pem, len, true, why, sizeof why);
+	const struct tls_trust *ca = ig_tls_trust_load_pem(pem, len, why, sizeof why);
 	free(pem);
 	if (!ca || ig_tls_backend_set_client_ca(ca, why, sizeof why) != 0) {
 		snprintf(err, errlen, "INGOT_TLS_CLIENT_CA %s: %s", path, why);

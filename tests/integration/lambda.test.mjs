@@ -641,14 +641,15 @@ test('a handler that crashes in the ASan build is reported through .../{id}/erro
 	}
 });
 
-test('with a database: the pool runs on the runtime\'s loop; a post written by an invocation is read over HTTP, and /fortunes answers the same', T, async () => {
+test('with a database: the pool runs on the runtime\'s loop; a post written by an invocation is read over HTTP, /fortunes answers the same, and an ingot.cron event runs its job', T, async () => {
 	const pg = await startPostgres();
 	try {
 		const m = await migrate(pg.url);
 		assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
 		const env = { DATABASE_URL: pg.url };
 		const dbApi = await newApi();
-		const runtime = await startRuntime(dbApi, env);
+		// HEARTBEAT_CRON on: under Lambda no timer runs all the same.
+		const runtime = await startRuntime(dbApi, { ...env, HEARTBEAT_CRON: '1' });
 		const srv = await startServer(env, { threads: '1' });
 		try {
 			await waitReady(srv);
@@ -672,6 +673,13 @@ test('with a database: the pool runs on the runtime\'s loop; a post written by a
 			const res = await overHttp(srv.port, r, id);
 			assertSame('API Gateway 2.0', answer, res, 'GET /fortunes with a database');
 			assert.match(answerBody(answer.body).toString(), /Additional fortune added at request time/);
+			// EventBridge Scheduler's Input (schemac --cron-export eventbridge)
+			// runs the job: one heartbeat row, by the runtime's process.
+			const tick = await dbApi.invoke({ source: 'ingot.cron', job: 'heartbeat', time: new Date().toISOString() },
+				{ requestId: randomUUID() });
+			assert.equal(tick.body.statusCode, 204, JSON.stringify(tick.body));
+			const hb = await overHttp(srv.port, { method: 'GET', path: '/cron/heartbeat' }, randomUUID());
+			assert.deepEqual(JSON.parse(hb.body.toString()), { ticks: 1, pids: [runtime.pid] });
 			// Still no socket of its own but the database connections.
 			assert.equal(runtime.exit, null);
 		} finally {

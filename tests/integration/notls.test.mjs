@@ -2,13 +2,17 @@
 // backend of the unikernel). It serves plain HTTP as the default build does
 // (/hash still hashes with BearSSL's SHA-256); a certificate setting stops
 // the start with one message; the outbound client refuses an https://
-// upstream with the error kind "tls" before it opens any connection.
+// upstream with the error kind "tls" before it opens any connection; and
+// the door verifies JWTs (HS256, RS256, ES256, minted by npm's jose) with
+// BearSSL's hash and signature code, linked without TLS.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import * as jose from 'jose';
 import { BIN, BODY, startServer, cleanup, curlResponse } from './lib.mjs';
 
 const NOTLS = process.env.INGOT_BIN_NOTLS || path.join(path.dirname(BIN), 'service-notls');
@@ -67,5 +71,37 @@ test('an https:// upstream is refused with the kind "tls", no connection made', 
 		assert.equal(connections, 0);
 	} finally {
 		trap.close();
+	}
+});
+
+test('JWTs verify without TLS: /me admits HS256, RS256 and ES256 tokens, refuses a bad signature', T, async () => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-notls-jwt-'));
+	try {
+		const keys = [], signers = {};
+		for (const alg of ['RS256', 'ES256']) {
+			const pair = await jose.generateKeyPair(alg, { extractable: true });
+			keys.push({ ...(await jose.exportJWK(pair.publicKey)), kid: alg, alg, use: 'sig' });
+			signers[alg] = pair.privateKey;
+		}
+		const secret = Buffer.from('a secret of thirty-two bytes, ok');
+		keys.push({ kty: 'oct', k: secret.toString('base64url'), kid: 'HS256', alg: 'HS256' });
+		signers.HS256 = secret;
+		const jwks = path.join(dir, 'jwks.json');
+		fs.writeFileSync(jwks, JSON.stringify({ keys }));
+		const srv = await startServer({ INGOT_JWKS_FILE: jwks }, { command: NOTLS });
+		const mint = (alg) => new jose.SignJWT({ scope: 'profile' }).setProtectedHeader({ alg, kid: alg })
+			.setSubject(`by-${alg}`).setIssuedAt().setExpirationTime('10m').sign(signers[alg]);
+		for (const alg of ['HS256', 'RS256', 'ES256']) {
+			const r = await curlResponse(srv.port, '/me', ['-H', `Authorization: Bearer ${await mint(alg)}`]);
+			assert.equal(r.status, 200, `${alg}: ${r.text}`);
+			assert.equal(JSON.parse(r.text).sub, `by-${alg}`);
+		}
+		const t = await mint('ES256');
+		const tampered = t.slice(0, -4) + (t.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+		const r = await curlResponse(srv.port, '/me', ['-H', `Authorization: Bearer ${tampered}`]);
+		assert.equal(r.status, 401, r.text);
+		assert.equal((await srv.stop()).code, 0);
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
 	}
 });

@@ -42,10 +42,15 @@ test('as PID 1 in its own PID namespace: serves, reaps orphans, and exits 0 on S
 	const pid1 = childOf(srv.pid);
 	assert.ok(pid1 > 0, 'found the service under unshare');
 	// An orphan in the namespace: its parent shell exits at once, so it is
-	// reparented to PID 1, which must reap it when it exits.
+	// reparented to PID 1, which must reap it when it exits. It writes its
+	// parent once that is PID 1 (read from /proc, the host's, where PID 1 of
+	// the namespace has its host PID: $PPID is fixed when a shell starts,
+	// and the orphan may start before its parent has exited); never
+	// reparented, it loops until the test's timeout.
 	const mark = path.join(os.tmpdir(), `ingot-orphan-${process.pid}`);
+	const orphan = `p=0; while [ "$p" != ${pid1} ]; do read -r _ _ _ p _ < /proc/self/stat; done; echo $p > ${mark}`;
 	await new Promise((resolve, reject) => execFile('nsenter',
-		['--target', String(pid1), '--pid', '--', 'sh', '-c', `(sh -c 'echo $PPID > ${mark}' &); exit 0`],
+		['--target', String(pid1), '--pid', '--', 'sh', '-c', `(sh -c '${orphan}' &); exit 0`],
 		(err) => (err ? reject(err) : resolve())));
 	// Wait for the orphan to have run (an event: its file), then for no
 	// zombie to remain under PID 1; both loops are bounded in count.
@@ -53,7 +58,7 @@ test('as PID 1 in its own PID namespace: serves, reaps orphans, and exits 0 on S
 		assert.ok(i < 1e6, 'the orphan never ran');
 		await new Promise((res) => setImmediate(res));
 	}
-	assert.equal(fs.readFileSync(mark, 'utf8').trim(), '1', 'the orphan was reparented to PID 1');
+	assert.equal(fs.readFileSync(mark, 'utf8').trim(), String(pid1), 'the orphan was reparented to PID 1');
 	fs.unlinkSync(mark);
 	for (let i = 0; zombieChildren(pid1).length; i++) {
 		assert.ok(i < 1e5, `zombies left under PID 1: ${zombieChildren(pid1)}`);

@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from 'undici';
+import * as jose from 'jose';
 import {
 	BODY, DATE_RE, RawClient, req, rawRequest, dripHeader, startServer, cleanup, commandRunner, needTools, freePort, within,
 } from './lib.mjs';
@@ -82,6 +83,15 @@ async function rawAnswer(port, data, head) {
 	client.destroy();
 	return { res, bytes: res.raw.toString('latin1').replace(/\r\nDate: [^\r]*/i, '\r\nDate: -') };
 }
+
+// Asks /readyz as a probe would until it answers 200 (bounded).
+const ready = (g, why) => within(60000, (async () => {
+	for (;;) {
+		const { res } = await rawAnswer(g.port, req('GET', '/readyz', { headers: ['Connection: close'] }));
+		if (res.status === 200) return;
+		await new Promise((resolve) => setImmediate(resolve));
+	}
+})(), `/readyz never 200: ${why}; ${g.describe()}`);
 
 // ---- the reference service's requests, for the byte-for-byte comparison ----
 const VALIDATE_BODY = '{"name":"Ada Lovelace","nickname":null,"ref":"A-1","status":"active",' +
@@ -272,6 +282,43 @@ test('an app\'s setting from the command line: UPSTREAM=... sends /proxy/json to
 	}
 });
 
+test('JWTs on the machine: keys fetched over lwIP from the host (INGOT_JWKS_URL through a guestfwd), /readyz 200 once they are in, /me admits HS256 and ES256 tokens and refuses a tampered one', T, async () => {
+	const es = await jose.generateKeyPair('ES256', { extractable: true });
+	const secret = Buffer.from('a secret of thirty-two bytes, ok');
+	const jwks = JSON.stringify({ keys: [
+		{ ...(await jose.exportJWK(es.publicKey)), kid: 'ES256', alg: 'ES256', use: 'sig' },
+		{ kty: 'oct', k: secret.toString('base64url'), kid: 'HS256', alg: 'HS256' },
+	] });
+	let fetches = 0;
+	const keys = http.createServer((rq, rs) => {
+		fetches++;
+		rs.setHeader('Content-Type', 'application/json');
+		rs.end(jwks);
+	});
+	await new Promise((resolve) => keys.listen(0, '127.0.0.1', resolve));
+	try {
+		const fwd = `tcp:10.0.2.100:80-cmd:${process.execPath} ${path.join(here, 'tcp_pipe.mjs')} ${keys.address().port}`;
+		const g = await boot({ more: `${WORDS} INGOT_JWKS_URL=http://10.0.2.100:80/jwks.json`, guestfwd: fwd });
+		await listening(g);
+		await ready(g, 'the keys were not fetched');
+		assert.ok(fetches >= 1);
+		const mint = (alg, key) => new jose.SignJWT({ scope: 'profile' }).setProtectedHeader({ alg, kid: alg })
+			.setSubject(`by-${alg}`).setIssuedAt().setExpirationTime('10m').sign(key);
+		const me = (token) => rawAnswer(g.port, req('GET', '/me', { headers: ['Connection: close', `Authorization: Bearer ${token}`] }));
+		for (const [alg, key] of [['HS256', secret], ['ES256', es.privateKey]]) {
+			const { res } = await me(await mint(alg, key));
+			assert.equal(res.status, 200, `${alg}: ${res.text}; ${g.describe()}`);
+			assert.equal(JSON.parse(res.text).sub, `by-${alg}`);
+		}
+		const t = await mint('ES256', es.privateKey);
+		const { res } = await me(t.slice(0, -4) + (t.endsWith('AAAA') ? 'BBBB' : 'AAAA'));
+		assert.equal(res.status, 401, res.text);
+		g.kill();
+	} finally {
+		keys.close();
+	}
+});
+
 test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers off by itself with 0', T, async () => {
 	const g = await boot({ more: `${WORDS} INGOT_IDLE_EXIT_MS=300` });
 	await listening(g);
@@ -298,13 +345,7 @@ test('PostgreSQL from the machine: its pool connects over lwIP to a real databas
 		// when_up) instead of failing and warning while the network comes up.
 		const g = await boot({ addr: '', more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=2`, guestfwd: fwd });
 		await listening(g);
-		await within(60000, (async () => {
-			for (;;) {
-				const { res } = await rawAnswer(g.port, req('GET', '/readyz', { headers: ['Connection: close'] }));
-				if (res.status === 200) return;
-				await new Promise((resolve) => setImmediate(resolve));
-			}
-		})(), `/readyz never 200: the pool did not connect; ${g.describe()}`);
+		await ready(g, 'the pool did not connect');
 		const json = async (target) => {
 			const { res } = await rawAnswer(g.port, req('GET', target, { headers: ['Connection: close'] }));
 			assert.equal(res.status, 200, `${target}: ${res.text}`);

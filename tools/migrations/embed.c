@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	}
 	if (!count)
 		fputs("\t{ 0, \"\", \"\" }, /* none: C has no empty array */\n", out);
-	fprintf(out, "};\n\nconst struct ig_migration_set ig_app_migrations = { migrations, %d, NULL };\n", count);
+	fprintf(out, "};\n\nconst struct ig_migration_set ig_app_migrations = { migrations, %d };\n", count);
 	if (fclose(out) != 0 || rename(tmp, out_path) != 0)
 		die("cannot write %s", out_path);
 	tmp[0] = '\0';

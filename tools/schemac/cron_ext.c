@@ -154,6 +154,6 @@ void emit_cron_jobs(struct sc_model *m, struct sc_out *c)
 		free(path);
 	}
 	out_close(c, "};");
-	out_line(c, "const struct ig_cron_table ig_api_cron = { ig_cron_jobs, %zu };", m->ncron_jobs);
+	out_line(c, "const struct ig_cron_table ig_api_cron = { ig_cron_jobs, %zu, &ig_cron_ops };", m->ncron_jobs);
 	out_blank(c);
 }

@@ -100,6 +100,13 @@ bool has_number_checks(const struct sc_schema *s);
  * parameters. report_fmt is the statement that reports a violation, with
  * two %s for the keyword and message literals. */
 void mark_body_decoders(struct sc_model *m);
+/* A property a json or jsonb column fills through the generated decoder
+ * (a typed object, or an array of them): api.h declares, and api.c
+ * defines, ig_json_decode_<name> for each such property of a component's
+ * object (emit_json_prototypes; mark_json_decoders before emitting). */
+bool json_struct_slot(const struct sc_schema *slot);
+void emit_json_prototypes(struct sc_model *m, struct sc_out *h);
+void mark_json_decoders(struct sc_model *m);
 void emit_body_decoders(struct sc_model *m, struct sc_out *c);
 void emit_slot_decode(struct sc_out *c, const struct sc_schema *slot, bool null_flag, const char *target,
 		      const char *null_target, const char *at);

@@ -603,6 +603,97 @@ static void emit_decoder(struct sc_out *c, const struct sc_schema *s)
 	out_blank(c);
 }
 
+/* ---- json(b) columns into structs (schemac --queries) ---- */
+
+bool json_struct_slot(const struct sc_schema *slot)
+{
+	if (slot_is_value(slot, true))
+		return false;
+	const struct sc_schema *r = sc_resolve(slot);
+	if (r->kind == SC_OBJECT)
+		return true;
+	return r->kind == SC_ARRAY && r->items && !slot_is_value(r->items, false) &&
+	       sc_resolve(r->items)->kind == SC_OBJECT;
+}
+
+/* The schemas of json_struct_slot properties of typed component objects,
+ * each once, into out (room for m->nnodes); returns how many. */
+static size_t json_schemas(const struct sc_model *m, const struct sc_schema **out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->ncomponents; i++) {
+		const struct sc_schema *s = sc_resolve(m->components[i]);
+		if (!s || s->kind != SC_OBJECT || !s->cname)
+			continue;
+		for (size_t j = 0; j < s->nprops; j++) {
+			if (!json_struct_slot(s->props[j].schema))
+				continue;
+			const struct sc_schema *r = sc_resolve(s->props[j].schema);
+			size_t k = 0;
+			while (k < n && out[k] != r)
+				k++;
+			if (k == n)
+				out[n++] = r;
+		}
+	}
+	return n;
+}
+
+static void emit_json_signature(struct sc_out *o, const struct sc_schema *s, bool proto)
+{
+	char *t = c_type(s);
+	out_line(o, "bool ig_json_decode_%s(ig_str json, ig_arena *arena, %s *out%s)%s", s->name, t,
+		 s->nullable ? ", bool *null" : "", proto ? ";" : "");
+	free(t);
+}
+
+void emit_json_prototypes(struct sc_model *m, struct sc_out *h)
+{
+	const struct sc_schema **ss = sc_xmalloc(sizeof *ss * (m->nnodes + 1));
+	size_t n = json_schemas(m, ss);
+	if (n) {
+		out_line(h, "/* A JSON text (a json or jsonb column: schemac --queries) into the struct, in");
+		out_line(h, " * arena, by the decoder request bodies use: false when it is not JSON or");
+		out_line(h, " * does not fit the schema. */");
+	}
+	for (size_t i = 0; i < n; i++)
+		emit_json_signature(h, ss[i], true);
+	if (n)
+		out_blank(h);
+	free(ss);
+}
+
+void mark_json_decoders(struct sc_model *m)
+{
+	const struct sc_schema **ss = sc_xmalloc(sizeof *ss * (m->nnodes + 1));
+	size_t n = json_schemas(m, ss);
+	for (size_t i = 0; i < n; i++)
+		mark_slot((struct sc_schema *)ss[i], true);
+	free(ss);
+}
+
+/* Unused ones cost nothing: --gc-sections drops them and their decoders. */
+static void emit_json_decoders(struct sc_model *m, struct sc_out *c)
+{
+	const struct sc_schema **ss = sc_xmalloc(sizeof *ss * (m->nnodes + 1));
+	size_t n = json_schemas(m, ss);
+	for (size_t i = 0; i < n; i++) {
+		emit_json_signature(c, ss[i], false);
+		out_open(c, "{");
+		out_line(c, "ig_json_reader r;");
+		out_line(c, "ig_jr_init(&r, json.ptr, json.len, arena, 64);");
+		out_line(c, "/* quiet: the first violation is enough, and nothing is reported */");
+		out_line(c, "struct ig_dctx dc = { &r, { .arena = arena, .quiet = true }, true };");
+		out_line(c, "decode_%s(&dc, NULL, out%s);", ss[i]->name, ss[i]->nullable ? ", null" : "");
+		out_line(c, "if (!r.error)");
+		out_line(c, "	ig_jr_finish(&r);");
+		out_line(c, "return !r.error && !dc.v.failures;");
+		out_close(c, "}");
+		out_blank(c);
+	}
+	free(ss);
+}
+
 void emit_body_decoders(struct sc_model *m, struct sc_out *c)
 {
 	bool any = false;
@@ -619,4 +710,5 @@ void emit_body_decoders(struct sc_model *m, struct sc_out *c)
 	for (size_t i = 0; i < m->nnodes; i++)
 		if (m->nodes[i]->decoder_used)
 			emit_decoder(c, m->nodes[i]);
+	emit_json_decoders(m, c);
 }

@@ -174,9 +174,17 @@ static void emit_json_decode(struct sc_out *c, const struct sc_schema *schema, c
 	free(et);
 }
 
+/* A json(b) column into a typed object or array of objects: the decoder
+ * api.c has for request bodies, behind ig_json_decode_<name>. */
+static bool col_json_struct(const struct qcol *col)
+{
+	return col->prop && qt_is_json(col->type) && json_struct_slot(col->prop->schema);
+}
+
 static bool col_json_tree(const struct qcol *col)
 {
-	return col->prop && qt_is_json(col->type) && sc_resolve(col->prop->schema)->kind != SC_STRING;
+	return col->prop && qt_is_json(col->type) && !col_json_struct(col) &&
+	       sc_resolve(col->prop->schema)->kind != SC_STRING;
 }
 
 static void emit_column_decode(struct sc_out *c, const struct qcol *col, size_t i)
@@ -203,7 +211,14 @@ static void emit_column_decode(struct sc_out *c, const struct qcol *col, size_t 
 	}
 	if (has)
 		out_line(c, "out->has_%s = true;", m);
-	if (col_json_tree(col)) {
+	if (col_json_struct(col)) {
+		const struct sc_schema *r = sc_resolve(col->prop->schema);
+		if (r->nullable)
+			out_line(c, "if (!ig_json_decode_%s(v->s, arena, &out->%s, &out->null_%s))", r->name, m, m);
+		else
+			out_line(c, "if (!ig_json_decode_%s(v->s, arena, &out->%s))", r->name, m);
+		out_line(c, "\treturn false; /* not JSON, or it does not fit the schema */");
+	} else if (col_json_tree(col)) {
 		out_open(c, "{");
 		emit_json_decode(c, col->prop->schema, m);
 		out_close(c, "}");
@@ -328,7 +343,7 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 		bool uses_arena = false;
 		for (size_t i = 0; i < qi->ncols; i++)
 			uses_arena = uses_arena || qi->cols[i].type->held == QT_TEXTOF || qi->cols[i].type->held == QT_ARRAY ||
-				     col_json_tree(&qi->cols[i]);
+				     col_json_tree(&qi->cols[i]) || col_json_struct(&qi->cols[i]);
 		if (!uses_arena)
 			out_line(c, "(void)arena;");
 		out_line(c, "if (res->cols != %zu || row >= res->rows)", qi->ncols);
@@ -375,7 +390,7 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 		out_line(c, "if (res->rows == 0)");
 		out_line(c, "\treturn 0;");
 		out_line(c, "if (!db_%s_decode(res, 0, ig_ctx_arena(ctx), row))", n);
-		out_line(c, "\treturn ig_q_mismatch(err);");
+		out_line(c, "\treturn ig_q_mismatch(err, db_%s_sql, sizeof db_%s_sql - 1);", n, n);
 		out_line(c, "return 1;");
 		break;
 	case SQ_MANY:
@@ -384,7 +399,7 @@ static void emit_query(struct sc_out *h, struct sc_out *c, const struct qinfo *q
 		out_line(c, "\treturn ig_q_full(err);");
 		out_line(c, "for (uint32_t ig_i = 0; ig_i < res->rows; ig_i++)");
 		out_line(c, "\tif (!db_%s_decode(res, ig_i, ig_ctx_arena(ctx), &out[ig_i]))", n);
-		out_line(c, "\t\treturn ig_q_mismatch(err);");
+		out_line(c, "\t\treturn ig_q_mismatch(err, db_%s_sql, sizeof db_%s_sql - 1);", n, n);
 		out_line(c, "*rows = out;");
 		out_line(c, "return res->rows;");
 		break;
@@ -484,9 +499,9 @@ void emit_queries(const struct qinfo *qs, size_t n, struct sc_out *h, struct sc_
 		out_line(c, "/* A row that does not fit: its columns are not the described ones (the");
 		out_line(c, " * database's schema is not the migrations' the build saw), or a JSON value");
 		out_line(c, " * is not what the row's type holds. */");
-		emit_helper(c, "static int ig_q_mismatch(ig_pg_error *err)");
-		out_line(c, "*err = (ig_pg_error){ .kind = IG_PG_PROTOCOL,");
-		out_line(c, "\t.message = IG_STR(\"a row does not fit the query's row type\") };");
+		emit_helper(c, "static int ig_q_mismatch(ig_pg_error *err, const char *sql, size_t len)");
+		out_line(c, "*err = (ig_pg_error){ .kind = IG_PG_ROW_MISMATCH,");
+		out_line(c, "\t.message = IG_STR(\"a row does not fit the query's row type\"), .query = { sql, len } };");
 		out_line(c, "return -1;");
 		out_close(c, "}");
 		out_blank(c);

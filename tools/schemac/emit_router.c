@@ -346,6 +346,10 @@ static void emit_route(struct sc_model *m, struct sc_out *c, size_t max_segs)
 	free(group);
 	if (!first)
 		out_line(c, "}");
+	if (m->ncron_jobs) { /* POST /_ingot/cron, on a miss only (net/cron/jobs.h) */
+		out_line(c, "if (ig_cron_serve(ctx))");
+		out_line(c, "\treturn;");
+	}
 	out_line(c, "ig_respond_problem(ctx, 404, \"no such resource\");");
 	out_close(c, "}");
 	out_blank(c);

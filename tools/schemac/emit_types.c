@@ -292,6 +292,7 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 		emit_op_types(m, h, m->ops[i]);
 	emit_hook_prototypes(m, h);
 	emit_pubsub_prototypes(m, h);
+	emit_json_prototypes(m, h);
 	emit_principal_types(m, h);
 	out_line(h, "#endif");
 }

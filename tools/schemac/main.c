@@ -246,6 +246,7 @@ int main(int argc, char **argv)
 	out_line(&c, "#include <string.h>");
 	out_blank(&c);
 	mark_body_decoders(&m);
+	mark_json_decoders(&m);
 	mark_param_schemas(&m);
 	mark_response_validators(&m);
 	emit_validators(&m, &c, VALIDATE_RESPONSE);

@@ -175,6 +175,11 @@ static void describe(struct ph_conn *c, struct qinfo *qi)
 	struct sq_query *q = qi->q;
 	struct ph_describe d;
 	struct ph_error e;
+	char **named;
+	size_t nnamed;
+	char *sql = sq_named_params(q->sql, &named, &nnamed);
+	free(q->sql);
+	q->sql = sql; /* prepared, and emitted, with $N in place of names */
 	if (!ph_describe(c, q->sql, &d, &e)) {
 		error_at(q->file, error_line(q, e.position), "query %s: %s", q->name, e.message);
 		return;
@@ -182,6 +187,8 @@ static void describe(struct ph_conn *c, struct qinfo *qi)
 	qi->nparams = d.nparams;
 	qi->pnames = sc_xmalloc(sizeof *qi->pnames * (d.nparams + 1));
 	qi->ptypes = sc_xmalloc(sizeof *qi->ptypes * (d.nparams + 1));
+	for (size_t i = 0; i < d.nparams; i++)
+		qi->pnames[i] = i < nnamed && named[i] ? named[i] : NULL;
 	sq_param_names(q->sql, d.nparams, reserved, qi->pnames);
 	for (size_t i = 0; i < d.nparams; i++) { /* a C keyword gets a '_' */
 		char *name = sc_member_name(qi->pnames[i]);
@@ -253,7 +260,7 @@ static const char *format_name(enum sc_format f)
 static char *disagreement(const struct qtype *t, const struct sc_schema *s)
 {
 	const struct sc_schema *r = sc_resolve(s);
-	if (qt_is_json(t) && qt_json_fits(s))
+	if (qt_is_json(t) && (qt_json_fits(s) || json_struct_slot(s)))
 		return NULL;
 	if (r->kind != t->kind)
 		return sc_printf("is %s, the property is %s", t->sql, kind_name(r->kind));

@@ -34,7 +34,9 @@ struct qtype {
 const struct qtype *qt_find(uint32_t oid);
 /* json or jsonb: besides a string (its text), such a column fills a
  * free-form property (the parsed tree) or an array of strings, integers,
- * numbers or booleans (the JSON array's elements), per qt_json_fits. */
+ * numbers or booleans (the JSON array's elements), per qt_json_fits; and
+ * a typed object or array of objects through api.c's decoder
+ * (json_struct_slot, emit.h). */
 bool qt_is_json(const struct qtype *t);
 bool qt_json_fits(const struct sc_schema *s);
 

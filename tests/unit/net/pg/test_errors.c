@@ -161,6 +161,8 @@ static void test_runtime_classes(void)
 		{ IG_PG_UNAVAILABLE, 503, "database unavailable (unavailable)" },
 		{ IG_PG_TIMEOUT, 503, "database query timed out (timeout)" },
 		{ IG_PG_PROTOCOL, 500, "database error (protocol)" },
+		/* a typed query's row that does not fit (schemac --queries) */
+		{ IG_PG_ROW_MISMATCH, 500, "database error (row_mismatch)" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		reset();

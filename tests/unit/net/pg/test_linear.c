@@ -9,8 +9,8 @@
  * queries in order on its connection, a failed one's COMMIT. */
 #include "ingot/pg.h"
 #include "ingot/testing.h"
-#include "net/api/operation.h"
 #include "tests/unit/check.h"
+#include "tests/unit/hand_app.h"
 
 #include <stdlib.h>
 
@@ -167,24 +167,16 @@ static int h_twice(ig_ctx *ctx, const void *in, void *out)
 
 /* ---- the app, by hand ---- */
 
-#define OP(name, fn) { .id = name, .in_size = 8, .out_size = 8, .handle = fn }
 static const struct ig_operation ops[] = {
-	OP("setup", h_setup), OP("list", h_list), OP("commit", h_commit), OP("rollback", h_rollback),
-	OP("left_open", h_left_open), OP("sent", h_sent), OP("aborted", h_aborted), OP("twice", h_twice),
+	HAND_OP("setup", h_setup), HAND_OP("list", h_list), HAND_OP("commit", h_commit), HAND_OP("rollback", h_rollback),
+	HAND_OP("left_open", h_left_open), HAND_OP("sent", h_sent), HAND_OP("aborted", h_aborted), HAND_OP("twice", h_twice),
 };
 static const char *const routes[] = { "/setup", "/list", "/commit", "/rollback", "/left_open", "/sent",
 				      "/aborted", "/twice" };
 
 static void route(ig_ctx *ctx)
 {
-	ig_str path = ig_req(ctx)->path;
-	for (uint32_t i = 0; i < IG_COUNTOF(routes); i++)
-		if (path.len == strlen(routes[i]) && memcmp(path.ptr, routes[i], path.len) == 0) {
-			ig_set_route(ctx, i);
-			ig_run_operation(ctx, &ops[i], NULL);
-			return;
-		}
-	ig_respond_problem(ctx, 404, "no such route");
+	hand_route(ctx, routes, ops, IG_COUNTOF(routes));
 }
 
 static const struct ig_app app = {

@@ -1,13 +1,14 @@
 -- name: GetItem :one
 -- returns: Item
-SELECT id, name, uid, made, note, tags, scores, meta, ratios FROM items WHERE id = $1;
+SELECT id, name, uid, made, note, tags, scores, meta, ratios, parts, spot FROM items WHERE id = $1;
 
 -- name: ListItems :many
 -- returns: Item
-SELECT id, name, uid, made, note, tags, scores, meta, ratios FROM items WHERE name LIKE $1 ORDER BY id LIMIT $2 OFFSET $3;
+SELECT id, name, uid, made, note, tags, scores, meta, ratios, parts, spot FROM items WHERE name LIKE $1 ORDER BY id LIMIT $2 OFFSET $3;
 
 -- name: AddItem :one
-INSERT INTO items (name, uid, made, note, tags, scores, meta, ratios) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+INSERT INTO items (name, uid, made, note, tags, scores, meta, ratios, parts, spot)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 RETURNING id;
 
 -- name: Rename :execrows
@@ -18,7 +19,7 @@ DELETE FROM items WHERE made < $1;
 
 -- name: MadeBetween :many
 -- returns: Item
-SELECT id, name, uid, made, note, tags, scores, meta, ratios FROM items
+SELECT id, name, uid, made, note, tags, scores, meta, ratios, parts, spot FROM items
 WHERE made >= $1 AND made < $2 AND $3::text <> items.name AND id > $4::int8 + 0
 ORDER BY id;
 

@@ -8,7 +8,9 @@ CREATE TABLE items (
 	tags text[],
 	scores int4[] NOT NULL DEFAULT '{}',
 	meta jsonb,
-	ratios json
+	ratios json,
+	parts jsonb,
+	spot jsonb
 );
 CREATE TABLE everything (
 	k integer NOT NULL PRIMARY KEY,

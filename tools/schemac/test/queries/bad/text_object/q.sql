@@ -1,0 +1,3 @@
+-- name: GetItem :one
+-- returns: Item
+SELECT id, name, uid, made, note AS spot FROM items WHERE id = $1;
