@@ -18,9 +18,13 @@ struct ig_pubsub_topic {
 	const char *subscriptions; /* their names, comma-separated ("" when none) */
 };
 
-/* The generated glue to the app's typed handler: msg is the topic's
- * message struct, decoded and validated. */
-typedef enum ig_pubsub_result ig_pubsub_deliver_fn(ig_ctx *ctx, const void *msg);
+/* The generated glue to the app's typed handler: json (the message as
+ * stored) decoded into the topic's message struct in ctx's arena and
+ * checked against its schema, then the handler called with it (its
+ * verdict in *result). Returns 0; or -1, the handler not called, when the
+ * message breaks the schema (or the arena is full). On a handler's
+ * coroutine: the handler may make linear calls. */
+typedef int ig_pubsub_deliver_fn(ig_ctx *ctx, ig_str json, enum ig_pubsub_result *result);
 
 struct ig_pubsub_subscription {
 	const char *name;                     /* the document's, unique */

@@ -2,7 +2,8 @@
 // post-created, x-ingot-subscriptions: count-words): `--migrate` creates
 // the runtime's tables beside the app's; POST /posts publishes the post's
 // id and body, stored as one message with one delivery per subscription,
-// read back with psql.
+// read back with psql; the service's own consumer claims the delivery,
+// runs countWords and marks it done.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { curl, curlResponse } from './lib.mjs';
@@ -25,16 +26,28 @@ test('--migrate creates ingot_pubsub.messages and .deliveries; a second run chan
 	assert.equal(again.logs.at(-1).applied, 0);
 });
 
-test('POST /posts publishes post-created: one message (id, body), one ready delivery for count-words', T, async () => {
+// Polls fn until it returns a truthy value (bounded), and returns that.
+async function until(fn, what, ms = 30000) {
+	const end = Date.now() + ms;
+	for (;;) {
+		const v = await fn();
+		if (v) return v;
+		if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+		await new Promise((r) => setTimeout(r, 100));
+	}
+}
+
+test('POST /posts publishes post-created: one message (id, body), one delivery for count-words, handled once', T, async () => {
 	const body = '  the quick\tbrown\n fox  ';
 	const res = await post({ title: 'published', body, likes: 0 });
 	assert.equal(res.status, 201, res.text);
 	const id = res.json().id;
-	const rows = (await db.pg.psql(
+	const handled = async () => (await db.pg.psql(
 		`SELECT m.topic || '|' || (m.payload->>'id') || '|' || (m.payload->>'body') || '|' || d.subscription || '|' || d.state || '|' || d.attempts
 		 FROM ingot_pubsub.messages m JOIN ingot_pubsub.deliveries d ON d.message_id = m.id
-		 WHERE (m.payload->>'id')::bigint = ${id};`)).trim();
-	assert.equal(rows, `post-created|${id}|${body}|count-words|ready|0`);
+		 WHERE (m.payload->>'id')::bigint = ${id} AND d.state = 'done';`)).trim();
+	const rows = await until(handled, 'the delivery done');
+	assert.equal(rows, `post-created|${id}|${body}|count-words|done|1`);
 });
 
 test('a post refused by the database (title taken) publishes nothing', T, async () => {
@@ -88,17 +101,15 @@ test('ingot_pubsub_published_total{topic} counts each stored message; a topic ne
 	assert.equal(await published('post-created-dead'), 0);
 });
 
-test('GET /posts/{id}/stats answers 404 until post_stats has the post, then its count', T, async () => {
-	const res = await post({ title: 'stats', body: 'three small words', likes: 0 });
+test('GET /posts/{id}/stats answers 404 until count-words has handled the post, then its count', T, async () => {
+	const stats = (id) => curlResponse(db.srv.port, `/posts/${id}/stats`);
+	const missing = await stats(999999999);
+	assert.equal(missing.status, 404, missing.text);
+	assert.equal(missing.headers['content-type'], 'application/problem+json');
+	const res = await post({ title: 'stats', body: ' three\tsmall\n words ', likes: 0 });
 	assert.equal(res.status, 201, res.text);
 	const id = res.json().id;
-	const none = await curlResponse(db.srv.port, `/posts/${id}/stats`);
-	assert.equal(none.status, 404, none.text);
-	assert.equal(none.headers['content-type'], 'application/problem+json');
-	// What the count-words subscription writes (its consumer is not built yet).
-	await db.pg.psql(`INSERT INTO post_stats (post_id, words) VALUES (${id}, 3);`, { user: 'ingot' });
-	const got = await curlResponse(db.srv.port, `/posts/${id}/stats`);
-	assert.equal(got.status, 200, got.text);
+	const got = await until(async () => { const r = await stats(id); return r.status === 200 && r; }, 'the stats');
 	assert.deepEqual(got.json(), { id, words: 3 });
 });
 

@@ -350,6 +350,10 @@ static void emit_route(struct sc_model *m, struct sc_out *c, size_t max_segs)
 		out_line(c, "if (ig_cron_serve(ctx))");
 		out_line(c, "\treturn;");
 	}
+	if (m->nsubs) { /* the consumers' in-process deliveries, on a miss only (net/pubsub/serve.h) */
+		out_line(c, "if (ig_pubsub_serve(ctx))");
+		out_line(c, "\treturn;");
+	}
 	out_line(c, "ig_respond_problem(ctx, 404, \"no such resource\");");
 	out_close(c, "}");
 	out_blank(c);

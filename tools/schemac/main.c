@@ -242,6 +242,8 @@ int main(int argc, char **argv)
 		out_line(&c, "#include \"net/cron/jobs.h\"");
 	if (m.ntopics)
 		out_line(&c, "#include \"net/pubsub/publish.h\"");
+	if (m.nsubs)
+		out_line(&c, "#include \"net/pubsub/consumer.h\"");
 	out_blank(&c);
 	out_line(&c, "#include <string.h>");
 	out_blank(&c);

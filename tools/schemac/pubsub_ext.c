@@ -374,10 +374,26 @@ void emit_pubsub_table(struct sc_model *m, struct sc_out *c)
 		emit_publish(c, m->topics[i], i);
 	for (size_t i = 0; i < m->nsubs; i++) {
 		const struct sc_subscription *s = m->subs[i];
-		out_line(c, "static enum ig_pubsub_result ig_deliver_%s(ig_ctx *ctx, const void *msg)", s->cname);
+		char *type = c_type(s->topic->message);
+		out_line(c, "static int ig_deliver_%s(ig_ctx *ctx, ig_str json, enum ig_pubsub_result *result)", s->cname);
 		out_open(c, "{");
-		out_line(c, "return %s(ctx, msg);", s->handler);
+		out_line(c, "%s *msg = ig_alloc(ctx, sizeof *msg);", type);
+		out_line(c, "if (!msg)");
+		out_line(c, "\treturn -1;");
+		out_line(c, "memset(msg, 0, sizeof *msg);");
+		out_line(c, "ig_json_reader r;");
+		out_line(c, "ig_jr_init(&r, json.ptr, json.len, ig_ctx_arena(ctx), 64);");
+		out_line(c, "struct ig_dctx dc = { &r, { .arena = r.arena, .quiet = true }, true };");
+		out_line(c, "struct ig_dctx *d = &dc;");
+		emit_slot_decode(c, s->topic->message, false, "(*msg)", NULL, "NULL");
+		out_line(c, "if (!r.error)");
+		out_line(c, "\tig_jr_finish(&r);");
+		out_line(c, "if (r.error || dc.v.failures)");
+		out_line(c, "\treturn -1;");
+		out_line(c, "*result = %s(ctx, msg);", s->handler);
+		out_line(c, "return 0;");
 		out_close(c, "}");
+		free(type);
 	}
 	if (m->nsubs) {
 		out_open(c, "static const struct ig_pubsub_subscription ig_pubsub_subs[] = {");
