@@ -126,3 +126,28 @@ test('a message carries the publisher\'s trace: attributes.traceparent continues
 	assert.equal(m[1], trace);
 	assert.notEqual(m[2], parent, 'a span of its own, a child of the request\'s');
 });
+
+test('ingot_pubsub_delivered_total{subscription,result} and the handling-duration histogram count each handled delivery', T, async () => {
+	const l = await db.srv.waitLog((x) => x.msg === 'admin listening');
+	const scrape = async () => {
+		const r = await curl([`http://${db.srv.host}:${l.port}/metrics`]);
+		assert.equal(r.code, 0, r.stderr);
+		const text = r.stdout.toString();
+		const num = (re) => Number(re.exec(text)?.[1] ?? NaN);
+		return {
+			ack: num(/^ingot_pubsub_delivered_total\{subscription="count-words",result="ack"\} (\d+)$/m),
+			dead: num(/^ingot_pubsub_delivered_total\{subscription="count-words",result="dead"\} (\d+)$/m),
+			count: num(/^ingot_pubsub_handling_duration_seconds_count\{subscription="count-words"\} (\d+)$/m),
+		};
+	};
+	// the earlier tests' deliveries handled and counted first
+	await until(async () => (await db.pg.psql("SELECT count(*) FROM ingot_pubsub.deliveries WHERE state = 'ready';")).trim() === '0',
+		'no delivery pending');
+	// (the histogram observes at the verdict, the counter once it is stored)
+	const before = await until(async () => { const s = await scrape(); return s.count === s.ack + s.dead && s; }, 'the counts settled');
+	assert.equal(before.dead, 0);
+	const res = await post({ title: 'metered', body: 'one two', likes: 0 });
+	assert.equal(res.status, 201, res.text);
+	const after = await until(async () => { const s = await scrape(); return s.ack === before.ack + 1 && s; }, 'the ack counted');
+	assert.equal(after.count, before.count + 1);
+});
