@@ -335,7 +335,7 @@ static void on_timer(struct ig_timer *t)
 
 static bool prepare(const struct ig_pubsub_table *table)
 {
-	if (!table->nsubs || !ig_pg_configured || !ig_pg_configured() || !ig_pg_pool_query || !ig_pg_core_pool)
+	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pg_configured || !ig_pg_configured() || !ig_pg_pool_query || !ig_pg_core_pool)
 		return false;
 	uint8_t raw[IG_PUBSUB_KEY_LEN / 2];
 	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 struct ig_loop;
+struct ig_settings;
 
 /* Where deliveries go; a miss of the generated router only. */
 #define IG_PUBSUB_PATH "/_ingot/pubsub/"
@@ -31,9 +32,17 @@ struct ig_loop;
  * empty before (and then ig_pubsub_serve answers nothing). */
 extern char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
 
+/* INGOT_PUBSUB_CONSUME (pubsub_settings.c). */
+struct ig_pubsub_config {
+	bool consume; /* false: a process that publishes only */
+};
+extern struct ig_pubsub_config ig_pubsub_config;
+extern const struct ig_settings ig_pubsub_settings;
+
 struct ig_pubsub_consumer_ops {
 	/* On the main thread after the app's init, outside Lambda, with a
-	   database configured: returns whether core_start must run. */
+	   database configured: returns whether core_start must run (false
+	   also when INGOT_PUBSUB_CONSUME is false). */
 	bool (*prepare)(const struct ig_pubsub_table *table);
 	/* On each core's loop as it starts, after net/pg's pool: core 0's
 	   LISTENs, arms the poll and claims. */
