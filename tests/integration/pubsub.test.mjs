@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { curl, curlResponse } from './lib.mjs';
-import { dbServiceForSuite, migrate } from './dbservice.mjs';
+import { dbServiceForSuite, migrate, pollUntil as until } from './dbservice.mjs';
 
 const db = dbServiceForSuite({ INGOT_ADMIN_PORT: '0' });
 const T = { timeout: 60000 };
@@ -25,17 +25,6 @@ test('--migrate creates ingot_pubsub.messages and .deliveries; a second run chan
 	assert.equal(again.code, 0, again.stdout + again.stderr);
 	assert.equal(again.logs.at(-1).applied, 0);
 });
-
-// Polls fn until it returns a truthy value (bounded), and returns that.
-async function until(fn, what, ms = 30000) {
-	const end = Date.now() + ms;
-	for (;;) {
-		const v = await fn();
-		if (v) return v;
-		if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 100));
-	}
-}
 
 test('POST /posts publishes post-created: one message (id, body), one delivery for count-words, handled once', T, async () => {
 	const body = '  the quick\tbrown\n fox  ';

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT, startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
-import { waitReady } from './dbservice.mjs';
+import { waitReady, pollUntil as until } from './dbservice.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-'));
 const newPostgres = postgresForSuite();
@@ -58,17 +58,6 @@ async function publish(srv, topic, n) {
 	const r = await curlResponse(srv.port, `/publish/${topic}`,
 		['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', JSON.stringify({ n })]);
 	assert.equal(r.status, 204, r.text);
-}
-
-// Polls fn until it returns a truthy value (bounded), and returns that.
-async function until(fn, what, ms = 60000) {
-	const end = Date.now() + ms;
-	for (;;) {
-		const v = await fn();
-		if (v) return v;
-		if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 200));
-	}
 }
 
 const q = async (pg, sql) => (await pg.psql(sql)).trim();
