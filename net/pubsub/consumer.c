@@ -8,7 +8,8 @@
  * and its verdict is written back: done, dropped, visible again after a
  * backoff, or dead (then copied to the dead-letter topic with the reason).
  * A process that dies mid-handler writes nothing: the deadline passes and
- * another claim takes the delivery. net/pg is referred to weakly. */
+ * another claim takes the delivery. Messages settled a day ago are purged
+ * at the first poll and about hourly. net/pg is referred to weakly. */
 #include "consumer.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/clock.h"
@@ -71,6 +72,15 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 	"SELECT m.id, s FROM m, unnest(string_to_array($5, ',')) s) "                                         \
 	"SELECT pg_notify('ingot_pubsub', $4) FROM m"
 
+/* Messages a day old whose deliveries are all settled (done or dropped:
+ * dead ones are kept for a look) go, their deliveries with them (ON
+ * DELETE CASCADE): at the first poll, then every PURGE_POLLS polls. */
+#define PURGE_SQL                                                                                      \
+	"DELETE FROM ingot_pubsub.messages m WHERE m.published_at < now() - interval '1 day' "          \
+	"AND NOT EXISTS (SELECT 1 FROM ingot_pubsub.deliveries d WHERE d.message_id = m.id "             \
+	"AND d.state IN ('ready', 'dead'))"
+#define PURGE_POLLS 3600
+
 enum outcome { OUT_ACK, OUT_RETRY, OUT_DROP, OUT_DEAD, OUTCOMES };
 static const char *const outcome_names[OUTCOMES] = { "ack", "retry", "drop", "dead" };
 
@@ -112,6 +122,9 @@ static struct {
 	struct ig_timer timer;
 	struct ig_pool blocks;
 	struct ig_metrics_source metrics;
+	uint32_t polls;
+	bool purging;
+	ig_arena purge_arena;
 } s;
 
 static void write_metrics(struct ig_expo *e, void *arg)
@@ -323,11 +336,33 @@ static void on_notify(ig_str channel, ig_str topic, void *arg)
 	}
 }
 
+static void purged(const ig_pg_result *res, const ig_pg_error *err, void *arg)
+{
+	(void)arg;
+	s.purging = false;
+	struct ig_logline l;
+	if (err) {
+		if (ig_log_begin(&l, IG_LOG_WARN, "pub/sub: settled messages not purged: database error")) {
+			ig_log_cstr(&l, "error", ig_pg_error_name(err->kind));
+			ig_log_str(&l, "message", err->message.ptr, err->message.len);
+			ig_log_end(&l);
+		}
+	} else if (res->affected && ig_log_begin(&l, IG_LOG_INFO, "pub/sub: settled messages purged")) {
+		ig_log_int(&l, "messages", (int64_t)res->affected);
+		ig_log_end(&l);
+	}
+}
+
 static void on_timer(struct ig_timer *t)
 {
 	(void)t;
 	if (s.core->draining)
 		return;
+	if (s.polls++ % PURGE_POLLS == 0 && !s.purging) {
+		s.purging = true;
+		ig_arena_reset(&s.purge_arena);
+		ig_pg_pool_query(s.pool, &s.purge_arena, PURGE_SQL, NULL, 0, purged, NULL);
+	}
 	for (size_t i = 0; i < s.table->nsubs; i++)
 		claim(&s.subs[i]);
 	ig_timer_set(&s.core->loop.timers, &s.timer, ig_monotonic_us() / 1000 + POLL_MS);
@@ -369,6 +404,7 @@ static void core_start(struct ig_loop *loop, int core_count)
 	if (!s.pool)
 		return;
 	ig_pool_init(&s.blocks, 4096, 4, 4096);
+	ig_arena_init(&s.purge_arena, &s.blocks, 16 * 1024);
 	for (size_t i = 0; i < s.table->nsubs; i++) {
 		struct sub_run *r = &s.subs[i];
 		r->slots = calloc(r->sub->max_concurrency, sizeof *r->slots);

@@ -140,3 +140,24 @@ test('a process killed (SIGKILL) mid-handler: the delivery is redelivered after 
 		await Promise.all([procs[0].stop(), next?.stop()]);
 	}
 });
+
+test('a message a day old whose deliveries are all settled is purged at a consumer\'s start; one with a dead delivery stays', T, async () => {
+	const { bin, pg, procs } = await cluster(1);
+	let next = null;
+	try {
+		await publish(procs[0], 'events', 41);
+		await until(async () => await q(pg, "SELECT count(*) FROM ingot_pubsub.deliveries WHERE state = 'done';") === '2',
+			'both deliveries done');
+		await pg.psql(`WITH m AS (INSERT INTO ingot_pubsub.messages (topic, payload) VALUES ('events', '{"n": 42}') RETURNING id)
+			INSERT INTO ingot_pubsub.deliveries (message_id, subscription, state) SELECT id, 'first', 'dead' FROM m;
+			UPDATE ingot_pubsub.messages SET published_at = now() - interval '2 days';`);
+		await procs[0].stop();
+		next = await start(bin, pg);
+		await until(async () => await q(pg, "SELECT count(*) FROM ingot_pubsub.messages WHERE payload->>'n' = '41';") === '0',
+			'the settled message purged');
+		assert.equal(await q(pg, "SELECT count(*) FROM ingot_pubsub.deliveries WHERE message_id IN (SELECT id FROM ingot_pubsub.messages WHERE payload->>'n' = '41');"), '0');
+		assert.equal(await q(pg, "SELECT count(*) FROM ingot_pubsub.messages WHERE payload->>'n' = '42';"), '1');
+	} finally {
+		await Promise.all([procs[0].stop(), next?.stop()]);
+	}
+});
