@@ -161,3 +161,37 @@ test('a message a day old whose deliveries are all settled is purged at a consum
 		await Promise.all([procs[0].stop(), next?.stop()]);
 	}
 });
+
+test('a delivery runs as a request of its own: its access-log line continues the publisher\'s trace; without the key the path is a 404', T, async () => {
+	const bin = await pubsubApp();
+	const pg = await newPostgres();
+	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1', INGOT_ACCESS_LOG: '1' },
+		{ command: bin });
+	try {
+		await waitReady(srv);
+		const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+		const r = await curlResponse(srv.port, '/publish/events', ['-X', 'POST', '-H', 'Content-Type: application/json',
+			'-H', `traceparent: 00-${trace}-00f067aa0ba902b7-01`, '--data-binary', JSON.stringify({ n: 3 })]);
+		assert.equal(r.status, 204, r.text);
+		// After the publish's own line: the deliveries', POSTs with no
+		// operation's route (the router's miss serves them), answered 204.
+		const lines = await until(async () => {
+			const ls = srv.logs.filter((l) => l.msg === 'request' && l.method === 'POST' && l.route === '');
+			return ls.length === 2 && ls;
+		}, 'two deliveries\' access-log lines');
+		for (const l of lines) {
+			assert.equal(l.status, 204);
+			assert.equal(l.trace_id, trace, 'the publisher\'s trace, continued');
+		}
+		assert.notEqual(lines[0].request_id, lines[1].request_id, 'a request id each');
+		for (const key of [[], ['-H', 'Ingot-Pubsub-Key: 00000000000000000000000000000000']]) {
+			const miss = await curlResponse(srv.port, '/_ingot/pubsub/first',
+				['-X', 'POST', ...key, '-H', 'Content-Type: application/json', '--data-binary', '{"n":9}']);
+			assert.equal(miss.status, 404, miss.text);
+		}
+		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE n = 9;"), '0');
+	} finally {
+		await srv.stop();
+	}
+});
