@@ -73,7 +73,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/server/conn_limit.c net/server/mem_budget.c net/http/error_log.c kernel/runtime/membudget_log.c \
             net/http/cors_settings.c net/http/client_addr_settings.c net/http/hooks_settings.c \
             net/metrics/expo.c net/metrics/process.c \
-            $(wildcard net/pg/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
+            $(wildcard net/pg/*.c net/pubsub/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
             $(wildcard net/lambda/*.c net/cron/*.c) net/http/inproc.c net/api/main.c net/api/jwks_remote.c \
             $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))
@@ -127,7 +127,7 @@ API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
 RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
-               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/nats/*.c) $(wildcard net/lambda/*.c) $(wildcard net/cron/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
+               $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/pubsub/*.c) $(wildcard net/nats/*.c) $(wildcard net/lambda/*.c) $(wildcard net/cron/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c
 # The host tools read their inputs with the runtime's kernel/runtime/file.c.
@@ -659,6 +659,13 @@ $(SCHEMAC_TEST)/features-run $(SCHEMAC_TEST)/features-check: $(SCHEMAC_TEST)/fea
 	$(Q)$(CC_HOST) $(SAN_FLAGS) $(if $(findstring check,$(@F)),-DIG_CHECK_RESPONSES) -I. -Iinclude \
 		-I$(SCHEMAC_TEST)/features $(SCHEMAC_TEST)/features/api.c tools/schemac/test/features_handlers.c \
 		$(SCHEMAC_TEST_RUNTIME) -lm -o $@
+
+# pubsub.yaml's publish calls, with a stand-in provider (pubsub_handlers.c).
+$(SCHEMAC_TEST)/pubsub-run: $(SCHEMAC_TEST)/pubsub/api.c tools/schemac/test/pubsub_handlers.c \
+		$(SCHEMAC_TEST_RUNTIME) $(UNIT_HEADERS)
+	@mkdir -p $(@D) && rm -f $@
+	$(Q)$(CC_HOST) $(SAN_FLAGS) -I. -Iinclude -I$(SCHEMAC_TEST)/pubsub $(SCHEMAC_TEST)/pubsub/api.c \
+		tools/schemac/test/pubsub_handlers.c $(SCHEMAC_TEST_RUNTIME) -lm -o $@
 
 # tools/schemac/test/regex/run: gen (the pattern compiler under the
 # sanitizers) from extract.js's patterns, then the matchers gen writes,

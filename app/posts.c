@@ -2,7 +2,9 @@
  * (schemas/migrations/001_posts.sql), written top to bottom: each handler
  * calls its query of schemas/queries/posts.sql (the generated db_* of
  * queries.h, rows decoded into the document's Post) and waits for it. A
- * failed query is answered by ig_pg_respond_error_as; the log gets the rest. */
+ * failed query is answered by ig_pg_respond_error_as; the log gets the rest.
+ * A new post is published to post-created in the transaction that stores
+ * it (app/post_stats.c counts its words). */
 #include "api.h"
 #include "queries.h"
 
@@ -44,7 +46,22 @@ int createPost(ig_ctx *ctx, const struct createPost_in *in, struct createPost_ou
 {
 	ig_pg_error err;
 	const struct PostInput *p = &in->body;
-	if (db_CreatePost(ctx, p->title, p->body, p->likes, tags(p), &out->r201, &err) < 0)
+	/* The row and its post-created message commit together or not at all
+	   (the publish joins the open transaction). */
+	if (!ig_pg_transaction_begin(ctx, &err))
+		return failed(ctx, &err);
+	if (db_CreatePost(ctx, p->title, p->body, p->likes, tags(p), &out->r201, &err) < 0) {
+		ig_pg_transaction_rollback(ctx);
+		return failed(ctx, &err);
+	}
+	ig_pubsub_error perr;
+	const struct PostCreated created = { .id = out->r201.id, .body = p->body };
+	if (ig_publish_post_created(ctx, &created, &perr) < 0) {
+		ig_pg_transaction_rollback(ctx);
+		ig_respond_problem(ctx, 503, "the post's post-created message could not be stored");
+		return 503;
+	}
+	if (!ig_pg_transaction_commit(ctx, &err))
 		return failed(ctx, &err);
 	char loc[40] = "/posts/";
 	ig_add_header(ctx, "Location", (ig_str){ loc, 7 + ig_fmt_i64(loc + 7, out->r201.id) });

@@ -23,6 +23,7 @@
 #include "net/metrics/metrics.h"
 #include "net/metrics/process.h"
 #include "net/pg/settings.h"
+#include "net/pubsub/consumer.h"
 #include "net/stack.h"
 #include "net/start.h"
 #include "net/tls/tls.h"
@@ -44,8 +45,11 @@ extern const struct ig_settings ig_tls_trust_settings WEAK;
 extern const struct ig_settings ig_pg_settings WEAK;
 extern const struct ig_settings ig_auth_settings WEAK;
 extern const struct ig_settings ig_cron_settings WEAK;
+extern const struct ig_settings ig_pubsub_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
+extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
+extern const struct ig_pubsub_consumer_ops ig_pubsub_consumer_ops WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
 extern const struct ig_settings ig_app_settings WEAK;
 extern const struct ig_lifecycle ig_app_lifecycle WEAK;
@@ -66,6 +70,7 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_lambda_settings,
 	&ig_auth_settings,
 	&ig_cron_settings,
+	&ig_pubsub_settings,
 };
 
 /* Names the build and the tests put into a service's environment (make run
@@ -228,7 +233,7 @@ static bool take_check_flag(int *argc, char **argv)
 /* Each core's start: net/pg's pool when a database is configured, core
  * 0's JWKS fetch when keys come over HTTP, then the app's core_init;
  * installed only when there is any. */
-static bool pg_started, cron_started;
+static bool pg_started, cron_started, pubsub_started;
 static const struct ig_app_jwt *jwks_fetched;
 static void core_start(struct ig_loop *loop, int core_count)
 {
@@ -236,6 +241,8 @@ static void core_start(struct ig_loop *loop, int core_count)
 		ig_pg_core_start(loop, core_count);
 	if (cron_started) /* after the pool: its first claim may use it */
 		ig_api_cron.ops->core_start(loop, core_count);
+	if (pubsub_started) /* after the pool: its claims use it */
+		ig_pubsub_consumer_ops.core_start(loop, core_count);
 	if (jwks_fetched && loop->core == 0)
 		jwks_fetched->core_start(loop);
 	if (&ig_app_lifecycle && ig_app_lifecycle.core_init)
@@ -315,6 +322,8 @@ static int start(int argc, char **argv, const struct ig_app *app)
 		ig_metrics_register(&ig_client_metrics_source);
 	if (&ig_auth_metrics_source)
 		ig_metrics_register(&ig_auth_metrics_source);
+	if (&ig_pubsub_metrics_source)
+		ig_metrics_register(&ig_pubsub_metrics_source);
 	pg_started = ig_pg_start && ig_pg_start();
 	if (app->jwt && app->jwt->prepare(app->jwt))
 		jwks_fetched = app->jwt;
@@ -328,7 +337,12 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	   invocations (its jobs come as ingot.cron events). */
 	if (&ig_api_cron && !ig_lambda_requested() && cron_wanted())
 		cron_started = ig_api_cron.ops->prepare(&ig_api_cron, &ig_app_lifecycle);
-	if (pg_started || cron_started || jwks_fetched || (&ig_app_lifecycle && ig_app_lifecycle.core_init))
+	/* Pub/Sub's consumers, when the document has subscriptions (the
+	   router's reference links them) and a database is configured;
+	   never under Lambda, frozen between invocations. */
+	if (&ig_pubsub_consumer_ops && &ig_api_pubsub && pg_started && !ig_lambda_requested())
+		pubsub_started = ig_pubsub_consumer_ops.prepare(&ig_api_pubsub);
+	if (pg_started || cron_started || pubsub_started || jwks_fetched || (&ig_app_lifecycle && ig_app_lifecycle.core_init))
 		ig_http_core_start_hook = core_start;
 	if (&ig_app_lifecycle) {
 		ig_http_drain_hook = ig_app_lifecycle.drain;

@@ -26,6 +26,19 @@ export async function waitReady(srv, ms = 20000) {
 	})(), '/readyz never answered 200');
 }
 
+/** Polls fn (async) until it returns a truthy value, which it resolves;
+ * fails naming what after ms. For outcomes another process writes (a
+ * consumer's): each try a query, the next one 200 ms later. */
+export async function pollUntil(fn, what, ms = 60000) {
+	const end = Date.now() + ms;
+	for (;;) {
+		const v = await fn();
+		if (v) return v;
+		if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+		await new Promise((r) => setTimeout(r, 200));
+	}
+}
+
 /** Migrates pg's database and serves on it; resolves the server. */
 export async function startDbService(pg, env = {}) {
 	const m = await migrate(pg.url);

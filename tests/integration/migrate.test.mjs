@@ -18,7 +18,7 @@ import { migrate, waitReady } from './dbservice.mjs';
 
 let pg;
 const T = { timeout: 120000 };
-const MIGRATIONS = ['001_posts', '002_world', '003_fortune', '004_heartbeat'];
+const MIGRATIONS = ['001_posts', '002_world', '003_fortune', '004_heartbeat', '005_post_stats'];
 
 before(async () => { pg = await startPostgres(); });
 after(async () => {
@@ -52,7 +52,7 @@ test('a first run applies every migration in order, each recorded; a second appl
 	assert.equal(done(first)?.applied, MIGRATIONS.length);
 	assert.ok(!first.logs.some((l) => l.msg === 'listening'), 'no listener');
 	assert.equal((await pg.psql('SELECT string_agg(version || name, \',\' ORDER BY version) FROM ingot_migrations;',
-		{ database: db.name })).trim(), '1001_posts,2002_world,3003_fortune,4004_heartbeat');
+		{ database: db.name })).trim(), '1001_posts,2002_world,3003_fortune,4004_heartbeat,5005_post_stats');
 	// Each record holds its file's SHA-256, as sha256sum gives it.
 	assert.equal((await pg.psql('SELECT string_agg(checksum, \',\' ORDER BY version) FROM ingot_migrations;',
 		{ database: db.name })).trim(), MIGRATIONS.map(sha256).join(','));
@@ -96,7 +96,7 @@ test('a failing migration is rolled back, none after it runs, the run exits 1; t
 	await pg.psql('DROP TABLE world;', { database: db.name, user: 'ingot' });
 	const again = await migrate(db.url);
 	assert.equal(again.code, 0, `${again.stdout}${again.stderr}`);
-	assert.deepEqual(applied(again), ['002_world', '003_fortune', '004_heartbeat']);
+	assert.deepEqual(applied(again), ['002_world', '003_fortune', '004_heartbeat', '005_post_stats']);
 });
 
 test('a bad DATABASE_URL or none exits 2; an unreachable database exits 1', T, async () => {
@@ -190,12 +190,12 @@ test('a recorded version among the files\' that none of them has is refused; one
 
 test('a pending migration below the newest applied one is refused, and applied with INGOT_MIGRATE_OUT_OF_ORDER=true', T, async () => {
 	const db = await migratedDatabase();
-	// 002 as if it came after 003 and 004 had been applied.
+	// 002 as if it came after 003, 004 and 005 had been applied.
 	await pg.psql('DROP TABLE world; DELETE FROM ingot_migrations WHERE version = 2;', { database: db.name, user: 'ingot' });
 	const e = await refused(db);
 	assert.match(e.msg, /pending migration is numbered below the newest applied one/);
 	assert.equal(e.local, '002_world.sql');
-	assert.equal(e.recorded, '004_heartbeat.sql');
+	assert.equal(e.recorded, '005_post_stats.sql');
 	assert.match((await migrate(db.url, { INGOT_MIGRATE_OUT_OF_ORDER: 'no' })).stdout, /numbered below/);
 	const r = await migrate(db.url, { INGOT_MIGRATE_OUT_OF_ORDER: 'true' });
 	assert.equal(r.code, 0, `${r.stdout}${r.stderr}`);
@@ -214,7 +214,7 @@ test('a record table from before checksums is upgraded in place: the column adde
 	await pg.psql(sql('001_posts') + sql('002_world'), { database: db.name, user: 'ingot' });
 	const r = await migrate(db.url);
 	assert.equal(r.code, 0, `${r.stdout}${r.stderr}`);
-	assert.deepEqual(applied(r), ['003_fortune', '004_heartbeat']);
+	assert.deepEqual(applied(r), ['003_fortune', '004_heartbeat', '005_post_stats']);
 	assert.deepEqual(r.logs.filter((l) => l.msg.startsWith('migration checksum recorded')).map((l) => l.migration),
 		['001_posts', '002_world']);
 	assert.equal((await pg.psql('SELECT string_agg(checksum, \',\' ORDER BY version) FROM ingot_migrations;',
@@ -261,7 +261,7 @@ test('a server on a database never migrated, or with migrations pending, warns o
 		await srv.stop();
 	}
 	const partial = await migratedDatabase();
-	await pg.psql('DELETE FROM ingot_migrations WHERE version = 4;', { database: partial.name });
+	await pg.psql('DELETE FROM ingot_migrations WHERE version = 5;', { database: partial.name });
 	const srv2 = await startServer({ DATABASE_URL: partial.url });
 	try {
 		await waitReady(srv2);

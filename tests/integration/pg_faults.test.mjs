@@ -32,7 +32,9 @@ async function setup(fakeOpts = {}, env = {}) {
 	fakes.push(fake);
 	const srv = await startServer({
 		DATABASE_URL: `postgres://fake:${SECRET}@127.0.0.1:${fake.port}/fake?sslmode=disable`,
-		INGOT_PG_POOL_SIZE: '1', ...env,
+		// The reference service's Pub/Sub consumers off: this suite counts the
+		// one pooled connection's queries and cancels.
+		INGOT_PG_POOL_SIZE: '1', INGOT_PUBSUB_CONSUME: 'false', ...env,
 	}, { threads: '1' });
 	await waitReady(srv);
 	return { fake, srv };

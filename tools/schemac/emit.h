@@ -54,6 +54,10 @@ void emit_decoders(struct sc_model *m, struct sc_out *c);  /* api.c: parameter d
 void emit_router(struct sc_model *m, struct sc_out *c);    /* api.c: operation descriptors and ig_route() */
 /* The rate limits' data (rate_limit_ext.c), before the descriptors. */
 void emit_rate_limits(struct sc_model *m, struct sc_out *c);
+/* pubsub_ext.c: x-ingot-subscriptions' handler prototypes (api.h), and
+ * the topics' and subscriptions' table (api.c, net/pubsub/topics.h). */
+void emit_pubsub_prototypes(struct sc_model *m, struct sc_out *h);
+void emit_pubsub_table(struct sc_model *m, struct sc_out *c);
 void emit_cron_jobs(struct sc_model *m, struct sc_out *c); /* api.c: x-ingot-cron's table, if any */
 void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, ig_api_app */
 /* x-ingot-hooks (hooks_ext.c): api.h's prototypes; an operation's table

@@ -290,6 +290,10 @@ void mark_body_decoders(struct sc_model *m)
 	   (emit_router.c's ig_principal_claims). */
 	if (m->principal && m->bearer_used)
 		mark_slot(m->principal, false);
+	/* A topic's message is decoded as a body is: by its publish call, to
+	   check it, and for its subscribers. */
+	for (size_t i = 0; i < m->ntopics; i++)
+		mark_slot(m->topics[i]->message, false);
 }
 
 /* The validator a free-form slot runs, as a function name, or "NULL". */

@@ -370,6 +370,8 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 		for (size_t r = 0; r < m->ops[i]->nresponses; r++)
 			if (m->ops[i]->responses[r].schema && !m->ops[i]->responses[r].problem)
 				mark_used(m->ops[i]->responses[r].schema, false);
+	for (size_t i = 0; i < m->ntopics; i++) /* its publish call encodes the message */
+		mark_used(m->topics[i]->message, false);
 
 	struct sc_schema **list = NULL;
 	size_t n = 0;
@@ -379,6 +381,8 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 		for (size_t r = 0; r < m->ops[i]->nresponses; r++)
 			if (m->ops[i]->responses[r].schema && !m->ops[i]->responses[r].problem)
 				collect(m->ops[i]->responses[r].schema, false, &list, &n);
+	for (size_t i = 0; i < m->ntopics; i++)
+		collect(m->topics[i]->message, false, &list, &n);
 
 	out_line(c, "/* ---- response encoders ---- */");
 	out_blank(c);

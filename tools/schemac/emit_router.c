@@ -325,7 +325,11 @@ static void emit_route(struct sc_model *m, struct sc_out *c, size_t max_segs)
 	out_line(c, "ig_respond_problem(ctx, 404, \"no such resource\");");
 	out_line(c, "return;");
 	out_close(c, "}");
-	out_line(c, "switch (ig_split_path(req->path, seg, %zu)) {", max_segs);
+	/* An if per count of segments, not a switch: with three counts or more
+	   a switch becomes a jump table, which costs every request (a
+	   one-segment /health included) more than the compare it replaces. */
+	out_line(c, "size_t nseg = ig_split_path(req->path, seg, %zu);", max_segs);
+	bool first = true;
 	struct sc_path **group = sc_xmalloc(sizeof *group * m->npaths);
 	for (size_t count = 1; count <= max_segs; count++) {
 		size_t gn = 0;
@@ -334,15 +338,20 @@ static void emit_route(struct sc_model *m, struct sc_out *c, size_t max_segs)
 				group[gn++] = m->paths[i];
 		if (!gn)
 			continue;
-		out_open(c, "case %zu:", count);
+		out_open(c, "%sif (nseg == %zu) {", first ? "" : "} else ", count);
+		first = false;
 		emit_tree(c, group, gn, 0);
-		out_line(c, "break;");
 		c->indent--;
 	}
 	free(group);
-	out_line(c, "}");
+	if (!first)
+		out_line(c, "}");
 	if (m->ncron_jobs) { /* POST /_ingot/cron, on a miss only (net/cron/jobs.h) */
 		out_line(c, "if (ig_cron_serve(ctx))");
+		out_line(c, "\treturn;");
+	}
+	if (m->nsubs) { /* the consumers' in-process deliveries, on a miss only (net/pubsub/serve.h) */
+		out_line(c, "if (ig_pubsub_serve(ctx))");
 		out_line(c, "\treturn;");
 	}
 	out_line(c, "ig_respond_problem(ctx, 404, \"no such resource\");");

@@ -254,6 +254,8 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 		out_line(h, "#include \"ingot/hooks.h\"");
 	if (m->principal) /* its accessor and typed auth handler */
 		out_line(h, "#include \"ingot/auth.h\"");
+	if (m->ntopics) /* it includes only http.h: no C library name more */
+		out_line(h, "#include \"ingot/pubsub.h\"");
 	out_blank(h);
 	out_line(h, "/* A handler returns the status to send, or IG_PENDING and calls ig_finish");
 	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status,");
@@ -289,6 +291,7 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 	for (size_t i = 0; i < m->nops; i++)
 		emit_op_types(m, h, m->ops[i]);
 	emit_hook_prototypes(m, h);
+	emit_pubsub_prototypes(m, h);
 	emit_json_prototypes(m, h);
 	emit_principal_types(m, h);
 	out_line(h, "#endif");

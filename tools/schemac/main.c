@@ -240,6 +240,10 @@ int main(int argc, char **argv)
 	out_line(&c, "#include \"net/api/params.h\"");
 	if (m.ncron_jobs)
 		out_line(&c, "#include \"net/cron/jobs.h\"");
+	if (m.ntopics)
+		out_line(&c, "#include \"net/pubsub/publish.h\"");
+	if (m.nsubs)
+		out_line(&c, "#include \"net/pubsub/consumer.h\"");
 	out_blank(&c);
 	out_line(&c, "#include <string.h>");
 	out_blank(&c);
@@ -253,6 +257,7 @@ int main(int argc, char **argv)
 	emit_decoders(&m, &c);
 	emit_router(&m, &c);
 	emit_cron_jobs(&m, &c);
+	emit_pubsub_table(&m, &c);
 	emit_app(&m, &c);
 	if (m.errors)
 		return nothing_written(input, m.errors);

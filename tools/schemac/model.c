@@ -1318,11 +1318,14 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 
 	collect_methods(m);
 	sc_parse_cron(m, doc);
+	sc_parse_pubsub(m, doc);
 	sc_parse_security(m, doc);
 	sc_check_hooks(m);
 	sc_finish_schemas(m);
 	if (!m->errors)
 		sc_check_principal(m);
+	if (!m->errors)
+		sc_check_pubsub(m);
 	if (!m->errors)
 		check_operations(m);
 	if (!m->errors)

@@ -257,6 +257,27 @@ struct sc_cron_job {
 	char *ptr;       /* the job's JSON pointer (/x-ingot-cron/N) */
 };
 
+/* An x-ingot-topics topic (pubsub_ext.c): its messages are one component,
+ * a typed object. */
+struct sc_topic {
+	char *name;      /* the document's: lower-case, digits, '-' */
+	char *cname;     /* in C names: '-' as '_' (ig_publish_<cname>) */
+	struct sc_schema *message; /* the component under components/schemas */
+	char *ordering_key; /* a required string or integer member of the message, or NULL */
+	char *ptr;
+};
+
+/* An x-ingot-subscriptions subscription (pubsub_ext.c). */
+struct sc_subscription {
+	char *name, *cname;
+	struct sc_topic *topic;
+	char *handler;   /* the app's C function */
+	uint32_t max_attempts, max_concurrency;
+	uint64_t min_backoff_us, max_backoff_us, ack_deadline_us;
+	struct sc_topic *dead_letter; /* NULL: a message out of attempts is dropped, logged */
+	char *ptr;
+};
+
 struct sc_op {
 	char *id;         /* operationId: the handler's name */
 	const char *method; /* "GET", "POST", ...; HEAD and OPTIONS are implied */
@@ -342,6 +363,11 @@ struct sc_model {
 	/* x-ingot-cron (cron_ext.c): the jobs, in document order */
 	struct sc_cron_job **cron_jobs;
 	size_t ncron_jobs;
+	/* x-ingot-topics and x-ingot-subscriptions (pubsub_ext.c), in document order */
+	struct sc_topic **topics;
+	size_t ntopics;
+	struct sc_subscription **subs;
+	size_t nsubs;
 	bool standalone;    /* a bare JSON Schema (--validator), not an OpenAPI document */
 	struct sc_schema *root; /* standalone: the document's schema */
 
@@ -448,6 +474,17 @@ void sc_parse_cron(struct sc_model *m, const cJSON *doc);
 /* A name that may start the name of a platform's object (a Kubernetes
  * object, an EventBridge schedule): a DNS label, lower-case, at most 63. */
 bool sc_cron_label_ok(const char *s);
+
+/* Reads the root's x-ingot-topics and x-ingot-subscriptions (pubsub_ext.c),
+ * after the components and the operations (a handler is no operationId);
+ * sc_check_pubsub judges the messages' schemas once their kinds are known
+ * (after sc_finish_schemas). */
+void sc_parse_pubsub(struct sc_model *m, const cJSON *doc);
+void sc_check_pubsub(struct sc_model *m);
+
+/* "250ms", "1s", "1m", "1h" in microseconds, at most a day; 0 when it is
+ * none (rate_limit_ext.c). */
+uint64_t sc_period_us(const char *s);
 
 /* Reads an x-ingot-rate-limit object found at ptr into a new limit named
  * name (listed in m->rate_limits); NULL, and errors, when it is bad. */

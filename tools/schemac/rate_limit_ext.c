@@ -21,8 +21,7 @@ static long whole(const cJSON *v, long lo, long hi)
 	return (long)v->valuedouble;
 }
 
-/* "250ms", "1s", "1m", "1h" in microseconds; 0 when it is none. */
-static uint64_t period_us(const char *s)
+uint64_t sc_period_us(const char *s)
 {
 	char *end;
 	unsigned long n = strtoul(s, &end, 10);
@@ -63,7 +62,7 @@ struct sc_rate_limit *sc_parse_rate_limit(struct sc_model *m, const cJSON *v, co
 	long r = rate ? whole(rate, 1, 1000000) : -1;
 	if (r < 0)
 		sc_error(m, ptr, "\"rate\" must be a whole number of requests from 1 to 1000000");
-	l->per_us = cJSON_IsString(per) ? period_us(per->valuestring) : 0;
+	l->per_us = cJSON_IsString(per) ? sc_period_us(per->valuestring) : 0;
 	if (!l->per_us)
 		sc_error(m, ptr, "\"per\" must be a period: a whole number and ms, s, m or h (\"1s\", \"250ms\"), "
 				 "at most a day");

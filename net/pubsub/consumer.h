@@ -1,0 +1,61 @@
+/* Pub/Sub's consumers on PostgreSQL, as the start and the generated
+ * router reach them: core 0 of each process whose document declares
+ * subscriptions claims deliveries and runs each one as an in-process
+ * request (net/http/inproc.h) to POST /_ingot/pubsub/<subscription>, which
+ * ig_pubsub_serve answers by running the subscription's handler on a
+ * handler coroutine. */
+#ifndef NET_PUBSUB_CONSUMER_H
+#define NET_PUBSUB_CONSUMER_H
+
+#include "topics.h"
+
+#include <stdbool.h>
+
+struct ig_loop;
+struct ig_settings;
+
+/* Where deliveries go; a miss of the generated router only. */
+#define IG_PUBSUB_PATH "/_ingot/pubsub/"
+/* The header that proves a request is the consumer's own: a random key
+ * made at the start, never sent anywhere but to the process itself. */
+#define IG_PUBSUB_KEY_HEADER "ingot-pubsub-key"
+#define IG_PUBSUB_KEY_LEN 32
+
+/* How the handler's verdict comes back in the in-process response's
+ * status (ig_pubsub_serve writes it, the consumer reads it); any other
+ * status (a crash, a 5xx, no response) is a retry. */
+#define IG_PUBSUB_STATUS_ACK 204
+#define IG_PUBSUB_STATUS_DROP 202
+#define IG_PUBSUB_STATUS_INVALID 422
+
+/* The key, IG_PUBSUB_KEY_LEN hex digits once the consumers are prepared;
+ * empty before (and then ig_pubsub_serve answers nothing). */
+extern char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
+
+/* INGOT_PUBSUB_CONSUME (pubsub_settings.c). */
+struct ig_pubsub_config {
+	bool consume; /* false: a process that publishes only */
+};
+extern struct ig_pubsub_config ig_pubsub_config;
+extern const struct ig_settings ig_pubsub_settings;
+
+struct ig_pubsub_consumer_ops {
+	/* On the main thread after the app's init, outside Lambda, with a
+	   database configured: returns whether core_start must run (false
+	   also when INGOT_PUBSUB_CONSUME is false). */
+	bool (*prepare)(const struct ig_pubsub_table *table);
+	/* On each core's loop as it starts, after net/pg's pool: core 0's
+	   LISTENs, arms the poll and claims. */
+	void (*core_start)(struct ig_loop *loop, int core_count);
+};
+extern const struct ig_pubsub_consumer_ops ig_pubsub_consumer_ops;
+
+/* The generated router's last step before its 404 in a document with
+ * subscriptions (net/pubsub/serve.c): POST IG_PUBSUB_PATH<name> carrying
+ * the key runs that subscription's handler with the body (the message's
+ * JSON) and answers its verdict as a status. Returns false, answering
+ * nothing, for any other request (the router answers 404). */
+struct ig_ctx;
+bool ig_pubsub_serve(struct ig_ctx *ctx);
+
+#endif

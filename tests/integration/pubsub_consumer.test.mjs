@@ -1,0 +1,197 @@
+// Pub/Sub's consumers on a real PostgreSQL (pglib), through the pubsub app
+// (tests/apps/pubsub, built out of the tree), whose handlers insert a row
+// into runs for every run: three processes share each message once per
+// subscription and two subscriptions of a topic each get every message; a
+// handler that always asks for a retry is retried with a backoff, then
+// dead-lettered after maxAttempts with the attempts and the reason; a
+// message that breaks the schema goes to the dead-letter topic at once; a
+// process killed mid-handler leaves its delivery to be redelivered after
+// the ack deadline. Outcomes are polled for with bounded waits.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT, startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
+import { postgresForSuite } from './pglib.mjs';
+import { waitReady, pollUntil as until } from './dbservice.mjs';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-'));
+const newPostgres = postgresForSuite();
+after(() => {
+	cleanup();
+	fs.rmSync(tmp, { recursive: true, force: true });
+});
+const { must } = commandRunner({ timeoutMs: 240000 });
+const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
+const T = { timeout: 300000, ...SKIP };
+
+let appBin = null;
+async function pubsubApp() {
+	if (appBin)
+		return appBin;
+	const dir = path.join(tmp, 'pubsub');
+	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'pubsub'), dir, { recursive: true, filter: (src) => path.basename(src) !== 'build' });
+	await must('make', ['--no-print-directory', '-C', dir], { env: { ...process.env, INGOT_ROOT: ROOT } });
+	appBin = path.join(dir, 'build', 'bin', 'pubsub');
+	return appBin;
+}
+
+// A migrated database of its own and n processes of the app serving on it.
+async function cluster(n) {
+	const bin = await pubsubApp();
+	const pg = await newPostgres();
+	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const procs = [];
+	for (let i = 0; i < n; i++)
+		procs.push(await start(bin, pg));
+	return { bin, pg, procs };
+}
+
+async function start(bin, pg) {
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1' }, { command: bin });
+	await waitReady(srv);
+	return srv;
+}
+
+async function publish(srv, topic, n) {
+	const r = await curlResponse(srv.port, `/publish/${topic}`,
+		['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', JSON.stringify({ n })]);
+	assert.equal(r.status, 204, r.text);
+}
+
+const q = async (pg, sql) => (await pg.psql(sql)).trim();
+
+test('three processes: each message handled once per subscription, and both subscriptions of a topic get every message', T, async () => {
+	const { pg, procs } = await cluster(3);
+	try {
+		const N = 30;
+		for (let i = 0; i < N; i++)
+			await publish(procs[i % 3], 'events', i);
+		await until(async () => await q(pg, "SELECT count(*) FROM ingot_pubsub.deliveries WHERE state <> 'done';") === '0',
+			'every delivery done');
+		for (const sub of ['first', 'second']) {
+			// one run per message, none twice
+			assert.equal(await q(pg, `SELECT count(*) || '|' || count(DISTINCT n) FROM runs WHERE sub = '${sub}';`), `${N}|${N}`);
+			assert.equal(await q(pg, `SELECT count(*) FROM ingot_pubsub.deliveries WHERE subscription = '${sub}' AND attempts = 1;`), `${N}`);
+		}
+		// the runs came from the three processes' pool of pids, none other
+		const pids = new Set(procs.map((p) => String(p.pid)));
+		for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM runs;')).split('\n'))
+			assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+	} finally {
+		await Promise.all(procs.map((p) => p.stop()));
+	}
+});
+
+test('a handler that always fails: retried with a backoff, dead-lettered after maxAttempts (3) with the attempts and the reason', T, async () => {
+	const { pg, procs } = await cluster(1);
+	try {
+		await publish(procs[0], 'failing', 7);
+		const dead = await until(async () => await q(pg,
+			"SELECT attempts || '|' || last_error FROM ingot_pubsub.deliveries WHERE subscription = 'flaky' AND state = 'dead';"),
+		'the delivery dead');
+		assert.equal(dead, '3|max attempts reached');
+		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE sub = 'flaky' AND n = 7;"), '3');
+		// the runs are spaced by the backoff (100 ms, then 200 ms): at least the minimum apart
+		assert.equal(await q(pg, `SELECT bool_and(gap >= interval '100 milliseconds') FROM (SELECT at - lag(at) OVER (ORDER BY at) AS gap
+			FROM runs WHERE sub = 'flaky') g WHERE gap IS NOT NULL;`), 't');
+		assert.equal(await q(pg, `SELECT (payload->>'n') || '|' || (attributes->>'reason') || '|' || (attributes->>'subscription') || '|' || (attributes->>'attempts')
+			FROM ingot_pubsub.messages WHERE topic = 'failing-dead';`), '7|max attempts reached|flaky|3');
+	} finally {
+		await procs[0].stop();
+	}
+});
+
+test('a message that breaks the schema at the subscriber goes to the dead-letter topic with the reason; its handler never runs', T, async () => {
+	const { pg, procs } = await cluster(1);
+	try {
+		// Written past the publisher's checks: n must be a non-negative integer.
+		await pg.psql(`WITH m AS (INSERT INTO ingot_pubsub.messages (topic, payload) VALUES ('events', '{"n": -5}') RETURNING id)
+			INSERT INTO ingot_pubsub.deliveries (message_id, subscription) SELECT id, 'first' FROM m;
+			NOTIFY ingot_pubsub, 'events';`);
+		const dead = await until(async () => await q(pg,
+			"SELECT attempts || '|' || last_error FROM ingot_pubsub.deliveries WHERE subscription = 'first' AND state = 'dead';"),
+		'the delivery dead');
+		assert.equal(dead, "1|the message breaks the topic's schema");
+		assert.equal(await q(pg, "SELECT attributes->>'reason' FROM ingot_pubsub.messages WHERE topic = 'events-dead';"),
+			"the message breaks the topic's schema");
+		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE sub = 'first';"), '0');
+	} finally {
+		await procs[0].stop();
+	}
+});
+
+test('a process killed (SIGKILL) mid-handler: the delivery is redelivered after the ack deadline and handled once more', T, async () => {
+	const { bin, pg, procs } = await cluster(1);
+	let next = null;
+	try {
+		await publish(procs[0], 'slow', 1);
+		// the first run has begun (and sleeps past the 2 s deadline)
+		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '1', 'the first run');
+		procs[0].kill();
+		await procs[0].exited;
+		next = await start(bin, pg);
+		const done = await until(async () => await q(pg,
+			"SELECT attempts FROM ingot_pubsub.deliveries WHERE subscription = 'slow' AND state = 'done';"), 'the redelivery done');
+		assert.equal(done, '2');
+		assert.equal(await q(pg, "SELECT count(*) || '|' || count(DISTINCT pid) FROM runs WHERE sub = 'slow';"), '2|2');
+	} finally {
+		await Promise.all([procs[0].stop(), next?.stop()]);
+	}
+});
+
+test('a message a day old whose deliveries are all settled is purged at a consumer\'s start; one with a dead delivery stays', T, async () => {
+	const { bin, pg, procs } = await cluster(1);
+	let next = null;
+	try {
+		await publish(procs[0], 'events', 41);
+		await until(async () => await q(pg, "SELECT count(*) FROM ingot_pubsub.deliveries WHERE state = 'done';") === '2',
+			'both deliveries done');
+		await pg.psql(`WITH m AS (INSERT INTO ingot_pubsub.messages (topic, payload) VALUES ('events', '{"n": 42}') RETURNING id)
+			INSERT INTO ingot_pubsub.deliveries (message_id, subscription, state) SELECT id, 'first', 'dead' FROM m;
+			UPDATE ingot_pubsub.messages SET published_at = now() - interval '2 days';`);
+		await procs[0].stop();
+		next = await start(bin, pg);
+		await until(async () => await q(pg, "SELECT count(*) FROM ingot_pubsub.messages WHERE payload->>'n' = '41';") === '0',
+			'the settled message purged');
+		assert.equal(await q(pg, "SELECT count(*) FROM ingot_pubsub.deliveries WHERE message_id IN (SELECT id FROM ingot_pubsub.messages WHERE payload->>'n' = '41');"), '0');
+		assert.equal(await q(pg, "SELECT count(*) FROM ingot_pubsub.messages WHERE payload->>'n' = '42';"), '1');
+	} finally {
+		await Promise.all([procs[0].stop(), next?.stop()]);
+	}
+});
+
+test('a delivery runs as a request of its own: its access-log line continues the publisher\'s trace; without the key the path is a 404', T, async () => {
+	const bin = await pubsubApp();
+	const pg = await newPostgres();
+	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1', INGOT_ACCESS_LOG: '1' },
+		{ command: bin });
+	try {
+		await waitReady(srv);
+		const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+		const r = await curlResponse(srv.port, '/publish/events', ['-X', 'POST', '-H', 'Content-Type: application/json',
+			'-H', `traceparent: 00-${trace}-00f067aa0ba902b7-01`, '--data-binary', JSON.stringify({ n: 3 })]);
+		assert.equal(r.status, 204, r.text);
+		// After the publish's own line: the deliveries', POSTs with no
+		// operation's route (the router's miss serves them), answered 204.
+		const lines = await until(async () => {
+			const ls = srv.logs.filter((l) => l.msg === 'request' && l.method === 'POST' && l.route === '');
+			return ls.length === 2 && ls;
+		}, 'two deliveries\' access-log lines');
+		for (const l of lines) {
+			assert.equal(l.status, 204);
+			assert.equal(l.trace_id, trace, 'the publisher\'s trace, continued');
+		}
+		assert.notEqual(lines[0].request_id, lines[1].request_id, 'a request id each');
+		for (const key of [[], ['-H', 'Ingot-Pubsub-Key: 00000000000000000000000000000000']]) {
+			const miss = await curlResponse(srv.port, '/_ingot/pubsub/first',
+				['-X', 'POST', ...key, '-H', 'Content-Type: application/json', '--data-binary', '{"n":9}']);
+			assert.equal(miss.status, 404, miss.text);
+		}
+		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE n = 9;"), '0');
+	} finally {
+		await srv.stop();
+	}
+});
