@@ -1,10 +1,11 @@
-/* pubsub.yaml's handlers over the stand-in runtime (mock_runtime.c) and a
- * stand-in provider that keeps what it was handed: POST /posts?case=...
+/* pubsub.yaml's handlers over the stand-in runtime (mock_runtime.c), no
+ * consumer, and a stand-in provider that keeps what it was handed: POST /posts?case=...
  * publishes a valid message (204 when the provider got exactly its JSON)
  * or one that breaks PostCreated (422 when the publish refused it and the
  * provider got nothing). */
 #include "api.h"
 #include "net/pubsub/publish.h"
+#include "net/pubsub/consumer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,13 @@ int ig_pubsub_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *
 	provided++;
 	snprintf(stored, sizeof stored, "%s %.*s", t->name, (int)len, json);
 	return 0;
+}
+
+/* The router's last resort (a delivery's in-process request): none here. */
+bool ig_pubsub_serve(struct ig_ctx *ctx)
+{
+	(void)ctx;
+	return false;
 }
 
 static char long_body[10002];
