@@ -80,8 +80,11 @@ test('CORS in a real browser: allowed and refused origins, methods, headers and 
 	const base = (s) => `http://127.0.0.1:${s.port}`;
 	const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-cors-'));
 	const url = `${origin}/?own=${base(own)}&other=${base(other)}&star=${base(star)}`;
+	// A process group of its own: the browser's helpers (renderer, GPU,
+	// zygote) end with it, before its profile is removed.
 	const browser = spawn(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-		'--disable-dev-shm-usage', `--user-data-dir=${profile}`, url], { stdio: 'ignore' });
+		'--disable-dev-shm-usage', `--user-data-dir=${profile}`, url], { stdio: 'ignore', detached: true });
+	const browserExited = new Promise((r) => browser.once('exit', r));
 	try {
 		const r = await got;
 		assert.equal(r.simple.status, 200);
@@ -99,9 +102,12 @@ test('CORS in a real browser: allowed and refused origins, methods, headers and 
 		assert.equal(r.star.status, 200);
 		assert.deepEqual(r.starCredentials, { blocked: 'TypeError' }); // * never with credentials
 	} finally {
-		browser.kill('SIGKILL');
+		try { process.kill(-browser.pid, 'SIGKILL'); } catch { /* the group has ended */ }
+		await browserExited;
 		await new Promise((r) => page.close(r));
 		await Promise.all([own.stop(), other.stop(), star.stop()]);
-		fs.rmSync(profile, { recursive: true, force: true });
+		// A helper killed with the group may still be leaving its last file
+		// there as the directory goes: a few tries, as rm -rf would need.
+		fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10 });
 	}
 });
