@@ -52,18 +52,23 @@ CFLAGS   += -fstack-clash-protection
 # resident pages). What counts as cold here: the settings and the
 # process's start (PID 1 in a VM, cores, signals), the server's start,
 # drain, stats and admin port, the metrics exposition, the resolver and
-# the dial, the trust anchors' settings. Also the database client and the
-# outbound client, whole: their requests wait on a network round trip
-# that costs far more than -O2 saves in building and reading the
-# messages, and the HTTP server's path (the +3% budget of CPU per request)
-# runs none of them; and net/tls/bearssl.c, the backend's setup (keys,
-# chains, anchors, engines) and thin calls into BearSSL (tls.c, the record
-# loop, stays -O2). And net/lambda: under Lambda its event mapping runs
-# once per invocation, beside two HTTP calls to the Runtime API over
-# loopback (the next event, the answer) that cost far more; elsewhere it
-# never runs. So does net/http/inproc.c, the in-process request it makes
+# the dial, the trust anchors' settings. Also the outbound client, whole,
+# and the database client but for a query's own path (PG_HOT): their
+# requests wait on a network round trip, and the HTTP server's path runs
+# none of them. A query's path is the exception because a pipelined batch
+# of them is the CPU of a database route (the +3% budget of issue 26):
+# building Bind/Execute/Sync, the statement cache, reading DataRows and
+# decoding values cost 10% more instructions per request on /queries at
+# -Os (82,910 against 75,170), for 4 KiB of file. And net/tls/bearssl.c,
+# the backend's setup (keys, chains, anchors, engines) and thin calls
+# into BearSSL (tls.c, the record loop, stays -O2). And net/lambda: under
+# Lambda its event mapping runs once per invocation, beside two HTTP calls
+# to the Runtime API over loopback (the next event, the answer) that cost
+# far more; elsewhere it never runs. So does net/http/inproc.c, the in-process request it makes
 # of the engine per invocation. And the cron schedules' next fire time
 # (cron_expr.c): once a tick.
+PG_HOT   := net/pg/statements.c net/pg/writer.c net/pg/wire.c net/pg/types.c net/pg/results.c \
+            net/pg/linear.c net/pg/query.c net/pg/pipeline.c net/pg/conn_io.c net/pg/pool.c
 COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.c kernel/runtime/cron_expr.c \
             $(wildcard kernel/process/*.c) \
             net/start.c net/unlinked.c net/stack_settings.c \
@@ -73,7 +78,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/server/conn_limit.c net/server/mem_budget.c net/http/error_log.c kernel/runtime/membudget_log.c \
             net/http/cors_settings.c net/http/client_addr_settings.c net/http/hooks_settings.c \
             net/metrics/expo.c net/metrics/process.c \
-            $(wildcard net/pg/*.c net/pubsub/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
+            $(filter-out $(PG_HOT),$(wildcard net/pg/*.c)) $(wildcard net/pubsub/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
             $(wildcard net/lambda/*.c net/cron/*.c) net/http/inproc.c net/api/main.c net/api/jwks_remote.c \
             $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))

@@ -51,16 +51,33 @@ IG_HOT void ig_json_string(ig_wbuf *w, const char *s, size_t n)
 	w->len += k + 2;
 }
 
+/* "00".."99": two digits a division, the common case (ids, counts,
+ * lengths of 1..5 digits) in one to three steps. */
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 IG_HOT size_t ig_fmt_u64(char *out, uint64_t v)
 {
-	char tmp[20];
-	size_t n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (size_t i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
+	size_t n = 1;
+	for (uint64_t t = v; t >= 10; t /= 10)
+		n++;
+	char *d = out + n;
+	while (v >= 100) {
+		unsigned k = (unsigned)(v % 100) * 2;
+		v /= 100;
+		d -= 2;
+		d[0] = digit_pairs[k];
+		d[1] = digit_pairs[k + 1];
+	}
+	if (v >= 10) {
+		d -= 2;
+		d[0] = digit_pairs[v * 2];
+		d[1] = digit_pairs[v * 2 + 1];
+	} else {
+		d[-1] = (char)('0' + v);
+	}
 	return n;
 }
 

@@ -61,6 +61,7 @@ static struct fetch_wait *start(ig_ctx *ctx, ig_dispatcher *d, const ig_fetch_op
 	struct fetch_wait *f = ig_wait_call_new(ctx, sizeof *f, grouped ? &grouped_ops : &waited_ops, grouped);
 	if (!f)
 		return NULL;
+	f->running = NULL;
 	ig_call *call = ig_fetch(d, ig_ctx_arena(ctx), opts, on_response, f);
 	if (!f->call.done) /* else it ended inside */
 		f->running = call;

@@ -320,10 +320,7 @@ void *ig_wait_call_new(ig_ctx *x, size_t size, const struct ig_wait_call_ops *op
 	struct ig_wait_call *c = w ? ig_arena_alloc(&x->arena, size) : NULL;
 	if (!c)
 		return NULL;
-	memset(c, 0, size);
-	c->ctx = x;
-	c->ops = ops;
-	c->grouped = grouped;
+	*c = (struct ig_wait_call){ .ctx = x, .ops = ops, .grouped = grouped };
 	if (grouped) {
 		*w->grouped_tail = c;
 		w->grouped_tail = &c->next_grouped;

@@ -72,11 +72,13 @@ struct ig_wait_call {
  * calls may wait. */
 IG_NONNULL(1) bool ig_wait_in_handler(const ig_ctx *ctx);
 
-/* A call's record of size bytes (struct ig_wait_call first), zeroed, in
- * ctx's arena, counted as running until ig_wait_call_done. grouped: started
- * without waiting (ig_wait_all waits for it). From ctx's handler, or from a
- * completion of one of ctx's calls (a transaction's rollback). Returns:
- * NULL when the arena is full. */
+/* A call's record of size bytes (struct ig_wait_call first) in ctx's
+ * arena, counted as running until ig_wait_call_done. Only its header is
+ * set: the rest is the caller's to set (a batch of queries makes a record
+ * each, and clearing what the caller then writes cost a memset per query).
+ * grouped: started without waiting (ig_wait_all waits for it). From ctx's
+ * handler, or from a completion of one of ctx's calls (a transaction's
+ * rollback). Returns: NULL when the arena is full. */
 IG_MUST_USE IG_NONNULL(1, 3) void *ig_wait_call_new(ig_ctx *ctx, size_t size, const struct ig_wait_call_ops *ops,
 						    bool grouped);
 

@@ -142,10 +142,12 @@ struct pg_stmt {
 	bool described;
 	bool known;        /* described, and oids/names kept: no Describe */
 	char name[12];     /* "s<number>", NUL-terminated */
-	const uint32_t *oids;   /* known: ncols type oids, in stmt_text */
-	const uint16_t *name_lens; /* known: ncols name lengths, in stmt_text */
-	const char *names;      /* known: the names back to back, in stmt_text */
-	uint32_t names_bytes;
+	/* known: in stmt_text, ncols name lengths, and the columns as a query's
+	   result keeps them after its names (take_columns copies it whole):
+	   ncols type oids, ncols formats, then the names, each with its NUL. */
+	const uint16_t *name_lens;
+	const char *columns;
+	uint32_t columns_bytes;
 	int16_t formats[PG_STMT_FORMATS];
 };
 

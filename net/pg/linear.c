@@ -7,11 +7,14 @@
 #include "ingot/pg.h"
 #include "net/http/wait.h"
 
-/* A query's record: its outcome, and where ig_wait_all puts it. */
+/* A query's record: its outcome, and where ig_wait_all puts it. Kept
+ * small (a query of a batch makes one): a failure's error is copied into
+ * the arena only when there is one. */
 struct pg_wait {
 	struct ig_wait_call call;
-	ig_pg_call out;
-	ig_pg_call *user; /* ig_pg_send's, on the handler's stack or in the arena */
+	const ig_pg_result *res; /* success */
+	const ig_pg_error *err;  /* failure, in the arena */
+	ig_pg_call *user;        /* ig_pg_send's, on the handler's stack or in the arena */
 };
 
 /* The exchange's transaction: a hook, so that it is rolled back when the
@@ -54,13 +57,32 @@ static bool may_start(ig_ctx *ctx, ig_pg_error *err)
 	return true;
 }
 
+static const ig_pg_error no_room_for_error = {
+	.kind = IG_PG_TOO_LARGE, .message = IG_STR_INIT("out of request memory for the database's error"),
+};
+
+/* A query's record, its outcome unset. */
+static struct pg_wait *new_wait(ig_ctx *ctx, const struct ig_wait_call_ops *ops, bool grouped)
+{
+	struct pg_wait *p = ig_wait_call_new(ctx, sizeof *p, ops, grouped);
+	if (p) {
+		p->res = NULL;
+		p->err = NULL;
+	}
+	return p;
+}
+
 static void on_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct pg_wait *p = arg;
-	if (err)
-		p->out.err = *err;
-	else
-		p->out.res = res;
+	if (err) {
+		ig_pg_error *copy = ig_alloc(p->call.ctx, sizeof *copy);
+		if (copy)
+			*copy = *err;
+		p->err = copy ? copy : &no_room_for_error;
+	} else {
+		p->res = res;
+	}
 	ig_wait_call_done(&p->call);
 }
 
@@ -73,10 +95,10 @@ static void collect(struct ig_wait_call *c)
 	if (!c->done) {
 		u->res = NULL;
 		cancelled(&u->err);
-	} else if ((u->res = p->out.res)) {
+	} else if ((u->res = p->res)) {
 		u->err.kind = IG_PG_OK;
 	} else {
-		u->err = p->out.err;
+		u->err = *p->err;
 	}
 }
 
@@ -110,9 +132,9 @@ static const ig_pg_result *wait_result(struct pg_wait *p, ig_pg_error *err)
 		cancelled(err);
 		return NULL;
 	}
-	if (!p->out.res)
-		*err = p->out.err;
-	return p->out.res;
+	if (!p->res)
+		*err = *p->err;
+	return p->res;
 }
 
 const ig_pg_result *ig_pg_run(ig_ctx *ctx, const char *sql, const ig_pg_value *params, size_t nparams,
@@ -120,7 +142,7 @@ const ig_pg_result *ig_pg_run(ig_ctx *ctx, const char *sql, const ig_pg_value *p
 {
 	if (!may_start(ctx, err))
 		return NULL;
-	struct pg_wait *p = ig_wait_call_new(ctx, sizeof *p, &waited_ops, false);
+	struct pg_wait *p = new_wait(ctx, &waited_ops, false);
 	if (!p) {
 		fail(err, IG_PG_TOO_LARGE, "out of request memory");
 		return NULL;
@@ -136,7 +158,7 @@ static void send(ig_ctx *ctx, bool read, const char *sql, const ig_pg_value *par
 		call->res = NULL;
 		return;
 	}
-	struct pg_wait *p = ig_wait_call_new(ctx, sizeof *p, &grouped_ops, true);
+	struct pg_wait *p = new_wait(ctx, &grouped_ops, true);
 	if (!p) {
 		call->res = NULL;
 		fail(&call->err, IG_PG_TOO_LARGE, "out of request memory");
@@ -163,7 +185,7 @@ void ig_pg_send_read(ig_ctx *ctx, const char *sql, const ig_pg_value *params, si
  * goes back with net/pg's own ROLLBACK, which writes nothing there. */
 static void roll_back(ig_ctx *ctx, ig_pg_tx *tx)
 {
-	struct pg_wait *p = ig_wait_call_new(ctx, sizeof *p, &waited_ops, false);
+	struct pg_wait *p = new_wait(ctx, &waited_ops, false);
 	if (p)
 		ig_pg_rollback(tx, on_done, p);
 	else
@@ -222,6 +244,7 @@ bool ig_pg_transaction_begin(ig_ctx *ctx, ig_pg_error *err)
 		return false;
 	}
 	b->t = t;
+	b->failed = false;
 	t->beginning = true;
 	ig_pg_begin(ctx, on_ready, b);
 	if (ig_wait_for(&b->call) != IG_WAIT_OK) {
@@ -246,7 +269,7 @@ static bool end_tx(ig_ctx *ctx, bool commit, ig_pg_error *err)
 		fail(err, IG_PG_BAD_PARAMS, "no transaction is open on this request");
 		return false;
 	}
-	struct pg_wait *p = ig_wait_call_new(ctx, sizeof *p, &waited_ops, false);
+	struct pg_wait *p = new_wait(ctx, &waited_ops, false);
 	if (!p) {
 		fail(err, IG_PG_TOO_LARGE, "out of request memory");
 		return false; /* still open: the hook rolls back */

@@ -131,26 +131,20 @@ static void take_columns(struct pg_query *q, const struct pg_stmt *st)
 	q->names = NULL;
 	if (!n)
 		return;
-	size_t bytes = (size_t)n * (sizeof(ig_str) + sizeof(uint32_t) + sizeof(int16_t) + 1) + st->names_bytes;
-	char *b = ig_arena_alloc(q->arena, bytes);
+	char *b = ig_arena_alloc(q->arena, (size_t)n * sizeof(ig_str) + st->columns_bytes);
 	if (!b) {
 		ig_pg_query_set_error(q, IG_PG_TOO_LARGE, "the result does not fit in the arena");
 		return;
 	}
 	ig_str *names = (ig_str *)b;
 	uint32_t *oids = (uint32_t *)(names + n);
+	memcpy(oids, st->columns, st->columns_bytes);
 	int16_t *formats = (int16_t *)(oids + n);
 	char *text = (char *)(formats + n);
-	memcpy(oids, st->oids, n * sizeof *oids);
-	memcpy(formats, st->formats, n * sizeof *formats);
-	const char *from = st->names;
 	for (uint16_t i = 0; i < n; i++) {
 		size_t len = st->name_lens[i];
-		memcpy(text, from, len);
-		text[len] = 0;
-		names[i] = (ig_str){ len ? text : "", len };
+		names[i] = (ig_str){ text, len };
 		text += len + 1;
-		from += len;
 	}
 	q->names = names;
 	q->oids = oids;
@@ -187,33 +181,40 @@ void ig_pg_stmt_encode(struct pg_conn *k, struct pg_query *q)
 	ig_pg_put_sync(&k->out);
 }
 
-/* A described statement's column oids and names into stmt_text, when they
- * fit (else it stays unknown and keeps its Describe): st->known. */
+/* A described statement's column lengths, oids, formats and names into
+ * stmt_text (struct pg_stmt's columns), when they fit (else it stays
+ * unknown and keeps its Describe): st->known. */
 static void stmt_keep_columns(struct pg_conn *k, struct pg_stmt *st, const struct pg_field *f, uint16_t n)
 {
 	if (n > PG_STMT_FORMATS)
 		return;
 	size_t names = 0;
-	for (uint16_t i = 0; i < n; i++)
-		names += f[i].name.len;
-	size_t at = ((size_t)k->stmt_text_used + 3) & ~(size_t)3;
-	size_t need = (size_t)n * (sizeof(uint32_t) + sizeof(uint16_t)) + names;
-	if (names > UINT16_MAX || at + need > PG_STMT_TEXT)
-		return;
-	uint32_t *oids = (uint32_t *)(void *)(k->stmt_text + at);
-	uint16_t *lens = (uint16_t *)(oids + n);
-	char *text = (char *)(lens + n);
-	st->names = text;
 	for (uint16_t i = 0; i < n; i++) {
-		oids[i] = f[i].type_oid;
-		lens[i] = (uint16_t)f[i].name.len;
-		memcpy(text, f[i].name.ptr, f[i].name.len);
-		text += f[i].name.len;
+		if (f[i].name.len > UINT16_MAX)
+			return;
+		names += f[i].name.len + 1;
 	}
-	k->stmt_text_used = (uint32_t)(at + need);
-	st->oids = oids;
+	size_t at = ((size_t)k->stmt_text_used + 3) & ~(size_t)3;
+	size_t columns_at = (at + (size_t)n * sizeof(uint16_t) + 3) & ~(size_t)3;
+	size_t columns_bytes = (size_t)n * (sizeof(uint32_t) + sizeof(int16_t)) + names;
+	if (columns_bytes > UINT32_MAX || columns_at + columns_bytes > PG_STMT_TEXT)
+		return;
+	uint16_t *lens = (uint16_t *)(void *)(k->stmt_text + at);
+	uint32_t *oids = (uint32_t *)(void *)(k->stmt_text + columns_at);
+	int16_t *formats = (int16_t *)(oids + n);
+	char *text = (char *)(formats + n);
+	for (uint16_t i = 0; i < n; i++) {
+		lens[i] = (uint16_t)f[i].name.len;
+		oids[i] = f[i].type_oid;
+		formats[i] = st->formats[i];
+		memcpy(text, f[i].name.ptr, f[i].name.len);
+		text[f[i].name.len] = 0;
+		text += f[i].name.len + 1;
+	}
+	k->stmt_text_used = (uint32_t)(columns_at + columns_bytes);
 	st->name_lens = lens;
-	st->names_bytes = (uint32_t)names;
+	st->columns = (const char *)oids;
+	st->columns_bytes = (uint32_t)columns_bytes;
 	st->known = true;
 }
 

@@ -63,9 +63,19 @@ void ig_pg_out_bytes(struct pg_out *o, const void *src, size_t n)
 		memcpy(p, src, n);
 }
 
+/* Copied as it is scanned: mostly a portal's or a statement's name ("",
+ * "s12"), for which strlen and then memcpy cost more than the bytes. */
 void ig_pg_out_cstr(struct pg_out *o, const char *s)
 {
-	ig_pg_out_bytes(o, s, strlen(s) + 1);
+	size_t room = o->overflow ? 0 : o->cap - o->len;
+	char *d = o->buf + o->len;
+	for (size_t i = 0; i < room; i++) {
+		if ((d[i] = s[i]) == 0) {
+			o->len += i + 1;
+			return;
+		}
+	}
+	o->overflow = true; /* the bytes past len are not the buffer's */
 }
 
 void ig_pg_out_begin(struct pg_out *o, char type)

@@ -7,6 +7,7 @@
 #include "tests/unit/check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static struct ig_pool blocks;
@@ -38,6 +39,25 @@ static void test_json(void)
 	w.len = 0;
 	ig_json_uint(&w, UINT64_MAX);
 	CHECK(w.len == 20 && memcmp(w.ptr, "18446744073709551615", 20) == 0, "json: UINT64_MAX");
+	/* ig_fmt_u64 writes two digits a step: every length, both parities, and
+	   each power of ten and its neighbours, against printf. */
+	bool digits_agree = true;
+	for (uint64_t p = 1, k = 0; k < 20; k++, p *= 10) {
+		uint64_t vs[] = { p - 1, p, p + 1, p * 5 + 3 };
+		for (size_t i = 0; i < IG_COUNTOF(vs); i++) {
+			char got[24], want[24];
+			got[ig_fmt_u64(got, vs[i])] = 0;
+			snprintf(want, sizeof want, "%llu", (unsigned long long)vs[i]);
+			digits_agree &= strcmp(got, want) == 0;
+		}
+	}
+	for (uint64_t v = 0; v < 100000; v += 7) {
+		char got[24], want[24];
+		got[ig_fmt_u64(got, v)] = 0;
+		snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+		digits_agree &= strcmp(got, want) == 0;
+	}
+	CHECK(digits_agree, "json: ig_fmt_u64 agrees with printf at every length");
 	CHECK(strcmp(json_of(ig_json_double, 12.5, &a), "12.5") == 0, "json: 12.5");
 	CHECK(strcmp(json_of(ig_json_double, 0.1, &a), "0.1") == 0, "json: 0.1 is shortest");
 	CHECK(strcmp(json_of(ig_json_double, 1e300, &a), "1e+300") == 0, "json: 1e300");
