@@ -537,6 +537,10 @@ UNIT_SRC_net/tls/test_tls_mbedtls  := net/tls/mbedtls.c net/tls/peer_name.c $(RT
 UNIT_FLAGS_net/tls/test_tls_mbedtls := -DMBEDTLS_CONFIG_FILE='<ingot_mbedtls_config.h>' -I@DEPS@/include \
                                @DEPS@/lib/libmbedtls.a @DEPS@/lib/libmbedx509.a @DEPS@/lib/libmbedcrypto.a -lpthread
 UNIT_SRC_net/client/test_url          := net/client/url.c
+# net/ws: RFC 6455's frames and handshake, with BearSSL's SHA-1 and the
+# JSON reader's UTF-8 check
+UNIT_SRC_net/ws/test_ws   := net/ws/frame.c net/ws/handshake.c kernel/runtime/base64.c $(API_JSON)
+UNIT_FLAGS_net/ws/test_ws := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 # net/auth: the JWT core with BearSSL and the JSON reader; test_jwt also
 # checks the tokens tests/integration/jwt_jose.test.mjs mints with jose.
 AUTH_SRC := net/auth/jwt.c net/auth/jwks.c net/auth/base64url.c net/auth/token_cache.c $(API_JSON)
@@ -751,6 +755,8 @@ $(BUILD)/fuzz/fuzz_jwt: $(FUZZ_SRC_jwt) $(wildcard net/auth/*.h) tests/unit/net/
 # wrapped so that every object is a malloc that ASan and LSan can see.
 FUZZ_SRC_nats      := net/nats/proto.c
 $(BUILD)/fuzz/fuzz_nats: $(FUZZ_SRC_nats) net/nats/proto.h
+FUZZ_SRC_ws        := net/ws/frame.c $(API_JSON)
+$(BUILD)/fuzz/fuzz_ws: $(FUZZ_SRC_ws) net/ws/frame.h
 FUZZ_SRC_pg        := net/pg/wire.c net/pg/types.c net/pg/writer.c net/pg/auth.c kernel/runtime/base64.c net/pg/conninfo.c kernel/runtime/arena.c kernel/runtime/pool.c
 FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
