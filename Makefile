@@ -73,7 +73,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/server/conn_limit.c net/server/mem_budget.c net/http/error_log.c kernel/runtime/membudget_log.c \
             net/http/cors_settings.c net/http/client_addr_settings.c net/http/hooks_settings.c \
             net/metrics/expo.c net/metrics/process.c \
-            $(wildcard net/pg/*.c net/pubsub/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
+            $(wildcard net/pg/*.c net/pubsub/*.c net/nats/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
             $(wildcard net/lambda/*.c net/cron/*.c) net/http/inproc.c net/api/main.c net/api/jwks_remote.c \
             $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))

@@ -31,10 +31,14 @@ struct ig_settings;
 /* The key, IG_PUBSUB_KEY_LEN hex digits once the consumers are prepared;
  * empty before (and then ig_pubsub_serve answers nothing). */
 extern char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
+/* Fills ig_pubsub_key with random digits (key.c); false when the kernel
+ * gave no randomness. */
+bool ig_pubsub_make_key(void);
 
-/* INGOT_PUBSUB_CONSUME (pubsub_settings.c). */
+/* INGOT_PUBSUB_URL and INGOT_PUBSUB_CONSUME (pubsub_settings.c). */
 struct ig_pubsub_config {
-	bool consume; /* false: a process that publishes only */
+	const char *url; /* the provider (provider.h): "" or "postgres", or NATS's URL */
+	bool consume;    /* false: a process that publishes only */
 };
 extern struct ig_pubsub_config ig_pubsub_config;
 extern const struct ig_settings ig_pubsub_settings;

@@ -1,0 +1,412 @@
+/* Pub/Sub's consumers on NATS JetStream, on core 0's loop (as consumer.c
+ * on PostgreSQL): a durable pull consumer per subscription (explicit ack,
+ * AckWait the ack deadline, MaxDeliver maxAttempts), pulled while the
+ * subscription has free slots; each message runs as the same in-process
+ * request to POST /_ingot/pubsub/<subscription> (serve.c runs the typed
+ * handler) and its verdict goes back: +ACK, -NAK with the backoff, +TERM,
+ * or, at maxAttempts or for a message that breaks the schema, a copy on
+ * the dead-letter topic's stream (the reason in its headers), then +TERM.
+ * A process that dies mid-handler sends nothing: AckWait redelivers. */
+#include "consumer.h"
+#include "nats_provider.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/loop.h"
+#include "net/http/inproc.h"
+#include "net/metrics/metrics.h"
+#include "net/nats/js.h"
+#include "ingot/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* A delivery's request: the message's JSON and a head (as consumer.c). */
+#define DELIVERY_BUF (256 * 1024)
+/* How long the server holds a pull that found nothing. */
+#define PULL_EXPIRES_NS (5LL * 1000 * 1000 * 1000)
+#define REPLY_MAX 256
+
+enum outcome { OUT_ACK, OUT_RETRY, OUT_DROP, OUT_DEAD, OUTCOMES };
+static const char *const outcome_names[OUTCOMES] = { "ack", "retry", "drop", "dead" };
+
+struct nsub;
+
+struct delivery {
+	struct nsub *sub;
+	bool busy;
+	uint64_t attempts, seq;
+	uint64_t started_us;
+	char reply[REPLY_MAX];
+	size_t reply_len;
+	char attempt_text[24], traceparent[64];
+	ig_header headers[3];
+	char *payload; /* kept for the dead-letter copy; NULL without one */
+	size_t payload_len;
+	struct http_inproc inproc;
+	char *buf;
+};
+
+struct nsub {
+	const struct ig_pubsub_subscription *sub;
+	char target[128], stream[IG_NATS_NAME_MAX];
+	struct delivery *slots;
+	uint32_t running;
+	bool ready, pulling; /* its consumer made; a pull in flight */
+	ig_counter delivered[OUTCOMES];
+	struct ig_histogram duration;
+};
+
+static struct {
+	const struct ig_pubsub_table *table;
+	struct nsub *subs;
+	struct ig_nats *nc;
+	struct http_core *core;
+	struct ig_metrics_source metrics;
+} s;
+
+static void write_metrics(struct ig_expo *e, void *arg)
+{
+	(void)arg;
+	ig_expo_family(e, "ingot_pubsub_delivered_total", "counter",
+		       "deliveries handled by subscription and result: ack, retry (after a backoff), drop, "
+		       "dead (max attempts, or a message that breaks the schema)");
+	for (size_t i = 0; i < s.table->nsubs; i++)
+		for (int k = 0; k < OUTCOMES; k++) {
+			const char *n = s.subs[i].sub->name;
+			const struct ig_label l[2] = { { "subscription", n, strlen(n) },
+						       { "result", outcome_names[k], strlen(outcome_names[k]) } };
+			ig_expo_sample(e, "ingot_pubsub_delivered_total", l, 2,
+				       (double)ig_counter_get(&s.subs[i].delivered[k]));
+		}
+	ig_expo_family(e, "ingot_pubsub_handling_duration_seconds", "histogram",
+		       "from a delivery's arrival to its handler's verdict, by subscription");
+	for (size_t i = 0; i < s.table->nsubs; i++) {
+		const char *n = s.subs[i].sub->name;
+		const struct ig_label l = { "subscription", n, strlen(n) };
+		struct ig_histogram sum = { 0 };
+		ig_histogram_sum_into(&sum, &s.subs[i].duration);
+		ig_expo_histogram(e, "ingot_pubsub_handling_duration_seconds", &l, 1, &sum, &ig_duration_bounds);
+	}
+}
+
+static void pull(struct nsub *r);
+
+static void freed(struct delivery *d, enum outcome outcome)
+{
+	struct nsub *r = d->sub;
+	ig_counter_add(&r->delivered[outcome], 1);
+	free(d->payload);
+	d->payload = NULL;
+	d->busy = false;
+	r->running--;
+	pull(r);
+}
+
+/* min_backoff doubled per attempt after the first, up to max_backoff. */
+static uint64_t backoff_us(const struct ig_pubsub_subscription *sub, uint64_t attempts)
+{
+	uint64_t b = sub->min_backoff_us;
+	for (uint64_t i = 1; i < attempts && b < sub->max_backoff_us; i++)
+		b *= 2;
+	return b < sub->max_backoff_us ? b : sub->max_backoff_us;
+}
+
+static ig_str reply_of(const struct delivery *d)
+{
+	return (ig_str){ d->reply, d->reply_len };
+}
+
+/* A lost ack is the server's to redeliver after AckWait: logged only. */
+static void sent(enum ig_nats_error e, const struct delivery *d, const char *what)
+{
+	struct ig_logline l;
+	if (e != IG_NATS_OK && ig_log_begin(&l, IG_LOG_WARN, what)) {
+		ig_log_cstr(&l, "subscription", d->sub->sub->name);
+		ig_log_cstr(&l, "error", ig_nats_error_name(e));
+		ig_log_end(&l);
+	}
+}
+
+static void dead_stored(void *arg, const struct ig_js_result *r)
+{
+	struct delivery *d = arg;
+	if (r->err != IG_NATS_OK) {
+		/* Not stored: left to AckWait, which delivers it again while
+		   attempts remain (a process killed at the last one loses it). */
+		struct ig_logline l;
+		if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub dead letter not stored")) {
+			ig_log_cstr(&l, "subscription", d->sub->sub->name);
+			ig_log_cstr(&l, "error", ig_nats_error_name(r->err));
+			ig_log_end(&l);
+		}
+		sent(ig_js_nak(s.nc, reply_of(d), 0), d, "pub/sub: NATS nak not sent");
+		freed(d, OUT_RETRY);
+		return;
+	}
+	sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
+	freed(d, OUT_DEAD);
+}
+
+static void dead(struct delivery *d, const char *why)
+{
+	const struct ig_pubsub_subscription *sub = d->sub->sub;
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_WARN, "pub/sub delivery dead")) {
+		ig_log_cstr(&l, "subscription", sub->name);
+		ig_log_int(&l, "message_id", (int64_t)d->seq);
+		ig_log_int(&l, "attempts", (int64_t)d->attempts);
+		ig_log_cstr(&l, "reason", why);
+		ig_log_end(&l);
+	}
+	if (!sub->dead_letter || !d->payload) {
+		sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
+		freed(d, OUT_DEAD);
+		return;
+	}
+	/* The message as it was, its trace, and why it was given up on, in
+	   the headers (the attributes of PostgreSQL's dead letters). */
+	char headers[512], subject[IG_NATS_NAME_MAX];
+	int n = snprintf(headers, sizeof headers,
+			 "NATS/1.0\r\n%s%s%sreason: %s\r\nsubscription: %s\r\nmessage_id: %llu\r\nattempts: %llu\r\n\r\n",
+			 d->traceparent[0] ? "traceparent: " : "", d->traceparent, d->traceparent[0] ? "\r\n" : "", why,
+			 sub->name, (unsigned long long)d->seq, (unsigned long long)d->attempts);
+	ig_pubsub_nats_name(subject, IG_NATS_SUBJECT, sub->dead_letter->name);
+	enum ig_nats_error e = n > 0 && (size_t)n < sizeof headers
+				       ? ig_js_publish(s.nc, (ig_str){ subject, strlen(subject) },
+						       (ig_str){ headers, (size_t)n }, (ig_str){ d->payload, d->payload_len },
+						       (ig_str){ 0 }, 5000, dead_stored, d)
+				       : IG_NATS_TOO_LARGE;
+	if (e != IG_NATS_OK) {
+		const struct ig_js_result r = { .err = e };
+		dead_stored(d, &r);
+	}
+}
+
+static void record(struct delivery *d, enum outcome outcome, const char *why)
+{
+	const struct ig_pubsub_subscription *sub = d->sub->sub;
+	ig_histogram_observe(&d->sub->duration, &ig_duration_bounds, ig_monotonic_us() - d->started_us);
+	if (outcome == OUT_RETRY && d->attempts >= sub->max_attempts) {
+		outcome = OUT_DEAD;
+		why = "max attempts reached";
+	}
+	switch (outcome) {
+	case OUT_ACK:
+		sent(ig_js_ack(s.nc, reply_of(d)), d, "pub/sub: NATS ack not sent");
+		break;
+	case OUT_DROP:
+		sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
+		break;
+	case OUT_RETRY:
+		sent(ig_js_nak(s.nc, reply_of(d), (int64_t)backoff_us(sub, d->attempts) * 1000), d,
+		     "pub/sub: NATS nak not sent");
+		break;
+	default:
+		dead(d, why);
+		return;
+	}
+	freed(d, outcome);
+}
+
+static void answered(void *arg, enum http_inproc_result result, const struct http_inproc_response *res)
+{
+	struct delivery *d = arg;
+	int status = result == HTTP_INPROC_OK ? res->status : 0;
+	if (status == IG_PUBSUB_STATUS_ACK)
+		record(d, OUT_ACK, NULL);
+	else if (status == IG_PUBSUB_STATUS_DROP)
+		record(d, OUT_DROP, NULL);
+	else if (status == IG_PUBSUB_STATUS_INVALID)
+		record(d, OUT_DEAD, "the message breaks the topic's schema");
+	else
+		record(d, OUT_RETRY, status == 503 ? "the handler asked for a retry" : "the handler failed");
+}
+
+/* The header block's traceparent, into out (empty when none). */
+static void find_traceparent(ig_str h, char *out, size_t cap)
+{
+	out[0] = 0;
+	static const char key[] = "\r\ntraceparent:";
+	for (size_t i = 0; i + sizeof key - 1 <= h.len; i++) {
+		if (strncasecmp(h.ptr + i, key, sizeof key - 1) != 0)
+			continue;
+		size_t a = i + sizeof key - 1, b;
+		while (a < h.len && h.ptr[a] == ' ')
+			a++;
+		for (b = a; b < h.len && h.ptr[b] != '\r'; b++)
+			;
+		if (b - a < cap) {
+			memcpy(out, h.ptr + a, b - a);
+			out[b - a] = 0;
+		}
+		return;
+	}
+}
+
+static struct delivery *free_slot(struct nsub *r)
+{
+	for (uint32_t i = 0; i < r->sub->max_concurrency; i++)
+		if (!r->slots[i].busy)
+			return &r->slots[i];
+	return NULL;
+}
+
+static void on_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_meta *meta)
+{
+	struct nsub *r = arg;
+	struct delivery *d = free_slot(r);
+	if (!d || m->reply.len >= REPLY_MAX) {
+		/* more than was asked for: another delivery soon (a lost nak:
+		   AckWait's) */
+		enum ig_nats_error e = ig_js_nak(s.nc, m->reply, 0);
+		(void)e;
+		return;
+	}
+	d->busy = true;
+	r->running++;
+	memcpy(d->reply, m->reply.ptr, m->reply.len);
+	d->reply_len = m->reply.len;
+	d->attempts = meta->delivered;
+	d->seq = meta->stream_seq;
+	d->started_us = ig_monotonic_us();
+	find_traceparent(m->headers, d->traceparent, sizeof d->traceparent);
+	if (r->sub->dead_letter && (d->payload = malloc(m->payload.len + 1)) != NULL) {
+		memcpy(d->payload, m->payload.ptr, m->payload.len);
+		d->payload_len = m->payload.len;
+	}
+	size_t n = (size_t)ig_fmt_i64(d->attempt_text, (int64_t)d->attempts);
+	size_t nh = 0;
+	d->headers[nh++] = (ig_header){ IG_STR(IG_PUBSUB_KEY_HEADER), { ig_pubsub_key, IG_PUBSUB_KEY_LEN } };
+	d->headers[nh++] = (ig_header){ IG_STR("Ingot-Pubsub-Attempt"), { d->attempt_text, n } };
+	if (d->traceparent[0])
+		d->headers[nh++] = (ig_header){ IG_STR("traceparent"), { d->traceparent, strlen(d->traceparent) } };
+	const struct http_inproc_request req = {
+		.method = IG_STR("POST"),
+		.target = { r->target, strlen(r->target) },
+		.headers = d->headers,
+		.header_count = nh,
+		.body = m->payload,
+		.peer = IG_STR("pubsub"),
+	};
+	enum http_inproc_result result;
+	if (ig_http_inproc_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, &req, answered, d, &result) == 0)
+		return;
+	if (!s.core->draining && result == HTTP_INPROC_NO_ROOM) {
+		record(d, OUT_DEAD, "the message is larger than a delivery's buffer");
+		return;
+	}
+	/* the core drains or is full: another process takes it now */
+	sent(ig_js_nak(s.nc, m->reply, 0), d, "pub/sub: NATS nak not sent");
+	free(d->payload);
+	d->payload = NULL;
+	d->busy = false;
+	r->running--;
+}
+
+static void on_end(void *arg, enum ig_nats_error err, int status, uint32_t received)
+{
+	struct nsub *r = arg;
+	(void)status;
+	(void)received;
+	r->pulling = false;
+	if (err == IG_NATS_OK)
+		pull(r);
+	/* else the connection is lost: its up starts pulling again */
+}
+
+static void pull(struct nsub *r)
+{
+	if (!r->ready || r->pulling || !s.nc || s.core->draining || !ig_nats_connected(s.nc))
+		return;
+	uint32_t room = r->sub->max_concurrency - r->running;
+	if (room == 0)
+		return;
+	const struct ig_js_pull_options o = { .batch = room, .expires_ns = PULL_EXPIRES_NS };
+	const char *name = r->sub->name;
+	if (ig_js_pull(s.nc, (ig_str){ r->stream, strlen(r->stream) }, (ig_str){ name, strlen(name) }, &o, on_msg,
+		       on_end, r) == IG_NATS_OK)
+		r->pulling = true;
+}
+
+static void consumer_made(void *arg, const struct ig_js_result *res)
+{
+	struct nsub *r = arg;
+	if (res->err != IG_NATS_OK) {
+		struct ig_logline l;
+		if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub: the NATS consumer could not be made")) {
+			ig_log_cstr(&l, "subscription", r->sub->name);
+			ig_log_cstr(&l, "error", ig_nats_error_name(res->err));
+			if (res->description.len)
+				ig_log_str(&l, "description", res->description.ptr, res->description.len);
+			ig_log_end(&l);
+		}
+		return; /* tried again at the next connection */
+	}
+	r->ready = true;
+	pull(r);
+}
+
+bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table)
+{
+	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pubsub_make_key())
+		return false;
+	s.table = table;
+	s.subs = calloc(table->nsubs, sizeof *s.subs);
+	if (!s.subs)
+		return false;
+	for (size_t i = 0; i < table->nsubs; i++) {
+		struct nsub *r = &s.subs[i];
+		r->sub = &table->subs[i];
+		snprintf(r->target, sizeof r->target, IG_PUBSUB_PATH "%s", r->sub->name);
+		ig_pubsub_nats_name(r->stream, IG_NATS_STREAM, r->sub->topic->name);
+	}
+	s.metrics.write = write_metrics;
+	ig_metrics_register(&s.metrics);
+	return true;
+}
+
+void ig_pubsub_nats_consumers_up(struct ig_nats *nc, struct ig_loop *loop)
+{
+	if (!s.subs)
+		return;
+	if (!s.core) {
+		s.core = (struct http_core *)loop; /* the loop is its core's first member */
+		for (size_t i = 0; i < s.table->nsubs; i++) {
+			struct nsub *r = &s.subs[i];
+			r->slots = calloc(r->sub->max_concurrency, sizeof *r->slots);
+			for (uint32_t k = 0; r->slots && k < r->sub->max_concurrency; k++) {
+				struct delivery *d = &r->slots[k];
+				d->sub = r;
+				d->buf = malloc(DELIVERY_BUF);
+				d->busy = d->buf == NULL; /* a slot without memory is never used */
+			}
+		}
+	}
+	s.nc = nc;
+	for (size_t i = 0; i < s.table->nsubs; i++) {
+		struct nsub *r = &s.subs[i];
+		if (!r->slots)
+			continue;
+		const char *name = r->sub->name;
+		const struct ig_js_consumer_config c = {
+			.stream = { r->stream, strlen(r->stream) },
+			.durable = { name, strlen(name) },
+			.ack_wait_ns = (int64_t)r->sub->ack_deadline_us * 1000,
+			.max_deliver = r->sub->max_attempts,
+			.max_ack_pending = (int64_t)r->sub->max_concurrency * 64,
+		};
+		if (ig_js_consumer_create(nc, &c, 5000, consumer_made, r) != IG_NATS_OK)
+			r->ready = false;
+	}
+}
+
+void ig_pubsub_nats_consumers_down(void)
+{
+	if (!s.subs)
+		return;
+	for (size_t i = 0; i < s.table->nsubs; i++) {
+		s.subs[i].ready = false;
+		s.subs[i].pulling = false;
+	}
+}
