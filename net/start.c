@@ -50,6 +50,7 @@ extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
 extern const struct ig_pubsub_consumer_ops ig_pubsub_start_ops WEAK;
+extern struct ig_pubsub_config ig_pubsub_config WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
 extern const struct ig_settings ig_app_settings WEAK;
 extern const struct ig_lifecycle ig_app_lifecycle WEAK;
@@ -340,8 +341,10 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	/* Pub/Sub's provider (net/pubsub/provider.h), when the document has
 	   topics (a publish call's reference links it): its consumers, and
 	   NATS's client per core; never under Lambda, frozen between
-	   invocations (a publish from Lambda's loop is future work there). */
-	if (&ig_pubsub_start_ops && &ig_api_pubsub && !ig_lambda_requested())
+	   invocations. Asked only with a database or INGOT_PUBSUB_URL: a
+	   process with neither touches none of Pub/Sub's pages. */
+	if (&ig_pubsub_start_ops && &ig_api_pubsub && !ig_lambda_requested() &&
+	    (pg_started || (&ig_pubsub_config && ig_pubsub_config.url && ig_pubsub_config.url[0])))
 		pubsub_started = ig_pubsub_start_ops.prepare(&ig_api_pubsub);
 	if (pg_started || cron_started || pubsub_started || jwks_fetched || (&ig_app_lifecycle && ig_app_lifecycle.core_init))
 		ig_http_core_start_hook = core_start;

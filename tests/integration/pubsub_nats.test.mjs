@@ -1,0 +1,152 @@
+// Pub/Sub on NATS JetStream (INGOT_PUBSUB_URL=nats://...) against a real
+// nats-server, through the pubsub app (tests/apps/pubsub, as
+// pubsub_consumer.test.mjs builds it), whose handlers record each run in
+// PostgreSQL's runs table: three processes share each message once per
+// subscription and two subscriptions each get every message; a failing
+// handler is retried, then dead-lettered after maxAttempts (a message on
+// the dead-letter topic's stream); a process killed mid-handler leaves the
+// message to be redelivered after the ack deadline; a broker stopped
+// mid-run makes publish answer an error, and after its restart nothing
+// acknowledged is lost and delivery resumes.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT, startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
+import { postgresForSuite } from './pglib.mjs';
+import { waitReady, pollUntil as until } from './dbservice.mjs';
+import { natsForSuite } from './natslib.mjs';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-nats-'));
+const newPostgres = postgresForSuite();
+const nats = natsForSuite();
+after(async () => {
+	cleanup();
+	await nats.stopAll();
+	fs.rmSync(tmp, { recursive: true, force: true });
+});
+const { must } = commandRunner({ timeoutMs: 240000 });
+const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
+const T = { timeout: 300000, ...SKIP };
+
+let appBin = null;
+async function pubsubApp() {
+	if (appBin)
+		return appBin;
+	const dir = path.join(tmp, 'pubsub');
+	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'pubsub'), dir, { recursive: true, filter: (src) => path.basename(src) !== 'build' });
+	await must('make', ['--no-print-directory', '-C', dir], { env: { ...process.env, INGOT_ROOT: ROOT } });
+	appBin = path.join(dir, 'build', 'bin', 'pubsub');
+	return appBin;
+}
+
+// A broker, a migrated database (the runs table) and n processes of the app.
+async function cluster(n) {
+	const bin = await pubsubApp();
+	const pg = await newPostgres();
+	const broker = await nats.start({ monitor: true });
+	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const procs = [];
+	for (let i = 0; i < n; i++)
+		procs.push(await start(bin, pg, broker));
+	return { bin, pg, broker, procs };
+}
+
+async function start(bin, pg, broker) {
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: broker.url, INGOT_THREADS: '1',
+		INGOT_ADMIN_PORT: '-1' }, { command: bin });
+	await waitReady(srv);
+	return srv;
+}
+
+async function publishStatus(srv, topic, n) {
+	const r = await curlResponse(srv.port, `/publish/${topic}`,
+		['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', JSON.stringify({ n })]);
+	return r;
+}
+
+async function publish(srv, topic, n) {
+	const r = await publishStatus(srv, topic, n);
+	assert.equal(r.status, 204, r.text);
+}
+
+const q = async (pg, sql) => (await pg.psql(sql)).trim();
+
+test('three processes: each message handled once per subscription, and both subscriptions of a topic get every message', T, async () => {
+	const { pg, procs } = await cluster(3);
+	try {
+		const N = 30;
+		for (let i = 0; i < N; i++)
+			await publish(procs[i % 3], 'events', i);
+		await until(async () => await q(pg, 'SELECT count(DISTINCT (sub, n)) FROM runs;') === String(2 * N),
+			'every message handled by both subscriptions');
+		for (const sub of ['first', 'second'])
+			assert.equal(await q(pg, `SELECT count(*) || '|' || count(DISTINCT n) FROM runs WHERE sub = '${sub}';`), `${N}|${N}`,
+				`${sub}: one run per message, no duplicate`);
+		const pids = new Set(procs.map((p) => String(p.pid)));
+		for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM runs;')).split('\n'))
+			assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+	} finally {
+		await Promise.all(procs.map((p) => p.stop()));
+	}
+});
+
+test('a handler that always fails: retried, then dead-lettered after maxAttempts (3) on the dead-letter topic\'s stream', T, async () => {
+	const { pg, broker, procs } = await cluster(1);
+	try {
+		await publish(procs[0], 'failing', 7);
+		await until(async () => (await broker.stream('pubsub-failing-dead'))?.messages === 1, 'the dead letter stored');
+		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE sub = 'flaky' AND n = 7;"), '3', 'maxAttempts runs');
+		// the runs are spaced by the backoff (100 ms, then 200 ms)
+		assert.equal(await q(pg, `SELECT bool_and(gap >= interval '100 milliseconds') FROM (SELECT at - lag(at) OVER (ORDER BY at) AS gap
+			FROM runs WHERE sub = 'flaky') g WHERE gap IS NOT NULL;`), 't');
+		const dead = procs[0].logs.find((l) => l.msg === 'pub/sub delivery dead');
+		assert.ok(dead, 'the dead delivery logged');
+		assert.equal(dead.subscription, 'flaky');
+		assert.equal(dead.attempts, 3);
+		assert.equal(dead.reason, 'max attempts reached');
+	} finally {
+		await procs[0].stop();
+	}
+});
+
+test('a process killed (SIGKILL) mid-handler: the message is redelivered after the ack deadline and handled once more', T, async () => {
+	const { bin, pg, broker, procs } = await cluster(1);
+	let next = null;
+	try {
+		await publish(procs[0], 'slow', 1);
+		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '1', 'the first run');
+		procs[0].kill();
+		await procs[0].exited;
+		next = await start(bin, pg, broker);
+		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '2', 'the redelivery');
+		assert.equal(await q(pg, "SELECT count(DISTINCT pid) FROM runs WHERE sub = 'slow';"), '2');
+	} finally {
+		await Promise.all([procs[0].stop(), next?.stop()]);
+	}
+});
+
+test('the broker stopped mid-run: publish answers an error; after its restart nothing acknowledged is lost and delivery resumes', T, async () => {
+	const { pg, broker, procs } = await cluster(1);
+	let again = null;
+	try {
+		for (let i = 0; i < 5; i++)
+			await publish(procs[0], 'events', i);
+		await broker.stop();
+		const down = await publishStatus(procs[0], 'events', 100);
+		assert.equal(down.status, 500, 'the publish failed, not lost silently');
+		// not ready while the broker is away
+		await until(async () => (await curlResponse(procs[0].port, '/readyz')).status === 503, '/readyz 503');
+		again = await nats.start({ port: broker.port, dir: broker.dir });
+		await waitReady(procs[0]);
+		for (let i = 5; i < 10; i++)
+			await publish(procs[0], 'events', i);
+		await until(async () => await q(pg, "SELECT count(DISTINCT n) FROM runs WHERE sub = 'first';") === '10',
+			'every acknowledged message handled');
+		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE n = 100;"), '0', 'the failed publish was not delivered');
+	} finally {
+		await procs[0].stop();
+		await again?.stop();
+	}
+});
