@@ -7,12 +7,10 @@
  * or, at maxAttempts or for a message that breaks the schema, a copy on
  * the dead-letter topic's stream (the reason in its headers), then +TERM.
  * A process that dies mid-handler sends nothing: AckWait redelivers. */
-#include "consumer.h"
+#include "delivery.h"
 #include "nats_provider.h"
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/loop.h"
-#include "net/http/inproc.h"
-#include "net/metrics/metrics.h"
 #include "net/nats/js.h"
 #include "ingot/log.h"
 
@@ -27,9 +25,6 @@
 #define PULL_EXPIRES_NS (5LL * 1000 * 1000 * 1000)
 #define REPLY_MAX 256
 
-enum outcome { OUT_ACK, OUT_RETRY, OUT_DROP, OUT_DEAD, OUTCOMES };
-static const char *const outcome_names[OUTCOMES] = { "ack", "retry", "drop", "dead" };
-
 struct nsub;
 
 struct delivery {
@@ -39,8 +34,8 @@ struct delivery {
 	uint64_t started_us;
 	char reply[REPLY_MAX];
 	size_t reply_len;
-	char attempt_text[24], traceparent[64];
-	ig_header headers[3];
+	char traceparent[64];
+	struct ig_pubsub_request rq;
 	char *payload; /* kept for the dead-letter copy; NULL without one */
 	size_t payload_len;
 	struct http_inproc inproc;
@@ -53,8 +48,7 @@ struct nsub {
 	struct delivery *slots;
 	uint32_t running;
 	bool ready, pulling; /* its consumer made; a pull in flight */
-	ig_counter delivered[OUTCOMES];
-	struct ig_histogram duration;
+	struct ig_pubsub_sub_stats stats;
 };
 
 static struct {
@@ -65,51 +59,29 @@ static struct {
 	struct ig_metrics_source metrics;
 } s;
 
+static const struct ig_pubsub_sub_stats *stats_at(size_t i, void *arg)
+{
+	(void)arg;
+	return &s.subs[i].stats;
+}
+
 static void write_metrics(struct ig_expo *e, void *arg)
 {
 	(void)arg;
-	ig_expo_family(e, "ingot_pubsub_delivered_total", "counter",
-		       "deliveries handled by subscription and result: ack, retry (after a backoff), drop, "
-		       "dead (max attempts, or a message that breaks the schema)");
-	for (size_t i = 0; i < s.table->nsubs; i++)
-		for (int k = 0; k < OUTCOMES; k++) {
-			const char *n = s.subs[i].sub->name;
-			const struct ig_label l[2] = { { "subscription", n, strlen(n) },
-						       { "result", outcome_names[k], strlen(outcome_names[k]) } };
-			ig_expo_sample(e, "ingot_pubsub_delivered_total", l, 2,
-				       (double)ig_counter_get(&s.subs[i].delivered[k]));
-		}
-	ig_expo_family(e, "ingot_pubsub_handling_duration_seconds", "histogram",
-		       "from a delivery's arrival to its handler's verdict, by subscription");
-	for (size_t i = 0; i < s.table->nsubs; i++) {
-		const char *n = s.subs[i].sub->name;
-		const struct ig_label l = { "subscription", n, strlen(n) };
-		struct ig_histogram sum = { 0 };
-		ig_histogram_sum_into(&sum, &s.subs[i].duration);
-		ig_expo_histogram(e, "ingot_pubsub_handling_duration_seconds", &l, 1, &sum, &ig_duration_bounds);
-	}
+	ig_pubsub_write_delivery_metrics(e, s.table, stats_at, NULL);
 }
 
 static void pull(struct nsub *r);
 
-static void freed(struct delivery *d, enum outcome outcome)
+static void freed(struct delivery *d, enum ig_pubsub_outcome outcome)
 {
 	struct nsub *r = d->sub;
-	ig_counter_add(&r->delivered[outcome], 1);
+	ig_counter_add(&r->stats.delivered[outcome], 1);
 	free(d->payload);
 	d->payload = NULL;
 	d->busy = false;
 	r->running--;
 	pull(r);
-}
-
-/* min_backoff doubled per attempt after the first, up to max_backoff. */
-static uint64_t backoff_us(const struct ig_pubsub_subscription *sub, uint64_t attempts)
-{
-	uint64_t b = sub->min_backoff_us;
-	for (uint64_t i = 1; i < attempts && b < sub->max_backoff_us; i++)
-		b *= 2;
-	return b < sub->max_backoff_us ? b : sub->max_backoff_us;
 }
 
 static ig_str reply_of(const struct delivery *d)
@@ -141,11 +113,11 @@ static void dead_stored(void *arg, const struct ig_js_result *r)
 			ig_log_end(&l);
 		}
 		sent(ig_js_nak(s.nc, reply_of(d), 0), d, "pub/sub: NATS nak not sent");
-		freed(d, OUT_RETRY);
+		freed(d, IG_PUBSUB_OUT_RETRY);
 		return;
 	}
 	sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
-	freed(d, OUT_DEAD);
+	freed(d, IG_PUBSUB_OUT_DEAD);
 }
 
 static void dead(struct delivery *d, const char *why)
@@ -161,7 +133,7 @@ static void dead(struct delivery *d, const char *why)
 	}
 	if (!sub->dead_letter || !d->payload) {
 		sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
-		freed(d, OUT_DEAD);
+		freed(d, IG_PUBSUB_OUT_DEAD);
 		return;
 	}
 	/* The message as it was, its trace, and why it was given up on, in
@@ -183,23 +155,23 @@ static void dead(struct delivery *d, const char *why)
 	}
 }
 
-static void record(struct delivery *d, enum outcome outcome, const char *why)
+static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const char *why)
 {
 	const struct ig_pubsub_subscription *sub = d->sub->sub;
-	ig_histogram_observe(&d->sub->duration, &ig_duration_bounds, ig_monotonic_us() - d->started_us);
-	if (outcome == OUT_RETRY && d->attempts >= sub->max_attempts) {
-		outcome = OUT_DEAD;
+	ig_histogram_observe(&d->sub->stats.duration, &ig_duration_bounds, ig_monotonic_us() - d->started_us);
+	if (outcome == IG_PUBSUB_OUT_RETRY && d->attempts >= sub->max_attempts) {
+		outcome = IG_PUBSUB_OUT_DEAD;
 		why = "max attempts reached";
 	}
 	switch (outcome) {
-	case OUT_ACK:
+	case IG_PUBSUB_OUT_ACK:
 		sent(ig_js_ack(s.nc, reply_of(d)), d, "pub/sub: NATS ack not sent");
 		break;
-	case OUT_DROP:
+	case IG_PUBSUB_OUT_DROP:
 		sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
 		break;
-	case OUT_RETRY:
-		sent(ig_js_nak(s.nc, reply_of(d), (int64_t)backoff_us(sub, d->attempts) * 1000), d,
+	case IG_PUBSUB_OUT_RETRY:
+		sent(ig_js_nak(s.nc, reply_of(d), (int64_t)ig_pubsub_backoff_us(sub, d->attempts) * 1000), d,
 		     "pub/sub: NATS nak not sent");
 		break;
 	default:
@@ -211,16 +183,9 @@ static void record(struct delivery *d, enum outcome outcome, const char *why)
 
 static void answered(void *arg, enum http_inproc_result result, const struct http_inproc_response *res)
 {
-	struct delivery *d = arg;
-	int status = result == HTTP_INPROC_OK ? res->status : 0;
-	if (status == IG_PUBSUB_STATUS_ACK)
-		record(d, OUT_ACK, NULL);
-	else if (status == IG_PUBSUB_STATUS_DROP)
-		record(d, OUT_DROP, NULL);
-	else if (status == IG_PUBSUB_STATUS_INVALID)
-		record(d, OUT_DEAD, "the message breaks the topic's schema");
-	else
-		record(d, OUT_RETRY, status == 503 ? "the handler asked for a retry" : "the handler failed");
+	const char *why;
+	enum ig_pubsub_outcome outcome = ig_pubsub_outcome_of(result, res, &why);
+	record(arg, outcome, why);
 }
 
 /* The header block's traceparent, into out (empty when none). */
@@ -275,25 +240,12 @@ static void on_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_me
 		memcpy(d->payload, m->payload.ptr, m->payload.len);
 		d->payload_len = m->payload.len;
 	}
-	size_t n = (size_t)ig_fmt_i64(d->attempt_text, (int64_t)d->attempts);
-	size_t nh = 0;
-	d->headers[nh++] = (ig_header){ IG_STR(IG_PUBSUB_KEY_HEADER), { ig_pubsub_key, IG_PUBSUB_KEY_LEN } };
-	d->headers[nh++] = (ig_header){ IG_STR("Ingot-Pubsub-Attempt"), { d->attempt_text, n } };
-	if (d->traceparent[0])
-		d->headers[nh++] = (ig_header){ IG_STR("traceparent"), { d->traceparent, strlen(d->traceparent) } };
-	const struct http_inproc_request req = {
-		.method = IG_STR("POST"),
-		.target = { r->target, strlen(r->target) },
-		.headers = d->headers,
-		.header_count = nh,
-		.body = m->payload,
-		.peer = IG_STR("pubsub"),
-	};
 	enum http_inproc_result result;
-	if (ig_http_inproc_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, &req, answered, d, &result) == 0)
+	if (ig_pubsub_request_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, r->target, &d->rq, (int64_t)d->attempts,
+				  (ig_str){ d->traceparent, strlen(d->traceparent) }, m->payload, answered, d, &result) == 0)
 		return;
 	if (!s.core->draining && result == HTTP_INPROC_NO_ROOM) {
-		record(d, OUT_DEAD, "the message is larger than a delivery's buffer");
+		record(d, IG_PUBSUB_OUT_DEAD, "the message is larger than a delivery's buffer");
 		return;
 	}
 	/* the core drains or is full: another process takes it now */
