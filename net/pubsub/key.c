@@ -1,6 +1,6 @@
 /* The key that proves a delivery is the consumer's own (consumer.h,
- * IG_PUBSUB_KEY_HEADER), made at the start by the NATS provider's
- * consumers (consumer.c, PostgreSQL's, makes its own). */
+ * IG_PUBSUB_KEY_HEADER), made at the start by either provider's
+ * consumers. */
 #include "consumer.h"
 
 #include <sys/random.h>
