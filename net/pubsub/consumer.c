@@ -119,16 +119,10 @@ static struct {
 	ig_arena purge_arena;
 } s;
 
-static const struct ig_pubsub_sub_stats *stats_at(size_t i, void *arg)
-{
-	(void)arg;
-	return &s.subs[i].stats;
-}
-
 static void write_metrics(struct ig_expo *e, void *arg)
 {
 	(void)arg;
-	ig_pubsub_write_delivery_metrics(e, s.table, stats_at, NULL);
+	ig_pubsub_write_delivery_metrics(e, s.table, &s.subs[0].stats, sizeof s.subs[0]);
 }
 
 static void log_db_error(const char *msg, const struct sub_run *r, const ig_pg_error *err)

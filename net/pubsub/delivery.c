@@ -51,8 +51,13 @@ int ig_pubsub_request_run(struct http_inproc *p, struct http_core *core, char *b
 	return ig_http_inproc_run(p, core, buf, cap, &req, done, arg, result);
 }
 
+static const struct ig_pubsub_sub_stats *at(const struct ig_pubsub_sub_stats *first, size_t stride, size_t i)
+{
+	return (const struct ig_pubsub_sub_stats *)((const char *)first + i * stride);
+}
+
 void ig_pubsub_write_delivery_metrics(struct ig_expo *e, const struct ig_pubsub_table *table,
-				      const struct ig_pubsub_sub_stats *(*at)(size_t i, void *arg), void *arg)
+				      const struct ig_pubsub_sub_stats *first, size_t stride)
 {
 	ig_expo_family(e, "ingot_pubsub_delivered_total", "counter",
 		       "deliveries handled by subscription and result: ack, retry (after a backoff), drop, "
@@ -62,7 +67,7 @@ void ig_pubsub_write_delivery_metrics(struct ig_expo *e, const struct ig_pubsub_
 			const char *n = table->subs[i].name;
 			const struct ig_label l[2] = { { "subscription", n, strlen(n) },
 						       { "result", outcome_names[k], strlen(outcome_names[k]) } };
-			ig_expo_sample(e, "ingot_pubsub_delivered_total", l, 2, (double)ig_counter_get(&at(i, arg)->delivered[k]));
+			ig_expo_sample(e, "ingot_pubsub_delivered_total", l, 2, (double)ig_counter_get(&at(first, stride, i)->delivered[k]));
 		}
 	ig_expo_family(e, "ingot_pubsub_handling_duration_seconds", "histogram",
 		       "from a delivery's claim (or arrival) to its handler's verdict, by subscription");
@@ -70,7 +75,7 @@ void ig_pubsub_write_delivery_metrics(struct ig_expo *e, const struct ig_pubsub_
 		const char *n = table->subs[i].name;
 		const struct ig_label l = { "subscription", n, strlen(n) };
 		struct ig_histogram sum = { 0 };
-		ig_histogram_sum_into(&sum, &at(i, arg)->duration);
+		ig_histogram_sum_into(&sum, &at(first, stride, i)->duration);
 		ig_expo_histogram(e, "ingot_pubsub_handling_duration_seconds", &l, 1, &sum, &ig_duration_bounds);
 	}
 }

@@ -40,8 +40,9 @@ int ig_pubsub_request_run(struct http_inproc *p, struct http_core *core, char *b
 			  http_inproc_done_fn *done, void *arg, enum http_inproc_result *result);
 
 /* ingot_pubsub_delivered_total and ingot_pubsub_handling_duration_seconds
- * for the table's subscriptions: at(i, arg) is subscription i's stats. */
+ * for the table's subscriptions: subscription i's stats at first, stride
+ * bytes apart (a member of each consumer's per-subscription state). */
 void ig_pubsub_write_delivery_metrics(struct ig_expo *e, const struct ig_pubsub_table *table,
-				      const struct ig_pubsub_sub_stats *(*at)(size_t i, void *arg), void *arg);
+				      const struct ig_pubsub_sub_stats *first, size_t stride);
 
 #endif

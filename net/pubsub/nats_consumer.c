@@ -59,16 +59,10 @@ static struct {
 	struct ig_metrics_source metrics;
 } s;
 
-static const struct ig_pubsub_sub_stats *stats_at(size_t i, void *arg)
-{
-	(void)arg;
-	return &s.subs[i].stats;
-}
-
 static void write_metrics(struct ig_expo *e, void *arg)
 {
 	(void)arg;
-	ig_pubsub_write_delivery_metrics(e, s.table, stats_at, NULL);
+	ig_pubsub_write_delivery_metrics(e, s.table, &s.subs[0].stats, sizeof s.subs[0]);
 }
 
 static void pull(struct nsub *r);

@@ -16,19 +16,22 @@ function natsServerBin() {
 	return bin;
 }
 
-// natsForSuite() -> { start, stopAll }: start({port, dir, monitor}) starts
+// natsForSuite() -> { start, stopAll, tempDir }: start({port, dir, monitor}) starts
 // nats-server (port and store dir fresh unless given; monitor: an HTTP
 // monitoring port too) and resolves once it is ready; stop(signal) ends it
 // and waits for its exit.
 export function natsForSuite() {
 	const servers = new Set();
 	const dirs = new Set();
+	// A directory of the suite's, removed with the servers.
+	function tempDir(prefix = 'ingot-nats-') {
+		const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+		dirs.add(d);
+		return d;
+	}
 	async function start({ port, dir, monitor = false, args = [] } = {}) {
 		port ??= await freePort();
-		if (!dir) {
-			dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-nats-'));
-			dirs.add(dir);
-		}
+		dir ??= tempDir();
 		const mport = monitor ? await freePort() : 0;
 		const child = spawn(natsServerBin(), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir,
 			...(monitor ? ['-m', String(mport)] : []), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -64,5 +67,5 @@ export function natsForSuite() {
 		for (const s of [...servers]) await s.stop();
 		for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 	}
-	return { start, stopAll };
+	return { start, stopAll, tempDir };
 }

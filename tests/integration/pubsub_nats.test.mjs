@@ -13,9 +13,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
+import { startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
 import { waitReady, pollUntil as until } from './dbservice.mjs';
+import { pubsubAppForSuite, publishEvent } from './pubsublib.mjs';
 import { natsForSuite } from './natslib.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-nats-'));
@@ -30,16 +31,7 @@ const { must } = commandRunner({ timeoutMs: 240000 });
 const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
 const T = { timeout: 300000, ...SKIP };
 
-let appBin = null;
-async function pubsubApp() {
-	if (appBin)
-		return appBin;
-	const dir = path.join(tmp, 'pubsub');
-	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'pubsub'), dir, { recursive: true, filter: (src) => path.basename(src) !== 'build' });
-	await must('make', ['--no-print-directory', '-C', dir], { env: { ...process.env, INGOT_ROOT: ROOT } });
-	appBin = path.join(dir, 'build', 'bin', 'pubsub');
-	return appBin;
-}
+const pubsubApp = pubsubAppForSuite(tmp);
 
 // A broker, a migrated database (the runs table) and n processes of the app.
 async function cluster(n) {
@@ -60,14 +52,8 @@ async function start(bin, pg, broker) {
 	return srv;
 }
 
-async function publishStatus(srv, topic, n) {
-	const r = await curlResponse(srv.port, `/publish/${topic}`,
-		['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', JSON.stringify({ n })]);
-	return r;
-}
-
 async function publish(srv, topic, n) {
-	const r = await publishStatus(srv, topic, n);
+	const r = await publishEvent(srv, topic, n);
 	assert.equal(r.status, 204, r.text);
 }
 
@@ -134,7 +120,7 @@ test('the broker stopped mid-run: publish answers an error; after its restart no
 		for (let i = 0; i < 5; i++)
 			await publish(procs[0], 'events', i);
 		await broker.stop();
-		const down = await publishStatus(procs[0], 'events', 100);
+		const down = await publishEvent(procs[0], 'events', 100);
 		assert.equal(down.status, 500, 'the publish failed, not lost silently');
 		// not ready while the broker is away
 		await until(async () => (await curlResponse(procs[0].port, '/readyz')).status === 503, '/readyz 503');
