@@ -15,7 +15,7 @@ import path from 'node:path';
 import { startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
 import { waitReady, pollUntil as until } from './dbservice.mjs';
-import { pubsubAppForSuite, publishEvent } from './pubsublib.mjs';
+import { pubsubAppForSuite, publish, q } from './pubsublib.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-'));
 const newPostgres = postgresForSuite();
@@ -45,13 +45,6 @@ async function start(bin, pg) {
 	await waitReady(srv);
 	return srv;
 }
-
-async function publish(srv, topic, n) {
-	const r = await publishEvent(srv, topic, n);
-	assert.equal(r.status, 204, r.text);
-}
-
-const q = async (pg, sql) => (await pg.psql(sql)).trim();
 
 test('three processes: each message handled once per subscription, and both subscriptions of a topic get every message', T, async () => {
 	const { pg, procs } = await cluster(3);

@@ -1,5 +1,6 @@
 // The pubsub test app (tests/apps/pubsub) for the Pub/Sub suites: built
 // out of the tree once per suite, and its publish route.
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT, curlResponse, commandRunner } from './lib.mjs';
@@ -25,3 +26,12 @@ export function publishEvent(srv, topic, n) {
 	return curlResponse(srv.port, `/publish/${topic}`,
 		['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', JSON.stringify({ n })]);
 }
+
+// The same, answered 204 (stored by the provider).
+export async function publish(srv, topic, n) {
+	const r = await publishEvent(srv, topic, n);
+	assert.equal(r.status, 204, r.text);
+}
+
+// psql's answer, trimmed.
+export const q = async (pg, sql) => (await pg.psql(sql)).trim();
