@@ -4,7 +4,8 @@
  * stream's PubAck, the publisher's traceparent in the message's headers.
  * It cannot join a PostgreSQL transaction: a publish inside one is an
  * error (IG_PUBSUB_IN_TRANSACTION), never a message sent early. Core 0's
- * client also carries the consumers (nats_consumer.c) and readiness. */
+ * client also carries the consumers (nats_consumer.c), cron's claims
+ * (nats_cron.c) and readiness. */
 #include "nats_provider.h"
 #include "provider.h"
 #include "pubsub_metrics.h"
@@ -31,6 +32,7 @@ struct core_client {
 static struct {
 	const struct ig_pubsub_table *table;
 	int backend; /* readiness's "nats", id + 1 */
+	bool cron;   /* cron's ticks are claimed here too (nats_cron.c) */
 	struct core_client cores[IG_MAX_CORES];
 } s;
 
@@ -90,6 +92,12 @@ static void up(void *arg, struct ig_nats *nc)
 		else
 			c->streams_ok = false;
 	}
+	if (s.cron && c->loop->core == 0) {
+		if (ig_pubsub_nats_cron_bucket(nc, stream_made, c) == IG_NATS_OK)
+			c->ensuring++;
+		else
+			c->streams_ok = false;
+	}
 	const struct ig_js_result none = { .err = IG_NATS_OK };
 	stream_made(c, &none);
 }
@@ -117,6 +125,7 @@ static bool nats_prepare(const struct ig_pubsub_table *table)
 	s.table = table;
 	int id = ig_backend_register("nats");
 	s.backend = id + 1;
+	s.cron = ig_pubsub_nats_cron_prepare();
 	(void)ig_pubsub_nats_consumers_prepare(table);
 	return true; /* every core publishes on a client of its own */
 }

@@ -29,4 +29,14 @@ bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table);
 void ig_pubsub_nats_consumers_up(struct ig_nats *nc, struct ig_loop *loop);
 void ig_pubsub_nats_consumers_down(void);
 
+/* Cron's claims (nats_cron.c) in the KV bucket IG_NATS_CRON_BUCKET:
+ * prepare, on the main thread before cron's, makes them cron's claimer
+ * when the document has jobs (false otherwise); bucket makes sure of the
+ * bucket's stream on core 0's client, each time it comes up. */
+#define IG_NATS_CRON_BUCKET "ingot-cron"
+bool ig_pubsub_nats_cron_prepare(void);
+struct ig_js_result;
+enum ig_nats_error ig_pubsub_nats_cron_bucket(struct ig_nats *nc, void (*done)(void *arg, const struct ig_js_result *r),
+					      void *arg);
+
 #endif

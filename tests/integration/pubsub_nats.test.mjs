@@ -7,7 +7,9 @@
 // the dead-letter topic's stream); a process killed mid-handler leaves the
 // message to be redelivered after the ack deadline; a broker stopped
 // mid-run makes publish answer an error, and after its restart nothing
-// acknowledged is lost and delivery resumes.
+// acknowledged is lost and delivery resumes. And cron's ticks claimed in
+// NATS's KV bucket: three replicas of the reference service run each tick
+// once.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -15,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
-import { waitReady, pollUntil as until } from './dbservice.mjs';
+import { migrate, waitReady, pollUntil as until } from './dbservice.mjs';
 import { pubsubAppForSuite, publishEvent, publish, q } from './pubsublib.mjs';
 import { natsForSuite } from './natslib.mjs';
 
@@ -128,4 +130,29 @@ test('the broker stopped mid-run: publish answers an error; after its restart no
 		await procs[0].stop();
 		await again?.stop();
 	}
+});
+
+test('cron on NATS: three replicas of the reference service run each heartbeat tick once, claimed in the KV bucket', { timeout: 120000 }, async () => {
+	const pg = await newPostgres();
+	const m = await migrate(pg.url);
+	assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
+	const broker = await nats.start({ monitor: true });
+	const env = { DATABASE_URL: pg.url, INGOT_PUBSUB_URL: broker.url, HEARTBEAT_CRON: '1', INGOT_ADMIN_PORT: '-1' };
+	const replicas = await Promise.all([0, 1, 2].map(() => startServer(env)));
+	try {
+		await Promise.all(replicas.map((srv) => waitReady(srv)));
+		await until(async () => {
+			const r = await curlResponse(replicas[0].port, '/cron/heartbeat');
+			return r.status === 200 && r.json().ticks >= 10;
+		}, 'ten heartbeat ticks');
+	} finally {
+		await Promise.all(replicas.map((srv) => srv.stop()));
+	}
+	const [rows, ticks] = (await q(pg, 'SELECT count(*), count(DISTINCT tick) FROM heartbeat;')).split('|').map(Number);
+	assert.ok(rows >= 10, `rows ${rows}`);
+	assert.equal(rows, ticks, 'a tick ran twice');
+	assert.equal(await q(pg, 'SELECT count(*) FROM ingot_cron_claims;'), '0', 'no claim in PostgreSQL');
+	// a key per claimed tick: at least one per run tick
+	const kv = await broker.stream('KV_ingot-cron');
+	assert.ok(kv && kv.messages >= rows, `the bucket's keys (${kv?.messages}) cover the ${rows} ticks run`);
 });
