@@ -21,6 +21,10 @@
 
 /* A delivery's request: the message's JSON and a head (as consumer.c). */
 #define DELIVERY_BUF (256 * 1024)
+/* A consumer not made, or a pull that ended without an answer (a
+   cluster's leader moving, a timeout) with the connection still up, is
+   tried again this much later. */
+#define RETRY_MS 1000
 /* How long the server holds a pull that found nothing. */
 #define PULL_EXPIRES_NS (5LL * 1000 * 1000 * 1000)
 #define REPLY_MAX 256
@@ -47,7 +51,7 @@ struct nsub {
 	char target[128], stream[IG_NATS_NAME_MAX];
 	struct delivery *slots;
 	uint32_t running;
-	bool ready, pulling; /* its consumer made; a pull in flight */
+	bool ready, pulling, making; /* its consumer made; a pull in flight; its create in flight */
 	struct ig_pubsub_sub_stats stats;
 };
 
@@ -56,8 +60,15 @@ static struct {
 	struct nsub *subs;
 	struct ig_nats *nc;
 	struct http_core *core;
+	struct ig_timer retry;
 	struct ig_metrics_source metrics;
 } s;
+
+static void retry_later(void)
+{
+	if (s.core && !ig_timer_armed(&s.retry))
+		ig_timer_set(&s.core->loop.timers, &s.retry, ig_monotonic_us() / 1000 + RETRY_MS);
+}
 
 static void write_metrics(struct ig_expo *e, void *arg)
 {
@@ -253,12 +264,17 @@ static void on_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_me
 static void on_end(void *arg, enum ig_nats_error err, int status, uint32_t received)
 {
 	struct nsub *r = arg;
-	(void)status;
 	(void)received;
 	r->pulling = false;
-	if (err == IG_NATS_OK)
+	if (err == IG_NATS_OK && status == 409) {
+		/* the server ended it (the consumer deleted, its leader moved):
+		   made again, then pulled, a little later */
+		r->ready = false;
+		retry_later();
+	} else if (err == IG_NATS_OK)
 		pull(r);
-	/* else the connection is lost: its up starts pulling again */
+	else if (s.nc && ig_nats_connected(s.nc))
+		retry_later(); /* else the connection's up starts pulling again */
 }
 
 static void pull(struct nsub *r)
@@ -278,6 +294,7 @@ static void pull(struct nsub *r)
 static void consumer_made(void *arg, const struct ig_js_result *res)
 {
 	struct nsub *r = arg;
+	r->making = false;
 	if (res->err != IG_NATS_OK) {
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub: the NATS consumer could not be made")) {
@@ -287,10 +304,41 @@ static void consumer_made(void *arg, const struct ig_js_result *res)
 				ig_log_str(&l, "description", res->description.ptr, res->description.len);
 			ig_log_end(&l);
 		}
-		return; /* tried again at the next connection */
+		retry_later();
+		return;
 	}
 	r->ready = true;
 	pull(r);
+}
+
+/* Each subscription's durable consumer, where not made (or in the
+ * making); create answers the same config again with success. */
+static void make_consumers(void)
+{
+	for (size_t i = 0; i < s.table->nsubs; i++) {
+		struct nsub *r = &s.subs[i];
+		if (!r->slots || r->ready || r->making)
+			continue;
+		const char *name = r->sub->name;
+		const struct ig_js_consumer_config c = {
+			.stream = { r->stream, strlen(r->stream) },
+			.durable = { name, strlen(name) },
+			.ack_wait_ns = (int64_t)r->sub->ack_deadline_us * 1000,
+			.max_deliver = r->sub->max_attempts,
+			.max_ack_pending = (int64_t)r->sub->max_concurrency * 64,
+		};
+		r->making = ig_js_consumer_create(s.nc, &c, 5000, consumer_made, r) == IG_NATS_OK;
+	}
+}
+
+static void on_retry(struct ig_timer *t)
+{
+	(void)t;
+	if (!s.nc || !ig_nats_connected(s.nc) || s.core->draining)
+		return;
+	make_consumers();
+	for (size_t i = 0; i < s.table->nsubs; i++)
+		pull(&s.subs[i]);
 }
 
 bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table)
@@ -330,21 +378,8 @@ void ig_pubsub_nats_consumers_up(struct ig_nats *nc, struct ig_loop *loop)
 		}
 	}
 	s.nc = nc;
-	for (size_t i = 0; i < s.table->nsubs; i++) {
-		struct nsub *r = &s.subs[i];
-		if (!r->slots)
-			continue;
-		const char *name = r->sub->name;
-		const struct ig_js_consumer_config c = {
-			.stream = { r->stream, strlen(r->stream) },
-			.durable = { name, strlen(name) },
-			.ack_wait_ns = (int64_t)r->sub->ack_deadline_us * 1000,
-			.max_deliver = r->sub->max_attempts,
-			.max_ack_pending = (int64_t)r->sub->max_concurrency * 64,
-		};
-		if (ig_js_consumer_create(nc, &c, 5000, consumer_made, r) != IG_NATS_OK)
-			r->ready = false;
-	}
+	s.retry.fn = on_retry;
+	make_consumers();
 }
 
 void ig_pubsub_nats_consumers_down(void)
@@ -354,5 +389,6 @@ void ig_pubsub_nats_consumers_down(void)
 	for (size_t i = 0; i < s.table->nsubs; i++) {
 		s.subs[i].ready = false;
 		s.subs[i].pulling = false;
+		s.subs[i].making = false;
 	}
 }

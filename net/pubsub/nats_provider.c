@@ -10,6 +10,7 @@
 #include "provider.h"
 #include "pubsub_metrics.h"
 #include "kernel/process/cores.h"
+#include "kernel/runtime/clock.h"
 #include "kernel/runtime/loop.h"
 #include "net/http/wait.h"
 #include "net/nats/js.h"
@@ -21,8 +22,12 @@
 bool ig_pg_transaction_open(ig_ctx *ctx) __attribute__((weak));
 
 #define API_TIMEOUT_MS 5000
+/* A stream not made (JetStream not ready yet: a cluster electing its
+   leader, a server still starting) is tried again this much later. */
+#define ENSURE_RETRY_MS 1000
 
 struct core_client {
+	struct ig_timer retry; /* first: the timer's callback finds its client */
 	struct ig_nats *nc;
 	struct ig_loop *loop;
 	uint32_t ensuring;  /* stream creates in flight */
@@ -70,15 +75,18 @@ static void stream_made(void *arg, const struct ig_js_result *r)
 		log_nats(IG_LOG_ERROR, "pub/sub: a NATS stream could not be made", NULL, r);
 		c->streams_ok = false;
 	}
-	if (--c->ensuring || !c->streams_ok)
+	if (--c->ensuring)
 		return;
+	if (!c->streams_ok) {
+		ig_timer_set(&c->loop->timers, &c->retry, ig_monotonic_us() / 1000 + ENSURE_RETRY_MS);
+		return;
+	}
 	if (c->loop->core == 0)
 		ig_pubsub_nats_consumers_up(c->nc, c->loop);
 }
 
-static void up(void *arg, struct ig_nats *nc)
+static void ensure(struct core_client *c, struct ig_nats *nc)
 {
-	struct core_client *c = arg;
 	c->streams_ok = true;
 	c->ensuring = 1; /* until every create is sent */
 	for (size_t i = 0; i < s.table->ntopics; i++) {
@@ -86,7 +94,8 @@ static void up(void *arg, struct ig_nats *nc)
 		ig_pubsub_nats_name(name, IG_NATS_STREAM, s.table->topics[i].name);
 		ig_pubsub_nats_name(subject, IG_NATS_SUBJECT, s.table->topics[i].name);
 		const ig_str subjects[1] = { { subject, strlen(subject) } };
-		const struct ig_js_stream_config cfg = { .name = { name, strlen(name) }, .subjects = subjects, .nsubjects = 1 };
+		const struct ig_js_stream_config cfg = { .name = { name, strlen(name) }, .subjects = subjects, .nsubjects = 1,
+							 .replicas = ig_pubsub_config.nats_replicas };
 		if (ig_js_stream_create(nc, &cfg, API_TIMEOUT_MS, stream_made, c) == IG_NATS_OK)
 			c->ensuring++;
 		else
@@ -102,11 +111,26 @@ static void up(void *arg, struct ig_nats *nc)
 	stream_made(c, &none);
 }
 
+static void retry_ensure(struct ig_timer *t)
+{
+	struct core_client *c = (struct core_client *)t;
+	if (c->nc && ig_nats_connected(c->nc) && !c->ensuring)
+		ensure(c, c->nc);
+}
+
+static void up(void *arg, struct ig_nats *nc)
+{
+	struct core_client *c = arg;
+	if (!c->ensuring)
+		ensure(c, nc);
+}
+
 static void down(void *arg, struct ig_nats *nc, enum ig_nats_error kind, const char *why)
 {
 	struct core_client *c = arg;
 	(void)nc;
 	c->streams_ok = false;
+	ig_timer_cancel(&c->loop->timers, &c->retry);
 	if (c->loop->core == 0)
 		ig_pubsub_nats_consumers_down();
 	struct ig_logline l;
@@ -137,6 +161,7 @@ static void nats_core_start(struct ig_loop *loop, int core_count)
 		return;
 	struct core_client *c = &s.cores[loop->core];
 	c->loop = loop;
+	c->retry.fn = retry_ensure;
 	/* Core 0's connection alone stands for readiness: one backend, one
 	   state. */
 	const struct ig_nats_options o = { .url = ig_pubsub_config.url, .name = "ingot-pubsub",

@@ -16,7 +16,7 @@ function natsServerBin() {
 	return bin;
 }
 
-// natsForSuite() -> { start, stopAll, tempDir }: start({port, dir, monitor}) starts
+// natsForSuite() -> { start, startCluster, stopAll, tempDir }: start({port, dir, monitor}) starts
 // nats-server (port and store dir fresh unless given; monitor: an HTTP
 // monitoring port too) and resolves once it is ready; stop(signal) ends it
 // and waits for its exit.
@@ -50,22 +50,34 @@ export function natsForSuite() {
 				process.kill(child.pid, signal);
 				await exited;
 			},
-			// The JetStream state of stream name ({messages, ...}), from the monitoring port.
+			// The JetStream state of stream name ({messages, ...} and its
+			// config's replicas), from the monitoring port; null when none.
 			async stream(name) {
-				const r = await fetch(`http://127.0.0.1:${mport}/jsz?streams=true`);
+				const r = await fetch(`http://127.0.0.1:${mport}/jsz?streams=true&config=true`);
 				const j = await r.json();
 				for (const acc of j.account_details ?? [])
 					for (const st of acc.stream_detail ?? [])
-						if (st.name === name) return st.state;
+						if (st.name === name) return { ...st.state, replicas: st.config?.num_replicas };
 				return null;
 			},
 		};
 		servers.add(srv);
 		return srv;
 	}
+	// n servers in one JetStream cluster on loopback (routes between them);
+	// url: the list of their client URLs.
+	async function startCluster(n, { monitor = false } = {}) {
+		const routes = [];
+		for (let i = 0; i < n; i++) routes.push(await freePort());
+		const nodes = [];
+		for (let i = 0; i < n; i++)
+			nodes.push(await start({ monitor, args: ['-n', `node${i}`, '--cluster_name', 'ingot', '--cluster', `nats://127.0.0.1:${routes[i]}`,
+				'--routes', routes.filter((_, k) => k !== i).map((p) => `nats://127.0.0.1:${p}`).join(',')] }));
+		return { nodes, url: nodes.map((s) => s.url).join(',') };
+	}
 	async function stopAll() {
 		for (const s of [...servers]) await s.stop();
 		for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 	}
-	return { start, stopAll, tempDir };
+	return { start, startCluster, stopAll, tempDir };
 }

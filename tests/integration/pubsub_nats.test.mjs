@@ -9,7 +9,8 @@
 // mid-run makes publish answer an error, and after its restart nothing
 // acknowledged is lost and delivery resumes. And cron's ticks claimed in
 // NATS's KV bucket: three replicas of the reference service run each tick
-// once.
+// once. And a three-node cluster (streams replicated on all three) loses
+// no acknowledged message when a node is killed mid-run.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -155,4 +156,37 @@ test('cron on NATS: three replicas of the reference service run each heartbeat t
 	// a key per claimed tick: at least one per run tick
 	const kv = await broker.stream('KV_ingot-cron');
 	assert.ok(kv && kv.messages >= rows, `the bucket's keys (${kv?.messages}) cover the ${rows} ticks run`);
+});
+
+test('a three-node JetStream cluster, the streams on all three: one node killed (SIGKILL) mid-run, no acknowledged message lost', T, async () => {
+	const bin = await pubsubApp();
+	const pg = await newPostgres();
+	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const cluster3 = await nats.startCluster(3, { monitor: true });
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: cluster3.url, INGOT_PUBSUB_NATS_REPLICAS: '3',
+		INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1' }, { command: bin });
+	const acked = new Set();
+	// Each message published until the cluster acknowledges it (a publish
+	// may fail while the cluster elects its leaders, or after the kill).
+	const publishAcked = async (n) => {
+		await until(async () => (await publishEvent(srv, 'events', n)).status === 204, `message ${n} acknowledged`);
+		acked.add(n);
+	};
+	try {
+		await waitReady(srv);
+		for (let n = 0; n < 10; n++)
+			await publishAcked(n);
+		assert.equal((await cluster3.nodes[1].stream('pubsub-events'))?.replicas, 3, 'the topic\'s stream on the three nodes');
+		// the first server of the list: the one the service is connected to
+		await cluster3.nodes[0].stop('SIGKILL');
+		for (let n = 10; n < 20; n++)
+			await publishAcked(n);
+		await until(async () => await q(pg, "SELECT count(DISTINCT n) FROM runs WHERE sub = 'first';") === String(acked.size),
+			'every acknowledged message handled');
+		const handled = new Set((await q(pg, "SELECT DISTINCT n FROM runs WHERE sub = 'first';")).split('\n').map(Number));
+		for (const n of acked)
+			assert.ok(handled.has(n), `message ${n} handled`);
+	} finally {
+		await srv.stop();
+	}
 });
