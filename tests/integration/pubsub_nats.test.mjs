@@ -9,7 +9,8 @@
 // mid-run makes publish answer an error, and after its restart nothing
 // acknowledged is lost and delivery resumes. And cron's ticks claimed in
 // NATS's KV bucket: three replicas of the reference service run each tick
-// once. And a three-node cluster (streams replicated on all three) loses
+// once; a publish inside a transaction (the reference service's POST
+// /posts) is refused. And a three-node cluster (streams replicated on all three) loses
 // no acknowledged message when a node is killed mid-run.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -186,6 +187,26 @@ test('a three-node JetStream cluster, the streams on all three: one node killed 
 		const handled = new Set((await q(pg, "SELECT DISTINCT n FROM runs WHERE sub = 'first';")).split('\n').map(Number));
 		for (const n of acked)
 			assert.ok(handled.has(n), `message ${n} handled`);
+	} finally {
+		await srv.stop();
+	}
+});
+
+test('a publish inside a transaction with the NATS provider is refused: the reference service\'s POST /posts answers 503 and stores nothing', { timeout: 120000 }, async () => {
+	const pg = await newPostgres();
+	const m = await migrate(pg.url);
+	assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
+	const broker = await nats.start({ monitor: true });
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: broker.url, INGOT_ADMIN_PORT: '-1' });
+	try {
+		await waitReady(srv);
+		// the topic's stream is made as the client connects
+		await until(async () => (await broker.stream('pubsub-post-created')) !== null, 'the stream made');
+		const r = await curlResponse(srv.port, '/posts', ['-X', 'POST', '-H', 'Content-Type: application/json',
+			'--data-binary', JSON.stringify({ title: 'in a transaction', body: 'one two three', likes: 0 })]);
+		assert.equal(r.status, 503, r.text);
+		assert.equal(await q(pg, 'SELECT count(*) FROM posts;'), '0', 'the transaction rolled back');
+		assert.equal((await broker.stream('pubsub-post-created')).messages, 0, 'nothing sent');
 	} finally {
 		await srv.stop();
 	}
