@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
+import { startServer, curlResponse, cleanup, commandRunner, adminAddr, scrapeSamples } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
 import { migrate, waitReady, pollUntil as until } from './dbservice.mjs';
 import { pubsubAppForSuite, publishEvent, publish, q } from './pubsublib.mjs';
@@ -51,7 +51,7 @@ async function cluster(n) {
 
 async function start(bin, pg, broker) {
 	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: broker.url, INGOT_THREADS: '1',
-		INGOT_ADMIN_PORT: '-1' }, { command: bin });
+		INGOT_ADMIN_PORT: '0' }, { command: bin });
 	await waitReady(srv);
 	return srv;
 }
@@ -89,6 +89,16 @@ test('a handler that always fails: retried, then dead-lettered after maxAttempts
 		assert.equal(dead.subscription, 'flaky');
 		assert.equal(dead.attempts, 3);
 		assert.equal(dead.reason, 'max attempts reached');
+		// the metrics PostgreSQL's consumers keep, from NATS's
+		const admin = await adminAddr(procs[0]);
+		// counted once the dead letter's PubAck is in, just after the stream has it
+		const samples = await until(async () => {
+			const m = await scrapeSamples(admin);
+			return m.get('ingot_pubsub_delivered_total{subscription="flaky",result="dead"}') === 1 && m;
+		}, 'the dead delivery counted');
+		assert.equal(samples.get('ingot_pubsub_delivered_total{subscription="flaky",result="retry"}'), 2);
+		assert.equal(samples.get('ingot_pubsub_handling_duration_seconds_count{subscription="flaky"}'), 3);
+		assert.equal(samples.get('ingot_pubsub_published_total{topic="failing"}'), 1);
 	} finally {
 		await procs[0].stop();
 	}
