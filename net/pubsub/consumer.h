@@ -1,9 +1,10 @@
-/* Pub/Sub's consumers on PostgreSQL, as the start and the generated
+/* Pub/Sub's consumers, as the providers (provider.h) and the generated
  * router reach them: core 0 of each process whose document declares
- * subscriptions claims deliveries and runs each one as an in-process
- * request (net/http/inproc.h) to POST /_ingot/pubsub/<subscription>, which
- * ig_pubsub_serve answers by running the subscription's handler on a
- * handler coroutine. */
+ * subscriptions takes deliveries (PostgreSQL's claims in consumer.c,
+ * NATS's pulls in nats_consumer.c) and runs each one as an in-process
+ * request (net/http/inproc.h, delivery.h) to POST
+ * /_ingot/pubsub/<subscription>, which ig_pubsub_serve answers by running
+ * the subscription's handler on a handler coroutine. */
 #ifndef NET_PUBSUB_CONSUMER_H
 #define NET_PUBSUB_CONSUMER_H
 
@@ -45,6 +46,8 @@ struct ig_pubsub_config {
 extern struct ig_pubsub_config ig_pubsub_config;
 extern const struct ig_settings ig_pubsub_settings;
 
+/* PostgreSQL's consumers (consumer.c), which its provider starts; and
+ * the shape of the start's entry points (provider.c). */
 struct ig_pubsub_consumer_ops {
 	/* On the main thread after the app's init, outside Lambda, with a
 	   database configured: returns whether core_start must run (false
