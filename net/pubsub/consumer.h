@@ -36,11 +36,9 @@ extern char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
  * gave no randomness. */
 bool ig_pubsub_make_key(void);
 
-/* INGOT_PUBSUB_URL, INGOT_PUBSUB_NATS_REPLICAS and INGOT_PUBSUB_CONSUME
- * (pubsub_settings.c). */
+/* INGOT_PUBSUB_URL and INGOT_PUBSUB_CONSUME (pubsub_settings.c). */
 struct ig_pubsub_config {
 	const char *url; /* the provider (provider.h): "" or "postgres", or NATS's URL */
-	uint32_t nats_replicas; /* NATS: the streams' replicas (a cluster's servers holding each) */
 	bool consume;    /* false: a process that publishes only */
 };
 extern struct ig_pubsub_config ig_pubsub_config;

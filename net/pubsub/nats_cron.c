@@ -5,7 +5,6 @@
  * err_code 10071, once the key exists). The bucket's MaxAge (a day) bounds
  * the claims' life: nats-server 2.9 has no per-key TTL. On core 0's
  * client. */
-#include "consumer.h"
 #include "nats_provider.h"
 #include "net/cron/jobs.h"
 #include "net/nats/js.h"
@@ -88,13 +87,13 @@ bool ig_pubsub_nats_cron_prepare(void)
 	return true;
 }
 
-enum ig_nats_error ig_pubsub_nats_cron_bucket(struct ig_nats *nc, ig_js_done_fn *done, void *arg)
+enum ig_nats_error ig_pubsub_nats_cron_bucket(struct ig_nats *nc, uint32_t replicas, ig_js_done_fn *done, void *arg)
 {
 	claim_nc = nc;
 	static const ig_str subjects[1] = { IG_STR_INIT(BUCKET_SUBJECT ">") };
 	const struct ig_js_stream_config cfg = {
 		.name = IG_STR(BUCKET_STREAM), .subjects = subjects, .nsubjects = 1, .max_age_ns = MAX_AGE_NS,
-		.replicas = ig_pubsub_config.nats_replicas,
+		.replicas = replicas,
 	};
 	return ig_js_stream_create(nc, &cfg, 5000, done, arg);
 }

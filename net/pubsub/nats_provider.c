@@ -25,6 +25,9 @@ bool ig_pg_transaction_open(ig_ctx *ctx) __attribute__((weak));
 /* A stream not made (JetStream not ready yet: a cluster electing its
    leader, a server still starting) is tried again this much later. */
 #define ENSURE_RETRY_MS 1000
+/* A stream's copies on a cluster: JetStream's usual (and a majority
+   survives one server's loss). */
+#define MAX_REPLICAS 3
 
 struct core_client {
 	struct ig_timer retry; /* first: the timer's callback finds its client */
@@ -37,6 +40,7 @@ struct core_client {
 static struct {
 	const struct ig_pubsub_table *table;
 	int backend; /* readiness's "nats", id + 1 */
+	uint32_t replicas; /* the streams': the URL's servers, at most MAX_REPLICAS */
 	bool cron;   /* cron's ticks are claimed here too (nats_cron.c) */
 	struct core_client cores[IG_MAX_CORES];
 } s;
@@ -95,14 +99,14 @@ static void ensure(struct core_client *c, struct ig_nats *nc)
 		ig_pubsub_nats_name(subject, IG_NATS_SUBJECT, s.table->topics[i].name);
 		const ig_str subjects[1] = { { subject, strlen(subject) } };
 		const struct ig_js_stream_config cfg = { .name = { name, strlen(name) }, .subjects = subjects, .nsubjects = 1,
-							 .replicas = ig_pubsub_config.nats_replicas };
+							 .replicas = s.replicas };
 		if (ig_js_stream_create(nc, &cfg, API_TIMEOUT_MS, stream_made, c) == IG_NATS_OK)
 			c->ensuring++;
 		else
 			c->streams_ok = false;
 	}
 	if (s.cron && c->loop->core == 0) {
-		if (ig_pubsub_nats_cron_bucket(nc, stream_made, c) == IG_NATS_OK)
+		if (ig_pubsub_nats_cron_bucket(nc, s.replicas, stream_made, c) == IG_NATS_OK)
 			c->ensuring++;
 		else
 			c->streams_ok = false;
@@ -149,6 +153,10 @@ static bool nats_prepare(const struct ig_pubsub_table *table)
 	s.table = table;
 	int id = ig_backend_register("nats");
 	s.backend = id + 1;
+	/* A list of servers is a cluster's: each stream on as many of them. */
+	s.replicas = 1;
+	for (const char *u = ig_pubsub_config.url; *u; u++)
+		s.replicas += *u == ',' && s.replicas < MAX_REPLICAS;
 	s.cron = ig_pubsub_nats_cron_prepare();
 	(void)ig_pubsub_nats_consumers_prepare(table);
 	return true; /* every core publishes on a client of its own */

@@ -9,6 +9,7 @@
 #include "topics.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct ig_nats;
 struct ig_loop;
@@ -36,7 +37,7 @@ void ig_pubsub_nats_consumers_down(void);
 #define IG_NATS_CRON_BUCKET "ingot-cron"
 bool ig_pubsub_nats_cron_prepare(void);
 struct ig_js_result;
-enum ig_nats_error ig_pubsub_nats_cron_bucket(struct ig_nats *nc, void (*done)(void *arg, const struct ig_js_result *r),
-					      void *arg);
+enum ig_nats_error ig_pubsub_nats_cron_bucket(struct ig_nats *nc, uint32_t replicas,
+					      void (*done)(void *arg, const struct ig_js_result *r), void *arg);
 
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 
 struct ig_pubsub_config ig_pubsub_config;
-static const struct ig_pubsub_config pubsub_defaults = { .url = "", .nats_replicas = 1, .consume = true };
+static const struct ig_pubsub_config pubsub_defaults = { .url = "", .consume = true };
 
 /* A provider this binary knows, else the start stops (exit 2): a typo must
  * not fall back to PostgreSQL silently. The NATS URL's own parse runs when
@@ -27,10 +27,7 @@ static const struct ig_option pubsub_rows[] = {
 	{ "INGOT_PUBSUB_URL", IG_OPT_SECRET, &ig_pubsub_config.url, 0, 0,
 	  IG_HELP("the Pub/Sub provider: postgres (or not set: PostgreSQL, with DATABASE_URL), or NATS JetStream "
 		  "at nats://[token@|user:password@]host[:port] (tls:// to require TLS; a comma-separated list for "
-		  "a cluster)") },
-	{ "INGOT_PUBSUB_NATS_REPLICAS", IG_OPT_U32, &ig_pubsub_config.nats_replicas, 1, 5,
-	  IG_HELP("with NATS: the servers of a JetStream cluster that hold each stream the runtime makes (its "
-		  "topics', cron's claims); a stream already there keeps its own") },
+		  "a cluster's servers: the streams are then replicated on that many, at most 3)") },
 	{ "INGOT_PUBSUB_CONSUME", IG_OPT_BOOL, &ig_pubsub_config.consume, 0, 1,
 	  IG_HELP("run this process's Pub/Sub consumers (the subscriptions' handlers) when a provider is "
 		  "configured; false: it publishes only") },

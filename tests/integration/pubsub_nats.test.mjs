@@ -169,12 +169,12 @@ test('cron on NATS: three replicas of the reference service run each heartbeat t
 	assert.ok(kv && kv.messages >= rows, `the bucket's keys (${kv?.messages}) cover the ${rows} ticks run`);
 });
 
-test('a three-node JetStream cluster, the streams on all three: one node killed (SIGKILL) mid-run, no acknowledged message lost', T, async () => {
+test('a three-node JetStream cluster (INGOT_PUBSUB_URL lists its servers), the streams on all three: one node killed (SIGKILL) mid-run, no acknowledged message lost', T, async () => {
 	const bin = await pubsubApp();
 	const pg = await newPostgres();
 	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
 	const cluster3 = await nats.startCluster(3, { monitor: true });
-	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: cluster3.url, INGOT_PUBSUB_NATS_REPLICAS: '3',
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: cluster3.url,
 		INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1' }, { command: bin });
 	const acked = new Set();
 	// Each message published until the cluster acknowledges it (a publish
