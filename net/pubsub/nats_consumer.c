@@ -1,8 +1,10 @@
 /* Pub/Sub's consumers on NATS JetStream, on core 0's loop (as consumer.c
  * on PostgreSQL): a durable pull consumer per subscription (explicit ack,
- * AckWait the ack deadline, MaxDeliver maxAttempts), pulled while the
- * subscription has free slots; each message runs as the same in-process
- * request to POST /_ingot/pubsub/<subscription> (serve.c runs the typed
+ * AckWait the ack deadline, MaxDeliver maxAttempts + 1: that last delivery
+ * only dead-letters, when the last attempt's process died or its dead
+ * letter was not stored), pulled while the subscription has free slots;
+ * each message runs as the same in-process request to POST
+ * /_ingot/pubsub/<subscription> (delivery.h; serve.c runs the typed
  * handler) and its verdict goes back: +ACK, -NAK with the backoff, +TERM,
  * or, at maxAttempts or for a message that breaks the schema, a copy on
  * the dead-letter topic's stream (the reason in its headers), then +TERM.
@@ -109,15 +111,17 @@ static void dead_stored(void *arg, const struct ig_js_result *r)
 {
 	struct delivery *d = arg;
 	if (r->err != IG_NATS_OK) {
-		/* Not stored: left to AckWait, which delivers it again while
-		   attempts remain (a process killed at the last one loses it). */
+		/* Not stored: delivered again after the backoff, the last time
+		   only to be dead-lettered (MaxDeliver is maxAttempts + 1). */
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub dead letter not stored")) {
 			ig_log_cstr(&l, "subscription", d->sub->sub->name);
 			ig_log_cstr(&l, "error", ig_nats_error_name(r->err));
 			ig_log_end(&l);
 		}
-		sent(ig_js_nak(s.nc, reply_of(d), 0), d, "pub/sub: NATS nak not sent");
+		const struct ig_pubsub_subscription *sub = d->sub->sub;
+		sent(ig_js_nak(s.nc, reply_of(d), (int64_t)ig_pubsub_backoff_us(sub, d->attempts) * 1000), d,
+		     "pub/sub: NATS nak not sent");
 		freed(d, IG_PUBSUB_OUT_RETRY);
 		return;
 	}
@@ -142,12 +146,14 @@ static void dead(struct delivery *d, const char *why)
 		return;
 	}
 	/* The message as it was, its trace, and why it was given up on, in
-	   the headers (the attributes of PostgreSQL's dead letters). */
+	   the headers (the attributes of PostgreSQL's dead letters). The
+	   delivery kept for dead-lettering (below) counts no attempt. */
+	uint64_t attempts = d->attempts > sub->max_attempts ? sub->max_attempts : d->attempts;
 	char headers[512], subject[IG_NATS_NAME_MAX];
 	int n = snprintf(headers, sizeof headers,
 			 "NATS/1.0\r\n%s%s%sreason: %s\r\nsubscription: %s\r\nmessage_id: %llu\r\nattempts: %llu\r\n\r\n",
 			 d->traceparent[0] ? "traceparent: " : "", d->traceparent, d->traceparent[0] ? "\r\n" : "", why,
-			 sub->name, (unsigned long long)d->seq, (unsigned long long)d->attempts);
+			 sub->name, (unsigned long long)d->seq, (unsigned long long)attempts);
 	ig_pubsub_nats_name(subject, IG_NATS_SUBJECT, sub->dead_letter->name);
 	enum ig_nats_error e = n > 0 && (size_t)n < sizeof headers
 				       ? ig_js_publish(s.nc, (ig_str){ subject, strlen(subject) },
@@ -245,6 +251,13 @@ static void on_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_me
 		memcpy(d->payload, m->payload.ptr, m->payload.len);
 		d->payload_len = m->payload.len;
 	}
+	if (d->attempts > r->sub->max_attempts) {
+		/* MaxDeliver keeps one delivery past maxAttempts for this: the
+		   last attempt's process died, or its dead letter was not
+		   stored. The handler does not run again. */
+		dead(d, "max attempts reached");
+		return;
+	}
 	enum http_inproc_result result;
 	if (ig_pubsub_request_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, r->target, &d->rq, (int64_t)d->attempts,
 				  (ig_str){ d->traceparent, strlen(d->traceparent) }, m->payload, answered, d, &result) == 0)
@@ -324,7 +337,7 @@ static void make_consumers(void)
 			.stream = { r->stream, strlen(r->stream) },
 			.durable = { name, strlen(name) },
 			.ack_wait_ns = (int64_t)r->sub->ack_deadline_us * 1000,
-			.max_deliver = r->sub->max_attempts,
+			.max_deliver = (int64_t)r->sub->max_attempts + 1, /* one to dead-letter (on_msg) */
 			.max_ack_pending = (int64_t)r->sub->max_concurrency * 64,
 		};
 		r->making = ig_js_consumer_create(s.nc, &c, 5000, consumer_made, r) == IG_NATS_OK;

@@ -60,6 +60,16 @@ export function natsForSuite() {
 						if (st.name === name) return { ...st.state, replicas: st.config?.num_replicas };
 				return null;
 			},
+			// The config of stream's durable consumer name; null when none.
+			async consumer(stream, name) {
+				const r = await fetch(`http://127.0.0.1:${mport}/jsz?consumers=true&config=true`);
+				const j = await r.json();
+				for (const acc of j.account_details ?? [])
+					for (const st of acc.stream_detail ?? [])
+						for (const c of st.consumer_detail ?? [])
+							if (st.name === stream && c.name === name) return c.config;
+				return null;
+			},
 		};
 		servers.add(srv);
 		return srv;

@@ -81,6 +81,12 @@ test('a handler that always fails: retried, then dead-lettered after maxAttempts
 		await publish(procs[0], 'failing', 7);
 		await until(async () => (await broker.stream('pubsub-failing-dead'))?.messages === 1, 'the dead letter stored');
 		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE sub = 'flaky' AND n = 7;"), '3', 'maxAttempts runs');
+		// the subscription's durable consumer: explicit acks, AckWait the
+		// ack deadline (30 s by default), one delivery past maxAttempts kept
+		// for dead-lettering
+		const c = await broker.consumer('pubsub-failing', 'flaky');
+		assert.deepEqual({ durable: c?.durable_name, ack: c?.ack_policy, wait: c?.ack_wait, max: c?.max_deliver },
+			{ durable: 'flaky', ack: 'explicit', wait: 30e9, max: 4 });
 		// the runs are spaced by the backoff (100 ms, then 200 ms)
 		assert.equal(await q(pg, `SELECT bool_and(gap >= interval '100 milliseconds') FROM (SELECT at - lag(at) OVER (ORDER BY at) AS gap
 			FROM runs WHERE sub = 'flaky') g WHERE gap IS NOT NULL;`), 't');
