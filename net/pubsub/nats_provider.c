@@ -55,12 +55,10 @@ void ig_pubsub_nats_name(char out[IG_NATS_NAME_MAX], const char *prefix, const c
 	out[p + t] = 0;
 }
 
-static void log_nats(enum ig_log_level level, const char *msg, const char *topic, const struct ig_js_result *r)
+static void log_stream_error(const struct ig_js_result *r)
 {
 	struct ig_logline l;
-	if (ig_log_begin(&l, level, msg)) {
-		if (topic)
-			ig_log_cstr(&l, "topic", topic);
+	if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub: a NATS stream could not be made")) {
 		ig_log_cstr(&l, "error", ig_nats_error_name(r->err));
 		if (r->err_code)
 			ig_log_int(&l, "err_code", r->err_code);
@@ -76,7 +74,7 @@ static void stream_made(void *arg, const struct ig_js_result *r)
 	/* 10058: the stream is there with another config (an operator's
 	   replicas or limits): it still takes the subject. */
 	if (r->err != IG_NATS_OK && r->err_code != 10058) {
-		log_nats(IG_LOG_ERROR, "pub/sub: a NATS stream could not be made", NULL, r);
+		log_stream_error(r);
 		c->streams_ok = false;
 	}
 	if (--c->ensuring)

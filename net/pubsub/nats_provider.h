@@ -1,6 +1,6 @@
-/* Between the NATS provider's two files: nats_provider.c (a client per
- * core, the streams, publish) and nats_consumer.c (core 0's durable pull
- * consumers). Names on the broker: a topic's stream is IG_NATS_STREAM
+/* Between the NATS provider's files: nats_provider.c (a client per core,
+ * the streams, publish), nats_consumer.c (core 0's durable pull consumers)
+ * and nats_cron.c (cron's claims). Names on the broker: a topic's stream is IG_NATS_STREAM
  * <topic>, taking the one subject IG_NATS_SUBJECT<topic>; a subscription's
  * durable consumer is the subscription's name. */
 #ifndef NET_PUBSUB_NATS_PROVIDER_H
