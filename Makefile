@@ -78,7 +78,7 @@ COLD_SRC := kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/base64.
             net/server/conn_limit.c net/server/mem_budget.c net/http/error_log.c kernel/runtime/membudget_log.c \
             net/http/cors_settings.c net/http/client_addr_settings.c net/http/hooks_settings.c \
             net/metrics/expo.c net/metrics/process.c \
-            $(filter-out $(PG_HOT),$(wildcard net/pg/*.c)) $(wildcard net/pubsub/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
+            $(filter-out $(PG_HOT),$(wildcard net/pg/*.c)) $(wildcard net/pubsub/*.c net/nats/*.c net/client/*.c net/dns/*.c net/dial/*.c) \
             net/tls/bearssl.c net/tls/trust.c net/tls/trust_settings.c net/tls/tls_metrics.c \
             $(wildcard net/lambda/*.c net/cron/*.c) net/http/inproc.c net/api/main.c net/api/jwks_remote.c \
             $(filter-out net/auth/token_cache.c,$(wildcard net/auth/*.c))
@@ -762,7 +762,7 @@ FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/runtime/*.c kernel/process/*.c net/*.c net/http/*.c net/server/*.c net/metrics/*.c net/api/*.c)) \
-                   $(wildcard app/*.c) $(GEN)/api.c $(QUERIES_GEN) $(wildcard net/sock/*.c net/dns/*.c net/dial/*.c net/client/*.c net/pg/*.c net/lambda/*.c net/cron/*.c net/pubsub/*.c net/auth/*.c) \
+                   $(wildcard app/*.c) $(GEN)/api.c $(QUERIES_GEN) $(wildcard net/sock/*.c net/dns/*.c net/dial/*.c net/client/*.c net/pg/*.c net/lambda/*.c net/cron/*.c net/pubsub/*.c net/nats/*.c net/auth/*.c) \
                    $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/bearssl.c $(RT_GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give

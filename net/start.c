@@ -49,7 +49,8 @@ extern const struct ig_settings ig_pubsub_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
-extern const struct ig_pubsub_consumer_ops ig_pubsub_consumer_ops WEAK;
+extern const struct ig_pubsub_consumer_ops ig_pubsub_start_ops WEAK;
+extern struct ig_pubsub_config ig_pubsub_config WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
 extern const struct ig_settings ig_app_settings WEAK;
 extern const struct ig_lifecycle ig_app_lifecycle WEAK;
@@ -241,8 +242,8 @@ static void core_start(struct ig_loop *loop, int core_count)
 		ig_pg_core_start(loop, core_count);
 	if (cron_started) /* after the pool: its first claim may use it */
 		ig_api_cron.ops->core_start(loop, core_count);
-	if (pubsub_started) /* after the pool: its claims use it */
-		ig_pubsub_consumer_ops.core_start(loop, core_count);
+	if (pubsub_started) /* after the pool: PostgreSQL's claims use it */
+		ig_pubsub_start_ops.core_start(loop, core_count);
 	if (jwks_fetched && loop->core == 0)
 		jwks_fetched->core_start(loop);
 	if (&ig_app_lifecycle && ig_app_lifecycle.core_init)
@@ -332,16 +333,20 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	int rc = app_init();
 	if (rc != IG_EXIT_OK)
 		return rc;
+	/* Pub/Sub's provider (net/pubsub/provider.h), when the document has
+	   topics (a publish call's reference links it): its consumers, and
+	   NATS's client per core; never under Lambda, frozen between
+	   invocations. Asked only with a database or INGOT_PUBSUB_URL: a
+	   process with neither touches none of Pub/Sub's pages. Before cron's:
+	   NATS's provider claims cron's ticks too (net/cron/jobs.h). */
+	if (&ig_pubsub_start_ops && &ig_api_pubsub && !ig_lambda_requested() &&
+	    (pg_started || (&ig_pubsub_config && ig_pubsub_config.url && ig_pubsub_config.url[0])))
+		pubsub_started = ig_pubsub_start_ops.prepare(&ig_api_pubsub);
 	/* The cron timer, when the document has jobs and the app wants any
 	   of them here; never under Lambda, whose function is frozen between
 	   invocations (its jobs come as ingot.cron events). */
 	if (&ig_api_cron && !ig_lambda_requested() && cron_wanted())
 		cron_started = ig_api_cron.ops->prepare(&ig_api_cron, &ig_app_lifecycle);
-	/* Pub/Sub's consumers, when the document has subscriptions (the
-	   router's reference links them) and a database is configured;
-	   never under Lambda, frozen between invocations. */
-	if (&ig_pubsub_consumer_ops && &ig_api_pubsub && pg_started && !ig_lambda_requested())
-		pubsub_started = ig_pubsub_consumer_ops.prepare(&ig_api_pubsub);
 	if (pg_started || cron_started || pubsub_started || jwks_fetched || (&ig_app_lifecycle && ig_app_lifecycle.core_init))
 		ig_http_core_start_hook = core_start;
 	if (&ig_app_lifecycle) {

@@ -400,6 +400,8 @@ IG_MUST_USE IG_NONNULL(1, 2) bool ig_pg_transaction_begin(ig_ctx *ctx, ig_pg_err
 IG_MUST_USE IG_NONNULL(1, 2) bool ig_pg_transaction_commit(ig_ctx *ctx, ig_pg_error *err);
 /* ROLLBACK, waiting; the connection goes back to the pool. */
 IG_NONNULL(1) void ig_pg_transaction_rollback(ig_ctx *ctx);
+/* Whether a transaction is open on ctx (begun, not yet ended). */
+IG_NONNULL(1) bool ig_pg_transaction_open(ig_ctx *ctx);
 
 /* ---- LISTEN/NOTIFY ---- */
 

@@ -28,10 +28,12 @@ enum ig_pubsub_error_kind {
 	IG_PUBSUB_OK = 0,
 	IG_PUBSUB_INVALID,        /* the message breaks the topic's schema: nothing was sent */
 	IG_PUBSUB_NO_MEMORY,      /* the request's arena could not hold the encoded message */
-	IG_PUBSUB_NO_PROVIDER,    /* no provider is configured (DATABASE_URL) */
-	IG_PUBSUB_PROVIDER,       /* the provider failed (the database's error is logged):
-				     the message may not have been stored */
+	IG_PUBSUB_NO_PROVIDER,    /* no provider is configured (DATABASE_URL, INGOT_PUBSUB_URL) */
+	IG_PUBSUB_PROVIDER,       /* the provider failed (its error is logged: the database's,
+				     NATS's missing PubAck): the message may not have been stored */
 	IG_PUBSUB_CANCELLED,      /* the request was cancelled while waiting */
+	IG_PUBSUB_IN_TRANSACTION, /* inside an open transaction with a provider that cannot
+				     join it (NATS): nothing was sent */
 };
 
 typedef struct ig_pubsub_error {

@@ -68,6 +68,21 @@ static inline bool ig_cron_job_on(const char *name, const struct ig_lifecycle *l
 	return true;
 }
 
+/* Claims a tick somewhere other than PostgreSQL (net/pubsub's NATS
+ * provider: a create-if-absent key in a KV bucket). On core 0's loop:
+ * claim calls done(arg, result) once, later or inside, with 1 (claimed
+ * here: run it), 0 (claimed by another replica) or -1 (no answer: run
+ * nothing). */
+typedef void ig_cron_claimed_fn(void *arg, int result);
+struct ig_cron_claimer {
+	const char *name; /* for logs: "nats" */
+	void (*claim)(const char *job, int64_t tick, ig_cron_claimed_fn *done, void *arg);
+};
+/* Set before the scheduler's prepare by a provider that claims (NULL:
+ * PostgreSQL's claims table when a database is configured). Defined by
+ * scheduler.c; a provider refers to it weakly. */
+extern const struct ig_cron_claimer *ig_cron_claimer;
+
 /* net/cron/scheduler.c's: the generated table points here. */
 extern const struct ig_cron_ops ig_cron_ops;
 

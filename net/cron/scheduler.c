@@ -3,8 +3,9 @@
  * ... ON CONFLICT DO NOTHING keyed by (job, tick), so that one replica of
  * all those sharing the database runs it, and runs the claimed job as an
  * in-process request to its operation (net/http/inproc.h: access log,
- * metrics, trace). Linked only when the document declares jobs (the
- * table names ig_cron_ops); net/pg is referred to weakly. */
+ * metrics, trace); or, when a provider set ig_cron_claimer (NATS), claims
+ * there instead. Linked only when the document declares jobs (the table
+ * names ig_cron_ops); net/pg is referred to weakly. */
 #include "jobs.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/loop.h"
@@ -140,6 +141,21 @@ static void run_job(struct cron_run *r)
 	}
 }
 
+const struct ig_cron_claimer *ig_cron_claimer;
+
+static void claimed_elsewhere(void *arg, int result)
+{
+	struct cron_run *r = arg;
+	if (result == 1) {
+		run_job(r);
+		return;
+	}
+	r->busy = false;
+	count(r, result == 0 ? CRON_ELSEWHERE : CRON_FAILED);
+	if (result < 0)
+		log_run(r, IG_LOG_ERROR, "cron tick not claimed: the claim's provider failed", 0);
+}
+
 static void claimed(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct cron_run *r = arg;
@@ -173,6 +189,10 @@ static void fire(struct cron_run *r, int64_t tick)
 	}
 	r->busy = true;
 	r->tick = tick;
+	if (ig_cron_claimer) {
+		ig_cron_claimer->claim(r->job->name, tick, claimed_elsewhere, r);
+		return;
+	}
 	if (!s.pool) {
 		run_job(r);
 		return;
@@ -276,7 +296,7 @@ static void core_start(struct ig_loop *loop, int core_count)
 	}
 	if (ig_pg_configured && ig_pg_configured() && ig_pg_core_pool && ig_pg_pool_query)
 		s.pool = ig_pg_core_pool(loop);
-	if (!s.pool) {
+	if (!s.pool && !ig_cron_claimer) {
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_WARN,
 				 "cron: no database configured: this process runs every tick itself, unclaimed "

@@ -112,6 +112,12 @@ static struct pg_linear_tx *tx_of(ig_ctx *ctx)
 	return (struct pg_linear_tx *)ig_wait_hook_find(ctx, tx_on_return);
 }
 
+bool ig_pg_transaction_open(ig_ctx *ctx)
+{
+	const struct pg_linear_tx *t = tx_of(ctx);
+	return t && (t->tx || t->beginning);
+}
+
 /* On the exchange's transaction when one is open, else on the pool. */
 static void start(ig_ctx *ctx, bool read, const char *sql, const ig_pg_value *params, size_t nparams,
 		  struct pg_wait *p)

@@ -10,20 +10,17 @@
  * A process that dies mid-handler writes nothing: the deadline passes and
  * another claim takes the delivery. Messages settled a day ago are purged
  * at the first poll and about hourly. net/pg is referred to weakly. */
-#include "consumer.h"
+#include "delivery.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
-#include "net/http/inproc.h"
-#include "net/metrics/metrics.h"
 #include "ingot/log.h"
 #include "ingot/pg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #define WEAK __attribute__((weak))
 bool ig_pg_configured(void) WEAK;
@@ -81,9 +78,6 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 	"AND d.state IN ('ready', 'dead'))"
 #define PURGE_POLLS 3600
 
-enum outcome { OUT_ACK, OUT_RETRY, OUT_DROP, OUT_DEAD, OUTCOMES };
-static const char *const outcome_names[OUTCOMES] = { "ack", "retry", "drop", "dead" };
-
 struct sub_run;
 
 /* One delivery in flight: its request, then its verdict's statement. */
@@ -93,9 +87,8 @@ struct delivery {
 	int64_t message_id;
 	int32_t attempts;
 	uint64_t started_us;
-	enum outcome outcome;
-	char attempt_text[16];
-	ig_header headers[3];
+	enum ig_pubsub_outcome outcome;
+	struct ig_pubsub_request rq;
 	struct http_inproc inproc;
 	char *buf;
 	ig_arena arena;
@@ -108,8 +101,7 @@ struct sub_run {
 	uint32_t running;
 	bool claiming, again;
 	ig_arena claim_arena;
-	ig_counter delivered[OUTCOMES];
-	struct ig_histogram duration;
+	struct ig_pubsub_sub_stats stats;
 };
 
 char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
@@ -130,26 +122,7 @@ static struct {
 static void write_metrics(struct ig_expo *e, void *arg)
 {
 	(void)arg;
-	ig_expo_family(e, "ingot_pubsub_delivered_total", "counter",
-		       "deliveries handled by subscription and result: ack, retry (after a backoff), drop, "
-		       "dead (max attempts, or a message that breaks the schema)");
-	for (size_t i = 0; i < s.table->nsubs; i++)
-		for (int k = 0; k < OUTCOMES; k++) {
-			const char *n = s.subs[i].sub->name;
-			const struct ig_label l[2] = { { "subscription", n, strlen(n) },
-						       { "result", outcome_names[k], strlen(outcome_names[k]) } };
-			ig_expo_sample(e, "ingot_pubsub_delivered_total", l, 2,
-				       (double)ig_counter_get(&s.subs[i].delivered[k]));
-		}
-	ig_expo_family(e, "ingot_pubsub_handling_duration_seconds", "histogram",
-		       "from a delivery's claim to its handler's verdict, by subscription");
-	for (size_t i = 0; i < s.table->nsubs; i++) {
-		const char *n = s.subs[i].sub->name;
-		const struct ig_label l = { "subscription", n, strlen(n) };
-		struct ig_histogram sum = { 0 };
-		ig_histogram_sum_into(&sum, &s.subs[i].duration);
-		ig_expo_histogram(e, "ingot_pubsub_handling_duration_seconds", &l, 1, &sum, &ig_duration_bounds);
-	}
+	ig_pubsub_write_delivery_metrics(e, s.table, &s.subs[0].stats, sizeof s.subs[0]);
 }
 
 static void log_db_error(const char *msg, const struct sub_run *r, const ig_pg_error *err)
@@ -173,44 +146,35 @@ static void settled(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 	if (err) /* the deadline will make it visible again */
 		log_db_error("pub/sub verdict not recorded: database error", r, err);
 	else
-		ig_counter_add(&r->delivered[d->outcome], 1);
+		ig_counter_add(&r->stats.delivered[d->outcome], 1);
 	d->busy = false;
 	r->running--;
 	claim(r);
 }
 
-/* min_backoff doubled per attempt after the first, up to max_backoff. */
-static uint64_t backoff_us(const struct ig_pubsub_subscription *sub, int32_t attempts)
-{
-	uint64_t b = sub->min_backoff_us;
-	for (int32_t i = 1; i < attempts && b < sub->max_backoff_us; i++)
-		b *= 2;
-	return b < sub->max_backoff_us ? b : sub->max_backoff_us;
-}
-
-static void record(struct delivery *d, enum outcome outcome, const char *why)
+static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const char *why)
 {
 	const struct ig_pubsub_subscription *sub = d->sub->sub;
-	ig_histogram_observe(&d->sub->duration, &ig_duration_bounds, ig_monotonic_us() - d->started_us);
-	if (outcome == OUT_RETRY && (uint32_t)d->attempts >= sub->max_attempts) {
-		outcome = OUT_DEAD;
+	ig_histogram_observe(&d->sub->stats.duration, &ig_duration_bounds, ig_monotonic_us() - d->started_us);
+	if (outcome == IG_PUBSUB_OUT_RETRY && (uint32_t)d->attempts >= sub->max_attempts) {
+		outcome = IG_PUBSUB_OUT_DEAD;
 		why = "max attempts reached";
 	}
 	d->outcome = outcome;
 	ig_arena_reset(&d->arena);
 	ig_str name = { sub->name, strlen(sub->name) };
-	if (outcome == OUT_ACK || outcome == OUT_DROP) {
-		const char *state = outcome == OUT_ACK ? "done" : "dropped";
+	if (outcome == IG_PUBSUB_OUT_ACK || outcome == IG_PUBSUB_OUT_DROP) {
+		const char *state = outcome == IG_PUBSUB_OUT_ACK ? "done" : "dropped";
 		const ig_pg_value p[3] = { ig_pg_int8(d->message_id), ig_pg_text(name),
 					   ig_pg_text((ig_str){ state, strlen(state) }) };
 		ig_pg_pool_query(s.pool, &d->arena, SETTLE_SQL, p, 3, settled, d);
-	} else if (outcome == OUT_RETRY) {
+	} else if (outcome == IG_PUBSUB_OUT_RETRY) {
 		const ig_pg_value p[5] = { ig_pg_int8(d->message_id), ig_pg_text(name), ig_pg_int4(d->attempts),
-					   ig_pg_int8((int64_t)backoff_us(sub, d->attempts)),
+					   ig_pg_int8((int64_t)ig_pubsub_backoff_us(sub, (uint64_t)d->attempts)),
 					   ig_pg_text((ig_str){ why, strlen(why) }) };
 		ig_pg_pool_query(s.pool, &d->arena, RETRY_SQL, p, 5, settled, d);
 		/* a poll soon enough for the backoff's end */
-		uint64_t due = ig_monotonic_us() / 1000 + backoff_us(sub, d->attempts) / 1000 + 1;
+		uint64_t due = ig_monotonic_us() / 1000 + ig_pubsub_backoff_us(sub, (uint64_t)d->attempts) / 1000 + 1;
 		ig_timer_set_lazy(&s.core->loop.timers, &s.timer, due);
 	} else {
 		const char *dl = sub->dead_letter ? sub->dead_letter->name : "";
@@ -232,16 +196,9 @@ static void record(struct delivery *d, enum outcome outcome, const char *why)
 
 static void answered(void *arg, enum http_inproc_result result, const struct http_inproc_response *res)
 {
-	struct delivery *d = arg;
-	int status = result == HTTP_INPROC_OK ? res->status : 0;
-	if (status == IG_PUBSUB_STATUS_ACK)
-		record(d, OUT_ACK, NULL);
-	else if (status == IG_PUBSUB_STATUS_DROP)
-		record(d, OUT_DROP, NULL);
-	else if (status == IG_PUBSUB_STATUS_INVALID)
-		record(d, OUT_DEAD, "the message breaks the topic's schema");
-	else
-		record(d, OUT_RETRY, status == 503 ? "the handler asked for a retry" : "the handler failed");
+	const char *why;
+	enum ig_pubsub_outcome outcome = ig_pubsub_outcome_of(result, res, &why);
+	record(arg, outcome, why);
 }
 
 /* The claimed row as a request to serve.c; false when it could not start
@@ -251,27 +208,14 @@ static bool start(struct sub_run *r, struct delivery *d, const ig_pg_result *res
 	d->message_id = ig_pg_at(res, row, 0)->i;
 	d->attempts = (int32_t)ig_pg_at(res, row, 1)->i;
 	ig_str body = ig_pg_at(res, row, 2)->s, traceparent = ig_pg_at(res, row, 3)->s;
-	size_t n = (size_t)ig_fmt_i64(d->attempt_text, d->attempts);
-	size_t nh = 0;
-	d->headers[nh++] = (ig_header){ IG_STR(IG_PUBSUB_KEY_HEADER), { ig_pubsub_key, IG_PUBSUB_KEY_LEN } };
-	d->headers[nh++] = (ig_header){ IG_STR("Ingot-Pubsub-Attempt"), { d->attempt_text, n } };
-	if (traceparent.len)
-		d->headers[nh++] = (ig_header){ IG_STR("traceparent"), traceparent };
-	const struct http_inproc_request req = {
-		.method = IG_STR("POST"),
-		.target = { r->target, strlen(r->target) },
-		.headers = d->headers,
-		.header_count = nh,
-		.body = body,
-		.peer = IG_STR("pubsub"),
-	};
 	d->started_us = ig_monotonic_us();
 	enum http_inproc_result result;
-	if (ig_http_inproc_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, &req, answered, d, &result) == 0)
+	if (ig_pubsub_request_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, r->target, &d->rq, d->attempts, traceparent,
+				  body, answered, d, &result) == 0)
 		return true;
 	if (!s.core->draining && result == HTTP_INPROC_NO_ROOM) {
 		/* Larger than a delivery's buffer: it never will fit. */
-		record(d, OUT_DEAD, "the message is larger than a delivery's buffer");
+		record(d, IG_PUBSUB_OUT_DEAD, "the message is larger than a delivery's buffer");
 		return true;
 	}
 	return false;
@@ -372,13 +316,8 @@ static bool prepare(const struct ig_pubsub_table *table)
 {
 	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pg_configured || !ig_pg_configured() || !ig_pg_pool_query || !ig_pg_core_pool)
 		return false;
-	uint8_t raw[IG_PUBSUB_KEY_LEN / 2];
-	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+	if (!ig_pubsub_make_key())
 		return false;
-	for (size_t i = 0; i < sizeof raw; i++) {
-		ig_pubsub_key[2 * i] = "0123456789abcdef"[raw[i] >> 4];
-		ig_pubsub_key[2 * i + 1] = "0123456789abcdef"[raw[i] & 15];
-	}
 	s.table = table;
 	s.subs = calloc(table->nsubs, sizeof *s.subs);
 	if (!s.subs)

@@ -1,9 +1,10 @@
-/* Pub/Sub's consumers on PostgreSQL, as the start and the generated
+/* Pub/Sub's consumers, as the providers (provider.h) and the generated
  * router reach them: core 0 of each process whose document declares
- * subscriptions claims deliveries and runs each one as an in-process
- * request (net/http/inproc.h) to POST /_ingot/pubsub/<subscription>, which
- * ig_pubsub_serve answers by running the subscription's handler on a
- * handler coroutine. */
+ * subscriptions takes deliveries (PostgreSQL's claims in consumer.c,
+ * NATS's pulls in nats_consumer.c) and runs each one as an in-process
+ * request (net/http/inproc.h, delivery.h) to POST
+ * /_ingot/pubsub/<subscription>, which ig_pubsub_serve answers by running
+ * the subscription's handler on a handler coroutine. */
 #ifndef NET_PUBSUB_CONSUMER_H
 #define NET_PUBSUB_CONSUMER_H
 
@@ -31,14 +32,20 @@ struct ig_settings;
 /* The key, IG_PUBSUB_KEY_LEN hex digits once the consumers are prepared;
  * empty before (and then ig_pubsub_serve answers nothing). */
 extern char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
+/* Fills ig_pubsub_key with random digits (key.c); false when the kernel
+ * gave no randomness. */
+bool ig_pubsub_make_key(void);
 
-/* INGOT_PUBSUB_CONSUME (pubsub_settings.c). */
+/* INGOT_PUBSUB_URL and INGOT_PUBSUB_CONSUME (pubsub_settings.c). */
 struct ig_pubsub_config {
-	bool consume; /* false: a process that publishes only */
+	const char *url; /* the provider (provider.h): "" or "postgres", or NATS's URL */
+	bool consume;    /* false: a process that publishes only */
 };
 extern struct ig_pubsub_config ig_pubsub_config;
 extern const struct ig_settings ig_pubsub_settings;
 
+/* PostgreSQL's consumers (consumer.c), which its provider starts; and
+ * the shape of the start's entry points (provider.c). */
 struct ig_pubsub_consumer_ops {
 	/* On the main thread after the app's init, outside Lambda, with a
 	   database configured: returns whether core_start must run (false

@@ -1,10 +1,11 @@
-/* Pub/Sub on PostgreSQL: a publish is one statement that stores the
- * message, a delivery row per subscription and a NOTIFY, through net/pg's
- * linear calls, so it joins the handler's open transaction (the outbox
- * pattern: it commits or rolls back with the app's writes). The consumers
- * that claim deliveries are future work. */
+/* Pub/Sub on PostgreSQL (provider.h's ig_pubsub_pg_provider): a publish
+ * is one statement that stores the message, a delivery row per
+ * subscription and a NOTIFY, through net/pg's linear calls, so it joins
+ * the handler's open transaction (the outbox pattern: it commits or rolls
+ * back with the app's writes). Its consumers are consumer.c's, reached
+ * weakly (linked with the generated router's delivery path). */
 #include "pg_provider.h"
-#include "publish.h"
+#include "provider.h"
 #include "pubsub_metrics.h"
 
 #include "ingot/log.h"
@@ -35,7 +36,9 @@ const char ig_pubsub_pg_schema[] =
 	"SELECT m.id, s FROM m, unnest(string_to_array($3, ',')) s) "                                         \
 	"SELECT m.id, pg_notify('ingot_pubsub', $1) FROM m"
 
-int ig_pubsub_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *json, size_t len,
+extern const struct ig_pubsub_consumer_ops ig_pubsub_consumer_ops __attribute__((weak));
+
+static int pg_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *json, size_t len,
 		      ig_pubsub_error *err)
 {
 	if (!ig_pg_configured()) {
@@ -75,3 +78,21 @@ int ig_pubsub_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *
 	*err = (ig_pubsub_error){ IG_PUBSUB_PROVIDER, "the database failed to store the message" };
 	return -1;
 }
+
+/* The consumers, with a database configured (consumer.c checks it too). */
+static bool pg_prepare(const struct ig_pubsub_table *table)
+{
+	return &ig_pubsub_consumer_ops && ig_pg_configured() && ig_pubsub_consumer_ops.prepare(table);
+}
+
+static void pg_core_start(struct ig_loop *loop, int core_count)
+{
+	ig_pubsub_consumer_ops.core_start(loop, core_count);
+}
+
+const struct ig_pubsub_provider ig_pubsub_pg_provider = {
+	.name = "postgres",
+	.publish = pg_publish,
+	.prepare = pg_prepare,
+	.core_start = pg_core_start,
+};

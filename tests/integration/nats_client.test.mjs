@@ -14,64 +14,17 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import readline from 'node:readline';
 import { ROOT, freePort, within } from './lib.mjs';
+import { natsForSuite } from './natslib.mjs';
 
 const NATSCHECK = process.env.INGOT_NATSCHECK_BIN || path.join(ROOT, 'build', 'bin', 'natscheck');
 
-// nats-server when missing: tools/setup test installs it (as root).
-function natsServerBin() {
-	const find = () => ['/usr/sbin/nats-server', '/usr/bin/nats-server'].find((p) => fs.existsSync(p));
-	if (find()) return find();
-	execFileSync(path.join(ROOT, 'tools', 'setup'), ['test'], { stdio: ['ignore', 'ignore', 'inherit'] });
-	const bin = find();
-	if (!bin) throw new Error('nats-server is not installed and tools/setup test did not install it');
-	return bin;
-}
-
-const servers = new Set();
-const dirs = new Set();
-after(async () => {
-	for (const s of servers) await s.stop();
-	for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
-const tempDir = (prefix) => {
-	const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-	dirs.add(d);
-	return d;
-};
-
-// Starts nats-server on port (a free one if not given) with a JetStream
-// store in dir; resolves once it says it is ready. stop() ends it by its PID
-// (SIGTERM, or the signal given) and waits for its exit.
-async function startNats({ port, dir, args = [] } = {}) {
-	port ??= await freePort();
-	dir ??= tempDir('ingot-nats-');
-	const child = spawn(natsServerBin(), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir, ...args],
-		{ stdio: ['ignore', 'pipe', 'pipe'] });
-	let log = '';
-	const exited = new Promise((resolve) => child.on('exit', resolve));
-	await within(15000, new Promise((resolve, reject) => {
-		const watch = (d) => { log += d; if (log.includes('Server is ready')) resolve(); };
-		child.stdout.setEncoding('utf8').on('data', watch);
-		child.stderr.setEncoding('utf8').on('data', watch);
-		exited.then((code) => reject(new Error(`nats-server exited (${code}): ${log}`)));
-	}), 'nats-server ready');
-	const srv = {
-		port, dir, url: `nats://127.0.0.1:${port}`,
-		async stop(signal = 'SIGTERM') {
-			if (!servers.delete(srv)) return;
-			process.kill(child.pid, signal);
-			await exited;
-		},
-	};
-	servers.add(srv);
-	return srv;
-}
+const nats = natsForSuite();
+after(() => nats.stopAll());
+const { start: startNats, tempDir } = nats;
 
 // natscheck's environment: this process's sanitizer options, and env.
 function natscheckEnv(env = {}) {

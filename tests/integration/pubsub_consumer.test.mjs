@@ -12,9 +12,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
+import { startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
 import { waitReady, pollUntil as until } from './dbservice.mjs';
+import { pubsubAppForSuite, publish, q } from './pubsublib.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-'));
 const newPostgres = postgresForSuite();
@@ -26,16 +27,7 @@ const { must } = commandRunner({ timeoutMs: 240000 });
 const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
 const T = { timeout: 300000, ...SKIP };
 
-let appBin = null;
-async function pubsubApp() {
-	if (appBin)
-		return appBin;
-	const dir = path.join(tmp, 'pubsub');
-	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'pubsub'), dir, { recursive: true, filter: (src) => path.basename(src) !== 'build' });
-	await must('make', ['--no-print-directory', '-C', dir], { env: { ...process.env, INGOT_ROOT: ROOT } });
-	appBin = path.join(dir, 'build', 'bin', 'pubsub');
-	return appBin;
-}
+const pubsubApp = pubsubAppForSuite(tmp);
 
 // A migrated database of its own and n processes of the app serving on it.
 async function cluster(n) {
@@ -53,14 +45,6 @@ async function start(bin, pg) {
 	await waitReady(srv);
 	return srv;
 }
-
-async function publish(srv, topic, n) {
-	const r = await curlResponse(srv.port, `/publish/${topic}`,
-		['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', JSON.stringify({ n })]);
-	assert.equal(r.status, 204, r.text);
-}
-
-const q = async (pg, sql) => (await pg.psql(sql)).trim();
 
 test('three processes: each message handled once per subscription, and both subscriptions of a topic get every message', T, async () => {
 	const { pg, procs } = await cluster(3);

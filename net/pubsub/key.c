@@ -1,0 +1,18 @@
+/* The key that proves a delivery is the consumer's own (consumer.h,
+ * IG_PUBSUB_KEY_HEADER), made at the start by either provider's
+ * consumers. */
+#include "consumer.h"
+
+#include <sys/random.h>
+
+bool ig_pubsub_make_key(void)
+{
+	uint8_t raw[IG_PUBSUB_KEY_LEN / 2];
+	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+		return false;
+	for (size_t i = 0; i < sizeof raw; i++) {
+		ig_pubsub_key[2 * i] = "0123456789abcdef"[raw[i] >> 4];
+		ig_pubsub_key[2 * i + 1] = "0123456789abcdef"[raw[i] & 15];
+	}
+	return true;
+}

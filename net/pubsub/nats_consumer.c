@@ -1,0 +1,407 @@
+/* Pub/Sub's consumers on NATS JetStream, on core 0's loop (as consumer.c
+ * on PostgreSQL): a durable pull consumer per subscription (explicit ack,
+ * AckWait the ack deadline, MaxDeliver maxAttempts + 1: that last delivery
+ * only dead-letters, when the last attempt's process died or its dead
+ * letter was not stored), pulled while the subscription has free slots;
+ * each message runs as the same in-process request to POST
+ * /_ingot/pubsub/<subscription> (delivery.h; serve.c runs the typed
+ * handler) and its verdict goes back: +ACK, -NAK with the backoff, +TERM,
+ * or, at maxAttempts or for a message that breaks the schema, a copy on
+ * the dead-letter topic's stream (the reason in its headers), then +TERM.
+ * A process that dies mid-handler sends nothing: AckWait redelivers. */
+#include "delivery.h"
+#include "nats_provider.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/loop.h"
+#include "net/nats/js.h"
+#include "ingot/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* A delivery's request: the message's JSON and a head (as consumer.c). */
+#define DELIVERY_BUF (256 * 1024)
+/* A consumer not made, or a pull that ended without an answer (a
+   cluster's leader moving, a timeout) with the connection still up, is
+   tried again this much later. */
+#define RETRY_MS 1000
+/* How long the server holds a pull that found nothing. */
+#define PULL_EXPIRES_NS (5LL * 1000 * 1000 * 1000)
+#define REPLY_MAX 256
+
+struct nsub;
+
+struct delivery {
+	struct nsub *sub;
+	bool busy;
+	uint64_t attempts, seq;
+	uint64_t started_us;
+	char reply[REPLY_MAX];
+	size_t reply_len;
+	char traceparent[64];
+	struct ig_pubsub_request rq;
+	char *payload; /* kept for the dead-letter copy; NULL without one */
+	size_t payload_len;
+	struct http_inproc inproc;
+	char *buf;
+};
+
+struct nsub {
+	const struct ig_pubsub_subscription *sub;
+	char target[128], stream[IG_NATS_NAME_MAX];
+	struct delivery *slots;
+	uint32_t running;
+	bool ready, pulling, making; /* its consumer made; a pull in flight; its create in flight */
+	struct ig_pubsub_sub_stats stats;
+};
+
+static struct {
+	const struct ig_pubsub_table *table;
+	struct nsub *subs;
+	struct ig_nats *nc;
+	struct http_core *core;
+	struct ig_timer retry;
+	struct ig_metrics_source metrics;
+} s;
+
+static void retry_later(void)
+{
+	if (s.core && !ig_timer_armed(&s.retry))
+		ig_timer_set(&s.core->loop.timers, &s.retry, ig_monotonic_us() / 1000 + RETRY_MS);
+}
+
+static void write_metrics(struct ig_expo *e, void *arg)
+{
+	(void)arg;
+	ig_pubsub_write_delivery_metrics(e, s.table, &s.subs[0].stats, sizeof s.subs[0]);
+}
+
+static void pull(struct nsub *r);
+
+static void freed(struct delivery *d, enum ig_pubsub_outcome outcome)
+{
+	struct nsub *r = d->sub;
+	ig_counter_add(&r->stats.delivered[outcome], 1);
+	free(d->payload);
+	d->payload = NULL;
+	d->busy = false;
+	r->running--;
+	pull(r);
+}
+
+static ig_str reply_of(const struct delivery *d)
+{
+	return (ig_str){ d->reply, d->reply_len };
+}
+
+/* A lost ack is the server's to redeliver after AckWait: logged only. */
+static void sent(enum ig_nats_error e, const struct delivery *d, const char *what)
+{
+	struct ig_logline l;
+	if (e != IG_NATS_OK && ig_log_begin(&l, IG_LOG_WARN, what)) {
+		ig_log_cstr(&l, "subscription", d->sub->sub->name);
+		ig_log_cstr(&l, "error", ig_nats_error_name(e));
+		ig_log_end(&l);
+	}
+}
+
+static void dead_stored(void *arg, const struct ig_js_result *r)
+{
+	struct delivery *d = arg;
+	if (r->err != IG_NATS_OK) {
+		/* Not stored: delivered again after the backoff, the last time
+		   only to be dead-lettered (MaxDeliver is maxAttempts + 1). */
+		struct ig_logline l;
+		if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub dead letter not stored")) {
+			ig_log_cstr(&l, "subscription", d->sub->sub->name);
+			ig_log_cstr(&l, "error", ig_nats_error_name(r->err));
+			ig_log_end(&l);
+		}
+		const struct ig_pubsub_subscription *sub = d->sub->sub;
+		sent(ig_js_nak(s.nc, reply_of(d), (int64_t)ig_pubsub_backoff_us(sub, d->attempts) * 1000), d,
+		     "pub/sub: NATS nak not sent");
+		freed(d, IG_PUBSUB_OUT_RETRY);
+		return;
+	}
+	sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
+	freed(d, IG_PUBSUB_OUT_DEAD);
+}
+
+static void dead(struct delivery *d, const char *why)
+{
+	const struct ig_pubsub_subscription *sub = d->sub->sub;
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_WARN, "pub/sub delivery dead")) {
+		ig_log_cstr(&l, "subscription", sub->name);
+		ig_log_int(&l, "message_id", (int64_t)d->seq);
+		ig_log_int(&l, "attempts", (int64_t)d->attempts);
+		ig_log_cstr(&l, "reason", why);
+		ig_log_end(&l);
+	}
+	if (!sub->dead_letter || !d->payload) {
+		sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
+		freed(d, IG_PUBSUB_OUT_DEAD);
+		return;
+	}
+	/* The message as it was, its trace, and why it was given up on, in
+	   the headers (the attributes of PostgreSQL's dead letters). The
+	   delivery kept for dead-lettering (below) counts no attempt. */
+	uint64_t attempts = d->attempts > sub->max_attempts ? sub->max_attempts : d->attempts;
+	char headers[512], subject[IG_NATS_NAME_MAX];
+	int n = snprintf(headers, sizeof headers,
+			 "NATS/1.0\r\n%s%s%sreason: %s\r\nsubscription: %s\r\nmessage_id: %llu\r\nattempts: %llu\r\n\r\n",
+			 d->traceparent[0] ? "traceparent: " : "", d->traceparent, d->traceparent[0] ? "\r\n" : "", why,
+			 sub->name, (unsigned long long)d->seq, (unsigned long long)attempts);
+	ig_pubsub_nats_name(subject, IG_NATS_SUBJECT, sub->dead_letter->name);
+	enum ig_nats_error e = n > 0 && (size_t)n < sizeof headers
+				       ? ig_js_publish(s.nc, (ig_str){ subject, strlen(subject) },
+						       (ig_str){ headers, (size_t)n }, (ig_str){ d->payload, d->payload_len },
+						       (ig_str){ 0 }, 5000, dead_stored, d)
+				       : IG_NATS_TOO_LARGE;
+	if (e != IG_NATS_OK) {
+		const struct ig_js_result r = { .err = e };
+		dead_stored(d, &r);
+	}
+}
+
+static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const char *why)
+{
+	const struct ig_pubsub_subscription *sub = d->sub->sub;
+	ig_histogram_observe(&d->sub->stats.duration, &ig_duration_bounds, ig_monotonic_us() - d->started_us);
+	if (outcome == IG_PUBSUB_OUT_RETRY && d->attempts >= sub->max_attempts) {
+		outcome = IG_PUBSUB_OUT_DEAD;
+		why = "max attempts reached";
+	}
+	switch (outcome) {
+	case IG_PUBSUB_OUT_ACK:
+		sent(ig_js_ack(s.nc, reply_of(d)), d, "pub/sub: NATS ack not sent");
+		break;
+	case IG_PUBSUB_OUT_DROP:
+		sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
+		break;
+	case IG_PUBSUB_OUT_RETRY:
+		sent(ig_js_nak(s.nc, reply_of(d), (int64_t)ig_pubsub_backoff_us(sub, d->attempts) * 1000), d,
+		     "pub/sub: NATS nak not sent");
+		break;
+	default:
+		dead(d, why);
+		return;
+	}
+	freed(d, outcome);
+}
+
+static void answered(void *arg, enum http_inproc_result result, const struct http_inproc_response *res)
+{
+	const char *why;
+	enum ig_pubsub_outcome outcome = ig_pubsub_outcome_of(result, res, &why);
+	record(arg, outcome, why);
+}
+
+/* The header block's traceparent, into out (empty when none). */
+static void find_traceparent(ig_str h, char *out, size_t cap)
+{
+	out[0] = 0;
+	static const char key[] = "\r\ntraceparent:";
+	for (size_t i = 0; i + sizeof key - 1 <= h.len; i++) {
+		if (strncasecmp(h.ptr + i, key, sizeof key - 1) != 0)
+			continue;
+		size_t a = i + sizeof key - 1, b;
+		while (a < h.len && h.ptr[a] == ' ')
+			a++;
+		for (b = a; b < h.len && h.ptr[b] != '\r'; b++)
+			;
+		if (b - a < cap) {
+			memcpy(out, h.ptr + a, b - a);
+			out[b - a] = 0;
+		}
+		return;
+	}
+}
+
+static struct delivery *free_slot(struct nsub *r)
+{
+	for (uint32_t i = 0; i < r->sub->max_concurrency; i++)
+		if (!r->slots[i].busy)
+			return &r->slots[i];
+	return NULL;
+}
+
+static void on_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_meta *meta)
+{
+	struct nsub *r = arg;
+	struct delivery *d = free_slot(r);
+	if (!d || m->reply.len >= REPLY_MAX) {
+		/* more than was asked for: another delivery soon (a lost nak:
+		   AckWait's) */
+		enum ig_nats_error e = ig_js_nak(s.nc, m->reply, 0);
+		(void)e;
+		return;
+	}
+	d->busy = true;
+	r->running++;
+	memcpy(d->reply, m->reply.ptr, m->reply.len);
+	d->reply_len = m->reply.len;
+	d->attempts = meta->delivered;
+	d->seq = meta->stream_seq;
+	d->started_us = ig_monotonic_us();
+	find_traceparent(m->headers, d->traceparent, sizeof d->traceparent);
+	if (r->sub->dead_letter && (d->payload = malloc(m->payload.len + 1)) != NULL) {
+		memcpy(d->payload, m->payload.ptr, m->payload.len);
+		d->payload_len = m->payload.len;
+	}
+	if (d->attempts > r->sub->max_attempts) {
+		/* MaxDeliver keeps one delivery past maxAttempts for this: the
+		   last attempt's process died, or its dead letter was not
+		   stored. The handler does not run again. */
+		dead(d, "max attempts reached");
+		return;
+	}
+	enum http_inproc_result result;
+	if (ig_pubsub_request_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, r->target, &d->rq, (int64_t)d->attempts,
+				  (ig_str){ d->traceparent, strlen(d->traceparent) }, m->payload, answered, d, &result) == 0)
+		return;
+	if (!s.core->draining && result == HTTP_INPROC_NO_ROOM) {
+		record(d, IG_PUBSUB_OUT_DEAD, "the message is larger than a delivery's buffer");
+		return;
+	}
+	/* the core drains or is full: another process takes it now */
+	sent(ig_js_nak(s.nc, m->reply, 0), d, "pub/sub: NATS nak not sent");
+	free(d->payload);
+	d->payload = NULL;
+	d->busy = false;
+	r->running--;
+}
+
+static void on_end(void *arg, enum ig_nats_error err, int status, uint32_t received)
+{
+	struct nsub *r = arg;
+	(void)received;
+	r->pulling = false;
+	if (err == IG_NATS_OK && status == 409) {
+		/* the server ended it (the consumer deleted, its leader moved):
+		   made again, then pulled, a little later */
+		r->ready = false;
+		retry_later();
+	} else if (err == IG_NATS_OK)
+		pull(r);
+	else if (s.nc && ig_nats_connected(s.nc))
+		retry_later(); /* else the connection's up starts pulling again */
+}
+
+static void pull(struct nsub *r)
+{
+	if (!r->ready || r->pulling || !s.nc || s.core->draining || !ig_nats_connected(s.nc))
+		return;
+	uint32_t room = r->sub->max_concurrency - r->running;
+	if (room == 0)
+		return;
+	const struct ig_js_pull_options o = { .batch = room, .expires_ns = PULL_EXPIRES_NS };
+	const char *name = r->sub->name;
+	if (ig_js_pull(s.nc, (ig_str){ r->stream, strlen(r->stream) }, (ig_str){ name, strlen(name) }, &o, on_msg,
+		       on_end, r) == IG_NATS_OK)
+		r->pulling = true;
+}
+
+static void consumer_made(void *arg, const struct ig_js_result *res)
+{
+	struct nsub *r = arg;
+	r->making = false;
+	if (res->err != IG_NATS_OK) {
+		struct ig_logline l;
+		if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub: the NATS consumer could not be made")) {
+			ig_log_cstr(&l, "subscription", r->sub->name);
+			ig_log_cstr(&l, "error", ig_nats_error_name(res->err));
+			if (res->description.len)
+				ig_log_str(&l, "description", res->description.ptr, res->description.len);
+			ig_log_end(&l);
+		}
+		retry_later();
+		return;
+	}
+	r->ready = true;
+	pull(r);
+}
+
+/* Each subscription's durable consumer, where not made (or in the
+ * making); create answers the same config again with success. */
+static void make_consumers(void)
+{
+	for (size_t i = 0; i < s.table->nsubs; i++) {
+		struct nsub *r = &s.subs[i];
+		if (!r->slots || r->ready || r->making)
+			continue;
+		const char *name = r->sub->name;
+		const struct ig_js_consumer_config c = {
+			.stream = { r->stream, strlen(r->stream) },
+			.durable = { name, strlen(name) },
+			.ack_wait_ns = (int64_t)r->sub->ack_deadline_us * 1000,
+			.max_deliver = (int64_t)r->sub->max_attempts + 1, /* one to dead-letter (on_msg) */
+			.max_ack_pending = (int64_t)r->sub->max_concurrency * 64,
+		};
+		r->making = ig_js_consumer_create(s.nc, &c, 5000, consumer_made, r) == IG_NATS_OK;
+	}
+}
+
+static void on_retry(struct ig_timer *t)
+{
+	(void)t;
+	if (!s.nc || !ig_nats_connected(s.nc) || s.core->draining)
+		return;
+	make_consumers();
+	for (size_t i = 0; i < s.table->nsubs; i++)
+		pull(&s.subs[i]);
+}
+
+bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table)
+{
+	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pubsub_make_key())
+		return false;
+	s.table = table;
+	s.subs = calloc(table->nsubs, sizeof *s.subs);
+	if (!s.subs)
+		return false;
+	for (size_t i = 0; i < table->nsubs; i++) {
+		struct nsub *r = &s.subs[i];
+		r->sub = &table->subs[i];
+		snprintf(r->target, sizeof r->target, IG_PUBSUB_PATH "%s", r->sub->name);
+		ig_pubsub_nats_name(r->stream, IG_NATS_STREAM, r->sub->topic->name);
+	}
+	s.metrics.write = write_metrics;
+	ig_metrics_register(&s.metrics);
+	return true;
+}
+
+void ig_pubsub_nats_consumers_up(struct ig_nats *nc, struct ig_loop *loop)
+{
+	if (!s.subs)
+		return;
+	if (!s.core) {
+		s.core = (struct http_core *)loop; /* the loop is its core's first member */
+		for (size_t i = 0; i < s.table->nsubs; i++) {
+			struct nsub *r = &s.subs[i];
+			r->slots = calloc(r->sub->max_concurrency, sizeof *r->slots);
+			for (uint32_t k = 0; r->slots && k < r->sub->max_concurrency; k++) {
+				struct delivery *d = &r->slots[k];
+				d->sub = r;
+				d->buf = malloc(DELIVERY_BUF);
+				d->busy = d->buf == NULL; /* a slot without memory is never used */
+			}
+		}
+	}
+	s.nc = nc;
+	s.retry.fn = on_retry;
+	make_consumers();
+}
+
+void ig_pubsub_nats_consumers_down(void)
+{
+	if (!s.subs)
+		return;
+	for (size_t i = 0; i < s.table->nsubs; i++) {
+		s.subs[i].ready = false;
+		s.subs[i].pulling = false;
+		s.subs[i].making = false;
+	}
+}

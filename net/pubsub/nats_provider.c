@@ -1,0 +1,254 @@
+/* Pub/Sub on NATS JetStream (provider.h's ig_pubsub_nats_provider): a
+ * client per core (net/nats), a stream per topic made sure of each time a
+ * client comes up, and publish as a linear call that waits for the
+ * stream's PubAck, the publisher's traceparent in the message's headers.
+ * It cannot join a PostgreSQL transaction: a publish inside one is an
+ * error (IG_PUBSUB_IN_TRANSACTION), never a message sent early. Core 0's
+ * client also carries the consumers (nats_consumer.c), cron's claims
+ * (nats_cron.c) and readiness. */
+#include "nats_provider.h"
+#include "provider.h"
+#include "pubsub_metrics.h"
+#include "kernel/process/cores.h"
+#include "kernel/runtime/clock.h"
+#include "kernel/runtime/loop.h"
+#include "net/http/wait.h"
+#include "net/nats/js.h"
+#include "ingot/log.h"
+
+#include <string.h>
+
+/* net/pg is referred to weakly: a NATS deployment need not link it. */
+bool ig_pg_transaction_open(ig_ctx *ctx) __attribute__((weak));
+
+#define API_TIMEOUT_MS 5000
+/* A stream not made (JetStream not ready yet: a cluster electing its
+   leader, a server still starting) is tried again this much later. */
+#define ENSURE_RETRY_MS 1000
+/* A stream's copies on a cluster: JetStream's usual (and a majority
+   survives one server's loss). */
+#define MAX_REPLICAS 3
+
+struct core_client {
+	struct ig_timer retry; /* first: the timer's callback finds its client */
+	struct ig_nats *nc;
+	struct ig_loop *loop;
+	uint32_t ensuring;  /* stream creates in flight */
+	bool streams_ok;    /* every topic's stream is there */
+};
+
+static struct {
+	const struct ig_pubsub_table *table;
+	int backend; /* readiness's "nats", id + 1 */
+	uint32_t replicas; /* the streams': the URL's servers, at most MAX_REPLICAS */
+	bool cron;   /* cron's ticks are claimed here too (nats_cron.c) */
+	struct core_client cores[IG_MAX_CORES];
+} s;
+
+void ig_pubsub_nats_name(char out[IG_NATS_NAME_MAX], const char *prefix, const char *topic)
+{
+	size_t p = strlen(prefix), t = strlen(topic);
+	if (p + t >= IG_NATS_NAME_MAX)
+		t = IG_NATS_NAME_MAX - 1 - p; /* cannot happen: names are 63 at most */
+	memcpy(out, prefix, p);
+	memcpy(out + p, topic, t);
+	out[p + t] = 0;
+}
+
+static void log_stream_error(const struct ig_js_result *r)
+{
+	struct ig_logline l;
+	if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub: a NATS stream could not be made")) {
+		ig_log_cstr(&l, "error", ig_nats_error_name(r->err));
+		if (r->err_code)
+			ig_log_int(&l, "err_code", r->err_code);
+		if (r->description.len)
+			ig_log_str(&l, "description", r->description.ptr, r->description.len);
+		ig_log_end(&l);
+	}
+}
+
+static void stream_made(void *arg, const struct ig_js_result *r)
+{
+	struct core_client *c = arg;
+	/* 10058: the stream is there with another config (an operator's
+	   replicas or limits): it still takes the subject. */
+	if (r->err != IG_NATS_OK && r->err_code != 10058) {
+		log_stream_error(r);
+		c->streams_ok = false;
+	}
+	if (--c->ensuring)
+		return;
+	if (!c->streams_ok) {
+		ig_timer_set(&c->loop->timers, &c->retry, ig_monotonic_us() / 1000 + ENSURE_RETRY_MS);
+		return;
+	}
+	if (c->loop->core == 0)
+		ig_pubsub_nats_consumers_up(c->nc, c->loop);
+}
+
+static void ensure(struct core_client *c, struct ig_nats *nc)
+{
+	c->streams_ok = true;
+	c->ensuring = 1; /* until every create is sent */
+	for (size_t i = 0; i < s.table->ntopics; i++) {
+		char name[IG_NATS_NAME_MAX], subject[IG_NATS_NAME_MAX];
+		ig_pubsub_nats_name(name, IG_NATS_STREAM, s.table->topics[i].name);
+		ig_pubsub_nats_name(subject, IG_NATS_SUBJECT, s.table->topics[i].name);
+		const ig_str subjects[1] = { { subject, strlen(subject) } };
+		const struct ig_js_stream_config cfg = { .name = { name, strlen(name) }, .subjects = subjects, .nsubjects = 1,
+							 .replicas = s.replicas };
+		if (ig_js_stream_create(nc, &cfg, API_TIMEOUT_MS, stream_made, c) == IG_NATS_OK)
+			c->ensuring++;
+		else
+			c->streams_ok = false;
+	}
+	if (s.cron && c->loop->core == 0) {
+		if (ig_pubsub_nats_cron_bucket(nc, s.replicas, stream_made, c) == IG_NATS_OK)
+			c->ensuring++;
+		else
+			c->streams_ok = false;
+	}
+	const struct ig_js_result none = { .err = IG_NATS_OK };
+	stream_made(c, &none);
+}
+
+static void retry_ensure(struct ig_timer *t)
+{
+	struct core_client *c = (struct core_client *)t;
+	if (c->nc && ig_nats_connected(c->nc) && !c->ensuring)
+		ensure(c, c->nc);
+}
+
+static void up(void *arg, struct ig_nats *nc)
+{
+	struct core_client *c = arg;
+	if (!c->ensuring)
+		ensure(c, nc);
+}
+
+static void down(void *arg, struct ig_nats *nc, enum ig_nats_error kind, const char *why)
+{
+	struct core_client *c = arg;
+	(void)nc;
+	c->streams_ok = false;
+	ig_timer_cancel(&c->loop->timers, &c->retry);
+	if (c->loop->core == 0)
+		ig_pubsub_nats_consumers_down();
+	struct ig_logline l;
+	if (kind != IG_NATS_CLOSED && ig_log_begin(&l, IG_LOG_WARN, "pub/sub: NATS connection lost")) {
+		ig_log_int(&l, "core", c->loop->core);
+		ig_log_cstr(&l, "error", ig_nats_error_name(kind));
+		ig_log_cstr(&l, "why", why);
+		ig_log_end(&l);
+	}
+}
+
+static const struct ig_nats_conn_ops conn_ops = { .up = up, .down = down };
+
+static bool nats_prepare(const struct ig_pubsub_table *table)
+{
+	s.table = table;
+	int id = ig_backend_register("nats");
+	s.backend = id + 1;
+	/* A list of servers is a cluster's: each stream on as many of them. */
+	s.replicas = 1;
+	for (const char *u = ig_pubsub_config.url; *u; u++)
+		s.replicas += *u == ',' && s.replicas < MAX_REPLICAS;
+	s.cron = ig_pubsub_nats_cron_prepare();
+	(void)ig_pubsub_nats_consumers_prepare(table);
+	return true; /* every core publishes on a client of its own */
+}
+
+static void nats_core_start(struct ig_loop *loop, int core_count)
+{
+	(void)core_count;
+	if (loop->core < 0 || loop->core >= IG_MAX_CORES)
+		return;
+	struct core_client *c = &s.cores[loop->core];
+	c->loop = loop;
+	c->retry.fn = retry_ensure;
+	/* Core 0's connection alone stands for readiness: one backend, one
+	   state. */
+	const struct ig_nats_options o = { .url = ig_pubsub_config.url, .name = "ingot-pubsub",
+					   .backend = loop->core == 0 ? s.backend : 0, .tls_verify = true };
+	const char *why = NULL;
+	c->nc = ig_nats_new(loop, &o, &conn_ops, c, &why);
+	struct ig_logline l;
+	if (!c->nc && ig_log_begin(&l, IG_LOG_ERROR, "pub/sub: no NATS client")) {
+		ig_log_cstr(&l, "why", why ? why : "unknown");
+		ig_log_end(&l);
+	}
+}
+
+/* A publish's record: the PubAck's outcome. */
+struct pub_wait {
+	struct ig_wait_call call;
+	struct ig_js_result r;
+};
+
+static void acked(void *arg, const struct ig_js_result *r)
+{
+	struct pub_wait *p = arg;
+	p->r = *r;
+	p->r.description = (ig_str){ 0 }; /* valid during the call only */
+	p->r.json = p->r.stream = (ig_str){ 0 };
+	ig_wait_call_done(&p->call);
+}
+
+static const struct ig_wait_call_ops pub_ops = { 0 };
+
+static int fail(ig_pubsub_error *err, enum ig_pubsub_error_kind kind, const char *message)
+{
+	*err = (ig_pubsub_error){ kind, message };
+	return -1;
+}
+
+static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *json, size_t len,
+			ig_pubsub_error *err)
+{
+	if (ig_pg_transaction_open && ig_pg_transaction_open(ctx))
+		return fail(err, IG_PUBSUB_IN_TRANSACTION,
+			    "a publish inside a transaction needs the PostgreSQL provider: NATS cannot join it");
+	struct ig_loop *loop = ig_ctx_loop(ctx);
+	struct ig_nats *nc = loop->core >= 0 && loop->core < IG_MAX_CORES ? s.cores[loop->core].nc : NULL;
+	if (!nc)
+		return fail(err, IG_PUBSUB_NO_PROVIDER, "no NATS client on this core");
+	struct pub_wait *p = ig_wait_call_new(ctx, sizeof *p, &pub_ops, false);
+	if (!p)
+		return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
+	char headers[] = "NATS/1.0\r\ntraceparent: "
+			 "00-00000000000000000000000000000000-0000000000000000-00\r\n\r\n";
+	ig_traceparent_child(ctx, headers + 23);
+	char subject[IG_NATS_NAME_MAX];
+	ig_pubsub_nats_name(subject, IG_NATS_SUBJECT, t->name);
+	enum ig_nats_error e = ig_js_publish(nc, (ig_str){ subject, strlen(subject) },
+					     (ig_str){ headers, sizeof headers - 1 }, (ig_str){ json, len }, (ig_str){ 0 },
+					     API_TIMEOUT_MS, acked, p);
+	if (e != IG_NATS_OK) {
+		p->r.err = e;
+		ig_wait_call_done(&p->call);
+	}
+	if (ig_wait_for(&p->call) != IG_WAIT_OK)
+		return fail(err, IG_PUBSUB_CANCELLED, "cancelled while publishing");
+	if (p->r.err == IG_NATS_OK) {
+		ig_pubsub_count_published(ctx, t);
+		return 0;
+	}
+	struct ig_logline l;
+	if (ig_log_req(ctx, &l, IG_LOG_ERROR, "publish failed")) {
+		ig_log_cstr(&l, "topic", t->name);
+		ig_log_cstr(&l, "error", ig_nats_error_name(p->r.err));
+		if (p->r.err_code)
+			ig_log_int(&l, "err_code", p->r.err_code);
+		ig_log_end(&l);
+	}
+	return fail(err, IG_PUBSUB_PROVIDER, "NATS did not store the message (no PubAck)");
+}
+
+const struct ig_pubsub_provider ig_pubsub_nats_provider = {
+	.name = "nats",
+	.publish = nats_publish,
+	.prepare = nats_prepare,
+	.core_start = nats_core_start,
+};

@@ -1,0 +1,229 @@
+// Pub/Sub on NATS JetStream (INGOT_PUBSUB_URL=nats://...) against a real
+// nats-server, through the pubsub app (tests/apps/pubsub, as
+// pubsub_consumer.test.mjs builds it), whose handlers record each run in
+// PostgreSQL's runs table: three processes share each message once per
+// subscription and two subscriptions each get every message; a failing
+// handler is retried, then dead-lettered after maxAttempts (a message on
+// the dead-letter topic's stream); a process killed mid-handler leaves the
+// message to be redelivered after the ack deadline; a broker stopped
+// mid-run makes publish answer an error, and after its restart nothing
+// acknowledged is lost and delivery resumes. And cron's ticks claimed in
+// NATS's KV bucket: three replicas of the reference service run each tick
+// once; a publish inside a transaction (the reference service's POST
+// /posts) is refused. And a three-node cluster (streams replicated on all three) loses
+// no acknowledged message when a node is killed mid-run.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startServer, curlResponse, cleanup, commandRunner, adminAddr, scrapeSamples } from './lib.mjs';
+import { postgresForSuite } from './pglib.mjs';
+import { migrate, waitReady, pollUntil as until } from './dbservice.mjs';
+import { pubsubAppForSuite, publishEvent, publish, q } from './pubsublib.mjs';
+import { natsForSuite } from './natslib.mjs';
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-nats-'));
+const newPostgres = postgresForSuite();
+const nats = natsForSuite();
+after(async () => {
+	cleanup();
+	await nats.stopAll();
+	fs.rmSync(tmp, { recursive: true, force: true });
+});
+const { must } = commandRunner({ timeoutMs: 240000 });
+const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
+const T = { timeout: 300000, ...SKIP };
+
+const pubsubApp = pubsubAppForSuite(tmp);
+
+// A broker, a migrated database (the runs table) and n processes of the app.
+async function cluster(n) {
+	const bin = await pubsubApp();
+	const pg = await newPostgres();
+	const broker = await nats.start({ monitor: true });
+	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const procs = [];
+	for (let i = 0; i < n; i++)
+		procs.push(await start(bin, pg, broker));
+	return { bin, pg, broker, procs };
+}
+
+async function start(bin, pg, broker) {
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: broker.url, INGOT_THREADS: '1',
+		INGOT_ADMIN_PORT: '0' }, { command: bin });
+	await waitReady(srv);
+	return srv;
+}
+
+test('three processes: each message handled once per subscription, and both subscriptions of a topic get every message', T, async () => {
+	const { pg, procs } = await cluster(3);
+	try {
+		const N = 30;
+		for (let i = 0; i < N; i++)
+			await publish(procs[i % 3], 'events', i);
+		await until(async () => await q(pg, 'SELECT count(DISTINCT (sub, n)) FROM runs;') === String(2 * N),
+			'every message handled by both subscriptions');
+		for (const sub of ['first', 'second'])
+			assert.equal(await q(pg, `SELECT count(*) || '|' || count(DISTINCT n) FROM runs WHERE sub = '${sub}';`), `${N}|${N}`,
+				`${sub}: one run per message, no duplicate`);
+		const pids = new Set(procs.map((p) => String(p.pid)));
+		for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM runs;')).split('\n'))
+			assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+	} finally {
+		await Promise.all(procs.map((p) => p.stop()));
+	}
+});
+
+test('a handler that always fails: retried, then dead-lettered after maxAttempts (3) on the dead-letter topic\'s stream', T, async () => {
+	const { pg, broker, procs } = await cluster(1);
+	try {
+		await publish(procs[0], 'failing', 7);
+		await until(async () => (await broker.stream('pubsub-failing-dead'))?.messages === 1, 'the dead letter stored');
+		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE sub = 'flaky' AND n = 7;"), '3', 'maxAttempts runs');
+		// the subscription's durable consumer: explicit acks, AckWait the
+		// ack deadline (30 s by default), one delivery past maxAttempts kept
+		// for dead-lettering
+		const c = await broker.consumer('pubsub-failing', 'flaky');
+		assert.deepEqual({ durable: c?.durable_name, ack: c?.ack_policy, wait: c?.ack_wait, max: c?.max_deliver },
+			{ durable: 'flaky', ack: 'explicit', wait: 30e9, max: 4 });
+		// the runs are spaced by the backoff (100 ms, then 200 ms)
+		assert.equal(await q(pg, `SELECT bool_and(gap >= interval '100 milliseconds') FROM (SELECT at - lag(at) OVER (ORDER BY at) AS gap
+			FROM runs WHERE sub = 'flaky') g WHERE gap IS NOT NULL;`), 't');
+		const dead = procs[0].logs.find((l) => l.msg === 'pub/sub delivery dead');
+		assert.ok(dead, 'the dead delivery logged');
+		assert.equal(dead.subscription, 'flaky');
+		assert.equal(dead.attempts, 3);
+		assert.equal(dead.reason, 'max attempts reached');
+		// the metrics PostgreSQL's consumers keep, from NATS's
+		const admin = await adminAddr(procs[0]);
+		// counted once the dead letter's PubAck is in, just after the stream has it
+		const samples = await until(async () => {
+			const m = await scrapeSamples(admin);
+			return m.get('ingot_pubsub_delivered_total{subscription="flaky",result="dead"}') === 1 && m;
+		}, 'the dead delivery counted');
+		assert.equal(samples.get('ingot_pubsub_delivered_total{subscription="flaky",result="retry"}'), 2);
+		assert.equal(samples.get('ingot_pubsub_handling_duration_seconds_count{subscription="flaky"}'), 3);
+		assert.equal(samples.get('ingot_pubsub_published_total{topic="failing"}'), 1);
+	} finally {
+		await procs[0].stop();
+	}
+});
+
+test('a process killed (SIGKILL) mid-handler: the message is redelivered after the ack deadline and handled once more', T, async () => {
+	const { bin, pg, broker, procs } = await cluster(1);
+	let next = null;
+	try {
+		await publish(procs[0], 'slow', 1);
+		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '1', 'the first run');
+		procs[0].kill();
+		await procs[0].exited;
+		next = await start(bin, pg, broker);
+		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '2', 'the redelivery');
+		assert.equal(await q(pg, "SELECT count(DISTINCT pid) FROM runs WHERE sub = 'slow';"), '2');
+	} finally {
+		await Promise.all([procs[0].stop(), next?.stop()]);
+	}
+});
+
+test('the broker stopped mid-run: publish answers an error; after its restart nothing acknowledged is lost and delivery resumes', T, async () => {
+	const { pg, broker, procs } = await cluster(1);
+	let again = null;
+	try {
+		for (let i = 0; i < 5; i++)
+			await publish(procs[0], 'events', i);
+		await broker.stop();
+		const down = await publishEvent(procs[0], 'events', 100);
+		assert.equal(down.status, 500, 'the publish failed, not lost silently');
+		// not ready while the broker is away
+		await until(async () => (await curlResponse(procs[0].port, '/readyz')).status === 503, '/readyz 503');
+		again = await nats.start({ port: broker.port, dir: broker.dir });
+		await waitReady(procs[0]);
+		for (let i = 5; i < 10; i++)
+			await publish(procs[0], 'events', i);
+		await until(async () => await q(pg, "SELECT count(DISTINCT n) FROM runs WHERE sub = 'first';") === '10',
+			'every acknowledged message handled');
+		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE n = 100;"), '0', 'the failed publish was not delivered');
+	} finally {
+		await procs[0].stop();
+		await again?.stop();
+	}
+});
+
+test('cron on NATS: three replicas of the reference service run each heartbeat tick once, claimed in the KV bucket', { timeout: 120000 }, async () => {
+	const pg = await newPostgres();
+	const m = await migrate(pg.url);
+	assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
+	const broker = await nats.start({ monitor: true });
+	const env = { DATABASE_URL: pg.url, INGOT_PUBSUB_URL: broker.url, HEARTBEAT_CRON: '1', INGOT_ADMIN_PORT: '-1' };
+	const replicas = await Promise.all([0, 1, 2].map(() => startServer(env)));
+	try {
+		await Promise.all(replicas.map((srv) => waitReady(srv)));
+		await until(async () => {
+			const r = await curlResponse(replicas[0].port, '/cron/heartbeat');
+			return r.status === 200 && r.json().ticks >= 10;
+		}, 'ten heartbeat ticks');
+	} finally {
+		await Promise.all(replicas.map((srv) => srv.stop()));
+	}
+	const [rows, ticks] = (await q(pg, 'SELECT count(*), count(DISTINCT tick) FROM heartbeat;')).split('|').map(Number);
+	assert.ok(rows >= 10, `rows ${rows}`);
+	assert.equal(rows, ticks, 'a tick ran twice');
+	assert.equal(await q(pg, 'SELECT count(*) FROM ingot_cron_claims;'), '0', 'no claim in PostgreSQL');
+	// a key per claimed tick: at least one per run tick
+	const kv = await broker.stream('KV_ingot-cron');
+	assert.ok(kv && kv.messages >= rows, `the bucket's keys (${kv?.messages}) cover the ${rows} ticks run`);
+});
+
+test('a three-node JetStream cluster (INGOT_PUBSUB_URL lists its servers), the streams on all three: one node killed (SIGKILL) mid-run, no acknowledged message lost', T, async () => {
+	const bin = await pubsubApp();
+	const pg = await newPostgres();
+	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const cluster3 = await nats.startCluster(3, { monitor: true });
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: cluster3.url,
+		INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1' }, { command: bin });
+	const acked = new Set();
+	// Each message published until the cluster acknowledges it (a publish
+	// may fail while the cluster elects its leaders, or after the kill).
+	const publishAcked = async (n) => {
+		await until(async () => (await publishEvent(srv, 'events', n)).status === 204, `message ${n} acknowledged`);
+		acked.add(n);
+	};
+	try {
+		await waitReady(srv);
+		for (let n = 0; n < 10; n++)
+			await publishAcked(n);
+		assert.equal((await cluster3.nodes[1].stream('pubsub-events'))?.replicas, 3, 'the topic\'s stream on the three nodes');
+		// the first server of the list: the one the service is connected to
+		await cluster3.nodes[0].stop('SIGKILL');
+		for (let n = 10; n < 20; n++)
+			await publishAcked(n);
+		await until(async () => await q(pg, "SELECT count(DISTINCT n) FROM runs WHERE sub = 'first';") === String(acked.size),
+			'every acknowledged message handled');
+		const handled = new Set((await q(pg, "SELECT DISTINCT n FROM runs WHERE sub = 'first';")).split('\n').map(Number));
+		for (const n of acked)
+			assert.ok(handled.has(n), `message ${n} handled`);
+	} finally {
+		await srv.stop();
+	}
+});
+
+test('a publish inside a transaction with the NATS provider is refused: the reference service\'s POST /posts answers 503 and stores nothing', { timeout: 120000 }, async () => {
+	const pg = await newPostgres();
+	const m = await migrate(pg.url);
+	assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
+	const broker = await nats.start({ monitor: true });
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: broker.url, INGOT_ADMIN_PORT: '-1' });
+	try {
+		await waitReady(srv);
+		// the topic's stream is made as the client connects
+		await until(async () => (await broker.stream('pubsub-post-created')) !== null, 'the stream made');
+		const r = await curlResponse(srv.port, '/posts', ['-X', 'POST', '-H', 'Content-Type: application/json',
+			'--data-binary', JSON.stringify({ title: 'in a transaction', body: 'one two three', likes: 0 })]);
+		assert.equal(r.status, 503, r.text);
+		assert.equal(await q(pg, 'SELECT count(*) FROM posts;'), '0', 'the transaction rolled back');
+		assert.equal((await broker.stream('pubsub-post-created')).messages, 0, 'nothing sent');
+	} finally {
+		await srv.stop();
+	}
+});
