@@ -217,6 +217,7 @@ static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char
 	struct pub_wait *p = ig_wait_call_new(ctx, sizeof *p, &pub_ops, false);
 	if (!p)
 		return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
+	p->r = (struct ig_js_result){ 0 }; /* the record's header alone is set */
 	char headers[] = "NATS/1.0\r\ntraceparent: "
 			 "00-00000000000000000000000000000000-0000000000000000-00\r\n\r\n";
 	ig_traceparent_child(ctx, headers + 23);
