@@ -39,13 +39,21 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 /* A delivery's request: the message's JSON and a head. */
 #define DELIVERY_BUF (256 * 1024)
 
-/* $1 subscription, $2 how many, $3 the ack deadline in microseconds. */
+/* $1 subscription, $2 how many, $3 the ack deadline in microseconds. A
+ * delivery with an ordering key waits while an earlier message of its key
+ * is unsettled for the subscription ('ready': in flight, or waiting for
+ * its retry; done, dropped and dead ones release the key): one delivery of
+ * a key at a time, in publish order, across processes, since a claimed
+ * delivery stays 'ready' until its verdict. */
 #define CLAIM_SQL                                                                                             \
 	"UPDATE ingot_pubsub.deliveries d SET attempts = d.attempts + 1, "                                     \
 	"visible_at = now() + $3::bigint * interval '1 microsecond' FROM ingot_pubsub.messages m "             \
-	"WHERE m.id = d.message_id AND d.subscription = $1 AND d.message_id IN (SELECT message_id FROM "      \
-	"ingot_pubsub.deliveries WHERE subscription = $1 AND state = 'ready' AND visible_at <= now() "        \
-	"ORDER BY visible_at LIMIT $2 FOR UPDATE SKIP LOCKED) "                                                \
+	"WHERE m.id = d.message_id AND d.subscription = $1 AND d.message_id IN (SELECT c.message_id FROM "    \
+	"ingot_pubsub.deliveries c WHERE c.subscription = $1 AND c.state = 'ready' AND c.visible_at <= now() " \
+	"AND (c.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM ingot_pubsub.deliveries e "                  \
+	"WHERE e.subscription = $1 AND e.ordering_key = c.ordering_key AND e.state = 'ready' "                 \
+	"AND e.message_id < c.message_id)) "                                                                   \
+	"ORDER BY c.visible_at LIMIT $2 FOR UPDATE SKIP LOCKED) "                                              \
 	"RETURNING d.message_id, d.attempts, m.payload::text, coalesce(m.attributes->>'traceparent', '')"
 
 /* $1 message, $2 subscription, $3 'done' or 'dropped'. */
@@ -58,18 +66,19 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 	"last_error = $5 WHERE message_id = $1 AND subscription = $2 AND attempts = $3 AND state = 'ready'"
 
 /* $1 message, $2 subscription, $3 why, $4 the dead-letter topic ("":
- * none), $5 its subscriptions: the delivery dead, and the message
- * published again on the dead-letter topic with the reason, the
- * subscription, the message's id and the attempts in its attributes. */
+ * none), $5 its subscriptions, $6 its ordering key's member ("": none):
+ * the delivery dead (which releases its key), and the message published
+ * again on the dead-letter topic with the reason, the subscription, the
+ * message's id and the attempts in its attributes. */
 #define DEAD_SQL                                                                                             \
 	"WITH d AS (UPDATE ingot_pubsub.deliveries SET state = 'dead', last_error = $3 "                      \
 	"WHERE message_id = $1 AND subscription = $2 AND state = 'ready' RETURNING message_id, attempts), "   \
 	"m AS (INSERT INTO ingot_pubsub.messages (topic, payload, attributes) SELECT $4, o.payload, "          \
 	"o.attributes || jsonb_build_object('reason', $3::text, 'subscription', $2::text, "                   \
 	"'message_id', o.id, 'attempts', d.attempts) FROM ingot_pubsub.messages o JOIN d ON o.id = d.message_id " \
-	"WHERE $4 <> '' RETURNING id), "                                                                       \
-	"x AS (INSERT INTO ingot_pubsub.deliveries (message_id, subscription) "                               \
-	"SELECT m.id, s FROM m, unnest(string_to_array($5, ',')) s) "                                         \
+	"WHERE $4 <> '' RETURNING id, payload), "                                                             \
+	"x AS (INSERT INTO ingot_pubsub.deliveries (message_id, subscription, ordering_key) "                 \
+	"SELECT m.id, s, m.payload ->> nullif($6, '') FROM m, unnest(string_to_array($5, ',')) s) "            \
 	"SELECT pg_notify('ingot_pubsub', $4) FROM m"
 
 /* Messages a day old whose deliveries are all settled (done or dropped:
@@ -215,6 +224,7 @@ static void record(struct delivery *d, enum outcome outcome, const char *why)
 	} else {
 		const char *dl = sub->dead_letter ? sub->dead_letter->name : "";
 		const char *dl_subs = sub->dead_letter ? sub->dead_letter->subscriptions : "";
+		const char *dl_key = sub->dead_letter && sub->dead_letter->ordering_key ? sub->dead_letter->ordering_key : "";
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_WARN, "pub/sub delivery dead")) {
 			ig_log_cstr(&l, "subscription", sub->name);
@@ -223,10 +233,11 @@ static void record(struct delivery *d, enum outcome outcome, const char *why)
 			ig_log_cstr(&l, "reason", why);
 			ig_log_end(&l);
 		}
-		const ig_pg_value p[5] = { ig_pg_int8(d->message_id), ig_pg_text(name),
+		const ig_pg_value p[6] = { ig_pg_int8(d->message_id), ig_pg_text(name),
 					   ig_pg_text((ig_str){ why, strlen(why) }), ig_pg_text((ig_str){ dl, strlen(dl) }),
-					   ig_pg_text((ig_str){ dl_subs, strlen(dl_subs) }) };
-		ig_pg_pool_query(s.pool, &d->arena, DEAD_SQL, p, 5, settled, d);
+					   ig_pg_text((ig_str){ dl_subs, strlen(dl_subs) }),
+					   ig_pg_text((ig_str){ dl_key, strlen(dl_key) }) };
+		ig_pg_pool_query(s.pool, &d->arena, DEAD_SQL, p, 6, settled, d);
 	}
 }
 
