@@ -42,9 +42,10 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 /* $1 subscription, $2 how many, $3 the ack deadline in microseconds. A
  * delivery with an ordering key waits while an earlier message of its key
  * is unsettled for the subscription ('ready': in flight, or waiting for
- * its retry; done, dropped and dead ones release the key): one delivery of
- * a key at a time, in publish order, across processes, since a claimed
- * delivery stays 'ready' until its verdict. */
+ * its retry; done, dropped and dead ones release the key), or a later one
+ * has begun (hidden: a transaction that committed out of id order let it
+ * go first): one delivery of a key at a time, in publish order, across
+ * processes, since a claimed delivery stays 'ready' until its verdict. */
 #define CLAIM_SQL                                                                                             \
 	"UPDATE ingot_pubsub.deliveries d SET attempts = d.attempts + 1, "                                     \
 	"visible_at = now() + $3::bigint * interval '1 microsecond' FROM ingot_pubsub.messages m "             \
@@ -52,7 +53,7 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 	"ingot_pubsub.deliveries c WHERE c.subscription = $1 AND c.state = 'ready' AND c.visible_at <= now() " \
 	"AND (c.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM ingot_pubsub.deliveries e "                  \
 	"WHERE e.subscription = $1 AND e.ordering_key = c.ordering_key AND e.state = 'ready' "                 \
-	"AND e.message_id < c.message_id)) "                                                                   \
+	"AND e.message_id <> c.message_id AND (e.message_id < c.message_id OR e.visible_at > now()))) "       \
 	"ORDER BY c.visible_at LIMIT $2 FOR UPDATE SKIP LOCKED) "                                              \
 	"RETURNING d.message_id, d.attempts, m.payload::text, coalesce(m.attributes->>'traceparent', '')"
 
