@@ -9,7 +9,8 @@
  * backoff, or dead (then copied to the dead-letter topic with the reason).
  * A process that dies mid-handler writes nothing: the deadline passes and
  * another claim takes the delivery. Messages settled a day ago are purged
- * at the first poll and about hourly. net/pg is referred to weakly. */
+ * at the first poll and about hourly. net/pg is referred to weakly, but for
+ * LISTEN. */
 #include "consumer.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/clock.h"
@@ -31,7 +32,10 @@ struct ig_pg_pool *ig_pg_core_pool(struct ig_loop *loop) WEAK;
 void ig_pg_pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql, const ig_pg_value *params,
 		      size_t nparams, ig_pg_done *done, void *arg) WEAK;
 const char *ig_pg_error_name(enum ig_pg_error_kind kind) WEAK;
-int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_notify, void *arg) WEAK;
+/* ig_pg_listen (ingot/pg.h) is referred to strongly: a weak reference
+ * links nothing from the archive, and net/pg/listen.c is referred to by
+ * nothing else, so the consumers would wait for the poll alone. A binary
+ * with subscriptions links net/pg anyway (the publish calls). */
 
 /* The poll when no NOTIFY comes (one lost while the listening connection
  * was down, a deadline that passed, a backoff that ended). */
@@ -431,7 +435,7 @@ static void core_start(struct ig_loop *loop, int core_count)
 			ig_arena_init(&d->arena, &s.blocks, 64 * 1024);
 		}
 	}
-	if (ig_pg_listen && ig_pg_listen(loop, "ingot_pubsub", on_notify, NULL) != 0) {
+	if (ig_pg_listen(loop, "ingot_pubsub", on_notify, NULL) != 0) {
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_WARN, "pub/sub: no LISTEN: deliveries wait for the poll"))
 			ig_log_end(&l);

@@ -276,3 +276,17 @@ test('maxConcurrency (2): a subscription\'s handlers never run more than 2 at on
 		await Promise.all([publisher.stop(), consumer?.stop()]);
 	}
 });
+
+test('the consumer LISTENs on ingot_pubsub (a NOTIFY wakes it; the poll is the fallback)', T, async () => {
+	const { pg, procs } = await cluster(1);
+	try {
+		// the listening connection's last statement, as the server shows it
+		const n = await until(async () => {
+			const c = await q(pg, `SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN "ingot_pubsub"';`);
+			return c !== '0' && c;
+		}, 'a backend that ran LISTEN "ingot_pubsub"');
+		assert.equal(n, '1');
+	} finally {
+		await procs[0].stop();
+	}
+});
