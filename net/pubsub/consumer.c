@@ -21,6 +21,7 @@
 #include "ingot/log.h"
 #include "ingot/pg.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +62,14 @@ const char *ig_pg_error_name(enum ig_pg_error_kind kind) WEAK;
 	"ORDER BY c.visible_at LIMIT $2 FOR UPDATE SKIP LOCKED) "                                              \
 	"RETURNING d.message_id, d.attempts, m.payload::text, coalesce(m.attributes->>'traceparent', '')"
 
-/* $1 message, $2 subscription, $3 'done' or 'dropped'. */
-#define SETTLE_SQL "UPDATE ingot_pubsub.deliveries SET state = $3 WHERE message_id = $1 AND subscription = $2"
+/* $1 the messages' ids, $2 their states ('done' or 'dropped'), both as
+ * array literals, $3 the subscription: the acks and drops that came while
+ * the previous batch's statement ran, in one statement (one commit, where
+ * a statement each would wait for a WAL flush each). */
+#define SETTLE_SQL                                                                                    \
+	"UPDATE ingot_pubsub.deliveries d SET state = v.state "                                        \
+	"FROM unnest($1::text::bigint[], $2::text::text[]) AS v(id, state) "                          \
+	"WHERE d.message_id = v.id AND d.subscription = $3"
 
 /* $1 message, $2 subscription, $3 the attempt claimed (a later claim's
  * delivery is left alone), $4 the backoff in microseconds, $5 why. */
@@ -103,6 +110,7 @@ struct sub_run;
 /* One delivery in flight: its request, then its verdict's statement. */
 struct delivery {
 	struct sub_run *sub;
+	struct delivery *next; /* in its sub_run's to_settle or settling */
 	bool busy;
 	int64_t message_id;
 	int32_t attempts;
@@ -122,6 +130,11 @@ struct sub_run {
 	uint32_t running;
 	bool claiming, again;
 	ig_arena claim_arena;
+	/* Acked or dropped, waiting for the next batch's statement; the batch
+	   whose statement runs (their slots stay busy until it answers). */
+	struct delivery *to_settle, *settling;
+	struct ig_deferred flush;
+	ig_arena settle_arena;
 	ig_counter delivered[OUTCOMES];
 	struct ig_histogram duration;
 };
@@ -178,6 +191,67 @@ static void log_db_error(const char *msg, const struct sub_run *r, const ig_pg_e
 }
 
 static void claim(struct sub_run *r);
+static void flush(struct sub_run *r);
+
+/* The batch's verdicts stored (or not: the deadline will show them again):
+ * their slots free, then the next batch and a claim. */
+static void settled_batch(const ig_pg_result *res, const ig_pg_error *err, void *arg)
+{
+	struct sub_run *r = arg;
+	(void)res;
+	if (err)
+		log_db_error("pub/sub verdicts not recorded: database error", r, err);
+	for (struct delivery *d = r->settling, *next; d; d = next) {
+		next = d->next;
+		if (!err)
+			ig_counter_add(&r->delivered[d->outcome], 1);
+		d->busy = false;
+		r->running--;
+	}
+	r->settling = NULL;
+	flush(r);
+	claim(r);
+}
+
+/* Sends the waiting acks and drops as one statement, unless one runs: its
+ * answer sends them. Deferred to the end of the loop's batch, so the
+ * deliveries that ended in one batch share a statement. */
+static void flush(struct sub_run *r)
+{
+	if (r->settling || !r->to_settle)
+		return;
+	size_t n = 0;
+	for (const struct delivery *d = r->to_settle; d; d = d->next)
+		n++;
+	ig_arena_reset(&r->settle_arena);
+	char *ids = ig_arena_alloc(&r->settle_arena, n * 21 + 3), *states = ig_arena_alloc(&r->settle_arena, n * 8 + 3);
+	r->settling = r->to_settle;
+	r->to_settle = NULL;
+	if (!ids || !states) {
+		static const ig_pg_error full = { .kind = IG_PG_TOO_LARGE, .message = IG_STR("the batch of verdicts does not fit its arena") };
+		settled_batch(NULL, &full, r);
+		return;
+	}
+	size_t ni = 0, ns = 0;
+	ids[ni++] = states[ns++] = '{';
+	for (const struct delivery *d = r->settling; d; d = d->next) {
+		if (d != r->settling)
+			ids[ni++] = states[ns++] = ',';
+		ni += ig_fmt_i64(ids + ni, d->message_id);
+		const char *st = d->outcome == OUT_ACK ? "done" : "dropped";
+		memcpy(states + ns, st, strlen(st));
+		ns += strlen(st);
+	}
+	ids[ni++] = states[ns++] = '}';
+	const ig_pg_value p[3] = { ig_pg_text((ig_str){ ids, ni }), ig_pg_text((ig_str){ states, ns }),
+				   ig_pg_text((ig_str){ r->sub->name, strlen(r->sub->name) }) };
+	ig_pg_pool_query(s.pool, &r->settle_arena, SETTLE_SQL, p, 3, settled_batch, r);
+}
+
+static void on_flush(struct ig_deferred *f)
+{
+	flush((struct sub_run *)((char *)f - offsetof(struct sub_run, flush)));
+}
 
 static void settled(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
@@ -214,10 +288,9 @@ static void record(struct delivery *d, enum outcome outcome, const char *why)
 	ig_arena_reset(&d->arena);
 	ig_str name = { sub->name, strlen(sub->name) };
 	if (outcome == OUT_ACK || outcome == OUT_DROP) {
-		const char *state = outcome == OUT_ACK ? "done" : "dropped";
-		const ig_pg_value p[3] = { ig_pg_int8(d->message_id), ig_pg_text(name),
-					   ig_pg_text((ig_str){ state, strlen(state) }) };
-		ig_pg_pool_query(s.pool, &d->arena, SETTLE_SQL, p, 3, settled, d);
+		d->next = d->sub->to_settle;
+		d->sub->to_settle = d;
+		ig_loop_defer(&s.core->loop, &d->sub->flush);
 	} else if (outcome == OUT_RETRY) {
 		const ig_pg_value p[5] = { ig_pg_int8(d->message_id), ig_pg_text(name), ig_pg_int4(d->attempts),
 					   ig_pg_int8((int64_t)backoff_us(sub, d->attempts)),
@@ -427,6 +500,8 @@ static void core_start(struct ig_loop *loop, int core_count)
 		if (!r->slots)
 			continue;
 		ig_arena_init(&r->claim_arena, &s.blocks, 1024 * 1024);
+		ig_arena_init(&r->settle_arena, &s.blocks, 64 * 1024);
+		r->flush.fn = on_flush;
 		for (uint32_t k = 0; k < r->sub->max_concurrency; k++) {
 			struct delivery *d = &r->slots[k];
 			d->sub = r;
