@@ -936,10 +936,12 @@ $(BUILD)/tools/bench/floor-pvh.elf: tools/bench/floor_pvh.S
 bench-tools: setup-build $(BENCH_TOOLS)
 
 # The door bench app (tools/bench/door: issue 28's cost of a JWT and a
-# rate limit, tools/bench/auth.js) is built as any app is, by its own make.
+# rate limit, tools/bench/auth.js) and the Pub/Sub one (tools/bench/pubsub:
+# issue 29, tools/bench/pubsub.js) are built as any app is, by their own make.
 bench: setup-bench
 	@$(MAKE) --no-print-directory bin clientbench bench-tools jwtbench image boot unikernel lwip
 	@$(MAKE) --no-print-directory -C tools/bench/door
+	@$(MAKE) --no-print-directory -C tools/bench/pubsub
 	@$(MAKE) --no-print-directory TLS=mbedtls bin
 	@tools/bench/run
 	@images/measure
@@ -949,7 +951,7 @@ bench: setup-bench
 # take minutes to fetch and build again; distclean: those too.
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/obj-mbedtls $(BUILD)/obj-notls $(BUILD)/obj-test $(GEN) $(BUILD)/bin $(BUILD)/schemac $(BUILD)/test $(BUILD)/fuzz \
-		$(BUILD)/bench $(IMAGES) $(BUILD)/tools tools/bench/door/build
+		$(BUILD)/bench $(IMAGES) $(BUILD)/tools tools/bench/door/build tools/bench/pubsub/build
 distclean: clean
 	rm -rf $(BUILD)
 

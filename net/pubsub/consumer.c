@@ -9,7 +9,8 @@
  * backoff, or dead (then copied to the dead-letter topic with the reason).
  * A process that dies mid-handler writes nothing: the deadline passes and
  * another claim takes the delivery. Messages settled a day ago are purged
- * at the first poll and about hourly. net/pg is referred to weakly. */
+ * at the first poll and about hourly. net/pg is referred to weakly, but for
+ * LISTEN. */
 #include "delivery.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/clock.h"
@@ -18,6 +19,7 @@
 #include "ingot/log.h"
 #include "ingot/pg.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,10 @@ struct ig_pg_pool *ig_pg_core_pool(struct ig_loop *loop) WEAK;
 void ig_pg_pool_query(struct ig_pg_pool *pool, ig_arena *arena, const char *sql, const ig_pg_value *params,
 		      size_t nparams, ig_pg_done *done, void *arg) WEAK;
 const char *ig_pg_error_name(enum ig_pg_error_kind kind) WEAK;
-int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_notify, void *arg) WEAK;
+/* ig_pg_listen (ingot/pg.h) is referred to strongly: a weak reference
+ * links nothing from the archive, and net/pg/listen.c is referred to by
+ * nothing else, so the consumers would wait for the poll alone. A binary
+ * with subscriptions links net/pg anyway (the publish calls). */
 
 /* The poll when no NOTIFY comes (one lost while the listening connection
  * was down, a deadline that passed, a backoff that ended). */
@@ -36,17 +41,32 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 /* A delivery's request: the message's JSON and a head. */
 #define DELIVERY_BUF (256 * 1024)
 
-/* $1 subscription, $2 how many, $3 the ack deadline in microseconds. */
+/* $1 subscription, $2 how many, $3 the ack deadline in microseconds. A
+ * delivery with an ordering key waits while an earlier message of its key
+ * is unsettled for the subscription ('ready': in flight, or waiting for
+ * its retry; done, dropped and dead ones release the key), or a later one
+ * has begun (hidden: a transaction that committed out of id order let it
+ * go first): one delivery of a key at a time, in publish order, across
+ * processes, since a claimed delivery stays 'ready' until its verdict. */
 #define CLAIM_SQL                                                                                             \
 	"UPDATE ingot_pubsub.deliveries d SET attempts = d.attempts + 1, "                                     \
 	"visible_at = now() + $3::bigint * interval '1 microsecond' FROM ingot_pubsub.messages m "             \
-	"WHERE m.id = d.message_id AND d.subscription = $1 AND d.message_id IN (SELECT message_id FROM "      \
-	"ingot_pubsub.deliveries WHERE subscription = $1 AND state = 'ready' AND visible_at <= now() "        \
-	"ORDER BY visible_at LIMIT $2 FOR UPDATE SKIP LOCKED) "                                                \
+	"WHERE m.id = d.message_id AND d.subscription = $1 AND d.message_id IN (SELECT c.message_id FROM "    \
+	"ingot_pubsub.deliveries c WHERE c.subscription = $1 AND c.state = 'ready' AND c.visible_at <= now() " \
+	"AND (c.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM ingot_pubsub.deliveries e "                  \
+	"WHERE e.subscription = $1 AND e.ordering_key = c.ordering_key AND e.state = 'ready' "                 \
+	"AND e.message_id <> c.message_id AND (e.message_id < c.message_id OR e.visible_at > now()))) "       \
+	"ORDER BY c.visible_at LIMIT $2 FOR UPDATE SKIP LOCKED) "                                              \
 	"RETURNING d.message_id, d.attempts, m.payload::text, coalesce(m.attributes->>'traceparent', '')"
 
-/* $1 message, $2 subscription, $3 'done' or 'dropped'. */
-#define SETTLE_SQL "UPDATE ingot_pubsub.deliveries SET state = $3 WHERE message_id = $1 AND subscription = $2"
+/* $1 the messages' ids, $2 their states ('done' or 'dropped'), both as
+ * array literals, $3 the subscription: the acks and drops that came while
+ * the previous batch's statement ran, in one statement (one commit, where
+ * a statement each would wait for a WAL flush each). */
+#define SETTLE_SQL                                                                                    \
+	"UPDATE ingot_pubsub.deliveries d SET state = v.state "                                        \
+	"FROM unnest($1::text::bigint[], $2::text::text[]) AS v(id, state) "                          \
+	"WHERE d.message_id = v.id AND d.subscription = $3"
 
 /* $1 message, $2 subscription, $3 the attempt claimed (a later claim's
  * delivery is left alone), $4 the backoff in microseconds, $5 why. */
@@ -55,18 +75,19 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 	"last_error = $5 WHERE message_id = $1 AND subscription = $2 AND attempts = $3 AND state = 'ready'"
 
 /* $1 message, $2 subscription, $3 why, $4 the dead-letter topic ("":
- * none), $5 its subscriptions: the delivery dead, and the message
- * published again on the dead-letter topic with the reason, the
- * subscription, the message's id and the attempts in its attributes. */
+ * none), $5 its subscriptions, $6 its ordering key's member ("": none):
+ * the delivery dead (which releases its key), and the message published
+ * again on the dead-letter topic with the reason, the subscription, the
+ * message's id and the attempts in its attributes. */
 #define DEAD_SQL                                                                                             \
 	"WITH d AS (UPDATE ingot_pubsub.deliveries SET state = 'dead', last_error = $3 "                      \
 	"WHERE message_id = $1 AND subscription = $2 AND state = 'ready' RETURNING message_id, attempts), "   \
 	"m AS (INSERT INTO ingot_pubsub.messages (topic, payload, attributes) SELECT $4, o.payload, "          \
 	"o.attributes || jsonb_build_object('reason', $3::text, 'subscription', $2::text, "                   \
 	"'message_id', o.id, 'attempts', d.attempts) FROM ingot_pubsub.messages o JOIN d ON o.id = d.message_id " \
-	"WHERE $4 <> '' RETURNING id), "                                                                       \
-	"x AS (INSERT INTO ingot_pubsub.deliveries (message_id, subscription) "                               \
-	"SELECT m.id, s FROM m, unnest(string_to_array($5, ',')) s) "                                         \
+	"WHERE $4 <> '' RETURNING id, payload), "                                                             \
+	"x AS (INSERT INTO ingot_pubsub.deliveries (message_id, subscription, ordering_key) "                 \
+	"SELECT m.id, s, m.payload ->> nullif($6, '') FROM m, unnest(string_to_array($5, ',')) s) "            \
 	"SELECT pg_notify('ingot_pubsub', $4) FROM m"
 
 /* Messages a day old whose deliveries are all settled (done or dropped:
@@ -83,6 +104,7 @@ struct sub_run;
 /* One delivery in flight: its request, then its verdict's statement. */
 struct delivery {
 	struct sub_run *sub;
+	struct delivery *next; /* in its sub_run's to_settle or settling */
 	bool busy;
 	int64_t message_id;
 	int32_t attempts;
@@ -102,6 +124,11 @@ struct sub_run {
 	bool claiming, again;
 	ig_arena claim_arena;
 	struct ig_pubsub_sub_stats stats;
+	/* Acked or dropped, waiting for the next batch's statement; the batch
+	   whose statement runs (their slots stay busy until it answers). */
+	struct delivery *to_settle, *settling;
+	struct ig_deferred flush;
+	ig_arena settle_arena;
 };
 
 char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
@@ -137,6 +164,67 @@ static void log_db_error(const char *msg, const struct sub_run *r, const ig_pg_e
 }
 
 static void claim(struct sub_run *r);
+static void flush(struct sub_run *r);
+
+/* The batch's verdicts stored (or not: the deadline will show them again):
+ * their slots free, then the next batch and a claim. */
+static void settled_batch(const ig_pg_result *res, const ig_pg_error *err, void *arg)
+{
+	struct sub_run *r = arg;
+	(void)res;
+	if (err)
+		log_db_error("pub/sub verdicts not recorded: database error", r, err);
+	for (struct delivery *d = r->settling, *next; d; d = next) {
+		next = d->next;
+		if (!err)
+			ig_counter_add(&r->stats.delivered[d->outcome], 1);
+		d->busy = false;
+		r->running--;
+	}
+	r->settling = NULL;
+	flush(r);
+	claim(r);
+}
+
+/* Sends the waiting acks and drops as one statement, unless one runs: its
+ * answer sends them. Deferred to the end of the loop's batch, so the
+ * deliveries that ended in one batch share a statement. */
+static void flush(struct sub_run *r)
+{
+	if (r->settling || !r->to_settle)
+		return;
+	size_t n = 0;
+	for (const struct delivery *d = r->to_settle; d; d = d->next)
+		n++;
+	ig_arena_reset(&r->settle_arena);
+	char *ids = ig_arena_alloc(&r->settle_arena, n * 21 + 3), *states = ig_arena_alloc(&r->settle_arena, n * 8 + 3);
+	r->settling = r->to_settle;
+	r->to_settle = NULL;
+	if (!ids || !states) {
+		static const ig_pg_error full = { .kind = IG_PG_TOO_LARGE, .message = IG_STR("the batch of verdicts does not fit its arena") };
+		settled_batch(NULL, &full, r);
+		return;
+	}
+	size_t ni = 0, ns = 0;
+	ids[ni++] = states[ns++] = '{';
+	for (const struct delivery *d = r->settling; d; d = d->next) {
+		if (d != r->settling)
+			ids[ni++] = states[ns++] = ',';
+		ni += ig_fmt_i64(ids + ni, d->message_id);
+		const char *st = d->outcome == IG_PUBSUB_OUT_ACK ? "done" : "dropped";
+		memcpy(states + ns, st, strlen(st));
+		ns += strlen(st);
+	}
+	ids[ni++] = states[ns++] = '}';
+	const ig_pg_value p[3] = { ig_pg_text((ig_str){ ids, ni }), ig_pg_text((ig_str){ states, ns }),
+				   ig_pg_text((ig_str){ r->sub->name, strlen(r->sub->name) }) };
+	ig_pg_pool_query(s.pool, &r->settle_arena, SETTLE_SQL, p, 3, settled_batch, r);
+}
+
+static void on_flush(struct ig_deferred *f)
+{
+	flush((struct sub_run *)((char *)f - offsetof(struct sub_run, flush)));
+}
 
 static void settled(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
@@ -164,10 +252,9 @@ static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const cha
 	ig_arena_reset(&d->arena);
 	ig_str name = { sub->name, strlen(sub->name) };
 	if (outcome == IG_PUBSUB_OUT_ACK || outcome == IG_PUBSUB_OUT_DROP) {
-		const char *state = outcome == IG_PUBSUB_OUT_ACK ? "done" : "dropped";
-		const ig_pg_value p[3] = { ig_pg_int8(d->message_id), ig_pg_text(name),
-					   ig_pg_text((ig_str){ state, strlen(state) }) };
-		ig_pg_pool_query(s.pool, &d->arena, SETTLE_SQL, p, 3, settled, d);
+		d->next = d->sub->to_settle;
+		d->sub->to_settle = d;
+		ig_loop_defer(&s.core->loop, &d->sub->flush);
 	} else if (outcome == IG_PUBSUB_OUT_RETRY) {
 		const ig_pg_value p[5] = { ig_pg_int8(d->message_id), ig_pg_text(name), ig_pg_int4(d->attempts),
 					   ig_pg_int8((int64_t)ig_pubsub_backoff_us(sub, (uint64_t)d->attempts)),
@@ -179,6 +266,7 @@ static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const cha
 	} else {
 		const char *dl = sub->dead_letter ? sub->dead_letter->name : "";
 		const char *dl_subs = sub->dead_letter ? sub->dead_letter->subscriptions : "";
+		const char *dl_key = sub->dead_letter && sub->dead_letter->ordering_key ? sub->dead_letter->ordering_key : "";
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_WARN, "pub/sub delivery dead")) {
 			ig_log_cstr(&l, "subscription", sub->name);
@@ -187,10 +275,11 @@ static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const cha
 			ig_log_cstr(&l, "reason", why);
 			ig_log_end(&l);
 		}
-		const ig_pg_value p[5] = { ig_pg_int8(d->message_id), ig_pg_text(name),
+		const ig_pg_value p[6] = { ig_pg_int8(d->message_id), ig_pg_text(name),
 					   ig_pg_text((ig_str){ why, strlen(why) }), ig_pg_text((ig_str){ dl, strlen(dl) }),
-					   ig_pg_text((ig_str){ dl_subs, strlen(dl_subs) }) };
-		ig_pg_pool_query(s.pool, &d->arena, DEAD_SQL, p, 5, settled, d);
+					   ig_pg_text((ig_str){ dl_subs, strlen(dl_subs) }),
+					   ig_pg_text((ig_str){ dl_key, strlen(dl_key) }) };
+		ig_pg_pool_query(s.pool, &d->arena, DEAD_SQL, p, 6, settled, d);
 	}
 }
 
@@ -350,6 +439,8 @@ static void core_start(struct ig_loop *loop, int core_count)
 		if (!r->slots)
 			continue;
 		ig_arena_init(&r->claim_arena, &s.blocks, 1024 * 1024);
+		ig_arena_init(&r->settle_arena, &s.blocks, 64 * 1024);
+		r->flush.fn = on_flush;
 		for (uint32_t k = 0; k < r->sub->max_concurrency; k++) {
 			struct delivery *d = &r->slots[k];
 			d->sub = r;
@@ -358,7 +449,7 @@ static void core_start(struct ig_loop *loop, int core_count)
 			ig_arena_init(&d->arena, &s.blocks, 64 * 1024);
 		}
 	}
-	if (ig_pg_listen && ig_pg_listen(loop, "ingot_pubsub", on_notify, NULL) != 0) {
+	if (ig_pg_listen(loop, "ingot_pubsub", on_notify, NULL) != 0) {
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_WARN, "pub/sub: no LISTEN: deliveries wait for the poll"))
 			ig_log_end(&l);

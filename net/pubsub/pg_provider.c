@@ -24,16 +24,24 @@ const char ig_pubsub_pg_schema[] =
 	"visible_at timestamptz NOT NULL DEFAULT now(), last_error text, "
 	"PRIMARY KEY (message_id, subscription)); "
 	"CREATE INDEX IF NOT EXISTS deliveries_ready ON ingot_pubsub.deliveries (subscription, visible_at) "
-	"WHERE state = 'ready'";
+	"WHERE state = 'ready'; "
+	/* The ordering key's value (NULL: the topic has none), on the
+	   delivery so a claim finds an earlier unsettled one of its key in
+	   the index alone. ADD COLUMN IF NOT EXISTS: tables made before it
+	   get it at the next start. */
+	"ALTER TABLE ingot_pubsub.deliveries ADD COLUMN IF NOT EXISTS ordering_key text; "
+	"CREATE INDEX IF NOT EXISTS deliveries_ordered ON ingot_pubsub.deliveries "
+	"(subscription, ordering_key, message_id) WHERE state = 'ready' AND ordering_key IS NOT NULL";
 
 /* $1 topic, $2 payload, $3 the topic's subscriptions, comma-separated
-   (names are labels: no comma), $4 the attributes. The NOTIFY is sent at
-   commit. */
+   (names are labels: no comma), $4 the attributes, $5 the ordering key's
+   member ("": none; its value, a string or an integer, is stored as
+   text). The NOTIFY is sent at commit. */
 #define PUBLISH_SQL                                                                                         \
 	"WITH m AS (INSERT INTO ingot_pubsub.messages (topic, payload, attributes) "                          \
 	"VALUES ($1, $2::jsonb, $4::jsonb) RETURNING id), "                                                   \
-	"d AS (INSERT INTO ingot_pubsub.deliveries (message_id, subscription) "                              \
-	"SELECT m.id, s FROM m, unnest(string_to_array($3, ',')) s) "                                         \
+	"d AS (INSERT INTO ingot_pubsub.deliveries (message_id, subscription, ordering_key) "                \
+	"SELECT m.id, s, $2::jsonb ->> nullif($5, '') FROM m, unnest(string_to_array($3, ',')) s) "          \
 	"SELECT m.id, pg_notify('ingot_pubsub', $1) FROM m"
 
 extern const struct ig_pubsub_consumer_ops ig_pubsub_consumer_ops __attribute__((weak));
@@ -50,14 +58,16 @@ static int pg_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *
 	   that trace. */
 	char attrs[] = "{\"traceparent\":\"" "00-00000000000000000000000000000000-0000000000000000-00" "\"}";
 	ig_traceparent_child(ctx, attrs + 16);
-	ig_pg_value params[4] = {
+	const char *key = t->ordering_key ? t->ordering_key : "";
+	ig_pg_value params[5] = {
 		ig_pg_text((ig_str){ t->name, strlen(t->name) }),
 		ig_pg_text((ig_str){ json, len }),
 		ig_pg_text((ig_str){ t->subscriptions, strlen(t->subscriptions) }),
 		ig_pg_text((ig_str){ attrs, sizeof attrs - 1 }),
+		ig_pg_text((ig_str){ key, strlen(key) }),
 	};
 	ig_pg_error pe;
-	const ig_pg_result *res = ig_pg_run(ctx, PUBLISH_SQL, params, 4, &pe);
+	const ig_pg_result *res = ig_pg_run(ctx, PUBLISH_SQL, params, 5, &pe);
 	if (res) {
 		ig_pubsub_count_published(ctx, t);
 		return 0;

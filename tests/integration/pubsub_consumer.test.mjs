@@ -6,7 +6,10 @@
 // dead-lettered after maxAttempts with the attempts and the reason; a
 // message that breaks the schema goes to the dead-letter topic at once; a
 // process killed mid-handler leaves its delivery to be redelivered after
-// the ack deadline. Outcomes are polled for with bounded waits.
+// the ack deadline; messages with an ordering key are handled one at a
+// time per key, in publish order, retries included, across three
+// processes; a subscription never runs more than its maxConcurrency
+// handlers at once. Outcomes are polled for with bounded waits.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -40,8 +43,8 @@ async function cluster(n) {
 	return { bin, pg, procs };
 }
 
-async function start(bin, pg) {
-	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1' }, { command: bin });
+async function start(bin, pg, env = {}) {
+	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1', ...env }, { command: bin });
 	await waitReady(srv);
 	return srv;
 }
@@ -177,5 +180,97 @@ test('a delivery runs as a request of its own: its access-log line continues the
 		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE n = 9;"), '0');
 	} finally {
 		await srv.stop();
+	}
+});
+
+test('ordering key: three processes handle each key\'s messages one at a time, in publish order, a retry before the next', T, async () => {
+	const { pg, procs } = await cluster(3);
+	try {
+		const keys = ['a', 'b', 'c', 'd'], PER_KEY = 12;
+		// interleaved: a0 b0 c0 d0 a1 ..., each publish through the next process
+		let i = 0;
+		for (let seq = 0; seq < PER_KEY; seq++)
+			for (const key of keys)
+				await publish(procs[i++ % 3], 'ordered', { key, seq });
+		await until(async () => await q(pg,
+			"SELECT count(*) FROM ingot_pubsub.deliveries WHERE subscription = 'in-order' AND state = 'done';") === String(keys.length * PER_KEY),
+		'every ordered delivery done');
+		assert.equal(await q(pg, "SELECT count(*) FROM ingot_pubsub.deliveries WHERE subscription = 'in-order' AND state <> 'done';"), '0');
+		// the key's value was stored with each delivery
+		assert.equal(await q(pg, "SELECT string_agg(DISTINCT ordering_key, ',' ORDER BY ordering_key) FROM ingot_pubsub.deliveries WHERE subscription = 'in-order';"),
+			keys.join(','));
+		for (const key of keys) {
+			// the runs in the order they began: every message, the ones
+			// that fail once (seq % 4 == 1) twice in a row, none out of order
+			const seen = (await q(pg, `SELECT string_agg(seq::text, ',' ORDER BY id) FROM ordered_runs WHERE key = '${key}';`)).split(',').map(Number);
+			const want = [];
+			for (let seq = 0; seq < PER_KEY; seq++)
+				want.push(...(seq % 4 === 1 ? [seq, seq] : [seq]));
+			assert.deepEqual(seen, want, `key ${key}: runs in publish order`);
+		}
+		// never two runs of a key at once
+		assert.equal(await q(pg, 'SELECT max(inflight) FROM ordered_runs;'), '1');
+		// the keys were shared among the processes, not all in one
+		const pids = new Set(procs.map((p) => String(p.pid)));
+		const ran = (await q(pg, 'SELECT DISTINCT pid FROM ordered_runs;')).split('\n').map((s) => s.trim());
+		for (const pid of ran)
+			assert.ok(pids.has(pid), `pid ${pid} is one of the processes'`);
+	} finally {
+		await Promise.all(procs.map((p) => p.stop()));
+	}
+});
+
+test('a dead message releases its key: the next one of the key is handled', T, async () => {
+	const { pg, procs } = await cluster(1);
+	try {
+		// Written past the publisher: seq -1 breaks the schema (dead at
+		// once), and the next message of its key must still be handled.
+		await pg.psql(`WITH m AS (INSERT INTO ingot_pubsub.messages (topic, payload) VALUES ('ordered', '{"key": "z", "seq": -1}') RETURNING id)
+			INSERT INTO ingot_pubsub.deliveries (message_id, subscription, ordering_key) SELECT id, 'in-order', 'z' FROM m;`);
+		await publish(procs[0], 'ordered', { key: 'z', seq: 0 });
+		await until(async () => await q(pg,
+			"SELECT string_agg(state, ',' ORDER BY message_id) FROM ingot_pubsub.deliveries WHERE subscription = 'in-order';") === 'dead,done',
+		'the dead one, then the next of its key done');
+		assert.equal(await q(pg, "SELECT string_agg(seq::text, ',' ORDER BY id) FROM ordered_runs WHERE key = 'z';"), '0');
+	} finally {
+		await procs[0].stop();
+	}
+});
+
+test('maxConcurrency (2): a subscription\'s handlers never run more than 2 at once in a process, and do reach 2', T, async () => {
+	const bin = await pubsubApp();
+	const pg = await newPostgres();
+	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	// published first, by a process that does not consume, so the consumer
+	// finds them all waiting
+	const publisher = await start(bin, pg, { INGOT_PUBSUB_CONSUME: 'false' });
+	let consumer = null;
+	try {
+		const N = 8;
+		for (let n = 0; n < N; n++)
+			await publish(publisher, 'limited', n);
+		assert.equal(await q(pg, "SELECT count(*) FROM ingot_pubsub.deliveries WHERE subscription = 'limited' AND attempts = 0;"), String(N));
+		consumer = await start(bin, pg);
+		await until(async () => await q(pg,
+			"SELECT count(*) FROM ingot_pubsub.deliveries WHERE subscription = 'limited' AND state = 'done';") === String(N),
+		'every limited delivery done');
+		assert.equal(await q(pg, "SELECT count(*) || '|' || count(DISTINCT seq) || '|' || max(inflight) FROM ordered_runs WHERE key = 'limited';"),
+			`${N}|${N}|2`);
+	} finally {
+		await Promise.all([publisher.stop(), consumer?.stop()]);
+	}
+});
+
+test('the consumer LISTENs on ingot_pubsub (a NOTIFY wakes it; the poll is the fallback)', T, async () => {
+	const { pg, procs } = await cluster(1);
+	try {
+		// the listening connection's last statement, as the server shows it
+		const n = await until(async () => {
+			const c = await q(pg, `SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN "ingot_pubsub"';`);
+			return c !== '0' && c;
+		}, 'a backend that ran LISTEN "ingot_pubsub"');
+		assert.equal(n, '1');
+	} finally {
+		await procs[0].stop();
 	}
 });

@@ -21,10 +21,10 @@ export function pubsubAppForSuite(tmp) {
 	};
 }
 
-// POST /publish/<topic> with the Event {n}: the response.
+// POST /publish/<topic> with the Event {n} (or n itself, an object): the response.
 export function publishEvent(srv, topic, n) {
 	return curlResponse(srv.port, `/publish/${topic}`,
-		['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', JSON.stringify({ n })]);
+		['-X', 'POST', '-H', 'Content-Type: application/json', '--data-binary', JSON.stringify(typeof n === 'object' ? n : { n })]);
 }
 
 // The same, answered 204 (stored by the provider).

@@ -616,11 +616,24 @@ bool json_struct_slot(const struct sc_schema *slot)
 	       sc_resolve(r->items)->kind == SC_OBJECT;
 }
 
-/* The schemas of json_struct_slot properties of typed component objects,
- * each once, into out (room for m->nnodes); returns how many. */
+/* Adds s to out[0..n) unless it is there; returns the new count. */
+static size_t add_once(const struct sc_schema **out, size_t n, const struct sc_schema *s)
+{
+	for (size_t k = 0; k < n; k++)
+		if (out[k] == s)
+			return n;
+	out[n] = s;
+	return n + 1;
+}
+
+/* The schemas of json_struct_slot properties of typed component objects
+ * and the topics' messages (pubsub_ext.c's publish and delivery decode
+ * them), each once, into out (room for m->nnodes); returns how many. */
 static size_t json_schemas(const struct sc_model *m, const struct sc_schema **out)
 {
 	size_t n = 0;
+	for (size_t i = 0; i < m->ntopics; i++)
+		n = add_once(out, n, sc_resolve(m->topics[i]->message));
 	for (size_t i = 0; i < m->ncomponents; i++) {
 		const struct sc_schema *s = sc_resolve(m->components[i]);
 		if (!s || s->kind != SC_OBJECT || !s->cname)
@@ -628,12 +641,7 @@ static size_t json_schemas(const struct sc_model *m, const struct sc_schema **ou
 		for (size_t j = 0; j < s->nprops; j++) {
 			if (!json_struct_slot(s->props[j].schema))
 				continue;
-			const struct sc_schema *r = sc_resolve(s->props[j].schema);
-			size_t k = 0;
-			while (k < n && out[k] != r)
-				k++;
-			if (k == n)
-				out[n++] = r;
+			n = add_once(out, n, sc_resolve(s->props[j].schema));
 		}
 	}
 	return n;
@@ -652,7 +660,7 @@ void emit_json_prototypes(struct sc_model *m, struct sc_out *h)
 	const struct sc_schema **ss = sc_xmalloc(sizeof *ss * (m->nnodes + 1));
 	size_t n = json_schemas(m, ss);
 	if (n) {
-		out_line(h, "/* A JSON text (a json or jsonb column: schemac --queries) into the struct, in");
+		out_line(h, "/* A JSON text (a json or jsonb column: schemac --queries; a topic's message) into the struct, in");
 		out_line(h, " * arena, by the decoder request bodies use: false when it is not JSON or");
 		out_line(h, " * does not fit the schema. */");
 	}

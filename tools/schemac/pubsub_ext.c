@@ -326,14 +326,8 @@ static void emit_publish(struct sc_out *c, const struct sc_topic *t, size_t inde
 	out_close(c, "}");
 	out_line(c, "%s back;", type);
 	out_line(c, "memset(&back, 0, sizeof back);");
-	out_line(c, "ig_json_reader r;");
-	out_line(c, "ig_jr_init(&r, w.ptr, w.len, ig_ctx_arena(ctx), 64);");
-	out_line(c, "struct ig_dctx dc = { &r, { .arena = r.arena, .quiet = true }, true };");
-	out_line(c, "struct ig_dctx *d = &dc;");
-	emit_slot_decode(c, t->message, false, "back", NULL, "NULL");
-	out_line(c, "if (!r.error)");
-	out_line(c, "\tig_jr_finish(&r);");
-	out_open(c, "if (r.error || dc.v.failures) {");
+	out_open(c, "if (!ig_json_decode_%s((ig_str){ w.ptr, w.len }, ig_ctx_arena(ctx), &back)) {",
+		 sc_resolve(t->message)->name);
 	out_line(c, "*err = (ig_pubsub_error){ IG_PUBSUB_INVALID, \"the message breaks the topic's schema\" };");
 	out_line(c, "return -1;");
 	out_close(c, "}");
@@ -381,14 +375,7 @@ void emit_pubsub_table(struct sc_model *m, struct sc_out *c)
 		out_line(c, "if (!msg)");
 		out_line(c, "\treturn -1;");
 		out_line(c, "memset(msg, 0, sizeof *msg);");
-		out_line(c, "ig_json_reader r;");
-		out_line(c, "ig_jr_init(&r, json.ptr, json.len, ig_ctx_arena(ctx), 64);");
-		out_line(c, "struct ig_dctx dc = { &r, { .arena = r.arena, .quiet = true }, true };");
-		out_line(c, "struct ig_dctx *d = &dc;");
-		emit_slot_decode(c, s->topic->message, false, "(*msg)", NULL, "NULL");
-		out_line(c, "if (!r.error)");
-		out_line(c, "\tig_jr_finish(&r);");
-		out_line(c, "if (r.error || dc.v.failures)");
+		out_line(c, "if (!ig_json_decode_%s(json, ig_ctx_arena(ctx), msg))", sc_resolve(s->topic->message)->name);
 		out_line(c, "\treturn -1;");
 		out_line(c, "*result = %s(ctx, msg);", s->handler);
 		out_line(c, "return 0;");
