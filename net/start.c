@@ -46,6 +46,7 @@ extern const struct ig_settings ig_pg_settings WEAK;
 extern const struct ig_settings ig_auth_settings WEAK;
 extern const struct ig_settings ig_cron_settings WEAK;
 extern const struct ig_settings ig_pubsub_settings WEAK;
+extern const struct ig_settings ig_pubsub_sqs_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
@@ -71,6 +72,7 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_auth_settings,
 	&ig_cron_settings,
 	&ig_pubsub_settings,
+	&ig_pubsub_sqs_settings,
 };
 
 /* Names the build and the tests put into a service's environment (make run

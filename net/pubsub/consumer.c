@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #define WEAK __attribute__((weak))
 bool ig_pg_configured(void) WEAK;
@@ -372,13 +371,8 @@ static bool prepare(const struct ig_pubsub_table *table)
 {
 	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pg_configured || !ig_pg_configured() || !ig_pg_pool_query || !ig_pg_core_pool)
 		return false;
-	uint8_t raw[IG_PUBSUB_KEY_LEN / 2];
-	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+	if (!ig_pubsub_key_make())
 		return false;
-	for (size_t i = 0; i < sizeof raw; i++) {
-		ig_pubsub_key[2 * i] = "0123456789abcdef"[raw[i] >> 4];
-		ig_pubsub_key[2 * i + 1] = "0123456789abcdef"[raw[i] & 15];
-	}
 	s.table = table;
 	s.subs = calloc(table->nsubs, sizeof *s.subs);
 	if (!s.subs)

@@ -31,6 +31,9 @@ struct ig_settings;
 /* The key, IG_PUBSUB_KEY_LEN hex digits once the consumers are prepared;
  * empty before (and then ig_pubsub_serve answers nothing). */
 extern char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
+/* Makes the key, once (serve.c; later calls keep it): false when the
+ * system has no randomness to give. */
+bool ig_pubsub_key_make(void);
 
 /* INGOT_PUBSUB_CONSUME (pubsub_settings.c). */
 struct ig_pubsub_config {

@@ -9,6 +9,7 @@
 #include "ingot/log.h"
 
 #include <string.h>
+#include <sys/random.h>
 
 struct delivery_work {
 	struct ig_wait_work work;
@@ -51,6 +52,27 @@ static void handler_returned(ig_ctx *ctx, void *arg)
 {
 	answer(ctx, ((struct delivery_work *)arg)->work.status);
 }
+
+bool ig_pubsub_key_make(void)
+{
+	uint8_t raw[IG_PUBSUB_KEY_LEN / 2];
+	if (ig_pubsub_key[0])
+		return true;
+	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+		return false;
+	for (size_t i = 0; i < sizeof raw; i++) {
+		ig_pubsub_key[2 * i] = "0123456789abcdef"[raw[i] >> 4];
+		ig_pubsub_key[2 * i + 1] = "0123456789abcdef"[raw[i] & 15];
+	}
+	return true;
+}
+
+/* SQS's records under Lambda (sqs.c) come in through this path: linked
+ * with it, so into a binary with subscriptions only. A strong reference
+ * (sqs.h declares the ops weak, for the Lambda runtime). */
+struct ig_pubsub_sqs_ops;
+extern const struct ig_pubsub_sqs_ops ig_pubsub_sqs_ops;
+const struct ig_pubsub_sqs_ops *const ig_pubsub_sqs_link = &ig_pubsub_sqs_ops;
 
 /* The key compared in time that does not depend on where the first
  * difference lies. */
