@@ -47,6 +47,7 @@ extern const struct ig_settings ig_auth_settings WEAK;
 extern const struct ig_settings ig_cron_settings WEAK;
 extern const struct ig_settings ig_pubsub_settings WEAK;
 extern const struct ig_settings ig_pubsub_sqs_settings WEAK;
+extern const struct ig_settings ig_pubsub_push_settings WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
@@ -73,6 +74,7 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_cron_settings,
 	&ig_pubsub_settings,
 	&ig_pubsub_sqs_settings,
+	&ig_pubsub_push_settings,
 };
 
 /* Names the build and the tests put into a service's environment (make run

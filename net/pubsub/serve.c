@@ -88,6 +88,8 @@ static bool keyed(ig_str key)
 
 bool ig_pubsub_serve(ig_ctx *ctx)
 {
+	if (ig_pubsub_push_serve(ctx)) /* deliveries over HTTP (push.c) */
+		return true;
 	const ig_request *req = ig_req(ctx);
 	size_t plen = sizeof IG_PUBSUB_PATH - 1;
 	if (req->path.len <= plen || memcmp(req->path.ptr, IG_PUBSUB_PATH, plen) != 0 ||
