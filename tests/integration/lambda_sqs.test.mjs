@@ -14,7 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { ROOT, ServerProcess, cleanup, commandRunner } from './lib.mjs';
+import { ROOT, ServerProcess, cleanup } from './lib.mjs';
+import { buildTestApp } from './testapp.mjs';
 import { RuntimeApi } from './lambda_emulator.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-sqs-'));
@@ -26,23 +27,13 @@ after(async () => {
 	cleanup();
 	fs.rmSync(tmp, { recursive: true, force: true });
 });
-const { must } = commandRunner({ timeoutMs: 240000 });
 const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
 const T = { timeout: 300000, ...SKIP };
 const FIXTURES = path.join(ROOT, 'tests', 'integration', 'lambda_events');
 const fixture = (name) => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8'));
 const MAPPING = 'my-queue=work,fifo.fifo=work,audits=audit';
 
-let appBin = null;
-async function verdictsApp() {
-	if (appBin)
-		return appBin;
-	const dir = path.join(tmp, 'verdicts');
-	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'verdicts'), dir, { recursive: true, filter: (src) => path.basename(src) !== 'build' });
-	await must('make', ['--no-print-directory', '-C', dir], { env: { ...process.env, INGOT_ROOT: ROOT } });
-	appBin = path.join(dir, 'build', 'bin', 'verdicts');
-	return appBin;
-}
+const verdictsApp = () => buildTestApp('verdicts', tmp);
 
 function spawnRuntime(bin, api, env) {
 	const proc = spawn(bin, [], {

@@ -13,14 +13,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID, randomBytes } from 'node:crypto';
-import { ROOT, startServer, cleanup, commandRunner, hostFor } from './lib.mjs';
+import { startServer, cleanup, hostFor } from './lib.mjs';
+import { buildTestApp } from './testapp.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-push-'));
 after(() => {
 	cleanup();
 	fs.rmSync(tmp, { recursive: true, force: true });
 });
-const { must } = commandRunner({ timeoutMs: 240000 });
 const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
 const T = { timeout: 300000, ...SKIP };
 const SECRET = randomBytes(24).toString('hex');
@@ -29,11 +29,8 @@ let srv;
 before(async () => {
 	if (SKIP.skip)
 		return;
-	const dir = path.join(tmp, 'verdicts');
-	fs.cpSync(path.join(ROOT, 'tests', 'apps', 'verdicts'), dir, { recursive: true, filter: (src) => path.basename(src) !== 'build' });
-	await must('make', ['--no-print-directory', '-C', dir], { env: { ...process.env, INGOT_ROOT: ROOT } });
 	srv = await startServer({ INGOT_PUSH_SECRET: SECRET, INGOT_ADMIN_PORT: '-1' },
-		{ command: path.join(dir, 'build', 'bin', 'verdicts') });
+		{ command: await buildTestApp('verdicts', tmp) });
 });
 
 const url = (s, p) => `http://${hostFor(s.port)}:${s.port}${p}`;
