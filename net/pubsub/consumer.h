@@ -62,12 +62,13 @@ struct ig_ctx;
 bool ig_pubsub_serve(struct ig_ctx *ctx);
 
 /* Push delivery (push.c), asked first by ig_pubsub_serve: POST
- * /_ingot/push/<name> with INGOT_PUSH_SECRET as a bearer token delivers
+ * /_ingot/push/<name> with INGOT_PUSH_SECRET as a bearer token (or a JWT
+ * the door takes, push_settings.h) delivers
  * the CloudEvent's or Pub/Sub push's message to that subscription and
  * answers its verdict (204 ack, 202 drop, 422 a message that breaks the
  * schema, 503 retry, 500 a failed handler). Returns false, answering
- * nothing, while the secret is not set and for another path or an unknown
- * subscription. */
+ * nothing, while neither the secret nor the JWT is configured, and for
+ * another path or an unknown subscription. */
 bool ig_pubsub_push_serve(struct ig_ctx *ctx);
 
 #endif

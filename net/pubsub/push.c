@@ -147,7 +147,8 @@ bool ig_pubsub_push_serve(ig_ctx *ctx)
 {
 	const ig_request *req = ig_req(ctx);
 	size_t plen = sizeof PUSH_PATH - 1;
-	if (!ig_pubsub_push_config.secret[0] || req->path.len <= plen || memcmp(req->path.ptr, PUSH_PATH, plen) != 0)
+	if ((!ig_pubsub_push_config.secret[0] && !ig_pubsub_push_config.jwt) || req->path.len <= plen ||
+	    memcmp(req->path.ptr, PUSH_PATH, plen) != 0)
 		return false;
 	const struct ig_pubsub_subscription *sub = named((ig_str){ req->path.ptr + plen, req->path.len - plen });
 	if (!sub)
@@ -158,9 +159,14 @@ bool ig_pubsub_push_serve(ig_ctx *ctx)
 		return true;
 	}
 	if (!ig_http_bearer_is(ig_req_header(ctx, "authorization"), ig_pubsub_push_config.secret)) {
-		ig_add_header(ctx, "WWW-Authenticate", IG_STR("Bearer"));
-		ig_respond_problem(ctx, 401, "the push secret is required as a bearer token");
-		return true;
+		if (ig_pubsub_push_config.jwt) { /* the door's JWT, else its 401 */
+			if (!ig_pubsub_push_config.jwt(ctx))
+				return true;
+		} else {
+			ig_add_header(ctx, "WWW-Authenticate", IG_STR("Bearer"));
+			ig_respond_problem(ctx, 401, "the push secret is required as a bearer token");
+			return true;
+		}
 	}
 	ig_str msg, trace;
 	const char *why = message_of(ctx, &msg, &trace);

@@ -11,7 +11,8 @@ static const struct ig_pubsub_push_config push_defaults = { .secret = "" };
 static const struct ig_option push_rows[] = {
 	{ "INGOT_PUSH_SECRET", IG_OPT_SECRET, &ig_pubsub_push_config.secret, 0, 0,
 	  IG_HELP("the bearer token POST /_ingot/push/<subscription> takes (CloudEvents from Knative "
-		  "Eventing or Eventarc, GCP Pub/Sub push); not set: that path is 404") },
+		  "Eventing or Eventarc, GCP Pub/Sub push); not set: that path is 404, unless the door's bearer "
+		  "JWT keys are configured") },
 };
 
 const struct ig_settings ig_pubsub_push_settings = {

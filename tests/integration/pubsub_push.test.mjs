@@ -6,14 +6,17 @@
 // retry 503 with Retry-After, a message that breaks the schema 422; the
 // event's traceparent continues the trace; without the bearer secret, or
 // with another, 401 and the handler does not run; without
-// INGOT_PUSH_SECRET the path is the router's 404.
+// INGOT_PUSH_SECRET the path is the router's 404. Where the document has a
+// bearer JWT scheme (the reference service's) and a key set is configured,
+// the door's JWT is taken in place of the secret.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID, randomBytes } from 'node:crypto';
-import { startServer, cleanup, hostFor } from './lib.mjs';
+import * as jose from 'jose';
+import { BIN, startServer, cleanup, hostFor } from './lib.mjs';
 import { buildTestApp } from './testapp.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-push-'));
@@ -139,5 +142,37 @@ test('without INGOT_PUSH_SECRET the path is the router\'s 404, whatever the requ
 		assert.equal((await fetch(url(bare, '/_ingot/push/work'), binary({ n: 115, verdict: 'ack' }, auth('')))).status, 404);
 	} finally {
 		await bare.stop();
+	}
+});
+
+test('the door\'s bearer JWT (the reference service, INGOT_JWKS_FILE) is taken in place of the secret; a bad token is the door\'s 401', { timeout: 60000 }, async () => {
+	const key = await jose.generateKeyPair('ES256', { extractable: true });
+	const other = await jose.generateKeyPair('ES256', { extractable: true });
+	const jwks = path.join(tmp, 'jwks.json');
+	fs.writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await jose.exportJWK(key.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] }));
+	const mint = (signWith) => new jose.SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setSubject('eventarc')
+		.setIssuedAt().setExpirationTime(Math.floor(Date.now() / 1000) + 600).sign(signWith);
+	// a message that breaks post-created's schema: past the door, the
+	// generated entry refuses it (422) with no database needed
+	const push = (s, headers) => fetch(url(s, '/_ingot/push/count-words'),
+		{ method: 'POST', headers: { 'content-type': 'application/json', 'ce-specversion': '1.0', ...headers }, body: '{"id":0}' });
+	const ref = await startServer({ INGOT_JWKS_FILE: jwks, INGOT_ADMIN_PORT: '-1' }, { command: BIN });
+	try {
+		assert.equal((await push(ref, { authorization: `Bearer ${await mint(key.privateKey)}` })).status, 422);
+		let res = await push(ref, { authorization: `Bearer ${await mint(other.privateKey)}` });
+		assert.equal(res.status, 401);
+		assert.equal(res.headers.get('www-authenticate'), 'Bearer error="invalid_token"');
+		res = await push(ref, {});
+		assert.equal(res.status, 401);
+		assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+	} finally {
+		await ref.stop();
+	}
+	// neither a key set nor the secret: off
+	const off = await startServer({ INGOT_ADMIN_PORT: '-1' }, { command: BIN });
+	try {
+		assert.equal((await push(off, { authorization: `Bearer ${await mint(key.privateKey)}` })).status, 404);
+	} finally {
+		await off.stop();
 	}
 });
