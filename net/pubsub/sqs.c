@@ -71,6 +71,7 @@ struct batch {
 	struct http_inproc *inproc[2];
 	char *buf;
 	size_t half;
+	size_t runs; /* started: which of the two the next one takes */
 	ig_header headers[RUN_HEADERS];
 	char target[sizeof IG_PUBSUB_PATH + 64];
 	/* the failed records' indexes, written out once the batch is done:
@@ -210,9 +211,9 @@ static bool start_record(struct batch *b)
 		.body = payload(b, string(rec, "body")),
 		.peer = IG_STR("sqs"),
 	};
-	int k = (int)(b->next & 1);
+	size_t k = b->runs++ & 1;
 	enum http_inproc_result result;
-	if (ig_http_inproc_run(b->inproc[k], b->core, b->buf + (size_t)k * b->half, b->half, &req, answered, b, &result) == 0)
+	if (ig_http_inproc_run(b->inproc[k], b->core, b->buf + k * b->half, b->half, &req, answered, b, &result) == 0)
 		return true;
 	log_record("sqs record failed", rec, sub,
 		   result == HTTP_INPROC_NO_ROOM ? "the message is larger than the runtime's buffer"
