@@ -179,11 +179,6 @@ static void answered(void *arg, enum http_inproc_result result, const struct htt
 static bool start_record(struct batch *b)
 {
 	const ig_json_value *rec = b->records->array.items[b->next++];
-	if (!is(string(rec, "eventSource"), "aws:sqs")) {
-		log_record("sqs record failed", rec, NULL, "the record is not an SQS message (eventSource)");
-		fail(b, rec);
-		return false;
-	}
 	if (group_failed(b, rec)) {
 		fail(b, rec);
 		return false;
@@ -253,6 +248,13 @@ static int run(const ig_json_value *event, struct http_core *core, ig_arena *a, 
 	       ig_pubsub_sqs_done_fn *done, void *arg, const char **why)
 {
 	const ig_json_value *records = member(event, "Records");
+	/* S3's, SNS's (direct) and others' records are no deliveries: the
+	   runtime answers them as an invalid event */
+	for (size_t i = 0; i < records->array.len; i++)
+		if (!is(string(records->array.items[i], "eventSource"), "aws:sqs")) {
+			*why = "the event's records are not all SQS messages (eventSource aws:sqs)";
+			return -1;
+		}
 	struct batch *b = ig_arena_alloc(a, sizeof *b);
 	struct http_inproc *runs = ig_arena_alloc(a, 2 * sizeof *runs);
 	if (!b || !runs || !ig_pubsub_key_make()) {

@@ -4,7 +4,8 @@
 // batch's failed records come back as batchItemFailures, exactly those;
 // SNS-wrapped messages are unwrapped; a FIFO queue's group stops at its
 // first failure; a queue that maps to no subscription fails its records;
-// INGOT_SQS_SUBSCRIPTIONS is checked against the document at the start.
+// records that are not SQS's are an invalid event; INGOT_SQS_SUBSCRIPTIONS
+// is checked against the document at the start.
 // The events are AWS's documented shapes (lambda_events/sqs.json,
 // sqs-fifo.json, sns-notification.json).
 import { test, after } from 'node:test';
@@ -152,6 +153,19 @@ test('a queue that maps to no subscription: its records fail, logged, and the re
 	const doc = fixture('sqs.json');
 	const all = await bare.invoke(doc);
 	assert.deepEqual(failures(all), doc.Records.map((r) => r.messageId));
+});
+
+test('records that are not all SQS messages (an S3 event\'s) are an invalid event, answered through /error', T, async () => {
+	const { api, srv } = await runtime();
+	const sqs = record(fixture('sqs.json').Records[0], { body: { n: 1, verdict: 'ack' } });
+	const s3 = { eventVersion: '2.1', eventSource: 'aws:s3', awsRegion: 'us-east-2', eventName: 'ObjectCreated:Put',
+		s3: { bucket: { name: 'my-bucket' }, object: { key: 'a.txt', size: 1 } } };
+	const mark = srv.logs.length;
+	const answer = await api.invoke({ Records: [sqs, s3] });
+	assert.equal(answer.kind, 'error');
+	assert.equal(answer.body.errorType, 'Runtime.InvalidEvent');
+	assert.match(answer.body.errorMessage, /not all SQS messages/);
+	assert.deepEqual(ran(await logsSince(api, srv, mark)), []);
 });
 
 test('INGOT_SQS_SUBSCRIPTIONS naming no subscription of the document stops the start: init/error and exit 2', T, async () => {
