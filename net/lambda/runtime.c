@@ -379,17 +379,18 @@ static void invoke(const struct lambda_api_answer *res)
 		post_error(STEP_ERROR, "Runtime.InvalidEvent", why);
 		return;
 	}
+	uint64_t deadline = deadline_of(response_header(res, "lambda-runtime-deadline-ms"));
 	if (rt->ev.kind == LAMBDA_EVENT_RECORDS) {
 		why = "the event's records are not ones this function runs (no subscriptions)";
 		if (!&ig_pubsub_sqs_ops || ig_pubsub_sqs_ops.run(rt->ev.event, &rt->core, &rt->arena, rt->buf, INPROC_BUF,
-								  on_records_done, NULL, &why) != 0)
+								  deadline, on_records_done, NULL, &why) != 0)
 			post_error(STEP_ERROR, "Runtime.InvalidEvent", why);
 		return;
 	}
 	ig_lambda_event_set_header(&rt->ev, "x-request-id", (ig_str){ rt->request_id, rt->request_id_len });
 	if (!ig_lambda_event_header(&rt->ev, "traceparent").len && traceparent_of_xray(trace, rt->traceparent))
 		ig_lambda_event_set_header(&rt->ev, "traceparent", (ig_str){ rt->traceparent, IG_TRACEPARENT_LEN });
-	rt->ev.req.deadline_ms = deadline_of(response_header(res, "lambda-runtime-deadline-ms"));
+	rt->ev.req.deadline_ms = deadline;
 	enum http_inproc_result result;
 	if (ig_http_inproc_run(&rt->inproc, &rt->core, rt->buf, INPROC_BUF, &rt->ev.req, on_answered, NULL, &result) == 0)
 		return;

@@ -72,6 +72,7 @@ struct batch {
 	char *buf;
 	size_t half;
 	size_t runs; /* started: which of the two the next one takes */
+	uint64_t deadline_ms; /* the invocation's, every record's */
 	ig_header headers[RUN_HEADERS];
 	char target[sizeof IG_PUBSUB_PATH + 64];
 	/* the failed records' indexes, written out once the batch is done:
@@ -205,6 +206,7 @@ static bool start_record(struct batch *b)
 		.header_count = nh,
 		.body = payload(b, string(rec, "body")),
 		.peer = IG_STR("sqs"),
+		.deadline_ms = b->deadline_ms,
 	};
 	size_t k = b->runs++ & 1;
 	enum http_inproc_result result;
@@ -245,7 +247,7 @@ static void next_record(struct batch *b)
 }
 
 static int run(const ig_json_value *event, struct http_core *core, ig_arena *a, char *buf, size_t cap,
-	       ig_pubsub_sqs_done_fn *done, void *arg, const char **why)
+	       uint64_t deadline_ms, ig_pubsub_sqs_done_fn *done, void *arg, const char **why)
 {
 	const ig_json_value *records = member(event, "Records");
 	/* S3's, SNS's (direct) and others' records are no deliveries: the
@@ -263,7 +265,7 @@ static int run(const ig_json_value *event, struct http_core *core, ig_arena *a, 
 	}
 	*b = (struct batch){
 		.records = records, .core = core, .arena = a, .inproc = { &runs[0], &runs[1] },
-		.buf = buf, .half = cap / 2, .done = done, .arg = arg,
+		.buf = buf, .half = cap / 2, .deadline_ms = deadline_ms, .done = done, .arg = arg,
 	};
 	b->failed = ig_arena_alloc(a, (records->array.len + 1) * sizeof *b->failed);
 	b->failed_groups = ig_arena_alloc(a, (records->array.len + 1) * sizeof *b->failed_groups);

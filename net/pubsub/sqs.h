@@ -20,12 +20,13 @@ struct ig_pubsub_sqs_ops {
 	   which stops the start as a bad setting does. */
 	const char *(*check)(char *err, size_t errlen);
 	/* Runs event's Records on core (one at a time, as in-process
-	   requests), with buf[0..cap) for their bytes and the arena for the
-	   rest; both kept until done has run. Returns 0, done to come; or -1
-	   with *why (static) when the event is not one it runs (done is
-	   then not called). */
+	   requests, each with deadline_ms, the invocation's, on core's
+	   clock; 0: none), with buf[0..cap) for their bytes and the arena
+	   for the rest; both kept until done has run. Returns 0, done to
+	   come; or -1 with *why (static) when the event is not one it runs
+	   (done is then not called). */
 	int (*run)(const ig_json_value *event, struct http_core *core, ig_arena *a, char *buf, size_t cap,
-		   ig_pubsub_sqs_done_fn *done, void *arg, const char **why);
+		   uint64_t deadline_ms, ig_pubsub_sqs_done_fn *done, void *arg, const char **why);
 };
 
 extern const struct ig_pubsub_sqs_ops ig_pubsub_sqs_ops __attribute__((weak));

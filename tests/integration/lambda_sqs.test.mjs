@@ -92,6 +92,8 @@ test('a batch of 10 with 2 that fail: batchItemFailures names exactly those 2; d
 	const runs = ran(await logsSince(api, srv, mark));
 	assert.deepEqual(runs.map((l) => l.n), verdicts.map((_, n) => n));
 	assert.deepEqual(runs.map((l) => l.request_id), records.map((r) => r.messageId));
+	// each with the invocation's deadline (outbound calls end by it)
+	assert.deepEqual(runs.map((l) => l.deadline), verdicts.map(() => 1));
 	// a batch with no failure answers an empty list (the whole batch deleted)
 	const ok = await api.invoke({ Records: [record(base, { body: { n: 1, verdict: 'ack' } })] });
 	assert.deepEqual(ok.body, { batchItemFailures: [] });

@@ -70,6 +70,7 @@ test('a binary-mode CloudEvent is delivered and acked (204); its ce-traceparent 
 	const line = await ranLine(101);
 	assert.equal(line.sub, 'work');
 	assert.equal(line.trace_id, trace);
+	assert.equal(line.deadline, 0); // over HTTP, none
 });
 
 test('a structured-mode CloudEvent (data in the envelope, or data_base64) is delivered; its traceparent attribute continues the trace', T, async () => {

@@ -1,5 +1,6 @@
 /* The verdicts app's handlers: each run logged (the tests count the
- * lines), then the verdict the message names. */
+ * lines; whether the delivery has a deadline), then the verdict the
+ * message names. */
 #include "api.h"
 #include "ingot/log.h"
 
@@ -12,6 +13,7 @@ static enum ig_pubsub_result verdict(ig_ctx *ctx, const char *sub, const struct 
 		ig_log_cstr(&l, "sub", sub);
 		ig_log_int(&l, "n", msg->n);
 		ig_log_str(&l, "verdict", msg->verdict.ptr, msg->verdict.len);
+		ig_log_int(&l, "deadline", ig_deadline_ms(ctx) != 0); /* an invocation's, under Lambda */
 		ig_log_end(&l);
 	}
 	if (ig_str_eq(msg->verdict, "retry", 5))
