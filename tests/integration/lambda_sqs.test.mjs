@@ -36,9 +36,13 @@ const MAPPING = 'my-queue=work,fifo.fifo=work,audits=audit';
 
 const verdictsApp = () => buildTestApp('verdicts', tmp);
 
+// The sanitizers' settings (tests/run sends their reports to files).
+const SANITIZER_ENV = Object.fromEntries(['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']
+	.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
+
 function spawnRuntime(bin, api, env) {
 	const proc = spawn(bin, [], {
-		env: { PATH: process.env.PATH, AWS_LAMBDA_RUNTIME_API: api.address, ...env },
+		env: { PATH: process.env.PATH, ...SANITIZER_ENV, AWS_LAMBDA_RUNTIME_API: api.address, ...env },
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
 	const srv = new ServerProcess(proc);
