@@ -24,6 +24,8 @@
 #include "net/metrics/process.h"
 #include "net/pg/settings.h"
 #include "net/pubsub/consumer.h"
+#include "net/pubsub/push_settings.h"
+#include "net/auth/settings.h"
 #include "net/stack.h"
 #include "net/start.h"
 #include "net/tls/tls.h"
@@ -46,6 +48,11 @@ extern const struct ig_settings ig_pg_settings WEAK;
 extern const struct ig_settings ig_auth_settings WEAK;
 extern const struct ig_settings ig_cron_settings WEAK;
 extern const struct ig_settings ig_pubsub_settings WEAK;
+extern const struct ig_settings ig_pubsub_sqs_settings WEAK;
+extern const struct ig_settings ig_pubsub_push_settings WEAK;
+extern struct ig_pubsub_push_config ig_pubsub_push_config WEAK;
+extern struct ig_auth_settings_values ig_auth_settings_values WEAK;
+bool ig_security_bearer(ig_ctx *ctx) WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
@@ -72,6 +79,8 @@ static const struct ig_settings *const settings_parts[] = {
 	&ig_auth_settings,
 	&ig_cron_settings,
 	&ig_pubsub_settings,
+	&ig_pubsub_sqs_settings,
+	&ig_pubsub_push_settings,
 };
 
 /* Names the build and the tests put into a service's environment (make run
@@ -328,6 +337,12 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	pg_started = ig_pg_start && ig_pg_start();
 	if (app->jwt && app->jwt->prepare(app->jwt))
 		jwks_fetched = app->jwt;
+	/* Push delivery takes the door's bearer JWT too, where the document
+	   has a bearer scheme and a key set is configured. */
+	if (&ig_pubsub_push_config && app->jwt && ig_security_bearer && &ig_auth_settings_values &&
+	    (ig_auth_settings_values.jwks_file[0] || ig_auth_settings_values.jwks_url[0] ||
+	     ig_auth_settings_values.oidc_discovery_url[0] || app->jwt->discovery_url))
+		ig_pubsub_push_config.jwt = ig_security_bearer;
 	/* The app's init may log: at the level asked for. */
 	ig_log_set_threshold((enum ig_log_level)ig_server_config.log_level);
 	int rc = app_init();

@@ -425,3 +425,16 @@ bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec)
 	answer_unauthorized(ctx, sec, token_refused);
 	return false;
 }
+
+/* A bearer JWT that the door would take for a scheme without scopes, for
+ * the runtime's own endpoints (push delivery: the start sets it as
+ * ig_pubsub_push_config.jwt where the document has a bearer scheme). */
+static const struct ig_sec_scheme runtime_bearer = { .name = "runtime", .type = IG_SEC_BEARER };
+static const struct ig_sec_use runtime_use = { .scheme = &runtime_bearer };
+static const struct ig_sec_alt runtime_alt = { .uses = &runtime_use, .nuses = 1 };
+static const struct ig_security runtime_security = { .check = ig_security_check, .alts = &runtime_alt, .nalts = 1 };
+
+bool ig_security_bearer(ig_ctx *ctx)
+{
+	return ig_security_check(ctx, &runtime_security);
+}

@@ -91,4 +91,10 @@ static inline bool ig_security_may_wait(const struct ig_security *sec)
  * The problem+json body never says more than those codes. */
 IG_NONNULL(1, 2) bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec);
 
+/* ig_security_check with one bearer JWT scheme and no scope: any token the
+ * door's key set and INGOT_JWT_ISSUER/AUDIENCE take. For the runtime's own
+ * endpoints (push delivery), which no document's security table covers.
+ * Linked where the document has security (the start refers to it weakly). */
+IG_NONNULL(1) bool ig_security_bearer(ig_ctx *ctx);
+
 #endif

@@ -5,6 +5,7 @@
  * trigger's exchange waits for it. Reached only from the generated
  * router's miss, so no matched route pays for it. */
 #include "jobs.h"
+#include "net/http/bearer.h"
 #include "net/http/inproc.h"
 #include "net/http/internal.h"
 #include "ingot/http.h"
@@ -27,20 +28,6 @@ static bool str_is(ig_str s, const char *lit)
 {
 	size_t n = strlen(lit);
 	return s.len == n && memcmp(s.ptr, lit, n) == 0;
-}
-
-/* "Bearer <secret>", compared in time that does not depend on where the
- * first difference lies. */
-static bool authorized(ig_str auth)
-{
-	const char *secret = ig_cron_config.secret;
-	size_t n = strlen(secret);
-	if (auth.len != 7 + n || strncasecmp(auth.ptr, "Bearer ", 7) != 0)
-		return false;
-	unsigned char diff = 0;
-	for (size_t i = 0; i < n; i++)
-		diff |= (unsigned char)(auth.ptr[7 + i] ^ secret[i]);
-	return diff == 0;
 }
 
 /* The job a CloudEvent names: its data's "job", the body itself in the
@@ -118,7 +105,7 @@ bool ig_cron_serve(ig_ctx *ctx)
 		ig_respond_problem(ctx, 405, "POST only");
 		return true;
 	}
-	if (!authorized(ig_req_header(ctx, "authorization"))) {
+	if (!ig_http_bearer_is(ig_req_header(ctx, "authorization"), ig_cron_config.secret)) {
 		ig_add_header(ctx, "WWW-Authenticate", IG_STR("Bearer"));
 		ig_respond_problem(ctx, 401, "the cron secret is required as a bearer token");
 		return true;

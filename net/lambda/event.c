@@ -299,7 +299,11 @@ int ig_lambda_event_decode(const char *json, size_t len, ig_arena *a, struct lam
 		rc = decode_v1_alb(e, a, ev, object(ctx, "elb") != NULL, why);
 	else if (string(e, "source").len == 10 && memcmp(string(e, "source").ptr, "ingot.cron", 10) == 0)
 		rc = decode_cron(e, a, ev, why);
-	else {
+	else if (member(e, "Records") && member(e, "Records")->type == IG_JSON_ARRAY) {
+		ev->kind = LAMBDA_EVENT_RECORDS;
+		ev->event = e;
+		return 0;
+	} else {
 		*why = "the event is not an HTTP event (API Gateway 1.0 or 2.0, a function URL, or ALB) nor an ingot.cron one";
 		return -1;
 	}

@@ -3,12 +3,14 @@
  * 2.0 and Lambda function URLs (the same shape), API Gateway REST payload
  * 1.0, and Application Load Balancer target groups (with and without
  * multi-value headers); and an x-ingot-cron job named by an ingot.cron
- * event (EventBridge Scheduler). Everything is read from and written into the
+ * event (EventBridge Scheduler); and a batch of records (SQS), which is
+ * no request: net/pubsub/sqs.h runs it. Everything is read from and written into the
  * invocation's arena; nothing is kept between invocations. */
 #ifndef NET_LAMBDA_EVENT_H
 #define NET_LAMBDA_EVENT_H
 
 #include "ingot/base.h"
+#include "ingot/json_read.h"
 #include "net/http/inproc.h"
 
 enum lambda_event_kind {
@@ -16,6 +18,7 @@ enum lambda_event_kind {
 	LAMBDA_EVENT_V1,  /* REST API (and HTTP API) 1.0 */
 	LAMBDA_EVENT_ALB, /* requestContext.elb */
 	LAMBDA_EVENT_CRON, /* {"source":"ingot.cron","job":...}: EventBridge Scheduler's Input */
+	LAMBDA_EVENT_RECORDS, /* {"Records":[...]}: no request (net/pubsub/sqs.h) */
 };
 
 struct lambda_event {
@@ -23,6 +26,7 @@ struct lambda_event {
 	bool multi_value; /* ALB: the event had multiValueHeaders, so must the answer */
 	struct http_inproc_request req; /* headers in the arena, extra room for add_header */
 	size_t header_room;
+	const ig_json_value *event; /* RECORDS: the parsed event, req unset */
 };
 
 /* Reads the event JSON. The request: the method; the target from the path
@@ -33,7 +37,9 @@ struct lambda_event {
  * again; ALB's as received); the fields (v2.0's comma-joined values as one
  * field, its cookies as one Cookie field joined with "; "; v1.0 and ALB
  * multiValueHeaders as repeated fields, else headers); the body, base64
- * decoded when isBase64Encoded; the peer from sourceIp. Returns 0, or -1
+ * decoded when isBase64Encoded; the peer from sourceIp. An event with a
+ * Records array is LAMBDA_EVENT_RECORDS, its JSON in ev->event and no
+ * request made. Returns 0, or -1
  * with *why (static) when it is not JSON or not one of these events. */
 int ig_lambda_event_decode(const char *json, size_t len, ig_arena *a, struct lambda_event *ev, const char **why);
 

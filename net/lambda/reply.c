@@ -187,6 +187,7 @@ bool ig_lambda_reply_encode(const struct lambda_event *ev, const struct http_inp
 		break;
 	}
 	case LAMBDA_EVENT_CRON: /* the scheduler reads no fields: the status and body only */
+	case LAMBDA_EVENT_RECORDS: /* never a request's answer: net/pubsub/sqs.c makes its own */
 		break;
 	}
 	put_body(w, res->body);

@@ -7,6 +7,7 @@
 #include "net/lambda/api_call.h"
 #include "net/lambda/event.h"
 #include "net/lambda/internal.h"
+#include "net/pubsub/sqs.h"
 #include "kernel/runtime/clock.h"
 #include "ingot/log.h"
 #include "net/http/health.h"
@@ -255,6 +256,16 @@ static void on_answered(void *arg, enum http_inproc_result result, const struct 
 	post();
 }
 
+/* A records event's answer (net/pubsub/sqs.h): SQS's batchItemFailures. */
+static void on_records_done(void *arg, ig_str answer)
+{
+	(void)arg;
+	rt->step = STEP_RESPONSE;
+	rt->error_type = NULL;
+	rt->post_body = answer;
+	post();
+}
+
 /* A request that cannot reach the engine (a field with a CR or LF, a
  * method that is no token): the problem+json answer the engine gives one
  * that does not parse, in the event's form. */
@@ -368,10 +379,18 @@ static void invoke(const struct lambda_api_answer *res)
 		post_error(STEP_ERROR, "Runtime.InvalidEvent", why);
 		return;
 	}
+	uint64_t deadline = deadline_of(response_header(res, "lambda-runtime-deadline-ms"));
+	if (rt->ev.kind == LAMBDA_EVENT_RECORDS) {
+		why = "the event's records are not ones this function runs (no subscriptions)";
+		if (!&ig_pubsub_sqs_ops || ig_pubsub_sqs_ops.run(rt->ev.event, &rt->core, &rt->arena, rt->buf, INPROC_BUF,
+								  deadline, on_records_done, NULL, &why) != 0)
+			post_error(STEP_ERROR, "Runtime.InvalidEvent", why);
+		return;
+	}
 	ig_lambda_event_set_header(&rt->ev, "x-request-id", (ig_str){ rt->request_id, rt->request_id_len });
 	if (!ig_lambda_event_header(&rt->ev, "traceparent").len && traceparent_of_xray(trace, rt->traceparent))
 		ig_lambda_event_set_header(&rt->ev, "traceparent", (ig_str){ rt->traceparent, IG_TRACEPARENT_LEN });
-	rt->ev.req.deadline_ms = deadline_of(response_header(res, "lambda-runtime-deadline-ms"));
+	rt->ev.req.deadline_ms = deadline;
 	enum http_inproc_result result;
 	if (ig_http_inproc_run(&rt->inproc, &rt->core, rt->buf, INPROC_BUF, &rt->ev.req, on_answered, NULL, &result) == 0)
 		return;
@@ -524,6 +543,10 @@ __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_
 	if (rt->buf == MAP_FAILED)
 		return init_error("Runtime.OutOfMemory", "the runtime cannot map its buffer", IG_EXIT_FAILURE);
 	ig_lambda_crash_watch();
+	char bad[256];
+	const char *why = &ig_pubsub_sqs_ops ? ig_pubsub_sqs_ops.check(bad, sizeof bad) : NULL;
+	if (why)
+		return init_error("Runtime.InvalidSetting", why, IG_EXIT_CONFIG);
 	if (ig_http_core_start_hook) /* net/pg's pools on this one core */
 		ig_http_core_start_hook(&rt->core.loop, 1);
 	/* Ready: nothing to wait for but the backends (/readyz). */

@@ -405,7 +405,7 @@ static bool prepare(const struct ig_pubsub_table *table)
 {
 	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pg_configured || !ig_pg_configured() || !ig_pg_pool_query || !ig_pg_core_pool)
 		return false;
-	if (!ig_pubsub_make_key())
+	if (!ig_pubsub_key_make())
 		return false;
 	s.table = table;
 	s.subs = calloc(table->nsubs, sizeof *s.subs);

@@ -32,9 +32,9 @@ struct ig_settings;
 /* The key, IG_PUBSUB_KEY_LEN hex digits once the consumers are prepared;
  * empty before (and then ig_pubsub_serve answers nothing). */
 extern char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
-/* Fills ig_pubsub_key with random digits (key.c); false when the kernel
- * gave no randomness. */
-bool ig_pubsub_make_key(void);
+/* Makes the key, once (key.c; later calls keep it): false when the
+ * system has no randomness to give. */
+bool ig_pubsub_key_make(void);
 
 /* INGOT_PUBSUB_URL and INGOT_PUBSUB_CONSUME (pubsub_settings.c). */
 struct ig_pubsub_config {
@@ -64,5 +64,15 @@ extern const struct ig_pubsub_consumer_ops ig_pubsub_consumer_ops;
  * nothing, for any other request (the router answers 404). */
 struct ig_ctx;
 bool ig_pubsub_serve(struct ig_ctx *ctx);
+
+/* Push delivery (push.c), asked first by ig_pubsub_serve: POST
+ * /_ingot/push/<name> with INGOT_PUSH_SECRET as a bearer token (or a JWT
+ * the door takes, push_settings.h) delivers
+ * the CloudEvent's or Pub/Sub push's message to that subscription and
+ * answers its verdict (204 ack, 202 drop, 422 a message that breaks the
+ * schema, 503 retry, 500 a failed handler). Returns false, answering
+ * nothing, while neither the secret nor the JWT is configured, and for
+ * another path or an unknown subscription. */
+bool ig_pubsub_push_serve(struct ig_ctx *ctx);
 
 #endif

@@ -1,13 +1,15 @@
-/* The key that proves a delivery is the consumer's own (consumer.h,
+/* The key that proves a delivery is the runtime's own (consumer.h,
  * IG_PUBSUB_KEY_HEADER), made at the start by either provider's
- * consumers. */
+ * consumers, or by SQS's or push's first delivery. */
 #include "consumer.h"
 
 #include <sys/random.h>
 
-bool ig_pubsub_make_key(void)
+bool ig_pubsub_key_make(void)
 {
 	uint8_t raw[IG_PUBSUB_KEY_LEN / 2];
+	if (ig_pubsub_key[0])
+		return true;
 	if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
 		return false;
 	for (size_t i = 0; i < sizeof raw; i++) {

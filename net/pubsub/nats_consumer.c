@@ -356,7 +356,7 @@ static void on_retry(struct ig_timer *t)
 
 bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table)
 {
-	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pubsub_make_key())
+	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pubsub_key_make())
 		return false;
 	s.table = table;
 	s.subs = calloc(table->nsubs, sizeof *s.subs);

@@ -52,6 +52,13 @@ static void handler_returned(ig_ctx *ctx, void *arg)
 	answer(ctx, ((struct delivery_work *)arg)->work.status);
 }
 
+/* SQS's records under Lambda (sqs.c) come in through this path: linked
+ * with it, so into a binary with subscriptions only. A strong reference
+ * (sqs.h declares the ops weak, for the Lambda runtime). */
+struct ig_pubsub_sqs_ops;
+extern const struct ig_pubsub_sqs_ops ig_pubsub_sqs_ops;
+const struct ig_pubsub_sqs_ops *const ig_pubsub_sqs_link = &ig_pubsub_sqs_ops;
+
 /* The key compared in time that does not depend on where the first
  * difference lies. */
 static bool keyed(ig_str key)
@@ -66,6 +73,8 @@ static bool keyed(ig_str key)
 
 bool ig_pubsub_serve(ig_ctx *ctx)
 {
+	if (ig_pubsub_push_serve(ctx)) /* deliveries over HTTP (push.c) */
+		return true;
 	const ig_request *req = ig_req(ctx);
 	size_t plen = sizeof IG_PUBSUB_PATH - 1;
 	if (req->path.len <= plen || memcmp(req->path.ptr, IG_PUBSUB_PATH, plen) != 0 ||

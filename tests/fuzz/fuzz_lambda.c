@@ -1,5 +1,6 @@
 /* libFuzzer target for net/lambda's events and answers: any input is read
- * as an event; a decoded one must give a method and a target of
+ * as an event; a decoded one must be a records event (SQS's) whose
+ * Records is an array, or give a method and a target of
  * request-target octets only (what inproc then writes as HTTP/1.1), and
  * its fields and body, answered back in every event form, must make valid
  * JSON whose body (base64-decoded when isBase64Encoded) is the body given.
@@ -55,6 +56,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *why = NULL;
 	if (ig_lambda_event_decode((const char *)data, size, &a, &ev, &why) != 0) {
 		if (!why)
+			abort();
+		ig_arena_reset(&a);
+		return 0;
+	}
+	if (ev.kind == LAMBDA_EVENT_RECORDS) { /* no request: net/pubsub/sqs.c reads the JSON */
+		const ig_json_value *records = ev.event ? ig_json_get(ev.event, "Records", 7) : NULL;
+		if (!records || records->type != IG_JSON_ARRAY)
 			abort();
 		ig_arena_reset(&a);
 		return 0;

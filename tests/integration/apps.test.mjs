@@ -192,7 +192,8 @@ test('a handler that faults: one "fatal signal" line with the signal, request id
 // every input section kept, with its address, size and object (an archive
 // member pulled in but left out by --gc-sections shows only its .comment).
 const OPTIONAL_PARTS = { 'net/pg': /\/net\/pg\/[^/\s]+\.o$/, 'net/client': /\/net\/client\/[^/\s]+\.o$/,
-	'trust anchors': /\/gen\/anchors\.o$/, 'the TLS client handshake': /libbearssl\.a\(ssl_hs_client\.o\)$/ };
+	'trust anchors': /\/gen\/anchors\.o$/, 'the TLS client handshake': /libbearssl\.a\(ssl_hs_client\.o\)$/,
+	'SQS and push delivery': /\/net\/pubsub\/(sqs|push)[a-z_]*\.o$/ };
 function linkedParts(map) {
 	const text = fs.readFileSync(map, 'utf8');
 	const at = text.indexOf('Linker script and memory map');
@@ -210,7 +211,7 @@ function linkedParts(map) {
 	return Object.keys(OPTIONAL_PARTS).filter((part) => [...kept].some((o) => OPTIONAL_PARTS[part].test(o)));
 }
 
-test('the scaffold links neither the database client, the outbound client, the trust anchors nor the TLS client', { ...T, ...SKIP }, async () => {
+test('the scaffold links neither the database client, the outbound client, the trust anchors, the TLS client nor Pub/Sub\'s SQS and push delivery', { ...T, ...SKIP }, async () => {
 	assert.deepEqual(linkedParts(path.join(scaffold, 'build', 'bin', 'hello.map')), []);
 	// The reference service calls both: the same check finds them there.
 	await must('make', ['--no-print-directory', '-C', ROOT, 'bin']);

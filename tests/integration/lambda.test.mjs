@@ -641,7 +641,7 @@ test('a handler that crashes in the ASan build is reported through .../{id}/erro
 	}
 });
 
-test('with a database: the pool runs on the runtime\'s loop; a post written by an invocation is read over HTTP, /fortunes answers the same, and an ingot.cron event runs its job', T, async () => {
+test('with a database: the pool runs on the runtime\'s loop; a post written by an invocation is read over HTTP, /fortunes answers the same, an ingot.cron event runs its job, and no timer or consumer runs', T, async () => {
 	const pg = await startPostgres();
 	try {
 		const m = await migrate(pg.url);
@@ -650,7 +650,9 @@ test('with a database: the pool runs on the runtime\'s loop; a post written by a
 		const dbApi = await newApi();
 		// HEARTBEAT_CRON on: under Lambda no timer runs all the same.
 		const runtime = await startRuntime(dbApi, { ...env, HEARTBEAT_CRON: '1' });
-		const srv = await startServer(env, { threads: '1' });
+		// The HTTP server consumes nothing: a delivery claimed would be the
+		// runtime's, which must not poll (below).
+		const srv = await startServer({ ...env, INGOT_PUBSUB_CONSUME: '0' }, { threads: '1' });
 		try {
 			await waitReady(srv);
 			const invoke = (r) => dbApi.invoke(KINDS['API Gateway 2.0'](r), { requestId: randomUUID() });
@@ -680,6 +682,10 @@ test('with a database: the pool runs on the runtime\'s loop; a post written by a
 			assert.equal(tick.body.statusCode, 204, JSON.stringify(tick.body));
 			const hb = await overHttp(srv.port, { method: 'GET', path: '/cron/heartbeat' }, randomUUID());
 			assert.deepEqual(JSON.parse(hb.body.toString()), { ticks: 1, pids: [runtime.pid] });
+			// No consumer runs under Lambda (frozen between invocations): the
+			// post-created delivery its POST /posts published, NOTIFYed
+			// invocations ago, is still unclaimed.
+			assert.equal((await pg.psql("SELECT state || '|' || attempts FROM ingot_pubsub.deliveries;")).trim(), 'ready|0');
 			// Still no socket of its own but the database connections.
 			assert.equal(runtime.exit, null);
 		} finally {
