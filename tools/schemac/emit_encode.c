@@ -372,6 +372,9 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 				mark_used(m->ops[i]->responses[r].schema, false);
 	for (size_t i = 0; i < m->ntopics; i++) /* its publish call encodes the message */
 		mark_used(m->topics[i]->message, false);
+	for (size_t i = 0; i < m->nops; i++) /* its typed send encodes the event */
+		if (sc_op_event(m->ops[i]))
+			mark_used(sc_op_event(m->ops[i]), false);
 
 	struct sc_schema **list = NULL;
 	size_t n = 0;
@@ -383,6 +386,9 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 				collect(m->ops[i]->responses[r].schema, false, &list, &n);
 	for (size_t i = 0; i < m->ntopics; i++)
 		collect(m->topics[i]->message, false, &list, &n);
+	for (size_t i = 0; i < m->nops; i++)
+		if (sc_op_event(m->ops[i]))
+			collect(sc_op_event(m->ops[i]), false, &list, &n);
 
 	out_line(c, "/* ---- response encoders ---- */");
 	out_blank(c);

@@ -657,9 +657,11 @@ static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content,
 		char *pm = sc_ptr_key(pc, it->string);
 		bool text = r && is_text_media(it->string);
 		bool problem = r && strcasecmp(it->string, "application/problem+json") == 0;
-		if (strcmp(it->string, "application/json") != 0 && !text && !problem) {
+		bool stream = r && sc_is_event_stream(it->string);
+		if (strcmp(it->string, "application/json") != 0 && !text && !problem && !stream) {
 			sc_error(m, pm, "media type \"%s\" is not supported yet (application/json is%s)", it->string,
-				 r ? ", and application/problem+json, text/plain or text/html for a response" : "");
+				 r ? ", and application/problem+json, text/plain, text/html or text/event-stream for a "
+				     "response" : "");
 		} else if (!cJSON_IsObject(it)) {
 			sc_error(m, pm, "a media type must be an object");
 		} else if (status == 204 || status == 304) {
@@ -679,6 +681,10 @@ static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content,
 					     strcmp(sc_get(sj, "$ref")->valuestring, PROBLEM_REF) == 0);
 			r->problem_type = !r->problem;
 			free(ps);
+		} else if (stream) {
+			r->event = sc_parse_event_stream(m, it, pm, r->key_kind == SC_RESP_STATUS ? status : 0);
+			const char *key = sc_get(it, "itemSchema") ? "itemSchema" : "x-ingot-event";
+			r->event_ptr = sc_ptr_key(pm, key);
 		} else if (text) {
 			sc_check_keys(m, it, pm, media_keys);
 			check_text_schema(m, it, pm);
@@ -1291,8 +1297,8 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 	}
 	sc_check_keys(m, doc, "", root_keys);
 	char *version = sc_get_string(m, doc, "", "openapi", true);
-	if (version && strncmp(version, "3.1.", 4) != 0)
-		sc_error(m, "/openapi", "OpenAPI version \"%s\" is not supported (3.1.x is)", version);
+	if (version && strncmp(version, "3.1.", 4) != 0 && strncmp(version, "3.2.", 4) != 0)
+		sc_error(m, "/openapi", "OpenAPI version \"%s\" is not supported (3.1.x and 3.2.x are)", version);
 	free(version);
 	parse_info(m, doc);
 	sc_parse_cors(m, doc);
@@ -1326,6 +1332,8 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 		sc_check_principal(m);
 	if (!m->errors)
 		sc_check_pubsub(m);
+	if (!m->errors)
+		sc_check_events(m);
 	if (!m->errors)
 		check_operations(m);
 	if (!m->errors)

@@ -223,6 +223,10 @@ struct sc_response {
 	 * document writes it ("text/html; charset=utf-8"), sent as the
 	 * Content-Type; the handler hands the body over as an ig_str. */
 	char *text_type;
+	/* text/event-stream (sse_ext.c): the component each event is, and
+	 * where the document names it; the operation is a stream. */
+	struct sc_schema *event;
+	char *event_ptr;
 	struct sc_header *headers; /* declared response headers (documentation) */
 	size_t nheaders;
 	char *ptr;
@@ -481,6 +485,16 @@ bool sc_cron_label_ok(const char *s);
  * (after sc_finish_schemas). */
 void sc_parse_pubsub(struct sc_model *m, const cJSON *doc);
 void sc_check_pubsub(struct sc_model *m);
+
+/* sse_ext.c: whether a media type is text/event-stream; its media type
+ * object at pm read (for a response of status; NULL and errors when bad);
+ * once kinds are known, the event schemas must be typed objects; an
+ * operation's event schema (NULL: it is no stream); whether any is. */
+bool sc_is_event_stream(const char *type);
+struct sc_schema *sc_parse_event_stream(struct sc_model *m, const cJSON *media, const char *pm, int status);
+void sc_check_events(struct sc_model *m);
+const struct sc_schema *sc_op_event(const struct sc_op *op);
+bool sc_has_streams(const struct sc_model *m);
 
 /* "250ms", "1s", "1m", "1h" in microseconds, at most a day; 0 when it is
  * none (rate_limit_ext.c). */

@@ -1,0 +1,86 @@
+/* The reference service's Server-Sent Events (include/ingot/sse.h): GET
+ * /ticker sends typed ticks from its handler, waiting between them;
+ * GET /events/idle keeps its stream after the handler returns, so an idle
+ * stream holds no coroutine. */
+#include "api.h"
+
+#include <stdio.h>
+
+/* Sends ticks from..of, one every interval_ms. */
+static int ticks(ig_ctx *ctx, ig_sse *s, const struct getTicker_in *in, int64_t from)
+{
+	ig_str pad = { "", 0 };
+	if (in->pad) {
+		char *p = ig_alloc(ctx, (size_t)in->pad);
+		if (!p)
+			return 500;
+		memset(p, 'x', (size_t)in->pad);
+		pad = (ig_str){ p, (size_t)in->pad };
+	}
+	for (int64_t n = from; n <= in->n; n++) {
+		struct Tick t = { .n = n, .of = in->n, .has_pad = in->pad > 0, .pad = pad };
+		char id[24];
+		snprintf(id, sizeof id, "%lld", (long long)n);
+		enum ig_sse_result r = ig_sse_send_getTicker(s, &t, "tick", id);
+		if (r == IG_SSE_OK && n < in->n && in->interval_ms &&
+		    ig_sleep(ctx, (uint32_t)in->interval_ms) != IG_WAIT_OK)
+			r = IG_SSE_CLOSED;
+		if (r != IG_SSE_OK) {
+			/* What the tests see of a client that left (or a drain). */
+			struct ig_logline l;
+			if (ig_log_req(ctx, &l, IG_LOG_INFO, "ticker stopped")) {
+				ig_log_int(&l, "tick", n);
+				ig_log_int(&l, "result", r);
+				ig_log_end(&l);
+			}
+			break;
+		}
+	}
+	return 200;
+}
+
+int getTicker(ig_ctx *ctx, const struct getTicker_in *in, struct getTicker_out *out)
+{
+	(void)out;
+	/* A reconnecting client goes on after the last tick it saw. */
+	int64_t from = 1;
+	ig_str last = ig_sse_last_event_id(ctx);
+	if (last.len && last.len < 20) {
+		int64_t k = 0;
+		size_t i = 0;
+		while (i < last.len && last.ptr[i] >= '0' && last.ptr[i] <= '9')
+			k = k * 10 + (last.ptr[i++] - '0');
+		if (i == last.len)
+			from = k + 1;
+	}
+	ig_sse *s = ig_sse_open(ctx);
+	if (!s) {
+		ig_respond_problem(ctx, 503, "no stream can be opened now");
+		return 503;
+	}
+	return ticks(ctx, s, in, from);
+}
+
+/* The kept stream's owner is the stream itself: when it ends, it goes. */
+static void idle_closed(void *arg, ig_sse *s)
+{
+	(void)arg;
+	ig_sse_close(s);
+}
+
+int getIdleEvents(ig_ctx *ctx, const struct getIdleEvents_in *in, struct getIdleEvents_out *out)
+{
+	(void)in;
+	(void)out;
+	ig_sse *s = ig_sse_open(ctx);
+	if (!s) {
+		ig_respond_problem(ctx, 503, "no stream can be opened now");
+		return 503;
+	}
+	struct Tick t = { .n = 0, .of = 0 };
+	if (ig_sse_send_getIdleEvents(s, &t, "tick", NULL) != IG_SSE_OK)
+		return 200; /* gone already: not kept, it ends with the handler */
+	ig_sse_keep(s);
+	ig_sse_on_close(s, idle_closed, NULL);
+	return 200;
+}
