@@ -52,12 +52,20 @@ int getTicker(ig_ctx *ctx, const struct getTicker_in *in, struct getTicker_out *
 			k = k * 10 + (last.ptr[i++] - '0');
 		if (i == last.len)
 			from = k + 1;
+		struct ig_logline l;
+		if (ig_log_req(ctx, &l, IG_LOG_INFO, "ticker resumed")) {
+			ig_log_int(&l, "after", from - 1);
+			ig_log_end(&l);
+		}
 	}
 	ig_sse *s = ig_sse_open(ctx);
 	if (!s) {
 		ig_respond_problem(ctx, 503, "no stream can be opened now");
 		return 503;
 	}
+	/* A client that loses the stream comes back soon. */
+	if (ig_sse_retry(s, 200) != IG_SSE_OK)
+		return 200;
 	return ticks(ctx, s, in, from);
 }
 

@@ -135,8 +135,14 @@ IG_HOT static void conn_update_deadline(struct http_conn *c)
 	} else if (c->state == CONN_BODY || c->state == CONN_CHUNKED) {
 		if (c->timer_kind != TIMER_BODY)
 			conn_set_deadline(c, TIMER_BODY, now_ms(c) + (uint64_t)cfg->body_timeout_ms);
-	} else if (c->q_head || c->state == CONN_STREAM) {
+	} else if (c->q_head) {
 		conn_set_deadline(c, TIMER_NONE, 0); /* the app owns the time now */
+	} else if (__builtin_expect(c->state == CONN_STREAM, 0)) {
+		/* No idle timeout for a stream; all of it is written: a sender
+		   waiting for room goes on (a write that left nothing behind
+		   is followed by no writable event). */
+		conn_set_deadline(c, TIMER_NONE, 0);
+		c->stream->ops->writable(c->stream);
 	} else if (c->rpos < c->rlen) {
 		/* From the first byte of the head, not the latest: a client that
 		   trickles bytes (slowloris) still meets the deadline. */

@@ -17,6 +17,7 @@ struct ig_sse {
 	ig_ctx *ctx; /* its handler's exchange, until the handler returns */
 	struct ig_timer heartbeat;
 	struct ig_deferred finish_later; /* a handler that returned inside its dispatch */
+	struct ig_deferred writable_later; /* on_writable's call, after the batch */
 	struct ig_wait_call *waiting; /* the handler waits for room */
 	ig_sse_fn *on_close, *on_writable;
 	void *close_arg, *writable_arg;
@@ -271,14 +272,25 @@ static void ended(ig_sse *s)
 
 /* ---- conn.c's upcalls ---- */
 
-static void sse_writable(struct http_stream *b)
+static void writable_later(struct ig_deferred *d)
 {
-	ig_sse *s = (ig_sse *)b;
-	wake_waiting(s);
+	ig_sse *s = (ig_sse *)((char *)d - offsetof(ig_sse, writable_later));
 	ig_sse_fn *fn = s->on_writable;
 	s->on_writable = NULL;
 	if (fn)
 		fn(s->writable_arg, s);
+}
+
+/* Told inside the connection's writes: the waiting handler resumes after
+ * the batch, and the owner's callback (which may send) runs then too. */
+static void sse_writable(struct http_stream *b)
+{
+	ig_sse *s = (ig_sse *)b;
+	wake_waiting(s);
+	if (s->on_writable) {
+		s->writable_later.fn = writable_later;
+		ig_loop_defer(&s->core->loop, &s->writable_later);
+	}
 }
 
 static void sse_gone(struct http_stream *b)
