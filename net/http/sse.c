@@ -9,6 +9,7 @@
 #include "wait.h"
 #include "kernel/runtime/json.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 struct ig_sse {
@@ -34,8 +35,12 @@ struct sse_core {
 	struct ig_pool streams;
 	ig_arena scratch;
 	ig_wbuf buf;
+	struct sse_core *all_next;
 };
 static struct ig_loop_slot sse_slot;
+/* Every core's, for the process's life: reachable for a leak checker once
+ * its loop is gone. */
+static _Atomic(struct sse_core *) all_sse_cores;
 
 static const struct http_stream_ops sse_ops;
 
@@ -53,6 +58,9 @@ __attribute__((cold, noinline)) static struct sse_core *make_core(struct http_co
 	ig_pool_init(&sc->streams, sizeof(struct ig_sse), 64, max);
 	ig_arena_init(&sc->scratch, &core->blocks, (size_t)core->cfg->max_body * 2 + (1u << 20));
 	sc->buf = (ig_wbuf){ .arena = &sc->scratch };
+	sc->all_next = atomic_load(&all_sse_cores);
+	while (!atomic_compare_exchange_weak(&all_sse_cores, &sc->all_next, sc))
+		;
 	*slot = sc;
 	return sc;
 }
