@@ -222,8 +222,10 @@ struct http_conn {
 	/* mem_wait: the body at rpos waits for room in the memory budget;
 	   out_over: a block of its output found none (response.c). Either
 	   way reading stops. tls: its transport is net/tls's (set by the
-	   HTTPS listener's accept), for the after-hooks (hooks.h). */
-	bool mem_wait : 1, out_over : 1, tls : 1;
+	   HTTPS listener's accept), for the after-hooks (hooks.h).
+	   in_process: inproc.h's, whose reader takes one whole response
+	   (no stream). */
+	bool mem_wait : 1, out_over : 1, tls : 1, in_process : 1;
 	char *rbuf;
 	uint32_t rpos, rlen;
 	struct ig_ctx *reading; /* the request whose body is being read */

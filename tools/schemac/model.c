@@ -205,6 +205,23 @@ static const struct sc_keyword media_keys[] = {
 	{ NULL, NULL },
 };
 
+struct sc_schema *sc_component_ref(struct sc_model *m, const cJSON *j, const char *ptr, const char *what)
+{
+	static const char prefix[] = "#/components/schemas/";
+	const cJSON *ref = sc_get(j, "$ref");
+	if (!cJSON_IsObject(j) || !cJSON_IsString(ref) || cJSON_GetArraySize(j) != 1 ||
+	    strncmp(ref->valuestring, prefix, sizeof prefix - 1) != 0) {
+		sc_error(m, ptr, "%s must be {\"$ref\": \"#/components/schemas/<Name>\"}", what);
+		return NULL;
+	}
+	for (size_t i = 0; i < m->ncomponents; i++)
+		if (strcmp(m->components[i]->component, ref->valuestring + sizeof prefix - 1) == 0)
+			return m->components[i];
+	sc_error(m, ptr, "\"$ref\" to \"%s\": there is no \"%s\" in components/schemas", ref->valuestring,
+		 ref->valuestring + sizeof prefix - 1);
+	return NULL;
+}
+
 /* Checks every key of obj against a table; x- extensions are allowed. */
 void sc_check_keys(struct sc_model *m, const cJSON *obj, const char *ptr, const struct sc_keyword *table)
 {

@@ -450,6 +450,10 @@ struct sc_keyword {
 void sc_check_keys(struct sc_model *m, const cJSON *obj, const char *ptr, const struct sc_keyword *table);
 const cJSON *sc_get(const cJSON *obj, const char *key);
 char *sc_get_string(struct sc_model *m, const cJSON *obj, const char *ptr, const char *key, bool required);
+/* The component that j, at ptr, names: j must be {"$ref":
+ * "#/components/schemas/<Name>"} and Name a component. NULL, and an
+ * error that calls j `what` ("an event schema"), when it is not. */
+struct sc_schema *sc_component_ref(struct sc_model *m, const cJSON *j, const char *ptr, const char *what);
 /* A C member name for a JSON key: other characters become '_'. */
 char *sc_member_name(const char *key);
 bool sc_is_global_ident(const char *s);

@@ -26,7 +26,6 @@ bool sc_is_event_stream(const char *type)
 
 struct sc_schema *sc_parse_event_stream(struct sc_model *m, const cJSON *media, const char *pm, int status)
 {
-	static const char prefix[] = "#/components/schemas/";
 	sc_check_keys(m, media, pm, stream_keys);
 	if (status != 200) {
 		sc_error(m, pm, "text/event-stream is a 200 response's (a stream answers 200)");
@@ -36,23 +35,14 @@ struct sc_schema *sc_parse_event_stream(struct sc_model *m, const cJSON *media, 
 	const char *key = item ? "itemSchema" : "x-ingot-event";
 	char *ep = sc_ptr_key(pm, key);
 	const cJSON *j = item ? item : ext;
-	const cJSON *ref = sc_get(j, "$ref");
 	struct sc_schema *event = NULL;
 	if (item && ext) {
 		sc_error(m, pm, "an event schema is given once: itemSchema (OpenAPI 3.2) or x-ingot-event, not both");
 	} else if (!j) {
 		sc_error(m, pm, "a text/event-stream response needs its event schema: \"itemSchema\" (OpenAPI 3.2) or "
 				"\"x-ingot-event\", {\"$ref\": \"#/components/schemas/<Name>\"}");
-	} else if (!cJSON_IsObject(j) || !cJSON_IsString(ref) || cJSON_GetArraySize(j) != 1 ||
-		   strncmp(ref->valuestring, prefix, sizeof prefix - 1) != 0) {
-		sc_error(m, ep, "an event schema must be {\"$ref\": \"#/components/schemas/<Name>\"}");
 	} else {
-		for (size_t i = 0; i < m->ncomponents; i++)
-			if (strcmp(m->components[i]->component, ref->valuestring + sizeof prefix - 1) == 0)
-				event = m->components[i];
-		if (!event)
-			sc_error(m, ep, "\"$ref\" to \"%s\": there is no \"%s\" in components/schemas", ref->valuestring,
-				 ref->valuestring + sizeof prefix - 1);
+		event = sc_component_ref(m, j, ep, "an event schema");
 	}
 	free(ep);
 	return event;
