@@ -86,7 +86,10 @@ int getIdleEvents(ig_ctx *ctx, const struct getIdleEvents_in *in, struct getIdle
 		return 503;
 	}
 	struct Tick t = { .n = 0, .of = 0 };
-	if (ig_sse_send_getIdleEvents(s, &t, "tick", NULL) != IG_SSE_OK)
+	/* And an untyped event whose data has each kind of line break: one
+	   data: line each. */
+	if (ig_sse_send_getIdleEvents(s, &t, "tick", NULL) != IG_SSE_OK ||
+	    ig_sse_send(s, "lines", "0", IG_STR("a\r\nb\rc\nd")) != IG_SSE_OK)
 		return 200; /* gone already: not kept, it ends with the handler */
 	ig_sse_keep(s);
 	ig_sse_on_close(s, idle_closed, NULL);

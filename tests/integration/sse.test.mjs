@@ -120,7 +120,32 @@ test('INGOT_SSE_HEARTBEAT_MS: a silent stream gets comment lines', T, async () =
 	await c.write(req('GET', '/events/idle'));
 	await until(c, (b) => parseEvents(dechunk(b).body).comments.filter((x) => x === 'heartbeat').length >= 2, 'two heartbeats');
 	const { events } = parseEvents(dechunk(c.buf).body);
-	assert.deepEqual(events.map((e) => JSON.parse(e.data)), [{ n: 0, of: 0 }]);
+	assert.deepEqual(events.map((e) => e.event === 'tick' ? JSON.parse(e.data) : e.data), [{ n: 0, of: 0 }, 'a\nb\nc\nd']);
+	assert.match(dechunk(c.buf).body, /\nevent: lines\nid: 0\ndata: a\ndata: b\ndata: c\ndata: d\n\n/);
+});
+
+test('a stream outlives the idle timeout (a keep-alive connection beside it is closed by it); CORS heads it as any answer', T, async () => {
+	const srv = await startServer({ INGOT_IDLE_TIMEOUT_MS: '200', INGOT_SSE_HEARTBEAT_MS: '0', INGOT_CORS_ORIGINS: 'https://app.test' });
+	const stream = await RawClient.connect(srv.port);
+	await stream.write(req('GET', '/events/idle', { headers: ['Origin: https://app.test'] }));
+	await until(stream, (b) => parseEvents(dechunk(b).body).events.length === 2, 'the idle events');
+	assert.match(stream.buf.toString('latin1'), /\r\nAccess-Control-Allow-Origin: https:\/\/app\.test\r\n/);
+	const idle = await RawClient.connect(srv.port);
+	await idle.write(req('GET', '/health'));
+	assert.equal((await idle.response()).text, BODY.health);
+	await within(20000, idle.waitEnd(), 'the idle close');
+	assert.ok(!stream.ended && !stream.isClosed, 'the stream is still open');
+	stream.end(); // and it ends when its client closes
+	await within(20000, stream.waitEnd(), 'the stream\'s close');
+});
+
+test('the write timeout still applies: a stream whose client stops reading is cut, its handler stops', T, async () => {
+	const srv = await startServer({ INGOT_WRITE_TIMEOUT_MS: '300' }, { threads: '1' });
+	const c = await RawClient.connect(srv.port);
+	c.sock.pause();
+	await c.write(req('GET', '/ticker?n=100000&interval_ms=0&pad=1000'));
+	const l = await within(20000, srv.waitLog((x) => x.msg === 'ticker stopped'), 'the cut');
+	assert.ok(l.tick < 100000);
 });
 
 test('a slow reader holds back the producer (it waits, with bounded memory), then gets every tick', T, async () => {
@@ -161,7 +186,7 @@ test('the drain ends open streams cleanly: what was sent, a comment, the final c
 	await idle.write(req('GET', '/events/idle'));
 	const ticking = await RawClient.connect(srv.port);
 	await ticking.write(req('GET', '/ticker?n=100000&interval_ms=20'));
-	await until(idle, (b) => parseEvents(dechunk(b).body).events.length === 1, 'the idle tick');
+	await until(idle, (b) => parseEvents(dechunk(b).body).events.length === 2, 'the idle events');
 	await until(ticking, (b) => parseEvents(dechunk(b).body).events.length >= 2, 'two ticks');
 	srv.signal('SIGTERM');
 	for (const c of [idle, ticking]) {
@@ -179,7 +204,7 @@ test('1,000 open idle streams hold no handler and little memory each', T, async 
 	const open = async () => {
 		const c = await RawClient.connect(srv.port);
 		await c.write(req('GET', '/events/idle'));
-		await until(c, (b) => parseEvents(dechunk(b).body).events.length === 1, 'the idle tick');
+		await until(c, (b) => parseEvents(dechunk(b).body).events.length === 2, 'the idle events');
 		return c;
 	};
 	// The pools' first pages (a connection, a stream) are not what is measured.
