@@ -28,6 +28,9 @@ struct ig_sse {
 	bool closed;   /* sends fail from now on */
 	bool chunked;  /* HTTP/1.1: chunks; else the close ends it */
 	bool close_after; /* the connection closes after it (Connection: close) */
+	bool writing;  /* inside frame's write: the owner hears of an end after it */
+	bool notify;   /* it ended during that write */
+	bool freed;    /* given back while writable_later was queued: it frees it */
 };
 
 /* A core's streams and the scratch memory the generated sends encode in. */
@@ -86,6 +89,7 @@ static void heartbeat_arm(ig_sse *s)
 }
 
 static enum ig_sse_result frame(ig_sse *s, const char *event, const char *id, const char *field, ig_str data);
+static void notify(ig_sse *s);
 
 static void on_heartbeat(struct ig_timer *t)
 {
@@ -95,13 +99,12 @@ static void on_heartbeat(struct ig_timer *t)
 	uint64_t due = s->last_sent_ms + (uint64_t)s->core->cfg->sse_heartbeat_ms;
 	/* Behind unsent output a comment would tell the client nothing: the
 	   write timeout judges that one. */
-	if (now_ms(s) >= due && ig_http_stream_unsent(&s->base) == 0)
-		(void)frame(s, NULL, NULL, ":", IG_STR(" heartbeat"));
-	if (!s->closed) {
-		if (now_ms(s) >= due) /* not sent: try again a period on */
-			s->last_sent_ms = now_ms(s);
-		heartbeat_arm(s);
-	}
+	if (now_ms(s) >= due && ig_http_stream_unsent(&s->base) == 0 &&
+	    frame(s, NULL, NULL, ":", IG_STR(" heartbeat")) != IG_SSE_OK)
+		return; /* gone: its owner heard (and may have given s back) */
+	if (now_ms(s) >= due) /* not sent: try again a period on */
+		s->last_sent_ms = now_ms(s);
+	heartbeat_arm(s);
 }
 
 /* ---- framing ---- */
@@ -193,7 +196,13 @@ static enum ig_sse_result frame(ig_sse *s, const char *event, const char *id, co
 	else
 		PUT_LIT(c, "\n");
 	s->last_sent_ms = now_ms(s);
+	s->writing = true;
 	ig_http_stream_write(&s->base, NULL, 0);
+	s->writing = false;
+	if (s->notify) { /* the write failed: the owner may give s back here */
+		notify(s);
+		return IG_SSE_CLOSED;
+	}
 	return s->base.conn ? IG_SSE_OK : IG_SSE_CLOSED;
 }
 
@@ -241,6 +250,10 @@ static void wake_waiting(ig_sse *s)
 static void release(ig_sse *s)
 {
 	ig_timer_cancel(&s->core->loop.timers, &s->heartbeat);
+	if (s->writable_later.queued) { /* it runs on s: it gives s back */
+		s->freed = true;
+		return;
+	}
 	struct sse_core *sc = ig_loop_slot_get(&s->core->loop, &sse_slot);
 	ig_pool_give(&sc->streams, s);
 }
@@ -269,6 +282,15 @@ static void ended(ig_sse *s)
 	wake_waiting(s);
 	if (s->ctx)
 		ig_wait_cancel(s->ctx);
+	if (s->writing) /* frame tells the owner once its write is over */
+		s->notify = true;
+	else
+		notify(s);
+}
+
+static void notify(ig_sse *s)
+{
+	s->notify = false;
 	ig_sse_fn *wfn = s->on_writable, *cfn = s->on_close;
 	void *warg = s->writable_arg, *carg = s->close_arg;
 	s->on_writable = s->on_close = NULL;
@@ -283,6 +305,10 @@ static void ended(ig_sse *s)
 static void writable_later(struct ig_deferred *d)
 {
 	ig_sse *s = (ig_sse *)((char *)d - offsetof(ig_sse, writable_later));
+	if (s->freed) {
+		release(s);
+		return;
+	}
 	ig_sse_fn *fn = s->on_writable;
 	s->on_writable = NULL;
 	if (fn)
@@ -310,7 +336,8 @@ static void sse_drain(struct http_stream *b)
 {
 	ig_sse *s = (ig_sse *)b;
 	/* What was queued leaves first, then this line, then the end. */
-	(void)frame(s, NULL, NULL, ":", IG_STR(" closing"));
+	if (frame(s, NULL, NULL, ":", IG_STR(" closing")) != IG_SSE_OK)
+		return; /* gone: its owner heard (and may have given s back) */
 	s->close_after = true;
 	end_output(s);
 	ended(s);
