@@ -1,10 +1,47 @@
 /* The reference service's Server-Sent Events (include/ingot/sse.h): GET
  * /ticker sends typed ticks from its handler, waiting between them;
  * GET /events/idle keeps its stream after the handler returns, so an idle
- * stream holds no coroutine. */
+ * stream holds no coroutine, in its core's list, to which POST
+ * /events/broadcast (another handler) sends. */
 #include "api.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+/* This core's kept idle streams (a core is a thread): grown with realloc
+ * by the first streams, never on a plain request's path, freed when the
+ * last has gone (the drain ends them all). */
+static _Thread_local ig_sse **idle;
+static _Thread_local size_t idle_count, idle_cap;
+
+static bool idle_add(ig_sse *s)
+{
+	if (idle_count == idle_cap) {
+		size_t cap = idle_cap ? idle_cap * 2 : 64;
+		ig_sse **p = realloc(idle, cap * sizeof *p);
+		if (!p)
+			return false;
+		idle = p;
+		idle_cap = cap;
+	}
+	idle[idle_count++] = s;
+	return true;
+}
+
+static void idle_remove(ig_sse *s)
+{
+	for (size_t i = 0; i < idle_count; i++) {
+		if (idle[i] == s) {
+			idle[i] = idle[--idle_count];
+			break;
+		}
+	}
+	if (!idle_count) { /* nothing left for a leak checker to find at exit */
+		free(idle);
+		idle = NULL;
+		idle_cap = 0;
+	}
+}
 
 /* Sends ticks from..of, one every interval_ms. */
 static int ticks(ig_ctx *ctx, ig_sse *s, const struct getTicker_in *in, int64_t from)
@@ -69,10 +106,11 @@ int getTicker(ig_ctx *ctx, const struct getTicker_in *in, struct getTicker_out *
 	return ticks(ctx, s, in, from);
 }
 
-/* The kept stream's owner is the stream itself: when it ends, it goes. */
+/* The client left, or the drain: the list lets go of it. */
 static void idle_closed(void *arg, ig_sse *s)
 {
 	(void)arg;
+	idle_remove(s);
 	ig_sse_close(s);
 }
 
@@ -91,7 +129,22 @@ int getIdleEvents(ig_ctx *ctx, const struct getIdleEvents_in *in, struct getIdle
 	if (ig_sse_send_getIdleEvents(s, &t, "tick", NULL) != IG_SSE_OK ||
 	    ig_sse_send(s, "lines", "0", IG_STR("a\r\nb\rc\nd")) != IG_SSE_OK)
 		return 200; /* gone already: not kept, it ends with the handler */
+	if (!idle_add(s))
+		return 200; /* not kept: it ends now */
 	ig_sse_keep(s);
 	ig_sse_on_close(s, idle_closed, NULL);
+	return 200;
+}
+
+int broadcastEvent(ig_ctx *ctx, const struct broadcastEvent_in *in, struct broadcastEvent_out *out)
+{
+	(void)ctx;
+	int64_t sent = 0;
+	/* A send that finds its stream gone runs idle_closed, which takes it
+	   out of the list: from the end, so that no stream is skipped. */
+	for (size_t i = idle_count; i-- > 0;)
+		if (i < idle_count && ig_sse_send(idle[i], "note", NULL, in->text) == IG_SSE_OK)
+			sent++;
+	out->r200.sent = sent;
 	return 200;
 }

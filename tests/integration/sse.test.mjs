@@ -148,6 +148,28 @@ test('the write timeout still applies: a stream whose client stops reading is cu
 	assert.ok(l.tick < 100000);
 });
 
+test('another handler sends to the kept idle streams (POST /events/broadcast); one whose client left is dropped from its list', T, async () => {
+	const srv = await startServer({}, { threads: '1' });
+	const open = async () => {
+		const c = await RawClient.connect(srv.port);
+		await c.write(req('GET', '/events/idle'));
+		await until(c, (b) => parseEvents(dechunk(b).body).events.length === 2, 'the idle events');
+		return c;
+	};
+	const streams = [await open(), await open(), await open()];
+	const gone = await open();
+	gone.destroy();
+	await within(20000, gone.closed, 'the close');
+	let res;
+	// The server may hear of the closed one only when its send fails.
+	do res = await (await fetch(`http://127.0.0.1:${srv.port}/events/broadcast?text=hi%0Athere`, { method: 'POST' })).json();
+	while (res.sent !== 3);
+	for (const c of streams) {
+		await until(c, (b) => parseEvents(dechunk(b).body).events.length === 3, 'the note');
+		assert.deepEqual(parseEvents(dechunk(c.buf).body).events.at(-1), { event: 'note', data: 'hi\nthere' });
+	}
+});
+
 test('a slow reader holds back the producer (it waits, with bounded memory), then gets every tick', T, async () => {
 	const srv = await startServer({ INGOT_ADMIN_PORT: '0' }, { threads: '1' });
 	const admin = await adminAddr(srv);
