@@ -1,8 +1,8 @@
 /* The reference service's Server-Sent Events (include/ingot/sse.h): GET
  * /ticker sends typed ticks from its handler, waiting between them;
  * GET /events/idle keeps its stream after the handler returns, so an idle
- * stream holds no coroutine, in its core's list, to which POST
- * /events/broadcast (another handler) sends. */
+ * stream holds no coroutine, in its core's list, to which a later one's
+ * handler sends its note. */
 #include "api.h"
 
 #include <stdio.h>
@@ -114,37 +114,41 @@ static void idle_closed(void *arg, ig_sse *s)
 	ig_sse_close(s);
 }
 
-int getIdleEvents(ig_ctx *ctx, const struct getIdleEvents_in *in, struct getIdleEvents_out *out)
+/* A handler's sends to other streams, kept by their own handlers: the
+ * note to each of this core's idle streams, then to s how many it
+ * reached. Returns false when s has gone. */
+static bool broadcast(ig_sse *s, ig_str note)
 {
-	(void)in;
+	int64_t sent = 0;
+	/* A send that finds its stream gone runs idle_closed, which takes it
+	   out of the list: from the end, so that no stream is skipped. */
+	for (size_t i = idle_count; i-- > 0;)
+		if (i < idle_count && ig_sse_send(idle[i], "note", NULL, note) == IG_SSE_OK)
+			sent++;
+	char n[24];
+	int len = snprintf(n, sizeof n, "%lld", (long long)sent);
+	return ig_sse_send(s, "sent", NULL, (ig_str){ n, (size_t)len }) == IG_SSE_OK;
+}
+
+int getEvents(ig_ctx *ctx, const struct getEvents_in *in, struct getEvents_out *out)
+{
 	(void)out;
 	ig_sse *s = ig_sse_open(ctx);
 	if (!s) {
 		ig_respond_problem(ctx, 503, "no stream can be opened now");
 		return 503;
 	}
+	if (in->has_note && !broadcast(s, in->note))
+		return 200; /* gone already */
 	struct Tick t = { .n = 0, .of = 0 };
 	/* And an untyped event whose data has each kind of line break: one
 	   data: line each. */
-	if (ig_sse_send_getIdleEvents(s, &t, "tick", NULL) != IG_SSE_OK ||
+	if (ig_sse_send_getEvents(s, &t, "tick", NULL) != IG_SSE_OK ||
 	    ig_sse_send(s, "lines", "0", IG_STR("a\r\nb\rc\nd")) != IG_SSE_OK)
 		return 200; /* gone already: not kept, it ends with the handler */
 	if (!idle_add(s))
 		return 200; /* not kept: it ends now */
 	ig_sse_keep(s);
 	ig_sse_on_close(s, idle_closed, NULL);
-	return 200;
-}
-
-int broadcastEvent(ig_ctx *ctx, const struct broadcastEvent_in *in, struct broadcastEvent_out *out)
-{
-	(void)ctx;
-	int64_t sent = 0;
-	/* A send that finds its stream gone runs idle_closed, which takes it
-	   out of the list: from the end, so that no stream is skipped. */
-	for (size_t i = idle_count; i-- > 0;)
-		if (i < idle_count && ig_sse_send(idle[i], "note", NULL, in->text) == IG_SSE_OK)
-			sent++;
-	out->r200.sent = sent;
 	return 200;
 }

@@ -120,6 +120,15 @@ static uint64_t conn_mem_retry_at(const struct http_conn *c)
 	return at < c->mem_wait_until ? at : c->mem_wait_until;
 }
 
+/* A stream's output is all written: no idle timeout for a stream, and a
+ * sender waiting for room goes on (a write that left nothing behind is
+ * followed by no writable event). */
+__attribute__((cold, noinline)) static void conn_stream_written(struct http_conn *c)
+{
+	conn_set_deadline(c, TIMER_NONE, 0);
+	c->stream->ops->writable(c->stream);
+}
+
 /* Chooses the deadline for the connection's state after a batch. */
 IG_HOT static void conn_update_deadline(struct http_conn *c)
 {
@@ -138,11 +147,7 @@ IG_HOT static void conn_update_deadline(struct http_conn *c)
 	} else if (c->q_head) {
 		conn_set_deadline(c, TIMER_NONE, 0); /* the app owns the time now */
 	} else if (__builtin_expect(c->state == CONN_STREAM, 0)) {
-		/* No idle timeout for a stream; all of it is written: a sender
-		   waiting for room goes on (a write that left nothing behind
-		   is followed by no writable event). */
-		conn_set_deadline(c, TIMER_NONE, 0);
-		c->stream->ops->writable(c->stream);
+		conn_stream_written(c);
 	} else if (c->rpos < c->rlen) {
 		/* From the first byte of the head, not the latest: a client that
 		   trickles bytes (slowloris) still meets the deadline. */
@@ -834,6 +839,15 @@ IG_HOT static void conn_received(void *engine, size_t n)
 	conn_run(c);
 }
 
+/* Part of a stream's output was written: its sender may go on once it is
+ * down to INGOT_MAX_OUTPUT. */
+__attribute__((cold, noinline)) static void conn_stream_writable(struct http_conn *c)
+{
+	conn_update_deadline(c);
+	if (c->out_bytes && c->out_bytes <= (size_t)c->core->cfg->max_output)
+		c->stream->ops->writable(c->stream);
+}
+
 static void conn_writable(void *engine)
 {
 	struct http_conn *c = engine;
@@ -843,9 +857,7 @@ static void conn_writable(void *engine)
 	if (!conn_flush(c))
 		return;
 	if (__builtin_expect(c->state == CONN_STREAM, 0)) {
-		conn_update_deadline(c);
-		if (c->out_bytes <= (size_t)c->core->cfg->max_output)
-			c->stream->ops->writable(c->stream);
+		conn_stream_writable(c);
 		return;
 	}
 	if (pressured && !conn_backpressure(c))

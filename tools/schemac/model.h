@@ -173,6 +173,7 @@ struct sc_schema {
 	int type_mark;      /* emit_types: 0 new, 1 being emitted, 2 emitted, 3 declared */
 	bool swept;         /* emit_types: its struct and the ones below are out */
 	bool encoder_used;  /* emit_encode: some response reaches it */
+	bool encoder_hot;   /* emit_encode: a response or a topic (not only events) reaches it */
 	bool writer_listed; /* emit_encode: in the list of writers */
 	bool decoder_used;  /* emit_body: some request body decodes it typed */
 	bool param_used;    /* emit_decode: a parameter (or its items) has it */

@@ -108,8 +108,8 @@ void emit_sse_sends(struct sc_model *m, struct sc_out *c)
 		if (!e)
 			continue;
 		char *t = c_type(e);
-		out_line(c, "enum ig_sse_result ig_sse_send_%s(ig_sse *s, const %s *ev, const char *event, const char *id)",
-			 m->ops[i]->id, t);
+		out_line(c, "IG_STREAM_CODE enum ig_sse_result ig_sse_send_%s(ig_sse *s, const %s *ev, const char *event, "
+			    "const char *id)", m->ops[i]->id, t);
 		out_open(c, "{");
 		out_line(c, "ig_wbuf *w;");
 		out_line(c, "enum ig_sse_result r = ig_sse_buffer(s, &w);");
