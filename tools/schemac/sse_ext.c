@@ -81,6 +81,16 @@ bool sc_has_streams(const struct sc_model *m)
 	return false;
 }
 
+/* The typed send's declaration for op (whose event e is), after attr. */
+static void send_signature(struct sc_out *o, const char *attr, const struct sc_op *op, const struct sc_schema *e,
+			   const char *end)
+{
+	char *t = c_type(e);
+	out_line(o, "%s enum ig_sse_result ig_sse_send_%s(ig_sse *s, const %s *ev, const char *event, const char *id)%s",
+		 attr, op->id, t, end);
+	free(t);
+}
+
 void emit_sse_prototypes(struct sc_model *m, struct sc_out *h)
 {
 	if (!sc_has_streams(m))
@@ -89,15 +99,9 @@ void emit_sse_prototypes(struct sc_model *m, struct sc_out *h)
 	out_line(h, " * which says where it may wait). The event is encoded as JSON into one");
 	out_line(h, " * event's data; event (the `event:` field) and id (`id:`, what a client");
 	out_line(h, " * reconnects with as Last-Event-ID) may be NULL. Returns as ig_sse_send. */");
-	for (size_t i = 0; i < m->nops; i++) {
-		const struct sc_schema *e = sc_op_event(m->ops[i]);
-		if (!e)
-			continue;
-		char *t = c_type(e);
-		out_line(h, "IG_MUST_USE enum ig_sse_result ig_sse_send_%s(ig_sse *s, const %s *ev, const char *event, "
-			    "const char *id);", m->ops[i]->id, t);
-		free(t);
-	}
+	for (size_t i = 0; i < m->nops; i++)
+		if (sc_op_event(m->ops[i]))
+			send_signature(h, "IG_MUST_USE", m->ops[i], sc_op_event(m->ops[i]), ";");
 	out_blank(h);
 }
 
@@ -107,9 +111,7 @@ void emit_sse_sends(struct sc_model *m, struct sc_out *c)
 		const struct sc_schema *e = sc_op_event(m->ops[i]);
 		if (!e)
 			continue;
-		char *t = c_type(e);
-		out_line(c, "IG_STREAM_CODE enum ig_sse_result ig_sse_send_%s(ig_sse *s, const %s *ev, const char *event, "
-			    "const char *id)", m->ops[i]->id, t);
+		send_signature(c, "IG_STREAM_CODE", m->ops[i], e, "");
 		out_open(c, "{");
 		out_line(c, "ig_wbuf *w;");
 		out_line(c, "enum ig_sse_result r = ig_sse_buffer(s, &w);");
@@ -119,6 +121,5 @@ void emit_sse_sends(struct sc_model *m, struct sc_out *c)
 		out_line(c, "return ig_sse_send_buffered(s, event, id);");
 		out_close(c, "}");
 		out_blank(c);
-		free(t);
 	}
 }
