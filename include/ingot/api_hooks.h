@@ -146,6 +146,12 @@ IG_NONNULL(1) int ig_check_env(const struct ig_app *app);
  * stream's request is rare beside its length, so the open routes' block
  * stays the size it was. */
 #define IG_STREAM_CODE __attribute__((cold, noinline, section(".text.ig_stream")))
+#if defined(__PIC__) || defined(__PIE__)
+/* Position-independent (the host's test builds): a descriptor's pointers
+   need relocations, which a read-only section named here cannot take. */
+#define IG_STREAM_DATA
+#else
 #define IG_STREAM_DATA __attribute__((section(".rodata.ig_stream")))
+#endif
 
 #endif
