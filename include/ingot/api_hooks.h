@@ -141,4 +141,17 @@ IG_NONNULL(2, 3) int ig_main(int argc, char **argv, const struct ig_app *app);
  * boolean. ig_main does the same itself. */
 IG_NONNULL(1) int ig_check_env(const struct ig_app *app);
 
+/* The generated code and descriptor of a stream operation (text/event-
+ * stream): sections that net/cold.ld moves to the cold block, as a
+ * stream's request is rare beside its length, so the open routes' block
+ * stays the size it was. */
+#define IG_STREAM_CODE __attribute__((cold, noinline, section(".text.ig_stream")))
+#if defined(__PIC__) || defined(__PIE__)
+/* Position-independent (the host's test builds): a descriptor's pointers
+   need relocations, which a read-only section named here cannot take. */
+#define IG_STREAM_DATA
+#else
+#define IG_STREAM_DATA __attribute__((section(".rodata.ig_stream")))
+#endif
+
 #endif

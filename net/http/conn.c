@@ -49,6 +49,16 @@ static void out_release_written(struct http_conn *c)
 
 static void conn_destroy(struct http_conn *c, bool graceful);
 
+/* The stream that holds c learns that c goes away. */
+__attribute__((cold, noinline)) static void conn_stream_gone(struct http_conn *c)
+{
+	struct http_stream *s = c->stream;
+	c->state = CONN_CLOSING;
+	c->stream = NULL;
+	s->conn = NULL;
+	s->ops->gone(s);
+}
+
 /* A draining core's last connection has closed: its coroutine stacks go
  * back to the system (idle ones were kept for the next burst), then the
  * server's (or the test core's) drained. */
@@ -110,6 +120,15 @@ static uint64_t conn_mem_retry_at(const struct http_conn *c)
 	return at < c->mem_wait_until ? at : c->mem_wait_until;
 }
 
+/* A stream's output is all written: no idle timeout for a stream, and a
+ * sender waiting for room goes on (a write that left nothing behind is
+ * followed by no writable event). */
+__attribute__((cold, noinline)) static void conn_stream_written(struct http_conn *c)
+{
+	conn_set_deadline(c, TIMER_NONE, 0);
+	c->stream->ops->writable(c->stream);
+}
+
 /* Chooses the deadline for the connection's state after a batch. */
 IG_HOT static void conn_update_deadline(struct http_conn *c)
 {
@@ -127,6 +146,8 @@ IG_HOT static void conn_update_deadline(struct http_conn *c)
 			conn_set_deadline(c, TIMER_BODY, now_ms(c) + (uint64_t)cfg->body_timeout_ms);
 	} else if (c->q_head) {
 		conn_set_deadline(c, TIMER_NONE, 0); /* the app owns the time now */
+	} else if (__builtin_expect(c->state == CONN_STREAM, 0)) {
+		conn_stream_written(c);
 	} else if (c->rpos < c->rlen) {
 		/* From the first byte of the head, not the latest: a client that
 		   trickles bytes (slowloris) still meets the deadline. */
@@ -256,6 +277,8 @@ static void rbuf_release(struct http_conn *c)
 static void conn_destroy(struct http_conn *c, bool graceful)
 {
 	struct http_core *core = c->core;
+	if (__builtin_expect(c->state == CONN_STREAM, 0))
+		conn_stream_gone(c);
 	for (struct ig_ctx *x = c->q_head, *next; x; x = next) {
 		next = x->next;
 		if (x->state == CTX_PENDING)
@@ -786,7 +809,11 @@ IG_HOT static void conn_received(void *engine, size_t n)
 		/* The client closed its side. With work pending, take it as gone
 		   (as most clients close both sides at once) and cancel that
 		   work; otherwise answer the complete requests it sent, then
-		   close. */
+		   close. A stream's client that closes has gone. */
+		if (c->state == CONN_STREAM) {
+			conn_destroy(c, false);
+			return;
+		}
 		for (struct ig_ctx *x = c->q_head; x; x = x->next) {
 			if (x->state == CTX_PENDING) {
 				conn_destroy(c, false);
@@ -812,6 +839,15 @@ IG_HOT static void conn_received(void *engine, size_t n)
 	conn_run(c);
 }
 
+/* Part of a stream's output was written: its sender may go on once it is
+ * down to INGOT_MAX_OUTPUT. */
+__attribute__((cold, noinline)) static void conn_stream_writable(struct http_conn *c)
+{
+	conn_update_deadline(c);
+	if (c->out_bytes && c->out_bytes <= (size_t)c->core->cfg->max_output)
+		c->stream->ops->writable(c->stream);
+}
+
 static void conn_writable(void *engine)
 {
 	struct http_conn *c = engine;
@@ -820,6 +856,10 @@ static void conn_writable(void *engine)
 	bool pressured = conn_backpressure(c);
 	if (!conn_flush(c))
 		return;
+	if (__builtin_expect(c->state == CONN_STREAM, 0)) {
+		conn_stream_writable(c);
+		return;
+	}
 	if (pressured && !conn_backpressure(c))
 		ig_http_conn_ctx_ready(c); /* buffered requests first, then new bytes */
 	else
@@ -840,6 +880,67 @@ static const struct ig_stream_ops conn_stream_ops = {
 	.closed = conn_closed,
 };
 
+/* ---- streams (internal.h) ---- */
+
+bool ig_http_stream_begin(struct ig_ctx *x, struct http_stream *s, const char *head, size_t n)
+{
+	struct http_conn *c = x->conn;
+	if (!c || c->in_process || c->core->draining || c->peer_eof || c->reading || c->fail_status ||
+	    (c->state != CONN_HEAD && c->state != CONN_CLOSING))
+		return false;
+	conn_emit_ready(c); /* the answers ahead leave first */
+	if (c->q_head != x || c->out_over)
+		return false;
+	/* The request's bytes are in the read buffer, which moves on while
+	   the handler streams: its slices move into the arena. */
+	if (!x->detached && ig_http_ctx_detach(x) != 0)
+		return false;
+	c->q_head = x->next;
+	if (!c->q_head)
+		c->q_tail = NULL;
+	c->queued--;
+	if (c->state == CONN_CLOSING)
+		x->keep_alive = false;
+	x->conn = NULL;
+	x->stream = s;
+	s->conn = c;
+	c->stream = s;
+	c->state = CONN_STREAM;
+	ig_http_out_append(c, head, n);
+	ig_http_stream_write(s, NULL, 0);
+	return true;
+}
+
+void ig_http_stream_write(struct http_stream *s, const void *p, size_t n)
+{
+	struct http_conn *c = s->conn;
+	if (n)
+		ig_http_out_append(c, p, n);
+	if (!c->processing && conn_flush(c))
+		conn_update_deadline(c);
+}
+
+size_t ig_http_stream_unsent(const struct http_stream *s)
+{
+	return s->conn ? s->conn->out_bytes : 0;
+}
+
+void ig_http_stream_end(struct http_stream *s, bool close)
+{
+	struct http_conn *c = s->conn;
+	s->conn = NULL;
+	c->stream = NULL;
+	c->chunked = NULL;
+	bool last = close || c->core->draining;
+	if (last)
+		c->close_reason = c->core->draining ? HTTP_CLOSE_DRAIN : HTTP_CLOSE_CLIENT;
+	c->state = last ? CONN_CLOSING : CONN_HEAD;
+	if (c->processing)
+		return; /* the batch's end writes, and parses what follows */
+	if (conn_run(c) && c->state != CONN_CLOSING && !conn_backpressure(c))
+		c->t->ops->resume_read(c->t);
+}
+
 /* ---- drain ---- */
 
 void ig_http_conn_drain(struct http_core *core)
@@ -847,6 +948,10 @@ void ig_http_conn_drain(struct http_core *core)
 	uint64_t by = core->loop.clock.now_ms + (uint64_t)core->cfg->header_timeout_ms;
 	for (struct http_conn *c = core->live, *next; c; c = next) {
 		next = c->next;
+		if (c->state == CONN_STREAM) { /* it ends itself, cleanly */
+			c->stream->ops->drain(c->stream);
+			continue;
+		}
 		if (!conn_idle(c))
 			continue;
 		/* Kept (below) or not, an idle connection now waits at most the

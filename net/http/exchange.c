@@ -395,7 +395,7 @@ static void access_log(const struct ig_ctx *x)
 		.duration_us = (int64_t)(ig_monotonic_us() - x->start_us),
 		.bytes_in = (int64_t)x->req.body.len,
 		.bytes_out = x->req.head ? 0 : (int64_t)x->body.len,
-		.t = x->conn ? x->conn->t : NULL,
+		.t = x->conn ? x->conn->t : x->stream && x->stream->conn ? x->stream->conn->t : NULL,
 		.subject = x->principal ? x->principal->subject : (ig_str){ NULL, 0 },
 	});
 }
@@ -414,6 +414,10 @@ static void hand_off(struct ig_ctx *x)
 {
 	struct http_conn *c = x->conn;
 	if (!c) {
+		if (x->stream) { /* its answer was the stream: it ends the exchange */
+			x->stream->ops->finished(x->stream, x);
+			return;
+		}
 		/* The client left while this was pending: drop the result. */
 		struct ig_logline l;
 		if (x->metered)
@@ -568,7 +572,7 @@ uint64_t ig_deadline_ms(const ig_ctx *x)
 
 bool ig_cancelled(const ig_ctx *x)
 {
-	return x->conn == NULL;
+	return x->conn == NULL && (!x->stream || !x->stream->conn);
 }
 
 static void on_ctx_timer(struct ig_timer *t)

@@ -223,6 +223,7 @@ int ig_http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf,
 	   method whose 405 or 501 has a body. */
 	ig_http_conn_begin(core, c, &p->t, (uint32_t)core->cfg->idle_timeout_ms);
 	c->request_deadline_ms = req->deadline_ms;
+	c->in_process = true;
 	feed(p);
 	return 0;
 }

@@ -22,6 +22,7 @@ struct http_config {
 	int64_t port, threads, max_conns, max_request_line, max_header_bytes, max_headers;
 	int64_t max_body, header_timeout_ms, body_timeout_ms, idle_timeout_ms;
 	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
+	int64_t sse_heartbeat_ms; /* INGOT_SSE_HEARTBEAT_MS: a comment after this much silence; 0: none */
 	int64_t admin_port; /* -1: no admin listener */
 	int64_t idle_exit_ms; /* 0: never exit when idle */
 	int64_t stack_size;   /* INGOT_STACK_SIZE: a handler's coroutine stack (wait.c) */
@@ -177,6 +178,9 @@ struct ig_ctx {
 	bool finished, held;
 	/* The door's (net/api/security.c): who made the request, or NULL. */
 	const struct ig_principal *principal;
+	/* The stream its handler opened (sse.c), or NULL: once it has begun,
+	   conn is NULL and the stream holds the connection. */
+	struct http_stream *stream;
 	/* Its operation's x-ingot-hooks (hooks.h), set when it has some:
 	   their after-hooks replace the root's. */
 	const struct ig_op_hooks *hooks;
@@ -193,6 +197,7 @@ enum conn_state {
 	CONN_BODY,    /* reading a large Content-Length body into the arena */
 	CONN_CHUNKED, /* decoding a chunked body into the arena */
 	CONN_CLOSING, /* reading no more: flush, then close */
+	CONN_STREAM,  /* a stream's response is under way (c->stream): nothing is parsed */
 };
 
 enum conn_timer { TIMER_IDLE, TIMER_HEAD, TIMER_BODY, TIMER_WRITE, TIMER_MEMORY, TIMER_NONE };
@@ -217,15 +222,21 @@ struct http_conn {
 	/* mem_wait: the body at rpos waits for room in the memory budget;
 	   out_over: a block of its output found none (response.c). Either
 	   way reading stops. tls: its transport is net/tls's (set by the
-	   HTTPS listener's accept), for the after-hooks (hooks.h). */
-	bool mem_wait : 1, out_over : 1, tls : 1;
+	   HTTPS listener's accept), for the after-hooks (hooks.h).
+	   in_process: inproc.h's, whose reader takes one whole response
+	   (no stream). */
+	bool mem_wait : 1, out_over : 1, tls : 1, in_process : 1;
 	char *rbuf;
 	uint32_t rpos, rlen;
 	struct ig_ctx *reading; /* the request whose body is being read */
 	size_t body_len, body_need;
 	/* In the reading request's arena, while its body is chunked: an idle
 	   connection holds none (every byte here counts 9,000 times over). */
-	struct http_chunked_decoder *chunked;
+	union {
+		struct http_chunked_decoder *chunked;
+		/* CONN_STREAM: the stream that holds the connection */
+		struct http_stream *stream;
+	};
 	struct ig_ctx *q_head, *q_tail;
 	uint32_t queued;
 	enum conn_timer timer_kind;
@@ -245,6 +256,26 @@ struct http_conn {
 	char *fail_id;
 	uint64_t request_deadline_ms; /* its exchanges' deadline (0: none): an
 					 in-process request's (inproc.h) */
+};
+
+/* A response that goes on after its exchange (sse.c): what the connection
+ * tells it, an upcall, so that conn.c links no stream code. */
+struct http_stream;
+struct http_stream_ops {
+	/* The output went down to INGOT_MAX_OUTPUT or below (a write). */
+	void (*writable)(struct http_stream *s);
+	/* The connection is going away (client gone, write timeout, the
+	   grace period): c->stream and s->conn are cleared after. */
+	void (*gone)(struct http_stream *s);
+	/* The drain began: end the stream cleanly (ig_http_stream_end). */
+	void (*drain)(struct http_stream *s);
+	/* Its exchange finished (the handler returned): x is the stream's
+	   to free. */
+	void (*finished)(struct http_stream *s, struct ig_ctx *x);
+};
+struct http_stream {
+	const struct http_stream_ops *ops;
+	struct http_conn *conn; /* NULL before it began, and once it has ended */
 };
 
 /* core.c */
@@ -278,6 +309,21 @@ static inline bool http_conn_is_admin(const struct http_conn *c)
 void ig_http_conn_ctx_ready(struct http_conn *c);
 void ig_http_conn_drain(struct http_core *core);
 void ig_http_conn_force_close_all(struct http_core *core);
+/* Begins stream s on x's connection: the answers ahead of x leave first,
+ * then head (n bytes); x leaves the queue (x->conn NULL, x->stream s) and
+ * s holds the connection (CONN_STREAM) until ig_http_stream_end. Returns
+ * false, changing nothing, when x cannot stream now (not at the queue's
+ * head, a body being read, the client half-closed, over the budget). */
+bool ig_http_stream_begin(struct ig_ctx *x, struct http_stream *s, const char *head, size_t n);
+/* Appends n bytes of s's response, written at once unless a batch is
+ * being processed (its end writes them). s->conn may be NULL afterwards
+ * (the write failed). */
+void ig_http_stream_write(struct http_stream *s, const void *p, size_t n);
+/* Ends s: the connection goes on with its next request (or closes when it
+ * was the last). s->conn is NULL afterwards. */
+void ig_http_stream_end(struct http_stream *s, bool close);
+/* Unsent bytes of s's response. */
+size_t ig_http_stream_unsent(const struct http_stream *s);
 
 /* exchange.c */
 /* Writes "name: value\r\n" (name_len + value.len + 4 bytes) at d, a CR,

@@ -48,6 +48,9 @@ static const struct ig_option server_rows[] = {
 	  IG_HELP("time a client may leave responses unread") },
 	{ "INGOT_MAX_OUTPUT", IG_OPT_INT, CFG(max_output), 1024, 1 << 30,
 	  IG_HELP("unsent response bytes per connection before reading pauses") },
+	{ "INGOT_SSE_HEARTBEAT_MS", IG_OPT_INT, CFG(sse_heartbeat_ms), 0, 3600000,
+	  IG_HELP("an open Server-Sent Events stream silent this long gets a comment line (keeps proxies from cutting "
+	  "it, and finds clients gone); 0: none") },
 	{ "INGOT_STACK_SIZE", IG_OPT_INT, CFG(stack_size), 16384, 64 << 20,
 	  IG_HELP("bytes of each handler's coroutine stack (rounded up to the page; only the pages touched are resident; "
 	  "a handler that overflows it ends the process)") },

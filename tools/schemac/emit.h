@@ -58,6 +58,10 @@ void emit_rate_limits(struct sc_model *m, struct sc_out *c);
  * the topics' and subscriptions' table (api.c, net/pubsub/topics.h). */
 void emit_pubsub_prototypes(struct sc_model *m, struct sc_out *h);
 void emit_pubsub_table(struct sc_model *m, struct sc_out *c);
+/* sse_ext.c: the typed sends' prototypes (api.h) and bodies (api.c, after
+ * the encoders' writers). */
+void emit_sse_prototypes(struct sc_model *m, struct sc_out *h);
+void emit_sse_sends(struct sc_model *m, struct sc_out *c);
 void emit_cron_jobs(struct sc_model *m, struct sc_out *c); /* api.c: x-ingot-cron's table, if any */
 void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, ig_api_app */
 /* x-ingot-hooks (hooks_ext.c): api.h's prototypes; an operation's table

@@ -425,7 +425,8 @@ static void emit_op_decoder(struct sc_out *c, const struct sc_op *op)
 	out_line(c, "/* %s %s: %s. Returns 0, or the status to answer. */", op->method, op->path->tmpl,
 		 op->body ? (op->nparams ? "parameters and body" : "the body") : "parameters");
 	/* The signature of ig_decode_op_fn (net/api/operation.h). */
-	out_line(c, "IG_HOT static int decode_%s(ig_ctx *ctx, const ig_str *seg, void *in_)", op->id);
+	out_line(c, "%s static int decode_%s(ig_ctx *ctx, const ig_str *seg, void *in_)",
+		 sc_op_event(op) ? "IG_STREAM_CODE" : "IG_HOT", op->id);
 	out_open(c, "{");
 	out_line(c, "struct %s_in *in = in_;", op->id);
 	if (!op_has_path_params(op))

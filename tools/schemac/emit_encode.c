@@ -13,16 +13,24 @@
 
 /* Marks the structs the encoders reach, so only those get writers (an
  * unused static function is an error under -Werror). */
-static void mark_used(const struct sc_schema *slot, bool null_flag)
+static void mark_used(const struct sc_schema *slot, bool null_flag, bool hot)
 {
 	struct sc_schema *r = (struct sc_schema *)slot_struct(slot, null_flag);
-	if (!r || r->encoder_used)
+	if (!r || (r->encoder_used && (r->encoder_hot || !hot)))
 		return;
 	r->encoder_used = true;
+	r->encoder_hot |= hot;
 	if (r->items)
-		mark_used(r->items, false);
+		mark_used(r->items, false, hot);
 	for (size_t i = 0; i < r->nprops; i++)
-		mark_used(r->props[i].schema, true);
+		mark_used(r->props[i].schema, true, hot);
+}
+
+/* A writer only events reach goes to the cold block with the stream
+ * operations' code (IG_STREAM_CODE, api_hooks.h). */
+static const char *writer_attr(const struct sc_schema *s)
+{
+	return s->encoder_hot ? "IG_HOT" : "IG_STREAM_CODE";
 }
 
 /* The statement that writes the value expression `v` held in a slot. */
@@ -57,7 +65,7 @@ static void emit_value(struct sc_out *c, const struct sc_schema *slot, bool null
 
 static void emit_array_writer(struct sc_out *c, const struct sc_schema *s)
 {
-	out_line(c, "IG_HOT static void write_%s(ig_wbuf *w, const struct %s *a)", s->cname, s->cname);
+	out_line(c, "%s static void write_%s(ig_wbuf *w, const struct %s *a)", writer_attr(s), s->cname, s->cname);
 	out_open(c, "{");
 	out_line(c, "ig_wbuf_lit(w, \"[\");");
 	out_open(c, "for (size_t i = 0; i < a->len; i++) {");
@@ -92,7 +100,7 @@ static void emit_member_value(struct sc_out *c, const struct sc_prop *p, const c
 static void emit_object_writer(struct sc_out *c, const struct sc_schema *s)
 {
 	bool extra = s->additional == SC_AP_SCHEMA;
-	out_line(c, "IG_HOT static void write_%s(ig_wbuf *w, const struct %s *o)", s->cname, s->cname);
+	out_line(c, "%s static void write_%s(ig_wbuf *w, const struct %s *o)", writer_attr(s), s->cname, s->cname);
 	out_open(c, "{");
 	if (!s->nprops && !extra) {
 		out_line(c, "(void)o;");
@@ -369,9 +377,12 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 	for (size_t i = 0; i < m->nops; i++)
 		for (size_t r = 0; r < m->ops[i]->nresponses; r++)
 			if (m->ops[i]->responses[r].schema && !m->ops[i]->responses[r].problem)
-				mark_used(m->ops[i]->responses[r].schema, false);
+				mark_used(m->ops[i]->responses[r].schema, false, true);
 	for (size_t i = 0; i < m->ntopics; i++) /* its publish call encodes the message */
-		mark_used(m->topics[i]->message, false);
+		mark_used(m->topics[i]->message, false, true);
+	for (size_t i = 0; i < m->nops; i++) /* its typed send encodes the event */
+		if (sc_op_event(m->ops[i]))
+			mark_used(sc_op_event(m->ops[i]), false, false);
 
 	struct sc_schema **list = NULL;
 	size_t n = 0;
@@ -383,6 +394,9 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 				collect(m->ops[i]->responses[r].schema, false, &list, &n);
 	for (size_t i = 0; i < m->ntopics; i++)
 		collect(m->topics[i]->message, false, &list, &n);
+	for (size_t i = 0; i < m->nops; i++)
+		if (sc_op_event(m->ops[i]))
+			collect(sc_op_event(m->ops[i]), false, &list, &n);
 
 	out_line(c, "/* ---- response encoders ---- */");
 	out_blank(c);

@@ -254,6 +254,7 @@ int main(int argc, char **argv)
 	emit_validators(&m, &c, VALIDATE_RESPONSE);
 	emit_body_decoders(&m, &c);
 	emit_encoders(&m, &c);
+	emit_sse_sends(&m, &c);
 	emit_decoders(&m, &c);
 	emit_router(&m, &c);
 	emit_cron_jobs(&m, &c);

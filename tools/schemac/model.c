@@ -205,6 +205,23 @@ static const struct sc_keyword media_keys[] = {
 	{ NULL, NULL },
 };
 
+struct sc_schema *sc_component_ref(struct sc_model *m, const cJSON *j, const char *ptr, const char *what)
+{
+	static const char prefix[] = "#/components/schemas/";
+	const cJSON *ref = sc_get(j, "$ref");
+	if (!cJSON_IsObject(j) || !cJSON_IsString(ref) || cJSON_GetArraySize(j) != 1 ||
+	    strncmp(ref->valuestring, prefix, sizeof prefix - 1) != 0) {
+		sc_error(m, ptr, "%s must be {\"$ref\": \"#/components/schemas/<Name>\"}", what);
+		return NULL;
+	}
+	for (size_t i = 0; i < m->ncomponents; i++)
+		if (strcmp(m->components[i]->component, ref->valuestring + sizeof prefix - 1) == 0)
+			return m->components[i];
+	sc_error(m, ptr, "\"$ref\" to \"%s\": there is no \"%s\" in components/schemas", ref->valuestring,
+		 ref->valuestring + sizeof prefix - 1);
+	return NULL;
+}
+
 /* Checks every key of obj against a table; x- extensions are allowed. */
 void sc_check_keys(struct sc_model *m, const cJSON *obj, const char *ptr, const struct sc_keyword *table)
 {
@@ -657,9 +674,11 @@ static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content,
 		char *pm = sc_ptr_key(pc, it->string);
 		bool text = r && is_text_media(it->string);
 		bool problem = r && strcasecmp(it->string, "application/problem+json") == 0;
-		if (strcmp(it->string, "application/json") != 0 && !text && !problem) {
+		bool stream = r && sc_is_event_stream(it->string);
+		if (strcmp(it->string, "application/json") != 0 && !text && !problem && !stream) {
 			sc_error(m, pm, "media type \"%s\" is not supported yet (application/json is%s)", it->string,
-				 r ? ", and application/problem+json, text/plain or text/html for a response" : "");
+				 r ? ", and application/problem+json, text/plain, text/html or text/event-stream for a "
+				     "response" : "");
 		} else if (!cJSON_IsObject(it)) {
 			sc_error(m, pm, "a media type must be an object");
 		} else if (status == 204 || status == 304) {
@@ -679,6 +698,10 @@ static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content,
 					     strcmp(sc_get(sj, "$ref")->valuestring, PROBLEM_REF) == 0);
 			r->problem_type = !r->problem;
 			free(ps);
+		} else if (stream) {
+			r->event = sc_parse_event_stream(m, it, pm, r->key_kind == SC_RESP_STATUS ? status : 0);
+			const char *key = sc_get(it, "itemSchema") ? "itemSchema" : "x-ingot-event";
+			r->event_ptr = sc_ptr_key(pm, key);
 		} else if (text) {
 			sc_check_keys(m, it, pm, media_keys);
 			check_text_schema(m, it, pm);
@@ -1291,8 +1314,8 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 	}
 	sc_check_keys(m, doc, "", root_keys);
 	char *version = sc_get_string(m, doc, "", "openapi", true);
-	if (version && strncmp(version, "3.1.", 4) != 0)
-		sc_error(m, "/openapi", "OpenAPI version \"%s\" is not supported (3.1.x is)", version);
+	if (version && strncmp(version, "3.1.", 4) != 0 && strncmp(version, "3.2.", 4) != 0)
+		sc_error(m, "/openapi", "OpenAPI version \"%s\" is not supported (3.1.x and 3.2.x are)", version);
 	free(version);
 	parse_info(m, doc);
 	sc_parse_cors(m, doc);
@@ -1326,6 +1349,8 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 		sc_check_principal(m);
 	if (!m->errors)
 		sc_check_pubsub(m);
+	if (!m->errors)
+		sc_check_events(m);
 	if (!m->errors)
 		check_operations(m);
 	if (!m->errors)

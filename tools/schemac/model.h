@@ -173,6 +173,7 @@ struct sc_schema {
 	int type_mark;      /* emit_types: 0 new, 1 being emitted, 2 emitted, 3 declared */
 	bool swept;         /* emit_types: its struct and the ones below are out */
 	bool encoder_used;  /* emit_encode: some response reaches it */
+	bool encoder_hot;   /* emit_encode: a response or a topic (not only events) reaches it */
 	bool writer_listed; /* emit_encode: in the list of writers */
 	bool decoder_used;  /* emit_body: some request body decodes it typed */
 	bool param_used;    /* emit_decode: a parameter (or its items) has it */
@@ -223,6 +224,10 @@ struct sc_response {
 	 * document writes it ("text/html; charset=utf-8"), sent as the
 	 * Content-Type; the handler hands the body over as an ig_str. */
 	char *text_type;
+	/* text/event-stream (sse_ext.c): the component each event is, and
+	 * where the document names it; the operation is a stream. */
+	struct sc_schema *event;
+	char *event_ptr;
 	struct sc_header *headers; /* declared response headers (documentation) */
 	size_t nheaders;
 	char *ptr;
@@ -446,6 +451,10 @@ struct sc_keyword {
 void sc_check_keys(struct sc_model *m, const cJSON *obj, const char *ptr, const struct sc_keyword *table);
 const cJSON *sc_get(const cJSON *obj, const char *key);
 char *sc_get_string(struct sc_model *m, const cJSON *obj, const char *ptr, const char *key, bool required);
+/* The component that j, at ptr, names: j must be {"$ref":
+ * "#/components/schemas/<Name>"} and Name a component. NULL, and an
+ * error that calls j `what` ("an event schema"), when it is not. */
+struct sc_schema *sc_component_ref(struct sc_model *m, const cJSON *j, const char *ptr, const char *what);
 /* A C member name for a JSON key: other characters become '_'. */
 char *sc_member_name(const char *key);
 bool sc_is_global_ident(const char *s);
@@ -481,6 +490,16 @@ bool sc_cron_label_ok(const char *s);
  * (after sc_finish_schemas). */
 void sc_parse_pubsub(struct sc_model *m, const cJSON *doc);
 void sc_check_pubsub(struct sc_model *m);
+
+/* sse_ext.c: whether a media type is text/event-stream; its media type
+ * object at pm read (for a response of status; NULL and errors when bad);
+ * once kinds are known, the event schemas must be typed objects; an
+ * operation's event schema (NULL: it is no stream); whether any is. */
+bool sc_is_event_stream(const char *type);
+struct sc_schema *sc_parse_event_stream(struct sc_model *m, const cJSON *media, const char *pm, int status);
+void sc_check_events(struct sc_model *m);
+const struct sc_schema *sc_op_event(const struct sc_op *op);
+bool sc_has_streams(const struct sc_model *m);
 
 /* "250ms", "1s", "1m", "1h" in microseconds, at most a day; 0 when it is
  * none (rate_limit_ext.c). */

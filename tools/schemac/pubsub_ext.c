@@ -54,7 +54,6 @@ static char *get_name(struct sc_model *m, const cJSON *j, const char *ptr, const
 
 static void parse_topic(struct sc_model *m, const cJSON *j, const char *ptr)
 {
-	static const char prefix[] = "#/components/schemas/";
 	if (!cJSON_IsObject(j)) {
 		sc_error(m, ptr, "a topic is an object {name, message, orderingKey}");
 		return;
@@ -64,20 +63,8 @@ static void parse_topic(struct sc_model *m, const cJSON *j, const char *ptr)
 	char *name = get_name(m, j, ptr, "topic");
 	if (name && find_topic(m, name))
 		sc_error(m, ptr, "topic name \"%s\" is used by %s too", name, find_topic(m, name)->ptr);
-	const cJSON *msg = sc_get(j, "message"), *ref = sc_get(msg, "$ref");
 	char *mp = sc_ptr_key(ptr, "message");
-	struct sc_schema *schema = NULL;
-	if (!cJSON_IsObject(msg) || !cJSON_IsString(ref) || cJSON_GetArraySize(msg) != 1 ||
-	    strncmp(ref->valuestring, prefix, sizeof prefix - 1) != 0) {
-		sc_error(m, mp, "a topic's message must be {\"$ref\": \"#/components/schemas/<Name>\"}");
-	} else {
-		for (size_t i = 0; i < m->ncomponents; i++)
-			if (strcmp(m->components[i]->component, ref->valuestring + sizeof prefix - 1) == 0)
-				schema = m->components[i];
-		if (!schema)
-			sc_error(m, mp, "\"$ref\" to \"%s\": there is no \"%s\" in components/schemas", ref->valuestring,
-				 ref->valuestring + sizeof prefix - 1);
-	}
+	struct sc_schema *schema = sc_component_ref(m, sc_get(j, "message"), mp, "a topic's message");
 	free(mp);
 	const cJSON *key = sc_get(j, "orderingKey");
 	if (key && !cJSON_IsString(key)) {
