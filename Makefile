@@ -812,12 +812,20 @@ $(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD) | $(HANDLERS
 		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(APP_LINK_FLAGS) $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) \
 		$(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
+# images/qemu's KVM probe (images/kvm_probe.S), built beside the images it
+# guards: a PVH kernel that runs one SSE instruction.
+KVM_PROBE := $(APP_BUILD)/images/kvm-probe.elf
+$(KVM_PROBE): images/kvm_probe.S
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AS/LD   $@")
+	$(Q)$(CC_HOST) -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
+		-Wl,-Ttext-segment=0x100000 -Wl,-e,probe_entry $< -o $@
 # Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
 # the objects are then those of build/obj-notls.
 UNIKERNEL_TLS ?= none
 unikernel: setup-build
 	@$(MAKE) --no-print-directory TLS=$(UNIKERNEL_TLS) unikernel-elf
-unikernel-elf: $(UNIKERNEL)
+unikernel-elf: $(UNIKERNEL) $(KVM_PROBE)
 
 # The device check (tests/metal/device_check.c): the platform's boot,
 # console and power with the device drivers, and the check as
@@ -864,7 +872,7 @@ lambda: setup-image bin
 
 # build/images/vmlinuz, initramfs.cpio.gz, vmlinux, ingot.iso; the kernel
 # is fetched once into build/kernel/ (kept by make clean, like deps).
-boot: setup-image bin $(VMLINUX_TOOL)
+boot: setup-image bin $(VMLINUX_TOOL) $(KVM_PROBE)
 	@BUILD=$(BUILD) VMLINUX_TOOL=$(VMLINUX_TOOL) images/boot $(BIN) $(IMAGES)
 
 setup-build:
