@@ -54,10 +54,11 @@ function needImage() {
 
 /** Boots the unikernel; addr: its address words (images/qemu's QEMU_ADDR,
  * '' for DHCP); more: words after them. */
-async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap } = {}) {
+async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap, rng = false } = {}) {
 	needImage();
 	await needTools('qemu-system-x86_64');
 	const env = { QEMU_APPEND: more };
+	if (rng) env.QEMU_RNG = '1';
 	if (addr !== undefined) env.QEMU_ADDR = addr;
 	if (modern) env.QEMU_MODERN = '1';
 	if (tap) env.QEMU_TAP = tap;
@@ -66,6 +67,12 @@ async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap } 
 }
 
 const listening = (g) => g.waitLog((l) => l.msg === 'listening');
+/** The source the platform's start line names (kernel/metal/entry.c: a
+ * line without "ts", printed before musl starts, so not among g.logs). */
+function entropySource(g) {
+	const line = g.lines.find((l) => l.includes('"msg":"metal: entropy"'));
+	return line ? JSON.parse(line.slice(line.indexOf('{'))).source : undefined;
+}
 const isOdd = (code) => Number.isInteger(code) && code % 2 === 1;
 /** The console's last line, parsed (a JSON log line, or null): it tells a
  * clean stop (status 0) from a failure (an error, or a non-zero status). */
@@ -132,6 +139,10 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 		assert.equal(up.threads, 1);
 		const net = g.logs.find((l) => l.msg === 'net: up');
 		assert.deepEqual([net?.dhcp, net?.ip, net?.gw], ['no', '10.0.2.15', '10.0.2.2'], g.describe());
+	});
+
+	test('no entropy source fit for keys (no virtio-rng device, and qemu64 has no RDRAND): the start says none', T, () => {
+		assert.equal(entropySource(g), 'none', g.describe());
 	});
 
 	test('the memory budget comes from the machine\'s RAM (-m 32): no /proc there, the platform answers sysinfo', T, async () => {
@@ -343,8 +354,10 @@ test('PostgreSQL from the machine: its pool connects over lwIP to a real databas
 		const fwd = `tcp:10.0.2.100:5432-cmd:${process.execPath} ${path.join(here, 'tcp_pipe.mjs')} ${pg.port}`;
 		// DHCP: the pool's first connect waits for the lease (net/stack.h's
 		// when_up) instead of failing and warning while the network comes up.
-		const g = await boot({ addr: '', more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=2`, guestfwd: fwd });
+		// SCRAM's nonce is a key: it needs the entropy device (no RDRAND here).
+		const g = await boot({ addr: '', more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=2`, guestfwd: fwd, rng: true });
 		await listening(g);
+		assert.equal(entropySource(g), 'virtio-rng', g.describe());
 		await ready(g, 'the pool did not connect');
 		const json = async (target) => {
 			const { res } = await rawAnswer(g.port, req('GET', target, { headers: ['Connection: close'] }));
