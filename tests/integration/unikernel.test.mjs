@@ -13,7 +13,9 @@
 // command line, an idle exit (INGOT_IDLE_EXIT_MS), a
 // bad ingot.ip, a forced CPU exception, a coroutine's stack overflow (its
 // guard page), and the database routes against a
-// real PostgreSQL on the host (qemu's guestfwd to its loopback port). A missing image or platform part fails; nothing skips.
+// real PostgreSQL on the host (qemu's guestfwd to its loopback port), whose
+// SCRAM login needs an entropy device (-device virtio-rng-device) and is
+// refused without one. A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -341,7 +343,7 @@ test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers 
 	assert.ok(cleanStop(lastWords(g)), `the last console line says a clean stop; ${g.describe()}`);
 });
 
-test('PostgreSQL from the machine: its pool connects over lwIP to a real database on the host (through a guestfwd) once DHCP has given the address, without a warning, and /db, /queries and /updates answer from it', T, async () => {
+test('PostgreSQL from the machine: without an entropy device its SCRAM login is refused (getrandom refuses the nonce, saying so); with virtio-rng its pool connects over lwIP to a real database on the host (through a guestfwd) once DHCP has given the address, without a warning, and /db, /queries and /updates answer from it', T, async () => {
 	const pg = await startPostgres();
 	try {
 		const m = await migrate(pg.url);
@@ -354,7 +356,19 @@ test('PostgreSQL from the machine: its pool connects over lwIP to a real databas
 		const fwd = `tcp:10.0.2.100:5432-cmd:${process.execPath} ${path.join(here, 'tcp_pipe.mjs')} ${pg.port}`;
 		// DHCP: the pool's first connect waits for the lease (net/stack.h's
 		// when_up) instead of failing and warning while the network comes up.
-		// SCRAM's nonce is a key: it needs the entropy device (no RDRAND here).
+		// SCRAM's nonce is a key. Without an entropy device (and no RDRAND
+		// here) getrandom refuses it, saying so, rather than hand out a
+		// TSC-seeded one: the login fails.
+		const bare = await boot({ more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=1`, guestfwd: fwd });
+		try {
+			const refused = await bare.waitLog((l) => l.msg === 'database connection refused');
+			assert.match(refused.reason, /no random bytes for SCRAM's nonce/, bare.describe());
+			assert.ok(bare.lines.some((l) => l.includes('"msg":"metal: getrandom refused: no entropy source fit for keys')),
+				bare.describe());
+		} finally {
+			bare.kill();
+		}
+		// With the device: its bytes make the nonce.
 		const g = await boot({ addr: '', more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=2`, guestfwd: fwd, rng: true });
 		await listening(g);
 		assert.equal(entropySource(g), 'virtio-rng', g.describe());
