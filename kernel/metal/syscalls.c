@@ -13,12 +13,14 @@
 #include "tsc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -223,6 +225,12 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_open: return ig_fd_open((const char *)a1, (int)a2);
 	case SYS_openat: return ig_fd_open((const char *)a2, (int)a3);
 	case SYS_close: ig_epoll_closing(a1); return ig_fd_close(a1);
+	case SYS_fstat: return ig_fd_fstat(a1, (struct stat *)a2);
+	case SYS_stat: return ig_fd_stat((const char *)a1, (struct stat *)a2);
+	case SYS_newfstatat:
+		if ((a4 & AT_EMPTY_PATH) && !*(const char *)a2)
+			return ig_fd_fstat(a1, (struct stat *)a3);
+		return ig_fd_stat((const char *)a2, (struct stat *)a3);
 	case SYS_ioctl: return ig_fd_ioctl(a1, (unsigned long)a2, (void *)a3);
 	case SYS_fcntl: return ig_fd_fcntl(a1, (int)a2, a3);
 	case SYS_mmap: return sys_mmap(a1, (size_t)a2, (int)a3, (int)a4, (int)a5);

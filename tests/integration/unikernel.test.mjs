@@ -15,7 +15,7 @@
 // guard page), and the database routes against a
 // real PostgreSQL on the host (qemu's guestfwd to its loopback port), whose
 // SCRAM login needs an entropy device (-device virtio-rng-device) and is
-// refused without one. A missing image or platform part fails; nothing skips.
+// refused without one; and the initrd's files, seen at / (a JWKS file). A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -56,11 +56,12 @@ function needImage() {
 
 /** Boots the unikernel; addr: its address words (images/qemu's QEMU_ADDR,
  * '' for DHCP); more: words after them. */
-async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap, rng = false } = {}) {
+async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap, rng = false, initrd } = {}) {
 	needImage();
 	await needTools('qemu-system-x86_64');
 	const env = { QEMU_APPEND: more };
 	if (rng) env.QEMU_RNG = '1';
+	if (initrd) env.QEMU_INITRD = initrd;
 	if (addr !== undefined) env.QEMU_ADDR = addr;
 	if (modern) env.QEMU_MODERN = '1';
 	if (tap) env.QEMU_TAP = tap;
@@ -330,6 +331,30 @@ test('JWTs on the machine: keys fetched over lwIP from the host (INGOT_JWKS_URL 
 	} finally {
 		keys.close();
 	}
+});
+
+test('the initrd (-initrd: a cpio newc archive as cpio -o -H newc writes it) is seen at /: INGOT_JWKS_FILE=/keys/jwks.json reads keys/jwks.json from it, and /me admits a token signed with its key and refuses another', T, async () => {
+	await needTools('cpio');
+	const secret = Buffer.from('a secret of thirty-two bytes, ok');
+	const root = path.join(tmp, 'initrd');
+	fs.mkdirSync(path.join(root, 'keys'), { recursive: true });
+	fs.writeFileSync(path.join(root, 'keys', 'jwks.json'),
+		JSON.stringify({ keys: [{ kty: 'oct', k: secret.toString('base64url'), kid: 'HS256', alg: 'HS256' }] }));
+	fs.writeFileSync(path.join(root, 'odd-size'), 'abcde'); // the next entry is padded
+	const archive = path.join(tmp, 'initrd.cpio');
+	const c = await run('sh', ['-c', 'cd "$1" && find . -print | sort | cpio -o -H newc --quiet > "$2"', 'sh', root, archive]);
+	assert.equal(c.code, 0, c.stderr);
+	const g = await boot({ more: `${WORDS} INGOT_JWKS_FILE=/keys/jwks.json`, initrd: archive });
+	await listening(g);
+	const mint = (key) => new jose.SignJWT({ scope: 'profile' }).setProtectedHeader({ alg: 'HS256', kid: 'HS256' })
+		.setSubject('from-the-initrd').setIssuedAt().setExpirationTime('10m').sign(key);
+	const me = async (key) => (await rawAnswer(g.port, req('GET', '/me', {
+		headers: ['Connection: close', `Authorization: Bearer ${await mint(key)}`] }))).res;
+	const ok = await me(secret);
+	assert.equal(ok.status, 200, `${ok.text}; ${g.describe()}`);
+	assert.equal(JSON.parse(ok.text).sub, 'from-the-initrd');
+	assert.equal((await me(Buffer.from('another secret of thirty-two b!!'))).status, 401);
+	g.kill();
 });
 
 test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers off by itself with 0', T, async () => {
