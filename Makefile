@@ -193,7 +193,7 @@ $(OBJ)/gen/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 
 .PHONY: lwip lwip-asan pgwire-check
 .PHONY: app-test
-.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck natscheck natscheck-asan pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf unikernel-tls device-check fetch fetch-asan clientbench pgcheck natscheck natscheck-asan pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -828,6 +828,10 @@ UNIKERNEL_TLS ?= none
 unikernel: setup-build
 	@$(MAKE) --no-print-directory TLS=$(UNIKERNEL_TLS) unikernel-elf
 unikernel-elf: $(UNIKERNEL) $(KVM_PROBE)
+# The same with BearSSL (HTTPS; over 512 KiB): build/images/unikernel-tls.elf,
+# for tests/integration/unikernel.test.mjs's HTTPS boots.
+unikernel-tls: setup-build
+	@$(MAKE) --no-print-directory TLS=bearssl UNIKERNEL=$(APP_BUILD)/images/unikernel-tls.elf unikernel-elf
 
 # The device check (tests/metal/device_check.c): the platform's boot,
 # console and power with the device drivers, and the check as
@@ -910,7 +914,7 @@ stop:
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch pgcheck natscheck pgcheck-asan natscheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel
+	@$(MAKE) --no-print-directory bin fetch pgcheck natscheck pgcheck-asan natscheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel unikernel-tls
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch pgcheck
 	@$(MAKE) --no-print-directory TLS=none bin

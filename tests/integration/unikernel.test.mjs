@@ -15,7 +15,9 @@
 // guard page), and the database routes against a
 // real PostgreSQL on the host (qemu's guestfwd to its loopback port), whose
 // SCRAM login needs an entropy device (-device virtio-rng-device) and is
-// refused without one; and the initrd's files, seen at / (a JWKS file). A missing image or platform part fails; nothing skips.
+// refused without one; the initrd's files, seen at / (a JWKS file); and
+// HTTPS from the image built with BearSSL (make unikernel-tls), the
+// certificate in the initrd, refused without an entropy device. A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -56,12 +58,13 @@ function needImage() {
 
 /** Boots the unikernel; addr: its address words (images/qemu's QEMU_ADDR,
  * '' for DHCP); more: words after them. */
-async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap, rng = false, initrd } = {}) {
+async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap, rng = false, initrd, image } = {}) {
 	needImage();
 	await needTools('qemu-system-x86_64');
 	const env = { QEMU_APPEND: more };
 	if (rng) env.QEMU_RNG = '1';
 	if (initrd) env.QEMU_INITRD = initrd;
+	if (image) env.QEMU_UNIKERNEL = image;
 	if (addr !== undefined) env.QEMU_ADDR = addr;
 	if (modern) env.QEMU_MODERN = '1';
 	if (tap) env.QEMU_TAP = tap;
@@ -355,6 +358,44 @@ test('the initrd (-initrd: a cpio newc archive as cpio -o -H newc writes it) is 
 	assert.equal(JSON.parse(ok.text).sub, 'from-the-initrd');
 	assert.equal((await me(Buffer.from('another secret of thirty-two b!!'))).status, 401);
 	g.kill();
+});
+
+test('HTTPS on the machine (make unikernel-tls): with virtio-rng and the certificate and key in the initrd, curl and openssl s_client verify it over the hostfwd; without an entropy device TLS refuses to start, saying why', T, async () => {
+	const image = path.join(IMAGES, 'unikernel-tls.elf');
+	assert.ok(fs.existsSync(image), `${image} is missing: make unikernel-tls builds it`);
+	await needTools('curl', 'openssl', 'cpio');
+	const root = path.join(tmp, 'tls-initrd');
+	fs.mkdirSync(path.join(root, 'tls'), { recursive: true });
+	const cert = path.join(root, 'tls', 'cert.pem');
+	await must('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2',
+		'-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost', '-keyout', path.join(root, 'tls', 'key.pem'),
+		'-out', cert]);
+	const archive = path.join(tmp, 'tls-initrd.cpio');
+	const c = await run('sh', ['-c', 'cd "$1" && find . -print | sort | cpio -o -H newc --quiet > "$2"', 'sh', root, archive]);
+	assert.equal(c.code, 0, c.stderr);
+	const words = `${WORDS} INGOT_TLS_CERT=/tls/cert.pem INGOT_TLS_KEY=/tls/key.pem INGOT_TLS_ONLY=1 INGOT_TLS_PORT=8080`;
+
+	const g = await boot({ more: words, initrd: archive, rng: true, image: 'unikernel-tls.elf' });
+	try {
+		const up = await listening(g);
+		assert.equal(up.tls_port, 8080, g.describe());
+		assert.equal(entropySource(g), 'virtio-rng', g.describe());
+		const curl = await must('curl', ['-sS', '--cacert', cert, '--resolve', `localhost:${g.port}:127.0.0.1`,
+			`https://localhost:${g.port}/health`]);
+		assert.equal(curl, BODY.health);
+		const s = await run('sh', ['-c', 'openssl s_client -connect "127.0.0.1:$1" -servername localhost -CAfile "$2" </dev/null',
+			'sh', String(g.port), cert]);
+		assert.match(s.stdout, /Verify return code: 0 \(ok\)/, `${s.stdout}${s.stderr}`);
+	} finally {
+		g.kill();
+	}
+
+	const bare = await boot({ more: words, initrd: archive, image: 'unikernel-tls.elf' });
+	const exit = await bare.waitExit();
+	assert.ok(isOdd(exit.code) && exit.code > 1, `a failed start's status; ${bare.describe()}`);
+	assert.ok(bare.lines.some((l) => l.includes('metal: getrandom refused: no entropy source fit for keys')), bare.describe());
+	assert.ok(bare.lines.some((l) => /TLS: TLS needs getrandom\(2\)/.test(l)), bare.describe());
+	assert.ok(!bare.logs.some((l) => l.msg === 'listening'), bare.describe());
 });
 
 test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers off by itself with 0', T, async () => {
