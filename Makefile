@@ -193,7 +193,7 @@ $(OBJ)/gen/anchors.o: $(RT_GEN)/anchors.c net/tls/anchors.h
 
 .PHONY: lwip lwip-asan pgwire-check
 .PHONY: app-test
-.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf device-check fetch fetch-asan clientbench pgcheck natscheck natscheck-asan pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
+.PHONY: all deps deps-lock gen bin test-api app-test app-test-build lambda unikernel unikernel-elf unikernel-tls device-check fetch fetch-asan clientbench pgcheck natscheck natscheck-asan pgcheck-asan asan unit-build fuzz fuzz-build image boot run stop test bench \
         bench-tools schemac-asan conformance-tools clean distclean setup-build setup-run setup-test setup-image setup-bench
 all: bin
 
@@ -569,6 +569,8 @@ UNIT_SRC_kernel/metal/test_virtio_mmio  := kernel/metal/virtio_mmio.c kernel/met
 UNIT_SRC_kernel/metal/test_virtqueue    := kernel/metal/virtqueue.c
 UNIT_SRC_kernel/metal/test_cmdline := kernel/metal/cmdline.c
 UNIT_SRC_kernel/metal/test_pages  := kernel/metal/pages.c
+UNIT_SRC_kernel/metal/test_pvclock := kernel/metal/pvclock.c
+UNIT_SRC_kernel/metal/test_cpio := kernel/metal/cpio.c
 UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c kernel/runtime/clock.c
 UNIT_SRC_net/http/test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_net/http/test_cors         := net/http/cors.c net/http/cors_settings.c
@@ -818,12 +820,24 @@ $(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD) | $(HANDLERS
 		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(APP_LINK_FLAGS) $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) \
 		$(APP_LDLIBS) -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
+# images/qemu's KVM probe (images/kvm_probe.S), built beside the images it
+# guards: a PVH kernel that runs one SSE instruction.
+KVM_PROBE := $(APP_BUILD)/images/kvm-probe.elf
+$(KVM_PROBE): images/kvm_probe.S
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AS/LD   $@")
+	$(Q)$(CC_HOST) -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
+		-Wl,-Ttext-segment=0x100000 -Wl,-e,probe_entry $< -o $@
 # Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
 # the objects are then those of build/obj-notls.
 UNIKERNEL_TLS ?= none
 unikernel: setup-build
 	@$(MAKE) --no-print-directory TLS=$(UNIKERNEL_TLS) unikernel-elf
-unikernel-elf: $(UNIKERNEL)
+unikernel-elf: $(UNIKERNEL) $(KVM_PROBE)
+# The same with BearSSL (HTTPS; over 512 KiB): build/images/unikernel-tls.elf,
+# for tests/integration/unikernel.test.mjs's HTTPS boots.
+unikernel-tls: setup-build
+	@$(MAKE) --no-print-directory TLS=bearssl UNIKERNEL=$(APP_BUILD)/images/unikernel-tls.elf unikernel-elf
 
 # The device check (tests/metal/device_check.c): the platform's boot,
 # console and power with the device drivers, and the check as
@@ -870,7 +884,7 @@ lambda: setup-image bin
 
 # build/images/vmlinuz, initramfs.cpio.gz, vmlinux, ingot.iso; the kernel
 # is fetched once into build/kernel/ (kept by make clean, like deps).
-boot: setup-image bin $(VMLINUX_TOOL)
+boot: setup-image bin $(VMLINUX_TOOL) $(KVM_PROBE)
 	@BUILD=$(BUILD) VMLINUX_TOOL=$(VMLINUX_TOOL) images/boot $(BIN) $(IMAGES)
 
 setup-build:
@@ -906,7 +920,7 @@ stop:
 
 # Both TLS backends: every TLS test runs against each.
 test: setup-test
-	@$(MAKE) --no-print-directory bin fetch pgcheck natscheck pgcheck-asan natscheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel
+	@$(MAKE) --no-print-directory bin fetch pgcheck natscheck pgcheck-asan natscheck-asan asan fetch-asan pgwire-check fuzz-build test-api image lambda boot unikernel unikernel-tls
 	@$(MAKE) --no-print-directory lwip lwip-asan
 	@$(MAKE) --no-print-directory TLS=mbedtls bin fetch pgcheck
 	@$(MAKE) --no-print-directory TLS=none bin

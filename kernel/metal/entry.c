@@ -3,6 +3,7 @@
  * command line's words as argv. Runs once, on the boot stack, interrupts
  * off. A failure here prints one line and ends the machine (odd status). */
 #include "cmdline.h"
+#include "entropy.h"
 #include "fds.h"
 #include "i8042.h"
 #include "idt.h"
@@ -41,8 +42,16 @@ void ig_metal_start(uint32_t start_info_paddr)
 		boot_failed("command line too long");
 	if (ig_pages_init(si, (uintptr_t)__image_end) != 0)
 		boot_failed("no usable RAM in the PVH memory map");
+	if (si->nr_modules && si->modlist_paddr) {
+		const struct ig_pvh_modlist_entry *initrd = (const void *)(uintptr_t)si->modlist_paddr;
+		ig_fds_set_initrd((const void *)(uintptr_t)initrd->paddr, (size_t)initrd->size);
+	}
 	if (ig_tsc_init() != 0)
 		boot_failed("the PIT does not count (qemu: -M microvm,pit=on)");
+	/* Named at the start, as what getrandom will give keys (TLS) or not. */
+	ig_serial_puts("{\"level\":\"info\",\"msg\":\"metal: entropy\",\"source\":\"");
+	ig_serial_puts(ig_entropy_init(ig_metal_boot_cmdline()));
+	ig_serial_puts("\"}\n");
 	ig_lapic_init();
 	ig_i8042_init();
 	ig_fds_init();

@@ -2,6 +2,7 @@
  * The console writes go to COM1; the signalfd turns the i8042's
  * Ctrl-Alt-Del into one SIGTERM, as the Linux image turns it into SIGINT. */
 #include "fds.h"
+#include "cpio.h"
 #include "i8042.h"
 #include "netdev.h"
 #include "serial.h"
@@ -17,6 +18,8 @@
 
 static struct ig_fd fds[IG_METAL_MAX_FDS];
 static bool sigterm_pending;
+static const void *initrd;
+static size_t initrd_len;
 
 void ig_fds_init(void)
 {
@@ -58,6 +61,7 @@ uint32_t ig_fd_ready(int fd)
 	case IG_FD_EVENTFD: return EPOLLOUT | (f->count ? EPOLLIN : 0);
 	case IG_FD_SIGNALFD: return signal_waits() ? EPOLLIN : 0;
 	case IG_FD_NETDEV: return EPOLLOUT | (ig_netdev_readable() ? EPOLLIN : 0);
+	case IG_FD_FILE: return EPOLLIN;
 	case IG_FD_EPOLL:
 	case IG_FD_FREE: break;
 	}
@@ -90,6 +94,12 @@ long ig_fd_read(long fd, void *buf, size_t len)
 		return sizeof si;
 	}
 	case IG_FD_NETDEV: return ig_netdev_read(buf, len);
+	case IG_FD_FILE: {
+		size_t n = f->size - f->off < len ? f->size - f->off : len;
+		memcpy(buf, f->data + f->off, n);
+		f->off += n;
+		return (long)n;
+	}
 	case IG_FD_EPOLL:
 	case IG_FD_FREE: break;
 	}
@@ -124,6 +134,7 @@ long ig_fd_writev(long fd, const struct iovec *iov, int iovcnt)
 		return sizeof v;
 	}
 	case IG_FD_NETDEV: return ig_netdev_write(iov, iovcnt, total);
+	case IG_FD_FILE: return -EBADF; /* opened read-only */
 	case IG_FD_SIGNALFD:
 	case IG_FD_EPOLL:
 	case IG_FD_FREE: break;
@@ -193,8 +204,63 @@ long ig_fd_signalfd(long fd, int flags)
 	return nfd;
 }
 
+void ig_fds_set_initrd(const void *archive, size_t len)
+{
+	initrd = archive;
+	initrd_len = len;
+}
+
+static bool initrd_file(const char *path, const void **data, size_t *size)
+{
+	return initrd && path[0] == '/' && ig_cpio_find(initrd, initrd_len, path, data, size);
+}
+
+static void file_stat(struct stat *st, size_t size, long ino)
+{
+	memset(st, 0, sizeof *st);
+	st->st_mode = S_IFREG | 0444;
+	st->st_nlink = 1;
+	st->st_size = (off_t)size;
+	st->st_blksize = 4096;
+	st->st_ino = (ino_t)ino;
+}
+
+long ig_fd_stat(const char *path, struct stat *st)
+{
+	const void *data;
+	size_t size;
+	if (!initrd_file(path, &data, &size))
+		return -ENOENT;
+	file_stat(st, size, (long)((const char *)data - (const char *)initrd));
+	return 0;
+}
+
+long ig_fd_fstat(long fd, struct stat *st)
+{
+	struct ig_fd *f = ig_fd_get(fd);
+	if (!f)
+		return -EBADF;
+	if (f->kind != IG_FD_FILE)
+		return -ENOSYS; /* only the files are asked */
+	file_stat(st, f->size, (long)((const char *)f->data - (const char *)initrd));
+	return 0;
+}
+
 long ig_fd_open(const char *path, int flags)
 {
+	const void *data;
+	size_t size;
+	if (initrd_file(path, &data, &size)) {
+		if ((flags & O_ACCMODE) != O_RDONLY)
+			return -EROFS;
+		int fd = ig_fd_alloc(IG_FD_FILE);
+		if (fd >= 0) {
+			fds[fd].data = data;
+			fds[fd].size = size;
+			fds[fd].status_flags = flags;
+		}
+		return fd;
+	}
 	if (strcmp(path, IG_NETDEV_PATH) != 0)
 		return -ENOENT;
 	int fd = ig_fd_alloc(IG_FD_NETDEV);

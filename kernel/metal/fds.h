@@ -1,6 +1,6 @@
 /* The unikernel's file descriptors: the console (0, 1, 2), epoll instances,
- * eventfds, the signalfd (SIGTERM on the host's Ctrl-Alt-Del) and the frame
- * device /dev/virtio-net (netdev.h). Every descriptor is non-blocking in
+ * eventfds, the signalfd (SIGTERM on the host's Ctrl-Alt-Del), the frame
+ * device /dev/virtio-net (netdev.h) and the initrd's files, read-only. Every descriptor is non-blocking in
  * effect: there is one thread, and waiting is epoll_wait's alone. Calls
  * return a value or -errno, as the kernel's do. */
 #ifndef KERNEL_METAL_FDS_H
@@ -8,17 +8,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #define IG_METAL_MAX_FDS 64
 
-enum ig_fd_kind { IG_FD_FREE, IG_FD_CONSOLE, IG_FD_EPOLL, IG_FD_EVENTFD, IG_FD_SIGNALFD, IG_FD_NETDEV };
+enum ig_fd_kind { IG_FD_FREE, IG_FD_CONSOLE, IG_FD_EPOLL, IG_FD_EVENTFD, IG_FD_SIGNALFD, IG_FD_NETDEV, IG_FD_FILE };
 
 struct ig_fd {
 	enum ig_fd_kind kind;
 	int status_flags; /* fcntl F_GETFL/F_SETFL */
 	uint64_t count;   /* eventfd's counter */
 	int slot;         /* epoll: its instance in epoll.c */
+	const uint8_t *data; /* a file: its bytes in the initrd, */
+	size_t size, off;    /* its length and the read position */
 };
 
 void ig_fds_init(void);
@@ -39,5 +42,10 @@ long ig_fd_fcntl(long fd, int cmd, long arg);
 long ig_fd_eventfd(unsigned initval, int flags);
 long ig_fd_signalfd(long fd, int flags);
 long ig_fd_open(const char *path, int flags);
+/* The initrd (a cpio newc archive, cpio.h) whose regular files open() and
+ * stat() see at `/`; none until this is called. */
+void ig_fds_set_initrd(const void *archive, size_t len);
+long ig_fd_fstat(long fd, struct stat *st);
+long ig_fd_stat(const char *path, struct stat *st);
 
 #endif

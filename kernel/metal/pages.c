@@ -26,12 +26,31 @@ static void set_bit(uint64_t *map, size_t i, bool v)
 		map[i / BITS] &= ~(1ull << (i % BITS));
 }
 
+/* Keeps [s, end), page-aligned inward, if it is the largest range yet. */
+static void consider(uint64_t s, uint64_t end, uint64_t *best_start, uint64_t *best_end)
+{
+	s = (s + IG_PAGE_SIZE - 1) & ~(uint64_t)(IG_PAGE_SIZE - 1);
+	end &= ~(uint64_t)(IG_PAGE_SIZE - 1);
+	if (end > s && end - s > *best_end - *best_start) {
+		*best_start = s;
+		*best_end = end;
+	}
+}
+
 int ig_pages_init(const struct ig_pvh_start_info *si, uintptr_t image_end)
 {
 	if (si->version < 1 || !si->memmap_paddr)
 		return -1;
 	const struct ig_pvh_memmap_entry *e = (const void *)(uintptr_t)si->memmap_paddr;
 	uint64_t lo = ((uint64_t)image_end + IG_PAGE_SIZE - 1) & ~(uint64_t)(IG_PAGE_SIZE - 1);
+	/* The initrd (the first module) stays where the loader put it, read in
+	   place: a hole in the RAM the arena may take. */
+	uint64_t hole_lo = 0, hole_hi = 0;
+	if (si->nr_modules && si->modlist_paddr) {
+		const struct ig_pvh_modlist_entry *m = (const void *)(uintptr_t)si->modlist_paddr;
+		hole_lo = m->paddr;
+		hole_hi = m->paddr + m->size;
+	}
 	uint64_t best_start = 0, best_end = 0;
 	for (uint32_t i = 0; i < si->memmap_entries; i++) {
 		if (e[i].type != IG_PVH_MEMMAP_RAM)
@@ -41,11 +60,11 @@ int ig_pages_init(const struct ig_pvh_start_info *si, uintptr_t image_end)
 			end = 0xfe000000ull;
 		if (s < lo)
 			s = lo;
-		s = (s + IG_PAGE_SIZE - 1) & ~(uint64_t)(IG_PAGE_SIZE - 1);
-		end &= ~(uint64_t)(IG_PAGE_SIZE - 1);
-		if (end > s && end - s > best_end - best_start) {
-			best_start = s;
-			best_end = end;
+		if (hole_hi > s && hole_lo < end) {
+			consider(s, hole_lo > s ? hole_lo : s, &best_start, &best_end);
+			consider(hole_hi < end ? hole_hi : end, end, &best_start, &best_end);
+		} else {
+			consider(s, end, &best_start, &best_end);
 		}
 	}
 	size_t pages = (size_t)((best_end - best_start) / IG_PAGE_SIZE);

@@ -14,7 +14,8 @@
 #define IG_PAGE_SIZE 4096u
 
 /* From the start info's memory map (version >= 1), RAM above image_end and
- * below the device area at 0xfe000000 (the identity map's end for RAM); -1
+ * below the device area at 0xfe000000 (the identity map's end for RAM),
+ * around the first module (the initrd, read in place by fds.c); -1
  * when there is no map or no such RAM (the program then cannot run). */
 int ig_pages_init(const struct ig_pvh_start_info *si, uintptr_t image_end);
 /* n contiguous zeroed pages, or NULL. */

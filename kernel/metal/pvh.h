@@ -1,6 +1,6 @@
 /* The PVH boot ABI's start info (xen/include/public/arch-x86/hvm/start_info.h),
- * which qemu and Firecracker pass in %ebx: the command line and, from
- * version 1, the memory map. All addresses are physical. */
+ * which qemu and Firecracker pass in %ebx: the command line, the modules
+ * (the initrd) and, from version 1, the memory map. All addresses are physical. */
 #ifndef KERNEL_METAL_PVH_H
 #define KERNEL_METAL_PVH_H
 
@@ -20,6 +20,15 @@ struct ig_pvh_start_info {
 	uint64_t memmap_paddr; /* version >= 1 */
 	uint32_t memmap_entries;
 	uint32_t reserved;
+};
+
+/* One module (qemu's -initrd, Firecracker's initrd): modlist_paddr points
+ * at nr_modules of these. */
+struct ig_pvh_modlist_entry {
+	uint64_t paddr;
+	uint64_t size;
+	uint64_t cmdline_paddr;
+	uint64_t reserved;
 };
 
 struct ig_pvh_memmap_entry {

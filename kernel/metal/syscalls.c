@@ -1,8 +1,9 @@
 /* The syscall dispatch, with the calls that need no descriptor: memory over
- * pages.h, clocks over tsc.h, randomness (RDRAND where the CPU has it,
- * else a generator seeded from the TSC), process identity (PID 1, uid 0,
- * one CPU), and exit. */
+ * pages.h, clocks over tsc.h, randomness over entropy.h (a generator seeded
+ * from the TSC only for GRND_NONBLOCK's seeds, never for a blocking call's
+ * keys), process identity (PID 1, uid 0, one CPU), and exit. */
 #include "syscalls.h"
+#include "entropy.h"
 #include "epoll_set.h"
 #include "fds.h"
 #include "mmu.h"
@@ -12,11 +13,14 @@
 #include "tsc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -116,19 +120,9 @@ static long sys_clock_gettime(clockid_t id, struct timespec *ts)
 	return 0;
 }
 
-static bool have_rdrand(void)
-{
-	static int known = -1;
-	if (known < 0) {
-		uint32_t a = 1, b, c, d;
-		__asm__ volatile("cpuid" : "+a"(a), "=b"(b), "=c"(c), "=d"(d));
-		known = (int)(c >> 30 & 1);
-	}
-	return known;
-}
-
-/* splitmix64 from the TSC: not for keys (HTTPS waits for an entropy
- * source), enough for hash seeds and jitter. */
+/* splitmix64 from the TSC: not for keys, enough for the hash seeds, ids
+ * and lwIP's ports and sequence numbers that ask with GRND_NONBLOCK (as
+ * Linux's early boot gives them what it has). */
 static uint64_t weak_random(void)
 {
 	static uint64_t state;
@@ -140,23 +134,25 @@ static uint64_t weak_random(void)
 	return z ^ (z >> 31);
 }
 
-static uint64_t random64(void)
+/* A blocking call is where keys come from (TLS, SCRAM's nonce): without a
+ * source fit for them it fails (Linux would block, forever here), with one
+ * line on the console the first time, rather than return a guessable value. */
+static long sys_getrandom(unsigned char *buf, size_t len, unsigned flags)
 {
-	if (have_rdrand())
-		for (int i = 0; i < 10; i++) {
-			uint64_t v;
-			unsigned char ok;
-			__asm__ volatile("rdrand %0; setc %1" : "=r"(v), "=qm"(ok));
-			if (ok)
-				return v;
+	if (ig_entropy_fill(buf, len))
+		return (long)len;
+	if (!(flags & (GRND_NONBLOCK | GRND_INSECURE))) {
+		static bool said;
+		if (!said) {
+			said = true;
+			ig_serial_puts("{\"level\":\"error\",\"msg\":\"metal: getrandom refused: no entropy source fit "
+				       "for keys (qemu: -device virtio-rng-device; Firecracker: an entropy device; or a CPU "
+				       "with RDRAND)\"}\n");
 		}
-	return weak_random();
-}
-
-static long sys_getrandom(unsigned char *buf, size_t len)
-{
+		return -EAGAIN;
+	}
 	for (size_t i = 0; i < len; i += 8) {
-		uint64_t v = random64();
+		uint64_t v = weak_random();
 		memcpy(buf + i, &v, len - i < 8 ? len - i : 8);
 	}
 	return (long)len;
@@ -229,6 +225,12 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_open: return ig_fd_open((const char *)a1, (int)a2);
 	case SYS_openat: return ig_fd_open((const char *)a2, (int)a3);
 	case SYS_close: ig_epoll_closing(a1); return ig_fd_close(a1);
+	case SYS_fstat: return ig_fd_fstat(a1, (struct stat *)a2);
+	case SYS_stat: return ig_fd_stat((const char *)a1, (struct stat *)a2);
+	case SYS_newfstatat:
+		if ((a4 & AT_EMPTY_PATH) && !*(const char *)a2)
+			return ig_fd_fstat(a1, (struct stat *)a3);
+		return ig_fd_stat((const char *)a2, (struct stat *)a3);
 	case SYS_ioctl: return ig_fd_ioctl(a1, (unsigned long)a2, (void *)a3);
 	case SYS_fcntl: return ig_fd_fcntl(a1, (int)a2, a3);
 	case SYS_mmap: return sys_mmap(a1, (size_t)a2, (int)a3, (int)a4, (int)a5);
@@ -240,7 +242,7 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_mincore: return -ENOSYS;
 	case SYS_brk: return 0; /* no heap: musl's malloc falls back to mmap */
 	case SYS_clock_gettime: return sys_clock_gettime((clockid_t)a1, (struct timespec *)a2);
-	case SYS_getrandom: return sys_getrandom((unsigned char *)a1, (size_t)a2);
+	case SYS_getrandom: return sys_getrandom((unsigned char *)a1, (size_t)a2, (unsigned)a3);
 	case SYS_arch_prctl: return sys_arch_prctl((int)a1, a2);
 	case SYS_set_tid_address:
 	case SYS_getpid:

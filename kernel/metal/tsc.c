@@ -1,10 +1,15 @@
-/* TSC calibration against PIT channel 0 (read back with latch commands, so
- * no port 0x61 gate is needed, which microvm may lack), and the CMOS RTC.
- * ns = ticks * mult >> 32, with mult from the calibration. */
+/* The clocks: kvmclock where the hypervisor offers it (KVM, Firecracker,
+ * which has no CMOS RTC), else TSC calibration against PIT channel 0 (read
+ * back with latch commands, so no port 0x61 gate is needed, which microvm
+ * may lack) and the CMOS RTC. ns = ticks * mult >> 32, with mult from the
+ * calibration; kvmclock's arithmetic is pvclock.c's. */
 #include "tsc.h"
+#include "cpu.h"
 #include "io.h"
+#include "pvclock.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 #define PIT_HZ 1193182u
 #define PIT_CH0 0x40
@@ -12,12 +17,29 @@
 #define CALIBRATION_TICKS 2386u /* 2 ms */
 #define CMOS_INDEX 0x70
 #define CMOS_DATA 0x71
+#define KVM_CPUID_SIGNATURE 0x40000000u
+#define KVM_CPUID_FEATURES 0x40000001u
+#define KVM_FEATURE_CLOCKSOURCE2 3
+#define MSR_KVM_WALL_CLOCK_NEW 0x4b564d00u
+#define MSR_KVM_SYSTEM_TIME_NEW 0x4b564d01u
 
 extern uint64_t ig_metal_entry_tsc;
 
 static uint64_t mult; /* ns per tick, 32.32 fixed point */
 static uint64_t hz;
 static uint64_t wall_at_boot_ns; /* wall time at the PVH entry */
+
+/* kvmclock: the boot CPU's time page (one per CPU, as the ABI has it; the
+ * platform runs one) and the wall clock KVM writes once on request. */
+static bool kvmclock;
+static struct ig_pvclock_time_info kvm_time __attribute__((aligned(64)));
+static struct ig_pvclock_wall_clock kvm_wall __attribute__((aligned(16)));
+static uint64_t kvm_entry_ns; /* system_time at the PVH entry */
+
+static uint64_t rdtsc_now(void)
+{
+	return ig_rdtsc();
+}
 
 static uint16_t pit_read(void)
 {
@@ -28,6 +50,10 @@ static uint16_t pit_read(void)
 
 uint64_t ig_tsc_now_ns(void)
 {
+	if (kvmclock) {
+		struct ig_pvclock_time_info copy;
+		return ig_pvclock_read(&kvm_time, rdtsc_now, &copy) - kvm_entry_ns;
+	}
 	return (uint64_t)(((unsigned __int128)(ig_rdtsc() - ig_metal_entry_tsc) * mult) >> 32);
 }
 
@@ -95,8 +121,37 @@ static int64_t rtc_seconds(void)
 	return days * 86400 + hour * 3600 + from_bcd(r[1], binary) * 60 + from_bcd(r[0], binary);
 }
 
+/* KVM's signature leaf says "KVMKVMKVM" and its features leaf offers the
+ * new clocksource MSRs: register the page (bit 0 enables it; memory is
+ * identity-mapped, so its address is physical) and fetch the wall clock. */
+static bool kvmclock_init(void)
+{
+	struct ig_cpuid sig = ig_cpuid(KVM_CPUID_SIGNATURE, 0);
+	char name[12];
+	memcpy(name, &sig.b, 4);
+	memcpy(name + 4, &sig.c, 4);
+	memcpy(name + 8, &sig.d, 4);
+	if (memcmp(name, "KVMKVMKVM\0\0\0", 12) != 0 || sig.a < KVM_CPUID_FEATURES)
+		return false;
+	if (!(ig_cpuid(KVM_CPUID_FEATURES, 0).a >> KVM_FEATURE_CLOCKSOURCE2 & 1))
+		return false;
+	ig_wrmsr(MSR_KVM_SYSTEM_TIME_NEW, (uintptr_t)&kvm_time | 1);
+	ig_wrmsr(MSR_KVM_WALL_CLOCK_NEW, (uintptr_t)&kvm_wall);
+	struct ig_pvclock_time_info copy;
+	ig_pvclock_read(&kvm_time, rdtsc_now, &copy);
+	hz = ig_pvclock_tsc_hz(copy.tsc_to_system_mul, copy.tsc_shift);
+	if (hz == 0)
+		return false;
+	kvm_entry_ns = ig_pvclock_ns_at(&copy, ig_metal_entry_tsc);
+	wall_at_boot_ns = ig_pvclock_wall_base_ns(&kvm_wall) + kvm_entry_ns;
+	kvmclock = true;
+	return true;
+}
+
 int ig_tsc_init(void)
 {
+	if (kvmclock_init())
+		return 0;
 	/* Mode 0 from 0xffff counts down once; interrupts are masked. */
 	outb(PIT_CMD, 0x30);
 	outb(PIT_CH0, 0xff);

@@ -1,18 +1,21 @@
-/* Time on bare metal: a monotonic clock from the TSC, calibrated against the
- * PIT at boot and counting from the PVH entry (boot.S), so the `listening`
- * line's startup_us includes the whole boot; and the wall clock, read once
- * from the CMOS RTC and carried forward by the TSC. */
+/* Time on bare metal: a monotonic clock counting from the PVH entry
+ * (boot.S), so the `listening` line's startup_us includes the whole boot,
+ * and the wall clock. Under KVM or Firecracker (no CMOS RTC there) both
+ * come from kvmclock when it is offered; else from the TSC, calibrated
+ * against the PIT at boot, and the CMOS RTC read once and carried forward
+ * by the TSC. */
 #ifndef KERNEL_METAL_TSC_H
 #define KERNEL_METAL_TSC_H
 
 #include <stdint.h>
 
-/* Calibrates (about 2 ms of PIT channel 0) and reads the RTC; -1 if the
- * PIT never counted (then the clock cannot be trusted: a boot error). */
+/* Registers kvmclock if the hypervisor offers it; else calibrates (about
+ * 2 ms of PIT channel 0) and reads the RTC; -1 if the PIT never counted
+ * (then the clock cannot be trusted: a boot error). */
 int ig_tsc_init(void);
 /* Nanoseconds since the PVH entry. */
 uint64_t ig_tsc_now_ns(void);
-/* Nanoseconds since 1970 (UTC), from the RTC's second at boot. */
+/* Nanoseconds since 1970 (UTC): kvmclock's, or from the RTC's second at boot. */
 uint64_t ig_tsc_wall_ns(void);
 /* TSC ticks per second, for the wake-up timer's calibration. */
 uint64_t ig_tsc_hz(void);

@@ -13,7 +13,11 @@
 // command line, an idle exit (INGOT_IDLE_EXIT_MS), a
 // bad ingot.ip, a forced CPU exception, a coroutine's stack overflow (its
 // guard page), and the database routes against a
-// real PostgreSQL on the host (qemu's guestfwd to its loopback port). A missing image or platform part fails; nothing skips.
+// real PostgreSQL on the host (qemu's guestfwd to its loopback port), whose
+// SCRAM login needs an entropy device (-device virtio-rng-device) and is
+// refused without one; the initrd's files, seen at / (a JWKS file); and
+// HTTPS from the image built with BearSSL (make unikernel-tls), the
+// certificate in the initrd, refused without an entropy device. A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -54,10 +58,13 @@ function needImage() {
 
 /** Boots the unikernel; addr: its address words (images/qemu's QEMU_ADDR,
  * '' for DHCP); more: words after them. */
-async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap } = {}) {
+async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap, rng = false, initrd, image } = {}) {
 	needImage();
 	await needTools('qemu-system-x86_64');
 	const env = { QEMU_APPEND: more };
+	if (rng) env.QEMU_RNG = '1';
+	if (initrd) env.QEMU_INITRD = initrd;
+	if (image) env.QEMU_UNIKERNEL = image;
 	if (addr !== undefined) env.QEMU_ADDR = addr;
 	if (modern) env.QEMU_MODERN = '1';
 	if (tap) env.QEMU_TAP = tap;
@@ -66,6 +73,12 @@ async function boot({ addr, more = WORDS, modern = false, tap, guestfwd, wrap } 
 }
 
 const listening = (g) => g.waitLog((l) => l.msg === 'listening');
+/** The source the platform's start line names (kernel/metal/entry.c: a
+ * line without "ts", printed before musl starts, so not among g.logs). */
+function entropySource(g) {
+	const line = g.lines.find((l) => l.includes('"msg":"metal: entropy"'));
+	return line ? JSON.parse(line.slice(line.indexOf('{'))).source : undefined;
+}
 const isOdd = (code) => Number.isInteger(code) && code % 2 === 1;
 /** The console's last line, parsed (a JSON log line, or null): it tells a
  * clean stop (status 0) from a failure (an error, or a non-zero status). */
@@ -132,6 +145,10 @@ describe('the unikernel serving under TCG, then Ctrl-Alt-Del', () => {
 		assert.equal(up.threads, 1);
 		const net = g.logs.find((l) => l.msg === 'net: up');
 		assert.deepEqual([net?.dhcp, net?.ip, net?.gw], ['no', '10.0.2.15', '10.0.2.2'], g.describe());
+	});
+
+	test('no entropy source fit for keys (no virtio-rng device, and qemu64 has no RDRAND): the start says none', T, () => {
+		assert.equal(entropySource(g), 'none', g.describe());
 	});
 
 	test('the memory budget comes from the machine\'s RAM (-m 32): no /proc there, the platform answers sysinfo', T, async () => {
@@ -319,6 +336,68 @@ test('JWTs on the machine: keys fetched over lwIP from the host (INGOT_JWKS_URL 
 	}
 });
 
+test('the initrd (-initrd: a cpio newc archive as cpio -o -H newc writes it) is seen at /: INGOT_JWKS_FILE=/keys/jwks.json reads keys/jwks.json from it, and /me admits a token signed with its key and refuses another', T, async () => {
+	await needTools('cpio');
+	const secret = Buffer.from('a secret of thirty-two bytes, ok');
+	const root = path.join(tmp, 'initrd');
+	fs.mkdirSync(path.join(root, 'keys'), { recursive: true });
+	fs.writeFileSync(path.join(root, 'keys', 'jwks.json'),
+		JSON.stringify({ keys: [{ kty: 'oct', k: secret.toString('base64url'), kid: 'HS256', alg: 'HS256' }] }));
+	fs.writeFileSync(path.join(root, 'odd-size'), 'abcde'); // the next entry is padded
+	const archive = path.join(tmp, 'initrd.cpio');
+	const c = await run('sh', ['-c', 'cd "$1" && find . -print | sort | cpio -o -H newc --quiet > "$2"', 'sh', root, archive]);
+	assert.equal(c.code, 0, c.stderr);
+	const g = await boot({ more: `${WORDS} INGOT_JWKS_FILE=/keys/jwks.json`, initrd: archive });
+	await listening(g);
+	const mint = (key) => new jose.SignJWT({ scope: 'profile' }).setProtectedHeader({ alg: 'HS256', kid: 'HS256' })
+		.setSubject('from-the-initrd').setIssuedAt().setExpirationTime('10m').sign(key);
+	const me = async (key) => (await rawAnswer(g.port, req('GET', '/me', {
+		headers: ['Connection: close', `Authorization: Bearer ${await mint(key)}`] }))).res;
+	const ok = await me(secret);
+	assert.equal(ok.status, 200, `${ok.text}; ${g.describe()}`);
+	assert.equal(JSON.parse(ok.text).sub, 'from-the-initrd');
+	assert.equal((await me(Buffer.from('another secret of thirty-two b!!'))).status, 401);
+	g.kill();
+});
+
+test('HTTPS on the machine (make unikernel-tls): with virtio-rng and the certificate and key in the initrd, curl and openssl s_client verify it over the hostfwd; without an entropy device TLS refuses to start, saying why', T, async () => {
+	const image = path.join(IMAGES, 'unikernel-tls.elf');
+	assert.ok(fs.existsSync(image), `${image} is missing: make unikernel-tls builds it`);
+	await needTools('curl', 'openssl', 'cpio');
+	const root = path.join(tmp, 'tls-initrd');
+	fs.mkdirSync(path.join(root, 'tls'), { recursive: true });
+	const cert = path.join(root, 'tls', 'cert.pem');
+	await must('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2',
+		'-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost', '-keyout', path.join(root, 'tls', 'key.pem'),
+		'-out', cert]);
+	const archive = path.join(tmp, 'tls-initrd.cpio');
+	const c = await run('sh', ['-c', 'cd "$1" && find . -print | sort | cpio -o -H newc --quiet > "$2"', 'sh', root, archive]);
+	assert.equal(c.code, 0, c.stderr);
+	const words = `${WORDS} INGOT_TLS_CERT=/tls/cert.pem INGOT_TLS_KEY=/tls/key.pem INGOT_TLS_ONLY=1 INGOT_TLS_PORT=8080`;
+
+	const g = await boot({ more: words, initrd: archive, rng: true, image: 'unikernel-tls.elf' });
+	try {
+		const up = await listening(g);
+		assert.equal(up.tls_port, 8080, g.describe());
+		assert.equal(entropySource(g), 'virtio-rng', g.describe());
+		const curl = await must('curl', ['-sS', '--cacert', cert, '--resolve', `localhost:${g.port}:127.0.0.1`,
+			`https://localhost:${g.port}/health`]);
+		assert.equal(curl, BODY.health);
+		const s = await run('sh', ['-c', 'openssl s_client -connect "127.0.0.1:$1" -servername localhost -CAfile "$2" </dev/null',
+			'sh', String(g.port), cert]);
+		assert.match(s.stdout, /Verify return code: 0 \(ok\)/, `${s.stdout}${s.stderr}`);
+	} finally {
+		g.kill();
+	}
+
+	const bare = await boot({ more: words, initrd: archive, image: 'unikernel-tls.elf' });
+	const exit = await bare.waitExit();
+	assert.ok(isOdd(exit.code) && exit.code > 1, `a failed start's status; ${bare.describe()}`);
+	assert.ok(bare.lines.some((l) => l.includes('metal: getrandom refused: no entropy source fit for keys')), bare.describe());
+	assert.ok(bare.lines.some((l) => /TLS: TLS needs getrandom\(2\)/.test(l)), bare.describe());
+	assert.ok(!bare.logs.some((l) => l.msg === 'listening'), bare.describe());
+});
+
 test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers off by itself with 0', T, async () => {
 	const g = await boot({ more: `${WORDS} INGOT_IDLE_EXIT_MS=300` });
 	await listening(g);
@@ -330,7 +409,7 @@ test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers 
 	assert.ok(cleanStop(lastWords(g)), `the last console line says a clean stop; ${g.describe()}`);
 });
 
-test('PostgreSQL from the machine: its pool connects over lwIP to a real database on the host (through a guestfwd) once DHCP has given the address, without a warning, and /db, /queries and /updates answer from it', T, async () => {
+test('PostgreSQL from the machine: without an entropy device its SCRAM login is refused (getrandom refuses the nonce, saying so); with virtio-rng its pool connects over lwIP to a real database on the host (through a guestfwd) once DHCP has given the address, without a warning, and /db, /queries and /updates answer from it', T, async () => {
 	const pg = await startPostgres();
 	try {
 		const m = await migrate(pg.url);
@@ -343,8 +422,22 @@ test('PostgreSQL from the machine: its pool connects over lwIP to a real databas
 		const fwd = `tcp:10.0.2.100:5432-cmd:${process.execPath} ${path.join(here, 'tcp_pipe.mjs')} ${pg.port}`;
 		// DHCP: the pool's first connect waits for the lease (net/stack.h's
 		// when_up) instead of failing and warning while the network comes up.
-		const g = await boot({ addr: '', more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=2`, guestfwd: fwd });
+		// SCRAM's nonce is a key. Without an entropy device (and no RDRAND
+		// here) getrandom refuses it, saying so, rather than hand out a
+		// TSC-seeded one: the login fails.
+		const bare = await boot({ more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=1`, guestfwd: fwd });
+		try {
+			const refused = await bare.waitLog((l) => l.msg === 'database connection refused');
+			assert.match(refused.reason, /no random bytes for SCRAM's nonce/, bare.describe());
+			assert.ok(bare.lines.some((l) => l.includes('"msg":"metal: getrandom refused: no entropy source fit for keys')),
+				bare.describe());
+		} finally {
+			bare.kill();
+		}
+		// With the device: its bytes make the nonce.
+		const g = await boot({ addr: '', more: `${WORDS} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=2`, guestfwd: fwd, rng: true });
 		await listening(g);
+		assert.equal(entropySource(g), 'virtio-rng', g.describe());
 		await ready(g, 'the pool did not connect');
 		const json = async (target) => {
 			const { res } = await rawAnswer(g.port, req('GET', target, { headers: ['Connection: close'] }));

@@ -3,7 +3,8 @@
  * 4 GiB, as the identity map's RAM is): the
  * largest RAM range is chosen, pages come back zeroed even after being
  * written and freed, runs are contiguous and disjoint, exhaustion and
- * fragmentation fail cleanly, partial frees and foreign pointers behave. */
+ * fragmentation fail cleanly, partial frees and foreign pointers behave,
+ * and the initrd module is a hole the arena keeps out of. */
 #define _DEFAULT_SOURCE
 #include "kernel/metal/pages.h"
 #include "tests/unit/check.h"
@@ -83,5 +84,33 @@ int main(void)
 	ig_pages_free(b, 2);
 	CHECK(ig_pages_alloc(3) == NULL, "fragmented: no run of three");
 	CHECK(ig_pages_alloc(2) == b, "the freed run of two is found again");
+
+	/* The initrd (the first module) is a hole: the arena is the larger
+	   side of it, and its bytes are never the allocator's. */
+	memset(ram, 0, RAM_PAGES * IG_PAGE_SIZE);
+	struct ig_pvh_modlist_entry mod = { .paddr = (uintptr_t)ram + 40 * IG_PAGE_SIZE, .size = 4 * IG_PAGE_SIZE + 100 };
+	memset(ram + 40 * IG_PAGE_SIZE, 0x5a, mod.size);
+	si.nr_modules = 1;
+	si.modlist_paddr = (uintptr_t)&mod;
+	CHECK_INT(ig_pages_init(&si, 0), 0, "a memory map with a module");
+	size_t below = ig_pages_total(), n_below = 0;
+	unsigned char *p, *highest = NULL;
+	while ((p = ig_pages_alloc(1))) {
+		n_below++;
+		highest = p > highest ? p : highest;
+		memset(p, 0xee, IG_PAGE_SIZE);
+	}
+	CHECK(below > 19 && below < 40, "the 40 pages below the module, not the 19 above it, less the bitmap");
+	CHECK_INT(n_below, below, "every page handed out");
+	CHECK(highest && highest + IG_PAGE_SIZE <= ram + 40 * IG_PAGE_SIZE, "all below the module");
+	bool intact = true;
+	for (size_t i = 0; i < mod.size; i++)
+		intact = intact && ram[40 * IG_PAGE_SIZE + i] == 0x5a;
+	CHECK(intact, "the module's bytes untouched");
+
+	mod.paddr = (uintptr_t)ram + 10 * IG_PAGE_SIZE;
+	CHECK_INT(ig_pages_init(&si, 0), 0, "a module low in the range");
+	unsigned char *first = ig_pages_alloc(1);
+	CHECK(first && first >= ram + 15 * IG_PAGE_SIZE, "the arena starts past the module's last, partial page");
 	return check_done();
 }
