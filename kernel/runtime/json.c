@@ -52,13 +52,15 @@ IG_HOT void ig_json_string(ig_wbuf *w, const char *s, size_t n)
 }
 
 /* "00".."99": two digits a division, the common case (ids, counts,
- * lengths of 1..5 digits) in one to three steps. */
+ * lengths of 1..5 digits) in one to three steps. Not IG_HOT: the log
+ * writes numbers from the start on (ig_fmt_i64), so it lives in the
+ * start's .text, resident anyway, not in the request block (net/cold.ld). */
 static const char digit_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
-IG_HOT size_t ig_fmt_u64(char *out, uint64_t v)
+size_t ig_fmt_u64(char *out, uint64_t v)
 {
 	size_t n = 1;
 	for (uint64_t t = v; t >= 10; t /= 10)
