@@ -11,6 +11,7 @@
  * another claim takes the delivery. Messages settled a day ago are purged
  * at the first poll and about hourly. net/pg is referred to weakly, but for
  * LISTEN. */
+#include "consumer.h"
 #include "delivery.h"
 #include "kernel/runtime/arena.h"
 #include "kernel/runtime/clock.h"
@@ -131,7 +132,6 @@ struct sub_run {
 	ig_arena settle_arena;
 };
 
-char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
 
 static struct {
 	const struct ig_pubsub_table *table;

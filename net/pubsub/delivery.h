@@ -5,7 +5,8 @@
 #ifndef NET_PUBSUB_DELIVERY_H
 #define NET_PUBSUB_DELIVERY_H
 
-#include "consumer.h"
+#include "key.h"
+#include "topics.h"
 #include "net/http/inproc.h"
 #include "net/metrics/metrics.h"
 

@@ -2,11 +2,13 @@
  * IG_PUBSUB_KEY_HEADER), made at the start by either provider's
  * consumers, or by SQS's or push's first delivery: that may come on any
  * core, so the first caller makes it and the others wait for it. */
-#include "consumer.h"
+#include "key.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <sys/random.h>
 
+char ig_pubsub_key[IG_PUBSUB_KEY_LEN + 1];
 static _Atomic int key_state; /* 0: none; 1: being made; 2: made */
 
 bool ig_pubsub_key_make(void)

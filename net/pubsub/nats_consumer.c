@@ -9,6 +9,7 @@
  * or, at maxAttempts or for a message that breaks the schema, a copy on
  * the dead-letter topic's stream (the reason in its headers), then +TERM.
  * A process that dies mid-handler sends nothing: AckWait redelivers. */
+#include "consumer.h"
 #include "delivery.h"
 #include "nats_provider.h"
 #include "kernel/runtime/clock.h"
