@@ -23,6 +23,21 @@ struct ig_loop;
 /* Fills out with prefix and the topic's name. */
 void ig_pubsub_nats_name(char out[IG_NATS_NAME_MAX], const char *prefix, const char *topic);
 
+/* A topic with an ordering key is split in IG_NATS_PARTITIONS partitions:
+ * a message goes to the subject IG_NATS_SUBJECT<topic>.<k> (its stream
+ * takes IG_NATS_SUBJECT<topic>.*), k the FNV-1a hash of its key's value
+ * (a string's decoded bytes, else the value's JSON text) modulo
+ * IG_NATS_PARTITIONS; a subscription to it has a durable consumer per
+ * partition (<subscription>-<k>, filtered to that subject, MaxAckPending
+ * 1), so a key's messages are handled one at a time in stream order. */
+#define IG_NATS_PARTITIONS 16
+
+/* The subject a message (json) of topic t is published on, into out; nc's
+ * scratch arena reads the key. A message without its key (a dead letter
+ * that broke the schema) goes to partition 0. */
+void ig_pubsub_nats_subject(char out[IG_NATS_NAME_MAX], struct ig_nats *nc, const struct ig_pubsub_topic *t,
+			    ig_str json);
+
 /* The consumers (nats_consumer.c): prepare on the main thread (false:
  * this process runs none); up on core 0 each time its client is up and
  * every stream is there; down when the connection is lost. */

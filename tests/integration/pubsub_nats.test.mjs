@@ -7,7 +7,8 @@
 // the dead-letter topic's stream); a process killed mid-handler leaves the
 // message to be redelivered after the ack deadline; a broker stopped
 // mid-run makes publish answer an error, and after its restart nothing
-// acknowledged is lost and delivery resumes. And cron's ticks claimed in
+// acknowledged is lost and delivery resumes; messages with an ordering key
+// are handled one at a time per key, in publish order. And cron's ticks claimed in
 // NATS's KV bucket: three replicas of the reference service run each tick
 // once; a publish inside a transaction (the reference service's POST
 // /posts) is refused. And a three-node cluster (streams replicated on all three) loses
@@ -70,6 +71,47 @@ test('three processes: each message handled once per subscription, and both subs
 		const pids = new Set(procs.map((p) => String(p.pid)));
 		for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM runs;')).split('\n'))
 			assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+	} finally {
+		await Promise.all(procs.map((p) => p.stop()));
+	}
+});
+
+test('ordering key: three processes handle each key\'s messages one at a time, in publish order, a retry before the next (a consumer per partition)', T, async () => {
+	const { pg, broker, procs } = await cluster(3);
+	try {
+		const keys = ['a', 'b', 'c', 'd'], PER_KEY = 12;
+		// interleaved: a0 b0 c0 d0 a1 ..., each publish through the next process
+		let i = 0;
+		for (let seq = 0; seq < PER_KEY; seq++)
+			for (const key of keys)
+				await publish(procs[i++ % 3], 'ordered', { key, seq });
+		// every message, the ones that fail once (seq % 4 == 1) twice
+		const runs = keys.length * (PER_KEY + PER_KEY / 4);
+		await until(async () => await q(pg, 'SELECT count(*) FROM ordered_runs;') === String(runs), 'every ordered message handled');
+		for (const key of keys) {
+			// the runs in the order they began: none out of order, a retry
+			// before the next message of its key
+			const seen = (await q(pg, `SELECT string_agg(seq::text, ',' ORDER BY id) FROM ordered_runs WHERE key = '${key}';`)).split(',').map(Number);
+			const want = [];
+			for (let seq = 0; seq < PER_KEY; seq++)
+				want.push(...(seq % 4 === 1 ? [seq, seq] : [seq]));
+			assert.deepEqual(seen, want, `key ${key}: runs in publish order`);
+		}
+		// never two runs of a key at once
+		assert.equal(await q(pg, 'SELECT max(inflight) FROM ordered_runs;'), '1');
+		const pids = new Set(procs.map((p) => String(p.pid)));
+		for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM ordered_runs;')).split('\n'))
+			assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+		// the stream takes the partitions' subjects; each partition's
+		// durable consumer is filtered to its own, one message in flight
+		const st = await broker.stream('pubsub-ordered');
+		assert.equal(st?.messages, keys.length * PER_KEY);
+		for (const k of [0, 15]) {
+			const c = await broker.consumer('pubsub-ordered', `in-order-${k}`);
+			assert.deepEqual({ filter: c?.filter_subject, pending: c?.max_ack_pending, ack: c?.ack_policy },
+				{ filter: `ingot.pubsub.ordered.${k}`, pending: 1, ack: 'explicit' }, `partition ${k}'s consumer`);
+		}
+		assert.equal(await broker.consumer('pubsub-ordered', 'in-order'), null, 'no consumer on the whole stream');
 	} finally {
 		await Promise.all(procs.map((p) => p.stop()));
 	}
