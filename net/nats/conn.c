@@ -796,10 +796,19 @@ static enum ig_nats_error put_pub(struct ig_nats *nc, ig_str subject, ig_str rep
 	size_t total = headers.len + payload.len;
 	if (nc->max_payload && total > nc->max_payload)
 		return IG_NATS_TOO_LARGE;
+	/* " [<headers> ]<total>\r\n", without snprintf: a consumer's every
+	   ack comes here. */
 	char sizes[48];
-	int n = headers.len ? snprintf(sizes, sizeof sizes, " %zu %zu\r\n", headers.len, total)
-			    : snprintf(sizes, sizeof sizes, " %zu\r\n", total);
-	if (!out_room(nc, 5 + subject.len + 1 + reply.len + (size_t)n + total + 2))
+	size_t n = 0;
+	sizes[n++] = ' ';
+	if (headers.len) {
+		n += ig_fmt_u64(sizes + n, headers.len);
+		sizes[n++] = ' ';
+	}
+	n += ig_fmt_u64(sizes + n, total);
+	sizes[n++] = '\r';
+	sizes[n++] = '\n';
+	if (!out_room(nc, 5 + subject.len + 1 + reply.len + n + total + 2))
 		return IG_NATS_NO_MEMORY;
 	if (headers.len)
 		out_put(nc, "HPUB ", 5);
@@ -810,7 +819,7 @@ static enum ig_nats_error put_pub(struct ig_nats *nc, ig_str subject, ig_str rep
 		out_put(nc, " ", 1);
 		out_put(nc, reply.ptr, reply.len);
 	}
-	out_put(nc, sizes, (size_t)n);
+	out_put(nc, sizes, n);
 	if (headers.len)
 		out_put(nc, headers.ptr, headers.len);
 	if (payload.len)

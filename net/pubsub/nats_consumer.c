@@ -217,10 +217,14 @@ static void find_traceparent(ig_str h, char *out, size_t cap)
 {
 	out[0] = 0;
 	static const char key[] = "\r\ntraceparent:";
-	for (size_t i = 0; i + sizeof key - 1 <= h.len; i++) {
-		if (strncasecmp(h.ptr + i, key, sizeof key - 1) != 0)
+	if (!h.len)
+		return;
+	const char *cr = h.ptr, *end = h.ptr + h.len;
+	/* from line end to line end (memchr), not a compare at every byte */
+	for (; (cr = memchr(cr, '\r', (size_t)(end - cr))) != NULL; cr++) {
+		if ((size_t)(end - cr) < sizeof key - 1 || strncasecmp(cr, key, sizeof key - 1) != 0)
 			continue;
-		size_t a = i + sizeof key - 1, b;
+		size_t a = (size_t)(cr - h.ptr) + sizeof key - 1, b;
 		while (a < h.len && h.ptr[a] == ' ')
 			a++;
 		for (b = a; b < h.len && h.ptr[b] != '\r'; b++)
