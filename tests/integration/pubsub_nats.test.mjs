@@ -21,7 +21,7 @@ import path from 'node:path';
 import { startServer, curlResponse, cleanup, commandRunner, adminAddr, scrapeSamples } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
 import { migrate, waitReady, pollUntil as until } from './dbservice.mjs';
-import { pubsubAppForSuite, publishEvent, publish, q } from './pubsublib.mjs';
+import { pubsubAppForSuite, publishEvent, publish, publishInterleaved, assertKeyOrder, q } from './pubsublib.mjs';
 import { natsForSuite } from './natslib.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-nats-'));
@@ -80,28 +80,12 @@ test('ordering key: three processes handle each key\'s messages one at a time, i
 	const { pg, broker, procs } = await cluster(3);
 	try {
 		const keys = ['a', 'b', 'c', 'd'], PER_KEY = 12;
-		// interleaved: a0 b0 c0 d0 a1 ..., each publish through the next process
-		let i = 0;
-		for (let seq = 0; seq < PER_KEY; seq++)
-			for (const key of keys)
-				await publish(procs[i++ % 3], 'ordered', { key, seq });
+		await publishInterleaved(procs, keys, PER_KEY);
 		// every message, the ones that fail once (seq % 4 == 1) twice
 		const runs = keys.length * (PER_KEY + PER_KEY / 4);
 		await until(async () => await q(pg, 'SELECT count(*) FROM ordered_runs;') === String(runs), 'every ordered message handled');
-		for (const key of keys) {
-			// the runs in the order they began: none out of order, a retry
-			// before the next message of its key
-			const seen = (await q(pg, `SELECT string_agg(seq::text, ',' ORDER BY id) FROM ordered_runs WHERE key = '${key}';`)).split(',').map(Number);
-			const want = [];
-			for (let seq = 0; seq < PER_KEY; seq++)
-				want.push(...(seq % 4 === 1 ? [seq, seq] : [seq]));
-			assert.deepEqual(seen, want, `key ${key}: runs in publish order`);
-		}
-		// never two runs of a key at once
-		assert.equal(await q(pg, 'SELECT max(inflight) FROM ordered_runs;'), '1');
-		const pids = new Set(procs.map((p) => String(p.pid)));
-		for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM ordered_runs;')).split('\n'))
-			assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+		// in publish order, a retry before the next, one at a time
+		await assertKeyOrder(pg, procs, keys, PER_KEY);
 		// the stream takes the partitions' subjects; each partition's
 		// durable consumer is filtered to its own, one message in flight
 		const st = await broker.stream('pubsub-ordered');

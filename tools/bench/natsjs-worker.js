@@ -7,21 +7,18 @@
 // acked on its own. BENCH_NATS_MODE=fill publishes BENCH_NATS_FILL
 // messages (each waiting for its PubAck, 256 in flight) and exits;
 // =consume consumes, keeping each message's latency from its sent_us (wall
-// clock, µs) as ingot's bench app does, and answers the bench's messages:
-// {cmd:'stats'} -> {count, p50_us, p99_us}, {cmd:'reset'}, and
-// {cmd:'publish', count, intervalMs} -> a publish at a time, each stamped
-// when sent and awaited to its PubAck, then {sent}. BENCH_NATS_URL: the
-// server. A measurement helper, never a test.
+// clock, µs) as ingot's bench app does, and answers the bench's messages
+// (peer-ipc.js; its publish: js.publish, awaited to its PubAck).
+// BENCH_NATS_URL: the server. A measurement helper, never a test.
 'use strict';
 const { connect, AckPolicy, StorageType } = require('nats');
+const { recorder, serve } = require('./peer-ipc');
 
 const env = process.env;
 const STREAM = 'natsjs-bench';
 const SUBJECT = 'natsjs.bench';
 const DURABLE = 'sink';
 const PENDING = 64;
-const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const enc = (o) => Buffer.from(JSON.stringify(o));
 
 async function main() {
@@ -45,36 +42,17 @@ async function main() {
   }
   await jsm.consumers.add(STREAM, { durable_name: DURABLE, ack_policy: AckPolicy.Explicit, max_ack_pending: PENDING });
   const consumer = await js.consumers.get(STREAM, DURABLE);
-  const lat = [];
-  let count = 0;
+  const rec = recorder();
   (async () => {
     const msgs = await consumer.consume({ max_messages: PENDING });
     for await (const m of msgs) {
-      const d = m.json();
-      if (d.sent_us) lat.push(Math.max(0, nowUs() - d.sent_us));
-      count++;
+      rec.handled(m.json().sent_us);
       m.ack();
     }
   })().catch((e) => { process.stderr.write(`consume: ${e.stack}\n`); process.exit(1); });
-  process.on('message', async (m) => {
-    if (m.cmd === 'stats') {
-      const s = [...lat].sort((a, b) => a - b);
-      process.send({ count, p50_us: s.length ? s[s.length >> 1] : 0, p99_us: s.length ? s[Math.floor(s.length * 0.99)] : 0 });
-    } else if (m.cmd === 'reset') {
-      lat.length = 0;
-      count = 0;
-      process.send({ reset: true });
-    } else if (m.cmd === 'publish') {
-      for (let i = 0; i < m.count; i++) {
-        await js.publish(SUBJECT, enc({ n: i, sent_us: nowUs() }));
-        await sleep(m.intervalMs);
-      }
-      process.send({ sent: m.count });
-    } else if (m.cmd === 'stop') {
-      await nc.close();
-      process.exit(0);
-    }
+  serve(rec, {
+    send: (n, sentUs) => js.publish(SUBJECT, enc({ n, sent_us: sentUs })),
+    stop: () => nc.close(),
   });
-  process.send({ ready: true });
 }
 main().catch((e) => { process.stderr.write(`${e.stack}\n`); process.exit(1); });
