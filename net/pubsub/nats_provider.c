@@ -16,7 +16,6 @@
 #include "net/http/wait.h"
 #include "kernel/runtime/arena.h"
 #include "net/nats/js.h"
-#include "ingot/json_read.h"
 #include "ingot/log.h"
 
 #include <stdio.h>
@@ -59,37 +58,6 @@ void ig_pubsub_nats_name(char out[IG_NATS_NAME_MAX], const char *prefix, const c
 	out[p + t] = 0;
 }
 
-/* The ordering key's value in json: a string's decoded bytes, else the
- * value's JSON text; empty when json has no such member. */
-static ig_str key_value(ig_arena *a, const char *member, ig_str json)
-{
-	ig_json_reader r;
-	ig_jr_init(&r, json.ptr, json.len, a, 64);
-	size_t mlen = strlen(member);
-	ig_str key, v = { 0 };
-	if (!ig_jr_object_begin(&r))
-		return v;
-	while (ig_jr_object_next_key(&r, &key)) {
-		if (key.len != mlen || memcmp(key.ptr, member, mlen) != 0) {
-			if (!ig_jr_skip(&r))
-				break;
-			continue;
-		}
-		if (ig_jr_peek(&r) == IG_JN_STRING) {
-			if (!ig_jr_string(&r, &v))
-				v = (ig_str){ 0 };
-			break;
-		}
-		const char *from = r.p;
-		while (from < r.end && (*from == ' ' || *from == '\t' || *from == '\n' || *from == '\r'))
-			from++;
-		if (ig_jr_skip(&r))
-			v = (ig_str){ from, (size_t)(r.p - from) };
-		break;
-	}
-	return v;
-}
-
 void ig_pubsub_nats_subject(char out[IG_NATS_NAME_MAX], struct ig_nats *nc, const struct ig_pubsub_topic *t,
 			    ig_str json)
 {
@@ -98,13 +66,10 @@ void ig_pubsub_nats_subject(char out[IG_NATS_NAME_MAX], struct ig_nats *nc, cons
 		return;
 	ig_arena *a = ig_nats_scratch(nc);
 	ig_arena_reset(a);
-	ig_str v = key_value(a, t->ordering_key, json);
-	uint32_t h = 2166136261u; /* FNV-1a: stable across processes and builds */
-	for (size_t i = 0; i < v.len; i++)
-		h = (h ^ (uint8_t)v.ptr[i]) * 16777619u;
+	uint32_t k = ig_pubsub_nats_partition(a, t->ordering_key, json);
 	ig_arena_reset(a);
 	size_t n = strlen(out);
-	snprintf(out + n, IG_NATS_NAME_MAX - n, ".%u", (unsigned)(h % IG_NATS_PARTITIONS));
+	snprintf(out + n, IG_NATS_NAME_MAX - n, ".%u", (unsigned)k);
 }
 
 static void log_stream_error(const struct ig_js_result *r)

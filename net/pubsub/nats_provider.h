@@ -6,6 +6,7 @@
 #ifndef NET_PUBSUB_NATS_PROVIDER_H
 #define NET_PUBSUB_NATS_PROVIDER_H
 
+#include "nats_partition.h"
 #include "topics.h"
 
 #include <stdbool.h>
@@ -25,12 +26,10 @@ void ig_pubsub_nats_name(char out[IG_NATS_NAME_MAX], const char *prefix, const c
 
 /* A topic with an ordering key is split in IG_NATS_PARTITIONS partitions:
  * a message goes to the subject IG_NATS_SUBJECT<topic>.<k> (its stream
- * takes IG_NATS_SUBJECT<topic>.*), k the FNV-1a hash of its key's value
- * (a string's decoded bytes, else the value's JSON text) modulo
- * IG_NATS_PARTITIONS; a subscription to it has a durable consumer per
+ * takes IG_NATS_SUBJECT<topic>.*), k its key's partition
+ * (nats_partition.h); a subscription to it has a durable consumer per
  * partition (<subscription>-<k>, filtered to that subject, MaxAckPending
  * 1), so a key's messages are handled one at a time in stream order. */
-#define IG_NATS_PARTITIONS 16
 
 /* The subject a message (json) of topic t is published on, into out; nc's
  * scratch arena reads the key. A message without its key (a dead letter
