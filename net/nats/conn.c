@@ -187,9 +187,13 @@ static bool subject_ok(ig_str s)
 {
 	if (s.len == 0)
 		return false;
-	for (size_t i = 0; i < s.len; i++)
-		if (s.ptr[i] == ' ' || s.ptr[i] == '\t' || s.ptr[i] == '\r' || s.ptr[i] == '\n' || s.ptr[i] == 0)
+	for (size_t i = 0; i < s.len; i++) {
+		unsigned char c = (unsigned char)s.ptr[i];
+		if (c > ' ') /* one compare for most bytes: every ack's reply subject comes here */
+			continue;
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == 0)
 			return false;
+	}
 	return true;
 }
 

@@ -67,6 +67,7 @@ struct nsub {
 	struct puller *pullers;
 	uint32_t npullers, next; /* next: the puller pull() asks first, in turn, so no partition waits on the others */
 	uint32_t running, pulls; /* handlers running; pulls in flight */
+	uint32_t last_freed; /* the slot free_slot tries first */
 	struct ig_pubsub_sub_stats stats;
 };
 
@@ -101,6 +102,7 @@ static void freed(struct delivery *d, enum ig_pubsub_outcome outcome)
 	d->payload = NULL;
 	d->busy = false;
 	r->running--;
+	r->last_freed = (uint32_t)(d - r->slots);
 	pull(r);
 }
 
@@ -239,6 +241,8 @@ static void find_traceparent(ig_str h, char *out, size_t cap)
 
 static struct delivery *free_slot(struct nsub *r)
 {
+	if (!r->slots[r->last_freed].busy) /* the usual case: one freed, one pulled */
+		return &r->slots[r->last_freed];
 	for (uint32_t i = 0; i < r->sub->max_concurrency; i++)
 		if (!r->slots[i].busy)
 			return &r->slots[i];
