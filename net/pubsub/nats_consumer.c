@@ -300,8 +300,10 @@ static void on_end(void *arg, enum ig_nats_error err, int status, uint32_t recei
 	struct puller *p = arg;
 	struct nsub *r = p->r;
 	(void)received;
-	p->pulling = false;
-	r->pulls--;
+	if (p->pulling) { /* not when the connection's down has already cleared it */
+		p->pulling = false;
+		r->pulls--;
+	}
 	if (err == IG_NATS_OK && status == 409) {
 		/* the server ended it (the consumer deleted, its leader moved):
 		   made again, then pulled, a little later */
