@@ -170,6 +170,10 @@ test('the broker stopped mid-run: publish answers an error; after its restart no
 		await until(async () => await q(pg, "SELECT count(DISTINCT n) FROM runs WHERE sub = 'first';") === '10',
 			'every acknowledged message handled');
 		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE n = 100;"), '0', 'the failed publish was not delivered');
+		// an ordered topic's partition consumers pull again too, in order
+		await publishInterleaved(procs, ['p', 'q'], 4);
+		await until(async () => await q(pg, 'SELECT count(*) FROM ordered_runs;') === '10', 'the ordered messages handled');
+		await assertKeyOrder(pg, procs, ['p', 'q'], 4);
 	} finally {
 		await procs[0].stop();
 		await again?.stop();
