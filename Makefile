@@ -510,6 +510,7 @@ UNIT_SRC_net/dial/test_dial   := net/sock/sock.c net/stack_kernel.c $(wildcard n
                               $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c log.c json.c arena.c)
 UNIT_SRC_net/api/test_format       := net/api/format.c $(API_JSON) kernel/runtime/file.c
 UNIT_SRC_kernel/runtime/test_json_read    := $(API_JSON) kernel/runtime/file.c
+UNIT_SRC_net/pubsub/test_nats_partition := $(API_JSON)
 # The packing side is schemac's (host code): the test checks the two agree.
 UNIT_SRC_kernel/runtime/test_lz := tools/schemac/lz_pack.c kernel/runtime/file.c
 UNIT_SRC_net/lwip/test_net_config  := net/lwip/net_config.c

@@ -187,9 +187,13 @@ static bool subject_ok(ig_str s)
 {
 	if (s.len == 0)
 		return false;
-	for (size_t i = 0; i < s.len; i++)
-		if (s.ptr[i] == ' ' || s.ptr[i] == '\t' || s.ptr[i] == '\r' || s.ptr[i] == '\n' || s.ptr[i] == 0)
+	for (size_t i = 0; i < s.len; i++) {
+		unsigned char c = (unsigned char)s.ptr[i];
+		if (c > ' ') /* one compare for most bytes: every ack's reply subject comes here */
+			continue;
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == 0)
 			return false;
+	}
 	return true;
 }
 
@@ -796,10 +800,19 @@ static enum ig_nats_error put_pub(struct ig_nats *nc, ig_str subject, ig_str rep
 	size_t total = headers.len + payload.len;
 	if (nc->max_payload && total > nc->max_payload)
 		return IG_NATS_TOO_LARGE;
+	/* " [<headers> ]<total>\r\n", without snprintf: a consumer's every
+	   ack comes here. */
 	char sizes[48];
-	int n = headers.len ? snprintf(sizes, sizeof sizes, " %zu %zu\r\n", headers.len, total)
-			    : snprintf(sizes, sizeof sizes, " %zu\r\n", total);
-	if (!out_room(nc, 5 + subject.len + 1 + reply.len + (size_t)n + total + 2))
+	size_t n = 0;
+	sizes[n++] = ' ';
+	if (headers.len) {
+		n += ig_fmt_u64(sizes + n, headers.len);
+		sizes[n++] = ' ';
+	}
+	n += ig_fmt_u64(sizes + n, total);
+	sizes[n++] = '\r';
+	sizes[n++] = '\n';
+	if (!out_room(nc, 5 + subject.len + 1 + reply.len + n + total + 2))
 		return IG_NATS_NO_MEMORY;
 	if (headers.len)
 		out_put(nc, "HPUB ", 5);
@@ -810,7 +823,7 @@ static enum ig_nats_error put_pub(struct ig_nats *nc, ig_str subject, ig_str rep
 		out_put(nc, " ", 1);
 		out_put(nc, reply.ptr, reply.len);
 	}
-	out_put(nc, sizes, (size_t)n);
+	out_put(nc, sizes, n);
 	if (headers.len)
 		out_put(nc, headers.ptr, headers.len);
 	if (payload.len)

@@ -2,7 +2,8 @@
  * on PostgreSQL): a durable pull consumer per subscription (explicit ack,
  * AckWait the ack deadline, MaxDeliver maxAttempts + 1: that last delivery
  * only dead-letters, when the last attempt's process died or its dead
- * letter was not stored), pulled while the subscription has free slots;
+ * letter was not stored; one per partition, MaxAckPending 1, for a topic
+ * with an ordering key), pulled while the subscription has free slots;
  * each message runs as the same in-process request to POST
  * /_ingot/pubsub/<subscription> (delivery.h; serve.c runs the typed
  * handler) and its verdict goes back: +ACK, -NAK with the backoff, +TERM,
@@ -34,6 +35,17 @@
 
 struct nsub;
 
+/* A durable consumer of a subscription: its one (named as it, on the
+ * topic's whole stream), or for a topic with an ordering key one per
+ * partition (nats_provider.h: <name>-<k>, filtered to the partition's
+ * subject, MaxAckPending 1: one message of the partition in flight across
+ * all processes, the next only after its verdict, in stream order). */
+struct puller {
+	struct nsub *r;
+	char durable[IG_NATS_NAME_MAX], filter[IG_NATS_NAME_MAX];
+	bool ready, pulling, making; /* made; a pull in flight; its create in flight */
+};
+
 struct delivery {
 	struct nsub *sub;
 	bool busy;
@@ -53,8 +65,10 @@ struct nsub {
 	const struct ig_pubsub_subscription *sub;
 	char target[128], stream[IG_NATS_NAME_MAX];
 	struct delivery *slots;
-	uint32_t running;
-	bool ready, pulling, making; /* its consumer made; a pull in flight; its create in flight */
+	struct puller *pullers;
+	uint32_t npullers, next; /* next: the puller pull() asks first, in turn, so no partition waits on the others */
+	uint32_t running, pulls; /* handlers running; pulls in flight */
+	uint32_t last_freed; /* the slot free_slot tries first */
 	struct ig_pubsub_sub_stats stats;
 };
 
@@ -89,6 +103,7 @@ static void freed(struct delivery *d, enum ig_pubsub_outcome outcome)
 	d->payload = NULL;
 	d->busy = false;
 	r->running--;
+	r->last_freed = (uint32_t)(d - r->slots);
 	pull(r);
 }
 
@@ -155,7 +170,7 @@ static void dead(struct delivery *d, const char *why)
 			 "NATS/1.0\r\n%s%s%sreason: %s\r\nsubscription: %s\r\nmessage_id: %llu\r\nattempts: %llu\r\n\r\n",
 			 d->traceparent[0] ? "traceparent: " : "", d->traceparent, d->traceparent[0] ? "\r\n" : "", why,
 			 sub->name, (unsigned long long)d->seq, (unsigned long long)attempts);
-	ig_pubsub_nats_name(subject, IG_NATS_SUBJECT, sub->dead_letter->name);
+	ig_pubsub_nats_subject(subject, s.nc, sub->dead_letter, (ig_str){ d->payload, d->payload_len });
 	enum ig_nats_error e = n > 0 && (size_t)n < sizeof headers
 				       ? ig_js_publish(s.nc, (ig_str){ subject, strlen(subject) },
 						       (ig_str){ headers, (size_t)n }, (ig_str){ d->payload, d->payload_len },
@@ -205,10 +220,14 @@ static void find_traceparent(ig_str h, char *out, size_t cap)
 {
 	out[0] = 0;
 	static const char key[] = "\r\ntraceparent:";
-	for (size_t i = 0; i + sizeof key - 1 <= h.len; i++) {
-		if (strncasecmp(h.ptr + i, key, sizeof key - 1) != 0)
+	if (!h.len)
+		return;
+	const char *cr = h.ptr, *end = h.ptr + h.len;
+	/* from line end to line end (memchr), not a compare at every byte */
+	for (; (cr = memchr(cr, '\r', (size_t)(end - cr))) != NULL; cr++) {
+		if ((size_t)(end - cr) < sizeof key - 1 || strncasecmp(cr, key, sizeof key - 1) != 0)
 			continue;
-		size_t a = i + sizeof key - 1, b;
+		size_t a = (size_t)(cr - h.ptr) + sizeof key - 1, b;
 		while (a < h.len && h.ptr[a] == ' ')
 			a++;
 		for (b = a; b < h.len && h.ptr[b] != '\r'; b++)
@@ -223,6 +242,8 @@ static void find_traceparent(ig_str h, char *out, size_t cap)
 
 static struct delivery *free_slot(struct nsub *r)
 {
+	if (!r->slots[r->last_freed].busy) /* the usual case: one freed, one pulled */
+		return &r->slots[r->last_freed];
 	for (uint32_t i = 0; i < r->sub->max_concurrency; i++)
 		if (!r->slots[i].busy)
 			return &r->slots[i];
@@ -231,7 +252,7 @@ static struct delivery *free_slot(struct nsub *r)
 
 static void on_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_meta *meta)
 {
-	struct nsub *r = arg;
+	struct nsub *r = ((struct puller *)arg)->r;
 	struct delivery *d = free_slot(r);
 	if (!d || m->reply.len >= REPLY_MAX) {
 		/* more than was asked for: another delivery soon (a lost nak:
@@ -277,13 +298,17 @@ static void on_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_me
 
 static void on_end(void *arg, enum ig_nats_error err, int status, uint32_t received)
 {
-	struct nsub *r = arg;
+	struct puller *p = arg;
+	struct nsub *r = p->r;
 	(void)received;
-	r->pulling = false;
+	if (p->pulling) { /* not when the connection's down has already cleared it */
+		p->pulling = false;
+		r->pulls--;
+	}
 	if (err == IG_NATS_OK && status == 409) {
 		/* the server ended it (the consumer deleted, its leader moved):
 		   made again, then pulled, a little later */
-		r->ready = false;
+		p->ready = false;
 		retry_later();
 	} else if (err == IG_NATS_OK)
 		pull(r);
@@ -291,24 +316,40 @@ static void on_end(void *arg, enum ig_nats_error err, int status, uint32_t recei
 		retry_later(); /* else the connection's up starts pulling again */
 }
 
+/* The one consumer pulls the subscription's free slots; a partition's
+ * pulls one message (all its MaxAckPending lets come), each pull in flight
+ * holding a slot so that the partitions' together never bring more than
+ * the slots free. */
+static void pull_one(struct nsub *r, struct puller *p)
+{
+	if (!p->ready || p->pulling)
+		return;
+	uint32_t held = r->running + (r->npullers > 1 ? r->pulls : 0);
+	if (held >= r->sub->max_concurrency)
+		return;
+	const struct ig_js_pull_options o = { .batch = r->npullers > 1 ? 1 : r->sub->max_concurrency - held,
+					      .expires_ns = PULL_EXPIRES_NS };
+	if (ig_js_pull(s.nc, (ig_str){ r->stream, strlen(r->stream) }, (ig_str){ p->durable, strlen(p->durable) }, &o,
+		       on_msg, on_end, p) == IG_NATS_OK) {
+		p->pulling = true;
+		r->pulls++;
+	}
+}
+
 static void pull(struct nsub *r)
 {
-	if (!r->ready || r->pulling || !s.nc || s.core->draining || !ig_nats_connected(s.nc))
+	if (!r->pullers || !s.nc || s.core->draining || !ig_nats_connected(s.nc))
 		return;
-	uint32_t room = r->sub->max_concurrency - r->running;
-	if (room == 0)
-		return;
-	const struct ig_js_pull_options o = { .batch = room, .expires_ns = PULL_EXPIRES_NS };
-	const char *name = r->sub->name;
-	if (ig_js_pull(s.nc, (ig_str){ r->stream, strlen(r->stream) }, (ig_str){ name, strlen(name) }, &o, on_msg,
-		       on_end, r) == IG_NATS_OK)
-		r->pulling = true;
+	for (uint32_t i = 0; i < r->npullers; i++)
+		pull_one(r, &r->pullers[(r->next + i) % r->npullers]);
+	r->next = (r->next + 1) % r->npullers;
 }
 
 static void consumer_made(void *arg, const struct ig_js_result *res)
 {
-	struct nsub *r = arg;
-	r->making = false;
+	struct puller *p = arg;
+	struct nsub *r = p->r;
+	p->making = false;
 	if (res->err != IG_NATS_OK) {
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub: the NATS consumer could not be made")) {
@@ -321,27 +362,30 @@ static void consumer_made(void *arg, const struct ig_js_result *res)
 		retry_later();
 		return;
 	}
-	r->ready = true;
+	p->ready = true;
 	pull(r);
 }
 
-/* Each subscription's durable consumer, where not made (or in the
+/* Each subscription's durable consumers, where not made (or in the
  * making); create answers the same config again with success. */
 static void make_consumers(void)
 {
 	for (size_t i = 0; i < s.table->nsubs; i++) {
 		struct nsub *r = &s.subs[i];
-		if (!r->slots || r->ready || r->making)
-			continue;
-		const char *name = r->sub->name;
-		const struct ig_js_consumer_config c = {
-			.stream = { r->stream, strlen(r->stream) },
-			.durable = { name, strlen(name) },
-			.ack_wait_ns = (int64_t)r->sub->ack_deadline_us * 1000,
-			.max_deliver = (int64_t)r->sub->max_attempts + 1, /* one to dead-letter (on_msg) */
-			.max_ack_pending = (int64_t)r->sub->max_concurrency * 64,
-		};
-		r->making = ig_js_consumer_create(s.nc, &c, 5000, consumer_made, r) == IG_NATS_OK;
+		for (uint32_t k = 0; r->slots && k < r->npullers; k++) {
+			struct puller *p = &r->pullers[k];
+			if (p->ready || p->making)
+				continue;
+			const struct ig_js_consumer_config c = {
+				.stream = { r->stream, strlen(r->stream) },
+				.durable = { p->durable, strlen(p->durable) },
+				.filter_subject = { p->filter, strlen(p->filter) },
+				.ack_wait_ns = (int64_t)r->sub->ack_deadline_us * 1000,
+				.max_deliver = (int64_t)r->sub->max_attempts + 1, /* one to dead-letter (on_msg) */
+				.max_ack_pending = r->npullers > 1 ? 1 : (int64_t)r->sub->max_concurrency * 64,
+			};
+			p->making = ig_js_consumer_create(s.nc, &c, 5000, consumer_made, p) == IG_NATS_OK;
+		}
 	}
 }
 
@@ -368,6 +412,24 @@ bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table)
 		r->sub = &table->subs[i];
 		snprintf(r->target, sizeof r->target, IG_PUBSUB_PATH "%s", r->sub->name);
 		ig_pubsub_nats_name(r->stream, IG_NATS_STREAM, r->sub->topic->name);
+		r->npullers = r->sub->topic->ordering_key ? IG_NATS_PARTITIONS : 1;
+		if (!(r->pullers = calloc(r->npullers, sizeof *r->pullers))) {
+			while (i--)
+				free(s.subs[i].pullers);
+			free(s.subs);
+			s.subs = NULL;
+			return false;
+		}
+		for (uint32_t k = 0; k < r->npullers; k++) {
+			struct puller *p = &r->pullers[k];
+			p->r = r;
+			if (r->npullers == 1) {
+				snprintf(p->durable, sizeof p->durable, "%s", r->sub->name);
+				continue;
+			}
+			snprintf(p->durable, sizeof p->durable, "%s-%u", r->sub->name, (unsigned)k);
+			snprintf(p->filter, sizeof p->filter, IG_NATS_SUBJECT "%s.%u", r->sub->topic->name, (unsigned)k);
+		}
 	}
 	s.metrics.write = write_metrics;
 	ig_metrics_register(&s.metrics);
@@ -401,8 +463,9 @@ void ig_pubsub_nats_consumers_down(void)
 	if (!s.subs)
 		return;
 	for (size_t i = 0; i < s.table->nsubs; i++) {
-		s.subs[i].ready = false;
-		s.subs[i].pulling = false;
-		s.subs[i].making = false;
+		struct nsub *r = &s.subs[i];
+		r->pulls = 0;
+		for (uint32_t k = 0; r->pullers && k < r->npullers; k++)
+			r->pullers[k].ready = r->pullers[k].pulling = r->pullers[k].making = false;
 	}
 }

@@ -1,6 +1,7 @@
 /* Pub/Sub on NATS JetStream (provider.h's ig_pubsub_nats_provider): a
  * client per core (net/nats), a stream per topic made sure of each time a
- * client comes up, and publish as a linear call that waits for the
+ * client comes up (an ordered topic's on its partitions' subjects,
+ * nats_provider.h), and publish as a linear call that waits for the
  * stream's PubAck, the publisher's traceparent in the message's headers.
  * It cannot join a PostgreSQL transaction: a publish inside one is an
  * error (IG_PUBSUB_IN_TRANSACTION), never a message sent early. Core 0's
@@ -13,9 +14,11 @@
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/loop.h"
 #include "net/http/wait.h"
+#include "kernel/runtime/arena.h"
 #include "net/nats/js.h"
 #include "ingot/log.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* net/pg is referred to weakly: a NATS deployment need not link it. */
@@ -55,6 +58,20 @@ void ig_pubsub_nats_name(char out[IG_NATS_NAME_MAX], const char *prefix, const c
 	out[p + t] = 0;
 }
 
+void ig_pubsub_nats_subject(char out[IG_NATS_NAME_MAX], struct ig_nats *nc, const struct ig_pubsub_topic *t,
+			    ig_str json)
+{
+	ig_pubsub_nats_name(out, IG_NATS_SUBJECT, t->name);
+	if (!t->ordering_key)
+		return;
+	ig_arena *a = ig_nats_scratch(nc);
+	ig_arena_reset(a);
+	uint32_t k = ig_pubsub_nats_partition(a, t->ordering_key, json);
+	ig_arena_reset(a);
+	size_t n = strlen(out);
+	snprintf(out + n, IG_NATS_NAME_MAX - n, ".%u", (unsigned)k);
+}
+
 static void log_stream_error(const struct ig_js_result *r)
 {
 	struct ig_logline l;
@@ -92,9 +109,11 @@ static void ensure(struct core_client *c, struct ig_nats *nc)
 	c->streams_ok = true;
 	c->ensuring = 1; /* until every create is sent */
 	for (size_t i = 0; i < s.table->ntopics; i++) {
-		char name[IG_NATS_NAME_MAX], subject[IG_NATS_NAME_MAX];
+		char name[IG_NATS_NAME_MAX], subject[IG_NATS_NAME_MAX + 2];
 		ig_pubsub_nats_name(name, IG_NATS_STREAM, s.table->topics[i].name);
 		ig_pubsub_nats_name(subject, IG_NATS_SUBJECT, s.table->topics[i].name);
+		if (s.table->topics[i].ordering_key)
+			strcat(subject, ".*"); /* its partitions' subjects */
 		const ig_str subjects[1] = { { subject, strlen(subject) } };
 		const struct ig_js_stream_config cfg = { .name = { name, strlen(name) }, .subjects = subjects, .nsubjects = 1,
 							 .replicas = s.replicas };
@@ -222,7 +241,7 @@ static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char
 			 "00-00000000000000000000000000000000-0000000000000000-00\r\n\r\n";
 	ig_traceparent_child(ctx, headers + 23);
 	char subject[IG_NATS_NAME_MAX];
-	ig_pubsub_nats_name(subject, IG_NATS_SUBJECT, t->name);
+	ig_pubsub_nats_subject(subject, nc, t, (ig_str){ json, len });
 	enum ig_nats_error e = ig_js_publish(nc, (ig_str){ subject, strlen(subject) },
 					     (ig_str){ headers, sizeof headers - 1 }, (ig_str){ json, len }, (ig_str){ 0 },
 					     API_TIMEOUT_MS, acked, p);

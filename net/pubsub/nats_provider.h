@@ -6,6 +6,7 @@
 #ifndef NET_PUBSUB_NATS_PROVIDER_H
 #define NET_PUBSUB_NATS_PROVIDER_H
 
+#include "nats_partition.h"
 #include "topics.h"
 
 #include <stdbool.h>
@@ -22,6 +23,19 @@ struct ig_loop;
 
 /* Fills out with prefix and the topic's name. */
 void ig_pubsub_nats_name(char out[IG_NATS_NAME_MAX], const char *prefix, const char *topic);
+
+/* A topic with an ordering key is split in IG_NATS_PARTITIONS partitions:
+ * a message goes to the subject IG_NATS_SUBJECT<topic>.<k> (its stream
+ * takes IG_NATS_SUBJECT<topic>.*), k its key's partition
+ * (nats_partition.h); a subscription to it has a durable consumer per
+ * partition (<subscription>-<k>, filtered to that subject, MaxAckPending
+ * 1), so a key's messages are handled one at a time in stream order. */
+
+/* The subject a message (json) of topic t is published on, into out; nc's
+ * scratch arena reads the key. A message without its key (a dead letter
+ * that broke the schema) goes to partition 0. */
+void ig_pubsub_nats_subject(char out[IG_NATS_NAME_MAX], struct ig_nats *nc, const struct ig_pubsub_topic *t,
+			    ig_str json);
 
 /* The consumers (nats_consumer.c): prepare on the main thread (false:
  * this process runs none); up on core 0 each time its client is up and

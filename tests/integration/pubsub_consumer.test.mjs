@@ -18,7 +18,7 @@ import path from 'node:path';
 import { startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
 import { waitReady, pollUntil as until } from './dbservice.mjs';
-import { pubsubAppForSuite, publish, q } from './pubsublib.mjs';
+import { pubsubAppForSuite, publish, publishInterleaved, assertKeyOrder, q } from './pubsublib.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-'));
 const newPostgres = postgresForSuite();
@@ -187,11 +187,7 @@ test('ordering key: three processes handle each key\'s messages one at a time, i
 	const { pg, procs } = await cluster(3);
 	try {
 		const keys = ['a', 'b', 'c', 'd'], PER_KEY = 12;
-		// interleaved: a0 b0 c0 d0 a1 ..., each publish through the next process
-		let i = 0;
-		for (let seq = 0; seq < PER_KEY; seq++)
-			for (const key of keys)
-				await publish(procs[i++ % 3], 'ordered', { key, seq });
+		await publishInterleaved(procs, keys, PER_KEY);
 		await until(async () => await q(pg,
 			"SELECT count(*) FROM ingot_pubsub.deliveries WHERE subscription = 'in-order' AND state = 'done';") === String(keys.length * PER_KEY),
 		'every ordered delivery done');
@@ -199,22 +195,9 @@ test('ordering key: three processes handle each key\'s messages one at a time, i
 		// the key's value was stored with each delivery
 		assert.equal(await q(pg, "SELECT string_agg(DISTINCT ordering_key, ',' ORDER BY ordering_key) FROM ingot_pubsub.deliveries WHERE subscription = 'in-order';"),
 			keys.join(','));
-		for (const key of keys) {
-			// the runs in the order they began: every message, the ones
-			// that fail once (seq % 4 == 1) twice in a row, none out of order
-			const seen = (await q(pg, `SELECT string_agg(seq::text, ',' ORDER BY id) FROM ordered_runs WHERE key = '${key}';`)).split(',').map(Number);
-			const want = [];
-			for (let seq = 0; seq < PER_KEY; seq++)
-				want.push(...(seq % 4 === 1 ? [seq, seq] : [seq]));
-			assert.deepEqual(seen, want, `key ${key}: runs in publish order`);
-		}
-		// never two runs of a key at once
-		assert.equal(await q(pg, 'SELECT max(inflight) FROM ordered_runs;'), '1');
-		// the keys were shared among the processes, not all in one
-		const pids = new Set(procs.map((p) => String(p.pid)));
-		const ran = (await q(pg, 'SELECT DISTINCT pid FROM ordered_runs;')).split('\n').map((s) => s.trim());
-		for (const pid of ran)
-			assert.ok(pids.has(pid), `pid ${pid} is one of the processes'`);
+		// in publish order, a retry before the next, one at a time, shared
+		// among the processes
+		await assertKeyOrder(pg, procs, keys, PER_KEY);
 	} finally {
 		await Promise.all(procs.map((p) => p.stop()));
 	}

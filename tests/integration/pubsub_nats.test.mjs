@@ -7,7 +7,8 @@
 // the dead-letter topic's stream); a process killed mid-handler leaves the
 // message to be redelivered after the ack deadline; a broker stopped
 // mid-run makes publish answer an error, and after its restart nothing
-// acknowledged is lost and delivery resumes. And cron's ticks claimed in
+// acknowledged is lost and delivery resumes; messages with an ordering key
+// are handled one at a time per key, in publish order. And cron's ticks claimed in
 // NATS's KV bucket: three replicas of the reference service run each tick
 // once; a publish inside a transaction (the reference service's POST
 // /posts) is refused. And a three-node cluster (streams replicated on all three) loses
@@ -20,7 +21,7 @@ import path from 'node:path';
 import { startServer, curlResponse, cleanup, commandRunner, adminAddr, scrapeSamples } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
 import { migrate, waitReady, pollUntil as until } from './dbservice.mjs';
-import { pubsubAppForSuite, publishEvent, publish, q } from './pubsublib.mjs';
+import { pubsubAppForSuite, publishEvent, publish, publishInterleaved, assertKeyOrder, q } from './pubsublib.mjs';
 import { natsForSuite } from './natslib.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-nats-'));
@@ -70,6 +71,31 @@ test('three processes: each message handled once per subscription, and both subs
 		const pids = new Set(procs.map((p) => String(p.pid)));
 		for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM runs;')).split('\n'))
 			assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+	} finally {
+		await Promise.all(procs.map((p) => p.stop()));
+	}
+});
+
+test('ordering key: three processes handle each key\'s messages one at a time, in publish order, a retry before the next (a consumer per partition)', T, async () => {
+	const { pg, broker, procs } = await cluster(3);
+	try {
+		const keys = ['a', 'b', 'c', 'd'], PER_KEY = 12;
+		await publishInterleaved(procs, keys, PER_KEY);
+		// every message, the ones that fail once (seq % 4 == 1) twice
+		const runs = keys.length * (PER_KEY + PER_KEY / 4);
+		await until(async () => await q(pg, 'SELECT count(*) FROM ordered_runs;') === String(runs), 'every ordered message handled');
+		// in publish order, a retry before the next, one at a time
+		await assertKeyOrder(pg, procs, keys, PER_KEY);
+		// the stream takes the partitions' subjects; each partition's
+		// durable consumer is filtered to its own, one message in flight
+		const st = await broker.stream('pubsub-ordered');
+		assert.equal(st?.messages, keys.length * PER_KEY);
+		for (const k of [0, 15]) {
+			const c = await broker.consumer('pubsub-ordered', `in-order-${k}`);
+			assert.deepEqual({ filter: c?.filter_subject, pending: c?.max_ack_pending, ack: c?.ack_policy },
+				{ filter: `ingot.pubsub.ordered.${k}`, pending: 1, ack: 'explicit' }, `partition ${k}'s consumer`);
+		}
+		assert.equal(await broker.consumer('pubsub-ordered', 'in-order'), null, 'no consumer on the whole stream');
 	} finally {
 		await Promise.all(procs.map((p) => p.stop()));
 	}
@@ -144,6 +170,10 @@ test('the broker stopped mid-run: publish answers an error; after its restart no
 		await until(async () => await q(pg, "SELECT count(DISTINCT n) FROM runs WHERE sub = 'first';") === '10',
 			'every acknowledged message handled');
 		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE n = 100;"), '0', 'the failed publish was not delivered');
+		// an ordered topic's partition consumers pull again too, in order
+		await publishInterleaved(procs, ['p', 'q'], 4);
+		await until(async () => await q(pg, 'SELECT count(*) FROM ordered_runs;') === '10', 'the ordered messages handled');
+		await assertKeyOrder(pg, procs, ['p', 'q'], 4);
 	} finally {
 		await procs[0].stop();
 		await again?.stop();

@@ -1,5 +1,6 @@
 // The pubsub test app (tests/apps/pubsub) for the Pub/Sub suites: built
-// out of the tree once per suite, and its publish route.
+// out of the tree once per suite, its publish route, and the ordering
+// key's check both providers share.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -35,3 +36,31 @@ export async function publish(srv, topic, n) {
 
 // psql's answer, trimmed.
 export const q = async (pg, sql) => (await pg.psql(sql)).trim();
+
+// The ordering key's check, for both providers: perKey messages of each
+// key published on the topic `ordered`, interleaved (a0 b0 c0 d0 a1 ...),
+// each through the next of procs.
+export async function publishInterleaved(procs, keys, perKey) {
+	let i = 0;
+	for (let seq = 0; seq < perKey; seq++)
+		for (const key of keys)
+			await publish(procs[i++ % procs.length], 'ordered', { key, seq });
+}
+
+// The app's ordered_runs once every run is in: each key's runs in the
+// order they began are its messages in publish order, the ones that fail
+// once (seq % 4 == 1) twice in a row; never two runs of a key at once; each
+// run in one of procs.
+export async function assertKeyOrder(pg, procs, keys, perKey) {
+	for (const key of keys) {
+		const seen = (await q(pg, `SELECT string_agg(seq::text, ',' ORDER BY id) FROM ordered_runs WHERE key = '${key}';`)).split(',').map(Number);
+		const want = [];
+		for (let seq = 0; seq < perKey; seq++)
+			want.push(...(seq % 4 === 1 ? [seq, seq] : [seq]));
+		assert.deepEqual(seen, want, `key ${key}: runs in publish order`);
+	}
+	assert.equal(await q(pg, 'SELECT max(inflight) FROM ordered_runs;'), '1');
+	const pids = new Set(procs.map((p) => String(p.pid)));
+	for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM ordered_runs;')).split('\n'))
+		assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+}

@@ -21,12 +21,15 @@
 // batch as one (a verdict per message, as ingot's, is batchSize 1, whose
 // workers wait for the poll after every job), so a larger batch is cheaper
 // per message but not the same contract. Its table goes to
-// stdout, build/bench/pubsub.{md,json} and results.md. tools/bench/run
+// stdout, build/bench/pubsub.{md,json} and results.md. The providers:
+// postgres (tools/pg-local's cluster, or DATABASE_URL; pg-boss,
+// pgboss-worker.js) and nats (a nats-server of its own, JetStream on, a
+// temp store, a free port; nats.js, natsjs-worker.js). tools/bench/run
 // starts it (BENCH_PUBSUB=0 skips it); `node tools/bench/pubsub.js` runs it
 // alone. A measurement, never a test: the target is reported, not enforced.
 //
 // Knobs: BENCH_REPS (3), BENCH_SERVER_CPU (0), BENCH_CLIENT_CPU (1); its own:
-// BENCH_PUBSUB_PROVIDERS (postgres), BENCH_PUBSUB_MESSAGES (20000), BENCH_PUBSUB_SKIP (0.25),
+// BENCH_PUBSUB_PROVIDERS (postgres,nats), BENCH_PUBSUB_MESSAGES (20000), BENCH_PUBSUB_SKIP (0.25),
 // BENCH_PUBSUB_LATENCY (500), BENCH_PUBSUB_INTERVAL_MS (5),
 // BENCH_PUBSUB_APP (tools/bench/pubsub/build/bin/pubsub-bench),
 // BENCH_PGBOSS_BATCH (100,1000: a list), BENCH_PGBOSS_WORKERS (4).
@@ -46,7 +49,7 @@ const { timing, cores } = sharedCfg(0);
 const CFG = {
   reps: timing.reps,
   ...cores,
-  providers: (env.BENCH_PUBSUB_PROVIDERS || 'postgres').split(',').filter(Boolean),
+  providers: (env.BENCH_PUBSUB_PROVIDERS || 'postgres,nats').split(',').filter(Boolean),
   messages: num(env.BENCH_PUBSUB_MESSAGES, 20000),
   skip: num(env.BENCH_PUBSUB_SKIP, 0.25),
   latency: num(env.BENCH_PUBSUB_LATENCY, 500),
@@ -62,9 +65,11 @@ const { notes, log, note } = logger('bench pubsub');
 
 // ---- PostgreSQL: tools/pg-local's cluster of its own (or DATABASE_URL) ----
 let pgStarted = false;
+const natsDirs = []; // the nats-servers' stores, removed at the end
 const pgEnv = () => ({ ...env, BUILD: path.join(ROOT, 'build', 'bench') });
 function cleanup() {
   killAll('SIGKILL');
+  while (natsDirs.length) fs.rmSync(natsDirs.pop(), { recursive: true, force: true });
   if (pgStarted) {
     try { execFileSync(path.join(ROOT, 'tools', 'pg-local'), ['stop'], { env: pgEnv(), stdio: 'ignore' }); } catch { /* gone */ }
     pgStarted = false;
@@ -97,8 +102,9 @@ const ticksOf = (pids) => pids.reduce((a, p) => { try { return a + cpuTicks(p); 
 // ingotEnv(broker) (the app's settings to use it), reset(broker) (between
 // runs: no message left), peers() -> [{ name, settings, fill(broker, n),
 // start(broker) -> a consumer with stats()/reset()/publish(count,
-// intervalMs)/stop() }], brokerPids(broker). The NATS provider (INGOT_PUBSUB_URL=nats://...,
-// nats.js as the peer) is added here beside postgres.
+// intervalMs)/stop() }], sides(peers) (the table's line on both sides'
+// settings), brokerPids(broker), and teardown(broker) where the broker is
+// its own.
 const PROVIDERS = {
   postgres: {
     label: 'PostgreSQL',
@@ -134,18 +140,67 @@ const PROVIDERS = {
       },
       start: (b) => pgbossConsumer(b, batch),
     })),
+    sides: (peers) => `ingot: maxConcurrency 64, a verdict per message; pg-boss: ${peers[0]?.settings || ''}, a verdict per batch.`,
+  },
+  nats: {
+    label: 'NATS JetStream',
+    // A nats-server of its own: a temp store, a free port, JetStream on,
+    // on the client CPU; stopped by its PID in teardown (or cleanup).
+    async setup() {
+      const bin = ['/usr/sbin/nats-server', '/usr/bin/nats-server'].find((p) => fs.existsSync(p));
+      if (!bin) throw new Error('nats-server is not installed (tools/setup bench installs it)');
+      const version = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim().replace(/^nats-server:\s*/, '');
+      const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'ingot-bench-nats-'));
+      natsDirs.push(dir);
+      const port = await freePort();
+      const srv = await launch('nats-server', port, { argv: [bin, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir] },
+        path.join(OUT, 'logs', 'pubsub-nats-server.log'), { cpu: CFG.clientCpu, timeoutMs: 15000, pollMs: 5 });
+      const url = `nats://127.0.0.1:${port}`;
+      const { connect } = require('nats');
+      const nc = await connect({ servers: url });
+      return { url, srv, nc, jsm: await nc.jetstreamManager(),
+        where: `nats-server ${version} of its own, on a free port with \`-js -sd <tmp>\``,
+        durability: 'file storage (the server\'s default sync), explicit acks' };
+    },
+    ingotEnv: (b) => ({ INGOT_PUBSUB_URL: b.url }),
+    // The streams (and their consumers) deleted: ingot's publisher makes
+    // its stream again as it connects, nats.js's fill makes its own.
+    async reset(b) {
+      for (const name of ['pubsub-bench', 'natsjs-bench']) {
+        try { await b.jsm.streams.delete(name); } catch { /* none yet */ }
+      }
+    },
+    async teardown(b) {
+      await b.nc.close();
+      await stopServer(b.srv, note);
+    },
+    brokerPids: (b) => [b.srv.pid],
+    peers: () => [{
+      name: `nats.js ${require('nats/package.json').version}`,
+      settings: 'a durable pull consumer, explicit ack, MaxAckPending 64, consume() 64 at a time',
+      async fill(b, n) {
+        const r = await run(process.execPath, [path.join(HERE, 'natsjs-worker.js')],
+          { env: { ...env, BENCH_NATS_URL: b.url, BENCH_NATS_MODE: 'fill', BENCH_NATS_FILL: String(n) } });
+        if (r.code !== 0) throw new Error(`nats.js fill: ${r.err.slice(-300)}`);
+      },
+      start: (b) => peerConsumer('nats.js', 'natsjs-worker.js', { BENCH_NATS_URL: b.url, BENCH_NATS_MODE: 'consume' }),
+    }],
+    sides: (peers) => `ingot: maxConcurrency 64 (64 handlers at once, pulled as slots free), an ack per message; nats.js: ${peers[0]?.settings || ''}, an ack per message.`,
   },
 };
 
-function pgbossConsumer(b, batch) {
+const pgbossConsumer = (b, batch) => peerConsumer('pg-boss', 'pgboss-worker.js', { DATABASE_URL: b.url, BENCH_PGBOSS_MODE: 'consume',
+  BENCH_PGBOSS_BATCH: String(batch), BENCH_PGBOSS_WORKERS: String(CFG.pgbossWorkers) });
+
+// A peer's consumer: its worker script as a child on the server CPU,
+// answering the bench over IPC (pgboss-worker.js, natsjs-worker.js).
+function peerConsumer(name, script, extra) {
   return new Promise((resolve, reject) => {
-    const logFile = path.join(OUT, 'logs', 'pubsub-pgboss.log');
+    const logFile = path.join(OUT, 'logs', `pubsub-${script.replace(/-worker\.js$/, '')}.log`);
     fs.mkdirSync(path.dirname(logFile), { recursive: true });
     const fd = fs.openSync(logFile, 'w');
-    const child = track(spawn('taskset', ['-c', String(CFG.serverCpu), process.execPath, path.join(HERE, 'pgboss-worker.js')], {
-      stdio: ['ignore', fd, fd, 'ipc'],
-      env: { ...env, DATABASE_URL: b.url, BENCH_PGBOSS_MODE: 'consume', BENCH_PGBOSS_BATCH: String(batch),
-        BENCH_PGBOSS_WORKERS: String(CFG.pgbossWorkers) },
+    const child = track(spawn('taskset', ['-c', String(CFG.serverCpu), process.execPath, path.join(HERE, script)], {
+      stdio: ['ignore', fd, fd, 'ipc'], env: { ...env, ...extra },
     }));
     fs.closeSync(fd);
     const waiting = [];
@@ -154,7 +209,7 @@ function pgbossConsumer(b, batch) {
       const w = waiting.shift();
       if (w) w(m);
     });
-    child.on('exit', (code) => reject(new Error(`pg-boss consumer exited (${code}); see ${logFile}`)));
+    child.on('exit', (code) => reject(new Error(`${name} consumer exited (${code}); see ${logFile}`)));
     const ask = (msg) => new Promise((r) => { waiting.push(r); child.send(msg); });
     const api = {
       pid: child.pid,
@@ -208,7 +263,15 @@ async function ingotProcess(provider, b, consume, cpu) {
       }
     },
     async fill(n) {
-      let next = 0;
+      // The first publish is tried until the provider is up (NATS: the
+      // client connects and makes the stream after the HTTP port listens).
+      for (const deadline = Date.now() + 15000; ;) {
+        const s = await post(port, '/publish', JSON.stringify({ n: 0, sent_us: 0 }));
+        if (s === 204) break;
+        if (Date.now() > deadline) throw new Error(`POST /publish answered ${s}`);
+        await sleep(20);
+      }
+      let next = 1;
       const one = async () => {
         while (next < n) {
           const i = next++;
@@ -287,8 +350,7 @@ function render(res) {
     `${CFG.latency} published one at a time every ${CFG.intervalMs} ms by the consumer's process for the latency; medians of ${CFG.reps} reps (min–max).`);
   for (const p of res.providers) {
     L.push('');
-    L.push(`**${p.label}** (${p.where}; ${p.durability}, the same for all); ingot: maxConcurrency 64, a verdict per message; ` +
-      `pg-boss: ${p.peers.map((x) => x.settings)[0] || ''}, a verdict per batch.`);
+    L.push(`**${p.label}** (${p.where}; ${p.durability}, the same for all); ${p.sides}`);
     L.push('');
     L.push('| consumer | messages/s | messages per consumer CPU-s | per CPU-s with the broker\'s | latency p50 | latency p99 |');
     L.push('|---|---:|---:|---:|---:|---:|');
@@ -319,9 +381,15 @@ async function main() {
   for (const name of CFG.providers) {
     const provider = PROVIDERS[name];
     if (!provider) { note(`no provider "${name}" in tools/bench/pubsub.js`); continue; }
-    const b = await provider.setup();
+    let b;
+    try {
+      b = await provider.setup();
+    } catch (e) { // no broker here (nats-server not installed...): the others still run
+      note(`${name}: ${e.message}`);
+      continue;
+    }
     const peers = provider.peers();
-    const out = { name, label: provider.label, where: b.where, durability: b.durability, ingot: [],
+    const out = { name, label: provider.label, where: b.where, durability: b.durability, sides: provider.sides(peers), ingot: [],
       peers: peers.map((x) => ({ name: x.name, settings: x.settings, runs: [] })) };
     const sides = [null, ...peers];
     for (let rep = 0; rep < CFG.reps; rep++) {
@@ -346,6 +414,7 @@ async function main() {
       }
     }
     res.providers.push(out);
+    if (provider.teardown) await provider.teardown(b);
   }
   machine.loadavg_end = require('node:os').loadavg();
   res.elapsed_s = (Date.now() - started) / 1000;
