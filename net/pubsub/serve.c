@@ -52,12 +52,15 @@ static void handler_returned(ig_ctx *ctx, void *arg)
 	answer(ctx, ((struct delivery_work *)arg)->work.status);
 }
 
-/* SQS's records under Lambda (sqs.c) come in through this path: linked
- * with it, so into a binary with subscriptions only. A strong reference
- * (sqs.h declares the ops weak, for the Lambda runtime). */
+/* SQS's records under Lambda (sqs.c) and PostgreSQL's consumers
+ * (consumer.c) come in through this path: linked with it, so into a
+ * binary with subscriptions only. Strong references (sqs.h declares the
+ * ops weak, for the Lambda runtime; the PostgreSQL provider refers to the
+ * consumers weakly, for a document with topics and no subscriptions). */
 struct ig_pubsub_sqs_ops;
 extern const struct ig_pubsub_sqs_ops ig_pubsub_sqs_ops;
 const struct ig_pubsub_sqs_ops *const ig_pubsub_sqs_link = &ig_pubsub_sqs_ops;
+const struct ig_pubsub_consumer_ops *const ig_pubsub_consumer_link = &ig_pubsub_consumer_ops;
 
 /* The key compared in time that does not depend on where the first
  * difference lies. */

@@ -99,6 +99,8 @@ const enc = encodeURIComponent;
  *                  trimmed answer) is true, and resolves that answer; fails after ms
  *                  (default 20000), naming what,
  *   restart()      pg_ctl restart -m fast (the same port; pid changes),
+ *   halt(), resume()  pg_ctl stop -m fast, and start again on the same port
+ *                  and data (a server that is down for a while),
  *   stop()         a fast shutdown by PID, waits for it, removes the directory }
  */
 export async function startPostgres({ tls = false, authMethod = 'scram-sha-256', maxConnections = 200,
@@ -205,6 +207,13 @@ export async function startPostgres({ tls = false, authMethod = 'scram-sha-256',
 
 	pg.restart = async () => {
 		await pgctl(['-l', logFile, '-w', '-t', '60', '-m', 'fast', '-o', `-p ${pg.port}`, 'restart']);
+		pg.pid = pidOf();
+	};
+	pg.halt = async () => {
+		await pgctl(['-w', '-t', '60', 'stop', '-m', 'fast']);
+	};
+	pg.resume = async () => {
+		await pgctl(['-l', logFile, '-w', '-t', '60', '-o', `-p ${pg.port}`, 'start']);
 		pg.pid = pidOf();
 	};
 	pg.stop = async () => {

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
 import { waitReady, pollUntil as until } from './dbservice.mjs';
-import { pubsubAppForSuite, publish, publishInterleaved, assertKeyOrder, q } from './pubsublib.mjs';
+import { pubsubAppForSuite, publish, publishEvent, publishInterleaved, assertKeyOrder, q } from './pubsublib.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-'));
 const newPostgres = postgresForSuite();
@@ -104,6 +104,29 @@ test('a message that breaks the schema at the subscriber goes to the dead-letter
 		assert.equal(await q(pg, "SELECT attributes->>'reason' FROM ingot_pubsub.messages WHERE topic = 'events-dead';"),
 			"the message breaks the topic's schema");
 		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE sub = 'first';"), '0');
+	} finally {
+		await procs[0].stop();
+	}
+});
+
+test('PostgreSQL stopped mid-run: a publish answers an error; after its restart nothing acknowledged is lost and delivery resumes', T, async () => {
+	const { pg, procs } = await cluster(1);
+	try {
+		for (let i = 0; i < 5; i++)
+			await publish(procs[0], 'events', i);
+		await pg.halt();
+		const down = await publishEvent(procs[0], 'events', 100);
+		assert.ok(down.status >= 500, `the publish failed, not lost silently (${down.status})`);
+		await until(async () => (await curlResponse(procs[0].port, '/readyz')).status === 503, '/readyz 503');
+		await pg.resume();
+		await waitReady(procs[0]);
+		for (let i = 5; i < 10; i++)
+			await publish(procs[0], 'events', i);
+		await until(async () => await q(pg, "SELECT count(DISTINCT n) FROM runs WHERE sub = 'first';") === '10',
+			'every acknowledged message handled');
+		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE n = 100;"), '0', 'the failed publish was not delivered');
+		assert.equal(await q(pg, "SELECT count(*) FROM ingot_pubsub.messages WHERE payload->>'n' = '100';"), '0',
+			'nor stored');
 	} finally {
 		await procs[0].stop();
 	}
