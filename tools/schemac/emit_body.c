@@ -294,6 +294,10 @@ void mark_body_decoders(struct sc_model *m)
 	   check it, and for its subscribers. */
 	for (size_t i = 0; i < m->ntopics; i++)
 		mark_slot(m->topics[i]->message, false);
+	/* A WebSocket's inbound message, likewise, by its socket. */
+	for (size_t i = 0; i < m->nops; i++)
+		if (m->ops[i]->ws_in)
+			mark_slot(m->ops[i]->ws_in, false);
 }
 
 /* The validator a free-form slot runs, as a function name, or "NULL". */

@@ -383,6 +383,9 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 	for (size_t i = 0; i < m->nops; i++) /* its typed send encodes the event */
 		if (sc_op_event(m->ops[i]))
 			mark_used(sc_op_event(m->ops[i]), false, false);
+	for (size_t i = 0; i < m->nops; i++) /* its typed send encodes the message */
+		if (m->ops[i]->ws_out)
+			mark_used(m->ops[i]->ws_out, false, false);
 
 	struct sc_schema **list = NULL;
 	size_t n = 0;
@@ -397,6 +400,9 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 	for (size_t i = 0; i < m->nops; i++)
 		if (sc_op_event(m->ops[i]))
 			collect(sc_op_event(m->ops[i]), false, &list, &n);
+	for (size_t i = 0; i < m->nops; i++)
+		if (m->ops[i]->ws_out)
+			collect(m->ops[i]->ws_out, false, &list, &n);
 
 	out_line(c, "/* ---- response encoders ---- */");
 	out_blank(c);
