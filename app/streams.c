@@ -169,8 +169,8 @@ int getWsEcho(ig_ctx *ctx, const struct getWsEcho_in *in, struct getWsEcho_out *
 void getWsEcho_message(ig_ws *ws, const struct Echo *msg)
 {
 	struct Echo reply = { .text = msg->text, .n = msg->n + 1 };
-	/* FULL: a client that does not read its echoes loses them (reading
-	   pauses for it meanwhile); CLOSED: it has gone. */
+	/* Never FULL here: the runtime holds back the next message while the
+	   client's window is full. CLOSED: it has gone. */
 	if (ig_ws_send_getWsEcho(ws, &reply) == IG_WS_INVALID)
 		ig_ws_close(ws, 1011, "the echo could not be encoded"); /* internal error */
 }

@@ -21,7 +21,8 @@ enum ig_ws_result {
 	/* The socket is closing or closed: nothing was sent. */
 	IG_WS_CLOSED,
 	/* The client's window is full (INGOT_MAX_OUTPUT unsent bytes): nothing
-	   was sent; try later. */
+	   was sent; try later. (A message handler's first send never gets it:
+	   the next message waits for room.) */
 	IG_WS_FULL,
 	/* The message could not be encoded in the memory a send may use. */
 	IG_WS_INVALID,

@@ -34,6 +34,7 @@ struct ig_ws {
 	bool binary;     /* the message being assembled is binary: refused at its end */
 	bool in_message; /* its type's handler runs */
 	bool held;       /* reading paused behind a full window */
+	bool resume;     /* later resumes reading: the window has room */
 	bool finishing;  /* later finishes the exchange */
 	bool gone;       /* given back by later, after the batch */
 };
@@ -99,6 +100,10 @@ static void put_frame(ig_ws *ws, enum ig_ws_opcode op, const void *p, size_t n)
 	size_t h = ig_ws_put_head(head, op, true, n);
 	ig_http_out_append(c, (const char *)head, h);
 	ig_http_stream_write(&ws->base, p, n);
+	/* Over the window conn.c lends no read buffer: reading resumes once
+	   the output has gone down (ws_writable). */
+	if (ws->base.conn && ig_http_stream_unsent(&ws->base) > (size_t)ws->core->cfg->max_output)
+		ws->held = true;
 }
 
 /* Given back once nothing holds it (closed, its exchange finished, no
@@ -194,12 +199,10 @@ static void message(ig_ws *ws)
 		ws->in_message = false;
 		ig_arena_reset(&wc->in);
 	}
-	ws->msg_len = 0;
-	if (ws->msg_cap > 4096) { /* a large message's memory goes back at once */
-		free(ws->msg);
-		ws->msg = NULL;
-		ws->msg_cap = 0;
-	}
+	/* Its memory goes back at once: an idle socket holds none. */
+	free(ws->msg);
+	ws->msg = NULL;
+	ws->msg_len = ws->msg_cap = 0;
 }
 
 static bool append(ig_ws *ws, const uint8_t *p, size_t n)
@@ -253,7 +256,9 @@ static size_t ws_received(struct http_stream *b, char *p, size_t n)
 	ig_ws *ws = (ig_ws *)b;
 	ws->last_rx_ms = now_ms(ws);
 	size_t at = 0;
-	while (!ws->closed && at < n) {
+	/* Behind a full window the next message waits (its answer would find
+	   no room): its bytes stay in conn.c's buffer until ws_writable. */
+	while (!ws->closed && !ws->held && at < n) {
 		struct ig_ws_event ev;
 		at += ig_ws_read(&ws->rd, (uint8_t *)p + at, n - at, &ev);
 		if (ev.kind == IG_WS_NEED_MORE)
@@ -264,8 +269,6 @@ static size_t ws_received(struct http_stream *b, char *p, size_t n)
 		maybe_release(ws);
 		return n; /* nothing more is read */
 	}
-	if (ws->base.conn && ig_http_stream_unsent(&ws->base) > (size_t)ws->core->cfg->max_output)
-		ws->held = true; /* conn.c lends no buffer now: resumed when writable */
 	return at;
 }
 
@@ -291,18 +294,23 @@ static void later(struct ig_deferred *d)
 	}
 	if (ws->finishing) {
 		ws->finishing = false;
-		finish(ws);
-		return;
+		finish(ws); /* may give ws back: later again, queued */
+		if (ws->gone)
+			return;
 	}
-	if (ws->base.conn)
-		ig_http_stream_resume(&ws->base);
+	if (ws->resume) {
+		ws->resume = false;
+		if (ws->base.conn)
+			ig_http_stream_resume(&ws->base);
+	}
 }
 
 static void ws_writable(struct http_stream *b)
 {
 	ig_ws *ws = (ig_ws *)b;
-	if (ws->held && !ws->later.queued) {
+	if (ws->held) {
 		ws->held = false;
+		ws->resume = true;
 		ig_loop_defer(&ws->core->loop, &ws->later);
 	}
 }
@@ -400,7 +408,7 @@ static void head_put(ig_wbuf *w, const char *p, size_t n)
 ig_ws *ig_ws_open(ig_ctx *x, const struct ig_ws_type *type, int *status)
 {
 	ig_str key = ig_req_header(x, "Sec-WebSocket-Key");
-	if (!has_token(ig_req_header(x, "Upgrade"), "websocket") || !has_token(ig_req_header(x, "Connection"), "upgrade"))
+	if (x->req.head || !has_token(ig_req_header(x, "Upgrade"), "websocket") || !has_token(ig_req_header(x, "Connection"), "upgrade"))
 		return refuse(x, status, 400, "a WebSocket request needs Upgrade: websocket and Connection: Upgrade");
 	ig_str version = ig_req_header(x, "Sec-WebSocket-Version");
 	if (version.len != 2 || memcmp(version.ptr, IG_WS_VERSION, 2) != 0) {

@@ -6,6 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import net from 'node:net';
 import WebSocket from 'ws';
 import { startServer, cleanup, RawClient, within } from './lib.mjs';
 
@@ -244,6 +245,32 @@ test('an idle socket gets pings (INGOT_WS_PING_MS)', T, async () => {
 	await until(c, (b) => frames(b).some((f) => f.op === 9), 'a ping');
 	await c.write(frame(10, ''));
 	c.destroy();
+	await srv.stop();
+});
+
+test('a client that reads late still gets every echo, in order (reading pauses behind INGOT_MAX_OUTPUT, then resumes)', T, async () => {
+	const srv = await startServer({ INGOT_MAX_OUTPUT: '1024', INGOT_WRITE_TIMEOUT_MS: '60000' });
+	const sock = net.connect(srv.port, '127.0.0.1');
+	await new Promise((res, rej) => { sock.once('connect', res); sock.once('error', rej); });
+	// 24 MB of echoes: more than loopback's buffers hold, both ways.
+	const text = 'y'.repeat(960), count = 25000;
+	const all = [Buffer.from(upgrade('/ws/echo'))];
+	for (let n = 0; n < count; n++) all.push(frame(1, JSON.stringify({ text, n })));
+	sock.pause();
+	sock.write(Buffer.concat(all));
+	const chunks = [];
+	let bytes = 0;
+	const enough = 25000 * 984; // each echo's payload and head at least
+	const done = new Promise((res, rej) => {
+		sock.on('data', (d) => { chunks.push(d); bytes += d.length; if (bytes >= enough) res(); });
+		sock.on('close', () => rej(new Error(`closed after ${bytes} bytes`)));
+	});
+	sock.resume();
+	await within(40000, done, 'every echo').catch((e) => { throw new Error(`${e.message}: ${bytes} bytes, ${frames(Buffer.concat(chunks)).length} frames`); });
+	const got = frames(Buffer.concat(chunks));
+	assert.equal(got.length, count);
+	assert.ok(got.every((f, i) => f.op === 1 && JSON.parse(f.payload.toString()).n === i + 1));
+	sock.destroy();
 	await srv.stop();
 });
 
