@@ -260,7 +260,8 @@ test('a client that reads late still gets every echo, in order (reading pauses b
 	sock.write(Buffer.concat(all));
 	const chunks = [];
 	let bytes = 0;
-	const enough = 25000 * 984; // each echo's payload and head at least
+	let enough = 0; // every echo's head (4 bytes: 126..65535) and payload
+	for (let n = 1; n <= count; n++) enough += 4 + JSON.stringify({ text, n }).length;
 	const done = new Promise((res, rej) => {
 		sock.on('data', (d) => { chunks.push(d); bytes += d.length; if (bytes >= enough) res(); });
 		sock.on('close', () => rej(new Error(`closed after ${bytes} bytes`)));
