@@ -248,7 +248,8 @@ static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
 		uses_w |= r->text_type || (r->schema && !r->problem);
 	}
 	out_line(c, "/* %s %s */", op->method, op->path->tmpl);
-	out_line(c, "IG_HOT static void encode_%s(ig_ctx *ctx, int status, const void *out)", op->id);
+	out_line(c, "%s static void encode_%s(ig_ctx *ctx, int status, const void *out)",
+		 sc_op_is_stream(op) ? "IG_STREAM_CODE" : "IG_HOT", op->id);
 	out_open(c, "{");
 	if (uses_o)
 		out_line(c, "const struct %s_out *o = out;", op->id);

@@ -176,6 +176,7 @@ struct sc_schema {
 	bool encoder_hot;   /* emit_encode: a response or a topic (not only events) reaches it */
 	bool writer_listed; /* emit_encode: in the list of writers */
 	bool decoder_used;  /* emit_body: some request body decodes it typed */
+	bool decoder_hot;   /* emit_body: a request's path reaches it (not only a WebSocket's messages) */
 	bool param_used;    /* emit_decode: a parameter (or its items) has it */
 	bool decoder_listed;
 	unsigned validator_use; /* emit_validate: VALIDATE_* bits */
