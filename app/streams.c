@@ -3,7 +3,8 @@
  * waiting between them; GET /events/idle keeps its stream after the
  * handler returns, so an idle stream holds no coroutine, in its core's
  * list, to which a later one's handler sends its note. A WebSocket
- * (include/ingot/websocket.h): GET /ws/echo answers each message. */
+ * (include/ingot/websocket.h): GET /ws/echo answers each message, after
+ * waiting when it asks. */
 #include "api.h"
 
 #include <stdio.h>
@@ -166,8 +167,12 @@ int getWsEcho(ig_ctx *ctx, const struct getWsEcho_in *in, struct getWsEcho_out *
 	return status;
 }
 
-void getWsEcho_message(ig_ws *ws, const struct Echo *msg)
+void getWsEcho_message(ig_ctx *ctx, ig_ws *ws, const struct Echo *msg)
 {
+	/* A handler may wait: on its coroutine, the socket's next message
+	   waiting behind it. */
+	if (msg->has_wait_ms && msg->wait_ms && ig_sleep(ctx, (uint32_t)msg->wait_ms) != IG_WAIT_OK)
+		return; /* cancelled: the socket has closed */
 	struct Echo reply = { .text = msg->text, .n = msg->n + 1 };
 	/* Never FULL here: the runtime holds back the next message while the
 	   client's window is full. CLOSED: it has gone. */

@@ -55,9 +55,10 @@ IG_MUST_USE IG_NONNULL(1) enum ig_ws_result ig_ws_send_text(ig_ws *ws, ig_str da
 
 struct ig_json_reader;
 /* An operation's socket type: decodes one whole inbound message (valid
- * UTF-8) with r, then calls the app's handler unless ig_ws_decoded says no. */
+ * UTF-8) with r, in ctx's arena, then calls the app's handler with ctx
+ * unless ig_ws_decoded says no. */
 struct ig_ws_type {
-	void (*message)(ig_ws *ws, struct ig_json_reader *r, bool check);
+	void (*message)(ig_ctx *ctx, ig_ws *ws, struct ig_json_reader *r, bool check);
 };
 /* The upgrade: checks the handshake (Upgrade and Connection tokens,
  * Sec-WebSocket-Version 13, the key, Origin) and answers 101. Returns the

@@ -25,6 +25,7 @@ struct ig_ws {
 	char *msg; /* the message being assembled (malloc: an idle socket holds none) */
 	size_t msg_len, msg_cap;
 	const char *why; /* the first violation of the message being decoded */
+	ig_ctx *msg_ctx; /* the exchange its message handler runs in (and may wait in) */
 	struct ig_timer ping;
 	struct ig_deferred later; /* finish, or resume reading, after the batch */
 	ig_ws_fn *on_close;
@@ -32,17 +33,18 @@ struct ig_ws {
 	uint64_t last_rx_ms;
 	bool closed;     /* closing or closed: nothing more is sent */
 	bool binary;     /* the message being assembled is binary: refused at its end */
-	bool in_message; /* its type's handler runs */
+	bool in_message; /* its type's handler runs, or waits */
+	bool pending;    /* the next message, whole in msg, waits for that handler */
 	bool held;       /* reading paused behind a full window */
 	bool resume;     /* later resumes reading: the window has room */
 	bool finishing;  /* later finishes the exchange */
 	bool gone;       /* given back by later, after the batch */
 };
 
-/* A core's sockets and the scratch memory messages decode and encode in. */
+/* A core's sockets and the scratch memory messages are encoded in. */
 struct ws_core {
 	struct ig_pool sockets;
-	ig_arena in, out;
+	ig_arena out;
 	ig_wbuf buf;
 	struct ws_core *all_next;
 };
@@ -68,8 +70,7 @@ __attribute__((cold, noinline)) static struct ws_core *make_core(struct http_cor
 		return NULL;
 	size_t max = core->cfg->max_conns > 0 ? (size_t)core->cfg->max_conns : IG_HTTP_MAX_CONNS_CEILING;
 	ig_pool_init(&wc->sockets, sizeof(struct ig_ws), 64, max);
-	size_t limit = (size_t)max_message(core) * 4 + (1u << 20);
-	ig_arena_init(&wc->in, &core->blocks, limit);
+	size_t limit = (size_t)core->cfg->max_body * 2 + (1u << 20);
 	ig_arena_init(&wc->out, &core->blocks, limit);
 	wc->buf = (ig_wbuf){ .arena = &wc->out };
 	wc->all_next = atomic_load(&all_ws_cores);
@@ -146,6 +147,8 @@ static void close_with(ig_ws *ws, uint16_t code, const char *reason, size_t reas
 	}
 	if (ws->ctx)
 		ig_wait_cancel(ws->ctx);
+	if (ws->msg_ctx)
+		ig_wait_cancel(ws->msg_ctx);
 	notify(ws);
 }
 
@@ -181,24 +184,94 @@ static void close_lit(ig_ws *ws, uint16_t code, const char *reason)
 	close_with(ws, code, reason, strlen(reason));
 }
 
-/* A whole message: checked, decoded, handed to the operation's type. */
+static void message(ig_ws *ws);
+
+/* A message's run: its exchange (what its handler may wait in, whose arena
+ * holds the message and what is decoded from it) and the work that runs it. */
+struct msg_run {
+	struct ig_wait_work work;
+	ig_ws *ws;
+	const char *text;
+	size_t len;
+};
+
+/* On the handler's coroutine: decodes, and calls the app's handler. */
+static int run_message(ig_ctx *x, const void *in, void *out)
+{
+	(void)out;
+	const struct msg_run *m = in;
+	ig_json_reader r;
+	ig_jr_init(&r, m->text, m->len, &x->arena, 64);
+	m->ws->why = NULL;
+	m->ws->type->message(x, m->ws, &r, true);
+	return 0;
+}
+
+/* The handler has returned (and what it started has completed): the
+ * exchange goes, the next message may come. */
+static void message_end(ig_ws *ws, ig_ctx *x)
+{
+	ws->in_message = false;
+	ws->msg_ctx = NULL;
+	ig_http_ctx_free(x);
+	if (ws->closed) {
+		maybe_release(ws);
+	}
+}
+
+static void message_waited(ig_ctx *x, void *arg)
+{
+	struct msg_run *m = (struct msg_run *)((char *)arg - offsetof(struct msg_run, work));
+	ig_ws *ws = m->ws;
+	message_end(ws, x);
+	if (ws->closed)
+		return;
+	if (ws->pending) {
+		ws->pending = false;
+		message(ws);
+	}
+	if (!ws->closed && !ws->in_message) { /* the bytes that waited behind it */
+		ws->resume = true;
+		ig_loop_defer(&ws->core->loop, &ws->later);
+	}
+}
+
+/* A whole message: checked, then decoded and handed to the operation's
+ * type on a handler coroutine, in an exchange of its own. */
 static void message(ig_ws *ws)
 {
-	struct ws_core *wc = ig_loop_slot_get(&ws->core->loop, &ws_slot);
 	const char *text = ws->msg ? ws->msg : "";
+	ig_ctx *x = NULL;
+	struct msg_run *m = NULL;
+	char *copy = NULL;
 	if (ws->binary) {
 		close_lit(ws, IG_WS_CLOSE_UNSUPPORTED, "binary messages are not accepted: text (JSON) only");
 	} else if (!ig_utf8_valid(text, ws->msg_len)) {
 		close_lit(ws, IG_WS_CLOSE_INVALID_DATA, "a text message that is not UTF-8");
+	} else if (!(x = ig_http_ctx_new(ws->core, NULL)) || !(m = ig_arena_alloc(&x->arena, sizeof *m)) ||
+		   !(copy = ig_arena_alloc(&x->arena, ws->msg_len + 1))) {
+		close_lit(ws, IG_WS_CLOSE_TRY_AGAIN, "no memory for the message now");
 	} else {
-		ig_json_reader r;
-		ig_jr_init(&r, text, ws->msg_len, &wc->in, 64);
-		ws->why = NULL;
+		memcpy(copy, text, ws->msg_len);
+		*m = (struct msg_run){ .work = { .handle = run_message, .name = "websocket message", .in = m,
+						 .finish = message_waited },
+				       .ws = ws, .text = copy, .len = ws->msg_len };
 		ws->in_message = true;
-		ws->type->message(ws, &r, true);
-		ws->in_message = false;
-		ig_arena_reset(&wc->in);
+		ws->msg_ctx = x;
+		x = NULL;
+		switch (ig_wait_run(ws->msg_ctx, &m->work)) {
+		case 1:
+			message_end(ws, ws->msg_ctx);
+			break;
+		case 0: /* it waits: message_waited ends it */
+			break;
+		default:
+			message_end(ws, ws->msg_ctx);
+			close_lit(ws, IG_WS_CLOSE_TRY_AGAIN, "no handler can run now");
+		}
 	}
+	if (x)
+		ig_http_ctx_free(x);
 	/* Its memory goes back at once: an idle socket holds none. */
 	free(ws->msg);
 	ws->msg = NULL;
@@ -233,7 +306,9 @@ static void event(ig_ws *ws, const struct ig_ws_event *ev)
 			close_lit(ws, IG_WS_CLOSE_INTERNAL, "out of memory for the message");
 			return;
 		}
-		if (ev->last)
+		if (ev->last && ws->in_message)
+			ws->pending = true; /* read, not handled, until the handler returns */
+		else if (ev->last)
 			message(ws);
 		return;
 	case IG_WS_PING:
@@ -257,8 +332,10 @@ static size_t ws_received(struct http_stream *b, char *p, size_t n)
 	ws->last_rx_ms = now_ms(ws);
 	size_t at = 0;
 	/* Behind a full window the next message waits (its answer would find
-	   no room): its bytes stay in conn.c's buffer until ws_writable. */
-	while (!ws->closed && !ws->held && at < n) {
+	   no room): its bytes stay in conn.c's buffer until ws_writable. While
+	   a handler waits, control frames are still read (a close, a ping),
+	   and one more message, which then waits for it. */
+	while (!ws->closed && !ws->held && !ws->pending && at < n) {
 		struct ig_ws_event ev;
 		at += ig_ws_read(&ws->rd, (uint8_t *)p + at, n - at, &ev);
 		if (ev.kind == IG_WS_NEED_MORE)
@@ -323,6 +400,8 @@ static void ws_gone(struct http_stream *b)
 		ig_timer_cancel(&ws->core->loop.timers, &ws->ping);
 		if (ws->ctx)
 			ig_wait_cancel(ws->ctx);
+		if (ws->msg_ctx)
+			ig_wait_cancel(ws->msg_ctx);
 		notify(ws);
 	}
 	maybe_release(ws);
@@ -506,9 +585,8 @@ void ig_ws_violation(void *arg, const char *pointer, const char *keyword, const 
 	ig_ws *ws = arg;
 	if (ws->why)
 		return;
-	struct ws_core *wc = ig_loop_slot_get(&ws->core->loop, &ws_slot);
 	size_t pl = strlen(pointer), ml = strlen(message);
-	char *why = ig_arena_alloc(&wc->in, pl + ml + 3);
+	char *why = ws->msg_ctx ? ig_arena_alloc(&ws->msg_ctx->arena, pl + ml + 3) : NULL;
 	if (!why) {
 		ws->why = message;
 		return;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import net from 'node:net';
 import WebSocket from 'ws';
-import { startServer, cleanup, RawClient, within } from './lib.mjs';
+import { startServer, cleanup, RawClient, within, adminAddr, scrapeSamples } from './lib.mjs';
 
 after(cleanup);
 
@@ -273,6 +273,45 @@ test('a client that reads late still gets every echo, in order (reading pauses b
 	assert.ok(got.every((f, i) => f.op === 1 && JSON.parse(f.payload.toString()).n === i + 1));
 	sock.destroy();
 	await srv.stop();
+});
+
+test('a message handler that waits (ig_sleep): the next message waits for it, answers in order; an idle socket holds no handler', T, async () => {
+	const srv = await startServer({ INGOT_ADMIN_PORT: '0' }, { threads: '1' });
+	const admin = await adminAddr(srv);
+	const ws = new WebSocket(`ws://127.0.0.1:${srv.port}/ws/echo`);
+	await new Promise((res, rej) => { ws.once('open', res); ws.once('error', rej); });
+	const got = [];
+	let waitingSeen = null;
+	const both = new Promise((res) => ws.on('message', (d) => { got.push(JSON.parse(d.toString())); if (got.length === 2) res(); }));
+	ws.send(JSON.stringify({ text: 'slow', n: 1, wait_ms: 300 }));
+	ws.send(JSON.stringify({ text: 'fast', n: 10 }));
+	// While the first waits, its handler is one waiting on a coroutine.
+	waitingSeen = (await scrapeSamples(admin)).get('ingot_handlers_waiting');
+	await within(20000, both, 'both answers');
+	assert.deepEqual(got.map((m) => m.text), ['slow', 'fast']);
+	assert.deepEqual(got.map((m) => m.n), [2, 11]);
+	assert.equal(waitingSeen, 1);
+	assert.equal((await scrapeSamples(admin)).get('ingot_handlers_waiting'), 0);
+	ws.terminate();
+	await srv.stop();
+});
+
+test('a socket that closes while its handler waits: the wait is cancelled, no answer; the drain likewise, 1001', T, async () => {
+	const srv = await startServer({ INGOT_ADMIN_PORT: '0' }, { threads: '1' });
+	const admin = await adminAddr(srv);
+	const c = await opened(srv);
+	await c.write(frame(1, JSON.stringify({ text: 'never', n: 1, wait_ms: 5000 })));
+	await within(20000, (async () => { while ((await scrapeSamples(admin)).get('ingot_handlers_waiting') !== 1); })(), 'the handler waiting');
+	await c.write(frame(8, Buffer.from([0x03, 0xe8])));
+	assert.equal((await closedWith(c)).code, 1000);
+	assert.ok(!frames(c.buf).some((f) => f.op === 1), 'no answer after the close');
+	await within(20000, (async () => { while ((await scrapeSamples(admin)).get('ingot_handlers_waiting') !== 0); })(), 'the handler gone');
+	const d = await opened(srv);
+	await d.write(frame(1, JSON.stringify({ text: 'never', n: 1, wait_ms: 5000 })));
+	await within(20000, (async () => { while ((await scrapeSamples(admin)).get('ingot_handlers_waiting') !== 1); })(), 'the handler waiting');
+	srv.signal('SIGTERM');
+	assert.equal((await closedWith(d)).code, 1001);
+	assert.equal((await srv.exited).code, 0);
 });
 
 test('the drain closes open sockets with 1001; exit 0', T, async () => {

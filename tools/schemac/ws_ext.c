@@ -97,7 +97,9 @@ void emit_ws_prototypes(struct sc_model *m, struct sc_out *h)
 	out_line(h, "/* WebSocket operations (include/ingot/websocket.h). The operation's handler");
 	out_line(h, " * upgrades with ig_ws_open_<op> (NULL: the refusal is answered, return");
 	out_line(h, " * *status); each inbound text message, decoded and validated, goes to the");
-	out_line(h, " * app's <op>_message (one that fails closes the socket with 1008 first);");
+	out_line(h, " * app's <op>_message (one that fails closes the socket with 1008 first),");
+	out_line(h, " * on a coroutine in an exchange of its own (ctx): it may wait (ig_sleep, a");
+	out_line(h, " * query), and the next message waits for it to return;");
 	out_line(h, " * ig_ws_send_<op> sends one typed message (never waits: IG_WS_FULL while");
 	out_line(h, " * the client's window is full). */");
 	for (size_t i = 0; i < m->nops; i++) {
@@ -107,7 +109,7 @@ void emit_ws_prototypes(struct sc_model *m, struct sc_out *h)
 		char *t = c_type(op->ws_in);
 		out_line(h, "IG_MUST_USE ig_ws *ig_ws_open_%s(ig_ctx *ctx, int *status);", op->id);
 		send_signature(h, "IG_MUST_USE", op, ";");
-		out_line(h, "void %s_message(ig_ws *ws, const %s *msg);", op->id, t);
+		out_line(h, "void %s_message(ig_ctx *ctx, ig_ws *ws, const %s *msg);", op->id, t);
 		free(t);
 	}
 	out_blank(h);
@@ -120,8 +122,8 @@ void emit_ws_code(struct sc_model *m, struct sc_out *c)
 		if (!sc_op_is_websocket(op))
 			continue;
 		char *t = c_type(op->ws_in);
-		out_line(c, "IG_STREAM_CODE static void ws_message_%s(ig_ws *ws, struct ig_json_reader *r, bool check)",
-			 op->id);
+		out_line(c, "IG_STREAM_CODE static void ws_message_%s(ig_ctx *ctx, ig_ws *ws, struct ig_json_reader *r, "
+			    "bool check)", op->id);
 		out_open(c, "{");
 		out_line(c, "%s msg;", t);
 		out_line(c, "memset(&msg, 0, sizeof msg);");
@@ -132,7 +134,7 @@ void emit_ws_code(struct sc_model *m, struct sc_out *c)
 		out_line(c, "struct ig_dctx *d = &dc;");
 		emit_slot_decode(c, op->ws_in, false, "msg", NULL, "NULL");
 		out_line(c, "if (ig_ws_decoded(ws, r))");
-		out_line(c, "\t%s_message(ws, &msg);", op->id);
+		out_line(c, "\t%s_message(ctx, ws, &msg);", op->id);
 		out_close(c, "}");
 		out_blank(c);
 		out_line(c, "static const struct ig_ws_type ws_type_%s IG_STREAM_DATA = { .message = ws_message_%s };",
