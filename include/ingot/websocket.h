@@ -62,9 +62,9 @@ struct ig_ws_type {
 };
 /* The upgrade: checks the handshake (Upgrade and Connection tokens,
  * Sec-WebSocket-Version 13, the key, Origin) and answers 101. Returns the
- * socket; NULL after answering the refusal (400, 403 or 426, or 503: no
- * socket can be opened now), whose status is *status for the handler to
- * return. */
+ * socket; NULL after answering the refusal (400, 403 or 426; 501 for an
+ * in-process request, Lambda's; 503: no socket can be opened now), whose
+ * status is *status for the handler to return. */
 IG_MUST_USE IG_NONNULL(1, 2, 3) ig_ws *ig_ws_open(ig_ctx *ctx, const struct ig_ws_type *type, int *status);
 /* The decoders' report callback (arg is the socket): the first violation
  * becomes the 1008 close's reason. */

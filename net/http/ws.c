@@ -498,6 +498,8 @@ ig_ws *ig_ws_open(ig_ctx *x, const struct ig_ws_type *type, int *status)
 		return refuse(x, status, 400, "Sec-WebSocket-Key must be the base64 of 16 bytes");
 	if (!origin_ok(x))
 		return refuse(x, status, 403, "this Origin may not open a WebSocket here");
+	if (!x->conn || x->conn->in_process) /* Lambda, cron, Pub/Sub: no connection to upgrade */
+		return refuse(x, status, 501, "a WebSocket needs a connection of its own (not in Lambda mode)");
 	struct ws_core *wc = x->conn && !x->stream && !x->finished ? ws_core(x->core) : NULL;
 	ig_ws *ws = wc ? ig_pool_take(&wc->sockets) : NULL;
 	if (!ws)
