@@ -174,8 +174,13 @@ void getWsEcho_message(ig_ctx *ctx, ig_ws *ws, const struct Echo *msg)
 	if (msg->has_wait_ms && msg->wait_ms && ig_sleep(ctx, (uint32_t)msg->wait_ms) != IG_WAIT_OK)
 		return; /* cancelled: the socket has closed */
 	struct Echo reply = { .text = msg->text, .n = msg->n + 1 };
-	/* Never FULL here: the runtime holds back the next message while the
-	   client's window is full. CLOSED: it has gone. */
-	if (ig_ws_send_getWsEcho(ws, &reply) == IG_WS_INVALID)
-		ig_ws_close(ws, 1011, "the echo could not be encoded"); /* internal error */
+	/* Each send waits for room in the client's window (never FULL from
+	   this handler); CLOSED: it has gone. */
+	for (int64_t i = 0; i < (msg->has_repeat ? msg->repeat : 1); i++) {
+		enum ig_ws_result r = ig_ws_send_getWsEcho(ws, &reply);
+		if (r == IG_WS_INVALID)
+			ig_ws_close(ws, 1011, "the echo could not be encoded"); /* internal error */
+		if (r != IG_WS_OK)
+			break;
+	}
 }

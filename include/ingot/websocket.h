@@ -20,9 +20,9 @@ enum ig_ws_result {
 	IG_WS_OK = 0,
 	/* The socket is closing or closed: nothing was sent. */
 	IG_WS_CLOSED,
-	/* The client's window is full (INGOT_MAX_OUTPUT unsent bytes): nothing
-	   was sent; try later. (A message handler's first send never gets it:
-	   the next message waits for room.) */
+	/* The client's window is full (INGOT_MAX_OUTPUT unsent bytes) and the
+	   caller cannot wait (it is not the socket's own message handler, which
+	   waits for room instead): nothing was sent; try later. */
 	IG_WS_FULL,
 	/* The message could not be encoded in the memory a send may use. */
 	IG_WS_INVALID,
@@ -47,8 +47,10 @@ IG_NONNULL(1) bool ig_ws_closed(const ig_ws *ws);
 IG_NONNULL(1) void ig_ws_set_data(ig_ws *ws, void *data);
 IG_NONNULL(1) void *ig_ws_data(const ig_ws *ws);
 
-/* Sends one text message (data need not be JSON: an untyped send).
- * Returns IG_WS_OK, IG_WS_CLOSED or IG_WS_FULL; never waits. */
+/* Sends one text message (data need not be JSON: an untyped send). From
+ * the socket's own message handler a send waits while the window is full;
+ * from anywhere else it does not. Returns IG_WS_OK, IG_WS_CLOSED or
+ * IG_WS_FULL (only when it cannot wait). */
 IG_MUST_USE IG_NONNULL(1) enum ig_ws_result ig_ws_send_text(ig_ws *ws, ig_str data);
 
 /* ---- for the generated code ---- */

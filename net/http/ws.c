@@ -26,6 +26,7 @@ struct ig_ws {
 	size_t msg_len, msg_cap;
 	const char *why; /* the first violation of the message being decoded */
 	ig_ctx *msg_ctx; /* the exchange its message handler runs in (and may wait in) */
+	struct ig_wait_call *waiting; /* that handler waits for room to send */
 	struct ig_timer ping;
 	struct ig_deferred later; /* finish, or resume reading, after the batch */
 	ig_ws_fn *on_close;
@@ -130,6 +131,8 @@ static void notify(ig_ws *ws)
 		fn(ws->close_arg, ws);
 }
 
+static void wake_waiting(ig_ws *ws);
+
 /* Closes with code and reason: the close frame after what was queued,
  * then the connection's end. */
 static void close_with(ig_ws *ws, uint16_t code, const char *reason, size_t reason_len)
@@ -147,6 +150,7 @@ static void close_with(ig_ws *ws, uint16_t code, const char *reason, size_t reas
 	}
 	if (ws->ctx)
 		ig_wait_cancel(ws->ctx);
+	wake_waiting(ws);
 	if (ws->msg_ctx)
 		ig_wait_cancel(ws->msg_ctx);
 	notify(ws);
@@ -382,9 +386,18 @@ static void later(struct ig_deferred *d)
 	}
 }
 
+static void wake_waiting(ig_ws *ws)
+{
+	struct ig_wait_call *w = ws->waiting;
+	ws->waiting = NULL;
+	if (w)
+		ig_wait_call_done(w);
+}
+
 static void ws_writable(struct http_stream *b)
 {
 	ig_ws *ws = (ig_ws *)b;
+	wake_waiting(ws);
 	if (ws->held) {
 		ws->held = false;
 		ws->resume = true;
@@ -400,6 +413,7 @@ static void ws_gone(struct http_stream *b)
 		ig_timer_cancel(&ws->core->loop.timers, &ws->ping);
 		if (ws->ctx)
 			ig_wait_cancel(ws->ctx);
+		wake_waiting(ws);
 		if (ws->msg_ctx)
 			ig_wait_cancel(ws->msg_ctx);
 		notify(ws);
@@ -532,6 +546,11 @@ ig_ws *ig_ws_open(ig_ctx *x, const struct ig_ws_type *type, int *status)
 		return ws;
 	}
 	ping_arm(ws);
+	/* Frames the client sent right behind its request wait in conn.c's
+	   buffer, where the batch that dispatched the upgrade stopped: after
+	   it, they are read. */
+	ws->resume = true;
+	ig_loop_defer(&ws->core->loop, &ws->later);
 	return ws;
 }
 
@@ -564,13 +583,34 @@ void *ig_ws_data(const ig_ws *ws)
 	return ws->data;
 }
 
-static enum ig_ws_result can_send(const ig_ws *ws)
+static void wait_collect(struct ig_wait_call *call)
 {
-	if (ws->closed || !ws->base.conn)
-		return IG_WS_CLOSED;
-	if (ig_http_stream_unsent(&ws->base) > (size_t)ws->core->cfg->max_output)
-		return IG_WS_FULL;
-	return IG_WS_OK;
+	(void)call; /* never grouped */
+}
+
+static const struct ig_wait_call_ops wait_ops = { .collect = wait_collect };
+
+static bool full(const ig_ws *ws)
+{
+	return ig_http_stream_unsent(&ws->base) > (size_t)ws->core->cfg->max_output;
+}
+
+/* Until the window has room: the socket's own message handler waits on
+ * its coroutine; anyone else hears IG_WS_FULL. */
+static enum ig_ws_result can_send(ig_ws *ws)
+{
+	while (!ws->closed && ws->base.conn && full(ws)) {
+		ig_ctx *x = ws->msg_ctx;
+		if (!x || !ig_wait_in_handler(x))
+			return IG_WS_FULL;
+		struct ig_wait_call *w = ig_wait_call_new(x, sizeof *w, &wait_ops, false);
+		if (!w)
+			return IG_WS_INVALID;
+		ws->waiting = w;
+		if (ig_wait_for(w) != IG_WAIT_OK)
+			return IG_WS_CLOSED;
+	}
+	return ws->closed || !ws->base.conn ? IG_WS_CLOSED : IG_WS_OK;
 }
 
 enum ig_ws_result ig_ws_send_text(ig_ws *ws, ig_str data)
@@ -622,11 +662,12 @@ bool ig_ws_decoded(ig_ws *ws, ig_json_reader *r)
 
 enum ig_ws_result ig_ws_buffer(ig_ws *ws, ig_wbuf **out)
 {
+	enum ig_ws_result r = can_send(ws); /* first: others may use the writer while it waits */
 	struct ws_core *wc = ig_loop_slot_get(&ws->core->loop, &ws_slot);
 	wc->buf.len = 0;
 	wc->buf.failed = false;
 	*out = &wc->buf;
-	return can_send(ws);
+	return r;
 }
 
 enum ig_ws_result ig_ws_send_buffered(ig_ws *ws)

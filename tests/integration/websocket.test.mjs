@@ -275,6 +275,29 @@ test('a client that reads late still gets every echo, in order (reading pauses b
 	await srv.stop();
 });
 
+test('a handler\'s sends wait for room in a late reader\'s window: 20,000 answers to one message, every one', T, async () => {
+	const srv = await startServer({ INGOT_MAX_OUTPUT: '1024', INGOT_WRITE_TIMEOUT_MS: '60000' });
+	const sock = net.connect(srv.port, '127.0.0.1');
+	await new Promise((res, rej) => { sock.once('connect', res); sock.once('error', rej); });
+	const text = 'z'.repeat(960), count = 20000;
+	sock.pause();
+	sock.write(Buffer.concat([Buffer.from(upgrade('/ws/echo')), frame(1, JSON.stringify({ text, n: 7, repeat: count }))]));
+	const one = 4 + JSON.stringify({ text, n: 8 }).length;
+	const chunks = [];
+	let bytes = 0;
+	const done = new Promise((res, rej) => {
+		sock.on('data', (d) => { chunks.push(d); bytes += d.length; if (bytes >= count * one && frames(Buffer.concat(chunks)).length === count) res(); });
+		sock.on('close', () => rej(new Error(`closed after ${bytes} bytes`)));
+	});
+	sock.resume();
+	await within(40000, done, 'every answer').catch((e) => { throw new Error(`${e.message}: ${bytes} bytes`); });
+	const got = frames(Buffer.concat(chunks));
+	assert.equal(got.length, count);
+	assert.ok(got.every((f) => f.op === 1 && f.payload.length === one - 4));
+	sock.destroy();
+	await srv.stop();
+});
+
 test('a message handler that waits (ig_sleep): the next message waits for it, answers in order; an idle socket holds no handler', T, async () => {
 	const srv = await startServer({ INGOT_ADMIN_PORT: '0' }, { threads: '1' });
 	const admin = await adminAddr(srv);

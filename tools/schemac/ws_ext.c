@@ -100,8 +100,8 @@ void emit_ws_prototypes(struct sc_model *m, struct sc_out *h)
 	out_line(h, " * app's <op>_message (one that fails closes the socket with 1008 first),");
 	out_line(h, " * on a coroutine in an exchange of its own (ctx): it may wait (ig_sleep, a");
 	out_line(h, " * query), and the next message waits for it to return;");
-	out_line(h, " * ig_ws_send_<op> sends one typed message (never waits: IG_WS_FULL while");
-	out_line(h, " * the client's window is full). */");
+	out_line(h, " * ig_ws_send_<op> sends one typed message (from the socket's own handler");
+	out_line(h, " * it waits while the client's window is full; elsewhere IG_WS_FULL). */");
 	for (size_t i = 0; i < m->nops; i++) {
 		const struct sc_op *op = m->ops[i];
 		if (!sc_op_is_websocket(op))
