@@ -133,14 +133,26 @@ static void notify(ig_ws *ws)
 
 static void wake_waiting(ig_ws *ws);
 
+/* ws has closed (closed is set): its timer stops, its handlers' waits
+ * return cancelled, its owner hears. */
+static void stopped(ig_ws *ws)
+{
+	ig_timer_cancel(&ws->core->loop.timers, &ws->ping);
+	if (ws->ctx)
+		ig_wait_cancel(ws->ctx);
+	wake_waiting(ws);
+	if (ws->msg_ctx)
+		ig_wait_cancel(ws->msg_ctx);
+	notify(ws);
+}
+
 /* Closes with code and reason: the close frame after what was queued,
  * then the connection's end. */
 static void close_with(ig_ws *ws, uint16_t code, const char *reason, size_t reason_len)
 {
 	if (ws->closed)
 		return;
-	ws->closed = true;
-	ig_timer_cancel(&ws->core->loop.timers, &ws->ping);
+	ws->closed = true; /* a write that fails below finds it closed */
 	if (ws->base.conn) {
 		uint8_t payload[IG_WS_CONTROL_MAX];
 		size_t n = code == IG_WS_CLOSE_NO_STATUS ? 0 : ig_ws_close_payload(payload, code, reason, reason_len);
@@ -148,12 +160,7 @@ static void close_with(ig_ws *ws, uint16_t code, const char *reason, size_t reas
 		if (ws->base.conn)
 			ig_http_stream_end(&ws->base, true);
 	}
-	if (ws->ctx)
-		ig_wait_cancel(ws->ctx);
-	wake_waiting(ws);
-	if (ws->msg_ctx)
-		ig_wait_cancel(ws->msg_ctx);
-	notify(ws);
+	stopped(ws);
 }
 
 /* ---- idle pings ---- */
@@ -410,13 +417,7 @@ static void ws_gone(struct http_stream *b)
 	ig_ws *ws = (ig_ws *)b;
 	if (!ws->closed) {
 		ws->closed = true;
-		ig_timer_cancel(&ws->core->loop.timers, &ws->ping);
-		if (ws->ctx)
-			ig_wait_cancel(ws->ctx);
-		wake_waiting(ws);
-		if (ws->msg_ctx)
-			ig_wait_cancel(ws->msg_ctx);
-		notify(ws);
+		stopped(ws);
 	}
 	maybe_release(ws);
 }
