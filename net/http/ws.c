@@ -1,7 +1,8 @@
 /* WebSockets (include/ingot/websocket.h): the upgrade's checks and 101,
  * then a connection's frames read with net/ws's reader, messages assembled
- * under a limit and handed, decoded, to the operation's type; pings, the
- * close handshake, idle pings, the drain's 1001. The connection's side is
+ * under a limit and handed, decoded, to the operation's type on a handler
+ * coroutine (wait.h) in an exchange of their own; sends that wait for
+ * room; pings, the close handshake, idle pings, the drain's 1001. The connection's side is
  * conn.c's stream (internal.h's ig_http_stream_*), as for Server-Sent
  * Events: conn.c links none of this. */
 #include "ingot/websocket.h"
@@ -37,7 +38,7 @@ struct ig_ws {
 	bool in_message; /* its type's handler runs, or waits */
 	bool pending;    /* the next message, whole in msg, waits for that handler */
 	bool held;       /* reading paused behind a full window */
-	bool resume;     /* later resumes reading: the window has room */
+	bool resume;     /* later hands on the bytes that wait (room again, a handler done) */
 	bool finishing;  /* later finishes the exchange */
 	bool gone;       /* given back by later, after the batch */
 };
