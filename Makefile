@@ -131,7 +131,7 @@ API_MAIN    := net/api/main.c
 API_MAIN_OBJ := $(OBJ)/$(API_MAIN:.c=.o)
 # net/testing.c (handler tests without sockets) is no part of a service.
 TEST_API_MAIN := net/testing.c
-RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/server/*.c) \
+RUNTIME_SRC := $(wildcard kernel/runtime/*.c kernel/process/*.c) $(filter-out $(TEST_API_MAIN),$(wildcard net/*.c)) $(wildcard net/sock/*.c) $(wildcard net/http/*.c) $(wildcard net/ws/*.c) $(wildcard net/server/*.c) \
                $(wildcard net/metrics/*.c) $(filter-out $(API_MAIN),$(wildcard net/api/*.c)) $(wildcard net/dns/*.c) $(wildcard net/dial/*.c) $(wildcard net/client/*.c) $(wildcard net/pg/*.c) $(wildcard net/pubsub/*.c) $(wildcard net/nats/*.c) $(wildcard net/lambda/*.c) $(wildcard net/cron/*.c) $(wildcard net/auth/*.c) $(TLS_SRC)
 APP_SRC     := $(APP_SRCS) $(API_MAIN)
 GEN_SRC     := $(GEN)/api.c

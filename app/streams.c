@@ -1,8 +1,10 @@
-/* The reference service's Server-Sent Events (include/ingot/sse.h): GET
- * /ticker sends typed ticks from its handler, waiting between them;
- * GET /events/idle keeps its stream after the handler returns, so an idle
- * stream holds no coroutine, in its core's list, to which a later one's
- * handler sends its note. */
+/* The reference service's streams. Server-Sent Events
+ * (include/ingot/sse.h): GET /ticker sends typed ticks from its handler,
+ * waiting between them; GET /events/idle keeps its stream after the
+ * handler returns, so an idle stream holds no coroutine, in its core's
+ * list, to which a later one's handler sends its note. A WebSocket
+ * (include/ingot/websocket.h): GET /ws/echo answers each message, after
+ * waiting when it asks. */
 #include "api.h"
 
 #include <stdio.h>
@@ -151,4 +153,34 @@ int getEvents(ig_ctx *ctx, const struct getEvents_in *in, struct getEvents_out *
 	ig_sse_keep(s);
 	ig_sse_on_close(s, idle_closed, NULL);
 	return 200;
+}
+
+/* GET /ws/echo: the handler only upgrades; each message comes to
+ * getWsEcho_message, decoded and checked, and is answered with n + 1. */
+int getWsEcho(ig_ctx *ctx, const struct getWsEcho_in *in, struct getWsEcho_out *out)
+{
+	(void)in;
+	(void)out;
+	int status;
+	ig_ws *ws = ig_ws_open_getWsEcho(ctx, &status);
+	(void)ws; /* the runtime keeps it open: messages come to getWsEcho_message */
+	return status;
+}
+
+void getWsEcho_message(ig_ctx *ctx, ig_ws *ws, const struct Echo *msg)
+{
+	/* A handler may wait: on its coroutine, the socket's next message
+	   waiting behind it. */
+	if (msg->has_wait_ms && msg->wait_ms && ig_sleep(ctx, (uint32_t)msg->wait_ms) != IG_WAIT_OK)
+		return; /* cancelled: the socket has closed */
+	struct Echo reply = { .text = msg->text, .n = msg->n + 1 };
+	/* Each send waits for room in the client's window (never FULL from
+	   this handler); CLOSED: it has gone. */
+	for (int64_t i = 0; i < (msg->has_repeat ? msg->repeat : 1); i++) {
+		enum ig_ws_result r = ig_ws_send_getWsEcho(ws, &reply);
+		if (r == IG_WS_INVALID)
+			ig_ws_close(ws, 1011, "the echo could not be encoded"); /* internal error */
+		if (r != IG_WS_OK)
+			break;
+	}
 }

@@ -614,6 +614,14 @@ IG_HOT static bool conn_backpressure(const struct http_conn *c)
 	return c->out_bytes > (size_t)c->core->cfg->max_output || c->queued >= HTTP_MAX_QUEUED || c->out_over;
 }
 
+/* A stream that reads (a WebSocket) takes the client's bytes. */
+__attribute__((cold, noinline)) static void conn_stream_input(struct http_conn *c)
+{
+	struct http_stream *s = c->stream;
+	if (s->ops->received && c->rpos < c->rlen)
+		c->rpos += (uint32_t)s->ops->received(s, c->rbuf + c->rpos, c->rlen - c->rpos);
+}
+
 /* Parses and dispatches every complete request in the read buffer. */
 IG_HOT static void conn_process(struct http_conn *c)
 {
@@ -626,7 +634,12 @@ IG_HOT static void conn_process(struct http_conn *c)
 				break;
 			continue;
 		}
-		if (c->state != CONN_HEAD || c->rpos == c->rlen || conn_backpressure(c))
+		if (c->state != CONN_HEAD) {
+			if (__builtin_expect(c->state == CONN_STREAM, 0))
+				conn_stream_input(c);
+			break;
+		}
+		if (c->rpos == c->rlen || conn_backpressure(c))
 			break;
 		struct http_request r = { .headers = core->scratch_headers,
 					  .header_capacity = core->limits.max_headers };
@@ -923,6 +936,15 @@ void ig_http_stream_write(struct http_stream *s, const void *p, size_t n)
 size_t ig_http_stream_unsent(const struct http_stream *s)
 {
 	return s->conn ? s->conn->out_bytes : 0;
+}
+
+void ig_http_stream_resume(struct http_stream *s)
+{
+	struct http_conn *c = s->conn;
+	if (c->processing || conn_backpressure(c))
+		return;
+	if (conn_run(c) && c->state == CONN_STREAM && !conn_backpressure(c))
+		c->t->ops->resume_read(c->t);
 }
 
 void ig_http_stream_end(struct http_stream *s, bool close)

@@ -26,6 +26,7 @@ const struct http_config ig_http_config_defaults = {
 	.write_timeout_ms = 30000,
 	.max_output = 256 * 1024,
 	.sse_heartbeat_ms = 15000,
+	.ws_ping_ms = 30000,
 	.memory_wait_ms = 1000,
 	.grace_ms = 8000,
 	.admin_port = -1,

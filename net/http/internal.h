@@ -22,6 +22,8 @@ struct http_config {
 	int64_t port, threads, max_conns, max_request_line, max_header_bytes, max_headers;
 	int64_t max_body, header_timeout_ms, body_timeout_ms, idle_timeout_ms;
 	int64_t write_timeout_ms, max_output, grace_ms, drain_delay_ms;
+	int64_t ws_max_message; /* INGOT_WS_MAX_MESSAGE: a WebSocket message's bytes at most (0: max_body) */
+	int64_t ws_ping_ms; /* INGOT_WS_PING_MS: a ping after this much silence from the client; 0: none */
 	int64_t sse_heartbeat_ms; /* INGOT_SSE_HEARTBEAT_MS: a comment after this much silence; 0: none */
 	int64_t admin_port; /* -1: no admin listener */
 	int64_t idle_exit_ms; /* 0: never exit when idle */
@@ -272,6 +274,11 @@ struct http_stream_ops {
 	/* Its exchange finished (the handler returned): x is the stream's
 	   to free. */
 	void (*finished)(struct http_stream *s, struct ig_ctx *x);
+	/* The client's bytes p[0..n) (a WebSocket's frames; NULL: a stream
+	   that reads nothing, whose bytes wait unread): returns how many it
+	   took; the rest are handed again with more. Called inside a batch:
+	   its writes leave at the batch's end. */
+	size_t (*received)(struct http_stream *s, char *p, size_t n);
 };
 struct http_stream {
 	const struct http_stream_ops *ops;
@@ -324,6 +331,9 @@ void ig_http_stream_write(struct http_stream *s, const void *p, size_t n);
 void ig_http_stream_end(struct http_stream *s, bool close);
 /* Unsent bytes of s's response. */
 size_t ig_http_stream_unsent(const struct http_stream *s);
+/* Hands s the client's bytes still buffered and reads on, once its
+ * output went down (received's reader paused behind INGOT_MAX_OUTPUT). */
+void ig_http_stream_resume(struct http_stream *s);
 
 /* exchange.c */
 /* Writes "name: value\r\n" (name_len + value.len + 4 bytes) at d, a CR,

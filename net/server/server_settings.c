@@ -51,6 +51,12 @@ static const struct ig_option server_rows[] = {
 	{ "INGOT_SSE_HEARTBEAT_MS", IG_OPT_INT, CFG(sse_heartbeat_ms), 0, 3600000,
 	  IG_HELP("an open Server-Sent Events stream silent this long gets a comment line (keeps proxies from cutting "
 	  "it, and finds clients gone); 0: none") },
+	{ "INGOT_WS_MAX_MESSAGE", IG_OPT_INT, CFG(ws_max_message), 0, 1 << 30,
+	  IG_HELP("a WebSocket message's bytes at most, all its frames together (closed with 1009 beyond); "
+	  "0: INGOT_MAX_BODY") },
+	{ "INGOT_WS_PING_MS", IG_OPT_INT, CFG(ws_ping_ms), 0, 3600000,
+	  IG_HELP("a WebSocket silent this long gets a ping (finds clients gone, keeps proxies from cutting it); "
+	  "0: none") },
 	{ "INGOT_STACK_SIZE", IG_OPT_INT, CFG(stack_size), 16384, 64 << 20,
 	  IG_HELP("bytes of each handler's coroutine stack (rounded up to the page; only the pages touched are resident; "
 	  "a handler that overflows it ends the process)") },

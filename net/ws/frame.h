@@ -31,6 +31,7 @@ enum ig_ws_close_code {
 	IG_WS_CLOSE_POLICY = 1008,        /* a message its schema refuses */
 	IG_WS_CLOSE_TOO_BIG = 1009,       /* over the message limit */
 	IG_WS_CLOSE_INTERNAL = 1011,
+	IG_WS_CLOSE_TRY_AGAIN = 1013,     /* no memory or handler for a message now */
 };
 
 /* The largest head a frame has: 2 bytes, a 64-bit length, a mask. */

@@ -62,6 +62,10 @@ void emit_pubsub_table(struct sc_model *m, struct sc_out *c);
  * the encoders' writers). */
 void emit_sse_prototypes(struct sc_model *m, struct sc_out *h);
 void emit_sse_sends(struct sc_model *m, struct sc_out *c);
+/* ws_ext.c: the WebSocket operations' upgrades, sends and message
+   handlers' prototypes (api.h), and their code (api.c). */
+void emit_ws_prototypes(struct sc_model *m, struct sc_out *h);
+void emit_ws_code(struct sc_model *m, struct sc_out *c);
 void emit_cron_jobs(struct sc_model *m, struct sc_out *c); /* api.c: x-ingot-cron's table, if any */
 void emit_app(struct sc_model *m, struct sc_out *c);       /* api.c: document, ig_api_app */
 /* x-ingot-hooks (hooks_ext.c): api.h's prototypes; an operation's table

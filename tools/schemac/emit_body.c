@@ -261,7 +261,9 @@ void emit_null_checks(struct sc_out *c, const struct sc_schema *s, const char *r
 
 /* ---- which schemas get decoders ---- */
 
-static void mark_slot(struct sc_schema *slot, bool null_flag)
+/* hot: a request's path reaches it (a body, a token's claims, a topic);
+ * else only a WebSocket's messages do, and it goes to the cold block. */
+static void mark_slot(struct sc_schema *slot, bool null_flag, bool hot)
 {
 	if (!slot)
 		return;
@@ -270,13 +272,14 @@ static void mark_slot(struct sc_schema *slot, bool null_flag)
 		mark_validator(r, VALIDATE_REQUEST);
 		return;
 	}
-	if (r->decoder_used)
+	if (r->decoder_used && (r->decoder_hot || !hot))
 		return;
 	r->decoder_used = true;
+	r->decoder_hot |= hot;
 	for (size_t i = 0; i < r->nprops; i++)
-		mark_slot(r->props[i].schema, true);
+		mark_slot(r->props[i].schema, true, hot);
 	if (r->kind == SC_ARRAY)
-		mark_slot(r->items, false);
+		mark_slot(r->items, false, hot);
 	if (r->kind == SC_OBJECT && r->additional == SC_AP_SCHEMA)
 		mark_validator(r->additional_schema, VALIDATE_REQUEST);
 }
@@ -285,15 +288,19 @@ void mark_body_decoders(struct sc_model *m)
 {
 	for (size_t i = 0; i < m->nops; i++)
 		if (m->ops[i]->body)
-			mark_slot(m->ops[i]->body, false);
+			mark_slot(m->ops[i]->body, false, true);
 	/* x-ingot-principal: a bearer JWT's claims are decoded as a body is
 	   (emit_router.c's ig_principal_claims). */
 	if (m->principal && m->bearer_used)
-		mark_slot(m->principal, false);
+		mark_slot(m->principal, false, true);
 	/* A topic's message is decoded as a body is: by its publish call, to
 	   check it, and for its subscribers. */
 	for (size_t i = 0; i < m->ntopics; i++)
-		mark_slot(m->topics[i]->message, false);
+		mark_slot(m->topics[i]->message, false, true);
+	/* A WebSocket's inbound message, likewise, by its socket. */
+	for (size_t i = 0; i < m->nops; i++)
+		if (m->ops[i]->ws_in)
+			mark_slot(m->ops[i]->ws_in, false, false);
 }
 
 /* The validator a free-form slot runs, as a function name, or "NULL". */
@@ -326,8 +333,8 @@ static const char *const decoder_report = "ig_fail(&d->v, at, %s, %s);";
 static void emit_signature(struct sc_out *c, const struct sc_schema *s, bool proto)
 {
 	char *t = c_type(s);
-	out_line(c, "IG_HOT static void decode_%s(struct ig_dctx *d, const struct ig_where *at, %s *out%s)%s",
-		 s->name, t, s->nullable ? ", bool *null" : "", proto ? ";" : "");
+	out_line(c, "%s static void decode_%s(struct ig_dctx *d, const struct ig_where *at, %s *out%s)%s",
+		 s->decoder_hot ? "IG_HOT" : "IG_STREAM_CODE", s->name, t, s->nullable ? ", bool *null" : "", proto ? ";" : "");
 	free(t);
 }
 
@@ -676,7 +683,7 @@ void mark_json_decoders(struct sc_model *m)
 	const struct sc_schema **ss = sc_xmalloc(sizeof *ss * (m->nnodes + 1));
 	size_t n = json_schemas(m, ss);
 	for (size_t i = 0; i < n; i++)
-		mark_slot((struct sc_schema *)ss[i], true);
+		mark_slot((struct sc_schema *)ss[i], true, true);
 	free(ss);
 }
 

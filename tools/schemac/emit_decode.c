@@ -426,7 +426,7 @@ static void emit_op_decoder(struct sc_out *c, const struct sc_op *op)
 		 op->body ? (op->nparams ? "parameters and body" : "the body") : "parameters");
 	/* The signature of ig_decode_op_fn (net/api/operation.h). */
 	out_line(c, "%s static int decode_%s(ig_ctx *ctx, const ig_str *seg, void *in_)",
-		 sc_op_event(op) ? "IG_STREAM_CODE" : "IG_HOT", op->id);
+		 sc_op_is_stream(op) ? "IG_STREAM_CODE" : "IG_HOT", op->id);
 	out_open(c, "{");
 	out_line(c, "struct %s_in *in = in_;", op->id);
 	if (!op_has_path_params(op))

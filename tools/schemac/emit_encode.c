@@ -248,7 +248,8 @@ static void emit_op_encoder(struct sc_out *c, const struct sc_op *op)
 		uses_w |= r->text_type || (r->schema && !r->problem);
 	}
 	out_line(c, "/* %s %s */", op->method, op->path->tmpl);
-	out_line(c, "IG_HOT static void encode_%s(ig_ctx *ctx, int status, const void *out)", op->id);
+	out_line(c, "%s static void encode_%s(ig_ctx *ctx, int status, const void *out)",
+		 sc_op_is_stream(op) ? "IG_STREAM_CODE" : "IG_HOT", op->id);
 	out_open(c, "{");
 	if (uses_o)
 		out_line(c, "const struct %s_out *o = out;", op->id);
@@ -383,6 +384,9 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 	for (size_t i = 0; i < m->nops; i++) /* its typed send encodes the event */
 		if (sc_op_event(m->ops[i]))
 			mark_used(sc_op_event(m->ops[i]), false, false);
+	for (size_t i = 0; i < m->nops; i++) /* its typed send encodes the message */
+		if (m->ops[i]->ws_out)
+			mark_used(m->ops[i]->ws_out, false, false);
 
 	struct sc_schema **list = NULL;
 	size_t n = 0;
@@ -397,6 +401,9 @@ void emit_encoders(struct sc_model *m, struct sc_out *c)
 	for (size_t i = 0; i < m->nops; i++)
 		if (sc_op_event(m->ops[i]))
 			collect(sc_op_event(m->ops[i]), false, &list, &n);
+	for (size_t i = 0; i < m->nops; i++)
+		if (m->ops[i]->ws_out)
+			collect(m->ops[i]->ws_out, false, &list, &n);
 
 	out_line(c, "/* ---- response encoders ---- */");
 	out_blank(c);

@@ -148,15 +148,15 @@ static void emit_operation(struct sc_model *m, struct sc_out *c, const struct sc
 	out_line(c, "/* %s %s */", op->method, op->path->tmpl);
 	/* Parameter names clear of any operationId (none starts with ig_). */
 	out_line(c, "%s static int ig_handle_%s(ig_ctx *ig_c, const void *ig_in, void *ig_out)",
-		 sc_op_event(op) ? "IG_STREAM_CODE" : "IG_HOT", id);
+		 sc_op_is_stream(op) ? "IG_STREAM_CODE" : "IG_HOT", id);
 	out_open(c, "{");
 	out_line(c, "return %s(ig_c, ig_in, ig_out);", id);
 	out_close(c, "}");
 	out_blank(c);
-	if (sc_op_event(op)) /* its name too: only its requests read it */
+	if (sc_op_is_stream(op)) /* its name too: only its requests read it */
 		out_line(c, "static const char ig_op_name_%s[] IG_STREAM_DATA = %s;", id, lit);
-	out_open(c, "static const struct ig_operation ig_operation_%s%s = {", id, sc_op_event(op) ? " IG_STREAM_DATA" : "");
-	if (sc_op_event(op))
+	out_open(c, "static const struct ig_operation ig_operation_%s%s = {", id, sc_op_is_stream(op) ? " IG_STREAM_DATA" : "");
+	if (sc_op_is_stream(op))
 		out_line(c, ".id = ig_op_name_%s,", id);
 	else
 		out_line(c, ".id = %s,", lit);

@@ -258,6 +258,8 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 		out_line(h, "#include \"ingot/pubsub.h\"");
 	if (sc_has_streams(m)) /* as pubsub.h */
 		out_line(h, "#include \"ingot/sse.h\"");
+	if (sc_has_websockets(m)) /* as pubsub.h */
+		out_line(h, "#include \"ingot/websocket.h\"");
 	out_blank(h);
 	out_line(h, "/* A handler returns the status to send, or IG_PENDING and calls ig_finish");
 	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status,");
@@ -295,6 +297,7 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 	emit_hook_prototypes(m, h);
 	emit_pubsub_prototypes(m, h);
 	emit_sse_prototypes(m, h);
+	emit_ws_prototypes(m, h);
 	emit_json_prototypes(m, h);
 	emit_principal_types(m, h);
 	out_line(h, "#endif");

@@ -255,6 +255,7 @@ int main(int argc, char **argv)
 	emit_body_decoders(&m, &c);
 	emit_encoders(&m, &c);
 	emit_sse_sends(&m, &c);
+	emit_ws_code(&m, &c);
 	emit_decoders(&m, &c);
 	emit_router(&m, &c);
 	emit_cron_jobs(&m, &c);

@@ -169,6 +169,7 @@ static const struct sc_keyword operation_keys[] = {
 	{ "requestBody", NULL },
 	{ "callbacks", "(callbacks are not supported)" },
 	{ "security", NULL },
+	{ "x-ingot-websocket", NULL },
 	{ "servers", "(per-operation servers are not supported)" },
 	{ NULL, NULL },
 };
@@ -856,6 +857,12 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 		sc_parse_hooks(m, hooks, p, &op->hooks);
 		free(p);
 	}
+	const cJSON *ws = sc_get(j, "x-ingot-websocket");
+	if (ws) {
+		char *p = sc_ptr_key(ptr, "x-ingot-websocket");
+		sc_parse_websocket(m, op, ws, p);
+		free(p);
+	}
 	if (!op->id)
 		op->id = sc_strdup("missing_operationId");
 	else if (!sc_is_global_ident(op->id)) {
@@ -1351,6 +1358,8 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 		sc_check_pubsub(m);
 	if (!m->errors)
 		sc_check_events(m);
+	if (!m->errors)
+		sc_check_websockets(m);
 	if (!m->errors)
 		check_operations(m);
 	if (!m->errors)

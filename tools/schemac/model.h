@@ -176,6 +176,7 @@ struct sc_schema {
 	bool encoder_hot;   /* emit_encode: a response or a topic (not only events) reaches it */
 	bool writer_listed; /* emit_encode: in the list of writers */
 	bool decoder_used;  /* emit_body: some request body decodes it typed */
+	bool decoder_hot;   /* emit_body: a request's path reaches it (not only a WebSocket's messages) */
 	bool param_used;    /* emit_decode: a parameter (or its items) has it */
 	bool decoder_listed;
 	unsigned validator_use; /* emit_validate: VALIDATE_* bits */
@@ -302,6 +303,10 @@ struct sc_op {
 	const cJSON *security_json; /* its own security, or NULL: the document's */
 	struct sc_security *security; /* NULL: open (none, or []) */
 	struct sc_hooks hooks; /* its own x-ingot-hooks (the root's are m->hooks) */
+	/* x-ingot-websocket (ws_ext.c): each inbound and outbound message's
+	   component, and where the document declares them; NULL: not one. */
+	struct sc_schema *ws_in, *ws_out;
+	char *ws_ptr;
 };
 
 /* components/securitySchemes (security.c); oauth2 and openIdConnect are
@@ -500,6 +505,13 @@ struct sc_schema *sc_parse_event_stream(struct sc_model *m, const cJSON *media, 
 void sc_check_events(struct sc_model *m);
 const struct sc_schema *sc_op_event(const struct sc_op *op);
 bool sc_has_streams(const struct sc_model *m);
+/* ws_ext.c */
+void sc_parse_websocket(struct sc_model *m, struct sc_op *op, const cJSON *j, const char *ptr);
+void sc_check_websockets(struct sc_model *m);
+bool sc_op_is_websocket(const struct sc_op *op);
+/* An event stream or a WebSocket: its code goes to the cold block. */
+bool sc_op_is_stream(const struct sc_op *op);
+bool sc_has_websockets(const struct sc_model *m);
 
 /* "250ms", "1s", "1m", "1h" in microseconds, at most a day; 0 when it is
  * none (rate_limit_ext.c). */
