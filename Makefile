@@ -765,7 +765,7 @@ FUZZ_FLAGS_pg      := -I$(DEPS)/host/include
 FUZZ_LIBS_pg       := $(DEPS)/host/lib/libbearssl.a
 $(BUILD)/fuzz/fuzz_pg: $(FUZZ_SRC_pg) $(wildcard net/pg/*.h) $(DEPS)/.stamp
 FUZZ_SRC_http   := $(filter-out $(API_MAIN) $(TEST_API_MAIN),$(wildcard kernel/runtime/*.c kernel/process/*.c net/*.c net/http/*.c net/server/*.c net/metrics/*.c net/api/*.c)) \
-                   $(wildcard app/*.c) $(GEN)/api.c $(QUERIES_GEN) $(wildcard net/sock/*.c net/dns/*.c net/dial/*.c net/client/*.c net/pg/*.c net/lambda/*.c net/cron/*.c net/pubsub/*.c net/nats/*.c net/auth/*.c) \
+                   $(wildcard app/*.c) $(GEN)/api.c $(QUERIES_GEN) $(wildcard net/sock/*.c net/dns/*.c net/dial/*.c net/client/*.c net/pg/*.c net/lambda/*.c net/cron/*.c net/pubsub/*.c net/nats/*.c net/auth/*.c net/ws/*.c) \
                    $(filter-out $(TLS_BACKENDS),$(wildcard net/tls/*.c)) net/tls/bearssl.c $(RT_GEN)/anchors.c
 FUZZ_FLAGS_http := -I$(GEN) -I$(DEPS)/host/include \
                    -Wl,--wrap=ig_pool_take,--wrap=ig_pool_give
