@@ -60,7 +60,11 @@ void ig_pg_result_row(struct pg_conn *k, struct pg_query *q, const struct pg_msg
 		return;
 	}
 	if (q->rows == q->cap) {
-		uint32_t cap = q->cap ? q->cap * 2 : 8;
+		/* Room for one row first: most queries return one (a lookup by
+		   key), and a request's arena is what its core's cache holds
+		   for each request in flight. A second row makes it 8, then
+		   twice as many each time. */
+		uint32_t cap = q->cap > 1 ? q->cap * 2 : q->cap ? 8 : 1;
 		size_t old = (size_t)q->cap * q->cols * sizeof(ig_pg_value);
 		size_t bytes = (size_t)cap * q->cols * sizeof(ig_pg_value);
 		ig_pg_value *v = q->values ? ig_arena_grow(q->arena, q->values, old, bytes)
