@@ -10,18 +10,13 @@ import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { startServer, cleanup } from './lib.mjs';
+import { findChromium } from './chromium.mjs';
 
 after(() => cleanup());
 
-function findChromium() {
-	for (const c of ['chromium', 'chromium-browser']) {
-		try { return execFileSync('sh', ['-c', `command -v ${c}`]).toString().trim(); } catch { /* next */ }
-	}
-	return null;
-}
-const CHROMIUM = findChromium();
+const { bin: CHROMIUM, reason: NO_CHROMIUM } = findChromium();
 
 // Runs in the browser: each case is one fetch; a refusal by CORS is a
 // TypeError without a status.
@@ -57,7 +52,7 @@ async function run(name, url, init, read) {
 
 test('CORS in a real browser: allowed and refused origins, methods, headers and credentials', {
 	timeout: 90000,
-	skip: CHROMIUM ? false : 'chromium is not installed (tools/setup test installs Debian\'s chromium)',
+	skip: CHROMIUM ? false : NO_CHROMIUM,
 }, async () => {
 	let results;
 	const got = new Promise((resolve) => { results = resolve; });

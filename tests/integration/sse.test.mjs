@@ -1,7 +1,7 @@
 // Server-Sent Events (include/ingot/sse.h, issue 30): the reference
 // service's GET /ticker sends typed ticks from a handler that waits between
 // them, GET /events/idle keeps its stream once the handler has returned.
-// Real clients (undici's fetch and EventSource) read them; raw sockets check
+// Real clients (undici's fetch and EventSource, curl) read them; raw sockets check
 // the framing (chunks, the final chunk, the connection's next request), the
 // heartbeats, a slow reader holding back the producer with bounded memory,
 // a client that leaves, the drain, and the memory of 1,000 idle streams.
@@ -9,7 +9,8 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { fetch, EventSource } from 'undici';
-import { startServer, cleanup, RawClient, req, adminAddr, scrapeSamples as metrics, within, BODY } from './lib.mjs';
+import { spawn } from 'node:child_process';
+import { startServer, cleanup, RawClient, req, adminAddr, scrapeSamples as metrics, within, BODY, curl } from './lib.mjs';
 
 after(cleanup);
 
@@ -236,4 +237,28 @@ test('1,000 open idle streams hold no handler and little memory each', T, async 
 	assert.ok(perStream < 8192, `${perStream} B a stream`);
 	assert.equal(m.get('ingot_handlers_waiting'), 0);
 	for (const c of [...warm, ...conns]) c.destroy();
+});
+
+test('curl reads the ticker\'s events in order, each as it is sent (-N: tick 1 while the handler waits for tick 2); Last-Event-ID: 2 gets 3 and 4', T, async () => {
+	const srv = await startServer();
+	const url = `http://127.0.0.1:${srv.port}/ticker`;
+	const r = await curl(['-N', `${url}?n=4&interval_ms=20`]);
+	assert.equal(r.code, 0, r.stderr);
+	assert.deepEqual(parseEvents(r.stdout.toString()).events.map((e) => [e.event, e.id, JSON.parse(e.data)]),
+		[1, 2, 3, 4].map((n) => ['tick', String(n), { n, of: 4 }]));
+	const resumed = await curl(['-N', '-H', 'Last-Event-ID: 2', `${url}?n=4&interval_ms=0`]);
+	assert.deepEqual(parseEvents(resumed.stdout.toString()).events.map((e) => e.id), ['3', '4']);
+	// A minute between the two ticks: the first is on curl's output before
+	// the stream ends, the second is not.
+	const live = spawn('curl', ['-sSN', `${url}?n=2&interval_ms=60000`], { stdio: ['ignore', 'pipe', 'inherit'] });
+	let out = '';
+	await within(20000, new Promise((resolve, reject) => {
+		live.stdout.on('data', (d) => { out += d; if (parseEvents(out).events.length) resolve(); });
+		live.once('exit', (code) => reject(new Error(`curl exited (${code}): ${out}`)));
+	}), 'the first tick on curl\'s output');
+	assert.deepEqual(parseEvents(out).events.map((e) => e.id), ['1']);
+	live.kill('SIGKILL');
+	// Its leaving cancels the wait after tick 1.
+	const l = await within(20000, srv.waitLog((x) => x.msg === 'ticker stopped'), 'the handler stopping');
+	assert.equal(l.tick, 1);
 });
