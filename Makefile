@@ -499,7 +499,7 @@ UNIT_SRC_net/api/test_decode   := net/api/decode.c net/api/validate.c kernel/run
 UNIT_SRC_net/api/test_rate_table := net/http/client_addr.c
 UNIT_FLAGS_net/api/test_rate_table := -lpthread
 UNIT_SRC_net/api/test_operation := net/api/operation.c net/api/rate_limit.c net/api/rate_table.c net/http/client_addr.c \
-                               net/http/cors.c net/api/check.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
+                               net/http/cors.c net/api/check.c net/http/redact.c net/api/validate.c kernel/runtime/json.c kernel/runtime/log.c \
                                kernel/runtime/clock.c $(API_JSON)
 UNIT_SRC_net/client/test_mock  := kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
@@ -553,7 +553,7 @@ UNIT_FLAGS_net/auth/test_jwks      := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 UNIT_SRC_net/auth/test_token_cache := $(AUTH_SRC)
 UNIT_FLAGS_net/auth/test_token_cache := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 # net/api's door over a stand-in exchange, with net/auth's verify
-UNIT_SRC_net/api/test_security := net/api/security.c net/api/auth_metrics.c net/api/rate_limit.c net/api/rate_table.c net/http/client_addr.c $(AUTH_SRC) kernel/runtime/base64.c kernel/runtime/log.c kernel/runtime/json.c \
+UNIT_SRC_net/api/test_security := net/api/security.c net/api/params.c $(HTTP_CODEC) net/api/auth_metrics.c net/api/rate_limit.c net/api/rate_table.c net/http/client_addr.c $(AUTH_SRC) kernel/runtime/base64.c kernel/runtime/log.c kernel/runtime/json.c \
                                kernel/runtime/clock.c
 UNIT_FLAGS_net/api/test_security := -I@DEPS@/include @DEPS@/lib/libbearssl.a
 # net/api's key fetcher over stand-ins for the client, timers and net/auth
@@ -634,7 +634,7 @@ SCHEMAC_TEST := $(BUILD)/test/schemac
 API_DOOR := net/api/security.c net/api/auth_metrics.c net/api/jwks_remote.c
 SCHEMAC_TEST_RUNTIME := tools/schemac/test/mock_runtime.c kernel/runtime/json.c kernel/runtime/json_read.c kernel/runtime/json_value.c \
                         kernel/runtime/log.c kernel/runtime/clock.c kernel/runtime/lz.c net/http/codec.c net/http/cors.c \
-                        net/http/client_addr.c $(filter-out $(API_MAIN) $(API_DOOR),$(wildcard net/api/*.c))
+                        net/http/client_addr.c net/http/redact.c $(filter-out $(API_MAIN) $(API_DOOR),$(wildcard net/api/*.c))
 SCHEMAC_STRICT := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow -Wconversion -Wsign-conversion \
                   -Wmissing-prototypes -Wno-overlength-strings
 $(SCHEMAC_TEST)/musl/api.o: $(SCHEMAC_TEST)/service/api.c $(DEPS)/.stamp

@@ -4,7 +4,9 @@
  * handler returns, so an idle stream holds no coroutine, in its core's
  * list, to which a later one's handler sends its note. A WebSocket
  * (include/ingot/websocket.h): GET /ws/echo answers each message, after
- * waiting when it asks. */
+ * waiting when it asks. GET /me/events and GET /ws/me are the same for a
+ * caller the door admitted, whose bearer token a browser sends as
+ * ?access_token= (the document's x-ingot-access-token-query). */
 #include "api.h"
 
 #include <stdio.h>
@@ -167,7 +169,9 @@ int getWsEcho(ig_ctx *ctx, const struct getWsEcho_in *in, struct getWsEcho_out *
 	return status;
 }
 
-void getWsEcho_message(ig_ctx *ctx, ig_ws *ws, const struct Echo *msg)
+typedef enum ig_ws_result echo_send_fn(ig_ws *ws, const struct Echo *msg);
+
+static void echo(ig_ctx *ctx, ig_ws *ws, const struct Echo *msg, echo_send_fn *send)
 {
 	/* A handler may wait: on its coroutine, the socket's next message
 	   waiting behind it. */
@@ -177,10 +181,55 @@ void getWsEcho_message(ig_ctx *ctx, ig_ws *ws, const struct Echo *msg)
 	/* Each send waits for room in the client's window (never FULL from
 	   this handler); CLOSED: it has gone. */
 	for (int64_t i = 0; i < (msg->has_repeat ? msg->repeat : 1); i++) {
-		enum ig_ws_result r = ig_ws_send_getWsEcho(ws, &reply);
+		enum ig_ws_result r = send(ws, &reply);
 		if (r == IG_WS_INVALID)
 			ig_ws_close(ws, 1011, "the echo could not be encoded"); /* internal error */
 		if (r != IG_WS_OK)
 			break;
 	}
+}
+
+void getWsEcho_message(ig_ctx *ctx, ig_ws *ws, const struct Echo *msg)
+{
+	echo(ctx, ws, msg, ig_ws_send_getWsEcho);
+}
+
+/* GET /me/events: the caller (the token's claims, as the door decoded
+ * them), as one event; then the stream ends. */
+int getMeEvents(ig_ctx *ctx, const struct getMeEvents_in *in, struct getMeEvents_out *out)
+{
+	(void)in;
+	(void)out;
+	const struct Caller *who = ig_principal_Caller(ctx);
+	if (!who) /* the door admits no one without a token */
+		return 500;
+	ig_sse *s = ig_sse_open(ctx);
+	if (!s) {
+		ig_respond_problem(ctx, 503, "no stream can be opened now");
+		return 503;
+	}
+	enum ig_sse_result r = ig_sse_send_getMeEvents(s, who, "caller", NULL);
+	(void)r; /* not OK: the client has gone; the stream ends here either way */
+	return 200;
+}
+
+/* GET /ws/me: upgrades, then greets the caller by the token's subject
+ * (n = 0); its messages are echoed as GET /ws/echo's. */
+int getWsMe(ig_ctx *ctx, const struct getWsMe_in *in, struct getWsMe_out *out)
+{
+	(void)in;
+	(void)out;
+	const struct Caller *who = ig_principal_Caller(ctx);
+	int status;
+	ig_ws *ws = ig_ws_open_getWsMe(ctx, &status);
+	struct Echo hello = { .text = who && who->has_sub ? who->sub : IG_STR(""), .n = 0 };
+	/* An empty window takes it; CLOSED: the client has gone already. */
+	if (ws && ig_ws_send_getWsMe(ws, &hello) == IG_WS_INVALID)
+		ig_ws_close(ws, 1011, "the greeting could not be encoded");
+	return status;
+}
+
+void getWsMe_message(ig_ctx *ctx, ig_ws *ws, const struct Echo *msg)
+{
+	echo(ctx, ws, msg, ig_ws_send_getWsMe);
 }

@@ -7,7 +7,8 @@
 static ig_counter failures[TYPES][IG_AUTH_REASON_COUNT];
 
 static const char *const type_names[TYPES] = { "bearer", "apiKey", "basic", "mutualTLS" };
-static const char *const door_reasons[] = { "missing", "malformed", "refused", "insufficient_scope", "rate_limited", "claims" };
+static const char *const door_reasons[] = { "missing", "malformed", "refused", "insufficient_scope", "rate_limited", "claims",
+					      "invalid_request" };
 _Static_assert(sizeof door_reasons / sizeof door_reasons[0] == IG_AUTH_REASON_COUNT - IG_JWT_ERROR_COUNT,
 	       "a name per reason");
 

@@ -16,6 +16,7 @@ enum ig_auth_reason {
 	IG_AUTH_INSUFFICIENT_SCOPE, /* valid, lacking scopes (403) */
 	IG_AUTH_RATE_LIMITED,       /* the address failed too often: 429 before any check */
 	IG_AUTH_BAD_CLAIMS,         /* a verified JWT whose claims break x-ingot-principal's schema */
+	IG_AUTH_INVALID_REQUEST,    /* a token both in Authorization and the query, or twice there (400) */
 	IG_AUTH_REASON_COUNT
 };
 

@@ -5,6 +5,7 @@
  * so the shipped binary links none of it. */
 #include "operation.h"
 #include "ingot/log.h"
+#include "net/http/redact.h"
 
 struct response_check {
 	ig_ctx *ctx;
@@ -23,7 +24,9 @@ static void response_violation(void *arg, const char *pointer, const char *keywo
 	ig_str id = ig_request_id(rc->ctx);
 	ig_log_str(&l, "request_id", id.ptr, id.len);
 	ig_log_cstr(&l, "operation", rc->operation);
-	ig_log_str(&l, "target", req->target.ptr, req->target.len);
+	char buf[1024];
+	ig_str target = ig_http_target_loggable(req->target, buf, sizeof buf);
+	ig_log_str(&l, "target", target.ptr, target.len);
 	ig_log_int(&l, "status", rc->status);
 	ig_log_cstr(&l, "pointer", pointer);
 	ig_log_cstr(&l, "keyword", keyword);

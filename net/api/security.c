@@ -5,8 +5,12 @@
  * handshake before any request) and their scopes compared; the first
  * alternative that passes admits the request, else the answer is built
  * here. It runs before the decoder: a caller without credentials learns
- * nothing about the operation's parameters, and pays no decoding. */
+ * nothing about the operation's parameters, and pays no decoding. A
+ * stream that declares it takes its bearer token from the query's
+ * access_token too (RFC 6750 2.3): a browser's EventSource and WebSocket
+ * cannot send Authorization. */
 #include "security.h"
+#include "params.h"
 #include "auth_metrics.h"
 #include "net/auth/settings.h"
 #include "rate_limit.h"
@@ -187,6 +191,32 @@ static ig_str authorization(ig_ctx *ctx, const char *scheme, size_t n)
 	return (ig_str){ a.ptr + i, a.len - i };
 }
 
+/* sec->query_token's: the query's access_token, %-decoded into the arena,
+ * into *tok ({NULL, 0}: none, or empty). False when RFC 6750 3.1 calls the
+ * request invalid_request: the token sent two ways (a Bearer Authorization
+ * as well), or the parameter twice. A value that does not decode is kept
+ * raw: the verifier refuses it as any malformed token. */
+static bool query_token(ig_ctx *ctx, ig_str *tok)
+{
+	*tok = (ig_str){ NULL, 0 };
+	ig_str query = ig_req(ctx)->query, name, raw, found = { NULL, 0 };
+	unsigned n = 0;
+	ig_query q;
+	ig_query_init(&q, query);
+	while (ig_query_next(&q, &name, &raw))
+		if (ig_query_name_is(name, "access_token", 12)) {
+			found = raw;
+			n++;
+		}
+	if (!n)
+		return true;
+	if (n > 1 || authorization(ctx, "Bearer", 6).ptr)
+		return false;
+	if (found.len && ig_param_string(ctx, found, IG_IN_QUERY, tok) != IG_PARAM_OK)
+		*tok = found;
+	return true;
+}
+
 static bool scopes_held(const struct ig_sec_use *u, const struct ig_principal *p)
 {
 	for (size_t i = 0; i < u->nscopes; i++)
@@ -211,9 +241,10 @@ static void refresh_keys(int64_t now)
 	}
 }
 
-static enum use_result check_bearer(ig_ctx *ctx, const struct ig_sec_use *u, struct ig_principal *p)
+/* qtok: the query's token (query_token), which then is the only one. */
+static enum use_result check_bearer(ig_ctx *ctx, const struct ig_sec_use *u, struct ig_principal *p, ig_str qtok)
 {
-	ig_str tok = authorization(ctx, "Bearer", 6);
+	ig_str tok = qtok.len ? qtok : authorization(ctx, "Bearer", 6);
 	if (!tok.len)
 		return USE_ABSENT;
 	struct ig_jwt *jwt = ig_alloc(ctx, sizeof *jwt);
@@ -306,10 +337,10 @@ static enum use_result check_mutual_tls(ig_ctx *ctx, const struct ig_sec_use *u,
 	return USE_PASS;
 }
 
-static enum use_result check_use(ig_ctx *ctx, const struct ig_sec_use *u, struct ig_principal *p)
+static enum use_result check_use(ig_ctx *ctx, const struct ig_sec_use *u, struct ig_principal *p, ig_str qtok)
 {
 	enum ig_sec_type t = u->scheme->type;
-	enum use_result r = t == IG_SEC_BEARER ? check_bearer(ctx, u, p)
+	enum use_result r = t == IG_SEC_BEARER ? check_bearer(ctx, u, p, qtok)
 			    : t == IG_SEC_MUTUAL_TLS ? check_mutual_tls(ctx, u, p)
 						     : check_handler(ctx, u, p);
 	if (r == USE_PASS && !scopes_held(u, p))
@@ -375,6 +406,13 @@ bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec)
 		ig_respond_problem(ctx, 429, "too many failed authentication attempts");
 		return false;
 	}
+	ig_str qtok = { NULL, 0 };
+	if (sec->query_token && !query_token(ctx, &qtok)) {
+		ig_auth_count_failure(IG_SEC_BEARER, IG_AUTH_INVALID_REQUEST);
+		ig_add_header(ctx, "WWW-Authenticate", IG_STR("Bearer error=\"invalid_request\""));
+		ig_respond_problem(ctx, 400, "invalid_request");
+		return false;
+	}
 	const struct ig_sec_alt *scope_alt = NULL;
 	bool token_refused = false, refused = false;
 	for (size_t a = 0; a < sec->nalts; a++) {
@@ -383,7 +421,7 @@ bool ig_security_check(ig_ctx *ctx, const struct ig_security *sec)
 		bool pass = true, scope_only = true;
 		for (size_t i = 0; i < alt->nuses; i++) {
 			struct ig_principal p;
-			enum use_result r = check_use(ctx, &alt->uses[i], &p);
+			enum use_result r = check_use(ctx, &alt->uses[i], &p, qtok);
 			if (r == USE_INVALID) {
 				refused = true;
 				token_refused |= alt->uses[i].scheme->type == IG_SEC_BEARER;

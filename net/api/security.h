@@ -56,6 +56,11 @@ struct ig_security {
 	ig_security_check_fn *check;
 	const struct ig_sec_alt *alts;
 	size_t nalts;
+	/* x-ingot-access-token-query (a stream's only): without a Bearer
+	   Authorization, the token may be the query's access_token (RFC 6750
+	   2.3), judged as the header's would be; both at once, or the
+	   parameter twice, is 400 invalid_request. */
+	bool query_token;
 };
 
 /* The key fetcher's half of struct ig_app_jwt (include/ingot/api_hooks.h;
@@ -85,6 +90,8 @@ static inline bool ig_security_may_wait(const struct ig_security *sec)
  * has answered: 401 with WWW-Authenticate (RFC 6750: error="invalid_token"
  * when a bearer token was sent and refused, no error when none was sent;
  * a mutualTLS scheme without a verified client certificate is absent),
+ * 400 with error="invalid_request" when sec->query_token and the token
+ * came both ways (or twice in the query),
  * 403 with error="insufficient_scope" and the scopes of the first
  * alternative whose credentials were valid but lacked scopes, or 429 when
  * the client's address has failed too often (INGOT_AUTH_FAILURES_PER_MIN).

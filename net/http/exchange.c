@@ -10,6 +10,7 @@
 #include "hooks.h"
 #include "client_addr.h"
 #include "exchange.h"
+#include "redact.h"
 #include "kernel/runtime/config.h"
 #include "kernel/runtime/json.h"
 #include "ingot/log.h"
@@ -357,7 +358,18 @@ struct access_entry {
 	int64_t duration_us, bytes_in, bytes_out;
 	struct ig_transport *t; /* for the peer; NULL once the client left */
 	ig_str subject; /* the door's principal's (never a token or key); empty: none */
+	ig_str target;  /* the request's, written at debug level only; empty: none */
 };
+
+/* The concrete target, only when debugging (a query may hold what a log
+ * should not keep), and never an access_token's value. Apart, so that its
+ * copy does not grow the frame of every access line (handlers' stacks). */
+__attribute__((cold, noinline)) static void log_target(struct ig_logline *l, ig_str target)
+{
+	char buf[1024];
+	ig_str t = ig_http_target_loggable(target, buf, sizeof buf);
+	ig_log_str(l, "target", t.ptr, t.len);
+}
 
 static void access_log_write(const struct access_entry *e)
 {
@@ -378,6 +390,8 @@ static void access_log_write(const struct access_entry *e)
 	ig_log_str(&l, "client", peer, n);
 	if (e->subject.len)
 		ig_log_str(&l, "subject", e->subject.ptr, e->subject.len);
+	if (e->target.len && ig_log_enabled(IG_LOG_DEBUG))
+		log_target(&l, e->target);
 	ig_log_end(&l);
 }
 
@@ -397,6 +411,7 @@ static void access_log(const struct ig_ctx *x)
 		.bytes_out = x->req.head ? 0 : (int64_t)x->body.len,
 		.t = x->conn ? x->conn->t : x->stream && x->stream->conn ? x->stream->conn->t : NULL,
 		.subject = x->principal ? x->principal->subject : (ig_str){ NULL, 0 },
+		.target = x->req.target,
 	});
 }
 

@@ -49,8 +49,8 @@ static void emit_security(struct sc_out *c, const struct sc_op *op)
 	for (size_t a = 0; a < sec->nalts; a++)
 		out_line(c, "{ ig_uses_%s_%zu, %zu },", id, a, sec->alts[a].nuses);
 	out_close(c, "};");
-	out_line(c, "static const struct ig_security ig_security_%s = { ig_security_check, ig_alts_%s, %zu };", id, id,
-		 sec->nalts);
+	out_line(c, "static const struct ig_security ig_security_%s = { ig_security_check, ig_alts_%s, %zu, %s };", id, id,
+		 sec->nalts, op->query_token_ptr ? "true" : "false");
 }
 
 static bool scheme_used(const struct sc_model *m, const struct sc_scheme *s)

@@ -842,6 +842,8 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 	op->summary = sc_get_string(m, j, ptr, "summary", false);
 	free(sc_get_string(m, j, ptr, "description", false));
 	op->validate = get_bool(m, j, ptr, "x-ingot-validate", true);
+	if (get_bool(m, j, ptr, "x-ingot-access-token-query", false))
+		op->query_token_ptr = sc_ptr_key(ptr, "x-ingot-access-token-query");
 	op->id = sc_get_string(m, j, ptr, "operationId", true);
 	const cJSON *limit = sc_get(j, "x-ingot-rate-limit");
 	if (!limit)
@@ -1360,6 +1362,8 @@ void sc_model_load(struct sc_model *m, const char *file, const char *text, size_
 		sc_check_events(m);
 	if (!m->errors)
 		sc_check_websockets(m);
+	if (!m->errors)
+		sc_check_query_tokens(m);
 	if (!m->errors)
 		check_operations(m);
 	if (!m->errors)

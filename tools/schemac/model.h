@@ -302,6 +302,10 @@ struct sc_op {
 	char *ptr;
 	const cJSON *security_json; /* its own security, or NULL: the document's */
 	struct sc_security *security; /* NULL: open (none, or []) */
+	/* x-ingot-access-token-query: true (security.c): a stream whose bearer
+	   token may come as ?access_token= (RFC 6750 2.3); where it says so, or
+	   NULL */
+	char *query_token_ptr;
 	struct sc_hooks hooks; /* its own x-ingot-hooks (the root's are m->hooks) */
 	/* x-ingot-websocket (ws_ext.c): each inbound and outbound message's
 	   component, and where the document declares them; NULL: not one. */
@@ -424,6 +428,10 @@ void sc_parse_security(struct sc_model *m, const cJSON *doc);
 /* security.c: x-ingot-principal's schema must be a typed object (after
  * sc_finish_schemas has decided kinds). */
 void sc_check_principal(struct sc_model *m);
+/* security.c: x-ingot-access-token-query only on a stream (SSE or
+ * WebSocket) whose security has a bearer scheme (after the operations'
+ * responses and security are in). */
+void sc_check_query_tokens(struct sc_model *m);
 
 void sc_model_load(struct sc_model *m, const char *file, const char *text, size_t len);
 

@@ -4,8 +4,8 @@
  * certificate the listener verified against INGOT_TLS_CLIENT_CA), the root's security and each
  * operation's override, with OpenAPI's semantics (a list of alternatives,
  * each an object whose schemes must all pass; [] opens a route), and the
- * root's x-ingot-principal (the component schema the principal's data is).
- * emit_router.c writes the tables the runtime's net/api/security.c reads. */
+ * root's x-ingot-principal (the component schema the principal's data is),
+ * and a stream's x-ingot-access-token-query. emit_router.c writes the tables the runtime's net/api/security.c reads. */
 #include "model.h"
 
 #include <stdlib.h>
@@ -211,6 +211,32 @@ void sc_check_principal(struct sc_model *m)
 			 "the principal's schema \"%s\" must be a typed object (\"type\": \"object\", not nullable, "
 			 "no anyOf/oneOf): its struct is the principal's data",
 			 m->principal->component);
+}
+
+/* A browser's EventSource and WebSocket cannot send Authorization, so a
+ * stream may take its bearer token from ?access_token= (RFC 6750 2.3).
+ * Nothing else may: a token in a URL is one that proxies and histories
+ * keep. */
+void sc_check_query_tokens(struct sc_model *m)
+{
+	for (size_t i = 0; i < m->nops; i++) {
+		const struct sc_op *op = m->ops[i];
+		if (!op->query_token_ptr)
+			continue;
+		bool bearer = false;
+		for (size_t a = 0; op->security && a < op->security->nalts; a++)
+			for (size_t u = 0; u < op->security->alts[a].nuses; u++)
+				bearer |= op->security->alts[a].uses[u].scheme->type == SC_SEC_BEARER;
+		if (!sc_op_is_stream(op))
+			sc_error(m, op->query_token_ptr,
+				 "x-ingot-access-token-query is for a stream (a text/event-stream response or "
+				 "x-ingot-websocket), which a browser opens without Authorization; %s %s is not one",
+				 op->method, op->path->tmpl);
+		else if (!bearer)
+			sc_error(m, op->query_token_ptr,
+				 "x-ingot-access-token-query needs a bearer token in the operation's security (an http "
+				 "bearer, oauth2 or openIdConnect scheme): the query carries that token");
+	}
 }
 
 void sc_parse_security(struct sc_model *m, const cJSON *doc)
