@@ -13,10 +13,8 @@
  * LISTEN. */
 #include "consumer.h"
 #include "delivery.h"
-#include "kernel/runtime/arena.h"
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/loop.h"
-#include "kernel/runtime/pool.h"
 #include "ingot/log.h"
 #include "ingot/pg.h"
 
@@ -112,9 +110,7 @@ struct delivery {
 	uint64_t started_us;
 	enum ig_pubsub_outcome outcome;
 	struct ig_pubsub_request rq;
-	struct http_inproc inproc;
-	char *buf;
-	ig_arena arena;
+	struct http_inproc_slot slot; /* its arena: the verdict's statement */
 };
 
 struct sub_run {
@@ -136,10 +132,9 @@ struct sub_run {
 static struct {
 	const struct ig_pubsub_table *table;
 	struct sub_run *subs;
-	struct http_core *core;
+	struct http_inproc_worker worker; /* its blocks: every arena here */
 	struct ig_pg_pool *pool;
 	struct ig_timer timer;
-	struct ig_pool blocks;
 	struct ig_metrics_source metrics;
 	uint32_t polls;
 	bool purging;
@@ -249,20 +244,20 @@ static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const cha
 		why = "max attempts reached";
 	}
 	d->outcome = outcome;
-	ig_arena_reset(&d->arena);
+	ig_arena_reset(&d->slot.arena);
 	ig_str name = { sub->name, strlen(sub->name) };
 	if (outcome == IG_PUBSUB_OUT_ACK || outcome == IG_PUBSUB_OUT_DROP) {
 		d->next = d->sub->to_settle;
 		d->sub->to_settle = d;
-		ig_loop_defer(&s.core->loop, &d->sub->flush);
+		ig_loop_defer(&s.worker.core->loop, &d->sub->flush);
 	} else if (outcome == IG_PUBSUB_OUT_RETRY) {
 		const ig_pg_value p[5] = { ig_pg_int8(d->message_id), ig_pg_text(name), ig_pg_int4(d->attempts),
 					   ig_pg_int8((int64_t)ig_pubsub_backoff_us(sub, (uint64_t)d->attempts)),
 					   ig_pg_text((ig_str){ why, strlen(why) }) };
-		ig_pg_pool_query(s.pool, &d->arena, RETRY_SQL, p, 5, settled, d);
+		ig_pg_pool_query(s.pool, &d->slot.arena, RETRY_SQL, p, 5, settled, d);
 		/* a poll soon enough for the backoff's end */
 		uint64_t due = ig_monotonic_us() / 1000 + ig_pubsub_backoff_us(sub, (uint64_t)d->attempts) / 1000 + 1;
-		ig_timer_set_lazy(&s.core->loop.timers, &s.timer, due);
+		ig_timer_set_lazy(&s.worker.core->loop.timers, &s.timer, due);
 	} else {
 		const char *dl = sub->dead_letter ? sub->dead_letter->name : "";
 		const char *dl_subs = sub->dead_letter ? sub->dead_letter->subscriptions : "";
@@ -279,7 +274,7 @@ static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const cha
 					   ig_pg_text((ig_str){ why, strlen(why) }), ig_pg_text((ig_str){ dl, strlen(dl) }),
 					   ig_pg_text((ig_str){ dl_subs, strlen(dl_subs) }),
 					   ig_pg_text((ig_str){ dl_key, strlen(dl_key) }) };
-		ig_pg_pool_query(s.pool, &d->arena, DEAD_SQL, p, 6, settled, d);
+		ig_pg_pool_query(s.pool, &d->slot.arena, DEAD_SQL, p, 6, settled, d);
 	}
 }
 
@@ -299,10 +294,10 @@ static bool start(struct sub_run *r, struct delivery *d, const ig_pg_result *res
 	ig_str body = ig_pg_at(res, row, 2)->s, traceparent = ig_pg_at(res, row, 3)->s;
 	d->started_us = ig_monotonic_us();
 	enum http_inproc_result result;
-	if (ig_pubsub_request_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, r->target, &d->rq, d->attempts, traceparent,
-				  body, answered, d, &result) == 0)
+	if (ig_pubsub_request_run(&d->slot, &s.worker, r->target, &d->rq, d->attempts, traceparent, body, answered, d,
+				  &result) == 0)
 		return true;
-	if (!s.core->draining && result == HTTP_INPROC_NO_ROOM) {
+	if (!s.worker.core->draining && result == HTTP_INPROC_NO_ROOM) {
 		/* Larger than a delivery's buffer: it never will fit. */
 		record(d, IG_PUBSUB_OUT_DEAD, "the message is larger than a delivery's buffer");
 		return true;
@@ -343,7 +338,7 @@ static void claimed(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 
 static void claim(struct sub_run *r)
 {
-	if (s.core->draining || !r->slots)
+	if (s.worker.core->draining || !r->slots)
 		return;
 	uint32_t room = r->sub->max_concurrency - r->running;
 	if (r->claiming || room == 0) {
@@ -389,7 +384,7 @@ static void purged(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 static void on_timer(struct ig_timer *t)
 {
 	(void)t;
-	if (s.core->draining)
+	if (s.worker.core->draining)
 		return;
 	if (s.polls++ % PURGE_POLLS == 0 && !s.purging) {
 		s.purging = true;
@@ -398,7 +393,7 @@ static void on_timer(struct ig_timer *t)
 	}
 	for (size_t i = 0; i < s.table->nsubs; i++)
 		claim(&s.subs[i]);
-	ig_timer_set(&s.core->loop.timers, &s.timer, ig_monotonic_us() / 1000 + POLL_MS);
+	ig_timer_set(&s.worker.core->loop.timers, &s.timer, ig_monotonic_us() / 1000 + POLL_MS);
 }
 
 static bool prepare(const struct ig_pubsub_table *table)
@@ -427,26 +422,24 @@ static void core_start(struct ig_loop *loop, int core_count)
 	(void)core_count;
 	if (loop->core != 0 || !s.subs)
 		return;
-	s.core = (struct http_core *)loop; /* the loop is its core's first member */
+	ig_http_inproc_worker_init(&s.worker, loop, 4096);
 	s.pool = ig_pg_core_pool(loop);
 	if (!s.pool)
 		return;
-	ig_pool_init(&s.blocks, 4096, 4, 4096);
-	ig_arena_init(&s.purge_arena, &s.blocks, 16 * 1024);
+	ig_arena_init(&s.purge_arena, &s.worker.blocks, 16 * 1024);
 	for (size_t i = 0; i < s.table->nsubs; i++) {
 		struct sub_run *r = &s.subs[i];
 		r->slots = calloc(r->sub->max_concurrency, sizeof *r->slots);
 		if (!r->slots)
 			continue;
-		ig_arena_init(&r->claim_arena, &s.blocks, 1024 * 1024);
-		ig_arena_init(&r->settle_arena, &s.blocks, 64 * 1024);
+		ig_arena_init(&r->claim_arena, &s.worker.blocks, 1024 * 1024);
+		ig_arena_init(&r->settle_arena, &s.worker.blocks, 64 * 1024);
 		r->flush.fn = on_flush;
 		for (uint32_t k = 0; k < r->sub->max_concurrency; k++) {
 			struct delivery *d = &r->slots[k];
 			d->sub = r;
-			d->buf = malloc(DELIVERY_BUF);
-			d->busy = d->buf == NULL; /* a slot without memory is never used */
-			ig_arena_init(&d->arena, &s.blocks, 64 * 1024);
+			/* a slot without memory is never used */
+			d->busy = ig_http_inproc_slot_init(&d->slot, &s.worker, DELIVERY_BUF, 64 * 1024) != 0;
 		}
 	}
 	if (ig_pg_listen(loop, "ingot_pubsub", on_notify, NULL) != 0) {
@@ -455,7 +448,7 @@ static void core_start(struct ig_loop *loop, int core_count)
 			ig_log_end(&l);
 	}
 	s.timer.fn = on_timer;
-	ig_timer_set(&s.core->loop.timers, &s.timer, ig_monotonic_us() / 1000);
+	ig_timer_set(&s.worker.core->loop.timers, &s.timer, ig_monotonic_us() / 1000);
 }
 
 const struct ig_pubsub_consumer_ops ig_pubsub_consumer_ops = {

@@ -30,7 +30,7 @@ enum ig_pubsub_outcome ig_pubsub_outcome_of(enum http_inproc_result result, cons
 	return IG_PUBSUB_OUT_RETRY;
 }
 
-int ig_pubsub_request_run(struct http_inproc *p, struct http_core *core, char *buf, size_t cap, const char *target,
+int ig_pubsub_request_run(struct http_inproc_slot *slot, struct http_inproc_worker *w, const char *target,
 			  struct ig_pubsub_request *rq, int64_t attempts, ig_str traceparent, ig_str body,
 			  http_inproc_done_fn *done, void *arg, enum http_inproc_result *result)
 {
@@ -48,7 +48,7 @@ int ig_pubsub_request_run(struct http_inproc *p, struct http_core *core, char *b
 		.body = body,
 		.peer = IG_STR("pubsub"),
 	};
-	return ig_http_inproc_run(p, core, buf, cap, &req, done, arg, result);
+	return ig_http_inproc_slot_run(slot, w, &req, done, arg, result);
 }
 
 static const struct ig_pubsub_sub_stats *at(const struct ig_pubsub_sub_stats *first, size_t stride, size_t i)

@@ -34,9 +34,9 @@ struct ig_pubsub_request {
 };
 
 /* Starts POST target (IG_PUBSUB_PATH<subscription>) with body, the
- * consumer's key, the attempt and traceparent (empty: none) on core, as
- * ig_http_inproc_run does (0, or -1 with *result). */
-int ig_pubsub_request_run(struct http_inproc *p, struct http_core *core, char *buf, size_t cap, const char *target,
+ * consumer's key, the attempt and traceparent (empty: none) in slot, as
+ * ig_http_inproc_slot_run does (0, or -1 with *result). */
+int ig_pubsub_request_run(struct http_inproc_slot *slot, struct http_inproc_worker *w, const char *target,
 			  struct ig_pubsub_request *rq, int64_t attempts, ig_str traceparent, ig_str body,
 			  http_inproc_done_fn *done, void *arg, enum http_inproc_result *result);
 

@@ -57,8 +57,7 @@ struct delivery {
 	struct ig_pubsub_request rq;
 	char *payload; /* kept for the dead-letter copy; NULL without one */
 	size_t payload_len;
-	struct http_inproc inproc;
-	char *buf;
+	struct http_inproc_slot slot;
 };
 
 struct nsub {
@@ -76,15 +75,15 @@ static struct {
 	const struct ig_pubsub_table *table;
 	struct nsub *subs;
 	struct ig_nats *nc;
-	struct http_core *core;
+	struct http_inproc_worker worker; /* its core NULL until the first up */
 	struct ig_timer retry;
 	struct ig_metrics_source metrics;
 } s;
 
 static void retry_later(void)
 {
-	if (s.core && !ig_timer_armed(&s.retry))
-		ig_timer_set(&s.core->loop.timers, &s.retry, ig_monotonic_us() / 1000 + RETRY_MS);
+	if (s.worker.core && !ig_timer_armed(&s.retry))
+		ig_timer_set(&s.worker.core->loop.timers, &s.retry, ig_monotonic_us() / 1000 + RETRY_MS);
 }
 
 static void write_metrics(struct ig_expo *e, void *arg)
@@ -281,10 +280,10 @@ static void on_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_me
 		return;
 	}
 	enum http_inproc_result result;
-	if (ig_pubsub_request_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, r->target, &d->rq, (int64_t)d->attempts,
+	if (ig_pubsub_request_run(&d->slot, &s.worker, r->target, &d->rq, (int64_t)d->attempts,
 				  (ig_str){ d->traceparent, strlen(d->traceparent) }, m->payload, answered, d, &result) == 0)
 		return;
-	if (!s.core->draining && result == HTTP_INPROC_NO_ROOM) {
+	if (!s.worker.core->draining && result == HTTP_INPROC_NO_ROOM) {
 		record(d, IG_PUBSUB_OUT_DEAD, "the message is larger than a delivery's buffer");
 		return;
 	}
@@ -338,7 +337,7 @@ static void pull_one(struct nsub *r, struct puller *p)
 
 static void pull(struct nsub *r)
 {
-	if (!r->pullers || !s.nc || s.core->draining || !ig_nats_connected(s.nc))
+	if (!r->pullers || !s.nc || s.worker.core->draining || !ig_nats_connected(s.nc))
 		return;
 	for (uint32_t i = 0; i < r->npullers; i++)
 		pull_one(r, &r->pullers[(r->next + i) % r->npullers]);
@@ -392,7 +391,7 @@ static void make_consumers(void)
 static void on_retry(struct ig_timer *t)
 {
 	(void)t;
-	if (!s.nc || !ig_nats_connected(s.nc) || s.core->draining)
+	if (!s.nc || !ig_nats_connected(s.nc) || s.worker.core->draining)
 		return;
 	make_consumers();
 	for (size_t i = 0; i < s.table->nsubs; i++)
@@ -440,16 +439,16 @@ void ig_pubsub_nats_consumers_up(struct ig_nats *nc, struct ig_loop *loop)
 {
 	if (!s.subs)
 		return;
-	if (!s.core) {
-		s.core = (struct http_core *)loop; /* the loop is its core's first member */
+	if (!s.worker.core) {
+		ig_http_inproc_worker_init(&s.worker, loop, 0); /* its slots take no arena */
 		for (size_t i = 0; i < s.table->nsubs; i++) {
 			struct nsub *r = &s.subs[i];
 			r->slots = calloc(r->sub->max_concurrency, sizeof *r->slots);
 			for (uint32_t k = 0; r->slots && k < r->sub->max_concurrency; k++) {
 				struct delivery *d = &r->slots[k];
 				d->sub = r;
-				d->buf = malloc(DELIVERY_BUF);
-				d->busy = d->buf == NULL; /* a slot without memory is never used */
+				/* a slot without memory is never used */
+				d->busy = ig_http_inproc_slot_init(&d->slot, &s.worker, DELIVERY_BUF, 0) != 0;
 			}
 		}
 	}
