@@ -10,44 +10,15 @@
 // time per key, in publish order, retries included, across three
 // processes; a subscription never runs more than its maxConcurrency
 // handlers at once. Outcomes are polled for with bounded waits.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
-import { postgresForSuite } from './pglib.mjs';
+import { startServer, curlResponse } from './lib.mjs';
 import { waitReady, pollUntil as until } from './dbservice.mjs';
-import { pubsubAppForSuite, publish, publishEvent, publishInterleaved, assertKeyOrder, q } from './pubsublib.mjs';
+import { pubsubSuite, publish, publishEvent, publishInterleaved, assertKeyOrder, q } from './pubsublib.mjs';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-'));
-const newPostgres = postgresForSuite();
-after(() => {
-	cleanup();
-	fs.rmSync(tmp, { recursive: true, force: true });
-});
-const { must } = commandRunner({ timeoutMs: 240000 });
-const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
-const T = { timeout: 300000, ...SKIP };
-
-const pubsubApp = pubsubAppForSuite(tmp);
-
-// A migrated database of its own and n processes of the app serving on it.
-async function cluster(n) {
-	const bin = await pubsubApp();
-	const pg = await newPostgres();
-	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
-	const procs = [];
-	for (let i = 0; i < n; i++)
-		procs.push(await start(bin, pg));
-	return { bin, pg, procs };
-}
-
-async function start(bin, pg, env = {}) {
-	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1', ...env }, { command: bin });
-	await waitReady(srv);
-	return srv;
-}
+// The app, built once; cluster(n): a migrated database of its own and n
+// processes of the app serving on it.
+const { T, migrated, start, cluster } = pubsubSuite('ingot-pubsub-');
 
 test('three processes: each message handled once per subscription, and both subscriptions of a topic get every message', T, async () => {
 	const { pg, procs } = await cluster(3);
@@ -172,9 +143,7 @@ test('a message a day old whose deliveries are all settled is purged at a consum
 });
 
 test('a delivery runs as a request of its own: its access-log line continues the publisher\'s trace; without the key the path is a 404', T, async () => {
-	const bin = await pubsubApp();
-	const pg = await newPostgres();
-	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const { bin, pg } = await migrated();
 	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1', INGOT_ACCESS_LOG: '1' },
 		{ command: bin });
 	try {
@@ -243,9 +212,7 @@ test('a dead message releases its key: the next one of the key is handled', T, a
 });
 
 test('maxConcurrency (2): a subscription\'s handlers never run more than 2 at once in a process, and do reach 2', T, async () => {
-	const bin = await pubsubApp();
-	const pg = await newPostgres();
-	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const { bin, pg } = await migrated();
 	// published first, by a process that does not consume, so the consumer
 	// finds them all waiting
 	const publisher = await start(bin, pg, { INGOT_PUBSUB_CONSUME: 'false' });
