@@ -17,7 +17,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, curlResponse, adminAddr, scrapeSamples } from './lib.mjs';
 import { migrate, waitReady, pollUntil as until } from './dbservice.mjs';
-import { pubsubSuite, publishEvent, publish, publishInterleaved, assertKeyOrder, q } from './pubsublib.mjs';
+import { pubsubSuite, publishEvent, publish, publishInterleaved, assertKeyOrder, q, publishSpread, assertEachOnce,
+	assertBackoffGaps, killMidHandler } from './pubsublib.mjs';
 
 // The app, built once; cluster(n): a broker, a migrated database (the
 // runs table) and n processes of the app.
@@ -27,16 +28,10 @@ test('three processes: each message handled once per subscription, and both subs
 	const { pg, procs } = await cluster(3);
 	try {
 		const N = 30;
-		for (let i = 0; i < N; i++)
-			await publish(procs[i % 3], 'events', i);
+		await publishSpread(procs, N);
 		await until(async () => await q(pg, 'SELECT count(DISTINCT (sub, n)) FROM runs;') === String(2 * N),
 			'every message handled by both subscriptions');
-		for (const sub of ['first', 'second'])
-			assert.equal(await q(pg, `SELECT count(*) || '|' || count(DISTINCT n) FROM runs WHERE sub = '${sub}';`), `${N}|${N}`,
-				`${sub}: one run per message, no duplicate`);
-		const pids = new Set(procs.map((p) => String(p.pid)));
-		for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM runs;')).split('\n'))
-			assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+		await assertEachOnce(pg, procs, N);
 	} finally {
 		await Promise.all(procs.map((p) => p.stop()));
 	}
@@ -79,9 +74,7 @@ test('a handler that always fails: retried, then dead-lettered after maxAttempts
 		const c = await broker.consumer('pubsub-failing', 'flaky');
 		assert.deepEqual({ durable: c?.durable_name, ack: c?.ack_policy, wait: c?.ack_wait, max: c?.max_deliver },
 			{ durable: 'flaky', ack: 'explicit', wait: 30e9, max: 4 });
-		// the runs are spaced by the backoff (100 ms, then 200 ms)
-		assert.equal(await q(pg, `SELECT bool_and(gap >= interval '100 milliseconds') FROM (SELECT at - lag(at) OVER (ORDER BY at) AS gap
-			FROM runs WHERE sub = 'flaky') g WHERE gap IS NOT NULL;`), 't');
+		await assertBackoffGaps(pg);
 		const dead = procs[0].logs.find((l) => l.msg === 'pub/sub delivery dead');
 		assert.ok(dead, 'the dead delivery logged');
 		assert.equal(dead.subscription, 'flaky');
@@ -103,14 +96,11 @@ test('a handler that always fails: retried, then dead-lettered after maxAttempts
 });
 
 test('a process killed (SIGKILL) mid-handler: the message is redelivered after the ack deadline and handled once more', T, async () => {
-	const { bin, pg, env, procs } = await cluster(1);
+	const c = await cluster(1);
+	const { pg, procs } = c;
 	let next = null;
 	try {
-		await publish(procs[0], 'slow', 1);
-		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '1', 'the first run');
-		procs[0].kill();
-		await procs[0].exited;
-		next = await start(bin, pg, env);
+		next = await killMidHandler(c, start);
 		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '2', 'the redelivery');
 		assert.equal(await q(pg, "SELECT count(DISTINCT pid) FROM runs WHERE sub = 'slow';"), '2');
 	} finally {

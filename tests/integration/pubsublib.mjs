@@ -10,7 +10,7 @@ import path from 'node:path';
 import { startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
 import { postgresForSuite } from './pglib.mjs';
 import { natsForSuite } from './natslib.mjs';
-import { waitReady } from './dbservice.mjs';
+import { waitReady, pollUntil as until } from './dbservice.mjs';
 import { buildTestApp } from './testapp.mjs';
 
 const { must } = commandRunner({ timeoutMs: 240000 });
@@ -78,6 +78,51 @@ export async function publish(srv, topic, n) {
 // psql's answer, trimmed.
 export const q = async (pg, sql) => (await pg.psql(sql)).trim();
 
+// The scenarios both providers' suites run, each suite asserting its
+// provider's own records beside them.
+
+// n messages {n: 0..n-1} on the topic `events`, each through the next of procs.
+export async function publishSpread(procs, n) {
+	for (let i = 0; i < n; i++)
+		await publish(procs[i % procs.length], 'events', i);
+}
+
+// Once every message of publishSpread is handled: each of the topic's two
+// subscriptions ran each message once, none twice, in one of procs.
+export async function assertEachOnce(pg, procs, n) {
+	for (const sub of ['first', 'second'])
+		assert.equal(await q(pg, `SELECT count(*) || '|' || count(DISTINCT n) FROM runs WHERE sub = '${sub}';`), `${n}|${n}`,
+			`${sub}: one run per message, no duplicate`);
+	await assertRunIn(pg, procs, 'runs');
+}
+
+// Each row of table (the app's runs or ordered_runs) was written by one of
+// procs, none other.
+async function assertRunIn(pg, procs, table) {
+	const pids = new Set(procs.map((p) => String(p.pid)));
+	for (const pid of (await q(pg, `SELECT DISTINCT pid FROM ${table};`)).split('\n'))
+		assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+}
+
+// The flaky subscription's runs (it always fails) are spaced by the
+// backoff (100 ms, then 200 ms): at least the minimum apart.
+export async function assertBackoffGaps(pg) {
+	assert.equal(await q(pg, `SELECT bool_and(gap >= interval '100 milliseconds') FROM (SELECT at - lag(at) OVER (ORDER BY at) AS gap
+		FROM runs WHERE sub = 'flaky') g WHERE gap IS NOT NULL;`), 't');
+}
+
+// A process killed (SIGKILL) mid-handler: publishes a message on `slow`
+// through procs[0], kills it once the handler has begun (it sleeps past the
+// 2 s ack deadline) and resolves a process started in its place with
+// start(bin, pg, env), to which the redelivery comes.
+export async function killMidHandler({ bin, pg, env, procs }, start) {
+	await publish(procs[0], 'slow', 1);
+	await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '1', 'the first run');
+	procs[0].kill();
+	await procs[0].exited;
+	return start(bin, pg, env);
+}
+
 // The ordering key's check, for both providers: perKey messages of each
 // key published on the topic `ordered`, interleaved (a0 b0 c0 d0 a1 ...),
 // each through the next of procs.
@@ -101,7 +146,5 @@ export async function assertKeyOrder(pg, procs, keys, perKey) {
 		assert.deepEqual(seen, want, `key ${key}: runs in publish order`);
 	}
 	assert.equal(await q(pg, 'SELECT max(inflight) FROM ordered_runs;'), '1');
-	const pids = new Set(procs.map((p) => String(p.pid)));
-	for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM ordered_runs;')).split('\n'))
-		assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+	await assertRunIn(pg, procs, 'ordered_runs');
 }
