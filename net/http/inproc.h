@@ -127,14 +127,14 @@ struct http_inproc_slot {
  * life, and an arena of at most arena_limit bytes from w's blocks (0: an
  * arena that gives nothing). At the core's start, on its thread. 0, or -1
  * when the buffer cannot be had: s must then never be run. */
-int ig_http_inproc_slot_init(struct http_inproc_slot *s, struct http_inproc_worker *w, size_t cap,
-			     size_t arena_limit);
+IG_MUST_USE int ig_http_inproc_slot_init(struct http_inproc_slot *s, struct http_inproc_worker *w, size_t cap,
+					 size_t arena_limit);
 
 /* ig_http_inproc_run of req on w's core into s's buffer, with the same
  * results and the same promise about done. s must not be running (its
  * done has run, or it never started). */
-int ig_http_inproc_slot_run(struct http_inproc_slot *s, struct http_inproc_worker *w,
-			    const struct http_inproc_request *req, http_inproc_done_fn *done, void *arg,
-			    enum http_inproc_result *result);
+IG_MUST_USE int ig_http_inproc_slot_run(struct http_inproc_slot *s, struct http_inproc_worker *w,
+					const struct http_inproc_request *req, http_inproc_done_fn *done, void *arg,
+					enum http_inproc_result *result);
 
 #endif

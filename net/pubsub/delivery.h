@@ -83,7 +83,7 @@ void ig_pubsub_delivery_init(struct ig_pubsub_delivery *d, struct http_inproc_wo
  * when it never can (larger than the buffer: the verdict, dead, has been
  * given); false, nothing given, when the core takes no request now (it
  * drains or is full): the consumer gives the message back. */
-bool ig_pubsub_delivery_run(struct ig_pubsub_delivery *d, struct http_inproc_worker *w, ig_str traceparent,
-			    ig_str body);
+IG_MUST_USE bool ig_pubsub_delivery_run(struct ig_pubsub_delivery *d, struct http_inproc_worker *w,
+					ig_str traceparent, ig_str body);
 
 #endif
