@@ -11,7 +11,6 @@
 #include "ingot/http.h"
 #include "ingot/json_read.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #define CRON_CALL_BUF (16 * 1024)
@@ -67,7 +66,6 @@ static void answered(void *arg, enum http_inproc_result result, const struct htt
 	struct cron_call *call = arg;
 	ig_ctx *ctx = call->ctx;
 	int status = result == HTTP_INPROC_OK ? res->status : 0;
-	free(call);
 	if (status >= 200 && status < 300)
 		ig_finish(ctx, 204);
 	else
@@ -89,10 +87,8 @@ static void start(ig_ctx *ctx, void *arg)
 		.peer = IG_STR("cron"),
 	};
 	enum http_inproc_result result;
-	if (ig_http_inproc_run(&call->inproc, ctx->core, call->buf, sizeof call->buf, &req, answered, call, &result) != 0) {
-		free(call);
+	if (ig_http_inproc_run(&call->inproc, ctx->core, call->buf, sizeof call->buf, &req, answered, call, &result) != 0)
 		ig_respond_problem(ctx, 503, "no room to run the job");
-	}
 }
 
 bool ig_cron_serve(ig_ctx *ctx)
@@ -116,7 +112,8 @@ bool ig_cron_serve(ig_ctx *ctx)
 		ig_respond_problem(ctx, why ? 400 : 404, why ? why : "no cron job has this name");
 		return true;
 	}
-	struct cron_call *call = malloc(sizeof *call);
+	/* In the exchange's arena, which lasts until its answer is written. */
+	struct cron_call *call = ig_alloc(ctx, sizeof *call);
 	if (!call) {
 		ig_respond_problem(ctx, 503, "out of memory");
 		return true;

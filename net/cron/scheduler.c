@@ -7,9 +7,7 @@
  * there instead. Linked only when the document declares jobs (the table
  * names ig_cron_ops); net/pg is referred to weakly. */
 #include "jobs.h"
-#include "kernel/runtime/arena.h"
 #include "kernel/runtime/loop.h"
-#include "kernel/runtime/pool.h"
 #include "net/http/inproc.h"
 #include "net/metrics/metrics.h"
 #include "ingot/log.h"
@@ -47,18 +45,15 @@ struct cron_run {
 	int64_t next_s, tick;
 	char tick_text[24];
 	ig_header headers[2];
-	struct http_inproc inproc;
-	char *buf;
-	ig_arena arena;
+	struct http_inproc_slot slot; /* its arena: the claim's statement */
 	_Atomic uint64_t counts[CRON_RESULTS];
 };
 
 static struct {
 	const struct ig_cron_table *table;
 	struct cron_run *runs;
-	struct http_core *core;
+	struct http_inproc_worker worker;
 	struct ig_timer timer;
-	struct ig_pool blocks;
 	struct ig_pg_pool *pool; /* NULL: no database, no claims */
 	struct ig_metrics_source metrics;
 } s;
@@ -131,13 +126,13 @@ static void run_job(struct cron_run *r)
 		.peer = IG_STR("cron"),
 	};
 	enum http_inproc_result result;
-	if (ig_http_inproc_run(&r->inproc, s.core, r->buf, CRON_BUF, &req, answered, r, &result) != 0) {
+	if (ig_http_inproc_slot_run(&r->slot, &s.worker, &req, answered, r, &result) != 0) {
 		r->busy = false;
 		count(r, CRON_FAILED);
 		/* A claim answered after the drain began: the core takes no new
 		   request, and the tick is lost (at most once). */
-		log_run(r, s.core->draining ? IG_LOG_WARN : IG_LOG_ERROR,
-			s.core->draining ? "cron tick not run: the process is stopping" : "cron job could not start", 0);
+		log_run(r, s.worker.core->draining ? IG_LOG_WARN : IG_LOG_ERROR,
+			s.worker.core->draining ? "cron tick not run: the process is stopping" : "cron job could not start", 0);
 	}
 }
 
@@ -197,13 +192,13 @@ static void fire(struct cron_run *r, int64_t tick)
 		run_job(r);
 		return;
 	}
-	ig_arena_reset(&r->arena);
+	ig_arena_reset(&r->slot.arena);
 	const ig_pg_value params[3] = {
 		ig_pg_text((ig_str){ r->job->name, strlen(r->job->name) }),
 		ig_pg_int8(tick),
 		ig_pg_int4((int32_t)getpid()),
 	};
-	ig_pg_pool_query(s.pool, &r->arena, CRON_CLAIM_SQL, params, 3, claimed, r);
+	ig_pg_pool_query(s.pool, &r->slot.arena, CRON_CLAIM_SQL, params, 3, claimed, r);
 }
 
 /* The latest tick at or before now_s that r's schedule has, or -1. */
@@ -235,13 +230,13 @@ static void arm(void)
 	int64_t wait = next * 1000 - wall_ms();
 	if (wait < 0)
 		wait = 0;
-	ig_timer_set(&s.core->loop.timers, &s.timer, ig_monotonic_us() / 1000 + (uint64_t)wait + 1);
+	ig_timer_set(&s.worker.core->loop.timers, &s.timer, ig_monotonic_us() / 1000 + (uint64_t)wait + 1);
 }
 
 static void on_timer(struct ig_timer *t)
 {
 	(void)t;
-	if (s.core->draining)
+	if (s.worker.core->draining)
 		return; /* a stopping replica takes no more ticks */
 	int64_t now_s = wall_ms() / 1000;
 	for (size_t i = 0; i < s.table->count; i++) {
@@ -281,18 +276,11 @@ static void core_start(struct ig_loop *loop, int core_count)
 	(void)core_count;
 	if (loop->core != 0 || !s.runs)
 		return;
-	s.core = (struct http_core *)loop; /* the loop is its core's first member */
-	ig_pool_init(&s.blocks, 4096, 4, 1024);
+	ig_http_inproc_worker_init(&s.worker, loop, 1024);
 	for (size_t i = 0; i < s.table->count; i++) {
 		struct cron_run *r = &s.runs[i];
-		if (!r->enabled)
-			continue;
-		r->buf = malloc(CRON_BUF);
-		if (!r->buf) {
+		if (r->enabled && ig_http_inproc_slot_init(&r->slot, &s.worker, CRON_BUF, 64 * 1024) != 0)
 			r->enabled = false;
-			continue;
-		}
-		ig_arena_init(&r->arena, &s.blocks, 64 * 1024);
 	}
 	if (ig_pg_configured && ig_pg_configured() && ig_pg_core_pool && ig_pg_pool_query)
 		s.pool = ig_pg_core_pool(loop);

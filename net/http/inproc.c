@@ -6,6 +6,7 @@
 #include "inproc.h"
 #include "response_head.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -258,4 +259,29 @@ __attribute__((cold)) int ig_http_inproc_core_init(struct http_core *core, const
 		return -1;
 	core->scratch_headers = m;
 	return 0;
+}
+
+/* ---- a part's own requests ---- */
+
+void ig_http_inproc_worker_init(struct http_inproc_worker *w, struct ig_loop *loop, size_t max_blocks)
+{
+	w->core = (struct http_core *)loop; /* the loop is its core's first member */
+	ig_pool_init(&w->blocks, IG_HTTP_INPROC_BLOCK, 4, max_blocks);
+}
+
+/* At a core's start: cold. */
+__attribute__((cold)) int ig_http_inproc_slot_init(struct http_inproc_slot *s, struct http_inproc_worker *w,
+						  size_t cap, size_t arena_limit)
+{
+	ig_arena_init(&s->arena, &w->blocks, arena_limit);
+	s->buf = malloc(cap);
+	s->cap = s->buf ? cap : 0;
+	return s->buf ? 0 : -1;
+}
+
+int ig_http_inproc_slot_run(struct http_inproc_slot *s, struct http_inproc_worker *w,
+			    const struct http_inproc_request *req, http_inproc_done_fn *done, void *arg,
+			    enum http_inproc_result *result)
+{
+	return ig_http_inproc_run(&s->run, w->core, s->buf, s->cap, req, done, arg, result);
 }

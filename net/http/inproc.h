@@ -21,6 +21,8 @@
 #define NET_HTTP_INPROC_H
 
 #include "internal.h"
+#include "kernel/runtime/arena.h"
+#include "kernel/runtime/pool.h"
 #include "net/transport.h"
 
 struct http_inproc_request {
@@ -88,5 +90,51 @@ int ig_http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf,
  * and parser scratch, app's routes, no listener. cfg must outlive it.
  * 0, or -1 when the loop or memory cannot be had. */
 int ig_http_inproc_core_init(struct http_core *core, const struct http_config *cfg, const struct ig_app *app);
+
+/* ---- a part's own requests ----
+ * A part of the runtime that makes in-process requests by itself from a
+ * core's loop, for no client (Pub/Sub's consumers, the cron scheduler),
+ * holds a worker for that core and a slot per request it may have in
+ * flight. A slot's buffer is taken once, at the core's start, so that a
+ * request it runs later allocates nothing. */
+
+/* The core the part's requests run on, and the pool of blocks that its
+ * slots' arenas (and any other arena of the part's) take from. */
+struct http_inproc_worker {
+	struct http_core *core; /* its owner reads draining and loop */
+	struct ig_pool blocks;  /* IG_HTTP_INPROC_BLOCK bytes each */
+};
+
+#define IG_HTTP_INPROC_BLOCK 4096
+
+/* Sets w up for the core whose loop loop is (a core_start hook's loop, on
+ * its thread), with at most max_blocks blocks. Takes no memory until an
+ * arena asks. */
+void ig_http_inproc_worker_init(struct http_inproc_worker *w, struct ig_loop *loop, size_t max_blocks);
+
+/* One request at a time of a worker's: its run, its buffer (request and
+ * response, as ig_http_inproc_run's buf) and an arena for its owner's
+ * scratch while the request runs or after (a statement's parameters),
+ * which its owner resets. */
+struct http_inproc_slot {
+	struct http_inproc run;
+	char *buf;
+	size_t cap;
+	ig_arena arena;
+};
+
+/* Gives s a buffer of cap bytes, malloc'd here and kept for the process's
+ * life, and an arena of at most arena_limit bytes from w's blocks (0: an
+ * arena that gives nothing). At the core's start, on its thread. 0, or -1
+ * when the buffer cannot be had: s must then never be run. */
+IG_MUST_USE int ig_http_inproc_slot_init(struct http_inproc_slot *s, struct http_inproc_worker *w, size_t cap,
+					 size_t arena_limit);
+
+/* ig_http_inproc_run of req on w's core into s's buffer, with the same
+ * results and the same promise about done. s must not be running (its
+ * done has run, or it never started). */
+IG_MUST_USE int ig_http_inproc_slot_run(struct http_inproc_slot *s, struct http_inproc_worker *w,
+					const struct http_inproc_request *req, http_inproc_done_fn *done, void *arg,
+					enum http_inproc_result *result);
 
 #endif

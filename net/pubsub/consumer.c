@@ -13,10 +13,8 @@
  * LISTEN. */
 #include "consumer.h"
 #include "delivery.h"
-#include "kernel/runtime/arena.h"
 #include "kernel/runtime/clock.h"
 #include "kernel/runtime/loop.h"
-#include "kernel/runtime/pool.h"
 #include "ingot/log.h"
 #include "ingot/pg.h"
 
@@ -39,9 +37,6 @@ const char *ig_pg_error_name(enum ig_pg_error_kind kind) WEAK;
 /* The poll when no NOTIFY comes (one lost while the listening connection
  * was down, a deadline that passed, a backoff that ended). */
 #define POLL_MS 1000
-/* A delivery's request: the message's JSON and a head. */
-#define DELIVERY_BUF (256 * 1024)
-
 /* $1 subscription, $2 how many, $3 the ack deadline in microseconds. A
  * delivery with an ordering key waits while an earlier message of its key
  * is unsettled for the subscription ('ready': in flight, or waiting for
@@ -102,29 +97,22 @@ const char *ig_pg_error_name(enum ig_pg_error_kind kind) WEAK;
 
 struct sub_run;
 
-/* One delivery in flight: its request, then its verdict's statement. */
+/* One delivery in flight: its request, then its verdict's statement (in
+ * its slot's arena). */
 struct delivery {
+	struct ig_pubsub_delivery base; /* first: record's cast */
 	struct sub_run *sub;
 	struct delivery *next; /* in its sub_run's to_settle or settling */
-	bool busy;
 	int64_t message_id;
-	int32_t attempts;
-	uint64_t started_us;
 	enum ig_pubsub_outcome outcome;
-	struct ig_pubsub_request rq;
-	struct http_inproc inproc;
-	char *buf;
-	ig_arena arena;
 };
 
 struct sub_run {
-	const struct ig_pubsub_subscription *sub;
-	char target[128];
+	struct ig_pubsub_lane lane; /* first: ig_pubsub_lanes_make's */
 	struct delivery *slots; /* max_concurrency of them */
 	uint32_t running;
 	bool claiming, again;
 	ig_arena claim_arena;
-	struct ig_pubsub_sub_stats stats;
 	/* Acked or dropped, waiting for the next batch's statement; the batch
 	   whose statement runs (their slots stay busy until it answers). */
 	struct delivery *to_settle, *settling;
@@ -136,10 +124,9 @@ struct sub_run {
 static struct {
 	const struct ig_pubsub_table *table;
 	struct sub_run *subs;
-	struct http_core *core;
+	struct http_inproc_worker worker; /* its blocks: every arena here */
 	struct ig_pg_pool *pool;
 	struct ig_timer timer;
-	struct ig_pool blocks;
 	struct ig_metrics_source metrics;
 	uint32_t polls;
 	bool purging;
@@ -149,14 +136,14 @@ static struct {
 static void write_metrics(struct ig_expo *e, void *arg)
 {
 	(void)arg;
-	ig_pubsub_write_delivery_metrics(e, s.table, &s.subs[0].stats, sizeof s.subs[0]);
+	ig_pubsub_write_delivery_metrics(e, s.table, &s.subs[0].lane, sizeof s.subs[0]);
 }
 
 static void log_db_error(const char *msg, const struct sub_run *r, const ig_pg_error *err)
 {
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_ERROR, msg)) {
-		ig_log_cstr(&l, "subscription", r->sub->name);
+		ig_log_cstr(&l, "subscription", r->lane.sub->name);
 		ig_log_cstr(&l, "error", ig_pg_error_name(err->kind));
 		ig_log_str(&l, "message", err->message.ptr, err->message.len);
 		ig_log_end(&l);
@@ -177,8 +164,8 @@ static void settled_batch(const ig_pg_result *res, const ig_pg_error *err, void 
 	for (struct delivery *d = r->settling, *next; d; d = next) {
 		next = d->next;
 		if (!err)
-			ig_counter_add(&r->stats.delivered[d->outcome], 1);
-		d->busy = false;
+			ig_counter_add(&r->lane.stats.delivered[d->outcome], 1);
+		d->base.busy = false;
 		r->running--;
 	}
 	r->settling = NULL;
@@ -217,7 +204,7 @@ static void flush(struct sub_run *r)
 	}
 	ids[ni++] = states[ns++] = '}';
 	const ig_pg_value p[3] = { ig_pg_text((ig_str){ ids, ni }), ig_pg_text((ig_str){ states, ns }),
-				   ig_pg_text((ig_str){ r->sub->name, strlen(r->sub->name) }) };
+				   ig_pg_text((ig_str){ r->lane.sub->name, strlen(r->lane.sub->name) }) };
 	ig_pg_pool_query(s.pool, &r->settle_arena, SETTLE_SQL, p, 3, settled_batch, r);
 }
 
@@ -234,35 +221,32 @@ static void settled(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 	if (err) /* the deadline will make it visible again */
 		log_db_error("pub/sub verdict not recorded: database error", r, err);
 	else
-		ig_counter_add(&r->stats.delivered[d->outcome], 1);
-	d->busy = false;
+		ig_counter_add(&r->lane.stats.delivered[d->outcome], 1);
+	d->base.busy = false;
 	r->running--;
 	claim(r);
 }
 
-static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const char *why)
+static void record(struct ig_pubsub_delivery *base, enum ig_pubsub_outcome outcome, const char *why)
 {
-	const struct ig_pubsub_subscription *sub = d->sub->sub;
-	ig_histogram_observe(&d->sub->stats.duration, &ig_duration_bounds, ig_monotonic_us() - d->started_us);
-	if (outcome == IG_PUBSUB_OUT_RETRY && (uint32_t)d->attempts >= sub->max_attempts) {
-		outcome = IG_PUBSUB_OUT_DEAD;
-		why = "max attempts reached";
-	}
+	struct delivery *d = (struct delivery *)base;
+	const struct ig_pubsub_subscription *sub = d->sub->lane.sub;
+	int32_t attempts = (int32_t)base->attempts; /* as claimed: an int4 */
 	d->outcome = outcome;
-	ig_arena_reset(&d->arena);
+	ig_arena_reset(&base->slot.arena);
 	ig_str name = { sub->name, strlen(sub->name) };
 	if (outcome == IG_PUBSUB_OUT_ACK || outcome == IG_PUBSUB_OUT_DROP) {
 		d->next = d->sub->to_settle;
 		d->sub->to_settle = d;
-		ig_loop_defer(&s.core->loop, &d->sub->flush);
+		ig_loop_defer(&s.worker.core->loop, &d->sub->flush);
 	} else if (outcome == IG_PUBSUB_OUT_RETRY) {
-		const ig_pg_value p[5] = { ig_pg_int8(d->message_id), ig_pg_text(name), ig_pg_int4(d->attempts),
-					   ig_pg_int8((int64_t)ig_pubsub_backoff_us(sub, (uint64_t)d->attempts)),
+		const ig_pg_value p[5] = { ig_pg_int8(d->message_id), ig_pg_text(name), ig_pg_int4(attempts),
+					   ig_pg_int8((int64_t)ig_pubsub_backoff_us(sub, base->attempts)),
 					   ig_pg_text((ig_str){ why, strlen(why) }) };
-		ig_pg_pool_query(s.pool, &d->arena, RETRY_SQL, p, 5, settled, d);
+		ig_pg_pool_query(s.pool, &base->slot.arena, RETRY_SQL, p, 5, settled, d);
 		/* a poll soon enough for the backoff's end */
-		uint64_t due = ig_monotonic_us() / 1000 + ig_pubsub_backoff_us(sub, (uint64_t)d->attempts) / 1000 + 1;
-		ig_timer_set_lazy(&s.core->loop.timers, &s.timer, due);
+		uint64_t due = ig_monotonic_us() / 1000 + ig_pubsub_backoff_us(sub, base->attempts) / 1000 + 1;
+		ig_timer_set_lazy(&s.worker.core->loop.timers, &s.timer, due);
 	} else {
 		const char *dl = sub->dead_letter ? sub->dead_letter->name : "";
 		const char *dl_subs = sub->dead_letter ? sub->dead_letter->subscriptions : "";
@@ -271,7 +255,7 @@ static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const cha
 		if (ig_log_begin(&l, IG_LOG_WARN, "pub/sub delivery dead")) {
 			ig_log_cstr(&l, "subscription", sub->name);
 			ig_log_int(&l, "message_id", d->message_id);
-			ig_log_int(&l, "attempts", d->attempts);
+			ig_log_int(&l, "attempts", attempts);
 			ig_log_cstr(&l, "reason", why);
 			ig_log_end(&l);
 		}
@@ -279,41 +263,23 @@ static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const cha
 					   ig_pg_text((ig_str){ why, strlen(why) }), ig_pg_text((ig_str){ dl, strlen(dl) }),
 					   ig_pg_text((ig_str){ dl_subs, strlen(dl_subs) }),
 					   ig_pg_text((ig_str){ dl_key, strlen(dl_key) }) };
-		ig_pg_pool_query(s.pool, &d->arena, DEAD_SQL, p, 6, settled, d);
+		ig_pg_pool_query(s.pool, &base->slot.arena, DEAD_SQL, p, 6, settled, d);
 	}
-}
-
-static void answered(void *arg, enum http_inproc_result result, const struct http_inproc_response *res)
-{
-	const char *why;
-	enum ig_pubsub_outcome outcome = ig_pubsub_outcome_of(result, res, &why);
-	record(arg, outcome, why);
 }
 
 /* The claimed row as a request to serve.c; false when it could not start
  * (the core drains or is full): its deadline will show it again. */
-static bool start(struct sub_run *r, struct delivery *d, const ig_pg_result *res, uint32_t row)
+static bool start(struct delivery *d, const ig_pg_result *res, uint32_t row)
 {
 	d->message_id = ig_pg_at(res, row, 0)->i;
-	d->attempts = (int32_t)ig_pg_at(res, row, 1)->i;
-	ig_str body = ig_pg_at(res, row, 2)->s, traceparent = ig_pg_at(res, row, 3)->s;
-	d->started_us = ig_monotonic_us();
-	enum http_inproc_result result;
-	if (ig_pubsub_request_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, r->target, &d->rq, d->attempts, traceparent,
-				  body, answered, d, &result) == 0)
-		return true;
-	if (!s.core->draining && result == HTTP_INPROC_NO_ROOM) {
-		/* Larger than a delivery's buffer: it never will fit. */
-		record(d, IG_PUBSUB_OUT_DEAD, "the message is larger than a delivery's buffer");
-		return true;
-	}
-	return false;
+	d->base.attempts = (uint64_t)(int32_t)ig_pg_at(res, row, 1)->i;
+	return ig_pubsub_delivery_run(&d->base, &s.worker, ig_pg_at(res, row, 3)->s, ig_pg_at(res, row, 2)->s);
 }
 
 static struct delivery *free_slot(struct sub_run *r)
 {
-	for (uint32_t i = 0; i < r->sub->max_concurrency; i++)
-		if (!r->slots[i].busy)
+	for (uint32_t i = 0; i < r->lane.sub->max_concurrency; i++)
+		if (!r->slots[i].base.busy)
 			return &r->slots[i];
 	return NULL;
 }
@@ -330,10 +296,10 @@ static void claimed(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 		struct delivery *d = free_slot(r);
 		if (!d)
 			break; /* cannot happen: the claim asked for the free slots */
-		d->busy = true;
+		d->base.busy = true;
 		r->running++;
-		if (!start(r, d, res, i)) {
-			d->busy = false;
+		if (!start(d, res, i)) {
+			d->base.busy = false;
 			r->running--;
 		}
 	}
@@ -343,9 +309,9 @@ static void claimed(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 
 static void claim(struct sub_run *r)
 {
-	if (s.core->draining || !r->slots)
+	if (s.worker.core->draining || !r->slots)
 		return;
-	uint32_t room = r->sub->max_concurrency - r->running;
+	uint32_t room = r->lane.sub->max_concurrency - r->running;
 	if (r->claiming || room == 0) {
 		r->again = true;
 		return;
@@ -353,8 +319,8 @@ static void claim(struct sub_run *r)
 	r->again = false;
 	r->claiming = true;
 	ig_arena_reset(&r->claim_arena);
-	const ig_pg_value p[3] = { ig_pg_text((ig_str){ r->sub->name, strlen(r->sub->name) }), ig_pg_int4((int32_t)room),
-				   ig_pg_int8((int64_t)r->sub->ack_deadline_us) };
+	const ig_pg_value p[3] = { ig_pg_text((ig_str){ r->lane.sub->name, strlen(r->lane.sub->name) }),
+				   ig_pg_int4((int32_t)room), ig_pg_int8((int64_t)r->lane.sub->ack_deadline_us) };
 	ig_pg_pool_query(s.pool, &r->claim_arena, CLAIM_SQL, p, 3, claimed, r);
 }
 
@@ -363,7 +329,7 @@ static void on_notify(ig_str channel, ig_str topic, void *arg)
 	(void)channel;
 	(void)arg;
 	for (size_t i = 0; i < s.table->nsubs; i++) {
-		const char *t = s.subs[i].sub->topic->name;
+		const char *t = s.subs[i].lane.sub->topic->name;
 		if (strlen(t) == topic.len && memcmp(t, topic.ptr, topic.len) == 0)
 			claim(&s.subs[i]);
 	}
@@ -389,7 +355,7 @@ static void purged(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 static void on_timer(struct ig_timer *t)
 {
 	(void)t;
-	if (s.core->draining)
+	if (s.worker.core->draining)
 		return;
 	if (s.polls++ % PURGE_POLLS == 0 && !s.purging) {
 		s.purging = true;
@@ -398,7 +364,7 @@ static void on_timer(struct ig_timer *t)
 	}
 	for (size_t i = 0; i < s.table->nsubs; i++)
 		claim(&s.subs[i]);
-	ig_timer_set(&s.core->loop.timers, &s.timer, ig_monotonic_us() / 1000 + POLL_MS);
+	ig_timer_set(&s.worker.core->loop.timers, &s.timer, ig_monotonic_us() / 1000 + POLL_MS);
 }
 
 static bool prepare(const struct ig_pubsub_table *table)
@@ -408,15 +374,8 @@ static bool prepare(const struct ig_pubsub_table *table)
 	if (!ig_pubsub_key_make())
 		return false;
 	s.table = table;
-	s.subs = calloc(table->nsubs, sizeof *s.subs);
-	if (!s.subs)
+	if (!(s.subs = ig_pubsub_lanes_make(table, sizeof *s.subs)))
 		return false;
-	for (size_t i = 0; i < table->nsubs; i++) {
-		struct sub_run *r = &s.subs[i];
-		r->sub = &table->subs[i];
-		/* the name is a label (no '/', '?', '%'): the path as it is */
-		snprintf(r->target, sizeof r->target, IG_PUBSUB_PATH "%s", r->sub->name);
-	}
 	s.metrics.write = write_metrics;
 	ig_metrics_register(&s.metrics);
 	return true;
@@ -427,26 +386,23 @@ static void core_start(struct ig_loop *loop, int core_count)
 	(void)core_count;
 	if (loop->core != 0 || !s.subs)
 		return;
-	s.core = (struct http_core *)loop; /* the loop is its core's first member */
+	ig_http_inproc_worker_init(&s.worker, loop, 4096);
 	s.pool = ig_pg_core_pool(loop);
 	if (!s.pool)
 		return;
-	ig_pool_init(&s.blocks, 4096, 4, 4096);
-	ig_arena_init(&s.purge_arena, &s.blocks, 16 * 1024);
+	ig_arena_init(&s.purge_arena, &s.worker.blocks, 16 * 1024);
 	for (size_t i = 0; i < s.table->nsubs; i++) {
 		struct sub_run *r = &s.subs[i];
-		r->slots = calloc(r->sub->max_concurrency, sizeof *r->slots);
+		r->slots = calloc(r->lane.sub->max_concurrency, sizeof *r->slots);
 		if (!r->slots)
 			continue;
-		ig_arena_init(&r->claim_arena, &s.blocks, 1024 * 1024);
-		ig_arena_init(&r->settle_arena, &s.blocks, 64 * 1024);
+		ig_arena_init(&r->claim_arena, &s.worker.blocks, 1024 * 1024);
+		ig_arena_init(&r->settle_arena, &s.worker.blocks, 64 * 1024);
 		r->flush.fn = on_flush;
-		for (uint32_t k = 0; k < r->sub->max_concurrency; k++) {
+		for (uint32_t k = 0; k < r->lane.sub->max_concurrency; k++) {
 			struct delivery *d = &r->slots[k];
 			d->sub = r;
-			d->buf = malloc(DELIVERY_BUF);
-			d->busy = d->buf == NULL; /* a slot without memory is never used */
-			ig_arena_init(&d->arena, &s.blocks, 64 * 1024);
+			ig_pubsub_delivery_init(&d->base, &s.worker, &r->lane, record, 64 * 1024);
 		}
 	}
 	if (ig_pg_listen(loop, "ingot_pubsub", on_notify, NULL) != 0) {
@@ -455,7 +411,7 @@ static void core_start(struct ig_loop *loop, int core_count)
 			ig_log_end(&l);
 	}
 	s.timer.fn = on_timer;
-	ig_timer_set(&s.core->loop.timers, &s.timer, ig_monotonic_us() / 1000);
+	ig_timer_set(&s.worker.core->loop.timers, &s.timer, ig_monotonic_us() / 1000);
 }
 
 const struct ig_pubsub_consumer_ops ig_pubsub_consumer_ops = {

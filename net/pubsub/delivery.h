@@ -1,7 +1,9 @@
 /* What both providers' consumers (consumer.c on PostgreSQL, nats_consumer.c
- * on NATS) share about a delivery: its in-process request to serve.c, the
- * verdict read from the answer, the retry's backoff, and the delivery
- * metrics. No provider's state: each consumer keeps its own. */
+ * on NATS) share about a delivery: its slot and in-process request to
+ * serve.c (which decodes, checks and handles the message), the verdict
+ * read from the answer, the retry's backoff, and the delivery metrics. No
+ * provider's state: each consumer keeps its own, and is told the verdict
+ * through its callback. */
 #ifndef NET_PUBSUB_DELIVERY_H
 #define NET_PUBSUB_DELIVERY_H
 
@@ -27,23 +29,61 @@ uint64_t ig_pubsub_backoff_us(const struct ig_pubsub_subscription *sub, uint64_t
 enum ig_pubsub_outcome ig_pubsub_outcome_of(enum http_inproc_result result, const struct http_inproc_response *res,
 					    const char **why);
 
-/* A delivery's request fields, kept with the delivery while it runs. */
-struct ig_pubsub_request {
-	char attempt_text[24];
-	ig_header headers[3];
+/* A subscription as a consumer runs it: the first member of each
+ * consumer's own state per subscription. */
+struct ig_pubsub_lane {
+	const struct ig_pubsub_subscription *sub;
+	char target[128]; /* IG_PUBSUB_PATH<subscription> */
+	struct ig_pubsub_sub_stats stats;
 };
 
-/* Starts POST target (IG_PUBSUB_PATH<subscription>) with body, the
- * consumer's key, the attempt and traceparent (empty: none) on core, as
- * ig_http_inproc_run does (0, or -1 with *result). */
-int ig_pubsub_request_run(struct http_inproc *p, struct http_core *core, char *buf, size_t cap, const char *target,
-			  struct ig_pubsub_request *rq, int64_t attempts, ig_str traceparent, ig_str body,
-			  http_inproc_done_fn *done, void *arg, enum http_inproc_result *result);
+/* The consumer's states for the table's subscriptions, size bytes each
+ * (a lane first), in one array from calloc, each lane set and the rest
+ * zero: NULL when out of memory. At the start. */
+void *ig_pubsub_lanes_make(const struct ig_pubsub_table *table, size_t size);
 
 /* ingot_pubsub_delivered_total and ingot_pubsub_handling_duration_seconds
- * for the table's subscriptions: subscription i's stats at first, stride
- * bytes apart (a member of each consumer's per-subscription state). */
+ * for the table's subscriptions: the lanes at first, stride bytes apart
+ * (ig_pubsub_lanes_make's size). */
 void ig_pubsub_write_delivery_metrics(struct ig_expo *e, const struct ig_pubsub_table *table,
-				      const struct ig_pubsub_sub_stats *first, size_t stride);
+				      const struct ig_pubsub_lane *first, size_t stride);
+
+struct ig_pubsub_delivery;
+
+/* The consumer's end of a delivery that ran (or could never run): the
+ * outcome (a retry already made dead at max attempts) and why, for a
+ * retry or a dead one. Called once per ig_pubsub_delivery_run that
+ * returned true: from the core's loop after the handler's answer, or from
+ * inside that call for a message too large ever to run. */
+typedef void ig_pubsub_verdict_fn(struct ig_pubsub_delivery *d, enum ig_pubsub_outcome outcome, const char *why);
+
+/* A delivery slot, the first member of each consumer's own: private
+ * fields but attempts (set before a run; read by the verdict), busy (the
+ * consumer's: whether the slot is taken) and slot.arena (the consumer's
+ * scratch, reset by it). */
+struct ig_pubsub_delivery {
+	struct ig_pubsub_lane *lane;
+	ig_pubsub_verdict_fn *verdict;
+	uint64_t attempts, started_us;
+	bool busy;
+	char attempt_text[24];
+	ig_header headers[3];
+	struct http_inproc_slot slot;
+};
+
+/* Sets d up on w's core for lane's subscription: its buffer taken now, an
+ * arena of at most arena_limit bytes. At the core's start. d is busy,
+ * never to be run, when the buffer cannot be had. */
+void ig_pubsub_delivery_init(struct ig_pubsub_delivery *d, struct http_inproc_worker *w, struct ig_pubsub_lane *lane,
+			     ig_pubsub_verdict_fn *verdict, size_t arena_limit);
+
+/* Runs body (the message's JSON) as attempt d->attempts: POST the lane's
+ * target with the consumer's key, the attempt and traceparent (empty:
+ * none), on w's core. True when it runs (its verdict comes later), or
+ * when it never can (larger than the buffer: the verdict, dead, has been
+ * given); false, nothing given, when the core takes no request now (it
+ * drains or is full): the consumer gives the message back. */
+IG_MUST_USE bool ig_pubsub_delivery_run(struct ig_pubsub_delivery *d, struct http_inproc_worker *w,
+					ig_str traceparent, ig_str body);
 
 #endif

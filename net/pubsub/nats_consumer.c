@@ -23,8 +23,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* A delivery's request: the message's JSON and a head (as consumer.c). */
-#define DELIVERY_BUF (256 * 1024)
 /* A consumer not made, or a pull that ended without an answer (a
    cluster's leader moving, a timeout) with the connection still up, is
    tried again this much later. */
@@ -47,50 +45,45 @@ struct puller {
 };
 
 struct delivery {
+	struct ig_pubsub_delivery base; /* first: record's cast */
 	struct nsub *sub;
-	bool busy;
-	uint64_t attempts, seq;
-	uint64_t started_us;
+	uint64_t seq;
 	char reply[REPLY_MAX];
 	size_t reply_len;
 	char traceparent[64];
-	struct ig_pubsub_request rq;
 	char *payload; /* kept for the dead-letter copy; NULL without one */
 	size_t payload_len;
-	struct http_inproc inproc;
-	char *buf;
 };
 
 struct nsub {
-	const struct ig_pubsub_subscription *sub;
-	char target[128], stream[IG_NATS_NAME_MAX];
+	struct ig_pubsub_lane lane; /* first: ig_pubsub_lanes_make's */
+	char stream[IG_NATS_NAME_MAX];
 	struct delivery *slots;
 	struct puller *pullers;
 	uint32_t npullers, next; /* next: the puller pull() asks first, in turn, so no partition waits on the others */
 	uint32_t running, pulls; /* handlers running; pulls in flight */
 	uint32_t last_freed; /* the slot free_slot tries first */
-	struct ig_pubsub_sub_stats stats;
 };
 
 static struct {
 	const struct ig_pubsub_table *table;
 	struct nsub *subs;
 	struct ig_nats *nc;
-	struct http_core *core;
+	struct http_inproc_worker worker; /* its core NULL until the first up */
 	struct ig_timer retry;
 	struct ig_metrics_source metrics;
 } s;
 
 static void retry_later(void)
 {
-	if (s.core && !ig_timer_armed(&s.retry))
-		ig_timer_set(&s.core->loop.timers, &s.retry, ig_monotonic_us() / 1000 + RETRY_MS);
+	if (s.worker.core && !ig_timer_armed(&s.retry))
+		ig_timer_set(&s.worker.core->loop.timers, &s.retry, ig_monotonic_us() / 1000 + RETRY_MS);
 }
 
 static void write_metrics(struct ig_expo *e, void *arg)
 {
 	(void)arg;
-	ig_pubsub_write_delivery_metrics(e, s.table, &s.subs[0].stats, sizeof s.subs[0]);
+	ig_pubsub_write_delivery_metrics(e, s.table, &s.subs[0].lane, sizeof s.subs[0]);
 }
 
 static void pull(struct nsub *r);
@@ -98,10 +91,10 @@ static void pull(struct nsub *r);
 static void freed(struct delivery *d, enum ig_pubsub_outcome outcome)
 {
 	struct nsub *r = d->sub;
-	ig_counter_add(&r->stats.delivered[outcome], 1);
+	ig_counter_add(&r->lane.stats.delivered[outcome], 1);
 	free(d->payload);
 	d->payload = NULL;
-	d->busy = false;
+	d->base.busy = false;
 	r->running--;
 	r->last_freed = (uint32_t)(d - r->slots);
 	pull(r);
@@ -117,7 +110,7 @@ static void sent(enum ig_nats_error e, const struct delivery *d, const char *wha
 {
 	struct ig_logline l;
 	if (e != IG_NATS_OK && ig_log_begin(&l, IG_LOG_WARN, what)) {
-		ig_log_cstr(&l, "subscription", d->sub->sub->name);
+		ig_log_cstr(&l, "subscription", d->sub->lane.sub->name);
 		ig_log_cstr(&l, "error", ig_nats_error_name(e));
 		ig_log_end(&l);
 	}
@@ -131,12 +124,12 @@ static void dead_stored(void *arg, const struct ig_js_result *r)
 		   only to be dead-lettered (MaxDeliver is maxAttempts + 1). */
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub dead letter not stored")) {
-			ig_log_cstr(&l, "subscription", d->sub->sub->name);
+			ig_log_cstr(&l, "subscription", d->sub->lane.sub->name);
 			ig_log_cstr(&l, "error", ig_nats_error_name(r->err));
 			ig_log_end(&l);
 		}
-		const struct ig_pubsub_subscription *sub = d->sub->sub;
-		sent(ig_js_nak(s.nc, reply_of(d), (int64_t)ig_pubsub_backoff_us(sub, d->attempts) * 1000), d,
+		const struct ig_pubsub_subscription *sub = d->sub->lane.sub;
+		sent(ig_js_nak(s.nc, reply_of(d), (int64_t)ig_pubsub_backoff_us(sub, d->base.attempts) * 1000), d,
 		     "pub/sub: NATS nak not sent");
 		freed(d, IG_PUBSUB_OUT_RETRY);
 		return;
@@ -147,12 +140,12 @@ static void dead_stored(void *arg, const struct ig_js_result *r)
 
 static void dead(struct delivery *d, const char *why)
 {
-	const struct ig_pubsub_subscription *sub = d->sub->sub;
+	const struct ig_pubsub_subscription *sub = d->sub->lane.sub;
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_WARN, "pub/sub delivery dead")) {
 		ig_log_cstr(&l, "subscription", sub->name);
 		ig_log_int(&l, "message_id", (int64_t)d->seq);
-		ig_log_int(&l, "attempts", (int64_t)d->attempts);
+		ig_log_int(&l, "attempts", (int64_t)d->base.attempts);
 		ig_log_cstr(&l, "reason", why);
 		ig_log_end(&l);
 	}
@@ -164,7 +157,7 @@ static void dead(struct delivery *d, const char *why)
 	/* The message as it was, its trace, and why it was given up on, in
 	   the headers (the attributes of PostgreSQL's dead letters). The
 	   delivery kept for dead-lettering (below) counts no attempt. */
-	uint64_t attempts = d->attempts > sub->max_attempts ? sub->max_attempts : d->attempts;
+	uint64_t attempts = d->base.attempts > sub->max_attempts ? sub->max_attempts : d->base.attempts;
 	char headers[512], subject[IG_NATS_NAME_MAX];
 	int n = snprintf(headers, sizeof headers,
 			 "NATS/1.0\r\n%s%s%sreason: %s\r\nsubscription: %s\r\nmessage_id: %llu\r\nattempts: %llu\r\n\r\n",
@@ -182,14 +175,10 @@ static void dead(struct delivery *d, const char *why)
 	}
 }
 
-static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const char *why)
+static void record(struct ig_pubsub_delivery *base, enum ig_pubsub_outcome outcome, const char *why)
 {
-	const struct ig_pubsub_subscription *sub = d->sub->sub;
-	ig_histogram_observe(&d->sub->stats.duration, &ig_duration_bounds, ig_monotonic_us() - d->started_us);
-	if (outcome == IG_PUBSUB_OUT_RETRY && d->attempts >= sub->max_attempts) {
-		outcome = IG_PUBSUB_OUT_DEAD;
-		why = "max attempts reached";
-	}
+	struct delivery *d = (struct delivery *)base;
+	const struct ig_pubsub_subscription *sub = d->sub->lane.sub;
 	switch (outcome) {
 	case IG_PUBSUB_OUT_ACK:
 		sent(ig_js_ack(s.nc, reply_of(d)), d, "pub/sub: NATS ack not sent");
@@ -198,7 +187,7 @@ static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const cha
 		sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
 		break;
 	case IG_PUBSUB_OUT_RETRY:
-		sent(ig_js_nak(s.nc, reply_of(d), (int64_t)ig_pubsub_backoff_us(sub, d->attempts) * 1000), d,
+		sent(ig_js_nak(s.nc, reply_of(d), (int64_t)ig_pubsub_backoff_us(sub, d->base.attempts) * 1000), d,
 		     "pub/sub: NATS nak not sent");
 		break;
 	default:
@@ -206,13 +195,6 @@ static void record(struct delivery *d, enum ig_pubsub_outcome outcome, const cha
 		return;
 	}
 	freed(d, outcome);
-}
-
-static void answered(void *arg, enum http_inproc_result result, const struct http_inproc_response *res)
-{
-	const char *why;
-	enum ig_pubsub_outcome outcome = ig_pubsub_outcome_of(result, res, &why);
-	record(arg, outcome, why);
 }
 
 /* The header block's traceparent, into out (empty when none). */
@@ -242,10 +224,10 @@ static void find_traceparent(ig_str h, char *out, size_t cap)
 
 static struct delivery *free_slot(struct nsub *r)
 {
-	if (!r->slots[r->last_freed].busy) /* the usual case: one freed, one pulled */
+	if (!r->slots[r->last_freed].base.busy) /* the usual case: one freed, one pulled */
 		return &r->slots[r->last_freed];
-	for (uint32_t i = 0; i < r->sub->max_concurrency; i++)
-		if (!r->slots[i].busy)
+	for (uint32_t i = 0; i < r->lane.sub->max_concurrency; i++)
+		if (!r->slots[i].base.busy)
 			return &r->slots[i];
 	return NULL;
 }
@@ -261,38 +243,31 @@ static void on_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_me
 		(void)e;
 		return;
 	}
-	d->busy = true;
+	d->base.busy = true;
 	r->running++;
 	memcpy(d->reply, m->reply.ptr, m->reply.len);
 	d->reply_len = m->reply.len;
-	d->attempts = meta->delivered;
+	d->base.attempts = meta->delivered;
 	d->seq = meta->stream_seq;
-	d->started_us = ig_monotonic_us();
 	find_traceparent(m->headers, d->traceparent, sizeof d->traceparent);
-	if (r->sub->dead_letter && (d->payload = malloc(m->payload.len + 1)) != NULL) {
+	if (r->lane.sub->dead_letter && (d->payload = malloc(m->payload.len + 1)) != NULL) {
 		memcpy(d->payload, m->payload.ptr, m->payload.len);
 		d->payload_len = m->payload.len;
 	}
-	if (d->attempts > r->sub->max_attempts) {
+	if (d->base.attempts > r->lane.sub->max_attempts) {
 		/* MaxDeliver keeps one delivery past maxAttempts for this: the
 		   last attempt's process died, or its dead letter was not
 		   stored. The handler does not run again. */
 		dead(d, "max attempts reached");
 		return;
 	}
-	enum http_inproc_result result;
-	if (ig_pubsub_request_run(&d->inproc, s.core, d->buf, DELIVERY_BUF, r->target, &d->rq, (int64_t)d->attempts,
-				  (ig_str){ d->traceparent, strlen(d->traceparent) }, m->payload, answered, d, &result) == 0)
+	if (ig_pubsub_delivery_run(&d->base, &s.worker, (ig_str){ d->traceparent, strlen(d->traceparent) }, m->payload))
 		return;
-	if (!s.core->draining && result == HTTP_INPROC_NO_ROOM) {
-		record(d, IG_PUBSUB_OUT_DEAD, "the message is larger than a delivery's buffer");
-		return;
-	}
 	/* the core drains or is full: another process takes it now */
 	sent(ig_js_nak(s.nc, m->reply, 0), d, "pub/sub: NATS nak not sent");
 	free(d->payload);
 	d->payload = NULL;
-	d->busy = false;
+	d->base.busy = false;
 	r->running--;
 }
 
@@ -325,9 +300,9 @@ static void pull_one(struct nsub *r, struct puller *p)
 	if (!p->ready || p->pulling)
 		return;
 	uint32_t held = r->running + (r->npullers > 1 ? r->pulls : 0);
-	if (held >= r->sub->max_concurrency)
+	if (held >= r->lane.sub->max_concurrency)
 		return;
-	const struct ig_js_pull_options o = { .batch = r->npullers > 1 ? 1 : r->sub->max_concurrency - held,
+	const struct ig_js_pull_options o = { .batch = r->npullers > 1 ? 1 : r->lane.sub->max_concurrency - held,
 					      .expires_ns = PULL_EXPIRES_NS };
 	if (ig_js_pull(s.nc, (ig_str){ r->stream, strlen(r->stream) }, (ig_str){ p->durable, strlen(p->durable) }, &o,
 		       on_msg, on_end, p) == IG_NATS_OK) {
@@ -338,7 +313,7 @@ static void pull_one(struct nsub *r, struct puller *p)
 
 static void pull(struct nsub *r)
 {
-	if (!r->pullers || !s.nc || s.core->draining || !ig_nats_connected(s.nc))
+	if (!r->pullers || !s.nc || s.worker.core->draining || !ig_nats_connected(s.nc))
 		return;
 	for (uint32_t i = 0; i < r->npullers; i++)
 		pull_one(r, &r->pullers[(r->next + i) % r->npullers]);
@@ -353,7 +328,7 @@ static void consumer_made(void *arg, const struct ig_js_result *res)
 	if (res->err != IG_NATS_OK) {
 		struct ig_logline l;
 		if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub: the NATS consumer could not be made")) {
-			ig_log_cstr(&l, "subscription", r->sub->name);
+			ig_log_cstr(&l, "subscription", r->lane.sub->name);
 			ig_log_cstr(&l, "error", ig_nats_error_name(res->err));
 			if (res->description.len)
 				ig_log_str(&l, "description", res->description.ptr, res->description.len);
@@ -380,9 +355,9 @@ static void make_consumers(void)
 				.stream = { r->stream, strlen(r->stream) },
 				.durable = { p->durable, strlen(p->durable) },
 				.filter_subject = { p->filter, strlen(p->filter) },
-				.ack_wait_ns = (int64_t)r->sub->ack_deadline_us * 1000,
-				.max_deliver = (int64_t)r->sub->max_attempts + 1, /* one to dead-letter (on_msg) */
-				.max_ack_pending = r->npullers > 1 ? 1 : (int64_t)r->sub->max_concurrency * 64,
+				.ack_wait_ns = (int64_t)r->lane.sub->ack_deadline_us * 1000,
+				.max_deliver = (int64_t)r->lane.sub->max_attempts + 1, /* one to dead-letter (on_msg) */
+				.max_ack_pending = r->npullers > 1 ? 1 : (int64_t)r->lane.sub->max_concurrency * 64,
 			};
 			p->making = ig_js_consumer_create(s.nc, &c, 5000, consumer_made, p) == IG_NATS_OK;
 		}
@@ -392,7 +367,7 @@ static void make_consumers(void)
 static void on_retry(struct ig_timer *t)
 {
 	(void)t;
-	if (!s.nc || !ig_nats_connected(s.nc) || s.core->draining)
+	if (!s.nc || !ig_nats_connected(s.nc) || s.worker.core->draining)
 		return;
 	make_consumers();
 	for (size_t i = 0; i < s.table->nsubs; i++)
@@ -404,15 +379,12 @@ bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table)
 	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pubsub_key_make())
 		return false;
 	s.table = table;
-	s.subs = calloc(table->nsubs, sizeof *s.subs);
-	if (!s.subs)
+	if (!(s.subs = ig_pubsub_lanes_make(table, sizeof *s.subs)))
 		return false;
 	for (size_t i = 0; i < table->nsubs; i++) {
 		struct nsub *r = &s.subs[i];
-		r->sub = &table->subs[i];
-		snprintf(r->target, sizeof r->target, IG_PUBSUB_PATH "%s", r->sub->name);
-		ig_pubsub_nats_name(r->stream, IG_NATS_STREAM, r->sub->topic->name);
-		r->npullers = r->sub->topic->ordering_key ? IG_NATS_PARTITIONS : 1;
+		ig_pubsub_nats_name(r->stream, IG_NATS_STREAM, r->lane.sub->topic->name);
+		r->npullers = r->lane.sub->topic->ordering_key ? IG_NATS_PARTITIONS : 1;
 		if (!(r->pullers = calloc(r->npullers, sizeof *r->pullers))) {
 			while (i--)
 				free(s.subs[i].pullers);
@@ -424,11 +396,11 @@ bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table)
 			struct puller *p = &r->pullers[k];
 			p->r = r;
 			if (r->npullers == 1) {
-				snprintf(p->durable, sizeof p->durable, "%s", r->sub->name);
+				snprintf(p->durable, sizeof p->durable, "%s", r->lane.sub->name);
 				continue;
 			}
-			snprintf(p->durable, sizeof p->durable, "%s-%u", r->sub->name, (unsigned)k);
-			snprintf(p->filter, sizeof p->filter, IG_NATS_SUBJECT "%s.%u", r->sub->topic->name, (unsigned)k);
+			snprintf(p->durable, sizeof p->durable, "%s-%u", r->lane.sub->name, (unsigned)k);
+			snprintf(p->filter, sizeof p->filter, IG_NATS_SUBJECT "%s.%u", r->lane.sub->topic->name, (unsigned)k);
 		}
 	}
 	s.metrics.write = write_metrics;
@@ -440,16 +412,15 @@ void ig_pubsub_nats_consumers_up(struct ig_nats *nc, struct ig_loop *loop)
 {
 	if (!s.subs)
 		return;
-	if (!s.core) {
-		s.core = (struct http_core *)loop; /* the loop is its core's first member */
+	if (!s.worker.core) {
+		ig_http_inproc_worker_init(&s.worker, loop, 0); /* its slots take no arena */
 		for (size_t i = 0; i < s.table->nsubs; i++) {
 			struct nsub *r = &s.subs[i];
-			r->slots = calloc(r->sub->max_concurrency, sizeof *r->slots);
-			for (uint32_t k = 0; r->slots && k < r->sub->max_concurrency; k++) {
+			r->slots = calloc(r->lane.sub->max_concurrency, sizeof *r->slots);
+			for (uint32_t k = 0; r->slots && k < r->lane.sub->max_concurrency; k++) {
 				struct delivery *d = &r->slots[k];
 				d->sub = r;
-				d->buf = malloc(DELIVERY_BUF);
-				d->busy = d->buf == NULL; /* a slot without memory is never used */
+				ig_pubsub_delivery_init(&d->base, &s.worker, &r->lane, record, 0);
 			}
 		}
 	}

@@ -12,7 +12,6 @@
 #include "ingot/http.h"
 #include "ingot/json_read.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -97,7 +96,6 @@ static void answered(void *arg, enum http_inproc_result result, const struct htt
 	struct push_call *call = arg;
 	ig_ctx *ctx = call->ctx;
 	int status = result == HTTP_INPROC_OK ? res->status : 0;
-	free(call);
 	switch (status) {
 	case IG_PUBSUB_STATUS_ACK:
 	case IG_PUBSUB_STATUS_DROP:
@@ -129,10 +127,8 @@ static void start(ig_ctx *ctx, void *arg)
 		.peer = IG_STR("push"),
 	};
 	enum http_inproc_result result;
-	if (ig_http_inproc_run(&call->inproc, ctx->core, call->buf, call->cap, &req, answered, call, &result) != 0) {
-		free(call);
+	if (ig_http_inproc_run(&call->inproc, ctx->core, call->buf, call->cap, &req, answered, call, &result) != 0)
 		ig_respond_problem(ctx, 503, "no room to deliver the message");
-	}
 }
 
 static const struct ig_pubsub_subscription *named(ig_str name)
@@ -175,7 +171,8 @@ bool ig_pubsub_push_serve(ig_ctx *ctx)
 		ig_respond_problem(ctx, 400, why);
 		return true;
 	}
-	struct push_call *call = ig_pubsub_key_make() ? malloc(sizeof *call + msg.len + PUSH_ROOM) : NULL;
+	/* In the exchange's arena, which lasts until its answer is written. */
+	struct push_call *call = ig_pubsub_key_make() ? ig_alloc(ctx, sizeof *call + msg.len + PUSH_ROOM) : NULL;
 	if (!call) {
 		ig_respond_problem(ctx, 503, "out of memory");
 		return true;

@@ -10,62 +10,27 @@
 // time per key, in publish order, retries included, across three
 // processes; a subscription never runs more than its maxConcurrency
 // handlers at once. Outcomes are polled for with bounded waits.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startServer, curlResponse, cleanup, commandRunner } from './lib.mjs';
-import { postgresForSuite } from './pglib.mjs';
+import { startServer, curlResponse } from './lib.mjs';
 import { waitReady, pollUntil as until } from './dbservice.mjs';
-import { pubsubAppForSuite, publish, publishEvent, publishInterleaved, assertKeyOrder, q } from './pubsublib.mjs';
+import { pubsubSuite, publish, publishEvent, publishInterleaved, assertKeyOrder, q, publishSpread, assertEachOnce,
+	assertBackoffGaps, killMidHandler } from './pubsublib.mjs';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-'));
-const newPostgres = postgresForSuite();
-after(() => {
-	cleanup();
-	fs.rmSync(tmp, { recursive: true, force: true });
-});
-const { must } = commandRunner({ timeoutMs: 240000 });
-const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
-const T = { timeout: 300000, ...SKIP };
-
-const pubsubApp = pubsubAppForSuite(tmp);
-
-// A migrated database of its own and n processes of the app serving on it.
-async function cluster(n) {
-	const bin = await pubsubApp();
-	const pg = await newPostgres();
-	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
-	const procs = [];
-	for (let i = 0; i < n; i++)
-		procs.push(await start(bin, pg));
-	return { bin, pg, procs };
-}
-
-async function start(bin, pg, env = {}) {
-	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1', ...env }, { command: bin });
-	await waitReady(srv);
-	return srv;
-}
+// The app, built once; cluster(n): a migrated database of its own and n
+// processes of the app serving on it.
+const { T, migrated, start, cluster } = pubsubSuite('ingot-pubsub-');
 
 test('three processes: each message handled once per subscription, and both subscriptions of a topic get every message', T, async () => {
 	const { pg, procs } = await cluster(3);
 	try {
 		const N = 30;
-		for (let i = 0; i < N; i++)
-			await publish(procs[i % 3], 'events', i);
+		await publishSpread(procs, N);
 		await until(async () => await q(pg, "SELECT count(*) FROM ingot_pubsub.deliveries WHERE state <> 'done';") === '0',
 			'every delivery done');
-		for (const sub of ['first', 'second']) {
-			// one run per message, none twice
-			assert.equal(await q(pg, `SELECT count(*) || '|' || count(DISTINCT n) FROM runs WHERE sub = '${sub}';`), `${N}|${N}`);
+		await assertEachOnce(pg, procs, N);
+		for (const sub of ['first', 'second'])
 			assert.equal(await q(pg, `SELECT count(*) FROM ingot_pubsub.deliveries WHERE subscription = '${sub}' AND attempts = 1;`), `${N}`);
-		}
-		// the runs came from the three processes' pool of pids, none other
-		const pids = new Set(procs.map((p) => String(p.pid)));
-		for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM runs;')).split('\n'))
-			assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
 	} finally {
 		await Promise.all(procs.map((p) => p.stop()));
 	}
@@ -80,9 +45,7 @@ test('a handler that always fails: retried with a backoff, dead-lettered after m
 		'the delivery dead');
 		assert.equal(dead, '3|max attempts reached');
 		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE sub = 'flaky' AND n = 7;"), '3');
-		// the runs are spaced by the backoff (100 ms, then 200 ms): at least the minimum apart
-		assert.equal(await q(pg, `SELECT bool_and(gap >= interval '100 milliseconds') FROM (SELECT at - lag(at) OVER (ORDER BY at) AS gap
-			FROM runs WHERE sub = 'flaky') g WHERE gap IS NOT NULL;`), 't');
+		await assertBackoffGaps(pg);
 		assert.equal(await q(pg, `SELECT (payload->>'n') || '|' || (attributes->>'reason') || '|' || (attributes->>'subscription') || '|' || (attributes->>'attempts')
 			FROM ingot_pubsub.messages WHERE topic = 'failing-dead';`), '7|max attempts reached|flaky|3');
 	} finally {
@@ -132,15 +95,11 @@ test('PostgreSQL stopped mid-run: a publish answers an error; after its restart 
 });
 
 test('a process killed (SIGKILL) mid-handler: the delivery is redelivered after the ack deadline and handled once more', T, async () => {
-	const { bin, pg, procs } = await cluster(1);
+	const c = await cluster(1);
+	const { pg, procs } = c;
 	let next = null;
 	try {
-		await publish(procs[0], 'slow', 1);
-		// the first run has begun (and sleeps past the 2 s deadline)
-		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '1', 'the first run');
-		procs[0].kill();
-		await procs[0].exited;
-		next = await start(bin, pg);
+		next = await killMidHandler(c, start);
 		const done = await until(async () => await q(pg,
 			"SELECT attempts FROM ingot_pubsub.deliveries WHERE subscription = 'slow' AND state = 'done';"), 'the redelivery done');
 		assert.equal(done, '2');
@@ -172,9 +131,7 @@ test('a message a day old whose deliveries are all settled is purged at a consum
 });
 
 test('a delivery runs as a request of its own: its access-log line continues the publisher\'s trace; without the key the path is a 404', T, async () => {
-	const bin = await pubsubApp();
-	const pg = await newPostgres();
-	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const { bin, pg } = await migrated();
 	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1', INGOT_ACCESS_LOG: '1' },
 		{ command: bin });
 	try {
@@ -243,9 +200,7 @@ test('a dead message releases its key: the next one of the key is handled', T, a
 });
 
 test('maxConcurrency (2): a subscription\'s handlers never run more than 2 at once in a process, and do reach 2', T, async () => {
-	const bin = await pubsubApp();
-	const pg = await newPostgres();
-	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const { bin, pg } = await migrated();
 	// published first, by a process that does not consume, so the consumer
 	// finds them all waiting
 	const publisher = await start(bin, pg, { INGOT_PUBSUB_CONSUME: 'false' });

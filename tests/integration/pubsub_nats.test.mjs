@@ -1,6 +1,6 @@
 // Pub/Sub on NATS JetStream (INGOT_PUBSUB_URL=nats://...) against a real
-// nats-server, through the pubsub app (tests/apps/pubsub, as
-// pubsub_consumer.test.mjs builds it), whose handlers record each run in
+// nats-server, through the pubsub app (tests/apps/pubsub, built by
+// pubsublib.mjs), whose handlers record each run in
 // PostgreSQL's runs table: three processes share each message once per
 // subscription and two subscriptions each get every message; a failing
 // handler is retried, then dead-lettered after maxAttempts (a message on
@@ -13,64 +13,25 @@
 // once; a publish inside a transaction (the reference service's POST
 // /posts) is refused. And a three-node cluster (streams replicated on all three) loses
 // no acknowledged message when a node is killed mid-run.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startServer, curlResponse, cleanup, commandRunner, adminAddr, scrapeSamples } from './lib.mjs';
-import { postgresForSuite } from './pglib.mjs';
+import { startServer, curlResponse, adminAddr, scrapeSamples } from './lib.mjs';
 import { migrate, waitReady, pollUntil as until } from './dbservice.mjs';
-import { pubsubAppForSuite, publishEvent, publish, publishInterleaved, assertKeyOrder, q } from './pubsublib.mjs';
-import { natsForSuite } from './natslib.mjs';
+import { pubsubSuite, publishEvent, publish, publishInterleaved, assertKeyOrder, q, publishSpread, assertEachOnce,
+	assertBackoffGaps, killMidHandler } from './pubsublib.mjs';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-pubsub-nats-'));
-const newPostgres = postgresForSuite();
-const nats = natsForSuite();
-after(async () => {
-	cleanup();
-	await nats.stopAll();
-	fs.rmSync(tmp, { recursive: true, force: true });
-});
-const { must } = commandRunner({ timeoutMs: 240000 });
-const SKIP = process.env.INGOT_BIN ? { skip: 'the app builds its own binary; tested in the plain pass' } : {};
-const T = { timeout: 300000, ...SKIP };
-
-const pubsubApp = pubsubAppForSuite(tmp);
-
-// A broker, a migrated database (the runs table) and n processes of the app.
-async function cluster(n) {
-	const bin = await pubsubApp();
-	const pg = await newPostgres();
-	const broker = await nats.start({ monitor: true });
-	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
-	const procs = [];
-	for (let i = 0; i < n; i++)
-		procs.push(await start(bin, pg, broker));
-	return { bin, pg, broker, procs };
-}
-
-async function start(bin, pg, broker) {
-	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: broker.url, INGOT_THREADS: '1',
-		INGOT_ADMIN_PORT: '0' }, { command: bin });
-	await waitReady(srv);
-	return srv;
-}
+// The app, built once; cluster(n): a broker, a migrated database (the
+// runs table) and n processes of the app.
+const { T, newPostgres, nats, migrated, start, cluster } = pubsubSuite('ingot-pubsub-nats-', { nats: true });
 
 test('three processes: each message handled once per subscription, and both subscriptions of a topic get every message', T, async () => {
 	const { pg, procs } = await cluster(3);
 	try {
 		const N = 30;
-		for (let i = 0; i < N; i++)
-			await publish(procs[i % 3], 'events', i);
+		await publishSpread(procs, N);
 		await until(async () => await q(pg, 'SELECT count(DISTINCT (sub, n)) FROM runs;') === String(2 * N),
 			'every message handled by both subscriptions');
-		for (const sub of ['first', 'second'])
-			assert.equal(await q(pg, `SELECT count(*) || '|' || count(DISTINCT n) FROM runs WHERE sub = '${sub}';`), `${N}|${N}`,
-				`${sub}: one run per message, no duplicate`);
-		const pids = new Set(procs.map((p) => String(p.pid)));
-		for (const pid of (await q(pg, 'SELECT DISTINCT pid FROM runs;')).split('\n'))
-			assert.ok(pids.has(pid.trim()), `pid ${pid} is one of the processes'`);
+		await assertEachOnce(pg, procs, N);
 	} finally {
 		await Promise.all(procs.map((p) => p.stop()));
 	}
@@ -113,9 +74,7 @@ test('a handler that always fails: retried, then dead-lettered after maxAttempts
 		const c = await broker.consumer('pubsub-failing', 'flaky');
 		assert.deepEqual({ durable: c?.durable_name, ack: c?.ack_policy, wait: c?.ack_wait, max: c?.max_deliver },
 			{ durable: 'flaky', ack: 'explicit', wait: 30e9, max: 4 });
-		// the runs are spaced by the backoff (100 ms, then 200 ms)
-		assert.equal(await q(pg, `SELECT bool_and(gap >= interval '100 milliseconds') FROM (SELECT at - lag(at) OVER (ORDER BY at) AS gap
-			FROM runs WHERE sub = 'flaky') g WHERE gap IS NOT NULL;`), 't');
+		await assertBackoffGaps(pg);
 		const dead = procs[0].logs.find((l) => l.msg === 'pub/sub delivery dead');
 		assert.ok(dead, 'the dead delivery logged');
 		assert.equal(dead.subscription, 'flaky');
@@ -137,14 +96,11 @@ test('a handler that always fails: retried, then dead-lettered after maxAttempts
 });
 
 test('a process killed (SIGKILL) mid-handler: the message is redelivered after the ack deadline and handled once more', T, async () => {
-	const { bin, pg, broker, procs } = await cluster(1);
+	const c = await cluster(1);
+	const { pg, procs } = c;
 	let next = null;
 	try {
-		await publish(procs[0], 'slow', 1);
-		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '1', 'the first run');
-		procs[0].kill();
-		await procs[0].exited;
-		next = await start(bin, pg, broker);
+		next = await killMidHandler(c, start);
 		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '2', 'the redelivery');
 		assert.equal(await q(pg, "SELECT count(DISTINCT pid) FROM runs WHERE sub = 'slow';"), '2');
 	} finally {
@@ -206,9 +162,7 @@ test('cron on NATS: three replicas of the reference service run each heartbeat t
 });
 
 test('a three-node JetStream cluster (INGOT_PUBSUB_URL lists its servers), the streams on all three: one node killed (SIGKILL) mid-run, no acknowledged message lost', T, async () => {
-	const bin = await pubsubApp();
-	const pg = await newPostgres();
-	await must(bin, ['--migrate'], { env: { ...process.env, DATABASE_URL: pg.url } });
+	const { bin, pg } = await migrated();
 	const cluster3 = await nats.startCluster(3, { monitor: true });
 	const srv = await startServer({ DATABASE_URL: pg.url, INGOT_PUBSUB_URL: cluster3.url,
 		INGOT_THREADS: '1', INGOT_ADMIN_PORT: '-1' }, { command: bin });

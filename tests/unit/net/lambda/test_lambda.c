@@ -4,8 +4,9 @@
  * connection engine and its response captured; then the event decoder's
  * requests and the answer encoder's JSON checked byte for byte, for what
  * the integration suite cannot reach through the reference routes (a
- * binary response body, Set-Cookie as cookies, the ALB's single Set-Cookie).
- * Build: as tests/harness.h says. */
+ * binary response body, Set-Cookie as cookies, the ALB's single Set-Cookie);
+ * and a part's own requests (a worker and its slots, as the consumers and
+ * the cron scheduler make them). Build: as tests/harness.h says. */
 #include "tests/harness.h"
 #include "tests/unit/check.h"
 #include "net/http/inproc.h"
@@ -138,6 +139,44 @@ static int decode(const char *json, struct lambda_event *ev)
 	const char *why;
 	ig_arena_reset(&arena);
 	return ig_lambda_event_decode(json, strlen(json), &arena, ev, &why);
+}
+
+/* ---- a part's own requests: a worker and its slots ---- */
+
+static void test_worker(void)
+{
+	struct http_inproc_worker w;
+	ig_http_inproc_worker_init(&w, &core.loop, 1);
+	CHECK(w.core == &core, "a worker runs on the core whose loop it is given");
+
+	struct http_inproc_slot slot, tiny;
+	CHECK(ig_http_inproc_slot_init(&slot, &w, 64 * 1024, 5000) == 0 && slot.buf && slot.cap == 64 * 1024,
+	      "a slot's buffer is taken when it is set up");
+	CHECK(ig_http_inproc_slot_init(&tiny, &w, 16, 1000) == 0 && tiny.cap == 16, "a slot of 16 bytes");
+	const struct http_inproc_request health = { .method = IG_STR_INIT("GET"), .target = IG_STR_INIT("/health") };
+	enum http_inproc_result start;
+	for (int i = 0; i < 2; i++) {
+		memset(&got, 0, sizeof got);
+		CHECK(ig_http_inproc_slot_run(&slot, &w, &health, on_done, NULL, &start) == 0, "a slot's request starts");
+		ig_loop_run(&core.loop);
+		CHECK(got.done && got.status == 200 && body_is("{\"status\":\"ok\"}"),
+		      i ? "the slot runs its next request once its done has run" : "it runs to its end on the worker's core");
+	}
+	memset(&got, 0, sizeof got);
+	CHECK(ig_http_inproc_slot_run(&tiny, &w, &health, on_done, NULL, &start) == -1 && start == HTTP_INPROC_NO_ROOM &&
+		      !got.done,
+	      "a request larger than the slot's buffer is not started: NO_ROOM, done not called");
+
+	/* The arenas take blocks from the worker's pool (1 block here) and
+	   keep to their own limits. */
+	CHECK(ig_arena_alloc(&slot.arena, 1500) && ig_arena_alloc(&slot.arena, 1500), "a slot's arena gives memory");
+	CHECK(!ig_arena_alloc(&slot.arena, 1500), "past the worker's blocks, under the arena's limit: nothing");
+	CHECK(!ig_arena_alloc(&tiny.arena, 1500), "past the arena's limit: nothing");
+	ig_arena_reset(&slot.arena);
+	CHECK(ig_arena_alloc(&tiny.arena, 800) != NULL, "a reset gives the blocks back to the worker's pool");
+	ig_arena_reset(&tiny.arena);
+	free(slot.buf);
+	free(tiny.buf);
 }
 
 static void test_events(void)
@@ -285,6 +324,7 @@ int main(void)
 	}
 	ig_arena_init(&arena, &core.blocks, 1 << 20);
 	test_inproc();
+	test_worker();
 	test_events();
 	test_answers();
 	return check_done();
