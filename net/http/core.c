@@ -61,7 +61,7 @@ void ig_http_core_init_pools(struct http_core *core)
 	ig_pool_init(&core->conns, sizeof(struct http_conn), 256, max_conns);
 	ig_pool_init(&core->ctxs, sizeof(struct ig_ctx), 256, max_conns * 4 + 1024);
 	ig_pool_init(&core->rbufs, core->rbuf_size, 8, max_conns + 64);
-	ig_pool_init(&core->blocks, HTTP_BLOCK_SIZE, 16, max_conns * 16 + 1024);
+	ig_pool_init(&core->blocks, HTTP_BLOCK_STRIDE, 16, max_conns * 16 + 1024);
 	/* One per connection at most: a failure closes it. Mapped on the first. */
 	ig_pool_init(&core->fail_ids, HTTP_REQUEST_ID_MAX + 1 + IG_CORS_ORIGIN_MAX, 32, max_conns);
 	core->limits = (struct http_limits){ .max_request_line = (size_t)cfg->max_request_line,

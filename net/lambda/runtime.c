@@ -486,7 +486,7 @@ static bool loop_for_post(void)
 	if (rt->core.loop.epfd < 0 && ig_loop_init(&rt->core.loop, 0) != 0)
 		return false;
 	if (!rt->core.blocks.obj_size)
-		ig_pool_init(&rt->core.blocks, HTTP_BLOCK_SIZE, 16, 1024);
+		ig_pool_init(&rt->core.blocks, HTTP_BLOCK_STRIDE, 16, 1024);
 	return open_api() == 0;
 }
 
