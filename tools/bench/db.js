@@ -23,11 +23,10 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
 const {
   ROOT, OUT, num, sharedCfg, CLK_TCK, sleep, logger, killAll, run, freePort, httpRequest, alive,
   launch, stopServer, session, wrkRun, retrier, runLine, pick, fmt, cell, ratio,
-  machineBase, loadText, warnLoad, rotate, pushNotes, publish, benchMain,
+  machineBase, loadText, warnLoad, rotate, pushNotes, publish, benchMain, benchDatabase, benchDatabaseStop,
 } = require('./lib');
 
 const HERE = __dirname;
@@ -62,29 +61,12 @@ function isFortunes(b) {
 
 // ---- child processes: tracked (lib.js) and ended by PID; PostgreSQL by tools/pg-local ----
 let tmpDir = null;
-let pgStarted = false;
 function cleanup() {
   killAll('SIGKILL');
-  if (pgStarted) {
-    try { execFileSync(path.join(ROOT, 'tools', 'pg-local'), ['stop'], { env: pgEnv(), stdio: 'ignore' }); } catch { /* gone */ }
-    pgStarted = false;
-  }
+  benchDatabaseStop();
   if (tmpDir) { fs.rmSync(tmpDir, { recursive: true, force: true }); tmpDir = null; }
 }
 process.on('exit', cleanup);
-const pgEnv = () => ({ ...env, BUILD: path.join(ROOT, 'build', 'bench') });
-
-// The database: DATABASE_URL when set, else tools/pg-local's cluster of its
-// own (started here: as a child of this process it shares the client CPU).
-async function database() {
-  if (env.DATABASE_URL) return { url: env.DATABASE_URL, where: 'DATABASE_URL' };
-  const pgl = path.join(ROOT, 'tools', 'pg-local');
-  const r = await run(pgl, ['start'], { env: pgEnv() });
-  if (r.code !== 0) throw new Error(`tools/pg-local start failed: ${r.err}`);
-  pgStarted = true;
-  const t = await run(pgl, ['tcp-url'], { env: pgEnv() });
-  return { url: t.out.trim(), where: 'tools/pg-local (build/bench/pg)' };
-}
 
 // The tables: the service's --migrate; else (no ingot) the migration files with psql.
 async function migrate(url) {
@@ -327,7 +309,7 @@ async function main() {
   const res = { started: new Date().toISOString(), machine: versions(), config: CFG, runs: {}, single: {},
     memory: {}, verification: {}, notes };
   warnLoad(res.machine, note);
-  const db = await database();
+  const db = await benchDatabase();
   dbUrl = db.url;
   res.database = db.where;
   res.migrated = await migrate(dbUrl);

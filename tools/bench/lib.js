@@ -418,6 +418,49 @@ function floorBinary() {
   return { bin: built, cleanup() {} };
 }
 
+// The bench's PostgreSQL: DATABASE_URL when set, else tools/pg-local's
+// cluster of its own under build/bench/pg, started here (as a child of the
+// calling script it shares that script's CPU, the client's). Returns
+// { url, where, local }; benchDatabaseStop() stops a cluster started here
+// (an exit handler's work: it is synchronous).
+const PG_LOCAL = path.join(ROOT, 'tools', 'pg-local');
+const pgLocalEnv = () => ({ ...env, BUILD: OUT });
+let pgLocalStarted = false;
+async function benchDatabase() {
+  if (env.DATABASE_URL) return { url: env.DATABASE_URL, where: 'DATABASE_URL', local: false };
+  const r = await run(PG_LOCAL, ['start'], { env: pgLocalEnv() });
+  if (r.code !== 0) throw new Error(`tools/pg-local start failed: ${r.err}`);
+  pgLocalStarted = true;
+  const t = await run(PG_LOCAL, ['tcp-url'], { env: pgLocalEnv() });
+  return { url: t.out.trim(), where: 'tools/pg-local (build/bench/pg)', local: true };
+}
+function benchDatabaseStop() {
+  if (!pgLocalStarted) return;
+  try { execFileSync(PG_LOCAL, ['stop'], { env: pgLocalEnv(), stdio: 'ignore' }); } catch { /* gone */ }
+  pgLocalStarted = false;
+}
+
+// An earlier commit's reference service (the commit before an issue, for
+// an A/B against this tree), built once into build/bench/base-<commit>/service
+// from `git archive` (no worktree: nothing in the repository's metadata
+// changes), with this tree's third-party builds (build/deps) linked in.
+function baseBinary(commit, log) {
+  const dir = path.join(OUT, `base-${commit}`);
+  const bin = path.join(dir, 'service');
+  if (fs.existsSync(bin)) return bin;
+  const src = path.join(dir, 'src');
+  fs.rmSync(src, { recursive: true, force: true });
+  fs.mkdirSync(path.join(src, 'build'), { recursive: true });
+  log(`building ${commit}'s service into ${dir} (once)`);
+  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${commit}" | tar -x -C "${src}"`]);
+  fs.symlinkSync(path.join(ROOT, 'build', 'deps'), path.join(src, 'build', 'deps'));
+  execFileSync('nice', ['make', '-C', src, '-j2', 'build/bin/service'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  fs.copyFileSync(path.join(src, 'build', 'bin', 'service'), bin);
+  fs.chmodSync(bin, 0o755);
+  fs.rmSync(src, { recursive: true, force: true });
+  return bin;
+}
+
 // A bench part's outputs: build/bench/<name>.{md,json}, its section of
 // results.md, the table on stdout.
 function publish(name, md, res, begin, end, log) {
@@ -446,7 +489,7 @@ module.exports = {
   ROOT, OUT, num, sharedCfg, FOREIGN_MAX, CLK_TCK, sleep, logger,
   track, killAll, onSignals, run, freePort, httpRequest,
   cpuTicks, cpuNs, isListening, coreTicks, alive,
-  launch, stopServer, session, floorBinary,
+  launch, stopServer, session, floorBinary, baseBinary, benchDatabase, benchDatabaseStop,
   parseWrk, wrkRun, disturbance, retrier, runLine,
   stats, pick, fmt, cell, ratio,
   machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes, intoResults, nginxHead, publish, benchMain,

@@ -30,7 +30,7 @@ const { execFileSync } = require('node:child_process');
 const {
   ROOT, OUT, num, sharedCfg, CLK_TCK, sleep, logger, killAll, onSignals, run, freePort, alive,
   isListening, cpuTicks, cpuNs, launch, stopServer, wrkRun, disturbance, stats, fmt, machineBase, loadText,
-  pushNotes, intoResults,
+  pushNotes, intoResults, baseBinary,
 } = require('./lib');
 
 const HERE = __dirname;
@@ -169,26 +169,6 @@ async function abCompare(what, a, b) {
     await stopServer(sb, note);
   }
   return res;
-}
-
-// The commit before issue 13, built once into build/bench/base-<commit>/service
-// from `git archive` (no worktree: nothing in the repository's metadata changes),
-// with this tree's third-party builds (build/deps) linked in.
-function baseBinary(commit) {
-  const dir = path.join(OUT, `base-${commit}`);
-  const bin = path.join(dir, 'service');
-  if (fs.existsSync(bin)) return bin;
-  const src = path.join(dir, 'src');
-  fs.rmSync(src, { recursive: true, force: true });
-  fs.mkdirSync(path.join(src, 'build'), { recursive: true });
-  log(`building ${commit}'s service into ${dir} (once)`);
-  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${commit}" | tar -x -C "${src}"`]);
-  fs.symlinkSync(path.join(ROOT, 'build', 'deps'), path.join(src, 'build', 'deps'));
-  execFileSync('nice', ['make', '-C', src, '-j2', 'build/bin/service'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  fs.copyFileSync(path.join(src, 'build', 'bin', 'service'), bin);
-  fs.chmodSync(bin, 0o755);
-  fs.rmSync(src, { recursive: true, force: true });
-  return bin;
 }
 
 // ---- 3: one scrape, with the server's series populated ----------------------------
@@ -348,7 +328,7 @@ async function main() {
   }
   if (CFG.base && part('issue')) {
     try {
-      const base = baseBinary(CFG.base);
+      const base = baseBinary(CFG.base, log);
       res.issue = await abCompare(`issue 13 vs ${CFG.base}`, { name: CFG.base, bin: base, admin: false },
         { name: 'issue13', bin, admin: env.BENCH_METRICS_ADMIN !== '0' });
     } catch (e) {

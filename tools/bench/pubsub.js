@@ -41,6 +41,7 @@ const { spawn, execFileSync } = require('node:child_process');
 const {
   ROOT, OUT, num, sharedCfg, CLK_TCK, sleep, logger, track, killAll, run, freePort, httpRequest, launch, stopServer,
   cpuTicks, cpuNs, stats, fmt, machineBase, loadText, warnLoad, rotate, pushNotes, publish, benchMain,
+  benchDatabase, benchDatabaseStop,
 } = require('./lib');
 
 const HERE = __dirname;
@@ -64,16 +65,11 @@ const SECTION_END = '<!-- tools/bench/pubsub.js: end -->';
 const { notes, log, note } = logger('bench pubsub');
 
 // ---- PostgreSQL: tools/pg-local's cluster of its own (or DATABASE_URL) ----
-let pgStarted = false;
 const natsDirs = []; // the nats-servers' stores, removed at the end
-const pgEnv = () => ({ ...env, BUILD: path.join(ROOT, 'build', 'bench') });
 function cleanup() {
   killAll('SIGKILL');
   while (natsDirs.length) fs.rmSync(natsDirs.pop(), { recursive: true, force: true });
-  if (pgStarted) {
-    try { execFileSync(path.join(ROOT, 'tools', 'pg-local'), ['stop'], { env: pgEnv(), stdio: 'ignore' }); } catch { /* gone */ }
-    pgStarted = false;
-  }
+  benchDatabaseStop();
 }
 process.on('exit', cleanup);
 
@@ -109,16 +105,7 @@ const PROVIDERS = {
   postgres: {
     label: 'PostgreSQL',
     async setup() {
-      let url = env.DATABASE_URL;
-      let where = 'DATABASE_URL';
-      if (!url) {
-        const pgl = path.join(ROOT, 'tools', 'pg-local');
-        const r = await run(pgl, ['start'], { env: pgEnv() });
-        if (r.code !== 0) throw new Error(`tools/pg-local start failed: ${r.err}`);
-        pgStarted = true;
-        url = (await run(pgl, ['tcp-url'], { env: pgEnv() })).out.trim();
-        where = 'tools/pg-local (build/bench/pg)';
-      }
+      const { url, where } = await benchDatabase();
       const m = await run(CFG.app, ['--migrate'], { env: { PATH: env.PATH, DATABASE_URL: url } });
       if (m.code !== 0) throw new Error(`${CFG.app} --migrate failed: ${(m.err + m.out).slice(0, 300)}`);
       const durability = `synchronous_commit=${await psql(url, 'SHOW synchronous_commit')}, fsync=${await psql(url, 'SHOW fsync')}`;
