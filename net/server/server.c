@@ -81,6 +81,11 @@ static void log_listening(const struct ig_app *app, int ncpus, int quota, long n
 {
 	const struct http_config *cfg = &ig_server_config;
 	struct ig_logline l;
+	const char *refused = ig_server_tls_refused();
+	if (refused && ig_log_begin(&l, IG_LOG_ERROR, "HTTPS off: TLS refused to start; plain HTTP serves")) {
+		ig_log_cstr(&l, "reason", refused);
+		ig_log_end(&l);
+	}
 	if (!ig_log_begin(&l, IG_LOG_INFO, "listening"))
 		return;
 	ig_log_cstr(&l, "addr", cfg->host);

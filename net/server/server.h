@@ -36,6 +36,11 @@ struct tls_credentials;
 /* The parsed settings, the server rows' targets: zero until the parse
  * copies ig_http_config_defaults (net/http/core.c) into them. */
 extern struct http_config ig_server_config;
+/* Why HTTPS is off though a certificate was given: TLS could not be
+ * seeded for want of a source fit for keys (net/tls/backend.h's
+ * IG_TLS_NO_ENTROPY), and plain HTTP serves alone. NULL when HTTPS is on
+ * or was not asked for. After the settings' check. */
+const char *ig_server_tls_refused(void);
 
 struct ig_http_server {
 	const struct tls_credentials *tls; /* NULL when TLS is off; read-only */

@@ -109,6 +109,15 @@ static const struct ig_option server_rows[] = {
 	  "2 GiB in all at most); 0: none") },
 };
 
+/* Why HTTPS is off though a certificate was given (check_tls); empty when
+ * it is not. */
+static char tls_refused[240];
+
+const char *ig_server_tls_refused(void)
+{
+	return tls_refused[0] ? tls_refused : NULL;
+}
+
 /* Only when a certificate is given does anything of TLS run. */
 __attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
 {
@@ -130,11 +139,22 @@ __attribute__((cold)) static const char *check_tls(char *err, size_t errlen)
 		return "a TLS certificate was given without its private key (INGOT_TLS_KEY or INGOT_TLS_KEY_PEM)";
 	if (!c->tls_only && c->tls_port == c->port && c->port != 0)
 		return "INGOT_TLS_PORT must differ from PORT";
+	bool no_entropy;
 	ig_http_server.tls = ig_tls_server_credentials(c->tls_cert, c->tls_cert_pem[0] ? c->tls_cert_pem : NULL,
-						    c->tls_key, c->tls_key_pem[0] ? c->tls_key_pem : NULL, err,
-						    errlen);
-	if (!ig_http_server.tls)
-		return err;
+						    c->tls_key, c->tls_key_pem[0] ? c->tls_key_pem : NULL,
+						    &no_entropy, err, errlen);
+	if (!ig_http_server.tls) {
+		if (!no_entropy || c->tls_only)
+			return err;
+		/* No source fit for keys (a VM without an entropy device):
+		   HTTPS stays off and plain HTTP serves; the start says so in
+		   an error line (ig_server_tls_refused). A bad certificate or
+		   key still stops the start: that is the operator's to fix. */
+		size_t n = strnlen(err, sizeof tls_refused - 1);
+		memcpy(tls_refused, err, n);
+		tls_refused[n] = 0;
+		return NULL;
+	}
 	if (!c->tls_client_ca[0])
 		return ig_http_server.document_client_certs
 			       ? "the document's mutualTLS scheme needs INGOT_TLS_CLIENT_CA (a PEM file of the client CAs) "

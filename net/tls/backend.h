@@ -45,8 +45,12 @@ struct tls_engine;      /* per connection */
 
 /* ---- process-wide, at startup (may allocate) ---- */
 
-/* Seeds the backend's random generator from getrandom(2). Returns 0, or -1
- * with a message: there is no fallback to a weaker seed. */
+/* Seeds the backend's random generator from getrandom(2). Returns 0, or
+ * with a message: IG_TLS_NO_ENTROPY when a blocking getrandom answered
+ * EAGAIN (kernel/metal's answer without a source fit for keys: no
+ * virtio-rng device, no RDRAND), else -1. There is no fallback to a
+ * weaker seed. */
+#define IG_TLS_NO_ENTROPY (-2)
 int ig_tls_backend_init(char *err, size_t errlen);
 
 /* Parses a PEM certificate chain (leaf first) and its PEM private key (RSA

@@ -310,8 +310,9 @@ int ig_tls_backend_init(char *err, size_t errlen)
 {
 	unsigned char probe[32];
 	if (fill_random(probe, sizeof probe) != 0) {
-		snprintf(err, errlen, "TLS needs getrandom(2), which failed: %s", strerror(errno));
-		return -1;
+		int e = errno;
+		snprintf(err, errlen, "TLS needs getrandom(2), which failed: %s", strerror(e));
+		return e == EAGAIN ? IG_TLS_NO_ENTROPY : -1;
 	}
 	memset(probe, 0, sizeof probe);
 	return 0;

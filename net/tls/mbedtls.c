@@ -254,7 +254,7 @@ int ig_tls_backend_init(char *err, size_t errlen)
 	pthread_once(&warm_once, warm_up);
 	if (warm_error > 0) {
 		snprintf(err, errlen, "getrandom(2) failed: %s (TLS has no weaker fallback)", strerror(warm_error));
-		return -1;
+		return warm_error == EAGAIN ? IG_TLS_NO_ENTROPY : -1;
 	}
 	if (warm_error < 0) {
 		snprintf(err, errlen, "cannot seed the random generator (mbedtls -0x%04x)", (unsigned)-warm_error);

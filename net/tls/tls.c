@@ -866,10 +866,12 @@ static struct tls_credentials *load_credentials(const char *cert_path, const cha
 
 const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, const char *cert_pem,
 							const char *key_path, const char *key_pem,
-							char *err, size_t errlen)
+							bool *no_entropy, char *err, size_t errlen)
 {
 	char why[200];
-	if (ig_tls_backend_init(why, sizeof why) != 0) {
+	int seeded = ig_tls_backend_init(why, sizeof why);
+	*no_entropy = seeded == IG_TLS_NO_ENTROPY;
+	if (seeded != 0) {
 		snprintf(err, errlen, "TLS: %s", why);
 		return NULL;
 	}

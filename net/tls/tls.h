@@ -95,10 +95,12 @@ struct ig_transport *ig_tls_client(struct ig_tls_core *c, struct ig_transport *l
 /* Startup, server role: seeds the backend (ig_tls_backend_init) and loads
  * the certificate chain and key, each from PEM text (cert_pem, key_pem)
  * or else from a PEM file (cert_path, key_path). NULL with a message that
- * says which input is wrong and why. */
+ * says which input is wrong and why; *no_entropy is then true when what
+ * failed is the seed, for want of a source fit for keys (backend.h's
+ * IG_TLS_NO_ENTROPY), false otherwise. */
 const struct tls_credentials *ig_tls_server_credentials(const char *cert_path, const char *cert_pem,
 							const char *key_path, const char *key_pem,
-							char *err, size_t errlen);
+							bool *no_entropy, char *err, size_t errlen);
 
 /* Startup, server role, after ig_tls_server_credentials and before any
  * core: mutual TLS (backend.h's ig_tls_backend_set_client_ca) with the

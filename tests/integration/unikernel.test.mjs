@@ -360,7 +360,7 @@ test('the initrd (-initrd: a cpio newc archive as cpio -o -H newc writes it) is 
 	g.kill();
 });
 
-test('HTTPS on the machine (make unikernel-tls): with virtio-rng and the certificate and key in the initrd, curl and openssl s_client verify it over the hostfwd; without an entropy device TLS refuses to start, saying why', T, async () => {
+test('HTTPS on the machine (make unikernel-tls): with virtio-rng and the certificate and key in the initrd, curl and openssl s_client verify it over the hostfwd; without an entropy device TLS refuses to start, saying why: HTTPS alone fails the start, beside plain HTTP the plain port still serves', T, async () => {
 	const image = path.join(IMAGES, 'unikernel-tls.elf');
 	assert.ok(fs.existsSync(image), `${image} is missing: make unikernel-tls builds it`);
 	await needTools('curl', 'openssl', 'cpio');
@@ -390,12 +390,29 @@ test('HTTPS on the machine (make unikernel-tls): with virtio-rng and the certifi
 		g.kill();
 	}
 
+	// Without an entropy device TLS refuses, saying why: HTTPS alone
+	// (INGOT_TLS_ONLY) is then a failed start ...
 	const bare = await boot({ more: words, initrd: archive, image: 'unikernel-tls.elf' });
 	const exit = await bare.waitExit();
 	assert.ok(isOdd(exit.code) && exit.code > 1, `a failed start's status; ${bare.describe()}`);
 	assert.ok(bare.lines.some((l) => l.includes('metal: getrandom refused: no entropy source fit for keys')), bare.describe());
 	assert.ok(bare.lines.some((l) => /TLS: TLS needs getrandom\(2\)/.test(l)), bare.describe());
 	assert.ok(!bare.logs.some((l) => l.msg === 'listening'), bare.describe());
+
+	// ... and beside plain HTTP, plain HTTP still serves, with an error line.
+	const plainWords = `${WORDS} INGOT_TLS_CERT=/tls/cert.pem INGOT_TLS_KEY=/tls/key.pem INGOT_TLS_PORT=8443`;
+	const plain = await boot({ more: plainWords, initrd: archive, image: 'unikernel-tls.elf' });
+	try {
+		const up = await listening(plain);
+		assert.equal(up.port, 8080, plain.describe());
+		assert.equal(up.tls_port, undefined, `no HTTPS listener; ${plain.describe()}`);
+		const off = plain.logs.find((l) => l.msg === 'HTTPS off: TLS refused to start; plain HTTP serves');
+		assert.ok(off && off.level === 'error' && /getrandom\(2\)/.test(off.reason), plain.describe());
+		const { res } = await rawAnswer(plain.port, req('GET', '/health', { headers: ['Connection: close'] }));
+		assert.equal(res.text, BODY.health, plain.describe());
+	} finally {
+		plain.kill();
+	}
 });
 
 test('INGOT_IDLE_EXIT_MS: idle after a request, the unikernel drains and powers off by itself with 0', T, async () => {
