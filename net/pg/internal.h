@@ -50,6 +50,7 @@ struct ig_pg_global {
 	int backend_id;                /* /readyz's "postgresql" plus one, or 0 */
 	uint32_t cores;                /* loops that will run a pool */
 	atomic_bool max_connections_checked; /* by the first core that connects */
+	atomic_uint listeners;         /* cores with a LISTEN connection (listen.c) */
 	char startup_error[256];       /* why a startup failed, in the server's words */
 	char tls_error[160];
 };

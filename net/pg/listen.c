@@ -102,6 +102,7 @@ int ig_pg_listen(struct ig_loop *loop, const char *channel, ig_pg_notify_fn *on_
 			return -1;
 		}
 		p->listen_notify = dispatch;
+		atomic_fetch_add(&ig_pg_global->listeners, 1);
 		ig_pg_conn_start(p->listener);
 	} else if (p->listener->state == PGC_READY) {
 		/* Already up: LISTEN the new channel alone. */

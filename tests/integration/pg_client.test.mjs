@@ -349,6 +349,25 @@ test('a server that accepts and never answers: the connect timeout, then unavail
 	}
 });
 
+test('the startup line about max_connections counts the LISTEN connection of a core whose Pub/Sub consumer listens', async () => {
+	// Two pools of 2 fill max_connections (4) exactly, with no slots held
+	// for superusers; Pub/Sub's consumer listens on core 0, a fifth
+	// connection: over by one, said with the listeners counted.
+	const small = await start({ maxConnections: 4, settings: { superuser_reserved_connections: '0' } });
+	const srv = await startServer({ DATABASE_URL: small.url, INGOT_PG_POOL_SIZE: '2' }, { threads: '2' });
+	try {
+		const line = await within(30000, srv.waitLog((l) => /max_connections is below/.test(l.msg)),
+			'the startup line about max_connections');
+		assert.equal(line.max_connections, 4);
+		assert.equal(line.pool_size, 2);
+		assert.equal(line.cores, 2);
+		assert.equal(line.listeners, 1);
+		assert.match(line.msg, /LISTEN connections/);
+	} finally {
+		await srv.stop();
+	}
+});
+
 test('the service: /readyz goes 200 once the pool has connected; a pool over max_connections is said at startup', async () => {
 	// One slot for ordinary roles (3 are reserved for superusers) and eight
 	// connections wanted: one core connects and the other gets none.
