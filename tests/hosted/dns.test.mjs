@@ -1,0 +1,78 @@
+// Name resolution over the hosted lwIP stack: the service on its own
+// TCP/IP stack over a TAP device resolves UPSTREAM's host name through a
+// DNS server this file runs on the TAP's other end (INGOT_DNS_SERVER,
+// INGOT_DNS_PORT), the queries leaving from lwIP's address, and calls the
+// upstream it names; a name the server does not know fails as "dns"; with
+// neither the setting nor DHCP (a static address) there is no nameserver
+// and the host's resolv.conf is not used. Runs in lwIP mode only
+// (tests/run: INGOT_TEST_NET=tap inside a network namespace).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { LWIP, startServer, cleanup, curlResponse, BODY } from '../integration/lib.mjs';
+import { Upstream, serviceRoutes, startDns, stopAll } from '../integration/upstreams.mjs';
+
+const skip = !LWIP && 'needs lwIP mode: INGOT_TEST_NET=tap in a network namespace (tests/run)';
+const T = { timeout: 60000, skip };
+
+// Both on every address of the test's namespace, so that the TAP's other
+// end (known once a server has its TAP) reaches them.
+let dns, up;
+before(async () => {
+	if (skip) return;
+	dns = await startDns({}, { host: '0.0.0.0' });
+	up = await Upstream.start(serviceRoutes, { host: '0.0.0.0' });
+});
+after(async () => { await stopAll(); cleanup(); });
+
+function startNamed(upstreamHost, { withServer = true } = {}) {
+	return startServer({ UPSTREAM: `http://${upstreamHost}:${up.port}`, INGOT_DNS_PORT: String(dns.port) },
+		{ threads: '1', lwipEnv: (tap) => (withServer ? { INGOT_DNS_SERVER: tap.linuxAddr } : {}) });
+}
+
+test('UPSTREAM by name: resolved over lwIP through INGOT_DNS_SERVER, and /proxy/json answers from that upstream', T, async () => {
+	const srv = await startNamed('up.test');
+	try {
+		dns.names['up.test'] = srv.linuxAddr;
+		const r = await curlResponse(srv.port, '/proxy/json');
+		assert.equal(r.status, 200, r.text);
+		assert.equal(r.text, BODY.json);
+		const asked = dns.queries.filter((q) => q.name === 'up.test');
+		assert.ok(asked.some((q) => q.type === 1), JSON.stringify(dns.queries));
+		assert.ok(asked.every((q) => q.from === srv.host), `the queries came from lwIP's ${srv.host}: ${JSON.stringify(asked)}`);
+		assert.ok(up.requests.some((q) => q.path === '/json' && q.conn.socket.remoteAddress === srv.host),
+			'the upstream was called from lwIP\'s address');
+		// Cached for the answer's TTL: the next call sends no query.
+		const before = dns.queries.length;
+		assert.equal((await curlResponse(srv.port, '/proxy/json')).status, 200);
+		assert.equal(dns.queries.length, before, 'the second call was answered from the cache');
+	} finally {
+		await srv.stop();
+	}
+});
+
+test('a name the DNS server does not know: /proxy/json fails as "dns", after a query over lwIP', T, async () => {
+	const srv = await startNamed('nowhere.test');
+	try {
+		const r = await curlResponse(srv.port, '/proxy/json');
+		assert.equal(r.status, 502, r.text);
+		assert.equal(r.json().error, 'dns', r.text);
+		assert.ok(dns.queries.some((q) => q.name === 'nowhere.test' && q.from === srv.host), JSON.stringify(dns.queries));
+	} finally {
+		await srv.stop();
+	}
+});
+
+test('a static address and no INGOT_DNS_SERVER: no nameserver, the lookup fails at once as "dns" and sends nothing', T, async () => {
+	const srv = await startNamed('up.test', { withServer: false });
+	try {
+		const before = dns.queries.length;
+		const r = await curlResponse(srv.port, '/proxy/json');
+		assert.equal(r.status, 502, r.text);
+		assert.equal(r.json().error, 'dns', r.text);
+		const line = await srv.waitLog((l) => /no nameserver/.test(JSON.stringify(l)));
+		assert.match(JSON.stringify(line), /up\.test/, 'the log line names the host');
+		assert.equal(dns.queries.length, before, 'no query was sent');
+	} finally {
+		await srv.stop();
+	}
+});
