@@ -4,12 +4,15 @@
 // INGOT_DNS_PORT), the queries leaving from lwIP's address, and calls the
 // upstream it names; a name the server does not know fails as "dns"; with
 // neither the setting nor DHCP (a static address) there is no nameserver
-// and the host's resolv.conf is not used. Runs in lwIP mode only
-// (tests/run: INGOT_TEST_NET=tap inside a network namespace).
+// and the host's resolv.conf is not used. With DHCP (this file's server on
+// the TAP, tests/hosted/dhcp_server.mjs) the lease's nameserver is asked,
+// and INGOT_DNS_SERVER wins over it. Runs in lwIP mode only (tests/run:
+// INGOT_TEST_NET=tap inside a network namespace).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { LWIP, startServer, cleanup, curlResponse, BODY } from '../integration/lib.mjs';
 import { Upstream, serviceRoutes, startDns, stopAll } from '../integration/upstreams.mjs';
+import { startDhcp } from './dhcp_server.mjs';
 
 const skip = !LWIP && 'needs lwIP mode: INGOT_TEST_NET=tap in a network namespace (tests/run)';
 const T = { timeout: 60000, skip };
@@ -72,6 +75,54 @@ test('a static address and no INGOT_DNS_SERVER: no nameserver, the lookup fails 
 		const line = await srv.waitLog((l) => /no nameserver/.test(JSON.stringify(l)));
 		assert.match(JSON.stringify(line), /up\.test/, 'the log line names the host');
 		assert.equal(dns.queries.length, before, 'no query was sent');
+	} finally {
+		await srv.stop();
+	}
+});
+
+/** A server that takes its address from DHCP: a lease of the TAP's usual
+ * address naming `dns` as nameservers (each a function of the TAP). */
+async function startLeased(upstreamHost, { dns: names, setting = false }) {
+	let dhcp;
+	const srv = await startServer({ UPSTREAM: `http://${upstreamHost}:${up.port}`, INGOT_DNS_PORT: String(dns.port),
+		INGOT_NET_IP: undefined, INGOT_NET_GW: undefined }, {
+		threads: '1', lwipEnv: async (tap) => {
+			dhcp = await startDhcp({ server: tap.linuxAddr, addr: tap.addr, prefix: tap.prefix, router: tap.linuxAddr,
+				dns: names.map((f) => f(tap)) });
+			return setting ? { INGOT_DNS_SERVER: tap.linuxAddr } : {};
+		},
+	});
+	srv.exited.then(() => dhcp.close());
+	const lease = await srv.waitLog((l) => l.msg === 'net: address');
+	assert.equal(lease.ip, srv.host, JSON.stringify(lease));
+	return { srv, dhcp };
+}
+
+test('DHCP: the lease\'s nameserver (option 6, which lwIP asks for) resolves UPSTREAM\'s name', T, async () => {
+	const { srv, dhcp } = await startLeased('leased.test', { dns: [(tap) => tap.linuxAddr] });
+	try {
+		dns.names['leased.test'] = srv.linuxAddr;
+		assert.ok(dhcp.requests.some((r) => r.asked.includes(6)), `DHCP's parameter list asks for nameservers: ${JSON.stringify(dhcp.requests)}`);
+		const r = await curlResponse(srv.port, '/proxy/json');
+		assert.equal(r.status, 200, r.text);
+		assert.equal(r.text, BODY.json);
+		assert.ok(dns.queries.some((q) => q.name === 'leased.test' && q.from === srv.host), JSON.stringify(dns.queries));
+	} finally {
+		await srv.stop();
+	}
+});
+
+test('DHCP and INGOT_DNS_SERVER: the setting wins over the lease\'s nameserver (one that never answers)', T, async () => {
+	// 10.232.N.99: on the TAP's subnet, held by nobody; asked first it would
+	// cost the lookup its whole timeout and the call would fail.
+	const { srv } = await startLeased('setting.test', {
+		dns: [(tap) => tap.linuxAddr.replace(/\.1$/, '.99')], setting: true,
+	});
+	try {
+		dns.names['setting.test'] = srv.linuxAddr;
+		const r = await curlResponse(srv.port, '/proxy/json');
+		assert.equal(r.status, 200, r.text);
+		assert.ok(dns.queries.some((q) => q.name === 'setting.test' && q.from === srv.host), JSON.stringify(dns.queries));
 	} finally {
 		await srv.stop();
 	}
