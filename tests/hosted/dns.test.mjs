@@ -6,13 +6,19 @@
 // neither the setting nor DHCP (a static address) there is no nameserver
 // and the host's resolv.conf is not used. With DHCP (this file's server on
 // the TAP, tests/hosted/dhcp_server.mjs) the lease's nameserver is asked,
-// and INGOT_DNS_SERVER wins over it. Runs in lwIP mode only (tests/run:
-// INGOT_TEST_NET=tap inside a network namespace).
+// and INGOT_DNS_SERVER wins over it. A DATABASE_URL by name: the pool
+// resolves it over lwIP and /db answers from a real PostgreSQL (in the
+// namespace, reached through a pipe on the TAP's end, as its pg_hba takes
+// loopback only). Runs in lwIP mode only (tests/run: INGOT_TEST_NET=tap
+// inside a network namespace).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { LWIP, startServer, cleanup, curlResponse, BODY } from '../integration/lib.mjs';
 import { Upstream, serviceRoutes, startDns, stopAll } from '../integration/upstreams.mjs';
 import { startDhcp } from './dhcp_server.mjs';
+import { startPostgres } from '../integration/pglib.mjs';
+import { migrate, waitReady } from '../integration/dbservice.mjs';
 
 const skip = !LWIP && 'needs lwIP mode: INGOT_TEST_NET=tap in a network namespace (tests/run)';
 const T = { timeout: 60000, skip };
@@ -125,5 +131,45 @@ test('DHCP and INGOT_DNS_SERVER: the setting wins over the lease\'s nameserver (
 		assert.ok(dns.queries.some((q) => q.name === 'setting.test' && q.from === srv.host), JSON.stringify(dns.queries));
 	} finally {
 		await srv.stop();
+	}
+});
+
+/** A TCP server on every address of the namespace piping each connection
+ * to 127.0.0.1:port. */
+async function pipeTo(port) {
+	const server = net.createServer((c) => {
+		const u = net.connect(port, '127.0.0.1');
+		c.pipe(u);
+		u.pipe(c);
+		c.on('error', () => u.destroy());
+		u.on('error', () => c.destroy());
+	});
+	await new Promise((resolve) => server.listen(0, '0.0.0.0', resolve));
+	return server;
+}
+
+test('DATABASE_URL by name: the pool resolves it over lwIP, connects, and /db answers from the database', { ...T, timeout: 120000 }, async () => {
+	const pg = await startPostgres();
+	let pipe, srv;
+	try {
+		const m = await migrate(pg.url);
+		assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
+		pipe = await pipeTo(pg.port);
+		srv = await startServer({ DATABASE_URL: pg.urlWith({ host: 'db.test', port: pipe.address().port }),
+			INGOT_DNS_PORT: String(dns.port), INGOT_PG_POOL_SIZE: '1' }, {
+			threads: '1', lwipEnv: (tap) => {
+				dns.names['db.test'] = tap.linuxAddr;
+				return { INGOT_DNS_SERVER: tap.linuxAddr };
+			},
+		});
+		await waitReady(srv, 60000);
+		const r = await curlResponse(srv.port, '/db');
+		assert.equal(r.status, 200, r.text);
+		assert.deepEqual(Object.keys(r.json()), ['id', 'randomNumber']);
+		assert.ok(dns.queries.some((q) => q.name === 'db.test' && q.type === 1 && q.from === srv.host), JSON.stringify(dns.queries));
+	} finally {
+		await srv?.stop();
+		pipe?.close();
+		await pg.stop();
 	}
 });
