@@ -436,8 +436,9 @@ export async function startTlsUpstream(pki) {
 /** A DNS server on `host` (default 127.0.0.1; UDP, random port): A records
  * from `names` (name -> IPv4; h.names may be changed later), an empty
  * answer for other types of a known name, NXDOMAIN for the rest, with TTL
- * `ttl` seconds. Keeps every query (h.queries, with its sender in from). */
-export async function startDns(names, { ttl = 60, host = '127.0.0.1' } = {}) {
+ * `ttl` seconds. Keeps every query (h.queries, with its sender in from)
+ * and hands each to onQuery. */
+export async function startDns(names, { ttl = 60, host = '127.0.0.1', onQuery = () => {} } = {}) {
 	const sock = dgram.createSocket('udp4');
 	const h = { queries: [], names: { ...names }, ttl };
 	sock.on('message', (msg, rinfo) => {
@@ -445,6 +446,7 @@ export async function startDns(names, { ttl = 60, host = '127.0.0.1' } = {}) {
 		if (!q) return;
 		q.from = rinfo.address;
 		h.queries.push(q);
+		onQuery(q);
 		const ip = h.names[q.name.toLowerCase()];
 		sock.send(answer(msg, q, ip, h.ttl), rinfo.port, rinfo.address);
 	});
