@@ -11,7 +11,7 @@
 // connections (qemu's user network carries neither); one on a TAP in
 // another resolves UPSTREAM's and DATABASE_URL's names through a DNS
 // server of the test's there (INGOT_DNS_SERVER); one boot each for
-// DHCP, the modern virtio-mmio device, an app's setting (UPSTREAM) from the
+// DHCP, a name with no nameserver, the modern virtio-mmio device, an app's setting (UPSTREAM) from the
 // command line, an idle exit (INGOT_IDLE_EXIT_MS), a
 // bad ingot.ip, a forced CPU exception, a coroutine's stack overflow (its
 // guard page), and the database routes against a
@@ -475,6 +475,19 @@ test('DHCP: with no ingot.ip the unikernel takes its address from qemu\'s user n
 	assert.deepEqual([got.dhcp, got.ip, got.netmask], ['yes', '10.0.2.15', '255.255.255.0'], g.describe());
 	const { res } = await rawAnswer(g.port, req('GET', '/health'));
 	assert.equal(res.text, BODY.health);
+	g.kill();
+});
+
+test('a name under the user network\'s restrict=on: its DHCP names no nameserver (nor a router), so without INGOT_DNS_SERVER a lookup fails at once, saying so', T, async () => {
+	const g = await boot({ addr: '', more: `${WORDS} UPSTREAM=http://up.test` });
+	await listening(g);
+	const lease = await g.waitLog((l) => l.msg === 'net: address');
+	assert.equal(lease.gw, '0.0.0.0', `restricted slirp offers no router; ${g.describe()}`);
+	const { res } = await rawAnswer(g.port, req('GET', '/proxy/json', { headers: ['Connection: close'] }));
+	assert.equal(res.status, 502, res.text);
+	assert.equal(JSON.parse(res.text).error, 'dns', res.text);
+	const why = await g.waitLog((l) => l.msg === 'upstream error');
+	assert.match(why.message, /^up\.test: no nameserver/, g.describe());
 	g.kill();
 });
 
