@@ -2,7 +2,7 @@
  * queries), and the nameservers DHCP gave: lwIP's DHCP hands them to
  * dns_setserver, which lwipopts.h renames to ig_lwip_dns_setserver here
  * (lwIP's own resolver, dns.c, is not built). An endpoint is a UDP PCB on
- * an ephemeral port, connected to its peer so that lwIP drops anyone
+ * a random ephemeral port, connected to its peer so that lwIP drops anyone
  * else's datagrams; lwIP tells UDP of no ICMP unreachable. */
 #include "lwip.h"
 
@@ -13,6 +13,12 @@
 #include "lwip/dns.h"
 #include "lwip/pbuf.h"
 #include "lwip/udp.h"
+
+/* Ports 49152..65535 (IANA's dynamic range), and random ones tried before
+ * taking lwIP's next free one. */
+#define EPHEMERAL_FIRST 0xc000u
+#define EPHEMERAL_MASK 0x3fffu
+#define BIND_TRIES 4
 
 struct lwip_dgram {
 	struct udp_pcb *pcb; /* NULL once closed */
@@ -63,7 +69,13 @@ int ig_lwip_dgram_open(struct ig_net_dgram *d, struct ig_loop *loop, const struc
 	struct udp_pcb *pcb = udp_new();
 	if (!pcb)
 		return ENOMEM;
-	err_t e = udp_bind(pcb, IP4_ADDR_ANY, 0);
+	/* A random port, not lwIP's next one: a spoofer of the resolver's
+	 * replies must guess it as well as the query's ID. */
+	err_t e = ERR_USE;
+	for (int i = 0; i < BIND_TRIES && e == ERR_USE; i++)
+		e = udp_bind(pcb, IP4_ADDR_ANY, (u16_t)(EPHEMERAL_FIRST | (ig_lwip_rand() & EPHEMERAL_MASK)));
+	if (e == ERR_USE)
+		e = udp_bind(pcb, IP4_ADDR_ANY, 0); /* lwIP's next free one */
 	if (e == ERR_OK)
 		e = udp_connect(pcb, &to, ntohs(in->sin_port));
 	if (e != ERR_OK) {

@@ -59,13 +59,20 @@ test('UPSTREAM by name: resolved over lwIP through INGOT_DNS_SERVER, and /proxy/
 	}
 });
 
-test('a name the DNS server does not know: /proxy/json fails as "dns", after a query over lwIP', T, async () => {
+test('a name the DNS server does not know: /proxy/json fails as "dns", after a query over lwIP, each lookup from a random port', T, async () => {
 	const srv = await startNamed('nowhere.test');
 	try {
-		const r = await curlResponse(srv.port, '/proxy/json');
-		assert.equal(r.status, 502, r.text);
-		assert.equal(r.json().error, 'dns', r.text);
-		assert.ok(dns.queries.some((q) => q.name === 'nowhere.test' && q.from === srv.host), JSON.stringify(dns.queries));
+		for (let i = 0; i < 3; i++) { // failures are not cached: a lookup each
+			const r = await curlResponse(srv.port, '/proxy/json');
+			assert.equal(r.status, 502, r.text);
+			assert.equal(r.json().error, 'dns', r.text);
+		}
+		const asked = dns.queries.filter((q) => q.name === 'nowhere.test' && q.type === 1);
+		assert.equal(asked.length, 3, JSON.stringify(dns.queries));
+		assert.ok(asked.every((q) => q.from === srv.host), JSON.stringify(asked));
+		const ports = asked.map((q) => q.fromPort);
+		// lwIP's own choice would be its next port each time.
+		assert.ok(!(ports[1] === ports[0] + 1 && ports[2] === ports[1] + 1), `source ports ${ports}`);
 	} finally {
 		await srv.stop();
 	}

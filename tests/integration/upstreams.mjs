@@ -436,8 +436,8 @@ export async function startTlsUpstream(pki) {
 /** A DNS server on `host` (default 127.0.0.1; UDP, random port): A records
  * from `names` (name -> IPv4; h.names may be changed later), an empty
  * answer for other types of a known name, NXDOMAIN for the rest, with TTL
- * `ttl` seconds. Keeps every query (h.queries, with its sender in from)
- * and hands each to onQuery. */
+ * `ttl` seconds. Keeps every query (h.queries, with its sender in from and
+ * fromPort) and hands each to onQuery. */
 export async function startDns(names, { ttl = 60, host = '127.0.0.1', onQuery = () => {} } = {}) {
 	const sock = dgram.createSocket('udp4');
 	const h = { queries: [], names: { ...names }, ttl };
@@ -445,6 +445,7 @@ export async function startDns(names, { ttl = 60, host = '127.0.0.1', onQuery = 
 		const q = parseQuery(msg);
 		if (!q) return;
 		q.from = rinfo.address;
+		q.fromPort = rinfo.port;
 		h.queries.push(q);
 		onQuery(q);
 		const ip = h.names[q.name.toLowerCase()];
