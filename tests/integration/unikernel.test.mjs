@@ -499,6 +499,17 @@ test('the modern (v2) virtio-mmio device (-global virtio-mmio.force-legacy=false
 	g.kill();
 });
 
+/** Makes the network namespace ns with the TAP device tap in it, up, at
+ * 10.0.2.2/24 (the guest's gateway). */
+async function tapNamespace(ns, tap) {
+	const inNs = (...a) => ['netns', 'exec', ns, ...a];
+	await must('ip', ['netns', 'add', ns]);
+	await must('ip', inNs('ip', 'link', 'set', 'lo', 'up'));
+	await must('ip', inNs('ip', 'tuntap', 'add', tap, 'mode', 'tap'));
+	await must('ip', inNs('ip', 'addr', 'add', '10.0.2.2/24', 'dev', tap));
+	await must('ip', inNs('ip', 'link', 'set', tap, 'up'));
+}
+
 describe('the unikernel on a TAP device (-netdev tap) in a namespace of its own', () => {
 	// qemu's user network carries no ICMP to the guest, and its hostfwd
 	// takes a burst of connections only slowly (the Linux image's kernel TCP
@@ -509,12 +520,8 @@ describe('the unikernel on a TAP device (-netdev tap) in a namespace of its own'
 	let g, made = false;
 	before(async () => {
 		await needTools('ip', 'ping', 'curl');
-		await must('ip', ['netns', 'add', ns]);
-		made = true;
-		await must('ip', inNs('ip', 'link', 'set', 'lo', 'up'));
-		await must('ip', inNs('ip', 'tuntap', 'add', tap, 'mode', 'tap'));
-		await must('ip', inNs('ip', 'addr', 'add', '10.0.2.2/24', 'dev', tap));
-		await must('ip', inNs('ip', 'link', 'set', tap, 'up'));
+		made = true; // after() deletes it whatever part of it was made
+		await tapNamespace(ns, tap);
 		g = await boot({ tap, wrap: ['ip', 'netns', 'exec', ns] });
 		await listening(g);
 	});
@@ -558,12 +565,8 @@ describe('names on a TAP in a namespace: the resolver over lwIP asks a DNS serve
 		pg = await startPostgres();
 		const m = await migrate(pg.url);
 		assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
-		await must('ip', ['netns', 'add', ns]);
-		made = true;
-		await must('ip', inNs('ip', 'link', 'set', 'lo', 'up'));
-		await must('ip', inNs('ip', 'tuntap', 'add', tap, 'mode', 'tap'));
-		await must('ip', inNs('ip', 'addr', 'add', '10.0.2.2/24', 'dev', tap));
-		await must('ip', inNs('ip', 'link', 'set', tap, 'up'));
+		made = true; // after() deletes it whatever part of it was made
+		await tapNamespace(ns, tap);
 		const names = { 'up.test': '10.0.2.2', 'db.test': '10.0.2.2' };
 		peers = spawn('ip', inNs(process.execPath, path.join(here, 'ns_peers.mjs'), '10.0.2.2', JSON.stringify(names),
 			path.join(pg.socketDir, `.s.PGSQL.${pg.port}`)), { stdio: ['pipe', 'pipe', 'inherit'] });
