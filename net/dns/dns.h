@@ -11,9 +11,9 @@
  *     (default /etc/resolv.conf) are read once per resolver, on the first
  *     name that needs them; later edits are not seen. INGOT_DNS_PORT
  *     (default 53) is the nameservers' port: resolv.conf cannot name one,
- *     and tests run their server on a random port. These and INGOT_DNS_SERVER come from the
- *     settings table (net/dns/dns_settings.h: ig_dns_config), checked at
- *     startup.
+ *     and tests run their server on a random port. These and
+ *     INGOT_DNS_SERVER come from the settings table
+ *     (net/dns/dns_settings.h: ig_dns_config), checked at startup.
  *   - The nameservers: INGOT_DNS_SERVER's (up to 3 addresses) when set;
  *     else, on a stack that learns them (lwIP: DHCP's option 6), the
  *     stack's, taken again when a lookup starts with none in flight (a
@@ -32,7 +32,7 @@
  *     timeout seconds (glibc's order); a server that answers SERVFAIL or
  *     REFUSED, or whose port is closed (ICMP unreachable), is left at once
  *     for the next. Worst case: attempts * nameservers * timeout.
- *   - A and AAAA are asked together on one socket; the addresses are
+ *   - A and AAAA are asked together on one endpoint; the addresses are
  *     delivered IPv4 first, then IPv6 (most stubs prefer A), at most
  *     DNS_MAX_PER_FAMILY of each. If one family answers and the other
  *     times out on every server, the answered ones are delivered.
@@ -98,7 +98,8 @@ void ig_dns_resolver_free(struct dns_resolver *r);
  * done(arg, ...) once, on the loop's thread. When the answer needs no
  * network (a numeric host, localhost, a hosts file entry, a cache hit) or
  * the call fails at once (an invalid name, too many lookups in flight, no
- * socket), done runs before ig_dns_resolve returns, and it returns NULL.
+ * nameserver, no server could be asked), done runs before ig_dns_resolve
+ * returns, and it returns NULL.
  * Otherwise it returns the query, for ig_dns_cancel, and done runs later. */
 struct dns_query *ig_dns_resolve(struct dns_resolver *r, const char *host, uint16_t port,
 			      dns_done_fn *done, void *arg);
