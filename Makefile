@@ -503,8 +503,8 @@ UNIT_SRC_net/api/test_operation := net/api/operation.c net/api/rate_limit.c net/
                                kernel/runtime/clock.c $(API_JSON)
 UNIT_SRC_net/client/test_mock  := kernel/runtime/loop.c kernel/runtime/timer.c kernel/runtime/clock.c kernel/runtime/arena.c kernel/runtime/pool.c \
                               $(addprefix net/client/,request.c retry.c redirect.c mock.c interceptors.c errors.c url.c)
-UNIT_SRC_net/dns/test_dns          := $(wildcard net/dns/dns*.c) kernel/runtime/config.c kernel/runtime/file.c kernel/runtime/loop.c kernel/runtime/timer.c \
-                              kernel/runtime/clock.c kernel/runtime/pool.c
+UNIT_SRC_net/dns/test_dns          := $(wildcard net/dns/dns*.c) net/stack_kernel.c net/sock/sock.c \
+                              $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c log.c json.c arena.c)
 # the dialer over kernel sockets, with the real resolver (TLS stubbed)
 UNIT_SRC_net/dial/test_dial   := net/sock/sock.c net/stack_kernel.c $(wildcard net/dns/dns*.c) \
                               $(addprefix kernel/runtime/,config.c file.c loop.c timer.c clock.c pool.c log.c json.c arena.c)

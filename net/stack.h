@@ -51,6 +51,23 @@ struct ig_net_listen_spec {
 	void *arg;
 };
 
+/* Bytes of a datagram endpoint's state that only its stack reads. */
+#define IG_NET_DGRAM_PRIV 32
+/* The most of one datagram a receive delivers (the rest is cut). */
+#define IG_NET_DGRAM_MAX 4096
+
+/* A UDP endpoint (the resolver's queries), in its owner's memory. The
+ * owner sets fn before dgram_open; it gets each datagram from the peer
+ * (err 0), or an error the stack learnt of (data NULL, err an errno value:
+ * ECONNREFUSED where the peer's port is known closed), on the loop given
+ * to dgram_open. fn may close d, and open it again. */
+struct ig_net_dgram;
+typedef void ig_net_dgram_fn(struct ig_net_dgram *d, const uint8_t *data, size_t len, int err);
+struct ig_net_dgram {
+	ig_net_dgram_fn *fn;
+	_Alignas(16) unsigned char priv[IG_NET_DGRAM_PRIV];
+};
+
 struct ig_net_stack {
 	const char *name;
 	/* The shape of the server over it. false: a loop per core, each with
@@ -108,6 +125,18 @@ struct ig_net_stack {
 					socklen_t len);
 	/* As ig_sock_stream_error. */
 	int (*stream_error)(const struct ig_transport *t);
+	/* Opens d towards addr, from a port the stack picks, delivering only
+	   addr's datagrams (a connected UDP socket's filter: the resolver's
+	   queries take no answer from anyone else). 0, or an errno value. */
+	int (*dgram_open)(struct ig_net_dgram *d, struct ig_loop *loop, const struct sockaddr *addr, socklen_t len);
+	/* One datagram to d's peer: 0, or an errno value. */
+	int (*dgram_send)(struct ig_net_dgram *d, const void *data, size_t len);
+	/* d's fn is not called after this; once per successful open. */
+	void (*dgram_close)(struct ig_net_dgram *d);
+	/* The nameservers the network gave the stack (DHCP's), up to max
+	   into out, their ports 0: how many. NULL: the stack learns none
+	   (the kernel's: the resolver reads resolv.conf instead). */
+	size_t (*nameservers)(struct sockaddr_storage *out, size_t max);
 	/* Before the process exits: runs loop until what the streams wrote
 	   has been acknowledged, at most max_ms (the kernel goes on sending
 	   after an exit, a stack in the process cannot). */

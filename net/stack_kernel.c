@@ -1,7 +1,8 @@
 /* The kernel's sockets as the process's stack (net/stack.h's ops table
  * over net/sock): a listener per core, bound before the loops run and
  * joined on one port by SO_REUSEPORT, or a supervisor's socket (LISTEN_FDS)
- * that every core watches; outbound streams are net/sock's connects. */
+ * that every core watches; outbound streams are net/sock's connects, and
+ * datagrams (the resolver's) connected UDP sockets on the loop. */
 #include "net/stack.h"
 
 #include <arpa/inet.h>
@@ -112,6 +113,73 @@ static struct ig_transport *kernel_connect(struct sock_core *sc, struct ig_loop 
 	return ig_sock_connect(sc, addr, len);
 }
 
+/* A datagram endpoint: a UDP socket connected to its peer, so the kernel
+ * picks the port, drops anyone else's datagrams and reports an ICMP port
+ * unreachable as ECONNREFUSED. */
+struct kernel_dgram {
+	int fd; /* -1 once closed */
+	struct ig_io io;
+	struct ig_loop *loop;
+};
+_Static_assert(sizeof(struct kernel_dgram) <= IG_NET_DGRAM_PRIV, "IG_NET_DGRAM_PRIV too small");
+
+static struct kernel_dgram *kernel_dgram(struct ig_net_dgram *d)
+{
+	return (struct kernel_dgram *)d->priv;
+}
+
+/* One datagram per event: fn may close d (and open it again), so the
+ * loop's level-triggered readiness brings the next one. */
+static void on_dgram_readable(struct ig_io *io, uint32_t events)
+{
+	(void)events;
+	struct kernel_dgram *k = (struct kernel_dgram *)((char *)io - offsetof(struct kernel_dgram, io));
+	struct ig_net_dgram *d = (struct ig_net_dgram *)((char *)k - offsetof(struct ig_net_dgram, priv));
+	/* An event of the batch in which fn closed it. */
+	if (k->fd < 0)
+		return;
+	uint8_t buf[IG_NET_DGRAM_MAX];
+	ssize_t n;
+	do
+		n = recv(k->fd, buf, sizeof buf, 0);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0)
+		d->fn(d, buf, (size_t)n, 0);
+	else if (errno != EAGAIN && errno != EWOULDBLOCK)
+		d->fn(d, NULL, 0, errno);
+}
+
+static int kernel_dgram_open(struct ig_net_dgram *d, struct ig_loop *loop, const struct sockaddr *addr, socklen_t len)
+{
+	struct kernel_dgram *k = kernel_dgram(d);
+	*k = (struct kernel_dgram){ .fd = socket(addr->sa_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0),
+				    .io.fn = on_dgram_readable, .loop = loop };
+	if (k->fd < 0)
+		return errno;
+	if (connect(k->fd, addr, len) != 0 || ig_loop_add(loop, k->fd, EPOLLIN, &k->io) != 0) {
+		int e = errno;
+		close(k->fd);
+		k->fd = -1;
+		return e;
+	}
+	return 0;
+}
+
+static int kernel_dgram_send(struct ig_net_dgram *d, const void *data, size_t len)
+{
+	return send(kernel_dgram(d)->fd, data, len, 0) == (ssize_t)len ? 0 : errno;
+}
+
+static void kernel_dgram_close(struct ig_net_dgram *d)
+{
+	struct kernel_dgram *k = kernel_dgram(d);
+	if (k->fd < 0)
+		return;
+	ig_loop_del(k->loop, k->fd);
+	close(k->fd);
+	k->fd = -1;
+}
+
 static void kernel_finish(struct ig_loop *loop, uint32_t max_ms)
 {
 	(void)loop, (void)max_ms; /* the kernel sends what was written after the exit */
@@ -134,5 +202,8 @@ const struct ig_net_stack ig_kernel_stack = {
 	.shed = kernel_shed,
 	.connect = kernel_connect,
 	.stream_error = ig_sock_stream_error,
+	.dgram_open = kernel_dgram_open,
+	.dgram_send = kernel_dgram_send,
+	.dgram_close = kernel_dgram_close,
 	.finish = kernel_finish,
 };

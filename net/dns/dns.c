@@ -11,6 +11,7 @@
 #include "kernel/runtime/pool.h"
 #include "net/ascii.h"
 #include "net/dns/dns_settings.h"
+#include "net/stack.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,7 +35,6 @@
  * resolver that drops AAAA queries must not cost the whole timeout (and
  * with it the caller's connect deadline). */
 #define OTHER_FAMILY_GRACE_MS 200
-#define REPLY_MAX 4096        /* larger than any UDP reply we ask for */
 #define FILE_MAX (1u << 20)   /* bytes read of the hosts file or resolv.conf */
 #define CACHE_TTL_MAX_S 3600
 #define LOOKUPS_MAX 128       /* distinct names in flight per core */
@@ -70,8 +70,8 @@ struct dns_lookup {
 	char name[NAME_TEXT_MAX];
 	uint8_t name_len;
 	struct dns_exchange x;            /* the questions and what the replies gave */
-	int fd;                           /* this try's socket, or -1 */
-	struct ig_io io;
+	struct ig_net_dgram dg;           /* this try's UDP endpoint */
+	bool open;                        /* dg is open */
 	struct ig_timer timer;            /* this try's deadline */
 	unsigned tries;
 	bool grace;                       /* the deadline is the other family's grace */
@@ -90,6 +90,9 @@ struct dns_query {
 struct dns_resolver {
 	struct ig_loop *loop;
 	bool loaded; /* the files have been read */
+	/* The stack's nameservers (DHCP's), taken again before each lookup
+	   that starts while none is in flight: a lease may name new ones. */
+	bool ns_from_stack;
 	struct nameserver ns[MAX_NAMESERVERS];
 	unsigned ns_count;
 	uint32_t timeout_ms;
@@ -269,34 +272,42 @@ static unsigned option_value(const char *word, const char *name, unsigned def, u
 
 struct resolv_ctx {
 	struct dns_resolver *r;
-	uint16_t port;
+	bool nameservers; /* resolv.conf's nameserver lines count */
 	unsigned timeout_s;
 };
+
+static void add_nameserver(struct dns_resolver *r, bool v6, const uint8_t *addr)
+{
+	/* The settings were checked at startup (net/dns/dns_settings.c). */
+	uint16_t port = htons((uint16_t)ig_dns_config.port);
+	if (r->ns_count == MAX_NAMESERVERS)
+		return;
+	struct nameserver *ns = &r->ns[r->ns_count++];
+	memset(ns, 0, sizeof *ns);
+	if (v6) {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ns->addr;
+		s->sin6_family = AF_INET6;
+		s->sin6_port = port;
+		memcpy(&s->sin6_addr, addr, 16);
+		ns->len = sizeof *s;
+	} else {
+		struct sockaddr_in *s = (struct sockaddr_in *)&ns->addr;
+		s->sin_family = AF_INET;
+		s->sin_port = port;
+		memcpy(&s->sin_addr, addr, 4);
+		ns->len = sizeof *s;
+	}
+}
 
 static void resolv_line(void *ctx_, char **w, size_t count)
 {
 	struct resolv_ctx *ctx = ctx_;
 	struct dns_resolver *r = ctx->r;
-	if (strcmp(w[0], "nameserver") == 0 && count >= 2 && r->ns_count < MAX_NAMESERVERS) {
+	if (strcmp(w[0], "nameserver") == 0 && count >= 2) {
 		uint8_t addr[16];
 		bool v6;
-		if (!parse_address(w[1], &v6, addr))
-			return;
-		struct nameserver *ns = &r->ns[r->ns_count++];
-		memset(ns, 0, sizeof *ns);
-		if (v6) {
-			struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ns->addr;
-			s->sin6_family = AF_INET6;
-			s->sin6_port = htons(ctx->port);
-			memcpy(&s->sin6_addr, addr, 16);
-			ns->len = sizeof *s;
-		} else {
-			struct sockaddr_in *s = (struct sockaddr_in *)&ns->addr;
-			s->sin_family = AF_INET;
-			s->sin_port = htons(ctx->port);
-			memcpy(&s->sin_addr, addr, 4);
-			ns->len = sizeof *s;
-		}
+		if (ctx->nameservers && parse_address(w[1], &v6, addr))
+			add_nameserver(r, v6, addr);
 	} else if (strcmp(w[0], "options") == 0) {
 		for (size_t i = 1; i < count; i++) {
 			ctx->timeout_s = option_value(w[i], "timeout:", ctx->timeout_s, MAX_TIMEOUT_S);
@@ -305,10 +316,14 @@ static void resolv_line(void *ctx_, char **w, size_t count)
 	}
 }
 
+/* The nameservers: INGOT_DNS_SERVER's, else the stack's own (lwIP's, from
+ * DHCP), else resolv.conf's; its options apply to all of them. */
 static void load_resolv_conf(struct dns_resolver *r)
 {
-	/* The settings were checked at startup (net/dns/dns_settings.c). */
-	struct resolv_ctx ctx = { .r = r, .port = (uint16_t)ig_dns_config.port, .timeout_s = DEFAULT_TIMEOUT_S };
+	const struct ig_dns_config *c = &ig_dns_config;
+	r->ns_from_stack = c->servers == 0 && ig_net_stack->nameservers;
+	struct resolv_ctx ctx = { .r = r, .nameservers = c->servers == 0 && !r->ns_from_stack,
+				  .timeout_s = DEFAULT_TIMEOUT_S };
 	r->attempts = DEFAULT_ATTEMPTS;
 	size_t len;
 	char *text = read_text_file(ig_dns_config.resolv_conf, &len);
@@ -317,10 +332,25 @@ static void load_resolv_conf(struct dns_resolver *r)
 		free(text);
 	}
 	r->timeout_ms = ctx.timeout_s * 1000;
-	if (r->ns_count == 0) { /* as glibc and musl: the local host */
-		char local[] = "127.0.0.1";
-		char *words[2] = { "nameserver", local };
-		resolv_line(&ctx, words, 2);
+	for (unsigned i = 0; i < c->servers; i++)
+		add_nameserver(r, c->server_addr[i].v6, c->server_addr[i].addr);
+	if (r->ns_count == 0 && ctx.nameservers) { /* as glibc and musl: the local host */
+		static const uint8_t local[4] = { 127, 0, 0, 1 };
+		add_nameserver(r, false, local);
+	}
+}
+
+/* The stack's nameservers as they are now. */
+static void take_stack_nameservers(struct dns_resolver *r)
+{
+	struct sockaddr_storage got[MAX_NAMESERVERS];
+	size_t n = ig_net_stack->nameservers(got, MAX_NAMESERVERS);
+	r->ns_count = 0;
+	for (size_t i = 0; i < n && i < MAX_NAMESERVERS; i++) {
+		if (got[i].ss_family == AF_INET6)
+			add_nameserver(r, true, ((const struct sockaddr_in6 *)&got[i])->sin6_addr.s6_addr);
+		else if (got[i].ss_family == AF_INET)
+			add_nameserver(r, false, (const uint8_t *)&((const struct sockaddr_in *)&got[i])->sin_addr);
 	}
 }
 
@@ -461,10 +491,9 @@ static void cache_put(struct dns_resolver *r, const char *name, size_t n,
 static void close_try(struct dns_lookup *l)
 {
 	ig_timer_cancel(&l->r->loop->timers, &l->timer);
-	if (l->fd >= 0) {
-		ig_loop_del(l->r->loop, l->fd);
-		close(l->fd);
-		l->fd = -1;
+	if (l->open) {
+		ig_net_stack->dgram_close(&l->dg);
+		l->open = false;
 	}
 }
 
@@ -548,31 +577,29 @@ static void random_ids(struct dns_lookup *l)
 	l->x.id[DNS_FAM_V6] = ids[1];
 }
 
-static void on_readable(struct ig_io *io, uint32_t events);
+static void on_datagram(struct ig_net_dgram *d, const uint8_t *data, size_t len, int err);
 
-/* Opens this try's socket and sends the unanswered questions; NULL or why
- * this server cannot be asked. */
+/* Opens this try's endpoint and sends the unanswered questions; NULL or
+ * why this server cannot be asked. */
 static const char *send_questions(struct dns_lookup *l, const struct nameserver *ns)
 {
-	struct ig_loop *loop = l->r->loop;
-	l->fd = socket(ns->addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (l->fd < 0)
-		return "cannot open a UDP socket";
-	/* connect picks a random ephemeral port and makes the kernel drop
-	 * datagrams from anyone but the server. */
-	if (connect(l->fd, (const struct sockaddr *)&ns->addr, ns->len) != 0)
-		return "nameserver unreachable";
-	l->io.fn = on_readable;
-	if (ig_loop_add(loop, l->fd, EPOLLIN, &l->io) != 0)
-		return "cannot watch the UDP socket";
+	/* The stack picks an ephemeral port and drops datagrams from anyone
+	 * but the server. */
+	l->dg.fn = on_datagram;
+	int e = ig_net_stack->dgram_open(&l->dg, l->r->loop, (const struct sockaddr *)&ns->addr, ns->len);
+	if (e != 0)
+		return e == ENETUNREACH || e == EHOSTUNREACH || e == EAFNOSUPPORT || e == EADDRNOTAVAIL
+			       ? "nameserver unreachable"
+			       : "cannot open a UDP endpoint";
+	l->open = true;
 	random_ids(l);
 	for (int fam = DNS_FAM_V4; fam <= DNS_FAM_V6; fam++) {
 		if (l->x.answered[fam])
 			continue;
 		uint8_t msg[12 + DNS_NAME_WIRE_MAX + 4];
 		size_t len = ig_dns_build_question(&l->x, fam, msg);
-		if (send(l->fd, msg, len, 0) != (ssize_t)len)
-			return errno == ECONNREFUSED ? "nameserver port closed" : "cannot send the query";
+		if ((e = ig_net_stack->dgram_send(&l->dg, msg, len)) != 0)
+			return e == ECONNREFUSED ? "nameserver port closed" : "cannot send the query";
 	}
 	return NULL;
 }
@@ -609,50 +636,36 @@ static void on_try_timeout(struct ig_timer *t)
 	next_try(l);
 }
 
-static void on_readable(struct ig_io *io, uint32_t events)
+static void on_datagram(struct ig_net_dgram *d, const uint8_t *data, size_t len, int err)
 {
-	(void)events;
-	struct dns_lookup *l = container_of(io, struct dns_lookup, io);
-	/* An event from the same epoll batch as the callback that ended this
-	 * lookup: its socket is closed (the pool reuses only the first word). */
-	if (l->fd < 0)
+	struct dns_lookup *l = container_of(d, struct dns_lookup, dg);
+	if (err) {
+		l->last_failure = err == ECONNREFUSED ? "nameserver port closed" : "cannot read the reply";
+		next_try(l);
 		return;
-	uint8_t buf[REPLY_MAX];
-	for (;;) {
-		ssize_t n = recv(l->fd, buf, sizeof buf, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
-			l->last_failure = errno == ECONNREFUSED ? "nameserver port closed"
-								: "cannot read the reply";
-			next_try(l);
+	}
+	switch (ig_dns_read_reply(&l->x, data, len, &l->last_failure)) {
+	case DNS_REPLY_IGNORED:
+		break;
+	case DNS_REPLY_USED:
+		if (l->x.answered[DNS_FAM_V4] && l->x.answered[DNS_FAM_V6]) {
+			complete(l);
 			return;
 		}
-		switch (ig_dns_read_reply(&l->x, buf, (size_t)n, &l->last_failure)) {
-		case DNS_REPLY_IGNORED:
-			break;
-		case DNS_REPLY_USED:
-			if (l->x.answered[DNS_FAM_V4] && l->x.answered[DNS_FAM_V6]) {
-				complete(l);
-				return;
-			}
-			if (!l->grace && l->x.addrs.n4 + l->x.addrs.n6 > 0) {
-				/* Never later than this try's own deadline. */
-				uint64_t at = now_ms(l->r) + OTHER_FAMILY_GRACE_MS;
-				l->grace = true;
-				if (l->timer.deadline_ms > at)
-					ig_timer_set(&l->r->loop->timers, &l->timer, at);
-			}
-			break;
-		case DNS_REPLY_SERVER_FAILED:
-			next_try(l);
-			return;
-		case DNS_REPLY_FATAL:
-			fail_lookup(l, l->last_failure);
-			return;
+		if (!l->grace && l->x.addrs.n4 + l->x.addrs.n6 > 0) {
+			/* Never later than this try's own deadline. */
+			uint64_t at = now_ms(l->r) + OTHER_FAMILY_GRACE_MS;
+			l->grace = true;
+			if (l->timer.deadline_ms > at)
+				ig_timer_set(&l->r->loop->timers, &l->timer, at);
 		}
+		break;
+	case DNS_REPLY_SERVER_FAILED:
+		next_try(l);
+		break;
+	case DNS_REPLY_FATAL:
+		fail_lookup(l, l->last_failure);
+		break;
 	}
 }
 
@@ -671,7 +684,6 @@ static struct dns_lookup *new_lookup(struct dns_resolver *r, const char *name, u
 		return NULL;
 	memset(l, 0, sizeof *l);
 	l->r = r;
-	l->fd = -1;
 	l->timer.fn = on_try_timeout;
 	l->x.ttl = UINT32_MAX;
 	memcpy(l->name, name, n + 1u);
@@ -756,6 +768,12 @@ struct dns_query *ig_dns_resolve(struct dns_resolver *r, const char *host, uint1
 	}
 	struct dns_lookup *l = find_active(r, name, n);
 	bool fresh = l == NULL;
+	if (fresh && r->ns_from_stack && !r->active)
+		take_stack_nameservers(r);
+	if (fresh && r->ns_count == 0) {
+		fail_now(name, "no nameserver (the network's DHCP gave none; INGOT_DNS_SERVER names one)", done, arg);
+		return NULL;
+	}
 	if (fresh && !(l = new_lookup(r, name, n))) {
 		fail_now(name, "too many DNS lookups in flight", done, arg);
 		return NULL;

@@ -1,19 +1,29 @@
 /* A small non-blocking DNS stub resolver on a core's loop, for the
- * outbound connections (net/dial, for net/client and net/pg): UDP queries to the nameservers of resolv.conf, answers
- * from the hosts file, a bounded per-core cache. One resolver per core,
- * used only on that core's thread; nothing is locked or shared.
+ * outbound connections (net/dial, for net/client and net/pg): UDP queries
+ * over the process's stack (net/stack.h's datagrams: the kernel's sockets
+ * or lwIP) to the nameservers of INGOT_DNS_SERVER, the stack (lwIP's DHCP)
+ * or resolv.conf, answers from the hosts file, a bounded per-core cache.
+ * One resolver per core, used only on that core's thread; nothing is
+ * locked or shared.
  *
  * What it does, where libcs differ:
  *   - Files: INGOT_HOSTS_FILE (default /etc/hosts) and INGOT_RESOLV_CONF
  *     (default /etc/resolv.conf) are read once per resolver, on the first
  *     name that needs them; later edits are not seen. INGOT_DNS_PORT
  *     (default 53) is the nameservers' port: resolv.conf cannot name one,
- *     and tests run their server on a random port. All three come from the
- *     settings table (net/dns/dns_settings.h: ig_dns_config), checked at
- *     startup.
- *   - No resolv.conf, or one without a nameserver line (a scratch image):
- *     the nameserver is 127.0.0.1, as glibc and musl do. No hosts file:
- *     only "localhost" and the numeric forms resolve without DNS.
+ *     and tests run their server on a random port. These and
+ *     INGOT_DNS_SERVER come from the settings table
+ *     (net/dns/dns_settings.h: ig_dns_config), checked at startup.
+ *   - The nameservers: INGOT_DNS_SERVER's (up to 3 addresses) when set;
+ *     else, on a stack that learns them (lwIP: DHCP's option 6), the
+ *     stack's, taken again when a lookup starts with none in flight (a
+ *     lease may come or change later; none yet fails the lookup at once,
+ *     saying so); else resolv.conf's nameserver lines. resolv.conf's
+ *     options apply to every kind.
+ *   - No resolv.conf, or one without a nameserver line (a scratch image),
+ *     on the kernel's stack: the nameserver is 127.0.0.1, as glibc and
+ *     musl do. No hosts file: only "localhost" and the numeric forms
+ *     resolve without DNS.
  *   - resolv.conf: up to 3 "nameserver" lines (IPv4 or IPv6, no %scope);
  *     "options timeout:N" (seconds, default 5, at most 30) and
  *     "attempts:N" (default 2, at most 5). search, domain, ndots and rotate
@@ -22,13 +32,14 @@
  *     timeout seconds (glibc's order); a server that answers SERVFAIL or
  *     REFUSED, or whose port is closed (ICMP unreachable), is left at once
  *     for the next. Worst case: attempts * nameservers * timeout.
- *   - A and AAAA are asked together on one socket; the addresses are
+ *   - A and AAAA are asked together on one endpoint; the addresses are
  *     delivered IPv4 first, then IPv6 (most stubs prefer A), at most
  *     DNS_MAX_PER_FAMILY of each. If one family answers and the other
  *     times out on every server, the answered ones are delivered.
- *   - Each try uses a new UDP socket with a kernel-chosen ephemeral source
- *     port, connected to the server (so only its datagrams are read), and
- *     fresh random query IDs (getrandom). A reply is used only if its ID,
+ *   - Each try uses a new UDP endpoint with a stack-chosen ephemeral
+ *     source port, connected to the server (so only its datagrams are
+ *     read), and fresh random query IDs (getrandom). lwIP reports no ICMP
+ *     unreachable to UDP: there a closed port costs the try's timeout. A reply is used only if its ID,
  *     QR bit, opcode and question (name, type, class) match; anything else
  *     is dropped and the wait goes on.
  *   - A truncated reply (TC) fails the lookup with "truncated"; there is no
@@ -87,7 +98,8 @@ void ig_dns_resolver_free(struct dns_resolver *r);
  * done(arg, ...) once, on the loop's thread. When the answer needs no
  * network (a numeric host, localhost, a hosts file entry, a cache hit) or
  * the call fails at once (an invalid name, too many lookups in flight, no
- * socket), done runs before ig_dns_resolve returns, and it returns NULL.
+ * nameserver, no server could be asked), done runs before ig_dns_resolve
+ * returns, and it returns NULL.
  * Otherwise it returns the query, for ig_dns_cancel, and done runs later. */
 struct dns_query *ig_dns_resolve(struct dns_resolver *r, const char *host, uint16_t port,
 			      dns_done_fn *done, void *arg);

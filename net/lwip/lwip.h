@@ -2,7 +2,8 @@
  * NO_SYS: everything runs on the loop it was started on) and the calls
  * between its files. port.c is lwIP's platform (time, memory, randomness)
  * and drives its timers; frames.c is the network interface over a frame
- * device; streams.c the transport over TCP PCBs; stack.c the ops table. */
+ * device; streams.c the transport over TCP PCBs; dgram.c datagrams over
+ * UDP PCBs and DHCP's nameservers; stack.c the ops table. */
 #ifndef NET_LWIP_LWIP_H
 #define NET_LWIP_LWIP_H
 
@@ -18,6 +19,9 @@
 #include "lwip/netif.h"
 
 struct lwip_stream;
+
+/* DHCP's nameservers kept (lwipopts.h's DNS_MAX_SERVERS). */
+#define IG_LWIP_NAMESERVERS DNS_MAX_SERVERS
 
 struct ig_lwip_state {
 	struct ig_loop *loop;
@@ -35,6 +39,8 @@ struct ig_lwip_state {
 	/* ig_lwip_when_up's: run after the batch that gave the address */
 	void (*on_up)(struct ig_loop *loop);
 	struct ig_timer up_timer;
+	/* dgram.c: DHCP's nameservers (network order; 0: none) */
+	uint32_t nameserver[IG_LWIP_NAMESERVERS];
 	/* streams.c */
 	struct ig_pool streams;
 	struct lwip_stream *live; /* every stream with a PCB, for the finish */
@@ -58,6 +64,12 @@ int ig_lwip_frames_up(const struct ig_lwip_net_config *cfg, char *err, size_t er
  * the drain's view of what has arrived (handshakes, requests) is then the
  * wire's, as the kernel's socket buffers are for net/sock. */
 void ig_lwip_frames_take(void);
+
+/* dgram.c: net/stack.h's datagram ops and nameservers. */
+int ig_lwip_dgram_open(struct ig_net_dgram *d, struct ig_loop *loop, const struct sockaddr *addr, socklen_t len);
+int ig_lwip_dgram_send(struct ig_net_dgram *d, const void *data, size_t len);
+void ig_lwip_dgram_close(struct ig_net_dgram *d);
+size_t ig_lwip_nameservers(struct sockaddr_storage *out, size_t max);
 
 /* streams.c */
 void ig_lwip_streams_init(uint32_t max_streams);

@@ -1,7 +1,8 @@
 /* lwIP's compile-time options for ingot (tools/deps builds liblwip.a against
  * this file, and every file of net/lwip includes it through lwIP's headers):
  * the raw API only (NO_SYS: one thread, the loop's), IPv4 with ARP, ICMP
- * echo and DHCP, and TCP sized for a server rather than a sensor. */
+ * echo, DHCP (with its nameservers) and UDP, and TCP sized for a server
+ * rather than a sensor. */
 #ifndef NET_LWIP_LWIPOPTS_H
 #define NET_LWIP_LWIPOPTS_H
 
@@ -48,10 +49,19 @@ void ig_lwip_free(void *p);
 #define LWIP_ICMP 1 /* answers ping */
 #define LWIP_BROADCAST_PING 0
 #define LWIP_RAW 0
-#define LWIP_UDP 1 /* DHCP's */
+#define LWIP_UDP 1 /* DHCP's, and the resolver's queries */
 #define LWIP_DHCP 1
 #define DHCP_DOES_ARP_CHECK 0 /* a probe costs a second at boot */
-#define LWIP_DNS 0
+/* LWIP_DNS only so that DHCP asks for nameservers (option 6) and hands
+ * them to dns_setserver: lwIP's resolver (dns.c) is not built, net/dns is
+ * the resolver, over net/lwip/dgram.c. Its three entry points are
+ * net/lwip's (dgram.c), renamed here; its timer is a no-op that fires with
+ * ARP's (both 1 s, armed together). */
+#define LWIP_DNS 1
+#define DNS_MAX_SERVERS 3 /* resolv.conf's MAXNS */
+#define dns_init ig_lwip_dns_init
+#define dns_tmr ig_lwip_dns_tmr
+#define dns_setserver ig_lwip_dns_setserver
 #define LWIP_IGMP 0
 #define LWIP_AUTOIP 0
 /* Linux's TAP and virtio-net carry 1500-byte frames; nothing fragments. */

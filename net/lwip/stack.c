@@ -69,5 +69,9 @@ const struct ig_net_stack ig_lwip_stack = {
 	.when_up = ig_lwip_when_up,
 	.connect = ig_lwip_connect,
 	.stream_error = ig_lwip_stream_error,
+	.dgram_open = ig_lwip_dgram_open,
+	.dgram_send = ig_lwip_dgram_send,
+	.dgram_close = ig_lwip_dgram_close,
+	.nameservers = ig_lwip_nameservers,
 	.finish = stack_finish,
 };

@@ -102,15 +102,18 @@ const liveSockets = new Set();
  * value of undefined removes the variable. `command` runs something else
  * (e.g. chroot) that execs the service with `args`. In lwIP mode the server
  * gets a TAP device, its address and a port instead (see LWIP); srv.host is
- * where it listens, and the TAP goes when the server has exited. */
+ * where it listens, srv.linuxAddr the TAP's other end, opts.lwipEnv(tap)
+ * (async or not) more settings that name it ({dev, linuxAddr, addr,
+ * prefix}), and the TAP goes when the server has exited. */
 export function startServer(env = {}, opts = {}) {
 	return LWIP ? startLwipServer(env, opts) : launchServer(env, opts, {}).listening;
 }
 
 async function startLwipServer(env, opts) {
 	const where = await lwipNet();
-	const { srv, listening } = launchServer(env, opts, where.env);
+	const { srv, listening } = launchServer({ ...env, ...await opts.lwipEnv?.(where.tap) }, opts, where.env);
 	srv.host = where.host;
+	srv.linuxAddr = where.tap.linuxAddr;
 	srv.exited.then(() => deleteTap(where.tap.dev));
 	await listening;
 	hosts.set(srv.port, where.host);

@@ -147,7 +147,8 @@ function assertOneSettingError(r, name, what) {
 test('a bad client, DNS or CA mode setting stops the start: exit 2, one stderr line naming it', T, async () => {
 	for (const [k, v] of [['INGOT_CLIENT_CONNECTIONS', '0'], ['INGOT_CLIENT_CONNECTIONS', 'many'],
 		['INGOT_CLIENT_MAX_BODY', '10x'], ['INGOT_DNS_PORT', '53x'], ['INGOT_DNS_PORT', '0'],
-		['INGOT_DNS_PORT', '70000'], ['INGOT_RESOLV_CONF', ''], ['INGOT_TLS_CA_MODE', 'both']]) {
+		['INGOT_DNS_PORT', '70000'], ['INGOT_DNS_SERVER', 'nameserver.test'], ['INGOT_RESOLV_CONF', ''],
+		['INGOT_TLS_CA_MODE', 'both']]) {
 		const r = await runBinary([], { PORT: '0', HOST: '127.0.0.1', [k]: v });
 		assertOneSettingError(r, k, `${k}=${v}`);
 	}
@@ -173,7 +174,8 @@ test('--help lists the client, DNS and outbound TLS trust settings with their de
 	const r = await runBinary(['--help'], {});
 	assert.equal(r.code, 0, r.stderr);
 	for (const [name, dflt] of [['INGOT_CLIENT_CONNECTIONS', '8'], ['INGOT_CLIENT_MAX_BODY', '1048576'],
-		['INGOT_DNS_PORT', '53'], ['INGOT_RESOLV_CONF', '/etc/resolv.conf'], ['INGOT_HOSTS_FILE', '/etc/hosts'],
+		['INGOT_DNS_PORT', '53'], ['INGOT_DNS_SERVER', 'not set'], ['INGOT_RESOLV_CONF', '/etc/resolv.conf'],
+		['INGOT_HOSTS_FILE', '/etc/hosts'],
 		['INGOT_TLS_CA_FILE', 'not set'], ['INGOT_TLS_CA_MODE', 'add']])
 		assert.match(r.stdout, new RegExp(`\\b${name}\\b.*\\(default: ${dflt}\\)`), name);
 });

@@ -8,8 +8,10 @@
 // Date, 2,000 requests pipelined 10 deep through undici, the body limit,
 // slowloris, idle CPU) and then stops on Ctrl-Alt-Del with a request in
 // flight; one on a TAP in a namespace answers ping and 500 concurrent
-// connections (qemu's user network carries neither); one boot each for
-// DHCP, the modern virtio-mmio device, an app's setting (UPSTREAM) from the
+// connections (qemu's user network carries neither); one on a TAP in
+// another resolves UPSTREAM's and DATABASE_URL's names through a DNS
+// server of the test's there (INGOT_DNS_SERVER); one boot each for
+// DHCP, a name with no nameserver, the modern virtio-mmio device, an app's setting (UPSTREAM) from the
 // command line, an idle exit (INGOT_IDLE_EXIT_MS), a
 // bad ingot.ip, a forced CPU exception, a coroutine's stack overflow (its
 // guard page), and the database routes against a
@@ -20,11 +22,12 @@
 // certificate in the initrd, refused without an entropy device. A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from 'undici';
 import * as jose from 'jose';
@@ -492,6 +495,19 @@ test('DHCP: with no ingot.ip the unikernel takes its address from qemu\'s user n
 	g.kill();
 });
 
+test('a name under the user network\'s restrict=on: its DHCP names no nameserver (nor a router), so without INGOT_DNS_SERVER a lookup fails at once, saying so', T, async () => {
+	const g = await boot({ addr: '', more: `${WORDS} UPSTREAM=http://up.test` });
+	await listening(g);
+	const lease = await g.waitLog((l) => l.msg === 'net: address');
+	assert.equal(lease.gw, '0.0.0.0', `restricted slirp offers no router; ${g.describe()}`);
+	const { res } = await rawAnswer(g.port, req('GET', '/proxy/json', { headers: ['Connection: close'] }));
+	assert.equal(res.status, 502, res.text);
+	assert.equal(JSON.parse(res.text).error, 'dns', res.text);
+	const why = await g.waitLog((l) => l.msg === 'upstream error');
+	assert.match(why.message, /^up\.test: no nameserver/, g.describe());
+	g.kill();
+});
+
 test('the modern (v2) virtio-mmio device (-global virtio-mmio.force-legacy=false) serves as the legacy one does', T, async () => {
 	const g = await boot({ modern: true });
 	await listening(g);
@@ -499,6 +515,17 @@ test('the modern (v2) virtio-mmio device (-global virtio-mmio.force-legacy=false
 	assert.equal(res.text, BODY.json);
 	g.kill();
 });
+
+/** Makes the network namespace ns with the TAP device tap in it, up, at
+ * 10.0.2.2/24 (the guest's gateway). */
+async function tapNamespace(ns, tap) {
+	const inNs = (...a) => ['netns', 'exec', ns, ...a];
+	await must('ip', ['netns', 'add', ns]);
+	await must('ip', inNs('ip', 'link', 'set', 'lo', 'up'));
+	await must('ip', inNs('ip', 'tuntap', 'add', tap, 'mode', 'tap'));
+	await must('ip', inNs('ip', 'addr', 'add', '10.0.2.2/24', 'dev', tap));
+	await must('ip', inNs('ip', 'link', 'set', tap, 'up'));
+}
 
 describe('the unikernel on a TAP device (-netdev tap) in a namespace of its own', () => {
 	// qemu's user network carries no ICMP to the guest, and its hostfwd
@@ -510,12 +537,8 @@ describe('the unikernel on a TAP device (-netdev tap) in a namespace of its own'
 	let g, made = false;
 	before(async () => {
 		await needTools('ip', 'ping', 'curl');
-		await must('ip', ['netns', 'add', ns]);
-		made = true;
-		await must('ip', inNs('ip', 'link', 'set', 'lo', 'up'));
-		await must('ip', inNs('ip', 'tuntap', 'add', tap, 'mode', 'tap'));
-		await must('ip', inNs('ip', 'addr', 'add', '10.0.2.2/24', 'dev', tap));
-		await must('ip', inNs('ip', 'link', 'set', tap, 'up'));
+		made = true; // after() deletes it whatever part of it was made
+		await tapNamespace(ns, tap);
 		g = await boot({ tap, wrap: ['ip', 'netns', 'exec', ns] });
 		await listening(g);
 	});
@@ -544,6 +567,73 @@ describe('the unikernel on a TAP device (-netdev tap) in a namespace of its own'
 		assert.deepEqual(r.out, { n: 500, first: 500, second: 500, openAfterFirst: 500, openAfterSecond: 500 });
 		const h = await run('ip', inNs('curl', '-sS', '--max-time', '30', 'http://10.0.2.15:8080/health'));
 		assert.equal(h.stdout, BODY.health, `and it serves on: ${h.stderr}`);
+	});
+});
+
+describe('names on a TAP in a namespace: the resolver over lwIP asks a DNS server of the test\'s (INGOT_DNS_SERVER)', () => {
+	// The namespace holds the guest's peers (ns_peers.mjs): a DNS server, the
+	// upstream and a pipe to the database's unix socket, all on 10.0.2.2.
+	const ns = `igd${process.pid % 100000}`, tap = `igd${process.pid % 100000}t`;
+	const inNs = (...a) => ['netns', 'exec', ns, ...a];
+	let made = false, peers, pg;
+	const queries = [];
+	before(async () => {
+		await needTools('ip', 'curl');
+		pg = await startPostgres();
+		const m = await migrate(pg.url);
+		assert.equal(m.code, 0, `--migrate: ${m.stdout}${m.stderr}`);
+		made = true; // after() deletes it whatever part of it was made
+		await tapNamespace(ns, tap);
+		const names = { 'up.test': '10.0.2.2', 'db.test': '10.0.2.2' };
+		peers = spawn('ip', inNs(process.execPath, path.join(here, 'ns_peers.mjs'), '10.0.2.2', JSON.stringify(names),
+			path.join(pg.socketDir, `.s.PGSQL.${pg.port}`)), { stdio: ['pipe', 'pipe', 'inherit'] });
+		const lines = readline.createInterface({ input: peers.stdout });
+		peers.ports = await within(30000, new Promise((resolve) => {
+			lines.on('line', (l) => {
+				const o = JSON.parse(l);
+				if (o.query) queries.push(o.query);
+				else resolve(o);
+			});
+		}), 'ns_peers.mjs never said its ports');
+	});
+	after(async () => {
+		if (peers) { peers.stdin.end(); await new Promise((resolve) => peers.once('exit', resolve)); }
+		if (made) await run('ip', ['netns', 'delete', ns]);
+		await pg?.stop();
+	});
+	const inside = (target) => run('ip', inNs('curl', '-sS', '--max-time', '30', '-o', '-', '-w', '\n%{http_code}',
+		`http://10.0.2.15:8080${target}`));
+	const answer = async (target) => {
+		const r = await inside(target);
+		const nl = r.stdout.lastIndexOf('\n');
+		return { status: Number(r.stdout.slice(nl + 1)), text: r.stdout.slice(0, nl), err: r.stderr };
+	};
+
+	test('UPSTREAM and DATABASE_URL by name: /proxy/json calls the upstream, the pool connects, /db answers', T, async () => {
+		const { dns, up, pg: pgPort } = peers.ports;
+		const url = pg.urlWith({ host: 'db.test', port: pgPort });
+		const g = await boot({
+			tap, wrap: ['ip', 'netns', 'exec', ns], rng: true,
+			more: `${WORDS} INGOT_DNS_SERVER=10.0.2.2 INGOT_DNS_PORT=${dns} UPSTREAM=http://up.test:${up} DATABASE_URL=${url} INGOT_PG_POOL_SIZE=1`,
+		});
+		try {
+			await listening(g);
+			const proxied = await answer('/proxy/json');
+			assert.equal(proxied.status, 200, `${proxied.text}${proxied.err}; ${g.describe()}`);
+			assert.equal(proxied.text, BODY.json);
+			await within(60000, (async () => {
+				while ((await answer('/readyz')).status !== 200); // each try a curl run
+			})(), `/readyz never 200: the pool did not connect; ${g.describe()}`);
+			const db = await answer('/db');
+			assert.equal(db.status, 200, `${db.text}${db.err}`);
+			assert.deepEqual(Object.keys(JSON.parse(db.text)), ['id', 'randomNumber']);
+			for (const name of ['up.test', 'db.test'])
+				assert.ok(queries.some((q) => q.name === name && q.type === 1 && q.from === '10.0.2.15'),
+					`${name} was asked from the guest: ${JSON.stringify(queries)}`);
+		} finally {
+			g.kill();
+			await g.exited;
+		}
 	});
 });
 

@@ -49,15 +49,15 @@ export async function stopAll() {
  * query, headers, body, at}; conn = {id, requests, socket}. */
 export class Upstream extends Watched {
 	/** routes: { '/path': fn(req) } matched on the path without the query;
-	 * fallback(req) for the rest (default 404). */
-	static async start(routes = {}, { fallback } = {}) {
+	 * fallback(req) for the rest (default 404); host: where it listens. */
+	static async start(routes = {}, { fallback, host = '127.0.0.1' } = {}) {
 		const u = new Upstream(routes, fallback);
 		await new Promise((resolve, reject) => {
 			u.server.once('error', reject);
-			u.server.listen(0, '127.0.0.1', resolve);
+			u.server.listen(0, host, resolve);
 		});
 		u.port = u.server.address().port;
-		u.origin = `http://127.0.0.1:${u.port}`;
+		u.origin = `http://${host}:${u.port}`;
 		live.add(u);
 		return u;
 	}
@@ -433,21 +433,25 @@ export async function startTlsUpstream(pki) {
 
 // ---- DNS on loopback ----
 
-/** A DNS server on 127.0.0.1 (UDP, random port): A records from `names`
- * (name -> IPv4; h.names may be changed later), an empty answer for other
- * types of a known name, NXDOMAIN for the rest, with TTL `ttl` seconds.
- * Counts queries per name. */
-export async function startDns(names, { ttl = 60 } = {}) {
+/** A DNS server on `host` (default 127.0.0.1; UDP, random port): A records
+ * from `names` (name -> IPv4; h.names may be changed later), an empty
+ * answer for other types of a known name, NXDOMAIN for the rest, with TTL
+ * `ttl` seconds. Keeps every query (h.queries, with its sender in from and
+ * fromPort) and hands each to onQuery. */
+export async function startDns(names, { ttl = 60, host = '127.0.0.1', onQuery = () => {} } = {}) {
 	const sock = dgram.createSocket('udp4');
 	const h = { queries: [], names: { ...names }, ttl };
 	sock.on('message', (msg, rinfo) => {
 		const q = parseQuery(msg);
 		if (!q) return;
+		q.from = rinfo.address;
+		q.fromPort = rinfo.port;
 		h.queries.push(q);
+		onQuery(q);
 		const ip = h.names[q.name.toLowerCase()];
 		sock.send(answer(msg, q, ip, h.ttl), rinfo.port, rinfo.address);
 	});
-	await new Promise((resolve) => sock.bind(0, '127.0.0.1', resolve));
+	await new Promise((resolve) => sock.bind(0, host, resolve));
 	h.port = sock.address().port;
 	h.close = async () => {
 		live.delete(h);

@@ -3,7 +3,8 @@
  * joins), an exclusive one refused on a port that is held, stop_accepting
  * closing the socket whether or not the listener ever served, streams
  * taken from the seed the server gives, refusals over max_streams counted,
- * and a supervisor's socket served as given. */
+ * a supervisor's socket served as given, and datagram endpoints: only
+ * their peer's datagrams delivered, a closed port reported. */
 #include "net/stack.h"
 #include "tests/unit/check.h"
 
@@ -61,6 +62,65 @@ static struct ig_net_listen_spec spec_for(int fd, bool exclusive, uint32_t max_s
 {
 	return (struct ig_net_listen_spec){ .host = "127.0.0.1", .backlog = 16, .exclusive = exclusive, .fd = fd,
 					    .max_streams = max_streams, .accept = on_accept };
+}
+
+/* What a datagram endpoint delivered. */
+struct got {
+	struct ig_net_dgram d;
+	char data[64];
+	size_t len;
+	int err, calls;
+};
+
+static void on_dgram(struct ig_net_dgram *d, const uint8_t *data, size_t len, int err)
+{
+	struct got *g = (struct got *)d;
+	g->calls++;
+	g->err = err;
+	g->len = len < sizeof g->data ? len : sizeof g->data;
+	if (data)
+		memcpy(g->data, data, g->len);
+	loop.running = false;
+}
+
+static int udp_socket(const char *ip, struct sockaddr_in *a)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	socklen_t len = sizeof *a;
+	*a = (struct sockaddr_in){ .sin_family = AF_INET };
+	inet_pton(AF_INET, ip, &a->sin_addr);
+	if (fd < 0 || bind(fd, (struct sockaddr *)a, sizeof *a) != 0 || getsockname(fd, (struct sockaddr *)a, &len) != 0)
+		abort();
+	return fd;
+}
+
+static void test_dgram(void)
+{
+	struct sockaddr_in peer_a, other_a, mine;
+	int peer = udp_socket("127.0.0.1", &peer_a), other = udp_socket("127.0.0.1", &other_a);
+	struct got g = { .d.fn = on_dgram };
+	CHECK_INT(s->dgram_open(&g.d, &loop, (struct sockaddr *)&peer_a, sizeof peer_a), 0, "a datagram endpoint opens");
+	CHECK_INT(s->dgram_send(&g.d, "ping", 4), 0, "it sends");
+	char buf[16];
+	socklen_t len = sizeof mine;
+	ssize_t n = recvfrom(peer, buf, sizeof buf, 0, (struct sockaddr *)&mine, &len);
+	CHECK(n == 4 && memcmp(buf, "ping", 4) == 0 && mine.sin_port != 0, "the peer gets it from an ephemeral port");
+	sendto(other, "forged", 6, 0, (struct sockaddr *)&mine, len);
+	sendto(peer, "pong", 4, 0, (struct sockaddr *)&mine, len);
+	ig_loop_run(&loop);
+	CHECK(g.calls == 1 && g.err == 0 && g.len == 4 && memcmp(g.data, "pong", 4) == 0,
+	      "only the peer's datagram is delivered, another sender's is dropped");
+	s->dgram_close(&g.d);
+
+	/* A peer whose port is closed: the kernel's ICMP answer is reported. */
+	close(peer);
+	g = (struct got){ .d.fn = on_dgram };
+	CHECK_INT(s->dgram_open(&g.d, &loop, (struct sockaddr *)&peer_a, sizeof peer_a), 0, "it opens again");
+	s->dgram_send(&g.d, "ping", 4);
+	ig_loop_run(&loop);
+	CHECK(g.calls == 1 && g.err == ECONNREFUSED && g.len == 0, "a closed port is ECONNREFUSED");
+	s->dgram_close(&g.d);
+	close(other);
 }
 
 int main(void)
@@ -130,6 +190,7 @@ int main(void)
 	int c5;
 	CHECK_INT(connect_to(given_port, &c5), ECONNREFUSED, "stopping closes the given socket");
 	close(c4), close(c5);
+	test_dgram();
 	ig_loop_run_deferred(&loop);
 	ig_loop_close(&loop);
 	return check_done();

@@ -8,6 +8,7 @@
 #include "kernel/runtime/loop.h"
 #include "ingot/client.h"
 #include "net/dns/dns_settings.h"
+#include "net/stack.h"
 #include "tests/unit/check.h"
 #include "tests/unit/fds.h"
 
@@ -24,6 +25,9 @@
 #define T_AAAA 28
 
 static struct ig_loop loop;
+/* The resolver's transport: the kernel's UDP, or a stack that learns
+ * nameservers of its own (test_stack_nameservers). */
+const struct ig_net_stack *ig_net_stack = &ig_kernel_stack;
 static char dir[64];
 static uint16_t dns_port;
 
@@ -647,6 +651,93 @@ static void test_bad_port_setting(void)
 	      "a bad INGOT_DNS_PORT (53x, 0, 70000, empty) is a settings error, not port 53");
 }
 
+/* Parses the DNS settings with INGOT_DNS_SERVER=value (NULL: unset). */
+static enum ig_config_result parse_server_setting(const char *value)
+{
+	const struct ig_settings *const parts[] = { &ig_dns_settings };
+	char *no_flags[] = { "test_dns", NULL };
+	if (value)
+		setenv("INGOT_DNS_SERVER", value, 1);
+	else
+		unsetenv("INGOT_DNS_SERVER");
+	return ig_config_parse(parts, 1, &(struct ig_config_args){ .argc = 1, .argv = no_flags });
+}
+
+static void test_server_setting(void)
+{
+	unsigned refused = 0;
+	for (const char *const *v = (const char *const[]){ "x", "127.0.0.1,nope", "1.2.3.4,1.2.3.5,1.2.3.6,1.2.3.7",
+							   "300.1.2.3", NULL };
+	     *v; v++)
+		refused += parse_server_setting(*v) == IG_CONFIG_ERROR;
+	CHECK_INT(refused, 4, "a bad INGOT_DNS_SERVER (not an address, over 3) is a settings error");
+	CHECK(parse_server_setting("127.0.0.2, ::1") == IG_CONFIG_OK && ig_dns_config.servers == 2 &&
+		      !ig_dns_config.server_addr[0].v6 && ig_dns_config.server_addr[1].v6,
+	      "INGOT_DNS_SERVER takes a comma-separated list of IPv4 and IPv6 addresses");
+
+	/* resolv.conf names 127.0.0.1; the setting 127.0.0.2, which wins. */
+	CHECK(parse_server_setting("127.0.0.2") == IG_CONFIG_OK, "INGOT_DNS_SERVER=127.0.0.2 parses");
+	struct dns_resolver *r = setup(ONE_NS, NULL);
+	struct result res;
+	resolve(r, "a.test", 80, &res);
+	CHECK(res.error == 0 && servers[1].queries == 2 && servers[0].queries == 0,
+	      "INGOT_DNS_SERVER's nameserver is asked, not resolv.conf's");
+	ig_dns_resolver_free(r);
+	CHECK(parse_server_setting(NULL) == IG_CONFIG_OK && ig_dns_config.servers == 0, "INGOT_DNS_SERVER unset again");
+}
+
+/* A stack that learns nameservers (as lwIP's DHCP): the kernel's UDP, and
+ * the addresses this test gives it. */
+static const char *stack_ns[2];
+static size_t stack_ns_count, stack_ns_asked;
+
+static size_t fake_nameservers(struct sockaddr_storage *out, size_t max)
+{
+	size_t n = 0;
+	stack_ns_asked++;
+	for (; n < stack_ns_count && n < max; n++) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&out[n];
+		*s = (struct sockaddr_in){ .sin_family = AF_INET };
+		inet_pton(AF_INET, stack_ns[n], &s->sin_addr);
+	}
+	return n;
+}
+
+static void test_stack_nameservers(void)
+{
+	struct ig_net_stack fake = ig_kernel_stack;
+	fake.nameservers = fake_nameservers;
+	ig_net_stack = &fake;
+	struct result res;
+
+	stack_ns_count = 0;
+	struct dns_resolver *r = setup(ONE_NS, NULL);
+	CHECK(resolve(r, "a.test", 80, &res) && res.error == DNS_FAILED && has(res.message, "no nameserver") &&
+		      servers[0].queries == 0,
+	      "a stack that has learnt no nameserver fails a lookup at once; resolv.conf's is not asked");
+	stack_ns[0] = "127.0.0.2";
+	stack_ns_count = 1;
+	resolve(r, "a.test", 80, &res);
+	CHECK(res.error == 0 && servers[1].queries == 2 && servers[0].queries == 0,
+	      "the stack's nameserver, learnt later (a DHCP lease), is asked, not resolv.conf's");
+	stack_ns[0] = "127.0.0.1";
+	resolve(r, "v4only.test", 80, &res);
+	CHECK(res.error == 0 && servers[0].queries == 2, "a nameserver the stack learns next is asked next");
+	ig_dns_resolver_free(r);
+
+	CHECK(parse_server_setting("127.0.0.2") == IG_CONFIG_OK, "INGOT_DNS_SERVER=127.0.0.2 parses");
+	r = setup("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n", NULL);
+	servers[1].mode = SILENT;
+	size_t asked = stack_ns_asked;
+	resolve(r, "a.test", 80, &res);
+	CHECK(res.error == DNS_FAILED && has(res.message, "timed out (1 try, 1 nameserver)") &&
+		      servers[1].queries == 2 && servers[0].queries == 0 && stack_ns_asked == asked,
+	      "INGOT_DNS_SERVER wins over the stack's nameservers; resolv.conf's options still apply");
+	ig_dns_resolver_free(r);
+	CHECK(parse_server_setting(NULL) == IG_CONFIG_OK, "INGOT_DNS_SERVER unset again");
+	ig_net_stack = &ig_kernel_stack;
+}
+
 static bool cancelled_done_ran;
 
 static void on_cancelled_done(void *arg, int error, const struct sockaddr_storage *addrs,
@@ -769,6 +860,8 @@ int main(void)
 	test_hosts_file();
 	test_missing_files();
 	test_bad_port_setting();
+	test_server_setting();
+	test_stack_nameservers();
 	test_cancel();
 	test_join();
 	test_random_ids_and_ports();

@@ -1,0 +1,145 @@
+/* net/stack.h's datagram endpoints over lwIP's raw UDP API (the resolver's
+ * queries), and the nameservers DHCP gave: lwIP's DHCP hands them to
+ * dns_setserver, which lwipopts.h renames to ig_lwip_dns_setserver here
+ * (lwIP's own resolver, dns.c, is not built). An endpoint is a UDP PCB on
+ * a random ephemeral port, connected to its peer so that lwIP drops anyone
+ * else's datagrams; lwIP tells UDP of no ICMP unreachable. */
+#include "lwip.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "lwip/dns.h"
+#include "lwip/pbuf.h"
+#include "lwip/udp.h"
+
+/* Ports 49152..65535 (IANA's dynamic range), and random ones tried before
+ * taking lwIP's next free one. */
+#define EPHEMERAL_FIRST 0xc000u
+#define EPHEMERAL_MASK 0x3fffu
+#define BIND_TRIES 4
+
+struct lwip_dgram {
+	struct udp_pcb *pcb; /* NULL once closed */
+};
+_Static_assert(sizeof(struct lwip_dgram) <= IG_NET_DGRAM_PRIV, "IG_NET_DGRAM_PRIV too small");
+
+static struct lwip_dgram *lwip_dgram(struct ig_net_dgram *d)
+{
+	return (struct lwip_dgram *)d->priv;
+}
+
+static void on_recv(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
+{
+	(void)pcb, (void)addr, (void)port; /* the connected PCB's filter checked them */
+	struct ig_net_dgram *d = arg;
+	uint8_t buf[IG_NET_DGRAM_MAX];
+	size_t n = pbuf_copy_partial(p, buf, sizeof buf, 0);
+	pbuf_free(p);
+	d->fn(d, buf, n, 0); /* may remove the PCB: lwIP's udp_input is done with it */
+}
+
+static int err_to_errno(err_t e)
+{
+	switch (e) {
+	case ERR_OK:
+		return 0;
+	case ERR_MEM:
+	case ERR_BUF:
+		return ENOMEM;
+	case ERR_RTE:
+		return EHOSTUNREACH;
+	case ERR_USE:
+		return EADDRINUSE;
+	default:
+		return EIO;
+	}
+}
+
+int ig_lwip_dgram_open(struct ig_net_dgram *d, struct ig_loop *loop, const struct sockaddr *addr, socklen_t len)
+{
+	(void)loop; /* lwIP's one loop */
+	struct lwip_dgram *g = lwip_dgram(d);
+	g->pcb = NULL;
+	if (addr->sa_family != AF_INET || len < sizeof(struct sockaddr_in))
+		return EAFNOSUPPORT; /* lwIP is built IPv4 only */
+	const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
+	ip_addr_t to = IPADDR4_INIT(in->sin_addr.s_addr);
+	struct udp_pcb *pcb = udp_new();
+	if (!pcb)
+		return ENOMEM;
+	/* A random port, not lwIP's next one: a spoofer of the resolver's
+	 * replies must guess it as well as the query's ID. */
+	err_t e = ERR_USE;
+	for (int i = 0; i < BIND_TRIES && e == ERR_USE; i++)
+		e = udp_bind(pcb, IP4_ADDR_ANY, (u16_t)(EPHEMERAL_FIRST | (ig_lwip_rand() & EPHEMERAL_MASK)));
+	if (e == ERR_USE)
+		e = udp_bind(pcb, IP4_ADDR_ANY, 0); /* lwIP's next free one */
+	if (e == ERR_OK)
+		e = udp_connect(pcb, &to, ntohs(in->sin_port));
+	if (e != ERR_OK) {
+		udp_remove(pcb);
+		return err_to_errno(e);
+	}
+	udp_recv(pcb, on_recv, d);
+	g->pcb = pcb;
+	return 0;
+}
+
+int ig_lwip_dgram_send(struct ig_net_dgram *d, const void *data, size_t len)
+{
+	struct lwip_dgram *g = lwip_dgram(d);
+	if (len > IG_NET_DGRAM_MAX)
+		return EMSGSIZE;
+	struct pbuf *p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)len, PBUF_RAM);
+	if (!p)
+		return ENOMEM;
+	memcpy(p->payload, data, len);
+	err_t e = udp_send(g->pcb, p);
+	pbuf_free(p);
+	ig_lwip_port_touch(); /* an ARP query or the loopback's queue */
+	return err_to_errno(e);
+}
+
+void ig_lwip_dgram_close(struct ig_net_dgram *d)
+{
+	struct lwip_dgram *g = lwip_dgram(d);
+	if (g->pcb) {
+		udp_remove(g->pcb);
+		g->pcb = NULL;
+	}
+}
+
+/* ---- DHCP's nameservers ---- */
+
+void ig_lwip_dns_setserver(u8_t n, const ip_addr_t *server)
+{
+	struct ig_lwip_state *s = &ig_lwip_state;
+	if (n >= IG_LWIP_NAMESERVERS)
+		return;
+	s->nameserver[n] = server ? ip4_addr_get_u32(ip_2_ip4(server)) : 0;
+}
+
+void ig_lwip_dns_init(void)
+{
+	memset(ig_lwip_state.nameserver, 0, sizeof ig_lwip_state.nameserver);
+}
+
+/* lwIP's resolver timer (its cyclic table names it): there is nothing of
+ * lwIP's resolver to run. */
+void ig_lwip_dns_tmr(void)
+{
+}
+
+size_t ig_lwip_nameservers(struct sockaddr_storage *out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < IG_LWIP_NAMESERVERS && n < max; i++) {
+		if (!ig_lwip_state.nameserver[i])
+			continue;
+		struct sockaddr_in *s = (struct sockaddr_in *)&out[n++];
+		*s = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = ig_lwip_state.nameserver[i] };
+	}
+	return n;
+}
