@@ -26,13 +26,6 @@ struct ig_body_out {
 
 /* ---- waiting for room ---- */
 
-static void wait_collect(struct ig_wait_call *call)
-{
-	(void)call; /* never grouped */
-}
-
-static const struct ig_wait_call_ops wait_ops = { .collect = wait_collect };
-
 static void wake(ig_body_out *s)
 {
 	if (s->waiting) {
@@ -47,7 +40,7 @@ static enum ig_body_result room(ig_body_out *s)
 	size_t max = (size_t)s->ctx->core->cfg->max_output;
 	while (!s->closed && ig_http_stream_unsent(&s->base) > max) {
 		if (!s->wait) {
-			s->wait = ig_wait_call_new(s->ctx, sizeof *s->wait, &wait_ops, false);
+			s->wait = ig_wait_call_new(s->ctx, sizeof *s->wait, &ig_wait_plain_ops, false);
 			if (!s->wait)
 				return IG_BODY_CLOSED;
 		} else {
@@ -61,20 +54,6 @@ static enum ig_body_result room(ig_body_out *s)
 }
 
 /* ---- the end ---- */
-
-/* n in lowercase hex, no leading zeros: a chunk's size. */
-static size_t fmt_hex(char *out, size_t n)
-{
-	char tmp[16];
-	size_t k = 0;
-	do {
-		tmp[k++] = "0123456789abcdef"[n & 15];
-		n >>= 4;
-	} while (n);
-	for (size_t i = 0; i < k; i++)
-		out[i] = tmp[k - 1 - i];
-	return k;
-}
 
 /* The stream leaves its connection: whole (the last chunk, the connection
  * goes on) or cut (the connection closes, so the client cannot take what
@@ -136,15 +115,8 @@ static void finish_later(struct ig_deferred *d)
 static void body_finished(struct http_stream *b, ig_ctx *x)
 {
 	ig_body_out *s = (ig_body_out *)b;
-	if (x->state == CTX_RUNNING) {
-		/* Returned inside its dispatch, which still reads x: after the
-		   batch. */
-		x->state = CTX_READY;
-		s->finish_later.fn = finish_later;
-		ig_loop_defer(&x->core->loop, &s->finish_later);
-		return;
-	}
-	finish(s, x);
+	if (!ig_http_stream_finish_later(x, &s->finish_later, finish_later))
+		finish(s, x);
 }
 
 static const struct http_stream_ops body_ops = {
@@ -184,15 +156,7 @@ ig_body_out *ig_body_out_begin(ig_ctx *x, int status, const char *ctype, int64_t
 		HEAD_LIT(&h, "\r\nTransfer-Encoding: chunked");
 	}
 	HEAD_LIT(&h, "\r\n");
-	ig_wbuf_put(&h, x->core->loop.clock.date_line, IG_DATE_LINE_LEN);
-	ig_str id = ig_request_id(x);
-	HEAD_LIT(&h, "X-Request-Id: ");
-	ig_wbuf_put(&h, id.ptr, id.len);
-	HEAD_LIT(&h, "\r\n");
-	ig_wbuf_put(&h, x->headers.ptr, x->headers.len); /* CORS's, the handler's */
-	if (s->close_after)
-		HEAD_LIT(&h, "Connection: close\r\n");
-	HEAD_LIT(&h, "\r\n");
+	ig_http_stream_head_end(x, &h, s->close_after);
 	if (h.failed || !ig_http_stream_begin(x, &s->base, h.ptr, h.len))
 		return NULL;
 	x->status = status;
@@ -214,10 +178,7 @@ enum ig_body_result ig_body_out_write(ig_body_out *s, const void *p, size_t n)
 		struct http_conn *c = s->base.conn;
 		if (s->chunked) {
 			char head[24];
-			size_t hn = fmt_hex(head, k);
-			head[hn++] = '\r';
-			head[hn++] = '\n';
-			ig_http_out_append(c, head, hn);
+			ig_http_out_append(c, head, ig_http_chunk_head(head, k));
 		}
 		ig_http_out_append(c, q, k);
 		if (s->chunked)

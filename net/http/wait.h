@@ -68,6 +68,10 @@ struct ig_wait_call {
 	bool grouped;
 };
 
+/* The ops of a call made ungrouped, with nothing to collect or cancel: a
+ * stream's wait for room. */
+extern const struct ig_wait_call_ops ig_wait_plain_ops;
+
 /* Whether the caller is ctx's handler, on its coroutine: where the linear
  * calls may wait. */
 IG_NONNULL(1) bool ig_wait_in_handler(const ig_ctx *ctx);
