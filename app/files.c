@@ -58,7 +58,8 @@ int getFile(ig_ctx *ctx, const struct getFile_in *in, struct getFile_out *out)
 	}
 	/* A read that fails or ends early leaves the body short: its end then
 	   cuts the connection, and the client sees it. */
-	for (int64_t left = size; left > 0;) {
+	/* A HEAD has its head (the length) and no body: nothing to read. */
+	for (int64_t left = ig_req(ctx)->head ? 0 : size; left > 0;) {
 		ssize_t got = read(fd, buf, left < FILE_PIECE ? (size_t)left : FILE_PIECE);
 		if (got <= 0 || ig_body_out_write(s, buf, (size_t)got) != IG_BODY_OK)
 			break;

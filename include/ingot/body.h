@@ -30,13 +30,14 @@ enum ig_body_result {
 /* Answers ctx with status and content_type (NUL-terminated, no line
  * break), then a body the handler writes in pieces: length bytes exactly
  * (Content-Length), or, with length -1, as many as it writes (chunked
- * over HTTP/1.1; over HTTP/1.0 the connection's close ends it). The head
- * leaves at once (earlier pipelined answers first), with the handler's
+ * over HTTP/1.1; over HTTP/1.0 the connection's close ends it). For a
+ * HEAD request the head alone leaves: writes send nothing, and the end
+ * needs none (the handler may skip them: ig_req(ctx)->head).
+ * The head leaves at once (earlier pipelined answers first), with the handler's
  * headers (ig_add_header) and CORS's. The exchange then belongs to the
  * stream: the status the handler returns is not sent. From ctx's handler,
  * once, before it returns.
- * Returns: the stream; NULL when none can be opened: a HEAD request, an
- * exchange without a connection (in-process, Lambda), the client gone,
+ * Returns: the stream; NULL when none can be opened: an exchange without a connection (in-process, Lambda), the client gone,
  * the server draining, an earlier pipelined request still unanswered, a
  * bad content_type or length. The handler then answers as usual. */
 IG_MUST_USE IG_NONNULL(1, 3) ig_body_out *ig_body_out_begin(ig_ctx *ctx, int status, const char *content_type,

@@ -19,6 +19,7 @@ struct ig_body_out {
 	bool waiting;                    /* wait is counted as running: room completes it */
 	int64_t left;  /* bytes of the declared length still to write; -1: no length */
 	bool chunked;  /* HTTP/1.1 without a length: chunks */
+	bool head_only; /* a HEAD: the head leaves, writes are not sent */
 	bool close_after; /* the connection closes after it (Connection: close, the drain) */
 	bool closed;   /* writes fail from now on */
 	bool ended;    /* ig_body_out_end ran */
@@ -64,10 +65,10 @@ static void end_output(ig_body_out *s, bool whole)
 	s->closed = true;
 	if (!c)
 		return;
-	if (whole && s->chunked)
+	if (whole && s->chunked && !s->head_only)
 		ig_http_out_append(c, "0\r\n\r\n", 5);
 	/* Without a length and without chunks, only the close ends the body. */
-	bool delimited = s->chunked || s->left >= 0;
+	bool delimited = s->chunked || s->left >= 0 || s->head_only;
 	ig_http_stream_end(&s->base, !whole || s->close_after || !delimited);
 }
 
@@ -132,15 +133,15 @@ static const struct http_stream_ops body_ops = {
 
 ig_body_out *ig_body_out_begin(ig_ctx *x, int status, const char *ctype, int64_t length)
 {
-	if (x->req.head || !x->conn || x->stream || x->finished || status < 200 || status > 599 || status == 204 ||
+	if (!x->conn || x->stream || x->finished || status < 200 || status > 599 || status == 204 ||
 	    status == 304 || length < -1 || ctype[strcspn(ctype, "\r\n")] || !ig_wait_in_handler(x))
 		return NULL;
 	ig_body_out *s = ig_arena_alloc(&x->arena, sizeof *s);
 	if (!s)
 		return NULL;
 	*s = (ig_body_out){ .base.ops = &body_ops, .ctx = x, .left = length,
-			    .chunked = length < 0 && x->req.minor_version >= 1 };
-	s->close_after = !x->keep_alive || (length < 0 && !s->chunked);
+			    .chunked = length < 0 && x->req.minor_version >= 1, .head_only = x->req.head };
+	s->close_after = !x->keep_alive || (length < 0 && !s->chunked && !s->head_only);
 	ig_wbuf h = { .arena = &x->arena };
 	char num[24];
 	HEAD_LIT(&h, "HTTP/1.1 ");
@@ -169,6 +170,8 @@ enum ig_body_result ig_body_out_write(ig_body_out *s, const void *p, size_t n)
 {
 	if (!s->ctx || s->ended || (s->left >= 0 && (uint64_t)s->left < n))
 		return IG_BODY_INVALID;
+	if (s->head_only) /* nothing goes after a HEAD's head */
+		return s->closed ? IG_BODY_CLOSED : IG_BODY_OK;
 	const char *q = p;
 	while (n) {
 		enum ig_body_result r = room(s);
@@ -201,7 +204,7 @@ enum ig_body_result ig_body_out_end(ig_body_out *s)
 	s->ended = true;
 	if (s->closed)
 		return IG_BODY_CLOSED;
-	bool whole = s->left <= 0;
+	bool whole = s->left <= 0 || s->head_only;
 	end_output(s, whole);
 	return whole ? IG_BODY_OK : IG_BODY_INVALID;
 }

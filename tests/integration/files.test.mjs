@@ -1,7 +1,7 @@
 // Streamed response bodies (include/ingot/body.h, issue 30): the reference
 // service's GET /files/{name} sends a file of FILES_DIR a piece at a time,
-// with its Content-Length or chunked. Real clients (curl, undici's fetch)
-// get 64 MiB intact; a reader that stops holds the handler back while the
+// with its Content-Length or chunked (HEAD: the head alone). Real clients
+// (curl, undici's fetch) get 64 MiB intact; a reader that stops holds the handler back while the
 // server's memory stays put; a client that leaves stops the handler; a
 // file cut short cuts the connection (never a short body that looks
 // whole); names cannot leave the directory.
@@ -125,6 +125,20 @@ test('undici fetch downloads it chunked (?chunked=true) intact, and the connecti
 	assert.match(s.slice(0, s.indexOf(last)), /\r\nTransfer-Encoding: chunked(\r\n|$)/i);
 	c.buf = c.buf.subarray(s.indexOf(last) + last.length);
 	assert.equal((await c.response()).status, 200); // /health, after the last chunk
+	c.destroy();
+});
+
+test('HEAD has the head alone (its Content-Length, or chunked) and the connection answers its next request', T, async () => {
+	const srv = await startServer({ FILES_DIR: dir });
+	const c = await RawClient.connect(srv.port);
+	await c.write(req('HEAD', '/files/big.bin') + req('HEAD', '/files/big.bin?chunked=true') + req('GET', '/files/small.txt'));
+	const [sized, chunked] = await c.responses(2, { head: true });
+	assert.equal(sized.status, 200);
+	assert.equal(sized.headers['content-length'], String(BIG));
+	assert.equal(chunked.status, 200);
+	assert.equal(chunked.headers['transfer-encoding'], 'chunked');
+	const small = await c.response();
+	assert.equal(small.body.toString(), 'hello, file\n');
 	c.destroy();
 });
 
