@@ -142,6 +142,19 @@ test('HEAD has the head alone (its Content-Length, or chunked) and the connectio
 	c.destroy();
 });
 
+test('over HTTP/1.0 a body of no known length is ended by the close: no chunks', T, async () => {
+	const srv = await startServer({ FILES_DIR: dir });
+	const c = await RawClient.connect(srv.port);
+	await c.write(req('GET', '/files/small.txt?chunked=true', { version: '1.0' }));
+	await within(20000, c.waitEnd(), 'the close');
+	const s = c.buf.toString('latin1');
+	const at = s.indexOf('\r\n\r\n');
+	assert.match(s, /^HTTP\/1\.1 200 OK\r\n/);
+	assert.doesNotMatch(s.slice(0, at), /Transfer-Encoding|Content-Length/i);
+	assert.match(s.slice(0, at), /\r\nConnection: close(\r\n|$)/i);
+	assert.equal(s.slice(at + 4), 'hello, file\n');
+});
+
 test('a reader that stops holds the handler back: the server\'s RSS grows by under 2 MiB over the 64 MiB', T, async () => {
 	const srv = await startServer({ FILES_DIR: dir, INGOT_ADMIN_PORT: '0' }, { threads: '1' });
 	const admin = await adminAddr(srv);
@@ -180,6 +193,14 @@ test('a client that leaves mid-file stops the handler (logged) and leaves nothin
 	assert.equal(l.result, 1); // IG_BODY_CLOSED
 	await waiting(admin, 0);
 	assert.equal((await curlResponse(srv.port, '/health')).status, 200);
+});
+
+test('the write timeout cuts a reader that stops for good: the handler stops (logged)', T, async () => {
+	const srv = await startServer({ FILES_DIR: dir, INGOT_WRITE_TIMEOUT_MS: '300' }, { threads: '1' });
+	const d = download(srv.port, '/files/big.bin', { paused: true });
+	const l = await within(20000, srv.waitLog((x) => x.msg === 'file cut'), 'the cut');
+	assert.equal(l.result, 1); // IG_BODY_CLOSED
+	d.sock.destroy();
 });
 
 test('a file that ends before its Content-Length cuts the connection: the client never sees a short body as whole', T, async () => {
