@@ -25,6 +25,8 @@ struct ig_body_out {
 	bool ended;    /* ig_body_out_end ran */
 };
 
+static void end_output(ig_body_out *s, bool whole);
+
 /* ---- waiting for room ---- */
 
 static void wake(ig_body_out *s)
@@ -42,14 +44,22 @@ static enum ig_body_result room(ig_body_out *s)
 	while (!s->closed && ig_http_stream_unsent(&s->base) > max) {
 		if (!s->wait) {
 			s->wait = ig_wait_call_new(s->ctx, sizeof *s->wait, &ig_wait_plain_ops, false);
-			if (!s->wait)
+			if (!s->wait) { /* no request memory to wait with: the body is cut */
+				end_output(s, false);
 				return IG_BODY_CLOSED;
+			}
 		} else {
 			ig_wait_call_again(s->wait);
 		}
 		s->waiting = true;
-		if (ig_wait_for(s->wait) != IG_WAIT_OK)
+		if (ig_wait_for(s->wait) != IG_WAIT_OK) {
+			/* Cancelled: the stream ends here, and its record with it
+			   (no writable upcall will complete it once it has left
+			   its connection). */
+			wake(s);
+			end_output(s, false);
 			return IG_BODY_CLOSED;
+		}
 	}
 	return s->closed ? IG_BODY_CLOSED : IG_BODY_OK;
 }
