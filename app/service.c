@@ -202,18 +202,21 @@ int getDelay(ig_ctx *ctx, const struct getDelay_in *in, struct getDelay_out *out
 
 /* ---- outbound: routes that call an upstream through the core's client ---- */
 
-/* The app's one setting, in the runtime's settings table (--help lists it
- * under the app's name; a flag --upstream too). It needs no init hook: its
- * URLs are made per core on first use, once the listening port is known. */
+/* The app's settings, in the runtime's settings table (--help lists them
+ * under the app's name; each is a flag too, --upstream). UPSTREAM needs no
+ * init hook: its URLs are made per core on first use, once the listening port is known. */
 static const char *upstream_setting = "";
 const char *reports_api_keys = ""; /* app/auth.c's auth handler reads it */
 static bool heartbeat_cron;
+const char *files_dir = ""; /* app/files.c's GET /files/{name} reads it */
 static const struct ig_option app_rows[] = {
 	IG_SECRET("REPORTS_API_KEYS", &reports_api_keys,
 		  "the API keys GET /reports/{name} takes in X-API-Key (comma-separated); empty: none"),
 	IG_SETTING_STR("UPSTREAM", &upstream_setting,
 		       "the upstream of /proxy/json and /fanout: an http(s) origin, optionally with a path prefix; "
 		       "empty: this service on 127.0.0.1 and its PORT"),
+	IG_SETTING_STR("FILES_DIR", &files_dir,
+		       "the directory GET /files/{name} sends files of; empty: none (404)"),
 	IG_SETTING_BOOL("HEARTBEAT_CRON", &heartbeat_cron,
 			IG_HELP("schedule the cron job heartbeat here (every second, a row per tick: app/cron.c); "
 				"a platform's trigger runs it either way")),

@@ -341,6 +341,49 @@ size_t ig_http_stream_unsent(const struct http_stream *s);
 /* Hands s the client's bytes still buffered and reads on, once its
  * output went down (received's reader paused behind INGOT_MAX_OUTPUT). */
 void ig_http_stream_resume(struct http_stream *s);
+/* A stream's head from the Date line on: Date, X-Request-Id, x's own
+ * fields (CORS's, the handler's), Connection: close when close, and the
+ * blank line. */
+static inline void ig_http_stream_head_end(struct ig_ctx *x, ig_wbuf *h, bool close)
+{
+	ig_wbuf_put(h, x->core->loop.clock.date_line, IG_DATE_LINE_LEN);
+	ig_str id = ig_request_id(x);
+	ig_wbuf_put(h, "X-Request-Id: ", 14);
+	ig_wbuf_put(h, id.ptr, id.len);
+	ig_wbuf_put(h, "\r\n", 2);
+	ig_wbuf_put(h, x->headers.ptr, x->headers.len);
+	if (close)
+		ig_wbuf_put(h, "Connection: close\r\n", 19);
+	ig_wbuf_put(h, "\r\n", 2);
+}
+/* A chunk's head for n bytes: n in lowercase hex, no leading zeros, then
+ * CRLF, at out (18 bytes at most). Returns its length. */
+static inline size_t ig_http_chunk_head(char *out, size_t n)
+{
+	char tmp[16];
+	size_t k = 0;
+	do {
+		tmp[k++] = "0123456789abcdef"[n & 15];
+		n >>= 4;
+	} while (n);
+	for (size_t i = 0; i < k; i++)
+		out[i] = tmp[k - 1 - i];
+	out[k] = '\r';
+	out[k + 1] = '\n';
+	return k + 2;
+}
+/* For a stream's finished upcall: a handler that returned inside its
+ * dispatch, which still reads x, has x finished after the batch (d's fn
+ * then). Returns: whether it deferred. */
+static inline bool ig_http_stream_finish_later(struct ig_ctx *x, struct ig_deferred *d, void (*fn)(struct ig_deferred *))
+{
+	if (x->state != CTX_RUNNING)
+		return false;
+	x->state = CTX_READY;
+	d->fn = fn;
+	ig_loop_defer(&x->core->loop, d);
+	return true;
+}
 
 /* exchange.c */
 /* Writes "name: value\r\n" (name_len + value.len + 4 bytes) at d, a CR,

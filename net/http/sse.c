@@ -109,20 +109,6 @@ static void on_heartbeat(struct ig_timer *t)
 
 /* ---- framing ---- */
 
-/* n in lowercase hex, no leading zeros ("0" for 0): a chunk's size. */
-static size_t fmt_hex(char *out, size_t n)
-{
-	char tmp[16];
-	size_t k = 0;
-	do {
-		tmp[k++] = "0123456789abcdef"[n & 15];
-		n >>= 4;
-	} while (n);
-	for (size_t i = 0; i < k; i++)
-		out[i] = tmp[k - 1 - i];
-	return k;
-}
-
 static void put(struct http_conn *c, const char *p, size_t n)
 {
 	ig_http_out_append(c, p, n);
@@ -168,10 +154,7 @@ static enum ig_sse_result frame(ig_sse *s, const char *event, const char *id, co
 	}
 	if (s->chunked) {
 		char head[24];
-		size_t n = fmt_hex(head, total);
-		head[n++] = '\r';
-		head[n++] = '\n';
-		put(c, head, n);
+		put(c, head, ig_http_chunk_head(head, total));
 	}
 	if (event) {
 		PUT_LIT(c, "event: ");
@@ -208,13 +191,6 @@ static enum ig_sse_result frame(ig_sse *s, const char *event, const char *id, co
 
 /* ---- waiting for room ---- */
 
-static void wait_collect(struct ig_wait_call *call)
-{
-	(void)call; /* never grouped */
-}
-
-static const struct ig_wait_call_ops wait_ops = { .collect = wait_collect };
-
 static bool full(const ig_sse *s)
 {
 	return ig_http_stream_unsent(&s->base) > (size_t)s->core->cfg->max_output;
@@ -227,7 +203,7 @@ static enum ig_sse_result room(ig_sse *s)
 	while (!s->closed && full(s)) {
 		if (!s->ctx || !ig_wait_in_handler(s->ctx))
 			return IG_SSE_FULL;
-		struct ig_wait_call *w = ig_wait_call_new(s->ctx, sizeof *w, &wait_ops, false);
+		struct ig_wait_call *w = ig_wait_call_new(s->ctx, sizeof *w, &ig_wait_plain_ops, false);
 		if (!w)
 			return IG_SSE_INVALID;
 		s->waiting = w;
@@ -367,15 +343,8 @@ static void finish_later(struct ig_deferred *d)
 static void sse_finished(struct http_stream *b, ig_ctx *x)
 {
 	ig_sse *s = (ig_sse *)b;
-	if (x->state == CTX_RUNNING) {
-		/* Returned inside its dispatch, which still reads x: after the
-		   batch. */
-		x->state = CTX_READY;
-		s->finish_later.fn = finish_later;
-		ig_loop_defer(&s->core->loop, &s->finish_later);
-		return;
-	}
-	finish(s, x);
+	if (!ig_http_stream_finish_later(x, &s->finish_later, finish_later))
+		finish(s, x);
 }
 
 static const struct http_stream_ops sse_ops = {
@@ -409,15 +378,7 @@ ig_sse *ig_sse_open(ig_ctx *x)
 	HEAD_LIT(&h, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n");
 	if (s->chunked)
 		HEAD_LIT(&h, "Transfer-Encoding: chunked\r\n");
-	head_put(&h, x->core->loop.clock.date_line, IG_DATE_LINE_LEN);
-	ig_str id = ig_request_id(x);
-	HEAD_LIT(&h, "X-Request-Id: ");
-	head_put(&h, id.ptr, id.len);
-	HEAD_LIT(&h, "\r\n");
-	head_put(&h, x->headers.ptr, x->headers.len); /* CORS's, the handler's */
-	if (s->close_after)
-		HEAD_LIT(&h, "Connection: close\r\n");
-	HEAD_LIT(&h, "\r\n");
+	ig_http_stream_head_end(x, &h, s->close_after);
 	s->last_sent_ms = now_ms(s);
 	if (h.failed || !ig_http_stream_begin(x, &s->base, h.ptr, h.len)) {
 		ig_pool_give(&sc->streams, s);

@@ -344,6 +344,19 @@ void ig_wait_call_done(struct ig_wait_call *c)
 	wake(w);
 }
 
+static void plain_collect(struct ig_wait_call *c)
+{
+	(void)c; /* never grouped */
+}
+
+const struct ig_wait_call_ops ig_wait_plain_ops = { .collect = plain_collect };
+
+void ig_wait_call_again(struct ig_wait_call *c)
+{
+	c->done = false;
+	c->ctx->waiter->running++;
+}
+
 enum ig_wait_result ig_wait_for(struct ig_wait_call *c)
 {
 	struct ig_waiter *w = c->ctx->waiter;

@@ -68,6 +68,10 @@ struct ig_wait_call {
 	bool grouped;
 };
 
+/* The ops of a call made ungrouped, with nothing to collect or cancel: a
+ * stream's wait for room. */
+extern const struct ig_wait_call_ops ig_wait_plain_ops;
+
 /* Whether the caller is ctx's handler, on its coroutine: where the linear
  * calls may wait. */
 IG_NONNULL(1) bool ig_wait_in_handler(const ig_ctx *ctx);
@@ -87,6 +91,12 @@ IG_MUST_USE IG_NONNULL(1, 3) void *ig_wait_call_new(ig_ctx *ctx, size_t size, co
  * then. Once: from the call's completion, wherever that runs (the call's
  * start included). */
 IG_NONNULL(1) void ig_wait_call_done(struct ig_wait_call *call);
+
+/* Counts call, done, as running again, so that a handler that waits on
+ * the same event over and over (room in a stream's window) waits on one
+ * record rather than one more in its arena each time. For a call made
+ * ungrouped and without ops->cancel, once it is done. */
+IG_NONNULL(1) void ig_wait_call_again(struct ig_wait_call *call);
 
 /* From ctx's handler: waits until call is done. Returns: IG_WAIT_OK; or
  * IG_WAIT_CANCELLED when the exchange is cancelled (then or before; the

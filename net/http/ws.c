@@ -585,13 +585,6 @@ void *ig_ws_data(const ig_ws *ws)
 	return ws->data;
 }
 
-static void wait_collect(struct ig_wait_call *call)
-{
-	(void)call; /* never grouped */
-}
-
-static const struct ig_wait_call_ops wait_ops = { .collect = wait_collect };
-
 static bool full(const ig_ws *ws)
 {
 	return ig_http_stream_unsent(&ws->base) > (size_t)ws->core->cfg->max_output;
@@ -605,7 +598,7 @@ static enum ig_ws_result can_send(ig_ws *ws)
 		ig_ctx *x = ws->msg_ctx;
 		if (!x || !ig_wait_in_handler(x))
 			return IG_WS_FULL;
-		struct ig_wait_call *w = ig_wait_call_new(x, sizeof *w, &wait_ops, false);
+		struct ig_wait_call *w = ig_wait_call_new(x, sizeof *w, &ig_wait_plain_ops, false);
 		if (!w)
 			return IG_WS_INVALID;
 		ws->waiting = w;

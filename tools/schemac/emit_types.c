@@ -264,8 +264,10 @@ void emit_types(struct sc_model *m, struct sc_out *h)
 	out_line(h, "/* A handler returns the status to send, or IG_PENDING and calls ig_finish");
 	out_line(h, " * later. Each member r<status> of <op>_out is the body for that status,");
 	out_line(h, " * r4XX for a status of that range, rdefault for any other (an ig_str");
-	out_line(h, " * for a text/plain or text/html one, see ig_html_escape); a status");
-	out_line(h, " * answered with the runtime's problem+json has none (ig_respond_problem);");
+	out_line(h, " * for a text/plain or text/html one, see ig_html_escape, and for an");
+	out_line(h, " * application/octet-stream one, which its handler may stream instead:");
+	out_line(h, " * ingot/body.h); a status answered with the runtime's problem+json has");
+	out_line(h, " * none (ig_respond_problem);");
 	out_line(h, " * a property that is not required (and has no default) has a has_<name>");
 	out_line(h, " * flag beside it, a nullable one a null_<name> flag. Free-form values");
 	out_line(h, " * are ig_json_value trees in the request arena (NULL writes null). */");

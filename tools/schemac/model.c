@@ -647,23 +647,38 @@ static bool is_text_media(const char *type)
 	return (n == 10 && strncasecmp(type, "text/plain", n) == 0) || (n == 9 && strncasecmp(type, "text/html", n) == 0);
 }
 
-/* A text body's schema, when there is one, only says it is a string:
- * nothing about it is validated. */
-static void check_text_schema(struct sc_model *m, const cJSON *media, const char *pm)
+/* A response of bytes: application/octet-stream, sent as text is (whole,
+ * from an ig_str) or streamed by its handler (include/ingot/body.h). */
+static bool is_binary_media(const char *type)
+{
+	size_t n = strcspn(type, "; \t");
+	return n == 24 && strncasecmp(type, "application/octet-stream", n) == 0;
+}
+
+/* A text body's schema, when there is one, only says it is a string (a
+ * binary one's, a string of format binary): nothing about it is
+ * validated. */
+static void check_text_schema(struct sc_model *m, const cJSON *media, const char *pm, bool binary)
 {
 	const cJSON *sj = sc_get(media, "schema");
 	if (!sj)
 		return;
 	char *ps = sc_ptr_key(pm, "schema");
 	const cJSON *type = cJSON_IsObject(sj) ? sc_get(sj, "type") : NULL;
-	if (!cJSON_IsString(type) || strcmp(type->valuestring, "string") != 0 || cJSON_GetArraySize(sj) != 1)
-		sc_error(m, ps, "a text body's schema can only be {\"type\": \"string\"}");
+	const cJSON *format = cJSON_IsObject(sj) ? sc_get(sj, "format") : NULL;
+	bool ok = cJSON_IsString(type) && strcmp(type->valuestring, "string") == 0 &&
+		  cJSON_GetArraySize(sj) == 1 + (binary && format);
+	if (binary && format && (!cJSON_IsString(format) || strcmp(format->valuestring, "binary") != 0))
+		ok = false;
+	if (!ok)
+		sc_error(m, ps, binary ? "a binary body's schema can only be {\"type\": \"string\", \"format\": \"binary\"}"
+				       : "a text body's schema can only be {\"type\": \"string\"}");
 	free(ps);
 }
 
 /* The application/json schema of a content map (request or response);
- * for a response (r not NULL), a text/plain or text/html media type
- * instead, whose name goes to r->text_type, or application/problem+json
+ * for a response (r not NULL), a text/plain, text/html or
+ * application/octet-stream media type instead, whose name goes to r->text_type, or application/problem+json
  * (r->problem or r->problem_type). */
 static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content, const char *ptr, int status,
 				       struct sc_response *r)
@@ -673,13 +688,14 @@ static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content,
 	bool seen = false;
 	for (const cJSON *it = content->child; it; it = it->next) {
 		char *pm = sc_ptr_key(pc, it->string);
-		bool text = r && is_text_media(it->string);
+		bool binary = r && is_binary_media(it->string);
+		bool text = r && (is_text_media(it->string) || binary);
 		bool problem = r && strcasecmp(it->string, "application/problem+json") == 0;
 		bool stream = r && sc_is_event_stream(it->string);
 		if (strcmp(it->string, "application/json") != 0 && !text && !problem && !stream) {
 			sc_error(m, pm, "media type \"%s\" is not supported yet (application/json is%s)", it->string,
-				 r ? ", and application/problem+json, text/plain, text/html or text/event-stream for a "
-				     "response" : "");
+				 r ? ", and application/problem+json, text/plain, text/html, application/octet-stream "
+				     "or text/event-stream for a response" : "");
 		} else if (!cJSON_IsObject(it)) {
 			sc_error(m, pm, "a media type must be an object");
 		} else if (status == 204 || status == 304) {
@@ -705,7 +721,7 @@ static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content,
 			r->event_ptr = sc_ptr_key(pm, key);
 		} else if (text) {
 			sc_check_keys(m, it, pm, media_keys);
-			check_text_schema(m, it, pm);
+			check_text_schema(m, it, pm, binary);
 			r->text_type = sc_strdup(it->string);
 		} else {
 			sc_check_keys(m, it, pm, media_keys);
