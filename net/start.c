@@ -56,6 +56,7 @@ bool ig_security_bearer(ig_ctx *ctx) WEAK;
 extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
+extern struct ig_metrics_source ig_pubsub_delivery_metrics_source WEAK;
 extern const struct ig_pubsub_consumer_ops ig_pubsub_start_ops WEAK;
 extern struct ig_pubsub_config ig_pubsub_config WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
@@ -334,6 +335,8 @@ static int start(int argc, char **argv, const struct ig_app *app)
 		ig_metrics_register(&ig_auth_metrics_source);
 	if (&ig_pubsub_metrics_source)
 		ig_metrics_register(&ig_pubsub_metrics_source);
+	if (&ig_pubsub_delivery_metrics_source)
+		ig_metrics_register(&ig_pubsub_delivery_metrics_source);
 	pg_started = ig_pg_start && ig_pg_start();
 	if (app->jwt && app->jwt->prepare(app->jwt))
 		jwks_fetched = app->jwt;

@@ -127,17 +127,10 @@ static struct {
 	struct http_inproc_worker worker; /* its blocks: every arena here */
 	struct ig_pg_pool *pool;
 	struct ig_timer timer;
-	struct ig_metrics_source metrics;
 	uint32_t polls;
 	bool purging;
 	ig_arena purge_arena;
 } s;
-
-static void write_metrics(struct ig_expo *e, void *arg)
-{
-	(void)arg;
-	ig_pubsub_write_delivery_metrics(e, s.table, &s.subs[0].lane, sizeof s.subs[0]);
-}
 
 static void log_db_error(const char *msg, const struct sub_run *r, const ig_pg_error *err)
 {
@@ -376,8 +369,7 @@ static bool prepare(const struct ig_pubsub_table *table)
 	s.table = table;
 	if (!(s.subs = ig_pubsub_lanes_make(table, sizeof *s.subs)))
 		return false;
-	s.metrics.write = write_metrics;
-	ig_metrics_register(&s.metrics);
+	ig_pubsub_delivery_lanes(table, &s.subs[0].lane, sizeof s.subs[0]);
 	return true;
 }
 

@@ -1,6 +1,9 @@
 /* The delivery path both providers' consumers share (delivery.h). */
 #include "delivery.h"
 #include "kernel/runtime/clock.h"
+#include "kernel/process/cores.h"
+
+#include <stdatomic.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,26 +110,83 @@ static const struct ig_pubsub_sub_stats *at(const struct ig_pubsub_lane *first, 
 	return &((const struct ig_pubsub_lane *)((const char *)first + i * stride))->stats;
 }
 
-void ig_pubsub_write_delivery_metrics(struct ig_expo *e, const struct ig_pubsub_table *table,
-				      const struct ig_pubsub_lane *first, size_t stride)
+/* ---- the delivery metrics ---- */
+
+/* The consumer's lanes and, per core, the counters of deliveries from
+ * outside: each core's own array (by subscription), made on its first
+ * such delivery; the scrape sums them. */
+static struct {
+	const struct ig_pubsub_table *table; /* the consumer's; else the document's */
+	const struct ig_pubsub_lane *first;
+	size_t stride;
+	_Atomic(struct ig_pubsub_sub_stats *) inbound[IG_MAX_CORES];
+} dm;
+
+static const struct ig_pubsub_table *table_of(void)
 {
+	return dm.table ? dm.table : &ig_api_pubsub; /* NULL: a document without Pub/Sub */
+}
+
+static void write_delivery_metrics(struct ig_expo *e, void *arg)
+{
+	(void)arg;
+	const struct ig_pubsub_table *table = table_of();
+	if (!table)
+		return;
+	struct ig_pubsub_sub_stats *cores[IG_MAX_CORES];
+	size_t ncores = 0;
+	for (size_t c = 0; c < IG_MAX_CORES; c++)
+		if ((cores[ncores] = atomic_load_explicit(&dm.inbound[c], memory_order_acquire)))
+			ncores++;
 	ig_expo_family(e, "ingot_pubsub_delivered_total", "counter",
 		       "deliveries handled by subscription and result: ack, retry (after a backoff), drop, "
 		       "dead (max attempts, or a message that breaks the schema)");
 	for (size_t i = 0; i < table->nsubs; i++)
 		for (int k = 0; k < IG_PUBSUB_OUTCOMES; k++) {
-			const char *n = table->subs[i].name;
-			const struct ig_label l[2] = { { "subscription", n, strlen(n) },
+			uint64_t n = dm.first ? ig_counter_get(&at(dm.first, dm.stride, i)->delivered[k]) : 0;
+			for (size_t c = 0; c < ncores; c++)
+				n += ig_counter_get(&cores[c][i].delivered[k]);
+			const char *name = table->subs[i].name;
+			const struct ig_label l[2] = { { "subscription", name, strlen(name) },
 						       { "result", outcome_names[k], strlen(outcome_names[k]) } };
-			ig_expo_sample(e, "ingot_pubsub_delivered_total", l, 2, (double)ig_counter_get(&at(first, stride, i)->delivered[k]));
+			ig_expo_sample(e, "ingot_pubsub_delivered_total", l, 2, (double)n);
 		}
 	ig_expo_family(e, "ingot_pubsub_handling_duration_seconds", "histogram",
 		       "from a delivery's claim (or arrival) to its handler's verdict, by subscription");
 	for (size_t i = 0; i < table->nsubs; i++) {
-		const char *n = table->subs[i].name;
-		const struct ig_label l = { "subscription", n, strlen(n) };
+		const char *name = table->subs[i].name;
+		const struct ig_label l = { "subscription", name, strlen(name) };
 		struct ig_histogram sum = { 0 };
-		ig_histogram_sum_into(&sum, &at(first, stride, i)->duration);
+		if (dm.first)
+			ig_histogram_sum_into(&sum, &at(dm.first, dm.stride, i)->duration);
+		for (size_t c = 0; c < ncores; c++)
+			ig_histogram_sum_into(&sum, &cores[c][i].duration);
 		ig_expo_histogram(e, "ingot_pubsub_handling_duration_seconds", &l, 1, &sum, &ig_duration_bounds);
 	}
+}
+
+struct ig_metrics_source ig_pubsub_delivery_metrics_source = { .write = write_delivery_metrics };
+
+void ig_pubsub_delivery_lanes(const struct ig_pubsub_table *table, const struct ig_pubsub_lane *first, size_t stride)
+{
+	dm.table = table;
+	dm.first = first;
+	dm.stride = stride;
+}
+
+void ig_pubsub_count_inbound(uint32_t core, const struct ig_pubsub_subscription *sub, enum ig_pubsub_outcome outcome,
+			     uint64_t started_us)
+{
+	const struct ig_pubsub_table *table = table_of();
+	if (!table || core >= IG_MAX_CORES || sub < table->subs || sub >= table->subs + table->nsubs)
+		return;
+	struct ig_pubsub_sub_stats *stats = atomic_load_explicit(&dm.inbound[core], memory_order_relaxed);
+	if (!stats) { /* for the process's life: a leak checker finds it through dm */
+		if (!(stats = calloc(table->nsubs, sizeof *stats)))
+			return;
+		atomic_store_explicit(&dm.inbound[core], stats, memory_order_release);
+	}
+	struct ig_pubsub_sub_stats *st = &stats[sub - table->subs];
+	ig_counter_add(&st->delivered[outcome], 1);
+	ig_histogram_observe(&st->duration, &ig_duration_bounds, ig_monotonic_us() - started_us);
 }

@@ -43,10 +43,23 @@ struct ig_pubsub_lane {
 void *ig_pubsub_lanes_make(const struct ig_pubsub_table *table, size_t size);
 
 /* ingot_pubsub_delivered_total and ingot_pubsub_handling_duration_seconds
- * for the table's subscriptions: the lanes at first, stride bytes apart
- * (ig_pubsub_lanes_make's size). */
-void ig_pubsub_write_delivery_metrics(struct ig_expo *e, const struct ig_pubsub_table *table,
-				      const struct ig_pubsub_lane *first, size_t stride);
+ * by subscription, one writer (the start registers it) for all that
+ * delivers: a consumer's lanes and the deliveries that come from outside
+ * (ig_pubsub_count_inbound). */
+extern struct ig_metrics_source ig_pubsub_delivery_metrics_source;
+
+/* The consumer's lanes for that writer: table's subscriptions' (the
+ * document's), first, stride bytes apart (ig_pubsub_lanes_make's size).
+ * At the consumer's start, before any core runs. */
+void ig_pubsub_delivery_lanes(const struct ig_pubsub_table *table, const struct ig_pubsub_lane *first, size_t stride);
+
+/* A delivery that came from outside, a push endpoint's request (push.c)
+ * or an SQS record (sqs.c), handled on core (its thread; single writer):
+ * its outcome and its handling time since started_us (ig_monotonic_us),
+ * for sub, one of the document's subscriptions. Nothing counted when
+ * memory for the core's counters runs out. */
+void ig_pubsub_count_inbound(uint32_t core, const struct ig_pubsub_subscription *sub, enum ig_pubsub_outcome outcome,
+			     uint64_t started_us);
 
 struct ig_pubsub_delivery;
 

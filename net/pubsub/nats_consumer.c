@@ -71,19 +71,12 @@ static struct {
 	struct ig_nats *nc;
 	struct http_inproc_worker worker; /* its core NULL until the first up */
 	struct ig_timer retry;
-	struct ig_metrics_source metrics;
 } s;
 
 static void retry_later(void)
 {
 	if (s.worker.core && !ig_timer_armed(&s.retry))
 		ig_timer_set(&s.worker.core->loop.timers, &s.retry, ig_monotonic_us() / 1000 + RETRY_MS);
-}
-
-static void write_metrics(struct ig_expo *e, void *arg)
-{
-	(void)arg;
-	ig_pubsub_write_delivery_metrics(e, s.table, &s.subs[0].lane, sizeof s.subs[0]);
 }
 
 static void pull(struct nsub *r);
@@ -403,8 +396,7 @@ bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table)
 			snprintf(p->filter, sizeof p->filter, IG_NATS_SUBJECT "%s.%u", r->lane.sub->topic->name, (unsigned)k);
 		}
 	}
-	s.metrics.write = write_metrics;
-	ig_metrics_register(&s.metrics);
+	ig_pubsub_delivery_lanes(table, &s.subs[0].lane, sizeof s.subs[0]);
 	return true;
 }
 

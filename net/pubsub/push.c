@@ -5,6 +5,7 @@
  * serve.c's path, as cron's endpoint runs a job; its verdict is the
  * answer. Reached from ig_pubsub_serve (the generated router's miss). */
 #include "consumer.h"
+#include "delivery.h"
 #include "push_settings.h"
 #include "kernel/runtime/base64.h"
 #include "net/http/bearer.h"
@@ -21,6 +22,8 @@
 struct push_call {
 	struct http_inproc inproc;
 	ig_ctx *ctx;
+	const struct ig_pubsub_subscription *sub;
+	uint64_t started_us; /* its arrival: the handling time's start */
 	ig_str message;
 	char traceparent[IG_TRACEPARENT_LEN];
 	ig_header headers[2];
@@ -96,6 +99,8 @@ static void answered(void *arg, enum http_inproc_result result, const struct htt
 	struct push_call *call = arg;
 	ig_ctx *ctx = call->ctx;
 	int status = result == HTTP_INPROC_OK ? res->status : 0;
+	const char *why;
+	ig_pubsub_count_inbound(ig_core_index(ctx), call->sub, ig_pubsub_outcome_of(result, res, &why), call->started_us);
 	switch (status) {
 	case IG_PUBSUB_STATUS_ACK:
 	case IG_PUBSUB_STATUS_DROP:
@@ -178,6 +183,8 @@ bool ig_pubsub_push_serve(ig_ctx *ctx)
 		return true;
 	}
 	call->ctx = ctx;
+	call->sub = sub;
+	call->started_us = ig_monotonic_us();
 	call->message = msg;
 	call->cap = msg.len + PUSH_ROOM;
 	/* the name is a label (no '/', '?', '%'): the path as it is */

@@ -5,6 +5,7 @@
  * and checking the message is the generated entry's, as for PostgreSQL's
  * deliveries. Its setting: sqs_settings.c. */
 #include "consumer.h"
+#include "delivery.h"
 #include "sqs_settings.h"
 #include "net/http/inproc.h"
 #include "sqs.h"
@@ -73,6 +74,8 @@ struct batch {
 	size_t half;
 	size_t runs; /* started: which of the two the next one takes */
 	uint64_t deadline_ms; /* the invocation's, every record's */
+	const struct ig_pubsub_subscription *sub; /* the running record's */
+	uint64_t started_us;                      /* its start: the handling time's */
 	ig_header headers[RUN_HEADERS];
 	char target[sizeof IG_PUBSUB_PATH + 64];
 	/* the failed records' indexes, written out once the batch is done:
@@ -165,6 +168,8 @@ static void answered(void *arg, enum http_inproc_result result, const struct htt
 	struct batch *b = arg;
 	const ig_json_value *rec = b->records->array.items[b->next - 1];
 	int status = result == HTTP_INPROC_OK ? res->status : 0;
+	const char *why;
+	ig_pubsub_count_inbound(b->core->index, b->sub, ig_pubsub_outcome_of(result, res, &why), b->started_us);
 	if (status != IG_PUBSUB_STATUS_ACK && status != IG_PUBSUB_STATUS_DROP) {
 		const struct ig_pubsub_subscription *sub = mapped(queue_of(string(rec, "eventSourceARN")));
 		log_record("sqs record failed", rec, sub,
@@ -209,6 +214,8 @@ static bool start_record(struct batch *b)
 		.deadline_ms = b->deadline_ms,
 	};
 	size_t k = b->runs++ & 1;
+	b->sub = sub;
+	b->started_us = ig_monotonic_us();
 	enum http_inproc_result result;
 	if (ig_http_inproc_run(b->inproc[k], b->core, b->buf + k * b->half, b->half, &req, answered, b, &result) == 0)
 		return true;

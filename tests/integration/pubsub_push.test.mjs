@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID, randomBytes } from 'node:crypto';
 import * as jose from 'jose';
-import { BIN, startServer, cleanup, hostFor } from './lib.mjs';
+import { BIN, startServer, cleanup, hostFor, adminAddr, scrapeSamples } from './lib.mjs';
 import { buildTestApp } from './testapp.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-push-'));
@@ -111,6 +111,27 @@ test('verdicts as statuses: drop 202, retry 503 with Retry-After, a message that
 	assert.equal((await fetch(url(srv, '/_ingot/push/work'), binary({ n: 108, verdict: 'ack' }))).status, 204);
 	await srv.waitLog((l) => l.msg === 'job ran' && l.n === 108, mark);
 	assert.deepEqual(srv.logs.slice(mark).filter((l) => l.msg === 'job ran').map((l) => l.n), [108]);
+});
+
+test('pushed deliveries are counted as a consumer\'s are: ingot_pubsub_delivered_total by result and the handling time, summed over the cores', T, async () => {
+	const two = await startServer({ INGOT_PUSH_SECRET: SECRET, INGOT_ADMIN_PORT: '0' },
+		{ command: srv.proc.spawnfile, threads: '2' });
+	try {
+		const admin = await adminAddr(two);
+		const sent = [[201, 'ack', 204], [202, 'ack', 204], [203, 'ack', 204], [204, 'drop', 202], [205, 'retry', 503],
+			[206, 'later', 422]];
+		for (const [n, verdict, status] of sent) {
+			// a connection each: the kernel spreads them over both cores
+			const res = await fetch(url(two, '/_ingot/push/work'), { ...binary({ n, verdict }), keepalive: false });
+			assert.equal(res.status, status, `n ${n}`);
+		}
+		const m = await scrapeSamples(admin);
+		const count = (result) => m.get(`ingot_pubsub_delivered_total{subscription="work",result="${result}"}`);
+		assert.deepEqual(['ack', 'retry', 'drop', 'dead'].map(count), [3, 1, 1, 1]);
+		assert.equal(m.get('ingot_pubsub_handling_duration_seconds_count{subscription="work"}'), 6);
+	} finally {
+		await two.stop();
+	}
 });
 
 test('without the bearer secret, or with another, 401 and nothing runs; another method 405; an unknown subscription 404', T, async () => {
