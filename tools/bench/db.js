@@ -26,7 +26,7 @@ const path = require('node:path');
 const {
   ROOT, OUT, num, sharedCfg, CLK_TCK, sleep, logger, killAll, run, freePort, httpRequest, alive,
   launch, stopServer, session, wrkRun, retrier, runLine, pick, fmt, cell, ratio,
-  machineBase, loadText, warnLoad, rotate, pushNotes, publish, benchMain, benchDatabase, benchDatabaseStop,
+  machineBase, loadText, warnLoad, rotate, pushNotes, publish, benchMain, benchDatabase, benchCleanup, scratchDir,
 } = require('./lib');
 
 const HERE = __dirname;
@@ -61,11 +61,7 @@ function isFortunes(b) {
 
 // ---- child processes: tracked (lib.js) and ended by PID; PostgreSQL by tools/pg-local ----
 let tmpDir = null;
-function cleanup() {
-  killAll('SIGKILL');
-  benchDatabaseStop();
-  if (tmpDir) { fs.rmSync(tmpDir, { recursive: true, force: true }); tmpDir = null; }
-}
+const cleanup = benchCleanup;
 process.on('exit', cleanup);
 
 // The tables: the service's --migrate; else (no ingot) the migration files with psql.
@@ -290,7 +286,7 @@ function versions() {
 async function main() {
   const t0 = Date.now();
   fs.mkdirSync(OUT, { recursive: true });
-  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-db.'));
+  tmpDir = scratchDir('ingot-db.');
   const src = env.BENCH_SERVICE || path.join(ROOT, 'build', 'bin', 'service');
   if (CFG.servers.includes('ingot')) {
     if (fs.existsSync(src)) {

@@ -440,6 +440,22 @@ function benchDatabaseStop() {
   pgLocalStarted = false;
 }
 
+// A script's scratch directory, removed by benchCleanup; and the cleanup
+// itself, for a script that starts servers and may start the bench's
+// PostgreSQL: every tracked child killed, the database stopped, the
+// scratch directories removed. Synchronous: an exit handler's work.
+const scratchDirs = [];
+function scratchDir(prefix) {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  scratchDirs.push(d);
+  return d;
+}
+function benchCleanup() {
+  killAll('SIGKILL');
+  benchDatabaseStop();
+  while (scratchDirs.length) fs.rmSync(scratchDirs.pop(), { recursive: true, force: true });
+}
+
 // An earlier commit's reference service (the commit before an issue, for
 // an A/B against this tree), built once into build/bench/base-<commit>/service
 // from `git archive` (no worktree: nothing in the repository's metadata
@@ -489,7 +505,7 @@ module.exports = {
   ROOT, OUT, num, sharedCfg, FOREIGN_MAX, CLK_TCK, sleep, logger,
   track, killAll, onSignals, run, freePort, httpRequest,
   cpuTicks, cpuNs, isListening, coreTicks, alive,
-  launch, stopServer, session, floorBinary, baseBinary, benchDatabase, benchDatabaseStop,
+  launch, stopServer, session, floorBinary, baseBinary, benchDatabase, benchDatabaseStop, scratchDir, benchCleanup,
   parseWrk, wrkRun, disturbance, retrier, runLine,
   stats, pick, fmt, cell, ratio,
   machineBase, loadText, warnLoad, rotate, disturbedLegend, pushNotes, intoResults, nginxHead, publish, benchMain,

@@ -36,7 +36,7 @@ const path = require('node:path');
 const {
   ROOT, OUT, num, sharedCfg, sleep, logger, killAll, run, freePort, httpRequest, alive, launch, stopServer,
   wrkRun, disturbance, stats, fmt, machineBase, loadText, pushNotes, publish, benchMain, baseBinary,
-  benchDatabase, benchDatabaseStop,
+  benchDatabase, benchDatabaseStop, benchCleanup, scratchDir,
 } = require('./lib');
 
 const HERE = __dirname;
@@ -60,11 +60,7 @@ const SECTION_END = '<!-- tools/bench/linear.js: end -->';
 const { notes, log, note } = logger('bench linear');
 
 let tmpDir = null;
-function cleanup() {
-  killAll('SIGKILL');
-  benchDatabaseStop();
-  if (tmpDir) { fs.rmSync(tmpDir, { recursive: true, force: true }); tmpDir = null; }
-}
+const cleanup = benchCleanup;
 process.on('exit', cleanup);
 
 const BLOG_BODY = '{"title":"Hello, coroutines","body":"A post body of a few words.","likes":3,"tags":["c","bench"]}';
@@ -257,7 +253,7 @@ function renderMarkdown(res) {
 async function main() {
   const started = Date.now();
   const machine = machineBase();
-  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-bench-linear-'));
+  tmpDir = scratchDir('ingot-bench-linear-');
   fs.writeFileSync(path.join(tmpDir, 'blog.json'), BLOG_BODY);
   const tree = env.BENCH_SERVICE || path.join(ROOT, 'build', 'bin', 'service');
   const base = baseBinary(CFG.base, log);
