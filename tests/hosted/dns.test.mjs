@@ -143,15 +143,28 @@ test('DHCP and INGOT_DNS_SERVER: the setting wins over the lease\'s nameserver (
 
 /** A TCP server on every address of the namespace piping each connection
  * to 127.0.0.1:port. */
+// Its end() destroys every piped connection and closes the listener: once
+// the service (its lwIP stack) is gone, a connection to it that still has
+// bytes to send stays in FIN-WAIT-1, retransmitting for minutes, and would
+// keep this process (and the suite) from ending.
 async function pipeTo(port) {
+	const sockets = new Set();
 	const server = net.createServer((c) => {
 		const u = net.connect(port, '127.0.0.1');
+		for (const s of [c, u]) {
+			sockets.add(s);
+			s.on('close', () => sockets.delete(s));
+		}
 		c.pipe(u);
 		u.pipe(c);
 		c.on('error', () => u.destroy());
 		u.on('error', () => c.destroy());
 	});
 	await new Promise((resolve) => server.listen(0, '0.0.0.0', resolve));
+	server.end = () => {
+		for (const s of sockets) s.destroy();
+		server.close();
+	};
 	return server;
 }
 
@@ -176,7 +189,7 @@ test('DATABASE_URL by name: the pool resolves it over lwIP, connects, and /db an
 		assert.ok(dns.queries.some((q) => q.name === 'db.test' && q.type === 1 && q.from === srv.host), JSON.stringify(dns.queries));
 	} finally {
 		await srv?.stop();
-		pipe?.close();
+		pipe?.end();
 		await pg.stop();
 	}
 });
