@@ -10,8 +10,9 @@
  *       "ready N" once all are open, then holds them until stdin closes;
  *   fanout PORT CONNS SECONDS NOTE  CONNS streams of GET /events/idle, then
  *       for SECONDS one GET /events/idle?note=NOTE after another (each is
- *       broadcast to every kept stream of the core); prints one JSON line:
- *       the "note" events the CONNS streams received, and per second.
+ *       broadcast to every kept stream of the core); prints "ready" once
+ *       the streams are open, then one JSON line: the "note" events the
+ *       CONNS streams received, and per second.
  * A measurement tool, not a test: a failure is one line on stderr and exit 1. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +64,16 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* This process's CPU seconds: a run whose client used all of its core
+ * measured the client as much as the server. */
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static void start_one(void)
@@ -331,7 +343,7 @@ static int echo_main(char **argv)
 		conns[i].have = 0;
 	printf("ready\n");
 	fflush(stdout);
-	double t0 = now_s(), t1 = t0;
+	double t0 = now_s(), t1 = t0, c0 = cpu_s();
 	for (int i = 0; i < n; i++)
 		send_frames(conns[i].fd, (uint64_t)inflight);
 	struct epoll_event evs[256];
@@ -357,8 +369,9 @@ static int echo_main(char **argv)
 		}
 	}
 	printf("{\"mode\":\"echo\",\"conns\":%d,\"inflight\":%d,\"seconds\":%.3f,\"messages\":%llu,"
-	       "\"per_s\":%.1f,\"bad\":%llu}\n",
-	       n, inflight, t1 - t0, (unsigned long long)echoed, (double)echoed / (t1 - t0), (unsigned long long)bad);
+	       "\"per_s\":%.1f,\"bad\":%llu,\"client_cpu_s\":%.3f}\n",
+	       n, inflight, t1 - t0, (unsigned long long)echoed, (double)echoed / (t1 - t0), (unsigned long long)bad,
+	       cpu_s() - c0);
 	fflush(stdout);
 	return 0;
 }
@@ -431,8 +444,10 @@ static int fanout_main(char **argv)
 	if (asprintf(&target, "/events/idle?note=%s", argv[3]) < 0)
 		die("asprintf");
 	char *req = sse_request(target);
+	printf("ready\n");
+	fflush(stdout);
 	uint64_t notes = 0, broadcasts = 0, reached = 0;
-	double t0 = now_s(), t1 = t0;
+	double t0 = now_s(), t1 = t0, c0 = cpu_s();
 	struct epoll_event evs[256];
 	int b = -1; /* the broadcasting request's socket */
 	size_t bhave = 0;
@@ -487,9 +502,9 @@ static int fanout_main(char **argv)
 		}
 	}
 	printf("{\"mode\":\"fanout\",\"conns\":%d,\"seconds\":%.3f,\"broadcasts\":%llu,\"reached\":%llu,"
-	       "\"events\":%llu,\"per_s\":%.1f}\n",
+	       "\"events\":%llu,\"per_s\":%.1f,\"client_cpu_s\":%.3f}\n",
 	       n, t1 - t0, (unsigned long long)broadcasts, (unsigned long long)reached, (unsigned long long)notes,
-	       (double)notes / (t1 - t0));
+	       (double)notes / (t1 - t0), cpu_s() - c0);
 	fflush(stdout);
 	return 0;
 }
