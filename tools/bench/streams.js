@@ -20,7 +20,9 @@
 //      GET /events/idle?note= after another, each of which sends its note to
 //      every kept stream of the core (app/streams.c's broadcast); the note
 //      events the FANOUT clients received per second, and per CPU-second of
-//      the server.
+//      the server; beside it, FANOUT streams of GET /ticker at 1 ms
+//      intervals, each sent by its own handler (waiting on its coroutine):
+//      the same two figures.
 // Its table goes to stdout, build/bench/streams.{md,json} and
 // build/bench/results.md. tools/bench/run starts it (BENCH_STREAMS=0 skips
 // it); `node tools/bench/streams.js` runs it alone. A measurement, never a
@@ -31,8 +33,8 @@
 // BENCH_STREAMS_ROUNDS (5), BENCH_STREAMS_SECONDS (3 per run),
 // BENCH_STREAMS_CONNS (100), BENCH_STREAMS_INFLIGHT (4),
 // BENCH_STREAMS_IDLE (10000), BENCH_STREAMS_FANOUT (1000),
-// BENCH_STREAMS_MEM_REPS (3), BENCH_STREAMS_PARTS (echo,memory,fanout: the
-// parts to run).
+// BENCH_STREAMS_MEM_REPS (3), BENCH_STREAMS_PARTS (echo,memory,fanout,ticker:
+// the parts to run).
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
@@ -57,7 +59,7 @@ const CFG = {
   idle: num(env.BENCH_STREAMS_IDLE, 10000),
   fanout: num(env.BENCH_STREAMS_FANOUT, 1000),
   memReps: num(env.BENCH_STREAMS_MEM_REPS, 3),
-  parts: (env.BENCH_STREAMS_PARTS || 'echo,memory,fanout').split(','),
+  parts: (env.BENCH_STREAMS_PARTS || 'echo,memory,fanout,ticker').split(','),
   service: env.BENCH_SERVICE || path.join(ROOT, 'build', 'bin', 'service'),
 };
 // GET /ws/echo's Echo message, 60-odd bytes of JSON, the same to both servers.
@@ -256,7 +258,10 @@ async function memory() {
 }
 
 // ---- part 3: SSE fan-out -----------------------------------------------------------------
-async function fanout() {
+// mode: 'fanout' (the broadcast) or 'ticker' (each stream's own handler,
+// GET /ticker?interval_ms=1: at most 1,000 ticks a second each).
+const TICKER = '/ticker?n=1000000&interval_ms=1';
+async function fanout(mode) {
   const res = { conns: CFG.fanout, rounds: [] };
   let srv;
   try {
@@ -265,22 +270,25 @@ async function fanout() {
       let ns0 = null;
       let m = null;
       // The note: a short word; the clients count "event: note" lines.
-      const r = await tool(['fanout', String(srv.port), String(CFG.fanout), String(CFG.seconds), 'tick'], (line) => {
+      const args = mode === 'fanout' ? ['fanout', String(srv.port), String(CFG.fanout), String(CFG.seconds), 'tick']
+        : ['ticker', String(srv.port), TICKER, String(CFG.fanout), String(CFG.seconds)];
+      const r = await tool(args, (line) => {
         if (line === 'ready') ns0 = cpuNs(srv.pid);
         else if (line.startsWith('{')) { m = JSON.parse(line); m.server_ns = cpuNs(srv.pid) - ns0; }
       });
-      if (r.code !== 0 || !m) throw new Error(`wsload fanout: exit ${r.code}: ${r.err.slice(-300)}`);
+      if (r.code !== 0 || !m) throw new Error(`wsload ${mode}: exit ${r.code}: ${r.err.slice(-300)}`);
       // The server's CPU from the streams all open to the count.
       m.events_per_cpu_s = m.events / (m.server_ns / 1e9);
       m.client_share = m.client_cpu_s / m.seconds;
       m.server_share = m.server_ns / 1e9 / m.seconds;
       res.rounds.push(m);
-      log(`  fan-out round ${i + 1}: ${fmt.rps(m.per_s)} events/s to ${m.conns} streams (${m.broadcasts} broadcasts, ` +
-        `${m.events} of ${m.reached} sent received), ${fmt.rps(m.events_per_cpu_s)} per server CPU-second; ` +
+      const how = mode === 'fanout' ? `${m.broadcasts} broadcasts, ${m.events} of ${m.reached} sent received` : TICKER;
+      log(`  ${mode} round ${i + 1}: ${fmt.rps(m.per_s)} events/s to ${m.conns} streams (${how}), ` +
+        `${fmt.rps(m.events_per_cpu_s)} per server CPU-second; ` +
         `server core busy ${pct(m.server_share)}, client ${pct(m.client_share)}`);
     }
   } catch (e) {
-    note(`fan-out: ${e.message}`);
+    note(`${mode}: ${e.message}`);
   } finally {
     await stopServer(srv, note);
   }
@@ -344,6 +352,14 @@ function table(res) {
       'near 100% bounds the events per second, not the per-CPU-second figure).');
     L.push('');
   }
+  const t = res.ticker || {};
+  if (t.rounds && t.rounds.length) {
+    L.push(`Beside it, ${t.conns} streams of GET ${TICKER} on one core, each sent by its own handler (ig_sse_send, ` +
+      `ig_sleep(1) between ticks, on its coroutine): tick events received per second ${range(t.per_s, fmt.rps)}, per ` +
+      `CPU-second of the server ${range(t.per_cpu_s, fmt.rps)}; the server's core busy ${range(t.server_share, pct)}, ` +
+      `wsload's ${range(t.client_share, pct)}.`);
+    L.push('');
+  }
   L.push('Summary (targets of issue 30):');
   L.push('');
   L.push('| target | measured (median) | |');
@@ -393,7 +409,8 @@ async function main() {
   try {
     if (CFG.parts.includes('echo')) res.echo = await echo();
     if (CFG.parts.includes('memory')) res.memory = await memory();
-    if (CFG.parts.includes('fanout')) res.fanout = await fanout();
+    if (CFG.parts.includes('fanout')) res.fanout = await fanout('fanout');
+    if (CFG.parts.includes('ticker')) res.ticker = await fanout('ticker');
   } finally {
     fs.rmSync(tmpDir, { recursive: true, force: true });
   }

@@ -12,7 +12,11 @@
  *       for SECONDS one GET /events/idle?note=NOTE after another (each is
  *       broadcast to every kept stream of the core); prints "ready" once
  *       the streams are open, then one JSON line: the "note" events the
- *       CONNS streams received, and per second.
+ *       CONNS streams received, and per second;
+ *   ticker PORT TARGET CONNS SECONDS  CONNS streams of GET TARGET (a
+ *       /ticker), each sent by its own handler; prints "ready" once all
+ *       have begun, then one JSON line: the tick events received in
+ *       SECONDS, and per second.
  * A measurement tool, not a test: a failure is one line on stderr and exit 1. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -52,6 +56,8 @@ static const char *upgrade_req;
 static size_t upgrade_len;
 static bool want_sse;
 static char scratch[1 << 16];
+/* SSE: the event whose arrival makes a stream count as open */
+static const char *ready_event = "event: lines";
 
 static void die(const char *what)
 {
@@ -121,6 +127,20 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* One read of c into scratch: its length, 0 when there was nothing yet;
+ * a close or an error ends the run. */
+static size_t conn_read(struct conn *c)
+{
+	ssize_t r = read(c->fd, scratch, sizeof scratch);
+	if (r < 0 && errno == EAGAIN)
+		return 0;
+	if (r <= 0) {
+		fprintf(stderr, "wsload: the server closed connection %d\n", (int)(c - conns));
+		exit(1);
+	}
+	return (size_t)r;
+}
+
 /* Reads the answer's head; true once the connection counts as open: a 101,
  * or for SSE a 200 whose "lines" event has come (the stream is kept). */
 static bool upgrade_read(struct conn *c)
@@ -142,7 +162,7 @@ static bool upgrade_read(struct conn *c)
 			exit(1);
 		}
 		char *end = strstr(c->buf, "\r\n\r\n");
-		bool done = want_sse ? strstr(c->buf, "event: lines") != NULL : end != NULL;
+		bool done = want_sse ? strstr(c->buf, ready_event) != NULL : end != NULL;
 		if (done) {
 			/* echo: what follows the head is the first frames' start */
 			size_t head = want_sse ? c->have : (size_t)(end + 4 - c->buf);
@@ -193,6 +213,8 @@ static void open_all(void)
 				c->st = OPEN;
 				pending--;
 				opened++;
+			} else if (c->st == OPEN) { /* streams that began: dropped, so no window fills */
+				conn_read(c);
 			}
 		}
 		start_more();
@@ -356,14 +378,10 @@ static int echo_main(char **argv)
 			break;
 		for (int i = 0; i < k; i++) {
 			struct conn *c = &conns[evs[i].data.u32];
-			ssize_t r = read(c->fd, scratch, sizeof scratch);
-			if (r < 0 && errno == EAGAIN)
+			size_t r = conn_read(c);
+			if (!r)
 				continue;
-			if (r <= 0) {
-				fprintf(stderr, "wsload: the server closed connection %d\n", (int)evs[i].data.u32);
-				exit(1);
-			}
-			uint64_t got = echo_parse(c, scratch, (size_t)r);
+			uint64_t got = echo_parse(c, scratch, r);
 			echoed += got;
 			send_frames(c->fd, got);
 		}
@@ -413,19 +431,20 @@ static int hold_main(char **argv)
 
 /* ---- fanout -------------------------------------------------------------- */
 
-static const char NOTE_EV[] = "event: note";
+/* The event counted: fanout's notes, ticker's ticks (at most 15 bytes). */
+static const char *count_event = "event: note";
 
-static uint64_t count_notes(struct conn *c, const char *data, size_t n)
+static uint64_t count_events(struct conn *c, const char *data, size_t n)
 {
 	/* the carried tail of the last read, then this read: a match split
 	   between them counts once */
 	uint64_t found = 0;
-	size_t plen = sizeof NOTE_EV - 1;
+	size_t plen = strlen(count_event);
 	static char joined[sizeof scratch + 16];
 	memcpy(joined, c->carry, c->ncarry);
 	memcpy(joined + c->ncarry, data, n);
 	size_t len = c->ncarry + n;
-	for (const char *p = joined, *e = joined + len; (p = memmem(p, (size_t)(e - p), NOTE_EV, plen)); p += plen)
+	for (const char *p = joined, *e = joined + len; (p = memmem(p, (size_t)(e - p), count_event, plen)); p += plen)
 		found++;
 	size_t keep = len < plen - 1 ? len : plen - 1;
 	memcpy(c->carry, joined + len - keep, keep);
@@ -491,20 +510,44 @@ static int fanout_main(char **argv)
 				continue;
 			}
 			struct conn *c = &conns[evs[i].data.u32];
-			ssize_t r = read(c->fd, scratch, sizeof scratch);
-			if (r < 0 && errno == EAGAIN)
-				continue;
-			if (r <= 0) {
-				fprintf(stderr, "wsload: the server closed stream %d\n", (int)evs[i].data.u32);
-				exit(1);
-			}
-			notes += count_notes(c, scratch, (size_t)r);
+			notes += count_events(c, scratch, conn_read(c));
 		}
 	}
 	printf("{\"mode\":\"fanout\",\"conns\":%d,\"seconds\":%.3f,\"broadcasts\":%llu,\"reached\":%llu,"
 	       "\"events\":%llu,\"per_s\":%.1f,\"client_cpu_s\":%.3f}\n",
 	       n, t1 - t0, (unsigned long long)broadcasts, (unsigned long long)reached, (unsigned long long)notes,
 	       (double)notes / (t1 - t0), cpu_s() - c0);
+	fflush(stdout);
+	return 0;
+}
+
+/* ---- ticker ---------------------------------------------------------- */
+
+static int ticker_main(char **argv)
+{
+	int n = atoi(argv[2]);
+	double seconds = atof(argv[3]);
+	want_sse = true;
+	ready_event = count_event = "event: tick";
+	setup(argv[0], n, sse_request(argv[1]));
+	open_all();
+	printf("ready\n");
+	fflush(stdout);
+	uint64_t ticks = 0;
+	double t0 = now_s(), t1 = t0, c0 = cpu_s();
+	struct epoll_event evs[256];
+	while ((t1 = now_s()) - t0 < seconds) {
+		int k = epoll_wait(ep, evs, 256, 100);
+		if (k < 0 && errno != EINTR)
+			die("epoll_wait");
+		for (int i = 0; i < k; i++) {
+			struct conn *c = &conns[evs[i].data.u32];
+			ticks += count_events(c, scratch, conn_read(c));
+		}
+	}
+	printf("{\"mode\":\"ticker\",\"conns\":%d,\"seconds\":%.3f,\"events\":%llu,\"per_s\":%.1f,"
+	       "\"client_cpu_s\":%.3f}\n",
+	       n, t1 - t0, (unsigned long long)ticks, (double)ticks / (t1 - t0), cpu_s() - c0);
 	fflush(stdout);
 	return 0;
 }
@@ -517,8 +560,11 @@ int main(int argc, char **argv)
 		return hold_main(argv + 2);
 	if (argc == 6 && strcmp(argv[1], "fanout") == 0)
 		return fanout_main(argv + 2);
+	if (argc == 6 && strcmp(argv[1], "ticker") == 0)
+		return ticker_main(argv + 2);
 	fprintf(stderr, "usage: wsload echo PORT PATH CONNS INFLIGHT SECONDS MSG\n"
 			"       wsload hold PORT TARGET CONNS ws|sse\n"
-			"       wsload fanout PORT CONNS SECONDS NOTE\n");
+			"       wsload fanout PORT CONNS SECONDS NOTE\n"
+			"       wsload ticker PORT TARGET CONNS SECONDS\n");
 	return 2;
 }
