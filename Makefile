@@ -930,10 +930,12 @@ test: setup-test
 # The bench's own C programs, static musl like the service: the floor server
 # (the fastest answer the machine gives) and the cold-start probe, the
 # Lambda init probe and its floor (lambda_init.c, lambda_floor.c), the
-# coroutine switch's cost (coro_switch.c); and the floor of a VM's boot
-# (floor_pvh.S), a PVH kernel that prints one line.
+# coroutine switch's cost (coro_switch.c), the streams bench's WebSocket
+# and SSE client (wsload.c); and the floor of a VM's boot (floor_pvh.S), a
+# PVH kernel that prints one line.
 BENCH_TOOLS := $(BUILD)/tools/bench/floor $(BUILD)/tools/bench/coldstart $(BUILD)/tools/bench/floor-pvh.elf \
-               $(BUILD)/tools/bench/lambda_init $(BUILD)/tools/bench/lambda_floor $(BUILD)/tools/bench/coro_switch
+               $(BUILD)/tools/bench/lambda_init $(BUILD)/tools/bench/lambda_floor $(BUILD)/tools/bench/coro_switch \
+               $(BUILD)/tools/bench/wsload
 $(BUILD)/tools/bench/%: tools/bench/%.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
