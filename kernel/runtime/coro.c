@@ -155,6 +155,12 @@ __attribute__((cold, noinline)) static struct ig_coro *map_stack(struct ig_coro_
 
 __attribute__((cold, noinline)) static void unmap_stack(struct ig_coro *c)
 {
+#ifdef CORO_ASAN
+	/* The frames a run left poisoned (its last switch's) stay in ASan's
+	   shadow after munmap: memory mapped there later (an arena's block)
+	   would read as a stack's redzone. */
+	__asan_unpoison_memory_region(stack_low(c), c->pool->stack_size);
+#endif
 	munmap(c->base, PAGE + c->pool->stack_size);
 }
 
