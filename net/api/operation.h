@@ -58,6 +58,10 @@ struct ig_operation {
 	/* Its x-ingot-hooks with the root's (api_hooks.h); NULL: none, and
 	   no cost but the test. */
 	const struct ig_op_hooks *hooks;
+	/* Its x-ingot-stream-body's maxBytes: the request body is bytes that
+	   the handler reads, up to this many; 0: the body, if any, is JSON,
+	   whole and at most INGOT_MAX_BODY. */
+	uint64_t stream_body_max;
 };
 
 /* The check members of a generated descriptor: schemas (an array of n)

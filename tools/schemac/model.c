@@ -170,6 +170,7 @@ static const struct sc_keyword operation_keys[] = {
 	{ "callbacks", "(callbacks are not supported)" },
 	{ "security", NULL },
 	{ "x-ingot-websocket", NULL },
+	{ "x-ingot-stream-body", NULL },
 	{ "servers", "(per-operation servers are not supported)" },
 	{ NULL, NULL },
 };
@@ -658,7 +659,7 @@ static bool is_binary_media(const char *type)
 /* A text body's schema, when there is one, only says it is a string (a
  * binary one's, a string of format binary): nothing about it is
  * validated. */
-static void check_text_schema(struct sc_model *m, const cJSON *media, const char *pm, bool binary)
+void sc_check_text_schema(struct sc_model *m, const cJSON *media, const char *pm, bool binary)
 {
 	const cJSON *sj = sc_get(media, "schema");
 	if (!sj)
@@ -695,7 +696,8 @@ static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content,
 		if (strcmp(it->string, "application/json") != 0 && !text && !problem && !stream) {
 			sc_error(m, pm, "media type \"%s\" is not supported yet (application/json is%s)", it->string,
 				 r ? ", and application/problem+json, text/plain, text/html, application/octet-stream "
-				     "or text/event-stream for a response" : "");
+				     "or text/event-stream for a response"
+				   : "; a request body of bytes is streamed: declare x-ingot-stream-body on the operation");
 		} else if (!cJSON_IsObject(it)) {
 			sc_error(m, pm, "a media type must be an object");
 		} else if (status == 204 || status == 304) {
@@ -721,7 +723,7 @@ static struct sc_schema *parse_content(struct sc_model *m, const cJSON *content,
 			r->event_ptr = sc_ptr_key(pm, key);
 		} else if (text) {
 			sc_check_keys(m, it, pm, media_keys);
-			check_text_schema(m, it, pm, binary);
+			sc_check_text_schema(m, it, pm, binary);
 			r->text_type = sc_strdup(it->string);
 		} else {
 			sc_check_keys(m, it, pm, media_keys);
@@ -758,9 +760,11 @@ static void parse_request_body(struct sc_model *m, struct sc_op *op, const cJSON
 		free(sc_get_string(m, j, p, "description", false));
 		op->body_required = get_bool(m, j, p, "required", false);
 		const cJSON *content = get_object(m, j, p, "content", true);
-		if (content)
+		if (content && op->stream_body_ptr)
+			sc_parse_stream_content(m, op, content, p);
+		else if (content)
 			op->body = parse_content(m, content, p, 0, NULL);
-		if (content && !op->body)
+		if (content && !op->body && !op->stream_body_ptr)
 			sc_error(m, p, "a request body needs an application/json schema");
 		if (strcmp(op->method, "GET") == 0 || strcmp(op->method, "DELETE") == 0)
 			sc_error(m, p, "a %s request has no body here (its meaning is undefined in HTTP)", op->method);
@@ -881,6 +885,12 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 		sc_parse_websocket(m, op, ws, p);
 		free(p);
 	}
+	const cJSON *stream_body = sc_get(j, "x-ingot-stream-body");
+	if (stream_body) {
+		char *p = sc_ptr_key(ptr, "x-ingot-stream-body");
+		sc_parse_stream_body(m, op, stream_body, p);
+		free(p);
+	}
 	if (!op->id)
 		op->id = sc_strdup("missing_operationId");
 	else if (!sc_is_global_ident(op->id)) {
@@ -931,6 +941,9 @@ static void parse_operation(struct sc_model *m, struct sc_path *path, const char
 	}
 
 	parse_request_body(m, op, sc_get(j, "requestBody"), ptr);
+	if (op->stream_body_ptr && !op->body_ptr)
+		sc_error(m, op->stream_body_ptr, "x-ingot-stream-body needs a requestBody, of bytes "
+						 "(application/octet-stream, for one), to stream");
 
 	const cJSON *responses = get_object(m, j, ptr, "responses", true);
 	char *pr = sc_ptr_key(ptr, "responses");

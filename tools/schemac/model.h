@@ -311,6 +311,10 @@ struct sc_op {
 	   component, and where the document declares them; NULL: not one. */
 	struct sc_schema *ws_in, *ws_out;
 	char *ws_ptr;
+	/* x-ingot-stream-body (stream_body_ext.c): the body's limit in bytes,
+	   and where the document says so; NULL: the body (if any) is JSON. */
+	uint64_t stream_body_max;
+	char *stream_body_ptr;
 };
 
 /* components/securitySchemes (security.c); oauth2 and openIdConnect are
@@ -520,6 +524,16 @@ bool sc_op_is_websocket(const struct sc_op *op);
 /* An event stream or a WebSocket: its code goes to the cold block. */
 bool sc_op_is_stream(const struct sc_op *op);
 bool sc_has_websockets(const struct sc_model *m);
+
+/* stream_body_ext.c: x-ingot-stream-body at ptr; then the request body's
+ * content map (under the request body at ptr), every media type bytes;
+ * whether a media type is JSON (application/json or a +json type). */
+void sc_parse_stream_body(struct sc_model *m, struct sc_op *op, const cJSON *j, const char *ptr);
+void sc_parse_stream_content(struct sc_model *m, struct sc_op *op, const cJSON *content, const char *ptr);
+bool sc_is_json_media(const char *type);
+/* model.c: a text or bytes body's schema, if any, only says it is a string
+ * (for binary, perhaps of format binary). */
+void sc_check_text_schema(struct sc_model *m, const cJSON *media, const char *pm, bool binary);
 
 /* "250ms", "1s", "1m", "1h" in microseconds, at most a day; 0 when it is
  * none (rate_limit_ext.c). */
