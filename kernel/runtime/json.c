@@ -136,7 +136,8 @@ static bool json_double_fixed(ig_wbuf *w, double v)
 		}
 		char digits[24];
 		size_t len = ig_fmt_u64(digits, n);
-		char *d = ig_wbuf_reserve(w, len + 4);
+		/* A sign, then "0." and k digits, or the len digits and a point. */
+		char *d = ig_wbuf_reserve(w, 1 + (len <= (size_t)k ? (size_t)k + 2 : len + 1));
 		if (!d)
 			return true;
 		size_t o = 0;

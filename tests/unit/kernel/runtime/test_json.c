@@ -86,6 +86,32 @@ static void test_json(void)
 		}
 	}
 	CHECK(all_round_trip, "json: 20000 random doubles round-trip, without trailing zeros");
+	/* A fraction below 1 with zeros after the point (0.000012) is longer
+	   than its digits: what is written stays inside what was reserved,
+	   with the room left exactly what a shorter value would need. */
+	static const struct { double v; const char *text; } small[] = {
+		{ 0.000012, "0.000012" }, { -0.000012, "-0.000012" }, { 0.00001, "0.00001" },
+		{ 0.000123456, "0.000123456" }, { 0.5, "0.5" },
+	};
+	for (size_t i = 0; i < IG_COUNTOF(small); i++) {
+		char buf[64 + 16];
+		memset(buf, '#', sizeof buf);
+		for (size_t room = 0; room <= 12; room++) {
+			ig_wbuf f = { .ptr = buf, .cap = 64, .len = 64 - room, .arena = &a };
+			ig_json_double(&f, small[i].v);
+			size_t n = strlen(small[i].text);
+			bool fits = f.len <= f.cap && memcmp(buf + 64, "################", 16) == 0;
+			bool text = f.ptr == buf ? f.len == 64 - room + n && memcmp(buf + 64 - room, small[i].text, n) == 0
+						 : f.len == 64 - room + n && memcmp(f.ptr + 64 - room, small[i].text, n) == 0;
+			if (!fits || !text) {
+				printf("# %s with %zu bytes of room: len %zu of cap %zu\n", small[i].text, room, f.len, f.cap);
+				CHECK(false, "json: a small fraction is written inside its reservation");
+				goto small_done;
+			}
+		}
+	}
+	CHECK(true, "json: a small fraction is written inside its reservation");
+small_done:;
 	double third = 1.0 / 3.0;
 	CHECK(strtod(json_of(ig_json_double, third, &a), NULL) == third, "json: doubles round-trip");
 	ig_arena_reset(&a);
