@@ -122,6 +122,11 @@ struct ig_app {
 	/* x-ingot-hooks: the root's after-hooks; NULL when the document
 	   names no hook at all (every response then pays one test). */
 	const struct ig_op_hooks *hooks;
+	/* x-ingot-stream-body: the maxBytes of the operation that method and
+	   path (the target's path, as sent) reach when it reads its body as
+	   it arrives, else 0; asked at the head, before the body. NULL when
+	   no operation does (then each request with a body pays one test). */
+	uint64_t (*stream_body_limit)(ig_str method, ig_str path);
 };
 
 /* The program's entry (net/api/main.c calls it with ig_api_app): parses

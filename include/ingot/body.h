@@ -1,8 +1,11 @@
 /* Streamed bodies: a response an operation's handler sends as a stream of
  * bytes as it produces them (a file, an export), instead of one whole
- * body, with the client's pace holding the handler back. JSON bodies stay
- * whole (the generated encoders). All calls are made by the handler, on its
- * coroutine, before it returns (base.h's conventions). */
+ * body, with the client's pace holding the handler back; and a request
+ * body the handler reads as it arrives (an upload), for an operation the
+ * document marks with x-ingot-stream-body, with the handler's pace
+ * holding the client back. JSON bodies stay whole and validated (the
+ * generated decoders and encoders). All calls are made by the handler, on
+ * its coroutine, before it returns (base.h's conventions). */
 #ifndef INGOT_BODY_H
 #define INGOT_BODY_H
 
@@ -25,6 +28,12 @@ enum ig_body_result {
 	   ig_body_out_begin, an end before all of them were written, or the
 	   caller is not the stream's handler on its coroutine. */
 	IG_BODY_INVALID,
+	/* A streamed request body went past its operation's maxBytes
+	   (chunked: a Content-Length past it is answered 413 before the
+	   handler runs). Answer 413. */
+	IG_BODY_TOO_LARGE,
+	/* A streamed request body's chunked framing is broken. Answer 400. */
+	IG_BODY_MALFORMED,
 };
 
 /* Answers ctx with status and content_type (NUL-terminated, no line
@@ -59,5 +68,29 @@ IG_MUST_USE IG_NONNULL(1) enum ig_body_result ig_body_out_write(ig_body_out *s, 
  * Returns: IG_BODY_OK; IG_BODY_CLOSED (the client had gone);
  * IG_BODY_INVALID (short of the length: the connection closes). */
 IG_MUST_USE IG_NONNULL(1) enum ig_body_result ig_body_out_end(ig_body_out *s);
+
+/* ---- the request body, read as it arrives ---- */
+
+/* Reads the next bytes of ctx's request body into p, at most cap (cap > 0),
+ * waiting until some have arrived. On an operation with
+ * x-ingot-stream-body, the body streams: the server holds about one read
+ * buffer of it (INGOT_MAX_HEADER_BYTES + 16 KiB), and a handler that does
+ * not read holds the client back; the client may pause up to
+ * INGOT_BODY_TIMEOUT_MS between bytes (an idle timeout, not a deadline).
+ * On any other operation it reads the whole body the server already has.
+ * A handler that answers before it read the whole body has the connection
+ * closed after its answer (the rest is not read).
+ * Returns: IG_BODY_OK with *n > 0 bytes read; IG_BODY_OK with *n == 0 at
+ * the body's end (every later call says so again); IG_BODY_CLOSED (the
+ * client went away, sent nothing for INGOT_BODY_TIMEOUT_MS, or the
+ * exchange was cancelled: nothing to answer); IG_BODY_TOO_LARGE;
+ * IG_BODY_MALFORMED; IG_BODY_INVALID (not ctx's handler on its
+ * coroutine, or cap 0). After an error, *n is 0 and the same error
+ * comes again. */
+IG_MUST_USE IG_NONNULL(1, 2, 4) enum ig_body_result ig_body_in_read(ig_ctx *ctx, void *p, size_t cap, size_t *n);
+
+/* The request body's declared length (Content-Length), or -1 when the
+ * client sends it chunked (its length is known at its end). */
+IG_NONNULL(1) int64_t ig_body_in_length(const ig_ctx *ctx);
 
 #endif

@@ -238,6 +238,24 @@ IG_HOT size_t ig_split_path(ig_str path, ig_str *seg, size_t max)
 	}
 }
 
+bool ig_path_fits(ig_str path, const char *tmpl)
+{
+	const char *p = path.ptr, *end = path.ptr + path.len;
+	while (*tmpl) {
+		if (p == end || *p != '/' || *tmpl != '/')
+			return false;
+		p++, tmpl++;
+		const char *seg_end = memchr(p, '/', (size_t)(end - p));
+		size_t seg = (size_t)((seg_end ? seg_end : end) - p);
+		size_t t = strcspn(tmpl, "/");
+		if (tmpl[0] == '{' ? !seg : t != seg || memcmp(p, tmpl, seg) != 0)
+			return false;
+		p += seg;
+		tmpl += t;
+	}
+	return p == end;
+}
+
 void ig_answer_options(ig_ctx *ctx, ig_str allow, ig_str headers)
 {
 	if (ig_cors_on && ig_cors_preflight(ctx, allow, headers))

@@ -58,10 +58,6 @@ struct ig_operation {
 	/* Its x-ingot-hooks with the root's (api_hooks.h); NULL: none, and
 	   no cost but the test. */
 	const struct ig_op_hooks *hooks;
-	/* Its x-ingot-stream-body's maxBytes: the request body is bytes that
-	   the handler reads, up to this many; 0: the body, if any, is JSON,
-	   whole and at most INGOT_MAX_BODY. */
-	uint64_t stream_body_max;
 };
 
 /* The check members of a generated descriptor: schemas (an array of n)
@@ -107,6 +103,13 @@ int ig_check_response(ig_ctx *ctx, const struct ig_operation *op, int status, vo
  * segment) into seg[0..max). Returns the count, or max + 1 when there are
  * more segments than any route has: no route can match then. */
 size_t ig_split_path(ig_str path, ig_str *seg, size_t max);
+
+/* Whether path fits the path template tmpl, segment by segment: a
+ * "{name}" segment takes any non-empty segment, any other is compared as
+ * it is. x-ingot-stream-body's question at a request's head, before the
+ * router (ig_app.stream_body_limit); a path it misses has its body read
+ * whole, and still reaches its operation. */
+bool ig_path_fits(ig_str path, const char *tmpl);
 /* OPTIONS: 204 with Allow; with CORS on, a preflight is answered by
  * ig_cors_preflight (net/http/cors.h). headers: the request header names
  * the path's operations take, for Access-Control-Allow-Headers. */

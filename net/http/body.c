@@ -218,3 +218,72 @@ enum ig_body_result ig_body_out_end(ig_body_out *s)
 	end_output(s, whole);
 	return whole ? IG_BODY_OK : IG_BODY_INVALID;
 }
+
+/* ---- the request body, read as it arrives ---- */
+
+static void body_in_wake(struct http_body_in *b)
+{
+	if (b->waiting) {
+		b->waiting = false;
+		ig_wait_call_done(b->wait);
+	}
+}
+
+/* The reader of ctx's body: the engine's, for a streamed one; for a whole
+ * one (req.body), made on the first read. NULL without request memory. */
+static struct http_body_in *body_in_of(ig_ctx *x)
+{
+	if (!x->body_in) {
+		struct http_body_in *b = ig_arena_alloc(&x->arena, sizeof *b);
+		if (!b)
+			return NULL;
+		*b = (struct http_body_in){ .ctx = x, .whole = true, .length = (int64_t)x->req.body.len };
+		x->body_in = b;
+	}
+	x->body_in->wake = body_in_wake;
+	return x->body_in;
+}
+
+enum ig_body_result ig_body_in_read(ig_ctx *x, void *p, size_t cap, size_t *n)
+{
+	*n = 0;
+	if (!cap || !ig_wait_in_handler(x))
+		return IG_BODY_INVALID;
+	struct http_body_in *b = body_in_of(x);
+	if (!b)
+		return IG_BODY_CLOSED;
+	if (b->whole) {
+		size_t left = x->req.body.len - (size_t)b->taken;
+		*n = left < cap ? left : cap;
+		memcpy(p, x->req.body.ptr + b->taken, *n);
+		b->taken += *n;
+		return IG_BODY_OK;
+	}
+	for (;;) {
+		if (!b->conn)
+			return (enum ig_body_result)b->end; /* OK: the end, *n 0 */
+		*n = ig_http_body_in_take(b, p, cap);
+		if (*n)
+			return IG_BODY_OK;
+		if (!b->conn)
+			continue;
+		/* Nothing has arrived: wait for the connection's wake. */
+		if (!b->wait) {
+			b->wait = ig_wait_call_new(x, sizeof *b->wait, &ig_wait_plain_ops, false);
+			if (!b->wait)
+				return IG_BODY_CLOSED;
+		} else {
+			ig_wait_call_again(b->wait);
+		}
+		b->waiting = true;
+		if (ig_wait_for(b->wait) != IG_WAIT_OK) {
+			body_in_wake(b); /* its record is done: nothing completes it now */
+			return IG_BODY_CLOSED; /* cancelled: the client went away */
+		}
+	}
+}
+
+int64_t ig_body_in_length(const ig_ctx *x)
+{
+	return x->body_in ? x->body_in->length : (int64_t)x->req.body.len;
+}

@@ -13,6 +13,7 @@
 #include "kernel/runtime/list.h"
 #include "net/rbuf.h"
 #include "wait.h"
+#include "ingot/body.h"
 
 #include <stddef.h>
 
@@ -48,6 +49,21 @@ static void out_release_written(struct http_conn *c)
 }
 
 static void conn_destroy(struct http_conn *c, bool graceful);
+
+/* A streamed body stops short of its end (end: how, for its reader): the
+ * client went away, the handler answered first, the framing broke. Its
+ * exchange's answer is the connection's last; the caller sets c->state. */
+__attribute__((cold, noinline)) static void body_in_stop(struct http_conn *c, enum ig_body_result end)
+{
+	struct http_body_in *b = c->body_in;
+	c->body_in = NULL;
+	c->taking = false;
+	b->conn = NULL;
+	b->end = (uint8_t)end;
+	b->ctx->keep_alive = false; /* its answer says that the connection closes */
+	if (b->wake)
+		b->wake(b);
+}
 
 /* The stream that holds c learns that c goes away. */
 __attribute__((cold, noinline)) static void conn_stream_gone(struct http_conn *c)
@@ -144,6 +160,14 @@ IG_HOT static void conn_update_deadline(struct http_conn *c)
 	} else if (c->state == CONN_BODY || c->state == CONN_CHUNKED) {
 		if (c->timer_kind != TIMER_BODY)
 			conn_set_deadline(c, TIMER_BODY, now_ms(c) + (uint64_t)cfg->body_timeout_ms);
+	} else if (__builtin_expect(c->state == CONN_BODY_IN, 0)) {
+		/* No bytes for the body timeout: an idle timeout, refreshed as
+		   bytes come; none while the handler has not taken what came
+		   (the read buffer is full: the client is held back). */
+		if (c->rbuf && c->rlen - c->rpos >= c->core->rbuf_size)
+			conn_set_deadline(c, TIMER_NONE, 0);
+		else
+			conn_set_deadline(c, TIMER_BODY, now_ms(c) + (uint64_t)cfg->body_timeout_ms);
 	} else if (c->q_head) {
 		conn_set_deadline(c, TIMER_NONE, 0); /* the app owns the time now */
 	} else if (__builtin_expect(c->state == CONN_STREAM, 0)) {
@@ -207,6 +231,11 @@ static void on_conn_timer(struct ig_timer *t)
 		conn_fail_request(c, 408, "the request head did not arrive in time");
 		return;
 	case TIMER_BODY:
+		if (c->state == CONN_BODY_IN) { /* its handler runs: it learns, and no answer is due */
+			c->close_reason = HTTP_CLOSE_BODY_TIMEOUT;
+			conn_destroy(c, false);
+			return;
+		}
 		conn_fail_request(c, 408, "the request body did not arrive in time");
 		return;
 	case TIMER_WRITE: /* the client does not read: no point writing more */
@@ -279,6 +308,8 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 	struct http_core *core = c->core;
 	if (__builtin_expect(c->state == CONN_STREAM, 0))
 		conn_stream_gone(c);
+	else if (__builtin_expect(c->state == CONN_BODY_IN, 0))
+		body_in_stop(c, IG_BODY_CLOSED);
 	for (struct ig_ctx *x = c->q_head, *next; x; x = next) {
 		next = x->next;
 		if (x->state == CTX_PENDING)
@@ -348,6 +379,8 @@ static void conn_fail(struct http_conn *c, const struct http_request *r, int sta
 		ig_http_ctx_free(c->reading);
 		c->reading = NULL;
 	}
+	if (c->state == CONN_BODY_IN)
+		body_in_stop(c, IG_BODY_CLOSED);
 	c->state = CONN_CLOSING;
 	c->mem_wait = false;
 	c->fail_status = status;
@@ -390,8 +423,8 @@ IG_HOT static void conn_dispatch(struct http_conn *c, struct ig_ctx *x)
 	if (x->keep_alive && core->draining)
 		c->close_reason = HTTP_CLOSE_DRAIN;
 	x->keep_alive = x->keep_alive && !core->draining;
-	if (!x->keep_alive)
-		c->state = CONN_CLOSING; /* this is the last request we read */
+	if (!x->keep_alive && c->state != CONN_BODY_IN)
+		c->state = CONN_CLOSING; /* this is the last request we read (a streamed body's end says so) */
 	IG_FIFO_PUSH(c->q_head, c->q_tail, x);
 	c->queued++;
 	/* The main port's /livez and /readyz (the admin app routes its own). */
@@ -532,11 +565,69 @@ static void send_continue(struct http_conn *c)
 	c->continue_sent = true;
 }
 
+/* Starts a request whose operation reads its body as it arrives (max:
+ * its maxBytes): dispatched at once, with no body; its handler takes the
+ * bytes from the read buffer (ig_http_body_in_take) and nothing more is
+ * parsed until the body has ended. Returns whether parsing goes on (the
+ * handler took the whole body at once). */
+__attribute__((cold, noinline)) static bool conn_begin_body_in(struct http_conn *c, const struct http_request *r,
+							     size_t head_len, uint64_t max)
+{
+	if (r->body_kind == HTTP_BODY_LENGTH && r->content_length > max) {
+		conn_fail_parsed(c, r, 413, "the request body is too large");
+		return false;
+	}
+	struct ig_ctx *x = ig_http_ctx_new(c->core, c);
+	if (!x) {
+		conn_fail_parsed(c, r, 503, "out of request slots");
+		return false;
+	}
+	ig_http_ctx_set_request(x, r, NULL, 0);
+	struct http_body_in *b = NULL;
+	struct http_chunked_decoder *chunked = NULL;
+	/* The head's bytes stay behind in the read buffer, which moves on. */
+	if (ig_http_ctx_detach(x) == 0)
+		b = ig_arena_alloc(&x->arena, sizeof *b);
+	if (b && r->body_kind == HTTP_BODY_CHUNKED) {
+		chunked = ig_arena_alloc(&x->arena, sizeof *chunked);
+		if (chunked)
+			*chunked = (struct http_chunked_decoder){ .max_trailer_bytes = (size_t)c->core->cfg->max_header_bytes };
+		else
+			b = NULL;
+	}
+	if (!b) {
+		ig_http_ctx_free(x);
+		conn_fail_parsed(c, r, 500, "out of request memory");
+		return false;
+	}
+	*b = (struct http_body_in){ .conn = c, .ctx = x, .chunked = chunked, .max = max,
+				    .length = chunked ? -1 : (int64_t)r->content_length,
+				    .left = chunked ? 0 : r->content_length };
+	x->body_in = b;
+	c->rpos += (uint32_t)head_len;
+	c->body_in = b;
+	c->state = CONN_BODY_IN;
+	if (r->expect_continue && c->rpos == c->rlen)
+		send_continue(c);
+	c->continue_sent = false;
+	conn_dispatch(c, x);
+	return c->state == CONN_HEAD;
+}
+
 /* Handles one parsed head. Returns true to keep parsing. */
 static bool conn_on_head(struct http_conn *c, const struct http_request *r, size_t head_len)
 {
 	const struct http_config *cfg = c->core->cfg;
 	size_t after_head = c->rlen - c->rpos - head_len;
+	/* An operation that reads its body as it arrives (x-ingot-stream-body);
+	   an in-process request (Lambda's) has its body whole already. */
+	if ((r->body_kind == HTTP_BODY_CHUNKED || (r->body_kind == HTTP_BODY_LENGTH && r->content_length)) &&
+	    __builtin_expect(c->app->stream_body_limit != NULL, 0) && !c->in_process) {
+		uint64_t max = c->app->stream_body_limit((ig_str){ r->method, r->method_len },
+							 (ig_str){ r->path, r->path_len });
+		if (max)
+			return conn_begin_body_in(c, r, head_len, max);
+	}
 	if (r->body_kind == HTTP_BODY_LENGTH && r->content_length > (uint64_t)cfg->max_body) {
 		conn_fail_parsed(c, r, 413, "the request body is too large");
 		return false;
@@ -637,6 +728,8 @@ IG_HOT static void conn_process(struct http_conn *c)
 		if (c->state != CONN_HEAD) {
 			if (__builtin_expect(c->state == CONN_STREAM, 0))
 				conn_stream_input(c);
+			else if (__builtin_expect(c->state == CONN_BODY_IN, 0) && c->rpos < c->rlen && c->body_in->wake)
+				c->body_in->wake(c->body_in); /* its handler takes them */
 			break;
 		}
 		if (c->rpos == c->rlen || conn_backpressure(c))
@@ -683,6 +776,12 @@ IG_HOT static void conn_emit_ready(struct http_conn *c)
 		c->queued--;
 		/* While draining, the last queued response closes the stream. */
 		bool last = !x->keep_alive || (c->core->draining && !c->q_head && !c->fail_status);
+		if (__builtin_expect(c->state == CONN_BODY_IN, 0) && c->body_in->ctx == x) {
+			/* Answered before its body ended: the rest is not read. */
+			body_in_stop(c, IG_BODY_CLOSED);
+			c->close_reason = HTTP_CLOSE_ERROR;
+			last = true;
+		}
 		if (last && x->keep_alive)
 			c->close_reason = HTTP_CLOSE_DRAIN;
 		if (last)
@@ -740,6 +839,8 @@ IG_HOT static bool conn_after_eof(struct http_conn *c)
 		ig_http_ctx_free(c->reading);
 		c->reading = NULL;
 	}
+	if (c->state == CONN_BODY_IN) /* its handler answered: the rest never comes */
+		body_in_stop(c, IG_BODY_CLOSED);
 	c->rpos = c->rlen = 0;
 	c->head = (struct http_head_resume){ 0 };
 	c->state = CONN_CLOSING;
@@ -818,6 +919,13 @@ IG_HOT static char *conn_lend(void *engine, size_t *cap)
 IG_HOT static void conn_received(void *engine, size_t n)
 {
 	struct http_conn *c = engine;
+	if (__builtin_expect(c->taking, 0)) { /* on a streamed body's handler's coroutine */
+		if (n)
+			c->rlen += (uint32_t)n;
+		else
+			c->peer_eof = true;
+		return;
+	}
 	if (n == 0) {
 		/* The client closed its side. With work pending, take it as gone
 		   (as most clients close both sides at once) and cancel that
@@ -961,6 +1069,92 @@ void ig_http_stream_end(struct http_stream *s, bool close)
 		return; /* the batch's end writes, and parses what follows */
 	if (conn_run(c) && c->state != CONN_CLOSING && !conn_backpressure(c))
 		c->t->ops->resume_read(c->t);
+}
+
+/* ---- streamed request bodies (internal.h, body.c) ---- */
+
+/* The body has ended whole: the connection parses what follows once its
+ * exchange has been answered (its batch, or its completion's conn_run). */
+__attribute__((cold)) static void body_in_ended(struct http_conn *c, struct http_body_in *b)
+{
+	c->body_in = NULL;
+	b->conn = NULL;
+	b->end = IG_BODY_OK;
+	c->state = b->ctx->keep_alive ? CONN_HEAD : CONN_CLOSING;
+}
+
+/* Chunked: decodes, in place, what arrived after the decoded bytes at rpos.
+ * Returns false when the body stopped (b->end says why). */
+__attribute__((cold)) static bool body_in_decode(struct http_conn *c, struct http_body_in *b)
+{
+	uint32_t from = c->rpos + b->decoded;
+	if (b->last_chunk || from >= c->rlen)
+		return true;
+	size_t len = c->rlen - from;
+	ssize_t left = ig_http_decode_chunked(b->chunked, c->rbuf + from, &len);
+	if (left == HTTP_ERROR) {
+		body_in_stop(c, IG_BODY_MALFORMED);
+		c->state = CONN_CLOSING;
+		return false;
+	}
+	b->decoded += (uint32_t)len;
+	if (left == HTTP_INCOMPLETE) {
+		c->rlen = from + (uint32_t)len;
+	} else { /* what follows the body (a pipelined request) moved up behind it */
+		c->rlen = from + (uint32_t)len + (uint32_t)left;
+		b->last_chunk = true;
+	}
+	if (b->taken + b->decoded > b->max) {
+		body_in_stop(c, IG_BODY_TOO_LARGE);
+		c->state = CONN_CLOSING;
+		return false;
+	}
+	return true;
+}
+
+__attribute__((cold)) size_t ig_http_body_in_take(struct http_body_in *b, char *p, size_t cap)
+{
+	struct http_conn *c = b->conn;
+	if (!c)
+		return 0;
+	/* Full, reading paused: the room this take makes lets it go on. */
+	bool full = c->rbuf && c->rlen - c->rpos >= c->core->rbuf_size;
+	if (b->chunked && !body_in_decode(c, b))
+		return 0;
+	uint64_t have = b->chunked ? b->decoded : c->rlen - c->rpos;
+	if (!b->chunked && have > b->left)
+		have = b->left;
+	size_t k = have < cap ? (size_t)have : cap;
+	memcpy(p, c->rbuf + c->rpos, k);
+	c->rpos += (uint32_t)k;
+	b->taken += k;
+	if (b->chunked)
+		b->decoded -= (uint32_t)k;
+	else
+		b->left -= k;
+	if (b->chunked ? b->last_chunk && !b->decoded : !b->left) {
+		body_in_ended(c, b);
+		return k;
+	}
+	if (c->rpos == c->rlen)
+		c->rpos = c->rlen = 0;
+	if (!k && c->peer_eof) { /* the client stopped sending half-way */
+		body_in_stop(c, IG_BODY_CLOSED);
+		c->state = CONN_CLOSING;
+		return 0;
+	}
+	if (full && k && c->t) {
+		/* What arrives meanwhile is only buffered (conn_received): no
+		   batch runs on the handler's coroutine. The transport may fail
+		   in there, and c go with it (b->conn NULL then). */
+		c->taking = true;
+		c->t->ops->resume_read(c->t);
+		if (b->conn) {
+			c->taking = false;
+			conn_update_deadline(c);
+		}
+	}
+	return k;
 }
 
 /* ---- drain ---- */

@@ -193,6 +193,9 @@ struct ig_ctx {
 	/* Its operation's x-ingot-hooks (hooks.h), set when it has some:
 	   their after-hooks replace the root's. */
 	const struct ig_op_hooks *hooks;
+	/* Its request body as its handler reads it (body.c): streamed
+	   (CONN_BODY_IN), or the whole one from an offset; NULL: not read so. */
+	struct http_body_in *body_in;
 };
 
 struct out_block {
@@ -207,6 +210,8 @@ enum conn_state {
 	CONN_CHUNKED, /* decoding a chunked body into the arena */
 	CONN_CLOSING, /* reading no more: flush, then close */
 	CONN_STREAM,  /* a stream's response is under way (c->stream): nothing is parsed */
+	CONN_BODY_IN, /* the body of the request at the queue's tail streams to its
+			 handler as it arrives (c->body_in): nothing is parsed */
 };
 
 enum conn_timer { TIMER_IDLE, TIMER_HEAD, TIMER_BODY, TIMER_WRITE, TIMER_MEMORY, TIMER_NONE };
@@ -235,6 +240,9 @@ struct http_conn {
 	   in_process: inproc.h's, whose reader takes one whole response
 	   (no stream). */
 	bool mem_wait : 1, out_over : 1, tls : 1, in_process : 1;
+	/* A streamed body's handler reads on its coroutine (body_in_take):
+	   what arrives is only buffered, no batch runs there. */
+	bool taking : 1;
 	char *rbuf;
 	uint32_t rpos, rlen;
 	struct ig_ctx *reading; /* the request whose body is being read */
@@ -245,6 +253,8 @@ struct http_conn {
 		struct http_chunked_decoder *chunked;
 		/* CONN_STREAM: the stream that holds the connection */
 		struct http_stream *stream;
+		/* CONN_BODY_IN: the reader of the body that arrives */
+		struct http_body_in *body_in;
 	};
 	struct ig_ctx *q_head, *q_tail;
 	uint32_t queued;
@@ -384,6 +394,35 @@ static inline bool ig_http_stream_finish_later(struct ig_ctx *x, struct ig_defer
 	ig_loop_defer(&x->core->loop, d);
 	return true;
 }
+
+/* A request body its handler reads as it arrives (body.c's
+ * ig_body_in_read), in its exchange's arena: an operation's
+ * x-ingot-stream-body, its bytes taken from the read buffer, whose room
+ * holds the client back. The engine's side is conn.c's. */
+struct http_body_in {
+	struct http_conn *conn; /* CONN_BODY_IN's; NULL once the body ended or the connection went */
+	struct ig_ctx *ctx;
+	struct http_chunked_decoder *chunked; /* NULL: a Content-Length body */
+	int64_t length;   /* its Content-Length; -1: chunked */
+	uint64_t left;    /* Content-Length: bytes still to come */
+	uint64_t max;     /* its operation's maxBytes */
+	uint64_t taken;   /* bytes handed to the handler (a whole body's: its offset) */
+	uint32_t decoded; /* chunked: decoded bytes at the read buffer's rpos, not taken */
+	bool last_chunk;  /* chunked: the last chunk and the trailers were decoded */
+	bool whole;       /* the engine read the body whole (req.body): nothing streams */
+	bool waiting;     /* its handler waits for bytes: wake completes its wait */
+	uint8_t end;      /* enum ig_body_result, once conn is NULL: IG_BODY_OK, the body ended whole */
+	struct ig_wait_call *wait;
+	/* Bytes arrived, or the body ended (conn NULL): the handler reads on;
+	   NULL until its first read (body.c's, which conn.c links not). */
+	void (*wake)(struct http_body_in *b);
+};
+
+/* conn.c, for body.c: moves up to cap bytes of b's body into p, on its
+ * handler's coroutine, and lets the client send more into the room made.
+ * Returns the count; 0 when none has arrived, or when b ended (b->conn
+ * NULL, b->end says how). */
+size_t ig_http_body_in_take(struct http_body_in *b, char *p, size_t cap);
 
 /* exchange.c */
 /* Writes "name: value\r\n" (name_len + value.len + 4 bytes) at d, a CR,

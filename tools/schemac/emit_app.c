@@ -4,10 +4,10 @@
  * by net/api/document.c) and the struct ig_app the runtime serves
  * (ig_api_app; main() is the runtime's, net/api/main.c). */
 #include "emit.h"
-
 #include "kernel/runtime/lz.h"
 #include "tools/schemac/lz_pack.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +97,28 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 		free(url);
 	}
 	emit_app_hooks(m, c);
+	bool streams_bodies = false;
+	for (size_t i = 0; i < m->nops; i++)
+		streams_bodies |= m->ops[i]->stream_body_max != 0;
+	if (streams_bodies) {
+		out_line(c, "/* x-ingot-stream-body: the operations whose handler reads its request");
+		out_line(c, " * body as it arrives, and their maxBytes; asked at a request's head. */");
+		out_line(c, "static uint64_t ig_stream_body_limit(ig_str method, ig_str path)");
+		out_open(c, "{");
+		for (size_t i = 0; i < m->nops; i++) {
+			const struct sc_op *op = m->ops[i];
+			if (!op->stream_body_max)
+				continue;
+			char *t = c_str(op->path->tmpl);
+			out_line(c, "if (ig_str_eq(method, \"%s\", %zu) && ig_path_fits(path, %s))", op->method,
+				 strlen(op->method), t);
+			out_line(c, "\treturn %" PRIu64 "u;", op->stream_body_max);
+			free(t);
+		}
+		out_line(c, "return 0;");
+		out_close(c, "}");
+		out_blank(c);
+	}
 	out_line(c, "/* The app the runtime serves (net/api/main.c hands it to ig_main). */");
 	out_open(c, "const struct ig_app ig_api_app = {");
 	out_line(c, ".name = %s,", title);
@@ -126,6 +148,8 @@ void emit_app(struct sc_model *m, struct sc_out *c)
 		out_line(c, ".client_certs = true,");
 	if (sc_has_hooks(m))
 		out_line(c, ".hooks = &ig_api_hooks,");
+	if (streams_bodies)
+		out_line(c, ".stream_body_limit = ig_stream_body_limit,");
 	out_close(c, "};");
 	free(title);
 	free(version);

@@ -172,8 +172,6 @@ static void emit_operation(struct sc_model *m, struct sc_out *c, const struct sc
 		out_line(c, ".rate_limit = &ig_rate_limit_%u,", op->rate_limit->id);
 	if (hooked)
 		out_line(c, ".hooks = &ig_hooks_%s,", id);
-	if (op->stream_body_max)
-		out_line(c, ".stream_body_max = %" PRIu64 ",", op->stream_body_max);
 	if (op_has_encoder(op)) {
 		out_line(c, ".encode = encode_%s,", id);
 		size_t n = op_checked_responses(op);

@@ -12,7 +12,7 @@
  * handler may wait runs on the coroutine, still before the decoder; an operation's before-hooks run in
  * order after the limit and the decoder and may answer instead of the
  * handler. Also the
- * router's answers. The exchange (net/http) is a stand-in
+ * router's answers, and x-ingot-stream-body's path test (ig_path_fits). The exchange (net/http) is a stand-in
  * here that records what the runner asked of it. */
 #include "kernel/runtime/arena.h"
 #include "ingot/log.h"
@@ -351,6 +351,15 @@ static void test_router(void)
 	CHECK_INT(ig_split_path(IG_STR("/a/bc/"), seg, 3), 3, "/a/bc/ is three segments");
 	check_slice(seg[1].ptr, seg[1].len, "bc", "segments are the raw text between slashes", "seg[1]");
 	CHECK_INT(ig_split_path(IG_STR("/a/b/c/d"), seg, 3), 4, "more segments than any route: max + 1");
+	CHECK(ig_path_fits(IG_STR("/files/a.bin"), "/files/{name}"), "a {name} segment takes any segment");
+	CHECK(ig_path_fits(IG_STR("/v1/files/x/parts/2"), "/v1/files/{id}/parts/{n}"), "literals and parameters in turn");
+	CHECK(!ig_path_fits(IG_STR("/files/"), "/files/{name}"), "a parameter takes no empty segment");
+	CHECK(!ig_path_fits(IG_STR("/files"), "/files/{name}"), "a missing segment does not fit");
+	CHECK(!ig_path_fits(IG_STR("/files/a/b"), "/files/{name}"), "an extra segment does not fit");
+	CHECK(!ig_path_fits(IG_STR("/filez/a"), "/files/{name}"), "a literal is compared whole");
+	CHECK(!ig_path_fits(IG_STR("/file/a"), "/files/{name}"), "a shorter literal does not fit");
+	CHECK(ig_path_fits(IG_STR("/"), "/"), "the root fits the root");
+	CHECK(!ig_path_fits(IG_STR("/x"), "/"), "nor anything else");
 	ctx_start(&ctx);
 	ig_answer_options(&ctx, IG_STR("GET, HEAD"), IG_STR(""));
 	CHECK(ctx.status == 204 && strcmp(ctx.allow, "Allow: GET, HEAD") == 0, "OPTIONS: 204 with Allow");
