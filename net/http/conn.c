@@ -896,7 +896,7 @@ IG_HOT static bool conn_run(struct http_conn *c)
  * an asynchronous completion, write now and resume the pipeline. */
 IG_HOT void ig_http_conn_ctx_ready(struct http_conn *c)
 {
-	if (c->processing)
+	if (c->processing || c->taking) /* a batch's end, or the body's reader's return, runs it */
 		return;
 	if (conn_run(c) && c->state != CONN_CLOSING && !conn_backpressure(c))
 		c->t->ops->resume_read(c->t);
@@ -975,7 +975,7 @@ static void conn_writable(void *engine)
 	if (!c->out_bytes)
 		return;
 	bool pressured = conn_backpressure(c);
-	if (!conn_flush(c))
+	if (!conn_flush(c) || c->taking) /* taking: on a body's reader's coroutine, no batch */
 		return;
 	if (__builtin_expect(c->state == CONN_STREAM, 0)) {
 		conn_stream_writable(c);
