@@ -46,9 +46,14 @@ enum ig_body_result {
  * headers (ig_add_header) and CORS's. The exchange then belongs to the
  * stream: the status the handler returns is not sent. From ctx's handler,
  * once, before it returns.
- * Returns: the stream; NULL when none can be opened: an exchange without a connection (in-process, Lambda), the client gone,
+ * In-process (Lambda's events, inproc.h), there is no connection: the body
+ * is gathered in the request's memory and answered whole, with status and
+ * content_type, at ig_body_out_end (past that memory, short of its length,
+ * or never ended: 500 instead).
+ * Returns: the stream; NULL when none can be opened: the client gone,
  * the server draining, an earlier pipelined request still unanswered, a
- * bad content_type or length. The handler then answers as usual. */
+ * bad content_type or length, a second stream. The handler then answers
+ * as usual. */
 IG_MUST_USE IG_NONNULL(1, 3) ig_body_out *ig_body_out_begin(ig_ctx *ctx, int status, const char *content_type,
 							     int64_t length);
 

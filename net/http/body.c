@@ -23,6 +23,12 @@ struct ig_body_out {
 	bool close_after; /* the connection closes after it (Connection: close, the drain) */
 	bool closed;   /* writes fail from now on */
 	bool ended;    /* ig_body_out_end ran */
+	/* An in-process exchange's (Lambda's): the body is gathered in the
+	   exchange's and answered whole (status) at its end; on_return
+	   answers 500 for a handler that returned without ending it. */
+	bool buffered;
+	int status;
+	struct ig_wait_hook on_return;
 };
 
 static void end_output(ig_body_out *s, bool whole);
@@ -137,12 +143,78 @@ static const struct http_stream_ops body_ops = {
 	.finished = body_finished,
 };
 
+/* ---- an in-process exchange's body, gathered whole ---- */
+
+/* The handler returned without ending its body: no answer that looks
+ * whole. */
+static void buffered_returned(struct ig_wait_hook *h, ig_ctx *x)
+{
+	ig_body_out *s = (ig_body_out *)((char *)h - offsetof(ig_body_out, on_return));
+	if (!s->ended)
+		ig_respond_problem(x, 500, "the response body was not ended");
+}
+
+/* In-process (Lambda's API Gateway and ALB events): there is no
+ * connection to stream on, so the body is gathered in the exchange's
+ * memory and leaves whole, at most the request's memory. */
+static ig_body_out *buffered_begin(ig_ctx *x, int status, const char *ctype, int64_t length)
+{
+	if (ig_wait_hook_find(x, buffered_returned))
+		return NULL; /* one stream per exchange */
+	ig_body_out *s = ig_arena_alloc(&x->arena, sizeof *s);
+	size_t n = strlen(ctype);
+	char *type = ig_arena_alloc(&x->arena, n + 1);
+	if (!s || !type)
+		return NULL;
+	memcpy(type, ctype, n + 1);
+	*s = (ig_body_out){ .ctx = x, .left = length, .head_only = x->req.head, .buffered = true, .status = status,
+			    .on_return.on_return = buffered_returned };
+	if (!ig_wait_hook_add(x, &s->on_return))
+		return NULL;
+	x->body.len = 0;
+	ig_set_content_type(x, type);
+	return s;
+}
+
+static enum ig_body_result buffered_write(ig_body_out *s, const void *p, size_t n)
+{
+	if (s->closed)
+		return IG_BODY_CLOSED;
+	ig_wbuf *b = &s->ctx->body;
+	ig_wbuf_put(b, p, n);
+	if (b->failed) {
+		s->closed = true; /* the end answers 500 */
+		return IG_BODY_CLOSED;
+	}
+	if (s->left >= 0)
+		s->left -= (int64_t)n;
+	return IG_BODY_OK;
+}
+
+static enum ig_body_result buffered_end(ig_body_out *s)
+{
+	ig_ctx *x = s->ctx;
+	if (s->closed) {
+		ig_respond_problem(x, 500, "the response body is larger than the request's memory");
+		return IG_BODY_CLOSED;
+	}
+	if (s->left > 0 && !s->head_only) {
+		ig_respond_problem(x, 500, "the response body was cut short");
+		return IG_BODY_INVALID;
+	}
+	ig_finish(x, s->status);
+	return IG_BODY_OK;
+}
+
 /* ---- the public calls ---- */
 
 #define HEAD_LIT(w, lit) ig_wbuf_put((w), (lit), sizeof(lit) - 1)
 
 ig_body_out *ig_body_out_begin(ig_ctx *x, int status, const char *ctype, int64_t length)
 {
+	if (x->conn && x->conn->in_process && !x->stream && !x->finished && status >= 200 && status <= 599 &&
+	    status != 204 && status != 304 && length >= -1 && !ctype[strcspn(ctype, "\r\n")] && ig_wait_in_handler(x))
+		return buffered_begin(x, status, ctype, length);
 	if (!x->conn || x->stream || x->finished || status < 200 || status > 599 || status == 204 ||
 	    status == 304 || length < -1 || ctype[strcspn(ctype, "\r\n")] || !ig_wait_in_handler(x))
 		return NULL;
@@ -182,6 +254,8 @@ enum ig_body_result ig_body_out_write(ig_body_out *s, const void *p, size_t n)
 		return IG_BODY_INVALID;
 	if (s->head_only) /* nothing goes after a HEAD's head */
 		return s->closed ? IG_BODY_CLOSED : IG_BODY_OK;
+	if (s->buffered)
+		return buffered_write(s, p, n);
 	const char *q = p;
 	while (n) {
 		enum ig_body_result r = room(s);
@@ -212,6 +286,8 @@ enum ig_body_result ig_body_out_end(ig_body_out *s)
 	if (!s->ctx || s->ended)
 		return IG_BODY_INVALID;
 	s->ended = true;
+	if (s->buffered)
+		return buffered_end(s);
 	if (s->closed)
 		return IG_BODY_CLOSED;
 	bool whole = s->left <= 0 || s->head_only;
