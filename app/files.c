@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +52,46 @@ static int open_file(ig_str name, int64_t *size)
 	return fd;
 }
 
+/* One range of a file of size bytes (RFC 9110 14.1.2): "bytes=a-b",
+ * "bytes=a-" or "bytes=-n", in *first and *last (inclusive). Returns 1
+ * for a range to send, 0 for none (several, or a form not read here:
+ * the whole file is sent, as the RFC lets a server), -1 for a range that
+ * starts past the end (416). */
+static int parse_range(ig_str r, int64_t size, int64_t *first, int64_t *last)
+{
+	const char *p = r.ptr, *end = r.ptr + r.len;
+	if (r.len < 7 || strncasecmp(p, "bytes=", 6) != 0 || memchr(p, ',', r.len))
+		return 0;
+	p += 6;
+	int64_t a = -1, b = -1;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (a > (INT64_MAX - 9) / 10)
+			return 0;
+		a = (a < 0 ? 0 : a * 10) + (*p - '0');
+	}
+	if (p == end || *p++ != '-')
+		return 0;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (b > (INT64_MAX - 9) / 10)
+			return 0;
+		b = (b < 0 ? 0 : b * 10) + (*p - '0');
+	}
+	if (p != end || (a < 0 && b < 0) || (a >= 0 && b >= 0 && b < a))
+		return 0;
+	if (a < 0) { /* the last b bytes */
+		if (b == 0)
+			return -1;
+		*first = b < size ? size - b : 0;
+		*last = size - 1;
+		return size ? 1 : -1;
+	}
+	if (a >= size)
+		return -1;
+	*first = a;
+	*last = b >= 0 && b < size ? b : size - 1;
+	return 1;
+}
+
 int getFile(ig_ctx *ctx, const struct getFile_in *in, struct getFile_out *out)
 {
 	(void)out;
@@ -60,8 +101,33 @@ int getFile(ig_ctx *ctx, const struct getFile_in *in, struct getFile_out *out)
 		ig_respond_problem(ctx, 404, "no such file");
 		return 404;
 	}
+	/* A range (to resume a download); with If-Range, whose validator is
+	   not checked here, the whole file. */
+	int64_t first = 0, last = size - 1;
+	int ranged = in->has_Range && !ig_req_header(ctx, "If-Range").ptr ? parse_range(in->Range, size, &first, &last)
+									       : 0;
+	char cr[64];
+	if (ranged < 0) {
+		close(fd);
+		snprintf(cr, sizeof cr, "bytes */%lld", (long long)size);
+		ig_add_header(ctx, "Content-Range", (ig_str){ cr, strlen(cr) });
+		ig_respond_problem(ctx, 416, "the range starts past the file's end");
+		return 416;
+	}
+	if (ranged) {
+		snprintf(cr, sizeof cr, "bytes %lld-%lld/%lld", (long long)first, (long long)last, (long long)size);
+		ig_add_header(ctx, "Content-Range", (ig_str){ cr, strlen(cr) });
+		if (lseek(fd, first, SEEK_SET) != first) {
+			close(fd);
+			ig_respond_problem(ctx, 500, "the file could not be read");
+			return 500;
+		}
+	}
+	ig_add_header(ctx, "Accept-Ranges", IG_STR("bytes"));
+	int64_t length = last - first + 1;
 	char *buf = ig_alloc(ctx, FILE_PIECE);
-	ig_body_out *s = buf ? ig_body_out_begin(ctx, 200, "application/octet-stream", in->chunked ? -1 : size) : NULL;
+	ig_body_out *s = buf ? ig_body_out_begin(ctx, ranged ? 206 : 200, "application/octet-stream", in->chunked ? -1 : length)
+			     : NULL;
 	if (!s) {
 		close(fd);
 		ig_respond_problem(ctx, 503, "no stream could be opened now");
@@ -70,7 +136,7 @@ int getFile(ig_ctx *ctx, const struct getFile_in *in, struct getFile_out *out)
 	/* A read that fails or ends early leaves the body short: its end then
 	   cuts the connection, and the client sees it. */
 	/* A HEAD has its head (the length) and no body: nothing to read. */
-	for (int64_t left = ig_req(ctx)->head ? 0 : size; left > 0;) {
+	for (int64_t left = ig_req(ctx)->head ? 0 : length; left > 0;) {
 		ssize_t got = read(fd, buf, left < FILE_PIECE ? (size_t)left : FILE_PIECE);
 		if (got <= 0 || ig_body_out_write(s, buf, (size_t)got) != IG_BODY_OK)
 			break;

@@ -128,6 +128,38 @@ test('undici fetch downloads it chunked (?chunked=true) intact, and the connecti
 	c.destroy();
 });
 
+test('Range: one range is a 206 with its Content-Range; curl -C - resumes a cut download to the same sha256; past the end 416; several ranges the whole file', T, async () => {
+	const srv = await startServer({ FILES_DIR: dir });
+	const url = `http://127.0.0.1:${srv.port}/files/big.bin`;
+	const big = fs.readFileSync(path.join(dir, 'big.bin'));
+	const first = await curlResponse(srv.port, '/files/big.bin', ['-r', '0-99']);
+	assert.equal(first.status, 206);
+	assert.equal(first.headers['content-range'], `bytes 0-99/${BIG}`);
+	assert.equal(first.headers['content-length'], '100');
+	assert.deepEqual(first.body, big.subarray(0, 100));
+	const tail = await curlResponse(srv.port, '/files/big.bin', ['-r', '-100']);
+	assert.equal(tail.status, 206);
+	assert.equal(tail.headers['content-range'], `bytes ${BIG - 100}-${BIG - 1}/${BIG}`);
+	assert.deepEqual(tail.body, big.subarray(BIG - 100));
+	// A download cut after 10 MiB, resumed by curl from where its file ends.
+	const part = path.join(dir, 'resumed.bin');
+	fs.writeFileSync(part, big.subarray(0, 10 << 20));
+	const r = await curl(['-sS', '-C', '-', '-o', part, '-w', '%{http_code}', url], { timeoutMs: 60000 });
+	assert.equal(r.code, 0, r.stderr);
+	assert.equal(r.stdout.toString(), '206');
+	assert.equal(crypto.createHash('sha256').update(fs.readFileSync(part)).digest('hex'), bigSha);
+	fs.rmSync(part);
+	const past = await curlResponse(srv.port, '/files/big.bin', ['-r', `${BIG}-`]);
+	assertProblem(past, 416);
+	assert.equal(past.headers['content-range'], `bytes */${BIG}`);
+	const several = await curlResponse(srv.port, '/files/small.txt', ['-r', '0-1,3-4']);
+	assert.equal(several.status, 200);
+	assert.equal(several.headers['accept-ranges'], 'bytes');
+	assert.equal(several.body.toString(), 'hello, file\n');
+	const ifRange = await curlResponse(srv.port, '/files/small.txt', ['-r', '0-1', '-H', 'If-Range: "x"']);
+	assert.equal(ifRange.status, 200);
+});
+
 test('HEAD has the head alone (its Content-Length, or chunked) and the connection answers its next request', T, async () => {
 	const srv = await startServer({ FILES_DIR: dir });
 	const c = await RawClient.connect(srv.port);
