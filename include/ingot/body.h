@@ -82,7 +82,8 @@ IG_MUST_USE IG_NONNULL(1) enum ig_body_result ig_body_out_end(ig_body_out *s);
  * buffer of it (INGOT_MAX_HEADER_BYTES + 16 KiB), and a handler that does
  * not read holds the client back; the client may pause up to
  * INGOT_BODY_TIMEOUT_MS between bytes (an idle timeout, not a deadline).
- * On any other operation it reads the whole body the server already has.
+ * On any other operation, and for an in-process exchange (Lambda's event
+ * holds the body), it reads the whole body the server already has.
  * A handler that answers before it read the whole body has the connection
  * closed after its answer (the rest is not read).
  * Returns: IG_BODY_OK with *n > 0 bytes read; IG_BODY_OK with *n == 0 at

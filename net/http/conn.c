@@ -1125,7 +1125,8 @@ __attribute__((cold)) size_t ig_http_body_in_take(struct http_body_in *b, char *
 	if (!b->chunked && have > b->left)
 		have = b->left;
 	size_t k = have < cap ? (size_t)have : cap;
-	memcpy(p, c->rbuf + c->rpos, k);
+	if (k) /* none: the read buffer may have gone back to its pool */
+		memcpy(p, c->rbuf + c->rpos, k);
 	c->rpos += (uint32_t)k;
 	b->taken += k;
 	if (b->chunked)
