@@ -154,9 +154,10 @@ static void buffered_returned(struct ig_wait_hook *h, ig_ctx *x)
 		ig_respond_problem(x, 500, "the response body was not ended");
 }
 
-/* In-process (Lambda's API Gateway and ALB events): there is no
- * connection to stream on, so the body is gathered in the exchange's
- * memory and leaves whole, at most the request's memory. */
+/* In-process without a sink (Lambda's API Gateway and ALB events, a
+ * buffered function URL): there is nothing to stream to, so the body is
+ * gathered in the exchange's memory and leaves whole, at most the
+ * request's memory. */
 static ig_body_out *buffered_begin(ig_ctx *x, int status, const char *ctype, int64_t length)
 {
 	if (ig_wait_hook_find(x, buffered_returned))
@@ -212,7 +213,7 @@ static enum ig_body_result buffered_end(ig_body_out *s)
 
 ig_body_out *ig_body_out_begin(ig_ctx *x, int status, const char *ctype, int64_t length)
 {
-	if (x->conn && x->conn->in_process && !x->stream && !x->finished && status >= 200 && status <= 599 &&
+	if (x->conn && x->conn->in_process && !x->conn->in_process_streams && !x->stream && !x->finished && status >= 200 && status <= 599 &&
 	    status != 204 && status != 304 && length >= -1 && !ctype[strcspn(ctype, "\r\n")] && ig_wait_in_handler(x))
 		return buffered_begin(x, status, ctype, length);
 	if (!x->conn || x->stream || x->finished || status < 200 || status > 599 || status == 204 ||

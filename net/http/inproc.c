@@ -1,7 +1,8 @@
 /* In-process requests (inproc.h): the request written as HTTP/1.1 bytes
  * into the caller's buffer, fed to the connection engine over a memory
  * transport, the engine's output captured after it and read back with the
- * response parser once the engine closes the memory connection. */
+ * response parser once the engine closes the memory connection; or, with
+ * a sink, read as it comes and passed on. */
 #include "health.h"
 #include "inproc.h"
 #include "response_head.h"
@@ -117,9 +118,125 @@ static void feed(struct http_inproc *p)
 	p->feeding = false;
 }
 
+/* ---- a response passed on as it comes (a sink) ---- */
+
+static void report(struct ig_deferred *d);
+
+/* Reads the head once it is whole, then frames the body bytes that came:
+ * decoded ones wait at body_at for the sink. */
+static void sink_pump(struct http_inproc *p)
+{
+	if (p->sink_bad)
+		return;
+	if (!p->head_passed) {
+		for (;;) {
+			const char *b = p->buf + p->req_len + p->head_at;
+			size_t len = p->resp_len - p->head_at;
+			const struct http_limits limits = { .max_request_line = len, .max_header_bytes = len + 1,
+							    .max_headers = HTTP_INPROC_MAX_HEADERS };
+			struct http_response_head h = { .headers = p->headers,
+							.header_capacity = HTTP_INPROC_MAX_HEADERS };
+			struct http_error error;
+			int n = ig_http_parse_response(b, len, p->head_request, &limits, &h, &error);
+			if (n == HTTP_INCOMPLETE)
+				return;
+			if (n < 0) {
+				p->sink_bad = true;
+				return;
+			}
+			p->head_at += (size_t)n;
+			if (http_response_is_interim(&h))
+				continue;
+			p->head_passed = true;
+			p->body_at = p->req_len + p->head_at;
+			p->raw_len = p->resp_len - p->head_at;
+			p->framing = h.framing;
+			p->left = h.content_length;
+			p->chunked = (struct http_chunked_decoder){ .max_trailer_bytes = 4096 };
+			const struct http_inproc_response res = { .status = h.status, .headers = p->headers,
+								  .header_count = h.num_headers };
+			p->sink->head(p->arg, &res);
+			break;
+		}
+	}
+	char *raw = p->buf + p->body_at + p->dec_len;
+	switch (p->framing) {
+	case BODY_NONE:
+		p->body_ended = true;
+		break;
+	case BODY_LENGTH: {
+		size_t k = p->raw_len < p->left ? p->raw_len : (size_t)p->left;
+		p->dec_len += k;
+		p->left -= k;
+		p->body_ended = !p->left;
+		break;
+	}
+	case BODY_CHUNKED: {
+		size_t n = p->raw_len;
+		ssize_t r = ig_http_decode_chunked(&p->chunked, raw, &n);
+		p->dec_len += n;
+		if (r == HTTP_ERROR)
+			p->sink_bad = true;
+		p->body_ended = r >= 0;
+		break;
+	}
+	default: /* until the close */
+		p->dec_len += p->raw_len;
+		break;
+	}
+	/* The framing's bytes, and any after the body's end, are dropped. */
+	p->raw_len = 0;
+	p->resp_len = p->head_at + p->dec_len;
+	if (p->dec_len)
+		p->sink->more(p->arg);
+}
+
+static void sink_wake(struct ig_deferred *d)
+{
+	struct http_inproc *p = (struct http_inproc *)((char *)d - offsetof(struct http_inproc, wake));
+	if (p->open && p->blocked) {
+		p->blocked = false;
+		p->t.engine_ops->writable(p->t.engine);
+	}
+}
+
+ig_str ig_http_inproc_body(const struct http_inproc *p, bool *end, bool *whole)
+{
+	*end = !p->open && p->dec_len == 0;
+	*whole = *end && !p->sink_bad && (p->body_ended || p->framing == BODY_UNTIL_CLOSE);
+	return (ig_str){ p->dec_len ? p->buf + p->body_at : NULL, p->dec_len };
+}
+
+void ig_http_inproc_taken(struct http_inproc *p, size_t n)
+{
+	memmove(p->buf + p->body_at, p->buf + p->body_at + n, p->dec_len - n);
+	p->dec_len -= n;
+	p->resp_len -= n;
+	if (p->blocked && p->dec_len < HTTP_INPROC_SINK_HIGH / 2) {
+		p->wake.fn = sink_wake;
+		ig_loop_defer(p->t.loop, &p->wake);
+	}
+}
+
+void ig_http_inproc_cut(struct http_inproc *p)
+{
+	if (!p->open)
+		return;
+	p->open = false;
+	p->dec_len = 0;
+	p->sink_bad = true;
+	p->t.engine_ops->closed(p->t.engine); /* no call on the transport after this: no close either */
+	p->report.fn = report;
+	ig_loop_defer(p->t.loop, &p->report);
+}
+
 static ssize_t mem_writev(struct ig_transport *t, const struct iovec *iov, int iovcnt)
 {
 	struct http_inproc *p = of_transport(t);
+	if (p->sink && p->dec_len >= HTTP_INPROC_SINK_HIGH) {
+		p->blocked = true;
+		return IG_WOULD_BLOCK;
+	}
 	size_t total = 0;
 	for (int i = 0; i < iovcnt; i++) {
 		if (p->cap - p->req_len - p->resp_len < iov[i].iov_len) {
@@ -129,6 +246,10 @@ static ssize_t mem_writev(struct ig_transport *t, const struct iovec *iov, int i
 		memcpy(p->buf + p->req_len + p->resp_len, iov[i].iov_base, iov[i].iov_len);
 		p->resp_len += iov[i].iov_len;
 		total += iov[i].iov_len;
+		if (p->sink) {
+			p->raw_len += p->head_passed ? iov[i].iov_len : 0;
+			sink_pump(p);
+		}
 	}
 	return (ssize_t)total;
 }
@@ -171,6 +292,11 @@ static void report(struct ig_deferred *d)
 {
 	struct http_inproc *p = (struct http_inproc *)((char *)d - offsetof(struct http_inproc, report));
 	struct http_inproc_response res = { 0 };
+	if (p->sink) {
+		p->done(p->arg, p->head_passed ? HTTP_INPROC_OK : p->overflow ? HTTP_INPROC_NO_ROOM : HTTP_INPROC_NO_RESPONSE,
+			NULL);
+		return;
+	}
 	enum http_inproc_result r = read_response(p, p->head_request, &res);
 	p->done(p->arg, r, r == HTTP_INPROC_OK ? &res : NULL);
 }
@@ -218,13 +344,14 @@ int ig_http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf,
 	}
 	*p = (struct http_inproc){ .t = { .ops = &mem_ops, .loop = &core->loop }, .core = core, .buf = buf,
 				   .cap = cap, .req_len = (size_t)(w.p - buf), .peer = req->peer, .done = done,
-				   .arg = arg, .open = true,
+				   .arg = arg, .open = true, .sink = req->sink,
 				   .head_request = req->method.len == 4 && !memcmp(req->method.ptr, "HEAD", 4) };
 	/* Exactly HEAD: methods are case-sensitive, and "head" is another
 	   method whose 405 or 501 has a body. */
 	ig_http_conn_begin(core, c, &p->t, (uint32_t)core->cfg->idle_timeout_ms);
 	c->request_deadline_ms = req->deadline_ms;
 	c->in_process = true;
+	c->in_process_streams = req->sink != NULL;
 	feed(p);
 	return 0;
 }

@@ -25,6 +25,8 @@
 #include "kernel/runtime/pool.h"
 #include "net/transport.h"
 
+struct http_inproc_sink;
+
 struct http_inproc_request {
 	ig_str method, target; /* "GET", "/blog/1?x=2" (origin form, raw) */
 	const ig_header *headers;
@@ -34,6 +36,7 @@ struct http_inproc_request {
 	ig_str body;
 	ig_str peer;           /* the client's address, for the access log; may be empty */
 	uint64_t deadline_ms;  /* ig_deadline_ms of its exchange; 0: none */
+	const struct http_inproc_sink *sink; /* NULL: the response is captured whole */
 };
 
 #define HTTP_INPROC_MAX_HEADERS 128
@@ -61,6 +64,29 @@ enum http_inproc_result {
  * inside ig_http_inproc_run. */
 typedef void http_inproc_done_fn(void *arg, enum http_inproc_result result, const struct http_inproc_response *res);
 
+/* ---- a response passed on as it comes ----
+ * With a sink in the request (Lambda's response streaming), the run lets
+ * the engine stream (SSE, ig_body_out) and passes the response on while it
+ * is written: the head as soon as it is whole, then the body with its
+ * framing removed. The body waits in the run's buffer until the sink's
+ * owner takes it (ig_http_inproc_body, ig_http_inproc_taken); while
+ * HTTP_INPROC_SINK_HIGH bytes wait, the engine's writes block, so a slow
+ * sink holds back the handler as a slow client does (the engine keeps at
+ * most INGOT_MAX_OUTPUT more). done still runs once, when the engine has
+ * closed: OK if the head was passed on (the body may still wait), else
+ * the result as without a sink. The callbacks get done's arg. */
+#define HTTP_INPROC_SINK_HIGH (256u << 10)
+
+struct http_inproc_sink {
+	/* The response's head (interim heads skipped): status and fields,
+	   an empty body; slices valid until the run's buffer is reused. Once,
+	   from inside the engine's write: the sink may take body bytes and
+	   start I/O, but not run the loop. */
+	void (*head)(void *arg, const struct http_inproc_response *head);
+	/* More of the body waits (from inside the engine's write, as head). */
+	void (*more)(void *arg);
+};
+
 /* One request in flight; the caller owns it and keeps it (and buf) until
  * done has run. Private fields. */
 struct http_inproc {
@@ -75,6 +101,15 @@ struct http_inproc {
 	enum http_inproc_result result;
 	bool open, feeding, refeed, overflow, head_request;
 	ig_header headers[HTTP_INPROC_MAX_HEADERS];
+	/* With a sink: past the head, buf[body_at ..) holds dec_len body bytes
+	   waiting, then raw_len bytes not decoded yet. */
+	const struct http_inproc_sink *sink;
+	struct ig_deferred wake; /* the engine's writable after a block */
+	struct http_chunked_decoder chunked;
+	size_t head_at, body_at, dec_len, raw_len;
+	uint64_t left; /* BODY_LENGTH: bytes still to come */
+	int framing;   /* enum http_body_framing */
+	bool head_passed, body_ended, sink_bad, blocked;
 };
 
 /* Starts req on core (on core's thread): its bytes are written into
@@ -85,6 +120,23 @@ struct http_inproc {
 int ig_http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf, size_t cap,
 		    const struct http_inproc_request *req, http_inproc_done_fn *done, void *arg,
 		    enum http_inproc_result *result);
+
+/* With a sink, after its head: the body bytes waiting ({NULL, 0}: none
+ * now). *end: none will follow them (the engine has closed; done has run
+ * or is about to); *whole then says whether the body ended as its framing
+ * said (false: cut short, or framed badly). */
+ig_str ig_http_inproc_body(const struct http_inproc *p, bool *end, bool *whole);
+
+/* n of the waiting bytes were passed on (n at most their count): their
+ * room is the engine's again. Never calls the engine from inside: a
+ * blocked engine hears writable after the batch. */
+void ig_http_inproc_taken(struct http_inproc *p, size_t n);
+
+/* With a sink: nobody takes the rest (its reader has gone). The engine
+ * hears what a socket's reset would tell it (a streaming handler sees
+ * its client gone), what waits is dropped, and done runs after the batch
+ * with the result it would have had. Nothing once the engine has closed. */
+void ig_http_inproc_cut(struct http_inproc *p);
 
 /* A core for in-process requests on the calling thread: its loop, pools
  * and parser scratch, app's routes, no listener. cfg must outlive it.

@@ -238,8 +238,9 @@ struct http_conn {
 	   way reading stops. tls: its transport is net/tls's (set by the
 	   HTTPS listener's accept), for the after-hooks (hooks.h).
 	   in_process: inproc.h's, whose reader takes one whole response
-	   (no stream). */
-	bool mem_wait : 1, out_over : 1, tls : 1, in_process : 1;
+	   (no stream) unless in_process_streams: its reader passes the
+	   response on as it comes (inproc.h's sink). */
+	bool mem_wait : 1, out_over : 1, tls : 1, in_process : 1, in_process_streams : 1;
 	/* A streamed body's handler reads on its coroutine (body_in_take):
 	   what arrives is only buffered, no batch runs there. */
 	bool taking : 1;

@@ -502,6 +502,10 @@ static void head_put(ig_wbuf *w, const char *p, size_t n)
 
 ig_ws *ig_ws_open(ig_ctx *x, const struct ig_ws_type *type, int *status)
 {
+	/* Lambda, cron, Pub/Sub: no connection to upgrade, whatever the
+	   request says (an in-process request carries no Connection field). */
+	if (!x->conn || x->conn->in_process)
+		return refuse(x, status, 501, "a WebSocket needs a connection of its own (not in Lambda mode)");
 	ig_str key = ig_req_header(x, "Sec-WebSocket-Key");
 	if (x->req.head || !has_token(ig_req_header(x, "Upgrade"), "websocket") || !has_token(ig_req_header(x, "Connection"), "upgrade"))
 		return refuse(x, status, 400, "a WebSocket request needs Upgrade: websocket and Connection: Upgrade");
@@ -514,8 +518,6 @@ ig_ws *ig_ws_open(ig_ctx *x, const struct ig_ws_type *type, int *status)
 		return refuse(x, status, 400, "Sec-WebSocket-Key must be the base64 of 16 bytes");
 	if (!origin_ok(x))
 		return refuse(x, status, 403, "this Origin may not open a WebSocket here");
-	if (!x->conn || x->conn->in_process) /* Lambda, cron, Pub/Sub: no connection to upgrade */
-		return refuse(x, status, 501, "a WebSocket needs a connection of its own (not in Lambda mode)");
 	struct ws_core *wc = x->conn && !x->stream && !x->finished ? ws_core(x->core) : NULL;
 	ig_ws *ws = wc ? ig_pool_take(&wc->sockets) : NULL;
 	if (!ws)

@@ -49,6 +49,7 @@ static void finish(struct lambda_api *c, const struct lambda_api_answer *a)
 	ig_timer_cancel(&c->loop->timers, &c->timer);
 	lambda_api_fn *fn = c->fn;
 	c->fn = NULL;
+	c->src = NULL;
 	fn(a);
 }
 
@@ -70,7 +71,7 @@ static void send_request(struct lambda_api *c);
  * reached it, so it goes again, once, on a new one. */
 static bool resend_on_stale(struct lambda_api *c)
 {
-	if (!c->reused || c->again || c->rlen)
+	if (!c->reused || c->again || c->rlen || c->src_started)
 		return false;
 	c->again = true;
 	drop_connection(c);
@@ -86,7 +87,7 @@ static void on_timeout(struct ig_timer *t)
 
 static void answer(struct lambda_api *c)
 {
-	if (!c->keep_alive_answer)
+	if (!c->keep_alive_answer || (c->src && !c->src_done)) /* answered before the body's end */
 		drop_connection(c);
 	else
 		watch(c, EPOLLIN | EPOLLRDHUP);
@@ -213,6 +214,108 @@ static void on_readable(struct lambda_api *c)
 	}
 }
 
+/* ---- a streamed body, chunk by chunk ---- */
+
+static void stream_body(struct lambda_api *c);
+
+/* The last chunk and the trailers, once the source has ended. */
+static void stream_last(struct lambda_api *c, ig_str trailers)
+{
+	if (trailers.len > sizeof c->last - 5)
+		trailers.len = 0; /* the end is worth more than what it says */
+	memcpy(c->last, "0\r\n", 3);
+	if (trailers.len)
+		memcpy(c->last + 3, trailers.ptr, trailers.len);
+	memcpy(c->last + 3 + trailers.len, "\r\n", 2);
+	c->last_len = 5 + trailers.len;
+	c->last_sent = 0;
+}
+
+/* n bytes of the current chunk were written: its size line, then its
+ * data (the source's, given back as taken), then its CRLF. */
+static void chunk_sent(struct lambda_api *c, size_t n)
+{
+	size_t k = c->chunk_head_len - c->chunk_head_sent < n ? c->chunk_head_len - c->chunk_head_sent : n;
+	c->chunk_head_sent += k;
+	n -= k;
+	k = c->chunk_left < n ? c->chunk_left : n;
+	if (k) {
+		c->src_started = true;
+		c->chunk_left -= k;
+		c->src->taken(c->src_arg, k);
+	}
+	c->chunk_tail_sent += n - k;
+	if (c->chunk_head_sent == c->chunk_head_len && !c->chunk_left && c->chunk_tail_sent == 2)
+		c->chunk_head_len = 0; /* the next chunk */
+}
+
+static void stream_body(struct lambda_api *c)
+{
+	while (!c->src_done) {
+		struct iovec v[3];
+		int k = 0;
+		bool end = false;
+		ig_str trailers = { NULL, 0 };
+		if (c->last_len) {
+			v[k++] = (struct iovec){ c->last + c->last_sent, c->last_len - c->last_sent };
+		} else {
+			ig_str b = c->src->peek(c->src_arg, &end, &trailers);
+			if (!c->chunk_head_len) { /* between chunks */
+				if (!b.len && end) {
+					stream_last(c, trailers);
+					continue;
+				}
+				if (!b.len) { /* nothing to send: wait for more, hear an early answer */
+					c->src_blocked = false;
+					watch(c, EPOLLIN | EPOLLRDHUP);
+					return;
+				}
+				c->chunk_head_len = (size_t)snprintf(c->chunk_head, sizeof c->chunk_head, "%zx\r\n", b.len);
+				c->chunk_head_sent = c->chunk_tail_sent = 0;
+				c->chunk_left = b.len;
+			}
+			if (c->chunk_head_sent < c->chunk_head_len)
+				v[k++] = (struct iovec){ c->chunk_head + c->chunk_head_sent,
+							 c->chunk_head_len - c->chunk_head_sent };
+			if (c->chunk_left)
+				v[k++] = (struct iovec){ (char *)b.ptr, c->chunk_left };
+			v[k++] = (struct iovec){ (char *)"\r\n" + c->chunk_tail_sent, 2 - c->chunk_tail_sent };
+		}
+		ssize_t n = writev(c->fd, v, k);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			c->src_blocked = true;
+			watch(c, EPOLLIN | EPOLLOUT | EPOLLRDHUP);
+			return;
+		}
+		if (n < 0) {
+			if (!resend_on_stale(c))
+				fail(c, strerror(errno));
+			return;
+		}
+		if (!c->last_len) {
+			chunk_sent(c, (size_t)n);
+			continue;
+		}
+		c->last_sent += (size_t)n;
+		if (c->last_sent == c->last_len) {
+			c->src_done = true;
+			if (c->answer_timeout_ms != UINT32_MAX)
+				ig_timer_set(&c->loop->timers, &c->timer, c->loop->clock.now_ms + c->answer_timeout_ms);
+		}
+	}
+	c->src_blocked = false;
+	watch(c, EPOLLIN | EPOLLRDHUP);
+}
+
+void ig_lambda_api_more(struct lambda_api *c)
+{
+	if (c->fn && c->src && c->fd >= 0 && !c->connecting && c->head_sent == c->head_len && !c->src_blocked &&
+	    !c->src_done)
+		stream_body(c);
+}
+
 static void on_writable(struct lambda_api *c)
 {
 	while (c->head_sent < c->head_len || c->body_sent < c->body.len) {
@@ -234,6 +337,11 @@ static void on_writable(struct lambda_api *c)
 		size_t h = c->head_len - c->head_sent < (size_t)n ? c->head_len - c->head_sent : (size_t)n;
 		c->head_sent += h;
 		c->body_sent += (size_t)n - h;
+	}
+	if (c->src) {
+		c->src_blocked = false;
+		stream_body(c);
+		return;
 	}
 	watch(c, EPOLLIN | EPOLLRDHUP);
 }
@@ -271,6 +379,8 @@ static void send_request(struct lambda_api *c)
 {
 	c->head_sent = c->body_sent = 0;
 	c->rlen = c->head_end = c->body_end = 0;
+	c->src_started = c->src_done = c->src_blocked = false;
+	c->chunk_head_len = c->last_len = 0;
 	c->reused = c->fd >= 0;
 	c->io.fn = on_io;
 	c->timer.fn = on_timeout;
@@ -310,6 +420,29 @@ static void send_request(struct lambda_api *c)
 	ig_timer_set(&c->loop->timers, &c->timer, c->loop->clock.now_ms + CONNECT_TIMEOUT_MS);
 }
 
+/* The request's head into c->head; false when it does not fit (the call
+ * has then ended). */
+static bool write_head(struct lambda_api *c, const char *method, const char *path, const ig_header *h, size_t n,
+		       ig_str body)
+{
+	int len = snprintf(c->head, sizeof c->head, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, path, c->api);
+	for (size_t i = 0; len > 0 && (size_t)len < sizeof c->head && i < n; i++)
+		len += snprintf(c->head + len, sizeof c->head - (size_t)len, "%.*s: %.*s\r\n", (int)h[i].name.len,
+				h[i].name.ptr, (int)h[i].value.len, h[i].value.ptr);
+	if (len > 0 && (size_t)len < sizeof c->head && c->src)
+		len += snprintf(c->head + len, sizeof c->head - (size_t)len, "Transfer-Encoding: chunked\r\n");
+	else if (len > 0 && (size_t)len < sizeof c->head && (body.len || strcmp(method, "GET") != 0))
+		len += snprintf(c->head + len, sizeof c->head - (size_t)len, "Content-Length: %zu\r\n", body.len);
+	if (len > 0 && (size_t)len < sizeof c->head)
+		len += snprintf(c->head + len, sizeof c->head - (size_t)len, "\r\n");
+	if (len <= 0 || (size_t)len >= sizeof c->head) {
+		finish(c, &(struct lambda_api_answer){ .error = "the request's head is too long" });
+		return false;
+	}
+	c->head_len = (size_t)len;
+	return true;
+}
+
 void ig_lambda_api_call(struct lambda_api *c, const char *api, const char *method, const char *path,
 		     const ig_header *h, size_t n, ig_str body, uint32_t timeout_ms, lambda_api_fn *fn)
 {
@@ -318,19 +451,22 @@ void ig_lambda_api_call(struct lambda_api *c, const char *api, const char *metho
 	c->again = false;
 	c->timeout_ms = timeout_ms;
 	c->body = body;
-	int len = snprintf(c->head, sizeof c->head, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, path, api);
-	for (size_t i = 0; len > 0 && (size_t)len < sizeof c->head && i < n; i++)
-		len += snprintf(c->head + len, sizeof c->head - (size_t)len, "%.*s: %.*s\r\n", (int)h[i].name.len,
-				h[i].name.ptr, (int)h[i].value.len, h[i].value.ptr);
-	if (len > 0 && (size_t)len < sizeof c->head && (body.len || strcmp(method, "GET") != 0))
-		len += snprintf(c->head + len, sizeof c->head - (size_t)len, "Content-Length: %zu\r\n", body.len);
-	if (len > 0 && (size_t)len < sizeof c->head)
-		len += snprintf(c->head + len, sizeof c->head - (size_t)len, "\r\n");
-	if (len <= 0 || (size_t)len >= sizeof c->head)
-		{
-		finish(c, &(struct lambda_api_answer){ .error = "the request's head is too long" });
-		return;
-	}
-	c->head_len = (size_t)len;
-	send_request(c);
+	c->src = NULL;
+	if (write_head(c, method, path, h, n, body))
+		send_request(c);
+}
+
+void ig_lambda_api_stream(struct lambda_api *c, const char *api, const char *path, const ig_header *h, size_t n,
+			  const struct lambda_api_source *src, void *arg, uint32_t timeout_ms, lambda_api_fn *fn)
+{
+	c->fn = fn;
+	c->api = api;
+	c->again = false;
+	c->timeout_ms = UINT32_MAX;
+	c->answer_timeout_ms = timeout_ms;
+	c->body = (ig_str){ NULL, 0 };
+	c->src = src;
+	c->src_arg = arg;
+	if (write_head(c, "POST", path, h, n, c->body))
+		send_request(c);
 }

@@ -27,6 +27,18 @@ struct lambda_api_answer {
 };
 typedef void lambda_api_fn(const struct lambda_api_answer *answer);
 
+/* A streamed call's body (ig_lambda_api_stream), pulled as the socket
+ * takes it and sent chunked. */
+struct lambda_api_source {
+	/* The bytes ready now ({NULL, 0}: none yet; the source calls
+	   ig_lambda_api_more when there are). *end: none will follow them;
+	   *trailers then holds the trailer fields, each "Name: value\r\n"
+	   (may be empty), valid until the call ends. */
+	ig_str (*peek)(void *arg, bool *end, ig_str *trailers);
+	/* n of the bytes peek gave were sent. */
+	void (*taken)(void *arg, size_t n);
+};
+
 struct lambda_api {
 	struct ig_loop *loop;
 	struct ig_io io;
@@ -43,6 +55,18 @@ struct lambda_api {
 	size_t head_len, head_sent;
 	ig_str body;
 	size_t body_sent;
+	const struct lambda_api_source *src; /* a streamed call's; NULL otherwise */
+	void *src_arg;
+	bool src_started;  /* some of the source's bytes were sent: no resend */
+	bool src_done;     /* the last chunk and trailers went */
+	bool src_blocked;  /* the socket is full: EPOLLOUT watched */
+	uint32_t answer_timeout_ms; /* after the end */
+	char chunk_head[20]; /* the current chunk's size line */
+	size_t chunk_head_len, chunk_head_sent;
+	size_t chunk_left;   /* of its data, still to send */
+	size_t chunk_tail_sent; /* of its CRLF */
+	char last[512];      /* "0\r\n", the trailers, "\r\n" */
+	size_t last_len, last_sent;
 	char *rbuf;        /* mapped once: the answer's head and body */
 	size_t rcap, rlen;
 	size_t head_end;   /* 0 until the answer's head is parsed */
@@ -66,5 +90,18 @@ int ig_lambda_api_init(struct lambda_api *c, struct ig_loop *loop, size_t max_bo
  * cannot be made in 10 s fails either way. */
 void ig_lambda_api_call(struct lambda_api *c, const char *api, const char *method, const char *path,
 		     const ig_header *h, size_t n, ig_str body, uint32_t timeout_ms, lambda_api_fn *fn);
+
+/* As ig_lambda_api_call, but the body is src's, sent chunked
+ * (Transfer-Encoding: chunked is added to h) as it is made, with no
+ * timeout until its end (the function's own deadline bounds it), then
+ * timeout_ms for the answer. An answer that comes
+ * before the end ends the call. A kept-alive connection found closed is
+ * used again only if none of src's bytes had gone. */
+void ig_lambda_api_stream(struct lambda_api *c, const char *api, const char *path, const ig_header *h, size_t n,
+			  const struct lambda_api_source *src, void *arg, uint32_t timeout_ms, lambda_api_fn *fn);
+
+/* The source has more bytes, or its end: sends what the socket takes.
+ * Nothing when no streamed call is under way or the socket is full. */
+void ig_lambda_api_more(struct lambda_api *c);
 
 #endif

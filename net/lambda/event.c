@@ -93,16 +93,19 @@ static void put_query_object(ig_wbuf *w, const ig_json_value *q, enum target_par
 /* Whether the event's path arrives %-decoded: an HTTP API's does (its
  * 2.0 rawPath and its 1.0 path alike); a REST API's (a 1.0 event without
  * "version"), a function URL's and a load balancer's come as sent. */
-static bool path_decoded(const ig_json_value *e, bool v2)
+static bool is_function_url(const ig_json_value *e)
 {
-	if (!v2)
-		return string(e, "version").len > 0;
 	ig_str domain = string(object(e, "requestContext"), "domainName");
 	static const char url[] = ".lambda-url.";
 	for (size_t i = 0; i + sizeof url - 1 <= domain.len; i++)
 		if (memcmp(domain.ptr + i, url, sizeof url - 1) == 0)
-			return false;
-	return true;
+			return true;
+	return false;
+}
+
+static bool path_decoded(const ig_json_value *e, bool v2)
+{
+	return v2 ? !is_function_url(e) : string(e, "version").len > 0;
 }
 
 static ig_str target_v2(const ig_json_value *e, ig_arena *a)
@@ -217,6 +220,7 @@ static int decode_v2(const ig_json_value *e, ig_arena *a, struct lambda_event *e
 {
 	const ig_json_value *http = object(object(e, "requestContext"), "http");
 	ev->kind = LAMBDA_EVENT_V2;
+	ev->function_url = is_function_url(e);
 	ev->req.method = string(http, "method");
 	ev->req.peer = string(http, "sourceIp");
 	ev->req.target = target_v2(e, a);

@@ -24,6 +24,7 @@ enum lambda_event_kind {
 struct lambda_event {
 	enum lambda_event_kind kind;
 	bool multi_value; /* ALB: the event had multiValueHeaders, so must the answer */
+	bool function_url; /* V2 from a function URL (requestContext.domainName *.lambda-url.*) */
 	struct http_inproc_request req; /* headers in the arena, extra room for add_header */
 	size_t header_room;
 	const ig_json_value *event; /* RECORDS: the parsed event, req unset */
@@ -56,5 +57,12 @@ ig_str ig_lambda_event_header(const struct lambda_event *ev, const char *name);
  * text when it is UTF-8 and base64 otherwise, and isBase64Encoded. Into w
  * (its arena); false when out of memory. */
 bool ig_lambda_reply_encode(const struct lambda_event *ev, const struct http_inproc_response *res, ig_wbuf *w);
+
+/* The prelude of an answer in the streaming mode (a function URL's,
+ * application/vnd.awslambda.http-integration-response): {"statusCode",
+ * "headers" (as v2.0's, Transfer-Encoding also left out), "cookies"} and
+ * the 8 NUL bytes after it; the body follows as it is. Into w; false when
+ * out of memory. */
+bool ig_lambda_reply_prelude(const struct http_inproc_response *res, ig_wbuf *w);
 
 #endif

@@ -9,8 +9,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+enum lambda_invoke_mode {
+	LAMBDA_BUFFERED,        /* every answer whole, as JSON */
+	LAMBDA_RESPONSE_STREAM, /* a function URL's events answered in the streaming mode */
+};
+
 struct ig_lambda_config {
 	const char *runtime_api; /* "127.0.0.1:9001"; "" when not set */
+	int invoke_mode;         /* enum lambda_invoke_mode */
 };
 extern struct ig_lambda_config ig_lambda_config;
 

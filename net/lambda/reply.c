@@ -1,7 +1,7 @@
 /* The answers Lambda's HTTP front ends expect (event.h): the captured
  * response's status, fields and body written as the event's kind wants
- * them. Date, Content-Length and Connection belong to the memory
- * connection: the front end writes its own. */
+ * them. Date, Content-Length, Transfer-Encoding and Connection belong to
+ * the memory connection: the front end writes its own. */
 #include "event.h"
 #include "kernel/runtime/base64.h"
 #include "kernel/runtime/json.h"
@@ -18,7 +18,8 @@ static bool named(ig_str name, const char *lower)
 
 static bool excluded(ig_str name)
 {
-	return named(name, "date") || named(name, "content-length") || named(name, "connection");
+	return named(name, "date") || named(name, "content-length") || named(name, "connection") ||
+	       named(name, "transfer-encoding");
 }
 
 static bool same_name(ig_str a, ig_str b)
@@ -192,5 +193,17 @@ bool ig_lambda_reply_encode(const struct lambda_event *ev, const struct http_inp
 	}
 	put_body(w, res->body);
 	ig_wbuf_lit(w, "}");
+	return !w->failed;
+}
+
+bool ig_lambda_reply_prelude(const struct http_inproc_response *res, ig_wbuf *w)
+{
+	ig_wbuf_lit(w, "{\"statusCode\":");
+	ig_json_int(w, res->status);
+	ig_wbuf_lit(w, ",\"headers\":");
+	put_headers(w, res, FORM_JOINED, true);
+	put_cookies(w, res);
+	ig_wbuf_lit(w, "}");
+	ig_wbuf_put(w, "\0\0\0\0\0\0\0\0", 8);
 	return !w->failed;
 }

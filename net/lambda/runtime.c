@@ -8,6 +8,7 @@
 #include "net/lambda/event.h"
 #include "net/lambda/internal.h"
 #include "net/pubsub/sqs.h"
+#include "kernel/runtime/base64.h"
 #include "kernel/runtime/clock.h"
 #include "ingot/log.h"
 #include "net/http/health.h"
@@ -53,7 +54,14 @@ struct runtime {
 	char traceparent[IG_TRACEPARENT_LEN];
 	ig_str post_body;
 	const char *error_type;
-	ig_header post_headers[2];
+	ig_header post_headers[3];
+	/* The streaming mode: the prelude (and, for an answer made whole, its
+	   body), then the engine's body as it comes when from_engine. */
+	ig_str stream_head;
+	size_t stream_head_sent;
+	bool streaming, from_engine, stream_posted, engine_done;
+	struct ig_deferred cut; /* the exchange cut when the post ended first */
+	char trailers[400];
 	uint32_t backoff_ms, attempt;
 	struct ig_timer retry_timer;
 	uint64_t t0_us;
@@ -234,15 +242,177 @@ static void post_error(enum step step, const char *type, const char *message)
 	post();
 }
 
+/* ---- the streaming mode ----
+ * A function URL with InvokeMode RESPONSE_STREAM (INGOT_LAMBDA_INVOKE_MODE)
+ * reads its answer as application/vnd.awslambda.http-integration-response:
+ * the prelude (status, fields, cookies), 8 NUL bytes, then the body as it
+ * is, POSTed chunked with Lambda-Runtime-Function-Response-Mode: streaming.
+ * The engine's response is passed on as it is written (inproc.h's sink),
+ * so an SSE stream or an ig_body_out download leaves as it is made, held
+ * back by the Runtime API's connection; any other answer goes the same
+ * way, whole. A body cut short ends with Lambda's error trailers. */
+
+static void on_stream_posted(const struct lambda_api_answer *res);
+
+static ig_str stream_peek(void *arg, bool *end, ig_str *trailers)
+{
+	(void)arg;
+	if (rt->stream_head_sent < rt->stream_head.len) {
+		*end = false;
+		return (ig_str){ rt->stream_head.ptr + rt->stream_head_sent, rt->stream_head.len - rt->stream_head_sent };
+	}
+	if (!rt->from_engine) {
+		*end = true;
+		return (ig_str){ NULL, 0 };
+	}
+	bool whole = true;
+	ig_str b = ig_http_inproc_body(&rt->inproc, end, &whole);
+	if (*end && !whole) {
+		static const char type[] = "Runtime.TruncatedResponse";
+		static const char error[] = "{\"errorMessage\":\"the response stream ended before its end\","
+					    "\"errorType\":\"Runtime.TruncatedResponse\"}";
+		char b64[ig_base64_len(sizeof error - 1) + 1];
+		size_t n = ig_base64_encode((const uint8_t *)error, sizeof error - 1, b64);
+		int len = snprintf(rt->trailers, sizeof rt->trailers,
+				   "Lambda-Runtime-Function-Error-Type: %s\r\nLambda-Runtime-Function-Error-Body: %.*s\r\n",
+				   type, (int)n, b64);
+		*trailers = (ig_str){ rt->trailers, len > 0 && (size_t)len < sizeof rt->trailers ? (size_t)len : 0 };
+		log_failure(rt->request_id, rt->request_id_len, type, "the response stream ended before its end");
+	}
+	return b;
+}
+
+static void stream_taken(void *arg, size_t n)
+{
+	(void)arg;
+	size_t k = rt->stream_head.len - rt->stream_head_sent;
+	k = k < n ? k : n;
+	rt->stream_head_sent += k;
+	if (n > k)
+		ig_http_inproc_taken(&rt->inproc, n - k);
+}
+
+static const struct lambda_api_source stream_source = { .peek = stream_peek, .taken = stream_taken };
+
+/* POSTs head (and, when not from_engine, nothing after it) in the
+ * streaming mode. */
+static void stream_post(ig_str head, bool from_engine)
+{
+	char tail[REQUEST_ID_MAX + 40];
+	snprintf(tail, sizeof tail, "/invocation/%.*s/response", (int)rt->request_id_len, rt->request_id);
+	set_url(tail);
+	rt->step = STEP_RESPONSE;
+	rt->streaming = true;
+	rt->from_engine = from_engine;
+	rt->stream_head = head;
+	rt->stream_head_sent = 0;
+	rt->post_headers[0] = (ig_header){ IG_STR("Lambda-Runtime-Function-Response-Mode"), IG_STR("streaming") };
+	rt->post_headers[1] = (ig_header){ IG_STR("Content-Type"),
+					   IG_STR("application/vnd.awslambda.http-integration-response") };
+	rt->post_headers[2] = (ig_header){ IG_STR("Trailer"),
+					   IG_STR("Lambda-Runtime-Function-Error-Type, Lambda-Runtime-Function-Error-Body") };
+	ig_lambda_api_stream(&rt->api, runtime_api(), rt->url, rt->post_headers, 3, &stream_source, NULL,
+			     POST_TIMEOUT_MS, on_stream_posted);
+}
+
+/* The prelude, or, when the arena has no room for it, a bare 500's. */
+static ig_str prelude_of(const struct http_inproc_response *res, ig_str body)
+{
+	ig_wbuf w = { .arena = &rt->arena };
+	if (ig_lambda_reply_prelude(res, &w)) {
+		ig_wbuf_put(&w, body.ptr, body.len);
+		if (!w.failed)
+			return (ig_str){ w.ptr, w.len };
+	}
+	static const char bare[] = "{\"statusCode\":500}\0\0\0\0\0\0\0";
+	return (ig_str){ bare, sizeof bare }; /* its own NUL is the eighth */
+}
+
+/* inproc.h's sink: the engine's head is written, its body follows. */
+static void sink_head(void *arg, const struct http_inproc_response *head)
+{
+	(void)arg;
+	stream_post(prelude_of(head, (ig_str){ NULL, 0 }), true);
+}
+
+static void sink_more(void *arg)
+{
+	(void)arg;
+	if (rt->stream_posted) { /* nobody reads it any more */
+		bool end, whole;
+		ig_http_inproc_taken(&rt->inproc, ig_http_inproc_body(&rt->inproc, &end, &whole).len);
+		return;
+	}
+	ig_lambda_api_more(&rt->api);
+}
+
+static const struct http_inproc_sink stream_sink = { .head = sink_head, .more = sink_more };
+
+static void cut_exchange(struct ig_deferred *d)
+{
+	(void)d;
+	ig_http_inproc_cut(&rt->inproc);
+}
+
+/* Both the post and the exchange have ended: the next invocation. */
+static void stream_ended(void)
+{
+	if (rt->stream_posted && (rt->engine_done || !rt->from_engine))
+		next_invocation();
+}
+
+static void on_stream_posted(const struct lambda_api_answer *res)
+{
+	rt->stream_posted = true;
+	struct ig_logline l;
+	if (res->error || res->status >= 300) { /* the body is gone: nothing to repeat */
+		if (ig_log_begin(&l, IG_LOG_ERROR, "runtime api stream failed")) {
+			ig_log_str(&l, "request_id", rt->request_id, rt->request_id_len);
+			if (res->error)
+				ig_log_cstr(&l, "error", res->error);
+			else
+				ig_log_int(&l, "status", res->status);
+			if (!res->error)
+				ig_log_str(&l, "body", res->body.ptr, res->body.len < 300 ? res->body.len : 300);
+			ig_log_end(&l);
+		}
+	} else {
+		reached();
+	}
+	if (rt->from_engine && !rt->engine_done) { /* the post ended first: the handler is cut as for a client gone */
+		sink_more(NULL);
+		rt->cut.fn = cut_exchange;
+		ig_loop_defer(&rt->core.loop, &rt->cut);
+		return;
+	}
+	stream_ended();
+}
+
 /* ---- one invocation ---- */
+
+static bool streams(void)
+{
+	return ig_lambda_config.invoke_mode == LAMBDA_RESPONSE_STREAM && rt->ev.kind == LAMBDA_EVENT_V2 &&
+	       rt->ev.function_url;
+}
 
 static void on_answered(void *arg, enum http_inproc_result result, const struct http_inproc_response *res)
 {
 	(void)arg;
+	if (rt->streaming) { /* the head was passed on: the body has been or is being sent */
+		rt->engine_done = true;
+		ig_lambda_api_more(&rt->api); /* its end */
+		stream_ended();
+		return;
+	}
 	if (result != HTTP_INPROC_OK) {
 		post_error(STEP_ERROR, "Runtime.NoResponse",
 			   result == HTTP_INPROC_NO_ROOM ? "the response is larger than the runtime's buffer"
 							 : "the engine closed without a response");
+		return;
+	}
+	if (streams()) {
+		stream_post(prelude_of(res, res->body), false);
 		return;
 	}
 	ig_wbuf w = { .arena = &rt->arena };
@@ -372,6 +542,7 @@ static void invoke(const struct lambda_api_answer *res)
 	}
 	rt->request_id_len = id.len;
 	memcpy(rt->request_id, id.ptr, id.len);
+	rt->streaming = rt->stream_posted = rt->engine_done = false;
 	ig_str trace = response_header(res, "lambda-runtime-trace-id");
 	set_trace_env(trace);
 	const char *why;
@@ -391,6 +562,7 @@ static void invoke(const struct lambda_api_answer *res)
 	if (!ig_lambda_event_header(&rt->ev, "traceparent").len && traceparent_of_xray(trace, rt->traceparent))
 		ig_lambda_event_set_header(&rt->ev, "traceparent", (ig_str){ rt->traceparent, IG_TRACEPARENT_LEN });
 	rt->ev.req.deadline_ms = deadline;
+	rt->ev.req.sink = streams() ? &stream_sink : NULL;
 	enum http_inproc_result result;
 	if (ig_http_inproc_run(&rt->inproc, &rt->core, rt->buf, INPROC_BUF, &rt->ev.req, on_answered, NULL, &result) == 0)
 		return;

@@ -564,6 +564,132 @@ test('a streamed download (GET /files/{name}) answers whole under Lambda, base64
 	}
 });
 
+// ---- the streaming response mode (INGOT_LAMBDA_INVOKE_MODE=RESPONSE_STREAM) ----
+
+/** A function URL event for method path?query with headers. */
+function urlEvent(method, p, query = [], headers = []) {
+	return KINDS['function URL']({ method, path: p, query, headers });
+}
+
+const kib = (pid, field) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))[1]);
+
+test('streaming mode: a function URL\'s answers go through the streaming POST with the prelude; SSE events in order, Last-Event-ID goes on after it; API Gateway still gets JSON', T, async () => {
+	const a = await newApi();
+	const srv = await startRuntime(a, { INGOT_LAMBDA_INVOKE_MODE: 'RESPONSE_STREAM' });
+	// A whole answer: the same status, fields and body as over HTTP, after the prelude.
+	const health = await a.invoke(urlEvent('GET', '/health'));
+	assert.equal(health.streaming, true);
+	assert.equal(health.headers['transfer-encoding'], 'chunked');
+	assert.equal(health.headers['content-type'], 'application/vnd.awslambda.http-integration-response');
+	assert.equal(health.prelude.statusCode, 200);
+	assert.equal(health.prelude.headers['Content-Type'], 'application/json');
+	assert.deepEqual(JSON.parse(health.body), { status: 'ok' });
+	assert.deepEqual(health.trailers, {}, 'a whole answer has no error trailers');
+	const missing = await a.invoke(urlEvent('GET', '/no/such/route'));
+	assert.equal(missing.prelude.statusCode, 404);
+	assert.equal(missing.prelude.headers['Content-Type'], 'application/problem+json');
+	assert.equal(JSON.parse(missing.body).status, 404);
+	// SSE: the ticker's typed events, ids 1..3, then from 3 after Last-Event-ID: 2.
+	const ticks = await a.invoke(urlEvent('GET', '/ticker', [['n', '3']]));
+	assert.equal(ticks.prelude.statusCode, 200);
+	assert.equal(ticks.prelude.headers['Content-Type'], 'text/event-stream');
+	assert.ok(!('Transfer-Encoding' in ticks.prelude.headers), 'no hop-by-hop field in the prelude');
+	const ids = (b) => [...b.toString().matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+	assert.deepEqual(ids(ticks.body), [1, 2, 3]);
+	assert.match(ticks.body.toString(), /event: tick\nid: 1\ndata: \{"n":1,"of":3\}\n\n/);
+	const resumed = await a.invoke(urlEvent('GET', '/ticker', [['n', '5']], [['last-event-id', '2']]));
+	assert.deepEqual(ids(resumed.body), [3, 4, 5]);
+	// API Gateway's events are answered whole, as JSON, whatever the mode.
+	const gw = await a.invoke(KINDS['API Gateway 2.0']({ method: 'GET', path: '/health' }));
+	assert.equal(gw.streaming, undefined);
+	assert.equal(gw.body.statusCode, 200);
+	// A WebSocket cannot be had in Lambda mode: 501, documented.
+	const ws = await a.invoke(urlEvent('GET', '/ws/echo', [], [['connection', 'Upgrade'], ['upgrade', 'websocket'],
+		['sec-websocket-version', '13'], ['sec-websocket-key', 'dGhlIHNhbXBsZSBub25jZQ==']]));
+	assert.equal(ws.prelude.statusCode, 501);
+	srv.kill();
+});
+
+test('streaming mode: a 48 MiB download leaves as it is read, held back by the Runtime API (bounded memory); a file cut short ends with the error trailers', T, async () => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-lambda-stream-'));
+	try {
+		// Past the buffered mode's reach: its request memory answers 500 at 4 MiB.
+		const big = Buffer.alloc(48 << 20);
+		for (let i = 0; i < big.length; i += 4096) big.writeUInt32LE(i, i);
+		fs.writeFileSync(path.join(dir, 'big.bin'), big);
+		const a = await newApi();
+		const srv = await startRuntime(a, { INGOT_LAMBDA_INVOKE_MODE: 'RESPONSE_STREAM', FILES_DIR: dir });
+		const before = kib(srv.proc.pid, 'VmRSS');
+		let paused = false;
+		const got = await a.invoke(urlEvent('GET', '/files/big.bin'), {
+			onData: (c, total, req) => {
+				if (paused || total < (8 << 20)) return;
+				// Nobody reads for a while: the runtime must stop writing and
+				// its handler reading, where an unbounded buffer would take in
+				// the rest of the file (the assertion is on the peak, after).
+				paused = true;
+				req.pause();
+				setTimeout(() => req.resume(), 300);
+			},
+		});
+		const peak = kib(srv.proc.pid, 'VmHWM');
+		assert.equal(got.prelude.statusCode, 200);
+		assert.equal(got.prelude.headers['Content-Type'], 'application/octet-stream');
+		assert.equal(got.body.length, big.length);
+		assert.ok(got.body.equals(big), 'the bytes as on disk');
+		assert.ok(got.pieces > 1, 'the body came in pieces');
+		assert.ok(paused);
+		assert.ok(peak - before < 8 << 10, `RSS ${before} KiB before, at most ${peak} KiB during the 48 MiB`);
+		// Cut short: the file shrinks while the runtime is held back, so the
+		// handler's read ends before its Content-Length.
+		let shrunk = false;
+		const cut = await a.invoke(urlEvent('GET', '/files/big.bin'), {
+			onData: (c, total, req) => {
+				if (shrunk || total < (1 << 20)) return;
+				shrunk = true;
+				req.pause();
+				fs.truncateSync(path.join(dir, 'big.bin'), 12 << 20);
+				setImmediate(() => req.resume());
+			},
+		});
+		assert.equal(cut.prelude.statusCode, 200);
+		assert.ok(cut.body.length < big.length, `${cut.body.length} bytes`);
+		assert.equal(cut.trailers['lambda-runtime-function-error-type'], 'Runtime.TruncatedResponse');
+		const error = JSON.parse(Buffer.from(cut.trailers['lambda-runtime-function-error-body'], 'base64'));
+		assert.equal(error.errorType, 'Runtime.TruncatedResponse');
+		await srv.waitLog((l) => l.msg === 'invocation failed' && l.type === 'Runtime.TruncatedResponse');
+		// The next invocation is answered as usual.
+		const health = await a.invoke(urlEvent('GET', '/health'));
+		assert.equal(health.prelude.statusCode, 200);
+		srv.kill();
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test('streaming mode: a Runtime API that drops the streaming POST cancels the handler as a client gone; the next invocation goes on', T, async () => {
+	const a = await newApi();
+	const srv = await startRuntime(a, { INGOT_LAMBDA_INVOKE_MODE: 'RESPONSE_STREAM' });
+	const mark = srv.logs.length;
+	// A ticker of 600 events (a minute): dropped after its first event.
+	const dropped = new Promise((resolve) => {
+		a.invoke(urlEvent('GET', '/ticker', [['n', '600']]), {
+			onData: (c, total, req) => {
+				if (/id: 1\n/.test(c.toString())) {
+					req.socket.destroy();
+					resolve();
+				}
+			},
+		});
+	});
+	await dropped;
+	await srv.waitLog((l) => l.msg === 'runtime api stream failed', mark);
+	const health = await a.invoke(urlEvent('GET', '/health'));
+	assert.equal(health.prelude.statusCode, 200);
+	assert.deepEqual(JSON.parse(health.body), { status: 'ok' });
+	srv.kill();
+});
+
 test('the runtime\'s setting is in --help', T, async () => {
 	const r = await new Promise((resolve) => {
 		const p = spawn(BIN, ['--help'], { env: { PATH: process.env.PATH, ...SANITIZER_ENV } });

@@ -7,6 +7,16 @@
 // .../{id}/error and /runtime/init/error. Unknown ids get 400 as Lambda's
 // InvalidRequestException. It can stop and start again on the same port,
 // as the tests' "the Runtime API restarted" case needs.
+//
+// The streaming response mode (a function URL with InvokeMode
+// RESPONSE_STREAM; https://docs.aws.amazon.com/lambda/latest/dg/
+// runtimes-custom.html#runtimes-custom-response-streaming): a POST to
+// .../{id}/response with Lambda-Runtime-Function-Response-Mode: streaming
+// and Transfer-Encoding: chunked is read as it comes (the invocation's
+// onData sees each piece, and may pause the request to hold the runtime
+// back); an application/vnd.awslambda.http-integration-response body is
+// split at the 8 NUL bytes after its JSON prelude; the error trailers
+// (Lambda-Runtime-Function-Error-Type and -Body) are recorded.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 
@@ -51,11 +61,16 @@ export class RuntimeApi {
 	}
 
 	/** Queues an event; resolves with what the runtime posted for it:
-	 * {kind: 'response' | 'error', status posted, body (parsed JSON), raw, headers}. */
+	 * {kind: 'response' | 'error', status posted, body (parsed JSON), raw, headers}.
+	 * A streamed response resolves with {kind: 'response', streaming: true,
+	 * headers, prelude (parsed JSON, or undefined without the integration's
+	 * content type), body (Buffer, after the delimiter), raw (Buffer, all
+	 * of it), pieces (data events seen), trailers}. onData(chunk, bytesSoFar, req)
+	 * is called for each piece of a streamed response. */
 	invoke(event, { requestId = randomUUID(), deadlineMs = Date.now() + 30000, traceId,
-		functionArn = 'arn:aws:lambda:us-east-1:123456789012:function:ingot' } = {}) {
+		functionArn = 'arn:aws:lambda:us-east-1:123456789012:function:ingot', onData } = {}) {
 		return new Promise((resolve) => {
-			const inv = { id: requestId, event, deadlineMs, traceId, functionArn, resolve };
+			const inv = { id: requestId, event, deadlineMs, traceId, functionArn, resolve, onData };
 			this.queue.push(inv);
 			this._dispatch();
 		});
@@ -93,6 +108,11 @@ export class RuntimeApi {
 	}
 
 	_handle(req, res) {
+		const streamed = /^\/2018-06-01\/runtime\/invocation\/([^/]+)\/response$/.exec(req.url);
+		if (req.method === 'POST' && streamed && req.headers['lambda-runtime-function-response-mode'] === 'streaming') {
+			this._stream(req, res, decodeURIComponent(streamed[1]));
+			return;
+		}
 		const chunks = [];
 		req.on('data', (c) => chunks.push(c));
 		req.on('end', () => {
@@ -130,6 +150,40 @@ export class RuntimeApi {
 				return;
 			}
 			this._reply(res, 404, { errorMessage: 'not found', errorType: 'NotFound' });
+		});
+	}
+
+	_stream(req, res, id) {
+		const inv = this.pending.get(id);
+		if (!inv) {
+			this.refused.push({ id, kind: 'response' });
+			req.resume();
+			this._reply(res, 400, { errorMessage: 'Invalid request ID', errorType: 'InvalidRequestID' });
+			return;
+		}
+		this.pending.delete(id);
+		this.trail.push(`response ${id}`);
+		const chunks = [];
+		let total = 0, pieces = 0;
+		req.on('data', (c) => {
+			chunks.push(c);
+			total += c.length;
+			pieces++;
+			inv.onData?.(c, total, req);
+		});
+		req.on('end', () => {
+			const raw = Buffer.concat(chunks);
+			let prelude, body = raw;
+			if (req.headers['content-type'] === 'application/vnd.awslambda.http-integration-response') {
+				const at = raw.indexOf(Buffer.alloc(8));
+				if (at >= 0) {
+					try { prelude = JSON.parse(raw.subarray(0, at).toString('utf8')); } catch { prelude = undefined; }
+					body = raw.subarray(at + 8);
+				}
+			}
+			this._reply(res, 202, { status: 'OK' });
+			inv.resolve({ kind: 'response', streaming: true, headers: req.headers, prelude, body, raw, pieces,
+				trailers: req.trailers });
 		});
 	}
 
