@@ -146,6 +146,13 @@ __attribute__((cold, noinline)) static void conn_stream_written(struct http_conn
 }
 
 /* Chooses the deadline for the connection's state after a batch. */
+/* A streamed body's bytes fill the read buffer: reading stops until the
+ * handler takes some (the client is held back by TCP). */
+static bool conn_body_in_full(const struct http_conn *c)
+{
+	return c->rbuf && c->rlen - c->rpos >= c->core->rbuf_size;
+}
+
 IG_HOT static void conn_update_deadline(struct http_conn *c)
 {
 	const struct http_config *cfg = c->core->cfg;
@@ -164,7 +171,7 @@ IG_HOT static void conn_update_deadline(struct http_conn *c)
 		/* No bytes for the body timeout: an idle timeout, refreshed as
 		   bytes come; none while the handler has not taken what came
 		   (the read buffer is full: the client is held back). */
-		if (c->rbuf && c->rlen - c->rpos >= c->core->rbuf_size)
+		if (conn_body_in_full(c))
 			conn_set_deadline(c, TIMER_NONE, 0);
 		else
 			conn_set_deadline(c, TIMER_BODY, now_ms(c) + (uint64_t)cfg->body_timeout_ms);
@@ -1118,7 +1125,7 @@ __attribute__((cold)) size_t ig_http_body_in_take(struct http_body_in *b, char *
 	if (!c)
 		return 0;
 	/* Full, reading paused: the room this take makes lets it go on. */
-	bool full = c->rbuf && c->rlen - c->rpos >= c->core->rbuf_size;
+	bool full = conn_body_in_full(c);
 	if (b->chunked && !body_in_decode(c, b))
 		return 0;
 	uint64_t have = b->chunked ? b->decoded : c->rlen - c->rpos;
