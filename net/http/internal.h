@@ -334,6 +334,40 @@ static inline bool http_conn_is_admin(const struct http_conn *c)
 void ig_http_conn_ctx_ready(struct http_conn *c);
 void ig_http_conn_drain(struct http_core *core);
 void ig_http_conn_force_close_all(struct http_core *core);
+/* A core's state for one kind of stream (SSE's, WebSocket's;
+ * stream_core.c): a pool of its handles, never more than the core's
+ * connections, and a scratch arena (2 x INGOT_MAX_BODY + 1 MiB of the
+ * core's blocks) with a wbuf over it, where the generated sends encode a
+ * message before it is framed. */
+struct http_stream_core {
+	struct ig_pool handles;
+	ig_arena scratch;
+	ig_wbuf buf;
+	struct http_stream_core *all_next; /* every kind's, every core's */
+};
+/* core's state of the kind whose static slot is slot, made at its first
+ * use (handles of handle_size bytes) and kept for the process's life;
+ * NULL when the memory or a slot cannot be had. */
+struct http_stream_core *ig_http_stream_core(struct http_core *core, struct ig_loop_slot *slot, size_t handle_size);
+/* The state of a core that has made it (a handle of the kind exists). */
+static inline struct http_stream_core *http_stream_core_of(struct http_core *core, struct ig_loop_slot *slot)
+{
+	return ig_loop_slot_get(&core->loop, slot);
+}
+/* The scratch wbuf, emptied for a message's encoding. */
+static inline ig_wbuf *http_stream_core_buf(struct http_stream_core *sc)
+{
+	sc->buf.len = 0;
+	sc->buf.failed = false;
+	return &sc->buf;
+}
+/* After a message was framed: the scratch memory goes back. */
+static inline void http_stream_core_reset(struct http_stream_core *sc)
+{
+	sc->buf = (ig_wbuf){ .arena = &sc->scratch };
+	ig_arena_reset(&sc->scratch);
+}
+
 /* Begins stream s on x's connection: the answers ahead of x leave first,
  * then head (n bytes); x leaves the queue (x->conn NULL, x->stream s) and
  * s holds the connection (CONN_STREAM) until ig_http_stream_end. Returns

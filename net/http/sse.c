@@ -1,5 +1,5 @@
 /* Server-Sent Events (include/ingot/sse.h): the stream handle, from a
- * per-core pool made by the core's first stream, the event framing (the
+ * per-core pool (stream_core.c) made by the core's first stream, the event framing (the
  * HTML standard's), heartbeats, and the stream's end. The connection's
  * side (the head's place in the queue, writes, the end) is conn.c's
  * (internal.h's ig_http_stream_*), which tells a stream what happens
@@ -9,8 +9,6 @@
 #include "wait.h"
 #include "kernel/runtime/json.h"
 
-#include <stdatomic.h>
-#include <stdlib.h>
 
 struct ig_sse {
 	struct http_stream base; /* first: conn.c's upcalls get this */
@@ -33,46 +31,10 @@ struct ig_sse {
 	bool freed;    /* given back while writable_later was queued: it frees it */
 };
 
-/* A core's streams and the scratch memory the generated sends encode in. */
-struct sse_core {
-	struct ig_pool streams;
-	ig_arena scratch;
-	ig_wbuf buf;
-	struct sse_core *all_next;
-};
+/* Each core's streams and the scratch the generated sends encode in. */
 static struct ig_loop_slot sse_slot;
-/* Every core's, for the process's life: reachable for a leak checker once
- * its loop is gone. */
-static _Atomic(struct sse_core *) all_sse_cores;
 
 static const struct http_stream_ops sse_ops;
-
-/* Once per core, at its first stream: not on a request's path. */
-__attribute__((cold, noinline)) static struct sse_core *make_core(struct http_core *core)
-{
-	void **slot = ig_loop_slot(&core->loop, &sse_slot);
-	if (!slot)
-		return NULL;
-	struct sse_core *sc = calloc(1, sizeof *sc);
-	if (!sc)
-		return NULL;
-	/* Each stream holds a connection: there are never more than these. */
-	size_t max = core->cfg->max_conns > 0 ? (size_t)core->cfg->max_conns : IG_HTTP_MAX_CONNS_CEILING;
-	ig_pool_init(&sc->streams, sizeof(struct ig_sse), 64, max);
-	ig_arena_init(&sc->scratch, &core->blocks, (size_t)core->cfg->max_body * 2 + (1u << 20));
-	sc->buf = (ig_wbuf){ .arena = &sc->scratch };
-	sc->all_next = atomic_load(&all_sse_cores);
-	while (!atomic_compare_exchange_weak(&all_sse_cores, &sc->all_next, sc))
-		;
-	*slot = sc;
-	return sc;
-}
-
-static struct sse_core *sse_core(struct http_core *core)
-{
-	struct sse_core *sc = ig_loop_slot_get(&core->loop, &sse_slot);
-	return sc ? sc : make_core(core);
-}
 
 static uint64_t now_ms(const ig_sse *s)
 {
@@ -230,8 +192,7 @@ static void release(ig_sse *s)
 		s->freed = true;
 		return;
 	}
-	struct sse_core *sc = ig_loop_slot_get(&s->core->loop, &sse_slot);
-	ig_pool_give(&sc->streams, s);
+	ig_pool_give(&http_stream_core_of(s->core, &sse_slot)->handles, s);
 }
 
 /* The stream ends on its connection: the final chunk, then the connection
@@ -367,8 +328,8 @@ ig_sse *ig_sse_open(ig_ctx *x)
 {
 	if (x->req.head || !x->conn || x->stream || x->finished)
 		return NULL;
-	struct sse_core *sc = sse_core(x->core);
-	ig_sse *s = sc ? ig_pool_take(&sc->streams) : NULL;
+	struct http_stream_core *sc = ig_http_stream_core(x->core, &sse_slot, sizeof(struct ig_sse));
+	ig_sse *s = sc ? ig_pool_take(&sc->handles) : NULL;
 	if (!s)
 		return NULL;
 	*s = (ig_sse){ .base.ops = &sse_ops, .core = x->core, .ctx = x, .chunked = x->req.minor_version >= 1 };
@@ -381,7 +342,7 @@ ig_sse *ig_sse_open(ig_ctx *x)
 	ig_http_stream_head_end(x, &h, s->close_after);
 	s->last_sent_ms = now_ms(s);
 	if (h.failed || !ig_http_stream_begin(x, &s->base, h.ptr, h.len)) {
-		ig_pool_give(&sc->streams, s);
+		ig_pool_give(&sc->handles, s);
 		return NULL;
 	}
 	x->status = 200;
@@ -469,21 +430,17 @@ ig_str ig_sse_last_event_id(const ig_ctx *ctx)
 enum ig_sse_result ig_sse_buffer(ig_sse *s, ig_wbuf **out)
 {
 	enum ig_sse_result r = room(s);
-	struct sse_core *sc = ig_loop_slot_get(&s->core->loop, &sse_slot);
-	sc->buf.len = 0;
-	sc->buf.failed = false;
-	*out = &sc->buf;
+	*out = http_stream_core_buf(http_stream_core_of(s->core, &sse_slot));
 	return r;
 }
 
 enum ig_sse_result ig_sse_send_buffered(ig_sse *s, const char *event, const char *id)
 {
-	struct sse_core *sc = ig_loop_slot_get(&s->core->loop, &sse_slot);
+	struct http_stream_core *sc = http_stream_core_of(s->core, &sse_slot);
 	enum ig_sse_result r = IG_SSE_INVALID;
 	if (!sc->buf.failed && (!event || one_line(event)) && (!id || one_line(id)))
 		r = frame(s, event, id, "data: ", (ig_str){ sc->buf.ptr ? sc->buf.ptr : "", sc->buf.len });
 	/* The scratch memory goes back at once: an idle core holds none. */
-	sc->buf = (ig_wbuf){ .arena = &sc->scratch };
-	ig_arena_reset(&sc->scratch);
+	http_stream_core_reset(sc);
 	return r;
 }

@@ -13,7 +13,6 @@
 #include "net/ws/handshake.h"
 #include "ingot/json_read.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -43,16 +42,8 @@ struct ig_ws {
 	bool gone;       /* given back by later, after the batch */
 };
 
-/* A core's sockets and the scratch memory messages are encoded in. */
-struct ws_core {
-	struct ig_pool sockets;
-	ig_arena out;
-	ig_wbuf buf;
-	struct ws_core *all_next;
-};
+/* Each core's sockets and the scratch the generated sends encode in. */
 static struct ig_loop_slot ws_slot;
-/* Every core's, for the process's life (a leak checker finds them). */
-static _Atomic(struct ws_core *) all_ws_cores;
 
 static const struct http_stream_ops ws_ops;
 
@@ -60,32 +51,6 @@ static const struct http_stream_ops ws_ops;
 static int64_t max_message(const struct http_core *core)
 {
 	return core->cfg->ws_max_message > 0 ? core->cfg->ws_max_message : core->cfg->max_body;
-}
-
-__attribute__((cold, noinline)) static struct ws_core *make_core(struct http_core *core)
-{
-	void **slot = ig_loop_slot(&core->loop, &ws_slot);
-	if (!slot)
-		return NULL;
-	struct ws_core *wc = calloc(1, sizeof *wc);
-	if (!wc)
-		return NULL;
-	size_t max = core->cfg->max_conns > 0 ? (size_t)core->cfg->max_conns : IG_HTTP_MAX_CONNS_CEILING;
-	ig_pool_init(&wc->sockets, sizeof(struct ig_ws), 64, max);
-	size_t limit = (size_t)core->cfg->max_body * 2 + (1u << 20);
-	ig_arena_init(&wc->out, &core->blocks, limit);
-	wc->buf = (ig_wbuf){ .arena = &wc->out };
-	wc->all_next = atomic_load(&all_ws_cores);
-	while (!atomic_compare_exchange_weak(&all_ws_cores, &wc->all_next, wc))
-		;
-	*slot = wc;
-	return wc;
-}
-
-static struct ws_core *ws_core(struct http_core *core)
-{
-	struct ws_core *wc = ig_loop_slot_get(&core->loop, &ws_slot);
-	return wc ? wc : make_core(core);
 }
 
 static uint64_t now_ms(const ig_ws *ws)
@@ -377,8 +342,7 @@ static void later(struct ig_deferred *d)
 {
 	ig_ws *ws = (ig_ws *)((char *)d - offsetof(ig_ws, later));
 	if (ws->gone) {
-		struct ws_core *wc = ig_loop_slot_get(&ws->core->loop, &ws_slot);
-		ig_pool_give(&wc->sockets, ws);
+		ig_pool_give(&http_stream_core_of(ws->core, &ws_slot)->handles, ws);
 		return;
 	}
 	if (ws->finishing) {
@@ -518,8 +482,9 @@ ig_ws *ig_ws_open(ig_ctx *x, const struct ig_ws_type *type, int *status)
 		return refuse(x, status, 400, "Sec-WebSocket-Key must be the base64 of 16 bytes");
 	if (!origin_ok(x))
 		return refuse(x, status, 403, "this Origin may not open a WebSocket here");
-	struct ws_core *wc = x->conn && !x->stream && !x->finished ? ws_core(x->core) : NULL;
-	ig_ws *ws = wc ? ig_pool_take(&wc->sockets) : NULL;
+	struct http_stream_core *wc =
+		x->conn && !x->stream && !x->finished ? ig_http_stream_core(x->core, &ws_slot, sizeof(struct ig_ws)) : NULL;
+	ig_ws *ws = wc ? ig_pool_take(&wc->handles) : NULL;
 	if (!ws)
 		return refuse(x, status, 503, "no WebSocket can be opened now");
 	*ws = (ig_ws){ .base.ops = &ws_ops, .core = x->core, .type = type, .ctx = x };
@@ -540,7 +505,7 @@ ig_ws *ig_ws_open(ig_ctx *x, const struct ig_ws_type *type, int *status)
 	HEAD_LIT(&h, "\r\n\r\n");
 	ws->last_rx_ms = now_ms(ws);
 	if (h.failed || !ig_http_stream_begin(x, &ws->base, h.ptr, h.len)) {
-		ig_pool_give(&wc->sockets, ws);
+		ig_pool_give(&wc->handles, ws);
 		return refuse(x, status, 503, "no WebSocket can be opened now");
 	}
 	x->status = 101;
@@ -660,21 +625,17 @@ bool ig_ws_decoded(ig_ws *ws, ig_json_reader *r)
 enum ig_ws_result ig_ws_buffer(ig_ws *ws, ig_wbuf **out)
 {
 	enum ig_ws_result r = can_send(ws); /* first: others may use the writer while it waits */
-	struct ws_core *wc = ig_loop_slot_get(&ws->core->loop, &ws_slot);
-	wc->buf.len = 0;
-	wc->buf.failed = false;
-	*out = &wc->buf;
+	*out = http_stream_core_buf(http_stream_core_of(ws->core, &ws_slot));
 	return r;
 }
 
 enum ig_ws_result ig_ws_send_buffered(ig_ws *ws)
 {
-	struct ws_core *wc = ig_loop_slot_get(&ws->core->loop, &ws_slot);
+	struct http_stream_core *wc = http_stream_core_of(ws->core, &ws_slot);
 	enum ig_ws_result r = wc->buf.failed ? IG_WS_INVALID : can_send(ws);
 	if (r == IG_WS_OK)
 		put_frame(ws, IG_WS_OP_TEXT, wc->buf.ptr, wc->buf.len);
 	/* The scratch memory goes back at once: an idle core holds none. */
-	wc->buf = (ig_wbuf){ .arena = &wc->out };
-	ig_arena_reset(&wc->out);
+	http_stream_core_reset(wc);
 	return r;
 }
