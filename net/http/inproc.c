@@ -344,7 +344,7 @@ int ig_http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf,
 	}
 	*p = (struct http_inproc){ .t = { .ops = &mem_ops, .loop = &core->loop }, .core = core, .buf = buf,
 				   .cap = cap, .req_len = (size_t)(w.p - buf), .peer = req->peer, .done = done,
-				   .arg = arg, .open = true, .sink = req->sink,
+				   .arg = arg, .open = true, .sink = req->sink, .req_body_len = req->body.len,
 				   .head_request = req->method.len == 4 && !memcmp(req->method.ptr, "HEAD", 4) };
 	/* Exactly HEAD: methods are case-sensitive, and "head" is another
 	   method whose 405 or 501 has a body. */
@@ -354,6 +354,11 @@ int ig_http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf,
 	c->in_process_streams = req->sink != NULL;
 	feed(p);
 	return 0;
+}
+
+ig_str ig_http_inproc_request_body(const struct http_inproc *p)
+{
+	return (ig_str){ p->buf + p->req_len - p->req_body_len, p->req_body_len };
 }
 
 /* ---- the core ---- */

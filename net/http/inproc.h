@@ -95,6 +95,7 @@ struct http_inproc {
 	struct http_core *core;
 	char *buf;
 	size_t cap, req_len, req_sent, resp_len;
+	size_t req_body_len; /* the request's body ends its bytes */
 	ig_str peer;
 	http_inproc_done_fn *done;
 	void *arg;
@@ -120,6 +121,12 @@ struct http_inproc {
 int ig_http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf, size_t cap,
 		    const struct http_inproc_request *req, http_inproc_done_fn *done, void *arg,
 		    enum http_inproc_result *result);
+
+/* The body of the request p ran, as written into its buffer, where it
+ * stays (the response is written after it) until the buffer is run again:
+ * a caller that keeps the request's body for later (a dead letter's copy)
+ * needs no copy of its own. Only after ig_http_inproc_run returned 0. */
+ig_str ig_http_inproc_request_body(const struct http_inproc *p);
 
 /* With a sink, after its head: the body bytes waiting ({NULL, 0}: none
  * now). *end: none will follow them (the engine has closed; done has run

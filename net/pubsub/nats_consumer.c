@@ -51,8 +51,7 @@ struct delivery {
 	char reply[REPLY_MAX];
 	size_t reply_len;
 	char traceparent[64];
-	char *payload; /* kept for the dead-letter copy; NULL without one */
-	size_t payload_len;
+	ig_str received; /* the message while on_msg runs (a verdict given from inside) */
 };
 
 struct nsub {
@@ -85,8 +84,6 @@ static void freed(struct delivery *d, enum ig_pubsub_outcome outcome)
 {
 	struct nsub *r = d->sub;
 	ig_counter_add(&r->lane.stats.delivered[outcome], 1);
-	free(d->payload);
-	d->payload = NULL;
 	d->base.busy = false;
 	r->running--;
 	r->last_freed = (uint32_t)(d - r->slots);
@@ -131,6 +128,13 @@ static void dead_stored(void *arg, const struct ig_js_result *r)
 	freed(d, IG_PUBSUB_OUT_DEAD);
 }
 
+/* The message a dead letter copies: the one being received, or, after a
+ * run, the body of the run's request, still in its slot's buffer. */
+static ig_str payload_of(const struct delivery *d)
+{
+	return d->received.ptr ? d->received : ig_http_inproc_request_body(&d->base.slot.run);
+}
+
 static void dead(struct delivery *d, const char *why)
 {
 	const struct ig_pubsub_subscription *sub = d->sub->lane.sub;
@@ -142,7 +146,7 @@ static void dead(struct delivery *d, const char *why)
 		ig_log_cstr(&l, "reason", why);
 		ig_log_end(&l);
 	}
-	if (!sub->dead_letter || !d->payload) {
+	if (!sub->dead_letter) {
 		sent(ig_js_term(s.nc, reply_of(d)), d, "pub/sub: NATS term not sent");
 		freed(d, IG_PUBSUB_OUT_DEAD);
 		return;
@@ -156,10 +160,11 @@ static void dead(struct delivery *d, const char *why)
 			 "NATS/1.0\r\n%s%s%sreason: %s\r\nsubscription: %s\r\nmessage_id: %llu\r\nattempts: %llu\r\n\r\n",
 			 d->traceparent[0] ? "traceparent: " : "", d->traceparent, d->traceparent[0] ? "\r\n" : "", why,
 			 sub->name, (unsigned long long)d->seq, (unsigned long long)attempts);
-	ig_pubsub_nats_subject(subject, s.nc, sub->dead_letter, (ig_str){ d->payload, d->payload_len });
+	ig_str payload = payload_of(d);
+	ig_pubsub_nats_subject(subject, s.nc, sub->dead_letter, payload);
 	enum ig_nats_error e = n > 0 && (size_t)n < sizeof headers
 				       ? ig_js_publish(s.nc, (ig_str){ subject, strlen(subject) },
-						       (ig_str){ headers, (size_t)n }, (ig_str){ d->payload, d->payload_len },
+						       (ig_str){ headers, (size_t)n }, payload,
 						       (ig_str){ 0 }, 5000, dead_stored, d)
 				       : IG_NATS_TOO_LARGE;
 	if (e != IG_NATS_OK) {
@@ -243,23 +248,24 @@ static void on_msg(void *arg, const struct ig_nats_msg *m, const struct ig_js_me
 	d->base.attempts = meta->delivered;
 	d->seq = meta->stream_seq;
 	find_traceparent(m->headers, d->traceparent, sizeof d->traceparent);
-	if (r->lane.sub->dead_letter && (d->payload = malloc(m->payload.len + 1)) != NULL) {
-		memcpy(d->payload, m->payload.ptr, m->payload.len);
-		d->payload_len = m->payload.len;
-	}
+	/* A verdict given from inside (the next two calls) copies the message
+	   as received; later ones from the run's buffer. */
+	d->received = (ig_str){ m->payload.ptr ? m->payload.ptr : "", m->payload.len };
 	if (d->base.attempts > r->lane.sub->max_attempts) {
 		/* MaxDeliver keeps one delivery past maxAttempts for this: the
 		   last attempt's process died, or its dead letter was not
 		   stored. The handler does not run again. */
 		dead(d, "max attempts reached");
+		d->received = (ig_str){ NULL, 0 };
 		return;
 	}
-	if (ig_pubsub_delivery_run(&d->base, &s.worker, (ig_str){ d->traceparent, strlen(d->traceparent) }, m->payload))
+	bool ran = ig_pubsub_delivery_run(&d->base, &s.worker, (ig_str){ d->traceparent, strlen(d->traceparent) },
+					  m->payload);
+	d->received = (ig_str){ NULL, 0 };
+	if (ran)
 		return;
 	/* the core drains or is full: another process takes it now */
 	sent(ig_js_nak(s.nc, m->reply, 0), d, "pub/sub: NATS nak not sent");
-	free(d->payload);
-	d->payload = NULL;
 	d->base.busy = false;
 	r->running--;
 }

@@ -68,6 +68,13 @@ test('a handler that always fails: retried, then dead-lettered after maxAttempts
 		await publish(procs[0], 'failing', 7);
 		await until(async () => (await broker.stream('pubsub-failing-dead'))?.messages === 1, 'the dead letter stored');
 		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE sub = 'flaky' AND n = 7;"), '3', 'maxAttempts runs');
+		// The dead letter: the message as the handler got it (copied from
+		// the delivery's own buffer), why and where it died in its headers.
+		const letter = await broker.message('pubsub-failing-dead', 1);
+		assert.deepEqual(JSON.parse(letter.data.toString('utf8')), { n: 7 });
+		assert.match(letter.headers, /\r\nreason: max attempts reached\r\n/);
+		assert.match(letter.headers, /\r\nsubscription: flaky\r\n/);
+		assert.match(letter.headers, /\r\nattempts: 3\r\n/);
 		// the subscription's durable consumer: explicit acks, AckWait the
 		// ack deadline (30 s by default), one delivery past maxAttempts kept
 		// for dead-lettering
