@@ -149,7 +149,6 @@ static void sink_pump(struct http_inproc *p)
 				continue;
 			p->head_passed = true;
 			p->body_at = p->req_len + p->head_at;
-			p->raw_len = p->resp_len - p->head_at;
 			p->framing = h.framing;
 			p->left = h.content_length;
 			p->chunked = (struct http_chunked_decoder){ .max_trailer_bytes = 4096 };
@@ -159,20 +158,22 @@ static void sink_pump(struct http_inproc *p)
 			break;
 		}
 	}
+	/* What came after the body bytes already framed. */
 	char *raw = p->buf + p->body_at + p->dec_len;
+	size_t raw_len = p->resp_len - p->head_at - p->dec_len;
 	switch (p->framing) {
 	case BODY_NONE:
 		p->body_ended = true;
 		break;
 	case BODY_LENGTH: {
-		size_t k = p->raw_len < p->left ? p->raw_len : (size_t)p->left;
+		size_t k = raw_len < p->left ? raw_len : (size_t)p->left;
 		p->dec_len += k;
 		p->left -= k;
 		p->body_ended = !p->left;
 		break;
 	}
 	case BODY_CHUNKED: {
-		size_t n = p->raw_len;
+		size_t n = raw_len;
 		ssize_t r = ig_http_decode_chunked(&p->chunked, raw, &n);
 		p->dec_len += n;
 		if (r == HTTP_ERROR)
@@ -181,11 +182,10 @@ static void sink_pump(struct http_inproc *p)
 		break;
 	}
 	default: /* until the close */
-		p->dec_len += p->raw_len;
+		p->dec_len += raw_len;
 		break;
 	}
 	/* The framing's bytes, and any after the body's end, are dropped. */
-	p->raw_len = 0;
 	p->resp_len = p->head_at + p->dec_len;
 	if (p->dec_len)
 		p->sink->more(p->arg);
@@ -246,10 +246,8 @@ static ssize_t mem_writev(struct ig_transport *t, const struct iovec *iov, int i
 		memcpy(p->buf + p->req_len + p->resp_len, iov[i].iov_base, iov[i].iov_len);
 		p->resp_len += iov[i].iov_len;
 		total += iov[i].iov_len;
-		if (p->sink) {
-			p->raw_len += p->head_passed ? iov[i].iov_len : 0;
+		if (p->sink)
 			sink_pump(p);
-		}
 	}
 	return (ssize_t)total;
 }

@@ -103,11 +103,11 @@ struct http_inproc {
 	bool open, feeding, refeed, overflow, head_request;
 	ig_header headers[HTTP_INPROC_MAX_HEADERS];
 	/* With a sink: past the head, buf[body_at ..) holds dec_len body bytes
-	   waiting, then raw_len bytes not decoded yet. */
+	   waiting; what the engine wrote after them is framed at once. */
 	const struct http_inproc_sink *sink;
 	struct ig_deferred wake; /* the engine's writable after a block */
 	struct http_chunked_decoder chunked;
-	size_t head_at, body_at, dec_len, raw_len;
+	size_t head_at, body_at, dec_len;
 	uint64_t left; /* BODY_LENGTH: bytes still to come */
 	int framing;   /* enum http_body_framing */
 	bool head_passed, body_ended, sink_bad, blocked;

@@ -6,6 +6,7 @@
  * connection found closed before any answer, which is sent again once. */
 #include "net/lambda/api_call.h"
 #include "net/lambda/internal.h"
+#include "net/http/internal.h"
 #include "net/http/response_head.h"
 
 #include <errno.h>
@@ -270,7 +271,7 @@ static void stream_body(struct lambda_api *c)
 					watch(c, EPOLLIN | EPOLLRDHUP);
 					return;
 				}
-				c->chunk_head_len = (size_t)snprintf(c->chunk_head, sizeof c->chunk_head, "%zx\r\n", b.len);
+				c->chunk_head_len = ig_http_chunk_head(c->chunk_head, b.len);
 				c->chunk_head_sent = c->chunk_tail_sent = 0;
 				c->chunk_left = b.len;
 			}
@@ -443,30 +444,32 @@ static bool write_head(struct lambda_api *c, const char *method, const char *pat
 	return true;
 }
 
-void ig_lambda_api_call(struct lambda_api *c, const char *api, const char *method, const char *path,
-		     const ig_header *h, size_t n, ig_str body, uint32_t timeout_ms, lambda_api_fn *fn)
+/* A call's start, its body whole (src NULL) or a source's. */
+static void start(struct lambda_api *c, const char *api, const char *method, const char *path, const ig_header *h,
+		  size_t n, ig_str body, const struct lambda_api_source *src, void *arg, uint32_t timeout_ms,
+		  lambda_api_fn *fn)
 {
 	c->fn = fn;
 	c->api = api;
 	c->again = false;
-	c->timeout_ms = timeout_ms;
 	c->body = body;
-	c->src = NULL;
+	c->src = src;
+	c->src_arg = arg;
+	/* A stream's wait is bounded once its body has gone. */
+	c->timeout_ms = src ? UINT32_MAX : timeout_ms;
+	c->answer_timeout_ms = timeout_ms;
 	if (write_head(c, method, path, h, n, body))
 		send_request(c);
+}
+
+void ig_lambda_api_call(struct lambda_api *c, const char *api, const char *method, const char *path,
+		     const ig_header *h, size_t n, ig_str body, uint32_t timeout_ms, lambda_api_fn *fn)
+{
+	start(c, api, method, path, h, n, body, NULL, NULL, timeout_ms, fn);
 }
 
 void ig_lambda_api_stream(struct lambda_api *c, const char *api, const char *path, const ig_header *h, size_t n,
 			  const struct lambda_api_source *src, void *arg, uint32_t timeout_ms, lambda_api_fn *fn)
 {
-	c->fn = fn;
-	c->api = api;
-	c->again = false;
-	c->timeout_ms = UINT32_MAX;
-	c->answer_timeout_ms = timeout_ms;
-	c->body = (ig_str){ NULL, 0 };
-	c->src = src;
-	c->src_arg = arg;
-	if (write_head(c, "POST", path, h, n, c->body))
-		send_request(c);
+	start(c, api, "POST", path, h, n, (ig_str){ NULL, 0 }, src, arg, timeout_ms, fn);
 }
