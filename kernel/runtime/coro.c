@@ -1,7 +1,8 @@
 /* Coroutines (coro.h): the pool's stacks, the switch between them, and the
  * trim of what a stack gave back. Each stack is one mapping: a guard page,
  * then the stack, its struct ig_coro in its top bytes (no allocation
- * besides the mapping). x86_64 only: the switch is assembly. Linux and
+ * besides the mapping). x86_64 only: the switch is assembly (inline, in
+ * coro.h). Linux and
  * kernel/metal alike: only mmap, madvise, mprotect, mincore. */
 #include "coro.h"
 #include "ingot/base.h"
@@ -9,20 +10,8 @@
 #include <errno.h>
 #include <sys/mman.h>
 
-#if !defined(__x86_64__)
-#error "kernel/runtime/coro.c: the stack switch is written for x86_64 only; port ig_coro_switch first"
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define CORO_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CORO_ASAN 1
-#endif
-#endif
-#ifdef CORO_ASAN
+#ifdef IG_CORO_ASAN
 #include <sanitizer/asan_interface.h>
-#include <sanitizer/common_interface_defs.h>
 #endif
 
 #define PAGE ((size_t)4096)
@@ -30,67 +19,26 @@
 #define MADV_GUARD_INSTALL 102
 #endif
 
-struct ig_coro {
-	void *sp;               /* its stack pointer while switched out */
-	void *caller_sp;        /* the resumer's, while it runs */
-	struct ig_coro *caller; /* the coroutine that resumed it; NULL: a thread's stack */
-	struct ig_coro_pool *pool;
-	ig_coro_fn *fn;
-	void *arg;
-	struct ig_coro *next; /* in the pool's free list */
-	char *base;           /* the mapping: the guard page, then the stack */
-	bool done;
-	bool waited;    /* yielded since it was taken: its deep pages are worth a look */
-	bool unchecked; /* idle, its last run not trimmed: only the free list's head
-			   (in a paced pool, any used since the last review) */
-#ifdef CORO_ASAN
-	void *fake_stack;
-	const void *caller_bottom;
-	size_t caller_size;
-#endif
-};
-
 /* The struct's place in the stack's top bytes, a cache line of its own. */
 #define HEAD ((sizeof(struct ig_coro) + 63) & ~(size_t)63)
 
-static _Thread_local struct ig_coro *running;
+_Thread_local struct ig_coro *ig_coro_running;
 /* No mincore (kernel/metal, whose pages are RAM from the start): nothing
  * to trim. */
 static bool no_trim;
 
-/* Saves the callee-saved registers and the stack pointer into *save, loads
- * to's and returns on that stack. The System V ABI leaves every other
- * register to the caller; MXCSR and the x87 control word are not switched
- * (nothing in the process changes them). ig_coro_start is where a new
- * stack's first switch returns to: r12 holds its struct ig_coro. */
-void ig_coro_switch(void **save, void *to);
+/* Where a new stack's first switch jumps (ig_coro_new lays out what it
+ * pops): the struct ig_coro into the first argument, no frame below
+ * (rbp 0: a backtrace's end), and coro_main called with the stack 16-byte
+ * aligned. */
 void ig_coro_start(void);
-__asm__(".section .text.hot.ig_coro_switch,\"ax\",@progbits\n"
-	".globl ig_coro_switch\n"
-	".hidden ig_coro_switch\n"
-	".type ig_coro_switch,@function\n"
-	"ig_coro_switch:\n"
-	"	pushq %rbp\n"
-	"	pushq %rbx\n"
-	"	pushq %r12\n"
-	"	pushq %r13\n"
-	"	pushq %r14\n"
-	"	pushq %r15\n"
-	"	movq %rsp, (%rdi)\n"
-	"	movq %rsi, %rsp\n"
-	"	popq %r15\n"
-	"	popq %r14\n"
-	"	popq %r13\n"
-	"	popq %r12\n"
-	"	popq %rbx\n"
-	"	popq %rbp\n"
-	"	ret\n"
-	".size ig_coro_switch, .-ig_coro_switch\n"
+__asm__(".section .text.hot.ig_coro_start,\"ax\",@progbits\n"
 	".globl ig_coro_start\n"
 	".hidden ig_coro_start\n"
 	".type ig_coro_start,@function\n"
 	"ig_coro_start:\n"
-	"	movq %r12, %rdi\n"
+	"	popq %rdi\n"
+	"	xorl %ebp, %ebp\n"
 	"	call coro_main\n"
 	"	ud2\n"
 	".size ig_coro_start, .-ig_coro_start\n"
@@ -104,12 +52,12 @@ static char *stack_low(const struct ig_coro *c)
 /* A coroutine's first and last moments: fn runs between them. */
 IG_HOT __attribute__((used, noreturn)) static void coro_main(struct ig_coro *c)
 {
-#ifdef CORO_ASAN
+#ifdef IG_CORO_ASAN
 	__sanitizer_finish_switch_fiber(NULL, &c->caller_bottom, &c->caller_size);
 #endif
 	c->fn(c->arg);
 	c->done = true;
-#ifdef CORO_ASAN
+#ifdef IG_CORO_ASAN
 	/* NULL: this stack's fake frames are dropped, it is never back. */
 	__sanitizer_start_switch_fiber(NULL, c->caller_bottom, c->caller_size);
 #endif
@@ -155,7 +103,7 @@ __attribute__((cold, noinline)) static struct ig_coro *map_stack(struct ig_coro_
 
 __attribute__((cold, noinline)) static void unmap_stack(struct ig_coro *c)
 {
-#ifdef CORO_ASAN
+#ifdef IG_CORO_ASAN
 	/* The frames a run left poisoned (its last switch's) stay in ASan's
 	   shadow after munmap: memory mapped there later (an arena's block)
 	   would read as a stack's redzone. */
@@ -183,21 +131,18 @@ IG_HOT struct ig_coro *ig_coro_new(struct ig_coro_pool *p, ig_coro_fn *fn, void 
 	c->arg = arg;
 	c->done = false;
 	c->waited = false;
-#ifdef CORO_ASAN
+#ifdef IG_CORO_ASAN
 	/* A past run's frames, left by its last switch, may still be poisoned. */
 	__asan_unpoison_memory_region(stack_low(c), p->stack_size - HEAD);
 #endif
-	/* The frame ig_coro_switch pops: r15..r12, rbx, rbp (0: the end of
-	   a backtrace), the return into ig_coro_start; then 16 bytes, so that
-	   ig_coro_start calls with the stack 16-byte aligned. */
+	/* What the first switch pops: where it jumps (ig_coro_start), then
+	   what ig_coro_start pops (c); 16 bytes above, so that it calls with
+	   the stack 16-byte aligned (c is 64-byte aligned). */
 	void **sp = (void **)c;
 	*--sp = NULL;
 	*--sp = NULL;
+	*--sp = c;
 	*--sp = (void *)ig_coro_start;
-	*--sp = NULL;    /* rbp */
-	*--sp = NULL;    /* rbx */
-	*--sp = c;       /* r12 */
-	sp -= 3;         /* r13..r15 */
 	c->sp = sp;
 	return c;
 }
@@ -259,7 +204,7 @@ __attribute__((cold, noinline)) static void review(struct ig_coro_pool *p)
 	p->review_at = *p->now_ms + 1000;
 }
 
-static void give_back(struct ig_coro *c)
+void ig_coro_finished(struct ig_coro *c)
 {
 	struct ig_coro_pool *p = c->pool;
 	p->live--;
@@ -290,50 +235,12 @@ static void give_back(struct ig_coro *c)
 	p->idle++;
 }
 
-IG_HOT bool ig_coro_resume(struct ig_coro *c)
-{
-	c->caller = running;
-	running = c;
-#ifdef CORO_ASAN
-	void *fake;
-	__sanitizer_start_switch_fiber(&fake, stack_low(c), c->pool->stack_size);
-#endif
-	ig_coro_switch(&c->caller_sp, c->sp);
-#ifdef CORO_ASAN
-	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
-#endif
-	running = c->caller;
-	if (!c->done)
-		return false;
-	give_back(c);
-	return true;
-}
-
-IG_HOT void ig_coro_yield(void)
-{
-	struct ig_coro *c = running;
-	c->waited = true;
-#ifdef CORO_ASAN
-	__sanitizer_start_switch_fiber(&c->fake_stack, c->caller_bottom, c->caller_size);
-#endif
-	ig_coro_switch(&c->sp, c->caller_sp);
-#ifdef CORO_ASAN
-	/* The resumer may be another stack than the last one. */
-	__sanitizer_finish_switch_fiber(c->fake_stack, &c->caller_bottom, &c->caller_size);
-#endif
-}
-
-IG_HOT struct ig_coro *ig_coro_self(void)
-{
-	return running;
-}
-
 /* The running coroutine's stack is the one that grows; the chain also
  * holds those that resumed it (nested), checked as cheaply. */
 __attribute__((cold)) bool ig_coro_guard_hit(const void *addr, size_t *size)
 {
 	const char *a = addr;
-	for (const struct ig_coro *c = running; c; c = c->caller)
+	for (const struct ig_coro *c = ig_coro_running; c; c = c->caller)
 		if (a >= c->base && a < c->base + PAGE) {
 			if (size)
 				*size = c->pool->stack_size;
