@@ -213,12 +213,11 @@ static enum ig_body_result buffered_end(ig_body_out *s)
 
 ig_body_out *ig_body_out_begin(ig_ctx *x, int status, const char *ctype, int64_t length)
 {
-	if (x->conn && x->conn->in_process && !x->conn->in_process_streams && !x->stream && !x->finished && status >= 200 && status <= 599 &&
-	    status != 204 && status != 304 && length >= -1 && !ctype[strcspn(ctype, "\r\n")] && ig_wait_in_handler(x))
-		return buffered_begin(x, status, ctype, length);
 	if (!x->conn || x->stream || x->finished || status < 200 || status > 599 || status == 204 ||
 	    status == 304 || length < -1 || ctype[strcspn(ctype, "\r\n")] || !ig_wait_in_handler(x))
 		return NULL;
+	if (http_conn_gathers(x->conn))
+		return buffered_begin(x, status, ctype, length);
 	ig_body_out *s = ig_arena_alloc(&x->arena, sizeof *s);
 	if (!s)
 		return NULL;

@@ -1013,7 +1013,7 @@ static const struct ig_stream_ops conn_stream_ops = {
 bool ig_http_stream_begin(struct ig_ctx *x, struct http_stream *s, const char *head, size_t n)
 {
 	struct http_conn *c = x->conn;
-	if (!c || (c->in_process && !c->in_process_streams) || c->core->draining || c->peer_eof || c->reading || c->fail_status ||
+	if (!c || http_conn_gathers(c) || c->core->draining || c->peer_eof || c->reading || c->fail_status ||
 	    (c->state != CONN_HEAD && c->state != CONN_CLOSING))
 		return false;
 	conn_emit_ready(c); /* the answers ahead leave first */

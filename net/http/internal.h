@@ -325,6 +325,14 @@ struct http_conn *ig_http_conn_begin(struct http_core *core, struct http_conn *c
  * admin listener's); only core->app's connections are metered. */
 struct http_conn *ig_http_conn_begin_app(struct http_core *core, struct http_conn *c, struct ig_transport *t,
 				      uint32_t idle_timeout_ms, const struct ig_app *app);
+/* An in-process connection whose reader takes one whole response: a
+ * stream's or a streamed body's response is gathered whole (an SSE
+ * operation answers 503 there). */
+static inline bool http_conn_gathers(const struct http_conn *c)
+{
+	return c->in_process && !c->in_process_streams;
+}
+
 /* The admin listener's (its app is not core->app): core->admin counts it,
  * and it is never metered. */
 static inline bool http_conn_is_admin(const struct http_conn *c)
