@@ -136,8 +136,9 @@ IG_HOT struct ig_coro *ig_coro_new(struct ig_coro_pool *p, ig_coro_fn *fn, void 
 	__asan_unpoison_memory_region(stack_low(c), p->stack_size - HEAD);
 #endif
 	/* What the first switch pops: where it jumps (ig_coro_start), then
-	   what ig_coro_start pops (c); 16 bytes above, so that it calls with
-	   the stack 16-byte aligned (c is 64-byte aligned). */
+	   what ig_coro_start pops (c), which leaves the stack 16-byte aligned
+	   for its call (c is 64-byte aligned); two words of zeros above, the
+	   end of a backtrace. */
 	void **sp = (void **)c;
 	*--sp = NULL;
 	*--sp = NULL;

@@ -6,9 +6,9 @@
  *
  * A stack is one mapping (MAP_NORESERVE: a page is memory once touched),
  * its guard page the lowest; its struct ig_coro lives in its top bytes
- * (about 100 of the stack's size). The switch (inline, at the end) keeps
- * only what its caller needs after it, not MXCSR nor the x87 control
- * word: nothing in the process changes them. A fault in a guard page is a
+ * (about 100 of the stack's size). The switch (inline, at the end)
+ * switches the general registers and the stack, not MXCSR nor the x87
+ * control word: nothing in the process changes them. A fault in a guard page is a
  * stack overflow (ig_coro_guard_hit; kernel/process/fatal.c logs it);
  * the build's -fstack-clash-protection makes a frame larger than a page
  * touch its pages in order, so that it cannot step over the guard. On
@@ -169,11 +169,15 @@ void ig_coro_finished(struct ig_coro *c);
  * stack, the stack pointer in *save, then loads `to` and jumps to where
  * that side had saved itself (or, on a new stack, to coro.c's
  * ig_coro_start). The 128 bytes skipped first are the red zone, which a
- * function that calls nothing may use below its stack pointer. Every
- * register but rsp and rbp is declared clobbered, so the compiler keeps
- * across the switch, in the frame, only what it needs after it: the ABI's
- * callee-saved set is not saved wholesale. MXCSR and the x87 control word
- * are not switched (nothing in the process changes them). */
+ * function that calls nothing may use below its stack pointer. rdi and
+ * rsi are its operands and every other general register (but rsp and
+ * rbp), xmm0-15 and the x87 stack are declared clobbered: the compiler
+ * keeps what it needs after the switch in the frame, and a function that
+ * switches saves the callee-saved registers once, in its prologue, not at
+ * each switch. With AVX-512 enabled (no build here does), xmm16-31 and
+ * k0-7 would have to join the list. MXCSR and the x87 control word are
+ * not switched (nothing in the process changes them). No endbr64 at the
+ * jump's targets: the build enables no IBT nor shadow stack. */
 __attribute__((always_inline)) static inline void ig_coro_switch(void **save, void *to)
 {
 	void *s = save, *t = to;
@@ -206,7 +210,7 @@ static inline bool ig_coro_resume(struct ig_coro *c)
 	ig_coro_running = c;
 #ifdef IG_CORO_ASAN
 	void *fake;
-	__sanitizer_start_switch_fiber(&fake, c->base + 4096, c->pool->stack_size);
+	__sanitizer_start_switch_fiber(&fake, c->base + 4096 /* stack_low */, c->pool->stack_size);
 #endif
 	ig_coro_switch(&c->caller_sp, c->sp);
 #ifdef IG_CORO_ASAN
