@@ -2,8 +2,8 @@
  * trim of what a stack gave back. Each stack is one mapping: a guard page,
  * then the stack, its struct ig_coro in its top bytes (no allocation
  * besides the mapping). x86_64 only: the switch is assembly (inline, in
- * coro.h). Linux and
- * kernel/metal alike: only mmap, madvise, mprotect, mincore. */
+ * coro.h). Linux and kernel/metal alike: only mmap, madvise, mprotect,
+ * mincore. */
 #include "coro.h"
 #include "ingot/base.h"
 
@@ -43,11 +43,6 @@ __asm__(".section .text.hot.ig_coro_start,\"ax\",@progbits\n"
 	"	ud2\n"
 	".size ig_coro_start, .-ig_coro_start\n"
 	".previous\n");
-
-static char *stack_low(const struct ig_coro *c)
-{
-	return c->base + PAGE;
-}
 
 /* A coroutine's first and last moments: fn runs between them. */
 IG_HOT __attribute__((used, noreturn)) static void coro_main(struct ig_coro *c)
@@ -107,7 +102,7 @@ __attribute__((cold, noinline)) static void unmap_stack(struct ig_coro *c)
 	/* The frames a run left poisoned (its last switch's) stay in ASan's
 	   shadow after munmap: memory mapped there later (an arena's block)
 	   would read as a stack's redzone. */
-	__asan_unpoison_memory_region(stack_low(c), c->pool->stack_size);
+	__asan_unpoison_memory_region(ig_coro_stack_low(c), c->pool->stack_size);
 #endif
 	munmap(c->base, PAGE + c->pool->stack_size);
 }
@@ -133,7 +128,7 @@ IG_HOT struct ig_coro *ig_coro_new(struct ig_coro_pool *p, ig_coro_fn *fn, void 
 	c->waited = false;
 #ifdef IG_CORO_ASAN
 	/* A past run's frames, left by its last switch, may still be poisoned. */
-	__asan_unpoison_memory_region(stack_low(c), p->stack_size - HEAD);
+	__asan_unpoison_memory_region(ig_coro_stack_low(c), p->stack_size - HEAD);
 #endif
 	/* What the first switch pops: where it jumps (ig_coro_start), then
 	   what ig_coro_start pops (c), which leaves the stack 16-byte aligned
@@ -157,7 +152,7 @@ __attribute__((noinline)) static void trim_deep(struct ig_coro *c)
 	if (no_trim)
 		return;
 	size_t deep = c->pool->stack_size - IG_CORO_HOT_BYTES;
-	char *low = stack_low(c);
+	char *low = ig_coro_stack_low(c);
 	unsigned char vec[64];
 	for (size_t off = 0; off < deep; off += sizeof vec * PAGE) {
 		size_t len = deep - off < sizeof vec * PAGE ? deep - off : sizeof vec * PAGE;

@@ -8,8 +8,8 @@
  * its guard page the lowest; its struct ig_coro lives in its top bytes
  * (about 100 of the stack's size). The switch (inline, at the end)
  * switches the general registers and the stack, not MXCSR nor the x87
- * control word: nothing in the process changes them. A fault in a guard page is a
- * stack overflow (ig_coro_guard_hit; kernel/process/fatal.c logs it);
+ * control word: nothing in the process changes them. A fault in a guard
+ * page is a stack overflow (ig_coro_guard_hit; kernel/process/fatal.c logs it);
  * the build's -fstack-clash-protection makes a frame larger than a page
  * touch its pages in order, so that it cannot step over the guard. On
  * kernel/metal mapping is allocating: a stack is RAM from its start.
@@ -159,6 +159,12 @@ struct ig_coro {
 #endif
 };
 
+/* The lowest byte of c's stack, above its guard page. */
+static inline char *ig_coro_stack_low(const struct ig_coro *c)
+{
+	return c->base + 4096;
+}
+
 /* The calling thread's running coroutine (ig_coro_self). */
 extern _Thread_local struct ig_coro *ig_coro_running;
 
@@ -210,7 +216,7 @@ static inline bool ig_coro_resume(struct ig_coro *c)
 	ig_coro_running = c;
 #ifdef IG_CORO_ASAN
 	void *fake;
-	__sanitizer_start_switch_fiber(&fake, c->base + 4096 /* stack_low */, c->pool->stack_size);
+	__sanitizer_start_switch_fiber(&fake, ig_coro_stack_low(c), c->pool->stack_size);
 #endif
 	ig_coro_switch(&c->caller_sp, c->sp);
 #ifdef IG_CORO_ASAN
