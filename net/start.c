@@ -23,7 +23,7 @@
 #include "net/metrics/metrics.h"
 #include "net/metrics/process.h"
 #include "net/pg/settings.h"
-#include "net/pubsub/consumer.h"
+#include "net/pubsub/provider.h"
 #include "net/pubsub/push_settings.h"
 #include "net/auth/settings.h"
 #include "net/stack.h"
@@ -57,7 +57,7 @@ extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_delivery_metrics_source WEAK;
-extern const struct ig_pubsub_consumer_ops ig_pubsub_start_ops WEAK;
+extern const struct ig_pubsub_start_ops ig_pubsub_start_ops WEAK;
 extern struct ig_pubsub_config ig_pubsub_config WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
 extern const struct ig_settings ig_app_settings WEAK;
@@ -353,13 +353,14 @@ static int start(int argc, char **argv, const struct ig_app *app)
 		return rc;
 	/* Pub/Sub's provider (net/pubsub/provider.h), when the document has
 	   topics (a publish call's reference links it): its consumers, and
-	   NATS's client per core; never under Lambda, frozen between
-	   invocations. Asked only with a database or INGOT_PUBSUB_URL: a
-	   process with neither touches none of Pub/Sub's pages. Before cron's:
-	   NATS's provider claims cron's ticks too (net/cron/jobs.h). */
-	if (&ig_pubsub_start_ops && &ig_api_pubsub && !ig_lambda_requested() &&
+	   NATS's client per core; under Lambda, frozen between invocations,
+	   what a publish needs alone (NATS's client: no consumer, no cron
+	   claim). Asked only with a database or INGOT_PUBSUB_URL: a process
+	   with neither touches none of Pub/Sub's pages. Before cron's: NATS's
+	   provider claims cron's ticks too (net/cron/jobs.h). */
+	if (&ig_pubsub_start_ops && &ig_api_pubsub &&
 	    (pg_started || (&ig_pubsub_config && ig_pubsub_config.url && ig_pubsub_config.url[0])))
-		pubsub_started = ig_pubsub_start_ops.prepare(&ig_api_pubsub);
+		pubsub_started = ig_pubsub_start_ops.prepare(&ig_api_pubsub, ig_lambda_requested());
 	/* The cron timer, when the document has jobs and the app wants any
 	   of them here; never under Lambda, whose function is frozen between
 	   invocations (its jobs come as ingot.cron events). */

@@ -24,8 +24,7 @@ struct ig_pubsub_config {
 extern struct ig_pubsub_config ig_pubsub_config;
 extern const struct ig_settings ig_pubsub_settings;
 
-/* PostgreSQL's consumers (consumer.c), which its provider starts; and
- * the shape of the start's entry points (provider.c). */
+/* PostgreSQL's consumers (consumer.c), which its provider starts. */
 struct ig_pubsub_consumer_ops {
 	/* On the main thread after the app's init, outside Lambda, with a
 	   database configured: returns whether core_start must run (false

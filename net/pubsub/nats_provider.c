@@ -1,12 +1,14 @@
 /* Pub/Sub on NATS JetStream (provider.h's ig_pubsub_nats_provider): a
  * client per core (net/nats), a stream per topic made sure of each time a
  * client comes up (an ordered topic's on its partitions' subjects,
- * nats_provider.h), and publish as a linear call that waits for the
- * stream's PubAck, the publisher's traceparent in the message's headers.
- * It cannot join a PostgreSQL transaction: a publish inside one is an
- * error (IG_PUBSUB_IN_TRANSACTION), never a message sent early. Core 0's
- * client also carries the consumers (nats_consumer.c), cron's claims
- * (nats_cron.c) and readiness. */
+ * nats_provider.h), and publish as a linear call that waits for its
+ * core's client to be ready (connected, the streams made) and then for
+ * the stream's PubAck, API_TIMEOUT_MS in all, the publisher's traceparent
+ * in the message's headers. It cannot join a PostgreSQL transaction: a
+ * publish inside one is an error (IG_PUBSUB_IN_TRANSACTION), never a
+ * message sent early. Core 0's client also carries the consumers
+ * (nats_consumer.c), cron's claims (nats_cron.c) and readiness; under
+ * Lambda (publish only) it carries none of them. */
 #include "nats_provider.h"
 #include "provider.h"
 #include "pubsub_metrics.h"
@@ -18,6 +20,7 @@
 #include "net/nats/js.h"
 #include "ingot/log.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,12 +35,24 @@ bool ig_pg_transaction_open(ig_ctx *ctx) __attribute__((weak));
    survives one server's loss). */
 #define MAX_REPLICAS 3
 
+struct ready_wait;
 struct core_client {
 	struct ig_timer retry; /* first: the timer's callback finds its client */
 	struct ig_nats *nc;
 	struct ig_loop *loop;
+	struct ready_wait *waiting; /* publishes waiting for ready() */
 	uint32_t ensuring;  /* stream creates in flight */
 	bool streams_ok;    /* every topic's stream is there */
+};
+
+/* A publish waiting for its core's client to be ready: in its exchange's
+ * arena, linked on the client's list until it is ready, the deadline
+ * passes or the exchange is cancelled, whichever comes first. */
+struct ready_wait {
+	struct ig_wait_call call;
+	struct ig_timer deadline;
+	struct ready_wait *next, **pprev; /* pprev NULL: not waiting */
+	struct core_client *c;
 };
 
 static struct {
@@ -72,6 +87,58 @@ void ig_pubsub_nats_subject(char out[IG_NATS_NAME_MAX], struct ig_nats *nc, cons
 	snprintf(out + n, IG_NATS_NAME_MAX - n, ".%u", (unsigned)k);
 }
 
+/* Whether c's publishes go out now: connected, and every stream made
+ * since (a publish before its stream is there finds no responder). */
+static bool ready(const struct core_client *c)
+{
+	return c->nc && ig_nats_connected(c->nc) && !c->ensuring && c->streams_ok;
+}
+
+/* w stops waiting (ready, its deadline or its exchange's cancel): the
+ * publish goes on and asks ready() again. */
+static void ready_wait_end(struct ready_wait *w)
+{
+	if (!w->pprev)
+		return;
+	*w->pprev = w->next;
+	if (w->next)
+		w->next->pprev = w->pprev;
+	w->pprev = NULL;
+	ig_timer_cancel(&w->c->loop->timers, &w->deadline);
+	ig_wait_call_done(&w->call);
+}
+
+static void ready_wait_deadline(struct ig_timer *t)
+{
+	ready_wait_end((struct ready_wait *)((char *)t - offsetof(struct ready_wait, deadline)));
+}
+
+static void ready_wait_cancel(struct ig_wait_call *call)
+{
+	ready_wait_end((struct ready_wait *)call);
+}
+
+static const struct ig_wait_call_ops ready_wait_ops = { .cancel = ready_wait_cancel };
+
+/* From ctx's handler: waits until c is ready or deadline_ms passes.
+ * Returns: IG_WAIT_OK (ask ready() again), or IG_WAIT_CANCELLED; -1 when
+ * the arena is full. */
+static int wait_ready(ig_ctx *ctx, struct core_client *c, uint64_t deadline_ms)
+{
+	struct ready_wait *w = ig_wait_call_new(ctx, sizeof *w, &ready_wait_ops, false);
+	if (!w)
+		return -1;
+	w->c = c;
+	w->deadline = (struct ig_timer){ .fn = ready_wait_deadline };
+	w->next = c->waiting;
+	if (w->next)
+		w->next->pprev = &w->next;
+	w->pprev = &c->waiting;
+	c->waiting = w;
+	ig_timer_set(&c->loop->timers, &w->deadline, deadline_ms);
+	return ig_wait_for(&w->call);
+}
+
 static void log_stream_error(const struct ig_js_result *r)
 {
 	struct ig_logline l;
@@ -100,6 +167,8 @@ static void stream_made(void *arg, const struct ig_js_result *r)
 		ig_timer_set(&c->loop->timers, &c->retry, ig_monotonic_us() / 1000 + ENSURE_RETRY_MS);
 		return;
 	}
+	while (c->waiting && ready(c))
+		ready_wait_end(c->waiting);
 	if (c->loop->core == 0)
 		ig_pubsub_nats_consumers_up(c->nc, c->loop);
 }
@@ -165,7 +234,7 @@ static void down(void *arg, struct ig_nats *nc, enum ig_nats_error kind, const c
 
 static const struct ig_nats_conn_ops conn_ops = { .up = up, .down = down };
 
-static bool nats_prepare(const struct ig_pubsub_table *table)
+static bool nats_prepare(const struct ig_pubsub_table *table, bool publish_only)
 {
 	s.table = table;
 	int id = ig_backend_register("nats");
@@ -174,8 +243,10 @@ static bool nats_prepare(const struct ig_pubsub_table *table)
 	s.replicas = 1;
 	for (const char *u = ig_pubsub_config.url; *u; u++)
 		s.replicas += *u == ',' && s.replicas < MAX_REPLICAS;
-	s.cron = ig_pubsub_nats_cron_prepare();
-	(void)ig_pubsub_nats_consumers_prepare(table);
+	if (!publish_only) {
+		s.cron = ig_pubsub_nats_cron_prepare();
+		(void)ig_pubsub_nats_consumers_prepare(table);
+	}
 	return true; /* every core publishes on a client of its own */
 }
 
@@ -230,9 +301,33 @@ static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char
 		return fail(err, IG_PUBSUB_IN_TRANSACTION,
 			    "a publish inside a transaction needs the PostgreSQL provider: NATS cannot join it");
 	struct ig_loop *loop = ig_ctx_loop(ctx);
-	struct ig_nats *nc = loop->core >= 0 && loop->core < IG_MAX_CORES ? s.cores[loop->core].nc : NULL;
+	struct core_client *c = loop->core >= 0 && loop->core < IG_MAX_CORES ? &s.cores[loop->core] : NULL;
+	struct ig_nats *nc = c ? c->nc : NULL;
 	if (!nc)
 		return fail(err, IG_PUBSUB_NO_PROVIDER, "no NATS client on this core");
+	/* Connected and the streams made, or wait for it: a process just
+	   started (a Lambda function's first invocation), a reconnect. */
+	uint64_t deadline_ms = ig_monotonic_us() / 1000 + API_TIMEOUT_MS;
+	while (!ready(c) && ig_monotonic_us() / 1000 < deadline_ms) {
+		int w = wait_ready(ctx, c, deadline_ms);
+		if (w < 0)
+			return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
+		if (w != IG_WAIT_OK)
+			return fail(err, IG_PUBSUB_CANCELLED, "cancelled while publishing");
+	}
+	if (!ready(c)) {
+		struct ig_logline l;
+		if (ig_log_req(ctx, &l, IG_LOG_ERROR, "publish failed")) {
+			ig_log_cstr(&l, "topic", t->name);
+			ig_log_cstr(&l, "error", ig_nats_error_name(ig_nats_connected(nc) ? IG_NATS_TIMEOUT
+									      : IG_NATS_NOT_CONNECTED));
+			ig_log_cstr(&l, "why", ig_nats_connected(nc) ? "the streams are not made" : "no connection");
+			ig_log_end(&l);
+		}
+		return fail(err, IG_PUBSUB_PROVIDER, "NATS is not ready: the message was not sent");
+	}
+	uint64_t now_ms = ig_monotonic_us() / 1000;
+	uint32_t ack_ms = deadline_ms > now_ms ? (uint32_t)(deadline_ms - now_ms) : 1;
 	struct pub_wait *p = ig_wait_call_new(ctx, sizeof *p, &pub_ops, false);
 	if (!p)
 		return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
@@ -244,7 +339,7 @@ static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char
 	ig_pubsub_nats_subject(subject, nc, t, (ig_str){ json, len });
 	enum ig_nats_error e = ig_js_publish(nc, (ig_str){ subject, strlen(subject) },
 					     (ig_str){ headers, sizeof headers - 1 }, (ig_str){ json, len }, (ig_str){ 0 },
-					     API_TIMEOUT_MS, acked, p);
+					     ack_ms, acked, p);
 	if (e != IG_NATS_OK) {
 		p->r.err = e;
 		ig_wait_call_done(&p->call);

@@ -89,10 +89,11 @@ static int pg_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *
 	return -1;
 }
 
-/* The consumers, with a database configured (consumer.c checks it too). */
-static bool pg_prepare(const struct ig_pubsub_table *table)
+/* The consumers, with a database configured (consumer.c checks it too);
+ * a publish-only process needs nothing but net/pg's pool. */
+static bool pg_prepare(const struct ig_pubsub_table *table, bool publish_only)
 {
-	return &ig_pubsub_consumer_ops && ig_pg_configured() && ig_pubsub_consumer_ops.prepare(table);
+	return !publish_only && &ig_pubsub_consumer_ops && ig_pg_configured() && ig_pubsub_consumer_ops.prepare(table);
 }
 
 static void pg_core_start(struct ig_loop *loop, int core_count)

@@ -16,9 +16,9 @@ const struct ig_pubsub_provider *ig_pubsub_provider(void)
 	return is_nats(ig_pubsub_config.url) ? &ig_pubsub_nats_provider : &ig_pubsub_pg_provider;
 }
 
-static bool prepare(const struct ig_pubsub_table *table)
+static bool prepare(const struct ig_pubsub_table *table, bool publish_only)
 {
-	return ig_pubsub_provider()->prepare(table);
+	return ig_pubsub_provider()->prepare(table, publish_only);
 }
 
 static void core_start(struct ig_loop *loop, int core_count)
@@ -26,7 +26,7 @@ static void core_start(struct ig_loop *loop, int core_count)
 	ig_pubsub_provider()->core_start(loop, core_count);
 }
 
-const struct ig_pubsub_consumer_ops ig_pubsub_start_ops = {
+const struct ig_pubsub_start_ops ig_pubsub_start_ops = {
 	.prepare = prepare,
 	.core_start = core_start,
 };

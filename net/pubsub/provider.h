@@ -17,9 +17,12 @@ struct ig_pubsub_provider {
 	/* ig_pubsub_publish's work (publish.h), the message already valid */
 	int (*publish)(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *json, size_t len,
 		       ig_pubsub_error *err);
-	/* On the main thread after the app's init, outside Lambda: whether
-	   core_start must run (its consumers, or a client per core) */
-	bool (*prepare)(const struct ig_pubsub_table *table);
+	/* On the main thread after the app's init: whether core_start must
+	   run (its consumers, or a client per core). publish_only: under
+	   Lambda, frozen between invocations: no consumers, no cron claims,
+	   only what a publish needs (NATS's client; PostgreSQL's is net/pg's
+	   pool) */
+	bool (*prepare)(const struct ig_pubsub_table *table, bool publish_only);
 	/* On each core's loop as it starts, after net/pg's pool */
 	void (*core_start)(struct ig_loop *loop, int core_count);
 };
@@ -32,8 +35,12 @@ extern const struct ig_pubsub_provider ig_pubsub_pg_provider, ig_pubsub_nats_pro
  * (which fails each publish without DATABASE_URL). */
 const struct ig_pubsub_provider *ig_pubsub_provider(void);
 
-/* What the start calls (net/start.c, weakly): the provider's prepare and
- * core_start. */
-extern const struct ig_pubsub_consumer_ops ig_pubsub_start_ops;
+/* What the start calls (net/start.c, weakly): the deployment's provider's
+ * prepare and core_start, as above. */
+struct ig_pubsub_start_ops {
+	bool (*prepare)(const struct ig_pubsub_table *table, bool publish_only);
+	void (*core_start)(struct ig_loop *loop, int core_count);
+};
+extern const struct ig_pubsub_start_ops ig_pubsub_start_ops;
 
 #endif

@@ -12,10 +12,19 @@
 // NATS's KV bucket: three replicas of the reference service run each tick
 // once; a publish inside a transaction (the reference service's POST
 // /posts) is refused. And a three-node cluster (streams replicated on all three) loses
-// no acknowledged message when a node is killed mid-run.
+// no acknowledged message when a node is killed mid-run. And a publish from
+// a Lambda function (the Runtime API emulator): its first invocation waits
+// for the function's client, the message is stored and handled by the
+// long-lived process, never by the function; with the broker away it
+// answers an error, and after the restart the function publishes again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, curlResponse, adminAddr, scrapeSamples } from './lib.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { ROOT, ServerProcess, startServer, curlResponse, adminAddr, scrapeSamples } from './lib.mjs';
+import { RuntimeApi } from './lambda_emulator.mjs';
 import { migrate, waitReady, pollUntil as until } from './dbservice.mjs';
 import { pubsubSuite, publishEvent, publish, publishInterleaved, assertKeyOrder, q, publishSpread, assertEachOnce,
 	assertBackoffGaps, killMidHandler } from './pubsublib.mjs';
@@ -216,5 +225,64 @@ test('a publish inside a transaction with the NATS provider is refused: the refe
 		assert.equal((await broker.stream('pubsub-post-created')).messages, 0, 'nothing sent');
 	} finally {
 		await srv.stop();
+	}
+});
+
+// API Gateway's HTTP API event (AWS's documented shape, lambda_events/)
+// for POST /publish/<topic> with the Event {n}.
+function publishInvocation(topic, n) {
+	const ev = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests', 'integration', 'lambda_events', 'apigw-v2.json'), 'utf8'));
+	ev.requestContext.http.method = 'POST';
+	ev.requestContext.http.path = ev.rawPath = `/publish/${topic}`;
+	ev.rawQueryString = '';
+	ev.queryStringParameters = {};
+	ev.headers = { 'content-type': 'application/json' };
+	delete ev.cookies;
+	ev.isBase64Encoded = false;
+	ev.body = JSON.stringify({ n });
+	return ev;
+}
+
+test('a publish from a Lambda function on NATS: stored once the function\'s client is up, handled by the long-lived process alone; an error while the broker is away, stored again after its restart', T, async () => {
+	const { bin, pg, broker, procs } = await cluster(1);
+	const api = new RuntimeApi();
+	await api.start();
+	let fn = null, again = null;
+	try {
+		fn = new ServerProcess(spawn(bin, [], {
+			env: { PATH: process.env.PATH, AWS_LAMBDA_RUNTIME_API: api.address, DATABASE_URL: pg.url,
+				INGOT_PUBSUB_URL: broker.url },
+			stdio: ['ignore', 'pipe', 'pipe'],
+		}));
+		await fn.waitLog((l) => l.msg === 'lambda runtime');
+		// At once: the publish waits for the client's connect and streams.
+		const invoke = async (n) => (await api.invoke(publishInvocation('events', n), { requestId: randomUUID() })).body;
+		const first = await invoke(0);
+		assert.equal(first.statusCode, 204, JSON.stringify(first));
+		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE n = 0;") === '2', 'both subscriptions ran it');
+		await broker.stop();
+		const down = await invoke(1);
+		assert.equal(down.statusCode, 500, `the publish failed, not lost silently: ${JSON.stringify(down)}`);
+		again = await nats.start({ port: broker.port, dir: broker.dir });
+		// The function's client reconnects with backoff: a publish waits 5 s
+		// at most for it, so one may still answer 500.
+		let up;
+		for (let i = 0; i < 20; i++) {
+			up = await invoke(2);
+			if (up.statusCode !== 500) break;
+		}
+		assert.equal(up.statusCode, 204, JSON.stringify(up));
+		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE n = 2;") === '2', 'the message after the restart handled');
+		// Once each, by the long-lived process (no consumer runs in the
+		// function); the failed publish was never delivered.
+		await assertEachOnce(pg, procs, 2);
+		assert.equal(await q(pg, 'SELECT count(*) FROM runs WHERE n = 1;'), '0');
+		assert.equal(await q(pg, `SELECT count(*) FROM runs WHERE pid = ${fn.pid};`), '0');
+		assert.equal(fn.exit, null, 'the function still runs');
+	} finally {
+		fn?.kill();
+		await api.stop().catch(() => {});
+		await procs[0].stop();
+		await again?.stop();
 	}
 });
