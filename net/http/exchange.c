@@ -17,6 +17,7 @@
 #include "ingot/auth.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 IG_HOT struct ig_ctx *ig_http_ctx_new(struct http_core *core, struct http_conn *c)
 {
@@ -94,38 +95,70 @@ IG_HOT void ig_http_ctx_set_request(struct ig_ctx *x, const struct http_request 
 	ig_http_trace_begin(&x->trace, r);
 }
 
-static int copy_str(ig_arena *a, ig_str *s)
+/* *s's bytes moved to *to, which advances past them; an empty slice stays
+ * as it is (nothing reads its pointer). */
+static void move_str(ig_str *s, char **to)
 {
 	if (!s->len)
-		return 0;
-	char *p = ig_arena_alloc(a, s->len);
-	if (!p)
-		return -1;
-	memcpy(p, s->ptr, s->len);
-	s->ptr = p;
-	return 0;
+		return;
+	memcpy(*to, s->ptr, s->len);
+	s->ptr = *to;
+	*to += s->len;
 }
 
+/* Whether s lies within in (the path and the query in the target, unless
+ * the path was decoded elsewhere). */
+static bool lies_in(ig_str s, ig_str in)
+{
+	uintptr_t p = (uintptr_t)s.ptr, lo = (uintptr_t)in.ptr;
+	return p >= lo && p - lo <= in.len && s.len <= in.len - (p - lo);
+}
+
+/* s, within the target once at from, at the same place in the target now
+ * at to. */
+static void rebase_str(ig_str *s, const char *from, const char *to)
+{
+	s->ptr = to + (s->ptr - from);
+}
+
+/* One allocation for the field array and every slice: a request that
+ * waits (every database route's) comes here once, and an allocation costs
+ * more than the sum below. */
 int ig_http_ctx_detach(struct ig_ctx *x)
 {
 	ig_request *q = &x->req;
 	if (x->detached) /* a body read into the arena: the head moved first */
 		return 0;
-	ig_header *h = ig_arena_alloc(&x->arena, sizeof *h * (q->num_headers ? q->num_headers : 1));
+	const char *target = q->target.ptr;
+	bool path_in = lies_in(q->path, q->target), query_in = lies_in(q->query, q->target);
+	size_t array = sizeof(ig_header) * (q->num_headers ? q->num_headers : 1);
+	size_t bytes = q->target.len + (path_in ? 0 : q->path.len) + (query_in ? 0 : q->query.len) + q->body.len +
+		       (q->head ? 0 : q->method.len);
+	for (size_t i = 0; i < q->num_headers; i++)
+		bytes += q->headers[i].name.len + q->headers[i].value.len;
+	ig_header *h = ig_arena_alloc(&x->arena, array + bytes);
 	if (!h)
 		return -1;
+	char *to = (char *)h + array;
 	for (size_t i = 0; i < q->num_headers; i++) {
 		h[i] = q->headers[i];
-		if (copy_str(&x->arena, &h[i].name) || copy_str(&x->arena, &h[i].value))
-			return -1;
+		move_str(&h[i].name, &to);
+		move_str(&h[i].value, &to);
 	}
 	q->headers = h;
 	x->detached = true;
-	if (copy_str(&x->arena, &q->target) || copy_str(&x->arena, &q->path) ||
-	    copy_str(&x->arena, &q->query) || copy_str(&x->arena, &q->body))
-		return -1;
+	move_str(&q->target, &to);
+	if (path_in)
+		rebase_str(&q->path, target, q->target.ptr);
+	else
+		move_str(&q->path, &to);
+	if (query_in)
+		rebase_str(&q->query, target, q->target.ptr);
+	else
+		move_str(&q->query, &to);
+	move_str(&q->body, &to);
 	if (!q->head) /* "GET" for HEAD is a static string already */
-		return copy_str(&x->arena, &q->method);
+		move_str(&q->method, &to);
 	return 0;
 }
 

@@ -114,17 +114,25 @@ IG_HOT static void runner_main(void *arg)
 
 /* ---- the waiter: made by the handler's first linear call ---- */
 
-static struct ig_waiter *waiter_of(ig_ctx *x)
+/* The waiter's size in the arena: what follows it stays aligned. */
+#define WAITER_SIZE ((sizeof(struct ig_waiter) + 7) & ~(size_t)7)
+
+/* x's waiter, made on first use with extra bytes after it (the first
+ * call's record: one allocation for both); NULL when the arena is full. */
+static struct ig_waiter *waiter_make(ig_ctx *x, size_t extra)
 {
-	if (x->waiter)
-		return x->waiter;
-	struct ig_waiter *w = ig_arena_alloc(&x->arena, sizeof *w);
+	struct ig_waiter *w = ig_arena_alloc(&x->arena, WAITER_SIZE + extra);
 	if (!w)
 		return NULL;
 	*w = (struct ig_waiter){ .ctx = x, .step.fn = waiter_step };
 	w->grouped_tail = &w->grouped;
 	x->waiter = w;
 	return w;
+}
+
+static struct ig_waiter *waiter_of(ig_ctx *x)
+{
+	return x->waiter ? x->waiter : waiter_make(x, 0);
 }
 
 static bool satisfied(const struct ig_waiter *w)
@@ -316,8 +324,12 @@ bool ig_wait_in_handler(const ig_ctx *x)
 
 void *ig_wait_call_new(ig_ctx *x, size_t size, const struct ig_wait_call_ops *ops, bool grouped)
 {
-	struct ig_waiter *w = waiter_of(x);
-	struct ig_wait_call *c = w ? ig_arena_alloc(&x->arena, size) : NULL;
+	struct ig_waiter *w = x->waiter;
+	struct ig_wait_call *c;
+	if (w)
+		c = ig_arena_alloc(&x->arena, size);
+	else
+		c = (w = waiter_make(x, size)) ? (struct ig_wait_call *)((char *)w + WAITER_SIZE) : NULL;
 	if (!c)
 		return NULL;
 	*c = (struct ig_wait_call){ .ctx = x, .ops = ops, .grouped = grouped };
