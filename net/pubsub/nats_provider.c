@@ -305,60 +305,72 @@ static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char
 	struct ig_nats *nc = c ? c->nc : NULL;
 	if (!nc)
 		return fail(err, IG_PUBSUB_NO_PROVIDER, "no NATS client on this core");
-	/* Connected and the streams made, or wait for it: a process just
-	   started (a Lambda function's first invocation), a reconnect. */
-	uint64_t deadline_ms = ig_monotonic_us() / 1000 + API_TIMEOUT_MS;
-	while (!ready(c) && ig_monotonic_us() / 1000 < deadline_ms) {
-		int w = wait_ready(ctx, c, deadline_ms);
-		if (w < 0)
-			return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
-		if (w != IG_WAIT_OK)
-			return fail(err, IG_PUBSUB_CANCELLED, "cancelled while publishing");
-	}
-	if (!ready(c)) {
-		struct ig_logline l;
-		if (ig_log_req(ctx, &l, IG_LOG_ERROR, "publish failed")) {
-			ig_log_cstr(&l, "topic", t->name);
-			ig_log_cstr(&l, "error", ig_nats_error_name(ig_nats_connected(nc) ? IG_NATS_TIMEOUT
-									      : IG_NATS_NOT_CONNECTED));
-			ig_log_cstr(&l, "why", ig_nats_connected(nc) ? "the streams are not made" : "no connection");
-			ig_log_end(&l);
-		}
-		return fail(err, IG_PUBSUB_PROVIDER, "NATS is not ready: the message was not sent");
-	}
-	uint64_t now_ms = ig_monotonic_us() / 1000;
-	uint32_t ack_ms = deadline_ms > now_ms ? (uint32_t)(deadline_ms - now_ms) : 1;
-	struct pub_wait *p = ig_wait_call_new(ctx, sizeof *p, &pub_ops, false);
-	if (!p)
-		return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
-	p->r = (struct ig_js_result){ 0 }; /* the record's header alone is set */
 	char headers[] = "NATS/1.0\r\ntraceparent: "
 			 "00-00000000000000000000000000000000-0000000000000000-00\r\n\r\n";
 	ig_traceparent_child(ctx, headers + 23);
+	/* The message's id in the stream's duplicate window (2 minutes by
+	   default): its trace and its own span, new for each publish. A send
+	   whose connection ends before the PubAck is sent again, and the
+	   stream drops it if the first reached it. */
+	const ig_str msg_id = { headers + 26, 32 + 1 + 16 };
 	char subject[IG_NATS_NAME_MAX];
 	ig_pubsub_nats_subject(subject, nc, t, (ig_str){ json, len });
-	enum ig_nats_error e = ig_js_publish(nc, (ig_str){ subject, strlen(subject) },
-					     (ig_str){ headers, sizeof headers - 1 }, (ig_str){ json, len }, (ig_str){ 0 },
-					     ack_ms, acked, p);
-	if (e != IG_NATS_OK) {
-		p->r.err = e;
-		ig_wait_call_done(&p->call);
+	uint64_t deadline_ms = ig_monotonic_us() / 1000 + API_TIMEOUT_MS;
+	for (;;) {
+		/* Connected and the streams made, or wait for it: a process just
+		   started (a Lambda function's first invocation), a reconnect. */
+		while (!ready(c) && ig_monotonic_us() / 1000 < deadline_ms) {
+			int w = wait_ready(ctx, c, deadline_ms);
+			if (w < 0)
+				return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
+			if (w != IG_WAIT_OK)
+				return fail(err, IG_PUBSUB_CANCELLED, "cancelled while publishing");
+		}
+		if (!ready(c)) {
+			struct ig_logline l;
+			if (ig_log_req(ctx, &l, IG_LOG_ERROR, "publish failed")) {
+				ig_log_cstr(&l, "topic", t->name);
+				ig_log_cstr(&l, "error", ig_nats_error_name(ig_nats_connected(nc) ? IG_NATS_TIMEOUT
+										      : IG_NATS_NOT_CONNECTED));
+				ig_log_cstr(&l, "why", ig_nats_connected(nc) ? "the streams are not made" : "no connection");
+				ig_log_end(&l);
+			}
+			return fail(err, IG_PUBSUB_PROVIDER, "NATS is not ready: the message was not sent");
+		}
+		uint64_t now_ms = ig_monotonic_us() / 1000;
+		uint32_t ack_ms = deadline_ms > now_ms ? (uint32_t)(deadline_ms - now_ms) : 1;
+		struct pub_wait *p = ig_wait_call_new(ctx, sizeof *p, &pub_ops, false);
+		if (!p)
+			return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
+		p->r = (struct ig_js_result){ 0 }; /* the record's header alone is set */
+		enum ig_nats_error e = ig_js_publish(nc, (ig_str){ subject, strlen(subject) },
+						     (ig_str){ headers, sizeof headers - 1 }, (ig_str){ json, len }, msg_id,
+						     ack_ms, acked, p);
+		if (e != IG_NATS_OK) {
+			p->r.err = e;
+			ig_wait_call_done(&p->call);
+		}
+		if (ig_wait_for(&p->call) != IG_WAIT_OK)
+			return fail(err, IG_PUBSUB_CANCELLED, "cancelled while publishing");
+		if (p->r.err == IG_NATS_OK) {
+			ig_pubsub_count_published(ctx, t);
+			return 0;
+		}
+		/* The connection ended first (it may have been found dead only
+		   now: a Lambda function thawed): again, on the next one. */
+		if ((p->r.err == IG_NATS_DISCONNECTED || p->r.err == IG_NATS_NOT_CONNECTED) &&
+		    ig_monotonic_us() / 1000 < deadline_ms)
+			continue;
+		struct ig_logline l;
+		if (ig_log_req(ctx, &l, IG_LOG_ERROR, "publish failed")) {
+			ig_log_cstr(&l, "topic", t->name);
+			ig_log_cstr(&l, "error", ig_nats_error_name(p->r.err));
+			if (p->r.err_code)
+				ig_log_int(&l, "err_code", p->r.err_code);
+			ig_log_end(&l);
+		}
+		return fail(err, IG_PUBSUB_PROVIDER, "NATS did not store the message (no PubAck)");
 	}
-	if (ig_wait_for(&p->call) != IG_WAIT_OK)
-		return fail(err, IG_PUBSUB_CANCELLED, "cancelled while publishing");
-	if (p->r.err == IG_NATS_OK) {
-		ig_pubsub_count_published(ctx, t);
-		return 0;
-	}
-	struct ig_logline l;
-	if (ig_log_req(ctx, &l, IG_LOG_ERROR, "publish failed")) {
-		ig_log_cstr(&l, "topic", t->name);
-		ig_log_cstr(&l, "error", ig_nats_error_name(p->r.err));
-		if (p->r.err_code)
-			ig_log_int(&l, "err_code", p->r.err_code);
-		ig_log_end(&l);
-	}
-	return fail(err, IG_PUBSUB_PROVIDER, "NATS did not store the message (no PubAck)");
 }
 
 const struct ig_pubsub_provider ig_pubsub_nats_provider = {

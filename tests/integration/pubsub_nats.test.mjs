@@ -260,6 +260,12 @@ test('a publish from a Lambda function on NATS: stored once the function\'s clie
 		const first = await invoke(0);
 		assert.equal(first.statusCode, 204, JSON.stringify(first));
 		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE n = 0;") === '2', 'both subscriptions ran it');
+		// Its id in the stream's duplicate window (a send that lost its
+		// connection before the PubAck goes again): its trace and span.
+		const stored = await broker.message('pubsub-events', 1);
+		const tp = /\r\ntraceparent: 00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]\r\n/.exec(stored.headers);
+		assert.ok(tp, stored.headers);
+		assert.match(stored.headers, new RegExp(`\r\nNats-Msg-Id: ${tp[1]}-${tp[2]}\r\n`));
 		await broker.stop();
 		const down = await invoke(1);
 		assert.equal(down.statusCode, 500, `the publish failed, not lost silently: ${JSON.stringify(down)}`);
