@@ -34,6 +34,8 @@ enum ig_pubsub_error_kind {
 	IG_PUBSUB_CANCELLED,      /* the request was cancelled while waiting */
 	IG_PUBSUB_IN_TRANSACTION, /* inside an open transaction with a provider that cannot
 				     join it (NATS): nothing was sent */
+	IG_PUBSUB_NOT_IN_HANDLER, /* called outside a handler's coroutine (a callback of the
+				     low-level API, a lifecycle hook): nothing was sent */
 };
 
 typedef struct ig_pubsub_error {

@@ -121,23 +121,27 @@ static void rebase_str(ig_str *s, const char *from, const char *to)
 	s->ptr = to + (s->ptr - from);
 }
 
-/* One allocation for the field array and every slice: a request that
- * waits (every database route's) comes here once, and an allocation costs
- * more than the sum below. */
+/* One allocation for the field array and every slice of the head (a
+ * request that waits, every database route's, comes here once, and an
+ * allocation costs more than the sum below), one more for a body: a large
+ * body in the head's allocation would take it past an arena block's half,
+ * to a mapping of its own. */
 int ig_http_ctx_detach(struct ig_ctx *x)
 {
 	ig_request *q = &x->req;
 	if (x->detached) /* a body read into the arena: the head moved first */
 		return 0;
 	const char *target = q->target.ptr;
-	bool path_in = lies_in(q->path, q->target), query_in = lies_in(q->query, q->target);
+	bool path_in = q->target.len && lies_in(q->path, q->target);
+	bool query_in = q->target.len && lies_in(q->query, q->target);
 	size_t array = sizeof(ig_header) * (q->num_headers ? q->num_headers : 1);
-	size_t bytes = q->target.len + (path_in ? 0 : q->path.len) + (query_in ? 0 : q->query.len) + q->body.len +
+	size_t bytes = q->target.len + (path_in ? 0 : q->path.len) + (query_in ? 0 : q->query.len) +
 		       (q->head ? 0 : q->method.len);
 	for (size_t i = 0; i < q->num_headers; i++)
 		bytes += q->headers[i].name.len + q->headers[i].value.len;
 	ig_header *h = ig_arena_alloc(&x->arena, array + bytes);
-	if (!h)
+	char *body = q->body.len ? ig_arena_alloc(&x->arena, q->body.len) : NULL;
+	if (!h || (q->body.len && !body))
 		return -1;
 	char *to = (char *)h + array;
 	for (size_t i = 0; i < q->num_headers; i++) {
@@ -156,7 +160,7 @@ int ig_http_ctx_detach(struct ig_ctx *x)
 		rebase_str(&q->query, target, q->target.ptr);
 	else
 		move_str(&q->query, &to);
-	move_str(&q->body, &to);
+	move_str(&q->body, &body);
 	if (!q->head) /* "GET" for HEAD is a static string already */
 		move_str(&q->method, &to);
 	return 0;

@@ -116,6 +116,7 @@ IG_HOT static void runner_main(void *arg)
 
 /* The waiter's size in the arena: what follows it stays aligned. */
 #define WAITER_SIZE ((sizeof(struct ig_waiter) + 7) & ~(size_t)7)
+_Static_assert(WAITER_SIZE % _Alignof(struct ig_wait_call) == 0, "a call record after the waiter is aligned");
 
 /* x's waiter, made on first use with extra bytes after it (the first
  * call's record: one allocation for both); NULL when the arena is full. */

@@ -719,7 +719,7 @@ __attribute__((cold)) int ig_lambda_serve(const struct ig_app *app, uint64_t t0_
 	const char *why = &ig_pubsub_sqs_ops ? ig_pubsub_sqs_ops.check(bad, sizeof bad) : NULL;
 	if (why)
 		return init_error("Runtime.InvalidSetting", why, IG_EXIT_CONFIG);
-	if (ig_http_core_start_hook) /* net/pg's pools on this one core */
+	if (ig_http_core_start_hook) /* net/pg's pools, a NATS publisher's client: on this one core */
 		ig_http_core_start_hook(&rt->core.loop, 1);
 	/* Ready: nothing to wait for but the backends (/readyz). */
 	ig_http_health_set_listening();

@@ -2,9 +2,10 @@
  * client per core (net/nats), a stream per topic made sure of each time a
  * client comes up (an ordered topic's on its partitions' subjects,
  * nats_provider.h), and publish as a linear call that waits for its
- * core's client to be ready (connected, the streams made) and then for
- * the stream's PubAck, API_TIMEOUT_MS in all, the publisher's traceparent
- * in the message's headers. It cannot join a PostgreSQL transaction: a
+ * core's client to be ready for its topic (connected, the topic's stream
+ * made) and then for the stream's PubAck, API_TIMEOUT_MS in all (a late
+ * send waits MIN_ACK_MS), the publisher's traceparent in the message's
+ * headers. It cannot join a PostgreSQL transaction: a
  * publish inside one is an error (IG_PUBSUB_IN_TRANSACTION), never a
  * message sent early. Core 0's client also carries the consumers
  * (nats_consumer.c), cron's claims (nats_cron.c) and readiness; under
@@ -22,12 +23,15 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* net/pg is referred to weakly: a NATS deployment need not link it. */
 bool ig_pg_transaction_open(ig_ctx *ctx) __attribute__((weak));
 
 #define API_TIMEOUT_MS 5000
+/* A publish's least wait for its PubAck, sent late in its 5 s. */
+#define MIN_ACK_MS 1000
 /* A stream not made (JetStream not ready yet: a cluster electing its
    leader, a server still starting) is tried again this much later. */
 #define ENSURE_RETRY_MS 1000
@@ -36,18 +40,29 @@ bool ig_pg_transaction_open(ig_ctx *ctx) __attribute__((weak));
 #define MAX_REPLICAS 3
 
 struct ready_wait;
+struct core_client;
+
+/* A topic's stream as one core's client knows it: made since the client
+ * connected (a publish to it goes out), or not yet. */
+struct topic_stream {
+	struct core_client *c;
+	bool made;
+};
+
 struct core_client {
 	struct ig_timer retry; /* first: the timer's callback finds its client */
 	struct ig_nats *nc;
 	struct ig_loop *loop;
-	struct ready_wait *waiting; /* publishes waiting for ready() */
+	struct topic_stream *streams; /* the table's topics', in its order */
+	struct ready_wait *waiting;   /* publishes waiting for ready() */
 	uint32_t ensuring;  /* stream creates in flight */
-	bool streams_ok;    /* every topic's stream is there */
+	bool streams_ok;    /* every stream is there (and cron's bucket) */
 };
 
-/* A publish waiting for its core's client to be ready: in its exchange's
- * arena, linked on the client's list until it is ready, the deadline
- * passes or the exchange is cancelled, whichever comes first. */
+/* A publish waiting for its topic's stream on its core's client: in its
+ * exchange's arena, linked on the client's list until a stream is made
+ * (it asks ready() again), the deadline passes or the exchange is
+ * cancelled, whichever comes first. */
 struct ready_wait {
 	struct ig_wait_call call;
 	struct ig_timer deadline;
@@ -87,11 +102,13 @@ void ig_pubsub_nats_subject(char out[IG_NATS_NAME_MAX], struct ig_nats *nc, cons
 	snprintf(out + n, IG_NATS_NAME_MAX - n, ".%u", (unsigned)k);
 }
 
-/* Whether c's publishes go out now: connected, and every stream made
- * since (a publish before its stream is there finds no responder). */
-static bool ready(const struct core_client *c)
+/* Whether a publish of topic (the table's index) goes out now on c:
+ * connected, and its stream made since (a publish before its stream is
+ * there finds no responder). Another topic's stream that cannot be made
+ * holds none of this one's publishes. */
+static bool ready(const struct core_client *c, size_t topic)
 {
-	return c->nc && ig_nats_connected(c->nc) && !c->ensuring && c->streams_ok;
+	return c->nc && ig_nats_connected(c->nc) && c->streams[topic].made;
 }
 
 /* w stops waiting (ready, its deadline or its exchange's cancel): the
@@ -152,25 +169,49 @@ static void log_stream_error(const struct ig_js_result *r)
 	}
 }
 
-static void stream_made(void *arg, const struct ig_js_result *r)
+/* Whether r says the stream (or the bucket) is there. 10058: it is,
+ * with another config (an operator's replicas or limits): it still takes
+ * the subject. */
+static bool stream_there(const struct ig_js_result *r)
 {
-	struct core_client *c = arg;
-	/* 10058: the stream is there with another config (an operator's
-	   replicas or limits): it still takes the subject. */
-	if (r->err != IG_NATS_OK && r->err_code != 10058) {
-		log_stream_error(r);
+	if (r->err == IG_NATS_OK || r->err_code == 10058)
+		return true;
+	log_stream_error(r);
+	return false;
+}
+
+/* One create of ensure()'s answered: once all are, the consumers start on
+ * core 0 (those on a stream not made fail and are tried again each
+ * second, the others run), and, with any not made, all are tried again a
+ * little later. */
+static void create_answered(struct core_client *c, bool there)
+{
+	if (!there)
 		c->streams_ok = false;
-	}
 	if (--c->ensuring)
 		return;
-	if (!c->streams_ok) {
+	if (!c->streams_ok)
 		ig_timer_set(&c->loop->timers, &c->retry, ig_monotonic_us() / 1000 + ENSURE_RETRY_MS);
-		return;
-	}
-	while (c->waiting && ready(c))
-		ready_wait_end(c->waiting);
 	if (c->loop->core == 0)
 		ig_pubsub_nats_consumers_up(c->nc, c->loop);
+}
+
+static void stream_made(void *arg, const struct ig_js_result *r)
+{
+	struct topic_stream *t = arg;
+	struct core_client *c = t->c;
+	bool there = stream_there(r);
+	if (there && !t->made) {
+		t->made = true;
+		while (c->waiting) /* each asks again for its own topic */
+			ready_wait_end(c->waiting);
+	}
+	create_answered(c, there);
+}
+
+static void bucket_made(void *arg, const struct ig_js_result *r)
+{
+	create_answered(arg, stream_there(r));
 }
 
 static void ensure(struct core_client *c, struct ig_nats *nc)
@@ -186,19 +227,18 @@ static void ensure(struct core_client *c, struct ig_nats *nc)
 		const ig_str subjects[1] = { { subject, strlen(subject) } };
 		const struct ig_js_stream_config cfg = { .name = { name, strlen(name) }, .subjects = subjects, .nsubjects = 1,
 							 .replicas = s.replicas };
-		if (ig_js_stream_create(nc, &cfg, API_TIMEOUT_MS, stream_made, c) == IG_NATS_OK)
+		if (ig_js_stream_create(nc, &cfg, API_TIMEOUT_MS, stream_made, &c->streams[i]) == IG_NATS_OK)
 			c->ensuring++;
 		else
 			c->streams_ok = false;
 	}
 	if (s.cron && c->loop->core == 0) {
-		if (ig_pubsub_nats_cron_bucket(nc, s.replicas, stream_made, c) == IG_NATS_OK)
+		if (ig_pubsub_nats_cron_bucket(nc, s.replicas, bucket_made, c) == IG_NATS_OK)
 			c->ensuring++;
 		else
 			c->streams_ok = false;
 	}
-	const struct ig_js_result none = { .err = IG_NATS_OK };
-	stream_made(c, &none);
+	create_answered(c, true); /* the one ensuring held while sending */
 }
 
 static void retry_ensure(struct ig_timer *t)
@@ -220,6 +260,8 @@ static void down(void *arg, struct ig_nats *nc, enum ig_nats_error kind, const c
 	struct core_client *c = arg;
 	(void)nc;
 	c->streams_ok = false;
+	for (size_t i = 0; i < s.table->ntopics; i++)
+		c->streams[i].made = false; /* made again on the next connection */
 	ig_timer_cancel(&c->loop->timers, &c->retry);
 	if (c->loop->core == 0)
 		ig_pubsub_nats_consumers_down();
@@ -258,13 +300,23 @@ static void nats_core_start(struct ig_loop *loop, int core_count)
 	struct core_client *c = &s.cores[loop->core];
 	c->loop = loop;
 	c->retry.fn = retry_ensure;
+	const char *why = NULL;
+	struct ig_logline l;
+	c->streams = calloc(s.table->ntopics ? s.table->ntopics : 1, sizeof *c->streams);
+	if (!c->streams) {
+		if (ig_log_begin(&l, IG_LOG_ERROR, "pub/sub: no NATS client")) {
+			ig_log_cstr(&l, "why", "out of memory");
+			ig_log_end(&l);
+		}
+		return;
+	}
+	for (size_t i = 0; i < s.table->ntopics; i++)
+		c->streams[i].c = c;
 	/* Core 0's connection alone stands for readiness: one backend, one
 	   state. */
 	const struct ig_nats_options o = { .url = ig_pubsub_config.url, .name = "ingot-pubsub",
 					   .backend = loop->core == 0 ? s.backend : 0, .tls_verify = true };
-	const char *why = NULL;
 	c->nc = ig_nats_new(loop, &o, &conn_ops, c, &why);
-	struct ig_logline l;
 	if (!c->nc && ig_log_begin(&l, IG_LOG_ERROR, "pub/sub: no NATS client")) {
 		ig_log_cstr(&l, "why", why ? why : "unknown");
 		ig_log_end(&l);
@@ -305,6 +357,9 @@ static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char
 	struct ig_nats *nc = c ? c->nc : NULL;
 	if (!nc)
 		return fail(err, IG_PUBSUB_NO_PROVIDER, "no NATS client on this core");
+	size_t topic = (size_t)(t - s.table->topics);
+	if (t < s.table->topics || topic >= s.table->ntopics)
+		return fail(err, IG_PUBSUB_NO_PROVIDER, "not one of the document's topics");
 	char headers[] = "NATS/1.0\r\ntraceparent: "
 			 "00-00000000000000000000000000000000-0000000000000000-00\r\n\r\n";
 	ig_traceparent_child(ctx, headers + 23);
@@ -319,26 +374,29 @@ static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char
 	for (;;) {
 		/* Connected and the streams made, or wait for it: a process just
 		   started (a Lambda function's first invocation), a reconnect. */
-		while (!ready(c) && ig_monotonic_us() / 1000 < deadline_ms) {
+		while (!ready(c, topic) && ig_monotonic_us() / 1000 < deadline_ms) {
 			int w = wait_ready(ctx, c, deadline_ms);
 			if (w < 0)
 				return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
 			if (w != IG_WAIT_OK)
 				return fail(err, IG_PUBSUB_CANCELLED, "cancelled while publishing");
 		}
-		if (!ready(c)) {
+		if (!ready(c, topic)) {
 			struct ig_logline l;
 			if (ig_log_req(ctx, &l, IG_LOG_ERROR, "publish failed")) {
 				ig_log_cstr(&l, "topic", t->name);
 				ig_log_cstr(&l, "error", ig_nats_error_name(ig_nats_connected(nc) ? IG_NATS_TIMEOUT
 										      : IG_NATS_NOT_CONNECTED));
-				ig_log_cstr(&l, "why", ig_nats_connected(nc) ? "the streams are not made" : "no connection");
+				ig_log_cstr(&l, "why", ig_nats_connected(nc) ? "its stream is not made" : "no connection");
 				ig_log_end(&l);
 			}
 			return fail(err, IG_PUBSUB_PROVIDER, "NATS is not ready: the message was not sent");
 		}
+		/* What is left of the 5 s, but never less than MIN_ACK_MS: a
+		   send must have the time for its PubAck, or a message that
+		   got stored would be told as not. */
 		uint64_t now_ms = ig_monotonic_us() / 1000;
-		uint32_t ack_ms = deadline_ms > now_ms ? (uint32_t)(deadline_ms - now_ms) : 1;
+		uint32_t ack_ms = deadline_ms > now_ms + MIN_ACK_MS ? (uint32_t)(deadline_ms - now_ms) : MIN_ACK_MS;
 		struct pub_wait *p = ig_wait_call_new(ctx, sizeof *p, &pub_ops, false);
 		if (!p)
 			return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");

@@ -38,8 +38,9 @@ void ig_pubsub_nats_subject(char out[IG_NATS_NAME_MAX], struct ig_nats *nc, cons
 			    ig_str json);
 
 /* The consumers (nats_consumer.c): prepare on the main thread (false:
- * this process runs none); up on core 0 each time its client is up and
- * every stream is there; down when the connection is lost. */
+ * this process runs none); up on core 0 each time its client has had
+ * every stream's create answered (a consumer on a stream not made fails
+ * and is tried again); down when the connection is lost. */
 bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table);
 void ig_pubsub_nats_consumers_up(struct ig_nats *nc, struct ig_loop *loop);
 void ig_pubsub_nats_consumers_down(void);

@@ -65,25 +65,30 @@ export function natsForSuite() {
 			// the client protocol: {subject, headers (the NATS/1.0 block as
 			// text), data (Buffer)}; null when it has none.
 			async message(name, seq) {
+				const r = await srv.api(`$JS.API.STREAM.MSG.GET.${name}`, { seq });
+				if (!r.message) return null;
+				return { subject: r.message.subject, headers: Buffer.from(r.message.hdrs ?? '', 'base64').toString('utf8'),
+					data: Buffer.from(r.message.data ?? '', 'base64') };
+			},
+			// A JetStream API call over the client protocol: the reply to
+			// body (an object, as JSON) on subject ($JS.API....), parsed.
+			async api(subject, body) {
 				const sock = net.connect(port, '127.0.0.1');
 				let buf = Buffer.alloc(0);
 				const answer = new Promise((resolve, reject) => {
 					sock.on('error', reject);
 					sock.on('data', (d) => {
 						buf = Buffer.concat([buf, d]);
-						const m = /MSG _INBOX\.get 1 (\d+)\r\n/.exec(buf.toString('latin1'));
+						const m = /MSG _INBOX\.api 1 (\d+)\r\n/.exec(buf.toString('latin1'));
 						if (!m) return;
 						const at = m.index + m[0].length, len = Number(m[1]);
 						if (buf.length >= at + len) resolve(JSON.parse(buf.subarray(at, at + len).toString('utf8')));
 					});
 				});
-				const req = JSON.stringify({ seq });
-				sock.write(`CONNECT {"verbose":false,"pedantic":false,"headers":true}\r\nSUB _INBOX.get 1\r\n` +
-					`PUB $JS.API.STREAM.MSG.GET.${name} _INBOX.get ${Buffer.byteLength(req)}\r\n${req}\r\n`);
-				const r = await within(10000, answer, 'the stream message').finally(() => sock.destroy());
-				if (!r.message) return null;
-				return { subject: r.message.subject, headers: Buffer.from(r.message.hdrs ?? '', 'base64').toString('utf8'),
-					data: Buffer.from(r.message.data ?? '', 'base64') };
+				const req = JSON.stringify(body);
+				sock.write(`CONNECT {"verbose":false,"pedantic":false,"headers":true}\r\nSUB _INBOX.api 1\r\n` +
+					`PUB ${subject} _INBOX.api ${Buffer.byteLength(req)}\r\n${req}\r\n`);
+				return within(10000, answer, subject).finally(() => sock.destroy());
 			},
 			// The config of stream's durable consumer name; null when none.
 			async consumer(stream, name) {
