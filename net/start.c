@@ -57,7 +57,7 @@ extern struct ig_metrics_source ig_client_metrics_source WEAK;
 extern struct ig_metrics_source ig_auth_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_metrics_source WEAK;
 extern struct ig_metrics_source ig_pubsub_delivery_metrics_source WEAK;
-extern const struct ig_pubsub_start_ops ig_pubsub_start_ops WEAK;
+const struct ig_pubsub_provider *ig_pubsub_provider(void) WEAK;
 extern struct ig_pubsub_config ig_pubsub_config WEAK;
 extern const struct ig_build_info ig_build_info WEAK;
 extern const struct ig_settings ig_app_settings WEAK;
@@ -244,7 +244,8 @@ static bool take_check_flag(int *argc, char **argv)
 /* Each core's start: net/pg's pool when a database is configured, core
  * 0's JWKS fetch when keys come over HTTP, then the app's core_init;
  * installed only when there is any. */
-static bool pg_started, cron_started, pubsub_started;
+static bool pg_started, cron_started;
+static const struct ig_pubsub_provider *pubsub_started; /* its core_start runs */
 static const struct ig_app_jwt *jwks_fetched;
 static void core_start(struct ig_loop *loop, int core_count)
 {
@@ -253,7 +254,7 @@ static void core_start(struct ig_loop *loop, int core_count)
 	if (cron_started) /* after the pool: its first claim may use it */
 		ig_api_cron.ops->core_start(loop, core_count);
 	if (pubsub_started) /* after the pool: PostgreSQL's claims use it */
-		ig_pubsub_start_ops.core_start(loop, core_count);
+		pubsub_started->core_start(loop, core_count);
 	if (jwks_fetched && loop->core == 0)
 		jwks_fetched->core_start(loop);
 	if (&ig_app_lifecycle && ig_app_lifecycle.core_init)
@@ -358,9 +359,12 @@ static int start(int argc, char **argv, const struct ig_app *app)
 	   claim). Asked only with a database or INGOT_PUBSUB_URL: a process
 	   with neither touches none of Pub/Sub's pages. Before cron's: NATS's
 	   provider claims cron's ticks too (net/cron/jobs.h). */
-	if (&ig_pubsub_start_ops && &ig_api_pubsub &&
-	    (pg_started || (&ig_pubsub_config && ig_pubsub_config.url && ig_pubsub_config.url[0])))
-		pubsub_started = ig_pubsub_start_ops.prepare(&ig_api_pubsub, ig_lambda_requested());
+	if (ig_pubsub_provider && &ig_api_pubsub &&
+	    (pg_started || (&ig_pubsub_config && ig_pubsub_config.url && ig_pubsub_config.url[0]))) {
+		const struct ig_pubsub_provider *p = ig_pubsub_provider();
+		if (p->prepare(&ig_api_pubsub, ig_lambda_requested()))
+			pubsub_started = p;
+	}
 	/* The cron timer, when the document has jobs and the app wants any
 	   of them here; never under Lambda, whose function is frozen between
 	   invocations (its jobs come as ingot.cron events). */

@@ -346,6 +346,44 @@ static int fail(ig_pubsub_error *err, enum ig_pubsub_error_kind kind, const char
 	return -1;
 }
 
+/* A publish's error line: the NATS error, JetStream's code (0: none) and
+ * why (NULL: none). */
+static void log_publish_failed(ig_ctx *ctx, const struct ig_pubsub_topic *t, enum ig_nats_error e, int64_t err_code,
+			       const char *why)
+{
+	struct ig_logline l;
+	if (ig_log_req(ctx, &l, IG_LOG_ERROR, "publish failed")) {
+		ig_log_cstr(&l, "topic", t->name);
+		ig_log_cstr(&l, "error", ig_nats_error_name(e));
+		if (err_code)
+			ig_log_int(&l, "err_code", err_code);
+		if (why)
+			ig_log_cstr(&l, "why", why);
+		ig_log_end(&l);
+	}
+}
+
+/* From ctx's handler: waits until c is ready for topic (a process just
+ * started, a Lambda function's first invocation, a reconnect) or
+ * deadline_ms passes. Returns 0 when ready, else -1 with *err filled. */
+static int await_ready(ig_ctx *ctx, struct core_client *c, const struct ig_pubsub_topic *t, size_t topic,
+		       uint64_t deadline_ms, ig_pubsub_error *err)
+{
+	while (!ready(c, topic) && ig_monotonic_us() / 1000 < deadline_ms) {
+		int w = wait_ready(ctx, c, deadline_ms);
+		if (w < 0)
+			return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
+		if (w != IG_WAIT_OK)
+			return fail(err, IG_PUBSUB_CANCELLED, "cancelled while publishing");
+	}
+	if (ready(c, topic))
+		return 0;
+	bool up = ig_nats_connected(c->nc);
+	log_publish_failed(ctx, t, up ? IG_NATS_TIMEOUT : IG_NATS_NOT_CONNECTED, 0,
+			   up ? "its stream is not made" : "no connection");
+	return fail(err, IG_PUBSUB_PROVIDER, "NATS is not ready: the message was not sent");
+}
+
 static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char *json, size_t len,
 			ig_pubsub_error *err)
 {
@@ -372,26 +410,8 @@ static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char
 	ig_pubsub_nats_subject(subject, nc, t, (ig_str){ json, len });
 	uint64_t deadline_ms = ig_monotonic_us() / 1000 + API_TIMEOUT_MS;
 	for (;;) {
-		/* Connected and the streams made, or wait for it: a process just
-		   started (a Lambda function's first invocation), a reconnect. */
-		while (!ready(c, topic) && ig_monotonic_us() / 1000 < deadline_ms) {
-			int w = wait_ready(ctx, c, deadline_ms);
-			if (w < 0)
-				return fail(err, IG_PUBSUB_NO_MEMORY, "out of request memory");
-			if (w != IG_WAIT_OK)
-				return fail(err, IG_PUBSUB_CANCELLED, "cancelled while publishing");
-		}
-		if (!ready(c, topic)) {
-			struct ig_logline l;
-			if (ig_log_req(ctx, &l, IG_LOG_ERROR, "publish failed")) {
-				ig_log_cstr(&l, "topic", t->name);
-				ig_log_cstr(&l, "error", ig_nats_error_name(ig_nats_connected(nc) ? IG_NATS_TIMEOUT
-										      : IG_NATS_NOT_CONNECTED));
-				ig_log_cstr(&l, "why", ig_nats_connected(nc) ? "its stream is not made" : "no connection");
-				ig_log_end(&l);
-			}
-			return fail(err, IG_PUBSUB_PROVIDER, "NATS is not ready: the message was not sent");
-		}
+		if (await_ready(ctx, c, t, topic, deadline_ms, err) != 0)
+			return -1;
 		/* What is left of the 5 s, but never less than MIN_ACK_MS: a
 		   send must have the time for its PubAck, or a message that
 		   got stored would be told as not. */
@@ -419,14 +439,7 @@ static int nats_publish(ig_ctx *ctx, const struct ig_pubsub_topic *t, const char
 		if ((p->r.err == IG_NATS_DISCONNECTED || p->r.err == IG_NATS_NOT_CONNECTED) &&
 		    ig_monotonic_us() / 1000 < deadline_ms)
 			continue;
-		struct ig_logline l;
-		if (ig_log_req(ctx, &l, IG_LOG_ERROR, "publish failed")) {
-			ig_log_cstr(&l, "topic", t->name);
-			ig_log_cstr(&l, "error", ig_nats_error_name(p->r.err));
-			if (p->r.err_code)
-				ig_log_int(&l, "err_code", p->r.err_code);
-			ig_log_end(&l);
-		}
+		log_publish_failed(ctx, t, p->r.err, p->r.err_code, NULL);
 		return fail(err, IG_PUBSUB_PROVIDER, "NATS did not store the message (no PubAck)");
 	}
 }

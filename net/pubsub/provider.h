@@ -32,15 +32,9 @@ extern const struct ig_pubsub_provider ig_pubsub_pg_provider, ig_pubsub_nats_pro
 
 /* The deployment's provider, INGOT_PUBSUB_URL's (pubsub_settings.c):
  * nats:// or tls:// (a list of them) is NATS, anything else PostgreSQL
- * (which fails each publish without DATABASE_URL). */
+ * (which fails each publish without DATABASE_URL). The start (net/start.c)
+ * refers to it weakly for prepare and core_start. */
 const struct ig_pubsub_provider *ig_pubsub_provider(void);
 
-/* What the start calls (net/start.c, weakly): the deployment's provider's
- * prepare and core_start, as above. */
-struct ig_pubsub_start_ops {
-	bool (*prepare)(const struct ig_pubsub_table *table, bool publish_only);
-	void (*core_start)(struct ig_loop *loop, int core_count);
-};
-extern const struct ig_pubsub_start_ops ig_pubsub_start_ops;
 
 #endif
