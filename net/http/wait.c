@@ -313,6 +313,7 @@ void ig_wait_cancel(ig_ctx *x)
 	if (!w || w->cancelled)
 		return;
 	w->cancelled = true;
+	ig_http_error_mark_logged(x); /* its answer, a 5xx or not, reaches nobody: no failure to log */
 	step_later(w);
 }
 

@@ -38,7 +38,8 @@ IG_MUST_USE int ig_wait_run(ig_ctx *ctx, struct ig_wait_work *work);
 /* The exchange was cancelled (its client left, or the drain cut it): a
  * waiting handler is resumed, after the loop's current batch, to return
  * IG_WAIT_CANCELLED; calls that can end early (ops->cancel) are ended.
- * net/http's own upcall (ig_http_ctx_cancel). */
+ * Its answer reaches nobody, so a 5xx is no failure to log (no "server
+ * error" line). net/http's own upcall (ig_http_ctx_cancel). */
 void ig_wait_cancel(ig_ctx *ctx);
 
 /* ---- calls: what a linear call waits on ---- */

@@ -124,6 +124,9 @@ test('a pending request whose client resets the connection is dropped ("response
 	assert.equal(d.level, 'debug');
 	// /delay waits linearly (ig_sleep): cancelled, it returned at once.
 	assert.equal(d.status, 503);
+	// Its 503 reaches nobody: no failure to log ("server error").
+	assert.equal(srv.logs.slice(mark).filter((l) => l.level === 'error').length, 0,
+		srv.logs.slice(mark).map((l) => JSON.stringify(l)).join('\n'));
 	// healthy: new connections are served
 	const c2 = await RawClient.connect(srv.port);
 	await c2.write(req('GET', '/health') + req('GET', '/delay/1'));
