@@ -36,5 +36,4 @@ extern const struct ig_pubsub_provider ig_pubsub_pg_provider, ig_pubsub_nats_pro
  * refers to it weakly for prepare and core_start. */
 const struct ig_pubsub_provider *ig_pubsub_provider(void);
 
-
 #endif

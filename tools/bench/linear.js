@@ -12,8 +12,8 @@
 //      pooled sums (also shown), with the median's 95% interval (a
 //      bootstrap, seeded: the same rounds give the same interval). On a
 //      shared 2-vCPU VM single rounds vary by tens of percent, so a
-//      verdict within a few percent needs dozens of rounds. Tests: GET /health c100 pipelined x16, POST
-//      /blog x16, and on a PostgreSQL of the bench's own (lib.js's
+//      verdict within a few percent needs dozens of rounds. Tests: GET
+//      /health c100 pipelined x16, POST /blog x16, and on a PostgreSQL of the bench's own (lib.js's
 //      benchDatabase) /db, /queries?queries=20, /fortunes and
 //      /updates?queries=20 at c64 with a pool of 4. Target: +3% at most.
 //   2. Memory per waiting request: the RSS growth while 1,000 requests are
@@ -159,7 +159,7 @@ async function cpuPart(base, tree, urls) {
       }
       T.pooled = T.base.us && T.tree.us ? T.tree.us / T.base.us - 1 : null;
       T.spread = stats(T.rounds.map((r) => r.ratio));
-      T.interval = medianInterval(T.rounds.map((r) => r.ratio).filter((v) => v !== null));
+      T.interval = medianInterval(T.rounds.map((r) => r.ratio).filter(Number.isFinite));
     }
   } catch (e) {
     note(`cpu: ${e.message}`);
@@ -181,9 +181,8 @@ function medianInterval(xs) {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  const median = (a) => { const y = [...a].sort((p, q) => p - q); return y.length % 2 ? y[y.length >> 1] : (y[y.length / 2 - 1] + y[y.length / 2]) / 2; };
   const meds = [];
-  for (let i = 0; i < 4000; i++) meds.push(median(xs.map(() => xs[Math.floor(rand() * xs.length)])));
+  for (let i = 0; i < 4000; i++) meds.push(stats(xs.map(() => xs[Math.floor(rand() * xs.length)])).median);
   meds.sort((p, q) => p - q);
   return { low: meds[100], high: meds[3899] };
 }
