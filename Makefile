@@ -93,6 +93,9 @@ $(COLD_SRC:%.c=$(OBJ)/%.o): CFLAGS += -Os
 # mapping of its own, not executable (net/cold.ld's .rodata.gap).
 LDFLAGS  := -static -Wl,--gc-sections -Wl,-O1 -Wl,--build-id=none -s \
             -Wl,-z,max-page-size=4096 -Wl,-z,noseparate-code -Wl,-T,net/cold.ld
+# The script and the list it INCLUDEs (the database routes' path): a
+# change to either relinks.
+LAYOUT   := net/cold.ld net/request_path.ld
 
 # The TLS backend (net/tls/backend.h): bearssl (default), mbedtls, or none
 # (no TLS at all: net/tls/none.c, for the small unikernel). Each has its
@@ -307,7 +310,7 @@ $(HANDLERS_OK): $(GEN)/api.h $(APP_OWN_OBJ) tools/make/check-handlers
 	$(Q)tools/make/check-handlers $(GEN)/api.h $(APP_OWN_OBJ)
 	@touch $@
 # BIN.map, the link map, says what each part costs and what was left out.
-$(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) net/cold.ld | $(HANDLERS_OK)
+$(BIN) $(BIN).map &: $(APP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LAYOUT) | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $(BIN)")
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) -Wl,-Map,$(BIN).map $(filter-out %.ld,$^) $(APP_LDLIBS) -o $(BIN)
@@ -319,14 +322,14 @@ bin: setup-build $(BIN) $(BIN).map
 # (tests/client/fetch.c) and the client benchmark (tools/bench/clientbench.c).
 FETCH       := $(BUILD)/bin/fetch$(TLS_SUFFIX)
 CLIENTBENCH := $(BUILD)/bin/clientbench$(TLS_SUFFIX)
-$(FETCH): tests/client/fetch.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
-$(CLIENTBENCH): tools/bench/clientbench.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+$(FETCH): tests/client/fetch.c $(RUNTIME_OBJ) $(LIBS) $(LAYOUT)
+$(CLIENTBENCH): tools/bench/clientbench.c $(RUNTIME_OBJ) $(LIBS) $(LAYOUT)
 # The PostgreSQL client's test driver (tests/pg/pgcheck.c, pg_client.test.mjs).
 PGCHECK     := $(BUILD)/bin/pgcheck$(TLS_SUFFIX)
-$(PGCHECK): tests/pg/pgcheck.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+$(PGCHECK): tests/pg/pgcheck.c $(RUNTIME_OBJ) $(LIBS) $(LAYOUT)
 # The NATS client's test driver (tests/nats/natscheck.c, nats_client.test.mjs).
 NATSCHECK   := $(BUILD)/bin/natscheck
-$(NATSCHECK): tests/nats/natscheck.c $(RUNTIME_OBJ) $(LIBS) net/cold.ld
+$(NATSCHECK): tests/nats/natscheck.c $(RUNTIME_OBJ) $(LIBS) $(LAYOUT)
 $(FETCH) $(CLIENTBENCH) $(PGCHECK) $(NATSCHECK):
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
@@ -349,7 +352,7 @@ LWIP_BIN   := $(BUILD)/bin/service$(TLS_SUFFIX)-lwip
 $(LWIP_OBJ): CFLAGS += $(LWIP_FLAGS)
 $(LWIP_OBJ): $(wildcard net/lwip/*.h net/lwip/arch/*.h)
 $(LWIP_LIBS): $(DEPS)/.stamp
-$(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) net/cold.ld | $(HANDLERS_OK)
+$(LWIP_BIN): $(APP_OBJ) $(LWIP_OBJ) $(RUNTIME_LIB) $(LIBS) $(LWIP_LIBS) $(LAYOUT) | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC_MUSL) $(LDFLAGS) $(APP_LINK_FLAGS) $(filter-out %.ld,$^) $(APP_LDLIBS) -o $@
@@ -660,7 +663,7 @@ $(SCHEMAC_TEST)/rich-run $(SCHEMAC_TEST)/rich-check: $(SCHEMAC_TEST)/rich/api.c 
 # (tests/pg/query_roundtrip.c), with the api.c of the queries' document
 # (its JSON decoders); its queries.h and api.h come first.
 $(SCHEMAC_TEST)/query-roundtrip: tests/pg/query_roundtrip.c $(SCHEMAC_TEST)/queries/queries.c $(SCHEMAC_TEST)/queries/api.c \
-		$(RUNTIME_OBJ) $(LIBS) net/cold.ld
+		$(RUNTIME_OBJ) $(LIBS) $(LAYOUT)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/LD   $@")
 	$(Q)$(CC_MUSL) -I$(SCHEMAC_TEST)/queries $(CFLAGS) $(LDFLAGS) $(filter-out %.ld,$^) -lm -o $@

@@ -1,6 +1,6 @@
 // What an idle process keeps resident (net/cold.ld): its start and idle
-// loop run only .text, so the request path's blocks (.text.request,
-// .text.warm) and the cold ones (.text.tls, .rodata.tls: TLS, the client,
+// loop run only .text, so the request path's blocks (.text.request, in
+// one mapping with the database routes' .text.path, and .text.warm) and the cold ones (.text.tls, .rodata.tls: TLS, the client,
 // the database, Lambda, CORS's and the proxies' parsers...) have no page
 // resident once it listens; GET /health then makes .text.request resident
 // and nothing else. A start that calls into one of those blocks (a
