@@ -13,9 +13,10 @@
 //      bootstrap, seeded: the same rounds give the same interval). On a
 //      shared 2-vCPU VM single rounds vary by tens of percent, so a
 //      verdict within a few percent needs dozens of rounds. Tests: GET
-//      /health c100 pipelined x16, POST /blog x16, and on a PostgreSQL of the bench's own (lib.js's
-//      benchDatabase) /db, /queries?queries=20, /fortunes and
-//      /updates?queries=20 at c64 with a pool of 4. Target: +3% at most.
+//      /health c100 pipelined x16, POST /blog x16, and on a PostgreSQL of
+//      the bench's own (lib.js's benchDatabase) /db, /queries?queries=20,
+//      /fortunes and /updates?queries=20 at c64 with a pool of 4. Target:
+//      +3% at most.
 //   2. Memory per waiting request: the RSS growth while 1,000 requests are
 //      parked on /delay/60000 (target: 12 KiB each), both servers. Parked
 //      means read: every connection is established at the server's port

@@ -1,23 +1,22 @@
 // request-path.js: writes net/request_path.ld, the list of functions that
 // the reference service's database routes run, which net/cold.ld puts
 // together in .text.path, just before the request block (.text.request)
-// in the same mapping. Spread over the
-// binary, /db's executed lines crowded some of the L1 instruction cache's
-// sets past their ways (simulated: 44.8 misses a request, 16 once
-// together). A measurement tool, not part of the build: rerun it after a
-// change to the request path (tests/integration/layout.test.mjs fails when
-// a listed function no longer exists under that name).
+// in the same mapping. Spread over the binary, /db's executed lines
+// crowded some of the L1 instruction cache's sets past their ways
+// (simulated: 44.8 misses a request, 13.0 once together). A measurement
+// tool, not part of the build: rerun it after a change to the request
+// path (tests/integration/request_path.test.mjs fails when a listed
+// function no longer exists under that name).
 //
 // How: the service runs under valgrind's callgrind (--dump-instr=yes) on
 // a PostgreSQL of the bench's own (lib.js's benchDatabase), once per
 // route. Its costs are dumped once it has listened for two seconds (what
 // the start and an idle loop's timers ran: left out of the list, or an
-// idle process would fault the block in),
-// then zeroed after 256 warm-up requests and dumped after 768 more. Each
-// executed instruction's address is placed in its input section by the
-// link map (build/bin/service.map), so the binary needs no symbols. A
-// section run at least once every 20 requests on some route is listed,
-// the hottest first.
+// idle process would fault the block in), then zeroed after 256 warm-up
+// requests and dumped after 768 more. Each executed instruction's address
+// is placed in its input section by the link map (build/bin/service.map),
+// so the binary needs no symbols. A section run at least once every 20
+// requests on some route is listed, the hottest first.
 //
 // Usage: node tools/bench/request-path.js [--print]  (needs valgrind;
 // --print writes the list to stdout instead of net/request_path.ld).
