@@ -3,20 +3,23 @@
 // together in .text.path, just before the request block (.text.request)
 // in the same mapping. Spread over the binary, /db's executed lines
 // crowded some of the L1 instruction cache's sets past their ways
-// (simulated: 44.8 misses a request, 13.0 once together). A measurement
+// (simulated: 44.8 misses a request, 12.6 once together). A measurement
 // tool, not part of the build: rerun it after a change to the request
 // path (tests/integration/request_path.test.mjs fails when a listed
 // function no longer exists under that name).
 //
 // How: the service runs under valgrind's callgrind (--dump-instr=yes) on
 // a PostgreSQL of the bench's own (lib.js's benchDatabase), once per
-// route. Its costs are dumped once it has listened for two seconds (what
-// the start and an idle loop's timers ran: left out of the list, or an
-// idle process would fault the block in), then zeroed after 256 warm-up
-// requests and dumped after 768 more. Each executed instruction's address
-// is placed in its input section by the link map (build/bin/service.map),
-// so the binary needs no symbols. A section run at least once every 20
-// requests on some route is listed, the hottest first.
+// route, its costs zeroed after 256 warm-up requests and dumped after 768
+// more. Each executed instruction's address is placed in its input
+// section by the link map (build/bin/service.map), so the binary needs no
+// symbols. A section run at least once every 20 requests on some route is
+// listed, the hottest first, unless a start without a database runs it
+// (a process started once more, its costs dumped after two idle seconds):
+// such a section in the block would fault it in for every process, one
+// that serves no database route too. What only a start with a database
+// runs (the pool's connect, its first queries) is listed: that process
+// serves these routes.
 //
 // Usage: node tools/bench/request-path.js [--print]  (needs valgrind;
 // --print writes the list to stdout instead of net/request_path.ld).
@@ -121,11 +124,11 @@ function send(port, target, n) {
 	});
 }
 
-// One process's profile: { start, requests }, the dumps of what its start
-// and two idle seconds ran and of what the measured requests of route
-// (none when null) ran. db: its DATABASE_URL, or none. A route's process
-// logs warnings only, as the bench's do; a start's alone, at the default
-// level (its lines format numbers, say).
+// One process's profile: the dump of what route's measured requests ran,
+// or, with no route, of what its start and two idle seconds ran. db: its
+// DATABASE_URL, or none. A route's process logs warnings only, as the
+// bench's do; a start's alone, at the default level (its lines format
+// numbers, say).
 let processes = 0;
 async function profile(dir, db, route) {
 	const port = await freePort();
@@ -160,19 +163,20 @@ async function profile(dir, db, route) {
 		if (!fs.existsSync(file)) throw new Error(`callgrind_control -d wrote no ${file}`);
 		return file;
 	};
-	// What the start and an idle loop run (its timers: a second of them).
-	await sleep(2000);
-	const start = await dump();
-	let requests = null;
+	let profiled;
 	if (route) {
 		await send(port, route, WARM);
 		await control('-z');
 		await send(port, route, MEASURED);
-		requests = await dump();
+		profiled = await dump();
+	} else {
+		// What the start and an idle loop run (its timers: a second of them).
+		await sleep(2000);
+		profiled = await dump();
 	}
 	process.kill(child.pid, 'SIGTERM');
 	await exited;
-	return { start, requests };
+	return profiled;
 }
 
 async function main() {
@@ -185,19 +189,14 @@ async function main() {
 	const db = await benchDatabase();
 	const migrated = await run(BIN, ['--migrate'], { env: { PATH: process.env.PATH, DATABASE_URL: db.url } });
 	if (migrated.code !== 0) throw new Error(`${BIN} --migrate: ${migrated.err}`);
-	// What any start runs, with a database or without (another path).
+	// What a start without a database runs.
 	const startRan = new Set();
-	const started = (file) => {
-		for (const [addr, n] of instructions(file)) { const s = n > 0 && sectionAt(sections, addr); if (s) startRan.add(s); }
-	};
-	started((await profile(dir, null, null)).start);
-	started((await profile(dir, db.url, null)).start);
-	const runs = [];
-	for (const route of ROUTES) {
-		const { start, requests } = await profile(dir, db.url, route);
-		started(start);
-		runs.push({ route, requests });
+	for (const [addr, n] of instructions(await profile(dir, null, null))) {
+		const s = n > 0 && sectionAt(sections, addr);
+		if (s) startRan.add(s);
 	}
+	const runs = [];
+	for (const route of ROUTES) runs.push({ route, requests: await profile(dir, db.url, route) });
 	const hot = new Map(); // section -> the most instructions a request of some route ran in it
 	for (const { route, requests } of runs) {
 		const per = new Map();
