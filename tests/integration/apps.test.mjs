@@ -16,6 +16,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { ROOT, curl, within, commandRunner, needTools, freePort, ingotVersion, startServer } from './lib.mjs';
 import { startPostgres } from './pglib.mjs';
+import { memoryMap } from '../../tools/linkmap.js';
 
 const T = { timeout: 300000 };
 // The apps are built here, static; the sanitizer pass of tests/run
@@ -195,18 +196,8 @@ const OPTIONAL_PARTS = { 'net/pg': /\/net\/pg\/[^/\s]+\.o$/, 'net/client': /\/ne
 	'trust anchors': /\/gen\/anchors\.o$/, 'the TLS client handshake': /libbearssl\.a\(ssl_hs_client\.o\)$/,
 	'SQS and push delivery': /\/net\/pubsub\/(sqs|push)[a-z_]*\.o$/ };
 function linkedParts(map) {
-	const text = fs.readFileSync(map, 'utf8');
-	const at = text.indexOf('Linker script and memory map');
-	assert.ok(at > 0, `${map} is a link map`);
-	const kept = new Set();
-	let section = '';
-	for (const line of text.slice(at).split('\n')) {
-		const m = /^ (\.\S+|COMMON)?\s*(?:0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S+))?$/.exec(line);
-		if (!m) continue;
-		if (m[1]) section = m[1];
-		if (!m[4] || /^\.(comment|note|debug|gnu)/.test(section)) continue;
-		if (parseInt(m[2], 16) && parseInt(m[3], 16)) kept.add(m[4]);
-	}
+	const kept = new Set(memoryMap(map).filter((s) => s.start && s.size && !/^\.(comment|note|debug|gnu)/.test(s.input))
+		.map((s) => s.object));
 	assert.ok(kept.size > 20, `${map}: objects found`);
 	return Object.keys(OPTIONAL_PARTS).filter((part) => [...kept].some((o) => OPTIONAL_PARTS[part].test(o)));
 }

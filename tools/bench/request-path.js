@@ -30,6 +30,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawn, execFileSync } = require('node:child_process');
 const net = require('node:net');
+const { memoryMap } = require('../linkmap.js');
 const { ROOT, sleep, track, run, freePort, isListening, benchDatabase, scratchDir, benchCleanup } = require('./lib.js');
 
 const BIN = process.env.BENCH_SERVICE || path.join(ROOT, 'build', 'bin', 'service');
@@ -42,25 +43,11 @@ const PIPELINED = 16;
 const MIN_PER_REQUEST = 0.05;
 
 // The link map's input sections of code: [{ start, end, name, file }],
-// sorted by address. An input section's line is its name and, on the same
-// line or the next (a long name), its address, size and object.
+// sorted by address.
 function inputSections(mapFile) {
-	const text = fs.readFileSync(mapFile, 'utf8');
-	const lines = text.slice(text.indexOf('Linker script and memory map')).split('\n');
-	const out = [];
-	for (let i = 0; i < lines.length; i++) {
-		const m = /^ (\.text\S*)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*))?$/.exec(lines[i]);
-		if (!m) continue;
-		let [, name, addr, size, file] = m;
-		if (addr === undefined) {
-			const n = /^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$/.exec(lines[i + 1] || '');
-			if (!n) continue;
-			[, addr, size, file] = n;
-		}
-		const start = parseInt(addr, 16), len = parseInt(size, 16);
-		if (len > 0) out.push({ start, end: start + len, name, file });
-	}
-	return out.sort((a, b) => a.start - b.start);
+	return memoryMap(mapFile).filter((s) => s.input.startsWith('.text') && s.size > 0)
+		.map((s) => ({ start: s.start, end: s.start + s.size, name: s.input, file: s.object }))
+		.sort((a, b) => a.start - b.start);
 }
 
 function sectionAt(sections, addr) {
