@@ -3,7 +3,7 @@
 // together in .text.path, just before the request block (.text.request)
 // in the same mapping. Spread over the binary, /db's executed lines
 // crowded some of the L1 instruction cache's sets past their ways
-// (simulated: 44.8 misses a request, 12.6 once together). A measurement
+// (simulated: 44.8 misses a request, 11.1 once together). A measurement
 // tool, not part of the build: rerun it after a change to the request
 // path (tests/integration/request_path.test.mjs fails when a listed
 // function no longer exists under that name).
@@ -44,12 +44,10 @@ const MEASURED = 768;
 const PIPELINED = 16;
 const MIN_PER_REQUEST = 0.05;
 
-// The link map's input sections of code: [{ start, end, name, file }],
-// sorted by address.
-function inputSections(mapFile) {
-	return memoryMap(mapFile).filter((s) => s.input.startsWith('.text') && s.size > 0)
-		.map((s) => ({ start: s.start, end: s.start + s.size, name: s.input, file: s.object }))
-		.sort((a, b) => a.start - b.start);
+// The link map's input sections of code (linkmap.js's entries), sorted by
+// address.
+function codeSections(mapFile) {
+	return memoryMap(mapFile).filter((s) => s.input.startsWith('.text') && s.size > 0).sort((a, b) => a.start - b.start);
 }
 
 function sectionAt(sections, addr) {
@@ -57,7 +55,7 @@ function sectionAt(sections, addr) {
 	while (lo <= hi) {
 		const mid = (lo + hi) >> 1, s = sections[mid];
 		if (addr < s.start) hi = mid - 1;
-		else if (addr >= s.end) lo = mid + 1;
+		else if (addr >= s.start + s.size) lo = mid + 1;
 		else return s;
 	}
 	return null;
@@ -85,10 +83,10 @@ function instructions(file) {
 
 // The pattern that names one input section in a linker script.
 function pattern(s) {
-	const archive = /([^/]+\.a)\((.+)\)$/.exec(s.file);
+	const archive = /([^/]+\.a)\((.+)\)$/.exec(s.object);
 	const file = archive ? `${archive[1]}:${archive[2]}`
-		: s.file.includes('/obj/') ? s.file.slice(s.file.lastIndexOf('/obj/') + 5) : path.basename(s.file);
-	return `*${file}(${s.name})`;
+		: s.object.includes('/obj/') ? s.object.slice(s.object.lastIndexOf('/obj/') + 5) : path.basename(s.object);
+	return `*${file}(${s.input})`;
 }
 
 function send(port, target, n) {
@@ -173,7 +171,7 @@ async function main() {
 		console.error('request-path: needs valgrind (apt-get install valgrind)');
 		process.exit(2);
 	}
-	const sections = inputSections(MAP);
+	const sections = codeSections(MAP);
 	const dir = scratchDir('request-path-');
 	const db = await benchDatabase();
 	const migrated = await run(BIN, ['--migrate'], { env: { PATH: process.env.PATH, DATABASE_URL: db.url } });
@@ -198,7 +196,7 @@ async function main() {
 		console.error(`${route}: ${listed} sections with an instruction run every ${Math.round(1 / MIN_PER_REQUEST)} requests, not by the start`);
 	}
 	const list = [...hot].sort((a, b) => b[1] - a[1]).map(([s]) => s);
-	const bytes = list.reduce((sum, s) => sum + (s.end - s.start), 0);
+	const bytes = list.reduce((sum, s) => sum + s.size, 0);
 	const body = [
 		'/* The reference service\'s database routes (/db, /fortunes, /queries,',
 		' * /updates): every function they run, the hottest first, in one place',
