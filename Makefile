@@ -815,15 +815,34 @@ $(OBJ)/%.o: %.S
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS      $<")
 	$(Q)$(CC_MUSL) -c $< -o $@
-# -nostartfiles: the entry is boot.S's, and musl is entered by
-# kernel/metal/libc_start.c; the specs still add musl's libc.a and libgcc.
-$(UNIKERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD) | $(HANDLERS_OK)
+# The kernel as linked (unikernel.kernel.elf, bootable by itself, its
+# symbols kept for the packing below). -nostartfiles: the entry is
+# boot.S's, and musl is entered by kernel/metal/libc_start.c; the specs
+# still add musl's libc.a and libgcc.
+UNIKERNEL_KERNEL = $(UNIKERNEL:.elf=.kernel.elf)
+$(UNIKERNEL_KERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD) | $(HANDLERS_OK)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none -s \
+	$(Q)$(CC_MUSL) -static -nostartfiles -Wl,-T,$(UNIKERNEL_LD) -Wl,--gc-sections -Wl,--build-id=none \
 		-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack $(APP_LINK_FLAGS) $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) \
 		$(APP_LDLIBS) -o $@
-	@echo "built $@ ($$(stat -c %s $@) bytes)"
+# The image as it ships: the kernel's loaded bytes compressed (lz4's
+# legacy format, its best level) behind images/unpack.S, the stub that the
+# PVH loader enters and that writes them back where they were linked
+# (README: the unikernel's image). The stub is linked at the kernel's end.
+$(UNIKERNEL): $(UNIKERNEL_KERNEL) images/unpack.S
+	@$(if $(Q),echo "  PACK    $@")
+	$(Q)objcopy -O binary $< $(<:.elf=.bin)
+	$(Q)lz4 -l -12 -f -q $(<:.elf=.bin) $(<:.elf=.lz4)
+	$(Q)sym() { nm $< | awk -v n=$$1 '$$3 == n { print "0x" $$1 }'; }; \
+	load=$$(sym __image_start) end=$$(sym __image_end) entry=$$(sym pvh_start32) told=$$(sym ig_metal_unpacked_end); \
+	[ -n "$$load" ] && [ -n "$$end" ] && [ -n "$$entry" ] && [ -n "$$told" ] || { echo "$<: a symbol the packing needs is missing" >&2; exit 1; }; \
+	bytes_end=$$(printf '0x%x' $$(( load + $$(stat -c %s $(<:.elf=.bin)) ))); \
+	$(CC_HOST) -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
+		-Wl,-z,noexecstack -Wl,-Ttext-segment=$$end -Wl,-e,unpack_start32 \
+		-DPAYLOAD='"$(abspath $(<:.elf=.lz4))"' -DKERNEL_LOAD=$$load -DKERNEL_BYTES_END=$$bytes_end \
+		-DKERNEL_END=$$end -DKERNEL_ENTRY=$$entry -DKERNEL_UNPACKED_END=$$told images/unpack.S -o $@
+	@echo "built $@ ($$(stat -c %s $@) bytes; the kernel $$(stat -c %s $(<:.elf=.bin)) bytes unpacked)"
 # images/qemu's KVM probe (images/kvm_probe.S), built beside the images it
 # guards: a PVH kernel that runs one SSE instruction.
 KVM_PROBE := $(APP_BUILD)/images/kvm-probe.elf
@@ -832,14 +851,14 @@ $(KVM_PROBE): images/kvm_probe.S
 	@$(if $(Q),echo "  AS/LD   $@")
 	$(Q)$(CC_HOST) -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 		-Wl,-Ttext-segment=0x100000 -Wl,-e,probe_entry $< -o $@
-# Without TLS by default (net/tls/none.c), which keeps it under 512 KiB;
-# the objects are then those of build/obj-notls.
+# Without TLS by default (net/tls/none.c); the objects are then those of
+# build/obj-notls.
 UNIKERNEL_TLS ?= none
 unikernel: setup-build
 	@$(MAKE) --no-print-directory TLS=$(UNIKERNEL_TLS) unikernel-elf
 unikernel-elf: $(UNIKERNEL) $(KVM_PROBE)
-# The same with BearSSL (HTTPS; over 512 KiB): build/images/unikernel-tls.elf,
-# for tests/integration/unikernel.test.mjs's HTTPS boots.
+# The same with BearSSL (HTTPS): build/images/unikernel-tls.elf, for
+# tests/integration/unikernel.test.mjs's HTTPS boots.
 unikernel-tls: setup-build
 	@$(MAKE) --no-print-directory TLS=bearssl UNIKERNEL=$(APP_BUILD)/images/unikernel-tls.elf unikernel-elf
 
@@ -959,7 +978,7 @@ bench-tools: setup-build $(BENCH_TOOLS)
 # rate limit, tools/bench/auth.js) and the Pub/Sub one (tools/bench/pubsub:
 # issue 29, tools/bench/pubsub.js) are built as any app is, by their own make.
 bench: setup-bench
-	@$(MAKE) --no-print-directory bin clientbench bench-tools jwtbench image boot unikernel lwip
+	@$(MAKE) --no-print-directory bin clientbench bench-tools jwtbench image boot unikernel unikernel-tls lwip
 	@$(MAKE) --no-print-directory -C tools/bench/door
 	@$(MAKE) --no-print-directory -C tools/bench/pubsub
 	@$(MAKE) --no-print-directory TLS=mbedtls bin

@@ -21,6 +21,11 @@
 void ig_metal_start(uint32_t start_info_paddr);
 extern char __image_end[]; /* unikernel.ld */
 
+/* The end of the memory above the kernel that the image's unpacker
+ * (images/unpack.S) wrote, stored by it before it jumps to the entry; 0
+ * when the kernel was booted as linked. */
+uintptr_t ig_metal_unpacked_end;
+
 static struct ig_metal_args args;
 
 static _Noreturn void boot_failed(const char *what)
@@ -40,7 +45,7 @@ void ig_metal_start(uint32_t start_info_paddr)
 		boot_failed("no PVH start info");
 	if (si->cmdline_paddr && ig_metal_cmdline_keep((const char *)(uintptr_t)si->cmdline_paddr) != 0)
 		boot_failed("command line too long");
-	if (ig_pages_init(si, (uintptr_t)__image_end) != 0)
+	if (ig_pages_init(si, (uintptr_t)__image_end, ig_metal_unpacked_end) != 0)
 		boot_failed("no usable RAM in the PVH memory map");
 	if (si->nr_modules && si->modlist_paddr) {
 		const struct ig_pvh_modlist_entry *initrd = (const void *)(uintptr_t)si->modlist_paddr;

@@ -37,7 +37,7 @@ static void consider(uint64_t s, uint64_t end, uint64_t *best_start, uint64_t *b
 	}
 }
 
-int ig_pages_init(const struct ig_pvh_start_info *si, uintptr_t image_end)
+int ig_pages_init(const struct ig_pvh_start_info *si, uintptr_t image_end, uintptr_t written_end)
 {
 	if (si->version < 1 || !si->memmap_paddr)
 		return -1;
@@ -78,6 +78,8 @@ int ig_pages_init(const struct ig_pvh_start_info *si, uintptr_t image_end)
 	memset(used, 0, 2 * map_words * sizeof(uint64_t));
 	arena = (uintptr_t)best_start + map_pages * IG_PAGE_SIZE;
 	npages = nfree = pages - map_pages;
+	for (size_t i = 0; i < npages && arena + i * IG_PAGE_SIZE < written_end; i++)
+		set_bit(dirty, i, true);
 	return 0;
 }
 

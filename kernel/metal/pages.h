@@ -16,8 +16,11 @@
 /* From the start info's memory map (version >= 1), RAM above image_end and
  * below the device area at 0xfe000000 (the identity map's end for RAM),
  * around the first module (the initrd, read in place by fds.c); -1
- * when there is no map or no such RAM (the program then cannot run). */
-int ig_pages_init(const struct ig_pvh_start_info *si, uintptr_t image_end);
+ * when there is no map or no such RAM (the program then cannot run). A
+ * page is cleared when it is handed out only if it was written before:
+ * RAM comes up zero, but for what lies below written_end (the image's
+ * unpacker and its payload, images/unpack.S; 0: nothing). */
+int ig_pages_init(const struct ig_pvh_start_info *si, uintptr_t image_end, uintptr_t written_end);
 /* n contiguous zeroed pages, or NULL. */
 void *ig_pages_alloc(size_t n);
 /* Returns pages (any subrange of what was handed out; others ignored). */

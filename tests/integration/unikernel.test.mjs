@@ -19,7 +19,8 @@
 // SCRAM login needs an entropy device (-device virtio-rng-device) and is
 // refused without one; the initrd's files, seen at / (a JWKS file); and
 // HTTPS from the image built with BearSSL (make unikernel-tls), the
-// certificate in the initrd, refused without an entropy device. A missing image or platform part fails; nothing skips.
+// certificate in the initrd, refused without an entropy device; the image's
+// unpacker (images/unpack.S) refusing a damaged payload. A missing image or platform part fails; nothing skips.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -635,6 +636,30 @@ describe('names on a TAP in a namespace: the resolver over lwIP asks a DNS serve
 			await g.exited;
 		}
 	});
+});
+
+test('the image is the kernel packed (images/unpack.S): smaller than the kernel it unpacks, and one whose payload is damaged ends the machine with the unpacker\'s line and an odd status, never running the kernel', T, async () => {
+	needImage();
+	const image = fs.readFileSync(IMAGE);
+	const unpacked = path.join(IMAGES, 'unikernel.kernel.bin');
+	assert.ok(fs.existsSync(unpacked), `${unpacked}: make unikernel writes the kernel's bytes beside the image`);
+	assert.ok(image.length < fs.statSync(unpacked).size, `the image (${image.length} bytes) is smaller than the kernel's bytes`);
+	// The payload follows the unpacker's line (lz4's legacy magic, 4-aligned).
+	const line = Buffer.from('size)"}\r\n\0');
+	const at = image.indexOf(line);
+	assert.ok(at > 0, 'the unpacker\'s line is in the image');
+	const magic = image.indexOf(Buffer.from([0x02, 0x21, 0x4c, 0x18]), at);
+	assert.ok(magic > at && magic - at < line.length + 4, 'lz4\'s legacy magic right after it');
+	const dir = fs.mkdtempSync(path.join(tmp, 'damaged-'));
+	const damaged = Buffer.from(image);
+	damaged[magic] ^= 0xff;
+	fs.writeFileSync(path.join(dir, 'unikernel.elf'), damaged);
+	await needTools('qemu-system-x86_64');
+	const g = new Guest('unikernel', await freePort(), { dir: tmp, env: { IMAGES: dir, QEMU_APPEND: WORDS } });
+	const x = await g.waitExit();
+	assert.ok(isOdd(x.code), `status ${x.code}; ${g.describe()}`);
+	assert.match(g.console, /"msg":"unpack: the image's payload is damaged/, g.describe());
+	assert.ok(!g.lines.some((l) => l.includes('metal: entropy')), `the kernel never started; ${g.describe()}`);
 });
 
 test('a bad ingot.ip ends the machine at boot: one line on the console, an odd non-zero status, never listening', T, async () => {

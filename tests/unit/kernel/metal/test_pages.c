@@ -4,7 +4,8 @@
  * largest RAM range is chosen, pages come back zeroed even after being
  * written and freed, runs are contiguous and disjoint, exhaustion and
  * fragmentation fail cleanly, partial frees and foreign pointers behave,
- * and the initrd module is a hole the arena keeps out of. */
+ * the initrd module is a hole the arena keeps out of, and pages the
+ * image's unpacker wrote are cleared before they are handed out. */
 #define _DEFAULT_SOURCE
 #include "kernel/metal/pages.h"
 #include "tests/unit/check.h"
@@ -25,7 +26,7 @@ static bool all_zero(const unsigned char *p, size_t n)
 int main(void)
 {
 	struct ig_pvh_start_info si = { .magic = IG_PVH_MAGIC, .version = 0 };
-	CHECK_INT(ig_pages_init(&si, 0), -1, "version 0 has no memory map: refused");
+	CHECK_INT(ig_pages_init(&si, 0, 0), -1, "version 0 has no memory map: refused");
 
 	unsigned char *small = mmap(NULL, 8 * IG_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
 	unsigned char *ram = mmap(NULL, RAM_PAGES * IG_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
@@ -38,7 +39,7 @@ int main(void)
 	};
 	si = (struct ig_pvh_start_info){ .magic = IG_PVH_MAGIC, .version = 1, .memmap_paddr = (uintptr_t)map,
 					 .memmap_entries = 3 };
-	CHECK_INT(ig_pages_init(&si, 0), 0, "a memory map is taken");
+	CHECK_INT(ig_pages_init(&si, 0, 0), 0, "a memory map is taken");
 	size_t total = ig_pages_total();
 	CHECK(total > 0 && total < RAM_PAGES, "the largest RAM range, less its bitmap pages");
 	CHECK_INT(ig_pages_free_count(), total, "all pages free at first");
@@ -92,7 +93,7 @@ int main(void)
 	memset(ram + 40 * IG_PAGE_SIZE, 0x5a, mod.size);
 	si.nr_modules = 1;
 	si.modlist_paddr = (uintptr_t)&mod;
-	CHECK_INT(ig_pages_init(&si, 0), 0, "a memory map with a module");
+	CHECK_INT(ig_pages_init(&si, 0, 0), 0, "a memory map with a module");
 	size_t below = ig_pages_total(), n_below = 0;
 	unsigned char *p, *highest = NULL;
 	while ((p = ig_pages_alloc(1))) {
@@ -109,8 +110,24 @@ int main(void)
 	CHECK(intact, "the module's bytes untouched");
 
 	mod.paddr = (uintptr_t)ram + 10 * IG_PAGE_SIZE;
-	CHECK_INT(ig_pages_init(&si, 0), 0, "a module low in the range");
+	CHECK_INT(ig_pages_init(&si, 0, 0), 0, "a module low in the range");
 	unsigned char *first = ig_pages_alloc(1);
 	CHECK(first && first >= ram + 15 * IG_PAGE_SIZE, "the arena starts past the module's last, partial page");
+
+	/* What the image's unpacker wrote above the kernel (images/unpack.S)
+	   is cleared when handed out; RAM above it is taken as it came up. */
+	si.nr_modules = 0;
+	memset(ram, 0x77, RAM_PAGES * IG_PAGE_SIZE);
+	CHECK_INT(ig_pages_init(&si, 0, (uintptr_t)ram + 20 * IG_PAGE_SIZE), 0, "a memory map with written pages");
+	size_t clean = 0, written = 0, counted = 0;
+	while ((p = ig_pages_alloc(1))) {
+		if (p < ram + 20 * IG_PAGE_SIZE)
+			written += all_zero(p, IG_PAGE_SIZE);
+		else
+			clean += p[0] == 0x77; /* taken as it is: never cleared */
+		counted += p < ram + 20 * IG_PAGE_SIZE;
+	}
+	CHECK(counted > 10 && written == counted, "every page below the unpacker's end comes back zeroed");
+	CHECK_INT(clean, ig_pages_total() - counted, "pages above it are not cleared again");
 	return check_done();
 }
