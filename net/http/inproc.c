@@ -7,6 +7,7 @@
 #include "inproc.h"
 #include "response_head.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -340,12 +341,21 @@ int ig_http_inproc_run(struct http_inproc *p, struct http_core *core, char *buf,
 		*result = HTTP_INPROC_NO_SLOT;
 		return -1;
 	}
-	*p = (struct http_inproc){ .t = { .ops = &mem_ops, .loop = &core->loop }, .core = core, .buf = buf,
-				   .cap = cap, .req_len = (size_t)(w.p - buf), .peer = req->peer, .done = done,
-				   .arg = arg, .open = true, .sink = req->sink, .req_body_len = req->body.len,
-				   .head_request = req->method.len == 4 && !memcmp(req->method.ptr, "HEAD", 4) };
+	memset(p, 0, offsetof(struct http_inproc, headers)); /* the fields' slots are written before read */
+	p->t = (struct ig_transport){ .ops = &mem_ops, .loop = &core->loop };
+	p->core = core;
+	p->buf = buf;
+	p->cap = cap;
+	p->req_len = (size_t)(w.p - buf);
+	p->peer = req->peer;
+	p->done = done;
+	p->arg = arg;
+	p->open = true;
+	p->sink = req->sink;
+	p->req_body_len = req->body.len;
 	/* Exactly HEAD: methods are case-sensitive, and "head" is another
 	   method whose 405 or 501 has a body. */
+	p->head_request = req->method.len == 4 && !memcmp(req->method.ptr, "HEAD", 4);
 	ig_http_conn_begin(core, c, &p->t, (uint32_t)core->cfg->idle_timeout_ms);
 	c->request_deadline_ms = req->deadline_ms;
 	c->in_process = true;

@@ -101,7 +101,6 @@ struct http_inproc {
 	void *arg;
 	enum http_inproc_result result;
 	bool open, feeding, refeed, overflow, head_request;
-	ig_header headers[HTTP_INPROC_MAX_HEADERS];
 	/* With a sink: past the head, buf[body_at ..) holds dec_len body bytes
 	   waiting; what the engine wrote after them is framed at once. */
 	const struct http_inproc_sink *sink;
@@ -111,6 +110,10 @@ struct http_inproc {
 	uint64_t left; /* BODY_LENGTH: bytes still to come */
 	int framing;   /* enum http_body_framing */
 	bool head_passed, body_ended, sink_bad, blocked;
+	/* The response's fields, written by its parse before anything reads
+	   them: last, so that a run clears only what comes before (4 KiB less
+	   a run, a Pub/Sub delivery's or a Lambda invocation's). */
+	ig_header headers[HTTP_INPROC_MAX_HEADERS];
 };
 
 /* Starts req on core (on core's thread): its bytes are written into
