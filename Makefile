@@ -494,6 +494,8 @@ UNIT_SRC_net/pg/test_linear := $(TEST_API_SRC)
 UNIT_FLAGS_net/pg/test_linear := -I@DEPS@/include @DEPS@/lib/libbearssl.a -lpthread
 UNIT_SRC_net/http/test_wait_release := $(TEST_API_SRC)
 UNIT_FLAGS_net/http/test_wait_release := $(UNIT_FLAGS_net/pg/test_linear)
+UNIT_SRC_net/http/test_task := $(TEST_API_SRC)
+UNIT_FLAGS_net/http/test_task := $(UNIT_FLAGS_net/pg/test_linear)
 UNIT_FLAGS_net/lambda/test_lambda := $(UNIT_FLAGS_app/test_handlers)
 UNIT_SRC_net/lambda/test_api_call := net/lambda/post_blocking.c net/http/response_head.c $(HTTP_CODEC) \
                                 $(addprefix kernel/runtime/,loop.c timer.c clock.c json.c arena.c pool.c)

@@ -6,6 +6,7 @@
  * whichever deadline the state needs, re-armed lazily. */
 #include "health.h"
 #include "internal.h"
+#include "task.h"
 #include "cors.h"
 #include "hooks.h"
 #include "kernel/process/fatal.h"
@@ -343,6 +344,11 @@ static void conn_destroy(struct http_conn *c, bool graceful)
 	core->admin.conns -= http_conn_is_admin(c);
 	ig_pool_give(&core->conns, c);
 	core->count--;
+	ig_http_core_left(core);
+}
+
+void ig_http_core_left(struct http_core *core)
+{
 	if (core->draining && core->count == 0)
 		core_drained(core);
 }
@@ -1230,6 +1236,16 @@ void ig_http_conn_force_close_all(struct http_core *core)
 		core->cut += c->queued + (c->reading || c->rpos < c->rlen ? 1 : 0);
 		c->close_reason = HTTP_CLOSE_DRAIN;
 		conn_destroy(c, false);
+	}
+	/* The runtime's own exchanges (task.h) end with the process: said
+	   and counted as a connection's requests are. */
+	for (struct http_task *t = core->tasks; t; t = t->next) {
+		struct ig_logline l;
+		if (ig_log_begin(&l, IG_LOG_WARN, "request cut")) {
+			ig_http_log_exchange(t->ctx, &l);
+			ig_log_end(&l);
+		}
+		core->cut++;
 	}
 	core->loop.running = false;
 }

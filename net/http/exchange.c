@@ -169,6 +169,7 @@ int ig_http_ctx_detach(struct ig_ctx *x)
 void ig_http_ctx_cancel(struct ig_ctx *x)
 {
 	x->conn = NULL;
+	x->task = false;
 	if (x->waiter)
 		ig_wait_cancel(x); /* a waiting handler returns */
 }
@@ -624,7 +625,7 @@ uint64_t ig_deadline_ms(const ig_ctx *x)
 
 bool ig_cancelled(const ig_ctx *x)
 {
-	return x->conn == NULL && (!x->stream || !x->stream->conn);
+	return !x->task && x->conn == NULL && (!x->stream || !x->stream->conn);
 }
 
 static void on_ctx_timer(struct ig_timer *t)

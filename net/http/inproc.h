@@ -12,8 +12,9 @@
  * encoders, the health paths, request ids and engine errors are the ones
  * an HTTP client meets, and a pending handler completes on the core's
  * loop as it does over a socket. The cost is formatting and parsing a
- * head, small beside a Lambda invocation's JSON; a second path that built
- * an ig_ctx directly would be a second engine to keep equal to the first.
+ * head, small beside a Lambda invocation's JSON. A request that needs no
+ * router, codec or encoder, because the runtime made it and names its
+ * handler (a Pub/Sub consumer's delivery), is a task instead (task.h).
  *
  * The request carries "Connection: close", so the engine closes the memory
  * connection after its one response: that close is the completion. */

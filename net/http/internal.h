@@ -96,6 +96,7 @@ struct http_core {
 	struct http_limits limits;
 	ig_header *scratch_headers; /* parser output, reused */
 	struct http_conn *live; /* every open connection, for drain */
+	struct http_task *tasks; /* the runtime's own exchanges still running (task.h) */
 	struct ig_deferred drain_sweep; /* ig_http_conn_drain again, after the batch */
 	uint32_t index, count;
 	_Atomic int drain_requested, force_requested;
@@ -185,6 +186,9 @@ struct ig_ctx {
 	   handler or the calls it started still use the exchange, so the
 	   answer waits for wait.c to hand it on (ig_finish again) */
 	bool finished, held;
+	/* A task's (task.h): it has no connection to lose, so it is not
+	   cancelled until the drain's grace cuts it (ig_http_ctx_cancel). */
+	bool task;
 	/* The door's (net/api/security.c): who made the request, or NULL. */
 	const struct ig_principal *principal;
 	/* The stream its handler opened (sse.c), or NULL: once it has begun,
@@ -340,6 +344,9 @@ static inline bool http_conn_is_admin(const struct http_conn *c)
 	return c->app != c->core->app;
 }
 void ig_http_conn_ctx_ready(struct http_conn *c);
+/* One of what a draining core waits for (a connection, a task) has ended:
+ * core->count, already lowered, is told to the drain. */
+void ig_http_core_left(struct http_core *core);
 void ig_http_conn_drain(struct http_core *core);
 void ig_http_conn_force_close_all(struct http_core *core);
 /* A core's state for one kind of stream (SSE's, WebSocket's;

@@ -226,7 +226,7 @@ static void record(struct ig_pubsub_delivery *base, enum ig_pubsub_outcome outco
 	const struct ig_pubsub_subscription *sub = d->sub->lane.sub;
 	int32_t attempts = (int32_t)base->attempts; /* as claimed: an int4 */
 	d->outcome = outcome;
-	ig_arena_reset(&base->slot.arena);
+	ig_arena_reset(&base->arena);
 	ig_str name = { sub->name, strlen(sub->name) };
 	if (outcome == IG_PUBSUB_OUT_ACK || outcome == IG_PUBSUB_OUT_DROP) {
 		d->next = d->sub->to_settle;
@@ -236,7 +236,7 @@ static void record(struct ig_pubsub_delivery *base, enum ig_pubsub_outcome outco
 		const ig_pg_value p[5] = { ig_pg_int8(d->message_id), ig_pg_text(name), ig_pg_int4(attempts),
 					   ig_pg_int8((int64_t)ig_pubsub_backoff_us(sub, base->attempts)),
 					   ig_pg_text((ig_str){ why, strlen(why) }) };
-		ig_pg_pool_query(s.pool, &base->slot.arena, RETRY_SQL, p, 5, settled, d);
+		ig_pg_pool_query(s.pool, &base->arena, RETRY_SQL, p, 5, settled, d);
 		/* a poll soon enough for the backoff's end */
 		uint64_t due = ig_monotonic_us() / 1000 + ig_pubsub_backoff_us(sub, base->attempts) / 1000 + 1;
 		ig_timer_set_lazy(&s.worker.core->loop.timers, &s.timer, due);
@@ -256,7 +256,7 @@ static void record(struct ig_pubsub_delivery *base, enum ig_pubsub_outcome outco
 					   ig_pg_text((ig_str){ why, strlen(why) }), ig_pg_text((ig_str){ dl, strlen(dl) }),
 					   ig_pg_text((ig_str){ dl_subs, strlen(dl_subs) }),
 					   ig_pg_text((ig_str){ dl_key, strlen(dl_key) }) };
-		ig_pg_pool_query(s.pool, &base->slot.arena, DEAD_SQL, p, 6, settled, d);
+		ig_pg_pool_query(s.pool, &base->arena, DEAD_SQL, p, 6, settled, d);
 	}
 }
 
@@ -363,8 +363,6 @@ static void on_timer(struct ig_timer *t)
 static bool prepare(const struct ig_pubsub_table *table)
 {
 	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pg_configured || !ig_pg_configured() || !ig_pg_pool_query || !ig_pg_core_pool)
-		return false;
-	if (!ig_pubsub_key_make())
 		return false;
 	s.table = table;
 	if (!(s.subs = ig_pubsub_lanes_make(table, sizeof *s.subs)))

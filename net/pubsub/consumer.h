@@ -1,10 +1,9 @@
 /* Pub/Sub's consumers, as the providers (provider.h) and the generated
  * router reach them: core 0 of each process whose document declares
  * subscriptions takes deliveries (PostgreSQL's claims in consumer.c,
- * NATS's pulls in nats_consumer.c) and runs each one as an in-process
- * request (net/http/inproc.h, delivery.h) to POST
- * /_ingot/pubsub/<subscription>, which ig_pubsub_serve answers by running
- * the subscription's handler on a handler coroutine. */
+ * NATS's pulls in nats_consumer.c) and runs each one as a task
+ * (net/http/task.h, delivery.h), in which ig_pubsub_handle runs the
+ * subscription's handler on a handler coroutine. */
 #ifndef NET_PUBSUB_CONSUMER_H
 #define NET_PUBSUB_CONSUMER_H
 

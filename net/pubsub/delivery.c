@@ -1,5 +1,9 @@
-/* The delivery path both providers' consumers share (delivery.h). */
+/* A delivery's handler run, whichever way the delivery came, and the
+ * delivery path both providers' consumers share (delivery.h). */
 #include "delivery.h"
+#include "net/http/wait.h"
+#include "ingot/http.h"
+#include "ingot/log.h"
 #include "kernel/runtime/clock.h"
 #include "kernel/process/cores.h"
 
@@ -19,10 +23,8 @@ uint64_t ig_pubsub_backoff_us(const struct ig_pubsub_subscription *sub, uint64_t
 	return b < sub->max_backoff_us ? b : sub->max_backoff_us;
 }
 
-enum ig_pubsub_outcome ig_pubsub_outcome_of(enum http_inproc_result result, const struct http_inproc_response *res,
-					    const char **why)
+enum ig_pubsub_outcome ig_pubsub_outcome_of(int status, const char **why)
 {
-	int status = result == HTTP_INPROC_OK ? res->status : 0;
 	*why = NULL;
 	if (status == IG_PUBSUB_STATUS_ACK)
 		return IG_PUBSUB_OUT_ACK;
@@ -36,7 +38,7 @@ enum ig_pubsub_outcome ig_pubsub_outcome_of(enum http_inproc_result result, cons
 	return IG_PUBSUB_OUT_RETRY;
 }
 
-/* A delivery's request: the message's JSON and a head. */
+/* A message's largest. */
 #define DELIVERY_BUF (256 * 1024)
 
 void *ig_pubsub_lanes_make(const struct ig_pubsub_table *table, size_t size)
@@ -51,13 +53,85 @@ void *ig_pubsub_lanes_make(const struct ig_pubsub_table *table, size_t size)
 	return all;
 }
 
-void ig_pubsub_delivery_init(struct ig_pubsub_delivery *d, struct http_inproc_worker *w, struct ig_pubsub_lane *lane,
-			     ig_pubsub_verdict_fn *verdict, size_t arena_limit)
+__attribute__((cold)) void ig_pubsub_delivery_init(struct ig_pubsub_delivery *d, struct http_inproc_worker *w,
+						   struct ig_pubsub_lane *lane, ig_pubsub_verdict_fn *verdict,
+						   size_t arena_limit)
 {
 	d->lane = lane;
 	d->verdict = verdict;
-	d->busy = ig_http_inproc_slot_init(&d->slot, w, DELIVERY_BUF, arena_limit) != 0;
+	ig_arena_init(&d->arena, &w->blocks, arena_limit);
+	d->buf = malloc(DELIVERY_BUF); /* for the process's life */
+	d->cap = d->buf ? DELIVERY_BUF : 0;
+	d->busy = !d->buf;
 }
+
+/* ---- the handler's run ---- */
+
+struct delivery_work {
+	struct ig_wait_work work;
+	const struct ig_pubsub_subscription *sub;
+};
+
+static int run_handler(ig_ctx *ctx, const void *in, void *out)
+{
+	const struct ig_pubsub_subscription *sub = in;
+	(void)out;
+	enum ig_pubsub_result result = IG_PUBSUB_RETRY;
+	if (sub->deliver(ctx, ig_req(ctx)->body, &result) != 0) {
+		struct ig_logline l;
+		if (ig_log_req(ctx, &l, IG_LOG_WARN, "pub/sub message breaks the topic's schema")) {
+			ig_log_cstr(&l, "subscription", sub->name);
+			ig_log_end(&l);
+		}
+		return IG_PUBSUB_STATUS_INVALID;
+	}
+	switch (result) {
+	case IG_PUBSUB_ACK:
+		return IG_PUBSUB_STATUS_ACK;
+	case IG_PUBSUB_DROP:
+		return IG_PUBSUB_STATUS_DROP;
+	default:
+		return 503;
+	}
+}
+
+static void answer(ig_ctx *ctx, int status)
+{
+	if (status == IG_PUBSUB_STATUS_ACK || status == IG_PUBSUB_STATUS_DROP)
+		ig_finish(ctx, status);
+	else
+		ig_respond_problem(ctx, status, status == IG_PUBSUB_STATUS_INVALID ? "the message breaks the topic's schema"
+										   : "the handler asked for a retry");
+}
+
+static void handler_returned(ig_ctx *ctx, void *arg)
+{
+	answer(ctx, ((struct delivery_work *)arg)->work.status);
+}
+
+void ig_pubsub_handle(ig_ctx *ctx, const struct ig_pubsub_subscription *sub)
+{
+	struct delivery_work *w = ig_alloc(ctx, sizeof *w);
+	if (!w) {
+		ig_respond_problem(ctx, 500, "out of request memory");
+		return;
+	}
+	*w = (struct delivery_work){
+		.work = { .handle = run_handler, .name = sub->handler, .in = sub, .finish = handler_returned },
+		.sub = sub,
+	};
+	switch (ig_wait_run(ctx, &w->work)) {
+	case 1:
+		answer(ctx, w->work.status);
+		break;
+	case 0:
+		break;
+	default:
+		ig_respond_problem(ctx, 503, "too many requests are waiting on this core");
+	}
+}
+
+/* ---- the consumers' deliveries ---- */
 
 static void settle(struct ig_pubsub_delivery *d, enum ig_pubsub_outcome outcome, const char *why)
 {
@@ -69,40 +143,52 @@ static void settle(struct ig_pubsub_delivery *d, enum ig_pubsub_outcome outcome,
 	d->verdict(d, outcome, why);
 }
 
-static void answered(void *arg, enum http_inproc_result result, const struct http_inproc_response *res)
+static void answered(struct http_task *t, struct ig_ctx *x)
 {
+	struct ig_pubsub_delivery *d = (struct ig_pubsub_delivery *)((char *)t - offsetof(struct ig_pubsub_delivery, task));
 	const char *why;
-	enum ig_pubsub_outcome outcome = ig_pubsub_outcome_of(result, res, &why);
-	settle(arg, outcome, why);
+	enum ig_pubsub_outcome outcome = ig_pubsub_outcome_of(x->status, &why);
+	settle(d, outcome, why);
 }
 
 bool ig_pubsub_delivery_run(struct ig_pubsub_delivery *d, struct http_inproc_worker *w, ig_str traceparent,
 			    ig_str body)
 {
 	d->started_us = ig_monotonic_us();
-	size_t n = (size_t)ig_fmt_i64(d->attempt_text, (int64_t)d->attempts);
-	size_t nh = 0;
-	d->headers[nh++] = (ig_header){ IG_STR(IG_PUBSUB_KEY_HEADER), { ig_pubsub_key, IG_PUBSUB_KEY_LEN } };
-	d->headers[nh++] = (ig_header){ IG_STR("Ingot-Pubsub-Attempt"), { d->attempt_text, n } };
-	if (traceparent.len)
-		d->headers[nh++] = (ig_header){ IG_STR("traceparent"), traceparent };
-	const struct http_inproc_request req = {
-		.method = IG_STR("POST"),
-		.target = { d->lane->target, strlen(d->lane->target) },
-		.headers = d->headers,
-		.header_count = nh,
-		.body = body,
-		.peer = IG_STR("pubsub"),
-	};
-	enum http_inproc_result result;
-	if (ig_http_inproc_slot_run(&d->slot, w, &req, answered, d, &result) == 0)
-		return true;
-	if (!w->core->draining && result == HTTP_INPROC_NO_ROOM) {
-		/* Larger than a delivery's buffer: it never will fit. */
+	if (body.len > d->cap) {
+		if (w->core->draining)
+			return false;
+		/* It never will fit. */
 		settle(d, IG_PUBSUB_OUT_DEAD, "the message is larger than a delivery's buffer");
 		return true;
 	}
-	return false;
+	if (body.len)
+		memcpy(d->buf, body.ptr, body.len);
+	d->body_len = body.len;
+	/* One that does not fit is no traceparent (55 octets): none. */
+	size_t tn = traceparent.len < sizeof d->traceparent ? traceparent.len : 0;
+	if (tn)
+		memcpy(d->traceparent, traceparent.ptr, tn);
+	d->field = (ig_header){ IG_STR("traceparent"), { d->traceparent, tn } };
+	size_t n = strlen(d->lane->target);
+	const struct http_request r = {
+		.method = "POST", .method_len = 4,
+		.target = d->lane->target, .target_len = n,
+		.path = d->lane->target, .path_len = n,
+		.minor_version = 1,
+		.headers = &d->field, .header_capacity = 1, .num_headers = tn ? 1 : 0,
+		.traceparent_field = tn ? 1 : 0, .traceparents = tn ? 1 : 0,
+	};
+	struct ig_ctx *x = ig_http_task_begin(&d->task, w->core, &r, (ig_str){ d->buf, body.len }, answered);
+	if (!x)
+		return false;
+	ig_pubsub_handle(x, d->lane->sub);
+	return true;
+}
+
+ig_str ig_pubsub_delivery_body(const struct ig_pubsub_delivery *d)
+{
+	return (ig_str){ d->buf, d->body_len };
 }
 
 static const struct ig_pubsub_sub_stats *at(const struct ig_pubsub_lane *first, size_t stride, size_t i)

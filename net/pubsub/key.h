@@ -1,8 +1,9 @@
 /* How a delivery reaches a subscription's handler inside the process:
- * POST to IG_PUBSUB_PATH<subscription> with the runtime's own key (made
- * once, key.c), the verdict coming back as the answer's status. Every
- * delivery path shares it: both providers' consumers (delivery.h), SQS's
- * records, push delivery, and serve.c that answers them. */
+ * POST to IG_PUBSUB_PATH<subscription>, the verdict coming back as the
+ * answer's status. Both providers' consumers run it as a task
+ * (delivery.h); SQS's records and push deliveries, which come from
+ * outside, as an in-process request with the runtime's own key (made once,
+ * key.c), which serve.c checks before it answers. */
 #ifndef NET_PUBSUB_KEY_H
 #define NET_PUBSUB_KEY_H
 
@@ -10,7 +11,7 @@
 
 /* Where deliveries go; a miss of the generated router only. */
 #define IG_PUBSUB_PATH "/_ingot/pubsub/"
-/* The header that proves a request is the consumer's own: a random key
+/* The header that proves a request is the runtime's own: a random key
  * made at the start, never sent anywhere but to the process itself. */
 #define IG_PUBSUB_KEY_HEADER "ingot-pubsub-key"
 #define IG_PUBSUB_KEY_LEN 32

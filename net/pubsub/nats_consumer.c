@@ -132,7 +132,7 @@ static void dead_stored(void *arg, const struct ig_js_result *r)
  * run, the body of the run's request, still in its slot's buffer. */
 static ig_str payload_of(const struct delivery *d)
 {
-	return d->received.ptr ? d->received : ig_http_inproc_request_body(&d->base.slot.run);
+	return d->received.ptr ? d->received : ig_pubsub_delivery_body(&d->base);
 }
 
 static void dead(struct delivery *d, const char *why)
@@ -375,7 +375,7 @@ static void on_retry(struct ig_timer *t)
 
 bool ig_pubsub_nats_consumers_prepare(const struct ig_pubsub_table *table)
 {
-	if (!ig_pubsub_config.consume || !table->nsubs || !ig_pubsub_key_make())
+	if (!ig_pubsub_config.consume || !table->nsubs)
 		return false;
 	s.table = table;
 	if (!(s.subs = ig_pubsub_lanes_make(table, sizeof *s.subs)))

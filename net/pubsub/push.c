@@ -100,7 +100,7 @@ static void answered(void *arg, enum http_inproc_result result, const struct htt
 	ig_ctx *ctx = call->ctx;
 	int status = result == HTTP_INPROC_OK ? res->status : 0;
 	const char *why;
-	ig_pubsub_count_inbound(ig_core_index(ctx), call->sub, ig_pubsub_outcome_of(result, res, &why), call->started_us);
+	ig_pubsub_count_inbound(ig_core_index(ctx), call->sub, ig_pubsub_outcome_of(status, &why), call->started_us);
 	switch (status) {
 	case IG_PUBSUB_STATUS_ACK:
 	case IG_PUBSUB_STATUS_DROP:

@@ -169,7 +169,7 @@ static void answered(void *arg, enum http_inproc_result result, const struct htt
 	const ig_json_value *rec = b->records->array.items[b->next - 1];
 	int status = result == HTTP_INPROC_OK ? res->status : 0;
 	const char *why;
-	ig_pubsub_count_inbound(b->core->index, b->sub, ig_pubsub_outcome_of(result, res, &why), b->started_us);
+	ig_pubsub_count_inbound(b->core->index, b->sub, ig_pubsub_outcome_of(status, &why), b->started_us);
 	if (status != IG_PUBSUB_STATUS_ACK && status != IG_PUBSUB_STATUS_DROP) {
 		const struct ig_pubsub_subscription *sub = mapped(queue_of(string(rec, "eventSourceARN")));
 		log_record("sqs record failed", rec, sub,

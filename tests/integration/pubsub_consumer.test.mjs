@@ -109,6 +109,31 @@ test('a process killed (SIGKILL) mid-handler: the delivery is redelivered after 
 	}
 });
 
+test('SIGTERM while a delivery\'s handler waits: the drain waits for it until INGOT_GRACE_MS (1000), then cuts it (exit 3, a "request cut" line naming its handler); a process after it handles the message again', T, async () => {
+	const { bin, pg } = await migrated();
+	const srv = await start(bin, pg, { INGOT_GRACE_MS: '1000' });
+	let next = null;
+	try {
+		await publish(srv, 'slow', 5);
+		await until(async () => await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';") === '1', 'the first run');
+		srv.signal('SIGTERM');
+		// A delivery the drain did not count would let the process stop at
+		// once, with nothing cut.
+		assert.deepEqual(await srv.exited, { code: 3, signal: null });
+		const cut = srv.logs.filter((l) => l.msg === 'request cut');
+		assert.equal(cut.length, 1, JSON.stringify(cut));
+		assert.equal(cut[0].operation, 'onSlow');
+		assert.equal(cut[0].method, 'POST');
+		assert.equal(srv.logs.find((l) => l.msg === 'stopped: grace period over')?.cut, 1);
+		next = await start(bin, pg);
+		await until(async () => await q(pg,
+			"SELECT attempts FROM ingot_pubsub.deliveries WHERE subscription = 'slow' AND state = 'done';"), 'the redelivery done');
+		assert.equal(await q(pg, "SELECT count(*) FROM runs WHERE sub = 'slow';"), '2');
+	} finally {
+		await Promise.all([srv.stop(), next?.stop()]);
+	}
+});
+
 test('a message a day old whose deliveries are all settled is purged at a consumer\'s start; one with a dead delivery stays', T, async () => {
 	const { bin, pg, procs } = await cluster(1);
 	let next = null;
@@ -141,7 +166,7 @@ test('a delivery runs as a request of its own: its access-log line continues the
 			'-H', `traceparent: 00-${trace}-00f067aa0ba902b7-01`, '--data-binary', JSON.stringify({ n: 3 })]);
 		assert.equal(r.status, 204, r.text);
 		// After the publish's own line: the deliveries', POSTs with no
-		// operation's route (the router's miss serves them), answered 204.
+		// operation's route (tasks of the consumer's: no router runs), answered 204.
 		const lines = await until(async () => {
 			const ls = srv.logs.filter((l) => l.msg === 'request' && l.method === 'POST' && l.route === '');
 			return ls.length === 2 && ls;
