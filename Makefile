@@ -832,19 +832,20 @@ $(UNIKERNEL_KERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD) | $(H
 # legacy format, its best level) behind images/unpack.S, the stub that the
 # PVH loader enters and that writes them back where they were linked
 # (README: the unikernel's image). The stub is linked at the kernel's end.
+$(UNIKERNEL): KERNEL_BIN = $(UNIKERNEL_KERNEL:.elf=.bin)
 $(UNIKERNEL): $(UNIKERNEL_KERNEL) images/unpack.S
 	@$(if $(Q),echo "  PACK    $@")
-	$(Q)objcopy -O binary $< $(<:.elf=.bin)
-	$(Q)lz4 -l -12 -f -q $(<:.elf=.bin) $(<:.elf=.lz4)
+	$(Q)objcopy -O binary $< $(KERNEL_BIN)
+	$(Q)lz4 -l -12 -f -q $(KERNEL_BIN) $(KERNEL_BIN:.bin=.lz4)
 	$(Q)sym() { nm $< | awk -v n=$$1 '$$3 == n { print "0x" $$1 }'; }; \
 	load=$$(sym __image_start) end=$$(sym __image_end) entry=$$(sym pvh_start32) told=$$(sym ig_metal_unpacked_end); \
 	[ -n "$$load" ] && [ -n "$$end" ] && [ -n "$$entry" ] && [ -n "$$told" ] || { echo "$<: a symbol the packing needs is missing" >&2; exit 1; }; \
-	bytes_end=$$(printf '0x%x' $$(( load + $$(stat -c %s $(<:.elf=.bin)) ))); \
+	bytes_end=$$(printf '0x%x' $$(( load + $$(stat -c %s $(KERNEL_BIN)) ))); \
 	$(CC_HOST) -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 		-Wl,-z,noexecstack -Wl,-Ttext-segment=$$end -Wl,-e,unpack_start32 \
-		-DPAYLOAD='"$(abspath $(<:.elf=.lz4))"' -DKERNEL_LOAD=$$load -DKERNEL_BYTES_END=$$bytes_end \
+		-DPAYLOAD='"$(abspath $(KERNEL_BIN:.bin=.lz4))"' -DKERNEL_LOAD=$$load -DKERNEL_BYTES_END=$$bytes_end \
 		-DKERNEL_END=$$end -DKERNEL_ENTRY=$$entry -DKERNEL_UNPACKED_END=$$told images/unpack.S -o $@
-	@echo "built $@ ($$(stat -c %s $@) bytes; the kernel $$(stat -c %s $(<:.elf=.bin)) bytes unpacked)"
+	@echo "built $@ ($$(stat -c %s $@) bytes; the kernel $$(stat -c %s $(KERNEL_BIN)) bytes unpacked)"
 # images/qemu's KVM probe (images/kvm_probe.S), built beside the images it
 # guards: a PVH kernel that runs one SSE instruction.
 KVM_PROBE := $(APP_BUILD)/images/kvm-probe.elf

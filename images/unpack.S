@@ -62,6 +62,17 @@ next_block:
 	cmpl $payload_end, %ebp
 	ja bad_payload
 
+	/* %ecx octets from %esi to %edi, four at a move (under TCG a move
+	   costs as much as four octets do) but the last %ecx & 3, which the
+	   caller's rep movsb moves. Uses %eax. */
+	.macro MOVE_WORDS
+	movl %ecx, %eax
+	shrl $2, %ecx
+	rep movsl
+	movl %eax, %ecx
+	andl $3, %ecx
+	.endm
+
 	/* A sequence: a token (literals' length in its high nibble, the
 	   match's less 4 in its low one; 15 continues in bytes while they
 	   are 255), the literals, then (but for a block's last sequence) the
@@ -81,11 +92,7 @@ sequence:
 	cmpl $255, %eax
 	je 1b
 literals:
-	movl %ecx, %eax /* four octets at a move (under TCG a move costs */
-	shrl $2, %ecx   /* as much as four octets do), then the rest */
-	rep movsl
-	movl %eax, %ecx
-	andl $3, %ecx
+	MOVE_WORDS
 	rep movsb
 	cmpl %ebp, %esi
 	jae next_block
@@ -108,11 +115,7 @@ match:
 	jb 5f
 	/* Four or more back: a forward move of four reads only octets
 	   already written. */
-	movl %ecx, %eax
-	shrl $2, %ecx
-	rep movsl
-	movl %eax, %ecx
-	andl $3, %ecx
+	MOVE_WORDS
 5:	rep movsb /* octet by octet: an overlapping match repeats itself */
 	movl %edx, %esi
 	jmp sequence
