@@ -186,8 +186,9 @@ struct ig_ctx {
 	   handler or the calls it started still use the exchange, so the
 	   answer waits for wait.c to hand it on (ig_finish again) */
 	bool finished, held;
-	/* A task's (task.h): it has no connection to lose, so it is not
-	   cancelled until the drain's grace cuts it (ig_http_ctx_cancel). */
+	/* A task's (task.h): it has no connection to lose, so ig_cancelled
+	   says false for it (the grace period's end stops the loop with the
+	   task still running; ig_http_ctx_cancel would clear this). */
 	bool task;
 	/* The door's (net/api/security.c): who made the request, or NULL. */
 	const struct ig_principal *principal;

@@ -4,17 +4,20 @@
  * body, runs the exchange's handler itself (ig_wait_run), and is told the
  * answer: the exchange's status, its request id and trace are the ones
  * ig_finish logged. What an exchange does between is the engine's as for
- * any request (the access log, the 5xx line, the hooks, cancellation).
+ * any request (the access log, the 5xx line, the hooks); ig_cancelled says
+ * false for it, as it has no client to lose.
  *
  * The drain counts a task as it counts a connection (core->count): a
  * draining core takes no new task and waits for those running; its grace
  * period's end cuts them ("request cut", as a connection's requests).
  *
  * Why not an in-process request (inproc.h): a task writes no head and
- * parses none, a fifth of the work of a delivery. The router, the codec's
- * checks and the encoders are not on its path, so a task is for the
- * runtime's own requests, whose handler the starter names; a request from
- * outside (Lambda's, a push) goes through inproc.h and the engine. */
+ * parses none, which was most of a delivery's work (a PostgreSQL
+ * delivery: 13,100 instructions as an in-process request, 3,850 as a
+ * task). The router, the codec's checks and the encoders are not on its
+ * path, so a task is for the runtime's own requests, whose handler the
+ * starter names; a request from outside (Lambda's, a push) goes through
+ * inproc.h and the engine. */
 #ifndef NET_HTTP_TASK_H
 #define NET_HTTP_TASK_H
 
