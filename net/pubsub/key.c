@@ -1,6 +1,6 @@
-/* The key that proves a delivery is the runtime's own (consumer.h,
- * IG_PUBSUB_KEY_HEADER), made at the start by either provider's
- * consumers, or by SQS's or push's first delivery: that may come on any
+/* The key that proves a delivery is the runtime's own (key.h,
+ * IG_PUBSUB_KEY_HEADER), made by SQS's or push's first delivery (the
+ * consumers' deliveries are tasks and need none): that may come on any
  * core, so the first caller makes it and the others wait for it. */
 #include "key.h"
 
