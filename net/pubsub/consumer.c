@@ -3,10 +3,11 @@
  * cores' loops free of it; a subscription's maxConcurrency is the number of
  * its deliveries core 0 runs at once. Deliveries are claimed with UPDATE
  * ... FOR UPDATE SKIP LOCKED (attempts + 1, hidden until the ack deadline),
- * when a NOTIFY names a topic and on a poll (the fallback, and retries'
- * backoffs); each runs as an in-process request (serve.c runs the handler)
- * and its verdict is written back: done, dropped, visible again after a
- * backoff, or dead (then copied to the dead-letter topic with the reason).
+ * when a NOTIFY names a topic, on a poll (the fallback, and retries'
+ * backoffs) and as slots free; each runs as a task (delivery.c runs the
+ * handler) and its verdict is written back: done or dropped in a round
+ * with the next claim (one statement), visible again after a backoff, or
+ * dead (then copied to the dead-letter topic with the reason).
  * A process that dies mid-handler writes nothing: the deadline passes and
  * another claim takes the delivery. Messages settled a day ago are purged
  * at the first poll and about hourly. net/pg is referred to weakly, but for
@@ -37,32 +38,35 @@ const char *ig_pg_error_name(enum ig_pg_error_kind kind) WEAK;
 /* The poll when no NOTIFY comes (one lost while the listening connection
  * was down, a deadline that passed, a backoff that ended). */
 #define POLL_MS 1000
-/* $1 subscription, $2 how many, $3 the ack deadline in microseconds. A
+/* One statement a round: the acks and drops that came while the previous
+ * round's ran, and a claim of the slots free once they are settled, in one
+ * commit (a statement each would wait for a WAL flush each).
+ * $1 subscription, $2 how many to claim, $3 the ack deadline in
+ * microseconds, $4 the settled messages' ids and $5 their states ('done'
+ * or 'dropped'), both as array literals ('{}': none). The claim cannot see
+ * the settle's writes (a statement's parts share its snapshot), so it
+ * leaves the settled rows alone and counts them as settled itself. A
  * delivery with an ordering key waits while an earlier message of its key
  * is unsettled for the subscription ('ready': in flight, or waiting for
  * its retry; done, dropped and dead ones release the key), or a later one
  * has begun (hidden: a transaction that committed out of id order let it
  * go first): one delivery of a key at a time, in publish order, across
  * processes, since a claimed delivery stays 'ready' until its verdict. */
-#define CLAIM_SQL                                                                                             \
+#define ROUND_SQL                                                                                             \
+	"WITH v AS (SELECT * FROM unnest($4::text::bigint[], $5::text::text[]) AS v(id, state)), "              \
+	"s AS (UPDATE ingot_pubsub.deliveries d SET state = v.state FROM v "                                   \
+	"WHERE d.message_id = v.id AND d.subscription = $1) "                                                  \
 	"UPDATE ingot_pubsub.deliveries d SET attempts = d.attempts + 1, "                                     \
 	"visible_at = now() + $3::bigint * interval '1 microsecond' FROM ingot_pubsub.messages m "             \
 	"WHERE m.id = d.message_id AND d.subscription = $1 AND d.message_id IN (SELECT c.message_id FROM "    \
 	"ingot_pubsub.deliveries c WHERE c.subscription = $1 AND c.state = 'ready' AND c.visible_at <= now() " \
+	"AND c.message_id NOT IN (SELECT id FROM v) "                                                          \
 	"AND (c.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM ingot_pubsub.deliveries e "                  \
 	"WHERE e.subscription = $1 AND e.ordering_key = c.ordering_key AND e.state = 'ready' "                 \
-	"AND e.message_id <> c.message_id AND (e.message_id < c.message_id OR e.visible_at > now()))) "       \
+	"AND e.message_id <> c.message_id AND e.message_id NOT IN (SELECT id FROM v) "                         \
+	"AND (e.message_id < c.message_id OR e.visible_at > now()))) "                                         \
 	"ORDER BY c.visible_at LIMIT $2 FOR UPDATE SKIP LOCKED) "                                              \
 	"RETURNING d.message_id, d.attempts, m.payload::text, coalesce(m.attributes->>'traceparent', '')"
-
-/* $1 the messages' ids, $2 their states ('done' or 'dropped'), both as
- * array literals, $3 the subscription: the acks and drops that came while
- * the previous batch's statement ran, in one statement (one commit, where
- * a statement each would wait for a WAL flush each). */
-#define SETTLE_SQL                                                                                    \
-	"UPDATE ingot_pubsub.deliveries d SET state = v.state "                                        \
-	"FROM unnest($1::text::bigint[], $2::text::text[]) AS v(id, state) "                          \
-	"WHERE d.message_id = v.id AND d.subscription = $3"
 
 /* $1 message, $2 subscription, $3 the attempt claimed (a later claim's
  * delivery is left alone), $4 the backoff in microseconds, $5 why. */
@@ -97,9 +101,10 @@ const char *ig_pg_error_name(enum ig_pg_error_kind kind) WEAK;
 
 struct sub_run;
 
-/* A claim's arena, in blocks of CLAIM_BLOCK bytes. */
-#define CLAIM_ARENA (1024 * 1024)
-#define CLAIM_BLOCK (64 * 1024)
+/* A round's arena (its verdicts' arrays, its claimed rows), in blocks of
+ * ROUND_BLOCK bytes. */
+#define ROUND_ARENA (1024 * 1024)
+#define ROUND_BLOCK (64 * 1024)
 
 /* One delivery in flight: its request, then its verdict's statement (in
  * its slot's arena). */
@@ -115,25 +120,26 @@ struct sub_run {
 	struct ig_pubsub_lane lane; /* first: ig_pubsub_lanes_make's */
 	struct delivery *slots; /* max_concurrency of them */
 	uint32_t running;
-	bool claiming, again;
-	ig_arena claim_arena;
-	/* Acked or dropped, waiting for the next batch's statement; the batch
-	   whose statement runs (their slots stay busy until it answers). */
+	/* A round's statement runs; a claim was asked for while it ran (a
+	   NOTIFY, the poll, a slot freed by a retry's or a death's statement). */
+	bool in_round, again;
+	ig_arena round_arena;
+	/* Acked or dropped, waiting for the next round; the round's whose
+	   statement runs (their slots stay busy until it answers). */
 	struct delivery *to_settle, *settling;
 	struct ig_deferred flush;
-	ig_arena settle_arena;
 };
 
 
 static struct {
 	const struct ig_pubsub_table *table;
 	struct sub_run *subs;
-	struct http_inproc_worker worker; /* its blocks: every arena here but the claims' */
-	/* The claims' arenas' blocks: a claim's rows (their values array is
-	   6 KiB at 64 rows) fit in one, kept for the next claim, where the
+	struct http_inproc_worker worker; /* its blocks: every arena here but the rounds' */
+	/* The rounds' arenas' blocks: a claim's rows (their values array is
+	   6 KiB at 64 rows) fit in one, kept for the next round, where the
 	   worker's 4 KiB blocks made the array a mapping of its own, mapped
 	   and unmapped twice a claim. */
-	struct ig_pool claim_blocks;
+	struct ig_pool round_blocks;
 	struct ig_pg_pool *pool;
 	struct ig_timer timer;
 	uint32_t polls;
@@ -152,17 +158,36 @@ static void log_db_error(const char *msg, const struct sub_run *r, const ig_pg_e
 	}
 }
 
-static void claim(struct sub_run *r);
-static void flush(struct sub_run *r);
+/* The claimed row as a task (delivery.c); false when it could not start
+ * (the core drains or is full): its deadline will show it again. */
+static bool start(struct delivery *d, const ig_pg_result *res, uint32_t row)
+{
+	d->message_id = ig_pg_at(res, row, 0)->i;
+	d->base.attempts = (uint64_t)(int32_t)ig_pg_at(res, row, 1)->i;
+	return ig_pubsub_delivery_run(&d->base, &s.worker, ig_pg_at(res, row, 3)->s, ig_pg_at(res, row, 2)->s);
+}
 
-/* The batch's verdicts stored (or not: the deadline will show them again):
- * their slots free, then the next batch and a claim. */
-static void settled_batch(const ig_pg_result *res, const ig_pg_error *err, void *arg)
+static struct delivery *free_slot(struct sub_run *r)
+{
+	for (uint32_t i = 0; i < r->lane.sub->max_concurrency; i++)
+		if (!r->slots[i].base.busy)
+			return &r->slots[i];
+	return NULL;
+}
+
+static void round_start(struct sub_run *r);
+
+/* The round's answer: its verdicts stored (or not: the deadline will show
+ * them again) and their slots free, then its claimed rows started, then
+ * the next round if verdicts or a claim wait for one. */
+static void round_done(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct sub_run *r = arg;
-	(void)res;
+	r->in_round = false;
 	if (err)
-		log_db_error("pub/sub verdicts not recorded: database error", r, err);
+		log_db_error(r->settling ? "pub/sub verdicts not recorded, nothing claimed: database error"
+					 : "pub/sub claim failed: database error",
+			     r, err);
 	for (struct delivery *d = r->settling, *next; d; d = next) {
 		next = d->next;
 		if (!err)
@@ -171,27 +196,49 @@ static void settled_batch(const ig_pg_result *res, const ig_pg_error *err, void 
 		r->running--;
 	}
 	r->settling = NULL;
-	flush(r);
-	claim(r);
+	for (uint32_t i = 0; !err && i < res->rows; i++) {
+		struct delivery *d = free_slot(r);
+		if (!d)
+			break; /* cannot happen: the claim asked for the free slots */
+		d->base.busy = true;
+		r->running++;
+		if (!start(d, res, i)) {
+			d->base.busy = false;
+			r->running--;
+		}
+	}
+	/* After an error only verdicts go on (a claim waits for the poll). */
+	if (r->to_settle || (r->again && !err))
+		round_start(r);
 }
 
-/* Sends the waiting acks and drops as one statement, unless one runs: its
- * answer sends them. Deferred to the end of the loop's batch, so the
- * deliveries that ended in one batch share a statement. */
-static void flush(struct sub_run *r)
+/* Sends a round: the waiting acks and drops, and a claim of the slots free
+ * once they are settled (none while the core drains). Unless a round runs:
+ * its answer sends the next. The acks come deferred to the end of the
+ * loop's batch, so the deliveries that ended in one batch share a round. */
+static void round_start(struct sub_run *r)
 {
-	if (r->settling || !r->to_settle)
+	if (!r->slots)
 		return;
+	if (r->in_round) {
+		r->again = true;
+		return;
+	}
 	size_t n = 0;
 	for (const struct delivery *d = r->to_settle; d; d = d->next)
 		n++;
-	ig_arena_reset(&r->settle_arena);
-	char *ids = ig_arena_alloc(&r->settle_arena, n * 21 + 3), *states = ig_arena_alloc(&r->settle_arena, n * 8 + 3);
+	uint32_t room = s.worker.core->draining ? 0 : r->lane.sub->max_concurrency - r->running + (uint32_t)n;
+	if (n == 0 && room == 0)
+		return; /* a slot's end starts the next round */
+	r->again = false;
+	r->in_round = true;
 	r->settling = r->to_settle;
 	r->to_settle = NULL;
+	ig_arena_reset(&r->round_arena);
+	char *ids = ig_arena_alloc(&r->round_arena, n * 21 + 3), *states = ig_arena_alloc(&r->round_arena, n * 8 + 3);
 	if (!ids || !states) {
-		static const ig_pg_error full = { .kind = IG_PG_TOO_LARGE, .message = IG_STR("the batch of verdicts does not fit its arena") };
-		settled_batch(NULL, &full, r);
+		static const ig_pg_error full = { .kind = IG_PG_TOO_LARGE, .message = IG_STR("the round's verdicts do not fit its arena") };
+		round_done(NULL, &full, r);
 		return;
 	}
 	size_t ni = 0, ns = 0;
@@ -205,14 +252,18 @@ static void flush(struct sub_run *r)
 		ns += strlen(st);
 	}
 	ids[ni++] = states[ns++] = '}';
-	const ig_pg_value p[3] = { ig_pg_text((ig_str){ ids, ni }), ig_pg_text((ig_str){ states, ns }),
-				   ig_pg_text((ig_str){ r->lane.sub->name, strlen(r->lane.sub->name) }) };
-	ig_pg_pool_query(s.pool, &r->settle_arena, SETTLE_SQL, p, 3, settled_batch, r);
+	const ig_pg_value p[5] = { ig_pg_text((ig_str){ r->lane.sub->name, strlen(r->lane.sub->name) }),
+				   ig_pg_int4((int32_t)room), ig_pg_int8((int64_t)r->lane.sub->ack_deadline_us),
+				   ig_pg_text((ig_str){ ids, ni }), ig_pg_text((ig_str){ states, ns }) };
+	ig_pg_pool_query(s.pool, &r->round_arena, ROUND_SQL, p, 5, round_done, r);
 }
 
+/* A running round's answer sends what waits (no claim is asked for). */
 static void on_flush(struct ig_deferred *f)
 {
-	flush((struct sub_run *)((char *)f - offsetof(struct sub_run, flush)));
+	struct sub_run *r = (struct sub_run *)((char *)f - offsetof(struct sub_run, flush));
+	if (!r->in_round)
+		round_start(r);
 }
 
 static void settled(const ig_pg_result *res, const ig_pg_error *err, void *arg)
@@ -226,7 +277,7 @@ static void settled(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 		ig_counter_add(&r->lane.stats.delivered[d->outcome], 1);
 	d->base.busy = false;
 	r->running--;
-	claim(r);
+	round_start(r);
 }
 
 static void record(struct ig_pubsub_delivery *base, enum ig_pubsub_outcome outcome, const char *why)
@@ -269,63 +320,6 @@ static void record(struct ig_pubsub_delivery *base, enum ig_pubsub_outcome outco
 	}
 }
 
-/* The claimed row as a request to serve.c; false when it could not start
- * (the core drains or is full): its deadline will show it again. */
-static bool start(struct delivery *d, const ig_pg_result *res, uint32_t row)
-{
-	d->message_id = ig_pg_at(res, row, 0)->i;
-	d->base.attempts = (uint64_t)(int32_t)ig_pg_at(res, row, 1)->i;
-	return ig_pubsub_delivery_run(&d->base, &s.worker, ig_pg_at(res, row, 3)->s, ig_pg_at(res, row, 2)->s);
-}
-
-static struct delivery *free_slot(struct sub_run *r)
-{
-	for (uint32_t i = 0; i < r->lane.sub->max_concurrency; i++)
-		if (!r->slots[i].base.busy)
-			return &r->slots[i];
-	return NULL;
-}
-
-static void claimed(const ig_pg_result *res, const ig_pg_error *err, void *arg)
-{
-	struct sub_run *r = arg;
-	r->claiming = false;
-	if (err) {
-		log_db_error("pub/sub claim failed: database error", r, err);
-		return; /* the poll tries again */
-	}
-	for (uint32_t i = 0; i < res->rows; i++) {
-		struct delivery *d = free_slot(r);
-		if (!d)
-			break; /* cannot happen: the claim asked for the free slots */
-		d->base.busy = true;
-		r->running++;
-		if (!start(d, res, i)) {
-			d->base.busy = false;
-			r->running--;
-		}
-	}
-	if (r->again) /* a NOTIFY came while claiming */
-		claim(r);
-}
-
-static void claim(struct sub_run *r)
-{
-	if (s.worker.core->draining || !r->slots)
-		return;
-	uint32_t room = r->lane.sub->max_concurrency - r->running;
-	if (r->claiming || room == 0) {
-		r->again = true;
-		return;
-	}
-	r->again = false;
-	r->claiming = true;
-	ig_arena_reset(&r->claim_arena);
-	const ig_pg_value p[3] = { ig_pg_text((ig_str){ r->lane.sub->name, strlen(r->lane.sub->name) }),
-				   ig_pg_int4((int32_t)room), ig_pg_int8((int64_t)r->lane.sub->ack_deadline_us) };
-	ig_pg_pool_query(s.pool, &r->claim_arena, CLAIM_SQL, p, 3, claimed, r);
-}
-
 static void on_notify(ig_str channel, ig_str topic, void *arg)
 {
 	(void)channel;
@@ -333,7 +327,7 @@ static void on_notify(ig_str channel, ig_str topic, void *arg)
 	for (size_t i = 0; i < s.table->nsubs; i++) {
 		const char *t = s.subs[i].lane.sub->topic->name;
 		if (strlen(t) == topic.len && memcmp(t, topic.ptr, topic.len) == 0)
-			claim(&s.subs[i]);
+			round_start(&s.subs[i]);
 	}
 }
 
@@ -365,7 +359,7 @@ static void on_timer(struct ig_timer *t)
 		ig_pg_pool_query(s.pool, &s.purge_arena, PURGE_SQL, NULL, 0, purged, NULL);
 	}
 	for (size_t i = 0; i < s.table->nsubs; i++)
-		claim(&s.subs[i]);
+		round_start(&s.subs[i]);
 	ig_timer_set(&s.worker.core->loop.timers, &s.timer, ig_monotonic_us() / 1000 + POLL_MS);
 }
 
@@ -390,14 +384,13 @@ static void core_start(struct ig_loop *loop, int core_count)
 	if (!s.pool)
 		return;
 	ig_arena_init(&s.purge_arena, &s.worker.blocks, 16 * 1024);
-	ig_pool_init(&s.claim_blocks, CLAIM_BLOCK, 1, s.table->nsubs * (CLAIM_ARENA / CLAIM_BLOCK));
+	ig_pool_init(&s.round_blocks, ROUND_BLOCK, 1, s.table->nsubs * (ROUND_ARENA / ROUND_BLOCK));
 	for (size_t i = 0; i < s.table->nsubs; i++) {
 		struct sub_run *r = &s.subs[i];
 		r->slots = calloc(r->lane.sub->max_concurrency, sizeof *r->slots);
 		if (!r->slots)
 			continue;
-		ig_arena_init(&r->claim_arena, &s.claim_blocks, CLAIM_ARENA);
-		ig_arena_init(&r->settle_arena, &s.worker.blocks, 64 * 1024);
+		ig_arena_init(&r->round_arena, &s.round_blocks, ROUND_ARENA);
 		r->flush.fn = on_flush;
 		for (uint32_t k = 0; k < r->lane.sub->max_concurrency; k++) {
 			struct delivery *d = &r->slots[k];

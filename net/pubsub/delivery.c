@@ -48,7 +48,8 @@ void *ig_pubsub_lanes_make(const struct ig_pubsub_table *table, size_t size)
 		struct ig_pubsub_lane *l = (struct ig_pubsub_lane *)(all + i * size);
 		l->sub = &table->subs[i];
 		/* the name is a label (no '/', '?', '%'): the path as it is */
-		snprintf(l->target, sizeof l->target, IG_PUBSUB_PATH "%s", l->sub->name);
+		int n = snprintf(l->target, sizeof l->target, IG_PUBSUB_PATH "%s", l->sub->name);
+		l->target_len = n < (int)sizeof l->target ? (size_t)n : sizeof l->target - 1;
 	}
 	return all;
 }
@@ -170,7 +171,7 @@ bool ig_pubsub_delivery_run(struct ig_pubsub_delivery *d, struct http_inproc_wor
 	if (tn)
 		memcpy(d->traceparent, traceparent.ptr, tn);
 	d->field = (ig_header){ IG_STR("traceparent"), { d->traceparent, tn } };
-	size_t n = strlen(d->lane->target);
+	size_t n = d->lane->target_len;
 	const struct http_request r = {
 		.method = "POST", .method_len = 4,
 		.target = d->lane->target, .target_len = n,

@@ -44,6 +44,7 @@ void ig_pubsub_handle(struct ig_ctx *ctx, const struct ig_pubsub_subscription *s
 struct ig_pubsub_lane {
 	const struct ig_pubsub_subscription *sub;
 	char target[128]; /* IG_PUBSUB_PATH<subscription> */
+	size_t target_len;
 	struct ig_pubsub_sub_stats stats;
 };
 
