@@ -31,11 +31,13 @@ static void put(struct js_text *t, const char *s, size_t n)
 
 static void puts_(struct js_text *t, const char *s) { put(t, s, strlen(s)); }
 
-static void put_fmt(struct js_text *t, const char *fmt, int64_t v)
+/* prefix, then v's decimal digits: no snprintf (a pull's body is made
+ * for every few messages). */
+static void put_num(struct js_text *t, const char *prefix, int64_t v)
 {
-	char b[32];
-	int n = snprintf(b, sizeof b, fmt, v);
-	put(t, b, (size_t)n);
+	char b[24];
+	puts_(t, prefix);
+	put(t, b, ig_fmt_i64(b, v));
 }
 
 /* A JSON string with its quotes. */
@@ -236,8 +238,8 @@ enum ig_nats_error ig_js_stream_create(struct ig_nats *nc, const struct ig_js_st
 	}
 	puts_(&b, "],\"retention\":\"limits\",\"storage\":");
 	puts_(&b, c->memory ? "\"memory\"" : "\"file\"");
-	put_fmt(&b, ",\"num_replicas\":%" PRId64, c->replicas ? c->replicas : 1);
-	put_fmt(&b, ",\"max_age\":%" PRId64, c->max_age_ns);
+	put_num(&b, ",\"num_replicas\":", c->replicas ? c->replicas : 1);
+	put_num(&b, ",\"max_age\":", c->max_age_ns);
 	puts_(&b, ",\"discard\":\"old\"}");
 	return api_call(nc, &s, &b, (ig_str){ 0 }, timeout_ms, done, arg);
 }
@@ -269,15 +271,15 @@ enum ig_nats_error ig_js_consumer_create(struct ig_nats *nc, const struct ig_js_
 		put_json(&b, c->filter_subject);
 	}
 	if (c->ack_wait_ns)
-		put_fmt(&b, ",\"ack_wait\":%" PRId64, c->ack_wait_ns);
+		put_num(&b, ",\"ack_wait\":", c->ack_wait_ns);
 	if (c->max_deliver)
-		put_fmt(&b, ",\"max_deliver\":%" PRId64, c->max_deliver);
+		put_num(&b, ",\"max_deliver\":", c->max_deliver);
 	if (c->max_ack_pending)
-		put_fmt(&b, ",\"max_ack_pending\":%" PRId64, c->max_ack_pending);
+		put_num(&b, ",\"max_ack_pending\":", c->max_ack_pending);
 	if (c->nbackoff) {
 		puts_(&b, ",\"backoff\":[");
 		for (size_t i = 0; i < c->nbackoff; i++)
-			put_fmt(&b, i ? ",%" PRId64 : "%" PRId64, c->backoff_ns[i]);
+			put_num(&b, i ? "," : "", c->backoff_ns[i]);
 		put(&b, "]", 1);
 	}
 	puts_(&b, "}}");
@@ -389,9 +391,9 @@ enum ig_nats_error ig_js_pull(struct ig_nats *nc, ig_str stream, ig_str consumer
 	struct js_text s, b = { .ok = true };
 	api_subject(&s, "CONSUMER.MSG.NEXT.", stream, consumer);
 	uint32_t batch = o->batch ? o->batch : 1;
-	put_fmt(&b, "{\"batch\":%" PRId64, batch);
+	put_num(&b, "{\"batch\":", batch);
 	if (o->expires_ns)
-		put_fmt(&b, ",\"expires\":%" PRId64, o->expires_ns);
+		put_num(&b, ",\"expires\":", o->expires_ns);
 	if (o->no_wait)
 		puts_(&b, ",\"no_wait\":true");
 	put(&b, "}", 1);
