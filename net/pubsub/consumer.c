@@ -106,8 +106,8 @@ struct sub_run;
 #define ROUND_ARENA (1024 * 1024)
 #define ROUND_BLOCK (64 * 1024)
 
-/* One delivery in flight: its request, then its verdict's statement (in
- * its slot's arena). */
+/* One delivery in flight: its task, then its verdict (in its round, or a
+ * retry's or a death's statement in its slot's arena). */
 struct delivery {
 	struct ig_pubsub_delivery base; /* first: record's cast */
 	struct sub_run *sub;
@@ -124,7 +124,7 @@ struct sub_run {
 	   NOTIFY, the poll, a slot freed by a retry's or a death's statement). */
 	bool in_round, again;
 	ig_arena round_arena;
-	/* Acked or dropped, waiting for the next round; the round's whose
+	/* Acked or dropped: waiting for the next round; in the round whose
 	   statement runs (their slots stay busy until it answers). */
 	struct delivery *to_settle, *settling;
 	struct ig_deferred flush;
