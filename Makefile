@@ -577,6 +577,7 @@ UNIT_SRC_kernel/metal/test_cmdline := kernel/metal/cmdline.c
 UNIT_SRC_kernel/metal/test_pages  := kernel/metal/pages.c
 UNIT_SRC_kernel/metal/test_pvclock := kernel/metal/pvclock.c
 UNIT_SRC_kernel/metal/test_cpio := kernel/metal/cpio.c
+UNIT_SRC_kernel/metal/test_acpi := kernel/metal/acpi.c
 UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c kernel/runtime/clock.c
 UNIT_SRC_net/http/test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_net/http/test_cors         := net/http/cors.c net/http/cors_settings.c

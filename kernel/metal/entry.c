@@ -13,6 +13,7 @@
 #include "power.h"
 #include "pvh.h"
 #include "serial.h"
+#include "smp.h"
 #include "syscalls.h"
 #include "tsc.h"
 
@@ -58,6 +59,7 @@ void ig_metal_start(uint32_t start_info_paddr)
 	ig_serial_puts(ig_entropy_init(ig_metal_boot_cmdline()));
 	ig_serial_puts("\"}\n");
 	ig_lapic_init();
+	ig_smp_init(si->rsdp_paddr, ig_metal_syscalls_init);
 	ig_i8042_init();
 	ig_fds_init();
 	ig_metal_syscalls_init();

@@ -1,17 +1,16 @@
-/* epoll instances as fixed arrays, and the idle halt. Interrupts are on only
- * for the one hlt (sti's shadow makes "sti; hlt" atomic: an interrupt that
- * came while the descriptors were asked ends the halt at once), so nothing
- * of the program ever runs with them on. */
+/* epoll instances as fixed arrays, and the idle halt (smp.h's: interrupts
+ * are on only for the one hlt, so nothing of the program ever runs with
+ * them on; an eventfd written on another CPU wakes it with an IPI). */
 #include "epoll_set.h"
 #include "fds.h"
-#include "lapic.h"
+#include "smp.h"
 #include "tsc.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MAX_INSTANCES 8
+#define MAX_INSTANCES (IG_METAL_MAX_CPUS + 8) /* a loop per CPU, and spares */
 #define MAX_ENTRIES 32
 
 struct entry {
@@ -120,7 +119,6 @@ long ig_epoll_wait(long epfd, struct epoll_event *out, int max, int timeout_ms)
 		uint64_t now = ig_tsc_now_ns();
 		if (now >= deadline)
 			return 0;
-		ig_lapic_timer_arm(deadline == UINT64_MAX ? 0 : deadline - now);
-		__asm__ volatile("sti; hlt; cli" ::: "memory");
+		ig_smp_halt(deadline == UINT64_MAX ? 0 : deadline - now);
 	}
 }

@@ -6,6 +6,7 @@
 #include "i8042.h"
 #include "netdev.h"
 #include "serial.h"
+#include "smp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,6 +132,7 @@ long ig_fd_writev(long fd, const struct iovec *iov, int iovcnt)
 		if (UINT64_MAX - 1 - f->count < v)
 			return -EAGAIN;
 		f->count += v;
+		ig_smp_wake_others(); /* a loop on another CPU may wait for it */
 		return sizeof v;
 	}
 	case IG_FD_NETDEV: return ig_netdev_write(iov, iovcnt, total);

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 
-#define IG_METAL_MAX_FDS 64
+#define IG_METAL_MAX_FDS 128
 
 enum ig_fd_kind { IG_FD_FREE, IG_FD_CONSOLE, IG_FD_EPOLL, IG_FD_EVENTFD, IG_FD_SIGNALFD, IG_FD_NETDEV, IG_FD_FILE };
 

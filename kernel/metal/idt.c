@@ -12,6 +12,7 @@
 #include "kernel/process/fatal.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* Weak: a platform test without the runtime has none. */
 #pragma weak ig_fatal_overflow_line
@@ -23,14 +24,6 @@ struct idt_gate {
 	uint32_t offset_high, zero;
 } __attribute__((packed));
 
-struct tss {
-	uint32_t reserved0;
-	uint64_t rsp[3];
-	uint64_t reserved1;
-	uint64_t ist[7];
-	uint64_t reserved2;
-	uint16_t reserved3, iomap_base;
-} __attribute__((packed));
 
 #define KERNEL_CS 0x08
 #define TSS_SEL 0x18
@@ -45,7 +38,7 @@ extern uint64_t ig_metal_gdt[5];
 void ig_metal_irq_stub(void);
 
 static struct idt_gate idt[256];
-static struct tss tss;
+static struct ig_metal_tss tss;
 /* A double fault is often a stack overflow: it gets a stack of its own
    (IST 1), or the CPU would triple-fault pushing its frame. 16 KiB: a
    coroutine's overflow is reported from it through the logger (a 2 KiB
@@ -64,26 +57,50 @@ static void set_gate(int v, uint64_t addr, uint8_t ist)
 	};
 }
 
-void ig_metal_idt_init(void)
+/* A GDT's TSS descriptor (slots 3 and 4) for t, whose IST 1 is the double
+ * fault's stack, loaded into the task register. */
+static void load_tss(uint64_t *gdt, struct ig_metal_tss *t, void *fault_stack_top)
 {
-	tss.ist[0] = (uint64_t)(fault_stack + sizeof fault_stack);
-	tss.iomap_base = sizeof tss;
-	uint64_t base = (uint64_t)&tss, limit = sizeof tss - 1;
-	ig_metal_gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ull << 40) |
-			  ((limit >> 16 & 0xf) << 48) | ((base >> 24 & 0xff) << 56);
-	ig_metal_gdt[4] = base >> 32;
+	t->ist[0] = (uint64_t)fault_stack_top;
+	t->iomap_base = sizeof *t;
+	uint64_t base = (uint64_t)t, limit = sizeof *t - 1;
+	gdt[3] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ull << 40) | ((limit >> 16 & 0xf) << 48) |
+		 ((base >> 24 & 0xff) << 56);
+	gdt[4] = base >> 32;
 	__asm__ volatile("ltr %w0" : : "r"(TSS_SEL));
+}
 
-	for (int v = 0; v < 32; v++)
-		set_gate(v, ig_metal_trap_stubs[v],
-			 v == VECTOR_DOUBLE_FAULT || v == VECTOR_NMI || v == VECTOR_MACHINE_CHECK ? 1 : 0);
-	for (int v = 32; v < 256; v++)
-		set_gate(v, (uint64_t)ig_metal_irq_stub, 0);
+static void load_idt(void)
+{
 	struct {
 		uint16_t limit;
 		uint64_t base;
 	} __attribute__((packed)) ptr = { sizeof idt - 1, (uint64_t)idt };
 	__asm__ volatile("lidt %0" : : "m"(ptr));
+}
+
+void ig_metal_idt_init(void)
+{
+	load_tss(ig_metal_gdt, &tss, fault_stack + sizeof fault_stack);
+	for (int v = 0; v < 32; v++)
+		set_gate(v, ig_metal_trap_stubs[v],
+			 v == VECTOR_DOUBLE_FAULT || v == VECTOR_NMI || v == VECTOR_MACHINE_CHECK ? 1 : 0);
+	for (int v = 32; v < 256; v++)
+		set_gate(v, (uint64_t)ig_metal_irq_stub, 0);
+	load_idt();
+}
+
+void ig_metal_idt_load_cpu(struct ig_metal_cpu_tables *t, void *fault_stack_top)
+{
+	memcpy(t->gdt, ig_metal_gdt, sizeof t->gdt);
+	t->gdt[3] = t->gdt[4] = 0;
+	struct {
+		uint16_t limit;
+		uint64_t base;
+	} __attribute__((packed)) ptr = { sizeof t->gdt - 1, (uint64_t)t->gdt };
+	__asm__ volatile("lgdt %0" : : "m"(ptr));
+	load_tss(t->gdt, &t->tss, fault_stack_top);
+	load_idt();
 }
 
 static const char *const names[32] = {

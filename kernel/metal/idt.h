@@ -14,9 +14,28 @@ struct ig_trap_frame {
 	uint64_t rip, cs, rflags, rsp, ss;
 };
 
-/* Loads the IDT and the TSS. Interrupts stay off: only the idle halt
- * (epoll.c) enables them, for the length of one hlt. */
+struct ig_metal_tss {
+	uint32_t reserved0;
+	uint64_t rsp[3];
+	uint64_t reserved1;
+	uint64_t ist[7];
+	uint64_t reserved2;
+	uint16_t reserved3, iomap_base;
+} __attribute__((packed));
+
+/* A CPU's own GDT (boot.S's, with its TSS: a busy TSS cannot be loaded by
+ * a second CPU) and TSS. */
+struct ig_metal_cpu_tables {
+	_Alignas(16) uint64_t gdt[5];
+	struct ig_metal_tss tss;
+};
+
+/* Builds the IDT and loads it and the boot CPU's TSS. Interrupts stay off:
+ * only the idle halt (smp.c) enables them, for the length of one hlt. */
 void ig_metal_idt_init(void);
+/* On another CPU, after ig_metal_idt_init ran on the boot CPU: loads t's
+ * GDT and TSS (a double fault's stack at fault_stack_top) and the IDT. */
+void ig_metal_idt_load_cpu(struct ig_metal_cpu_tables *t, void *fault_stack_top);
 
 /* Called by vectors.S on a CPU exception: prints the registers on the
  * console, then a last line naming the exception, and powers off with

@@ -6,7 +6,11 @@
 #include "tsc.h"
 
 #define LAPIC 0xfee00000u
+#define LAPIC_ID 0x20
 #define LAPIC_SVR 0xf0
+#define LAPIC_ICR_LOW 0x300
+#define LAPIC_ICR_HIGH 0x310
+#define ICR_PENDING 0x1000u
 #define LAPIC_LVT_TIMER 0x320
 #define LAPIC_LVT_LINT0 0x350
 #define LAPIC_TIMER_INIT 0x380
@@ -61,6 +65,29 @@ void ig_lapic_init(void)
 	if (!ticks_per_ms)
 		ticks_per_ms = 1;
 	wr(LAPIC_LVT_TIMER, IG_LAPIC_TIMER_VECTOR); /* one-shot, unmasked */
+}
+
+/* Another CPU's APIC: the boot CPU measured the timer's rate, which is
+ * the bus's, the same for every CPU. */
+void ig_lapic_init_ap(void)
+{
+	wr(LAPIC_SVR, 0x100 | SPURIOUS_VECTOR);
+	wr(LAPIC_LVT_LINT0, LVT_MASKED);
+	wr(LAPIC_TIMER_DIV, 0x0b);
+	wr(LAPIC_LVT_TIMER, IG_LAPIC_TIMER_VECTOR);
+}
+
+uint8_t ig_lapic_id(void)
+{
+	return (uint8_t)(rd(LAPIC_ID) >> 24);
+}
+
+void ig_lapic_send(uint8_t apic_id, uint32_t command)
+{
+	while (rd(LAPIC_ICR_LOW) & ICR_PENDING)
+		__asm__ volatile("pause");
+	wr(LAPIC_ICR_HIGH, (uint32_t)apic_id << 24);
+	wr(LAPIC_ICR_LOW, command);
 }
 
 void ig_lapic_timer_arm(uint64_t ns)

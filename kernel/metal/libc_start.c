@@ -46,7 +46,7 @@ _Noreturn void ig_metal_libc_start(const struct ig_metal_args *args)
 	ig_mmu_guard_page(main_stack);
 	ig_clock_counts_from_boot = true; /* tsc.h: 0 is the PVH entry */
 	/* AT_RANDOM seeds musl's canary, not a key: any source will do. */
-	ig_metal_syscall(SYS_getrandom, (long)at_random, sizeof at_random, GRND_NONBLOCK, 0, 0, 0);
+	ig_metal_syscall(SYS_getrandom, (long)at_random, sizeof at_random, GRND_NONBLOCK, 0, 0, 0, NULL);
 	const uint64_t auxv[][2] = {
 		{ AT_PHDR, (uintptr_t)phdrs },
 		{ AT_PHENT, sizeof(Elf64_Phdr) },

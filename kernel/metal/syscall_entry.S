@@ -23,8 +23,9 @@ ig_metal_syscall_entry:
 	andq $-16, %rsp
 	subq $512, %rsp
 	fxsave (%rsp)
-	/* ig_metal_syscall(nr, a1..a5 in registers, a6 on the stack). */
-	subq $8, %rsp
+	/* ig_metal_syscall(nr, a1..a5 in registers, a6 and the saved
+	   registers' frame (%rbp: struct ig_syscall_frame) on the stack). */
+	pushq %rbp
 	pushq %r9
 	movq %r8, %r9
 	movq %r10, %r8

@@ -1,7 +1,7 @@
 /* The syscall dispatch, with the calls that need no descriptor: memory over
  * pages.h, clocks over tsc.h, randomness over entropy.h (a generator seeded
  * from the TSC only for GRND_NONBLOCK's seeds, never for a blocking call's
- * keys), process identity (PID 1, uid 0, one CPU), and exit. */
+ * keys), process identity (PID 1, uid 0, a thread per CPU: smp.h), and exit. */
 #include "syscalls.h"
 #include "entropy.h"
 #include "epoll_set.h"
@@ -10,6 +10,7 @@
 #include "pages.h"
 #include "power.h"
 #include "serial.h"
+#include "smp.h"
 #include "tsc.h"
 
 #include <errno.h>
@@ -172,7 +173,8 @@ static long sys_sched_getaffinity(size_t len, unsigned char *mask)
 	if (len < sizeof(long))
 		return -EINVAL;
 	memset(mask, 0, len);
-	mask[0] = 1;
+	for (int i = 0; i < ig_smp_cpus(); i++)
+		mask[i / 8] |= (unsigned char)(1u << (i % 8));
 	return sizeof(long);
 }
 
@@ -208,9 +210,8 @@ static void log_unimplemented(long nr)
 	ig_serial_puts("}\n");
 }
 
-long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, const struct ig_syscall_frame *f)
 {
-	(void)a6;
 	switch (nr) {
 	case SYS_read: return ig_fd_read(a1, (void *)a2, (size_t)a3);
 	case SYS_write: {
@@ -241,12 +242,13 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 	   told so, stops asking. */
 	case SYS_mincore: return -ENOSYS;
 	case SYS_brk: return 0; /* no heap: musl's malloc falls back to mmap */
-	case SYS_clock_gettime: return sys_clock_gettime((clockid_t)a1, (struct timespec *)a2);
 	case SYS_getrandom: return sys_getrandom((unsigned char *)a1, (size_t)a2, (unsigned)a3);
 	case SYS_arch_prctl: return sys_arch_prctl((int)a1, a2);
 	case SYS_set_tid_address:
-	case SYS_getpid:
-	case SYS_gettid: return 1;
+	case SYS_gettid: return ig_smp_tid();
+	case SYS_getpid: return 1;
+	case SYS_clone: return ig_smp_clone((unsigned long)a1, (void *)a2, (int *)a3, (int *)a4, (unsigned long)a5, f);
+	case SYS_futex: return ig_smp_futex((int *)a1, (int)a2, (int)a3, (const void *)a4, (int *)a5);
 	case SYS_getuid:
 	case SYS_geteuid:
 	case SYS_getgid:
@@ -270,8 +272,7 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 			memset((void *)a3, 0, (size_t)a4);
 		return 0;
 	case SYS_sched_getaffinity: return sys_sched_getaffinity((size_t)a2, (unsigned char *)a3);
-	case SYS_sched_setaffinity:
-	case SYS_sched_yield: return 0;
+	case SYS_sched_setaffinity: return 0;
 	case SYS_prlimit64: return sys_prlimit((int)a2, (struct rlimit *)a4);
 	case SYS_epoll_create1: return ig_epoll_create();
 	case SYS_epoll_create: return a1 > 0 ? ig_epoll_create() : -EINVAL;
@@ -283,7 +284,25 @@ long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long
 	case SYS_signalfd4: return ig_fd_signalfd(a1, (int)a4);
 	case SYS_signalfd: return ig_fd_signalfd(a1, 0);
 	case SYS_exit:
+		if (ig_smp_self() != 0)
+			ig_smp_thread_exit(); /* a thread's end; main's ends the machine */
+		ig_metal_power_off((int)(a1 & 0xff));
 	case SYS_exit_group: ig_metal_power_off((int)(a1 & 0xff));
 	default: log_unimplemented(nr); return -ENOSYS;
 	}
+}
+
+/* The calls that touch no shared state run without the big lock: the
+ * clock (every loop turn asks it) and sched_yield. */
+long ig_metal_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6, const struct ig_syscall_frame *f)
+{
+	(void)a6;
+	if (nr == SYS_clock_gettime)
+		return sys_clock_gettime((clockid_t)a1, (struct timespec *)a2);
+	if (nr == SYS_sched_yield)
+		return 0;
+	ig_smp_lock();
+	long r = dispatch(nr, a1, a2, a3, a4, a5, f);
+	ig_smp_unlock();
+	return r;
 }
