@@ -52,7 +52,7 @@ struct ig_net_listen_spec {
 };
 
 /* Bytes of a datagram endpoint's state that only its stack reads. */
-#define IG_NET_DGRAM_PRIV 32
+#define IG_NET_DGRAM_PRIV 48
 /* The most of one datagram a receive delivers (the rest is cut). */
 #define IG_NET_DGRAM_MAX 4096
 
@@ -70,10 +70,6 @@ struct ig_net_dgram {
 
 struct ig_net_stack {
 	const char *name;
-	/* The shape of the server over it. false: a loop per core, each with
-	   listeners of its own on the same port (the kernel's SO_REUSEPORT);
-	   true: the whole stack runs on one loop, so the server has one core. */
-	bool one_loop;
 	/* It can serve listening sockets a supervisor passed (LISTEN_FDS). */
 	bool takes_fds;
 	/* Its streams are the process's descriptors, so RLIMIT_NOFILE bounds
@@ -89,7 +85,8 @@ struct ig_net_stack {
 	   "tap:NAME", "virtio"): NULL, or the message (in err or a constant). */
 	const char *(*configure)(const char *net, const char *ip, const char *gw, char *err, size_t errlen);
 	/* Brings the stack up on loop, once for each loop that will serve
-	   (over one_loop, the first core's), before its listeners serve; its
+	   (a loop per core, each with listeners of its own on the same port),
+	   before its listeners serve; its
 	   memory sized for max_streams accepted streams. 0, or -1 with err. */
 	int (*start)(struct ig_loop *loop, uint32_t max_streams, char *err, size_t errlen);
 	/* Before any loop runs, on the main thread: sets up l for spec on

@@ -187,7 +187,6 @@ static void kernel_finish(struct ig_loop *loop, uint32_t max_ms)
 
 const struct ig_net_stack ig_kernel_stack = {
 	.name = "kernel",
-	.one_loop = false,
 	.takes_fds = true,
 	.streams_are_fds = true,
 	.listener_size = sizeof(struct ig_net_listener),

@@ -3,7 +3,8 @@
  * dns_setserver, which lwipopts.h renames to ig_lwip_dns_setserver here
  * (lwIP's own resolver, dns.c, is not built). An endpoint is a UDP PCB on
  * a random ephemeral port, connected to its peer so that lwIP drops anyone
- * else's datagrams; lwIP tells UDP of no ICMP unreachable. */
+ * else's datagrams; lwIP tells UDP of no ICMP unreachable. A datagram comes
+ * in on the network core and is posted to the endpoint's core (cores.c). */
 #include "lwip.h"
 
 #include <errno.h>
@@ -20,8 +21,17 @@
 #define EPHEMERAL_MASK 0x3fffu
 #define BIND_TRIES 4
 
+/* Datagrams held for the endpoint's core (under the lock), at most this
+ * many: beyond, they are dropped, as a full socket buffer drops them. */
+#define HELD_MAX 8
+
 struct lwip_dgram {
 	struct udp_pcb *pcb; /* NULL once closed */
+	struct ig_lwip_core *home;
+	struct pbuf *held;   /* one pbuf each, linked by next */
+	struct ig_net_dgram *next_posted;
+	uint8_t held_count;
+	bool posted;
 };
 _Static_assert(sizeof(struct lwip_dgram) <= IG_NET_DGRAM_PRIV, "IG_NET_DGRAM_PRIV too small");
 
@@ -30,14 +40,75 @@ static struct lwip_dgram *lwip_dgram(struct ig_net_dgram *d)
 	return (struct lwip_dgram *)d->priv;
 }
 
+/* Under the lock, on any core: the datagram is held (in one pbuf) and the
+ * endpoint posted to its core. */
 static void on_recv(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
 {
 	(void)pcb, (void)addr, (void)port; /* the connected PCB's filter checked them */
 	struct ig_net_dgram *d = arg;
-	uint8_t buf[IG_NET_DGRAM_MAX];
-	size_t n = pbuf_copy_partial(p, buf, sizeof buf, 0);
+	struct lwip_dgram *g = lwip_dgram(d);
+	u16_t n = p->tot_len > IG_NET_DGRAM_MAX ? IG_NET_DGRAM_MAX : p->tot_len;
+	struct pbuf *q = g->held_count < HELD_MAX ? pbuf_alloc(PBUF_RAW, n, PBUF_RAM) : NULL;
+	if (q) {
+		pbuf_copy_partial(p, q->payload, n, 0);
+		struct pbuf **tail = &g->held;
+		while (*tail)
+			tail = &(*tail)->next;
+		*tail = q;
+		g->held_count++;
+	}
 	pbuf_free(p);
-	d->fn(d, buf, n, 0); /* may remove the PCB: lwIP's udp_input is done with it */
+	if (q && !g->posted) {
+		g->posted = true;
+		g->next_posted = g->home->dgrams;
+		g->home->dgrams = d;
+		ig_lwip_signal(g->home);
+	}
+}
+
+static void unpost(struct ig_net_dgram *d)
+{
+	struct lwip_dgram *g = lwip_dgram(d);
+	if (!g->posted)
+		return;
+	struct ig_net_dgram **p = &g->home->dgrams;
+	while (*p && *p != d)
+		p = &lwip_dgram(*p)->next_posted;
+	if (*p)
+		*p = g->next_posted;
+	g->posted = false;
+}
+
+static void drop_held(struct lwip_dgram *g)
+{
+	while (g->held) {
+		struct pbuf *q = g->held;
+		g->held = q->next;
+		q->next = NULL;
+		pbuf_free(q);
+	}
+	g->held_count = 0;
+}
+
+void ig_lwip_dgram_run(struct ig_net_dgram *d)
+{
+	struct lwip_dgram *g = lwip_dgram(d);
+	unpost(d);
+	while (g->held) {
+		struct pbuf *q = g->held;
+		g->held = q->next;
+		g->held_count--;
+		q->next = NULL;
+		uint8_t buf[IG_NET_DGRAM_MAX];
+		size_t n = pbuf_copy_partial(q, buf, sizeof buf, 0);
+		pbuf_free(q);
+		struct ig_lwip_core *home = g->home;
+		ig_lwip_unlock();
+		d->fn(d, buf, n, 0); /* may close d, and open it again */
+		ig_lwip_lock(home);
+		if (!g->pcb)
+			return;
+	}
 }
 
 static int err_to_errno(err_t e)
@@ -57,11 +128,9 @@ static int err_to_errno(err_t e)
 	}
 }
 
-int ig_lwip_dgram_open(struct ig_net_dgram *d, struct ig_loop *loop, const struct sockaddr *addr, socklen_t len)
+static int open_locked(struct ig_net_dgram *d, const struct sockaddr *addr, socklen_t len)
 {
-	(void)loop; /* lwIP's one loop */
 	struct lwip_dgram *g = lwip_dgram(d);
-	g->pcb = NULL;
 	if (addr->sa_family != AF_INET || len < sizeof(struct sockaddr_in))
 		return EAFNOSUPPORT; /* lwIP is built IPv4 only */
 	const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
@@ -87,28 +156,47 @@ int ig_lwip_dgram_open(struct ig_net_dgram *d, struct ig_loop *loop, const struc
 	return 0;
 }
 
+int ig_lwip_dgram_open(struct ig_net_dgram *d, struct ig_loop *loop, const struct sockaddr *addr, socklen_t len)
+{
+	struct lwip_dgram *g = lwip_dgram(d);
+	*g = (struct lwip_dgram){ .home = ig_lwip_core_of(loop) };
+	ig_lwip_lock(g->home);
+	int e = open_locked(d, addr, len);
+	ig_lwip_unlock();
+	return e;
+}
+
 int ig_lwip_dgram_send(struct ig_net_dgram *d, const void *data, size_t len)
 {
 	struct lwip_dgram *g = lwip_dgram(d);
 	if (len > IG_NET_DGRAM_MAX)
 		return EMSGSIZE;
+	ig_lwip_lock(g->home);
 	struct pbuf *p = pbuf_alloc(PBUF_TRANSPORT, (u16_t)len, PBUF_RAM);
-	if (!p)
-		return ENOMEM;
-	memcpy(p->payload, data, len);
-	err_t e = udp_send(g->pcb, p);
-	pbuf_free(p);
-	ig_lwip_port_touch(); /* an ARP query or the loopback's queue */
+	err_t e = ERR_MEM;
+	if (p) {
+		memcpy(p->payload, data, len);
+		e = udp_send(g->pcb, p);
+		pbuf_free(p);
+		ig_lwip_port_touch(); /* an ARP query or the loopback's queue */
+	}
+	ig_lwip_unlock();
 	return err_to_errno(e);
 }
 
 void ig_lwip_dgram_close(struct ig_net_dgram *d)
 {
 	struct lwip_dgram *g = lwip_dgram(d);
+	if (!g->home)
+		return;
+	ig_lwip_lock(g->home);
+	unpost(d);
+	drop_held(g);
 	if (g->pcb) {
 		udp_remove(g->pcb);
 		g->pcb = NULL;
 	}
+	ig_lwip_unlock();
 }
 
 /* ---- DHCP's nameservers ---- */

@@ -105,10 +105,13 @@ static void on_frames(struct ig_io *io, uint32_t events)
 {
 	(void)io;
 	(void)events;
+	ig_lwip_lock(ig_lwip_state.net_core);
 	frames_read(FRAMES_PER_EVENT);
 	ig_lwip_port_touch();
+	ig_lwip_unlock();
 }
 
+/* Under the lock, on any core. */
 void ig_lwip_frames_take(void)
 {
 	/* Bounded: a peer that floods cannot hold the drain here. */
@@ -146,36 +149,31 @@ static void log_address(const char *msg, const struct netif *n, bool dhcp)
 	ig_log_end(&l);
 }
 
-static void on_up_timer(struct ig_timer *t)
-{
-	(void)t;
-	void (*up)(struct ig_loop *) = ig_lwip_state.on_up;
-	ig_lwip_state.on_up = NULL;
-	if (up)
-		up(ig_lwip_state.loop);
-}
-
 /* With DHCP: the lease's address (or its loss). Who waits for it runs on
- * the next turn, outside lwIP's callback. */
+ * its core, outside lwIP's callback. */
 static void on_status(struct netif *n)
 {
 	if (ip4_addr_isany_val(*netif_ip4_addr(n)))
 		return;
 	log_address("net: address", n, true);
 	struct ig_lwip_state *s = &ig_lwip_state;
-	if (s->on_up) {
-		s->up_timer.fn = on_up_timer;
-		ig_timer_set(&s->loop->timers, &s->up_timer, s->loop->clock.now_ms);
-	}
+	for (unsigned i = 0; i < s->ncores; i++)
+		if (s->cores[i]->on_up) {
+			s->cores[i]->up_posted = true;
+			ig_lwip_signal(s->cores[i]);
+		}
 }
 
 void ig_lwip_when_up(struct ig_loop *loop, void (*up)(struct ig_loop *loop))
 {
-	if (!ip4_addr_isany_val(*netif_ip4_addr(&ig_lwip_state.netif))) {
+	struct ig_lwip_core *c = ig_lwip_core_of(loop);
+	ig_lwip_lock(c);
+	bool now = !ip4_addr_isany_val(*netif_ip4_addr(&ig_lwip_state.netif));
+	if (!now)
+		c->on_up = up; /* one waiter per core */
+	ig_lwip_unlock();
+	if (now)
 		up(loop);
-		return;
-	}
-	ig_lwip_state.on_up = up; /* one loop: one waiter */
 }
 
 int ig_lwip_frames_up(const struct ig_lwip_net_config *cfg, char *err, size_t errlen)

@@ -1,9 +1,13 @@
-/* Shared inside net/lwip: the one stack's state (lwIP is single-threaded,
- * NO_SYS: everything runs on the loop it was started on) and the calls
- * between its files. port.c is lwIP's platform (time, memory, randomness)
- * and drives its timers; frames.c is the network interface over a frame
- * device; streams.c the transport over TCP PCBs; dgram.c datagrams over
- * UDP PCBs and DHCP's nameservers; stack.c the ops table. */
+/* Shared inside net/lwip: the one stack's state and the calls between its
+ * files. lwIP is single-threaded (NO_SYS), and every core's loop uses it:
+ * cores.c's lock makes one core at a time run lwIP's code. The network
+ * core (the first loop, core 0) reads the frames and runs lwIP's timers;
+ * lwIP's callbacks never call an engine (net/http, net/pg) but post the
+ * stream to its home core, whose loop makes the engine's calls after its
+ * batch, without the lock. port.c is lwIP's platform (time, memory,
+ * randomness) and drives its timers; frames.c is the network interface
+ * over a frame device; streams.c the transport over TCP PCBs; dgram.c
+ * datagrams over UDP PCBs and DHCP's nameservers; stack.c the ops table. */
 #ifndef NET_LWIP_LWIP_H
 #define NET_LWIP_LWIP_H
 
@@ -20,15 +24,37 @@
 
 struct lwip_stream;
 
+/* A core's part (one per loop the stack serves, in the loop's slot): what
+ * lwIP's callbacks left for it, under the lock. */
+struct ig_lwip_core {
+	struct ig_loop *loop;
+	int fd;                  /* eventfd: work posted by another core */
+	struct ig_io io;
+	struct ig_deferred run;  /* work posted by this core: after the batch */
+	_Atomic bool signaled;   /* fd written and not yet read */
+	struct lwip_stream *streams, *streams_tail; /* posted streams */
+	struct ig_net_dgram *dgrams;                /* posted datagram endpoints */
+	void (*on_up)(struct ig_loop *loop);        /* ig_lwip_when_up's waiter */
+	bool up_posted, settle_posted;
+};
+
+#define IG_LWIP_MAX_CORES 256
+
 /* DHCP's nameservers kept (lwipopts.h's DNS_MAX_SERVERS). */
 #define IG_LWIP_NAMESERVERS DNS_MAX_SERVERS
 
 struct ig_lwip_state {
-	struct ig_loop *loop;
+	struct ig_loop *loop; /* the network core's */
+	struct ig_lwip_core *net_core;
+	_Atomic bool started; /* lwIP is up on the network core */
+	/* cores.c: the lock, and the core whose thread holds it */
+	_Atomic bool locked;
+	struct ig_lwip_core *holder;
 	/* port.c: lwIP's timeouts on the loop's wheel, and the work after a
 	   batch that touched lwIP (the loopback's queue, re-arming the timer) */
 	struct ig_timer timer;
 	struct ig_deferred settle;
+	uint64_t armed_ms; /* when the timer fires (UINT64_MAX: not armed) */
 	size_t mem_budget, mem_used;
 	uint64_t mem_refused; /* allocations beyond the budget */
 	/* frames.c: the interface over the frame device */
@@ -36,26 +62,47 @@ struct ig_lwip_state {
 	int fd;
 	struct ig_io io;
 	uint64_t frames_dropped; /* the device was full */
-	/* ig_lwip_when_up's: run after the batch that gave the address */
-	void (*on_up)(struct ig_loop *loop);
-	struct ig_timer up_timer;
 	/* dgram.c: DHCP's nameservers (network order; 0: none) */
 	uint32_t nameserver[IG_LWIP_NAMESERVERS];
 	/* streams.c */
 	struct ig_pool streams;
-	struct lwip_stream *live; /* every stream with a PCB, for the finish */
-	uint32_t outbound_open;
+	/* streams.c: the listeners' groups, a PCB each, shared by the cores */
+	struct ig_lwip_group *groups;
+	/* cores.c: every core's part */
+	struct ig_lwip_core *cores[IG_LWIP_MAX_CORES];
+	unsigned ncores;
 };
 extern struct ig_lwip_state ig_lwip_state;
+
+/* cores.c */
+/* The part of the core whose loop this is; made by ig_lwip_core_start. */
+struct ig_lwip_core *ig_lwip_core_of(struct ig_loop *loop);
+/* On loop's thread, before it uses the stack: its part, its eventfd
+ * watched. 0, or -1 with err. */
+int ig_lwip_core_start(struct ig_loop *loop, char *err, size_t errlen);
+/* Takes the lock on c's thread (c: the caller's own core); not recursive. */
+void ig_lwip_lock(struct ig_lwip_core *c);
+void ig_lwip_unlock(void);
+/* Under the lock: makes c run its posted work soon (after the batch, on
+ * its own thread). */
+void ig_lwip_signal(struct ig_lwip_core *c);
+/* Runs c's posted work now, on c's thread, without the lock held. */
+void ig_lwip_core_run(struct ig_lwip_core *c);
 
 /* frames.c: net/stack.h's when_up. */
 void ig_lwip_when_up(struct ig_loop *loop, void (*up)(struct ig_loop *loop));
 
-/* port.c: sets the memory budget and hooks lwIP's timers to loop. */
+/* port.c: sets the memory budget and hooks lwIP's timers to loop (the
+ * network core's). */
 void ig_lwip_port_init(struct ig_loop *loop, size_t mem_budget);
-/* Called after anything that may have made lwIP queue work (output on
- * the loopback, a new timeout): settles it once the batch is over. */
+/* Under the lock, after anything that may have made lwIP queue work
+ * (output on the loopback, a new timeout): the network core settles it
+ * once its batch is over. */
 void ig_lwip_port_touch(void);
+/* Under the lock: another core's share of the budget, bytes more. */
+void ig_lwip_port_grow(size_t bytes);
+/* The network core's settling itself (cores.c's run, under the lock). */
+void ig_lwip_port_settle(void);
 
 /* frames.c: opens the device INGOT_NET names, adds the interface with the
  * static address or starts DHCP; 0, or -1 with a message in err. */
@@ -71,17 +118,30 @@ int ig_lwip_dgram_send(struct ig_net_dgram *d, const void *data, size_t len);
 void ig_lwip_dgram_close(struct ig_net_dgram *d);
 size_t ig_lwip_nameservers(struct sockaddr_storage *out, size_t max);
 
+/* dgram.c: a posted endpoint's datagrams, on its core (the lock held:
+ * given up around its fn). */
+void ig_lwip_dgram_run(struct ig_net_dgram *d);
+
 /* streams.c */
 void ig_lwip_streams_init(uint32_t max_streams);
+/* Another core's share: max_streams more. */
+void ig_lwip_streams_grow(uint32_t max_streams);
+/* A posted stream's events, on its home core (the lock held: given up
+ * around the engine's calls). */
+void ig_lwip_stream_run(struct lwip_stream *s);
+struct ig_lwip_group;
 /* net/stack.h's listener, in the server's memory, which outlives the
  * streams (a stream counts itself out of its listener even after the
- * listener closed), and the ops on it and the connect. */
+ * listener closed), and the ops on it and the connect. Each core's
+ * listener on a port joins the port's group, whose one PCB accepts and
+ * gives each stream to the next member in turn. */
 struct ig_net_listener {
-	_Alignas(64) struct tcp_pcb *pcb; /* NULL until it serves, and once closed */
+	_Alignas(64) struct ig_lwip_group *group; /* NULL until it serves, and once stopped */
+	struct ig_lwip_core *core;
 	struct ig_net_listen_spec spec;
 	int port;
-	uint32_t open;
-	uint64_t refused;
+	uint32_t open; /* under the lock */
+	_Atomic uint64_t refused;
 };
 int ig_lwip_open(struct ig_net_listener *l, const struct ig_net_listen_spec *spec, int *port, char *err,
 		 size_t errlen);

@@ -46,6 +46,10 @@ void ig_lwip_free(void *p);
 #define LWIP_ETHERNET 1
 #define ARP_TABLE_SIZE 64
 #define ARP_QUEUEING 1
+/* Packets held for an address ARP has not answered yet (lwIP's default
+ * is 3, the oldest dropped): at start every core asks the same peers at
+ * once (the resolver's two questions each, the pools' SYNs). */
+#define ARP_QUEUE_LEN 16
 #define LWIP_ICMP 1 /* answers ping */
 #define LWIP_BROADCAST_PING 0
 #define LWIP_RAW 0

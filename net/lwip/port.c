@@ -1,9 +1,11 @@
-/* lwIP's platform, hosted on the loop: sys_now is the loop's millisecond
- * clock, lwIP's timeouts run from one timer on the loop's wheel, memory is
- * pools under a byte budget (lwipopts.h says why), and randomness comes
- * from getrandom. After a batch that touched lwIP, the loopback's
- * queue is delivered (NO_SYS has no thread to do it) and the timer is set
- * to lwIP's next timeout. */
+/* lwIP's platform, hosted on the network core's loop: sys_now is its
+ * millisecond clock, lwIP's timeouts run from one timer on its wheel,
+ * memory is pools under a byte budget (lwipopts.h says why), and
+ * randomness comes from getrandom. After a batch that touched lwIP, the
+ * loopback's queue is delivered (NO_SYS has no thread to do it) and the
+ * timer is set to lwIP's next timeout; another core's touch asks the
+ * network core for that only when lwIP now has something sooner. All of
+ * it runs under cores.c's lock. */
 #include "lwip.h"
 
 #include <stdlib.h>
@@ -97,14 +99,21 @@ void ig_lwip_free(void *mem)
 
 static bool loopback_queued(void);
 
-static void arm_timer(struct ig_lwip_state *s)
+/* When lwIP wants its next turn (UINT64_MAX: never). */
+static uint64_t due_ms(const struct ig_lwip_state *s)
 {
 	u32_t wait = loopback_queued() ? 0 : sys_timeouts_sleeptime();
-	if (wait == SYS_TIMEOUTS_SLEEPTIME_INFINITE) {
+	return wait == SYS_TIMEOUTS_SLEEPTIME_INFINITE ? UINT64_MAX : s->loop->clock.now_ms + wait;
+}
+
+static void arm_timer(struct ig_lwip_state *s)
+{
+	uint64_t at = due_ms(s);
+	s->armed_ms = at;
+	if (at == UINT64_MAX) {
 		ig_timer_cancel(&s->loop->timers, &s->timer);
 		return;
 	}
-	uint64_t at = s->loop->clock.now_ms + wait;
 	if (!ig_timer_armed(&s->timer) || s->timer.deadline_ms != at)
 		ig_timer_set(&s->loop->timers, &s->timer, at);
 }
@@ -122,30 +131,56 @@ static bool loopback_queued(void)
 	return false;
 }
 
-static void on_settle(struct ig_deferred *d)
+void ig_lwip_port_settle(void)
 {
-	struct ig_lwip_state *s = (struct ig_lwip_state *)((char *)d - offsetof(struct ig_lwip_state, settle));
+	struct ig_lwip_state *s = &ig_lwip_state;
 	for (int i = 0; i < LOOPBACK_ROUNDS && loopback_queued(); i++)
 		netif_poll_all();
 	arm_timer(s);
 }
 
+static void on_settle(struct ig_deferred *d)
+{
+	(void)d;
+	ig_lwip_lock(ig_lwip_state.net_core);
+	ig_lwip_port_settle();
+	ig_lwip_unlock();
+}
+
 void ig_lwip_port_touch(void)
 {
-	ig_loop_defer(ig_lwip_state.loop, &ig_lwip_state.settle);
+	struct ig_lwip_state *s = &ig_lwip_state;
+	struct ig_lwip_core *net = s->net_core;
+	if (s->holder == net) {
+		ig_loop_defer(s->loop, &s->settle);
+	} else if (!net->settle_posted && due_ms(s) < s->armed_ms) {
+		net->settle_posted = true;
+		ig_lwip_signal(net);
+	}
 }
 
 static void on_timer(struct ig_timer *t)
 {
 	(void)t;
+	ig_lwip_lock(ig_lwip_state.net_core);
 	sys_check_timeouts();
 	ig_lwip_port_touch();
+	ig_lwip_unlock();
+}
+
+void ig_lwip_port_grow(size_t bytes)
+{
+	ig_lwip_state.mem_budget += bytes;
+	for (size_t c = 0; c < MEM_CLASSES; c++)
+		mem_pools[c].max_objs += bytes / mem_class_size[c];
 }
 
 void ig_lwip_port_init(struct ig_loop *loop, size_t mem_budget)
 {
 	struct ig_lwip_state *s = &ig_lwip_state;
 	s->loop = loop;
+	s->net_core = ig_lwip_core_of(loop);
+	s->armed_ms = UINT64_MAX;
 	s->mem_budget = mem_budget;
 	for (size_t c = 0; c < MEM_CLASSES; c++)
 		ig_pool_init(&mem_pools[c], mem_class_size[c], 64, mem_budget / mem_class_size[c] + 1);

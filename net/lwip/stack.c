@@ -1,23 +1,57 @@
 /* lwIP as the process's TCP/IP stack (net/stack.h's ops table, the strong
  * definition of what net/stack_settings.c refers to weakly): starts lwIP on
- * the server's one loop with a memory budget sized from INGOT_MAX_CONNS,
- * brings the frame device up, and keeps the loop running at exit until the
- * peers have acknowledged what was written. */
+ * the network core (core 0) with a memory budget sized from
+ * INGOT_MAX_CONNS, brings the frame device up, gives each other core its
+ * share, and keeps the loop running at exit until the peers have
+ * acknowledged what was written. */
 #include "lwip.h"
 
 #include "lwip/init.h"
+
+#include <pthread.h>
 
 /* The budget: a base for ARP, DHCP and the listeners, and per allowed
  * connection its PCB, a window's worth of segments in flight, and room. */
 #define MEM_BASE (4u << 20)
 #define MEM_PER_CONN (16u << 10)
 
+/* Core 0 starts lwIP; another core waits until it has (core 0's thread
+ * is the main thread, which starts the others first), asleep: spinning,
+ * it would take a CPU from core 0's start (on the unikernel a host's
+ * thread of qemu's). */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t start_done = PTHREAD_COND_INITIALIZER;
+
 static int stack_start(struct ig_loop *loop, uint32_t max_conns, char *err, size_t errlen)
 {
+	struct ig_lwip_state *s = &ig_lwip_state;
+	if (ig_lwip_core_start(loop, err, errlen) != 0)
+		return -1;
+	if (loop->core != 0) {
+		pthread_mutex_lock(&start_lock);
+		while (!atomic_load(&s->started))
+			pthread_cond_wait(&start_done, &start_lock);
+		pthread_mutex_unlock(&start_lock);
+		struct ig_lwip_core *c = ig_lwip_core_of(loop);
+		ig_lwip_lock(c);
+		ig_lwip_port_grow((size_t)max_conns * MEM_PER_CONN);
+		ig_lwip_streams_grow(max_conns);
+		ig_lwip_unlock();
+		return 0;
+	}
 	ig_lwip_port_init(loop, MEM_BASE + (size_t)max_conns * MEM_PER_CONN);
 	ig_lwip_streams_init(max_conns);
+	ig_lwip_lock(s->net_core);
 	lwip_init();
-	return ig_lwip_frames_up(&ig_lwip_net_config, err, errlen);
+	int rc = ig_lwip_frames_up(&ig_lwip_net_config, err, errlen);
+	ig_lwip_unlock();
+	if (rc == 0) {
+		pthread_mutex_lock(&start_lock);
+		atomic_store(&s->started, true);
+		pthread_cond_broadcast(&start_done);
+		pthread_mutex_unlock(&start_lock);
+	}
+	return rc;
 }
 
 static const char *stack_configure(const char *net, const char *ip, const char *gw, char *err, size_t errlen)
@@ -55,7 +89,6 @@ static void stack_finish(struct ig_loop *loop, uint32_t max_ms)
 
 const struct ig_net_stack ig_lwip_stack = {
 	.name = "lwip",
-	.one_loop = true,
 	.takes_fds = false,
 	.listener_size = sizeof(struct ig_net_listener),
 	.seed_size = 0, /* one pool of streams, ig_lwip_streams_init's */

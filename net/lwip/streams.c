@@ -1,17 +1,24 @@
 /* The transport (net/transport.h) over lwIP's raw TCP API, for accepted
- * and for outbound streams. Received pbufs are held until the engine lends
- * a buffer, and the window is opened (tcp_recved) only for bytes it took,
- * so an engine that pauses closes the window instead of queueing without
- * bound. writev queues at most tcp_sndbuf() and says IG_WOULD_BLOCK at 0;
- * the sent callback makes it writable again. lwIP frees a PCB before its
- * error callback runs; an abort asked for inside one of the PCB's own
- * callbacks is done as the callback returns (with ERR_ABRT, as lwIP wants). */
+ * and for outbound streams. A stream lives on its home core (the loop of
+ * its engine); lwIP's callbacks, on whichever core holds the lock, only
+ * record what happened (bytes held, the peer's FIN, room to write, the
+ * PCB's end, a new stream) and post the stream to its home, which calls
+ * the engine after its batch, with the lock given up around each call.
+ * Received pbufs are held until the engine lends a buffer, and the window
+ * is opened (tcp_recved) only for bytes it took, so an engine that pauses
+ * closes the window instead of queueing without bound. writev queues at
+ * most tcp_sndbuf() and says IG_WOULD_BLOCK at 0; the sent callback makes
+ * it writable again. lwIP frees a PCB before its error callback runs. A
+ * stream the engine closes during one of its own calls is freed as the
+ * call returns (in_callback, the unwind). */
 #include "lwip.h"
 
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "lwip/priv/tcp_priv.h"
 #include "lwip/tcp.h"
@@ -26,17 +33,41 @@ enum stream_state {
 	LS_DEAD,      /* freed once no callback of it is on the stack */
 };
 
+/* What lwIP's callbacks left for the home core. */
+enum stream_event {
+	EV_ACCEPT = 1,   /* a new stream for its listener */
+	EV_READ = 2,     /* bytes or the peer's FIN held */
+	EV_WRITE = 4,    /* room to write, or connected */
+	EV_GONE = 8,     /* lwIP freed the PCB (reset, timeout) */
+	EV_FREE = 16,    /* a lingering stream is done */
+};
+
 struct lwip_stream {
-	struct ig_transport t; /* first: the engine's handle */
+	struct ig_transport t; /* first: the engine's handle; t.loop its home's */
 	struct tcp_pcb *pcb;   /* NULL once lwIP has it back or freed it */
 	struct ig_net_listener *listener; /* NULL: outbound */
+	struct ig_lwip_core *home;
+	struct lwip_stream *next_posted;
 	struct pbuf *held, *held_tail;    /* received, not yet lent; linked by next */
 	uint16_t held_off;
+	uint8_t events; /* enum stream_event, posted */
+	bool posted;
 	struct ig_timer linger_timer;
 	enum stream_state state;
 	bool in_callback, read_paused, peer_fin, eof_pending, want_write;
 	uint32_t discarded;
 	int error;
+};
+
+/* The accepting PCB of a port, shared by each core's listener on it. */
+#define GROUP_MEMBERS 64
+struct ig_lwip_group {
+	struct ig_lwip_group *next;
+	struct tcp_pcb *pcb;
+	uint32_t addr;
+	int port;
+	unsigned members, turn;
+	struct ig_net_listener *member[GROUP_MEMBERS];
 };
 
 static const struct ig_transport_ops stream_ops;
@@ -45,6 +76,45 @@ void ig_lwip_streams_init(uint32_t max_streams)
 {
 	/* Lingering and outbound streams are extra: headroom as net/sock. */
 	ig_pool_init(&ig_lwip_state.streams, sizeof(struct lwip_stream), 64, (size_t)max_streams + 65536 + 1024);
+}
+
+void ig_lwip_streams_grow(uint32_t max_streams)
+{
+	ig_lwip_state.streams.max_objs += max_streams;
+}
+
+/* Under the lock, from a callback: the home core will see to ev. */
+static void post(struct lwip_stream *s, enum stream_event ev)
+{
+	s->events |= (uint8_t)ev;
+	if (s->posted)
+		return;
+	s->posted = true;
+	s->next_posted = NULL;
+	struct ig_lwip_core *c = s->home;
+	if (c->streams_tail)
+		c->streams_tail->next_posted = s;
+	else
+		c->streams = s;
+	c->streams_tail = s;
+	ig_lwip_signal(c);
+}
+
+static void unpost(struct lwip_stream *s)
+{
+	struct ig_lwip_core *c = s->home;
+	struct lwip_stream **p = &c->streams, *prev = NULL;
+	while (*p && *p != s) {
+		prev = *p;
+		p = &(*p)->next_posted;
+	}
+	if (*p) {
+		*p = s->next_posted;
+		if (c->streams_tail == s)
+			c->streams_tail = prev;
+	}
+	s->posted = false;
+	s->events = 0;
 }
 
 /* ---- holding received bytes ---- */
@@ -114,7 +184,9 @@ static void detach(struct lwip_stream *s)
 
 static void stream_free(struct lwip_stream *s)
 {
-	ig_timer_cancel(&ig_lwip_state.loop->timers, &s->linger_timer);
+	ig_timer_cancel(&s->t.loop->timers, &s->linger_timer);
+	if (s->posted)
+		unpost(s);
 	held_drop(s, false);
 	detach(s);
 	ig_pool_give(&ig_lwip_state.streams, s);
@@ -154,24 +226,21 @@ static void reset_pcb(struct tcp_pcb *pcb)
 	tcp_abandon(pcb, 0);
 }
 
-/* The end of any entry into a stream from lwIP or the engine: an abort the
- * engine asked for meanwhile is done now; a dead stream is freed. Returns
- * what an lwIP callback of this PCB must return. */
-static err_t stream_unwind(struct lwip_stream *s, bool outer)
+/* The end of any entry into a stream on its home core (the lock held): an
+ * abort the engine asked for meanwhile is done now; a dead stream is
+ * freed. Never inside one of lwIP's callbacks of the PCB. */
+static void stream_unwind(struct lwip_stream *s, bool outer)
 {
 	if (outer)
-		return ERR_OK;
-	err_t rc = ERR_OK;
+		return;
 	if (s->state == LS_DEAD && s->pcb) {
 		struct tcp_pcb *pcb = s->pcb;
 		detach(s);
 		reset_pcb(pcb);
-		rc = ERR_ABRT;
 	}
 	if (s->state == LS_DEAD)
 		stream_free(s);
 	ig_lwip_port_touch();
-	return rc;
 }
 
 static int errno_of(const struct lwip_stream *s, err_t err)
@@ -188,33 +257,33 @@ static void on_err(void *arg, err_t err)
 	if (!s)
 		return;
 	s->pcb = NULL;
-	bool outer = s->in_callback;
-	s->in_callback = true;
-	if (s->state == LS_OPEN || s->state == LS_CONNECTING) {
-		count_closed(s);
+	if (s->state == LS_OPEN || s->state == LS_CONNECTING)
 		s->error = errno_of(s, err);
-		s->state = LS_DEAD;
-		s->t.engine_ops->closed(s->t.engine);
-	}
-	s->state = LS_DEAD;
-	s->in_callback = outer;
-	stream_unwind(s, outer);
+	post(s, EV_GONE);
 }
 
 /* ---- reading ---- */
 
+/* On the home core, the lock held, in_callback set: the engine's calls
+ * are made with the lock given up. */
 static void deliver(struct lwip_stream *s)
 {
 	while (s->state == LS_OPEN) {
 		if (!s->held) {
 			if (s->eof_pending) {
 				s->eof_pending = false;
+				ig_lwip_unlock();
 				s->t.engine_ops->received(s->t.engine, 0);
+				ig_lwip_lock(s->home);
 			}
 			return;
 		}
 		size_t cap = 0, n = 0;
+		ig_lwip_unlock();
 		char *buf = s->t.engine_ops->lend(s->t.engine, &cap);
+		ig_lwip_lock(s->home);
+		if (s->state != LS_OPEN)
+			return;
 		if (!buf || cap == 0) {
 			s->read_paused = true;
 			return;
@@ -232,55 +301,62 @@ static void deliver(struct lwip_stream *s)
 		}
 		if (s->pcb)
 			recved(s->pcb, n);
-		if (n)
+		if (n) {
+			ig_lwip_unlock();
 			s->t.engine_ops->received(s->t.engine, n);
+			ig_lwip_lock(s->home);
+		}
 	}
+}
+
+/* A lingering stream's end: lwIP's PCB is handed back (FIN) or reset,
+ * and the home core frees the stream. */
+static err_t linger_done(struct lwip_stream *s, struct tcp_pcb *pcb, bool reset)
+{
+	s->state = LS_DEAD;
+	post(s, EV_FREE);
+	if (!reset) {
+		close_pcb(s, true);
+		if (!s->pcb)
+			return ERR_OK;
+	}
+	detach(s);
+	reset_pcb(pcb);
+	return ERR_ABRT;
 }
 
 static err_t on_recv(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
 {
 	struct lwip_stream *s = arg;
 	(void)err;
-	if (!s) { /* not ours any more: what tcp_recv_null would do */
+	if (!s || s->state == LS_DEAD) { /* not ours any more: what tcp_recv_null would do */
 		if (p) {
 			tcp_recved(pcb, p->tot_len);
 			pbuf_free(p);
 		}
 		return ERR_OK;
 	}
-	bool outer = s->in_callback;
-	s->in_callback = true;
 	if (s->state == LS_LINGERING) {
-		if (!p) {
-			close_pcb(s, true); /* the peer is done too */
-			s->state = LS_DEAD;
-		} else {
-			s->discarded += p->tot_len;
-			tcp_recved(pcb, p->tot_len);
-			pbuf_free(p);
-			if (s->discarded >= LINGER_DISCARD_MAX)
-				s->state = LS_DEAD; /* aborted by the unwind */
-		}
-	} else if (s->state == LS_OPEN) {
-		if (p) {
-			held_push(s, p);
-		} else {
-			s->peer_fin = true;
-			s->eof_pending = true;
-		}
-		if (!s->read_paused)
-			deliver(s);
-	} else if (p) {
+		if (!p)
+			return linger_done(s, pcb, false); /* the peer is done too */
+		s->discarded += p->tot_len;
 		tcp_recved(pcb, p->tot_len);
 		pbuf_free(p);
+		return s->discarded >= LINGER_DISCARD_MAX ? linger_done(s, pcb, true) : ERR_OK;
 	}
-	s->in_callback = outer;
-	return stream_unwind(s, outer);
+	if (p) {
+		held_push(s, p);
+	} else {
+		s->peer_fin = true;
+		s->eof_pending = true;
+	}
+	post(s, EV_READ);
+	return ERR_OK;
 }
 
-static void stream_resume_read(struct ig_transport *t)
+/* Lock held. */
+static void resume_locked(struct lwip_stream *s)
 {
-	struct lwip_stream *s = (struct lwip_stream *)t;
 	if (!s->read_paused || s->state != LS_OPEN)
 		return;
 	s->read_paused = false;
@@ -291,44 +367,45 @@ static void stream_resume_read(struct ig_transport *t)
 	stream_unwind(s, outer);
 }
 
+static void stream_resume_read(struct ig_transport *t)
+{
+	struct lwip_stream *s = (struct lwip_stream *)t;
+	ig_lwip_lock(s->home);
+	resume_locked(s);
+	ig_lwip_unlock();
+}
+
 /* What lwIP handed us is held (on_recv never refuses data, so a PCB has
- * no refused_data of ours); held bytes or a held FIN are delivered now. */
+ * no refused_data of ours); the frames in the device are handed to lwIP
+ * first; held bytes or a held FIN are delivered now. */
 static bool stream_read_now(struct ig_transport *t)
 {
 	struct lwip_stream *s = (struct lwip_stream *)t;
-	if (s->state != LS_OPEN || (!s->held && !s->eof_pending))
-		return false;
-	s->read_paused = true; /* so that resume_read delivers, paused or not */
-	stream_resume_read(t);
-	return true;
+	ig_lwip_lock(s->home);
+	ig_lwip_frames_take();
+	bool some = s->state == LS_OPEN && (s->held || s->eof_pending);
+	if (some) {
+		s->read_paused = true; /* so that resume delivers, paused or not */
+		resume_locked(s);
+	}
+	ig_lwip_unlock();
+	return some;
 }
 
 /* ---- writing ---- */
-
-/* The engine may write again (or, connecting, it is connected). */
-static err_t notify_writable(struct lwip_stream *s)
-{
-	s->want_write = false;
-	bool outer = s->in_callback;
-	s->in_callback = true;
-	s->t.engine_ops->writable(s->t.engine);
-	s->in_callback = outer;
-	return stream_unwind(s, outer);
-}
 
 static err_t on_sent(void *arg, struct tcp_pcb *pcb, u16_t len)
 {
 	(void)pcb;
 	(void)len;
 	struct lwip_stream *s = arg;
-	if (!s || s->state != LS_OPEN || !s->want_write)
-		return ERR_OK;
-	return notify_writable(s);
+	if (s && s->state == LS_OPEN && s->want_write)
+		post(s, EV_WRITE);
+	return ERR_OK;
 }
 
-static ssize_t stream_writev(struct ig_transport *t, const struct iovec *iov, int iovcnt)
+static ssize_t writev_locked(struct lwip_stream *s, const struct iovec *iov, int iovcnt)
 {
-	struct lwip_stream *s = (struct lwip_stream *)t;
 	if (s->state == LS_CONNECTING) {
 		s->want_write = true;
 		return IG_WOULD_BLOCK;
@@ -371,19 +448,31 @@ static ssize_t stream_writev(struct ig_transport *t, const struct iovec *iov, in
 	return total ? (ssize_t)total : IG_WOULD_BLOCK;
 }
 
+static ssize_t stream_writev(struct ig_transport *t, const struct iovec *iov, int iovcnt)
+{
+	struct lwip_stream *s = (struct lwip_stream *)t;
+	ig_lwip_lock(s->home);
+	ssize_t n = writev_locked(s, iov, iovcnt);
+	ig_lwip_unlock();
+	return n;
+}
+
 /* ---- closing ---- */
 
 static void on_linger_timeout(struct ig_timer *tm)
 {
 	struct lwip_stream *s = (struct lwip_stream *)((char *)tm - offsetof(struct lwip_stream, linger_timer));
-	close_pcb(s, true);
-	s->state = LS_DEAD;
-	stream_unwind(s, s->in_callback);
+	ig_lwip_lock(s->home);
+	if (s->state == LS_LINGERING) {
+		close_pcb(s, true);
+		s->state = LS_DEAD;
+		stream_unwind(s, s->in_callback);
+	}
+	ig_lwip_unlock();
 }
 
-static void stream_close(struct ig_transport *t, int graceful)
+static void close_locked(struct lwip_stream *s, int graceful)
 {
-	struct lwip_stream *s = (struct lwip_stream *)t;
 	if (s->state != LS_OPEN && s->state != LS_CONNECTING)
 		return;
 	count_closed(s);
@@ -395,8 +484,7 @@ static void stream_close(struct ig_transport *t, int graceful)
 		} else if (tcp_shutdown(s->pcb, 0, 1) == ERR_OK) {
 			s->state = LS_LINGERING;
 			s->linger_timer.fn = on_linger_timeout;
-			ig_timer_set(&ig_lwip_state.loop->timers, &s->linger_timer,
-				     ig_lwip_state.loop->clock.now_ms + LINGER_MS);
+			ig_timer_set(&s->t.loop->timers, &s->linger_timer, s->t.loop->clock.now_ms + LINGER_MS);
 		} else {
 			s->state = LS_DEAD; /* aborted by the unwind */
 		}
@@ -412,14 +500,26 @@ static void stream_close(struct ig_transport *t, int graceful)
 	stream_unwind(s, s->in_callback);
 }
 
+static void stream_close(struct ig_transport *t, int graceful)
+{
+	struct lwip_stream *s = (struct lwip_stream *)t;
+	ig_lwip_lock(s->home);
+	close_locked(s, graceful);
+	ig_lwip_unlock();
+}
+
 /* lwIP keeps the peer in the pcb anyway: nothing to capture at accept. */
 static size_t stream_peer(struct ig_transport *t, char *out, size_t cap)
 {
 	struct lwip_stream *s = (struct lwip_stream *)t;
 	char a[IPADDR_STRLEN_MAX];
-	if (!s->pcb || !ipaddr_ntoa_r(&s->pcb->remote_ip, a, sizeof a))
+	ig_lwip_lock(s->home);
+	bool known = s->pcb && ipaddr_ntoa_r(&s->pcb->remote_ip, a, sizeof a);
+	unsigned port = known ? s->pcb->remote_port : 0;
+	ig_lwip_unlock();
+	if (!known)
 		return 0;
-	int n = snprintf(out, cap, "%s:%u", a, (unsigned)s->pcb->remote_port);
+	int n = snprintf(out, cap, "%s:%u", a, port);
 	return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
 }
 
@@ -431,14 +531,15 @@ static const struct ig_transport_ops stream_ops = {
 	.peer = stream_peer,
 };
 
-static struct lwip_stream *stream_new(struct tcp_pcb *pcb, struct ig_net_listener *l, enum stream_state state)
+static struct lwip_stream *stream_new(struct tcp_pcb *pcb, struct ig_net_listener *l, struct ig_lwip_core *home,
+				      enum stream_state state)
 {
 	struct lwip_stream *s = ig_pool_take(&ig_lwip_state.streams);
 	if (!s)
 		return NULL;
-	*s = (struct lwip_stream){ .pcb = pcb, .listener = l, .state = state };
+	*s = (struct lwip_stream){ .pcb = pcb, .listener = l, .home = home, .state = state };
 	s->t.ops = &stream_ops;
-	s->t.loop = ig_lwip_state.loop;
+	s->t.loop = home->loop;
 	tcp_arg(pcb, s);
 	tcp_recv(pcb, on_recv);
 	tcp_sent(pcb, on_sent);
@@ -447,23 +548,101 @@ static struct lwip_stream *stream_new(struct tcp_pcb *pcb, struct ig_net_listene
 	return s;
 }
 
+/* ---- a posted stream, on its home core ---- */
+
+/* The handshake is done and the server closes the connection, as the
+ * kernel's listener does at its limit (a FIN, not a reset at connect);
+ * lwIP's default receiver discards what the peer still sends. */
+static void refuse(struct lwip_stream *s)
+{
+	struct tcp_pcb *pcb = s->pcb;
+	s->listener->refused++;
+	held_drop(s, true);
+	detach(s);
+	s->state = LS_DEAD;
+	if (pcb && tcp_close(pcb) != ERR_OK)
+		tcp_abort(pcb);
+	stream_free(s);
+}
+
+void ig_lwip_stream_run(struct lwip_stream *s)
+{
+	struct ig_lwip_core *c = s->home;
+	c->streams = s->next_posted;
+	if (!c->streams)
+		c->streams_tail = NULL;
+	s->posted = false;
+	uint8_t ev = s->events;
+	s->events = 0;
+	if (ev & EV_ACCEPT) {
+		struct ig_net_listener *l = s->listener;
+		if (!s->pcb) { /* reset before its accept: no engine heard of it */
+			s->state = LS_DEAD;
+			stream_free(s);
+			return;
+		}
+		if (l->open >= l->spec.max_streams) {
+			refuse(s);
+			return;
+		}
+		l->open++;
+		s->in_callback = true;
+		ig_lwip_unlock();
+		bool taken = l->spec.accept(l->spec.arg, &s->t);
+		ig_lwip_lock(c);
+		s->in_callback = false;
+		if (!taken) {
+			l->open--;
+			refuse(s);
+			return;
+		}
+	}
+	bool outer = s->in_callback;
+	s->in_callback = true;
+	if ((ev & EV_GONE) && (s->state == LS_OPEN || s->state == LS_CONNECTING)) {
+		count_closed(s);
+		s->state = LS_DEAD;
+		ig_lwip_unlock();
+		s->t.engine_ops->closed(s->t.engine);
+		ig_lwip_lock(c);
+	}
+	if (ev & EV_GONE)
+		s->state = LS_DEAD;
+	if ((ev & EV_READ) && s->state == LS_OPEN && !s->read_paused)
+		deliver(s);
+	if ((ev & EV_WRITE) && s->state == LS_OPEN && s->want_write) {
+		s->want_write = false;
+		ig_lwip_unlock();
+		s->t.engine_ops->writable(s->t.engine);
+		ig_lwip_lock(c);
+	}
+	s->in_callback = outer;
+	stream_unwind(s, outer);
+}
+
 /* ---- accepting ---- */
+
+/* The next member in turn with room; NULL: none. */
+static struct ig_net_listener *next_member(struct ig_lwip_group *g)
+{
+	for (unsigned i = 0; i < g->members; i++) {
+		struct ig_net_listener *l = g->member[g->turn++ % g->members];
+		if (l->open < l->spec.max_streams)
+			return l;
+	}
+	return NULL;
+}
 
 static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 {
-	struct ig_net_listener *l = arg;
-	if (err != ERR_OK || !pcb)
+	struct ig_lwip_group *g = arg;
+	if (err != ERR_OK || !pcb || !g)
 		return ERR_VAL;
-	struct lwip_stream *s = l->open < l->spec.max_streams ? stream_new(pcb, l, LS_OPEN) : NULL;
-	if (!s || !l->spec.accept(l->spec.arg, &s->t)) {
-		l->refused++;
-		if (s) {
-			detach(s);
-			ig_pool_give(&ig_lwip_state.streams, s);
-		}
-		/* As the kernel's listener: the handshake is done, and the server
-		   closes the connection (a FIN, not a reset at connect). lwIP's
-		   default receiver discards what the peer still sends. */
+	struct ig_net_listener *l = next_member(g);
+	struct lwip_stream *s = l ? stream_new(pcb, l, l->core, LS_OPEN) : NULL;
+	if (!s) {
+		if (g->members)
+			g->member[0]->refused++;
 		tcp_arg(pcb, NULL);
 		tcp_recv(pcb, NULL);
 		tcp_sent(pcb, NULL);
@@ -473,48 +652,75 @@ static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 		tcp_abort(pcb);
 		return ERR_ABRT;
 	}
-	l->open++;
+	post(s, EV_ACCEPT);
 	return ERR_OK;
 }
 
-/* The stack starts on the loop, later: the listener binds when it serves. */
+/* The stack starts on the loop, later: the listener binds when it serves.
+ * Port 0 is given a port from the dynamic range here, so that the other
+ * cores' listeners join the same one. */
 int ig_lwip_open(struct ig_net_listener *l, const struct ig_net_listen_spec *spec, int *port, char *err,
 		 size_t errlen)
 {
 	(void)err, (void)errlen;
+	if (*port == 0) {
+		uint32_t r;
+		if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r)
+			r = (uint32_t)(uintptr_t)l;
+		*port = (int)(0xc000u | (r & 0x3fffu));
+	}
 	*l = (struct ig_net_listener){ .spec = *spec, .port = *port };
 	return 0;
 }
 
+static struct ig_lwip_group *group_for(uint32_t addr, int port, char *err, size_t errlen)
+{
+	struct ig_lwip_state *st = &ig_lwip_state;
+	for (struct ig_lwip_group *g = st->groups; g; g = g->next)
+		if (g->addr == addr && g->port == port)
+			return g;
+	struct ig_lwip_group *g = calloc(1, sizeof *g);
+	ip_addr_t ip = IPADDR4_INIT(addr);
+	struct tcp_pcb *pcb = g ? tcp_new_ip_type(IPADDR_TYPE_V4) : NULL;
+	struct tcp_pcb *lpcb = pcb && tcp_bind(pcb, &ip, (u16_t)port) == ERR_OK ? tcp_listen(pcb) : NULL;
+	if (!lpcb) {
+		snprintf(err, errlen, "lwIP: cannot listen on port %d", port);
+		if (pcb)
+			tcp_abort(pcb);
+		free(g);
+		return NULL;
+	}
+	*g = (struct ig_lwip_group){ .next = st->groups, .pcb = lpcb, .addr = addr, .port = port };
+	st->groups = g;
+	tcp_arg(lpcb, g);
+	tcp_accept(lpcb, on_accept);
+	return g;
+}
+
 int ig_lwip_serve(struct ig_net_listener *l, struct ig_loop *loop, void *seed, char *err, size_t errlen)
 {
-	(void)loop, (void)seed; /* the stack's own loop and memory */
+	(void)seed; /* the stack's own memory */
 	const char *host = l->spec.host;
 	uint32_t a;
 	if (ig_lwip_parse_ipv4(host, &a) != 0) {
 		snprintf(err, errlen, "HOST \"%s\" is not a numeric IPv4 address (lwIP serves IPv4 only)", host);
 		return -1;
 	}
-	ip_addr_t addr = IPADDR4_INIT(a);
-	struct tcp_pcb *pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
-	if (!pcb || tcp_bind(pcb, &addr, (u16_t)l->port) != ERR_OK) {
-		snprintf(err, errlen, "lwIP: cannot listen on %s port %d", host, l->port);
-		if (pcb)
-			tcp_abort(pcb);
-		return -1;
+	l->core = ig_lwip_core_of(loop);
+	ig_lwip_lock(l->core);
+	struct ig_lwip_group *g = group_for(a, l->port, err, errlen);
+	if (g && g->members == GROUP_MEMBERS) {
+		snprintf(err, errlen, "lwIP: more than %d listeners on port %d", GROUP_MEMBERS, l->port);
+		g = NULL;
 	}
-	l->port = pcb->local_port;
-	struct tcp_pcb *lpcb = tcp_listen(pcb);
-	if (!lpcb) {
-		snprintf(err, errlen, "lwIP: cannot listen on %s port %d", host, l->port);
-		tcp_abort(pcb);
-		return -1;
+	if (g) {
+		g->member[g->members++] = l;
+		l->group = g;
+		l->port = g->pcb->local_port;
+		ig_lwip_port_touch();
 	}
-	l->pcb = lpcb;
-	tcp_arg(lpcb, l);
-	tcp_accept(lpcb, on_accept);
-	ig_lwip_port_touch();
-	return 0;
+	ig_lwip_unlock();
+	return g ? 0 : -1;
 }
 
 int ig_lwip_port(const struct ig_net_listener *l)
@@ -527,18 +733,38 @@ uint64_t ig_lwip_refused(const struct ig_net_listener *l)
 	return l->refused;
 }
 
+/* Handshakes whose last ACK is still in the device complete first and are
+ * accepted, as net/sock accepts its backlog: those posted to this core
+ * are taken now, before the listener leaves its group. */
 void ig_lwip_stop_accepting(struct ig_net_listener *l)
 {
-	if (!l->pcb)
+	struct ig_lwip_group *g = l->group;
+	if (!g)
 		return;
-	/* Handshakes whose last ACK is still in the device complete first
-	   and are accepted, as net/sock accepts its backlog. */
+	ig_lwip_lock(l->core);
 	ig_lwip_frames_take();
-	tcp_arg(l->pcb, NULL);
-	tcp_accept(l->pcb, NULL);
-	tcp_close(l->pcb); /* a listener's close cannot fail */
-	l->pcb = NULL;
+	ig_lwip_unlock();
+	ig_lwip_core_run(l->core);
+	ig_lwip_lock(l->core);
+	for (unsigned i = 0; i < g->members; i++)
+		if (g->member[i] == l) {
+			g->member[i] = g->member[--g->members];
+			break;
+		}
+	l->group = NULL;
+	if (!g->members && g->pcb) {
+		tcp_arg(g->pcb, NULL);
+		tcp_accept(g->pcb, NULL);
+		tcp_close(g->pcb); /* a listener's close cannot fail */
+		g->pcb = NULL;
+		struct ig_lwip_group **p = &ig_lwip_state.groups;
+		while (*p != g)
+			p = &(*p)->next;
+		*p = g->next;
+		free(g);
+	}
 	ig_lwip_port_touch();
+	ig_lwip_unlock();
 }
 
 /* ---- connecting ---- */
@@ -548,39 +774,42 @@ static err_t on_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 	(void)pcb;
 	(void)err; /* always ERR_OK: a failure goes to on_err */
 	struct lwip_stream *s = arg;
-	if (!s || s->state != LS_CONNECTING)
-		return ERR_OK;
-	s->state = LS_OPEN;
-	return notify_writable(s);
+	if (s && s->state == LS_CONNECTING) {
+		s->state = LS_OPEN;
+		s->want_write = true; /* the engine hears it is connected */
+		post(s, EV_WRITE);
+	}
+	return ERR_OK;
 }
 
 struct ig_transport *ig_lwip_connect(struct sock_core *sc, struct ig_loop *loop, const struct sockaddr *addr,
 				    socklen_t len)
 {
-	(void)sc, (void)loop; /* the stack's own */
+	(void)sc; /* the stack's own memory */
 	if (addr->sa_family != AF_INET || len < sizeof(struct sockaddr_in)) {
 		errno = EAFNOSUPPORT;
 		return NULL;
 	}
 	const struct sockaddr_in *in = (const struct sockaddr_in *)addr;
 	ip_addr_t to = IPADDR4_INIT(in->sin_addr.s_addr);
+	struct ig_lwip_core *home = ig_lwip_core_of(loop);
+	ig_lwip_lock(home);
 	struct tcp_pcb *pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
-	struct lwip_stream *s = pcb ? stream_new(pcb, NULL, LS_CONNECTING) : NULL;
-	if (!s) {
+	struct lwip_stream *s = pcb ? stream_new(pcb, NULL, home, LS_CONNECTING) : NULL;
+	err_t e = s ? tcp_connect(pcb, &to, ntohs(in->sin_port), on_connected) : ERR_MEM;
+	if (e != ERR_OK) {
+		if (s) {
+			detach(s);
+			ig_pool_give(&ig_lwip_state.streams, s);
+		}
 		if (pcb)
 			tcp_abort(pcb);
-		errno = ENOBUFS;
-		return NULL;
-	}
-	err_t e = tcp_connect(pcb, &to, ntohs(in->sin_port), on_connected);
-	if (e != ERR_OK) {
-		detach(s);
-		ig_pool_give(&ig_lwip_state.streams, s);
-		tcp_abort(pcb);
+		ig_lwip_unlock();
 		errno = e == ERR_RTE ? ENETUNREACH : ENOBUFS;
 		return NULL;
 	}
 	ig_lwip_port_touch();
+	ig_lwip_unlock();
 	return &s->t;
 }
 
@@ -591,8 +820,10 @@ int ig_lwip_stream_error(const struct ig_transport *t)
 
 bool ig_lwip_streams_busy(void)
 {
-	for (struct tcp_pcb *p = tcp_active_pcbs; p; p = p->next)
-		if (p->unsent || p->unacked)
-			return true;
-	return false;
+	ig_lwip_lock(ig_lwip_state.net_core);
+	bool busy = false;
+	for (struct tcp_pcb *p = tcp_active_pcbs; p && !busy; p = p->next)
+		busy = p->unsent || p->unacked;
+	ig_lwip_unlock();
+	return busy;
 }

@@ -31,8 +31,6 @@ static int choose_threads(int *cpus, int *ncpus_out, int *quota_out)
 	int ncpus = ig_affinity_cpus(cpus, IG_MAX_CORES);
 	*ncpus_out = ncpus;
 	*quota_out = -1; /* not read */
-	if (ig_net_stack->one_loop)
-		return 1;
 	if (ig_server_config.threads > 0)
 		return (int)ig_server_config.threads;
 	if (ncpus == 1)
@@ -167,8 +165,8 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	struct http_core *core0 = &ig_http_server.cores[0];
 	if (ig_server_core_setup(core0, err, sizeof err) != 0)
 		return startup_error(err);
-	/* Where the stack binds only on the loop (one_loop), the ports are
-	   known from here. */
+	/* Where the stack binds only on the loop (lwIP), the ports are known
+	   from here. */
 	if (core0->listener)
 		ig_server_config.port = ig_net_stack->port(core0->listener);
 	if (core0->tls_listener)
@@ -187,10 +185,11 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	   that logs nothing more starts no writer thread. */
 	ig_server_memory_budget();
 	/* From here no loop writes stdout itself: a reader that stops reading
-	   must not stop the loops (nor the signalfd on this one). One loop on
-	   its own stack (lwIP, the unikernel's serial console) keeps writing
-	   directly: it has no other thread to hand lines to. */
-	if (!ig_net_stack->one_loop)
+	   must not stop the loops (nor the signalfd on this one). Over lwIP
+	   (a TAP device, or the unikernel, whose serial console takes a line
+	   at once and which has a CPU per loop and none for a writer) the
+	   loops keep writing directly. */
+	if (ig_net_stack->streams_are_fds)
 		ig_log_ring_enable(cpus, ncpus);
 	ig_notify_send("READY=1");
 

@@ -2,6 +2,7 @@
  * cut and dropped and the TLS handshake counts, summed over the cores
  * once every loop has returned (the counters are per core, unlocked). */
 #include "server.h"
+#include "kernel/process/cores.h"
 #include "ingot/log.h"
 #include "net/tls/tls.h"
 
@@ -37,6 +38,16 @@ uint64_t ig_server_log_stopped(void)
 	if (!ig_log_begin(&l, late ? IG_LOG_WARN : IG_LOG_INFO, late ? "stopped: grace period over" : "stopped"))
 		return cut;
 	ig_log_int(&l, "requests", (int64_t)requests);
+	if (ig_http_server.core_count > 1) { /* "12,9": how the cores shared them */
+		char per[IG_MAX_CORES * 21];
+		size_t n = 0;
+		for (int i = 0; i < ig_http_server.core_count; i++) {
+			if (i)
+				per[n++] = ',';
+			n += ig_fmt_u64(per + n, ig_http_server.cores[i].requests);
+		}
+		ig_log_str(&l, "requests_per_core", per, n);
+	}
 	ig_log_int(&l, "cut", (int64_t)cut);
 	ig_log_int(&l, "dropped", (int64_t)dropped);
 	if (ig_http_server.tls) {

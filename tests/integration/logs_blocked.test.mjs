@@ -10,7 +10,7 @@ import { startServer, cleanup, LWIP } from './lib.mjs';
 
 after(cleanup);
 
-const skip = LWIP && 'one loop on its own stack writes its lines directly';
+const skip = LWIP && 'over lwIP the loops write their lines directly';
 
 async function start() {
 	const srv = await startServer({ INGOT_ACCESS_LOG: '1', INGOT_ADMIN_PORT: '0' }, { threads: '2' });

@@ -178,7 +178,7 @@ before(async () => {
 });
 
 test('a real Prometheus scrapes exact counts per route, method and status over two cores', async () => {
-	assert.equal(srv.listening.threads, LWIP ? 1 : 2); // a stack of ingot's own runs one loop
+	assert.equal(srv.listening.threads, 2);
 	await load(srv.port, CONNS, PER_CONN);
 	// A request the engine refuses before any handler, on a connection of its own.
 	const bad = await RawClient.connect(srv.port);

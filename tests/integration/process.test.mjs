@@ -219,8 +219,7 @@ test('the "listening" log line has addr, port, threads and a numeric startup_us;
 		assert.equal(l.level, 'info');
 		assert.equal(l.addr, srv.host);
 		assert.ok(Number.isInteger(l.port) && l.port > 0 && l.port < 65536, `port ${l.port}`);
-		// lwIP is single-threaded (NO_SYS): its build forces one loop.
-		assert.equal(l.threads, LWIP ? 1 : 3);
+		assert.equal(l.threads, 3);
 		assert.equal(typeof l.startup_us, 'number');
 		assert.ok(l.startup_us >= 0);
 		assert.equal(l.pid, srv.pid);

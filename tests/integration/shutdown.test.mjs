@@ -8,7 +8,7 @@
 // connection was closed" proves the one listener is closed too.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, cleanup, RawClient, req, BODY, LWIP } from './lib.mjs';
+import { startServer, cleanup, RawClient, req, BODY } from './lib.mjs';
 
 after(() => cleanup());
 
@@ -127,7 +127,7 @@ test('SIGINT on an idle server: exit 0 with "draining" (signal SIGINT) and "stop
 });
 
 test('SIGTERM with several loops (INGOT_THREADS=4) and busy connections on them: all complete, exit 0',
-	{ ...T, skip: LWIP && 'lwIP runs one loop' }, async () => {
+	T, async () => {
 	const srv = await startServer({}, { threads: '4' });
 	const conns = [];
 	for (let i = 0; i < 8; i++) conns.push(await busy(srv.port, req('GET', '/delay/400')));
