@@ -3,24 +3,12 @@
  * in real mode at a page below 1 MiB: smp.c copies the trampoline there
  * (IG_AP_TRAMPOLINE). It loads a GDT of its own with a 32-bit code segment
  * and jumps to ap_start32 in the image, which takes the boot CPU's path
- * (boot.S): PAE, its page tables, long mode with SSE and NX, boot.S's GDT.
- * ap_start64 then finds the CPU's stack by its local APIC ID and calls
- * ig_metal_ap_main, which never returns. */
+ * into long mode (boot.S's ig_metal_long_mode32: its page tables, SSE and
+ * NX, its GDT). ap_start64 then finds the CPU's stack by its
+ * local APIC ID and calls ig_metal_ap_main, which never returns. */
 
 #define AP_TRAMPOLINE 0x8000   /* smp.h's IG_AP_TRAMPOLINE */
 #define CR0_PE   0x00000001
-#define CR0_MP   0x00000002
-#define CR0_EM   0x00000004
-#define CR0_NE   0x00000020
-#define CR0_WP   0x00010000
-#define CR0_PG   0x80000000
-#define CR4_PAE  0x00000020
-#define CR4_OSFXSR 0x00000200
-#define CR4_OSXMMEXCPT 0x00000400
-#define MSR_EFER 0xc0000080
-#define EFER_SCE 0x00000001
-#define EFER_LME 0x00000100
-#define EFER_NXE 0x00000800
 #define LAPIC_ID 0xfee00020
 
 #define TRAMP(sym) (AP_TRAMPOLINE + (sym) - ig_metal_ap_trampoline)
@@ -55,37 +43,11 @@ ap_start32:
 	movl %eax, %ds
 	movl %eax, %es
 	movl %eax, %ss
-	movl ig_metal_boot_cr3, %eax
-	movl %eax, %cr3
-	movl %cr4, %eax
-	orl $(CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT), %eax
-	movl %eax, %cr4
-	movl $0x80000001, %eax
-	cpuid
-	movl $(EFER_LME | EFER_SCE), %edi
-	btl $20, %edx
-	jnc 1f
-	orl $EFER_NXE, %edi
-1:	movl $MSR_EFER, %ecx
-	rdmsr
-	orl %edi, %eax
-	wrmsr
-	movl %cr0, %eax
-	andl $~CR0_EM, %eax
-	orl $(CR0_PE | CR0_MP | CR0_NE | CR0_WP | CR0_PG), %eax
-	movl %eax, %cr0
-	lgdt ig_metal_gdt_ptr
-	ljmp $0x08, $ap_start64
+	movl $ap_start64_far, %ebp
+	jmp ig_metal_long_mode32
 
 	.code64
 ap_start64:
-	movl $0x10, %eax
-	movl %eax, %ds
-	movl %eax, %es
-	movl %eax, %ss
-	xorl %eax, %eax
-	movl %eax, %fs
-	movl %eax, %gs
 	movl $LAPIC_ID, %eax
 	movl (%rax), %edi
 	shrl $24, %edi
@@ -96,6 +58,11 @@ ap_start64:
 2:	cli
 	hlt
 	jmp 2b
+
+	.data
+ap_start64_far:
+	.long ap_start64
+	.word 0x08
 
 /* ig_metal_thread_enter(regs): a thread clone made, on this CPU, as the
  * clone system call returns in the child: its registers as the parent

@@ -68,6 +68,17 @@ pvh_start32:
 	movl $boot_pdpt + 3, boot_pml4
 	movl $0, boot_pml4 + 4
 
+	movl $start64_far, %ebp
+	/* fall through */
+
+/* Long mode from 32-bit protected mode, paging off, a flat data segment
+ * loaded: this page table, PAE, SSE, NX where CPUID offers it, boot.S's
+ * GDT and its data segment (FS and GS null), then the 64-bit code that the
+ * far pointer at %ebp names (no stack
+ * is needed: PVH gives none). The boot CPU comes here with %esi (the
+ * start info) kept; every other CPU from ap_start.S. */
+	.globl ig_metal_long_mode32
+ig_metal_long_mode32:
 	movl $boot_pml4, %eax
 	movl %eax, %cr3
 	movl %cr4, %eax
@@ -89,10 +100,6 @@ pvh_start32:
 	orl $(CR0_PE | CR0_MP | CR0_NE | CR0_WP | CR0_PG), %eax
 	movl %eax, %cr0
 	lgdt ig_metal_gdt_ptr
-	ljmp $0x08, $start64
-
-	.code64
-start64:
 	movl $0x10, %eax
 	movl %eax, %ds
 	movl %eax, %es
@@ -100,6 +107,10 @@ start64:
 	xorl %eax, %eax
 	movl %eax, %fs
 	movl %eax, %gs
+	ljmpl *(%ebp)
+
+	.code64
+start64:
 	leaq boot_stack_top(%rip), %rsp
 	movl %esi, %edi                 /* zero-extends: start_info */
 	call ig_metal_start
@@ -122,6 +133,12 @@ ig_metal_gdt_end:
 ig_metal_gdt_ptr:
 	.word ig_metal_gdt_end - ig_metal_gdt - 1
 	.quad ig_metal_gdt
+
+/* A far pointer (offset, then selector 0x08: 64-bit code) for
+ * ig_metal_long_mode32's jump. */
+start64_far:
+	.long start64
+	.word 0x08
 
 	.globl ig_metal_entry_tsc
 	.p2align 3

@@ -56,8 +56,6 @@ struct ig_cpu {
 
 /* Indexed by local APIC ID: the stack ap_start64 takes. */
 uint64_t ig_metal_ap_stacks[256];
-/* The boot CPU's page tables, which every CPU shares (ap_start.S). */
-uint32_t ig_metal_boot_cr3;
 extern const char ig_metal_ap_trampoline[], ig_metal_ap_trampoline_end[];
 void ig_metal_ap_main(uint32_t apic_id);
 void ig_metal_thread_enter(const struct thread_regs *r) __attribute__((noreturn));
@@ -98,9 +96,6 @@ void ig_smp_init(uint64_t rsdp_paddr, void (*each_cpu)(void))
 			ncpus++;
 		}
 	set_self(&cpus[0]);
-	uint64_t cr3;
-	__asm__ volatile("mov %%cr3, %0" : "=r"(cr3));
-	ig_metal_boot_cr3 = (uint32_t)cr3;
 }
 
 int ig_smp_cpus(void)
