@@ -37,7 +37,8 @@ export const DATE_RE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|M
 /** INGOT_TEST_NET=tap: every server runs its own lwIP stack (the binary is
  * INGOT_BIN, e.g. build/bin/service-lwip) over a TAP device of its own in
  * the current network namespace (tests/run makes one per suite). Tests
- * that cannot apply to one loop on lwIP skip themselves on this. */
+ * that cannot apply to lwIP (descriptors, the host's ports, the kernel's
+ * TCP) skip themselves on this. */
 export const LWIP = process.env.INGOT_TEST_NET === 'tap';
 
 // port -> the address of the server listening there. Empty outside lwIP
