@@ -7,10 +7,12 @@
 // byte against the process build started beside it, a validation error,
 // Date, 2,000 requests pipelined 10 deep through undici, the body limit,
 // slowloris, idle CPU) and then stops on Ctrl-Alt-Del with a request in
-// flight; one on a TAP in a namespace answers ping and 500 concurrent
+// flight, once with one vCPU and once with two (-smp 2 under multi-threaded
+// TCG: a loop on each, every loop serving); with two vCPUs, one on a TAP in
+// a namespace answers ping and 500 concurrent
 // connections (qemu's user network carries neither); one on a TAP in
 // another resolves UPSTREAM's and DATABASE_URL's names through a DNS
-// server of the test's there (INGOT_DNS_SERVER); one boot each for
+// server of the test's there (INGOT_DNS_SERVER), each loop's pool; one boot each for
 // DHCP, a name with no nameserver, the modern virtio-mmio device, an app's setting (UPSTREAM) from the
 // command line, an idle exit (INGOT_IDLE_EXIT_MS), a
 // bad ingot.ip, a forced CPU exception, a coroutine's stack overflow (its
@@ -384,7 +386,7 @@ test('the initrd (-initrd: a cpio newc archive as cpio -o -H newc writes it) is 
 	g.kill();
 });
 
-test('HTTPS on the machine (make unikernel-tls): with virtio-rng and the certificate and key in the initrd, curl and openssl s_client verify it over the hostfwd; without an entropy device TLS refuses to start, saying why: HTTPS alone fails the start, beside plain HTTP the plain port still serves', T, async () => {
+test('HTTPS on the machine (make unikernel-tls): with virtio-rng and the certificate and key in the initrd, curl and openssl s_client verify it over the hostfwd (-smp 2: one connection to each loop); without an entropy device TLS refuses to start, saying why: HTTPS alone fails the start, beside plain HTTP the plain port still serves', T, async () => {
 	const image = path.join(IMAGES, 'unikernel-tls.elf');
 	assert.ok(fs.existsSync(image), `${image} is missing: make unikernel-tls builds it`);
 	await needTools('curl', 'openssl', 'cpio');
@@ -399,10 +401,12 @@ test('HTTPS on the machine (make unikernel-tls): with virtio-rng and the certifi
 	assert.equal(c.code, 0, c.stderr);
 	const words = `${WORDS} INGOT_TLS_CERT=/tls/cert.pem INGOT_TLS_KEY=/tls/key.pem INGOT_TLS_ONLY=1 INGOT_TLS_PORT=8080`;
 
-	const g = await boot({ more: words, initrd: archive, rng: true, image: 'unikernel-tls.elf' });
+	// Two vCPUs: curl's connection and s_client's go to one loop each.
+	const g = await boot({ more: words, initrd: archive, rng: true, image: 'unikernel-tls.elf', smp: 2 });
 	try {
 		const up = await listening(g);
 		assert.equal(up.tls_port, 8080, g.describe());
+		assert.equal(up.threads, 2, g.describe());
 		assert.equal(entropySource(g), 'virtio-rng', g.describe());
 		const curl = await must('curl', ['-sS', '--cacert', cert, '--resolve', `localhost:${g.port}:127.0.0.1`,
 			`https://localhost:${g.port}/health`]);
