@@ -94,14 +94,15 @@ static void start(ig_ctx *ctx, void *arg)
 bool ig_cron_serve(ig_ctx *ctx)
 {
 	const ig_request *req = ig_req(ctx);
-	if (!str_is(req->path, IG_CRON_PATH) || !ig_cron_config.secret[0])
+	const char *secret = ig_cron_config.secret;
+	if (!str_is(req->path, IG_CRON_PATH) || !secret || !secret[0])
 		return false;
 	if (!str_is(req->method, "POST")) {
 		ig_add_header(ctx, "Allow", IG_STR("POST"));
 		ig_respond_problem(ctx, 405, "POST only");
 		return true;
 	}
-	if (!ig_http_bearer_is(ig_req_header(ctx, "authorization"), ig_cron_config.secret)) {
+	if (!ig_http_bearer_is(ig_req_header(ctx, "authorization"), secret)) {
 		ig_add_header(ctx, "WWW-Authenticate", IG_STR("Bearer"));
 		ig_respond_problem(ctx, 401, "the cron secret is required as a bearer token");
 		return true;

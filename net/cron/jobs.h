@@ -88,7 +88,7 @@ extern const struct ig_cron_ops ig_cron_ops;
 
 /* INGOT_CRON_SECRET (cron_settings.c). */
 struct ig_cron_config {
-	const char *secret; /* "": the endpoint is off */
+	const char *secret; /* "" (or NULL, before the settings ran): the endpoint is off */
 };
 extern struct ig_cron_config ig_cron_config;
 extern const struct ig_settings ig_cron_settings;
