@@ -118,12 +118,12 @@ int ig_lwip_core_start(struct ig_loop *loop, char *err, size_t errlen)
 	}
 	*slot = c;
 	ig_lwip_lock(c);
-	bool room = ig_lwip_state.ncores < IG_LWIP_MAX_CORES;
+	bool room = ig_lwip_state.ncores < IG_MAX_CORES;
 	if (room)
 		ig_lwip_state.cores[ig_lwip_state.ncores++] = c;
 	ig_lwip_unlock();
 	if (!room) {
-		snprintf(err, errlen, "lwIP: more than %d cores", IG_LWIP_MAX_CORES);
+		snprintf(err, errlen, "lwIP: more than %d cores", IG_MAX_CORES);
 		return -1;
 	}
 	return 0;

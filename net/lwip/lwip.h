@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/process/cores.h"
 #include "kernel/runtime/loop.h"
 #include "kernel/runtime/pool.h"
 #include "net/lwip/net_config.h"
@@ -37,8 +38,6 @@ struct ig_lwip_core {
 	void (*on_up)(struct ig_loop *loop);        /* ig_lwip_when_up's waiter */
 	bool up_posted, settle_posted;
 };
-
-#define IG_LWIP_MAX_CORES 256
 
 /* DHCP's nameservers kept (lwipopts.h's DNS_MAX_SERVERS). */
 #define IG_LWIP_NAMESERVERS DNS_MAX_SERVERS
@@ -69,7 +68,7 @@ struct ig_lwip_state {
 	/* streams.c: the listeners' groups, a PCB each, shared by the cores */
 	struct ig_lwip_group *groups;
 	/* cores.c: every core's part */
-	struct ig_lwip_core *cores[IG_LWIP_MAX_CORES];
+	struct ig_lwip_core *cores[IG_MAX_CORES];
 	unsigned ncores;
 };
 extern struct ig_lwip_state ig_lwip_state;
