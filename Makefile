@@ -834,7 +834,7 @@ $(UNIKERNEL_KERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD) | $(H
 # PVH loader enters and that writes them back where they were linked
 # (README: the unikernel's image). The stub is linked at the kernel's end.
 $(UNIKERNEL): KERNEL_BIN = $(UNIKERNEL_KERNEL:.elf=.bin)
-$(UNIKERNEL): $(UNIKERNEL_KERNEL) images/unpack.S
+$(UNIKERNEL): $(UNIKERNEL_KERNEL) images/unpack.S images/unpack.ld
 	@$(if $(Q),echo "  PACK    $@")
 	$(Q)objcopy -O binary $< $(KERNEL_BIN)
 	$(Q)lz4 -l -12 -f -q $(KERNEL_BIN) $(KERNEL_BIN:.bin=.lz4)
@@ -843,7 +843,7 @@ $(UNIKERNEL): $(UNIKERNEL_KERNEL) images/unpack.S
 	[ -n "$$load" ] && [ -n "$$end" ] && [ -n "$$entry" ] && [ -n "$$told" ] || { echo "$<: a symbol the packing needs is missing" >&2; exit 1; }; \
 	bytes_end=$$(printf '0x%x' $$(( load + $$(stat -c %s $(KERNEL_BIN)) ))); \
 	$(CC_HOST) -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
-		-Wl,-z,noexecstack -Wl,-Ttext-segment=$$end -Wl,-e,unpack_start32 \
+		-Wl,-z,noexecstack -Wl,-T,images/unpack.ld -Wl,--defsym=KERNEL_LOAD=$$load -Wl,--defsym=KERNEL_END=$$end \
 		-DPAYLOAD='"$(abspath $(KERNEL_BIN:.bin=.lz4))"' -DKERNEL_LOAD=$$load -DKERNEL_BYTES_END=$$bytes_end \
 		-DKERNEL_END=$$end -DKERNEL_ENTRY=$$entry -DKERNEL_UNPACKED_END=$$told images/unpack.S -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes; the kernel $$(stat -c %s $(KERNEL_BIN)) bytes unpacked)"
