@@ -9,7 +9,7 @@
 
 #define IG_LAPIC_TIMER_VECTOR 0x20
 
-/* After ig_tsc_init: enables the APIC, masks LINT0 and the PICs, and
+/* After ig_tsc_calibrate_end: enables the APIC, masks LINT0 and the PICs, and
  * measures the timer's rate over about 100 us. */
 void ig_lapic_init(void);
 /* On each other CPU: enables its APIC with the boot CPU's measured rate. */

@@ -148,7 +148,13 @@ static bool kvmclock_init(void)
 	return true;
 }
 
-int ig_tsc_init(void)
+/* The calibration's start: a change of the PIT's count (so the window
+ * begins on a tick) and the TSC then. */
+static bool calibrating;
+static uint16_t pit_start;
+static uint64_t tsc_start;
+
+int ig_tsc_calibrate_begin(void)
 {
 	if (kvmclock_init())
 		return 0;
@@ -156,20 +162,30 @@ int ig_tsc_init(void)
 	outb(PIT_CMD, 0x30);
 	outb(PIT_CH0, 0xff);
 	outb(PIT_CH0, 0xff);
-	/* Start on a change of the count, so the window begins on a tick. */
 	uint16_t c0 = pit_read(), c;
 	uint64_t spins = 0;
 	while ((c = pit_read()) == c0)
 		if (++spins > 10000000)
 			return -1;
-	uint64_t t0 = ig_rdtsc();
-	uint16_t start = c;
-	while ((uint16_t)(start - (c = pit_read())) < CALIBRATION_TICKS)
+	tsc_start = ig_rdtsc();
+	pit_start = c;
+	calibrating = true;
+	return 0;
+}
+
+int ig_tsc_calibrate_end(void)
+{
+	if (!calibrating)
+		return 0; /* kvmclock's */
+	uint16_t c;
+	uint64_t spins = 0;
+	while ((uint16_t)(pit_start - (c = pit_read())) < CALIBRATION_TICKS)
 		if (++spins > 100000000)
 			return -1;
 	uint64_t t1 = ig_rdtsc();
-	uint64_t ticks = (uint16_t)(start - c);
-	hz = (t1 - t0) * PIT_HZ / ticks;
+	uint64_t ticks = (uint16_t)(pit_start - c);
+	calibrating = false;
+	hz = (t1 - tsc_start) * PIT_HZ / ticks;
 	if (hz == 0)
 		return -1;
 	mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / hz);

@@ -9,10 +9,16 @@
 
 #include <stdint.h>
 
-/* Registers kvmclock if the hypervisor offers it; else calibrates (about
- * 2 ms of PIT channel 0) and reads the RTC; -1 if the PIT never counted
- * (then the clock cannot be trusted: a boot error). */
-int ig_tsc_init(void);
+/* The clock's start, in two calls with other work between them (which
+ * must not read the clock, and must take less than the PIT's 55 ms
+ * period): begin registers kvmclock if the hypervisor offers it (then end
+ * does nothing), else starts PIT channel 0 counting; end waits until the
+ * count has run 2 ms since begin, so the work between costs the boot
+ * nothing up to that, calibrates the TSC on the window, and reads the
+ * RTC. -1 if the PIT never counted (then the clock cannot be trusted: a
+ * boot error). */
+int ig_tsc_calibrate_begin(void);
+int ig_tsc_calibrate_end(void);
 /* Nanoseconds since the PVH entry. */
 uint64_t ig_tsc_now_ns(void);
 /* Nanoseconds since 1970 (UTC): kvmclock's, or from the RTC's second at boot. */
