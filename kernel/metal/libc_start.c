@@ -6,6 +6,7 @@
 #include "libc_start.h"
 #include "mmu.h"
 #include "syscalls.h"
+#include "kernel/process/fatal.h"
 #include "kernel/runtime/clock.h"
 
 #include <elf.h>
@@ -45,6 +46,7 @@ _Noreturn void ig_metal_libc_start(const struct ig_metal_args *args)
 	};
 	ig_mmu_guard_page(main_stack);
 	ig_clock_counts_from_boot = true; /* tsc.h: 0 is the PVH entry */
+	ig_fatal_faults_are_exceptions = true; /* idt.c names a fault */
 	/* AT_RANDOM seeds musl's canary, not a key: any source will do. */
 	ig_metal_syscall(SYS_getrandom, (long)at_random, sizeof at_random, GRND_NONBLOCK, 0, 0, 0, NULL);
 	const uint64_t auxv[][2] = {

@@ -92,9 +92,13 @@ __attribute__((cold)) static void on_fatal(int signo, siginfo_t *info, void *con
 	}
 }
 
+bool ig_fatal_faults_are_exceptions;
+
 void ig_fatal_signals_install(ig_fatal_describe_fn *describe)
 {
 	describe_running = describe;
+	if (ig_fatal_faults_are_exceptions)
+		return;
 	struct sigaction sa = { .sa_sigaction = on_fatal, .sa_flags = SA_SIGINFO | SA_ONSTACK };
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < FATAL_COUNT; i++)
@@ -103,6 +107,8 @@ void ig_fatal_signals_install(ig_fatal_describe_fn *describe)
 
 int ig_fatal_thread_init(void)
 {
+	if (ig_fatal_faults_are_exceptions)
+		return 0;
 	void *m = mmap(NULL, SIGNAL_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		       -1, 0);
 	if (m == MAP_FAILED)

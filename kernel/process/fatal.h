@@ -21,6 +21,11 @@ typedef void ig_fatal_describe_fn(const void *running, struct ig_logline *line);
  * run requests start. describe may be NULL. */
 void ig_fatal_signals_install(ig_fatal_describe_fn *describe);
 
+/* Set, before that, by a platform whose faults are CPU exceptions and not
+ * signals (kernel/metal: its exception handler calls ig_fatal_overflow_line):
+ * then installing keeps only describe, and threads get no signal stack. */
+extern bool ig_fatal_faults_are_exceptions;
+
 /* Gives the calling thread its signal stack (16 KiB of address space, no
  * memory until a signal uses it). Each thread that runs requests calls it
  * once; 0, or -1 when the stack could not be had (the handler then runs on
