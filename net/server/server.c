@@ -157,6 +157,10 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	}
 	ig_metrics_register(&ig_server_metrics_source);
 	ig_notify_open(); /* systemd's NOTIFY_SOCKET: before the threads read it */
+	for (int i = 0; i < n; i++)
+		args[i] = &ig_http_server.cores[i];
+	if (n > 1 && ig_threads_start(threads + 1, n - 1, cpus, ncpus, 1, ig_server_core_main, args + 1) != 0)
+		return startup_error("cannot start threads");
 	ig_pin_self(cpus[0]);
 	struct http_core *core0 = &ig_http_server.cores[0];
 	if (ig_server_core_setup(core0, err, sizeof err) != 0)
@@ -189,15 +193,6 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	if (ig_net_stack->streams_are_fds)
 		ig_log_ring_enable(cpus, ncpus);
 	ig_notify_send("READY=1");
-	/* The other cores start once core 0 serves: every core's listener
-	   is open (above), and a core's own start runs the code core 0's
-	   has run. Where code costs its translation (the unikernel under
-	   TCG) they would otherwise translate it twice over, side by side,
-	   before the first answer. */
-	for (int i = 0; i < n; i++)
-		args[i] = &ig_http_server.cores[i];
-	if (n > 1 && ig_threads_start(threads + 1, n - 1, cpus, ncpus, 1, ig_server_core_main, args + 1) != 0)
-		return startup_error("cannot start threads");
 
 	ig_loop_run(&core0->loop);
 	ig_server_stop_accepting(core0);
