@@ -139,14 +139,8 @@ static void log_address(const char *msg, const struct netif *n, bool dhcp)
 	char ip[16], mask[16], gw[16], mac[18];
 	if (!ig_log_begin(&l, IG_LOG_INFO, msg))
 		return;
-	/* By hand: printf's code would run nowhere else before the first
-	   answer, and under TCG code run once costs its translation. */
-	static const char hex[] = "0123456789abcdef";
-	for (int i = 0; i < ETH_HWADDR_LEN; i++) {
-		mac[3 * i] = hex[n->hwaddr[i] >> 4];
-		mac[3 * i + 1] = hex[n->hwaddr[i] & 15];
-		mac[3 * i + 2] = i + 1 < ETH_HWADDR_LEN ? ':' : '\0';
-	}
+	const uint8_t *h = n->hwaddr;
+	snprintf(mac, sizeof mac, "%02x:%02x:%02x:%02x:%02x:%02x", h[0], h[1], h[2], h[3], h[4], h[5]);
 	ig_log_cstr(&l, "ip", ip4addr_ntoa_r(netif_ip4_addr(n), ip, sizeof ip));
 	ig_log_cstr(&l, "netmask", ip4addr_ntoa_r(netif_ip4_netmask(n), mask, sizeof mask));
 	ig_log_cstr(&l, "gw", ip4addr_ntoa_r(netif_ip4_gw(n), gw, sizeof gw));
@@ -210,10 +204,6 @@ int ig_lwip_frames_up(const struct ig_lwip_net_config *cfg, char *err, size_t er
 		}
 		log_address("net: up, asking DHCP", &s->netif, true);
 	} else {
-		/* The gateway's address asked now, while the rest starts: the
-		   first answer to a client beyond it then waits for no ARP. */
-		if (!ip4_addr_isany_val(gw))
-			etharp_request(&s->netif, &gw);
 		log_address("net: up", &s->netif, false);
 	}
 	ig_lwip_port_touch();
