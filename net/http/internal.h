@@ -100,7 +100,6 @@ struct http_core {
 	struct ig_deferred drain_sweep; /* ig_http_conn_drain again, after the batch */
 	uint32_t index, count;
 	_Atomic int drain_requested, force_requested;
-	_Atomic int loop_up; /* set by its thread once set up: its loop can be woken */
 	_Atomic int tls_reload_requested; /* ig_tls_core_post_credentials was called */
 	uint32_t rbuf_size;
 	unsigned health_paths; /* /livez, /readyz the engine answers (net/http/health.h) */

@@ -58,9 +58,7 @@ void *ig_server_core_main(void *arg)
 	char err[256];
 	ig_fatal_thread_init();
 	if (ig_server_core_setup(core, err, sizeof err) == 0) {
-		/* A drain may have been asked before this loop ran: after
-		   loop_up, the asker wakes it; before, this sees the flag. */
-		atomic_store(&core->loop_up, 1);
+		/* A drain may have been asked before this loop ran. */
 		ig_server_on_core_wake(&core->loop, core);
 		if (!core->draining || core->count)
 			ig_loop_run(&core->loop);
@@ -76,10 +74,8 @@ void *ig_server_core_main(void *arg)
 static void request_all(_Atomic int *(*flag)(struct http_core *))
 {
 	for (int i = 0; i < ig_http_server.core_count; i++) {
-		struct http_core *core = &ig_http_server.cores[i];
-		atomic_store(flag(core), 1);
-		if (atomic_load(&core->loop_up)) /* else it is still starting */
-			ig_loop_wake(&core->loop);
+		atomic_store(flag(&ig_http_server.cores[i]), 1);
+		ig_loop_wake(&ig_http_server.cores[i].loop);
 	}
 }
 

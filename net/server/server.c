@@ -165,7 +165,6 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	struct http_core *core0 = &ig_http_server.cores[0];
 	if (ig_server_core_setup(core0, err, sizeof err) != 0)
 		return startup_error(err);
-	atomic_store(&core0->loop_up, 1);
 	/* Where the stack binds only on the loop (lwIP), the ports are known
 	   from here. */
 	if (core0->listener)
