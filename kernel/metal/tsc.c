@@ -150,7 +150,6 @@ static bool kvmclock_init(void)
 
 /* The calibration's start: a change of the PIT's count (so the window
  * begins on a tick) and the TSC then. */
-static bool calibrating;
 static uint16_t pit_start;
 static uint64_t tsc_start;
 
@@ -169,14 +168,13 @@ int ig_tsc_calibrate_begin(void)
 			return -1;
 	tsc_start = ig_rdtsc();
 	pit_start = c;
-	calibrating = true;
 	return 0;
 }
 
 int ig_tsc_calibrate_end(void)
 {
-	if (!calibrating)
-		return 0; /* kvmclock's */
+	if (kvmclock)
+		return 0;
 	uint16_t c;
 	uint64_t spins = 0;
 	while ((uint16_t)(pit_start - (c = pit_read())) < CALIBRATION_TICKS)
@@ -184,7 +182,6 @@ int ig_tsc_calibrate_end(void)
 			return -1;
 	uint64_t t1 = ig_rdtsc();
 	uint64_t ticks = (uint16_t)(pit_start - c);
-	calibrating = false;
 	hz = (t1 - tsc_start) * PIT_HZ / ticks;
 	if (hz == 0)
 		return -1;
