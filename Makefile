@@ -817,7 +817,7 @@ $(METAL_OBJ): CFLAGS += -mno-red-zone
 $(OBJ)/%.o: %.S
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS      $<")
-	$(Q)$(CC_MUSL) -c $< -o $@
+	$(Q)$(CC_MUSL) -I. -MMD -MP -c $< -o $@
 # The kernel as linked (unikernel.kernel.elf, bootable by itself, its
 # symbols kept for the packing below). -nostartfiles: the entry is
 # boot.S's, and musl is entered by kernel/metal/libc_start.c; the specs
@@ -834,7 +834,7 @@ $(UNIKERNEL_KERNEL): $(UNIKERNEL_OBJ) $(LIBS) $(LWIP_LIBS) $(UNIKERNEL_LD) | $(H
 # PVH loader enters and that writes them back where they were linked
 # (README: the unikernel's image). The stub is linked at the kernel's end.
 $(UNIKERNEL): KERNEL_BIN = $(UNIKERNEL_KERNEL:.elf=.bin)
-$(UNIKERNEL): $(UNIKERNEL_KERNEL) images/unpack.S images/unpack.ld
+$(UNIKERNEL): $(UNIKERNEL_KERNEL) images/unpack.S images/unpack.ld kernel/metal/cpu_bits.h
 	@$(if $(Q),echo "  PACK    $@")
 	$(Q)objcopy -O binary $< $(KERNEL_BIN)
 	$(Q)lz4 -l -12 -f -q $(KERNEL_BIN) $(KERNEL_BIN:.bin=.lz4)
@@ -843,17 +843,17 @@ $(UNIKERNEL): $(UNIKERNEL_KERNEL) images/unpack.S images/unpack.ld
 	[ -n "$$load" ] && [ -n "$$end" ] && [ -n "$$entry" ] && [ -n "$$told" ] || { echo "$<: a symbol the packing needs is missing" >&2; exit 1; }; \
 	bytes_end=$$(printf '0x%x' $$(( load + $$(stat -c %s $(KERNEL_BIN)) ))); \
 	$(CC_HOST) -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
-		-Wl,-z,noexecstack -Wl,-T,images/unpack.ld -Wl,--defsym=KERNEL_LOAD=$$load -Wl,--defsym=KERNEL_END=$$end \
+		-I. -Wl,-z,noexecstack -Wl,-T,images/unpack.ld -Wl,--defsym=KERNEL_LOAD=$$load -Wl,--defsym=KERNEL_END=$$end \
 		-DPAYLOAD='"$(abspath $(KERNEL_BIN:.bin=.lz4))"' -DKERNEL_LOAD=$$load -DKERNEL_BYTES_END=$$bytes_end \
 		-DKERNEL_END=$$end -DKERNEL_ENTRY=$$entry -DKERNEL_UNPACKED_END=$$told images/unpack.S -o $@
 	@echo "built $@ ($$(stat -c %s $@) bytes; the kernel $$(stat -c %s $(KERNEL_BIN)) bytes unpacked)"
 # images/qemu's KVM probe (images/kvm_probe.S), built beside the images it
 # guards: a PVH kernel that runs one SSE instruction.
 KVM_PROBE := $(APP_BUILD)/images/kvm-probe.elf
-$(KVM_PROBE): images/kvm_probe.S
+$(KVM_PROBE): images/kvm_probe.S kernel/metal/cpu_bits.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AS/LD   $@")
-	$(Q)$(CC_HOST) -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
+	$(Q)$(CC_HOST) -I. -nostdlib -static -no-pie -s -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 		-Wl,-Ttext-segment=0x100000 -Wl,-e,probe_entry $< -o $@
 # Without TLS by default (net/tls/none.c); the objects are then those of
 # build/obj-notls.

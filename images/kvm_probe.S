@@ -4,6 +4,8 @@
  * pxor with "KVM internal error", as the unikernel and Linux would. Built
  * with the images (make unikernel, make boot); never part of one. */
 
+#include "kernel/metal/cpu_bits.h"
+
 	/* XEN_ELFNOTE_PHYS32_ENTRY (18): name "Xen", the 32-bit entry point. */
 	.section .note.pvh, "a", @note
 	.p2align 2
@@ -18,11 +20,11 @@
 	.globl probe_entry
 probe_entry:
 	mov %cr0, %eax
-	and $~4, %eax
-	or $2, %eax
+	and $~CR0_EM, %eax
+	or $CR0_MP, %eax
 	mov %eax, %cr0
 	mov %cr4, %eax
-	or $0x600, %eax
+	or $(CR4_OSFXSR | CR4_OSXMMEXCPT), %eax
 	mov %eax, %cr4
 	pxor %xmm0, %xmm0
 	/* Reached: isa-debug-exit ends qemu with (0x20 << 1) | 1 = 65, a

@@ -38,13 +38,11 @@
  * clearing what it overran. No stack: the PVH state has none. %ebx is kept
  * in %xmm7 while the moves use it. */
 
+#include "kernel/metal/cpu_bits.h"
+
 #define LZ4_LEGACY_MAGIC 0x184c2102
 #define COM1 0x3f8
 #define DEBUG_EXIT 0xf4
-#define CR0_MP 0x00000002
-#define CR0_EM 0x00000004
-#define CR4_OSFXSR 0x00000200
-#define CR4_OSXMMEXCPT 0x00000400
 #define OVERRUN 16 /* the most a move writes past its end, rounded up */
 
 	/* The overrun past the kernel's bytes lands in its bss. */

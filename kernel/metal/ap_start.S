@@ -7,8 +7,9 @@
  * NX, its GDT). ap_start64 then finds the CPU's stack by its
  * local APIC ID and calls ig_metal_ap_main, which never returns. */
 
+#include "kernel/metal/cpu_bits.h"
+
 #define AP_TRAMPOLINE 0x8000   /* smp.h's IG_AP_TRAMPOLINE */
-#define CR0_PE   0x00000001
 #define LAPIC_ID 0xfee00020
 
 #define TRAMP(sym) (AP_TRAMPOLINE + (sym) - ig_metal_ap_trampoline)

@@ -4,19 +4,8 @@
  * 0xfe000000+ device area uncached), enters long mode with SSE on, and calls
  * ig_metal_start(start_info) on the boot stack. Nothing here returns. */
 
-#define CR0_PE   0x00000001
-#define CR0_MP   0x00000002
-#define CR0_EM   0x00000004
-#define CR0_NE   0x00000020
-#define CR0_WP   0x00010000
-#define CR0_PG   0x80000000
-#define CR4_PAE  0x00000020
-#define CR4_OSFXSR 0x00000200
-#define CR4_OSXMMEXCPT 0x00000400
-#define MSR_EFER 0xc0000080
-#define EFER_SCE 0x00000001
-#define EFER_LME 0x00000100
-#define EFER_NXE 0x00000800
+#include "kernel/metal/cpu_bits.h"
+
 #define PTE_P_RW_PS 0x83       /* present, writable, 2 MiB page */
 #define PTE_PWT_PCD 0x18       /* uncached: device registers */
 #define MMIO_FIRST_2M (0xfe000000 >> 21)
