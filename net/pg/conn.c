@@ -275,8 +275,8 @@ static void conn_closed(void *engine)
 	k->t = k->sock = NULL; /* gone already */
 	const char *tls_why = tls ? ig_tls_last_error(ig_tls_client_core(k->core->loop)) : NULL;
 	if (tls && tls_why && k->state == PGC_AUTH) {
-		char *msg = ig_pg_global->tls_error;
-		snprintf(msg, sizeof ig_pg_global->tls_error, "TLS with the database failed: %s", tls_why);
+		char *msg = k->core->tls_error;
+		snprintf(msg, sizeof k->core->tls_error, "TLS with the database failed: %s", tls_why);
 		ig_pg_conn_close(k, IG_PG_TLS, msg);
 	} else {
 		ig_pg_conn_close(k, k->state == PGC_READY ? IG_PG_CONNECTION_LOST : IG_PG_CONNECT,

@@ -48,11 +48,9 @@ struct ig_pg_global {
 	struct sockaddr_storage addr;  /* a numeric host or a socket: set at start */
 	socklen_t addr_len;            /* 0: a name, resolved before each connect */
 	int backend_id;                /* /readyz's "postgresql" plus one, or 0 */
-	uint32_t cores;                /* loops that will run a pool */
+	atomic_uint cores;             /* loops that will run a pool: each core's start stores it */
 	atomic_bool max_connections_checked; /* by the first core that connects */
 	atomic_uint listeners;         /* cores with a LISTEN connection (listen.c) */
-	char startup_error[256];       /* why a startup failed, in the server's words */
-	char tls_error[160];
 };
 extern bool ig_pg_configured_flag;
 extern struct ig_pg_global *ig_pg_global; /* NULL unless ig_pg_configured_flag */
@@ -271,6 +269,12 @@ struct pg_core {
 	struct pg_query *failed_head, *failed_tail; /* failed at once: done after the batch */
 	struct ig_deferred deliver;
 	struct ig_pool blocks; /* for scratch: net/pg's own queries' results */
+	/* Why a connection's startup failed, in the server's words, and why
+	   its TLS did: the text ig_pg_conn_close passes on (logged, kept as
+	   the pool's last message). The core's own: every core's pool may
+	   fail at once, each with its own words. */
+	char startup_error[256];
+	char tls_error[160];
 	ig_arena scratch;
 	/* one message's columns while it is decoded (calloc'd: untouched
 	   pages cost nothing until a wide row comes) */

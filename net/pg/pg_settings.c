@@ -128,7 +128,7 @@ bool ig_pg_start(void)
 
 void ig_pg_core_start(struct ig_loop *loop, int core_count)
 {
-	ig_pg_global->cores = (uint32_t)core_count;
+	atomic_store_explicit(&ig_pg_global->cores, (unsigned)core_count, memory_order_relaxed);
 	struct pg_core *c = ig_pg_core_of(loop);
 	if (c)
 		ig_pg_pool_start(&c->pool);

@@ -223,8 +223,9 @@ void ig_pg_pool_submit(struct ig_pg_pool *p, struct pg_query *q)
  * connection of whichever core connects first: a line at startup when
  * they would not fit, before queries start failing. Not core 0's: when the
  * slots run out, core 0 may be the one that gets none. The listeners are
- * asked for by the cores' start hooks (Pub/Sub's consumers), which run
- * before any loop does: their count is complete by the first answer. */
+ * asked for by the cores' start hooks (Pub/Sub's consumers), which run as
+ * each core starts, beside the others: a core that is still starting when
+ * the first connects may not be counted yet. */
 static void on_max_connections(const ig_pg_result *res, const ig_pg_error *err, void *arg)
 {
 	struct ig_pg_pool *p = arg;
@@ -234,14 +235,15 @@ static void on_max_connections(const ig_pg_result *res, const ig_pg_error *err, 
 		memcpy(digits, v.ptr, v.len < sizeof digits - 1 ? v.len : sizeof digits - 1);
 		long max = strtol(digits, NULL, 10);
 		long listeners = (long)atomic_load(&ig_pg_global->listeners);
-		long want = (long)p->size * (ig_pg_global->cores ? ig_pg_global->cores : 1) + listeners;
+		unsigned cores = atomic_load_explicit(&ig_pg_global->cores, memory_order_relaxed);
+		long want = (long)p->size * (cores ? cores : 1) + listeners;
 		if (max > 0 && want > max) {
 			struct ig_logline l;
 			if (ig_log_begin(&l, IG_LOG_WARN,
 					 "the database's max_connections is below INGOT_PG_POOL_SIZE x cores + LISTEN connections")) {
 				ig_log_int(&l, "max_connections", max);
 				ig_log_int(&l, "pool_size", p->size);
-				ig_log_int(&l, "cores", ig_pg_global->cores);
+				ig_log_int(&l, "cores", cores);
 				ig_log_int(&l, "listeners", listeners);
 				ig_log_end(&l);
 			}

@@ -86,7 +86,7 @@ static void on_auth(struct pg_conn *k, const struct pg_msg *m)
 	ig_pg_conn_schedule_flush(k);
 }
 
-/* The server's words (ig_pg_global->startup_error) for the pool's log and
+/* The server's words (the core's startup_error) for the pool's log and
  * its waiters never hold the password: the server never repeats it. */
 
 void ig_pg_startup_message(struct pg_conn *k, const struct pg_msg *m)
@@ -109,10 +109,11 @@ void ig_pg_startup_message(struct pg_conn *k, const struct pg_msg *m)
 			ig_pg_conn_close(k, IG_PG_PROTOCOL, "malformed ErrorResponse");
 			return;
 		}
-		snprintf(ig_pg_global->startup_error, sizeof ig_pg_global->startup_error, "%.*s (SQLSTATE %s)", (int)e.message.len,
+		char *why = k->core->startup_error;
+		snprintf(why, sizeof k->core->startup_error, "%.*s (SQLSTATE %s)", (int)e.message.len,
 			 e.message.ptr ? e.message.ptr : "", e.sqlstate);
 		bool auth = e.sqlstate[0] == '2' && e.sqlstate[1] == '8';
-		ig_pg_conn_close(k, auth ? IG_PG_AUTH : IG_PG_CONNECT, ig_pg_global->startup_error);
+		ig_pg_conn_close(k, auth ? IG_PG_AUTH : IG_PG_CONNECT, why);
 		return;
 	}
 	case PG_MSG_READY:
