@@ -8,6 +8,7 @@
 #include "ingot/base.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 
 #ifdef IG_CORO_ASAN
@@ -24,8 +25,8 @@
 
 _Thread_local struct ig_coro *ig_coro_running;
 /* No mincore (kernel/metal, whose pages are RAM from the start): nothing
- * to trim. */
-static bool no_trim;
+ * to trim. Any core may find it first: relaxed, one value for all. */
+static atomic_bool no_trim;
 
 /* Where a new stack's first switch jumps (ig_coro_new lays out what it
  * pops): the struct ig_coro into the first argument, no frame below
@@ -149,7 +150,7 @@ IG_HOT struct ig_coro *ig_coro_new(struct ig_coro_pool *p, ig_coro_fn *fn, void 
  * across the process's cores). */
 __attribute__((noinline)) static void trim_deep(struct ig_coro *c)
 {
-	if (no_trim)
+	if (atomic_load_explicit(&no_trim, memory_order_relaxed))
 		return;
 	size_t deep = c->pool->stack_size - IG_CORO_HOT_BYTES;
 	char *low = ig_coro_stack_low(c);
@@ -157,7 +158,7 @@ __attribute__((noinline)) static void trim_deep(struct ig_coro *c)
 	for (size_t off = 0; off < deep; off += sizeof vec * PAGE) {
 		size_t len = deep - off < sizeof vec * PAGE ? deep - off : sizeof vec * PAGE;
 		if (mincore(low + off, len, vec) != 0) {
-			no_trim = errno == ENOSYS;
+			atomic_store_explicit(&no_trim, errno == ENOSYS, memory_order_relaxed);
 			return;
 		}
 		for (size_t i = 0; i < len / PAGE; i++)
