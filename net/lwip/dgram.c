@@ -206,12 +206,13 @@ void ig_lwip_dns_setserver(u8_t n, const ip_addr_t *server)
 	struct ig_lwip_state *s = &ig_lwip_state;
 	if (n >= IG_LWIP_NAMESERVERS)
 		return;
-	s->nameserver[n] = server ? ip4_addr_get_u32(ip_2_ip4(server)) : 0;
+	atomic_store_explicit(&s->nameserver[n], server ? ip4_addr_get_u32(ip_2_ip4(server)) : 0, memory_order_relaxed);
 }
 
 void ig_lwip_dns_init(void)
 {
-	memset(ig_lwip_state.nameserver, 0, sizeof ig_lwip_state.nameserver);
+	for (size_t i = 0; i < IG_LWIP_NAMESERVERS; i++)
+		atomic_store_explicit(&ig_lwip_state.nameserver[i], 0, memory_order_relaxed);
 }
 
 /* lwIP's resolver timer (its cyclic table names it): there is nothing of
@@ -224,10 +225,11 @@ size_t ig_lwip_nameservers(struct sockaddr_storage *out, size_t max)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < IG_LWIP_NAMESERVERS && n < max; i++) {
-		if (!ig_lwip_state.nameserver[i])
+		uint32_t addr = atomic_load_explicit(&ig_lwip_state.nameserver[i], memory_order_relaxed);
+		if (!addr)
 			continue;
 		struct sockaddr_in *s = (struct sockaddr_in *)&out[n++];
-		*s = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = ig_lwip_state.nameserver[i] };
+		*s = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = addr };
 	}
 	return n;
 }

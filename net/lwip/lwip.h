@@ -11,6 +11,7 @@
 #ifndef NET_LWIP_LWIP_H
 #define NET_LWIP_LWIP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,8 +62,9 @@ struct ig_lwip_state {
 	int fd;
 	struct ig_io io;
 	uint64_t frames_dropped; /* the device was full */
-	/* dgram.c: DHCP's nameservers (network order; 0: none) */
-	uint32_t nameserver[IG_LWIP_NAMESERVERS];
+	/* dgram.c: DHCP's nameservers (network order; 0: none), set under
+	   the lock, read without it by any core's resolver */
+	_Atomic uint32_t nameserver[IG_LWIP_NAMESERVERS];
 	/* streams.c */
 	struct ig_pool streams;
 	/* streams.c: the listeners' groups, a PCB each, shared by the cores */
