@@ -8,7 +8,9 @@
 #include "ingot/log.h"
 #include "net/tls/tls.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 /* The newest credentials a reload loaded (the startup's stay with
  * ig_http_server.tls): one reference, replaced by the next reload, so
@@ -22,8 +24,11 @@ static struct tls_credentials *reloaded;
  * turns are one adoption, of the newer). */
 static _Atomic int adopting;
 /* The reloaded certificate's serial, for the line: written by core 0
- * before any core is told, read by the last to adopt. */
+ * before any core is told, read by the last to adopt, which may still
+ * be reading the last one's when a second SIGHUP writes it: the lock
+ * keeps the line's serial whole. */
 static char serial[41];
+static pthread_mutex_t serial_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void log_reload(enum ig_log_level level, const char *msg, const char *key, const char *value)
 {
@@ -39,11 +44,15 @@ static void adopted(void)
 {
 	if (atomic_fetch_sub(&adopting, 1) != 1)
 		return;
+	char newest[sizeof serial];
+	pthread_mutex_lock(&serial_lock);
+	memcpy(newest, serial, sizeof serial);
+	pthread_mutex_unlock(&serial_lock);
 	struct ig_logline l;
 	if (ig_log_begin(&l, IG_LOG_INFO, "TLS certificate reloaded")) {
 		ig_log_cstr(&l, "cert", ig_server_config.tls_cert);
-		if (serial[0])
-			ig_log_cstr(&l, "serial", serial);
+		if (newest[0])
+			ig_log_cstr(&l, "serial", newest);
 		ig_log_end(&l);
 	}
 }
@@ -72,7 +81,9 @@ void ig_server_reload(void)
 		log_reload(IG_LOG_ERROR, "TLS reload failed: the old certificate stays", "error", err);
 		return;
 	}
+	pthread_mutex_lock(&serial_lock);
 	ig_tls_credentials_serial_hex(cred, serial, sizeof serial);
+	pthread_mutex_unlock(&serial_lock);
 	atomic_fetch_add(&adopting, 1); /* until every core is told */
 	for (int i = 0; i < ig_http_server.core_count; i++) {
 		struct http_core *core = &ig_http_server.cores[i];
