@@ -97,14 +97,20 @@ static void on_signal(struct ig_io *io, uint32_t events)
 	ig_lwip_core_run(c);
 }
 
+/* Every core's part, claimed in turn as the cores start (once each): no
+ * malloc, whose first call would be the start's only one. */
+static struct ig_lwip_core parts[IG_MAX_CORES];
+static atomic_uint parts_claimed;
+
 int ig_lwip_core_start(struct ig_loop *loop, char *err, size_t errlen)
 {
 	void **slot = ig_loop_slot(loop, &core_key);
-	struct ig_lwip_core *c = slot ? calloc(1, sizeof *c) : NULL;
-	if (!c) {
-		snprintf(err, errlen, "lwIP: no memory for core %d", loop->core);
+	unsigned i = atomic_fetch_add_explicit(&parts_claimed, 1, memory_order_relaxed);
+	if (!slot || i >= IG_MAX_CORES) {
+		snprintf(err, errlen, "lwIP: no room for core %d", loop->core);
 		return -1;
 	}
+	struct ig_lwip_core *c = &parts[i];
 	c->loop = loop;
 	c->run.fn = on_run;
 	c->io.fn = on_signal;
@@ -113,18 +119,11 @@ int ig_lwip_core_start(struct ig_loop *loop, char *err, size_t errlen)
 		snprintf(err, errlen, "lwIP: cannot watch core %d's eventfd: %s", loop->core, strerror(errno));
 		if (c->fd >= 0)
 			close(c->fd);
-		free(c);
 		return -1;
 	}
 	*slot = c;
 	ig_lwip_lock(c);
-	bool room = ig_lwip_state.ncores < IG_MAX_CORES;
-	if (room)
-		ig_lwip_state.cores[ig_lwip_state.ncores++] = c;
+	ig_lwip_state.cores[ig_lwip_state.ncores++] = c; /* as many as parts claimed, at most */
 	ig_lwip_unlock();
-	if (!room) {
-		snprintf(err, errlen, "lwIP: more than %d cores", IG_MAX_CORES);
-		return -1;
-	}
 	return 0;
 }

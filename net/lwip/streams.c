@@ -69,6 +69,9 @@ struct ig_lwip_group {
 	unsigned members, turn;
 	struct ig_net_listener *member[GROUP_MEMBERS];
 };
+/* The groups' room: a group is free while it has no PCB. */
+#define GROUPS 16
+static struct ig_lwip_group group_room[GROUPS];
 
 static const struct ig_transport_ops stream_ops;
 
@@ -679,15 +682,20 @@ static struct ig_lwip_group *group_for(uint32_t addr, int port, char *err, size_
 	for (struct ig_lwip_group *g = st->groups; g; g = g->next)
 		if (g->addr == addr && g->port == port)
 			return g;
-	struct ig_lwip_group *g = calloc(1, sizeof *g);
+	struct ig_lwip_group *g = group_room;
+	while (g < group_room + GROUPS && g->pcb)
+		g++;
+	if (g == group_room + GROUPS) {
+		snprintf(err, errlen, "lwIP: cannot listen on port %d: more than %d ports listen", port, GROUPS);
+		return NULL;
+	}
 	ip_addr_t ip = IPADDR4_INIT(addr);
-	struct tcp_pcb *pcb = g ? tcp_new_ip_type(IPADDR_TYPE_V4) : NULL;
+	struct tcp_pcb *pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
 	struct tcp_pcb *lpcb = pcb && tcp_bind(pcb, &ip, (u16_t)port) == ERR_OK ? tcp_listen(pcb) : NULL;
 	if (!lpcb) {
 		snprintf(err, errlen, "lwIP: cannot listen on port %d", port);
 		if (pcb)
 			tcp_abort(pcb);
-		free(g);
 		return NULL;
 	}
 	*g = (struct ig_lwip_group){ .next = st->groups, .pcb = lpcb, .addr = addr, .port = port };
@@ -760,8 +768,7 @@ void ig_lwip_stop_accepting(struct ig_net_listener *l)
 		struct ig_lwip_group **p = &ig_lwip_state.groups;
 		while (*p != g)
 			p = &(*p)->next;
-		*p = g->next;
-		free(g);
+		*p = g->next; /* free again: its pcb is NULL */
 	}
 	ig_lwip_port_touch();
 	ig_lwip_unlock();
