@@ -48,8 +48,15 @@ void ig_lwip_free(void *p);
 #define ARP_QUEUEING 1
 /* Packets held for an address ARP has not answered yet (lwIP's default
  * is 3, the oldest dropped): at start every core asks the same peers at
- * once (the resolver's two questions each, the pools' SYNs). */
-#define ARP_QUEUE_LEN 16
+ * once (the resolver's two questions each, the pools' SYNs), and a
+ * unikernel that boots to clients already waiting (scale from zero)
+ * answers each one's SYN before the peer's ARP reply, which comes behind
+ * them: qemu's user network knows our MAC from the gratuitous ARP and
+ * sends them at once. Each held SYN-ACK dropped cost its client a
+ * second (the SYN sent again); at 16, 24 of 40 waited that long. As
+ * many as a queue of the device holds, then: what they take is counted
+ * in lwIP's memory budget, and only while ARP waits. */
+#define ARP_QUEUE_LEN 256
 #define LWIP_ICMP 1 /* answers ping */
 #define LWIP_BROADCAST_PING 0
 #define LWIP_RAW 0
