@@ -1,7 +1,6 @@
 /* The door's failure counters and their exposition (auth_metrics.h). */
 #include "auth_metrics.h"
 
-#include <stdatomic.h>
 #include <string.h>
 
 #define TYPES 4
@@ -16,9 +15,7 @@ _Static_assert(sizeof door_reasons / sizeof door_reasons[0] == IG_AUTH_REASON_CO
 void ig_auth_count_failure(unsigned type, unsigned reason)
 {
 	if (type < TYPES && reason < IG_AUTH_REASON_COUNT)
-		/* A relaxed read-modify-write: every core adds to the same
-		   counter (ig_counter_add is for a counter one core owns). */
-		atomic_fetch_add_explicit(&failures[type][reason], 1, memory_order_relaxed);
+		ig_counter_add_shared(&failures[type][reason], 1); /* every core's */
 }
 
 static const char *reason_name(unsigned r)

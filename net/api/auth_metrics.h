@@ -1,8 +1,8 @@
 /* ingot_auth_failures_total{scheme,reason}: the door's refusals, counted
  * by the scheme's type and a bounded reason (a JWT's ig_jwt_error name, or
  * one of the door's own below). Process-wide counters that every core adds
- * to with a relaxed atomic add: failures are rare enough that cores sharing
- * a line costs nothing that matters, and no add is lost. */
+ * to (ig_counter_add_shared): failures are rare enough that cores sharing
+ * a line costs nothing that matters. */
 #ifndef NET_API_AUTH_METRICS_H
 #define NET_API_AUTH_METRICS_H
 

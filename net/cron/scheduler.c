@@ -13,7 +13,6 @@
 #include "ingot/log.h"
 #include "ingot/pg.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -46,7 +45,7 @@ struct cron_run {
 	char tick_text[24];
 	ig_header headers[2];
 	struct http_inproc_slot slot; /* its arena: the claim's statement */
-	_Atomic uint64_t counts[CRON_RESULTS];
+	ig_counter counts[CRON_RESULTS];
 };
 
 static struct {
@@ -60,8 +59,8 @@ static struct {
 
 static void count(struct cron_run *r, enum cron_result what)
 {
-	/* A relaxed add: the endpoint's runs count from other cores too. */
-	atomic_fetch_add_explicit(&r->counts[what], 1, memory_order_relaxed);
+	/* Shared: the endpoint's runs count from other cores too. */
+	ig_counter_add_shared(&r->counts[what], 1);
 }
 
 static void write_metrics(struct ig_expo *e, void *arg)
@@ -76,7 +75,7 @@ static void write_metrics(struct ig_expo *e, void *arg)
 			const struct ig_label l[2] = { { "job", r->job->name, strlen(r->job->name) },
 						       { "result", result_names[k], strlen(result_names[k]) } };
 			ig_expo_sample(e, "ingot_cron_runs_total", l, 2,
-				       (double)atomic_load_explicit(&r->counts[k], memory_order_relaxed));
+				       (double)ig_counter_get(&r->counts[k]));
 		}
 	}
 }

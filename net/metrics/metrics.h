@@ -14,9 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A counter or gauge of one core. Written only by its core; read by any
- * thread (the scrape, on core 0) with ig_counter_get. A reader may see a
- * value a few increments old, never a torn one. */
+/* A counter or gauge of one core. Written only by its core (or, with
+ * ig_counter_add_shared only, by any thread); read by any thread (the
+ * scrape, on core 0) with ig_counter_get. A reader may see a value a few
+ * increments old, never a torn one. */
 typedef _Atomic uint64_t ig_counter;
 
 /* Adds n: a relaxed load and a relaxed store (plain moves on x86 and arm64),
@@ -24,6 +25,15 @@ typedef _Atomic uint64_t ig_counter;
 static inline void ig_counter_add(ig_counter *c, uint64_t n)
 {
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+/* Adds n to a counter that several threads write (a process-wide count
+ * of something rare: the door's refusals, cron's runs): a relaxed atomic
+ * read-modify-write, so that no add is lost, at the price of the cores
+ * sharing its cache line. A counter one core owns takes ig_counter_add. */
+static inline void ig_counter_add_shared(ig_counter *c, uint64_t n)
+{
+	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
 /* Sets a gauge kept per core (active requests, open connections). */
