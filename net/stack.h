@@ -138,6 +138,17 @@ struct ig_net_stack {
 	   has been acknowledged, at most max_ms (the kernel goes on sending
 	   after an exit, a stack in the process cannot). */
 	void (*finish)(struct ig_loop *loop, uint32_t max_ms);
+	/* Where one loop can take every connection until the others serve
+	   (lwIP: a core's listener joins its port's group when its loop
+	   serves), the stack runs fn once, on the loop of the stream that
+	   first delivers bytes: core 0's, unless the server started the other
+	   cores before (at a bound, or a stop), so fn must do nothing when
+	   they run. The server starts them there, so that their start does
+	   not slow the first answer (under TCG a vCPU starting beside it
+	   delayed it by 3 ms). Set after start, before the loop runs. NULL:
+	   the other cores start with core 0 (the kernel's sockets: SO_REUSEPORT
+	   hashes connections to every core's socket from the first). */
+	void (*after_first_delivery)(void (*fn)(void));
 };
 
 /* The kernel's sockets (net/stack_kernel.c). */

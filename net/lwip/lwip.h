@@ -67,6 +67,9 @@ struct ig_lwip_state {
 	_Atomic uint32_t nameserver[IG_LWIP_NAMESERVERS];
 	/* streams.c */
 	struct ig_pool streams;
+	/* The server's fn for the first delivery (ig_lwip_after_first_delivery),
+	   taken by the core that runs it */
+	void (*_Atomic first_delivery)(void);
 	/* streams.c: the listeners' groups, a PCB each, shared by the cores */
 	struct ig_lwip_group *groups;
 	/* cores.c: every core's part */
@@ -150,6 +153,7 @@ int ig_lwip_serve(struct ig_net_listener *l, struct ig_loop *loop, void *seed, c
 int ig_lwip_port(const struct ig_net_listener *l);
 void ig_lwip_stop_accepting(struct ig_net_listener *l);
 uint64_t ig_lwip_refused(const struct ig_net_listener *l);
+void ig_lwip_after_first_delivery(void (*fn)(void));
 struct ig_transport *ig_lwip_connect(struct sock_core *sc, struct ig_loop *loop, const struct sockaddr *addr,
 				    socklen_t len);
 int ig_lwip_stream_error(const struct ig_transport *t);

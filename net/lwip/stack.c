@@ -107,4 +107,5 @@ const struct ig_net_stack ig_lwip_stack = {
 	.dgram_close = ig_lwip_dgram_close,
 	.nameservers = ig_lwip_nameservers,
 	.finish = stack_finish,
+	.after_first_delivery = ig_lwip_after_first_delivery,
 };

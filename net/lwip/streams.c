@@ -267,6 +267,23 @@ static void on_err(void *arg, err_t err)
 
 /* ---- reading ---- */
 
+void ig_lwip_after_first_delivery(void (*fn)(void))
+{
+	atomic_store(&ig_lwip_state.first_delivery, fn);
+}
+
+/* The lock held (c's): the server's fn runs without it (it starts cores,
+ * whose stacks take it). */
+static void first_delivered(struct ig_lwip_core *c)
+{
+	void (*fn)(void) = atomic_exchange(&ig_lwip_state.first_delivery, NULL);
+	if (!fn)
+		return;
+	ig_lwip_unlock();
+	fn();
+	ig_lwip_lock(c);
+}
+
 /* On the home core, the lock held, in_callback set: the engine's calls
  * are made with the lock given up. */
 static void deliver(struct lwip_stream *s)
@@ -611,8 +628,12 @@ void ig_lwip_stream_run(struct lwip_stream *s)
 	}
 	if (ev & EV_GONE)
 		s->state = LS_DEAD;
-	if ((ev & EV_READ) && s->state == LS_OPEN && !s->read_paused)
+	if ((ev & EV_READ) && s->state == LS_OPEN && !s->read_paused) {
 		deliver(s);
+		/* A plain load on every delivery; the exchange once. */
+		if (atomic_load_explicit(&ig_lwip_state.first_delivery, memory_order_relaxed))
+			first_delivered(c);
+	}
 	if ((ev & EV_WRITE) && s->state == LS_OPEN && s->want_write) {
 		s->want_write = false;
 		ig_lwip_unlock();

@@ -104,6 +104,7 @@ void (*ig_http_drain_hook)(void);
 static void begin_stop(const char *why_key, const char *why, int64_t delay_ms)
 {
 	ig_http_server.stopping = true;
+	ig_server_start_cores(); /* a core that waited still drains */
 	/* Not ready at once, so that load balancers take the instance out
 	   while it still serves, through the delay (a pre-stop delay). */
 	ig_http_health_set_draining();

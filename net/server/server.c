@@ -1,8 +1,8 @@
 /* The server's sequence, once the settings are parsed: choose the cores,
- * open their listeners (the first may pick the port), start their threads,
- * set up core 0 on the main thread, say "listening", run until the drain
- * is over, log the totals. The loops share nothing but the read-only
- * settings and TLS credentials. */
+ * open their listeners (the first may pick the port), start their threads
+ * (over lwIP, later: ig_server_start_cores), set up core 0 on the main
+ * thread, say "listening", run until the drain is over, log the totals.
+ * The loops share nothing but the read-only settings and TLS credentials. */
 #include "kernel/process/exit_codes.h"
 #include "kernel/process/notify.h"
 #include "net/http/health.h"
@@ -73,6 +73,50 @@ static int open_listeners(const struct ig_app *app, char *err, size_t errlen)
 	if (ig_server_activation.active)
 		ig_server_activation_release();
 	return 0;
+}
+
+/* The other cores' threads (core 0 is the main thread), started once. */
+static struct {
+	pthread_t *threads;
+	void **args;
+	const int *cpus;
+	int n, ncpus;
+	bool started;
+	struct ig_timer bound;
+} others;
+
+/* Over lwIP core 0 serves alone until the first bytes it delivers, or
+ * this long after "listening". */
+#define OTHER_CORES_BOUND_MS 50
+
+static int start_threads(void)
+{
+	others.started = true;
+	return others.n > 1 ? ig_threads_start(others.threads + 1, others.n - 1, others.cpus, others.ncpus, 1,
+					      ig_server_core_main, others.args + 1)
+			    : 0;
+}
+
+void ig_server_start_cores(void)
+{
+	if (others.started)
+		return;
+	struct ig_loop *loop = &ig_http_server.cores[0].loop;
+	if (ig_timer_armed(&others.bound))
+		ig_timer_cancel(&loop->timers, &others.bound);
+	if (start_threads() != 0) {
+		/* After "listening": the process ends as a start that failed
+		   before it would have, rather than serve on fewer cores than
+		   it said. */
+		startup_error("cannot start threads");
+		exit(IG_EXIT_FAILURE);
+	}
+}
+
+static void on_cores_bound(struct ig_timer *t)
+{
+	(void)t;
+	ig_server_start_cores();
 }
 
 static void log_listening(const struct ig_app *app, int ncpus, int quota, long nofile, uint64_t t0_us)
@@ -159,7 +203,12 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	ig_notify_open(); /* systemd's NOTIFY_SOCKET: before the threads read it */
 	for (int i = 0; i < n; i++)
 		args[i] = &ig_http_server.cores[i];
-	if (n > 1 && ig_threads_start(threads + 1, n - 1, cpus, ncpus, 1, ig_server_core_main, args + 1) != 0)
+	others.threads = threads;
+	others.args = args;
+	others.cpus = cpus;
+	others.n = n;
+	others.ncpus = ncpus;
+	if ((n == 1 || !ig_net_stack->after_first_delivery) && start_threads() != 0)
 		return startup_error("cannot start threads");
 	ig_pin_self(cpus[0]);
 	struct http_core *core0 = &ig_http_server.cores[0];
@@ -180,6 +229,11 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	   serves from here: ready, without waiting for the other threads. */
 	ig_http_health_set_listening();
 	log_listening(app, ncpus, quota, nofile, t0_us);
+	if (!others.started) {
+		ig_net_stack->after_first_delivery(ig_server_start_cores);
+		others.bound.fn = on_cores_bound;
+		ig_timer_set(&core0->loop.timers, &others.bound, core0->loop.clock.now_ms + OTHER_CORES_BOUND_MS);
+	}
 	/* After "listening" (reading the cgroup costs about 100 us), and
 	   before the rings: its line is written directly, so that a server
 	   that logs nothing more starts no writer thread. */
@@ -198,7 +252,7 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	/* What the drain answered must reach the peers: a stack in the
 	   process cannot send after the exit. */
 	ig_net_stack->finish(&core0->loop, 2000);
-	for (int i = 1; i < n; i++)
+	for (int i = 1; i < n && others.started; i++)
 		pthread_join(threads[i], NULL);
 	/* Every loop has stopped: a storm's last counts are due now. */
 	for (int i = 0; i < n; i++)

@@ -149,6 +149,11 @@ int ig_server_watch_signals(struct http_core *core0);
  * way already. */
 bool ig_server_drain_now(const char *reason);
 void *ig_server_core_main(void *core);
+/* server.c, on core 0's loop (or, once they run, any core's: then
+ * nothing): starts the other cores' threads, where the stack had them wait
+ * (ig_net_stack's after_first_delivery); a stop starts them too, so that
+ * the drain finds every core. */
+void ig_server_start_cores(void);
 
 /* admin.c: the admin listener (INGOT_ADMIN_PORT; none when -1).
  * open opens it before any thread starts (the kernel's sockets bind it

@@ -173,3 +173,17 @@ test('connections completed in the listen backlog while the loop is busy are ans
 	assert.deepEqual(await srv.exited, { code: 0, signal: null });
 	assert.equal(srv.logs.find((l) => l.msg === 'stopped')?.cut, 0);
 });
+
+// Over lwIP the other loops start after core 0's first delivered bytes (or
+// a bound): a stop that comes before them starts them, and each drains.
+test('two loops, SIGTERM before any request: every loop drains, "stopped" with nothing cut, exit 0', T, async () => {
+	const srv = await startServer({}, { threads: '2' });
+	const up = srv.logs.find((l) => l.msg === 'listening');
+	assert.equal(up?.threads, 2);
+	srv.signal('SIGTERM');
+	assert.deepEqual(await srv.exited, { code: 0, signal: null });
+	const stopped = srv.logs.find((l) => l.msg === 'stopped');
+	assert.ok(stopped, 'a "stopped" line');
+	assert.equal(stopped.cut, 0);
+	assert.equal(stopped.requests, 0);
+});
