@@ -142,8 +142,8 @@ struct ig_net_stack {
 	   (lwIP: a core's listener joins its port's group when its loop
 	   serves), the stack runs fn once, on the loop of the stream that
 	   first delivers bytes: core 0's, unless the server started the other
-	   cores before (at a bound, or a stop), so fn must do nothing when
-	   they run. The server starts them there, so that their start does
+	   cores before (at a bound) or gave them up (a stop), so fn must then
+	   do nothing. The server starts them there, so that their start does
 	   not slow the first answer (under TCG a vCPU starting beside it
 	   delayed it by 3 ms). Set after start, before the loop runs. NULL:
 	   the other cores start with core 0 (the kernel's sockets: SO_REUSEPORT

@@ -101,6 +101,9 @@ struct http_core {
 	uint32_t index, count;
 	_Atomic int drain_requested, force_requested;
 	_Atomic int tls_reload_requested; /* ig_tls_core_post_credentials was called */
+	/* Its loop exists (ig_server_core_setup): until then a request's flag
+	   above is read as the loop starts, and nothing wakes it. */
+	_Atomic bool loop_ready;
 	uint32_t rbuf_size;
 	unsigned health_paths; /* /livez, /readyz the engine answers (net/http/health.h) */
 	/* Body bytes of the answers made during the batch of the connection

@@ -75,7 +75,7 @@ static void request_all(_Atomic int *(*flag)(struct http_core *))
 {
 	for (int i = 0; i < ig_http_server.core_count; i++) {
 		atomic_store(flag(&ig_http_server.cores[i]), 1);
-		ig_loop_wake(&ig_http_server.cores[i].loop);
+		ig_server_wake_core(&ig_http_server.cores[i]);
 	}
 }
 
@@ -104,7 +104,7 @@ void (*ig_http_drain_hook)(void);
 static void begin_stop(const char *why_key, const char *why, int64_t delay_ms)
 {
 	ig_http_server.stopping = true;
-	ig_server_start_cores(); /* a core that waited still drains */
+	ig_server_forgo_cores(); /* over lwIP, those still waiting to start */
 	/* Not ready at once, so that load balancers take the instance out
 	   while it still serves, through the delay (a pre-stop delay). */
 	ig_http_health_set_draining();

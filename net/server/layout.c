@@ -57,6 +57,7 @@ int ig_server_core_setup(struct http_core *core, char *err, size_t errlen)
 {
 	if (ig_loop_init(&core->loop, (int)core->index) != 0)
 		goto fail;
+	atomic_store(&core->loop_ready, true);
 	ig_http_core_init_pools(core);
 	core->loop.on_wake = ig_server_on_core_wake;
 	core->loop.arg = core;

@@ -94,7 +94,7 @@ void ig_server_reload(void)
 		atomic_fetch_add(&adopting, 1);
 		if (atomic_exchange(&core->tls_reload_requested, 1))
 			atomic_fetch_sub(&adopting, 1); /* already raised: one adoption */
-		ig_loop_wake(&core->loop);
+		ig_server_wake_core(core);
 	}
 	if (reloaded)
 		ig_tls_credentials_unref(reloaded);

@@ -81,7 +81,8 @@ static struct {
 	void **args;
 	const int *cpus;
 	int n, ncpus;
-	bool started;
+	bool started; /* or forgone: nothing more to start */
+	bool running; /* their threads were made */
 	struct ig_timer bound;
 } others;
 
@@ -91,19 +92,39 @@ static struct {
 
 static int start_threads(void)
 {
-	others.started = true;
+	others.started = others.running = true;
 	return others.n > 1 ? ig_threads_start(others.threads + 1, others.n - 1, others.cpus, others.ncpus, 1,
 					      ig_server_core_main, others.args + 1)
 			    : 0;
+}
+
+void ig_server_wake_core(struct http_core *core)
+{
+	if (atomic_load(&core->loop_ready))
+		ig_loop_wake(&core->loop);
+}
+
+static void cancel_bound(void)
+{
+	struct ig_loop *loop = &ig_http_server.cores[0].loop;
+	if (ig_timer_armed(&others.bound))
+		ig_timer_cancel(&loop->timers, &others.bound);
+}
+
+void ig_server_forgo_cores(void)
+{
+	if (others.started)
+		return;
+	others.started = true;
+	cancel_bound();
+	atomic_fetch_add(&ig_http_server.cores_finished, others.n - 1);
 }
 
 void ig_server_start_cores(void)
 {
 	if (others.started)
 		return;
-	struct ig_loop *loop = &ig_http_server.cores[0].loop;
-	if (ig_timer_armed(&others.bound))
-		ig_timer_cancel(&loop->timers, &others.bound);
+	cancel_bound();
 	if (start_threads() != 0) {
 		/* After "listening": the process ends as a start that failed
 		   before it would have, rather than serve on fewer cores than
@@ -208,7 +229,11 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	others.cpus = cpus;
 	others.n = n;
 	others.ncpus = ncpus;
-	if ((n == 1 || !ig_net_stack->after_first_delivery) && start_threads() != 0)
+	/* With TLS they start at once: a reload (SIGHUP) reaches the cores
+	   set up by then, and a core started later would serve the old
+	   certificate. */
+	bool late = n > 1 && ig_net_stack->after_first_delivery && !ig_http_server.tls;
+	if (!late && start_threads() != 0)
 		return startup_error("cannot start threads");
 	ig_pin_self(cpus[0]);
 	struct http_core *core0 = &ig_http_server.cores[0];
@@ -252,7 +277,7 @@ __attribute__((cold)) int ig_http_serve(const struct ig_app *app, uint64_t t0_us
 	/* What the drain answered must reach the peers: a stack in the
 	   process cannot send after the exit. */
 	ig_net_stack->finish(&core0->loop, 2000);
-	for (int i = 1; i < n && others.started; i++)
+	for (int i = 1; i < n && others.running; i++)
 		pthread_join(threads[i], NULL);
 	/* Every loop has stopped: a storm's last counts are due now. */
 	for (int i = 0; i < n; i++)

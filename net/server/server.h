@@ -151,9 +151,14 @@ bool ig_server_drain_now(const char *reason);
 void *ig_server_core_main(void *core);
 /* server.c, on core 0's loop (or, once they run, any core's: then
  * nothing): starts the other cores' threads, where the stack had them wait
- * (ig_net_stack's after_first_delivery); a stop starts them too, so that
- * the drain finds every core. */
+ * (ig_net_stack's after_first_delivery). */
 void ig_server_start_cores(void);
+/* On core 0's loop, as a stop begins: cores not started yet never start,
+ * and count as returned (the drain waits for none of them). */
+void ig_server_forgo_cores(void);
+/* Wakes core's loop to read its flags, if it exists (a loop that starts
+ * later reads them as it starts). */
+void ig_server_wake_core(struct http_core *core);
 
 /* admin.c: the admin listener (INGOT_ADMIN_PORT; none when -1).
  * open opens it before any thread starts (the kernel's sockets bind it
