@@ -20,6 +20,7 @@
 // Knobs (environment): BENCH_BOOT_RUNS (7, boots of each), BENCH_BOOT_LIMIT_MS
 // (20000, per boot), BENCH_SECONDS (3, the wrk run), BENCH_BOOT_WRK (1; 0
 // skips it), BENCH_BOOT_COMPUTE_REPS (3, /compute runs of each -smp),
+// BENCH_WARMUP (1: seconds of wrk before each measured run),
 // BENCH_BIN_DIR (tools/bench/run's copy of floor-pvh.elf).
 'use strict';
 const fs = require('node:fs');
@@ -39,6 +40,7 @@ const CFG = {
   seconds: num(env.BENCH_SECONDS, 3),
   wrk: env.BENCH_BOOT_WRK !== '0',
   computeReps: Math.max(1, num(env.BENCH_BOOT_COMPUTE_REPS, 3)),
+  warmup: num(env.BENCH_WARMUP, 1),
 };
 const TARGET_MS = 150;   // unikernel: boot to first 200, median
 const TARGET_FLOOR = 2;  // unikernel ≤ 2× the floor (issue 31)
@@ -172,12 +174,18 @@ async function wrkCost(pid, url, { threads = 1, conns = 10, close = false } = {}
   return { rps: Number(m[1]), cpu_us_per_req: (ticks / CLK_TCK) * 1e6 / Number(total[1]) };
 }
 
-/** wrk through the hostfwd of a fresh boot of k (threads, connections, path). */
+/** wrk through the hostfwd of a fresh boot of k (threads, connections,
+ * path), after a warm-up run: the image's other loops start after core
+ * 0's first answer (net/server/server.c), and connections opened before a
+ * loop serves all go to those that do, for as long as they stay open; the
+ * measured run opens its own. */
 async function throughput(k, { threads = 1, conns = 10, target = '/health' } = {}) {
   const b = await boot(k, { keep: true });
   if (b.ms === null) return null;
   try {
-    return await wrkCost(b.proc.pid, `http://127.0.0.1:${b.port}${target}`, { threads, conns });
+    const url = `http://127.0.0.1:${b.port}${target}`;
+    if (CFG.warmup > 0) await run('wrk', [`-t${threads}`, `-c${conns}`, `-d${CFG.warmup}s`, url]);
+    return await wrkCost(b.proc.pid, url, { threads, conns });
   } finally {
     b.proc.kill('SIGKILL');
     await b.exit;
