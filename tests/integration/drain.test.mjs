@@ -175,7 +175,8 @@ test('connections completed in the listen backlog while the loop is busy are ans
 });
 
 // Over lwIP the other loops start after core 0's first delivered bytes (or
-// a bound): a stop that comes before them starts them, and each drains.
+// a bound): a stop that comes before then leaves them unstarted, counted as
+// drained; over the kernel's sockets both loops run and drain.
 test('two loops, SIGTERM before any request: every loop drains, "stopped" with nothing cut, exit 0', T, async () => {
 	const srv = await startServer({}, { threads: '2' });
 	const up = srv.logs.find((l) => l.msg === 'listening');
