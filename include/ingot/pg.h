@@ -141,6 +141,13 @@ IG_MUST_USE IG_NONNULL(1, 2, 3) bool ig_pg_value_text(const ig_pg_value *v, ig_a
 IG_MUST_USE IG_NONNULL(1, 3, 4, 5) bool ig_pg_array_decode(const ig_pg_value *v, uint32_t elem_oid, ig_arena *arena,
 							 ig_pg_value **items, size_t *n);
 IG_MUST_USE IG_NONNULL(3, 4) bool ig_pg_array_text(const ig_pg_value *items, size_t n, ig_arena *arena, ig_str *out);
+/* The same for integer elements, written straight from items[0..n) (no
+ * ig_pg_value each): "{1,-2,3}" in arena, for an int2[], int4[] or int8[]
+ * parameter (items may be NULL when n is 0). Returns: false when the
+ * arena is full. Any thread. */
+IG_MUST_USE IG_NONNULL(3, 4) bool ig_pg_array_text_int16(const int16_t *items, size_t n, ig_arena *arena, ig_str *out);
+IG_MUST_USE IG_NONNULL(3, 4) bool ig_pg_array_text_int32(const int32_t *items, size_t n, ig_arena *arena, ig_str *out);
+IG_MUST_USE IG_NONNULL(3, 4) bool ig_pg_array_text_int64(const int64_t *items, size_t n, ig_arena *arena, ig_str *out);
 
 /* ---- errors ---- */
 

@@ -7,6 +7,7 @@
 #include "net/pg/types.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -179,4 +180,42 @@ bool ig_pg_array_text(const ig_pg_value *items, size_t n, ig_arena *arena, ig_st
 		return false;
 	*out = (ig_str){ w.ptr, w.len };
 	return true;
+}
+
+/* items[0..n), each width bytes (2, 4 or 8), signed: one allocation of the
+ * longest literal they can make ("-9223372036854775808" and a comma
+ * each), every element written in place. */
+static bool ints_text(const void *items, size_t width, size_t n, ig_arena *arena, ig_str *out)
+{
+	if (n > (SIZE_MAX - 2) / 21)
+		return false;
+	char *d = ig_arena_alloc(arena, n * 21 + 2), *p = d;
+	if (!d)
+		return false;
+	*p++ = '{';
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = width == 2 ? ((const int16_t *)items)[i] :
+			    width == 4 ? ((const int32_t *)items)[i] : ((const int64_t *)items)[i];
+		if (i)
+			*p++ = ',';
+		p += ig_fmt_i64(p, v);
+	}
+	*p++ = '}';
+	*out = (ig_str){ d, (size_t)(p - d) };
+	return true;
+}
+
+bool ig_pg_array_text_int16(const int16_t *items, size_t n, ig_arena *arena, ig_str *out)
+{
+	return ints_text(items, sizeof *items, n, arena, out);
+}
+
+bool ig_pg_array_text_int32(const int32_t *items, size_t n, ig_arena *arena, ig_str *out)
+{
+	return ints_text(items, sizeof *items, n, arena, out);
+}
+
+bool ig_pg_array_text_int64(const int64_t *items, size_t n, ig_arena *arena, ig_str *out)
+{
+	return ints_text(items, sizeof *items, n, arena, out);
 }

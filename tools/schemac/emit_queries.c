@@ -252,13 +252,21 @@ static void emit_array_param(struct sc_out *c, const struct qtype *t, size_t i, 
 	out_line(c, "p[%zu] = ig_pg_null(0);", i);
 	out_close(c, "} else {");
 	c->indent++;
+	if (e->held == QT_INT) { /* written straight from the integers */
+		out_line(c, "ig_str ig_text;");
+		out_line(c, "if (!ig_pg_array_text_int%d(%s.items, %s.len, arena, &ig_text))",
+			 e->oid == 21 ? 16 : e->oid == 23 ? 32 : 64, pn, pn);
+		out_line(c, "\treturn false;");
+		out_line(c, "p[%zu] = ig_pg_untyped(ig_text); /* %s: an array literal */", i, t->sql);
+		out_close(c, "}");
+		return;
+	}
 	out_line(c, "ig_pg_value *ig_e = %s.len ? ig_arena_alloc(arena, sizeof *ig_e * %s.len) : NULL;", pn, pn);
 	out_line(c, "if (%s.len && !ig_e)", pn);
 	out_line(c, "\treturn false;");
 	out_line(c, "for (size_t ig_j = 0; ig_j < %s.len; ig_j++)", pn);
 	switch (e->held) {
 	case QT_BOOL: out_line(c, "\tig_e[ig_j] = ig_pg_bool(%s.items[ig_j]);", pn); break;
-	case QT_INT: out_line(c, "\tig_e[ig_j] = ig_pg_int8(%s.items[ig_j]);", pn); break;
 	case QT_FLOAT: out_line(c, "\tig_e[ig_j] = ig_pg_float8(%s.items[ig_j]);", pn); break;
 	case QT_STR:
 		out_line(c, "\tig_e[ig_j] = %s.items[ig_j].ptr ? %s(%s.items[ig_j]) : ig_pg_null(%u);", pn,

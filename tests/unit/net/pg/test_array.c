@@ -86,6 +86,25 @@ static void test_text(void)
 	ig_pg_value nul = ig_pg_text((ig_str){ "a\0b", 3 });
 	CHECK(!ig_pg_array_text(&nul, 1, &arena, &s), "a string with a NUL is refused");
 	CHECK(ig_pg_array_text(NULL, 0, &arena, &s) && lit_is(s, "{}"), "no elements: {}");
+	const int16_t i16[] = { INT16_MIN, 0, INT16_MAX };
+	const int32_t i32[] = { 7, -42, INT32_MIN, INT32_MAX, 10000 };
+	const int64_t i64[] = { INT64_MIN, INT64_MAX, -1 };
+	CHECK(ig_pg_array_text_int16(i16, 3, &arena, &s) && lit_is(s, "{-32768,0,32767}"), "int16 elements");
+	CHECK(ig_pg_array_text_int32(i32, 5, &arena, &s) && lit_is(s, "{7,-42,-2147483648,2147483647,10000}"),
+	      "int32 elements");
+	CHECK(ig_pg_array_text_int64(i64, 3, &arena, &s) &&
+		      lit_is(s, "{-9223372036854775808,9223372036854775807,-1}"),
+	      "int64 elements, the longest");
+	CHECK(ig_pg_array_text_int32(NULL, 0, &arena, &s) && lit_is(s, "{}"), "no integers: {}");
+	ig_pg_value *ints;
+	size_t nints;
+	ig_pg_value icol = { 0 };
+	CHECK(ig_pg_array_text_int32(i32, 5, &arena, &icol.s) && ig_pg_array_decode(&icol, IG_PG_INT4, &arena, &ints, &nints) &&
+		      nints == 5 && ints[1].i == -42 && ints[2].i == INT32_MIN,
+	      "int32 elements read back");
+	static ig_arena small;
+	ig_arena_init(&small, &blocks, 64);
+	CHECK(!ig_pg_array_text_int64(i64, 3, &small, &s), "an arena too small: false");
 }
 
 int main(void)
