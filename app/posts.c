@@ -46,18 +46,16 @@ int createPost(ig_ctx *ctx, const struct createPost_in *in, struct createPost_ou
 {
 	ig_pg_error err;
 	const struct PostInput *p = &in->body;
-	/* The row and its post-created message commit together or not at all
-	   (the publish joins the open transaction). */
+	/* The row and its post-created message commit together or not at all:
+	   the publish joins the open transaction, and a return without the
+	   commit rolls it back. */
 	if (!ig_pg_transaction_begin(ctx, &err))
 		return failed(ctx, &err);
-	if (db_CreatePost(ctx, p->title, p->body, p->likes, tags(p), &out->r201, &err) < 0) {
-		ig_pg_transaction_rollback(ctx);
+	if (db_CreatePost(ctx, p->title, p->body, p->likes, tags(p), &out->r201, &err) < 0)
 		return failed(ctx, &err);
-	}
 	ig_pubsub_error perr;
 	const struct PostCreated created = { .id = out->r201.id, .body = p->body };
 	if (ig_publish_post_created(ctx, &created, &perr) < 0) {
-		ig_pg_transaction_rollback(ctx);
 		ig_respond_problem(ctx, 503, "the post's post-created message could not be stored");
 		return 503;
 	}

@@ -3,7 +3,7 @@
  * parameters, request bodies, validation and JSON encoding are generated
  * (build/gen/api.c). The integration tests and the benchmarks compare its
  * bodies byte for byte. /proxy/json and /fanout call an upstream through
- * the core's outbound client (include/ingot/client.h). */
+ * the core's outbound client and wait (include/ingot/client.h's linear calls). */
 #include "api.h"
 #include "ingot/client.h"
 #include "ingot/lifecycle.h"
@@ -308,17 +308,6 @@ static int upstream_problem(ig_ctx *ctx, int status, const char *error, const ch
 	return status;
 }
 
-/* GET /proxy/json. The response lands in the request's arena, which lives
- * until ig_finish even if the client leaves meanwhile. ig_fetch may end the
- * call before it returns (a bad URL, a refused numeric connect): the answer
- * is then returned by the handler instead of passed to ig_finish. */
-struct proxy {
-	ig_ctx *ctx;
-	ig_fetch_opts opts; /* kept until the call ends: a retry reads them again */
-	bool returned;      /* the handler has returned IG_PENDING */
-	int status;    /* the answer, when the call ended before that */
-};
-
 static int proxy_answer(ig_ctx *ctx, const ig_response *res)
 {
 	if (res->error != IG_CLIENT_OK)
@@ -338,78 +327,37 @@ static int proxy_answer(ig_ctx *ctx, const ig_response *res)
 	return 200;
 }
 
-static void proxy_done(ig_response *res, void *arg)
-{
-	struct proxy *p = arg;
-	int status = proxy_answer(p->ctx, res);
-	if (p->returned)
-		ig_finish(p->ctx, status);
-	else
-		p->status = status;
-}
-
+/* GET /proxy/json: the upstream's /json, the handler waiting for it on its
+ * coroutine (the response lands in the request's arena). */
 int proxyJson(ig_ctx *ctx, const struct proxyJson_in *in, struct proxyJson_out *out)
 {
 	(void)in;
 	(void)out;
 	ig_dispatcher *agent = ig_core_agent(ctx);
-	struct proxy *p = ig_alloc(ctx, sizeof *p);
-	if (!agent || !p)
+	if (!agent)
 		return upstream_problem(ctx, 503, "busy", "no client for the upstream on this core", 0);
-	*p = (struct proxy){ .ctx = ctx, .opts = { .url = upstream_urls(ctx)->json, .parent = ctx },
-			     .status = IG_PENDING };
-	ig_fetch(agent, ig_ctx_arena(ctx), &p->opts, proxy_done, p);
-	p->returned = true;
-	return p->status;
+	const ig_fetch_opts opts = { .url = upstream_urls(ctx)->json, .parent = ctx };
+	return proxy_answer(ctx, ig_fetch_wait(ctx, agent, &opts));
 }
 
-/* GET /fanout?n=: n calls at once; the answer once the last has ended.
- * Latency is counted from the start of all calls, so slowest_ms is how
- * long the whole fan-out took. */
-struct fanout_state {
-	ig_ctx *ctx;
-	struct fanout_out *out;
-	ig_fetch_opts opts; /* shared by the calls, kept until the last ends */
-	uint64_t start_us, slowest_us;
-	uint32_t requested, pending, succeeded;
-	bool returned;
-};
-
-static int fanout_answer(struct fanout_state *f)
-{
-	f->out->r200 = (struct fanout_200){
-		.requested = f->requested,
-		.succeeded = f->succeeded,
-		.slowest_ms = (double)f->slowest_us / 1000.0,
-	};
-	return 200;
-}
-
-static void fanout_done(ig_response *res, void *arg)
-{
-	struct fanout_state *f = arg;
-	uint64_t took = monotonic_us() - f->start_us;
-	if (took > f->slowest_us)
-		f->slowest_us = took;
-	if (res->error == IG_CLIENT_OK && res->status == 200)
-		f->succeeded++;
-	if (--f->pending == 0 && f->returned)
-		ig_finish(f->ctx, fanout_answer(f));
-}
-
+/* GET /fanout?n=: n calls at once (ig_fetch_send), waited for together;
+ * slowest_ms is how long the whole fan-out took, from the first start. */
 int fanout(ig_ctx *ctx, const struct fanout_in *in, struct fanout_out *out)
 {
 	ig_dispatcher *agent = ig_core_agent(ctx);
-	struct fanout_state *f = ig_alloc(ctx, sizeof *f);
-	if (!agent || !f)
+	uint32_t n = (uint32_t)in->n, succeeded = 0;
+	const ig_response **res = ig_alloc(ctx, n * sizeof *res);
+	if (!agent || !res)
 		return upstream_problem(ctx, 503, "busy", "no client for the upstream on this core", 0);
-	*f = (struct fanout_state){
-		.ctx = ctx, .out = out, .start_us = monotonic_us(),
-		.opts = { .url = upstream_urls(ctx)->health, .parent = ctx },
-		.requested = (uint32_t)in->n, .pending = (uint32_t)in->n,
-	};
-	for (uint32_t i = 0; i < f->requested; i++)
-		ig_fetch(agent, ig_ctx_arena(ctx), &f->opts, fanout_done, f);
-	f->returned = true;
-	return f->pending ? IG_PENDING : fanout_answer(f);
+	const ig_fetch_opts opts = { .url = upstream_urls(ctx)->health, .parent = ctx };
+	uint64_t start_us = monotonic_us();
+	for (uint32_t i = 0; i < n; i++)
+		res[i] = ig_fetch_send(ctx, agent, &opts);
+	if (ig_wait_all(ctx) != IG_WAIT_OK)
+		return 503; /* cancelled: nobody reads the answer */
+	for (uint32_t i = 0; i < n; i++)
+		succeeded += res[i]->error == IG_CLIENT_OK && res[i]->status == 200;
+	out->r200 = (struct fanout_200){ .requested = n, .succeeded = succeeded,
+					 .slowest_ms = (double)(monotonic_us() - start_us) / 1000.0 };
+	return 200;
 }

@@ -9,7 +9,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startServer, cleanup, parseResponse, RawClient, req, BODY } from './lib.mjs';
+import { startServer, cleanup, parseResponse, RawClient, req, within, BODY } from './lib.mjs';
+import { PgFake } from './pgfake.mjs';
 import { Supervisor } from './supervisor.mjs';
 import { Upstream, serviceRoutes, stopAll } from './upstreams.mjs';
 
@@ -74,56 +75,52 @@ test('a pooled upstream connection does not count: the process exits with it ope
 // connection or a pending exchange not counted, the held server would exit
 // after 50 ms, long before the reference's 200.
 
-/** A TCP upstream that takes calls and never answers: called resolves at
- * the first request's bytes, release closes every connection. */
-function holdingUpstream() {
-	const socks = new Set();
-	let onCall;
-	const called = new Promise((resolve) => { onCall = resolve; });
-	const server = net.createServer((c) => {
-		socks.add(c);
-		c.on('data', () => onCall());
-		c.on('error', () => {});
-	});
-	return { server, called, release: () => { for (const c of socks) c.destroy(); server.close(); } };
-}
+test('an open keep-alive connection keeps the process from exiting', T, async () => {
+	const held = await startServer({ INGOT_IDLE_EXIT_MS: '50', INGOT_IDLE_TIMEOUT_MS: '600000' });
+	const c = await RawClient.connect(held.port);
+	c.write(req('GET', '/health'));
+	assert.equal((await c.response()).status, 200);
+	const ref = await startServer({ INGOT_IDLE_EXIT_MS: '200' });
+	assert.equal((await ref.exited).code, 0);
+	assert.equal(held.exit, null, `exited while held: ${held.lines.join('\n')}`);
+	assert.ok(!held.logs.some((l) => l.msg === 'draining'));
+	c.destroy();
+	assert.deepEqual(await held.exited, { code: 0, signal: null });
+	assert.equal(held.logs.find((l) => l.msg === 'draining')?.reason, 'idle');
+});
 
-for (const [name, hold] of [
-	['an open keep-alive connection', async (port) => {
-		const c = await RawClient.connect(port);
-		c.write(req('GET', '/health'));
-		const r = await c.response();
-		assert.equal(r.status, 200);
-		return () => c.destroy();
-	}],
-	// A callback-style exchange (/proxy/json) whose upstream holds the call
-	// unanswered: a linear one (/delay) would be cancelled when its client
-	// leaves. The upstream's close ends the call, and the exchange.
-	['an exchange in flight whose client has gone', async (port, upstream) => {
-		const s = net.connect(port, '127.0.0.1');
-		await new Promise((resolve) => s.on('connect', resolve));
-		s.end(req('GET', '/proxy/json'));
-		await new Promise((resolve) => s.on('close', resolve));
-		await upstream.called;
-		return () => upstream.release();
-	}],
-]) {
-	test(`${name} keeps the process from exiting`, T, async () => {
-		const upstream = holdingUpstream();
-		await new Promise((resolve) => upstream.server.listen(0, '127.0.0.1', resolve));
-		const held = await startServer({ INGOT_IDLE_EXIT_MS: '50', INGOT_IDLE_TIMEOUT_MS: '600000',
-			UPSTREAM: `http://127.0.0.1:${upstream.server.address().port}` });
-		const release = await hold(held.port, upstream);
-		const ref = await startServer({ INGOT_IDLE_EXIT_MS: '200' });
+// An exchange in flight whose client has gone: /db's read held by the
+// database (PgFake). A written query cannot be taken back, so when the
+// client leaves the handler returns cancelled but the exchange lasts until
+// the read is answered; until then the process must stay. (An outbound
+// call is aborted at the cancellation, so /proxy/json ends at once.)
+test('an exchange in flight whose client has gone keeps the process from exiting', T, async () => {
+	let holding = false;
+	const fake = await PgFake.start({ hold: () => holding });
+	try {
+		const held = await startServer({ INGOT_IDLE_EXIT_MS: '200', INGOT_IDLE_TIMEOUT_MS: '600000',
+			DATABASE_URL: fake.url, INGOT_PG_POOL_SIZE: '1' }, { threads: '1' });
+		const c = await RawClient.connect(held.port);
+		c.write(req('GET', '/db'));
+		assert.equal((await c.response()).status, 200, 'the pool is up and the read prepared');
+		const reads = () => fake.queries.filter((q) => /world/i.test(q.sql)).length;
+		const before = reads();
+		holding = true;
+		c.write(req('GET', '/db'));
+		await within(10000, fake.until(() => reads() > before), 'the read reached the database');
+		c.destroy();
+		const ref = await startServer({ INGOT_IDLE_EXIT_MS: '800' });
 		assert.equal((await ref.exited).code, 0);
 		assert.equal(held.exit, null, `exited while held: ${held.lines.join('\n')}`);
 		assert.ok(!held.logs.some((l) => l.msg === 'draining'));
-		release();
+		holding = false;
+		fake.flush();
 		assert.deepEqual(await held.exited, { code: 0, signal: null });
 		assert.equal(held.logs.find((l) => l.msg === 'draining')?.reason, 'idle');
-		upstream.release();
-	});
-}
+	} finally {
+		await fake.close();
+	}
+});
 
 // The admin listener's scrapes are not the app's work: a Prometheus that
 // scrapes more often than the setting must not keep a socket-activated

@@ -4,8 +4,8 @@
  * DATABASE_URL is set, and the outbound handlers
  * (GET /proxy/json, GET /fanout) with the mock agent in place of the
  * network, which is forbidden; the mock's replies come from timers on the
- * test core's loop, so each handler really goes pending and finishes from
- * its completion callback. The same core also checks the response head
+ * test core's loop, so each handler really waits on its coroutine and is
+ * resumed when the reply lands. The same core also checks the response head
  * writer (ig_http_out_head) byte for byte, including fields longer than its
  * stack buffer, which no route produces, and that a detached exchange
  * keeps its request when the parser's field array is reused. Build: the
@@ -197,7 +197,7 @@ static void test_proxy_errors(void)
 	ig_test_mock_reset();
 }
 
-/* ---- a client that leaves while its handler is pending: below the API ---- */
+/* ---- a client that leaves while its handler waits: below the API ---- */
 
 static bool leaves_reported;
 
@@ -240,7 +240,7 @@ static void test_client_leaves(void)
 	      "client leaves: the request is in");
 	CHECK(core->ctxs.in_use == 1 && ig_mock_times_used(m, 0) == 1, "client leaves: the call is out");
 	p.open = false;
-	p.t.engine_ops->closed(p.t.engine); /* a reset while the handler is pending */
+	p.t.engine_ops->closed(p.t.engine); /* a reset while the handler waits */
 	struct ig_timer idle = { .fn = on_idle_check }, guard = { .fn = on_guard };
 	ig_timer_set(&core->loop.timers, &idle, core->loop.clock.now_ms + IG_TICK_MS);
 	ig_timer_set(&core->loop.timers, &guard, core->loop.clock.now_ms + 20000);
@@ -248,7 +248,7 @@ static void test_client_leaves(void)
 	ig_timer_cancel(&core->loop.timers, &idle);
 	ig_timer_cancel(&core->loop.timers, &guard);
 	CHECK(p.resp_len == 0, "client leaves: nothing is written to a gone client");
-	check_core_idle("client leaves: the upstream's late answer finishes the exchange, and the core holds "
+	check_core_idle("client leaves: the waiting call ends cancelled, the exchange with it, and the core holds "
 			"nothing");
 	ig_test_mock_reset();
 }
