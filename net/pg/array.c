@@ -183,13 +183,15 @@ bool ig_pg_array_text(const ig_pg_value *items, size_t n, ig_arena *arena, ig_st
 }
 
 /* items[0..n), each width bytes (2, 4 or 8), signed: one allocation of the
- * longest literal they can make ("-9223372036854775808" and a comma
- * each), every element written in place. */
+ * longest literal they can make (the width's longest number, "-32768",
+ * "-2147483648" or "-9223372036854775808", and a comma each), every
+ * element written in place. */
 static bool ints_text(const void *items, size_t width, size_t n, ig_arena *arena, ig_str *out)
 {
-	if (n > (SIZE_MAX - 2) / 21)
+	size_t each = width == 2 ? 7 : width == 4 ? 12 : 21;
+	if (n > (SIZE_MAX - 2) / each)
 		return false;
-	char *d = ig_arena_alloc(arena, n * 21 + 2), *p = d;
+	char *d = ig_arena_alloc(arena, n * each + 2), *p = d;
 	if (!d)
 		return false;
 	*p++ = '{';

@@ -244,23 +244,9 @@ static bool params_use_arena(const struct qinfo *qi)
 	return false;
 }
 
-/* p[i] = an array parameter's literal. */
-static void emit_array_param(struct sc_out *c, const struct qtype *t, size_t i, const char *pn)
+/* ig_e[0..len): an array parameter's elements as values, for ig_pg_array_text. */
+static void emit_array_values(struct sc_out *c, const struct qtype *e, const char *pn)
 {
-	const struct qtype *e = qt_find(t->array_of);
-	out_open(c, "if (!%s.items) {", pn);
-	out_line(c, "p[%zu] = ig_pg_null(0);", i);
-	out_close(c, "} else {");
-	c->indent++;
-	if (e->held == QT_INT) { /* written straight from the integers */
-		out_line(c, "ig_str ig_text;");
-		out_line(c, "if (!ig_pg_array_text_int%d(%s.items, %s.len, arena, &ig_text))",
-			 e->oid == 21 ? 16 : e->oid == 23 ? 32 : 64, pn, pn);
-		out_line(c, "\treturn false;");
-		out_line(c, "p[%zu] = ig_pg_untyped(ig_text); /* %s: an array literal */", i, t->sql);
-		out_close(c, "}");
-		return;
-	}
 	out_line(c, "ig_pg_value *ig_e = %s.len ? ig_arena_alloc(arena, sizeof *ig_e * %s.len) : NULL;", pn, pn);
 	out_line(c, "if (%s.len && !ig_e)", pn);
 	out_line(c, "\treturn false;");
@@ -276,8 +262,25 @@ static void emit_array_param(struct sc_out *c, const struct qtype *t, size_t i, 
 		out_line(c, "\tig_e[ig_j] = %s.items[ig_j].ptr ? ig_pg_text(%s.items[ig_j]) : ig_pg_null(%u);", pn, pn, e->oid);
 		break;
 	}
-	out_line(c, "ig_str ig_text;");
-	out_line(c, "if (!ig_pg_array_text(ig_e, %s.len, arena, &ig_text))", pn);
+}
+
+/* p[i] = an array parameter's literal. */
+static void emit_array_param(struct sc_out *c, const struct qtype *t, size_t i, const char *pn)
+{
+	const struct qtype *e = qt_find(t->array_of);
+	out_open(c, "if (!%s.items) {", pn);
+	out_line(c, "p[%zu] = ig_pg_null(0);", i);
+	out_close(c, "} else {");
+	c->indent++;
+	if (e->held == QT_INT) { /* written straight from the integers */
+		out_line(c, "ig_str ig_text;");
+		out_line(c, "if (!ig_pg_array_text_int%d(%s.items, %s.len, arena, &ig_text))",
+			 e->oid == 21 ? 16 : e->oid == 23 ? 32 : 64, pn, pn);
+	} else {
+		emit_array_values(c, e, pn);
+		out_line(c, "ig_str ig_text;");
+		out_line(c, "if (!ig_pg_array_text(ig_e, %s.len, arena, &ig_text))", pn);
+	}
 	out_line(c, "\treturn false;");
 	out_line(c, "p[%zu] = ig_pg_untyped(ig_text); /* %s: an array literal */", i, t->sql);
 	out_close(c, "}");
