@@ -578,6 +578,7 @@ UNIT_SRC_kernel/metal/test_pages  := kernel/metal/pages.c
 UNIT_SRC_kernel/metal/test_pvclock := kernel/metal/pvclock.c
 UNIT_SRC_kernel/metal/test_cpio := kernel/metal/cpio.c
 UNIT_SRC_kernel/metal/test_acpi := kernel/metal/acpi.c
+UNIT_SRC_kernel/metal/test_console := kernel/metal/console.c
 UNIT_SRC_net/metrics/test_metrics      := $(wildcard net/metrics/*.c) kernel/runtime/json.c kernel/runtime/arena.c kernel/runtime/pool.c kernel/runtime/clock.c
 UNIT_SRC_net/http/test_meter        := net/http/meter.c net/metrics/histogram.c
 UNIT_SRC_net/http/test_cors         := net/http/cors.c net/http/cors_settings.c
@@ -871,7 +872,7 @@ unikernel-tls: setup-build
 # ig_metal_start in place of entry.c; booted by
 # tests/integration/metal_devices.test.mjs.
 DEVICE_CHECK     := $(BUILD)/test/metal/device_check.elf
-DEVICE_CHECK_OBJ := $(addprefix $(OBJ)/kernel/metal/,boot.o serial.o power.o virtqueue.o virtio_mmio.o \
+DEVICE_CHECK_OBJ := $(addprefix $(OBJ)/kernel/metal/,boot.o serial.o console.o power.o virtqueue.o virtio_mmio.o \
                     virtio_net.o ioapic.o i8042.o) $(OBJ)/tests/metal/device_check.o
 $(OBJ)/tests/metal/device_check.o: CFLAGS += -mno-red-zone
 $(DEVICE_CHECK): $(DEVICE_CHECK_OBJ) $(UNIKERNEL_LD)

@@ -3,6 +3,7 @@
  * command line's words as argv. Runs once, on the boot stack, interrupts
  * off. A failure here prints one line and ends the machine (odd status). */
 #include "cmdline.h"
+#include "console.h"
 #include "entropy.h"
 #include "fds.h"
 #include "i8042.h"
@@ -31,9 +32,9 @@ static struct ig_metal_args args;
 
 static _Noreturn void boot_failed(const char *what)
 {
-	ig_serial_puts("{\"level\":\"error\",\"msg\":\"metal: boot failed\",\"error\":\"");
-	ig_serial_puts(what);
-	ig_serial_puts("\"}\n");
+	ig_console_puts("{\"level\":\"error\",\"msg\":\"metal: boot failed\",\"error\":\"");
+	ig_console_puts(what);
+	ig_console_puts("\"}\n");
 	ig_metal_power_off(1);
 }
 
@@ -57,9 +58,9 @@ void ig_metal_start(uint32_t start_info_paddr)
 	if (ig_tsc_calibrate_begin() != 0)
 		boot_failed("the PIT does not count (qemu: -M microvm,pit=on)");
 	/* Named at the start, as what getrandom will give keys (TLS) or not. */
-	ig_serial_puts("{\"level\":\"info\",\"msg\":\"metal: entropy\",\"source\":\"");
-	ig_serial_puts(ig_entropy_init(ig_metal_boot_cmdline()));
-	ig_serial_puts("\"}\n");
+	ig_console_puts("{\"level\":\"info\",\"msg\":\"metal: entropy\",\"source\":\"");
+	ig_console_puts(ig_entropy_init(ig_metal_boot_cmdline()));
+	ig_console_puts("\"}\n");
 	ig_smp_init(si->rsdp_paddr, ig_metal_syscalls_init);
 	ig_i8042_init();
 	ig_fds_init();

@@ -5,7 +5,7 @@
 #include "cpio.h"
 #include "i8042.h"
 #include "netdev.h"
-#include "serial.h"
+#include "console.h"
 #include "smp.h"
 
 #include <errno.h>
@@ -120,7 +120,7 @@ long ig_fd_writev(long fd, const struct iovec *iov, int iovcnt)
 	switch (f->kind) {
 	case IG_FD_CONSOLE:
 		for (int i = 0; i < iovcnt; i++)
-			ig_serial_write(iov[i].iov_base, iov[i].iov_len);
+			ig_console_write(iov[i].iov_base, iov[i].iov_len);
 		return (long)total;
 	case IG_FD_EVENTFD: {
 		uint64_t v;

@@ -7,6 +7,7 @@
  * line instead (kernel/process/fatal.h), through the logger: the stack
  * that broke is not the one the handler runs on. */
 #include "idt.h"
+#include "console.h"
 #include "power.h"
 #include "serial.h"
 #include "kernel/process/fatal.h"
@@ -136,6 +137,7 @@ _Noreturn void ig_metal_trap(const struct ig_trap_frame *f)
 	__asm__ volatile("mov %%cr3, %0" : "=r"(cr3));
 	__asm__ volatile("rdmsr" : "=a"(fs_base_lo), "=d"(fs_base_hi) : "c"(0xc0000100));
 	const char *name = names[f->vector & 31];
+	ig_console_flush(); /* what the program wrote comes first */
 	ig_serial_puts("cpu exception: ");
 	ig_serial_puts(name);
 	reg(" error=", f->error);

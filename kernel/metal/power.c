@@ -1,6 +1,7 @@
 /* The machine's end: i8042 reset for a clean stop, isa-debug-exit for a
  * failure, and a halt with interrupts off if the machine is still there. */
 #include "power.h"
+#include "console.h"
 #include "io.h"
 #include "serial.h"
 
@@ -12,7 +13,8 @@
 _Noreturn void ig_metal_power_off(int status)
 {
 	__asm__ volatile("cli");
-	ig_serial_drain(); /* the console's last line, whole */
+	ig_console_flush(); /* what the program wrote and the console held */
+	ig_serial_drain(); /* its last line, whole */
 	if (status == 0) {
 		/* The controller takes a command once its input buffer is empty;
 		   bounded, since a machine without one must still halt. */

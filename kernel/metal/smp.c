@@ -3,6 +3,7 @@
  * and threads: clone, exit and futex. */
 #include "smp.h"
 #include "acpi.h"
+#include "console.h"
 #include "cpu.h"
 #include "idt.h"
 #include "lapic.h"
@@ -131,6 +132,14 @@ void ig_smp_unlock(void)
  * "sti; hlt" one step. */
 void ig_smp_halt(uint64_t ns)
 {
+	/* Idle time is the console's first (console.h): a burst, and the
+	   caller looks again for what it waits for; but not while another
+	   CPU waits for the lock, which has work. */
+	bool contended = atomic_load_explicit(&big.next, memory_order_relaxed) -
+				 atomic_load_explicit(&big.serving, memory_order_relaxed) >
+			 1;
+	if (!contended && ig_console_idle_write())
+		return;
 	struct ig_cpu *c = self();
 	atomic_store(&c->halted, true);
 	ig_lapic_timer_arm(ns);

@@ -9,7 +9,7 @@
 #include "mmu.h"
 #include "pages.h"
 #include "power.h"
-#include "serial.h"
+#include "console.h"
 #include "smp.h"
 #include "tsc.h"
 
@@ -146,7 +146,7 @@ static long sys_getrandom(unsigned char *buf, size_t len, unsigned flags)
 		static bool said;
 		if (!said) {
 			said = true;
-			ig_serial_puts("{\"level\":\"error\",\"msg\":\"metal: getrandom refused: no entropy source fit "
+			ig_console_puts("{\"level\":\"error\",\"msg\":\"metal: getrandom refused: no entropy source fit "
 				       "for keys (qemu: -device virtio-rng-device; Firecracker: an entropy device; or a CPU "
 				       "with RDRAND)\"}\n");
 		}
@@ -205,9 +205,9 @@ static void log_unimplemented(long nr)
 	do
 		d[--n] = (char)('0' + v % 10);
 	while ((v /= 10) && n);
-	ig_serial_puts("{\"level\":\"warn\",\"msg\":\"metal: system call not implemented\",\"nr\":");
-	ig_serial_write(d + n, sizeof d - n);
-	ig_serial_puts("}\n");
+	ig_console_puts("{\"level\":\"warn\",\"msg\":\"metal: system call not implemented\",\"nr\":");
+	ig_console_write(d + n, sizeof d - n);
+	ig_console_puts("}\n");
 }
 
 static long dispatch(long nr, long a1, long a2, long a3, long a4, long a5, const struct ig_syscall_frame *f)
