@@ -41,7 +41,10 @@ void ig_smp_lock(void);
 void ig_smp_unlock(void);
 
 /* With the lock held: halts this CPU until an interrupt (an IPI, a device,
- * the LAPIC timer after ns; 0: none), the lock given up meanwhile. */
+ * the LAPIC timer after ns; 0: none), the lock given up meanwhile. While
+ * the console holds bytes (console.h) and no other CPU waits for the lock,
+ * it writes a burst of them instead and returns at once: a caller looks
+ * again for what it waits for, as after any wake. */
 void ig_smp_halt(uint64_t ns);
 /* With the lock held: wakes every other halted CPU (an eventfd or a futex
  * changed: let each look again). */
