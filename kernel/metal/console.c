@@ -11,6 +11,12 @@ static char ring[IG_CONSOLE_RING_BYTES];
 static size_t head; /* the oldest byte held */
 static size_t held;
 
+/* Of n bytes from index at, how many fit before the ring's end. */
+static size_t before_end(size_t at, size_t n)
+{
+	return IG_CONSOLE_RING_BYTES - at < n ? IG_CONSOLE_RING_BYTES - at : n;
+}
+
 /* Writes up to n of the oldest bytes held; returns how many. */
 static size_t write_oldest(size_t n)
 {
@@ -18,7 +24,7 @@ static size_t write_oldest(size_t n)
 		n = held;
 	if (n == 0)
 		return 0;
-	size_t first = IG_CONSOLE_RING_BYTES - head < n ? IG_CONSOLE_RING_BYTES - head : n;
+	size_t first = before_end(head, n);
 	ig_serial_write(ring + head, first);
 	if (n > first)
 		ig_serial_write(ring, n - first);
@@ -41,7 +47,7 @@ void ig_console_write(const void *buf, size_t len)
 	if (IG_CONSOLE_RING_BYTES - held < len)
 		write_oldest(len - (IG_CONSOLE_RING_BYTES - held));
 	size_t tail = (head + held) % IG_CONSOLE_RING_BYTES;
-	size_t first = IG_CONSOLE_RING_BYTES - tail < len ? IG_CONSOLE_RING_BYTES - tail : len;
+	size_t first = before_end(tail, len);
 	memcpy(ring + tail, p, first);
 	memcpy(ring, p + first, len - first);
 	held += len;

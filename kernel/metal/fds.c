@@ -1,11 +1,12 @@
 /* The descriptor table and each kind's read, write, ioctl and readiness.
- * The console writes go to COM1; the signalfd turns the i8042's
- * Ctrl-Alt-Del into one SIGTERM, as the Linux image turns it into SIGINT. */
+ * The console's writes go to its ring (console.h), then to COM1; the
+ * signalfd turns the i8042's Ctrl-Alt-Del into one SIGTERM, as the Linux
+ * image turns it into SIGINT. */
 #include "fds.h"
+#include "console.h"
 #include "cpio.h"
 #include "i8042.h"
 #include "netdev.h"
-#include "console.h"
 #include "smp.h"
 
 #include <errno.h>

@@ -3,13 +3,13 @@
  * from the TSC only for GRND_NONBLOCK's seeds, never for a blocking call's
  * keys), process identity (PID 1, uid 0, a thread per CPU: smp.h), and exit. */
 #include "syscalls.h"
+#include "console.h"
 #include "entropy.h"
 #include "epoll_set.h"
 #include "fds.h"
 #include "mmu.h"
 #include "pages.h"
 #include "power.h"
-#include "console.h"
 #include "smp.h"
 #include "tsc.h"
 
